@@ -1,0 +1,5 @@
+"""``python -m resolver_hook``: the same as the ``resolver-hook`` command."""
+
+from resolver_hook.cli import main
+
+raise SystemExit(main())

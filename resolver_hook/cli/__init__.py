@@ -1,0 +1,76 @@
+"""The ``resolver-hook`` command line.
+
+This package is the only place that parses flags, prints, and maps errors to exit
+codes. Each sub-command lives in its own small module exposing
+``register(subparsers)``; the module sets ``func`` on its parser, a callable
+taking the parsed namespace and returning the exit code. Command modules import
+their heavy dependencies inside ``func`` so that start-up stays lean.
+
+Exit codes: 0 success; 1 operational failure (nothing fits, an installer or a
+check failed); 2 bad input or usage; 130 interrupted. ``pip install`` and
+``uv pip install`` otherwise exit with the installer's own code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from resolver_hook import __version__
+from resolver_hook.errors import ResolverHookError
+
+__all__ = ["main"]
+
+# Modules under resolver_hook.cli, in the order their commands appear in --help.
+_COMMAND_MODULES = ("detect",)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors follow the project's one-line format."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"error: {message}\nhint: see '{self.prog} --help'\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="resolver-hook",
+        description="Pick the right flavour of GPU Python packages before pip or uv runs.",
+    )
+    parser.add_argument("--version", action="version", version=f"resolver-hook {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in _COMMAND_MODULES:
+        module = importlib.import_module(f"resolver_hook.cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except ResolverHookError as exc:
+        report_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error of ours.
+        sys.stderr.close()
+        return 0
+    return code
+
+
+def report_error(exc: ResolverHookError) -> None:
+    """Print ``error: ...`` (and ``hint: ...``) for an expected failure."""
+    sys.stderr.write(f"error: {exc.message}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {exc.hint}\n")
