@@ -1,0 +1,33 @@
+"""The options every command shares to say which machine it works for."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolver_hook.host import HostProfile
+
+__all__ = ["add_machine_options", "machine_from_args"]
+
+
+def add_machine_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "machine", "describe another machine instead of detecting this one; flags override "
+        "RESOLVER_HOOK_OVERRIDE_* variables, which override detection")
+    which = group.add_mutually_exclusive_group()
+    which.add_argument("--profile", metavar="FILE", help="a profile saved by 'detect --json'")
+    which.add_argument("--target", metavar="SPEC",
+                       help="e.g. linux-aarch64-py312-glibc2.39-cuda13.0-sm121")
+    group.add_argument("--cuda", metavar="X.Y",
+                       help="driver CUDA version ('' = no NVIDIA GPU)")
+    group.add_argument("--sm", metavar="CC[,CC]", help="GPU compute capabilities, e.g. 9.0,12.1")
+    group.add_argument("--arch", metavar="ARCH", help="CPU architecture, e.g. aarch64")
+    group.add_argument("--glibc", metavar="X.Y", help="glibc version, e.g. 2.39")
+
+
+def machine_from_args(args: argparse.Namespace) -> HostProfile:
+    from resolver_hook.host import resolve_machine
+
+    flags = {k: getattr(args, k) for k in ("cuda", "sm", "arch", "glibc")}
+    return resolve_machine(profile=args.profile, target=args.target, flags=flags)

@@ -1,0 +1,235 @@
+"""Kernel-target algebra and the driver <-> CUDA runtime rules.
+
+Pure and standard-library only: a generated placeholder embeds this file verbatim,
+so it must run on any Python >= 3.8 with nothing installed. Keep it that way (no
+``packaging``, no imports from the rest of resolver-hook, no f-string ``=``).
+
+Facts encoded here come from NVIDIA's CUDA documentation, as summarised in the
+project's FACTS.md section 1:
+
+- ``sm_XY`` (SASS) runs on CC X.Y and every X.Z with Z >= Y (same major only);
+- ``sm_XYa`` (arch-specific) runs on exactly CC X.Y;
+- ``sm_XYf`` (family-specific, CUDA >= 12.9) runs on CC X.Y and the higher minors
+  of the same family (sm_100f: 10.0 and 10.3; sm_120f: 12.0 and 12.1);
+- ``compute_XY`` (PTX) runs on any CC >= X.Y by JIT, if the driver is new enough.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+__all__ = [
+    "GPU_NAMES",
+    "KernelTarget",
+    "describe_cc",
+    "describe_target",
+    "driver_meets_runtime",
+    "format_cc",
+    "min_driver_for_runtime",
+    "parse_cc",
+    "parse_target",
+    "targets_cover",
+    "uncovered",
+]
+
+# Compute capability -> GPUs people know it by (FACTS.md section 1, from NVIDIA's
+# "CUDA GPUs - Compute Capability" table).
+GPU_NAMES = {
+    (7, 0): "V100",
+    (7, 5): "T4, RTX 20xx",
+    (8, 0): "A100",
+    (8, 6): "A10, RTX 30xx",
+    (8, 7): "Jetson Orin",
+    (8, 9): "L4, L40S, RTX 40xx",
+    (9, 0): "H100, H200, GH200",
+    (10, 0): "B200/GB200",
+    (10, 3): "B300/GB300",
+    (11, 0): "Jetson Thor",
+    (12, 0): "RTX 50xx, RTX PRO 6000 Blackwell",
+    (12, 1): "GB10 (DGX Spark)",
+}
+
+# Minimum NVIDIA driver for a CUDA runtime major, per OS (FACTS.md section 1, from
+# NVIDIA's CUDA Toolkit release notes, "CUDA Driver" table, minor-version
+# compatibility column).
+_MIN_DRIVER = {
+    13: {"linux": "580", "windows": "580"},
+    12: {"linux": "525.60.13", "windows": "528.33"},
+    11: {"linux": "450.80.02", "windows": "452.39"},
+}
+
+_SM = re.compile(r"^sm_(\d+)([af]?)$")
+_COMPUTE = re.compile(r"^compute_(\d+)([af]?)$")
+# PEP 817 / NVIDIA variant provider spelling: "100_real" (SASS), "120_virtual" (PTX).
+_PEP817 = re.compile(r"^(\d+)([af]?)_(real|virtual)$")
+_CC = re.compile(r"^(\d+)\.(\d+)$")
+
+
+def _split_arch(number: str) -> tuple[int, int]:
+    # "90" -> (9, 0), "100" -> (10, 0), "121" -> (12, 1): the last digit is the minor.
+    return int(number[:-1]), int(number[-1])
+
+
+class KernelTarget:
+    """One compiled kernel target: SASS for one architecture, or PTX.
+
+    ``kind`` is ``"sass"`` or ``"ptx"``; ``suffix`` is ``""``, ``"a"`` or ``"f"``.
+    Instances compare and hash by value and sort by (major, minor, kind, suffix).
+    """
+
+    __slots__ = ("kind", "major", "minor", "suffix")
+
+    def __init__(self, kind: str, major: int, minor: int, suffix: str = "") -> None:
+        if kind not in ("sass", "ptx") or suffix not in ("", "a", "f"):
+            raise ValueError("bad kernel target")
+        self.kind = kind
+        self.major = major
+        self.minor = minor
+        self.suffix = suffix
+
+    def _key(self) -> tuple[int, int, str, str]:
+        return (self.major, self.minor, self.kind, self.suffix)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KernelTarget) and self._key() == other._key()
+
+    def __lt__(self, other: KernelTarget) -> bool:
+        return self._key() < other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "KernelTarget(%r)" % str(self)
+
+    def __str__(self) -> str:
+        prefix = "sm" if self.kind == "sass" else "compute"
+        return "%s_%d%d%s" % (prefix, self.major, self.minor, self.suffix)
+
+    @property
+    def pep817(self) -> str:
+        """The PEP 817 ``nvidia :: sm_arch`` value, e.g. ``100_real``."""
+        kind = "real" if self.kind == "sass" else "virtual"
+        return "%d%d%s_%s" % (self.major, self.minor, self.suffix, kind)
+
+    def runs_on(self, cc: tuple[int, int]) -> bool:
+        """Whether this target can execute on a GPU of compute capability ``cc``."""
+        major, minor = cc
+        if self.kind == "ptx":
+            # PTX is JIT-compiled for any newer architecture; arch- and
+            # family-specific PTX only for the same architecture / family.
+            if self.suffix == "a":
+                return cc == (self.major, self.minor)
+            if self.suffix == "f":
+                return major == self.major and minor >= self.minor
+            return cc >= (self.major, self.minor)
+        if self.suffix == "a":
+            return cc == (self.major, self.minor)
+        # Plain and family SASS: same major, equal or higher minor.
+        return major == self.major and minor >= self.minor
+
+
+def parse_target(text: str) -> KernelTarget:
+    """Parse ``sm_XY``, ``sm_XYa``, ``sm_XYf``, ``compute_XY`` or ``XY_real``/``XY_virtual``.
+
+    Raises ValueError with the offending text when it is none of these.
+    """
+    s = text.strip().lower()
+    m = _SM.match(s)
+    if m:
+        kind, number, suffix = "sass", m.group(1), m.group(2)
+    else:
+        m = _COMPUTE.match(s)
+        if m:
+            kind, number, suffix = "ptx", m.group(1), m.group(2)
+        else:
+            m = _PEP817.match(s)
+            if not m:
+                raise ValueError(
+                    "%r is not a kernel target (expected sm_XY, sm_XYa, sm_XYf, "
+                    "compute_XY, XY_real or XY_virtual)" % text
+                )
+            number, suffix = m.group(1), m.group(2)
+            kind = "sass" if m.group(3) == "real" else "ptx"
+    if len(number) < 2 or len(number) > 3 or number.startswith("0"):
+        raise ValueError("%r has no valid architecture number" % text)
+    major, minor = _split_arch(number)
+    return KernelTarget(kind, major, minor, suffix)
+
+
+def parse_cc(text: str) -> tuple[int, int]:
+    """Parse a compute capability: ``12.1``, ``sm_121`` / ``sm121`` or ``121``."""
+    s = text.strip().lower()
+    m = _CC.match(s)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    if s.startswith("sm_"):
+        s = s[3:]
+    elif s.startswith("sm"):
+        s = s[2:]
+    if s.isdigit() and 2 <= len(s) <= 3 and not s.startswith("0"):
+        return _split_arch(s)
+    raise ValueError("%r is not a compute capability (expected X.Y such as 12.1)" % text)
+
+
+def format_cc(cc: tuple[int, int]) -> str:
+    """``(12, 1)`` -> ``"12.1"``."""
+    return "%d.%d" % cc
+
+
+def describe_cc(cc: tuple[int, int]) -> str:
+    """``(12, 1)`` -> ``"sm_121 (GB10 (DGX Spark))"``, or ``"sm_121"`` when unnamed."""
+    name = GPU_NAMES.get(cc)
+    label = "sm_%d%d" % cc
+    return "%s (%s)" % (label, name) if name else label
+
+
+def describe_target(target: KernelTarget) -> str:
+    """The GPUs a target runs on, in words: ``sm_100f: NVIDIA B200/GB200, B300/GB300``."""
+    if target.kind == "ptx" and not target.suffix:
+        newer = [GPU_NAMES[cc] for cc in sorted(GPU_NAMES) if target.runs_on(cc)]
+        first = newer[0] if newer else "newer GPUs"
+        return "%s: any NVIDIA GPU of compute capability %d.%d or newer (%s and later), by JIT" % (
+            target,
+            target.major,
+            target.minor,
+            first,
+        )
+    names = [GPU_NAMES[cc] for cc in sorted(GPU_NAMES) if target.runs_on(cc)]
+    if not names:
+        return "%s: NVIDIA GPUs of compute capability %d.%d" % (target, target.major, target.minor)
+    return "%s: NVIDIA %s" % (target, ", ".join(names))
+
+
+def targets_cover(targets: Iterable[KernelTarget], ccs: Iterable[tuple[int, int]]) -> bool:
+    """Whether every compute capability in ``ccs`` runs at least one of ``targets``."""
+    return not uncovered(targets, ccs)
+
+
+def uncovered(
+    targets: Iterable[KernelTarget], ccs: Iterable[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The compute capabilities in ``ccs`` that none of ``targets`` runs on, in order."""
+    tlist = list(targets)
+    return [cc for cc in ccs if not any(t.runs_on(cc) for t in tlist)]
+
+
+def min_driver_for_runtime(runtime_major: int, os_name: str = "linux") -> str | None:
+    """Minimum driver version for wheels built against CUDA ``runtime_major``.x.
+
+    None when the major is not in the table (FACTS.md section 1).
+    """
+    row = _MIN_DRIVER.get(runtime_major)
+    if row is None:
+        return None
+    return row.get(os_name, row["linux"])
+
+
+def driver_meets_runtime(driver_cuda: tuple[int, int], runtime: tuple[int, int]) -> bool:
+    """Minor-version compatibility: runtime X.y runs on a driver supporting CUDA >= X.0.
+
+    (NVIDIA, "CUDA Compatibility", minor version compatibility.) PTX built by a
+    newer toolkit is a separate matter: see :func:`KernelTarget.runs_on` callers.
+    """
+    return driver_cuda >= (runtime[0], 0)

@@ -1,0 +1,353 @@
+"""Detect this machine, apply overrides, or describe another machine.
+
+Precedence (FACTS.md section 1, "Order that works"): command-line flag, then
+environment variable, then detection. ``--profile FILE`` and ``--target SPEC``
+replace detection altogether; flag overrides still apply on top of them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+import re
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from resolver_hook.cuda import parse_cc
+from resolver_hook.errors import UsageError
+from resolver_hook.host import probes
+from resolver_hook.host.profile import (
+    HostProfile,
+    NvidiaGpu,
+    NvidiaInfo,
+    Probe,
+    RocmInfo,
+    compute_tags,
+)
+
+__all__ = [
+    "ENV_OVERRIDES",
+    "apply_overrides",
+    "detect",
+    "detect_host",
+    "env_overrides",
+    "load_profile",
+    "parse_target",
+    "resolve_machine",
+]
+
+# Override name -> environment variable. The placeholder's own detection reads the
+# same variables.
+ENV_OVERRIDES = {
+    "cuda": "RESOLVER_HOOK_OVERRIDE_CUDA",
+    "sm": "RESOLVER_HOOK_OVERRIDE_SM",
+    "arch": "RESOLVER_HOOK_OVERRIDE_ARCH",
+    "glibc": "RESOLVER_HOOK_OVERRIDE_GLIBC",
+}
+
+_ARCH_ALIASES = {
+    "amd64": "x86_64", "x86_64": "x86_64", "x64": "x86_64",
+    "arm64": "aarch64", "aarch64": "aarch64",
+    "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64",
+    "i686": "i686", "i386": "i686", "x86": "i686", "armv7l": "armv7l",
+}
+_OS_ALIASES = {"linux": "linux", "macos": "macos", "darwin": "macos", "osx": "macos",
+               "windows": "windows", "win": "windows", "win32": "windows"}
+
+
+def canonical_arch(text: str) -> str | None:
+    return _ARCH_ALIASES.get(text.strip().lower())
+
+
+# --- detection --------------------------------------------------------------------
+
+
+def detect_host(
+    *,
+    env: Mapping[str, str],
+    root: Path = Path("/"),
+    run: probes.Runner = probes.run_subprocess,
+    load_nvml: Callable[[], Any] = probes._import_pynvml,
+    system: str = sys.platform,
+    machine: str | None = None,
+    nvml_timeout: float = probes.NVML_TIMEOUT,
+    smi_timeout: float = probes.SMI_TIMEOUT,
+) -> HostProfile:
+    """Detect the host from the given inputs; no overrides, no cache. Never raises."""
+    os_name = {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(
+        system, "linux" if system.startswith("linux") else system)
+    arch_raw = machine if machine is not None else platform.machine()
+    arch = canonical_arch(arch_raw) or arch_raw.lower()
+    tags, libc, libc_version = _interpreter_tags()
+    notes: list[str] = []
+    probe_list: list[Probe] = []
+    nvidia: NvidiaInfo | None = None
+    rocm: RocmInfo | None = None
+    mps = False
+    if os_name in ("linux", "windows"):
+        nvidia, nv_notes, nv_probes = probes.probe_nvidia(
+            env, root, run, load_nvml, nvml_timeout, smi_timeout)
+        notes += nv_notes
+        probe_list += nv_probes
+    else:
+        probe_list.append(Probe(name="nvidia", found=False,
+                                detail=f"no NVIDIA CUDA driver exists for {os_name}"))
+    if os_name == "linux":
+        rocm, rocm_probe = probes.probe_rocm(root, run)
+        probe_list.append(rocm_probe)
+    if os_name == "macos":
+        mps = arch == "aarch64"
+        probe_list.append(Probe(name="mps", found=mps,
+                                detail="Apple silicon: Metal (MPS)" if mps
+                                else "Intel Mac: no Metal Performance Shaders backend"))
+    return HostProfile(
+        os=os_name,
+        arch=arch,
+        python=f"{sys.version_info[0]}.{sys.version_info[1]}",
+        implementation={"cpython": "cp", "pypy": "pp"}.get(sys.implementation.name,
+                                                            sys.implementation.name),
+        tags=tags,
+        libc=libc if os_name == "linux" else None,
+        libc_version=libc_version if os_name == "linux" else None,
+        wsl=os_name == "linux" and probes.probe_wsl(root, env),
+        container=probes.probe_container(root, env) if os_name == "linux" else None,
+        nvidia=nvidia,
+        rocm=rocm,
+        mps=mps,
+        probes=tuple(probe_list),
+        notes=tuple(notes),
+        origin="detected",
+    )
+
+
+def _interpreter_tags() -> tuple[tuple[str, ...], str | None, str | None]:
+    from packaging.tags import sys_tags
+
+    tags = tuple(str(t) for t in sys_tags())
+    try:
+        gnu = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (AttributeError, ValueError, OSError):
+        gnu = ""
+    if gnu.startswith("glibc "):
+        return tags, "glibc", gnu.split()[1]
+    for tag in tags:
+        m = re.search(r"musllinux_(\d+)_(\d+)_", tag)
+        if m:
+            return tags, "musl", f"{m.group(1)}.{m.group(2)}"
+    return tags, None, None
+
+
+@functools.lru_cache(maxsize=1)
+def _detect_cached() -> HostProfile:
+    return detect_host(env=dict(os.environ))
+
+
+def detect(env: Mapping[str, str] | None = None) -> HostProfile:
+    """This machine, with ``RESOLVER_HOOK_OVERRIDE_*`` applied; cached per process.
+
+    Raises UsageError when an override variable holds nonsense.
+    """
+    env = os.environ if env is None else env
+    return apply_overrides(_detect_cached(), env_overrides(env))
+
+
+detect.cache_clear = _detect_cached.cache_clear  # type: ignore[attr-defined]
+
+
+# --- overrides --------------------------------------------------------------------
+
+
+def env_overrides(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """``{field: (value, where)}`` for each override variable that is set."""
+    return {k: (env[var], var) for k, var in ENV_OVERRIDES.items() if var in env}
+
+
+def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str]]) -> HostProfile:
+    """Apply ``{field: (value, where)}`` overrides; ``where`` names the flag or variable.
+
+    ``cuda``: driver CUDA version (``""`` = no NVIDIA GPU); ``sm``: comma list of
+    compute capabilities, replacing the GPUs; ``arch``: CPU arch; ``glibc``: glibc
+    version. Changing arch or glibc recomputes the wheel tags.
+    """
+    if not overrides:
+        return profile
+    changed = list(profile.overridden)
+    nvidia = profile.nvidia
+    arch, libc, libc_version = profile.arch, profile.libc, profile.libc_version
+    probe_list = list(profile.probes)
+    if "arch" in overrides:
+        value, where = overrides["arch"]
+        arch = canonical_arch(value) or _bad(where, value, "a CPU architecture such as aarch64")
+        changed.append("arch")
+    if "glibc" in overrides:
+        value, where = overrides["glibc"]
+        if not re.fullmatch(r"2\.\d+", value.strip()):
+            _bad(where, value, "a glibc version such as 2.39")
+        libc, libc_version = "glibc", value.strip()
+        changed.append("glibc")
+    if "cuda" in overrides:
+        value, where = overrides["cuda"]
+        if not value.strip():
+            nvidia = None
+            probe_list.append(Probe(name="nvidia-override", found=False,
+                                    detail=f"{where} is empty: no NVIDIA GPU"))
+        else:
+            cuda = _version2(value, where, "a driver CUDA version such as 13.0")
+            base = nvidia or NvidiaInfo()
+            nvidia = NvidiaInfo(driver_version=base.driver_version, cuda_version=cuda,
+                                gpus=base.gpus)
+        changed.append("cuda")
+    if "sm" in overrides:
+        value, where = overrides["sm"]
+        ccs = _cc_list(value, where)
+        if nvidia is None and "cuda" in overrides:
+            pass  # an explicit "no NVIDIA GPU" wins over a GPU list
+        else:
+            base = nvidia or NvidiaInfo()
+            nvidia = NvidiaInfo(driver_version=base.driver_version, cuda_version=base.cuda_version,
+                                gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)))
+        changed.append("sm")
+    tags = profile.tags
+    if arch != profile.arch or libc_version != profile.libc_version:
+        tags = compute_tags(profile.os, arch, profile.python_tuple, libc=libc,
+                            libc_version=libc_version)
+    return profile.replace(arch=arch, libc=libc, libc_version=libc_version, nvidia=nvidia,
+                           tags=tags, probes=tuple(probe_list),
+                           overridden=tuple(dict.fromkeys(changed)))
+
+
+def _bad(where: str, value: str, expected: str) -> Any:
+    raise UsageError(f"{where}: {value!r} is not {expected}")
+
+
+def _version2(value: str, where: str, expected: str) -> str:
+    m = re.fullmatch(r"(\d{1,3})(?:\.(\d{1,3}))?", value.strip())
+    if not m:
+        _bad(where, value, expected)
+    assert m is not None
+    return f"{int(m.group(1))}.{int(m.group(2) or 0)}"
+
+
+def _cc_list(value: str, where: str) -> list[tuple[int, int]]:
+    items = [v.strip() for v in value.split(",")]
+    if not value.strip() or not all(items):
+        _bad(where, value, "a comma list of compute capabilities such as 9.0,12.1")
+    try:
+        return [parse_cc(v) for v in items]
+    except ValueError:
+        return _bad(where, value, "a comma list of compute capabilities such as 9.0,12.1")
+
+
+# --- targets and saved profiles ----------------------------------------------------
+
+# Assumed where a target spec leaves a field out (said in the profile's notes).
+DEFAULT_GLIBC = "2.35"
+
+
+def parse_target(spec: str) -> HostProfile:
+    """Describe another machine from ``OS-ARCH[-pyXY][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y]``.
+
+    Raises UsageError naming the field that is wrong.
+    """
+    where = f"--target {spec!r}"
+    fields = spec.strip().split("-")
+    if len(fields) < 2:
+        raise UsageError(f"{where}: expected OS-ARCH first, such as linux-x86_64",
+                         hint="example: linux-aarch64-py312-glibc2.39-cuda13.0-sm121")
+    os_name = _OS_ALIASES.get(fields[0].lower())
+    if os_name is None:
+        raise UsageError(f"{where}: OS {fields[0]!r} is not linux, macos or windows")
+    arch = canonical_arch(fields[1])
+    if arch is None:
+        raise UsageError(f"{where}: CPU arch {fields[1]!r} is not known "
+                         "(x86_64, aarch64, arm64, ppc64le, ...)")
+    python: tuple[int, int] | None = None
+    glibc = cuda = rocm = None
+    ccs: list[tuple[int, int]] = []
+    notes: list[str] = []
+    for f in fields[2:]:
+        low = f.lower()
+        if m := re.fullmatch(r"(?:py|cp)(\d)(\d{1,2})", low):
+            python = (int(m.group(1)), int(m.group(2)))
+        elif m := re.fullmatch(r"glibc(2\.\d+)", low):
+            glibc = m.group(1)
+        elif m := re.fullmatch(r"cuda(\d+(?:\.\d+)?)", low):
+            cuda = _version2(m.group(1), where + f" field {f!r}", "a CUDA version")
+        elif low.startswith("sm"):
+            ccs = _cc_list(re.sub(r"sm_?", "", low), f"{where} field {f!r}")
+        elif m := re.fullmatch(r"rocm(\d+\.\d+)", low):
+            rocm = m.group(1)
+        else:
+            raise UsageError(
+                f"{where}: field {f!r} is not pyXY, glibcX.Y, cudaX.Y, smXY[,smXY] or rocmX.Y")
+    if python is None:
+        python = sys.version_info[:2]
+        notes.append(f"Python not given in the target; assumed {python[0]}.{python[1]}")
+    libc = None
+    if os_name == "linux":
+        libc = "glibc"
+        if glibc is None:
+            glibc = DEFAULT_GLIBC
+            notes.append(f"glibc not given in the target; assumed {glibc}")
+    if (ccs or cuda) and os_name == "macos":
+        raise UsageError(f"{where}: NVIDIA CUDA does not exist on macOS")
+    nvidia = None
+    if ccs or cuda:
+        nvidia = NvidiaInfo(cuda_version=cuda,
+                            gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)))
+    probe_list = () if nvidia else (Probe(name="nvidia-target", found=False,
+                                          detail="the target names no NVIDIA GPU"),)
+    return HostProfile(
+        os=os_name,
+        arch=arch,
+        python=f"{python[0]}.{python[1]}",
+        tags=compute_tags(os_name, arch, python, libc=libc, libc_version=glibc),
+        libc=libc,
+        libc_version=glibc,
+        nvidia=nvidia,
+        rocm=RocmInfo(version=rocm) if rocm else None,
+        mps=os_name == "macos" and arch == "aarch64",
+        probes=probe_list,
+        notes=tuple(notes),
+        origin=f"target {spec}",
+    )
+
+
+def load_profile(path: str) -> HostProfile:
+    """Read a profile saved by ``detect --json``; UsageError naming the file and key."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--profile {path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--profile {path}: not valid JSON: {exc.msg} at line {exc.lineno}, "
+                         f"column {exc.colno}") from None
+    if isinstance(data, dict) and isinstance(data.get("profile"), dict):
+        data = data["profile"]  # a plan's JSON carries its profile
+    return HostProfile.from_dict(data, where=f"--profile {path}").replace(origin=f"profile {path}")
+
+
+def resolve_machine(*, profile: str | None = None, target: str | None = None,
+                    flags: Mapping[str, str | None] | None = None,
+                    env: Mapping[str, str] | None = None) -> HostProfile:
+    """The machine a command works for: ``--profile``, ``--target`` or detection.
+
+    Environment overrides apply to detection only; ``flags`` (``{field: value}``
+    from ``--cuda``/``--sm``/``--arch``/``--glibc``) apply on top of any of them.
+    """
+    if profile and target:
+        raise UsageError("--profile and --target describe the machine twice: give one")
+    if profile:
+        base = load_profile(profile)
+    elif target:
+        base = parse_target(target)
+    else:
+        base = detect(env)
+    flag_overrides = {k: (v, f"--{k}") for k, v in (flags or {}).items() if v is not None}
+    return apply_overrides(base, flag_overrides)

@@ -1,0 +1,354 @@
+"""Detection probes. Each one never raises and never hangs.
+
+A probe takes its inputs as arguments (the environment, a filesystem root, an
+NVML module loader, a subprocess runner) so tests feed it a fake NVML module or a
+fake ``/proc`` tree instead of patching it. It returns what it found, or ``None``,
+together with a :class:`Probe` saying why.
+
+Sources, best first (FACTS.md section 1): NVML through ``nvidia-ml-py``; then
+``/proc/driver/nvidia`` and ``/sys/module/nvidia`` (driver version only); then
+``nvidia-smi`` with a timeout.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
+
+__all__ = [
+    "Runner",
+    "filter_visible",
+    "probe_container",
+    "probe_nvidia",
+    "probe_nvml",
+    "probe_nvidia_smi",
+    "probe_procfs",
+    "probe_rocm",
+    "probe_wsl",
+]
+
+# A subprocess runner: (argv, timeout) -> (returncode, stdout). Raises OSError when
+# the program is missing and subprocess.TimeoutExpired on a timeout.
+Runner = Callable[[Sequence[str], float], tuple[int, str]]
+
+NVML_TIMEOUT = 5.0
+SMI_TIMEOUT = 5.0
+
+
+def run_subprocess(argv: Sequence[str], timeout: float) -> tuple[int, str]:
+    proc = subprocess.run(
+        list(argv), capture_output=True, text=True, timeout=timeout, check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    return proc.returncode, proc.stdout
+
+
+def _import_pynvml() -> Any:
+    import pynvml  # nvidia-ml-py
+
+    return pynvml
+
+
+# --- NVML -------------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
+    """Ask NVML everything; runs in a worker thread. Returns (info, notes, reason)."""
+    try:
+        nvml.nvmlInit()
+    except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
+        return None, [], f"NVML init failed: {_nvml_error(exc)}"
+    notes: list[str] = []
+    try:
+        driver = _text(nvml.nvmlSystemGetDriverVersion())
+        cuda_version: str | None = None
+        try:
+            raw = nvml.nvmlSystemGetCudaDriverVersion_v2()
+            cuda_version = f"{raw // 1000}.{raw % 1000 // 10}"  # 13000 -> "13.0"
+        except Exception as exc:
+            notes.append(f"NVML did not report the driver CUDA version: {_nvml_error(exc)}")
+        count = nvml.nvmlDeviceGetCount()
+        gpus = []
+        for i in range(count):
+            handle = nvml.nvmlDeviceGetHandleByIndex(i)
+            name = _text(nvml.nvmlDeviceGetName(handle))
+            try:
+                major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
+            except Exception as exc:
+                notes.append(f"GPU {i} ({name}) skipped: compute capability unknown "
+                             f"({_nvml_error(exc)})")
+                continue
+            memory = uuid = None
+            try:
+                memory = int(nvml.nvmlDeviceGetMemoryInfo(handle).total) // (1024 * 1024)
+            except Exception:  # unified-memory parts (GB10) report no dedicated memory
+                memory = None
+            try:
+                uuid = _text(nvml.nvmlDeviceGetUUID(handle))
+            except Exception:
+                uuid = None
+            gpus.append(NvidiaGpu(index=i, name=name, cc=(int(major), int(minor)),
+                                  memory_mib=memory, uuid=uuid))
+        return NvidiaInfo(driver_version=driver, cuda_version=cuda_version,
+                          gpus=tuple(gpus)), notes, ""
+    except Exception as exc:
+        return None, notes, f"NVML query failed: {_nvml_error(exc)}"
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except Exception:
+            pass
+
+
+def _nvml_error(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text
+
+
+def probe_nvml(load: Callable[[], Any] = _import_pynvml,
+               timeout: float = NVML_TIMEOUT) -> tuple[NvidiaInfo | None, list[str], Probe]:
+    """NVML through nvidia-ml-py, in a daemon thread so a hung driver cannot hang us.
+
+    (conda runs its CUDA probe in a subprocess for the same reason; a thread is
+    cheaper and, being a daemon, does not keep the process alive.)
+    """
+    try:
+        nvml = load()
+    except Exception as exc:
+        return None, [], Probe(name="nvidia-nvml", found=False,
+                               detail=f"nvidia-ml-py (pynvml) not importable: {exc}")
+    box: list[tuple[NvidiaInfo | None, list[str], str]] = []
+    worker = threading.Thread(target=lambda: box.append(_nvml_query(nvml)),
+                              name="resolver-hook-nvml", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if not box:
+        return None, [], Probe(name="nvidia-nvml", found=False,
+                               detail=f"NVML timed out after {timeout:g} s")
+    info, notes, reason = box[0]
+    if info is None:
+        return None, notes, Probe(name="nvidia-nvml", found=False, detail=reason)
+    if not info.gpus and not notes:
+        return info, notes, Probe(name="nvidia-nvml", found=False,
+                                  detail=f"NVML: driver {info.driver_version} has no devices")
+    return info, notes, Probe(name="nvidia-nvml", found=bool(info.gpus),
+                              detail=f"NVML: driver {info.driver_version}, "
+                                     f"{len(info.gpus)} GPU(s)")
+
+
+# --- /proc and /sys ---------------------------------------------------------------
+
+_NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
+
+
+def probe_procfs(root: Path) -> tuple[str | None, Probe]:
+    """The driver version from ``/sys/module/nvidia/version`` or ``/proc/driver/nvidia/version``."""
+    try:
+        text = (root / "sys/module/nvidia/version").read_text().strip()
+        if text:
+            return text, Probe(name="nvidia-procfs", found=True,
+                               detail=f"kernel module nvidia {text} loaded")
+    except OSError:
+        pass
+    try:
+        text = (root / "proc/driver/nvidia/version").read_text()
+    except OSError:
+        return None, Probe(name="nvidia-procfs", found=False,
+                           detail="NVIDIA driver not loaded (no /proc/driver/nvidia/version)")
+    m = _NVRM.search(text)
+    if not m:
+        return None, Probe(name="nvidia-procfs", found=False,
+                           detail="/proc/driver/nvidia/version names no driver version")
+    return m.group(1), Probe(name="nvidia-procfs", found=True,
+                             detail=f"kernel module nvidia {m.group(1)} loaded")
+
+
+# --- nvidia-smi -------------------------------------------------------------------
+
+_SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
+
+
+def probe_nvidia_smi(run: Runner, timeout: float = SMI_TIMEOUT
+                     ) -> tuple[NvidiaInfo | None, list[str], Probe]:
+    """``nvidia-smi --query-gpu=...`` with a timeout; ``[N/A]`` rows skipped with a note."""
+    query = ["nvidia-smi", "--query-gpu=index,name,compute_cap,driver_version,memory.total,uuid",
+             "--format=csv,noheader,nounits"]
+    try:
+        code, out = run(query, timeout)
+    except FileNotFoundError:
+        return None, [], Probe(name="nvidia-smi", found=False, detail="nvidia-smi not found")
+    except subprocess.TimeoutExpired:
+        return None, [], Probe(name="nvidia-smi", found=False,
+                               detail=f"nvidia-smi timed out after {timeout:g} s")
+    except OSError as exc:
+        return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi: {exc}")
+    if code != 0:
+        first = out.strip().splitlines()[0] if out.strip() else f"exit code {code}"
+        return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi failed: {first}")
+    gpus, notes, driver = [], [], None
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 4:
+            continue
+        index, name, cap, driver = cells[0], cells[1], cells[2], cells[3] or driver
+        try:
+            major, _, minor = cap.partition(".")
+            cc = (int(major), int(minor))
+        except ValueError:
+            notes.append(f"nvidia-smi device {index} ({name}) skipped: compute capability {cap}")
+            continue
+        memory = int(cells[4]) if len(cells) > 4 and cells[4].isdigit() else None
+        uuid = cells[5] if len(cells) > 5 and cells[5].startswith(("GPU-", "MIG-")) else None
+        gpus.append(NvidiaGpu(index=int(index) if index.isdigit() else len(gpus), name=name,
+                              cc=cc, memory_mib=memory, uuid=uuid))
+    cuda_version = None
+    try:
+        code, header = run(["nvidia-smi"], timeout)
+        m = _SMI_CUDA.search(header)
+        cuda_version = m.group(1) if m else None
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    if cuda_version is None:
+        notes.append("nvidia-smi did not report the driver CUDA version")
+    info = NvidiaInfo(driver_version=driver, cuda_version=cuda_version, gpus=tuple(gpus))
+    detail = f"nvidia-smi: driver {driver}, {len(gpus)} GPU(s)" if gpus else "nvidia-smi: no devices"
+    return info, notes, Probe(name="nvidia-smi", found=bool(gpus), detail=detail)
+
+
+# --- CUDA_VISIBLE_DEVICES ---------------------------------------------------------
+
+
+def filter_visible(gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
+                   ) -> tuple[tuple[NvidiaGpu, ...], str | None]:
+    """Apply ``CUDA_VISIBLE_DEVICES`` (indices or UUIDs) like the CUDA runtime does.
+
+    Entries are read up to the first invalid one (the runtime ignores the rest);
+    the empty string hides every GPU. Returns the visible GPUs and a note when
+    the variable changed anything.
+    """
+    raw = env.get("CUDA_VISIBLE_DEVICES")
+    if raw is None:
+        return gpus, None
+    if not raw.strip():
+        return (), "CUDA_VISIBLE_DEVICES is empty: no GPU is visible to CUDA"
+    visible: list[NvidiaGpu] = []
+    for entry in (e.strip() for e in raw.split(",")):
+        match: NvidiaGpu | None = None
+        if entry.isdigit():
+            match = next((g for g in gpus if g.index == int(entry)), None)
+        elif entry:
+            # The runtime accepts UUIDs with or without the "GPU-" prefix, and
+            # any unique prefix of one.
+            want = entry if entry.upper().startswith(("GPU-", "MIG-")) else "GPU-" + entry
+            found = [g for g in gpus if g.uuid and g.uuid.lower().startswith(want.lower())]
+            match = found[0] if len(found) == 1 else None
+        if match is None:
+            break
+        if match not in visible:
+            visible.append(match)
+    if len(visible) == len(gpus) and all(a is b for a, b in zip(visible, gpus, strict=True)):
+        return gpus, None
+    return tuple(visible), f"CUDA_VISIBLE_DEVICES={raw!r} shows {len(visible)} of {len(gpus)} GPU(s)"
+
+
+def probe_nvidia(env: Mapping[str, str], root: Path, run: Runner,
+                 load_nvml: Callable[[], Any] = _import_pynvml,
+                 nvml_timeout: float = NVML_TIMEOUT, smi_timeout: float = SMI_TIMEOUT
+                 ) -> tuple[NvidiaInfo | None, list[str], list[Probe]]:
+    """All NVIDIA sources in order; the first that lists GPUs wins."""
+    probes: list[Probe] = []
+    info, notes, probe = probe_nvml(load_nvml, nvml_timeout)
+    probes.append(probe)
+    if info is None or not info.gpus:
+        driver, proc_probe = probe_procfs(root)
+        probes.append(proc_probe)
+        smi_info, smi_notes, smi_probe = probe_nvidia_smi(run, smi_timeout)
+        probes.append(smi_probe)
+        notes += smi_notes
+        if smi_info is not None and (smi_info.gpus or info is None):
+            info = smi_info
+        if info is None and driver is not None:
+            info = NvidiaInfo(driver_version=driver)
+    if info is not None and info.gpus:
+        visible, note = filter_visible(info.gpus, env)
+        if note:
+            notes.append(note)
+            info = NvidiaInfo(driver_version=info.driver_version,
+                              cuda_version=info.cuda_version, gpus=visible)
+            if not visible:
+                probes.append(Probe(name="nvidia-visible", found=False, detail=note))
+    return info, notes, probes
+
+
+# --- ROCm, WSL, containers ---------------------------------------------------------
+
+
+def _gfx_name(target_version: int) -> str:
+    # KFD encodes gfx_target_version as major*10000 + minor*100 + stepping;
+    # the gfx name writes minor and stepping in hex: 90010 -> gfx90a.
+    major, rest = divmod(target_version, 10000)
+    minor, step = divmod(rest, 100)
+    return f"gfx{major}{minor:x}{step:x}"
+
+
+def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
+    """AMD GPUs from the KFD topology in sysfs, else ``rocm_agent_enumerator``."""
+    version = None
+    try:
+        version = (root / "opt/rocm/.info/version").read_text().strip() or None
+    except OSError:
+        pass
+    gfx: list[str] = []
+    nodes = root / "sys/class/kfd/kfd/topology/nodes"
+    try:
+        for node in sorted(nodes.iterdir()):
+            try:
+                props = (node / "properties").read_text()
+            except OSError:
+                continue
+            m = re.search(r"^gfx_target_version\s+(\d+)", props, re.M)
+            if m and int(m.group(1)) > 0:  # 0 is a CPU node
+                gfx.append(_gfx_name(int(m.group(1))))
+    except OSError:
+        pass
+    if not gfx:
+        try:
+            code, out = run(["rocm_agent_enumerator"], SMI_TIMEOUT)
+            if code == 0:
+                gfx = [w for w in out.split() if w.startswith("gfx") and w != "gfx000"]
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    if not gfx:
+        return None, Probe(name="rocm", found=False,
+                           detail="no AMD GPU (no KFD topology, no rocm_agent_enumerator)")
+    return RocmInfo(version=version, gfx=tuple(gfx)), Probe(
+        name="rocm", found=True, detail="AMD " + ", ".join(gfx))
+
+
+def probe_wsl(root: Path, env: Mapping[str, str]) -> bool:
+    if env.get("WSL_DISTRO_NAME"):
+        return True
+    try:
+        return "microsoft" in (root / "proc/version").read_text().lower()
+    except OSError:
+        return False
+
+
+def probe_container(root: Path, env: Mapping[str, str]) -> str | None:
+    if (root / ".dockerenv").exists():
+        return "docker"
+    if (root / "run/.containerenv").exists():
+        return "podman"
+    if env.get("KUBERNETES_SERVICE_HOST"):
+        return "kubernetes"
+    return env.get("container") or None

@@ -1,0 +1,352 @@
+"""The host profile: what a machine is, as a frozen, serialisable value.
+
+A profile is made by detection (this machine), by a target spec or a saved JSON
+file (another machine), and then possibly overridden. Everything downstream (the
+resolver, placeholders, doctor) reads profiles and never the host itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from resolver_hook.cuda import GPU_NAMES, format_cc, parse_cc
+from resolver_hook.errors import UsageError
+
+__all__ = [
+    "SCHEMA",
+    "HostProfile",
+    "NvidiaGpu",
+    "NvidiaInfo",
+    "Probe",
+    "RocmInfo",
+    "compute_tags",
+]
+
+SCHEMA = 1
+
+OS_NAMES = ("linux", "macos", "windows")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NvidiaGpu:
+    """One visible NVIDIA GPU."""
+
+    index: int
+    name: str
+    cc: tuple[int, int]
+    memory_mib: int | None = None
+    uuid: str | None = None
+
+    @classmethod
+    def synthetic(cls, index: int, cc: tuple[int, int]) -> NvidiaGpu:
+        """A GPU described only by its compute capability (targets, overrides)."""
+        known = GPU_NAMES.get(cc)
+        name = f"NVIDIA {known}" if known else f"NVIDIA GPU of compute capability {format_cc(cc)}"
+        return cls(index=index, name=name, cc=cc)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NvidiaInfo:
+    """The NVIDIA driver and the GPUs it shows this process."""
+
+    driver_version: str | None = None
+    cuda_version: str | None = None  # the driver's CUDA version, "13.0"
+    gpus: tuple[NvidiaGpu, ...] = ()
+
+    @property
+    def cuda(self) -> tuple[int, int] | None:
+        if self.cuda_version is None:
+            return None
+        major, _, minor = self.cuda_version.partition(".")
+        return int(major), int(minor or 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RocmInfo:
+    """AMD ROCm: the runtime version (when known) and the gfx names of the GPUs."""
+
+    version: str | None = None
+    gfx: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Probe:
+    """The outcome of one detection probe: what it found, or why it found nothing."""
+
+    name: str
+    found: bool
+    detail: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HostProfile:
+    """A machine as resolver-hook sees it.
+
+    ``arch`` is canonical (``x86_64``, ``aarch64``, ...; Apple's and Windows'
+    ``arm64`` is ``aarch64``). ``tags`` are the wheel tags this machine's Python
+    accepts, best first. ``overridden`` names the fields set by an override rather
+    than detected; ``origin`` says where the profile came from.
+    """
+
+    os: str
+    arch: str
+    python: str  # "3.12"
+    implementation: str = "cp"
+    tags: tuple[str, ...] = ()
+    libc: str | None = None  # "glibc" or "musl" (Linux only)
+    libc_version: str | None = None
+    wsl: bool = False
+    container: str | None = None
+    nvidia: NvidiaInfo | None = None
+    rocm: RocmInfo | None = None
+    mps: bool = False
+    probes: tuple[Probe, ...] = ()
+    notes: tuple[str, ...] = ()
+    overridden: tuple[str, ...] = ()
+    origin: str = "detected"
+
+    # --- derived facts ------------------------------------------------------
+
+    @property
+    def gpus(self) -> tuple[NvidiaGpu, ...]:
+        return self.nvidia.gpus if self.nvidia else ()
+
+    @property
+    def gpu_ccs(self) -> tuple[tuple[int, int], ...]:
+        """Distinct compute capabilities of the visible NVIDIA GPUs, in order."""
+        return tuple(dict.fromkeys(g.cc for g in self.gpus))
+
+    @property
+    def cuda(self) -> tuple[int, int] | None:
+        """The driver's CUDA version, or None without an NVIDIA driver."""
+        return self.nvidia.cuda if self.nvidia else None
+
+    @property
+    def python_tuple(self) -> tuple[int, int]:
+        major, _, minor = self.python.partition(".")
+        return int(major), int(minor)
+
+    @property
+    def nvidia_reason(self) -> str:
+        """Why no NVIDIA GPU is listed (the probes' reasons), or ``""`` when one is."""
+        if self.gpus:
+            return ""
+        reasons = [p.detail for p in self.probes if not p.found and p.name.startswith("nvidia")]
+        return "; ".join(reasons) or "no NVIDIA GPU"
+
+    def describe(self) -> str:
+        """One line in words: ``Linux aarch64, Python 3.12, glibc 2.39, NVIDIA GB10 ...``."""
+        os_word = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}.get(self.os, self.os)
+        parts = [f"{os_word} {self.arch}", f"Python {self.python}"]
+        if self.libc and self.libc_version:
+            parts.append(f"{self.libc} {self.libc_version}")
+        if self.gpus:
+            gpus = ", ".join(f"{g.name} (sm_{g.cc[0]}{g.cc[1]})" for g in self.gpus)
+            cuda = self.nvidia.cuda_version if self.nvidia else None
+            parts.append(f"{gpus}, driver CUDA {cuda or 'unknown'}")
+        elif self.nvidia and self.nvidia.cuda_version:
+            parts.append(f"NVIDIA driver CUDA {self.nvidia.cuda_version}, no visible GPU")
+        else:
+            parts.append(f"no NVIDIA GPU ({self.nvidia_reason})")
+        if self.rocm and self.rocm.gfx:
+            parts.append("AMD " + ", ".join(self.rocm.gfx))
+        if self.mps:
+            parts.append("Apple MPS")
+        return ", ".join(parts)
+
+    # --- serialisation ------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"schema": SCHEMA}
+        for f in dataclasses.fields(self):
+            data[f.name] = _plain(getattr(self, f.name))
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object, *, where: str = "profile") -> HostProfile:
+        """Build a profile from :meth:`to_dict` output; UsageError naming the bad key."""
+        return _ProfileReader(where).read(data)
+
+    def replace(self, **changes: Any) -> HostProfile:
+        return dataclasses.replace(self, **changes)
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple):
+        if len(value) == 2 and all(isinstance(v, int) for v in value):
+            return format_cc(value)  # compute capabilities are written "12.1"
+        return [_plain(v) for v in value]
+    return value
+
+
+class _ProfileReader:
+    """Strict reader for profile JSON: every wrong type is a UsageError with its key path."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, path: str, problem: str) -> UsageError:
+        return UsageError(f"{self.where}: {path}: {problem}")
+
+    def mapping(self, value: object, path: str) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"expected an object, got {type(value).__name__}")
+        return value
+
+    def get(self, m: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str,
+            *, required: bool = False, default: Any = None) -> Any:
+        if key not in m or m[key] is None:
+            if required:
+                raise self.fail(f"{path}{key}", "missing")
+            return default
+        value = m[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+            raise self.fail(f"{path}{key}", f"expected {names}, got {type(value).__name__}")
+        return value
+
+    def strings(self, m: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+        items = self.get(m, key, list, path, default=[])
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                raise self.fail(f"{path}{key}[{i}]", "expected a string")
+        return tuple(items)
+
+    def read(self, data: object) -> HostProfile:
+        m = self.mapping(data, "(top)")
+        schema = self.get(m, "schema", int, "", default=SCHEMA)
+        if schema != SCHEMA:
+            raise self.fail("schema", f"unsupported version {schema} (this tool reads {SCHEMA})")
+        os_name = self.get(m, "os", str, "", required=True)
+        if os_name not in OS_NAMES:
+            raise self.fail("os", f"{os_name!r} is not one of {', '.join(OS_NAMES)}")
+        python = self.get(m, "python", str, "", required=True)
+        try:
+            major, minor = (int(x) for x in python.split("."))
+        except ValueError:
+            raise self.fail("python", f"{python!r} is not a version like 3.12") from None
+        nvidia = None
+        if m.get("nvidia") is not None:
+            nv = self.mapping(m["nvidia"], "nvidia")
+            gpus = []
+            for i, g in enumerate(self.get(nv, "gpus", list, "nvidia.", default=[])):
+                gp = f"nvidia.gpus[{i}]."
+                gm = self.mapping(g, gp[:-1])
+                cc_text = self.get(gm, "cc", str, gp, required=True)
+                try:
+                    cc = parse_cc(cc_text)
+                except ValueError as exc:
+                    raise self.fail(gp + "cc", str(exc)) from None
+                gpus.append(NvidiaGpu(
+                    index=self.get(gm, "index", int, gp, default=i),
+                    name=self.get(gm, "name", str, gp, default="NVIDIA GPU"),
+                    cc=cc,
+                    memory_mib=self.get(gm, "memory_mib", int, gp),
+                    uuid=self.get(gm, "uuid", str, gp),
+                ))
+            cuda_version = self.get(nv, "cuda_version", str, "nvidia.")
+            if cuda_version is not None:
+                cuda_version = _check_version(cuda_version, lambda p: self.fail("nvidia.cuda_version", p))
+            nvidia = NvidiaInfo(
+                driver_version=self.get(nv, "driver_version", str, "nvidia."),
+                cuda_version=cuda_version,
+                gpus=tuple(gpus),
+            )
+        rocm = None
+        if m.get("rocm") is not None:
+            rm = self.mapping(m["rocm"], "rocm")
+            rocm = RocmInfo(version=self.get(rm, "version", str, "rocm."),
+                            gfx=self.strings(rm, "gfx", "rocm."))
+        probes = []
+        for i, p in enumerate(self.get(m, "probes", list, "", default=[])):
+            pp = f"probes[{i}]."
+            pm = self.mapping(p, pp[:-1])
+            probes.append(Probe(name=self.get(pm, "name", str, pp, required=True),
+                                found=self.get(pm, "found", bool, pp, default=False),
+                                detail=self.get(pm, "detail", str, pp, default="")))
+        arch = self.get(m, "arch", str, "", required=True)
+        libc_version = self.get(m, "libc_version", str, "")
+        tags = self.strings(m, "tags", "")
+        if not tags:
+            tags = compute_tags(os_name, arch, (major, minor), libc_version=libc_version,
+                                libc=self.get(m, "libc", str, ""))
+        return HostProfile(
+            os=os_name,
+            arch=arch,
+            python=f"{major}.{minor}",
+            implementation=self.get(m, "implementation", str, "", default="cp"),
+            tags=tags,
+            libc=self.get(m, "libc", str, ""),
+            libc_version=libc_version,
+            wsl=self.get(m, "wsl", bool, "", default=False),
+            container=self.get(m, "container", str, ""),
+            nvidia=nvidia,
+            rocm=rocm,
+            mps=self.get(m, "mps", bool, "", default=False),
+            probes=tuple(probes),
+            notes=self.strings(m, "notes", ""),
+            overridden=self.strings(m, "overridden", ""),
+            origin=self.get(m, "origin", str, "", default=self.where),
+        )
+
+
+def _check_version(text: str, fail: Any) -> str:
+    major, dot, minor = text.partition(".")
+    if not major.isdigit() or (dot and not minor.isdigit()):
+        raise fail(f"{text!r} is not a version like 13.0")
+    return f"{int(major)}.{int(minor or 0)}"
+
+
+# --- wheel tags for a described machine ---------------------------------------
+
+# The oldest glibc minor that manylinux tags go down to (manylinux1 = glibc 2.5).
+_OLDEST_GLIBC_MINOR = 5
+_LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+
+
+def _platforms(os_name: str, arch: str, libc: str | None,
+               libc_version: str | None) -> Iterable[str]:
+    if os_name == "linux":
+        if libc == "musl":
+            minor = int((libc_version or "1.2").split(".")[1])
+            for m in range(minor, -1, -1):
+                yield f"musllinux_1_{m}_{arch}"
+        else:
+            minor = int((libc_version or "2.17").split(".")[1])
+            for m in range(minor, _OLDEST_GLIBC_MINOR - 1, -1):
+                yield f"manylinux_2_{m}_{arch}"
+                # PEP 600: the legacy aliases exist for x86_64/i686 (all three)
+                # and for the other architectures from manylinux2014 on.
+                legacy = _LEGACY_MANYLINUX.get(m)
+                if legacy and (arch in ("x86_64", "i686") or m == 17):
+                    yield f"{legacy}_{arch}"
+        yield f"linux_{arch}"
+    elif os_name == "macos":
+        from packaging.tags import mac_platforms
+
+        mac_arch = "arm64" if arch == "aarch64" else arch
+        version = (14, 0) if mac_arch == "arm64" else (13, 0)
+        yield from mac_platforms(version, mac_arch)
+    elif os_name == "windows":
+        yield {"x86_64": "win_amd64", "aarch64": "win_arm64", "x86": "win32"}.get(arch, arch)
+
+
+def compute_tags(os_name: str, arch: str, python: tuple[int, int], *,
+                 libc: str | None = "glibc", libc_version: str | None = None) -> tuple[str, ...]:
+    """The wheel tags a CPython ``python`` on that machine accepts, best first.
+
+    Used for targets and overrides, where the running interpreter cannot be asked
+    (``packaging.tags.sys_tags`` answers for this machine only).
+    """
+    from packaging.tags import compatible_tags, cpython_tags
+
+    platforms = list(_platforms(os_name, arch, libc, libc_version))
+    tags = list(cpython_tags(python, platforms=platforms))
+    tags += compatible_tags(python, interpreter=f"cp{python[0]}{python[1]}", platforms=platforms)
+    return tuple(dict.fromkeys(str(t) for t in tags))
+
