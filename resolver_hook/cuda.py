@@ -159,17 +159,17 @@ def parse_target(text: str) -> KernelTarget:
 
 
 def parse_cc(text: str) -> tuple[int, int]:
-    """Parse a compute capability: ``12.1``, ``sm_121`` / ``sm121`` or ``121``."""
+    """Parse a compute capability: ``12.1``, ``sm_121`` or ``sm121``.
+
+    Bare digits are refused: ``12`` could mean 1.2 or 12.0.
+    """
     s = text.strip().lower()
     m = _CC.match(s)
     if m:
         return int(m.group(1)), int(m.group(2))
-    if s.startswith("sm_"):
-        s = s[3:]
-    elif s.startswith("sm"):
-        s = s[2:]
-    if s.isdigit() and 2 <= len(s) <= 3 and not s.startswith("0"):
-        return _split_arch(s)
+    digits = s[3:] if s.startswith("sm_") else s[2:] if s.startswith("sm") else ""
+    if digits.isdigit() and 2 <= len(digits) <= 3 and not digits.startswith("0"):
+        return _split_arch(digits)
     raise ValueError("%r is not a compute capability (expected X.Y such as 12.1)" % text)
 
 

@@ -232,10 +232,13 @@ def _version2(value: str, where: str, expected: str) -> str:
     return f"{int(m.group(1))}.{int(m.group(2) or 0)}"
 
 
-def _cc_list(value: str, where: str) -> list[tuple[int, int]]:
+def _cc_list(value: str, where: str, prefix: str = "") -> list[tuple[int, int]]:
+    """``9.0,12.1`` (overrides) or, with ``prefix="sm"``, ``sm90,sm121`` / ``sm90,121`` (targets)."""
     items = [v.strip() for v in value.split(",")]
     if not value.strip() or not all(items):
         _bad(where, value, "a comma list of compute capabilities such as 9.0,12.1")
+    if prefix:
+        items = [v if v.startswith(prefix) else prefix + v for v in items]
     try:
         return [parse_cc(v) for v in items]
     except ValueError:
@@ -278,7 +281,7 @@ def parse_target(spec: str) -> HostProfile:
         elif m := re.fullmatch(r"cuda(\d+(?:\.\d+)?)", low):
             cuda = _version2(m.group(1), where + f" field {f!r}", "a CUDA version")
         elif low.startswith("sm"):
-            ccs = _cc_list(re.sub(r"sm_?", "", low), f"{where} field {f!r}")
+            ccs = _cc_list(low, f"{where} field {f!r}", prefix="sm")
         elif m := re.fullmatch(r"rocm(\d+\.\d+)", low):
             rocm = m.group(1)
         else:

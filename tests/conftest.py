@@ -1,0 +1,24 @@
+"""Shared fixtures: fakes for what cannot exist here (the GPU), nothing else."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's overrides or GPU selection."""
+    for name in list(os.environ):
+        if name.startswith("RESOLVER_HOOK_") or name == "CUDA_VISIBLE_DEVICES":
+            monkeypatch.delenv(name)
+    from resolver_hook.host import detect
+
+    detect.cache_clear()
