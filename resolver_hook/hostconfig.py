@@ -18,9 +18,11 @@ and reported, never guessed silently.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
     "HostConfig",
@@ -71,7 +73,8 @@ class Verdict:
 
 # --- the conditional structure -------------------------------------------------
 
-_Node = tuple  # an expression tree: ("num", n) | ("id", name) | ("defined", name) | (op, a[, b[, c]])
+# An expression tree: ("num", n) | ("id", name) | ("defined", name) | (op, a[, b[, c]]).
+_Node = tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,6 +295,22 @@ class _Parser:
         raise _ExprError(f"unexpected {value!r}")
 
 
+def _c_div(a: int, b: int) -> int:
+    return int(a / b)  # C truncates toward zero
+
+
+def _c_mod(a: int, b: int) -> int:
+    return a - b * int(a / b)
+
+
+_BINARY_OPS: dict[str, Callable[[int, int], int | bool]] = {
+    "|": operator.or_, "^": operator.xor, "&": operator.and_, "==": operator.eq,
+    "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
+    ">=": operator.ge, "<<": operator.lshift, ">>": operator.rshift, "+": operator.add,
+    "-": operator.sub, "*": operator.mul, "/": _c_div, "%": _c_mod,
+}
+
+
 def _value(node: _Node, macros: Mapping[str, str], depth: int = 0) -> int:
     """Evaluate an expression tree; undefined identifiers are 0, as in C."""
     op = node[0]
@@ -320,14 +339,9 @@ def _value(node: _Node, macros: Mapping[str, str], depth: int = 0) -> int:
     a, b = _value(node[1], macros, depth), _value(node[2], macros, depth)
     if op in ("/", "%") and b == 0:
         raise _ExprError("division by zero")
-    result: int | bool = {
-        "|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b,
-        "==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, ">": lambda: a > b,
-        "<=": lambda: a <= b, ">=": lambda: a >= b, "<<": lambda: a << b, ">>": lambda: a >> b,
-        "+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
-        "/": lambda: int(a / b), "%": lambda: a - b * int(a / b),
-    }[op]()
-    return int(result)
+    if op in ("<<", ">>") and not 0 <= b < 64:
+        raise _ExprError(f"shift by {b}")
+    return int(_BINARY_OPS[op](a, b))
 
 
 # --- evaluation --------------------------------------------------------------------------

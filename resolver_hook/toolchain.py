@@ -15,6 +15,7 @@ garbage or does not answer within ``timeout`` becomes a reason in the report.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import glob
 import json
 import os
@@ -28,6 +29,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.hostconfig import (
     HostConfig,
@@ -44,8 +48,8 @@ __all__ = [
     "Runner",
     "Status",
     "Tool",
-    "Toolkit",
     "ToolchainReport",
+    "Toolkit",
     "check_build_needs",
     "find_host_compiler",
     "find_toolkit",
@@ -375,9 +379,9 @@ def find_toolkit(
             root = os.path.abspath(value)
             break
     if root is None:
-        for source, found in (("CUDACXX", env.get("CUDACXX")), ("nvcc on PATH", _which(exe, env))):
+        for origin, found in (("CUDACXX", env.get("CUDACXX")), ("nvcc on PATH", _which(exe, env))):
             if found:
-                nvcc = found
+                source, nvcc = origin, found
                 root, why = _root_from_nvcc(found, env=env, run=run, timeout=timeout)
                 if why:
                     notes.append(why)
@@ -428,8 +432,9 @@ def _version_from_files(root: str) -> tuple[str | None, str | None]:
             return version, "version.json"
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    for include in [os.path.join(root, "include")] + sorted(
-            glob.glob(os.path.join(root, "targets", "*", "include"))):
+    includes = [os.path.join(root, "include"),
+                *sorted(glob.glob(os.path.join(root, "targets", "*", "include")))]
+    for include in includes:
         try:
             with open(os.path.join(include, "cuda_runtime_api.h"), encoding="utf-8",
                       errors="replace") as fh:
@@ -512,20 +517,21 @@ def identify_compiler(
     if not os.path.exists(found):
         return Compiler(command=command, source=source, reason=f"{found} does not exist")
     path = os.path.realpath(found)
-    base = dict(command=found, source=source, path=path)
+    base = Compiler(command=found, source=source, path=path)
 
     if os.path.basename(found).lower() in ("cl", "cl.exe"):
         out = _capture([found], env=env, run=run, timeout=timeout)  # banner; exits non-zero
         match = _MSVC_RE.search(out.text)
         if not match:
-            return Compiler(**base, reason=out.reason or "cl printed no 'Compiler Version'")
+            why = out.reason or "cl printed no 'Compiler Version'"
+            return dataclasses.replace(base, reason=why)
         version = ".".join(match.groups())
-        return Compiler(**base, family="msvc", version=version, macro_source="synthesised",
+        return dataclasses.replace(base, family="msvc", version=version, macro_source="synthesised",
                         macros=tuple(sorted(_synthesised_macros("msvc", version).items())))
 
     out = _capture([found, "--version"], env=env, run=run, timeout=timeout)
     if out.reason:
-        return Compiler(**base, reason=out.reason)
+        return dataclasses.replace(base, reason=out.reason)
     family: Family
     clang = _CLANG_RE.search(out.text)
     if clang:
@@ -540,7 +546,7 @@ def identify_compiler(
                 break
         if not version:
             first = " ".join(out.text.split())[:80] or "nothing"
-            return Compiler(**base, family="unknown", reason=(
+            return dataclasses.replace(base, family="unknown", reason=(
                 f"cannot tell which compiler {found} is: '--version' printed {first!r}"))
         family = "gnu"
 
@@ -556,7 +562,7 @@ def identify_compiler(
         macro_source = "-dM -E"
     else:
         macros, macro_source = _synthesised_macros(family, version), "synthesised"
-    return Compiler(**base, family=family, version=version, macro_source=macro_source,
+    return dataclasses.replace(base, family=family, version=version, macro_source=macro_source,
                     macros=tuple(sorted(macros.items())))
 
 
@@ -612,7 +618,7 @@ def find_host_compiler(
         choice = (env["NVCC_CCBIN"], "NVCC_CCBIN")
     default = _default_host_compiler()
     if choice is None:
-        choice = (default, f"nvcc's default ({default} on PATH)")
+        choice = (default, f"nvcc's default: {default} on PATH")
     command, source = choice
     if os.path.isdir(command):
         command = os.path.join(command, default)
@@ -739,121 +745,129 @@ def toolchain_report(
     Never raises for anything found on the machine.
     """
     env = os.environ if env is None else env
-    checks: list[Check] = []
-
     toolkit = find_toolkit(env=env, run=run, timeout=timeout, default_root=default_root)
-    checks.append(_toolkit_check(toolkit))
-
     host = find_host_compiler(env=env, run=run, timeout=timeout)
-    if host.reason:
-        checks.append(Check(name="host compiler", status="fail",
-                            summary=f"nvcc's host compiler ({host.source}): {host.reason}"))
-    else:
-        shown = host.command if host.path == host.command else f"{host.command} -> {host.path}"
-        checks.append(Check(name="host compiler", status="ok",
-                            summary=f"{host.label} at {shown} ({host.source})"))
-
-    config: HostConfig | None = None
-    config_reason: str | None = None
-    if toolkit.host_config:
-        try:
-            with open(toolkit.host_config, encoding="utf-8", errors="replace") as fh:
-                config = parse_host_config(fh.read(), path=toolkit.host_config)
-        except OSError as exc:
-            config_reason = f"cannot read {toolkit.host_config}: {exc.strerror or exc}"
-        except HostConfigError as exc:
-            config_reason = str(exc)
-    else:
-        config_reason = "no crt/host_config.h in the toolkit"
-
-    rejections: tuple[Rejection, ...] = ()
-    alternatives: tuple[Compiler, ...] = ()
-    name = "nvcc accepts host compiler"
-    release = toolkit.release or "?"
-    if config is None or host.reason:
-        why = config_reason if config is None else "no host compiler to check"
-        checks.append(Check(name=name, status="skip", summary=f"not checked: {why}"))
-    else:
-        allow = [var for var in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS")
-                 if any(w in _ALLOW for w in env.get(var, "").split())]
-        strict = evaluate(config, _nvcc_macros(host, allow_unsupported=False))
-        rejections = strict.rejections
-        limit = _range_text(config, host)
-        limit_text = f"; host_config.h accepts {limit}" if limit else ""
-        unknown = tuple(f"host_config.h {u}: taken as false" for u in strict.unknown)
-        if strict.accepted:
-            status: Status = "warn" if unknown else "ok"
-            checks.append(Check(name=name, status=status, notes=unknown,
-                                summary=f"nvcc {release} accepts {host.label}{limit_text}"))
-        elif allow:
-            checks.append(Check(
-                name=name, status="warn", notes=(*unknown, _ALLOW_NOTE),
-                summary=f"{host.label} is rejected by CUDA {release}'s host_config.h "
-                        f"(line {rejections[0].line}: {rejections[0].short}) but "
-                        f"-allow-unsupported-compiler in {allow[0]} skips the check"))
-        else:
-            alternatives = _accepted_alternatives(config, host, env=env, run=run,
-                                                  timeout=timeout)
-            first = rejections[0]
-            summary = (f"nvcc {release} rejects {host.label}: {toolkit.host_config}:"
-                       f"{first.line}: {first.short}{limit_text}")
-            if alternatives:
-                best = alternatives[0]
-                others = ", ".join(c.label for c in alternatives[1:])
-                notes = (f"also accepted: {others}",) if others else ()
-                checks.append(Check(
-                    name=name, status="fail", summary=summary,
-                    fix=(*_fix_lines(best.command),),
-                    notes=(*unknown, f"{best.label} at {best.command} is accepted",
-                           *notes, _ALLOW_NOTE)))
-            else:
-                checks.append(Check(
-                    name=name, status="fail", summary=summary,
-                    fix=(f"install a compiler CUDA {release} accepts ({limit or 'see the #error'})"
-                         " and set CUDAHOSTCXX=<its path>",),
-                    notes=(*unknown, "no other C++ compiler on PATH is accepted", _ALLOW_NOTE)))
-
+    config, config_reason = _load_host_config(toolkit)
+    accept, rejections, alternatives = _acceptance_check(
+        toolkit, host, config, config_reason, env=env, run=run, timeout=timeout)
     cxx = _find_cxx(env, run, timeout)
-    if cxx.reason:
-        checks.append(Check(name="c++ compiler", status="fail",
-                            summary=f"C++ compiler ({cxx.source}): {cxx.reason}",
-                            fix=("install g++ or clang++, or set CXX",)))
-    else:
-        shown = cxx.command if cxx.path == cxx.command else f"{cxx.command} -> {cxx.path}"
-        checks.append(Check(name="c++ compiler", status="ok",
-                            summary=f"{cxx.label} at {shown} ({cxx.source})"))
-
     cmake = probe_tool("cmake", env=env, run=run, timeout=timeout)
     ninja = probe_tool("ninja", env=env, run=run, timeout=timeout)
-    for tool in (cmake, ninja):
-        if tool.reason:
-            checks.append(Check(name=tool.name, status="warn",
-                                summary=f"{tool.name}: {tool.reason}",
-                                fix=(f"pip install {tool.name}, or your system package",)))
-        else:
-            checks.append(Check(name=tool.name, status="ok",
-                                summary=f"{tool.name} {tool.version} at {tool.path}"))
-
     stub = _driver_stub(toolkit.root) if toolkit.root else None
-    if toolkit.root is None:
-        checks.append(Check(name="cuda driver stub", status="skip",
-                            summary="not checked: no CUDA toolkit"))
-    elif stub:
-        checks.append(Check(name="cuda driver stub", status="ok", summary=stub))
-    else:
-        checks.append(Check(
-            name="cuda driver stub", status="warn",
-            summary=f"no stubs/libcuda.so in {toolkit.root} (lib64/stubs, targets/*/lib/stubs):"
-                    " builds that link the driver API (-lcuda) fail on a machine without"
-                    " the driver",
-            fix=("install the toolkit's driver development files "
-                 "(cuda-driver-dev-<version> on Debian/Ubuntu)",)))
-
-    checks.append(_driver_check(toolkit.release, driver_cuda, driver_cuda_reason))
+    checks = (
+        _toolkit_check(toolkit),
+        _compiler_check("host compiler", "nvcc's host compiler", host, fix=()),
+        accept,
+        _compiler_check("c++ compiler", "C++ compiler", cxx,
+                        fix=("install g++ or clang++, or set CXX",)),
+        _tool_check(cmake),
+        _tool_check(ninja),
+        _stub_check(toolkit.root, stub),
+        _driver_check(toolkit.release, driver_cuda, driver_cuda_reason),
+    )
     return ToolchainReport(
         toolkit=toolkit, host_compiler=host, host_rejections=rejections,
         alternatives=alternatives, cxx=cxx, cmake=cmake, ninja=ninja, driver_stub=stub,
-        driver_cuda=driver_cuda, driver_cuda_reason=driver_cuda_reason, checks=tuple(checks))
+        driver_cuda=driver_cuda, driver_cuda_reason=driver_cuda_reason, checks=checks)
+
+
+def _load_host_config(toolkit: Toolkit) -> tuple[HostConfig | None, str | None]:
+    if toolkit.host_config is None:
+        return None, "no crt/host_config.h in the toolkit" if toolkit.root else "no CUDA toolkit"
+    try:
+        with open(toolkit.host_config, encoding="utf-8", errors="replace") as fh:
+            return parse_host_config(fh.read(), path=toolkit.host_config), None
+    except OSError as exc:
+        return None, f"cannot read {toolkit.host_config}: {exc.strerror or exc}"
+    except HostConfigError as exc:
+        return None, str(exc)
+
+
+def _compiler_check(name: str, what: str, compiler: Compiler, *, fix: tuple[str, ...]) -> Check:
+    if compiler.reason:
+        return Check(name=name, status="fail",
+                     summary=f"{what} ({compiler.source}): {compiler.reason}", fix=fix)
+    shown = compiler.command
+    if compiler.path != compiler.command:
+        shown += f" -> {compiler.path}"
+    return Check(name=name, status="ok",
+                 summary=f"{compiler.label} at {shown} ({compiler.source})")
+
+
+def _acceptance_check(
+    toolkit: Toolkit,
+    host: Compiler,
+    config: HostConfig | None,
+    config_reason: str | None,
+    *,
+    env: Mapping[str, str],
+    run: Runner,
+    timeout: float,
+) -> tuple[Check, tuple[Rejection, ...], tuple[Compiler, ...]]:
+    """Would nvcc accept ``host``? If not, which compiler on PATH would it accept?"""
+    name = "nvcc accepts host compiler"
+    if config is None or host.reason:
+        why = config_reason if config is None else "no host compiler to check"
+        return Check(name=name, status="skip", summary=f"not checked: {why}"), (), ()
+    release = toolkit.release or "(version unknown)"
+    verdict = evaluate(config, _nvcc_macros(host, allow_unsupported=False))
+    limit = _range_text(config, host)
+    limit_text = f"; host_config.h accepts {limit}" if limit else ""
+    unknown = tuple(f"host_config.h {u}: taken as false" for u in verdict.unknown)
+    if verdict.accepted:
+        return Check(name=name, status="warn" if unknown else "ok", notes=unknown,
+                     summary=f"nvcc {release} accepts {host.label}{limit_text}"), (), ()
+    first = verdict.rejections[0]
+    allowed_by = [var for var in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS")
+                  if any(w in _ALLOW for w in env.get(var, "").split())]
+    if allowed_by:
+        return Check(
+            name=name, status="warn", notes=(*unknown, _ALLOW_NOTE),
+            summary=f"nvcc {release}'s host_config.h rejects {host.label} (line {first.line}: "
+                    f"{first.short}), but -allow-unsupported-compiler in {allowed_by[0]} "
+                    "skips the check"), verdict.rejections, ()
+    alternatives = _accepted_alternatives(config, host, env=env, run=run, timeout=timeout)
+    summary = (f"nvcc {release} rejects {host.label}: {toolkit.host_config}:{first.line}: "
+               f"{first.short}{limit_text}")
+    if not alternatives:
+        return Check(
+            name=name, status="fail", summary=summary,
+            fix=(f"install a compiler nvcc {release} accepts ({limit or 'see the #error'}) "
+                 "and set CUDAHOSTCXX=<its path>",),
+            notes=(*unknown, "no other C++ compiler on PATH is accepted", _ALLOW_NOTE),
+        ), verdict.rejections, ()
+    best = alternatives[0]
+    others = ", ".join(f"{c.label} at {c.command}" for c in alternatives[1:])
+    notes = (*unknown, f"{best.label} at {best.command} is accepted",
+             *((f"also accepted: {others}",) if others else ()), _ALLOW_NOTE)
+    return Check(name=name, status="fail", summary=summary, fix=_fix_lines(best.command),
+                 notes=notes), verdict.rejections, alternatives
+
+
+def _tool_check(tool: Tool) -> Check:
+    # A missing cmake or ninja is a finding, not an error: many builds need neither, and
+    # `pip install cmake ninja` (or the build's own requirements) supplies them.
+    if tool.reason:
+        return Check(name=tool.name, status="warn", summary=f"{tool.name}: {tool.reason}",
+                     fix=(f"pip install {tool.name}, or your system package",))
+    return Check(name=tool.name, status="ok", summary=f"{tool.name} {tool.version} at {tool.path}")
+
+
+def _stub_check(root: str | None, stub: str | None) -> Check:
+    name = "cuda driver stub"
+    if root is None:
+        return Check(name=name, status="skip", summary="not checked: no CUDA toolkit")
+    if stub:
+        return Check(name=name, status="ok", summary=stub)
+    # Seen in the field (seeds/tilelang-gentoo-packaging.txt): builds link the driver API
+    # against <toolkit>/stubs/libcuda.so; without it, linking fails where no driver is
+    # installed (build containers, CI).
+    return Check(
+        name=name, status="warn",
+        summary=f"no stubs/libcuda.so in {root} (lib64/stubs, targets/*/lib/stubs): builds "
+                "that link the driver API (-lcuda) fail on a machine without the driver",
+        fix=("install the toolkit's driver development files "
+             "(cuda-driver-dev-<version> on Debian/Ubuntu)",))
 
 
 def _accepted_alternatives(
@@ -956,9 +970,6 @@ def check_build_needs(
     ``<prefix>/lib``, ``lib64``, ``lib/<multiarch>``). ``prefixes`` defaults to
     ``/usr``, ``/usr/local`` and ``$CONDA_PREFIX``.
     """
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.version import InvalidVersion, Version
-
     env = os.environ if env is None else env
     problems: list[Check] = []
     for need in needs:
@@ -966,7 +977,8 @@ def check_build_needs(
             req = Requirement(need)
         except InvalidRequirement as exc:
             problems.append(Check(name=need, status="fail",
-                                  summary=f"cannot read build need {need!r}: {exc}"))
+                                  summary=f"cannot read build need {need!r}: "
+                                          f"{str(exc).splitlines()[0]}"))
             continue
         key = req.name.lower()
         spec = req.specifier

@@ -54,7 +54,8 @@ def _run(args: argparse.Namespace) -> int:
                  "'resolver-hook detect' for what this machine is")
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, not {args.timeout:g}")
-    from resolver_hook.toolchain import check_build_needs, toolchain_report
+    # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
+    from resolver_hook.toolchain import check_build_needs, toolchain_report  # noqa: PLC0415
 
     if args.driver_cuda is not None:
         driver, reason = args.driver_cuda, None
@@ -81,20 +82,24 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def driver_cuda_version() -> tuple[str | None, str | None]:
-    """The driver's CUDA version from host detection, or None and the reason."""
+    """The driver's CUDA version from host detection, or None and the reason.
+
+    ``RESOLVER_HOOK_OVERRIDE_CUDA`` applies, as everywhere detection is used.
+    """
     try:
-        from resolver_hook.host import detect
-    except ImportError:
+        from resolver_hook.host import detect  # noqa: PLC0415
+    except ImportError:  # the host package is optional for this report
         return None, "host detection unavailable"
     try:
         profile = detect()
     except Exception as exc:  # detection must not take the toolchain report down
         return None, f"host detection failed: {exc}"
-    nvidia = getattr(profile, "nvidia", None)
-    cuda = getattr(nvidia, "cuda_version", None) if nvidia is not None else None
-    if cuda:
-        return str(cuda), None
-    return None, "no NVIDIA driver detected" if nvidia is None else "driver CUDA version unknown"
+    if profile.nvidia is not None and profile.nvidia.cuda_version:
+        return profile.nvidia.cuda_version, None
+    why = [p.detail for p in profile.probes if p.name.startswith("nvidia") and not p.found]
+    if profile.nvidia is not None:
+        return None, "the NVIDIA driver did not report its CUDA version"
+    return None, "; ".join(why) or "no NVIDIA driver detected"
 
 
 def toolchain_lines(report: ToolchainReport) -> list[str]:
