@@ -217,7 +217,8 @@ class _Parser:
         while pos < len(text):
             match = _TOKEN_RE.match(text, pos)
             if not match or match.end() == pos:
-                raise _ExprError(f"cannot read {text[pos:].strip()[:30]!r}")
+                rest = text[pos:].strip()[:20]
+                raise _ExprError(f"cannot read {text.strip()[:60]!r} at {rest!r}")
             kind = match.lastgroup or ""
             self.tokens.append((kind, match.group(kind)))
             pos = match.end()
