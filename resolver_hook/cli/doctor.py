@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, not {args.timeout:g}")
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
-    from resolver_hook.toolchain import check_build_needs, toolchain_report  # noqa: PLC0415
+    from resolver_hook.toolchain import check_build_needs, toolchain_report
 
     if args.driver_cuda is not None:
         driver, reason = args.driver_cuda, None
@@ -87,7 +87,7 @@ def driver_cuda_version() -> tuple[str | None, str | None]:
     ``RESOLVER_HOOK_OVERRIDE_CUDA`` applies, as everywhere detection is used.
     """
     try:
-        from resolver_hook.host import detect  # noqa: PLC0415
+        from resolver_hook.host import detect
     except ImportError:  # the host package is optional for this report
         return None, "host detection unavailable"
     try:
