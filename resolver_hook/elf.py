@@ -1,0 +1,309 @@
+"""Read the parts of an ELF object that say what it runs on and what it links against.
+
+Pure Python over a :class:`ByteSource`, so the same code reads a file in memory and a
+member streamed out of a wheel. Only what :mod:`resolver_hook.scan` needs is read: the
+header (class, byte order, ``e_machine``), the section headers with their names, the
+``DT_NEEDED``/``DT_SONAME`` entries of ``.dynamic`` (strings from the section its
+``sh_link`` names, normally ``.dynstr``), and caller-chosen sections such as ``.nv_fatbin``
+handed to a visitor.
+
+Every offset and size read from the file is checked against the object's size and
+against fixed caps before anything is read or allocated, so a corrupt or hostile object
+gives an :class:`ElfError` naming the offending field, never a huge allocation.
+
+Layout source: the System V ABI, "ELF header" and "Sections" chapters
+(https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.eheader.html), and
+``/usr/include/elf.h`` for the ``EM_*`` numbers.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+from resolver_hook.errors import OperationalError
+
+__all__ = [
+    "ELF_MAGIC",
+    "ByteSource",
+    "BytesSource",
+    "ElfError",
+    "ElfObject",
+    "Section",
+    "is_elf",
+    "machine_name",
+    "parse_elf",
+    "read_elf",
+]
+
+ELF_MAGIC = b"\x7fELF"
+
+_T = TypeVar("_T")
+
+# Caps on what one object may ask us to read. Real objects are far below them:
+# libtorch_cuda.so has ~40 sections and a ~4 MB .dynstr.
+_MAX_SECTIONS = 1 << 16
+_MAX_SHSTRTAB = 16 << 20
+_MAX_DYNSTR = 64 << 20
+_MAX_DYNAMIC = 16 << 20
+
+_SHT_NOBITS = 8
+_SHT_DYNAMIC = 6
+_DT_NULL = 0
+_DT_NEEDED = 1
+_DT_SONAME = 14
+_SHN_XINDEX = 0xFFFF
+
+# e_machine -> the CPU name used in wheel platform tags (PEP 600 / PEP 656).
+# Numbers from /usr/include/elf.h. Where the name depends on class or byte order
+# (ppc64 vs ppc64le, s390 vs s390x, riscv32 vs riscv64) machine_name() decides.
+_MACHINES: Mapping[int, str] = {
+    2: "sparc",
+    3: "i686",
+    8: "mips",
+    20: "ppc",
+    21: "ppc64",
+    22: "s390",
+    40: "armv7l",
+    43: "sparcv9",
+    62: "x86_64",
+    183: "aarch64",
+    190: "cuda",
+    243: "riscv",
+    258: "loongarch64",
+}
+
+
+class ElfError(OperationalError):
+    """The bytes are not a well-formed ELF object (or ask for more than we allow)."""
+
+
+class ByteSource(Protocol):
+    """Random-access bytes of a known size.
+
+    Readers ask for regions in ascending order where they can, because a streamed zip
+    member seeks forward cheaply and backward only by decompressing again.
+    """
+
+    @property
+    def size(self) -> int: ...
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """Return exactly ``length`` bytes at ``offset`` (callers check the bounds)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BytesSource:
+    """A :class:`ByteSource` over bytes already in memory."""
+
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        return self.data[offset : offset + length]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Section:
+    """One section header: where its bytes are in the file."""
+
+    name: str
+    type: int
+    offset: int
+    size: int
+    link: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElfObject:
+    """What an ELF object says about itself."""
+
+    bits: int
+    little_endian: bool
+    e_machine: int
+    machine: str
+    e_type: int
+    sections: tuple[Section, ...]
+    needed: tuple[str, ...]
+    soname: str | None
+
+    def section(self, name: str) -> Section | None:
+        """The first section called ``name``, if any."""
+        for sec in self.sections:
+            if sec.name == name:
+                return sec
+        return None
+
+
+def is_elf(head: bytes) -> bool:
+    """Whether ``head`` (the first bytes of a file) starts like an ELF object."""
+    return head[:4] == ELF_MAGIC
+
+
+def machine_name(e_machine: int, *, bits: int, little_endian: bool) -> str:
+    """The wheel-tag CPU name for ``e_machine``, or ``e_machine_<n>`` when unknown."""
+    name = _MACHINES.get(e_machine)
+    if name is None:
+        return f"e_machine_{e_machine}"
+    if name == "ppc64" and little_endian:
+        return "ppc64le"
+    if name == "s390" and bits == 64:
+        return "s390x"
+    if name == "riscv":
+        return "riscv64" if bits == 64 else "riscv32"
+    return name
+
+
+def parse_elf(data: bytes) -> ElfObject:
+    """Parse an ELF object held in memory."""
+    obj, _ = read_elf(BytesSource(data))
+    return obj
+
+
+def _check_range(what: str, offset: int, length: int, size: int, cap: int | None = None) -> None:
+    if cap is not None and length > cap:
+        raise ElfError(f"{what} is {length} bytes, more than the {cap} allowed")
+    if offset < 0 or length < 0 or offset + length > size:
+        raise ElfError(
+            f"{what} at offset {offset} ({length} bytes) runs past the end of the "
+            f"{size}-byte object (truncated or corrupt)"
+        )
+
+
+def _read(src: ByteSource, what: str, offset: int, length: int, cap: int | None = None) -> bytes:
+    _check_range(what, offset, length, src.size, cap)
+    data = src.read_at(offset, length)
+    if len(data) != length:
+        raise ElfError(f"{what} at offset {offset}: short read (truncated object)")
+    return data
+
+
+def _cstring(table: bytes, index: int, what: str) -> str:
+    if not 0 <= index < len(table):
+        raise ElfError(f"{what}: string index {index} outside its {len(table)}-byte table")
+    end = table.find(b"\0", index)
+    if end < 0:
+        raise ElfError(f"{what}: string at index {index} is not NUL-terminated")
+    return table[index:end].decode("utf-8", "replace")
+
+
+def read_elf(
+    src: ByteSource,
+    *,
+    visitors: Mapping[str, Callable[[ByteSource, Section], _T]] | None = None,
+) -> tuple[ElfObject, dict[str, _T]]:
+    """Read the header, sections and dynamic entries of the ELF object in ``src``.
+
+    ``visitors`` maps a section name to a function called with the source and that
+    section; its results come back keyed by name. All regions (the dynamic section,
+    its string table, visited sections) are read in ascending file order, so a
+    streamed source is decompressed at most twice (once up to the section headers at
+    the end, once more for the sections).
+    """
+    ident = _read(src, "ELF identification", 0, 16)
+    if not is_elf(ident):
+        raise ElfError("not an ELF object (bad magic)")
+    ei_class, ei_data = ident[4], ident[5]
+    if ei_class not in (1, 2):
+        raise ElfError(f"unknown ELF class {ei_class} (expected 1 = 32-bit or 2 = 64-bit)")
+    if ei_data not in (1, 2):
+        raise ElfError(f"unknown ELF byte order {ei_data} (expected 1 = LSB or 2 = MSB)")
+    bits = 64 if ei_class == 2 else 32
+    little = ei_data == 1
+    bo = "<" if little else ">"
+    if bits == 64:
+        ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIQQQIHHHHHH", bo + "IIQQQQIIQQ", bo + "qQ"
+    else:
+        ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIIIIIHHHHHH", bo + "IIIIIIIIII", bo + "iI"
+    ehdr_size = 16 + struct.calcsize(ehdr_fmt)
+    raw = _read(src, "ELF header", 16, ehdr_size - 16)
+    (e_type, e_machine, _ver, _entry, _phoff, e_shoff, _flags, _ehsize, _phentsize, _phnum,
+     e_shentsize, e_shnum, e_shstrndx) = struct.unpack(ehdr_fmt, raw)  # fmt: skip
+    machine = machine_name(e_machine, bits=bits, little_endian=little)
+
+    shdr_size = struct.calcsize(shdr_fmt)
+    sections: list[Section] = []
+    raw_headers: list[tuple[int, int, int, int, int]] = []
+    if e_shoff:
+        if e_shentsize < shdr_size:
+            raise ElfError(f"e_shentsize {e_shentsize} is smaller than a section header")
+        first = _read(src, "section header 0", e_shoff, shdr_size)
+        zero = struct.unpack(shdr_fmt, first)
+        # Extended numbering: with 0xff00 or more sections the real count and the
+        # string-table index live in section header 0 (gABI, "Sections").
+        count = e_shnum or zero[5]
+        if e_shstrndx == _SHN_XINDEX:
+            e_shstrndx = zero[6]
+        if count > _MAX_SECTIONS:
+            raise ElfError(f"{count} section headers, more than the {_MAX_SECTIONS} allowed")
+        table = _read(src, "section header table", e_shoff, count * e_shentsize)
+        for i in range(count):
+            name_idx, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, _es = (
+                struct.unpack_from(shdr_fmt, table, i * e_shentsize)
+            )
+            raw_headers.append((name_idx, sh_type, sh_offset, sh_size, sh_link))
+        names = b""
+        if 0 < e_shstrndx < count:
+            _n, st_type, st_off, st_size, _l = raw_headers[e_shstrndx]
+            if st_type != _SHT_NOBITS:
+                names = _read(src, "section name table", st_off, st_size, _MAX_SHSTRTAB)
+        for i, (name_idx, sh_type, sh_offset, sh_size, sh_link) in enumerate(raw_headers):
+            name = _cstring(names, name_idx, f"section {i} name") if names else ""
+            if sh_type != _SHT_NOBITS:
+                _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
+            sections.append(
+                Section(name=name, type=sh_type, offset=sh_offset, size=sh_size, link=sh_link)
+            )
+
+    # The regions to read, in file order: (offset, key, section, visitor or None).
+    jobs: list[tuple[int, str, Section, Callable[[ByteSource, Section], _T] | None]] = []
+    dynamic = next((s for s in sections if s.type == _SHT_DYNAMIC), None)
+    if dynamic is not None:
+        if not 0 < dynamic.link < len(sections):
+            raise ElfError(f"dynamic section links to section {dynamic.link}, which does not exist")
+        jobs.append((dynamic.offset, "dynamic", dynamic, None))
+        strtab = sections[dynamic.link]
+        jobs.append((strtab.offset, "dynstr", strtab, None))
+    for name, visit in (visitors or {}).items():
+        sec = next((s for s in sections if s.name == name and s.type != _SHT_NOBITS), None)
+        if sec is not None:
+            jobs.append((sec.offset, name, sec, visit))
+    blobs: dict[str, bytes] = {}
+    results: dict[str, _T] = {}
+    caps = {"dynamic": _MAX_DYNAMIC, "dynstr": _MAX_DYNSTR}
+    for _offset, key, sec, visit in sorted(jobs, key=lambda job: job[0]):
+        if visit is None:
+            blobs[key] = _read(src, f"section {sec.name or key}", sec.offset, sec.size, caps[key])
+        else:
+            results[key] = visit(src, sec)
+
+    needed: list[str] = []
+    soname: str | None = None
+    if dynamic is not None:
+        dyn, dynstr = blobs["dynamic"], blobs["dynstr"]
+        step = struct.calcsize(dyn_fmt)
+        for pos in range(0, len(dyn) - step + 1, step):
+            tag, val = struct.unpack_from(dyn_fmt, dyn, pos)
+            if tag == _DT_NULL:
+                break
+            if tag == _DT_NEEDED:
+                needed.append(_cstring(dynstr, val, "DT_NEEDED"))
+            elif tag == _DT_SONAME:
+                soname = _cstring(dynstr, val, "DT_SONAME")
+    obj = ElfObject(
+        bits=bits,
+        little_endian=little,
+        e_machine=e_machine,
+        machine=machine,
+        e_type=e_type,
+        sections=tuple(sections),
+        needed=tuple(needed),
+        soname=soname,
+    )
+    return obj, results

@@ -1,0 +1,239 @@
+"""Read the kernel targets out of a CUDA fat binary (the ``.nv_fatbin`` ELF section).
+
+NVIDIA does not document the container; the layout below was confirmed against objects
+built with nvcc 13.0 (``scripts/make_cuda_fixtures.sh``) and agrees with public
+reverse-engineered descriptions (e.g. the fatbin notes in GrigoryEvko/nvopen-tools).
+All fields are little-endian on every platform CUDA ships for; we use the byte order
+of the enclosing ELF object anyway.
+
+A section holds one or more *containers*, back to back (zero padding allowed between)::
+
+    container header (16 bytes)
+      u32 magic        0xBA55ED50
+      u16 version      1
+      u16 header_size  16: offset of the first entry
+      u64 fat_size     bytes of entries that follow the header
+
+    entry header (header_size bytes, 64 or more; newer nvcc writes 80/96/112)
+      u16 kind         1 = PTX, 2 = ELF (SASS cubin)
+      u16 version      0x0101
+      u32 header_size  offset of the payload from the entry start
+      u64 payload_size bytes after the header, up to the next entry
+      ...
+      u16 minor, u16 major at 24: PTX ISA version for PTX entries (9.0 = CUDA 13.0)
+      u32 arch         at 28: SM number (90, 100, 120, ...)
+      u64 flags        at 40
+
+Flag bits, found by compiling every suffix with nvcc 13.0 and comparing:
+
+    0x000001  64-bit device code        0x000010  Linux host
+    0x002000  payload LZ4-compressed    0x008000  payload zstd-compressed
+    0x100000  arch-specific ("a": sm_90a, compute_100a)
+    0x200000  family-specific ("f": sm_100f, compute_120f)
+
+The cubin's own ELF ``e_flags`` do *not* distinguish ``sm_100f`` from ``sm_100``, and
+PTX payloads are usually compressed (zstd is not in the standard library), so the entry
+flags are the source of the suffix. When a PTX payload is stored uncompressed its
+``.target`` line is read too and must agree.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+
+from resolver_hook.elf import ByteSource, BytesSource
+from resolver_hook.errors import OperationalError
+
+__all__ = [
+    "FATBIN_MAGIC",
+    "FatbinEntry",
+    "FatbinError",
+    "parse_fatbin",
+    "read_fatbin",
+]
+
+FATBIN_MAGIC = 0xBA55ED50
+
+KIND_PTX = 1
+KIND_ELF = 2
+
+_FLAG_COMPRESSED_LZ4 = 0x2000
+_FLAG_COMPRESSED_ZSTD = 0x8000
+_FLAG_ARCH_SPECIFIC = 0x100000
+_FLAG_FAMILY_SPECIFIC = 0x200000
+
+_CONTAINER_HEADER = 16
+_ENTRY_BASE = 64
+# An entry header is 64-112 bytes with nvcc 11-13; anything past this is corruption.
+_MAX_ENTRY_HEADER = 4096
+# Caps the work a hostile section can cause (libcublasLt.so.13 has ~5,400 entries).
+_MAX_ENTRIES = 1_000_000
+_PTX_PEEK = 4096
+_ZERO_SCAN_CHUNK = 1 << 16
+_PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)
+
+
+class FatbinError(OperationalError):
+    """A ``.nv_fatbin`` section is malformed (bad magic, sizes past its end, ...)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FatbinEntry:
+    """One piece of device code in a fat binary."""
+
+    kind: int
+    arch: int
+    flags: int
+    version: tuple[int, int]
+    offset: int
+    payload_size: int
+
+    @property
+    def is_ptx(self) -> bool:
+        return self.kind == KIND_PTX
+
+    @property
+    def compressed(self) -> bool:
+        return bool(self.flags & (_FLAG_COMPRESSED_LZ4 | _FLAG_COMPRESSED_ZSTD))
+
+    @property
+    def suffix(self) -> str:
+        """``a`` (arch-specific), ``f`` (family-specific) or ``""``."""
+        if self.flags & _FLAG_ARCH_SPECIFIC:
+            return "a"
+        if self.flags & _FLAG_FAMILY_SPECIFIC:
+            return "f"
+        return ""
+
+    @property
+    def target(self) -> str | None:
+        """``sm_90a`` / ``compute_120`` style name; ``None`` for kinds we do not know."""
+        if self.kind == KIND_ELF:
+            return f"sm_{self.arch}{self.suffix}"
+        if self.kind == KIND_PTX:
+            return f"compute_{self.arch}{self.suffix}"
+        return None
+
+
+def parse_fatbin(data: bytes, *, little_endian: bool = True) -> tuple[FatbinEntry, ...]:
+    """Parse a fat binary held in memory (the bytes of a ``.nv_fatbin`` section)."""
+    return read_fatbin(BytesSource(data), 0, len(data), little_endian=little_endian)
+
+
+def read_fatbin(
+    src: ByteSource, offset: int, size: int, *, little_endian: bool = True
+) -> tuple[FatbinEntry, ...]:
+    """Read every entry header of the containers in ``src[offset:offset+size]``.
+
+    Payloads are skipped (a streamed source reads forward over them), except the first
+    few KiB of an uncompressed PTX payload, to check its ``.target`` line. Offsets in
+    errors are relative to the start of the section.
+    """
+    if offset < 0 or size < 0 or offset + size > src.size:
+        raise FatbinError(f"section of {size} bytes at {offset} lies outside the object")
+    bo = "<" if little_endian else ">"
+    end = offset + size
+    pos = offset
+    entries: list[FatbinEntry] = []
+
+    def read(at: int, length: int, what: str) -> bytes:
+        if at + length > end:
+            raise FatbinError(
+                f"{what} at section offset {at - offset} ({length} bytes) runs past the "
+                f"end of the {size}-byte section"
+            )
+        data = src.read_at(at, length)
+        if len(data) != length:
+            raise FatbinError(f"{what} at section offset {at - offset}: short read")
+        return data
+
+    while pos < end:
+        # Zero padding may separate containers; skip it in chunks.
+        head = read(pos, min(8, end - pos), "container header")
+        if not any(head):
+            pos = _skip_zeros(src, pos, end)
+            continue
+        magic, version, header_size, fat_size = struct.unpack(
+            bo + "IHHQ", read(pos, _CONTAINER_HEADER, "container header")
+        )
+        if magic != FATBIN_MAGIC:
+            raise FatbinError(
+                f"bad fatbin magic {magic:#010x} at section offset {pos - offset} "
+                f"(expected {FATBIN_MAGIC:#010x})"
+            )
+        if version != 1:
+            raise FatbinError(f"unknown fatbin container version {version} at {pos - offset}")
+        if header_size < _CONTAINER_HEADER:
+            raise FatbinError(f"fatbin container header size {header_size} is below 16")
+        container_end = pos + header_size + fat_size
+        if container_end > end:
+            raise FatbinError(
+                f"fatbin container at section offset {pos - offset} claims "
+                f"{header_size + fat_size} bytes but only {end - pos} remain"
+            )
+        entry_pos = pos + header_size
+        while entry_pos < container_end:
+            if entry_pos + _ENTRY_BASE > container_end:
+                raise FatbinError(
+                    f"fatbin entry at section offset {entry_pos - offset} is cut off by the "
+                    "end of its container"
+                )
+            base = read(entry_pos, _ENTRY_BASE, "fatbin entry header")
+            kind, _ver, entry_header, payload = struct.unpack_from(bo + "HHIQ", base, 0)
+            minor, major, arch = struct.unpack_from(bo + "HHI", base, 24)
+            (flags,) = struct.unpack_from(bo + "Q", base, 40)
+            if not _ENTRY_BASE <= entry_header <= _MAX_ENTRY_HEADER:
+                raise FatbinError(
+                    f"fatbin entry at section offset {entry_pos - offset} has header size "
+                    f"{entry_header} (expected 64..{_MAX_ENTRY_HEADER})"
+                )
+            payload_at = entry_pos + entry_header
+            if payload_at + payload > container_end:
+                raise FatbinError(
+                    f"fatbin entry at section offset {entry_pos - offset} claims a "
+                    f"{payload}-byte payload but its container has only "
+                    f"{max(container_end - payload_at, 0)} bytes left"
+                )
+            entry = FatbinEntry(
+                kind=kind,
+                arch=arch,
+                flags=flags,
+                version=(major, minor),
+                offset=entry_pos - offset,
+                payload_size=payload,
+            )
+            if entry.is_ptx and not entry.compressed and payload:
+                _check_ptx_target(entry, read(payload_at, min(payload, _PTX_PEEK), "PTX"))
+            entries.append(entry)
+            if len(entries) > _MAX_ENTRIES:
+                raise FatbinError(f"more than {_MAX_ENTRIES} fatbin entries")
+            entry_pos = payload_at + payload
+        pos = container_end
+    return tuple(entries)
+
+
+def _skip_zeros(src: ByteSource, pos: int, end: int) -> int:
+    """Return the offset of the first non-zero byte at or after ``pos`` (or ``end``)."""
+    while pos < end:
+        chunk = src.read_at(pos, min(_ZERO_SCAN_CHUNK, end - pos))
+        if not chunk:
+            raise FatbinError("short read while skipping padding")
+        stripped = chunk.lstrip(b"\0")
+        if stripped:
+            return pos + len(chunk) - len(stripped)
+        pos += len(chunk)
+    return end
+
+
+def _check_ptx_target(entry: FatbinEntry, head: bytes) -> None:
+    match = _PTX_TARGET.search(head)
+    if match is None:
+        return
+    said = match.group(1).decode("ascii").replace("sm_", "compute_")
+    if said != entry.target:
+        raise FatbinError(
+            f"fatbin PTX entry at section offset {entry.offset}: header says "
+            f"{entry.target} but the PTX says .target {match.group(1).decode('ascii')}"
+        )
