@@ -193,6 +193,95 @@ def _cstring(table: bytes, index: int, what: str) -> str:
     return table[index:end].decode("utf-8", "replace")
 
 
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    bits: int
+    little: bool
+    shdr_fmt: str
+    dyn_fmt: str
+
+
+def _read_header(src: ByteSource) -> tuple[_Layout, tuple[int, ...]]:
+    ident = _read(src, "ELF identification", 0, 16)
+    if not is_elf(ident):
+        raise ElfError("not an ELF object (bad magic)")
+    ei_class, ei_data = ident[4], ident[5]
+    if ei_class not in (1, 2):
+        raise ElfError(f"unknown ELF class {ei_class} (expected 1 = 32-bit or 2 = 64-bit)")
+    if ei_data not in (1, 2):
+        raise ElfError(f"unknown ELF byte order {ei_data} (expected 1 = LSB or 2 = MSB)")
+    bo = "<" if ei_data == 1 else ">"
+    if ei_class == 2:
+        ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIQQQIHHHHHH", bo + "IIQQQQIIQQ", bo + "qQ"
+    else:
+        ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIIIIIHHHHHH", bo + "IIIIIIIIII", bo + "iI"
+    raw = _read(src, "ELF header", 16, struct.calcsize(ehdr_fmt))
+    layout = _Layout(
+        bits=64 if ei_class == 2 else 32, little=ei_data == 1, shdr_fmt=shdr_fmt, dyn_fmt=dyn_fmt
+    )
+    return layout, struct.unpack(ehdr_fmt, raw)
+
+
+def _read_sections(
+    src: ByteSource,
+    layout: _Layout,
+    *,
+    e_shoff: int,
+    e_shentsize: int,
+    e_shnum: int,
+    e_shstrndx: int,
+) -> tuple[Section, ...]:
+    if not e_shoff:
+        return ()  # no section headers (sstrip-ed); nothing more to learn cheaply
+    shdr_fmt = layout.shdr_fmt
+    shdr_size = struct.calcsize(shdr_fmt)
+    if e_shentsize < shdr_size:
+        raise ElfError(f"e_shentsize {e_shentsize} is smaller than a section header")
+    zero = struct.unpack(shdr_fmt, _read(src, "section header 0", e_shoff, shdr_size))
+    # Extended numbering: with 0xff00 or more sections the real count and the
+    # string-table index live in section header 0 (gABI, "Sections").
+    count = e_shnum or zero[5]
+    if e_shstrndx == _SHN_XINDEX:
+        e_shstrndx = zero[6]
+    if count > _MAX_SECTIONS:
+        raise ElfError(f"{count} section headers, more than the {_MAX_SECTIONS} allowed")
+    table = _read(src, "section header table", e_shoff, count * e_shentsize)
+    rows = [struct.unpack_from(shdr_fmt, table, i * e_shentsize) for i in range(count)]
+    names = b""
+    if 0 < e_shstrndx < count:
+        row = rows[e_shstrndx]
+        if row[1] != _SHT_NOBITS:
+            names = _read(src, "section name table", row[4], row[5], _MAX_SHSTRTAB)
+    sections: list[Section] = []
+    for i, (name_idx, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, _es) in enumerate(
+        rows
+    ):
+        name = _cstring(names, name_idx, f"section {i} name") if names else ""
+        if sh_type != _SHT_NOBITS:
+            _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
+        sections.append(
+            Section(name=name, type=sh_type, offset=sh_offset, size=sh_size, link=sh_link)
+        )
+    return tuple(sections)
+
+
+def _dynamic_entries(
+    layout: _Layout, dyn: bytes, dynstr: bytes
+) -> tuple[tuple[str, ...], str | None]:
+    needed: list[str] = []
+    soname: str | None = None
+    step = struct.calcsize(layout.dyn_fmt)
+    for pos in range(0, len(dyn) - step + 1, step):
+        tag, val = struct.unpack_from(layout.dyn_fmt, dyn, pos)
+        if tag == _DT_NULL:
+            break
+        if tag == _DT_NEEDED:
+            needed.append(_cstring(dynstr, val, "DT_NEEDED"))
+        elif tag == _DT_SONAME:
+            soname = _cstring(dynstr, val, "DT_SONAME")
+    return tuple(needed), soname
+
+
 def read_elf(
     src: ByteSource,
     *,
@@ -206,60 +295,17 @@ def read_elf(
     streamed source is decompressed at most twice (once up to the section headers at
     the end, once more for the sections).
     """
-    ident = _read(src, "ELF identification", 0, 16)
-    if not is_elf(ident):
-        raise ElfError("not an ELF object (bad magic)")
-    ei_class, ei_data = ident[4], ident[5]
-    if ei_class not in (1, 2):
-        raise ElfError(f"unknown ELF class {ei_class} (expected 1 = 32-bit or 2 = 64-bit)")
-    if ei_data not in (1, 2):
-        raise ElfError(f"unknown ELF byte order {ei_data} (expected 1 = LSB or 2 = MSB)")
-    bits = 64 if ei_class == 2 else 32
-    little = ei_data == 1
-    bo = "<" if little else ">"
-    if bits == 64:
-        ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIQQQIHHHHHH", bo + "IIQQQQIIQQ", bo + "qQ"
-    else:
-        ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIIIIIHHHHHH", bo + "IIIIIIIIII", bo + "iI"
-    ehdr_size = 16 + struct.calcsize(ehdr_fmt)
-    raw = _read(src, "ELF header", 16, ehdr_size - 16)
+    layout, header = _read_header(src)
     (e_type, e_machine, _ver, _entry, _phoff, e_shoff, _flags, _ehsize, _phentsize, _phnum,
-     e_shentsize, e_shnum, e_shstrndx) = struct.unpack(ehdr_fmt, raw)  # fmt: skip
-    machine = machine_name(e_machine, bits=bits, little_endian=little)
-
-    shdr_size = struct.calcsize(shdr_fmt)
-    sections: list[Section] = []
-    raw_headers: list[tuple[int, int, int, int, int]] = []
-    if e_shoff:
-        if e_shentsize < shdr_size:
-            raise ElfError(f"e_shentsize {e_shentsize} is smaller than a section header")
-        first = _read(src, "section header 0", e_shoff, shdr_size)
-        zero = struct.unpack(shdr_fmt, first)
-        # Extended numbering: with 0xff00 or more sections the real count and the
-        # string-table index live in section header 0 (gABI, "Sections").
-        count = e_shnum or zero[5]
-        if e_shstrndx == _SHN_XINDEX:
-            e_shstrndx = zero[6]
-        if count > _MAX_SECTIONS:
-            raise ElfError(f"{count} section headers, more than the {_MAX_SECTIONS} allowed")
-        table = _read(src, "section header table", e_shoff, count * e_shentsize)
-        for i in range(count):
-            name_idx, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, _es = (
-                struct.unpack_from(shdr_fmt, table, i * e_shentsize)
-            )
-            raw_headers.append((name_idx, sh_type, sh_offset, sh_size, sh_link))
-        names = b""
-        if 0 < e_shstrndx < count:
-            _n, st_type, st_off, st_size, _l = raw_headers[e_shstrndx]
-            if st_type != _SHT_NOBITS:
-                names = _read(src, "section name table", st_off, st_size, _MAX_SHSTRTAB)
-        for i, (name_idx, sh_type, sh_offset, sh_size, sh_link) in enumerate(raw_headers):
-            name = _cstring(names, name_idx, f"section {i} name") if names else ""
-            if sh_type != _SHT_NOBITS:
-                _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
-            sections.append(
-                Section(name=name, type=sh_type, offset=sh_offset, size=sh_size, link=sh_link)
-            )
+     e_shentsize, e_shnum, e_shstrndx) = header  # fmt: skip
+    sections = _read_sections(
+        src,
+        layout,
+        e_shoff=e_shoff,
+        e_shentsize=e_shentsize,
+        e_shnum=e_shnum,
+        e_shstrndx=e_shstrndx,
+    )
 
     # The regions to read, in file order: (offset, key, section, visitor or None).
     jobs: list[tuple[int, str, Section, Callable[[ByteSource, Section], _T] | None]] = []
@@ -268,8 +314,7 @@ def read_elf(
         if not 0 < dynamic.link < len(sections):
             raise ElfError(f"dynamic section links to section {dynamic.link}, which does not exist")
         jobs.append((dynamic.offset, "dynamic", dynamic, None))
-        strtab = sections[dynamic.link]
-        jobs.append((strtab.offset, "dynstr", strtab, None))
+        jobs.append((sections[dynamic.link].offset, "dynstr", sections[dynamic.link], None))
     for name, visit in (visitors or {}).items():
         sec = next((s for s in sections if s.name == name and s.type != _SHT_NOBITS), None)
         if sec is not None:
@@ -283,27 +328,19 @@ def read_elf(
         else:
             results[key] = visit(src, sec)
 
-    needed: list[str] = []
-    soname: str | None = None
-    if dynamic is not None:
-        dyn, dynstr = blobs["dynamic"], blobs["dynstr"]
-        step = struct.calcsize(dyn_fmt)
-        for pos in range(0, len(dyn) - step + 1, step):
-            tag, val = struct.unpack_from(dyn_fmt, dyn, pos)
-            if tag == _DT_NULL:
-                break
-            if tag == _DT_NEEDED:
-                needed.append(_cstring(dynstr, val, "DT_NEEDED"))
-            elif tag == _DT_SONAME:
-                soname = _cstring(dynstr, val, "DT_SONAME")
+    needed, soname = (
+        _dynamic_entries(layout, blobs["dynamic"], blobs["dynstr"])
+        if dynamic is not None
+        else ((), None)
+    )
     obj = ElfObject(
-        bits=bits,
-        little_endian=little,
+        bits=layout.bits,
+        little_endian=layout.little,
         e_machine=e_machine,
-        machine=machine,
+        machine=machine_name(e_machine, bits=layout.bits, little_endian=layout.little),
         e_type=e_type,
-        sections=tuple(sections),
-        needed=tuple(needed),
+        sections=sections,
+        needed=needed,
         soname=soname,
     )
     return obj, results

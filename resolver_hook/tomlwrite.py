@@ -13,6 +13,7 @@ as TOML requires.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import tempfile
@@ -23,7 +24,15 @@ __all__ = ["dumps", "quote_key", "quote_string", "write_atomic"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
 
 
 def quote_string(text: str) -> str:
@@ -127,8 +136,6 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        except FileNotFoundError:
-            pass
         raise

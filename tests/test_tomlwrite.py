@@ -88,9 +88,7 @@ def _tables(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any
 
 _values = st.recursive(
     st.one_of(_scalars, _str_lists),
-    lambda inner: st.one_of(
-        _tables(inner), st.lists(_tables(inner), min_size=1, max_size=3)
-    ),
+    lambda inner: st.one_of(_tables(inner), st.lists(_tables(inner), min_size=1, max_size=3)),
     max_leaves=12,
 )
 _documents = st.dictionaries(_keys, _values, max_size=5)
