@@ -315,10 +315,10 @@ def read_elf(
             raise ElfError(f"dynamic section links to section {dynamic.link}, which does not exist")
         jobs.append((dynamic.offset, "dynamic", dynamic, None))
         jobs.append((sections[dynamic.link].offset, "dynstr", sections[dynamic.link], None))
-    for name, visit in (visitors or {}).items():
-        sec = next((s for s in sections if s.name == name and s.type != _SHT_NOBITS), None)
-        if sec is not None:
-            jobs.append((sec.offset, name, sec, visit))
+    for name, visitor in (visitors or {}).items():
+        found = next((s for s in sections if s.name == name and s.type != _SHT_NOBITS), None)
+        if found is not None:
+            jobs.append((found.offset, name, found, visitor))
     blobs: dict[str, bytes] = {}
     results: dict[str, _T] = {}
     caps = {"dynamic": _MAX_DYNAMIC, "dynstr": _MAX_DYNSTR}
