@@ -1,0 +1,190 @@
+"""``resolver-hook scan``: read built wheels and print (or write) their support matrix.
+
+Usage::
+
+    resolver-hook scan WHEEL... [--json] [-o MANIFEST --url-prefix URL]
+                                [--homepage URL] [--downloads URL]
+
+Without ``-o`` it describes each wheel in words (``--json``: as data). With ``-o FILE``
+(``-`` for standard output) it writes one manifest for the project; every wheel's URL is
+``--url-prefix`` + its file name (URL-quoted), so ``--url-prefix`` is then required: a
+manifest of bare file names would be useless to the resolver, and guessing a ``file:``
+URL would publish a path of this machine.
+
+A wheel that cannot be read gets one ``error:`` line; the others are still scanned and
+the exit code is 1. No manifest is written then (it would silently lack that wheel).
+Wheels of different projects cannot go in one manifest (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from resolver_hook.errors import UsageError
+
+if TYPE_CHECKING:
+    from resolver_hook.scan import WheelReport
+
+__all__ = ["register"]
+
+_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scan",
+        help="derive the support matrix from real wheels",
+        description="Read wheels (no unpacking): CPU, CUDA runtime, GPU kernel targets, "
+        "torch coupling. Optionally write a flavour manifest.",
+    )
+    parser.add_argument("wheels", nargs="+", metavar="WHEEL", help="wheel files to read")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write a manifest TOML ('-' = standard output)"
+    )
+    parser.add_argument(
+        "--url-prefix",
+        metavar="URL",
+        help="where the wheels will be downloaded from; each url = prefix + file name "
+        "(required with -o; https, file:, or http on 127.0.0.1/localhost/::1)",
+    )
+    parser.add_argument("--homepage", metavar="URL", help="[package] homepage in the manifest")
+    parser.add_argument(
+        "--downloads",
+        metavar="URL",
+        help="[package] downloads: where people get the real wheels (default: --url-prefix)",
+    )
+    parser.set_defaults(func=run)
+
+
+def _check_prefix(prefix: str) -> str:
+    parts = urlsplit(prefix)
+    ok = parts.scheme in ("https", "file") or (
+        parts.scheme == "http" and parts.hostname in _LOOPBACK
+    )
+    if not ok:
+        raise UsageError(
+            f"--url-prefix {prefix!r} is not an https URL",
+            hint="use https://..., a file: URL, or http:// on 127.0.0.1 for a local index",
+        )
+    return prefix if prefix.endswith("/") else prefix + "/"
+
+
+def _describe_target(target: str) -> str:
+    # Coverage rules: FACTS.md section 1 ("What a compiled kernel runs on").
+    kind, _, rest = target.partition("_")
+    digits = rest.rstrip("af")
+    suffix = rest[len(digits) :]
+    major, minor = digits[:-1], digits[-1]
+    if kind == "compute":
+        return f"{target} (PTX, JIT-compiled on CC {major}.{minor} and newer)"
+    if suffix == "a":
+        return f"{target} (SASS, CC {major}.{minor} only)"
+    if suffix == "f":
+        return f"{target} (SASS, CC {major}.{minor} and later minors of family {major})"
+    return f"{target} (SASS, CC {major}.{minor} to {major}.9)"
+
+
+def _describe(report: WheelReport) -> str:
+    lines = [report.filename]
+    lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
+    lines.append(f"  wheel tags: {', '.join(report.tags)}")
+    machines = sorted({o.machine for o in report.objects})
+    if machines:
+        lines.append(f"  CPU (from ELF headers): {', '.join(machines)}")
+    else:
+        lines.append("  no ELF objects: pure Python or non-Linux binaries")
+    if report.cuda:
+        libs = sorted({lib for o in report.objects for lib in o.needed if o.cuda_runtime})
+        why = f"links {', '.join(libs)}" if libs else "from the version label"
+        lines.append(f"  needs an NVIDIA driver supporting CUDA {report.cuda} ({why})")
+    else:
+        lines.append("  needs no CUDA runtime")
+    if report.gpu:
+        lines.append("  GPU kernels:")
+        lines.extend(f"    {_describe_target(t)}" for t in report.gpu)
+    for req in report.requires:
+        lines.append(f"  must be installed with {req} (links libtorch/libc10)")
+    if report.objects:
+        lines.append("  objects:")
+        for obj in report.objects:
+            kernels = f"; kernels {', '.join(obj.targets)}" if obj.targets else ""
+            needed = ", ".join(obj.needed) or "nothing"
+            lines.append(f"    {obj.path}: {obj.machine}; needs {needed}{kernels}")
+    lines.extend(f"  note: {note}" for note in report.notes)
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from resolver_hook.manifestwrite import WheelEntry, render_manifest
+    from resolver_hook.scan import ScanError, scan_wheel
+    from resolver_hook.tomlwrite import write_atomic
+
+    prefix = None
+    if args.output is not None:
+        if not args.url_prefix:
+            raise UsageError(
+                "-o needs --url-prefix: the manifest must say where each wheel is downloaded",
+                hint="e.g. --url-prefix https://github.com/OWNER/REPO/releases/download/v1.0/",
+            )
+        prefix = _check_prefix(args.url_prefix)
+    elif args.url_prefix:
+        prefix = _check_prefix(args.url_prefix)
+
+    reports: list[WheelReport] = []
+    failed: list[tuple[str, str]] = []
+    for path in args.wheels:
+        try:
+            reports.append(scan_wheel(path))
+        except ScanError as exc:
+            failed.append((path, exc.message))
+            sys.stderr.write(f"error: {exc.message}\n")
+
+    names = sorted({r.name for r in reports})
+    if args.json:
+        doc = {
+            "wheels": [r.to_dict() for r in reports],
+            "errors": [{"file": f, "error": e} for f, e in failed],
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    elif args.output != "-":
+        sys.stdout.write("\n\n".join(_describe(r) for r in reports) + ("\n" if reports else ""))
+
+    if args.output is None:
+        return 1 if failed else 0
+    if failed:
+        sys.stderr.write(f"error: manifest not written: {len(failed)} wheel(s) could not be read\n")
+        return 1
+    if len(names) != 1:
+        raise UsageError(
+            f"one manifest describes one project, these wheels are {', '.join(names)}",
+            hint="run scan once per project",
+        )
+    assert prefix is not None
+    entries = [
+        WheelEntry(
+            url=prefix + quote(r.filename),
+            sha256=r.sha256,
+            cuda=r.cuda,
+            gpu=r.gpu,
+            requires=r.requires,
+        )
+        for r in reports
+    ]
+    text = render_manifest(
+        names[0],
+        entries,
+        homepage=args.homepage,
+        downloads=args.downloads or prefix,
+        comment="Generated by `resolver-hook scan` from the wheels themselves.",
+    )
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        write_atomic(args.output, text)
+        sys.stderr.write(f"wrote {args.output} ({len(entries)} wheel(s) of {names[0]})\n")
+    return 0

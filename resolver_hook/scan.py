@@ -1,0 +1,403 @@
+"""Derive a wheel's support matrix from the wheel itself.
+
+:func:`scan_wheel` reads a built wheel without unpacking it: the file is hashed by
+streaming (in a thread; ``hashlib`` releases the GIL on large buffers), and only the
+members that start with the ELF magic are read, through a bounded stream. From each
+ELF object it takes the CPU (``e_machine``), the ``DT_NEEDED`` libraries and the kernel
+targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
+
+* ``libcudart.so.13`` (or ``libcublas``/``libcublasLt``/``libnvrtc``/``libnvJitLink``/
+  ``libcupti`` ``.so.13``) -> built against CUDA runtime 13 -> the driver must support
+  CUDA ``>=13.0`` (NVIDIA minor-version compatibility; FACTS.md section 1). These
+  libraries' soname major is the toolkit major (nvidia-*-cu12 wheels ship ``.so.12``);
+  cuFFT, cuRAND, cuSPARSE, cuSOLVER and cuDNN number theirs differently and say nothing.
+* ``libtorch*.so`` / ``libc10*.so`` -> the extension is bound to the torch build it was
+  compiled against: the version comes from the wheel's own ``Requires-Dist: torch==...``
+  when pinned, else from the local version label (:mod:`resolver_hook.locallabel`),
+  else the coupling is reported unpinned (``torch``).
+
+Hostile input is bounded: members declaring more than ``max_member_size`` bytes, or
+compressing better than ``_MAX_RATIO``:1, are refused, and the bytes actually
+decompressed per member are counted against a budget, so a lying zip header cannot
+make the scan read (or allocate) without limit.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import hashlib
+import re
+import threading
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from resolver_hook.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
+from resolver_hook.errors import OperationalError
+from resolver_hook.fatbin import FatbinEntry, FatbinError, read_fatbin
+from resolver_hook.locallabel import parse_local_label
+
+__all__ = [
+    "DEFAULT_MAX_MEMBER_SIZE",
+    "ObjectReport",
+    "ScanError",
+    "WheelReport",
+    "scan_wheel",
+    "sort_targets",
+]
+
+DEFAULT_MAX_MEMBER_SIZE = 2 << 30  # 2 GiB: libtorch_cuda.so is ~1.5 GB uncompressed
+_MAX_RATIO = 200  # real shared objects deflate 2-6:1; 200:1 is only padding or a bomb
+_RATIO_MIN_SIZE = 8 << 20  # small members may compress well and harm nobody
+_IN_MEMORY = 32 << 20  # members up to this size are read once, into memory
+_CHUNK = 4 << 20
+_WINDOW = 4 << 20
+_PREFIX_KEEP = 16 << 20  # .dynstr and friends sit near the start; keep it across rewinds
+_MAX_METADATA = 16 << 20
+_HASH_CHUNK = 4 << 20
+
+_CUDA_RUNTIME_LIB = re.compile(r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink|cupti)\.so\.(\d+)$")
+_TORCH_LIB = re.compile(r"^lib(?:torch|c10)[A-Za-z0-9_]*\.so")
+_METADATA = re.compile(r"^[^/]+\.dist-info/METADATA$")
+
+
+class ScanError(OperationalError):
+    """A wheel could not be scanned (not a zip, corrupt member, refused as a bomb)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ObjectReport:
+    """One ELF object inside a wheel."""
+
+    path: str
+    machine: str
+    bits: int
+    needed: tuple[str, ...]
+    targets: tuple[str, ...]
+    cuda_runtime: int | None
+    torch_linked: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "machine": self.machine,
+            "bits": self.bits,
+            "needed": list(self.needed),
+            "targets": list(self.targets),
+            "cuda_runtime": self.cuda_runtime,
+            "torch_linked": self.torch_linked,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelReport:
+    """What a wheel needs, read from its name, metadata and binaries."""
+
+    filename: str
+    name: str
+    version: str
+    tags: tuple[str, ...]
+    sha256: str
+    size: int
+    objects: tuple[ObjectReport, ...]
+    cuda: str | None
+    """PEP 440 specifier on the driver's CUDA version (``>=13.0``), if a runtime is linked."""
+    gpu: tuple[str, ...]
+    """Kernel targets over all objects, ordered by SM number then SASS before PTX."""
+    requires: tuple[str, ...]
+    """Couplings to other distributions, as PEP 508 strings (``torch==2.13.*``)."""
+    notes: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "filename": self.filename,
+            "name": self.name,
+            "version": self.version,
+            "tags": list(self.tags),
+            "sha256": self.sha256,
+            "size": self.size,
+            "cuda": self.cuda,
+            "gpu": list(self.gpu),
+            "requires": list(self.requires),
+            "objects": [obj.to_dict() for obj in self.objects],
+            "notes": list(self.notes),
+        }
+
+
+def _target_key(target: str) -> tuple[int, int, str]:
+    kind, _, rest = target.partition("_")
+    digits = re.match(r"\d+", rest)
+    return (int(digits.group()) if digits else 0, 0 if kind == "sm" else 1, target)
+
+
+def sort_targets(targets: Iterable[str]) -> tuple[str, ...]:
+    """Unique targets ordered by SM number, SASS before PTX: sm_90a, sm_120, compute_120."""
+    return tuple(sorted(set(targets), key=_target_key))
+
+
+class _Budget:
+    """Counts decompressed bytes of one member; refuses past the limit."""
+
+    def __init__(self, limit: int, member: str) -> None:
+        self.limit = limit
+        self.used = 0
+        self.member = member
+
+    def spend(self, count: int) -> None:
+        self.used += count
+        if self.used > self.limit:
+            raise ScanError(
+                f"{self.member}: decompressed more than {self.limit} bytes while reading it; "
+                "refusing (corrupt or a zip bomb)"
+            )
+
+
+class _MemberSource:
+    """A :class:`~resolver_hook.elf.ByteSource` over a zip member, streamed.
+
+    Forward reads decompress and discard; a read behind the current position restarts
+    decompression, except for the first ``_PREFIX_KEEP`` bytes and the last ``_WINDOW``
+    bytes read, which are kept. Memory stays near prefix + window + the largest single
+    region asked for (capped by the ELF reader).
+    """
+
+    def __init__(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -> None:
+        self._zf = zf
+        self._info = info
+        self._budget = budget
+        self._stream: Any = None
+        self._pos = 0
+        self._prefix = bytearray()
+        self._win_start = 0
+        self._win = bytearray()
+        self.passes = 0
+
+    @property
+    def size(self) -> int:
+        return self._info.file_size
+
+    def _restart(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        self._stream = self._zf.open(self._info)
+        self.passes += 1
+        self._pos = 0
+        self._win_start = 0
+        self._win = bytearray()
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        end = offset + length
+        if end <= len(self._prefix):
+            return bytes(self._prefix[offset:end])
+        if self._win_start <= offset and end <= self._pos:
+            return bytes(self._win[offset - self._win_start : end - self._win_start])
+        if self._stream is None or offset < self._win_start:
+            self._restart()
+        while self._pos < end:
+            chunk = self._stream.read(_CHUNK)
+            if not chunk:
+                break
+            self._budget.spend(len(chunk))
+            if len(self._prefix) == self._pos < _PREFIX_KEEP:
+                self._prefix += chunk[: _PREFIX_KEEP - self._pos]
+            self._win += chunk
+            self._pos += len(chunk)
+            drop_to = min(offset, self._pos - _WINDOW)
+            if drop_to > self._win_start:
+                del self._win[: drop_to - self._win_start]
+                self._win_start = drop_to
+        return bytes(self._win[offset - self._win_start : end - self._win_start])
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+
+
+def _hash_file(path: Path, out: dict[str, Any]) -> None:
+    try:
+        digest = hashlib.sha256()
+        with path.open("rb", buffering=0) as handle:
+            buf = bytearray(_HASH_CHUNK)
+            view = memoryview(buf)
+            while n := handle.readinto(buf):
+                digest.update(view[:n])
+        out["sha256"] = digest.hexdigest()
+    except OSError as exc:
+        out["error"] = exc
+
+
+def _scan_object(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, *, max_member_size: int
+) -> ObjectReport:
+    name = info.filename
+    if info.file_size > max_member_size:
+        raise ScanError(
+            f"{name}: declares {info.file_size} bytes, more than the {max_member_size} allowed"
+        )
+    if info.file_size >= _RATIO_MIN_SIZE and info.file_size > _MAX_RATIO * max(
+        info.compress_size, 1
+    ):
+        raise ScanError(
+            f"{name}: compresses {info.file_size // max(info.compress_size, 1)}:1 "
+            f"({info.compress_size} -> {info.file_size} bytes); refusing (zip bomb?)"
+        )
+    # Up to ~3 passes (headers at the end, then sections in order) plus slack.
+    budget = _Budget(4 * info.file_size + _CHUNK, name)
+    src: ByteSource
+    member: _MemberSource | None = None
+    if info.file_size <= _IN_MEMORY:
+        with zf.open(info) as handle:
+            data = handle.read(info.file_size + 1)
+        budget.spend(len(data))
+        if len(data) != info.file_size:
+            raise ScanError(f"{name}: holds {len(data)} bytes, header says {info.file_size}")
+        src = BytesSource(data)
+    else:
+        src = member = _MemberSource(zf, info, budget)
+
+    def visit(source: ByteSource, sec: Section) -> tuple[FatbinEntry, ...]:
+        return read_fatbin(source, sec.offset, sec.size, little_endian=little)
+
+    try:
+        head = src.read_at(0, 6)
+        little = len(head) < 6 or head[5] != 2
+        obj, found = read_elf(src, visitors={".nv_fatbin": visit})
+    except (ElfError, FatbinError) as exc:
+        raise ScanError(f"{name}: {exc.message}") from None
+    finally:
+        if member is not None:
+            member.close()
+    entries = found.get(".nv_fatbin", ())
+    targets = sort_targets(e.target for e in entries if e.target is not None)
+    majors = [
+        int(m.group(1)) for lib in obj.needed if (m := _CUDA_RUNTIME_LIB.match(lib)) is not None
+    ]
+    return ObjectReport(
+        path=name,
+        machine=obj.machine,
+        bits=obj.bits,
+        needed=obj.needed,
+        targets=targets,
+        cuda_runtime=max(majors) if majors else None,
+        torch_linked=any(_TORCH_LIB.match(lib) for lib in obj.needed),
+    )
+
+
+def _torch_from_metadata(zf: zipfile.ZipFile, names: list[str]) -> str | None:
+    """``torch==X`` from the wheel's own ``Requires-Dist`` when it pins torch exactly."""
+    for member in names:
+        if not _METADATA.match(member):
+            continue
+        info = zf.getinfo(member)
+        if info.file_size > _MAX_METADATA:
+            raise ScanError(f"{member}: {info.file_size} bytes is too large for METADATA")
+        with zf.open(info) as handle:
+            raw = handle.read(_MAX_METADATA + 1)
+        headers = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
+            raw, headersonly=True
+        )
+        for value in headers.get_all("Requires-Dist") or ():
+            try:
+                req = Requirement(str(value))
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(req.name) != "torch":
+                continue
+            if req.marker is not None and "extra" in str(req.marker):
+                continue
+            if any(spec.operator in ("==", "===") for spec in req.specifier):
+                return f"torch{req.specifier}"
+        return None
+    return None
+
+
+def _check_platform(tags: Iterable[str], objects: Iterable[ObjectReport]) -> list[str]:
+    platforms = {tag.rsplit("-", 1)[-1] for tag in tags}
+    if platforms & {"any"}:
+        return [f"{o.path} is a {o.machine} binary in a wheel tagged 'any'" for o in objects]
+    notes = []
+    for obj in objects:
+        if obj.machine == "cuda":
+            continue
+        if not any(plat.endswith(obj.machine) for plat in platforms):
+            notes.append(
+                f"{obj.path} is a {obj.machine} binary but the wheel is tagged for "
+                f"{', '.join(sorted(platforms))}"
+            )
+    return notes
+
+
+def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SIZE) -> WheelReport:
+    """Scan the wheel at ``path``. Raises :class:`ScanError` naming the file on failure."""
+    path = Path(path)
+    filename = path.name
+    try:
+        dist, version, _build, tag_set = parse_wheel_filename(filename)
+    except InvalidWheelFilename as exc:
+        raise ScanError(f"{filename}: not a wheel file name ({exc})") from None
+    hashed: dict[str, Any] = {}
+    hasher = threading.Thread(target=_hash_file, args=(path, hashed), daemon=True)
+    try:
+        size = path.stat().st_size
+        hasher.start()
+        objects: list[ObjectReport] = []
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+            for info in zf.infolist():
+                if info.is_dir() or info.file_size < 16:
+                    continue
+                with zf.open(info) as handle:
+                    head = handle.read(4)
+                if is_elf(head):
+                    objects.append(_scan_object(zf, info, max_member_size=max_member_size))
+            torch_pin = _torch_from_metadata(zf, names)
+    except ScanError as exc:
+        raise ScanError(f"{filename}: {exc.message}") from None
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+        raise ScanError(f"{filename}: cannot read the wheel: {exc}") from None
+    finally:
+        if hasher.is_alive():
+            hasher.join()
+    if "error" in hashed:
+        raise ScanError(f"{filename}: cannot read the wheel: {hashed['error']}")
+
+    tags = tuple(sorted(str(tag) for tag in tag_set))
+    notes = _check_platform(tags, objects)
+    majors = sorted({o.cuda_runtime for o in objects if o.cuda_runtime is not None})
+    if len(majors) > 1:
+        notes.append(f"links CUDA runtimes of several majors: {majors}")
+    cuda = f">={majors[-1]}.0" if majors else None
+    label = parse_local_label(version.local) if version.local else None
+    if label is not None:
+        notes.extend(label.notes)
+        if cuda is None and label.cuda is not None and any(o.targets for o in objects):
+            # Kernels but no runtime in NEEDED (static cudart): trust the label.
+            cuda = label.cuda_lower_bound
+    requires: list[str] = []
+    if any(o.torch_linked for o in objects):
+        if torch_pin is not None:
+            requires.append(torch_pin)
+        elif label is not None and label.torch is not None:
+            requires.append(f"torch{label.torch}")
+        else:
+            requires.append("torch")
+            notes.append("links libtorch but neither METADATA nor the version label pins torch")
+    return WheelReport(
+        filename=filename,
+        name=str(canonicalize_name(dist)),
+        version=str(version),
+        tags=tags,
+        sha256=hashed["sha256"],
+        size=size,
+        objects=tuple(objects),
+        cuda=cuda,
+        gpu=sort_targets(t for o in objects for t in o.targets),
+        requires=tuple(requires),
+        notes=tuple(notes),
+    )
