@@ -38,6 +38,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
+from resolver_hook.cuda import parse_target
 from resolver_hook.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.errors import OperationalError
 from resolver_hook.fatbin import FatbinEntry, FatbinError, read_fatbin
@@ -48,6 +49,7 @@ __all__ = [
     "ObjectReport",
     "ScanError",
     "WheelReport",
+    "cuda_runtime_major",
     "scan_wheel",
     "sort_targets",
 ]
@@ -109,7 +111,7 @@ class WheelReport:
     cuda: str | None
     """PEP 440 specifier on the driver's CUDA version (``>=13.0``), if a runtime is linked."""
     gpu: tuple[str, ...]
-    """Kernel targets over all objects, ordered by SM number then SASS before PTX."""
+    """Kernel targets over all objects, ordered by SM number (see :func:`sort_targets`)."""
     requires: tuple[str, ...]
     """Couplings to other distributions, as PEP 508 strings (``torch==2.13.*``)."""
     notes: tuple[str, ...] = field(default=())
@@ -130,15 +132,19 @@ class WheelReport:
         }
 
 
-def _target_key(target: str) -> tuple[int, int, str]:
-    kind, _, rest = target.partition("_")
-    digits = re.match(r"\d+", rest)
-    return (int(digits.group()) if digits else 0, 0 if kind == "sm" else 1, target)
-
-
 def sort_targets(targets: Iterable[str]) -> tuple[str, ...]:
-    """Unique targets ordered by SM number, SASS before PTX: sm_90a, sm_120, compute_120."""
-    return tuple(sorted(set(targets), key=_target_key))
+    """Unique targets, validated and ordered by :mod:`resolver_hook.cuda` (SM number first).
+
+    Raises :class:`ScanError` for a name the kernel-target algebra does not know (an
+    architecture number nvcc never produced means a corrupt fatbin entry).
+    """
+    parsed = set()
+    for text in targets:
+        try:
+            parsed.add(parse_target(text))
+        except ValueError as exc:
+            raise ScanError(f"unrecognised kernel target in fatbin: {exc}") from None
+    return tuple(str(t) for t in sorted(parsed))
 
 
 class _Budget:
@@ -275,9 +281,7 @@ def _scan_object(
             member.close()
     entries = found.get(".nv_fatbin", ())
     targets = sort_targets(e.target for e in entries if e.target is not None)
-    majors = [
-        int(m.group(1)) for lib in obj.needed if (m := _CUDA_RUNTIME_LIB.match(lib)) is not None
-    ]
+    majors = [m for lib in obj.needed if (m := cuda_runtime_major(lib)) is not None]
     return ObjectReport(
         path=name,
         machine=obj.machine,
@@ -287,6 +291,12 @@ def _scan_object(
         cuda_runtime=max(majors) if majors else None,
         torch_linked=any(_TORCH_LIB.match(lib) for lib in obj.needed),
     )
+
+
+def cuda_runtime_major(soname: str) -> int | None:
+    """13 for ``libcudart.so.13`` (and the other CUDA libraries numbered by toolkit major)."""
+    match = _CUDA_RUNTIME_LIB.match(soname)
+    return int(match.group(1)) if match else None
 
 
 def _torch_from_metadata(zf: zipfile.ZipFile, names: list[str]) -> str | None:
@@ -333,6 +343,19 @@ def _check_platform(tags: Iterable[str], objects: Iterable[ObjectReport]) -> lis
     return notes
 
 
+def _read_members(path: Path, *, max_member_size: int) -> tuple[list[ObjectReport], str | None]:
+    objects: list[ObjectReport] = []
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.is_dir() or info.file_size < 16:
+                continue
+            with zf.open(info) as handle:
+                head = handle.read(4)
+            if is_elf(head):
+                objects.append(_scan_object(zf, info, max_member_size=max_member_size))
+        return objects, _torch_from_metadata(zf, zf.namelist())
+
+
 def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SIZE) -> WheelReport:
     """Scan the wheel at ``path``. Raises :class:`ScanError` naming the file on failure."""
     path = Path(path)
@@ -346,17 +369,7 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
     try:
         size = path.stat().st_size
         hasher.start()
-        objects: list[ObjectReport] = []
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
-            for info in zf.infolist():
-                if info.is_dir() or info.file_size < 16:
-                    continue
-                with zf.open(info) as handle:
-                    head = handle.read(4)
-                if is_elf(head):
-                    objects.append(_scan_object(zf, info, max_member_size=max_member_size))
-            torch_pin = _torch_from_metadata(zf, names)
+        objects, torch_pin = _read_members(path, max_member_size=max_member_size)
     except ScanError as exc:
         raise ScanError(f"{filename}: {exc.message}") from None
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:

@@ -74,22 +74,10 @@ def _check_prefix(prefix: str) -> str:
     return prefix if prefix.endswith("/") else prefix + "/"
 
 
-def _describe_target(target: str) -> str:
-    # Coverage rules: FACTS.md section 1 ("What a compiled kernel runs on").
-    kind, _, rest = target.partition("_")
-    digits = rest.rstrip("af")
-    suffix = rest[len(digits) :]
-    major, minor = digits[:-1], digits[-1]
-    if kind == "compute":
-        return f"{target} (PTX, JIT-compiled on CC {major}.{minor} and newer)"
-    if suffix == "a":
-        return f"{target} (SASS, CC {major}.{minor} only)"
-    if suffix == "f":
-        return f"{target} (SASS, CC {major}.{minor} and later minors of family {major})"
-    return f"{target} (SASS, CC {major}.{minor} to {major}.9)"
-
-
 def _describe(report: WheelReport) -> str:
+    from resolver_hook.cuda import describe_target, parse_target  # noqa: PLC0415 (lazy)
+    from resolver_hook.scan import cuda_runtime_major  # noqa: PLC0415
+
     lines = [report.filename]
     lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
     lines.append(f"  wheel tags: {', '.join(report.tags)}")
@@ -99,14 +87,14 @@ def _describe(report: WheelReport) -> str:
     else:
         lines.append("  no ELF objects: pure Python or non-Linux binaries")
     if report.cuda:
-        libs = sorted({lib for o in report.objects for lib in o.needed if o.cuda_runtime})
+        libs = sorted({lib for o in report.objects for lib in o.needed if cuda_runtime_major(lib)})
         why = f"links {', '.join(libs)}" if libs else "from the version label"
         lines.append(f"  needs an NVIDIA driver supporting CUDA {report.cuda} ({why})")
     else:
         lines.append("  needs no CUDA runtime")
     if report.gpu:
         lines.append("  GPU kernels:")
-        lines.extend(f"    {_describe_target(t)}" for t in report.gpu)
+        lines.extend(f"    {describe_target(parse_target(t))}" for t in report.gpu)
     for req in report.requires:
         lines.append(f"  must be installed with {req} (links libtorch/libc10)")
     if report.objects:
@@ -120,9 +108,10 @@ def _describe(report: WheelReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.manifestwrite import WheelEntry, render_manifest
-    from resolver_hook.scan import ScanError, scan_wheel
-    from resolver_hook.tomlwrite import write_atomic
+    # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
+    from resolver_hook.manifestwrite import WheelEntry, render_manifest  # noqa: PLC0415
+    from resolver_hook.scan import ScanError, scan_wheel  # noqa: PLC0415
+    from resolver_hook.tomlwrite import write_atomic  # noqa: PLC0415
 
     prefix = None
     if args.output is not None:
