@@ -71,12 +71,12 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
 
 def run_import(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # noqa: PLC0415
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    from resolver_hook.cuda import parse_target  # noqa: PLC0415
-    from resolver_hook.indexpage import fetch_page, import_manifest, parse_links  # noqa: PLC0415
-    from resolver_hook.manifestwrite import render_manifest  # noqa: PLC0415
-    from resolver_hook.tomlwrite import write_atomic  # noqa: PLC0415
+    from resolver_hook.cuda import parse_target
+    from resolver_hook.indexpage import fetch_page, import_manifest, parse_links
+    from resolver_hook.manifestwrite import render_manifest
+    from resolver_hook.tomlwrite import write_atomic
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():

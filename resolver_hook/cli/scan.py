@@ -75,8 +75,8 @@ def _check_prefix(prefix: str) -> str:
 
 
 def _describe(report: WheelReport) -> str:
-    from resolver_hook.cuda import describe_target, parse_target  # noqa: PLC0415 (lazy)
-    from resolver_hook.scan import cuda_runtime_major  # noqa: PLC0415
+    from resolver_hook.cuda import describe_target, parse_target
+    from resolver_hook.scan import cuda_runtime_major
 
     lines = [report.filename]
     lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
@@ -109,9 +109,9 @@ def _describe(report: WheelReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-    from resolver_hook.manifestwrite import WheelEntry, render_manifest  # noqa: PLC0415
-    from resolver_hook.scan import ScanError, scan_wheel  # noqa: PLC0415
-    from resolver_hook.tomlwrite import write_atomic  # noqa: PLC0415
+    from resolver_hook.manifestwrite import WheelEntry, render_manifest
+    from resolver_hook.scan import ScanError, scan_wheel
+    from resolver_hook.tomlwrite import write_atomic
 
     prefix = None
     if args.output is not None:
