@@ -1,0 +1,46 @@
+"""Flavour manifests: what builds of a package exist and what each needs.
+
+``parse_manifest`` validates a parsed mapping (pure); ``load_manifest`` reads one
+TOML file; ``collect_manifests`` gathers them from every source (built-in data,
+entry points, ``RESOLVER_HOOK_MANIFESTS``, pyproject.toml, ``--manifest``).
+"""
+
+from resolver_hook.manifest.load import (
+    ENTRY_POINT_GROUP,
+    ENV_INSECURE,
+    ENV_MANIFESTS,
+    builtin_manifests,
+    collect_manifests,
+    load_manifest,
+    loads_manifest,
+)
+from resolver_hook.manifest.schema import (
+    SCHEMA,
+    Flavour,
+    IndexFlavour,
+    Manifest,
+    ManifestError,
+    WheelFlavour,
+    check_url,
+    parse_manifest,
+    url_filename,
+)
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ENV_INSECURE",
+    "ENV_MANIFESTS",
+    "SCHEMA",
+    "Flavour",
+    "IndexFlavour",
+    "Manifest",
+    "ManifestError",
+    "WheelFlavour",
+    "builtin_manifests",
+    "check_url",
+    "collect_manifests",
+    "load_manifest",
+    "loads_manifest",
+    "parse_manifest",
+    "url_filename",
+]

@@ -1,0 +1,679 @@
+"""Flavour manifests: the frozen types and the validation of a parsed TOML mapping.
+
+A manifest says which builds ("flavours") of one package exist and what each needs.
+Two kinds of flavour:
+
+- :class:`WheelFlavour`: one built wheel at a URL; its version and tags come from
+  the wheel filename.
+- :class:`IndexFlavour`: a version served from a per-package find-links page
+  (``https://download.pytorch.org/whl/cu130/torch/``), pinned with its local label
+  (``2.13.0+cu130``). Without ``url`` it is the package's ordinary build on the
+  user's own index (PyPI): resolving to it leaves the requirement alone.
+
+What a flavour needs: ``cuda`` (PEP 440 specifier on the driver's CUDA version;
+absent = no NVIDIA driver needed), ``gpu`` (kernel targets inside; absent = runs
+without a GPU), ``rocm`` (specifier on the ROCm version; absent = no ROCm needed),
+``requires`` (couplings with other packages of the same plan). ``properties`` in
+the PEP 817 vocabulary (``nvidia :: cuda_version_lower_bound :: 13.0``,
+``nvidia :: sm_arch :: 100_real``) may stand in for ``cuda``/``gpu``.
+
+A ``[[matrix]]`` table is a template that expands into ``[[wheel]]`` entries (see
+:func:`_expand_matrix`). Validation is pure and collects every problem of a
+document before raising one :class:`ManifestError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import re
+import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
+from packaging.utils import (
+    InvalidWheelFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.cuda import KernelTarget, parse_target
+from resolver_hook.errors import UsageError
+
+__all__ = [
+    "SCHEMA",
+    "Flavour",
+    "IndexFlavour",
+    "Manifest",
+    "ManifestError",
+    "WheelFlavour",
+    "check_url",
+    "parse_manifest",
+    "url_filename",
+]
+
+SCHEMA = 1
+
+_TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
+_PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
+_NEEDS_KEYS = ("cuda", "gpu", "rocm", "properties", "requires")
+_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS)
+_INDEX_KEYS = ("url", "version", "platforms", "python", *_NEEDS_KEYS)
+_MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS)
+_BUILD_KEYS = ("needs",)
+_AXIS_ATTRS = ("cuda", "gpu", "rocm", "properties", "requires")
+
+_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class ManifestError(UsageError):
+    """A manifest is malformed. ``problems`` lists each one as ``source: key.path: what``."""
+
+    def __init__(self, problems: Sequence[str], *, hint: str | None = None) -> None:
+        self.problems = tuple(problems)
+        if len(self.problems) == 1:
+            message = self.problems[0]
+        else:
+            message = f"{len(self.problems)} problems in manifests:\n" + "\n".join(
+                f"  {p}" for p in self.problems)
+        super().__init__(message, hint=hint)
+
+
+# --- the value objects ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelFlavour:
+    """One built wheel of a package, at a URL."""
+
+    url: str
+    filename: str
+    name: NormalizedName
+    version: Version
+    tags: frozenset[Tag]
+    sha256: str | None = None
+    cuda: SpecifierSet | None = None
+    rocm: SpecifierSet | None = None
+    gpu: tuple[KernelTarget, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+    where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
+
+    kind = "wheel"
+
+    @property
+    def python_versions(self) -> tuple[str, ...]:
+        """Python versions named by the tags (``cp312`` -> ``3.12``), sorted."""
+        return _python_versions(t.interpreter for t in self.tags)
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return tuple(sorted({t.platform for t in self.tags}))
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        return _properties(self.cuda, self.gpu)
+
+    def describe(self) -> str:
+        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``."""
+        interp = ".".join(sorted({t.interpreter for t in self.tags}))
+        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "wheel", "url": self.url, "filename": self.filename,
+            "version": str(self.version), "tags": sorted(str(t) for t in self.tags),
+            "sha256": self.sha256, **_needs_dict(self),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexFlavour:
+    """A version served from a per-package find-links page, or (no url) the plain index."""
+
+    url: str | None
+    name: NormalizedName
+    version: Version
+    platforms: tuple[str, ...] = ()  # () = every platform
+    python: tuple[str, ...] = ()  # ("3.12", ...); () = every Python
+    cuda: SpecifierSet | None = None
+    rocm: SpecifierSet | None = None
+    gpu: tuple[KernelTarget, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+    where: str = ""
+
+    kind = "index"
+
+    @property
+    def passthrough(self) -> bool:
+        """True for the plain build on the user's own index: nothing to rewrite."""
+        return self.url is None
+
+    @property
+    def python_versions(self) -> tuple[str, ...]:
+        return self.python
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        return _properties(self.cuda, self.gpu)
+
+    def describe(self) -> str:
+        """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``."""
+        if self.url is None:
+            return f"{self.name} {self.version} (default index)"
+        where = self.url.split("://", 1)[-1]
+        return f"{self.name} {self.version} ({where})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": "index", "url": self.url, "version": str(self.version),
+            "platforms": list(self.platforms), "python": list(self.python),
+            **_needs_dict(self),
+        }
+
+
+Flavour = WheelFlavour | IndexFlavour
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Manifest:
+    """Every known flavour of one package, and where people get the real downloads."""
+
+    name: NormalizedName
+    display_name: str
+    homepage: str | None = None
+    downloads: str | None = None
+    description: str | None = None
+    wheels: tuple[WheelFlavour, ...] = ()
+    indexes: tuple[IndexFlavour, ...] = ()
+    build_needs: tuple[str, ...] = ()
+    source: str = "built-in"
+    replaced: tuple[str, ...] = field(default=())  # sources this one overrides
+
+    @property
+    def flavours(self) -> tuple[Flavour, ...]:
+        return (*self.wheels, *self.indexes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "display_name": self.display_name,
+            "homepage": self.homepage, "downloads": self.downloads,
+            "source": self.source, "build_needs": list(self.build_needs),
+            "wheels": [w.to_dict() for w in self.wheels],
+            "indexes": [i.to_dict() for i in self.indexes],
+        }
+
+
+def _python_versions(interpreters: Any) -> tuple[str, ...]:
+    out = set()
+    for interp in interpreters:
+        m = re.fullmatch(r"(?:cp|py|pp)(\d)(\d+)", interp)
+        if m:
+            out.add(f"{m.group(1)}.{m.group(2)}")
+    return tuple(sorted(out, key=lambda v: tuple(int(x) for x in v.split("."))))
+
+
+def _properties(cuda: SpecifierSet | None, gpu: tuple[KernelTarget, ...]) -> tuple[str, ...]:
+    """The PEP 817 spelling of the NVIDIA needs (FACTS.md section 2)."""
+    props = []
+    for spec in cuda or ():
+        if spec.operator in (">=", "~=", "=="):
+            props.append(f"nvidia :: cuda_version_lower_bound :: {spec.version}")
+        elif spec.operator == "<":
+            props.append(f"nvidia :: cuda_version_upper_bound :: {spec.version}")
+    props += [f"nvidia :: sm_arch :: {t.pep817}" for t in gpu]
+    return tuple(props)
+
+
+def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
+    return {
+        "cuda": str(f.cuda) if f.cuda is not None else None,
+        "rocm": str(f.rocm) if f.rocm is not None else None,
+        "gpu": [str(t) for t in f.gpu],
+        "requires": [str(r) for r in f.requires],
+    }
+
+
+# --- validation -------------------------------------------------------------------
+
+
+def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
+    """None when ``url`` may be used, else the problem in words.
+
+    https only (DESIGN.md "Secure by default"); loopback http and ``file:`` only
+    when ``allow_insecure`` (tests serve a loopback index).
+    """
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    scheme = parts.scheme.lower()
+    if scheme == "https":
+        return None if parts.hostname else f"{url!r} has no host"
+    hint = "; loopback http:// and file: URLs need --allow-insecure-urls"
+    if scheme == "file":
+        return None if allow_insecure else f"{url!r} is a file: URL, not https{hint}"
+    if scheme == "http":
+        if parts.hostname in _LOOPBACK_HOSTS:
+            return None if allow_insecure else f"{url!r} is plain http, not https{hint}"
+        return f"{url!r} is plain http: only https URLs are allowed"
+    if not scheme:
+        return f"{url!r} is not a URL (expected https://...)"
+    return f"{url!r} uses {scheme}:, not https"
+
+
+def url_filename(url: str) -> str:
+    """The last path segment of a URL, percent-decoded (``%2B`` -> ``+``)."""
+    path = urllib.parse.urlsplit(url).path
+    return urllib.parse.unquote(path.rsplit("/", 1)[-1])
+
+
+class _Checker:
+    """Collects problems as ``source: path: what`` while reading one document."""
+
+    def __init__(self, source: str, allow_insecure: bool) -> None:
+        self.source = source
+        self.allow_insecure = allow_insecure
+        self.problems: list[str] = []
+
+    def bad(self, path: str, what: str) -> None:
+        self.problems.append(f"{self.source}: {path}: {what}" if path else f"{self.source}: {what}")
+
+    def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
+        for key in table:
+            if key in allowed:
+                continue
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(allowed)})"
+            self.bad(_join(path, str(key)), f"unknown key{hint}")
+
+    def table(self, value: Any, path: str) -> Mapping[str, Any] | None:
+        if isinstance(value, Mapping):
+            return value
+        self.bad(path, f"expected a table, got {_kind(value)}")
+        return None
+
+    def tables(self, doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+        value = doc.get(key, [])
+        if isinstance(value, Mapping):
+            value = [value]  # [wheel] written once instead of [[wheel]]
+        if not isinstance(value, list):
+            self.bad(key, f"expected an array of tables ([[{key}]]), got {_kind(value)}")
+            return []
+        out = []
+        for i, item in enumerate(value):
+            t = self.table(item, f"{key}[{i}]")
+            if t is not None:
+                out.append(t)
+        return out
+
+    def string(self, table: Mapping[str, Any], key: str, path: str, *,
+               required: bool = False) -> str | None:
+        if key not in table:
+            if required:
+                self.bad(_join(path, key), "missing")
+            return None
+        value = table[key]
+        if not isinstance(value, str):
+            self.bad(_join(path, key), f"expected a string, got {_kind(value)}")
+            return None
+        if required and not value.strip():
+            self.bad(_join(path, key), "empty")
+            return None
+        return value
+
+    def strings(self, table: Mapping[str, Any], key: str, path: str) -> tuple[str, ...] | None:
+        if key not in table:
+            return None
+        value = table[key]
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            self.bad(_join(path, key), f"expected a list of strings, got {_kind(value)}")
+            return None
+        ok = True
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                self.bad(f"{_join(path, key)}[{i}]", f"expected a string, got {_kind(item)}")
+                ok = False
+        return tuple(value) if ok else None
+
+    def url(self, url: str, path: str) -> bool:
+        problem = check_url(url, allow_insecure=self.allow_insecure)
+        if problem:
+            self.bad(path, problem)
+            return False
+        return True
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+@dataclass(slots=True)
+class _Needs:
+    cuda: SpecifierSet | None = None
+    rocm: SpecifierSet | None = None
+    gpu: tuple[KernelTarget, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+
+
+def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Needs:
+    needs = _Needs()
+    for key in ("cuda", "rocm"):
+        text = c.string(t, key, path)
+        if text is None:
+            continue
+        try:
+            spec = SpecifierSet(text)
+        except InvalidSpecifier:
+            c.bad(_join(path, key), f"{text!r} is not a version specifier such as '>=13.0'")
+            continue
+        if not str(spec):
+            c.bad(_join(path, key), "empty specifier (leave the key out when no driver is needed)")
+            continue
+        setattr(needs, key, spec)
+    gpu: list[KernelTarget] = []
+    for i, text in enumerate(c.strings(t, "gpu", path) or ()):
+        try:
+            gpu.append(parse_target(text))
+        except ValueError as exc:
+            c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
+    props = c.strings(t, "properties", path)
+    if props is not None:
+        _read_properties(c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t)
+    needs.gpu = tuple(dict.fromkeys(gpu))
+    reqs = []
+    for i, text in enumerate(c.strings(t, "requires", path) or ()):
+        rpath = f"{_join(path, 'requires')}[{i}]"
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            c.bad(rpath, f"{text!r} is not a requirement: {exc}")
+            continue
+        if req.url:
+            c.bad(rpath, f"{text!r}: a coupling is a version specifier, not a URL")
+            continue
+        if canonicalize_name(req.name) == name:
+            c.bad(rpath, f"{text!r}: a package cannot be coupled with itself")
+            continue
+        reqs.append(req)
+    needs.requires = tuple(reqs)
+    return needs
+
+
+def _read_properties(c: _Checker, props: Sequence[str], path: str, needs: _Needs,
+                     gpu: list[KernelTarget], *, has_cuda: bool, has_gpu: bool) -> None:
+    """PEP 817 ``namespace :: feature :: value`` properties (FACTS.md section 2)."""
+    lower: list[str] = []
+    upper: list[str] = []
+    for i, text in enumerate(props):
+        ppath = f"{_join(path, 'properties')}[{i}]"
+        m = _PROPERTY.match(text)
+        if not m:
+            c.bad(ppath, f"{text!r} is not 'namespace :: feature :: value'")
+            continue
+        ns, feature, value = m.groups()
+        if ns != "nvidia":
+            c.bad(ppath, f"{text!r}: namespace {ns!r} is not understood (only 'nvidia')")
+        elif feature == "sm_arch":
+            if has_gpu:
+                c.bad(ppath, "gives kernel targets twice: use 'gpu' or sm_arch properties")
+                continue
+            try:
+                gpu.append(parse_target(value))
+            except ValueError as exc:
+                c.bad(ppath, str(exc))
+        elif feature in ("cuda_version_lower_bound", "cuda_version_upper_bound"):
+            if has_cuda:
+                c.bad(ppath, "gives the CUDA range twice: use 'cuda' or cuda_version properties")
+                continue
+            try:
+                Version(value)
+            except InvalidVersion:
+                c.bad(ppath, f"{value!r} is not a version")
+                continue
+            (lower if feature.endswith("lower_bound") else upper).append(value)
+        else:
+            c.bad(ppath, f"{text!r}: feature {feature!r} is not understood "
+                  "(sm_arch, cuda_version_lower_bound, cuda_version_upper_bound)")
+    specs = [f">={v}" for v in lower] + [f"<{v}" for v in upper]
+    if specs:
+        needs.cuda = SpecifierSet(",".join(specs))
+
+
+def _read_wheel(c: _Checker, t: Mapping[str, Any], path: str, name: str,
+                allowed: Sequence[str] = _WHEEL_KEYS) -> WheelFlavour | None:
+    c.keys(t, allowed, path)
+    url = c.string(t, "url", path, required=True)
+    sha = c.string(t, "sha256", path)
+    if sha is not None and not _SHA256.match(sha):
+        c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
+        sha = None
+    needs = _read_needs(c, t, path, name)
+    if url is None or not c.url(url, _join(path, "url")):
+        return None
+    filename = url_filename(url)
+    try:
+        wname, version, _build, tags = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion) as exc:
+        c.bad(_join(path, "url"), f"{filename!r} is not a wheel filename ({exc})")
+        return None
+    if wname != name:
+        # pip 26.3 crashes on a URL whose wheel names another project (FACTS.md section 3).
+        c.bad(_join(path, "url"), f"wheel {filename!r} is for project {wname!r}, not {name!r}")
+        return None
+    return WheelFlavour(url=url, filename=filename, name=wname, version=version,
+                        tags=frozenset(tags), sha256=sha.lower() if sha else None,
+                        cuda=needs.cuda, rocm=needs.rocm, gpu=needs.gpu,
+                        requires=needs.requires, where=path)
+
+
+def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
+    c.keys(t, _INDEX_KEYS, path)
+    url = c.string(t, "url", path)
+    url_ok = url is None or c.url(url, _join(path, "url"))
+    version_text = c.string(t, "version", path, required=True)
+    version = None
+    if version_text is not None:
+        try:
+            version = Version(version_text)
+        except InvalidVersion:
+            c.bad(_join(path, "version"), f"{version_text!r} is not a PEP 440 version")
+    platforms = c.strings(t, "platforms", path) or ()
+    for i, p in enumerate(platforms):
+        if not re.fullmatch(r"[a-z0-9_.]+", p):
+            c.bad(f"{_join(path, 'platforms')}[{i}]", f"{p!r} is not a wheel platform tag")
+    python = c.strings(t, "python", path) or ()
+    for i, p in enumerate(python):
+        if not re.fullmatch(r"\d+\.\d+", p):
+            c.bad(f"{_join(path, 'python')}[{i}]", f"{p!r} is not a Python version like 3.12")
+    needs = _read_needs(c, t, path, name)
+    if version is None or not url_ok:
+        return None
+    return IndexFlavour(url=url, name=NormalizedName(name), version=version,
+                        platforms=tuple(platforms), python=tuple(python), cuda=needs.cuda,
+                        rocm=needs.rocm, gpu=needs.gpu, requires=needs.requires, where=path)
+
+
+def _substitute(text: str, values: Mapping[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
+
+
+def _expand_matrix(c: _Checker, t: Mapping[str, Any], path: str,  # noqa: PLR0915 - one pass
+                   name: str) -> Iterator[WheelFlavour]:
+    """Expand a ``[[matrix]]`` template into wheel flavours.
+
+    ``url`` (and ``requires``) hold ``{placeholders}``; ``[matrix.axes]`` gives each
+    placeholder a list of values. A value is a string, or a table with ``value``,
+    optional flavour needs (``cuda``, ``rocm``, ``gpu``, ``properties``, ``requires``:
+    they apply to the wheels of that value) and any other keys as extra template
+    variables (e.g. a release tag that differs per platform). ``exclude`` lists
+    partial combinations to leave out. Every combination becomes one wheel.
+    """
+    c.keys(t, _MATRIX_KEYS, path)
+    url = c.string(t, "url", path, required=True)
+    axes_t = t.get("axes")
+    if axes_t is None:
+        c.bad(_join(path, "axes"), "missing (a table of placeholder = [values])")
+        return
+    axes = c.table(axes_t, _join(path, "axes"))
+    if axes is None or url is None:
+        return
+    axis_values: list[list[tuple[str, dict[str, str], Mapping[str, Any]]]] = []
+    names = list(axes)
+    ok = True
+    for axis in names:
+        apath = f"{path}.axes.{axis}"
+        values = axes[axis]
+        if not isinstance(values, list) or not values:
+            c.bad(apath, f"expected a non-empty array of values, got {_kind(values)}")
+            ok = False
+            continue
+        items: list[tuple[str, dict[str, str], Mapping[str, Any]]] = []
+        for i, v in enumerate(values):
+            if isinstance(v, str):
+                items.append((v, {axis: v}, {}))
+            elif isinstance(v, Mapping):
+                value = v.get("value")
+                if not isinstance(value, str):
+                    c.bad(f"{apath}[{i}].value", "missing (each table value needs 'value')")
+                    ok = False
+                    continue
+                extra = {k: x for k, x in v.items() if k != "value" and k not in _AXIS_ATTRS}
+                avars = {axis: value}
+                for k, x in extra.items():
+                    if not isinstance(x, str):
+                        c.bad(f"{apath}[{i}].{k}", f"a template variable must be a string, "
+                              f"got {_kind(x)}")
+                        ok = False
+                    else:
+                        avars[k] = x
+                items.append((value, avars, {k: x for k, x in v.items() if k in _AXIS_ATTRS}))
+            else:
+                c.bad(f"{apath}[{i}]", f"expected a string or a table, got {_kind(v)}")
+                ok = False
+        axis_values.append(items)
+    excludes = []
+    for i, ex in enumerate(t.get("exclude", []) if isinstance(t.get("exclude", []), list) else []):
+        ext = c.table(ex, f"{path}.exclude[{i}]")
+        if ext is not None:
+            for k in ext:
+                if k not in names:
+                    c.bad(f"{path}.exclude[{i}].{k}", f"not an axis (axes: {', '.join(names)})")
+            excludes.append(ext)
+    if not isinstance(t.get("exclude", []), list):
+        c.bad(f"{path}.exclude", "expected an array of tables")
+    if not ok:
+        return
+    all_vars = set(names) | {k for items in axis_values for _, tv, _ in items for k in tv}
+    for placeholder in _PLACEHOLDER.findall(url):
+        if placeholder not in all_vars:
+            c.bad(_join(path, "url"), f"placeholder {{{placeholder}}} has no axis or variable")
+            return
+    base = {k: v for k, v in t.items() if k in _AXIS_ATTRS}
+    for combo in itertools.product(*axis_values):
+        chosen = dict(zip(names, (v for v, _, _ in combo), strict=True))
+        if any(all(chosen.get(k) == x for k, x in ex.items()) for ex in excludes):
+            continue
+        tvars: dict[str, str] = {}
+        for _, tv, _ in combo:
+            tvars.update(tv)
+        entry: dict[str, Any] = {"url": _substitute(url, tvars)}
+        if "sha256" in t:
+            entry["sha256"] = t["sha256"]
+        # Needs: axis values override the matrix-wide 'cuda'/'rocm', add to the lists.
+        for key in _AXIS_ATTRS:
+            parts = [base] + [attrs for _, _, attrs in combo]
+            for p in parts:
+                if key not in p:
+                    continue
+                v = p[key]
+                if key in ("cuda", "rocm"):
+                    entry[key] = _substitute(v, tvars) if isinstance(v, str) else v
+                elif isinstance(v, list):
+                    entry.setdefault(key, [])
+                    entry[key] = entry[key] + [_substitute(x, tvars) if isinstance(x, str) else x
+                                               for x in v]
+                else:
+                    entry[key] = v
+        label = ", ".join(f"{k}={v}" for k, v in chosen.items())
+        w = _read_wheel(c, entry, f"{path}({label})", name, allowed=_WHEEL_KEYS)
+        if w is not None:
+            yield w
+
+
+def parse_manifest(data: Mapping[str, Any], *, source: str = "manifest",  # noqa: PLR0915
+                   allow_insecure: bool = False) -> Manifest:
+    """Validate a parsed manifest mapping; ManifestError lists every problem at once."""
+    c = _Checker(source, allow_insecure)
+    if not isinstance(data, Mapping):
+        raise ManifestError([f"{source}: expected a table at the top, got {_kind(data)}"])
+    c.keys(data, _TOP_KEYS, "")
+    schema = data.get("schema", SCHEMA)
+    if schema != SCHEMA or isinstance(schema, bool):
+        c.bad("schema", f"{schema!r} is not a schema this tool reads (it reads {SCHEMA})")
+    pkg = c.table(data.get("package"), "package") if "package" in data else None
+    if "package" not in data:
+        c.bad("package", "missing ([package] with name = ...)")
+    name = display = ""
+    homepage = downloads = description = None
+    if pkg is not None:
+        c.keys(pkg, _PACKAGE_KEYS, "package")
+        display = c.string(pkg, "name", "package", required=True) or ""
+        if display and not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", display):
+            c.bad("package.name", f"{display!r} is not a valid project name")
+            display = ""
+        name = canonicalize_name(display) if display else ""
+        for key in ("homepage", "downloads"):
+            value = c.string(pkg, key, "package")
+            if value is not None and c.url(value, f"package.{key}"):
+                if key == "homepage":
+                    homepage = value
+                else:
+                    downloads = value
+        description = c.string(pkg, "description", "package")
+    wheels: list[WheelFlavour] = []
+    indexes: list[IndexFlavour] = []
+    if name:
+        for i, t in enumerate(c.tables(data, "wheel")):
+            w = _read_wheel(c, t, f"wheel[{i}]", name)
+            if w is not None:
+                wheels.append(w)
+        for i, t in enumerate(c.tables(data, "matrix")):
+            wheels.extend(_expand_matrix(c, t, f"matrix[{i}]", name))
+        for i, t in enumerate(c.tables(data, "index")):
+            f = _read_index(c, t, f"index[{i}]", name)
+            if f is not None:
+                indexes.append(f)
+        if not c.problems and not wheels and not indexes:
+            c.bad("", "no flavours: add [[wheel]], [[matrix]] or [[index]] tables")
+        seen: dict[str, str] = {}
+        for w in wheels:
+            if w.url in seen:
+                c.bad(_join(w.where, "url"), f"the same wheel URL as {seen[w.url]}")
+            seen[w.url] = w.where
+    build_needs: tuple[str, ...] = ()
+    if "build" in data:
+        bt = c.table(data["build"], "build")
+        if bt is not None:
+            c.keys(bt, _BUILD_KEYS, "build")
+            build_needs = c.strings(bt, "needs", "build") or ()
+    if c.problems:
+        raise ManifestError(c.problems)
+    return Manifest(name=NormalizedName(name), display_name=display, homepage=homepage,
+                    downloads=downloads, description=description, wheels=tuple(wheels),
+                    indexes=tuple(indexes), build_needs=build_needs, source=source)
