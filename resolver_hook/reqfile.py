@@ -1,0 +1,429 @@
+"""pip requirements-file syntax, in and out.
+
+Reading follows pip's own order of operations (pip/_internal/req/req_file.py, checked
+against pip 26.3 on every file of the shared requirements corpus):
+
+1. split into lines; join backslash continuations (a comment line never continues);
+2. drop comments: ``#`` at the start of a line or after whitespace (``numpy#x`` is
+   not a comment, and is an invalid requirement, as in pip);
+3. expand ``${NAME}`` (upper case, digits, ``_`` only) from the environment; an unset
+   variable stays as written;
+4. split the line at the first token starting with ``-``: before it is the
+   requirement, after it the options (``--hash``, ``--config-settings`` belong to the
+   requirement; file options on a requirement line are ignored, as pip ignores them);
+5. a line with only options is an option line: ``-r``/``-c`` are followed (relative to
+   the including file; cycles are an error), ``-e`` is an editable requirement, the
+   rest (``--index-url``, ``--extra-index-url``, ``-f``, ``--pre``, ...) are recorded.
+
+Requirements become :class:`ReqEntry` values holding a ``packaging`` Requirement
+(PEP 508), or a URL/path for ``https://...whl``, VCS and local-path lines. Reading
+is pure given a ``read`` callable; :func:`read_requirements` is the file-system edge.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidWheelFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion
+
+from resolver_hook.errors import UsageError
+
+__all__ = [
+    "ReqEntry",
+    "ReqFile",
+    "format_requirement",
+    "parse_requirement_line",
+    "parse_requirements",
+    "read_requirements",
+]
+
+# pip: COMMENT_RE and ENV_VAR_RE in pip/_internal/req/req_file.py.
+_COMMENT = re.compile(r"(^|\s+)#.*$")
+_ENV_VAR = re.compile(r"\$\{([A-Z0-9_]+)\}")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_VCS = re.compile(r"^(git|hg|svn|bzr)\+", re.IGNORECASE)
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+# Options a requirements file may hold (pip 26 SUPPORTED_OPTIONS): name -> takes a value.
+_FILE_OPTIONS: dict[str, bool] = {
+    "-r": True, "--requirement": True, "-c": True, "--constraint": True,
+    "-e": True, "--editable": True, "-i": True, "--index-url": True,
+    "--extra-index-url": True, "--no-index": False, "-f": True, "--find-links": True,
+    "--no-binary": True, "--only-binary": True, "--prefer-binary": False,
+    "--require-hashes": False, "--pre": False, "--trusted-host": True, "--use-feature": True,
+}
+# Options that belong to one requirement line (pip SUPPORTED_OPTIONS_REQ).
+_REQ_OPTIONS: dict[str, bool] = {
+    "--hash": True, "-C": True, "--config-settings": True, "--global-option": True,
+}
+_CANONICAL = {"--requirement": "-r", "--constraint": "-c", "--editable": "-e",
+              "--index-url": "-i", "--find-links": "-f", "--config-settings": "-C"}
+
+Reader = Callable[[str], str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReqEntry:
+    """One logical line of a requirements file that pip would act on.
+
+    ``kind``: ``"requirement"`` (PEP 508, maybe ``name @ url``), ``"url"`` (a bare
+    URL: wheel, sdist or VCS), ``"path"`` (a local file or folder), ``"option"``
+    (``--index-url X`` and friends; ``option`` and ``value`` are set).
+    """
+
+    kind: str
+    text: str  # the line as pip sees it (joined, comment removed, variables expanded)
+    source: str = "<command line>"
+    lineno: int = 0
+    requirement: Requirement | None = None
+    name: NormalizedName | None = None
+    url: str | None = None
+    marker: Marker | None = None
+    editable: bool = False
+    constraint: bool = False
+    hashes: tuple[str, ...] = ()  # "sha256:hex"
+    line_options: tuple[str, ...] = ()  # options pip ignores on a requirement line
+    option: str | None = None
+    value: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.lineno}" if self.lineno else self.source
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReqFile:
+    """Everything read from requirement files and command-line requirements, in order."""
+
+    entries: tuple[ReqEntry, ...] = ()
+    files: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def requirements(self) -> tuple[ReqEntry, ...]:
+        return tuple(e for e in self.entries if e.kind != "option" and not e.constraint)
+
+    @property
+    def constraints(self) -> tuple[ReqEntry, ...]:
+        return tuple(e for e in self.entries if e.kind != "option" and e.constraint)
+
+    @property
+    def options(self) -> tuple[ReqEntry, ...]:
+        return tuple(e for e in self.entries if e.kind == "option")
+
+
+# --- reading ----------------------------------------------------------------------
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """pip's join_lines + ignore_comments: (first line number, line without comment)."""
+    primary = 0
+    pending: list[str] = []
+
+    def clean(n: int, line: str) -> tuple[int, str] | None:
+        line = _COMMENT.sub("", line).strip()
+        return (n, line) if line else None
+
+    for n, physical in enumerate(text.splitlines(), start=1):
+        line = physical
+        if not line.endswith("\\") or _COMMENT.match(line):
+            if _COMMENT.match(line):
+                line = " " + line  # a comment ends a continuation and is dropped
+            if pending:
+                pending.append(line)
+                out = clean(primary, "".join(pending))
+                pending = []
+            else:
+                out = clean(n, line)
+            if out:
+                yield out
+        else:
+            if not pending:
+                primary = n
+            pending.append(line.strip("\\"))
+    if pending:
+        out = clean(primary, "".join(pending))
+        if out:
+            yield out
+
+
+def _expand(line: str, env: Mapping[str, str]) -> str:
+    # pip: only ${NAME}; a variable that is unset or empty stays as written.
+    for m in _ENV_VAR.finditer(line):
+        value = env.get(m.group(1))
+        if value:
+            line = line.replace(m.group(0), value)
+    return line
+
+
+def _split_args(line: str) -> tuple[str, str]:
+    """pip's break_args_options: requirement text, then options from the first '-' token."""
+    tokens = line.split(" ")
+    args = []
+    for i, token in enumerate(tokens):
+        if token.startswith("-"):
+            return " ".join(args), " ".join(tokens[i:])
+        args.append(token)
+    return " ".join(args), ""
+
+
+def _parse_options(text: str, where: str,
+                   warnings: list[str]) -> list[tuple[str, str | None]]:
+    try:
+        tokens = shlex.split(text)
+    except ValueError as exc:
+        raise UsageError(f"{where}: cannot split options {text!r}: {exc}") from None
+    known = {**_FILE_OPTIONS, **_REQ_OPTIONS}
+    out: list[tuple[str, str | None]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name, value = tok, None
+        if tok.startswith("--") and "=" in tok:
+            name, value = tok.split("=", 1)
+        elif not tok.startswith("--") and tok.startswith("-") and len(tok) > 2:
+            name, value = tok[:2], tok[2:]  # -rfile, -fURL
+        if not tok.startswith("-"):
+            # pip's option parser drops stray words after the options without a word.
+            warnings.append(f"{where}: pip ignores {tok!r} after the options: "
+                            "put each requirement on its own line, before any option")
+            i += 1
+            continue
+        if name not in known:
+            raise UsageError(f"{where}: no such option: {name}")
+        if known[name] and value is None:
+            if i + 1 >= len(tokens):
+                raise UsageError(f"{where}: {name} needs a value")
+            i += 1
+            value = tokens[i]
+        elif not known[name] and value is not None:
+            raise UsageError(f"{where}: {name} takes no value")
+        out.append((_CANONICAL.get(name, name), value))
+        i += 1
+    return out
+
+
+def parse_requirement_line(text: str, *, where: str = "<command line>", lineno: int = 0,
+                           source: str = "<command line>", editable: bool = False,
+                           constraint: bool = False, hashes: tuple[str, ...] = (),
+                           line_options: tuple[str, ...] = ()) -> ReqEntry:
+    """One requirement as pip reads it: PEP 508, ``name @ url``, bare URL or local path."""
+    common: dict[str, Any] = {"text": text, "source": source, "lineno": lineno, "editable": editable,
+              "constraint": constraint, "hashes": hashes, "line_options": line_options}
+    if _URL.match(text) or _VCS.match(text):
+        # pip splits a URL's marker at "; " (a URL may hold ';').
+        url, _, marker_text = text.partition("; ") if "; " in text else (text, "", "")
+        url = url.strip()
+        marker = _marker(marker_text, where) if marker_text.strip() else None
+        name = _name_from_url(url)
+        req = None
+        if name and url.split("#", 1)[0].endswith(".whl"):
+            req = _requirement(f"{name} @ {url}", where, text)
+        return ReqEntry(kind="url", requirement=req, name=name, url=url, marker=marker, **common)
+    if text.startswith((".", "/", "~")) or (editable and "@" not in text) or \
+            re.match(r"^[A-Za-z]:[\\/]", text) or text.endswith((".whl", ".tar.gz", ".zip")):
+        path, _, marker_text = text.partition(";")
+        marker = _marker(marker_text, where) if marker_text.strip() else None
+        return ReqEntry(kind="path", url=path.strip(), name=_name_from_url(path.strip()),
+                        marker=marker, **common)
+    req = _requirement(text, where, text)
+    return ReqEntry(kind="requirement", requirement=req, name=canonicalize_name(req.name),
+                    url=req.url, marker=req.marker, **common)
+
+
+def _requirement(text: str, where: str, original: str) -> Requirement:
+    try:
+        return Requirement(text)
+    except InvalidRequirement as exc:
+        reason = str(exc).splitlines()[0]
+        hint = None
+        parts = original.split()
+        if len(parts) > 1 and all(_parses(p) for p in parts):
+            hint = "pip reads one requirement per line: put each on its own line"
+        elif "${" in original:
+            hint = "pip expands ${NAME} only when the variable is set and not empty"
+        raise UsageError(f"{where}: invalid requirement {original!r}: {reason}",
+                         hint=hint) from None
+
+
+def _parses(text: str) -> bool:
+    try:
+        Requirement(text)
+    except InvalidRequirement:
+        return False
+    return True
+
+
+def _marker(text: str, where: str) -> Marker:
+    try:
+        return Marker(text.strip())
+    except InvalidMarker as exc:
+        raise UsageError(f"{where}: invalid marker {text.strip()!r}: "
+                         f"{str(exc).splitlines()[0]}") from None
+
+
+def _name_from_url(url: str) -> NormalizedName | None:
+    m = _EGG.search(url)
+    if m:
+        return canonicalize_name(m.group(1))
+    filename = url.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    if filename.endswith(".whl"):
+        from urllib.parse import unquote  # noqa: PLC0415 - rare path
+
+        try:
+            return parse_wheel_filename(unquote(filename))[0]
+        except (InvalidWheelFilename, InvalidVersion):
+            return None
+    return None
+
+
+def parse_requirements(
+    text: str,
+    *,
+    source: str = "<requirements>",
+    read: Reader | None = None,
+    env: Mapping[str, str] | None = None,
+    constraint: bool = False,
+    _stack: tuple[str, ...] = (),
+) -> ReqFile:
+    """Parse requirements-file text. ``read(path)`` returns an included file's text
+    (None: ``-r``/``-c`` are an error). Pure: the environment is a parameter."""
+    env = {} if env is None else env
+    entries: list[ReqEntry] = []
+    warnings: list[str] = []
+    files = [source]
+    stack = (*_stack, source)
+    for lineno, raw in _logical_lines(text):
+        line = _expand(raw, env)
+        where = f"{source}:{lineno}"
+        args, opt_text = _split_args(line)
+        opts = _parse_options(opt_text, where, warnings) if opt_text else []
+        if args:
+            hashes = tuple(v for k, v in opts if k == "--hash" and v)
+            ignored = tuple(k for k, _ in opts if k not in _REQ_OPTIONS and k != "-C")
+            entries.append(parse_requirement_line(
+                args, where=where, lineno=lineno, source=source, constraint=constraint,
+                hashes=hashes, line_options=ignored))
+            continue
+        for name, value in opts:
+            assert value is not None or not _FILE_OPTIONS.get(name, False)
+            if name in ("-r", "-c"):
+                nested = _include(value or "", source, where, read, env, stack,
+                                  constraint=name == "-c")
+                entries.extend(nested.entries)
+                warnings.extend(nested.warnings)
+                files.extend(f for f in nested.files if f not in files)
+            elif name == "-e":
+                entries.append(parse_requirement_line(
+                    value or "", where=where, lineno=lineno, source=source, editable=True,
+                    constraint=constraint))
+            elif name == "--hash":
+                continue  # pip: "has --hash but no requirement, and will be ignored"
+            else:
+                entries.append(ReqEntry(kind="option", text=line, source=source, lineno=lineno,
+                                        option=name, value=value, constraint=constraint))
+    return ReqFile(entries=tuple(entries), files=tuple(files), warnings=tuple(warnings))
+
+
+def _include(target: str, source: str, where: str, read: Reader | None,  # noqa: PLR0917
+             env: Mapping[str, str], stack: tuple[str, ...], *, constraint: bool) -> ReqFile:
+    if _URL.match(target):
+        raise UsageError(f"{where}: {target!r} is a URL: resolver-hook reads local "
+                         "requirement files only", hint="download it and pass the file")
+    if read is None:
+        raise UsageError(f"{where}: cannot follow '-r/-c {target}' here",
+                         hint="pass the requirements as a file with -r")
+    base = os.path.dirname(source) if source not in ("<requirements>", "<command line>") else ""
+    path = os.path.normpath(os.path.join(base, target))
+    if path in stack:
+        chain = " -> ".join((*stack[stack.index(path):], path))
+        raise UsageError(f"{where}: requirement files include each other: {chain}")
+    kind = "constraint" if constraint else "requirements"
+    try:
+        text = read(path)
+    except OSError as exc:
+        raise UsageError(f"{where}: could not open {kind} file {path}: "
+                         f"{exc.strerror or exc}") from None
+    return parse_requirements(text, source=path, read=read, env=env, constraint=constraint,
+                              _stack=stack)
+
+
+def _read_text(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+
+
+def read_requirements(
+    files: Iterable[str] = (),
+    lines: Iterable[str] = (),
+    *,
+    constraints: Iterable[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> ReqFile:
+    """The file-system edge: read ``-r`` files, ``-c`` files and command-line requirements.
+
+    Command-line requirements come first, as pip lists them.
+    """
+    env = os.environ if env is None else env
+    entries: list[ReqEntry] = []
+    warnings: list[str] = []
+    seen: list[str] = []
+    for i, line in enumerate(lines, start=1):
+        text = line.strip()
+        if text:
+            entries.append(parse_requirement_line(text, where=f"requirement {text!r}",
+                                                  lineno=0, source=f"<command line {i}>"))
+    for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
+        kind = "constraint" if constraint else "requirements"
+        try:
+            text = _read_text(path)
+        except OSError as exc:
+            raise UsageError(f"could not open {kind} file {path}: "
+                             f"{exc.strerror or exc}") from None
+        parsed = parse_requirements(text, source=path, read=_read_text, env=env,
+                                    constraint=constraint)
+        entries.extend(parsed.entries)
+        warnings.extend(parsed.warnings)
+        seen.extend(f for f in parsed.files if f not in seen)
+    return ReqFile(entries=tuple(entries), files=tuple(seen), warnings=tuple(warnings))
+
+
+# --- writing ----------------------------------------------------------------------
+
+
+def format_requirement(name: str, *, url: str | None = None, sha256: str | None = None,
+                       version: str | None = None, extras: Iterable[str] = (),
+                       marker: Marker | str | None = None) -> str:
+    """One pip line: ``name[x] @ url#sha256=... ; marker`` or ``name[x]==version ; marker``.
+
+    The space before ``;`` matters: PEP 508 parsers read ``url;marker`` as part of
+    the URL (FACTS.md section 3).
+    """
+    ex = sorted(extras)
+    head = f"{name}[{','.join(ex)}]" if ex else name
+    if url:
+        frag = f"#sha256={sha256}" if sha256 and "#sha256=" not in url else ""
+        line = f"{head} @ {url}{frag}"
+    elif version:
+        line = f"{head}=={version}"
+    else:
+        line = head
+    if marker is not None and str(marker):
+        line += f" ; {marker}"
+    return line
