@@ -25,7 +25,7 @@ from resolver_hook.errors import ResolverHookError
 __all__ = ["main"]
 
 # Modules under resolver_hook.cli, in the order their commands appear in --help.
-_COMMAND_MODULES = ("detect", "doctor", "scan", "manifest")
+_COMMAND_MODULES = ("detect", "doctor", "scan", "manifest", "plan", "explain", "lock")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,61 @@
+"""Options shared by plan, explain and lock: requirements and manifests."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolver_hook.manifest import Manifest
+    from resolver_hook.reqfile import ReqFile
+
+__all__ = ["add_manifest_options", "add_requirement_options", "manifests_from_args",
+           "requirements_from_args"]
+
+EXAMPLE = "gpu-stack.txt"
+
+
+def add_requirement_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("reqs", nargs="*", metavar="REQ", help="requirements, e.g. 'torch>=2.13'")
+    parser.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
+                        dest="requirement_files", help="a pip requirements file (repeatable)")
+    parser.add_argument("-c", "--constraint", action="append", default=[], metavar="FILE",
+                        dest="constraint_files", help="a pip constraints file (repeatable)")
+    parser.add_argument("--example", action="store_true",
+                        help="plan the bundled example (torch, flash-attn, natten, tilert, numpy)")
+
+
+def add_manifest_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--manifest", action="append", default=[], metavar="FILE",
+                        help="a flavour manifest (TOML); replaces the built-in one of its "
+                        "package (repeatable)")
+    parser.add_argument("--allow-insecure-urls", action="store_true",
+                        help="accept loopback http:// and file: URLs in manifests "
+                        "(also RESOLVER_HOOK_ALLOW_INSECURE_URLS=1)")
+
+
+def example_path() -> str:
+    from importlib import resources
+
+    return str(resources.files("resolver_hook") / "examples" / EXAMPLE)
+
+
+def requirements_from_args(args: argparse.Namespace) -> ReqFile:
+    from resolver_hook.errors import UsageError
+    from resolver_hook.reqfile import read_requirements
+
+    files = list(args.requirement_files)
+    if getattr(args, "example", False):
+        files.insert(0, example_path())
+    if not files and not args.reqs:
+        raise UsageError("nothing to plan: give requirements, -r FILE or --example")
+    return read_requirements(files, args.reqs, constraints=args.constraint_files)
+
+
+def manifests_from_args(args: argparse.Namespace) -> dict[str, Manifest]:
+    from resolver_hook.manifest import ENV_INSECURE, collect_manifests
+
+    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true",
+                                                                               "yes")
+    return collect_manifests(args.manifest, allow_insecure=insecure)
