@@ -1,0 +1,160 @@
+"""plan, explain and lock from the command line: exit codes, one-line errors, files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.cli import main
+
+from .test_manifest import BAD as BAD_MANIFESTS
+from .test_reqfile import BAD_LINES
+
+SM100 = "linux-x86_64-py312-cuda13.0-sm100"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "plan", "torch", "flash-attn", "natten", "--target", SM100,
+                         "--json")
+    assert (code, err) == (0, "")
+    d = json.loads(out)
+    assert [p["action"] for p in d["packages"]] == ["rewrite"] * 3
+    assert d["packages"][2]["version"] == "0.21.7+torch2130cu130"
+
+
+def test_plan_no_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "plan", "tilert", "--target",
+                         "linux-aarch64-py312-cuda13.0-sm121")
+    assert code == 1
+    assert "tilert  error" in out
+    assert err.startswith("error: tilert: no build of tilert fits this machine (Linux aarch64")
+    for word in ("aarch64", "sm_121", "sm_100f"):
+        assert word in err
+    assert "Traceback" not in err
+
+
+def test_plan_example_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "plan", "--example", "--target", "linux-x86_64-py312-cuda13.0-sm103")
+    assert code == 0
+    assert "numpy>=2" in out
+    code, out, _ = run(capsys, "explain", "torch", "--target", SM100)
+    assert code == 0
+    chosen = [line for line in out.splitlines() if line.startswith("*")]
+    assert len(chosen) == 1
+    assert "2.13.0+cu130" in chosen[0]
+    code, out, _ = run(capsys, "explain", "tilert", "--target", "linux-x86_64-py312-cuda13.0-sm121")
+    assert code == 1
+    assert "kernels sm_100f does not run on GB10 (sm_121)" in out
+
+
+def test_lock_one_file_per_target_and_inputs_untouched(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    req = tmp_path / "requirements.in"
+    req.write_text('torch\ntilert ; sys_platform == "linux"\nnumpy\n')
+    before = req.read_bytes()
+    code, _, err = run(capsys, "lock", "-r", str(req), "-o", str(tmp_path / "{target}.txt"),
+                       "--target", SM100, "--target", "linux-x86_64-py312-cuda13.0-sm103")
+    assert (code, err) == (0, "")
+    text = (tmp_path / f"{SM100}.txt").read_text().splitlines()
+    body = [x for x in text if not x.startswith("#")]
+    assert body[0] == "--find-links https://download.pytorch.org/whl/cu130/torch/"
+    assert body[1].startswith("tilert @ https://github.com/tile-ai/TileRT/")
+    assert body[1].endswith('.whl ; sys_platform == "linux"')  # space before ';'
+    assert body[2:] == ["torch==2.13.0+cu130", "numpy"]
+    assert req.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".resolver-hook-")]
+
+
+def test_lock_one_file_with_markers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "lock.txt"
+    code, _, _ = run(capsys, "lock", "flash-attn", "-o", str(out), "--target", SM100,
+                     "--target", "linux-aarch64-py312-cuda13.0-sm100")
+    assert code == 0
+    lines = [x for x in out.read_text().splitlines() if x.startswith("flash-attn")]
+    assert lines[0].endswith('; (sys_platform == "linux" and platform_machine == "x86_64" and '
+                             'python_version == "3.12")')
+    assert "manylinux_2_34_aarch64.whl ; " in lines[1]
+    code, _, err = run(capsys, "lock", "torch", "-o", str(out), "--target", SM100,
+                       "--target", "linux-x86_64-py312-cuda12.6-sm89")
+    assert code == 2
+    assert err.count("error:") == 1
+    assert "differ only in what markers cannot tell apart" in err
+
+
+def test_lock_no_fit_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = tmp_path / "lock.txt"
+    code, _, err = run(capsys, "lock", "tilert", "-o", str(out), "--target", "macos-arm64-py312")
+    assert code == 1
+    assert "nothing written" in err
+    assert not out.exists()
+
+
+# --- thirty-odd malformed inputs: each one 'error:' line, exit 2, no traceback ------------
+
+def _manifest_cases() -> list[tuple[str, object, str]]:
+    return [(f"manifest-{case[0]}", case[1], case[2]) for case in BAD_MANIFESTS]
+
+
+@pytest.mark.parametrize(("data", "expected"), [c[1:] for c in _manifest_cases()],
+                         ids=[c[0] for c in _manifest_cases()])
+def test_malformed_manifest_via_cli(data: dict[str, object], expected: str,
+                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "tilert.toml"
+    path.write_text(_toml(data))
+    code, out, err = run(capsys, "plan", "tilert", "--manifest", str(path), "--target", SM100)
+    assert code == 2
+    assert err.count("error:") == 1
+    assert "Traceback" not in err
+    assert expected in err
+
+
+@pytest.mark.parametrize(("text", "expected"), [b[1:] for b in BAD_LINES],
+                         ids=[b[0] for b in BAD_LINES])
+def test_malformed_requirement_line_via_cli(text: str, expected: str,
+                                            capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    path = tmp_path / "r.txt"
+    path.write_text(text + "\n")
+    code, _, err = run(capsys, "plan", "-r", str(path), "--target", SM100)
+    assert code == 2
+    assert err.count("error:") == 1
+    assert "Traceback" not in err
+    assert expected.replace("r.txt:1", f"{path}:1").split(" file ")[0].split("missing")[0] in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["plan"],
+    ["plan", "torch", "--target", "plan9-x86_64"],
+    ["plan", "torch==", "--target", SM100],
+    ["explain", "no-such-package", "--target", SM100],
+    ["explain", "torch>>", "--target", SM100],
+    ["plan", "torch", "--manifest", "/nonexistent.toml", "--target", SM100],
+], ids=["nothing", "bad-target", "bad-requirement", "unknown-package", "bad-explain",
+        "missing-manifest"])
+def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert err.count("error:") == 1
+
+
+def _toml(data: object, prefix: str = "") -> str:
+    """A small TOML writer for the test tables (strings, ints, lists, nested tables)."""
+    assert isinstance(data, dict)
+    scalars, tables, arrays = [], [], []
+    for k, v in data.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            tables.append(f"[{key}]\n" + _toml(v, key))
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            arrays.extend(f"[[{key}]]\n" + _toml(x, key) for x in v)
+        else:
+            scalars.append(f"{k} = {json.dumps(v)}")
+    return "\n".join(scalars) + "\n" + "\n".join(tables + arrays)

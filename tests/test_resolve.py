@@ -1,0 +1,280 @@
+"""The resolver: each rule with tables of target profiles, the issue's cases, properties."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from resolver_hook.cuda import uncovered
+from resolver_hook.host import parse_target
+from resolver_hook.manifest import IndexFlavour, WheelFlavour, builtin_manifests, parse_manifest
+from resolver_hook.resolve import Plan, marker_environment, resolve
+
+BUILTIN = builtin_manifests()
+FA = "https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/"
+
+
+def plan(target: str, *reqs: str, manifests: object = None) -> Plan:
+    return resolve(list(reqs), manifests or BUILTIN, parse_target(target))  # type: ignore[arg-type]
+
+
+def test_cuda13_sm100_picks_cu130_everywhere() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch", "flash-attn", "natten")
+    assert p.ok
+    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("flash-attn").url == (
+        FA + "v0.9.47/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-"
+        "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl")
+    assert p.package("natten").version == "0.21.7+torch2130cu130"
+    assert p.constraints[0] == "torch==2.13.0+cu130"
+    assert p.find_links == ("https://download.pytorch.org/whl/cu130/torch/",
+                            "https://whl.natten.org")
+    # pip wants URL lines before plain lines (FACTS.md section 3).
+    assert p.requirements[0].startswith("flash-attn @ https://")
+    assert len(p.explain_lines()) == 3
+
+
+def test_cuda126_sm89_picks_cu126() -> None:
+    p = plan("linux-x86_64-py312-cuda12.6-sm89", "torch", "flash-attn", "natten")
+    assert [x.version for x in p.packages] == ["2.13.0+cu126", "2.8.3+cu126torch2.13",
+                                              "0.21.7+torch2130cu126"]
+
+
+def test_cuda126_sm120_refuses_and_says_why() -> None:
+    p = plan("linux-x86_64-py312-cuda12.6-sm120", "torch")
+    (err,) = p.errors
+    reasons = {r.candidate: r.reason for r in err.rejected}
+    # cu126 covers up to sm_90 as SASS without PTX, so Blackwell is not covered.
+    assert reasons["torch 2.13.0+cu126 (download.pytorch.org/whl/cu126/torch/)"].endswith(
+        "do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)")
+    assert reasons["torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"] == (
+        "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.6")
+    assert err.alternatives == ("torch==2.13.0+cpu (runs without the GPU)",)
+
+
+def test_macos_torch_passes_and_flash_attn_has_no_macos_build() -> None:
+    p = plan("macos-arm64-py312", "torch", "flash-attn")
+    torch, fa = p.packages
+    assert (torch.action, torch.url, torch.line) == ("pass", None, "torch")
+    assert fa.action == "error"
+    assert fa.reason.startswith("no macOS builds of flash-attn exist")
+    assert p.constraints == ()
+
+
+def test_tilert_on_dgx_spark_names_arch_gpu_and_kernels() -> None:
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "tilert")
+    (err,) = p.errors
+    text = err.reason + " " + " ".join(r.reason for r in err.rejected)
+    for word in ("aarch64", "sm_121", "sm_100f"):
+        assert word in text
+
+
+def test_tilert_on_x86_gb10_says_kernels_do_not_run() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm121", "tilert")
+    assert p.errors[0].rejected[0].reason == "kernels sm_100f does not run on GB10 (sm_121)"
+
+
+def test_tilert_on_b300_rewrites_to_its_wheel() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm103", "tilert")
+    (t,) = p.packages
+    assert t.action == "rewrite"
+    assert t.url.endswith("/tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl")
+    assert p.requirements == (f"tilert @ {t.url}",)
+    assert any("no sha256" in n for n in p.notes)
+
+
+# Rule by rule: (target, requirement, expected version or None for an error, reason part).
+RULES = [
+    # 1. tags: Python, platform, glibc
+    ("tags-python", "linux-x86_64-py311-cuda13.0-sm100", "tilert", None,
+     "built for Python 3.12; this machine has Python 3.11"),
+    ("tags-platform", "windows-x86_64-py312-cuda13.0-sm100", "tilert", None,
+     "built for Linux x86_64"),
+    ("tags-glibc", "linux-aarch64-py312-glibc2.31-cuda13.0-sm90", "flash-attn", None,
+     "needs glibc >= 2.34 (manylinux_2_34_aarch64); this machine has glibc 2.31"),
+    ("tags-aarch64-ok", "linux-aarch64-py312-glibc2.39-cuda13.0-sm90", "flash-attn",
+     "2.8.3+cu130torch2.13", ""),
+    ("tags-windows", "windows-x86_64-py313-cuda13.0-sm120", "flash-attn",
+     "2.8.3+cu130torch2.13", ""),
+    # 2. CUDA: the driver's version against the flavour's range
+    ("cuda-none", "linux-x86_64-py312", "tilert", None, "needs an NVIDIA driver with CUDA"),
+    ("cuda-old", "linux-x86_64-py312-cuda12.8-sm100", "tilert", None,
+     "needs a driver with CUDA >=13.0"),
+    ("cuda-newest-wins", "linux-x86_64-py312-cuda13.0-sm90", "torch", "2.13.0+cu130", ""),
+    ("cuda-12-driver", "linux-x86_64-py312-cuda12.4-sm90", "torch", "2.13.0+cu126", ""),
+    # 3. GPU coverage (FACTS.md section 1: sm_100f runs on 10.0 and 10.3 only)
+    ("gpu-family", "linux-x86_64-py312-cuda13.0-sm100", "tilert", "0.1.5.post2", ""),
+    ("gpu-not-h100", "linux-x86_64-py312-cuda13.0-sm90", "tilert", None,
+     "kernels sm_100f does not run on H100, H200, GH200 (sm_90)"),
+    ("gpu-every-visible", "linux-x86_64-py312-cuda13.0-sm100,sm120", "tilert", None,
+     "does not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)"),
+    ("gpu-old-cc-cu126", "linux-x86_64-py312-cuda13.0-sm60", "torch", "2.13.0+cu126", ""),
+    ("gpu-ptx-flash-attn", "linux-x86_64-py312-cuda13.0-sm121", "flash-attn",
+     "2.8.3+cu130torch2.13", ""),
+    ("gpu-too-old-for-fa", "linux-x86_64-py312-cuda13.0-sm75", "flash-attn", None,
+     "kernels compute_80 does not run on T4, RTX 20xx (sm_75)"),
+    # 4. accelerator: no silent CPU build on a GPU machine; ROCm picks ROCm
+    ("accel-cpu-host", "linux-x86_64-py312", "torch", "2.13.0+cpu", ""),
+    ("accel-pinned-cpu", "linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.0+cpu",
+     "2.13.0+cpu", ""),
+    ("accel-rocm", "linux-x86_64-py312-rocm7.1", "torch", "2.13.0+rocm7.1", ""),
+    ("accel-rocm-old", "linux-x86_64-py312-rocm6.4", "torch", None, "needs ROCm >=7.1"),
+    # 5. the user's specifier
+    ("spec-excludes", "linux-x86_64-py312-cuda13.0-sm100", "torch<2.13", None,
+     "does not match your requirement <2.13"),
+    ("spec-local", "linux-x86_64-py312-cuda13.0-sm90", "torch==2.13.0+cu126", "2.13.0+cu126", ""),
+]
+
+
+@pytest.mark.parametrize(("target", "req", "version", "reason"), [r[1:] for r in RULES],
+                         ids=[r[0] for r in RULES])
+def test_rules(target: str, req: str, version: str | None, reason: str) -> None:
+    p = plan(target, req)
+    first = p.packages[0]
+    if version is None:
+        assert first.action == "error"
+        assert any(reason in r.reason for r in first.rejected), first.rejected
+    else:
+        assert first.action == "rewrite"
+        assert first.version == version
+
+
+def test_couplings_follow_a_pinned_flavour() -> None:
+    # 6. couplings: asking for the cu126 flash-attn moves torch to cu126 on a 13.0 driver.
+    url = (FA + "v0.9.47/flash_attn-2.8.3+cu126torch2.13-cp312-cp312-"
+           "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl")
+    p = plan("linux-x86_64-py312-cuda13.0-sm90", "flash-attn==2.8.3+cu126torch2.13", "torch")
+    assert p.package("flash-attn").url == url
+    assert p.package("torch").version == "2.13.0+cu126"
+
+
+def test_coupled_package_joins_the_plan_as_a_constraint() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm90", "torchvision")
+    tv, torch = p.packages
+    assert tv.version == "0.28.0+cu130"
+    assert (torch.version, torch.implied_by, torch.line) == ("2.13.0+cu130", ("torchvision",),
+                                                              None)
+    assert p.constraints == ("torchvision==0.28.0+cu130", "torch==2.13.0+cu130")
+    assert p.requirements == ("torchvision==0.28.0+cu130",)
+
+
+def test_coupling_without_fitting_partner_is_an_error() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm90", "natten", "torch==2.13.0+cu126")
+    assert p.package("torch").version == "2.13.0+cu126"
+    assert p.package("natten").version == "0.21.7+torch2130cu126"
+    p = plan("linux-x86_64-py312-cuda13.0-sm90", "torchvision==0.28.0+cu130",
+             "torch==2.13.0+cu126")
+    assert p.package("torchvision").action == "error"
+
+
+def test_markers_use_the_profile_not_this_interpreter() -> None:
+    env = marker_environment(parse_target("windows-x86_64-py313"))
+    assert (env["sys_platform"], env["platform_machine"], env["python_version"]) == (
+        "win32", "AMD64", "3.13")
+    p = plan("macos-arm64-py312", 'tilert ; sys_platform == "linux"', "numpy")
+    assert p.packages[0].action == "pass"
+    assert "marker" in p.packages[0].reason
+    assert p.ok
+
+
+def test_user_manifest_replaces_builtin_and_source_is_recorded() -> None:
+    mine = parse_manifest({"package": {"name": "tilert"}, "wheel": [{
+        "url": "https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl",
+        "sha256": "a" * 64, "cuda": ">=13.0", "gpu": ["sm_120f"]}]}, source="mine.toml")
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "tilert",
+             manifests={**BUILTIN, "tilert": mine})
+    t = p.packages[0]
+    assert (t.action, t.source, t.sha256) == ("rewrite", "mine.toml", "a" * 64)
+    assert p.constraints == (
+        f"tilert @ https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl#sha256={'a' * 64}",)
+
+
+def test_to_dict_shape() -> None:
+    d = plan("linux-x86_64-py312-cuda13.0-sm100", "torch", "numpy").to_dict()
+    assert set(d) >= {"profile", "packages", "constraints", "find_links", "notes"}
+    assert set(d["packages"][0]) >= {"name", "action", "version", "url", "source", "reason",
+                                     "rejected"}
+    assert d["packages"][1]["action"] == "pass"
+
+
+# --- properties -------------------------------------------------------------------
+
+TARGETS = [
+    "linux-x86_64-py312-cuda13.0-sm100", "linux-x86_64-py311-cuda12.6-sm89",
+    "linux-aarch64-py312-cuda13.0-sm121", "linux-x86_64-py312", "macos-arm64-py312",
+    "windows-x86_64-py313-cuda13.0-sm120", "linux-x86_64-py310-rocm7.1",
+    "linux-x86_64-py312-cuda13.0-sm90,sm120", "linux-aarch64-py314-glibc2.28",
+]
+PROFILES = [parse_target(t) for t in TARGETS]
+NAMES = ["alpha", "beta", "gamma"]
+
+_platform = st.sampled_from(["manylinux_2_28_x86_64", "manylinux_2_34_aarch64", "win_amd64",
+                             "macosx_11_0_arm64", "linux_x86_64", "any"])
+_py = st.sampled_from(["cp310", "cp311", "cp312", "cp313", "py3"])
+_cuda = st.one_of(st.none(), st.sampled_from([">=12.0", ">=13.0", ">=12.6,<13", ">=11.8"]))
+_gpu = st.lists(st.sampled_from(["sm_80", "sm_90a", "sm_100f", "sm_120", "compute_80",
+                                 "compute_120", "sm_86"]), max_size=3)
+
+
+@st.composite
+def manifests(draw: st.DrawFn) -> dict[str, object]:
+    out = {}
+    for name in NAMES:
+        wheels = []
+        for i in range(draw(st.integers(0, 4))):
+            py = draw(_py)
+            abi = "none" if py == "py3" else py
+            local = draw(st.sampled_from(["", "+cu126", "+cu130"]))
+            w: dict[str, object] = {"url": f"https://x.org/{name}-1.{i}{local}-{py}-{abi}-"
+                                           f"{draw(_platform)}.whl"}
+            cuda = draw(_cuda)
+            if cuda:
+                w["cuda"] = cuda
+            gpu = draw(_gpu)
+            if gpu:
+                w["gpu"] = gpu
+            if draw(st.booleans()):
+                other = draw(st.sampled_from([n for n in NAMES if n != name]))
+                w["requires"] = [f"{other}{draw(st.sampled_from(['>=1.1', '<1.2', '==1.0']))}"]
+            wheels.append(w)
+        indexes = []
+        if draw(st.booleans()):
+            indexes.append({"version": "1.0+cpu", "url": "https://x.org/cpu/",
+                            "platforms": ["manylinux_2_28_x86_64"]})
+        if wheels or indexes:
+            out[name] = parse_manifest({"package": {"name": name}, "wheel": wheels,
+                                        "index": indexes}, source="generated")
+    return out
+
+
+_reqs = st.lists(st.sampled_from([
+    "alpha", "beta>=1.1", "gamma<1.3", "alpha==1.0+cu130", "numpy", 'beta ; sys_platform == '
+    '"linux"', "gamma[x]", "delta @ https://x.org/delta-1.0-py3-none-any.whl"]),
+    min_size=1, max_size=5)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ms=manifests(), reqs=_reqs, which=st.integers(0, len(PROFILES) - 1))
+def test_property_never_crashes_never_incompatible_deterministic(
+        ms: dict[str, object], reqs: list[str], which: int) -> None:
+    profile = PROFILES[which]
+    p1 = resolve(reqs, ms, profile)  # type: ignore[arg-type]
+    p2 = resolve(list(reqs), dict(ms), profile)  # type: ignore[arg-type]
+    assert p1.to_dict() == p2.to_dict()
+    chosen = {x.name: x.flavour for x in p1.packages if x.flavour is not None}
+    for name, f in chosen.items():
+        assert f is not None
+        if isinstance(f, WheelFlavour):
+            assert {str(t) for t in f.tags} & set(profile.tags)
+        elif isinstance(f, IndexFlavour) and f.platforms:
+            assert {t.split("-")[2] for t in profile.tags} & set(f.platforms)
+        if f.cuda is not None:
+            assert profile.cuda is not None
+            assert f.cuda.contains(f"{profile.cuda[0]}.{profile.cuda[1]}")
+        if f.gpu and profile.nvidia is not None:
+            assert not uncovered(f.gpu, profile.gpu_ccs)
+        for r in f.requires:
+            partner = chosen.get(r.name)
+            if partner is not None:
+                assert r.specifier.contains(partner.version, prereleases=True), (name, r)
