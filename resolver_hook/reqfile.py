@@ -173,7 +173,7 @@ def _expand(line: str, env: Mapping[str, str]) -> str:
 def _split_args(line: str) -> tuple[str, str]:
     """pip's break_args_options: requirement text, then options from the first '-' token."""
     tokens = line.split(" ")
-    args = []
+    args: list[str] = []
     for i, token in enumerate(tokens):
         if token.startswith("-"):
             return " ".join(args), " ".join(tokens[i:])
@@ -222,8 +222,10 @@ def parse_requirement_line(text: str, *, where: str = "<command line>", lineno: 
                            constraint: bool = False, hashes: tuple[str, ...] = (),
                            line_options: tuple[str, ...] = ()) -> ReqEntry:
     """One requirement as pip reads it: PEP 508, ``name @ url``, bare URL or local path."""
-    common: dict[str, Any] = {"text": text, "source": source, "lineno": lineno, "editable": editable,
-              "constraint": constraint, "hashes": hashes, "line_options": line_options}
+    common: dict[str, Any] = {
+        "text": text, "source": source, "lineno": lineno, "editable": editable,
+        "constraint": constraint, "hashes": hashes, "line_options": line_options,
+    }
     if _URL.match(text) or _VCS.match(text):
         # pip splits a URL's marker at "; " (a URL may hold ';').
         url, _, marker_text = text.partition("; ") if "; " in text else (text, "", "")

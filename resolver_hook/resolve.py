@@ -452,7 +452,7 @@ def _as_reqfile(requirements: ReqFile | Iterable[str | Requirement | ReqEntry]) 
     return ReqFile(entries=(*entries, *parsed.entries), warnings=parsed.warnings)
 
 
-def resolve(
+def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
     requirements: ReqFile | Iterable[str | Requirement | ReqEntry],
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
@@ -496,7 +496,8 @@ def resolve(
                                             line=_original_line(e))
                 order.append(key)
             continue
-        assert e.requirement is not None and e.name is not None
+        assert e.requirement is not None
+        assert e.name is not None
         if e.name in packages:  # a marker-false twin seen first
             del packages[e.name]
             order.remove(e.name)
@@ -554,7 +555,8 @@ def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) 
     return spec
 
 
-def _couplings_hold(f: Flavour, assigned: Mapping[str, Flavour], env: Mapping[str, str],
+def _couplings_hold(f: Flavour, assigned: Mapping[NormalizedName, Flavour],
+                    env: Mapping[str, str],
                     ) -> str | None:
     for r in f.requires:
         target = canonicalize_name(r.name)
@@ -566,7 +568,7 @@ def _couplings_hold(f: Flavour, assigned: Mapping[str, Flavour], env: Mapping[st
     return None
 
 
-def _consistent(slot: _Slot, f: Flavour, assigned: Mapping[str, Flavour],
+def _consistent(slot: _Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour],
                 env: Mapping[str, str]) -> str | None:
     why = _couplings_hold(f, assigned, env)
     if why:
@@ -648,24 +650,26 @@ def _search(slots: Mapping[str, _Slot], m: _Machine) -> None:
         budget = [_SEARCH_BUDGET]
         solution = _dfs(live, 0, {}, slots, m.env, budget)
         if solution is not None:
-            for n, f in solution.items():
-                slots[n].chosen = f
+            for key, f in solution.items():
+                slots[key].chosen = f
             continue
         # No full solution: choose greedily, best first, and say what clashed.
-        assigned: dict[str, Flavour] = {}
+        assigned: dict[NormalizedName, Flavour] = {}
         for n in live:
             slot = slots[n]
             for i, (f, _) in enumerate(slot.candidates):
                 why = _consistent(slot, f, assigned, m.env)
                 if why is None:
                     slot.chosen = f
-                    assigned[n] = f
+                    assigned[slot.name] = f
                     break
                 slot.coupling_rejects[i] = why
 
 
-def _dfs(names: list[str], i: int, assigned: dict[str, Flavour], slots: Mapping[str, _Slot],
-         env: Mapping[str, str], budget: list[int]) -> dict[str, Flavour] | None:
+def _dfs(  # noqa: PLR0917 - a recursive helper
+    names: list[str], i: int, assigned: dict[NormalizedName, Flavour],
+    slots: Mapping[str, _Slot], env: Mapping[str, str], budget: list[int],
+) -> dict[NormalizedName, Flavour] | None:
     if i == len(names):
         return dict(assigned)
     slot = slots[names[i]]

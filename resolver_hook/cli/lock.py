@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -76,7 +77,7 @@ def lock_lines(plan: Plan) -> list[str]:
 def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
     from resolver_hook.errors import UsageError
 
-    markers = {}
+    markers: dict[str, str] = {}
     for spec, profile, _ in per_target:
         mk = target_marker(profile)
         if mk in markers:
@@ -112,7 +113,6 @@ def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
 
 def write_atomically(path: str, text: str) -> None:
     """Write via a temporary file in the same folder and os.replace."""
-    import os
     import tempfile
 
     folder = os.path.dirname(os.path.abspath(path))
@@ -171,5 +171,3 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(f"wrote {path} ({len(lines)} lines)\n")
     return 0
 
-
-import os  # noqa: E402 - used by run(); kept last so start-up imports stay minimal
