@@ -1,0 +1,113 @@
+"""``resolver-hook enable`` / ``disable`` / ``status`` for a virtual environment."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
+from resolver_hook.cli._machine import add_machine_options
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    e = sub.add_parser("enable", help="make plain 'pip install' in this venv use the plan",
+                       description="Plan every package that has a manifest for this machine "
+                       "and point the active venv's pip.conf at the resulting constraints and "
+                       "find-links pages. Your pip.conf is saved and 'disable' restores it "
+                       "byte for byte. Prints the variables that do the same for uv.")
+    _venv_option(e)
+    add_manifest_options(e)
+    add_machine_options(e)
+    e.set_defaults(func=run_enable)
+    d = sub.add_parser("disable", help="restore the venv's pip configuration",
+                       description="Restore the venv's pip.conf exactly as it was before "
+                       "'enable' (or remove it if there was none).")
+    _venv_option(d)
+    d.set_defaults(func=run_disable)
+    s = sub.add_parser("status", help="is the hook on, and does the machine still match?",
+                       description="Say whether the hook is enabled in the venv and whether "
+                       "this machine still matches the one it was enabled for. Exit 0 when "
+                       "it is on and matches, 1 when it is off or the machine changed.")
+    _venv_option(s)
+    s.set_defaults(func=run_status)
+
+
+def _venv_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--venv", metavar="PATH",
+                   help="the virtual environment (default: the active one, $VIRTUAL_ENV)")
+
+
+def _venv(args: argparse.Namespace) -> Path:
+    from resolver_hook.venvhook import active_venv
+
+    return Path(args.venv).resolve() if args.venv else active_venv()
+
+
+def run_enable(args: argparse.Namespace) -> int:
+    from resolver_hook.cli.install import _profile_for
+    from resolver_hook.install import Installer, _venv_python
+    from resolver_hook.resolve import resolve
+    from resolver_hook.venvhook import enable
+
+    venv = _venv(args)
+    python = _venv_python(str(venv))
+    profile = _profile_for(Installer(tool="pip", command=(), python=python), args)
+    manifests = manifests_from_args(args)
+    plan = resolve(sorted(manifests), manifests, profile)
+    cons = enable(venv, profile, plan.constraint_lines(), list(plan.find_links))
+    out = sys.stdout.write
+    out(f"enabled in {venv} for {profile.describe()}\n")
+    for p in plan.packages:
+        if p.action == "rewrite":
+            out(f"  {p.name}: {p.version}: {p.reason}\n")
+        elif p.action == "error":
+            out(f"  {p.name}: no build fits this machine: {p.reason}\n")
+    out(f"pip: {venv / 'pip.conf'} now reads constraints from {cons}\n")
+    out("uv ignores pip.conf; for uv, set:\n")
+    out(f"  export UV_CONSTRAINT={cons}\n")
+    if plan.find_links:
+        out(f"  export UV_FIND_LINKS='{' '.join(plan.find_links)}'\n")
+    if os.environ.get("PIP_CONSTRAINT"):
+        out("warning: PIP_CONSTRAINT is set in this shell and takes the place of pip.conf's "
+            "constraint: unset it, or add the file above to it\n")
+    return 0
+
+
+def run_disable(args: argparse.Namespace) -> int:
+    from resolver_hook.venvhook import disable
+
+    venv = _venv(args)
+    if disable(venv):
+        sys.stdout.write(f"disabled in {venv}: pip configuration restored\n")
+    else:
+        sys.stdout.write(f"resolver-hook was not enabled in {venv}: nothing to do\n")
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from resolver_hook.host import detect
+    from resolver_hook.venvhook import machine_changes, read_state
+
+    venv = _venv(args)
+    state = read_state(venv)
+    if not state.enabled or state.profile is None:
+        sys.stdout.write(f"off in {venv}\n")
+        return 1
+    sys.stdout.write(f"on in {venv}, for {state.profile.describe()}\n")
+    for line in state.constraints:
+        sys.stdout.write(f"  constraint: {line}\n")
+    if state.profile.origin != "detected":
+        sys.stdout.write(f"enabled for {state.profile.origin}, not this machine: "
+                         "not compared\n")
+        return 0
+    changes = machine_changes(state.profile, detect())
+    if changes:
+        sys.stdout.write(f"the machine changed since enable: {'; '.join(changes)}\n"
+                         "run 'resolver-hook enable' again to plan for it\n")
+        return 1
+    sys.stdout.write("this machine still matches\n")
+    return 0

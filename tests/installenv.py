@@ -1,0 +1,151 @@
+"""Throwaway environments and a loopback index of real wheels, for install tests.
+
+Real pip (the venv's own, bundled with the interpreter) and real uv (from PyPI,
+a test dependency) install into fresh venvs. Nothing here reaches beyond
+127.0.0.1; the process environment is scrubbed of pip/uv settings so a
+developer's configuration cannot change what a test sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import venv as venv_module
+from dataclasses import dataclass
+from pathlib import Path
+
+from wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
+
+PY = f"{sys.version_info[0]}{sys.version_info[1]}"
+
+
+def clean_env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PIP_", "UV_", "RESOLVER_HOOK_", "VIRTUAL_ENV", "CUDA_VISIBLE"))}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_CONFIG_FILE"] = os.devnull  # no user configuration (global/site still apply)
+    env["PIP_NO_CACHE_DIR"] = "1"
+    env["UV_NO_CACHE"] = "1"
+    env["UV_NO_CONFIG"] = "1"
+    env["UV_OFFLINE"] = "0"
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    env.update(extra)
+    return env
+
+
+def installed(python: Path) -> dict[str, str]:
+    """Name -> version of every distribution in the environment of ``python``."""
+    code = ("import importlib.metadata as m, json; "
+            "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return dict(json.loads(out.stdout))
+
+
+def make_venv(path: Path, *, with_pip: bool = True) -> Path:
+    """A fresh venv; returns its python. ``with_pip`` seeds the interpreter's bundled pip."""
+    venv_module.EnvBuilder(with_pip=with_pip, clear=True).create(path)
+    return path / "bin" / "python"
+
+
+@dataclass
+class GpuIndex:
+    """The loopback index every install test uses, with its manifests."""
+
+    index: LoopbackIndex
+    wheels: dict[str, BuiltWheel]
+    manifests: Path
+
+    @property
+    def simple(self) -> str:
+        return self.index.simple_url
+
+
+def build_gpu_index(root: Path) -> GpuIndex:
+    """Wheels with CUDA flavours and the manifests that describe them.
+
+    - ``demo-gpu`` 1.0+cu126 / 1.0+cu130: pure wheels, direct-URL flavours;
+    - ``demo-idx`` 2.0+cu126 / 2.0+cu130: index flavours on find-links pages;
+    - ``plainpkg`` 1.0: no manifest, from the simple index;
+    - ``app`` 1.0: depends on ``demo-gpu==1.0+cu126`` (a transitive exact pin);
+    - ``needs-plain`` 1.0+cu130: a flavoured wheel that depends on plainpkg.
+    """
+    out = root / "built"
+    w = {
+        "gpu126": build_wheel(out, "demo-gpu", "1.0+cu126"),
+        "gpu130": build_wheel(out, "demo-gpu", "1.0+cu130"),
+        "idx126": build_wheel(out, "demo-idx", "2.0+cu126"),
+        "idx130": build_wheel(out, "demo-idx", "2.0+cu130"),
+        "plain": build_wheel(out, "plainpkg", "1.0"),
+        "app": build_wheel(out, "app", "1.0", requires=["demo-gpu==1.0+cu126"]),
+        "broken": build_wheel(out, "demo-broken", "1.0+cu130",
+                              code="raise ImportError('kernels missing')\n"),
+    }
+    index = LoopbackIndex(root / "index")
+    index.add(w["plain"])
+    index.add(w["app"])
+    for key in ("gpu126", "gpu130", "broken"):
+        index.add(w[key], simple=False)
+    index.add(w["idx126"], simple=False, flavour="cu126")
+    index.add(w["idx130"], simple=False, flavour="cu130")
+    return GpuIndex(index=index, wheels=w, manifests=root / "manifests")
+
+
+def write_manifests(gi: GpuIndex, *, bad_sha: bool = False) -> Path:
+    """Write the manifests for ``gi`` (its server must be running: URLs carry the port)."""
+    gi.manifests.mkdir(exist_ok=True)
+    w, idx = gi.wheels, gi.index
+
+    def sha(key: str) -> str:
+        return "0" * 64 if bad_sha else w[key].sha256
+
+    (gi.manifests / "demo-gpu.toml").write_text(textwrap.dedent(f"""\
+        schema = 1
+        [package]
+        name = "demo-gpu"
+        downloads = "{idx.url}/files/"
+
+        [[wheel]]
+        url = "{idx.wheel_url(w['gpu126'])}"
+        sha256 = "{sha('gpu126')}"
+        cuda = ">=12.6"
+        gpu = ["sm_80", "sm_86", "sm_89", "sm_90"]
+
+        [[wheel]]
+        url = "{idx.wheel_url(w['gpu130'])}"
+        sha256 = "{sha('gpu130')}"
+        cuda = ">=13.0"
+        gpu = ["sm_90", "sm_100", "sm_120"]
+        """))
+    (gi.manifests / "demo-idx.toml").write_text(textwrap.dedent(f"""\
+        schema = 1
+        [package]
+        name = "demo-idx"
+
+        [[index]]
+        url = "{idx.links_url('cu126', 'demo-idx')}"
+        version = "2.0+cu126"
+        cuda = ">=12.6"
+        gpu = ["sm_80", "sm_90"]
+
+        [[index]]
+        url = "{idx.links_url('cu130', 'demo-idx')}"
+        version = "2.0+cu130"
+        cuda = ">=13.0"
+        gpu = ["sm_90", "sm_100", "sm_120"]
+        """))
+    (gi.manifests / "demo-broken.toml").write_text(textwrap.dedent(f"""\
+        schema = 1
+        [package]
+        name = "demo-broken"
+
+        [[wheel]]
+        url = "{idx.wheel_url(w['broken'])}"
+        sha256 = "{w['broken'].sha256}"
+        cuda = ">=13.0"
+        gpu = ["sm_100"]
+        """))
+    return gi.manifests

@@ -1,0 +1,325 @@
+"""`resolver-hook pip install` / `uv pip install` with real pip and real uv.
+
+Everything is real except the GPU (a --target or override) and the internet (a
+loopback index of wheels built here). Facts checked come from FACTS.md section 3
+(URL constraints, uv replacing UV_CONSTRAINT, --overrides only in uv, hashes).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from installenv import PY, GpuIndex, build_gpu_index, clean_env, installed, make_venv, \
+    write_manifests
+
+pytestmark = pytest.mark.integration
+
+B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"  # picks cu130
+L4 = f"linux-x86_64-py{PY}-cuda12.6-sm89"  # picks cu126
+OLD_DRIVER_BLACKWELL = f"linux-x86_64-py{PY}-cuda12.6-sm120"  # no fit
+
+UV = [sys.executable, "-m", "uv"]
+
+
+@pytest.fixture(scope="module")
+def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
+    gi = build_gpu_index(tmp_path_factory.mktemp("gpu-index"))
+    with gi.index.serving():
+        write_manifests(gi)
+        yield gi
+
+
+def hook(*args: str, venv: Path | None = None, tmp: Path | None = None,
+         env: dict[str, str] | None = None, manifests: Path | None = None,
+         check: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run resolver-hook as a user would: in the venv (VIRTUAL_ENV, PATH)."""
+    e = clean_env(tmp, **(env or {}))
+    if venv is not None:
+        e["VIRTUAL_ENV"] = str(venv)
+        e["PATH"] = f"{venv / 'bin'}{os.pathsep}{e['PATH']}"
+    if manifests is not None:
+        e["RESOLVER_HOOK_MANIFESTS"] = str(manifests)
+        e["RESOLVER_HOOK_ALLOW_INSECURE_URLS"] = "1"
+    proc = subprocess.run([sys.executable, "-m", "resolver_hook", *args], capture_output=True,
+                          text=True, env=e, timeout=600, check=False)
+    if check:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> Path:
+    make_venv(tmp_path / "venv")
+    return tmp_path / "venv"
+
+
+@pytest.fixture
+def uv_venv(tmp_path: Path) -> Path:
+    subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(tmp_path / "uvenv")],
+                   check=True, env=clean_env())
+    return tmp_path / "uvenv"
+
+
+@pytest.fixture
+def tmpdir_for_hook(tmp_path: Path) -> Path:
+    d = tmp_path / "hook-tmp"
+    d.mkdir()
+    return d
+
+
+def versions(venv: Path) -> dict[str, str]:
+    return installed(venv / "bin" / "python")
+
+
+@pytest.mark.parametrize(("target", "flavour"), [(B200, "cu130"), (L4, "cu126")])
+def test_pip_installs_the_flavour_for_the_target(gpu_index: GpuIndex, venv: Path,
+                                                  tmpdir_for_hook: Path, target: str,
+                                                  flavour: str) -> None:
+    proc = hook("pip", "--target", target, "install", "--index-url", gpu_index.simple,
+                "demo-gpu", "demo-idx", "plainpkg", venv=venv, tmp=tmpdir_for_hook,
+                manifests=gpu_index.manifests, check=True)
+    v = versions(venv)
+    assert v["demo-gpu"] == f"1.0+{flavour}"
+    assert v["demo-idx"] == f"2.0+{flavour}"
+    assert v["plainpkg"] == "1.0"
+    # One line per rewritten package, before the installer ran.
+    assert f"resolver-hook: demo-gpu: {gpu_index.index.url}/files/demo_gpu-1.0+{flavour}" \
+        in proc.stderr
+    assert f"resolver-hook: demo-idx: demo-idx==2.0+{flavour} from" in proc.stderr
+    assert list(tmpdir_for_hook.iterdir()) == []  # generated files removed
+
+
+@pytest.mark.parametrize(("target", "flavour"), [(B200, "cu130"), (L4, "cu126")])
+def test_uv_installs_the_flavour_for_the_target(gpu_index: GpuIndex, uv_venv: Path,
+                                                 tmpdir_for_hook: Path, target: str,
+                                                 flavour: str) -> None:
+    hook("uv", "--target", target, "pip", "install", "--index-url", gpu_index.simple,
+         "demo-gpu", "demo-idx", "plainpkg", venv=uv_venv, tmp=tmpdir_for_hook,
+         manifests=gpu_index.manifests, check=True)
+    v = versions(uv_venv)
+    assert (v["demo-gpu"], v["demo-idx"]) == (f"1.0+{flavour}", f"2.0+{flavour}")
+    assert list(tmpdir_for_hook.iterdir()) == []
+
+
+def test_env_override_drives_detection(gpu_index: GpuIndex, uv_venv: Path) -> None:
+    hook("uv", "pip", "install", "--index-url", gpu_index.simple, "demo-gpu", venv=uv_venv,
+         manifests=gpu_index.manifests, check=True,
+         env={"RESOLVER_HOOK_OVERRIDE_CUDA": "12.8", "RESOLVER_HOOK_OVERRIDE_SM": "8.6"})
+    assert versions(uv_venv)["demo-gpu"] == "1.0+cu126"
+
+
+def test_no_fit_stops_before_the_installer(gpu_index: GpuIndex, venv: Path) -> None:
+    before = versions(venv)
+    proc = hook("pip", "--target", OLD_DRIVER_BLACKWELL, "install", "--index-url",
+                gpu_index.simple, "demo-gpu", "plainpkg", venv=venv,
+                manifests=gpu_index.manifests)
+    assert proc.returncode == 1
+    assert "error: demo-gpu:" in proc.stderr
+    assert "sm_120" in proc.stderr
+    assert "nothing was installed" in proc.stderr
+    assert proc.stdout == ""  # pip printed nothing: it never ran
+    assert versions(venv) == before
+
+
+def test_wrong_sha256_installs_nothing(tmp_path: Path, venv: Path) -> None:
+    gi = build_gpu_index(tmp_path / "bad")
+    with gi.index.serving():
+        write_manifests(gi, bad_sha=True)
+        before = versions(venv)
+        proc = hook("pip", "--target", B200, "install", "--index-url", gi.simple, "demo-gpu",
+                    "plainpkg", venv=venv, manifests=gi.manifests)
+        assert proc.returncode != 0
+        assert "THESE PACKAGES DO NOT MATCH THE HASHES" in proc.stderr + proc.stdout
+        assert versions(venv) == before
+
+
+def test_wrong_sha256_under_uv(tmp_path: Path, uv_venv: Path) -> None:
+    gi = build_gpu_index(tmp_path / "bad")
+    with gi.index.serving():
+        write_manifests(gi, bad_sha=True)
+        before = versions(uv_venv)
+        proc = hook("uv", "--target", B200, "pip", "install", "--index-url", gi.simple,
+                    "demo-gpu", venv=uv_venv, manifests=gi.manifests)
+        assert proc.returncode != 0
+        assert "hash" in proc.stderr.lower()
+        assert versions(uv_venv) == before
+
+
+def test_url_naming_another_project_is_refused(gpu_index: GpuIndex, venv: Path,
+                                               tmp_path: Path) -> None:
+    other = gpu_index.wheels["plain"]
+    manifest = tmp_path / "evil.toml"
+    manifest.write_text(f'schema = 1\n[package]\nname = "demo-gpu"\n[[wheel]]\n'
+                        f'url = "{gpu_index.index.wheel_url(other)}"\n')
+    before = versions(venv)
+    proc = hook("pip", "--manifest", str(manifest), "--allow-insecure-urls", "--target", B200,
+                "install", "--index-url", gpu_index.simple, "demo-gpu", venv=venv)
+    assert proc.returncode == 2
+    assert "plainpkg" in proc.stderr and "demo-gpu" in proc.stderr
+    assert proc.stdout == ""
+    assert versions(venv) == before
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_require_hashes(gpu_index: GpuIndex, tmp_path: Path, tool: str) -> None:
+    venv = tmp_path / "v"
+    if tool == "pip":
+        make_venv(venv)
+    else:
+        subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(venv)],
+                       check=True, env=clean_env())
+    plain = gpu_index.wheels["plain"]
+    reqs = tmp_path / "requirements.txt"
+    # The user's hash for demo-gpu is of another flavour's file: it must be replaced.
+    text = (f"demo-gpu==1.0 --hash=sha256:{gpu_index.wheels['gpu126'].sha256}\n"
+            f"plainpkg==1.0 --hash=sha256:{plain.sha256}\n")
+    reqs.write_text(text)
+    digest = hashlib.sha256(reqs.read_bytes()).hexdigest()
+    cmd = ["pip"] if tool == "pip" else ["uv", "pip"]
+    head, tail = cmd[0], cmd[1:]
+    proc = hook(head, "--target", B200, *tail, "install", "--require-hashes", "--index-url",
+                gpu_index.simple, "-r", str(reqs), venv=venv, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert versions(venv)["demo-gpu"] == "1.0+cu130"
+    assert "--require-hashes: requirement lines rewritten" in proc.stderr
+    assert hashlib.sha256(reqs.read_bytes()).hexdigest() == digest  # user file untouched
+
+
+def test_transitive_pin_reported_under_pip(gpu_index: GpuIndex, venv: Path) -> None:
+    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple, "app",
+                "demo-gpu", venv=venv, manifests=gpu_index.manifests)
+    assert proc.returncode != 0
+    assert ("error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu "
+            "1.0+cu130") in proc.stderr
+    assert "hint: pip cannot replace a dependency's exact pin" in proc.stderr
+    assert "app" not in versions(venv)
+
+
+def test_transitive_pin_overridden_under_uv(gpu_index: GpuIndex, uv_venv: Path) -> None:
+    proc = hook("uv", "--target", B200, "pip", "install", "--index-url", gpu_index.simple,
+                "app", "demo-gpu", venv=uv_venv, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stderr
+    v = versions(uv_venv)
+    assert (v["app"], v["demo-gpu"]) == ("1.0", "1.0+cu130")
+    assert "--overrides" in proc.stderr
+
+
+def test_uv_constraint_env_is_forwarded(gpu_index: GpuIndex, uv_venv: Path,
+                                        tmp_path: Path) -> None:
+    """uv drops UV_CONSTRAINT when given -c (FACTS.md section 3): we pass it on."""
+    user = tmp_path / "user-constraints.txt"
+    user.write_text("plainpkg<1.0\n")  # unsatisfiable: proves the file is in force
+    proc = hook("uv", "--target", B200, "pip", "install", "--index-url", gpu_index.simple,
+                "demo-gpu", "plainpkg", venv=uv_venv, manifests=gpu_index.manifests,
+                env={"UV_CONSTRAINT": str(user)})
+    assert proc.returncode != 0
+    assert "plainpkg" in proc.stderr
+
+
+def test_interrupted_run_leaves_no_temporary_files(gpu_index: GpuIndex, venv: Path,
+                                                   tmpdir_for_hook: Path,
+                                                   tmp_path: Path) -> None:
+    # An installer that hangs: the index accepts the connection and never answers.
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    port = silent.getsockname()[1]
+    e = clean_env(tmpdir_for_hook, VIRTUAL_ENV=str(venv),
+                  RESOLVER_HOOK_MANIFESTS=str(gpu_index.manifests),
+                  RESOLVER_HOOK_ALLOW_INSECURE_URLS="1")
+    e["PATH"] = f"{venv / 'bin'}{os.pathsep}{e['PATH']}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resolver_hook", "pip", "--target", B200, "install",
+         "--index-url", f"http://127.0.0.1:{port}/simple/", "--timeout", "60", "--retries", "0",
+         "demo-gpu", "plainpkg"],
+        env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(tmpdir_for_hook.iterdir()):
+        time.sleep(0.05)
+    assert any(tmpdir_for_hook.iterdir()), "the hook never wrote its files"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+    try:
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        silent.close()
+    assert proc.returncode != 0
+    assert list(tmpdir_for_hook.iterdir()) == []
+
+
+def test_enable_then_plain_pip(gpu_index: GpuIndex, venv: Path, tmp_path: Path) -> None:
+    conf = venv / "pip.conf"
+    conf.write_text("[global]\n# mine\ntimeout = 61\n")
+    original = conf.read_bytes()
+    hook("enable", "--target", B200, venv=venv, manifests=gpu_index.manifests, check=True)
+    status = hook("status", venv=venv)
+    assert "on in" in status.stdout
+    e = clean_env(VIRTUAL_ENV=str(venv))
+    e.pop("PIP_CONFIG_FILE")  # a plain pip reads the venv's pip.conf (its site config)
+    subprocess.run([str(venv / "bin/pip"), "install", "--index-url", gpu_index.simple,
+                    "demo-gpu", "demo-idx"], check=True, env=e, capture_output=True)
+    v = versions(venv)
+    assert (v["demo-gpu"], v["demo-idx"]) == ("1.0+cu130", "2.0+cu130")
+    hook("disable", venv=venv, check=True)
+    assert conf.read_bytes() == original
+    assert not (venv / "resolver-hook").exists()
+    assert hook("status", venv=venv).returncode == 1
+
+
+def test_enable_without_pip_conf_and_machine_change(gpu_index: GpuIndex, venv: Path) -> None:
+    env = {"RESOLVER_HOOK_OVERRIDE_CUDA": "12.6", "RESOLVER_HOOK_OVERRIDE_SM": "8.9"}
+    hook("enable", venv=venv, manifests=gpu_index.manifests, env=env, check=True)
+    assert hook("status", venv=venv, env=env).returncode == 0
+    changed = hook("status", venv=venv, env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
+                                             "RESOLVER_HOOK_OVERRIDE_SM": "12.0"})
+    assert changed.returncode == 1
+    assert "driver CUDA 12.6 -> 13.0" in changed.stdout
+    assert "GPUs sm_89 -> sm_120" in changed.stdout
+    hook("disable", venv=venv, check=True)
+    assert not (venv / "pip.conf").exists()
+
+
+def test_optional_rollback_keeps_main_install(gpu_index: GpuIndex, venv: Path) -> None:
+    proc = hook("pip", "--target", B200, "--optional", "demo-broken", "install",
+                "--index-url", gpu_index.simple, "demo-gpu", "plainpkg", venv=venv,
+                manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stderr
+    v = versions(venv)
+    assert v["demo-gpu"] == "1.0+cu130"
+    assert "demo-broken" not in v
+    assert "warning: optional demo-broken skipped: installed but does not import" in proc.stderr
+    assert "kernels missing" in proc.stderr
+
+
+def test_optional_that_fits_is_kept(gpu_index: GpuIndex, uv_venv: Path) -> None:
+    proc = hook("uv", "--target", B200, "--optional", "demo-idx", "pip", "install",
+                "--index-url", gpu_index.simple, "demo-gpu", venv=uv_venv,
+                manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stderr
+    assert versions(uv_venv)["demo-idx"] == "2.0+cu130"
+    assert "optional demo-idx: installed and imports" in proc.stderr
+
+
+def test_installer_exit_code_is_passed_on(gpu_index: GpuIndex, venv: Path) -> None:
+    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple,
+                "no-such-package-here", venv=venv, manifests=gpu_index.manifests)
+    assert proc.returncode == 1  # pip's own code for "no matching distribution"
+    assert "no-such-package-here" in proc.stderr
+
+
+def test_missing_install_word_is_a_usage_error() -> None:
+    proc = hook("pip", "--target", B200, "freeze")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: expected 'install' after 'resolver-hook pip'")

@@ -1,0 +1,161 @@
+"""Build small, real wheels and serve them from a loopback HTTP index.
+
+The wheels are valid (METADATA, WHEEL, RECORD with hashes) so real pip and uv
+install them. The index is static files: ``/simple/NAME/`` (PEP 503 pages with
+``#sha256=`` fragments), per-flavour find-links pages ``/links/FLAVOUR/NAME/``,
+and the wheels under ``/files/``. The server binds 127.0.0.1 on a free port.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import http.server
+import threading
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+FIXED_DATE = (2020, 1, 1, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class BuiltWheel:
+    path: Path
+    name: str
+    version: str
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        return self.path.name
+
+
+def _record_hash(data: bytes) -> str:
+    digest = hashlib.sha256(data).digest()
+    return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
+def build_wheel(out: Path, name: str, version: str, *, tag: str = "py3-none-any",
+                requires: Sequence[str] = (), module: str | None = None,
+                filename_name: str | None = None, code: str | None = None) -> BuiltWheel:
+    """Write ``NAME-VERSION-TAG.whl`` into ``out``; its module records the version.
+
+    ``filename_name`` writes another project's name into the filename (the
+    wrong-project case); ``code`` replaces the module's body.
+    """
+    dist = name.replace("-", "_")
+    module = module or dist
+    file_dist = (filename_name or name).replace("-", "_")
+    filename = f"{file_dist}-{version}-{tag}.whl"
+    info = f"{dist}-{version}.dist-info"
+    meta = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    meta += [f"Requires-Dist: {r}" for r in requires]
+    files = {
+        f"{module}/__init__.py": (code or f"__version__ = {version!r}\nFLAVOUR = {version!r}\n"),
+        f"{info}/METADATA": "\n".join(meta) + "\n",
+        f"{info}/WHEEL": ("Wheel-Version: 1.0\nGenerator: resolver-hook-tests\n"
+                          f"Root-Is-Purelib: {'true' if tag.endswith('-any') else 'false'}\n"
+                          f"Tag: {tag}\n"),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / filename
+    record = []
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arcname, text in files.items():
+            data = text.encode()
+            zf.writestr(zipfile.ZipInfo(arcname, FIXED_DATE), data)
+            record.append(f"{arcname},{_record_hash(data)},{len(data)}")
+        record.append(f"{info}/RECORD,,")
+        zf.writestr(zipfile.ZipInfo(f"{info}/RECORD", FIXED_DATE), "\n".join(record) + "\n")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    return BuiltWheel(path=path, name=name, version=version, sha256=sha)
+
+
+def _page(title: str, links: list[tuple[str, str]]) -> str:
+    body = "\n".join(f'<a href="{html.escape(href)}">{html.escape(text)}</a><br/>'
+                     for href, text in links)
+    return (f"<!DOCTYPE html>\n<html><head><title>{html.escape(title)}</title></head>"
+            f"<body>\n{body}\n</body></html>\n")
+
+
+class LoopbackIndex:
+    """A static package index under ``root``, served on 127.0.0.1."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.files = root / "files"
+        self.files.mkdir(parents=True, exist_ok=True)
+        self.url = ""
+        self._server: http.server.ThreadingHTTPServer | None = None
+        self._simple: dict[str, list[BuiltWheel]] = {}
+        self._links: dict[tuple[str, str], list[BuiltWheel]] = {}
+
+    def add(self, wheel: BuiltWheel, *, simple: bool = True, flavour: str | None = None) -> None:
+        """Publish a wheel: on the simple index and/or a flavour's find-links page."""
+        target = self.files / wheel.filename
+        if wheel.path != target:
+            target.write_bytes(wheel.path.read_bytes())
+        name = str(canonicalize_name(parse_wheel_filename(wheel.filename)[0]))
+        if simple:
+            self._simple.setdefault(name, []).append(wheel)
+        if flavour:
+            self._links.setdefault((flavour, name), []).append(wheel)
+        self._write_pages()
+
+    def wheel_url(self, wheel: BuiltWheel) -> str:
+        return f"{self.url}/files/{wheel.filename}"
+
+    def links_url(self, flavour: str, name: str) -> str:
+        return f"{self.url}/links/{flavour}/{name}/"
+
+    @property
+    def simple_url(self) -> str:
+        return f"{self.url}/simple/"
+
+    def _write_pages(self) -> None:
+        simple = self.root / "simple"
+        simple.mkdir(exist_ok=True)
+        (simple / "index.html").write_text(
+            _page("Simple index", [(f"{n}/", n) for n in sorted(self._simple)]))
+        for name, wheels in self._simple.items():
+            d = simple / name
+            d.mkdir(exist_ok=True)
+            (d / "index.html").write_text(_page(name, [
+                (f"../../files/{w.filename}#sha256={w.sha256}", w.filename) for w in wheels]))
+        for (flavour, name), wheels in self._links.items():
+            d = self.root / "links" / flavour / name
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "index.html").write_text(_page(name, [
+                (f"../../../files/{w.filename}#sha256={w.sha256}", w.filename) for w in wheels]))
+
+    @contextmanager
+    def serving(self) -> Iterator[LoopbackIndex]:
+        root = str(self.root)
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args: object, **kwargs: object) -> None:
+                super().__init__(*args, directory=root, **kwargs)  # type: ignore[arg-type]
+
+            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                  daemon=True)
+        thread.start()
+        self._server = server
+        try:
+            yield self
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(timeout=5)
+            self._server = None
