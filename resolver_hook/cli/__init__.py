@@ -25,7 +25,8 @@ from resolver_hook.errors import ResolverHookError
 __all__ = ["main"]
 
 # Modules under resolver_hook.cli, in the order their commands appear in --help.
-_COMMAND_MODULES = ("detect", "doctor", "scan", "manifest", "plan", "explain", "lock")
+_COMMAND_MODULES = ("detect", "doctor", "scan", "manifest", "plan", "explain", "lock",
+                    "placeholder")
 
 
 class _Parser(argparse.ArgumentParser):
