@@ -567,8 +567,11 @@ def mismatches(host: dict, flavour: dict) -> list:
         missing = _cuda.uncovered(targets, ccs)
         if missing:
             names = {tuple(g["cc"]): g["name"] for g in nvidia["gpus"]}
+            # One target in words; several by name (the summary above has their words).
+            wanted = (_cuda.describe_target(targets[0]) if len(targets) == 1
+                      else "one of %s" % ", ".join(str(t) for t in targets))
             problems.append("a GPU for %s; this machine's %s is not one of them" % (
-                "; ".join(_cuda.describe_target(t) for t in targets),
+                wanted,
                 " and ".join(describe_gpu(names[cc], list(cc)) for cc in missing)))
     if cuda_spec and nvidia:
         if nvidia["cuda"] is None:
@@ -641,6 +644,13 @@ def render_message(data: dict, host: dict) -> str:
         lines.append("A listed build fits this machine: %s. Install it with:" %
                      flavour_label(data, fitting))
         lines.append("  " + install_line(data, fitting))
+        # The builds listed before it were preferred: say why they were passed over.
+        passed_over = [(f, w) for f, w in problems if w][: flavours.index(fitting)]
+        if passed_over:
+            lines.append("Builds listed before it do not match this machine:")
+        for flavour, wrong in passed_over:
+            lines.append("  %s needs" % flavour_label(data, flavour))
+            lines.extend("    - %s" % w for w in wrong)
     else:
         lines.append("What does not match this machine:" if flavours else
                      "No build is listed.")
@@ -661,10 +671,10 @@ def render_message(data: dict, host: dict) -> str:
     return "\n".join(lines)
 
 
-def message(env: dict | None = None) -> str:
+def message(env: dict | None = None, directory: str | None = None) -> str:
     """The message for this machine. Never raises."""
     try:
-        data = load_data()
+        data = load_data(directory)
     except (OSError, ValueError) as exc:
         return ("This package is a placeholder, not a broken install; its data file "
                 "could not be read (%s)." % exc)

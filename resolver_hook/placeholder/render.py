@@ -171,7 +171,7 @@ def readme(data: dict[str, Any]) -> str:
         label = markdown_text(rt.flavour_label(data, f) if f["kind"] == "wheel"
                               else f"{name} {f['version']} (find-links page)")
         rows.append(f"| [{label}]({f['url']}) | {markdown_text(f['version'])} | "
-                    f"{_cell(platforms)} | {_cell(python)} | {_cell(cuda)} | "
+                    f"{_cell(platforms)} | {_cell(python) if python else 'not stated'} | {_cell(cuda)} | "
                     f"{_cell(gpu) if gpu else 'none (CPU)'} |")
         heading = ", ".join(platforms or ["any platform"])
         if python:
