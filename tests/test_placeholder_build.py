@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import email.parser
 import gzip
 import hashlib
@@ -14,7 +15,6 @@ import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from placeholder_support import TILERT, find_python
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.placeholder import build_from_data, build_placeholder, placeholder_data
-from resolver_hook.placeholder._adapter import load_manifest
+from resolver_hook.manifest import Manifest, load_manifest
 from resolver_hook.placeholder.render import (
     render_files,
     render_project,
@@ -43,13 +43,10 @@ def tilert(**changes: Any) -> dict[str, Any]:
     return data
 
 
-def manifest(**changes: Any) -> SimpleNamespace:
-    """A manifest-shaped object, for names and URLs a TOML loader might refuse."""
-    base = load_manifest(TILERT)
-    fields = {k: getattr(base, k) for k in ("name", "display_name", "homepage", "downloads",
-                                            "wheels", "indexes")}
-    fields.update(changes)
-    return SimpleNamespace(**fields)
+def manifest(**changes: Any) -> Manifest:
+    """The tilert manifest with fields replaced unchecked, for names and URLs that the
+    manifest loader itself would refuse: the generator must refuse them too."""
+    return dataclasses.replace(load_manifest(TILERT), **changes)
 
 
 # --- validation ------------------------------------------------------------------------

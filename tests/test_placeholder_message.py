@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resolver_hook.placeholder._adapter import load_manifest
+from resolver_hook.manifest import load_manifest
 from resolver_hook.placeholder.data import placeholder_data
 from resolver_hook.placeholder.render import runtime
 
@@ -81,10 +81,9 @@ def test_gb10_says_which_requirements_fail() -> None:
         "RESOLVER_HOOK_OVERRIDE_ARCH, RESOLVER_HOOK_OVERRIDE_SM, RESOLVER_HOOK_OVERRIDE_CUDA.\n"
     ) + SUPPORTED + (
         "What does not match this machine:\n"
-        "  tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl needs\n"
-        "    - Linux x86_64 (glibc 2.28 or newer); this machine is Linux aarch64 with "
+        "  - Linux x86_64 (glibc 2.28 or newer); this machine is Linux aarch64 with "
         "glibc 2.39\n"
-        "    - a GPU for sm_100f: NVIDIA B200/GB200, B300/GB300; this machine's NVIDIA GB10 "
+        "  - a GPU for sm_100f: NVIDIA B200/GB200, B300/GB300; this machine's NVIDIA GB10 "
         "(DGX Spark) (compute capability 12.1, sm_121) is not one of them\n"
     ) + TAIL_NO_FIT
 
@@ -112,8 +111,7 @@ def test_b200_under_another_python_names_the_pythons_with_wheels() -> None:
         "(compute capability 10.0, sm_100), NVIDIA driver CUDA 13.0.\n"
     ) + SUPPORTED + (
         "What does not match this machine:\n"
-        "  tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl needs\n"
-        "    - CPython 3.12; this is CPython 3.11\n"
+        "  - CPython 3.12; this is CPython 3.11\n"
     ) + TAIL_NO_FIT
 
 
@@ -125,10 +123,9 @@ def test_no_gpu_says_why() -> None:
         "(libnvidia-ml.so.1 could not be loaded; nvidia-smi not found).\n"
     ) + SUPPORTED + (
         "What does not match this machine:\n"
-        "  tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl needs\n"
-        "    - an NVIDIA GPU that runs sm_100f and an NVIDIA driver for CUDA 13.0 or newer "
-        "(driver 580 or newer); this machine has no NVIDIA GPU (libnvidia-ml.so.1 could not "
-        "be loaded; nvidia-smi not found)\n"
+        "  - an NVIDIA GPU for sm_100f: NVIDIA B200/GB200, B300/GB300 and an NVIDIA driver "
+        "for CUDA 13.0 or newer (driver 580 or newer); this machine has no NVIDIA GPU "
+        "(libnvidia-ml.so.1 could not be loaded; nvidia-smi not found)\n"
     ) + TAIL_NO_FIT
 
 
@@ -148,8 +145,8 @@ def test_no_gpu_says_why() -> None:
 ])
 def test_each_failing_requirement_is_named(changes: dict[str, Any], problem: str) -> None:
     text = runtime().render_message(tilert(), host(**changes))
-    assert f"    - {problem}\n" in text
-    assert text.count("\n    - ") == 1  # nothing else is blamed
+    assert f"\n  - {problem}\n" in text
+    assert text.count("\n  - ") == 1  # nothing else is blamed
 
 
 def test_b300_is_in_the_sm_100f_family() -> None:
@@ -170,12 +167,13 @@ def test_index_flavour_install_line_pins_the_local_version() -> None:
     text = runtime().render_message(data, host(**B200))
     assert ("  pip install torchlike==2.13.0+cu130 --find-links "
             "https://download.pytorch.org/whl/cu130/torch/\n") in text
-    assert "passed over" not in text and "listed before it" not in text
+    assert "listed before it" not in text
 
 
 def test_builds_passed_over_for_the_fitting_one_are_explained() -> None:
-    # GB10 with a CUDA 12.8 driver: cu130 needs CUDA 13, cu126 has no aarch64 build,
-    # so the CPU build is the one that fits, and the message says why.
+    # GB10 with a CUDA 12.8 driver: cu130 needs CUDA 13, so the CPU build is the one
+    # that fits, and the message says why cu130 was passed over. cu126 has no aarch64
+    # build, so it was never a candidate and is not listed.
     data = placeholder_data(load_manifest(DATA / "placeholder-torchlike.toml"))
     gb10 = {**GB10, "nvidia": {"cuda": "12.8", "gpus": GB10["nvidia"]["gpus"]}}
     text = runtime().render_message(data, host(**gb10))
@@ -187,12 +185,24 @@ def test_builds_passed_over_for_the_fitting_one_are_explained() -> None:
         "Builds listed before it do not match this machine:\n"
         "  torchlike 2.13.0+cu130 from https://download.pytorch.org/whl/cu130/torch/ needs\n"
         "    - an NVIDIA driver for CUDA 13.0 or newer (driver 580 or newer); this driver "
-        "supports CUDA 12.8\n"
-        "  torchlike 2.13.0+cu126 from https://download.pytorch.org/whl/cu126/torch/ needs\n"
-        "    - Linux x86_64 (glibc 2.28 or newer) or Windows x86_64; this machine is Linux "
-        "aarch64 with glibc 2.39\n"
-        "    - a GPU for one of sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, sm_90; this "
-        "machine's NVIDIA GB10 (DGX Spark) (compute capability 12.1, sm_121) is not one of them")
+        "supports CUDA 12.8")
+
+
+def test_many_builds_are_summarised_by_requirement() -> None:
+    # Newest version first (+cu130 sorts above +cu126). Thirty flash-attn-like wheels (5 Pythons x 2 CUDA x 3 platforms) on a Mac: one
+    # line per failed requirement, not one block per wheel.
+    data = placeholder_data(load_manifest(DATA / "placeholder-matrix.toml"))
+    text = runtime().render_message(data, host(os="macos", arch="aarch64", libc=None,
+                                               libc_version=None,
+                                               nvidia_reason="macOS has no NVIDIA CUDA driver"))
+    assert text.split("\n\n")[3] == (
+        "What does not match this machine:\n"
+        "  - Linux x86_64 (glibc 2.28 or newer) or Linux aarch64 (glibc 2.34 or newer) or "
+        "Windows x86_64; this machine is macOS aarch64\n"
+        "  - an NVIDIA GPU for compute_80: any NVIDIA GPU of compute capability 8.0 or newer "
+        "(A100 and later), by JIT and an NVIDIA driver for CUDA 13.0 or newer (driver 580 "
+        "or newer) or CUDA 12.0 or newer (driver 525.60.13 or newer); this machine has "
+        "no NVIDIA GPU (macOS has no NVIDIA CUDA driver)")
 
 
 # --- detection --------------------------------------------------------------------

@@ -263,7 +263,7 @@ def detect(env: dict | None = None) -> dict:
     host = {"os": "unknown", "arch": "unknown", "python": list(sys.version_info[:2]),
             "implementation": sys.implementation.name, "free_threaded": False,
             "libc": None, "libc_version": None, "nvidia": None,
-            "nvidia_reason": "not detected", "overridden": []}
+            "nvidia_reason": "not detected", "rocm": None, "overridden": []}
     try:
         system = {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(
             sys.platform, "linux" if sys.platform.startswith("linux") else sys.platform)
@@ -286,6 +286,8 @@ def detect(env: dict | None = None) -> dict:
                     host["libc"], host["libc_version"] = "glibc", version
                 elif any(n.startswith("ld-musl") for n in _listdir("/lib")):
                     host["libc"] = "musl"
+        if system == "linux":
+            host["rocm"] = rocm_version()
         nvidia, reason, used = _detect_nvidia(env, system)
         host["nvidia"], host["nvidia_reason"] = nvidia, reason
         host["overridden"].extend(used)
@@ -517,7 +519,11 @@ def _platform_fits(host: dict, tag: str) -> bool:
 
 
 def _flavour_python_words(flavour: dict) -> list:
-    return _unique(describe_python(t[0], t[1]) for t in flavour.get("tags") or [])
+    if flavour.get("tags"):
+        return _unique(describe_python(t[0], t[1]) for t in flavour["tags"])
+    if flavour.get("python"):
+        return ["Python " + ", ".join(flavour["python"])]
+    return []
 
 
 def _flavour_platform_tags(flavour: dict) -> list:
@@ -533,53 +539,186 @@ def _unique(items) -> list:  # type: ignore[no-untyped-def]
     return list(seen)
 
 
-def mismatches(host: dict, flavour: dict) -> list:
-    """What keeps ``flavour`` from this machine, in words; empty when it fits."""
-    problems = []
+def platform_words(tags: list) -> list:
+    """Platform tags in words, one entry per OS and CPU (the oldest libc that works)."""
+    best: dict = {}
+    for tag in tags:
+        p = parse_platform(tag)
+        key = (p["os"], p["arch"], p["libc"])
+        if key not in best or (p["libc_min"] or [0]) < (best[key][0] or [0]):
+            best[key] = (p["libc_min"], tag)
+    return _unique(describe_platform(tag) for _, tag in best.values())
+
+
+def python_words(words: list) -> list:
+    """``["CPython 3.10", "CPython 3.11"]`` -> ``["CPython 3.10, 3.11"]``."""
+    groups: dict = {}
+    for word in _unique(words):
+        m = re.match(r"^(CPython|PyPy|Python) (\d+(?:\.\d+)?)$", word)
+        if m:
+            groups.setdefault(m.group(1), []).append(m.group(2))
+        else:
+            groups.setdefault(word, None)
+    return [k if v is None else "%s %s" % (k, ", ".join(v)) for k, v in groups.items()]
+
+
+def _host_platform(host: dict) -> str:
+    text = "%s %s" % (_OS_WORDS.get(host["os"], host["os"]), host["arch"])
+    if host["os"] == "linux" and host["libc"] == "glibc":
+        text += " with glibc %s" % host["libc_version"]
+    elif host["os"] == "linux" and host["libc"] == "musl":
+        text += " with musl libc"
+    return text
+
+
+def _installed_version(name: str) -> str | None:
+    try:
+        from importlib import metadata
+
+        return metadata.version(name)
+    except Exception:  # noqa: BLE001 - not installed, or unreadable metadata
+        return None
+
+
+def _requirement_fails(requirement: str) -> str | None:
+    """``torch==2.13.*`` -> ``torch 2.12.0 is installed`` when the installed one differs.
+
+    Only simple ``name<op>version`` requirements are checked; anything else, or a
+    package that is not installed, is not held against the machine.
+    """
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*((?:[<>=!~]=?[^,;]+,?\s*)+)$",
+                 requirement)
+    if not m:
+        return None
+    installed = _installed_version(m.group(1))
+    if installed is None:
+        return None
+    spec = m.group(2).strip()
+    if re.search(r"[^0-9.,<>=!~*\s]", spec) or re.search(r"[^0-9.]", installed):
+        # Local labels (+cu130) and pre-releases: compare the text exactly.
+        pins = re.findall(r"==\s*([^,]+)", spec)
+        if pins and all(not p.strip().endswith("*") for p in pins):
+            ok = all(p.strip() == installed for p in pins)
+            return None if ok else "%s %s is installed" % (m.group(1), installed)
+        return None
+    if spec_allows(spec, _version_tuple(installed)) is False:
+        return "%s %s is installed" % (m.group(1), installed)
+    return None
+
+
+def checks(host: dict, flavour: dict) -> list:
+    """The requirements of ``flavour`` that this machine fails, as (kind, want, have).
+
+    Empty when the flavour fits. Unknown facts (a driver CUDA version nobody
+    reported, an unreadable libc) are never held against the machine.
+    """
+    failed = []
     platforms = _flavour_platform_tags(flavour)
     if platforms and not any(_platform_fits(host, t) for t in platforms):
-        this = "%s %s" % (_OS_WORDS.get(host["os"], host["os"]), host["arch"])
-        if host["os"] == "linux" and host["libc"] == "glibc":
-            this += " with glibc %s" % host["libc_version"]
-        elif host["os"] == "linux" and host["libc"] == "musl":
-            this += " with musl libc"
-        problems.append("%s; this machine is %s" % (
-            " or ".join(describe_platform(t) for t in platforms), this))
+        failed.append(("platform", tuple(platform_words(platforms)), _host_platform(host)))
     tags = flavour.get("tags") or []
     if tags and not any(_python_fits(host, t[0], t[1]) for t in tags):
-        problems.append("%s; this is %s" % (
-            " or ".join(_flavour_python_words(flavour)), describe_host_python(host)))
+        failed.append(("python", tuple(_flavour_python_words(flavour)),
+                       describe_host_python(host)))
+    if not tags and flavour.get("python"):
+        have = "%d.%d" % tuple(host["python"][:2])
+        if have not in flavour["python"]:
+            failed.append(("python", tuple(_flavour_python_words(flavour)),
+                           describe_host_python(host)))
     nvidia = host["nvidia"]
-    targets = [_cuda.parse_target(t) for t in flavour.get("gpu") or []]
-    needs_gpu = bool(targets)
+    targets = tuple(sorted(_cuda.parse_target(t) for t in flavour.get("gpu") or []))
     cuda_spec = flavour.get("cuda")
-    if (needs_gpu or cuda_spec) and not (nvidia and (nvidia["gpus"] or not needs_gpu)):
-        what = []
-        if needs_gpu:
-            what.append("an NVIDIA GPU that runs %s" % ", ".join(str(t) for t in targets))
-        if cuda_spec:
-            what.append("an NVIDIA driver for %s" % describe_cuda(cuda_spec, host["os"]))
+    if (targets or cuda_spec) and not (nvidia and (nvidia["gpus"] or not targets)):
         reason = host["nvidia_reason"] if not nvidia else "the driver shows no GPU"
-        problems.append("%s; this machine has no NVIDIA GPU (%s)" % (" and ".join(what), reason))
-        return problems
-    if needs_gpu and nvidia:
-        ccs = _unique(tuple(g["cc"]) for g in nvidia["gpus"])
-        missing = _cuda.uncovered(targets, ccs)
-        if missing:
-            names = {tuple(g["cc"]): g["name"] for g in nvidia["gpus"]}
-            # One target in words; several by name (the summary above has their words).
-            wanted = (_cuda.describe_target(targets[0]) if len(targets) == 1
-                      else "one of %s" % ", ".join(str(t) for t in targets))
-            problems.append("a GPU for %s; this machine's %s is not one of them" % (
-                wanted,
-                " and ".join(describe_gpu(names[cc], list(cc)) for cc in missing)))
-    if cuda_spec and nvidia:
-        if nvidia["cuda"] is None:
-            pass  # unknown driver CUDA version: do not blame it
-        elif spec_allows(cuda_spec, _version_tuple(nvidia["cuda"])) is False:
-            problems.append("an NVIDIA driver for %s; this driver supports CUDA %s" % (
-                describe_cuda(cuda_spec, host["os"]), nvidia["cuda"]))
-    return problems
+        failed.append(("nvidia", (targets, cuda_spec), reason))
+    else:
+        if targets and nvidia:
+            ccs = _unique(tuple(g["cc"]) for g in nvidia["gpus"])
+            missing = _cuda.uncovered(targets, ccs)
+            if missing:
+                names = {tuple(g["cc"]): g["name"] for g in nvidia["gpus"]}
+                failed.append(("gpu", targets, " and ".join(
+                    describe_gpu(names[cc], list(cc)) for cc in missing)))
+        if cuda_spec and nvidia and nvidia["cuda"] is not None and \
+                spec_allows(cuda_spec, _version_tuple(nvidia["cuda"])) is False:
+            failed.append(("cuda", (cuda_spec,), nvidia["cuda"]))
+    if flavour.get("rocm"):
+        rocm = host.get("rocm")
+        if rocm is None:
+            failed.append(("rocm", (flavour["rocm"],), None))
+        elif spec_allows(flavour["rocm"], _version_tuple(rocm)) is False:
+            failed.append(("rocm", (flavour["rocm"],), rocm))
+    for requirement in flavour.get("requires") or []:
+        problem = _requirement_fails(requirement)
+        if problem:
+            failed.append(("requires", (requirement,), problem))
+    return failed
+
+
+def _phrase(kind: str, wants: list, have, system: str) -> str:  # type: ignore[no-untyped-def]
+    """One failed requirement in words; ``wants`` merges what several builds need."""
+    if kind == "platform":
+        return "%s; this machine is %s" % (" or ".join(_unique(w for ws in wants for w in ws)),
+                                           have)
+    if kind == "python":
+        return "%s; this is %s" % (" or ".join(python_words([w for ws in wants for w in ws])),
+                                   have)
+    if kind in ("nvidia", "gpu"):
+        targets = sorted(set(t for w in wants for t in (w[0] if kind == "nvidia" else w)))
+        if len(targets) == 1:
+            gpu = _cuda.describe_target(targets[0])
+        else:
+            gpu = "one of %s" % ", ".join(str(t) for t in targets)
+        if kind == "gpu":
+            return "a GPU for %s; this machine's %s is not one of them" % (gpu, have)
+        specs = _unique(w[1] for w in wants if w[1])
+        what = []
+        if targets:
+            what.append("an NVIDIA GPU for %s" % gpu)
+        if specs:
+            what.append("an NVIDIA driver for %s" % " or ".join(
+                describe_cuda(s, system) for s in specs))
+        return "%s; this machine has no NVIDIA GPU (%s)" % (" and ".join(what), have)
+    if kind == "cuda":
+        specs = _unique(w[0] for w in wants)
+        return "an NVIDIA driver for %s; this driver supports CUDA %s" % (
+            " or ".join(describe_cuda(s, system) for s in specs), have)
+    if kind == "rocm":
+        specs = _unique(w[0] for w in wants)
+        return "an AMD GPU with ROCm %s; %s" % (
+            " or ".join(specs), "no ROCm was found" if have is None else "this is ROCm " + have)
+    return "%s; %s" % (" or ".join(_unique(w[0] for w in wants)), have)
+
+
+def mismatches(host: dict, flavour: dict) -> list:
+    """What keeps ``flavour`` from this machine, in words; empty when it fits."""
+    return [_phrase(kind, [want], have, host["os"]) for kind, want, have in checks(host, flavour)]
+
+
+def blockers(host: dict, flavours: list) -> list:
+    """The requirements that every flavour fails, merged, in words.
+
+    Empty when each requirement is met by some flavour (then only the combination
+    is missing).
+    """
+    per_flavour = [checks(host, f) for f in flavours]
+    lines = []
+    for kind in ("platform", "python", "nvidia", "gpu", "cuda", "rocm", "requires"):
+        found = [[c for c in failed if c[0] == kind] for failed in per_flavour]
+        if flavours and all(found):
+            wants = [c[1] for group in found for c in group]
+            lines.append(_phrase(kind, wants, found[0][0][2], host["os"]))
+    return lines
+
+
+def rocm_version() -> str | None:
+    """The ROCm version from ``/opt/rocm/.info/version`` (ROCm's own record), or None."""
+    try:
+        with open("/opt/rocm/.info/version", encoding="utf-8") as f:
+            m = re.match(r"\s*(\d+(?:\.\d+)*)", f.read())
+        return m.group(1) if m else None
+    except OSError:
+        return None
 
 
 def install_line(data: dict, flavour: dict) -> str:
@@ -589,6 +728,8 @@ def install_line(data: dict, flavour: dict) -> str:
         if flavour.get("sha256"):
             url += "#sha256=" + flavour["sha256"]
         return "pip install " + url
+    if not flavour.get("url"):
+        return "pip install %s==%s" % (data["name"], flavour["version"])
     return "pip install %s==%s --find-links %s" % (data["name"], flavour["version"],
                                                    flavour["url"])
 
@@ -596,10 +737,23 @@ def install_line(data: dict, flavour: dict) -> str:
 def flavour_label(data: dict, flavour: dict) -> str:
     if flavour["kind"] == "wheel":
         return flavour["filename"]
+    if not flavour.get("url"):
+        return "%s %s from the default index" % (data["name"], flavour["version"])
     return "%s %s from %s" % (data["name"], flavour["version"], flavour["url"])
 
 
 # --- the message --------------------------------------------------------------------
+
+# At most this many builds are explained one by one; the rest are counted.
+MAX_LISTED = 3
+
+
+def _explain(data: dict, host: dict, items: list, lines: list) -> None:
+    for flavour, wrong in items[:MAX_LISTED]:
+        lines.append("  %s needs" % flavour_label(data, flavour))
+        lines.extend("    - %s" % w for w in wrong)
+    if len(items) > MAX_LISTED:
+        lines.append("  (and %d more)" % (len(items) - MAX_LISTED))
 
 
 def render_message(data: dict, host: dict) -> str:
@@ -618,20 +772,26 @@ def render_message(data: dict, host: dict) -> str:
     versions = _unique(f["version"] for f in flavours)
     title = data["display_name"] if data.get("display_name") else name
     lines.append("%s builds exist (%s) for:" % (title, ", ".join(versions) or "none listed"))
-    platforms = _unique(describe_platform(t) for f in flavours for t in _flavour_platform_tags(f))
-    python = _unique(w for f in flavours for w in _flavour_python_words(f))
+    platforms = platform_words([t for f in flavours for t in _flavour_platform_tags(f)])
+    python = python_words([w for f in flavours for w in _flavour_python_words(f)])
     cuda = _unique(describe_cuda(f["cuda"], "linux") for f in flavours if f.get("cuda"))
+    rocm = _unique("ROCm " + f["rocm"] for f in flavours if f.get("rocm"))
     targets = sorted(set(_cuda.parse_target(t) for f in flavours for t in f.get("gpu") or []))
+    requires = _unique(r for f in flavours for r in f.get("requires") or [])
     lines.append("  platforms:      %s" % ("; ".join(platforms) or "not stated"))
     if python:
         lines.append("  Python:         %s" % "; ".join(python))
     if cuda:
         no_cuda = any(not f.get("cuda") for f in flavours)
         lines.append("  NVIDIA driver:  %s%s" % ("; ".join(cuda),
-                                                 "; none for CPU builds" if no_cuda else ""))
+                                                 "; none for other builds" if no_cuda else ""))
     if targets:
         lines.append("  GPU kernels:    %s" % _cuda.describe_target(targets[0]))
         lines.extend("                  %s" % _cuda.describe_target(t) for t in targets[1:])
+    if rocm:
+        lines.append("  AMD GPUs:       %s" % "; ".join(rocm))
+    if requires:
+        lines.append("  together with:  %s" % "; ".join(requires))
     lines.append("")
     fitting = None
     problems = []
@@ -645,18 +805,23 @@ def render_message(data: dict, host: dict) -> str:
                      flavour_label(data, fitting))
         lines.append("  " + install_line(data, fitting))
         # The builds listed before it were preferred: say why they were passed over.
-        passed_over = [(f, w) for f, w in problems if w][: flavours.index(fitting)]
+        # Only those for this platform and Python: the others were never candidates.
+        passed_over = [(f, w) for f, w in problems[: flavours.index(fitting)]
+                       if not any(c[0] in ("platform", "python") for c in checks(host, f))]
         if passed_over:
             lines.append("Builds listed before it do not match this machine:")
-        for flavour, wrong in passed_over:
-            lines.append("  %s needs" % flavour_label(data, flavour))
-            lines.extend("    - %s" % w for w in wrong)
+            _explain(data, host, passed_over, lines)
+    elif not flavours:
+        lines.append("No build is listed.")
     else:
-        lines.append("What does not match this machine:" if flavours else
-                     "No build is listed.")
-        for flavour, wrong in problems:
-            lines.append("  %s needs" % flavour_label(data, flavour))
-            lines.extend("    - %s" % w for w in wrong)
+        lines.append("What does not match this machine:")
+        common = blockers(host, flavours)
+        lines.extend("  - %s" % w for w in common)
+        if not common:
+            # Every requirement is met by some build, but no build meets them all.
+            lines.append("  no single build meets every requirement; the closest:")
+            closest = sorted(problems, key=lambda item: len(item[1]))
+            _explain(data, host, closest, lines)
     lines.append("")
     if data.get("downloads"):
         lines.append("Real downloads: %s" % data["downloads"])

@@ -39,7 +39,7 @@ class BuiltPlaceholder:
 def build_placeholder(manifest_path: str | Path, out_dir: str | Path, *,
                       version: str = DEFAULT_VERSION, wheel: bool = False) -> BuiltPlaceholder:
     """Build the placeholder sdist (and wheel) of the manifest at ``manifest_path``."""
-    from resolver_hook.placeholder._adapter import load_manifest
+    from resolver_hook.manifest import load_manifest
 
     return build_from_data(placeholder_data(load_manifest(manifest_path), version),
                            out_dir, wheel=wheel)

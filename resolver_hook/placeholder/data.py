@@ -8,12 +8,15 @@ data at run time: nothing from a manifest is ever pasted into code.
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import UsageError
+
+if TYPE_CHECKING:
+    from resolver_hook.manifest import Manifest
 
 __all__ = ["DATA_SCHEMA", "DEFAULT_VERSION", "check_url", "import_name", "placeholder_data"]
 
@@ -29,10 +32,20 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 class _Flavour(Protocol):
-    url: str
-    version: Version
     cuda: Any
+    rocm: Any
     gpu: tuple[Any, ...]
+    requires: tuple[Any, ...]
+
+
+def _needs(flavour: _Flavour) -> dict[str, Any]:
+    """What a flavour needs beyond its tags, as strings the runtime parses itself."""
+    return {
+        "cuda": str(flavour.cuda) if flavour.cuda is not None else None,
+        "rocm": str(flavour.rocm) if flavour.rocm is not None else None,
+        "gpu": [str(t) for t in sorted(flavour.gpu)],
+        "requires": [str(r) for r in flavour.requires],
+    }
 
 
 def check_url(url: object, key: str) -> str:
@@ -68,8 +81,8 @@ def _check_version(version: str) -> str:
     return str(parsed)
 
 
-def placeholder_data(manifest: Any, version: str = DEFAULT_VERSION) -> dict[str, Any]:
-    """The placeholder data of ``manifest`` (a ``resolver_hook.manifest.Manifest``).
+def placeholder_data(manifest: Manifest, version: str = DEFAULT_VERSION) -> dict[str, Any]:
+    """The placeholder data of ``manifest``.
 
     Raises UsageError naming the bad field. Flavours are listed newest version first,
     in manifest order within a version.
@@ -90,17 +103,17 @@ def placeholder_data(manifest: Any, version: str = DEFAULT_VERSION) -> dict[str,
             "version": str(w.version),
             "sha256": sha,
             "tags": sorted([t.interpreter, t.abi, t.platform] for t in w.tags),
-            "cuda": str(w.cuda) if w.cuda is not None else None,
-            "gpu": [str(t) for t in sorted(w.gpu)],
+            **_needs(w),
         }))
     for i, x in enumerate(manifest.indexes):
         flavours.append((x.version, len(flavours), {
             "kind": "index",
-            "url": check_url(x.url, f"index[{i}].url"),
+            # No URL: the plain build on the user's own index (PyPI itself).
+            "url": check_url(x.url, f"index[{i}].url") if x.url is not None else None,
             "version": str(x.version),
-            "cuda": str(x.cuda) if x.cuda is not None else None,
-            "gpu": [str(t) for t in sorted(x.gpu)],
             "platforms": list(x.platforms),
+            "python": list(x.python),
+            **_needs(x),
         }))
     # Newest first; sort stability keeps manifest order within a version.
     flavours.sort(key=lambda item: item[0], reverse=True)
@@ -113,6 +126,7 @@ def placeholder_data(manifest: Any, version: str = DEFAULT_VERSION) -> dict[str,
         "schema": DATA_SCHEMA,
         "name": name,
         "display_name": manifest.display_name or name,
+        "description": manifest.description,
         "version": _check_version(version),
         "homepage": check_url(homepage, "package.homepage") if homepage else None,
         "downloads": check_url(downloads, "package.downloads") if downloads else None,

@@ -94,7 +94,8 @@ def _one_line(text: str) -> str:
 
 
 def _platform_tags(flavour: dict[str, Any]) -> list[str]:
-    return list(runtime()._flavour_platform_tags(flavour))
+    tags: list[str] = runtime()._flavour_platform_tags(flavour)
+    return tags
 
 
 def classifiers(data: dict[str, Any]) -> list[str]:
@@ -164,14 +165,19 @@ def readme(data: dict[str, Any]) -> str:
             "|---|---|---|---|---|---|"]
     install: dict[str, list[str]] = {}
     for f in data["flavours"]:
-        platforms = [rt.describe_platform(t) for t in _platform_tags(f)]
-        python = rt._flavour_python_words(f)
+        platforms = rt.platform_words(_platform_tags(f))
+        python = rt.python_words(rt._flavour_python_words(f))
         cuda = [rt.describe_cuda(f["cuda"])] if f.get("cuda") else ["not needed"]
         gpu = [rt._cuda.describe_target(rt._cuda.parse_target(t)) for t in f.get("gpu") or ()]
-        label = markdown_text(rt.flavour_label(data, f) if f["kind"] == "wheel"
-                              else f"{name} {f['version']} (find-links page)")
-        rows.append(f"| [{label}]({f['url']}) | {markdown_text(f['version'])} | "
-                    f"{_cell(platforms)} | {_cell(python) if python else 'not stated'} | {_cell(cuda)} | "
+        if f["kind"] == "wheel":
+            build = f"[{markdown_text(f['filename'])}]({f['url']})"
+        elif f.get("url"):
+            build = f"[{markdown_text(name)} {markdown_text(f['version'])} (find-links page)]" \
+                    f"({f['url']})"
+        else:
+            build = f"{markdown_text(name)} {markdown_text(f['version'])} from PyPI"
+        rows.append(f"| {build} | {markdown_text(f['version'])} | {_cell(platforms)} | "
+                    f"{_cell(python) if python else 'not stated'} | {_cell(cuda)} | "
                     f"{_cell(gpu) if gpu else 'none (CPU)'} |")
         heading = ", ".join(platforms or ["any platform"])
         if python:
