@@ -12,20 +12,20 @@ import os
 import subprocess
 import sys
 import tarfile
-import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from placeholder_support import TILERT, find_python
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
-from resolver_hook.placeholder import build_from_data, build_placeholder, placeholder_data
 from resolver_hook.manifest import Manifest, load_manifest
+from resolver_hook.placeholder import build_from_data, build_placeholder, placeholder_data
 from resolver_hook.placeholder.render import (
     render_files,
     render_project,
@@ -86,7 +86,8 @@ def test_a_placeholder_must_say_where_the_real_downloads_are() -> None:
 
 
 def test_wheel_of_another_project_is_refused() -> None:
-    with pytest.raises(UsageError, match=r"^wheel\[0\]\.url: .* names project 'tilert', not 'other'"):
+    with pytest.raises(UsageError,
+                       match=r"^wheel\[0\]\.url: .* names project 'tilert', not 'other'"):
         placeholder_data(manifest(name="other"))
 
 
@@ -138,18 +139,21 @@ def test_generated_paths_never_leave_the_output_folder(name: str) -> None:
         return
     for rel in render_files(data):
         parts = Path(rel).parts
-        assert ".." not in parts and not Path(rel).is_absolute()
+        assert ".." not in parts
+        assert not Path(rel).is_absolute()
         assert rel.startswith(("pyproject.toml", "README.md", "_placeholder_backend/", "src/"))
 
 
 def test_the_kernel_target_code_is_embedded_verbatim() -> None:
     files = render_files(tilert())
-    assert files["src/tilert/_placeholder_cuda.py"] == (REPO / "resolver_hook" / "cuda.py").read_bytes()
+    original = (REPO / "resolver_hook" / "cuda.py").read_bytes()
+    assert files["src/tilert/_placeholder_cuda.py"] == original
 
 
 def test_readme_is_a_placeholder_page_with_the_matrix() -> None:
     text = render_files(tilert())["README.md"].decode()
-    assert text.startswith("# tilert: placeholder\n\n**This is a placeholder, not the real tilert.**")
+    assert text.startswith(
+        "# tilert: placeholder\n\n**This is a placeholder, not the real tilert.**")
     assert ("| [tilert\\-0.1.5.post2\\-cp312\\-cp312\\-manylinux\\_2\\_28\\_x86\\_64.whl]"
             "(https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
             "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl) | 0.1.5.post2 | "

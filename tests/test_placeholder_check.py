@@ -18,8 +18,8 @@ import pytest
 from placeholder_support import DATA, TILERT, find_python
 
 from resolver_hook.cli import main
-from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
 from resolver_hook.manifest import load_manifest
+from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
 from resolver_hook.placeholder.check import CheckResult, find_uv, shows_message
 from resolver_hook.placeholder.render import runtime
 

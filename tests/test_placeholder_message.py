@@ -189,8 +189,8 @@ def test_builds_passed_over_for_the_fitting_one_are_explained() -> None:
 
 
 def test_many_builds_are_summarised_by_requirement() -> None:
-    # Newest version first (+cu130 sorts above +cu126). Thirty flash-attn-like wheels (5 Pythons x 2 CUDA x 3 platforms) on a Mac: one
-    # line per failed requirement, not one block per wheel.
+    # Thirty flash-attn-like wheels (5 Pythons x 2 CUDA x 3 platforms) on a Mac: one
+    # line per failed requirement, not one block per wheel; newest version (+cu130) first.
     data = placeholder_data(load_manifest(DATA / "placeholder-matrix.toml"))
     text = runtime().render_message(data, host(os="macos", arch="aarch64", libc=None,
                                                libc_version=None,

@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import json
 import os
 import sys
 import tarfile

@@ -13,6 +13,7 @@ Detection honours the same override variables as resolver-hook itself
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -144,7 +145,7 @@ def _probe_nvml(timeout: float) -> tuple:
     def work() -> None:
         try:
             box["info"] = _nvml_query()
-        except BaseException as exc:  # noqa: BLE001 - a probe never raises
+        except BaseException as exc:  # a probe never raises
             box["error"] = exc
 
     thread = threading.Thread(target=work, name="placeholder-nvml", daemon=True)
@@ -222,15 +223,13 @@ def _detect_nvidia(env: dict, system: str) -> tuple:
     ccs = []
     if sm_override is not None:
         for item in sm_override.split(","):
-            try:
+            with contextlib.suppress(ValueError):
                 ccs.append(_cuda.parse_cc(item))
-            except ValueError:
-                pass
         if ccs:
             used.append(OVERRIDE_SM)
     cuda = None
     if cuda_override is not None and re.match(r"^\s*\d+(\.\d+)?\s*$", cuda_override):
-        parts = _version_tuple(cuda_override) + (0,)
+        parts = (*_version_tuple(cuda_override), 0)
         cuda = "%d.%d" % parts[:2]
         used.append(OVERRIDE_CUDA)
     info = None
@@ -291,7 +290,7 @@ def detect(env: dict | None = None) -> dict:
         nvidia, reason, used = _detect_nvidia(env, system)
         host["nvidia"], host["nvidia_reason"] = nvidia, reason
         host["overridden"].extend(used)
-    except Exception as exc:  # noqa: BLE001 - detection must never stop the message
+    except Exception as exc:  # detection must never stop the message
         host["nvidia_reason"] = "detection failed: %s" % exc
     return host
 
@@ -576,7 +575,7 @@ def _installed_version(name: str) -> str | None:
         from importlib import metadata
 
         return metadata.version(name)
-    except Exception:  # noqa: BLE001 - not installed, or unreadable metadata
+    except Exception:  # not installed, or unreadable metadata
         return None
 
 
@@ -664,7 +663,7 @@ def _phrase(kind: str, wants: list, have, system: str) -> str:  # type: ignore[n
         return "%s; this is %s" % (" or ".join(python_words([w for ws in wants for w in ws])),
                                    have)
     if kind in ("nvidia", "gpu"):
-        targets = sorted(set(t for w in wants for t in (w[0] if kind == "nvidia" else w)))
+        targets = sorted({t for w in wants for t in (w[0] if kind == "nvidia" else w)})
         if len(targets) == 1:
             gpu = _cuda.describe_target(targets[0])
         else:
@@ -756,19 +755,11 @@ def _explain(data: dict, host: dict, items: list, lines: list) -> None:
         lines.append("  (and %d more)" % (len(items) - MAX_LISTED))
 
 
-def render_message(data: dict, host: dict) -> str:
-    """The whole message for ``host``. Pure: the same data and host give the same text."""
-    name = data["name"]
+def _supported(data: dict) -> list:
+    """The "builds exist for" block: every platform, Python, driver and kernel listed."""
     flavours = data["flavours"]
-    lines = [
-        "%s %s is a placeholder, not a broken install." % (name, data["version"]),
-        "It only reserves the name %s on PyPI; the real builds are listed below. It "
-        "refuses to install or import so that you read this instead of finding a "
-        "half-working package later." % name,
-        "",
-        "This machine: %s." % describe_machine(host),
-        "",
-    ]
+    name = data["name"]
+    lines = []
     versions = _unique(f["version"] for f in flavours)
     title = data["display_name"] if data.get("display_name") else name
     lines.append("%s builds exist (%s) for:" % (title, ", ".join(versions) or "none listed"))
@@ -776,7 +767,7 @@ def render_message(data: dict, host: dict) -> str:
     python = python_words([w for f in flavours for w in _flavour_python_words(f)])
     cuda = _unique(describe_cuda(f["cuda"], "linux") for f in flavours if f.get("cuda"))
     rocm = _unique("ROCm " + f["rocm"] for f in flavours if f.get("rocm"))
-    targets = sorted(set(_cuda.parse_target(t) for f in flavours for t in f.get("gpu") or []))
+    targets = sorted({_cuda.parse_target(t) for f in flavours for t in f.get("gpu") or []})
     requires = _unique(r for f in flavours for r in f.get("requires") or [])
     lines.append("  platforms:      %s" % ("; ".join(platforms) or "not stated"))
     if python:
@@ -793,6 +784,23 @@ def render_message(data: dict, host: dict) -> str:
     if requires:
         lines.append("  together with:  %s" % "; ".join(requires))
     lines.append("")
+    return lines
+
+
+def render_message(data: dict, host: dict) -> str:
+    """The whole message for ``host``. Pure: the same data and host give the same text."""
+    name = data["name"]
+    flavours = data["flavours"]
+    lines = [
+        "%s %s is a placeholder, not a broken install." % (name, data["version"]),
+        "It only reserves the name %s on PyPI; the real builds are listed below. It "
+        "refuses to install or import so that you read this instead of finding a "
+        "half-working package later." % name,
+        "",
+        "This machine: %s." % describe_machine(host),
+        "",
+    ]
+    lines.extend(_supported(data))
     fitting = None
     problems = []
     for flavour in flavours:
@@ -845,7 +853,7 @@ def message(env: dict | None = None, directory: str | None = None) -> str:
                 "could not be read (%s)." % exc)
     try:
         return render_message(data, detect(env))
-    except Exception as exc:  # noqa: BLE001 - the refusal must always say something
+    except Exception as exc:  # the refusal must always say something
         return ("%s %s is a placeholder, not a broken install. Real downloads: %s "
                 "(the full explanation failed: %s)" % (
                     data.get("name"), data.get("version"), data.get("downloads"), exc))

@@ -82,7 +82,7 @@ def _backend_wheel(sdist: Path, tmp: Path, out: Path, name: str) -> Path:
         for member in members:
             if not member.isfile() or member.name.startswith("/") or ".." in member.name:
                 raise OperationalError(f"{sdist}: unexpected member {member.name!r}")
-        tar.extractall(unpacked, members=members)  # noqa: S202 - members checked above
+        tar.extractall(unpacked, members=members)  # members checked above
     (root,) = list(unpacked.iterdir())
     env = dict(os.environ)
     env[runtime().escape_hatch(name)] = "1"

@@ -84,7 +84,7 @@ def _read_sdist(dist: Path, dest: Path) -> tuple[Path, dict[str, str], list[str]
             for m in members:
                 if m.name.startswith("/") or ".." in m.name.split("/"):
                     raise UsageError(f"{dist}: unsafe member {m.name!r}")
-            tar.extractall(dest, members=members)  # noqa: S202 - members checked above
+            tar.extractall(dest, members=members)  # members checked above
     except (OSError, tarfile.TarError) as exc:
         raise UsageError(f"{dist}: not a readable sdist: {exc}") from None
     roots = [p for p in dest.iterdir() if p.is_dir()]
@@ -124,7 +124,6 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
         env = {k: v for k, v in os.environ.items() if k != hatch and not k.startswith("UV_")}
         env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
-        hatch_env = dict(env, **{hatch: "1"})
         proc = run([python, str(root / "src" / package / "_placeholder.py")], env, tmp, None)
         expected = proc.stdout
         if not record("the placeholder explains itself on this machine",
@@ -171,30 +170,41 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
                     uv, "pip", "install", "--no-index", "--find-links", str(links),
                     "--cache-dir", cache, "--python", uv_python, requirement]))
         for tool, (venv_python, *_), install in installers:
-            failed = run(install, env, tmp, None)
-            output = failed.stdout + failed.stderr
-            record(f"{tool} install fails and shows the message",
-                   failed.returncode != 0 and shows_message(expected, output)
-                   and "Traceback" not in output, output.strip()[-3000:])
-            done = run(install, hatch_env, tmp, None)
-            if not record(f"{tool} install with {hatch}=1 succeeds", done.returncode == 0,
-                          (done.stdout + done.stderr).strip()[-3000:]):
-                continue
-            for label, argv, shown in (
-                # A traceback ending in PlaceholderError, an ImportError subclass.
-                (f"import {package}", [venv_python, "-c", f"import {package}"],
-                 "PlaceholderError: "),
-                # Just the message: the package hides runpy's traceback.
-                (f"python -m {package}.placeholder.submodule",
-                 [venv_python, "-m", f"{package}.placeholder.submodule"], ""),
-            ):
-                proc = run(argv, env, tmp, None)
-                output = proc.stdout + proc.stderr
-                record(f"{tool}: {label} fails with the message",
-                       proc.returncode != 0 and shows_message(expected, output)
-                       and shown in output and "ModuleNotFoundError" not in output,
-                       output.strip()[-3000:])
+            _installed_checks(record, run, tool=tool, venv_python=venv_python,
+                              install=install, expected=expected, package=package,
+                              hatch=hatch, env=env)
     return results
+
+
+def _installed_checks(record: Callable[[str, bool, str], bool], run: Runner, *, tool: str,
+                      venv_python: str, install: list[str], expected: str, package: str,
+                      hatch: str, env: dict[str, str]) -> None:
+    """Install without and with the escape hatch, then import and run a submodule."""
+    tmp = Path(venv_python).parents[2]  # beside the venv, never inside a package
+    hatch_env = dict(env, **{hatch: "1"})
+    failed = run(install, env, tmp, None)
+    output = failed.stdout + failed.stderr
+    record(f"{tool} install fails and shows the message",
+           failed.returncode != 0 and shows_message(expected, output)
+           and "Traceback" not in output, output.strip()[-3000:])
+    done = run(install, hatch_env, tmp, None)
+    if not record(f"{tool} install with {hatch}=1 succeeds", done.returncode == 0,
+                  (done.stdout + done.stderr).strip()[-3000:]):
+        return
+    for label, argv, shown in (
+        # A traceback ending in PlaceholderError, an ImportError subclass.
+        (f"import {package}", [venv_python, "-c", f"import {package}"],
+         "PlaceholderError: "),
+        # Just the message: the package hides runpy's traceback.
+        (f"python -m {package}.placeholder.submodule",
+         [venv_python, "-m", f"{package}.placeholder.submodule"], ""),
+    ):
+        proc = run(argv, env, tmp, None)
+        output = proc.stdout + proc.stderr
+        record(f"{tool}: {label} fails with the message",
+               proc.returncode != 0 and shows_message(expected, output)
+               and shown in output and "ModuleNotFoundError" not in output,
+               output.strip()[-3000:])
 
 
 def _venv_python(venv: Path) -> Path:

@@ -8,7 +8,7 @@ data at run time: nothing from a manifest is ever pasted into code.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
-    from resolver_hook.manifest import Manifest
+    from resolver_hook.manifest import Flavour, Manifest
 
 __all__ = ["DATA_SCHEMA", "DEFAULT_VERSION", "check_url", "import_name", "placeholder_data"]
 
@@ -31,14 +31,7 @@ _URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-class _Flavour(Protocol):
-    cuda: Any
-    rocm: Any
-    gpu: tuple[Any, ...]
-    requires: tuple[Any, ...]
-
-
-def _needs(flavour: _Flavour) -> dict[str, Any]:
+def _needs(flavour: Flavour) -> dict[str, Any]:
     """What a flavour needs beyond its tags, as strings the runtime parses itself."""
     return {
         "cuda": str(flavour.cuda) if flavour.cuda is not None else None,

@@ -118,7 +118,7 @@ def classifiers(data: dict[str, Any]) -> list[str]:
             if p["version"] and p["version"][0] == 3:
                 found.add("Programming Language :: Python :: 3")
                 if len(p["version"]) == 2 and not p["abi3"]:
-                    found.add("Programming Language :: Python :: 3.%d" % p["version"][1])
+                    found.add(f"Programming Language :: Python :: 3.{p['version'][1]}")
     if impls == {"cp"}:
         found.add("Programming Language :: Python :: Implementation :: CPython")
     for flavour in data["flavours"]:
