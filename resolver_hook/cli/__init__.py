@@ -25,8 +25,8 @@ from resolver_hook.errors import ResolverHookError
 __all__ = ["main"]
 
 # Modules under resolver_hook.cli, in the order their commands appear in --help.
-_COMMAND_MODULES = ("detect", "plan", "explain", "lock", "install", "hook", "scan", "manifest",
-                    "doctor")
+_COMMAND_MODULES = ("detect", "plan", "explain", "lock", "install", "hook", "placeholder",
+                    "scan", "manifest", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):

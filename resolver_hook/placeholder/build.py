@@ -1,0 +1,97 @@
+"""Build a placeholder: render the project, make the sdist with hatchling, maybe a wheel.
+
+The sdist comes from hatchling's own sdist builder, used as a library: it writes
+standard core metadata (static: no ``Dynamic`` field) and is reproducible by default
+(entries in a fixed order, uid/gid 0, modes 644/755, every mtime and the gzip header
+time set from ``SOURCE_DATE_EPOCH``, else hatchling's fixed 2020-02-02). The wheel,
+built only on request, comes from the placeholder's own in-tree backend with the
+escape hatch set, which is exactly what pip and uv would build and cache.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resolver_hook.errors import OperationalError
+from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data
+from resolver_hook.placeholder.render import render_project, runtime
+
+__all__ = ["BuiltPlaceholder", "build_from_data", "build_placeholder"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuiltPlaceholder:
+    """What ``placeholder build`` made."""
+
+    name: str
+    version: str
+    sdist: Path
+    wheel: Path | None = None
+
+
+def build_placeholder(manifest_path: str | Path, out_dir: str | Path, *,
+                      version: str = DEFAULT_VERSION, wheel: bool = False) -> BuiltPlaceholder:
+    """Build the placeholder sdist (and wheel) of the manifest at ``manifest_path``."""
+    from resolver_hook.manifest import load_manifest
+
+    return build_from_data(placeholder_data(load_manifest(manifest_path), version),
+                           out_dir, wheel=wheel)
+
+
+def build_from_data(data: dict[str, Any], out_dir: str | Path, *,
+                    wheel: bool = False) -> BuiltPlaceholder:
+    """Build from data made by :func:`placeholder_data`."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp:
+        tree = render_project(data, Path(tmp) / "project")
+        sdist = _hatchling_sdist(tree, out)
+        built_wheel = _backend_wheel(sdist, Path(tmp), out, data["name"]) if wheel else None
+    return BuiltPlaceholder(name=data["name"], version=data["version"], sdist=sdist,
+                            wheel=built_wheel)
+
+
+def _inside(path: Path, folder: Path) -> Path:
+    if not path.resolve().is_relative_to(folder.resolve()):
+        raise OperationalError(f"build produced {path}, outside {folder}")
+    return path
+
+
+def _hatchling_sdist(tree: Path, out: Path) -> Path:
+    from hatchling.builders.sdist import SdistBuilder
+
+    try:
+        artifacts = list(SdistBuilder(str(tree)).build(directory=str(out),
+                                                       versions=["standard"]))
+    except Exception as exc:  # hatchling reports bad metadata with plain exceptions
+        raise OperationalError(f"hatchling could not build the sdist: {exc}") from exc
+    return _inside(Path(artifacts[0]), out)
+
+
+def _backend_wheel(sdist: Path, tmp: Path, out: Path, name: str) -> Path:
+    unpacked = tmp / "unpacked"
+    with tarfile.open(sdist) as tar:
+        members = tar.getmembers()
+        for member in members:
+            if not member.isfile() or member.name.startswith("/") or ".." in member.name:
+                raise OperationalError(f"{sdist}: unexpected member {member.name!r}")
+        tar.extractall(unpacked, members=members)  # members checked above
+    (root,) = list(unpacked.iterdir())
+    env = dict(os.environ)
+    env[runtime().escape_hatch(name)] = "1"
+    env["PYTHONPATH"] = str(root / "_placeholder_backend")
+    code = ("import sys, placeholder_backend as b; "
+            "sys.stdout.write(b.build_wheel(sys.argv[1]))")
+    proc = subprocess.run([sys.executable, "-c", code, str(out.resolve())], cwd=root, env=env,
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise OperationalError(f"the placeholder backend could not build a wheel: "
+                               f"{(proc.stderr or proc.stdout).strip()}")
+    return _inside(out / proc.stdout.strip(), out)

@@ -1,0 +1,128 @@
+"""From a flavour manifest to the placeholder's data: validated, plain, JSON-able.
+
+Everything the generated project says about the real package comes from this one
+mapping, written into the project as ``_placeholder_data.json`` and read back as
+data at run time: nothing from a manifest is ever pasted into code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.errors import UsageError
+
+if TYPE_CHECKING:
+    from resolver_hook.manifest import Flavour, Manifest
+
+__all__ = ["DATA_SCHEMA", "DEFAULT_VERSION", "check_url", "import_name", "placeholder_data"]
+
+DATA_SCHEMA = 1
+DEFAULT_VERSION = "0.0.0.dev0"
+
+# A canonical project name (PEP 503 normalised: lower case, runs of -_. as one "-").
+_CANONICAL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# RFC 3986 characters only: no spaces, quotes, angle brackets or control characters,
+# so a URL can go into TOML, core metadata headers and Markdown links unescaped.
+_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _needs(flavour: Flavour) -> dict[str, Any]:
+    """What a flavour needs beyond its tags, as strings the runtime parses itself."""
+    return {
+        "cuda": str(flavour.cuda) if flavour.cuda is not None else None,
+        "rocm": str(flavour.rocm) if flavour.rocm is not None else None,
+        "gpu": [str(t) for t in sorted(flavour.gpu)],
+        "requires": [str(r) for r in flavour.requires],
+    }
+
+
+def check_url(url: object, key: str) -> str:
+    """``url`` when it is a plain http(s) URL; UsageError naming ``key`` otherwise."""
+    if not isinstance(url, str) or not _URL.fullmatch(url):
+        raise UsageError(f"{key}: {url!r} is not a plain http(s) URL",
+                         hint="percent-encode spaces, quotes and other special characters")
+    return url
+
+
+def import_name(name: str) -> str:
+    """The import package of a canonical project name: ``flash-attn`` -> ``flash_attn``."""
+    return name.replace("-", "_")
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not _CANONICAL.fullmatch(name):
+        raise UsageError(f"package.name: {name!r} is not a valid project name",
+                         hint="letters, digits and single '-' between them")
+    if canonicalize_name(name) != name:
+        raise UsageError(f"package.name: {name!r} is not normalised "
+                         f"(expected {canonicalize_name(name)!r})")
+    return name
+
+
+def _check_version(version: str) -> str:
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        raise UsageError(f"--version: {version!r} is not a PEP 440 version") from None
+    if parsed.local is not None:
+        raise UsageError(f"--version: {version!r} has a local label, which PyPI refuses")
+    return str(parsed)
+
+
+def placeholder_data(manifest: Manifest, version: str = DEFAULT_VERSION) -> dict[str, Any]:
+    """The placeholder data of ``manifest``.
+
+    Raises UsageError naming the bad field. Flavours are listed newest version first,
+    in manifest order within a version.
+    """
+    name = _check_name(manifest.name)
+    flavours: list[tuple[Version, int, dict[str, Any]]] = []
+    for i, w in enumerate(manifest.wheels):
+        sha = w.sha256
+        if sha is not None and not _SHA256.fullmatch(sha):
+            raise UsageError(f"wheel[{i}].sha256: {sha!r} is not 64 lower-case hex digits")
+        if canonicalize_name(w.name) != name:
+            raise UsageError(f"wheel[{i}].url: {w.filename!r} names project {w.name!r}, "
+                             f"not {name!r}")
+        flavours.append((w.version, len(flavours), {
+            "kind": "wheel",
+            "url": check_url(w.url, f"wheel[{i}].url"),
+            "filename": w.filename,
+            "version": str(w.version),
+            "sha256": sha,
+            "tags": sorted([t.interpreter, t.abi, t.platform] for t in w.tags),
+            **_needs(w),
+        }))
+    for i, x in enumerate(manifest.indexes):
+        flavours.append((x.version, len(flavours), {
+            "kind": "index",
+            # No URL: the plain build on the user's own index (PyPI itself).
+            "url": check_url(x.url, f"index[{i}].url") if x.url is not None else None,
+            "version": str(x.version),
+            "platforms": list(x.platforms),
+            "python": list(x.python),
+            **_needs(x),
+        }))
+    # Newest first; sort stability keeps manifest order within a version.
+    flavours.sort(key=lambda item: item[0], reverse=True)
+    homepage = manifest.homepage
+    downloads = manifest.downloads
+    if not homepage and not downloads:
+        raise UsageError("package.downloads: missing; a placeholder must say where the real "
+                         "downloads are", hint="set package.downloads (or package.homepage)")
+    return {
+        "schema": DATA_SCHEMA,
+        "name": name,
+        "display_name": manifest.display_name or name,
+        "description": manifest.description,
+        "version": _check_version(version),
+        "homepage": check_url(homepage, "package.homepage") if homepage else None,
+        "downloads": check_url(downloads, "package.downloads") if downloads else None,
+        "flavours": [f for _, _, f in flavours],
+    }
+

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""The hook's overhead on a real install: `resolver-hook pip install` vs plain `pip install`.
+
+Both install the same packages from a loopback index of wheels built here into
+fresh venvs (made outside the timed part): plain pip gets the already-resolved
+lines (URL with sha256, pinned local version and its find-links page), the hook
+gets the bare names and resolves them. Same for uv. Prints the medians and the
+ratio of medians, which is the hook's overhead.
+
+Usage: python3 scripts/bench_install.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests  # noqa: E402
+
+TARGET = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="bench-install-"))
+    try:
+        gi = build_gpu_index(root)
+        with gi.index.serving():
+            write_manifests(gi)
+            w, idx = gi.wheels, gi.index
+            resolved = [f"demo-gpu @ {idx.wheel_url(w['gpu130'])}#sha256={w['gpu130'].sha256}",
+                        "demo-idx==2.0+cu130", "plainpkg",
+                        "--find-links", idx.links_url("cu130", "demo-idx")]
+            names = ["demo-gpu", "demo-idx", "plainpkg"]
+            uv = [sys.executable, "-m", "uv"]
+            results: dict[str, list[float]] = {k: [] for k in ("pip", "hook pip", "uv", "hook uv")}
+            for i in range(args.runs):
+                for label in results:
+                    venv = root / f"venv-{label.replace(' ', '-')}-{i}"
+                    if label.endswith("pip"):
+                        make_venv(venv)
+                    else:
+                        subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(venv)],
+                                       check=True, env=clean_env())
+                    env = clean_env(VIRTUAL_ENV=str(venv),
+                                    RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+                                    RESOLVER_HOOK_ALLOW_INSECURE_URLS="1")
+                    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+                    py = str(venv / "bin" / "python")
+                    index = ["--index-url", gi.simple]
+                    argv = {
+                        "pip": [py, "-m", "pip", "install", *index, *resolved],
+                        "hook pip": [sys.executable, "-m", "resolver_hook", "pip", "--target",
+                                     TARGET, "install", *index, *names],
+                        "uv": [*uv, "pip", "install", "--python", py, *index, *resolved],
+                        "hook uv": [sys.executable, "-m", "resolver_hook", "uv", "--target",
+                                    TARGET, "pip", "install", *index, *names],
+                    }[label]
+                    results[label].append(timed(argv, env))
+                    shutil.rmtree(venv)
+        med = {k: statistics.median(v) for k, v in results.items()}
+        for k, v in med.items():
+            print(f"{k:<9} median {v * 1000:8.1f} ms over {args.runs} runs")
+        print(f"overhead with pip: ratio of medians {med['hook pip'] / med['pip']:.2f}")
+        print(f"overhead with uv:  ratio of medians {med['hook uv'] / med['uv']:.2f}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

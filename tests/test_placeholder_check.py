@@ -1,0 +1,284 @@
+"""Placeholders against real pip and real uv, offline (issue 5, "Done when").
+
+Every install uses ``--no-index --find-links`` on a folder holding only the
+placeholder sdist, and an empty cache: pip and uv cache a wheel built with the escape
+hatch and would never run the build again (FACTS.md section 4).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from placeholder_support import DATA, TILERT, find_python
+
+from resolver_hook.cli import main
+from resolver_hook.manifest import load_manifest
+from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
+from resolver_hook.placeholder.check import CheckResult, find_uv, shows_message
+from resolver_hook.placeholder.render import runtime
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parent.parent
+UV = find_uv()
+TILERT_URL = ("https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
+              "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl")
+GB10 = {"RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64", "RESOLVER_HOOK_OVERRIDE_SM": "12.1",
+        "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0"}
+B200 = {"RESOLVER_HOOK_OVERRIDE_ARCH": "x86_64", "RESOLVER_HOOK_OVERRIDE_SM": "10.0",
+        "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0"}
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("RESOLVER_HOOK_", "UV_", "TILERT_"))}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env.update(extra)
+    return env
+
+
+def _run(argv: Sequence[str], **extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), env=_env(**extra), capture_output=True, text=True,
+                          check=False, timeout=600)
+
+
+def _message(env: dict[str, str], python: tuple[int, int] | None = None) -> str:
+    rt = runtime()
+    found = rt.detect(env)
+    if python:
+        found["python"] = list(python)
+    return rt.render_message(placeholder_data(load_manifest(TILERT)), found)
+
+
+@pytest.fixture(scope="session")
+def links(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A find-links folder with only the tilert placeholder sdist in it."""
+    folder = tmp_path_factory.mktemp("links")
+    build_placeholder(TILERT, folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def pip_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``python -m venv`` environment (the interpreter's bundled pip) that never gets
+    the placeholder installed, shared by the tests where the install must fail."""
+    venv = tmp_path_factory.mktemp("pip") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    return venv / "bin" / "python"
+
+
+def _uv_venv(where: Path, python: str = sys.executable) -> Path:
+    assert UV is not None, "uv is a test dependency"
+    subprocess.run([UV, "venv", "--quiet", str(where), "--python", python], check=True,
+                   env=_env())
+    return where / "bin" / "python"
+
+
+def _pip_install(python: Path, links: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return _run([str(python), "-m", "pip", "install", "--no-index", "--find-links", str(links),
+                 "--no-cache-dir", "tilert"], **env)
+
+
+def _uv_install(python: Path, links: Path, cache: Path,
+                **env: str) -> subprocess.CompletedProcess[str]:
+    assert UV is not None
+    return _run([UV, "pip", "install", "--no-index", "--find-links", str(links), "tilert",
+                 "--python", str(python), "--cache-dir", str(cache)], **env)
+
+
+# --- install time -----------------------------------------------------------------------
+
+
+def test_pip_install_fails_and_shows_the_message(pip_venv: Path, links: Path) -> None:
+    out = _pip_install(pip_venv, links)
+    output = out.stdout + out.stderr
+    assert out.returncode == 1
+    # pip shows the backend's output under "Preparing metadata (pyproject.toml) did not
+    # run successfully" (FACTS.md section 4), indented.
+    assert "Preparing metadata (pyproject.toml) did not run successfully" in output
+    assert shows_message(_message({}), output)
+    assert "Traceback" not in output
+    for words in ("Linux x86_64 (glibc 2.28 or newer)",
+                  "sm_100f: NVIDIA B200/GB200, B300/GB300",
+                  "Real downloads: https://github.com/tile-ai/TileRT/releases",
+                  f"This machine: Linux {os.uname().machine}, CPython "
+                  f"{sys.version_info[0]}.{sys.version_info[1]}, "):
+        assert words in output
+
+
+def test_uv_install_fails_and_shows_the_message(links: Path, tmp_path: Path) -> None:
+    python = _uv_venv(tmp_path / "venv")
+    out = _uv_install(python, links, tmp_path / "cache")
+    output = out.stdout + out.stderr
+    assert out.returncode == 1
+    assert "placeholder_backend.build_wheel` failed" in output
+    assert shows_message(_message({}), output)
+    assert "Traceback" not in output
+
+
+def test_emulated_gb10_is_told_which_requirements_fail(pip_venv: Path, links: Path) -> None:
+    out = _pip_install(pip_venv, links, **GB10)
+    output = out.stdout + out.stderr
+    assert shows_message(_message(GB10), output)
+    assert ("- Linux x86_64 (glibc 2.28 or newer); this machine is Linux aarch64 with glibc"
+            in output)
+    assert ("- a GPU for sm_100f: NVIDIA B200/GB200, B300/GB300; this machine's NVIDIA GB10 "
+            "(DGX Spark) (compute capability 12.1, sm_121) is not one of them") in output
+
+
+@pytest.mark.skipif(sys.version_info[:2] == (3, 12), reason="needs a Python other than 3.12")
+def test_emulated_b200_under_another_python_names_the_pythons(pip_venv: Path,
+                                                              links: Path) -> None:
+    out = _pip_install(pip_venv, links, **B200)
+    output = out.stdout + out.stderr
+    assert shows_message(_message(B200), output)
+    assert (f"- CPython 3.12; this is CPython {sys.version_info[0]}.{sys.version_info[1]}"
+            in output)
+    assert "A listed build fits" not in output
+
+
+@pytest.mark.skipif(find_python("3.12") is None, reason="no Python 3.12 on this machine "
+                    "(test_placeholder_message covers it with an injected version)")
+def test_emulated_b200_under_python_3_12_gets_the_pip_install_line(links: Path,
+                                                                   tmp_path: Path) -> None:
+    python312 = find_python("3.12")
+    assert python312 is not None
+    python = _uv_venv(tmp_path / "venv", python312)
+    out = _uv_install(python, links, tmp_path / "cache", **B200)
+    output = out.stdout + out.stderr
+    assert out.returncode == 1
+    assert shows_message(_message(B200, python=(3, 12)), output)
+    assert f"\n  pip install {TILERT_URL}\n" in "\n".join(
+        line.strip() and "  " + line.strip() for line in output.splitlines()) + "\n"
+
+
+# --- with the escape hatch --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_escape_hatch_installs_a_package_that_refuses_to_run(
+        installer: str, links: Path, tmp_path: Path) -> None:
+    if installer == "pip":
+        subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
+        python = tmp_path / "venv" / "bin" / "python"
+        out = _pip_install(python, links, TILERT_ALLOW_PLACEHOLDER="1")
+    else:
+        python = _uv_venv(tmp_path / "venv")
+        out = _uv_install(python, links, tmp_path / "cache", TILERT_ALLOW_PLACEHOLDER="1")
+    assert out.returncode == 0, out.stdout + out.stderr
+    message = _message({})
+    run = _run([str(python), "-m", "tilert.models.preprocess.weight_converter"])
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", message + "\n")
+    run = _run([str(python), "-c", "import tilert.models"])
+    assert run.returncode == 1
+    assert run.stderr.endswith(f"\ntilert._placeholder.PlaceholderError: {message}\n")
+    assert "ModuleNotFoundError" not in run.stderr
+
+
+# --- placeholder check --------------------------------------------------------------------
+
+
+def test_check_passes_on_the_tilert_placeholder(links: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "PASS  static metadata (Metadata-Version >= 2.2, no Dynamic)",
+        "PASS  the placeholder explains itself on this machine",
+        "PASS  twine check --strict",
+        "PASS  python -m venv",
+        "PASS  uv resolves it without building (static metadata)",
+        "PASS  uv venv",
+        "PASS  pip install fails and shows the message",
+        "PASS  pip install with TILERT_ALLOW_PLACEHOLDER=1 succeeds",
+        "PASS  pip: import tilert fails with the message",
+        "PASS  pip: python -m tilert.placeholder.submodule fails with the message",
+        "PASS  uv install fails and shows the message",
+        "PASS  uv install with TILERT_ALLOW_PLACEHOLDER=1 succeeds",
+        "PASS  uv: import tilert fails with the message",
+        "PASS  uv: python -m tilert.placeholder.submodule fails with the message",
+        "14 passed, 0 failed",
+    ]
+
+
+def _manifests() -> list[Path]:
+    builtin = sorted((REPO / "resolver_hook" / "manifests").glob("*.toml"))
+    return builtin + sorted(DATA.glob("placeholder-*.toml"))
+
+
+@pytest.mark.parametrize("manifest", _manifests(), ids=lambda p: p.stem)
+def test_check_passes_on_every_manifest(manifest: Path, tmp_path: Path) -> None:
+    built = build_placeholder(manifest, tmp_path)
+    results = check_placeholder(built.sdist)
+    assert [r for r in results if not r.ok] == []
+    assert len(results) == 14
+
+
+def test_check_fails_on_a_package_that_is_not_a_placeholder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An ordinary, empty sdist of the same name: what TileRT shipped (the seed report).
+    from hatchling.builders.sdist import SdistBuilder
+
+    (tmp_path / "p" / "tilert").mkdir(parents=True)
+    (tmp_path / "p" / "tilert" / "__init__.py").write_text("")
+    (tmp_path / "p" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[project]\nname = "tilert"\nversion = "0.0.0.dev0"\n')
+    (sdist,) = SdistBuilder(str(tmp_path / "p")).build(directory=str(tmp_path / "d"),
+                                                        versions=["standard"])
+    assert main(["placeholder", "check", sdist]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  the placeholder explains itself on this machine\n" in out
+    assert out.endswith("1 passed, 1 failed\n")
+
+
+def test_check_reports_an_install_that_succeeds(links: Path) -> None:
+    # A fake runner where every command succeeds silently: the checks that need a
+    # loud failure must fail, and no real process is started.
+    calls: list[list[str]] = []
+
+    def run(argv: Sequence[str], env: dict[str, str], cwd: Path,
+            stdin: str | None) -> subprocess.CompletedProcess[str]:
+        calls.append(list(argv))
+        out = _message({}) if argv[-1].endswith("_placeholder.py") else "tilert==0.0.0.dev0"
+        return subprocess.CompletedProcess(list(argv), 0, out, "")
+
+    results = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
+    failed = {r.name for r in results if not r.ok}
+    assert failed == {
+        "pip install fails and shows the message", "uv install fails and shows the message",
+        "pip: import tilert fails with the message", "uv: import tilert fails with the message",
+        "pip: python -m tilert.placeholder.submodule fails with the message",
+        "uv: python -m tilert.placeholder.submodule fails with the message"}
+    assert all(isinstance(r, CheckResult) for r in results)
+    assert len(calls) == 13  # explain, twine, 2 venvs, uv compile, 4 per installer
+
+
+@pytest.mark.parametrize(("output", "shown"), [
+    ("      a\n      b\n", True),
+    ("X.PlaceholderError: a\nb\n", True),
+    ("a\nc\nb\n", False),
+    ("", False),
+])
+def test_shows_message(output: str, shown: bool) -> None:
+    assert shows_message("a\n\nb", output) is shown
+
+
+def test_regenerate_script_builds_and_checks_a_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    shutil.copy(TILERT, folder / "tilert.toml")
+    out = _run([sys.executable, str(REPO / "scripts" / "regenerate_placeholders.py"),
+                str(folder), "-o", str(tmp_path / "dist")], PYTHONPATH=str(REPO))
+    assert out.returncode == 0, out.stdout + out.stderr
+    sdist = tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz"
+    import hashlib
+
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    assert out.stdout.splitlines()[-1] == f"tilert  0.0.0.dev0  {digest}  check passed"
