@@ -24,9 +24,12 @@ from resolver_hook.errors import ResolverHookError
 
 __all__ = ["main"]
 
-# Modules under resolver_hook.cli, in the order their commands appear in --help.
-_COMMAND_MODULES = ("detect", "plan", "explain", "lock", "install", "hook", "placeholder",
-                    "scan", "manifest", "doctor")
+# Command name -> module under resolver_hook.cli, in the order of --help.
+_COMMANDS = {
+    "detect": "detect", "plan": "plan", "explain": "explain", "lock": "lock",
+    "pip": "install", "uv": "install", "enable": "hook", "disable": "hook", "status": "hook",
+    "placeholder": "placeholder", "scan": "scan", "manifest": "manifest", "doctor": "doctor",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,7 +40,8 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command``, only that command's module is imported (start-up)."""
     parser = _Parser(
         prog="resolver-hook",
         description="Pick the right flavour of GPU Python packages before pip or uv runs.",
@@ -45,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"resolver-hook {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in _COMMAND_MODULES:
+    wanted = [_COMMANDS[command]] if command in _COMMANDS else list(_COMMANDS.values())
+    for name in dict.fromkeys(wanted):
         module = importlib.import_module(f"resolver_hook.cli.{name}")
         module.register(sub)
     return parser
@@ -53,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
