@@ -17,7 +17,7 @@ project's FACTS.md section 1:
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 __all__ = [
     "GPU_NAMES",

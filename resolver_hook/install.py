@@ -49,20 +49,22 @@ __all__ = [
 
 # Options of `pip install` / `uv pip install` that take a value, so the value is
 # not mistaken for a requirement. Requirement-bearing ones are handled first.
-_VALUE_OPTIONS = frozenset("""
-    -t --target --platform --python-version --implementation --abi --root --prefix --src
-    --upgrade-strategy -C --config-settings --config-setting --global-option --no-binary
-    --only-binary --progress-bar --root-user-action --report -i --index-url --extra-index-url
-    -f --find-links --python -p --log --keyring-provider --proxy --retries --timeout
-    --exists-action --trusted-host --cert --client-cert --cache-dir --use-feature
-    --use-deprecated --no-editable-package --excludes -b --build-constraints --build-constraint
-    --extra --group --python-platform --output-format --torch-backend --index --default-index
-    --index-strategy -P --upgrade-package --upgrade-group --resolution --prerelease
-    --prerelease-package --fork-strategy --exclude-newer --exclude-newer-package
-    --no-sources-package --reinstall-package --link-mode --config-settings-package
-    --no-build-isolation-package --refresh-package --color --allow-insecure-host --directory
-    --project --config-file --overrides --override
-""".split())
+_VALUE_OPTIONS = frozenset((
+    "-t", "--target", "--platform", "--python-version", "--implementation", "--abi", "--root",
+    "--prefix", "--src", "--upgrade-strategy", "-C", "--config-settings", "--config-setting",
+    "--global-option", "--no-binary", "--only-binary", "--progress-bar", "--root-user-action",
+    "--report", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--python",
+    "-p", "--log", "--keyring-provider", "--proxy", "--retries", "--timeout", "--exists-action",
+    "--trusted-host", "--cert", "--client-cert", "--cache-dir", "--use-feature",
+    "--use-deprecated", "--no-editable-package", "--excludes", "-b", "--build-constraints",
+    "--build-constraint", "--extra", "--group", "--python-platform", "--output-format",
+    "--torch-backend", "--index", "--default-index", "--index-strategy", "-P",
+    "--upgrade-package", "--upgrade-group", "--resolution", "--prerelease",
+    "--prerelease-package", "--fork-strategy", "--exclude-newer", "--exclude-newer-package",
+    "--no-sources-package", "--reinstall-package", "--link-mode", "--config-settings-package",
+    "--no-build-isolation-package", "--refresh-package", "--color", "--allow-insecure-host",
+    "--directory", "--project", "--config-file", "--overrides", "--override",
+))
 _REQ_FILE = frozenset({"-r", "--requirement", "--requirements"})
 _CONSTRAINT_FILE = frozenset({"-c", "--constraint", "--constraints"})
 _EDITABLE = frozenset({"-e", "--editable"})
@@ -322,8 +324,8 @@ class Invocation:
     files: dict[str, str]  # file name in the private folder -> contents
 
 
-def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFile,
-                     folder: Path, env: dict[str, str], *,
+def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFile, *,
+                     folder: Path, env: dict[str, str],
                      exclude: frozenset[str] = frozenset()) -> Invocation:
     """Arguments and generated files for one run. Never adds ``--extra-index-url``.
 
@@ -470,8 +472,8 @@ def installed_versions(python: str) -> dict[str, str]:
     return {canonicalize_name(k): v for k, v in json.loads(proc.stdout).items()}
 
 
-def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requirement: str,
-                     folder: Path, env: dict[str, str], *, out: Callable[[str], None]
+def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requirement: str, *,
+                     folder: Path, env: dict[str, str], out: Callable[[str], None]
                      ) -> OptionalOutcome:
     """Install one optional package; on failure to install or import, roll it back."""
     name = _line_name(requirement) or requirement

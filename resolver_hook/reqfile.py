@@ -284,7 +284,7 @@ def _name_from_url(url: str) -> NormalizedName | None:
         return canonicalize_name(m.group(1))
     filename = url.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
     if filename.endswith(".whl"):
-        from urllib.parse import unquote  # noqa: PLC0415 - rare path
+        from urllib.parse import unquote
 
         try:
             return parse_wheel_filename(unquote(filename))[0]

@@ -12,6 +12,7 @@ the same (``UV_CONSTRAINT``, ``UV_FIND_LINKS``).
 from __future__ import annotations
 
 import configparser
+import contextlib
 import io
 import json
 import os
@@ -85,7 +86,8 @@ def enable(venv: Path, profile: HostProfile, constraints: list[str],
     try:
         parser.read_string(original)
     except configparser.Error as exc:
-        raise OperationalError(f"{conf}: cannot read the existing pip configuration: {exc}") from None
+        raise OperationalError(
+            f"{conf}: cannot read the existing pip configuration: {exc}") from None
     if not parser.has_section("global"):
         parser.add_section("global")
     # pip reads these as whitespace-separated lists: keep the user's entries.
@@ -116,10 +118,8 @@ def disable(venv: Path) -> bool:
         return False
     for name in ("constraints.txt", "state.json", "pip.conf.orig", "pip.conf.absent"):
         (folder / name).unlink(missing_ok=True)
-    try:
+    with contextlib.suppress(OSError):  # something of the user's is in there: leave it
         folder.rmdir()
-    except OSError:
-        pass  # something of the user's is in there: leave it
     return True
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests  # noqa: E402
+from installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests
 
 TARGET = f"linux-x86_64-py{PY}-cuda13.0-sm100"
 
@@ -52,7 +52,7 @@ def main() -> None:
             uv = [sys.executable, "-m", "uv"]
             results: dict[str, list[float]] = {k: [] for k in ("pip", "hook pip", "uv", "hook uv")}
             for i in range(args.runs):
-                for label in results:
+                for label, times in results.items():
                     venv = root / f"venv-{label.replace(' ', '-')}-{i}"
                     if label.endswith("pip"):
                         make_venv(venv)
@@ -73,7 +73,7 @@ def main() -> None:
                         "hook uv": [sys.executable, "-m", "resolver_hook", "uv", "--target",
                                     TARGET, "pip", "install", *index, *names],
                     }[label]
-                    results[label].append(timed(argv, env))
+                    times.append(timed(argv, env))
                     shutil.rmtree(venv)
         med = {k: statistics.median(v) for k, v in results.items()}
         for k, v in med.items():

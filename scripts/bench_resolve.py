@@ -26,8 +26,9 @@ CUDA = [("cu126", ">=12.0", ["sm_80", "sm_86", "sm_90"]),
         ("cu130", ">=13.0", ["sm_90", "sm_100f", "sm_120", "compute_120"])]
 TARGETS = [f"{os_}-{arch}-py{py}-{gpu}" for os_, arch in
            (("linux", "x86_64"), ("linux", "aarch64"), ("windows", "x86_64"))
-           for py in ("311", "312") for gpu in ("cuda13.0-sm100", "cuda12.6-sm89", "cuda13.0-sm121")]
-TARGETS = TARGETS[:18] + ["linux-x86_64-py312", "macos-arm64-py312"]
+           for py in ("311", "312")
+           for gpu in ("cuda13.0-sm100", "cuda12.6-sm89", "cuda13.0-sm121")]
+TARGETS = [*TARGETS[:18], "linux-x86_64-py312", "macos-arm64-py312"]
 
 
 def make_manifests(n: int, rng: random.Random) -> dict[str, object]:

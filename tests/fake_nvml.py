@@ -15,17 +15,17 @@ class NVMLError(Exception):
     pass
 
 
-class NVMLError_LibraryNotFound(NVMLError):  # noqa: N801 - pynvml's own name
+class NVMLError_LibraryNotFound(NVMLError):
     def __str__(self) -> str:
         return "NVML Shared Library Not Found"
 
 
-class NVMLError_DriverNotLoaded(NVMLError):  # noqa: N801
+class NVMLError_DriverNotLoaded(NVMLError):
     def __str__(self) -> str:
         return "Driver Not Loaded"
 
 
-class NVMLError_NotSupported(NVMLError):  # noqa: N801
+class NVMLError_NotSupported(NVMLError):
     def __str__(self) -> str:
         return "Not Supported"
 
@@ -46,41 +46,41 @@ class FakeNVML:
         self.init_sleep = init_sleep
         self.shutdown_called = False
 
-    def nvmlInit(self) -> None:  # noqa: N802 - pynvml's names
+    def nvmlInit(self) -> None:
         if self.init_sleep:
             time.sleep(self.init_sleep)
         if self.init_error:
             raise self.init_error
 
-    def nvmlShutdown(self) -> None:  # noqa: N802
+    def nvmlShutdown(self) -> None:
         self.shutdown_called = True
 
-    def nvmlSystemGetDriverVersion(self) -> bytes:  # noqa: N802
+    def nvmlSystemGetDriverVersion(self) -> bytes:
         return self.driver.encode()
 
-    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:  # noqa: N802
+    def nvmlSystemGetCudaDriverVersion_v2(self) -> int:
         return self.cuda
 
-    def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+    def nvmlDeviceGetCount(self) -> int:
         return len(self.gpus)
 
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> dict[str, Any]:  # noqa: N802
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> dict[str, Any]:
         return self.gpus[i]
 
-    def nvmlDeviceGetName(self, h: dict[str, Any]) -> str:  # noqa: N802
+    def nvmlDeviceGetName(self, h: dict[str, Any]) -> str:
         return str(h["name"])
 
-    def nvmlDeviceGetCudaComputeCapability(self, h: dict[str, Any]) -> tuple[int, int]:  # noqa: N802
+    def nvmlDeviceGetCudaComputeCapability(self, h: dict[str, Any]) -> tuple[int, int]:
         if h.get("cc") is None:
             raise NVMLError_NotSupported()
         return tuple(h["cc"])  # type: ignore[return-value]
 
-    def nvmlDeviceGetMemoryInfo(self, h: dict[str, Any]) -> _Mem:  # noqa: N802
+    def nvmlDeviceGetMemoryInfo(self, h: dict[str, Any]) -> _Mem:
         if h.get("mem") is None:
             raise NVMLError_NotSupported()
         return _Mem(total=int(h["mem"]))
 
-    def nvmlDeviceGetUUID(self, h: dict[str, Any]) -> str:  # noqa: N802
+    def nvmlDeviceGetUUID(self, h: dict[str, Any]) -> str:
         return str(h["uuid"])
 
 

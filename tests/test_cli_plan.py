@@ -109,7 +109,7 @@ def test_malformed_manifest_via_cli(data: dict[str, object], expected: str,
                                     capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     path = tmp_path / "tilert.toml"
     path.write_text(_toml(data))
-    code, out, err = run(capsys, "plan", "tilert", "--manifest", str(path), "--target", SM100)
+    code, _out, err = run(capsys, "plan", "tilert", "--manifest", str(path), "--target", SM100)
     assert code == 2
     assert err.count("error:") == 1
     assert "Traceback" not in err

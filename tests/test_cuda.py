@@ -75,7 +75,7 @@ def test_parse_round_trip(text: str, canonical: str) -> None:
 @pytest.mark.parametrize("bad", ["", "sm", "sm_", "sm_1", "sm_1000", "sm_90b", "compute_x",
                                  "gfx90a", "sm_090", "100_imaginary", "sm-90"])
 def test_parse_rejects(bad: str) -> None:
-    with pytest.raises(ValueError, match="kernel target|architecture"):
+    with pytest.raises(ValueError, match=r"kernel target|architecture"):
         parse_target(bad)
 
 

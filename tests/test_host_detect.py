@@ -39,7 +39,8 @@ def test_detect_json_on_this_machine() -> None:
     assert data["os"] == "linux"
     assert data["arch"] in ("x86_64", "aarch64")
     assert data["python"] == f"{sys.version_info[0]}.{sys.version_info[1]}"
-    assert data["libc"] == "glibc" and data["libc_version"].startswith("2.")
+    assert data["libc"] == "glibc"
+    assert data["libc_version"].startswith("2.")
     assert data["tags"][0].startswith(f"cp{sys.version_info[0]}{sys.version_info[1]}-")
     assert data["nvidia"] is None
     nvml = next(p for p in data["probes"] if p["name"] == "nvidia-nvml")
@@ -101,7 +102,8 @@ def test_empty_cuda_override_means_no_gpu() -> None:
     base = parse_target("linux-x86_64-py312-cuda13.0-sm100")
     p = apply_overrides(base, {"cuda": ("", "RESOLVER_HOOK_OVERRIDE_CUDA"),
                                "sm": ("9.0", "RESOLVER_HOOK_OVERRIDE_SM")})
-    assert p.nvidia is None and p.gpus == ()
+    assert p.nvidia is None
+    assert p.gpus == ()
     assert "RESOLVER_HOOK_OVERRIDE_CUDA is empty" in p.nvidia_reason
 
 
@@ -109,7 +111,8 @@ def test_arch_and_glibc_overrides_recompute_tags() -> None:
     base = parse_target("linux-x86_64-py312-glibc2.39")
     p = apply_overrides(base, env_overrides({"RESOLVER_HOOK_OVERRIDE_ARCH": "arm64",
                                              "RESOLVER_HOOK_OVERRIDE_GLIBC": "2.28"}))
-    assert p.arch == "aarch64" and p.libc_version == "2.28"
+    assert p.arch == "aarch64"
+    assert p.libc_version == "2.28"
     assert p.tags[0] == "cp312-cp312-manylinux_2_28_aarch64"
     assert "cp312-cp312-manylinux2014_aarch64" in p.tags
     assert not any("x86_64" in t or "2_29" in t for t in p.tags)
@@ -189,7 +192,8 @@ def test_bad_profile_file(tmp_path: Path, content: str, message: str,
     path.write_text(content)
     assert main(["detect", "--profile", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"error: --profile {path}: ")
+    assert err.count("\n") == 1
+    assert err.startswith(f"error: --profile {path}: ")
     assert message in err
 
 

@@ -8,8 +8,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from fake_nvml import GB10, H100, NA_DEVICE, FakeNVML, NVMLError_DriverNotLoaded, \
-    NVMLError_LibraryNotFound
+from fake_nvml import (
+    GB10,
+    H100,
+    NA_DEVICE,
+    FakeNVML,
+    NVMLError_DriverNotLoaded,
+    NVMLError_LibraryNotFound,
+)
 
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.probes import filter_visible, probe_procfs, run_subprocess
@@ -48,7 +54,8 @@ def test_init_error_with_driver_in_procfs(tmp_path: Path) -> None:
         "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.95.05  Release Build\n"
         "GCC version:  gcc version 13.3.0\n")
     p = detect(FakeNVML(init_error=NVMLError_DriverNotLoaded()), tmp_path)
-    assert p.nvidia is not None and p.nvidia.driver_version == "580.95.05"
+    assert p.nvidia is not None
+    assert p.nvidia.driver_version == "580.95.05"
     assert p.gpus == ()
     assert "NVML init failed: Driver Not Loaded" in p.nvidia_reason
 
@@ -118,7 +125,8 @@ def test_nvml_hang_times_out(tmp_path: Path) -> None:
     assert "NVML timed out after 0.3 s" in p.nvidia_reason
 
 
-SMI_OK = "0, NVIDIA GB10, 12.1, 580.95.05, [N/A], GPU-bbbb2222-0000\n1, Tegra NPU, [N/A], 580.95.05, [N/A], [N/A]\n"
+SMI_OK = ("0, NVIDIA GB10, 12.1, 580.95.05, [N/A], GPU-bbbb2222-0000\n"
+          "1, Tegra NPU, [N/A], 580.95.05, [N/A], [N/A]\n")
 SMI_HEADER = "| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: 13.0     |\n"
 
 
@@ -165,7 +173,8 @@ def test_rocm_from_kfd_topology(tmp_path: Path) -> None:
         d.mkdir(parents=True)
         (d / "properties").write_text(f"cpu_cores_count 0\ngfx_target_version {version}\n")
     p = detect(None, tmp_path)
-    assert p.rocm is not None and p.rocm.gfx == ("gfx90a", "gfx1100")
+    assert p.rocm is not None
+    assert p.rocm.gfx == ("gfx90a", "gfx1100")
 
 
 def test_wsl_and_container_hints(tmp_path: Path) -> None:
@@ -173,7 +182,8 @@ def test_wsl_and_container_hints(tmp_path: Path) -> None:
     (tmp_path / "proc/version").write_text("Linux version 5.15.153.1-microsoft-standard-WSL2\n")
     (tmp_path / ".dockerenv").write_text("")
     p = detect(None, tmp_path)
-    assert p.wsl is True and p.container == "docker"
+    assert p.wsl is True
+    assert p.container == "docker"
 
 
 def test_macos_arm64_has_mps(tmp_path: Path) -> None:
@@ -184,7 +194,7 @@ def test_macos_arm64_has_mps(tmp_path: Path) -> None:
 
 def test_probes_never_raise_on_garbage(tmp_path: Path) -> None:
     class Broken(FakeNVML):
-        def nvmlDeviceGetCount(self) -> int:  # noqa: N802
+        def nvmlDeviceGetCount(self) -> int:
             raise RuntimeError("garbage")
 
     def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:

@@ -187,7 +187,8 @@ def test_user_manifest_replaces_builtin_and_source_is_recorded() -> None:
     t = p.packages[0]
     assert (t.action, t.source, t.sha256) == ("rewrite", "mine.toml", "a" * 64)
     assert p.constraints == (
-        f"tilert @ https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl#sha256={'a' * 64}",)
+        "tilert @ https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl"
+        f"#sha256={'a' * 64}",)
 
 
 def test_to_dict_shape() -> None:

@@ -54,7 +54,7 @@ def build_wheel(out: Path, name: str, version: str, *, tag: str = "py3-none-any"
     file_dist = (filename_name or name).replace("-", "_")
     filename = f"{file_dist}-{version}-{tag}.whl"
     info = f"{dist}-{version}.dist-info"
-    meta = [f"Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     meta += [f"Requires-Dist: {r}" for r in requires]
     files = {
         f"{module}/__init__.py": (code or f"__version__ = {version!r}\nFLAVOUR = {version!r}\n"),
@@ -142,7 +142,7 @@ class LoopbackIndex:
             def __init__(self, *args: object, **kwargs: object) -> None:
                 super().__init__(*args, directory=root, **kwargs)  # type: ignore[arg-type]
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)

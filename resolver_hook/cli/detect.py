@@ -45,7 +45,8 @@ def render_profile(profile: HostProfile, *, all_tags: bool = False) -> str:
     lines.append(f"arch:      {profile.arch}{mark('arch')}")
     lines.append(f"python:    {profile.python} ({profile.implementation})")
     if profile.libc:
-        lines.append(f"libc:      {profile.libc} {profile.libc_version or 'unknown'}{mark('glibc')}")
+        version = profile.libc_version or "unknown"
+        lines.append(f"libc:      {profile.libc} {version}{mark('glibc')}")
     hints = [h for h in ("WSL" if profile.wsl else "", profile.container or "") if h]
     if hints:
         lines.append(f"hints:     {', '.join(hints)}")

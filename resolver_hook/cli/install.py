@@ -23,6 +23,8 @@ from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
 
 if TYPE_CHECKING:
+    from packaging.utils import NormalizedName
+
     from resolver_hook.host import HostProfile
     from resolver_hook.install import InstallArgs, Installer
     from resolver_hook.resolve import Plan
@@ -91,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
         _say(f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
              f"fits {profile.describe()}")
         return 1
-    return _install(installer, parsed, plan, reqs, env, optional, optional_names)
+    return _install(installer, parsed, plan, reqs, env=env, optional=optional,
+                    optional_names=optional_names)
 
 
 def _profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
@@ -109,8 +112,9 @@ def _profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
         profile.os, profile.arch, version, libc=profile.libc, libc_version=profile.libc_version))
 
 
-def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object,
-             env: dict[str, str], optional: list[str], optional_names: set[str]) -> int:
+def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object, *,
+             env: dict[str, str], optional: list[str], optional_names: set[NormalizedName]
+             ) -> int:
     from resolver_hook.install import (
         build_invocation,
         missing_hashes,
@@ -138,8 +142,8 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object
         _say(f"note: {note}")
     main_exclude = frozenset(n for n in optional_names)
     with private_tempdir() as folder:
-        inv = build_invocation(installer, parsed, plan, reqs, folder, env,  # type: ignore[arg-type]
-                               exclude=main_exclude)
+        inv = build_invocation(installer, parsed, plan, reqs,  # type: ignore[arg-type]
+                               folder=folder, env=env, exclude=main_exclude)
         for name, text in inv.files.items():
             write_file(folder / name, text)
         code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=_write_out)
@@ -151,18 +155,18 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object
                                  "that package for a looser pin\n")
             return code
         for name in optional:
-            _install_optional(installer, parsed, plan, name, folder, env)
+            _install_optional(installer, parsed, plan, name, folder=folder, env=env)
     return 0
 
 
 def _install_optional(installer: Installer, parsed: InstallArgs, plan: Plan, requirement: str,
-                      folder: object, env: dict[str, str]) -> None:
+                      *, folder: object, env: dict[str, str]) -> None:
     from pathlib import Path
 
     from resolver_hook.install import optional_install
 
     assert isinstance(folder, Path)
-    outcome = optional_install(installer, parsed, plan, requirement, folder, env,
+    outcome = optional_install(installer, parsed, plan, requirement, folder=folder, env=env,
                                out=_write_out)
     if outcome.ok:
         _say(f"optional {requirement}: installed and imports")

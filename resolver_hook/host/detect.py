@@ -15,7 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from resolver_hook.cuda import parse_cc
 from resolver_hook.errors import UsageError
@@ -90,7 +90,8 @@ def detect_host(
     mps = False
     if os_name in ("linux", "windows"):
         nvidia, nv_notes, nv_probes = probes.probe_nvidia(
-            env, root, run, load_nvml, nvml_timeout, smi_timeout)
+            env, root, run, load_nvml=load_nvml, nvml_timeout=nvml_timeout,
+            smi_timeout=smi_timeout)
         notes += nv_notes
         probe_list += nv_probes
     else:
@@ -220,7 +221,7 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
                            overridden=tuple(dict.fromkeys(changed)))
 
 
-def _bad(where: str, value: str, expected: str) -> Any:
+def _bad(where: str, value: str, expected: str) -> NoReturn:
     raise UsageError(f"{where}: {value!r} is not {expected}")
 
 
@@ -228,12 +229,11 @@ def _version2(value: str, where: str, expected: str) -> str:
     m = re.fullmatch(r"(\d{1,3})(?:\.(\d{1,3}))?", value.strip())
     if not m:
         _bad(where, value, expected)
-    assert m is not None
     return f"{int(m.group(1))}.{int(m.group(2) or 0)}"
 
 
 def _cc_list(value: str, where: str, prefix: str = "") -> list[tuple[int, int]]:
-    """``9.0,12.1`` (overrides) or, with ``prefix="sm"``, ``sm90,sm121`` / ``sm90,121`` (targets)."""
+    """``9.0,12.1`` (overrides); with ``prefix="sm"`` also ``sm90,sm121`` (targets)."""
     items = [v.strip() for v in value.split(",")]
     if not value.strip() or not all(items):
         _bad(where, value, "a comma list of compute capabilities such as 9.0,12.1")
@@ -242,7 +242,7 @@ def _cc_list(value: str, where: str, prefix: str = "") -> list[tuple[int, int]]:
     try:
         return [parse_cc(v) for v in items]
     except ValueError:
-        return _bad(where, value, "a comma list of compute capabilities such as 9.0,12.1")
+        _bad(where, value, "a comma list of compute capabilities such as 9.0,12.1")
 
 
 # --- targets and saved profiles ----------------------------------------------------

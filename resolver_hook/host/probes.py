@@ -12,6 +12,7 @@ Sources, best first (FACTS.md section 1): NVML through ``nvidia-ml-py``; then
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import threading
@@ -26,8 +27,8 @@ __all__ = [
     "filter_visible",
     "probe_container",
     "probe_nvidia",
-    "probe_nvml",
     "probe_nvidia_smi",
+    "probe_nvml",
     "probe_procfs",
     "probe_rocm",
     "probe_wsl",
@@ -50,7 +51,7 @@ def run_subprocess(argv: Sequence[str], timeout: float) -> tuple[int, str]:
 
 
 def _import_pynvml() -> Any:
-    import pynvml  # nvidia-ml-py
+    import pynvml  # type: ignore[import-untyped]  # nvidia-ml-py ships no type information
 
     return pynvml
 
@@ -104,10 +105,8 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
     except Exception as exc:
         return None, notes, f"NVML query failed: {_nvml_error(exc)}"
     finally:
-        try:
+        with contextlib.suppress(Exception):
             nvml.nvmlShutdown()
-        except Exception:
-            pass
 
 
 def _nvml_error(exc: BaseException) -> str:
@@ -195,7 +194,9 @@ def probe_nvidia_smi(run: Runner, timeout: float = SMI_TIMEOUT
     if code != 0:
         first = out.strip().splitlines()[0] if out.strip() else f"exit code {code}"
         return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi failed: {first}")
-    gpus, notes, driver = [], [], None
+    gpus: list[NvidiaGpu] = []
+    notes: list[str] = []
+    driver: str | None = None
     for line in out.splitlines():
         cells = [c.strip() for c in line.split(",")]
         if len(cells) < 4:
@@ -221,7 +222,8 @@ def probe_nvidia_smi(run: Runner, timeout: float = SMI_TIMEOUT
     if cuda_version is None:
         notes.append("nvidia-smi did not report the driver CUDA version")
     info = NvidiaInfo(driver_version=driver, cuda_version=cuda_version, gpus=tuple(gpus))
-    detail = f"nvidia-smi: driver {driver}, {len(gpus)} GPU(s)" if gpus else "nvidia-smi: no devices"
+    detail = (f"nvidia-smi: driver {driver}, {len(gpus)} GPU(s)" if gpus
+              else "nvidia-smi: no devices")
     return info, notes, Probe(name="nvidia-smi", found=bool(gpus), detail=detail)
 
 
@@ -258,10 +260,11 @@ def filter_visible(gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
             visible.append(match)
     if len(visible) == len(gpus) and all(a is b for a, b in zip(visible, gpus, strict=True)):
         return gpus, None
-    return tuple(visible), f"CUDA_VISIBLE_DEVICES={raw!r} shows {len(visible)} of {len(gpus)} GPU(s)"
+    note = f"CUDA_VISIBLE_DEVICES={raw!r} shows {len(visible)} of {len(gpus)} GPU(s)"
+    return tuple(visible), note
 
 
-def probe_nvidia(env: Mapping[str, str], root: Path, run: Runner,
+def probe_nvidia(env: Mapping[str, str], root: Path, run: Runner, *,
                  load_nvml: Callable[[], Any] = _import_pynvml,
                  nvml_timeout: float = NVML_TIMEOUT, smi_timeout: float = SMI_TIMEOUT
                  ) -> tuple[NvidiaInfo | None, list[str], list[Probe]]:
@@ -304,10 +307,8 @@ def _gfx_name(target_version: int) -> str:
 def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
     """AMD GPUs from the KFD topology in sysfs, else ``rocm_agent_enumerator``."""
     version = None
-    try:
+    with contextlib.suppress(OSError):
         version = (root / "opt/rocm/.info/version").read_text().strip() or None
-    except OSError:
-        pass
     gfx: list[str] = []
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     try:

@@ -251,7 +251,8 @@ class _ProfileReader:
                 ))
             cuda_version = self.get(nv, "cuda_version", str, "nvidia.")
             if cuda_version is not None:
-                cuda_version = _check_version(cuda_version, lambda p: self.fail("nvidia.cuda_version", p))
+                cuda_version = _check_version(
+                    cuda_version, lambda p: self.fail("nvidia.cuda_version", p))
             nvidia = NvidiaInfo(
                 driver_version=self.get(nv, "driver_version", str, "nvidia."),
                 cuda_version=cuda_version,

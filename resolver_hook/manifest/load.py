@@ -119,7 +119,7 @@ def _from_entry_point(ep: Any, allow_insecure: bool) -> list[Manifest]:
 
 
 def _entry_points() -> Iterable[Any]:
-    import importlib_metadata  # noqa: PLC0415 - only when plugins are asked for (start-up)
+    import importlib_metadata
 
     return importlib_metadata.entry_points(group=ENTRY_POINT_GROUP)
 
