@@ -22,17 +22,10 @@ from pip._internal.network.session import PipSession
 from pip._internal.req.constructors import install_req_from_parsed_requirement
 from pip._internal.req.req_file import parse_requirements
 
-# Repository layouts that give the corpus files the neighbours they include.
-LAYOUTS = {
-    "ostris-requirements": {"requirements.txt": "ostris__ai-toolkit__requirements.txt",
-                            "requirements_base.txt": "ostris__ai-toolkit__requirements_base.txt"},
-    "ostris-dgx": {"dgx_requirements.txt": "ostris__ai-toolkit__dgx_requirements.txt",
-                   "requirements_base.txt": "ostris__ai-toolkit__requirements_base.txt"},
-    "vllm-cuda": {"cuda.txt": "vllm-project__vllm__requirements__cuda.txt",
-                  "common.txt": "vllm-project__vllm__requirements__common.txt"},
-    "vllm-xpu": {"xpu.txt": "vllm-project__vllm__requirements__xpu.txt",
-                 "common.txt": "vllm-project__vllm__requirements__common.txt"},
-}
+# Repository layouts that give the corpus files the neighbours they include (shared
+# with tests/test_reqfile.py).
+LAYOUTS = json.loads(
+    (Path(__file__).resolve().parent.parent / "tests/data/corpus-layouts.json").read_text())
 
 
 def verdict(path: str) -> dict[str, object]:

@@ -21,16 +21,8 @@ HERE = Path(__file__).parent
 CORPUS = HERE.parent.parent / "shared" / "data" / "requirements-corpus"
 # Recorded by scripts/pip_verdicts.py with pip 26.3 (parse phase, no network).
 VERDICTS = json.loads((HERE / "data" / "pip-verdicts.json").read_text())
-LAYOUTS = {
-    "ostris-requirements": {"requirements.txt": "ostris__ai-toolkit__requirements.txt",
-                            "requirements_base.txt": "ostris__ai-toolkit__requirements_base.txt"},
-    "ostris-dgx": {"dgx_requirements.txt": "ostris__ai-toolkit__dgx_requirements.txt",
-                   "requirements_base.txt": "ostris__ai-toolkit__requirements_base.txt"},
-    "vllm-cuda": {"cuda.txt": "vllm-project__vllm__requirements__cuda.txt",
-                  "common.txt": "vllm-project__vllm__requirements__common.txt"},
-    "vllm-xpu": {"xpu.txt": "vllm-project__vllm__requirements__xpu.txt",
-                 "common.txt": "vllm-project__vllm__requirements__common.txt"},
-}
+# Repository layouts that give corpus files the neighbours they include (-r common.txt).
+LAYOUTS = json.loads((HERE / "data" / "corpus-layouts.json").read_text())
 
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus not present")
 
