@@ -218,3 +218,10 @@ def test_usage_error_from_argparse(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_usage_error_class() -> None:
     assert issubclass(UsageError, ValueError)
+
+
+def test_machine_options_before_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`resolver-hook --target SPEC pip install ...` reads as `pip --target SPEC install`."""
+    assert main(["--target", "linux-aarch64-py312-cuda13.0-sm121", "detect", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["arch"] == "aarch64"
+    assert main(["--target", "linux-x86_64-py312-cuda12.6-sm120", "plan", "tilert"]) == 1

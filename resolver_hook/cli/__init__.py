@@ -58,7 +58,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = _command_first(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     try:
@@ -74,6 +74,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     return code
+
+
+def _command_first(argv: list[str]) -> list[str]:
+    """Accept a command's options before its name, as in ``resolver-hook --target X pip install``.
+
+    The options move after the command name, where its parser reads them.
+    """
+    if not argv or not argv[0].startswith("-") or argv[0] in ("-h", "--help", "--version"):
+        return argv
+    for i, arg in enumerate(argv):
+        if arg in _COMMANDS:
+            return [arg, *argv[:i], *argv[i + 1:]]
+    return argv
 
 
 def report_error(exc: ResolverHookError) -> None:
