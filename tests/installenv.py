@@ -71,7 +71,8 @@ def build_gpu_index(root: Path) -> GpuIndex:
     - ``demo-idx`` 2.0+cu126 / 2.0+cu130: index flavours on find-links pages;
     - ``plainpkg`` 1.0: no manifest, from the simple index;
     - ``app`` 1.0: depends on ``demo-gpu==1.0+cu126`` (a transitive exact pin);
-    - ``needs-plain`` 1.0+cu130: a flavoured wheel that depends on plainpkg.
+    - ``demo-broken`` 1.0+cu130: installs, needs ``helperlib==2.0``, fails to import;
+    - ``helperlib`` 1.0 and 2.0: no manifest.
     """
     out = root / "built"
     w = {
@@ -81,12 +82,16 @@ def build_gpu_index(root: Path) -> GpuIndex:
         "idx130": build_wheel(out, "demo-idx", "2.0+cu130"),
         "plain": build_wheel(out, "plainpkg", "1.0"),
         "app": build_wheel(out, "app", "1.0", requires=["demo-gpu==1.0+cu126"]),
-        "broken": build_wheel(out, "demo-broken", "1.0+cu130",
+        "broken": build_wheel(out, "demo-broken", "1.0+cu130", requires=["helperlib==2.0"],
                               code="raise ImportError('kernels missing')\n"),
+        "helper1": build_wheel(out, "helperlib", "1.0"),
+        "helper2": build_wheel(out, "helperlib", "2.0"),
     }
     index = LoopbackIndex(root / "index")
     index.add(w["plain"])
     index.add(w["app"])
+    index.add(w["helper1"])
+    index.add(w["helper2"])
     for key in ("gpu126", "gpu130", "broken"):
         index.add(w[key], simple=False)
     index.add(w["idx126"], simple=False, flavour="cu126")

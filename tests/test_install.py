@@ -300,15 +300,31 @@ def test_enable_without_pip_conf_and_machine_change(gpu_index: GpuIndex, venv: P
 
 
 def test_optional_rollback_keeps_main_install(gpu_index: GpuIndex, venv: Path) -> None:
+    """demo-broken upgrades helperlib 1.0 -> 2.0 and fails to import: both are undone."""
     proc = hook("pip", "--target", B200, "--optional", "demo-broken", "install",
-                "--index-url", gpu_index.simple, "demo-gpu", "plainpkg", venv=venv,
+                "--index-url", gpu_index.simple, "demo-gpu", "helperlib==1.0", venv=venv,
                 manifests=gpu_index.manifests)
     assert proc.returncode == 0, proc.stderr
     v = versions(venv)
     assert v["demo-gpu"] == "1.0+cu130"
+    assert v["helperlib"] == "1.0"  # what the optional package replaced is put back
     assert "demo-broken" not in v
     assert "warning: optional demo-broken skipped: installed but does not import" in proc.stderr
     assert "kernels missing" in proc.stderr
+    assert "warning: rolled back: removed demo-broken; put back helperlib 1.0" in proc.stderr
+
+
+def test_dry_run_with_nested_requirement_files(gpu_index: GpuIndex, venv: Path,
+                                               tmp_path: Path) -> None:
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "inner/gpu.txt").write_text("demo-gpu\n")
+    (tmp_path / "outer.txt").write_text("-r inner/gpu.txt\nplainpkg\n")
+    before = versions(venv)
+    proc = hook("pip", "--target", B200, "install", "--dry-run", "--index-url",
+                gpu_index.simple, "-r", str(tmp_path / "outer.txt"), venv=venv,
+                manifests=gpu_index.manifests, check=True)
+    assert "Would install demo-gpu-1.0+cu130 plainpkg-1.0" in proc.stdout
+    assert versions(venv) == before
 
 
 def test_optional_that_fits_is_kept(gpu_index: GpuIndex, uv_venv: Path) -> None:
