@@ -227,7 +227,7 @@ def test_other_python_failures_are_reasons(tmp_path: Path, body: str, error: str
 
 def test_other_python_that_hangs_times_out(tmp_path: Path) -> None:
     python = fake_python(tmp_path, body="exec sleep 30\n")
-    with pytest.raises(OperationalError, match="no answer after 0.3 s"):
+    with pytest.raises(OperationalError, match=r"no answer after 0\.3 s"):
         environment_of(python, timeout=0.3)
 
 
