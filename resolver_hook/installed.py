@@ -141,13 +141,14 @@ def _run(argv: Sequence[str], timeout: float) -> tuple[int, str, str]:
 
 
 def environment_of(python: str, *, run: PythonRunner = _run,
-                   timeout: float = PYTHON_TIMEOUT) -> Environment:
+                   timeout: float = PYTHON_TIMEOUT, where: str | None = None) -> Environment:
     """The environment of another interpreter, read by running it.
 
     UsageError (exit 2) when ``python`` is not an executable file; OperationalError
-    (exit 1) with the reason when it runs but does not answer as expected.
+    (exit 1) with the reason when it runs but does not answer as expected. ``where``
+    names the interpreter in messages (default ``--python PATH``).
     """
-    where = f"--python {python}"
+    where = where or f"--python {python}"
     if not os.path.isfile(python):
         raise UsageError(f"{where}: no such file",
                          hint="give the interpreter of the environment, e.g. .venv/bin/python")

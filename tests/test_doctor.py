@@ -285,6 +285,20 @@ def test_cli_ada_with_cu126_exits_0(
     assert out.splitlines()[-1] == "result: ok"
 
 
+def test_cli_checks_the_environment_pip_would_install_into(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No --python: the active virtual environment, where the fix would install."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    Path(fake_python(tmp_path, TORCH_CU126)).rename(venv / "bin" / "python")
+    monkeypatch.setenv("VIRTUAL_ENV", str(venv))
+    code, out, _ = run(capsys, "doctor", "--cuda", "13.0", "--sm", "12.0")
+    assert code == 1
+    assert f"installed packages (pip's environment ({venv}/bin/python), Python 3.12): 1 of 2 " \
+           "have a manifest" in out.splitlines()
+
+
 def test_cli_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")

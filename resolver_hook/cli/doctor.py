@@ -3,9 +3,11 @@
 ``doctor`` (the detection report): every probe's outcome and reason, the overrides and
 ``CUDA_VISIBLE_DEVICES`` in effect, this interpreter's wheel tags, and for each
 installed package that has a manifest whether the installed build fits the machine,
-with the fix (:mod:`resolver_hook.doctor`). ``--python PATH`` checks the environment
-of another interpreter. Exit 0 when everything fits (warnings are fine), 1 when an
-installed package does not fit (or could not be listed).
+with the fix (:mod:`resolver_hook.doctor`). The environment checked is the one
+``resolver-hook pip install`` would install into (the active virtual environment, else
+``pip``'s on PATH, else this Python), or the one of ``--python PATH``. Exit 0 when
+everything fits (warnings are fine), 1 when an installed package does not fit (or the
+packages could not be listed).
 
 ``doctor --build`` checks the source-build toolchain (CUDA toolkit, the host compiler
 nvcc would use and whether nvcc accepts it, cmake, ninja, the driver stub, toolkit vs
@@ -64,7 +66,8 @@ def register(subparsers: Any) -> None:
                              "installed packages (the default without --build)")
     parser.add_argument("--python", metavar="PATH",
                         help="check the packages of the environment of this interpreter "
-                             "(default: the one running resolver-hook)")
+                             "(default: the one 'resolver-hook pip install' installs into: "
+                             "the active virtual environment, else pip's on PATH)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--need", action="append", default=[], metavar="SPEC",
                         help="also check a build need such as 'nvcc>=12.8', 'cmake>=3.26', "
@@ -150,7 +153,7 @@ def _host_part(args: argparse.Namespace, data: dict[str, Any],
     environment = None
     try:
         environment = (environment_of(args.python) if args.python is not None
-                       else this_environment())
+                       else _pip_environment(this_environment, environment_of))
     except OperationalError as exc:  # a reason in the report, not a crash
         env_error = exc.message
     checks = check_installed(environment, manifests, profile) if environment else ()
@@ -175,6 +178,23 @@ def _host_part(args: argparse.Namespace, data: dict[str, Any],
         lines.append("")
         lines.append(_package_verdict(checks, env_error))
     return failed, profile
+
+
+def _pip_environment(this: Any, other: Any) -> Environment:
+    """The environment that ``resolver-hook pip install`` (the fix) installs into: the
+    active virtual environment, else the one of ``pip`` on PATH, else this Python."""
+    from resolver_hook.install import find_installer, parse_install_args
+
+    python = find_installer("pip", parse_install_args("pip", [])).python
+    try:
+        same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    except OSError:
+        same = False
+    if same:
+        env: Environment = this()
+        return env
+    env = other(python, where=f"pip's environment ({python})")
+    return env
 
 
 def _environment_data(env: Mapping[str, str]) -> dict[str, Any]:
@@ -207,8 +227,10 @@ def package_lines(checks: tuple[PackageCheck, ...] | list[PackageCheck],
     """The installed-package section: one line per package, its reasons and fix."""
     if environment is None:
         return ["installed packages: not checked", f"fail  {error}"]
-    head = (f"installed packages ({environment.source}: {environment.executable}, "
-            f"Python {environment.python}): {len(checks)} of "
+    src = environment.source
+    if src == "this interpreter":
+        src = f"this interpreter, {environment.executable}"
+    head = (f"installed packages ({src}, Python {environment.python}): {len(checks)} of "
             f"{len(environment.distributions)} have a manifest")
     lines = [head]
     for c in checks:
