@@ -196,12 +196,13 @@ def test_dist_info_folders(tmp_path: Path) -> None:
 
 def test_this_interpreter_and_the_listing_script_agree() -> None:
     """The stdlib script run by a real interpreter (this one) lists what importlib sees."""
-    here = {d.name: d.version for d in this_environment().distributions}
+    here = {str(d.name): d.version for d in this_environment().distributions}
     there = environment_of(sys.executable)
     assert there.python == f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert there.executable
     assert "packaging" in here
-    assert {d.name: d.version for d in there.distributions}["packaging"] == here["packaging"]
+    assert {str(d.name): d.version for d in there.distributions}["packaging"] == \
+        here["packaging"]
 
 
 @pytest.mark.parametrize(
