@@ -25,6 +25,13 @@ The rules, in the order a flavour is checked (the first failure is its reason):
 
 Ranking of the flavours that pass: best tag for the profile, then the newest CUDA
 (the lower bound of ``cuda``) the driver supports, then the newest version.
+
+When no flavour of a package fits and its manifest has a ``[build]`` table (an sdist
+build is a supported fallback), the package's action is ``build`` instead of
+``error``: the requirement goes to the installer as written (it builds the sdist),
+the reason says why no wheel fits, and ``build_needs`` lists what the build needs.
+Checking those needs reads the machine, so it is not done here:
+:func:`resolver_hook.preflight.preflight` does it before an installer runs.
 """
 
 from __future__ import annotations
@@ -74,7 +81,11 @@ class Rejection:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PackagePlan:
-    """What the plan does with one package: ``pass``, ``rewrite`` or ``error``."""
+    """What the plan does with one package: ``pass``, ``rewrite``, ``build`` or ``error``.
+
+    ``build``: no flavour fits and the manifest allows building from source; the
+    requirement is passed to the installer, ``build_needs`` says what the build needs.
+    """
 
     name: NormalizedName
     action: str
@@ -91,6 +102,7 @@ class PackagePlan:
     find_links: str | None = None
     implied_by: tuple[str, ...] = ()  # packages whose couplings brought this one in
     alternatives: tuple[str, ...] = ()
+    build_needs: tuple[str, ...] = ()  # for action "build": the manifest's [build] needs
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -101,6 +113,7 @@ class PackagePlan:
             "requested": self.requested, "where": self.where, "line": self.line,
             "constraint": self.constraint, "find_links": self.find_links,
             "implied_by": list(self.implied_by), "alternatives": list(self.alternatives),
+            "build_needs": list(self.build_needs),
         }
 
 
@@ -127,6 +140,11 @@ class Plan:
         return tuple(p for p in self.packages if p.action == "error")
 
     @property
+    def builds(self) -> tuple[PackagePlan, ...]:
+        """Packages the installer will build from source (no flavour fits)."""
+        return tuple(p for p in self.packages if p.action == "build")
+
+    @property
     def ok(self) -> bool:
         return not self.errors
 
@@ -150,6 +168,9 @@ class Plan:
                     f"{p.name}=={p.version} from {p.find_links}")
                 implied = f" (needed by {', '.join(p.implied_by)})" if p.implied_by else ""
                 out.append(f"{p.name}: {what}{implied}: {p.reason}")
+            elif p.action == "build":
+                needs = f" (needs {', '.join(p.build_needs)})" if p.build_needs else ""
+                out.append(f"{p.name}: build from source{needs}: {p.reason}")
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -712,6 +733,11 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
         "implied_by": tuple(slot.implied_by),
     }
     if chosen is None:
+        if slot.manifest.buildable:
+            return PackagePlan(action="build", reason=f"{_no_fit(slot, m)}; the installer "
+                               "builds it from source", build_needs=slot.manifest.build_needs,
+                               line=_original_line(e) if e else None,
+                               alternatives=tuple(_alternatives(slot, m)), **base)
         return PackagePlan(action="error", reason=_no_fit(slot, m),
                            alternatives=tuple(_alternatives(slot, m)), **base)
     why = _why(chosen, slot, m)

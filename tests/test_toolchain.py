@@ -543,13 +543,13 @@ def test_cli_hanging_nvcc_no_traceback(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["doctor"], "error: 'doctor' without --build (the detection report) is not "
-                     "available yet"),
+        (["doctor", "--build", "--python", "/nonexistent/python"],
+         "error: --python /nonexistent/python: no such file"),
         (["doctor", "--build", "--timeout", "0"], "error: --timeout must be positive, not 0"),
         (["doctor", "--build", "--timeout", "soon"], "error: argument --timeout: invalid "
                                                      "float value: 'soon'"),
     ],
-    ids=["no-build", "zero-timeout", "bad-timeout"],
+    ids=["no-such-python", "zero-timeout", "bad-timeout"],
 )
 def test_cli_usage_errors_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]

@@ -1,84 +1,261 @@
 """``resolver-hook doctor``: what this machine is, and whether source builds will work.
 
+``doctor`` (the detection report): every probe's outcome and reason, the overrides and
+``CUDA_VISIBLE_DEVICES`` in effect, this interpreter's wheel tags, and for each
+installed package that has a manifest whether the installed build fits the machine,
+with the fix (:mod:`resolver_hook.doctor`). The environment checked is the one
+``resolver-hook pip install`` would install into (the active virtual environment, else
+``pip``'s on PATH, else this Python), or the one of ``--python PATH``. Exit 0 when
+everything fits (warnings are fine), 1 when an installed package does not fit (or the
+packages could not be listed).
+
 ``doctor --build`` checks the source-build toolchain (CUDA toolkit, the host compiler
 nvcc would use and whether nvcc accepts it, cmake, ninja, the driver stub, toolkit vs
 driver): one line per check, ``ok`` / ``warn`` / ``fail`` / ``skip``, with the reason
 and the fix. Exit 0 when nothing failed (warnings are fine), 1 when a check failed.
-
-``doctor`` without ``--build`` (the detection report) is not written yet; the
-toolchain part is :func:`toolchain_lines`, so the detection report can add its own
-section next to it.
+``doctor --build --installed`` (or ``--build --python PATH``) does both.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from resolver_hook.cli._inputs import add_manifest_options
+from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
+    from resolver_hook.doctor import PackageCheck
+    from resolver_hook.host import HostProfile
+    from resolver_hook.installed import Environment
     from resolver_hook.toolchain import Check, ToolchainReport
 
-__all__ = ["driver_cuda_version", "register", "toolchain_lines"]
+__all__ = ["driver_cuda_version", "environment_lines", "package_lines", "register",
+           "toolchain_lines"]
+
+# Variables other tools read to pick a CUDA flavour (FACTS.md section 1): shown when
+# set, since they steer uv, conda or light-the-torch and not resolver-hook.
+_OTHER_TOOLS = ("CONDA_OVERRIDE_CUDA", "UV_TORCH_BACKEND", "UV_CUDA_DRIVER_VERSION",
+                "LTT_PYTORCH_COMPUTATION_BACKEND",
+                "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION",
+                "NV_VARIANT_PROVIDER_FORCE_SM_ARCH")
+_TAGS_SHOWN = 5
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "doctor",
-        help="detection report; source-build toolchain checks (--build)",
-        description="Check this machine. --build checks what a source build of a CUDA "
-                    "package needs: toolkit, nvcc's host compiler, cmake, ninja, driver stub.",
+        help="detection report and installed-package check; source-build toolchain "
+             "checks (--build)",
+        description="Check this machine: every detection probe and why it found what it "
+                    "found, the wheel tags, and whether each installed package that has a "
+                    "manifest fits (with the fix). --build checks what a source build of a "
+                    "CUDA package needs: toolkit, nvcc's host compiler, cmake, ninja, "
+                    "driver stub. Exit 1 when something does not fit or a check failed.",
     )
     parser.add_argument("--build", action="store_true",
-                        help="check the source-build toolchain")
+                        help="check the source-build toolchain (alone, unless --installed "
+                             "or --python is given too)")
+    parser.add_argument("--installed", action="store_true",
+                        help="with --build: also give the detection report and check the "
+                             "installed packages (the default without --build)")
+    parser.add_argument("--python", metavar="PATH",
+                        help="check the packages of the environment of this interpreter "
+                             "(default: the one 'resolver-hook pip install' installs into: "
+                             "the active virtual environment, else pip's on PATH)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--need", action="append", default=[], metavar="SPEC",
                         help="also check a build need such as 'nvcc>=12.8', 'cmake>=3.26', "
-                             "'ninja', 'cxx' or a library ('z3'); repeatable")
+                             "'ninja', 'cxx' or a library ('z3'); repeatable; implies --build")
     parser.add_argument("--driver-cuda", metavar="X.Y",
                         help="CUDA version the driver supports (default: detect it)")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="give up on a tool that has not answered after this long "
                              "(default: 10)")
+    add_manifest_options(parser)
+    add_machine_options(parser)
     parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    if not args.build:
-        raise UsageError(
-            "'doctor' without --build (the detection report) is not available yet",
-            hint="run 'resolver-hook doctor --build' for the source-build toolchain checks, "
-                 "'resolver-hook detect' for what this machine is")
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, not {args.timeout:g}")
+    build = args.build or bool(args.need)
+    host = not build or args.installed or args.python is not None
+    data: dict[str, Any] = {}
+    lines: list[str] = []
+    failed = False
+    profile = None
+    if host:
+        failed, profile = _host_part(args, data, lines)
+    if build:
+        driver, reason = args.driver_cuda, None
+        if driver is None and profile is not None:
+            driver = profile.nvidia.cuda_version if profile.nvidia else None
+            reason = None if driver else (profile.nvidia_reason or "no NVIDIA driver")
+        elif driver is None:
+            driver, reason = driver_cuda_version()
+        build_failed = _build_part(args, driver, reason, data, lines, nested=host)
+        failed = failed or build_failed
+    if args.json:
+        data["ok"] = not failed
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+def _build_part(args: argparse.Namespace, driver: str | None, reason: str | None,
+                data: dict[str, Any], lines: list[str], *, nested: bool) -> bool:
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
     from resolver_hook.toolchain import check_build_needs, toolchain_report
 
-    if args.driver_cuda is not None:
-        driver, reason = args.driver_cuda, None
-    else:
-        driver, reason = driver_cuda_version()
     report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason,
                               timeout=args.timeout)
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []
     failed = not report.ok or any(c.status == "fail" for c in needs)
-    if args.json:
-        data = report.to_dict()
-        data["needs"] = {"checked": list(args.need), "problems": [c.to_dict() for c in needs]}
-        data["ok"] = not failed
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
-    else:
-        lines = toolchain_lines(report)
-        if args.need:
-            lines += ["", f"build needs: {', '.join(args.need)}"]
-            lines += _check_lines(needs) if needs else ["ok    all met"]
+    part = report.to_dict()
+    part["needs"] = {"checked": list(args.need), "problems": [c.to_dict() for c in needs]}
+    if nested:
+        part["ok"] = not failed
+        data["toolchain"] = part
+    else:  # `doctor --build --json` keeps its own shape
+        data.update(part)
+    if lines:
         lines.append("")
-        lines.append(_verdict([*report.checks, *needs]))
-        sys.stdout.write("\n".join(lines) + "\n")
-    return 1 if failed else 0
+    lines += toolchain_lines(report)
+    if args.need:
+        lines += ["", f"build needs: {', '.join(args.need)}"]
+        lines += _check_lines(needs) if needs else ["ok    all met"]
+    lines.append("")
+    lines.append(_verdict([*report.checks, *needs]))
+    return failed
+
+
+def _host_part(args: argparse.Namespace, data: dict[str, Any],
+               lines: list[str]) -> tuple[bool, HostProfile]:
+    """The detection report and the installed-package check; (failed, profile)."""
+    from resolver_hook.cli._inputs import manifests_from_args
+    from resolver_hook.cli._machine import machine_from_args
+    from resolver_hook.cli.detect import render_profile
+    from resolver_hook.doctor import check_installed, profile_for_environment
+    from resolver_hook.errors import OperationalError
+    from resolver_hook.installed import environment_of, this_environment
+
+    profile = machine_from_args(args)
+    manifests = manifests_from_args(args)
+    env_error = None
+    environment = None
+    try:
+        environment = (environment_of(args.python) if args.python is not None
+                       else _pip_environment(this_environment, environment_of))
+    except OperationalError as exc:  # a reason in the report, not a crash
+        env_error = exc.message
+    checks = check_installed(environment, manifests, profile) if environment else ()
+    seen = profile_for_environment(profile, environment.python) if environment else profile
+    data["profile"] = profile.to_dict()
+    data["machine"] = profile.describe()
+    data["tags"] = {"count": len(seen.tags), "first": list(seen.tags[:_TAGS_SHOWN]),
+                    "python": seen.python}
+    data["environment"] = _environment_data(os.environ)
+    data["python"] = environment.to_dict() if environment else None
+    data["packages"] = {"checked": [c.to_dict() for c in checks], "error": env_error}
+    lines.append(render_profile(profile).rstrip("\n"))
+    lines += environment_lines(os.environ)
+    if seen is not profile:
+        shown = ", ".join(seen.tags[:_TAGS_SHOWN])
+        lines.append(f"tags of Python {seen.python} (the checked environment): {shown}"
+                     f" ... ({len(seen.tags)} in all)")
+    lines.append("")
+    lines += package_lines(checks, environment, env_error)
+    failed = env_error is not None or any(c.status == "fail" for c in checks)
+    if not args.build and not args.need:
+        lines.append("")
+        lines.append(_package_verdict(checks, env_error))
+    return failed, profile
+
+
+def _pip_environment(this: Any, other: Any) -> Environment:
+    """The environment that ``resolver-hook pip install`` (the fix) installs into: the
+    active virtual environment, else the one of ``pip`` on PATH, else this Python."""
+    from resolver_hook.install import find_installer, parse_install_args
+
+    python = find_installer("pip", parse_install_args("pip", [])).python
+    try:
+        same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    except OSError:
+        same = False
+    if same:
+        env: Environment = this()
+        return env
+    env = other(python, where=f"pip's environment ({python})")
+    return env
+
+
+def _environment_data(env: Mapping[str, str]) -> dict[str, Any]:
+    from resolver_hook.host import ENV_OVERRIDES
+
+    return {
+        "CUDA_VISIBLE_DEVICES": env.get("CUDA_VISIBLE_DEVICES"),
+        "overrides": {v: env[v] for v in ENV_OVERRIDES.values() if v in env},
+        "other_tools": {v: env[v] for v in _OTHER_TOOLS if v in env},
+    }
+
+
+def environment_lines(env: Mapping[str, str]) -> list[str]:
+    """What in the environment changes detection: CUDA_VISIBLE_DEVICES and overrides."""
+    data = _environment_data(env)
+    cvd = data["CUDA_VISIBLE_DEVICES"]
+    lines = [f"env:       CUDA_VISIBLE_DEVICES={cvd!r}" if cvd is not None else
+             "env:       CUDA_VISIBLE_DEVICES not set (every GPU visible)"]
+    overrides = data["overrides"]
+    lines.append("env:       overrides: " + (", ".join(f"{k}={v!r}" for k, v in overrides.items())
+                                             or "none (RESOLVER_HOOK_OVERRIDE_* not set)"))
+    if data["other_tools"]:
+        lines.append("env:       read by other tools, not by resolver-hook: " + ", ".join(
+            f"{k}={v!r}" for k, v in data["other_tools"].items()))
+    return lines
+
+
+def package_lines(checks: tuple[PackageCheck, ...] | list[PackageCheck],
+                  environment: Environment | None, error: str | None) -> list[str]:
+    """The installed-package section: one line per package, its reasons and fix."""
+    if environment is None:
+        return ["installed packages: not checked", f"fail  {error}"]
+    src = environment.source
+    if src == "this interpreter":
+        src = f"this interpreter, {environment.executable}"
+    head = (f"installed packages ({src}, Python {environment.python}): {len(checks)} of "
+            f"{len(environment.distributions)} have a manifest")
+    lines = [head]
+    for c in checks:
+        lines.append(f"{c.status:<7} {c.summary}")
+        if c.flavour and c.status != "ok":
+            lines.append(f"        installed build: {c.flavour}")
+        lines += [f"        also: {r}" for r in c.reasons[1:]] if c.status == "fail" else \
+            [f"        note: {r}" for r in c.reasons]
+        if c.status == "unknown":
+            lines.append("        builds that fit this machine: "
+                         + ("; ".join(c.fitting) or "none"))
+        if c.fix:
+            lines.append(f"        fix: {c.fix}")
+    return lines
+
+
+def _package_verdict(checks: tuple[PackageCheck, ...], error: str | None) -> str:
+    if error is not None:
+        return "result: the installed packages could not be checked"
+    bad = [c.display_name for c in checks if c.status == "fail"]
+    other = sum(1 for c in checks if c.status in ("warn", "unknown"))
+    tail = f" ({other} warning(s))" if other else ""
+    if bad:
+        return f"result: installed packages do not fit this machine: {', '.join(bad)}{tail}"
+    return f"result: ok{tail}"
 
 
 def driver_cuda_version() -> tuple[str | None, str | None]:

@@ -79,5 +79,8 @@ def run(args: argparse.Namespace) -> int:
                    + f"  {r[7] or ''}")
     if chosen is not None and chosen.action == "error":
         out.append(f"no flavour fits: {chosen.reason}")
+    elif chosen is not None and chosen.action == "build":
+        needs = f" (needs {', '.join(chosen.build_needs)})" if chosen.build_needs else ""
+        out.append(f"no flavour fits: the installer builds it from source{needs}")
     sys.stdout.write("\n".join(out) + "\n")
     return 0 if chosen is not None and chosen.action != "error" else 1

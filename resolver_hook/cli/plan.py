@@ -25,8 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("plan", help="which flavour each requirement gets, and why",
                        description="Resolve requirements against flavour manifests for this "
                        "machine (or --profile/--target) and print the plan: one line per "
-                       "package (pass, rewrite, error), the rewritten requirements, "
-                       "constraints and find-links. Exit 1 when a package has no fit.")
+                       "package (pass, rewrite, build, error), the rewritten requirements, "
+                       "constraints and find-links. Exit 1 when a package has no fit; "
+                       "a package built from source (its manifest allows it) is not an error.")
     add_requirement_options(p)
     add_manifest_options(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -57,6 +58,8 @@ def _short(p: PackagePlan) -> str:
         return f"{p.url}" + (f"#sha256={p.sha256}" if p.sha256 else "")
     if p.action == "pass":
         return p.requested or p.name
+    if p.action == "build":
+        return f"{p.requested or p.name} from source (sdist)"
     return "no fit"
 
 
@@ -68,6 +71,12 @@ def render_plan(plan: Plan) -> str:
         lines.append(f"  {p.name:<{width}}  {p.action:<7}  {_short(p)}{implied}")
         if p.action != "error":
             lines.append(f"  {'':<{width}}  {'':<7}  why: {p.reason}")
+        if p.action == "build":
+            lines.extend(_rejection_lines(p, f"  {'':<{width}}  {'':<7}  no wheel: "))
+            needs = ", ".join(p.build_needs) or "nothing declared"
+            lines.append(f"  {'':<{width}}  {'':<7}  build needs: {needs} "
+                         "(checked before the installer runs; 'resolver-hook doctor --build "
+                         "--need SPEC' checks one now)")
     for title, items in (("requirements", plan.requirements), ("constraints", plan.constraints),
                          ("find-links", plan.find_links), ("notes", plan.notes)):
         if items:
@@ -81,15 +90,21 @@ def render_errors(plan: Plan) -> str:
     out = []
     for p in plan.errors:
         out.append(f"error: {p.name}: {p.reason}")
-        detail = [r for r in p.rejected if not r.reason.startswith(("built for", "needs glibc"))]
-        other = len(p.rejected) - len(detail)
-        if not detail:  # every build is for another platform or Python: show a few
-            detail = list({r.reason: r for r in p.rejected}.values())[:4]
-            other = len(p.rejected) - len(detail)
-        out.extend(f"  {r.candidate}: {r.reason}" for r in detail)
-        if other > 0:
-            out.append(f"  ... and {other} build{'s' if other > 1 else ''} for other platforms "
-                       "or Pythons (--json lists every one)")
+        out.extend(_rejection_lines(p, "  "))
         if p.alternatives:
             out.append(f"hint: nearest alternative: {'; '.join(p.alternatives)}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def _rejection_lines(p: PackagePlan, indent: str) -> list[str]:
+    """Why each flavour was rejected; builds for other platforms or Pythons summed up."""
+    detail = [r for r in p.rejected if not r.reason.startswith(("built for", "needs glibc"))]
+    other = len(p.rejected) - len(detail)
+    if not detail:  # every build is for another platform or Python: show a few
+        detail = list({r.reason: r for r in p.rejected}.values())[:4]
+        other = len(p.rejected) - len(detail)
+    out = [f"{indent}{r.candidate}: {r.reason}" for r in detail]
+    if other > 0:
+        out.append(f"{indent}... and {other} build{'s' if other > 1 else ''} for other platforms "
+                   "or Pythons (--json lists every one)")
+    return out

@@ -17,6 +17,13 @@ without a GPU), ``rocm`` (specifier on the ROCm version; absent = no ROCm needed
 the PEP 817 vocabulary (``nvidia :: cuda_version_lower_bound :: 13.0``,
 ``nvidia :: sm_arch :: 100_real``) may stand in for ``cuda``/``gpu``.
 
+A ``[build]`` table says that building the package from its sdist is a supported
+fallback: when no flavour fits a machine, the resolver passes the requirement to the
+installer to build (action ``build``) instead of refusing. ``[build] needs`` lists
+what such a build needs (``"nvcc>=12.8"``, ``"cmake>=3.26"``, ``"ninja"``, ``"cxx"``,
+or a library such as ``"z3"``), checked before the installer runs
+(:func:`resolver_hook.preflight.preflight`). No ``[build]`` table: no fallback.
+
 A ``[[matrix]]`` table is a template that expands into ``[[wheel]]`` entries (see
 :func:`_expand_matrix`). Validation is pure and collects every problem of a
 document before raising one :class:`ManifestError`.
@@ -194,7 +201,8 @@ class Manifest:
     description: str | None = None
     wheels: tuple[WheelFlavour, ...] = ()
     indexes: tuple[IndexFlavour, ...] = ()
-    build_needs: tuple[str, ...] = ()
+    buildable: bool = False  # a [build] table: an sdist build is a supported fallback
+    build_needs: tuple[str, ...] = ()  # [build] needs, e.g. ("nvcc>=12.8", "z3")
     source: str = "built-in"
     replaced: tuple[str, ...] = field(default=())  # sources this one overrides
 
@@ -206,7 +214,8 @@ class Manifest:
         return {
             "name": self.name, "display_name": self.display_name,
             "homepage": self.homepage, "downloads": self.downloads,
-            "source": self.source, "build_needs": list(self.build_needs),
+            "source": self.source, "buildable": self.buildable,
+            "build_needs": list(self.build_needs),
             "wheels": [w.to_dict() for w in self.wheels],
             "indexes": [i.to_dict() for i in self.indexes],
         }
@@ -667,13 +676,30 @@ def parse_manifest(data: Mapping[str, Any], *, source: str = "manifest",  # noqa
                 c.bad(_join(w.where, "url"), f"the same wheel URL as {seen[w.url]}")
             seen[w.url] = w.where
     build_needs: tuple[str, ...] = ()
-    if "build" in data:
+    buildable = "build" in data
+    if buildable:
         bt = c.table(data["build"], "build")
         if bt is not None:
             c.keys(bt, _BUILD_KEYS, "build")
             build_needs = c.strings(bt, "needs", "build") or ()
+            for i, need in enumerate(build_needs):
+                _check_build_need(c, need, f"build.needs[{i}]")
     if c.problems:
         raise ManifestError(c.problems)
     return Manifest(name=NormalizedName(name), display_name=display, homepage=homepage,
                     downloads=downloads, description=description, wheels=tuple(wheels),
-                    indexes=tuple(indexes), build_needs=build_needs, source=source)
+                    indexes=tuple(indexes), buildable=buildable, build_needs=build_needs,
+                    source=source)
+
+
+def _check_build_need(c: _Checker, need: str, path: str) -> None:
+    """A build need is a name and an optional version specifier: ``nvcc>=12.8``, ``z3``."""
+    try:
+        req = Requirement(need)
+    except InvalidRequirement as exc:
+        c.bad(path, f"{need!r} is not a build need such as 'nvcc>=12.8' or 'z3': "
+                    f"{str(exc).splitlines()[0]}")
+        return
+    if req.url or req.marker is not None or req.extras:
+        c.bad(path, f"{need!r}: a build need is a name and a version specifier only "
+                    "(no URL, extras or marker)")

@@ -1,0 +1,228 @@
+"""Does what is installed fit this machine? Pure: (installed, manifests, profile) -> checks.
+
+For each installed distribution that has a manifest:
+
+1. Find the flavour it is: the same version, local label included (``2.13.0+cu126``
+   is the cu126 index flavour; a wheel flavour by its exact version, narrowed by the
+   tags in the installed ``WHEEL`` file when there are several). A version no flavour
+   has, or one whose flavours are all for another platform or Python, is ``unknown``.
+2. Judge it with the resolver's own rules (:func:`resolver_hook.resolve.evaluate_flavour`):
+   CUDA, ROCm or GPU kernels failing is ``fail``; a build without GPU support on a
+   machine with a GPU (the resolver's accelerator rule) is ``warn``: it runs, on the CPU.
+3. Couplings (``requires``) against what is installed: a torchvision built for another
+   torch build is ``fail`` (``undefined symbol`` at import).
+4. The fix comes from a plan for the same packages (:func:`resolver_hook.resolve.resolve`):
+   ``resolver-hook pip install --force-reinstall torch (picks 2.13.0+cu130)``, or why
+   nothing fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.host.profile import HostProfile, compute_tags
+from resolver_hook.installed import Environment, Installed
+from resolver_hook.manifest.schema import Flavour, Manifest, WheelFlavour
+from resolver_hook.resolve import PackagePlan, evaluate_flavour, marker_environment, resolve
+
+__all__ = ["STATUSES", "PackageCheck", "check_installed", "profile_for_environment"]
+
+STATUSES = ("ok", "warn", "fail", "unknown")
+_HARD_RULES = ("cuda", "rocm", "gpu")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackageCheck:
+    """The verdict on one installed package: ``ok``, ``warn``, ``fail`` or ``unknown``.
+
+    ``flavour`` is the manifest's flavour the installed build is (None when unknown);
+    ``reasons`` say why it does not fit; ``fix`` is the command (or advice) that
+    repairs it; ``fitting`` lists the flavours that would fit this machine.
+    """
+
+    name: NormalizedName
+    display_name: str
+    version: str
+    status: str
+    summary: str
+    flavour: str | None = None
+    reasons: tuple[str, ...] = ()
+    fix: str | None = None
+    fitting: tuple[str, ...] = ()
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.display_name, "version": self.version, "status": self.status,
+                "summary": self.summary, "flavour": self.flavour,
+                "reasons": list(self.reasons), "fix": self.fix,
+                "fitting": list(self.fitting), "manifest": self.source}
+
+
+def profile_for_environment(profile: HostProfile, python: str) -> HostProfile:
+    """The profile as seen by an environment whose interpreter is ``python`` ("3.12").
+
+    The wheel tags of another Python on the same machine are computed (the running
+    interpreter cannot be asked for them); the same Python keeps the detected tags.
+    """
+    if python == profile.python:
+        return profile
+    major, minor = (int(x) for x in python.split("."))
+    tags = compute_tags(profile.os, profile.arch, (major, minor), libc=profile.libc,
+                        libc_version=profile.libc_version)
+    return profile.replace(python=python, tags=tags,
+                           notes=(*profile.notes, f"wheel tags computed for Python {python}, "
+                                                  "the interpreter of the checked environment"))
+
+
+def _failures(f: Flavour, manifest: Manifest, profile: HostProfile) -> dict[str, str]:
+    return {rule: why for rule, why in evaluate_flavour(f, manifest, profile).items() if why}
+
+
+def _same_build(inst: Installed, manifest: Manifest) -> list[Flavour]:
+    try:
+        version = Version(inst.version)
+    except InvalidVersion:
+        return []
+    same = [f for f in manifest.flavours if f.version == version]
+    if inst.tags:
+        wheels: list[Flavour] = [f for f in same if isinstance(f, WheelFlavour)
+                  and {str(t) for t in f.tags} & set(inst.tags)]
+        if wheels:
+            return wheels
+    return same
+
+
+def _couplings(f: Flavour, installed: Mapping[NormalizedName, Installed],
+               env: Mapping[str, str]) -> list[tuple[NormalizedName, str]]:
+    """``(partner, reason)`` for each ``requires`` the installed partner does not meet."""
+    out = []
+    for r in f.requires:
+        partner = installed.get(canonicalize_name(r.name))
+        if partner is None or (r.marker is not None and not r.marker.evaluate(dict(env))):
+            continue
+        try:
+            ok = r.specifier.contains(Version(partner.version), prereleases=True)
+        except InvalidVersion:
+            ok = False
+        if not ok:
+            out.append((partner.name, f"needs {r}; installed {partner.display_name} "
+                                      f"{partner.version}"))
+    return out
+
+
+def _fix(names: list[NormalizedName], plan_of: Mapping[NormalizedName, PackagePlan],
+         installed: Mapping[NormalizedName, Installed]) -> tuple[str | None, list[str]]:
+    """The repair command for ``names`` (those whose planned build differs from the
+    installed one), and reasons for those the plan cannot fix."""
+    reinstall: list[str] = []
+    picks: list[str] = []
+    problems: list[str] = []
+    names = list(dict.fromkeys(names))
+    for name in names:
+        p = plan_of.get(name)
+        inst = installed[name]
+        if p is None:
+            continue
+        if p.action == "error":
+            if name != names[0]:
+                continue  # a partner that fits nowhere: its own check says so
+            # The installed build itself is no alternative (a CPU build on a GPU machine).
+            alts = [a for a in p.alternatives
+                    if not a.startswith(f"{inst.display_name}=={inst.version} ")]
+            alt = f"; nearest alternative: {'; '.join(alts)}" if alts else ""
+            problems.append(f"no build of {inst.display_name} fits this machine (see "
+                            f"'resolver-hook explain {inst.display_name}'){alt}")
+        elif p.action == "build":
+            reinstall.append(inst.display_name)
+            needs = f", needs {', '.join(p.build_needs)}" if p.build_needs else ""
+            picks.append(f"{inst.display_name} from source: no wheel fits{needs}")
+        elif p.version and p.version != inst.version:
+            reinstall.append(inst.display_name)
+            picks.append(p.version if len(names) == 1 else f"{inst.display_name} {p.version}")
+    if not reinstall:
+        return ("; ".join(problems) or None), []
+    return (f"resolver-hook pip install --force-reinstall {' '.join(reinstall)} "
+            f"(picks {', '.join(picks)})"), problems
+
+
+def check_installed(installed: Environment | Iterable[Installed],
+                    manifests: Mapping[str, Manifest],
+                    profile: HostProfile) -> tuple[PackageCheck, ...]:
+    """One :class:`PackageCheck` per installed distribution that has a manifest, by name.
+
+    Pure. For another environment, pass its :class:`Environment` (its Python's wheel
+    tags are used: :func:`profile_for_environment`).
+    """
+    if isinstance(installed, Environment):
+        profile = profile_for_environment(profile, installed.python)
+        items = installed.distributions
+    else:
+        items = tuple(installed)
+    by_name: dict[str, Manifest] = {canonicalize_name(k): v for k, v in manifests.items()}
+    present = {i.name: i for i in items}
+    checked = [i for i in sorted(present.values(), key=lambda i: i.name) if i.name in by_name]
+    if not checked:
+        return ()
+    env = marker_environment(profile)
+    plan = resolve([by_name[i.name].display_name for i in checked], by_name, profile)
+    plan_of = {p.name: p for p in plan.packages}
+    # The flavour each installed build is: same version, not for another platform or
+    # Python; of several (wheels per Python), the one failing fewest rules.
+    matched: dict[NormalizedName, tuple[Flavour, dict[str, str]]] = {}
+    for inst in checked:
+        manifest = by_name[inst.name]
+        candidates = [(f, _failures(f, manifest, profile)) for f in _same_build(inst, manifest)]
+        candidates = [(f, fails) for f, fails in candidates if "tags" not in fails]
+        if candidates:
+            matched[inst.name] = min(candidates, key=lambda c: len(c[1]))
+    dependents: dict[NormalizedName, list[NormalizedName]] = {}
+    for name, (f, _) in matched.items():
+        for r in f.requires:
+            dependents.setdefault(canonicalize_name(r.name), []).append(NormalizedName(name))
+    out = []
+    for inst in checked:
+        manifest = by_name[inst.name]
+        fitting = tuple(f.describe() for f in manifest.flavours
+                        if not _failures(f, manifest, profile))
+        head = f"{inst.display_name} {inst.version}"
+        common: dict[str, Any] = {"name": inst.name, "display_name": inst.display_name,
+                                  "version": inst.version, "fitting": fitting,
+                                  "source": manifest.source}
+        if inst.name not in matched:
+            fix, problems = _fix([inst.name], plan_of, present)
+            others = _same_build(inst, manifest)
+            why = (f"{manifest.display_name}'s manifest ({manifest.source}) lists "
+                   f"{inst.version} only for other platforms or Pythons" if others else
+                   f"not a build that {manifest.display_name}'s manifest ({manifest.source}) "
+                   "lists")
+            out.append(PackageCheck(status="unknown", summary=f"{head}: {why}",
+                                    reasons=tuple(problems), fix=fix, **common))
+            continue
+        f, fails = matched[inst.name]
+        hard = [fails[r] for r in _HARD_RULES if r in fails]
+        coupling = _couplings(f, present, env)
+        reasons = hard + [why for _, why in coupling]
+        if reasons:
+            # Reinstall what is coupled with this package too, or the fix breaks it.
+            fix, problems = _fix([inst.name, *(n for n, _ in coupling),
+                                  *dependents.get(inst.name, ())], plan_of, present)
+            out.append(PackageCheck(status="fail", summary=f"{head}: {reasons[0]}",
+                                    flavour=f.describe(), reasons=(*reasons, *problems),
+                                    fix=fix, **common))
+        elif "accelerator" in fails:
+            gpu = "an NVIDIA GPU" if profile.nvidia is not None else "ROCm"
+            fix, problems = _fix([inst.name], plan_of, present)
+            out.append(PackageCheck(status="warn",
+                                    summary=f"{head}: a build without GPU support on a "
+                                            f"machine with {gpu}: it runs on the CPU only",
+                                    flavour=f.describe(), reasons=tuple(problems), fix=fix,
+                                    **common))
+        else:
+            out.append(PackageCheck(status="ok", summary=f"{head}: fits this machine",
+                                    flavour=f.describe(), **common))
+    return tuple(out)
