@@ -347,3 +347,20 @@ def test_missing_install_word_is_a_usage_error() -> None:
     proc = hook("pip", "--target", B200, "freeze")
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: expected 'install' after 'resolver-hook pip'")
+
+
+def test_source_build_needs_are_checked_before_the_installer(gpu_index: GpuIndex, venv: Path,
+                                                             tmp_path: Path) -> None:
+    """No wheel fits and the manifest allows a build whose needs this machine lacks."""
+    manifest = tmp_path / "demo-gpu.toml"
+    manifest.write_text((gpu_index.manifests / "demo-gpu.toml").read_text()
+                        + '\n[build]\nneeds = ["nvcc>=99.0"]\n')
+    before = versions(venv)
+    proc = hook("pip", "--manifest", str(manifest), "--allow-insecure-urls", "--target",
+                OLD_DRIVER_BLACKWELL, "install", "--index-url", gpu_index.simple, "demo-gpu",
+                venv=venv)
+    assert proc.returncode == 1
+    assert "error: demo-gpu: cannot build from source: nvcc>=99.0" in proc.stderr
+    assert "a source build's needs are not met" in proc.stderr
+    assert proc.stdout == ""
+    assert versions(venv) == before

@@ -93,6 +93,17 @@ def run(args: argparse.Namespace) -> int:
         _say(f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
              f"fits {profile.describe()}")
         return 1
+    if plan.builds:
+        from resolver_hook.preflight import preflight
+
+        # A source build that would fail late on its toolchain fails now, with the fix.
+        failures = preflight(plan)
+        for line in failures:
+            sys.stderr.write(f"error: {line}\n")
+        if failures:
+            _say("nothing was installed: a source build's needs are not met "
+                 "('resolver-hook doctor --build' shows the toolchain)")
+            return 1
     return _install(installer, parsed, plan, reqs, env=env, optional=optional,
                     optional_names=optional_names)
 
