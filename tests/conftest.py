@@ -22,3 +22,11 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     from resolver_hook.host import detect
 
     detect.cache_clear()
+
+
+# Property tests run on shared CI machines: no per-example deadline (a slow
+# example is not a wrong one); the example counts stay as each test sets them.
+from hypothesis import settings as _settings  # noqa: E402
+
+_settings.register_profile("resolver-hook", deadline=None)
+_settings.load_profile("resolver-hook")
