@@ -13,6 +13,9 @@ local version label and the flags:
 
 Only https pages, local files, or http on 127.0.0.1/localhost/::1 with
 ``--allow-insecure-loopback``; the same rule applies to redirects and to the wheel links.
+A saved copy of a page keeps its relative links (download.pytorch.org writes
+``/whl/...``): ``--base-url`` names the address it was saved from, so they resolve to
+that server instead of to ``file:`` paths of this machine.
 """
 
 from __future__ import annotations
@@ -55,6 +58,11 @@ def register(subparsers: Any) -> None:
         "--allow-insecure-loopback", action="store_true",
         help="allow plain http on 127.0.0.1/localhost/::1 (local test indexes)",
     )  # fmt: skip
+    imp.add_argument(
+        "--base-url", metavar="URL",
+        help="resolve the page's relative links against URL (the address a saved page "
+        "came from); also the default --downloads",
+    )  # fmt: skip
     imp.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
     imp.set_defaults(func=run_import)
 
@@ -74,7 +82,7 @@ def run_import(args: argparse.Namespace) -> int:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     from resolver_hook.cuda import parse_target
-    from resolver_hook.indexpage import fetch_page, import_manifest, parse_links
+    from resolver_hook.indexpage import check_url, fetch_page, import_manifest, parse_links
     from resolver_hook.manifestwrite import render_manifest
     from resolver_hook.tomlwrite import write_atomic
 
@@ -97,9 +105,12 @@ def run_import(args: argparse.Namespace) -> int:
                 raise UsageError(f"--gpu {label}={text}: {exc}") from None
         gpu_map[label] = tuple(targets)
 
+    if args.base_url:
+        check_url(args.base_url, allow_insecure_loopback=args.allow_insecure_loopback)
     html, page_url = fetch_page(
         args.location, allow_insecure_loopback=args.allow_insecure_loopback, timeout=args.timeout
     )
+    page_url = args.base_url or page_url
     result = import_manifest(
         parse_links(html, page_url),
         package=args.package,
@@ -109,6 +120,13 @@ def run_import(args: argparse.Namespace) -> int:
     )
     for note in result.notes:
         sys.stderr.write(f"note: {note}\n")
+    local = sum(1 for w in result.wheels if w.url.startswith("file:"))
+    if local:
+        sys.stderr.write(
+            f"note: {local} wheel URL(s) are file: paths on this machine (relative links of a "
+            "local page); the resolver and `placeholder build` refuse them without "
+            "--allow-insecure-urls; pass --base-url with the address the page came from\n"
+        )
     text = render_manifest(
         result.name,
         result.wheels,
