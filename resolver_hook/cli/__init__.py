@@ -28,7 +28,8 @@ __all__ = ["main"]
 _COMMANDS = {
     "detect": "detect", "plan": "plan", "explain": "explain", "lock": "lock",
     "pip": "install", "uv": "install", "enable": "hook", "disable": "hook", "status": "hook",
-    "placeholder": "placeholder", "scan": "scan", "manifest": "manifest", "doctor": "doctor",
+    "placeholder": "placeholder", "scan": "scan", "manifest": "manifest", "lint": "lint",
+    "doctor": "doctor",
 }
 
 

@@ -1,0 +1,56 @@
+"""``resolver-hook lint``: warnings a maintainer can act on, each with its evidence.
+
+Usage::
+
+    resolver-hook lint DIST_OR_PYPROJECT... [--json]
+
+Inputs: wheels, sdists (``.tar.gz``), ``pyproject.toml`` files and flavour manifests.
+Inputs of one project are judged together (a release lacks an aarch64 wheel, not one
+file). One line per warning, ``warning: FILE: what (evidence)``, then ``hint: ...``.
+Exit 0 when clean, 1 when there are warnings, 2 when an input cannot be read (one
+``error:`` line each; the others are still linted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "lint",
+        help="warnings about wheels, sdists, pyproject.toml or manifests, with evidence",
+        description="Check what a project publishes: classifiers that contradict the wheels, "
+        "missing platforms, GPU kernels for one family only, the CUDA 13 driver floor, a "
+        "single Python, and placeholders that do not fail loudly.",
+    )
+    parser.add_argument("inputs", nargs="+", metavar="DIST_OR_PYPROJECT",
+                        help="wheels, sdists, pyproject.toml files or manifests")
+    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Lazy import keeps `resolver-hook --help` fast (cli/__init__.py).
+    from resolver_hook.lint import lint_paths
+
+    findings, errors = lint_paths(args.inputs)
+    for exc in errors:
+        sys.stderr.write(f"error: {exc.message}\n")
+    if args.json:
+        doc = {"warnings": [f.to_dict() for f in findings],
+               "errors": [exc.message for exc in errors]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        for finding in findings:
+            sys.stdout.write(finding.line() + "\n")
+            if finding.hint:
+                sys.stdout.write(f"hint: {finding.hint}\n")
+    if errors:
+        return 2
+    return 1 if findings else 0

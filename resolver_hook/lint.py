@@ -1,0 +1,669 @@
+"""Warnings a maintainer can act on, read from what they publish.
+
+:func:`read_input` turns one file into :class:`LintInput` facts (I/O at the edge: a
+wheel through :func:`resolver_hook.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
+``pyproject.toml`` / package files, a ``pyproject.toml``, or a flavour manifest);
+:func:`lint` checks the facts of every input together (pure), because "no aarch64
+wheel" is a property of a release, not of one file. Each :class:`Finding` carries the
+evidence it rests on and, where one helps, a hint.
+
+The checks and the facts behind them (FACTS.md sections 1 and 4):
+
+* ``os-independent``: the classifier ``Operating System :: OS Independent`` on a
+  project whose wheels carry platform tags (TileRT's did; users read it as "runs here").
+* ``no-aarch64`` / ``no-windows``: Linux x86_64 wheels but none for aarch64 (GH200,
+  GB200, GB10 and Jetson hosts are aarch64) or none for Windows.
+* ``one-gpu-family``: the kernels of the whole release run on one GPU generation only;
+  the popular GPUs left out are named (``sm_100f`` does not run on GB10, RTX 50xx, H100).
+* ``cuda13-driver``: every CUDA build needs runtime 13, hence an NVIDIA driver >= 580;
+  machines with older drivers have no build.
+* ``one-python``: all wheels are for one CPython minor and not ``abi3``.
+* ``silent-placeholder``: a placeholder (name reservation) that installs and imports
+  without a word: an ``__init__.py`` that does not raise (TileRT 0.0.0.dev0 shipped a
+  0-byte one) and, for an sdist, a build that does not fail.
+* ``placeholder-backend``: a placeholder sdist whose build backend must be downloaded
+  (``requires = ["hatchling"]``): offline or behind a private index the user sees only
+  "No matching distribution found for hatchling", never the message.
+* ``placeholder-dynamic``: a placeholder sdist whose metadata is not static
+  (``Metadata-Version`` < 2.2 or ``Dynamic:`` fields): uv must build it just to resolve,
+  so a lock fails even for platforms that would never install it.
+
+What counts as a placeholder: the summary or description says "placeholder", the
+version is ``0.0.0`` (any pre/dev/post), or the package is nothing but small
+``__init__.py`` files (no other module, no binary).
+"""
+
+from __future__ import annotations
+
+import ast
+import email.parser
+import email.policy
+import re
+import sys
+import tarfile
+import zipfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.cuda import (
+    GPU_NAMES,
+    KernelTarget,
+    describe_cc,
+    min_driver_for_runtime,
+    parse_target,
+)
+from resolver_hook.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
+
+OS_INDEPENDENT = "Operating System :: OS Independent"
+
+_MAX_TEXT = 16 << 20  # PKG-INFO, METADATA, pyproject.toml
+_MAX_INIT = 1 << 20  # an __init__.py past this is not a placeholder's
+_MAX_MEMBERS = 200_000
+_SMALL_INIT_STATEMENTS = 5
+# GPUs worth naming when left out: CUDA 13 dropped offline compilation below CC 7.5
+# (FACTS.md section 1), so older ones are not a maintainer's action item.
+_OLDEST_NAMED = (7, 5)
+_BINARY_SUFFIXES = (".so", ".pyd", ".dll", ".dylib")
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh")
+_ZERO_VERSION = re.compile(r"^0(\.0)*$")
+
+
+class LintError(UsageError):
+    """An input that cannot be read as a wheel, sdist, pyproject.toml or manifest."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Finding:
+    """One warning: on which input, what, the evidence, and what to do."""
+
+    file: str
+    code: str
+    message: str
+    evidence: tuple[str, ...]
+    hint: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "code": self.code, "message": self.message,
+                "evidence": list(self.evidence), "hint": self.hint}
+
+    def line(self) -> str:
+        """``warning: FILE: what (evidence; evidence)``."""
+        why = f" ({'; '.join(self.evidence)})" if self.evidence else ""
+        return f"warning: {self.file}: {self.message}{why}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelFacts:
+    """One built (or listed) wheel: what it is for, read from its name and binaries."""
+
+    filename: str
+    interpreters: tuple[str, ...]  # cp312, py3, ...
+    abis: tuple[str, ...]  # cp312, abi3, none
+    platforms: tuple[str, ...]  # manylinux_2_28_x86_64, win_amd64, any
+    gpu: tuple[KernelTarget, ...] = ()
+    cuda_runtime: int | None = None
+    cuda_evidence: str = ""  # "tilert/libk.so links libcudart.so.13"
+
+    @property
+    def platform_specific(self) -> bool:
+        return any(p != "any" for p in self.platforms)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Package:
+    """What a placeholder check needs of a wheel's or sdist's package files."""
+
+    init_files: tuple[tuple[str, str], ...] = ()  # (path, text) of every __init__.py
+    other_modules: int = 0  # .py files that are not __init__.py
+    binaries: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LintInput:
+    """The facts of one input file."""
+
+    path: str
+    kind: str  # wheel, sdist, pyproject, manifest
+    name: str
+    version: str | None = None
+    summary: str = ""
+    classifiers: tuple[str, ...] = ()
+    wheels: tuple[WheelFacts, ...] = ()
+    package: _Package | None = None
+    build_requires: tuple[str, ...] | None = None  # [build-system] requires; None = absent
+    build_fails: bool = False  # setup.py or the in-tree backend exits on purpose
+    static_metadata: bool | None = None  # None: unknown (no PKG-INFO)
+    metadata_evidence: str = ""
+    has_native_code: str | None = None  # evidence: a binary or C/CUDA source in the tree
+
+
+# --- reading inputs ---------------------------------------------------------------------
+
+
+def _headers(raw: bytes) -> email.message.Message:
+    return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(raw)
+
+
+def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
+    """``files``: (path, size, reader) of the package files; reader() -> bytes."""
+    inits: list[tuple[str, str]] = []
+    others = binaries = 0
+    for path, size, reader in files:
+        name = PurePosixPath(path).name
+        if name == "__init__.py":
+            text = reader().decode("utf-8", "replace") if size <= _MAX_INIT else "x = 1\n" * 99
+            inits.append((path, text))
+        elif name.endswith(".py"):
+            others += 1
+        elif name.endswith(_BINARY_SUFFIXES) or ".so." in name:
+            binaries += 1
+    return _Package(init_files=tuple(inits), other_modules=others, binaries=binaries)
+
+
+def _read_wheel(path: Path) -> LintInput:
+    from resolver_hook.scan import ScanError, cuda_runtime_major, scan_wheel
+
+    try:
+        report = scan_wheel(path)
+    except ScanError as exc:
+        raise LintError(exc.message) from None
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = [i for i in zf.infolist() if not i.is_dir()]
+            meta = next((i for i in infos if re.fullmatch(r"[^/]+\.dist-info/METADATA",
+                                                           i.filename)), None)
+            headers = _headers(zf.read(meta)[:_MAX_TEXT]) if meta is not None else None
+            package = _package_of(
+                (i.filename, i.file_size, lambda i=i: zf.read(i))
+                for i in infos
+                if not re.match(r"[^/]+\.(dist-info|data)/", i.filename)
+            )
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise LintError(f"{path.name}: cannot read the wheel: {exc}") from None
+    interp, abis, plats = set(), set(), set()
+    for tag in report.tags:
+        i, a, p = tag.split("-")
+        interp.add(i)
+        abis.add(a)
+        plats.add(p)
+    runtime_libs = [f"{o.path} links {lib}" for o in report.objects for lib in o.needed
+                    if o.cuda_runtime is not None and cuda_runtime_major(lib) == o.cuda_runtime]
+    majors = [o.cuda_runtime for o in report.objects if o.cuda_runtime is not None]
+    facts = WheelFacts(
+        filename=report.filename,
+        interpreters=tuple(sorted(interp)), abis=tuple(sorted(abis)),
+        platforms=tuple(sorted(plats)),
+        gpu=tuple(parse_target(t) for t in report.gpu),
+        cuda_runtime=max(majors) if majors else None,
+        cuda_evidence=runtime_libs[0] if runtime_libs else "",
+    )
+    return LintInput(
+        path=str(path), kind="wheel", name=report.name, version=report.version,
+        summary=str(headers.get("Summary", "")) if headers else "",
+        classifiers=tuple(str(c) for c in headers.get_all("Classifier") or ()) if headers
+        else (),
+        wheels=(facts,), package=package,
+    )
+
+
+def _backend_raises(text: str) -> bool:
+    """Whether build code exits on purpose: ``raise``/``SystemExit``/``sys.exit`` anywhere."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise):
+            return True
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in ("exit", "_exit"):
+                return True
+    return False
+
+
+def _read_sdist(path: Path) -> LintInput:
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            members: list[tarfile.TarInfo] = []
+            for member in tar:
+                members.append(member)
+                if len(members) > _MAX_MEMBERS:
+                    raise LintError(f"{path.name}: more than {_MAX_MEMBERS} members")
+            files = {m.name: m for m in members if m.isfile()}
+            roots = {n.split("/", 1)[0] for n in files}
+            if len(roots) != 1:
+                raise LintError(f"{path.name}: not an sdist: expected one top folder, found "
+                                f"{len(roots)}")
+            (root,) = roots
+
+            def read(name: str, limit: int = _MAX_TEXT) -> bytes:
+                handle = tar.extractfile(files[name])
+                return handle.read(limit) if handle is not None else b""
+
+            pkg_info = f"{root}/PKG-INFO"
+            if pkg_info not in files:
+                raise LintError(f"{path.name}: not an sdist: no {root}/PKG-INFO")
+            headers = _headers(read(pkg_info))
+            pyproject: dict[str, Any] = {}
+            if f"{root}/pyproject.toml" in files:
+                pyproject = _parse_toml(read(f"{root}/pyproject.toml"),
+                                        f"{path.name}: pyproject.toml")
+            build = pyproject.get("build-system", {})
+            backend_dirs = [f"{root}/{d.strip('/')}/" for d in build.get("backend-path", [])]
+            build_fails = f"{root}/setup.py" in files and _backend_raises(
+                read(f"{root}/setup.py").decode("utf-8", "replace"))
+            for name in files:
+                if any(name.startswith(d) for d in backend_dirs) and name.endswith(".py"):
+                    build_fails = build_fails or _backend_raises(
+                        read(name).decode("utf-8", "replace"))
+            skip = (f"{root}/setup.py", *backend_dirs, f"{root}/tests/", f"{root}/docs/")
+            package = _package_of(
+                (n.split("/", 1)[1], m.size, lambda n=n: read(n, _MAX_INIT))
+                for n, m in files.items()
+                if n.count("/") >= 2 and not n.startswith(skip)
+            )
+            native = next((n for n in files if n.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES)),
+                          None)
+    except (OSError, tarfile.TarError, EOFError) as exc:
+        raise LintError(f"{path.name}: cannot read the sdist: {exc}") from None
+    meta_version = str(headers.get("Metadata-Version", "1.0"))
+    dynamic = [str(d) for d in headers.get_all("Dynamic") or ()]
+    try:
+        static = Version(meta_version) >= Version("2.2") and not dynamic
+    except InvalidVersion:
+        static = False
+    if dynamic:
+        evidence = f"PKG-INFO Dynamic: {', '.join(dynamic)}"
+    else:
+        evidence = f"PKG-INFO Metadata-Version {meta_version}"
+    requires = build.get("requires") if build else None
+    return LintInput(
+        path=str(path), kind="sdist",
+        name=str(canonicalize_name(str(headers.get("Name", root.rsplit("-", 1)[0])))),
+        version=str(headers.get("Version", "")) or None,
+        summary=str(headers.get("Summary", "")),
+        classifiers=tuple(str(c) for c in headers.get_all("Classifier") or ()),
+        package=package,
+        # No [build-system]: pip and uv fall back to setuptools, downloaded (PEP 517).
+        build_requires=tuple(map(str, requires)) if requires is not None else
+        ("setuptools (the default when there is no [build-system])",),
+        build_fails=build_fails,
+        static_metadata=static, metadata_evidence=evidence,
+        has_native_code=native.split("/", 1)[1] if native else None,
+    )
+
+
+def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise LintError(f"{where}: not valid TOML: {exc}") from None
+
+
+def _native_in_tree(folder: Path) -> str | None:
+    """A binary or C/C++/CUDA source near a pyproject.toml (bounded walk)."""
+    seen = 0
+    stack = [folder]
+    while stack and seen < 20_000:
+        here = stack.pop()
+        try:
+            entries = sorted(here.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if entry.name.startswith(".") or entry.name in (
+                    "build", "dist", "node_modules", "venv", "__pycache__"):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                stack.append(entry)
+            elif entry.name.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES):
+                return str(entry.relative_to(folder))
+    return None
+
+
+def _read_toml(path: Path) -> LintInput:
+    try:
+        raw = path.read_bytes()[: _MAX_TEXT + 1]
+    except OSError as exc:
+        raise LintError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    doc = _parse_toml(raw, str(path))
+    if "project" in doc or "build-system" in doc:
+        project = doc.get("project", {})
+        build = doc.get("build-system", {})
+        requires = build.get("requires") if build else None
+        dynamic = [str(d) for d in project.get("dynamic", [])]
+        return LintInput(
+            path=str(path), kind="pyproject",
+            name=str(canonicalize_name(str(project.get("name", path.parent.name)))),
+            version=str(project["version"]) if "version" in project else None,
+            summary=str(project.get("description", "")),
+            classifiers=tuple(map(str, project.get("classifiers", []))),
+            build_requires=tuple(map(str, requires)) if requires is not None else None,
+            static_metadata=not dynamic,
+            metadata_evidence=f"[project] dynamic = {dynamic}",
+            has_native_code=_native_in_tree(path.parent),
+        )
+    if "package" in doc and "schema" in doc:
+        return _from_manifest(raw.decode("utf-8"), path)
+    raise LintError(f"{path}: neither a pyproject.toml ([project]) nor a flavour manifest "
+                    "(schema, [package])")
+
+
+def _runtime_major(spec: SpecifierSet | None) -> int | None:
+    """13 for ``>=13.0`` (the lower bound's major)."""
+    if spec is None:
+        return None
+    majors = []
+    for s in spec:
+        if s.operator in (">=", "==", "~=", ">"):
+            try:
+                majors.append(Version(s.version.rstrip(".*")).major)
+            except InvalidVersion:
+                continue
+    return max(majors) if majors else None
+
+
+def _from_manifest(text: str, path: Path) -> LintInput:
+    from resolver_hook.manifest import ManifestError, loads_manifest
+
+    try:
+        manifest = loads_manifest(text, source=str(path), allow_insecure=True)
+    except ManifestError as exc:
+        raise LintError(exc.message) from None
+    wheels = []
+    for w in manifest.wheels:
+        major = _runtime_major(w.cuda)
+        wheels.append(WheelFacts(
+            filename=w.filename,
+            interpreters=tuple(sorted({t.interpreter for t in w.tags})),
+            abis=tuple(sorted({t.abi for t in w.tags})),
+            platforms=tuple(sorted({t.platform for t in w.tags})),
+            gpu=tuple(w.gpu), cuda_runtime=major,
+            cuda_evidence=f"{w.filename}: cuda = '{w.cuda}'" if major else ""))
+    for i, x in enumerate(manifest.indexes):
+        major = _runtime_major(x.cuda)
+        label = f"index[{i}] {x.version}"
+        pythons = tuple(f"cp{v.replace('.', '')}" for v in x.python) or ("py3",)
+        wheels.append(WheelFacts(
+            filename=label, interpreters=pythons, abis=("none",),
+            platforms=tuple(x.platforms) or ("any",), gpu=tuple(x.gpu), cuda_runtime=major,
+            cuda_evidence=f"{label}: cuda = '{x.cuda}'" if major else ""))
+    return LintInput(path=str(path), kind="manifest", name=manifest.name,
+                     summary=manifest.description or "", wheels=tuple(wheels))
+
+
+def read_input(path: str | Path) -> LintInput:
+    """Read one wheel, sdist, pyproject.toml or manifest. Raises :class:`LintError`."""
+    p = Path(path)
+    if not p.is_file():
+        raise LintError(f"{p}: no such file")
+    name = p.name.lower()
+    if name.endswith(".whl"):
+        return _read_wheel(p)
+    if name.endswith((".tar.gz", ".tgz")):
+        return _read_sdist(p)
+    if name.endswith(".toml"):
+        return _read_toml(p)
+    raise LintError(f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml or manifest "
+                    "(.toml)")
+
+
+# --- the checks (pure) ------------------------------------------------------------------
+
+
+def _statements(text: str) -> int | None:
+    """Statements in a module besides its docstring; None when it does not parse."""
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return None
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return len(body)
+
+
+def _raises_on_import(text: str) -> bool:
+    """A ``raise`` (or ``sys.exit``) that runs when the module is imported: at module
+    level or inside top-level ``if``/``try``/``with``, not inside functions or classes."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return True  # a SyntaxError is loud too
+    todo: list[ast.stmt] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Raise):
+            return True
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in (
+                    "exit", "_exit"):
+                return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            todo.extend(getattr(node, name, []) or [])
+    return False
+
+
+def _placeholder_signals(item: LintInput) -> list[str]:
+    signals = []
+    text = item.summary.lower()
+    if "placeholder" in text:
+        signals.append("its summary says placeholder")
+    if item.version:
+        try:
+            if _ZERO_VERSION.match(Version(item.version).base_version):
+                signals.append(f"version {item.version}")
+        except InvalidVersion:
+            pass
+    pkg = item.package
+    if pkg is not None and pkg.init_files and not pkg.other_modules and not pkg.binaries:
+        counts = [_statements(t) for _, t in pkg.init_files]
+        if all(c is not None and c <= _SMALL_INIT_STATEMENTS for c in counts):
+            signals.append("the package is only " + ", ".join(p for p, _ in pkg.init_files))
+    return signals
+
+
+def _init_words(pkg: _Package) -> str:
+    words = []
+    for path, text in pkg.init_files[:3]:
+        size = len(text.encode())
+        words.append(f"{path} is {size} bytes" + ("" if size else " (empty)"))
+    return ", ".join(words) or "no __init__.py at all"
+
+
+def _check_placeholder(item: LintInput) -> list[Finding]:
+    signals = _placeholder_signals(item)
+    if not signals or item.kind not in ("wheel", "sdist", "pyproject"):
+        return []
+    out = []
+    pkg = item.package
+    loud_import = pkg is not None and any(_raises_on_import(t) for _, t in pkg.init_files)
+    why = "looks like a placeholder: " + ", ".join(signals)
+    if pkg is not None and not loud_import and not item.build_fails:
+        where = "installs" if item.kind == "wheel" else "builds, installs"
+        out.append(Finding(
+            file=item.path, code="silent-placeholder",
+            message=f"placeholder {where} and imports without a message; users get "
+                    "ModuleNotFoundError for its submodules and think their install is broken",
+            evidence=(why, _init_words(pkg)),
+            hint="generate one that fails at install and at import: resolver-hook placeholder "
+                 "build MANIFEST"))
+    if item.kind in ("sdist", "pyproject") and item.build_requires:
+        out.append(Finding(
+            file=item.path, code="placeholder-backend",
+            message="placeholder's build backend is downloaded first: offline or behind a "
+                    "private index users see only 'No matching distribution found', never "
+                    "your message",
+            evidence=(why, f"[build-system] requires = {list(item.build_requires)}"),
+            hint="ship the backend in the sdist: requires = [], backend-path = [...] "
+                 "(resolver-hook placeholder build does)"))
+    if item.kind in ("sdist", "pyproject") and item.static_metadata is False:
+        out.append(Finding(
+            file=item.path, code="placeholder-dynamic",
+            message="placeholder's metadata is not static: uv must build it to resolve, so "
+                    "locking fails even for platforms that never install it",
+            evidence=(why, item.metadata_evidence),
+            hint="static metadata: Metadata-Version >= 2.2 with no Dynamic field (PEP 643)"))
+    return out
+
+
+def _check_os_independent(item: LintInput, release: Sequence[WheelFacts]) -> list[Finding]:
+    if OS_INDEPENDENT not in item.classifiers:
+        return []
+    plats = sorted({p for w in release for p in w.platforms if p != "any"})
+    if plats:
+        evidence = f"wheels are tagged {', '.join(plats)}"
+    elif item.has_native_code:
+        evidence = f"the tree has native code ({item.has_native_code})"
+    else:
+        return []
+    return [Finding(
+        file=item.path, code="os-independent",
+        message=f"classifier '{OS_INDEPENDENT}' but the builds are platform-specific",
+        evidence=(f"Classifier: {OS_INDEPENDENT}", evidence),
+        hint="list the systems the wheels are for, e.g. 'Operating System :: POSIX :: Linux'")]
+
+
+def _plat_words(plats: Iterable[str]) -> str:
+    return ", ".join(sorted(set(plats)))
+
+
+def _check_platforms(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+    plats = {p for w in release for p in w.platforms}
+    linux_x86 = {p for p in plats if p.startswith(("manylinux", "linux")) and
+                 p.endswith("x86_64")}
+    if not linux_x86:
+        return []
+    out = []
+    gpu = any(w.gpu or w.cuda_runtime for w in release)
+    if not any(p.endswith(("aarch64", "arm64")) for p in plats):
+        who = ("GH200, GB200, GB10 (DGX Spark) and Jetson machines are aarch64" if gpu
+               else "ARM servers and Graviton/Ampere machines are aarch64")
+        out.append(Finding(
+            file=label, code="no-aarch64", message="no aarch64 wheel",
+            evidence=(f"wheels are for {_plat_words(plats)}", who),
+            hint="build manylinux_2_28_aarch64 wheels too (cibuildwheel on an ARM runner)"))
+    if not any(p.startswith("win") for p in plats):
+        out.append(Finding(
+            file=label, code="no-windows", message="no Windows wheel",
+            evidence=(f"wheels are for {_plat_words(plats)}",),
+            hint="build win_amd64 wheels, or say in the README that Windows is not supported"))
+    return out
+
+
+def _check_gpu_family(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+    targets = sorted({t for w in release for t in w.gpu})
+    if not targets:
+        return []
+    covered = {cc for cc in GPU_NAMES if any(t.runs_on(cc) for t in targets)}
+    majors = {cc[0] for cc in covered}
+    if len(majors) > 1:
+        return []
+    left_out = [describe_cc(cc) for cc in sorted(GPU_NAMES, reverse=True)
+                if cc not in covered and cc >= _OLDEST_NAMED]
+    family = f"sm_{min(majors)}x" if majors else "no GPU anyone names"
+    names = ", ".join(str(t) for t in targets)
+    return [Finding(
+        file=label, code="one-gpu-family",
+        message=f"GPU kernels cover one family only ({family}); left out: "
+                f"{', '.join(left_out)}",
+        evidence=(f"kernels {names}",),
+        hint="add targets for the GPUs users have, e.g. -gencode arch=compute_120,code=sm_120 "
+             "(RTX 50xx, GB10) and -gencode arch=compute_90,code=sm_90 (H100); a PTX "
+             "target (code=compute_XY) reaches newer GPUs by JIT")]
+
+
+def _check_cuda13(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+    majors = {w.cuda_runtime for w in release if w.cuda_runtime is not None}
+    if not majors or min(majors) < 13:
+        return []
+    driver = min_driver_for_runtime(min(majors)) or "580"
+    older = min_driver_for_runtime(12)
+    evidence = next((w.cuda_evidence for w in release if w.cuda_evidence), "")
+    return [Finding(
+        file=label, code="cuda13-driver",
+        message=f"every CUDA build needs runtime {min(majors)}, so an NVIDIA driver >= "
+                f"{driver}; machines whose driver is older (CUDA 12 drivers, {older} up "
+                f"to {driver}, common on clusters and cloud images) have no build",
+        evidence=tuple(e for e in (evidence,) if e),
+        hint=f"also publish a CUDA 12 build (runs on drivers >= {older}), or state the "
+             f"driver >= {driver} requirement in the README")]
+
+
+def _check_python(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+    if not release or any("abi3" in w.abis for w in release):
+        return []
+    interps = {i for w in release for i in w.interpreters}
+    cpython = {i for i in interps if re.fullmatch(r"cp3\d+", i)}
+    if len(cpython) != 1 or interps - cpython:
+        return []
+    (only,) = cpython
+    version = f"3.{only[3:]}"
+    return [Finding(
+        file=label, code="one-python",
+        message=f"wheels for CPython {version} only; every other Python finds no build",
+        evidence=(f"interpreter tags: {only}",),
+        hint="build one wheel per supported CPython (cibuildwheel), or abi3 if the "
+             "extension can use the limited API")]
+
+
+@dataclass(slots=True)
+class _Group:
+    items: list[LintInput] = field(default_factory=list)
+
+    def label(self, name: str) -> str:
+        wheels = [i for i in self.items if i.kind in ("wheel", "manifest")
+                  and not _placeholder_signals(i)]
+        if len(wheels) == 1:
+            return wheels[0].path
+        return f"{name} ({len(wheels)} inputs)"
+
+
+def lint(inputs: Sequence[LintInput]) -> list[Finding]:
+    """Every finding for ``inputs``; inputs of one project are judged together."""
+    groups: dict[str, _Group] = {}
+    for item in inputs:
+        groups.setdefault(item.name, _Group()).items.append(item)
+    findings: list[Finding] = []
+    for name, group in groups.items():
+        # A placeholder is not a build: it neither adds platforms nor needs classifiers.
+        builds = [i for i in group.items if not _placeholder_signals(i)]
+        release = [w for i in builds for w in i.wheels]
+        for item in group.items:
+            if item in builds:
+                findings += _check_os_independent(item, release)
+            findings += _check_placeholder(item)
+        label = group.label(name)
+        for check in (_check_platforms, _check_gpu_family, _check_cuda13, _check_python):
+            findings += check(label, release)
+    return findings
+
+
+def lint_paths(paths: Sequence[str | Path]) -> tuple[list[Finding], list[LintError]]:
+    """Read and lint ``paths``; unreadable ones come back as errors, the rest are linted."""
+    inputs: list[LintInput] = []
+    errors: list[LintError] = []
+    for path in paths:
+        try:
+            inputs.append(read_input(path))
+        except LintError as exc:
+            errors.append(exc)
+    return lint(inputs), errors
