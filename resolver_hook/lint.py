@@ -238,7 +238,8 @@ def _backend_raises(text: str) -> bool:
 
 def _read_sdist(path: Path) -> LintInput:
     try:
-        with tarfile.open(path, "r:*") as tar:
+        # Sdists are gzip-compressed tar files (PyPA "Source distribution format").
+        with tarfile.open(path, "r:gz") as tar:
             members: list[tarfile.TarInfo] = []
             for member in tar:
                 members.append(member)
@@ -280,7 +281,8 @@ def _read_sdist(path: Path) -> LintInput:
             native = next((n for n in files if n.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES)),
                           None)
     except (OSError, tarfile.TarError, EOFError) as exc:
-        raise LintError(f"{path.name}: cannot read the sdist: {exc}") from None
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise LintError(f"{path.name}: cannot read the sdist: {first}") from None
     meta_version = str(headers.get("Metadata-Version", "1.0"))
     dynamic = [str(d) for d in headers.get_all("Dynamic") or ()]
     try:
