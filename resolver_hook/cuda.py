@@ -29,6 +29,7 @@ __all__ = [
     "min_driver_for_runtime",
     "parse_cc",
     "parse_target",
+    "ptx_isa_cuda",
     "targets_cover",
     "uncovered",
 ]
@@ -57,6 +58,20 @@ _MIN_DRIVER = {
     13: {"linux": "580", "windows": "580"},
     12: {"linux": "525.60.13", "windows": "528.33"},
     11: {"linux": "450.80.02", "windows": "452.39"},
+}
+
+# PTX ISA version -> the CUDA release that introduced it, which is the oldest driver
+# CUDA version that can JIT-compile PTX of that ISA (cudaErrorUnsupportedPtxVersion
+# otherwise; FACTS.md section 1). From NVIDIA's PTX ISA release notes, "PTX release
+# history" (docs.nvidia.com/cuda/parallel-thread-execution/#release-notes), as encoded in
+# NVIDIA's cuda-python (cuda/bindings/utils/_ptx_utils.py). Note the gap: there is no
+# PTX ISA for CUDA 12.6 (8.5 is 12.5, 8.6 is 12.7).
+_PTX_ISA_CUDA = {
+    (7, 0): (11, 0), (7, 1): (11, 1), (7, 2): (11, 2), (7, 3): (11, 3), (7, 4): (11, 4),
+    (7, 5): (11, 5), (7, 6): (11, 6), (7, 7): (11, 7), (7, 8): (11, 8),
+    (8, 0): (12, 0), (8, 1): (12, 1), (8, 2): (12, 2), (8, 3): (12, 3), (8, 4): (12, 4),
+    (8, 5): (12, 5), (8, 6): (12, 7), (8, 7): (12, 8), (8, 8): (12, 9),
+    (9, 0): (13, 0), (9, 1): (13, 1),
 }
 
 _SM = re.compile(r"^sm_(\d+)([af]?)$")
@@ -233,3 +248,18 @@ def driver_meets_runtime(driver_cuda: tuple[int, int], runtime: tuple[int, int])
     newer toolkit is a separate matter: see :func:`KernelTarget.runs_on` callers.
     """
     return driver_cuda >= (runtime[0], 0)
+
+
+def ptx_isa_cuda(isa: tuple[int, int]) -> tuple[tuple[int, int], bool]:
+    """The oldest driver CUDA version that JIT-compiles PTX of ISA ``isa``.
+
+    Returns ``(cuda, exact)``: ``exact`` is False for an ISA newer than the table, where
+    ``cuda`` is the newest CUDA the table knows (a lower bound), and for one older than
+    7.0, where it is CUDA 11.0 (CUDA 11 is the oldest runtime in this module's tables).
+    """
+    if isa in _PTX_ISA_CUDA:
+        return _PTX_ISA_CUDA[isa], True
+    known = sorted(_PTX_ISA_CUDA)
+    if isa > known[-1]:
+        return _PTX_ISA_CUDA[known[-1]], False
+    return _PTX_ISA_CUDA[known[0]], False

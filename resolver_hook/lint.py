@@ -201,13 +201,16 @@ def _read_wheel(path: Path) -> LintInput:
         plats.add(p)
     runtime_libs = [f"{o.path} links {lib}" for o in report.objects for lib in o.needed
                     if o.cuda_runtime is not None and cuda_runtime_major(lib) == o.cuda_runtime]
-    majors = [o.cuda_runtime for o in report.objects if o.cuda_runtime is not None]
+    isas = [o.ptx_isa for o in report.objects if o.ptx_isa is not None]
+    if not runtime_libs and isas and report.cuda:
+        runtime_libs = ["PTX ISA {}.{}, no CUDA runtime linked".format(*max(isas))]
     facts = WheelFacts(
         filename=report.filename,
         interpreters=tuple(sorted(interp)), abis=tuple(sorted(abis)),
         platforms=tuple(sorted(plats)),
         gpu=tuple(parse_target(t) for t in report.gpu),
-        cuda_runtime=max(majors) if majors else None,
+        # report.cuda already merges NEEDED, the PTX ISA and the version label.
+        cuda_runtime=_runtime_major(SpecifierSet(report.cuda)) if report.cuda else None,
         cuda_evidence=runtime_libs[0] if runtime_libs else "",
     )
     return LintInput(

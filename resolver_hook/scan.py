@@ -38,7 +38,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from resolver_hook.cuda import parse_target
+from resolver_hook.cuda import parse_target, ptx_isa_cuda
 from resolver_hook.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.errors import OperationalError
 from resolver_hook.fatbin import FatbinEntry, FatbinError, read_fatbin
@@ -84,6 +84,8 @@ class ObjectReport:
     targets: tuple[str, ...]
     cuda_runtime: int | None
     torch_linked: bool
+    ptx_isa: tuple[int, int] | None = None
+    """Newest PTX ISA among the object's PTX entries (9.0 = CUDA 13.0's), if any."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -94,6 +96,7 @@ class ObjectReport:
             "targets": list(self.targets),
             "cuda_runtime": self.cuda_runtime,
             "torch_linked": self.torch_linked,
+            "ptx_isa": "{}.{}".format(*self.ptx_isa) if self.ptx_isa else None,
         }
 
 
@@ -290,6 +293,7 @@ def _scan_object(
         targets=targets,
         cuda_runtime=max(majors) if majors else None,
         torch_linked=any(_TORCH_LIB.match(lib) for lib in obj.needed),
+        ptx_isa=max((e.version for e in entries if e.is_ptx), default=None),
     )
 
 
@@ -343,6 +347,32 @@ def _check_platform(tags: Iterable[str], objects: Iterable[ObjectReport]) -> lis
     return notes
 
 
+def _cuda_from_ptx(objects: Iterable[ObjectReport], notes: list[str]) -> str | None:
+    """The driver floor when no CUDA runtime is in NEEDED (static or no cudart), from PTX.
+
+    The PTX ISA version names the toolkit that compiled the object (:func:`ptx_isa_cuda`).
+    PTX needs a driver at least that new to JIT (FACTS.md section 1), so a wheel whose
+    kernels are all PTX needs driver CUDA >= that version. With SASS beside it, the SASS
+    needs only the toolkit's major (minor-version compatibility: a static cudart X.y runs
+    on any driver for X.0), and the PTX floor is noted for the GPUs only PTX reaches.
+    """
+    objects = list(objects)
+    isas = [o.ptx_isa for o in objects if o.ptx_isa is not None]
+    if not isas:
+        return None
+    isa = max(isas)
+    (major, minor), exact = ptx_isa_cuda(isa)
+    isa_words = f"PTX ISA {isa[0]}.{isa[1]}"
+    if not exact:
+        notes.append(f"{isa_words} is not in this tool's table; assuming it needs at least "
+                     f"CUDA {major}.{minor}")
+    ptx_only = all(t.startswith("compute_") for o in objects for t in o.targets)
+    notes.append(f"no CUDA runtime in NEEDED; {isa_words} comes from CUDA {major}.{minor}: "
+                 f"JIT-compiling that PTX needs a driver for CUDA >= {major}.{minor}"
+                 + ("" if ptx_only else f" (the SASS targets need CUDA >= {major}.0)"))
+    return f">={major}.{minor}" if ptx_only else f">={major}.0"
+
+
 def _read_members(path: Path, *, max_member_size: int) -> tuple[list[ObjectReport], str | None]:
     objects: list[ObjectReport] = []
     with zipfile.ZipFile(path) as zf:
@@ -386,6 +416,8 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
     if len(majors) > 1:
         notes.append(f"links CUDA runtimes of several majors: {majors}")
     cuda = f">={majors[-1]}.0" if majors else None
+    if cuda is None:
+        cuda = _cuda_from_ptx(objects, notes)
     label = parse_local_label(version.local) if version.local else None
     if label is not None:
         notes.extend(label.notes)

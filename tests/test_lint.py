@@ -12,7 +12,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from cudawheels import CPU, KERNELS, binary_wheel, metadata, sdist
+from cudawheels import CPU, KERNELS, PTX, binary_wheel, metadata, sdist
 
 from resolver_hook.cli import main
 from resolver_hook.elf import parse_elf
@@ -299,3 +299,10 @@ def test_unreadable_input_is_one_error_line_and_exit_2(
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", str(tmp_path / "nope.whl")]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path / 'nope.whl'}: no such file\n"
+
+
+def test_cuda13_from_ptx_isa_when_no_runtime_is_linked(tmp_path: Path) -> None:
+    path = binary_wheel(tmp_path, f"p-1.0-cp312-abi3-{X86}.whl", {"p/libptx.so": PTX})
+    findings, _ = lint_paths([path])
+    [f] = [f for f in findings if f.code == "cuda13-driver"]
+    assert f.evidence == ("PTX ISA 9.0, no CUDA runtime linked",)

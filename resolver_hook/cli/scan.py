@@ -88,7 +88,10 @@ def _describe(report: WheelReport) -> str:
         lines.append("  no ELF objects: pure Python or non-Linux binaries")
     if report.cuda:
         libs = sorted({lib for o in report.objects for lib in o.needed if cuda_runtime_major(lib)})
-        why = f"links {', '.join(libs)}" if libs else "from the version label"
+        isas = [o.ptx_isa for o in report.objects if o.ptx_isa]
+        why = (f"links {', '.join(libs)}" if libs else
+               "from the PTX ISA {}.{} of its PTX".format(*max(isas)) if isas else
+               "from the version label")
         lines.append(f"  needs an NVIDIA driver supporting CUDA {report.cuda} ({why})")
     else:
         lines.append("  needs no CUDA runtime")
