@@ -26,6 +26,10 @@ The rules, in the order a flavour is checked (the first failure is its reason):
 Ranking of the flavours that pass: best tag for the profile, then the newest CUDA
 (the lower bound of ``cuda``) the driver supports, then the newest version.
 
+A requested version the manifest does not list at all (``torch==2.0.0`` against a
+manifest of 2.13.0 builds) passes to the installer unchanged, with that reason: the
+manifest says nothing about its builds.
+
 When no flavour of a package fits and its manifest has a ``[build]`` table (an sdist
 build is a supported fallback), the package's action is ``build`` instead of
 ``error``: the requirement goes to the installer as written (it builds the sdist),
@@ -732,6 +736,14 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
         "requested": e.text if e else "", "where": e.where if e else "",
         "implied_by": tuple(slot.implied_by),
     }
+    if chosen is None and e is not None and not any(
+            slot.spec.contains(f.version, prereleases=True) for f in slot.manifest.flavours):
+        # The manifest does not describe the version asked for (torch==2.0.0 against a
+        # 2.13 manifest): nothing is known about its builds, so it is not refused.
+        versions = ", ".join(sorted({str(f.version.public) for f in slot.manifest.flavours}))
+        return PackagePlan(action="pass", line=_original_line(e), reason=(
+            f"no build in its manifest ({slot.manifest.source}) matches {e.text}; the manifest "
+            f"knows {versions or 'no versions'}: left to the installer unchanged"), **base)
     if chosen is None:
         if slot.manifest.buildable:
             return PackagePlan(action="build", reason=f"{_no_fit(slot, m)}; the installer "

@@ -121,8 +121,8 @@ RULES = [
     ("accel-rocm", "linux-x86_64-py312-rocm7.1", "torch", "2.13.0+rocm7.1", ""),
     ("accel-rocm-old", "linux-x86_64-py312-rocm6.4", "torch", None, "needs ROCm >=7.1"),
     # 5. the user's specifier
-    ("spec-excludes", "linux-x86_64-py312-cuda13.0-sm100", "torch<2.13", None,
-     "does not match your requirement <2.13"),
+    ("spec-excludes", "linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.0+cu126", None,
+     "does not match your requirement ==2.13.0+cu126"),
     ("spec-local", "linux-x86_64-py312-cuda13.0-sm90", "torch==2.13.0+cu126", "2.13.0+cu126", ""),
 ]
 
@@ -138,6 +138,17 @@ def test_rules(target: str, req: str, version: str | None, reason: str) -> None:
     else:
         assert first.action == "rewrite"
         assert first.version == version
+
+
+def test_a_version_the_manifest_does_not_list_passes_unchanged() -> None:
+    # The manifest knows 2.13.0 builds only: torch<2.13 is not refused, nor rewritten.
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch<2.13")
+    torch = p.package("torch")
+    assert torch.action == "pass"
+    assert torch.reason.startswith("no build in its manifest (built-in (torch.toml)) matches "
+                                   "torch<2.13; the manifest knows 2.13.0")
+    assert p.requirements == ("torch<2.13",)
+    assert p.constraints == ()
 
 
 def test_couplings_follow_a_pinned_flavour() -> None:
