@@ -105,6 +105,32 @@ def test_pip_installs_the_flavour_for_the_target(gpu_index: GpuIndex, venv: Path
     assert list(tmpdir_for_hook.iterdir()) == []  # generated files removed
 
 
+@pytest.fixture(scope="module")
+def current_pip(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel of the newest pip from the package registry (FACTS.md section 3: test the
+    oldest pip we claim, the venv's bundled one, and a current one)."""
+    folder = tmp_path_factory.mktemp("pip")
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                           ":all:", "-d", str(folder), "pip>=25"], capture_output=True,
+                          text=True, env=clean_env(), timeout=300, check=False)
+    wheels = sorted(folder.glob("pip-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        pytest.skip(f"no current pip from the package registry: {proc.stderr.strip()[-200:]}")
+    return wheels[-1]
+
+
+def test_current_pip_installs_the_flavour(gpu_index: GpuIndex, venv: Path, current_pip: Path,
+                                          tmpdir_for_hook: Path) -> None:
+    subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index",
+                    str(current_pip)], check=True, env=clean_env())
+    pip_version = versions(venv)["pip"]
+    assert int(pip_version.split(".")[0]) >= 25
+    hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple, "demo-gpu",
+         "demo-idx", venv=venv, tmp=tmpdir_for_hook, manifests=gpu_index.manifests, check=True)
+    v = versions(venv)
+    assert (v["demo-gpu"], v["demo-idx"]) == ("1.0+cu130", "2.0+cu130")
+
+
 @pytest.mark.parametrize(("target", "flavour"), [(B200, "cu130"), (L4, "cu126")])
 def test_uv_installs_the_flavour_for_the_target(gpu_index: GpuIndex, uv_venv: Path,
                                                  tmpdir_for_hook: Path, target: str,
@@ -364,3 +390,14 @@ def test_source_build_needs_are_checked_before_the_installer(gpu_index: GpuIndex
     assert "a source build's needs are not met" in proc.stderr
     assert proc.stdout == ""
     assert versions(venv) == before
+
+
+def test_transitive_pin_reported_under_current_pip(gpu_index: GpuIndex, venv: Path,
+                                                   current_pip: Path) -> None:
+    subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index",
+                    str(current_pip)], check=True, env=clean_env())
+    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple, "app",
+                "demo-gpu", venv=venv, manifests=gpu_index.manifests)
+    assert proc.returncode != 0
+    assert ("error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu "
+            "1.0+cu130") in proc.stderr
