@@ -148,6 +148,16 @@ BAD = [
      "need --allow-insecure-urls"),
     ("file", tilert(url="file:///tmp/tilert-1.0-py3-none-any.whl"), "is a file: URL"),
     ("ftp", tilert(url="ftp://x.org/tilert-1.0-py3-none-any.whl"), "uses ftp:, not https"),
+    # A URL goes into requirement and constraint files: a line break or space in it
+    # would smuggle in another line or option (--extra-index-url) for pip to read.
+    ("url-newline", tilert(url="https://x.org/a\n--extra-index-url https://evil.org/"
+                                "tilert-1.0-py3-none-any.whl"), "contains '\\n'"),
+    ("url-space", tilert(url="https://x.org/a --hash=sha256:0/tilert-1.0-py3-none-any.whl"),
+     "contains ' ': percent-encode"),
+    ("url-line-separator", tilert(url="https://x.org/a\u2028/tilert-1.0-py3-none-any.whl"),
+     "contains '\\u2028': percent-encode"),
+    ("homepage-tab", {**tilert(), "package": {"name": "tilert", "homepage": "https://x.org/\t"}},
+     "package.homepage: 'https://x.org/\\t' contains '\\t'"),
     ("not-wheel", tilert(url="https://x.org/tilert-1.0.tar.gz"), "is not a wheel filename"),
     # FACTS.md section 3: pip 26.3 crashes on a wheel URL naming another project.
     ("other-project", tilert(url="https://x.org/torch-2.0-py3-none-any.whl"),

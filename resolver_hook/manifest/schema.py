@@ -258,8 +258,13 @@ def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
     """None when ``url`` may be used, else the problem in words.
 
     https only (DESIGN.md "Secure by default"); loopback http and ``file:`` only
-    when ``allow_insecure`` (tests serve a loopback index).
+    when ``allow_insecure`` (tests serve a loopback index). No whitespace or control
+    characters: the URL is written into requirement and constraint files, where a
+    line break or a space would start another line or an option (``--extra-index-url``).
     """
+    bad = next((ch for ch in url if ch.isspace() or not ch.isprintable()), None)
+    if bad is not None:
+        return f"{url!r} contains {bad!r}: percent-encode spaces and control characters"
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError as exc:
