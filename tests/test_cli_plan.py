@@ -70,7 +70,20 @@ def test_lock_one_file_per_target_and_inputs_untouched(capsys: pytest.CaptureFix
     assert body[1].endswith('.whl ; sys_platform == "linux"')  # space before ';'
     assert body[2:] == ["torch==2.13.0+cu130", "numpy"]
     assert req.read_bytes() == before
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".resolver-hook-")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_lock_file_is_readable_like_any_other(capsys: pytest.CaptureFixture[str],
+                                              tmp_path: Path) -> None:
+    # A lock file is shared (CI, colleagues): the temporary file's private 0600 must not
+    # leak into it; a lock file that exists keeps its mode.
+    out = tmp_path / "lock.txt"
+    assert run(capsys, "lock", "torch", "-o", str(out), "--target", SM100)[0] == 0
+    assert out.stat().st_mode & 0o777 == 0o644
+    out.chmod(0o664)
+    assert run(capsys, "lock", "torch", "-o", str(out), "--target", SM100)[0] == 0
+    assert out.stat().st_mode & 0o777 == 0o664
+    assert [p.name for p in tmp_path.iterdir()] == ["lock.txt"]
 
 
 def test_lock_one_file_with_markers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
 
-__all__ = ["lock_lines", "register", "target_marker", "write_atomically"]
+__all__ = ["lock_lines", "register", "target_marker"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -111,26 +111,11 @@ def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
             [x for x in out if not x.startswith("-") and x not in urls])
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Write via a temporary file in the same folder and os.replace."""
-    import tempfile
-
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".resolver-hook-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def run(args: argparse.Namespace) -> int:
     from resolver_hook.cli.plan import render_errors
     from resolver_hook.errors import UsageError
     from resolver_hook.resolve import resolve
+    from resolver_hook.tomlwrite import write_atomic
 
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
@@ -167,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         if any(os.path.abspath(path) == os.path.abspath(f) for f in reqs.files):
             raise UsageError(f"-o {path} is one of the input files: inputs are never modified")
-        write_atomically(path, text)
+        write_atomic(path, text)
         sys.stdout.write(f"wrote {path} ({len(lines)} lines)\n")
     return 0
 
