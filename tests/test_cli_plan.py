@@ -102,6 +102,17 @@ def test_lock_one_file_with_markers(capsys: pytest.CaptureFixture[str], tmp_path
     assert "differ only in what markers cannot tell apart" in err
 
 
+def test_lock_pins_the_plain_build_with_extras_and_marker(capsys: pytest.CaptureFixture[str],
+                                                          tmp_path: Path) -> None:
+    # torch on macOS is the plain PyPI build: the lock pins its version and keeps what
+    # the user wrote around it (dropping the marker would install it everywhere).
+    req = tmp_path / "requirements.in"
+    req.write_text('torch[opt-einsum]==2.13.* ; python_version >= "3.10"\n')
+    code, out, _ = run(capsys, "lock", "-r", str(req), "-o", "-", "--target", "macos-arm64-py312")
+    assert code == 0
+    assert out.splitlines()[-1] == 'torch[opt-einsum]==2.13.0 ; python_version >= "3.10"'
+
+
 def test_lock_no_fit_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "lock.txt"
     code, _, err = run(capsys, "lock", "tilert", "-o", str(out), "--target", "macos-arm64-py312")

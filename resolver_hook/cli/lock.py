@@ -54,21 +54,26 @@ def target_marker(profile: HostProfile) -> str:
 
 def lock_lines(plan: Plan) -> list[str]:
     """Pinned requirement lines for one plan: find-links, URL lines, then plain lines."""
+    from packaging.requirements import Requirement
+
     from resolver_hook.reqfile import format_requirement
 
     links = [f"--find-links {u}" for u in plan.find_links]
     urls: list[str] = []
     plain: list[str] = []
     for p in plan.packages:
-        if p.action == "rewrite" and p.line is None and p.constraint:
-            line = p.constraint  # coupled package nobody asked for: pin it too
-        elif p.line:
-            line = p.line
+        line: str | None
+        if p.action == "pass" and p.flavour is not None:
+            # The plain build from the user's index fits: pin its version, keeping the
+            # extras and marker the user wrote.
+            req = Requirement(p.requested) if p.requested else None
+            line = format_requirement(p.name, version=p.version,
+                                      extras=req.extras if req else (),
+                                      marker=req.marker if req else None)
         else:
+            line = p.line or p.constraint  # constraint only: a coupled package, pin it too
+        if not line:
             continue
-        if p.action == "pass" and p.requested and " @ " not in line and p.version and \
-                p.flavour is not None:
-            line = format_requirement(p.name, version=p.version)
         (urls if " @ " in line.split(" ;")[0] or "://" in line.split(" ")[0] else plain).append(
             line)
     return links + urls + plain
