@@ -49,6 +49,7 @@ __all__ = [
     "parse_requirement_line",
     "parse_requirements",
     "read_requirements",
+    "with_marker",
 ]
 
 # pip: COMMENT_RE and ENV_VAR_RE in pip/_internal/req/req_file.py.
@@ -429,3 +430,28 @@ def format_requirement(name: str, *, url: str | None = None, sha256: str | None 
     if marker is not None and str(marker):
         line += f" ; {marker}"
     return line
+
+
+def with_marker(line: str, marker: str) -> str:
+    """A requirements-file line that holds only where ``marker`` holds too.
+
+    The line's own marker, if any, is ANDed with ``marker``; its options (``--hash``)
+    stay after the requirement, where pip reads them: a marker written after them
+    would be read as stray words and ignored.
+    """
+    text, options = _split_args(line)
+    own = parse_requirement_line(text).marker
+    if own is not None:
+        # The marker starts at the first ';' after which the rest is that marker (a URL
+        # before it may hold ';').
+        cut = next(i for i, ch in enumerate(text) if ch == ";" and _same_marker(text[i + 1:], own))
+        text = text[:cut].rstrip()
+        marker = f"({own}) and ({marker})"
+    return f"{text} ; {marker}" + (f" {options}" if options else "")
+
+
+def _same_marker(text: str, marker: Marker) -> bool:
+    try:
+        return Marker(text.strip()) == marker
+    except InvalidMarker:
+        return False

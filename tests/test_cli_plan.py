@@ -113,6 +113,25 @@ def test_lock_pins_the_plain_build_with_extras_and_marker(capsys: pytest.Capture
     assert out.splitlines()[-1] == 'torch[opt-einsum]==2.13.0 ; python_version >= "3.10"'
 
 
+def test_lock_guard_goes_before_hash_options(capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path) -> None:
+    # kern has a wheel for x86_64 only and may be built elsewhere: the aarch64 line is the
+    # user's, with --hash. Its target guard must come before the option, or pip ignores it.
+    manifest = tmp_path / "kern.toml"
+    manifest.write_text(_toml({"package": {"name": "kern"}, "build": {"needs": ["cmake"]},
+                               "wheel": [{"url": "https://x.org/kern-1.0-py3-none-"
+                                                 "manylinux_2_28_x86_64.whl"}]}))
+    req = tmp_path / "requirements.in"
+    hash_option = "--hash=sha256:" + "0" * 64
+    req.write_text(f'kern;python_version>="3.10" {hash_option}\n')
+    code, out, err = run(capsys, "lock", "-r", str(req), "--manifest", str(manifest), "-o", "-",
+                         "--target", "linux-x86_64-py312", "--target", "linux-aarch64-py312")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == (
+        'kern ; (python_version >= "3.10") and ((sys_platform == "linux" and platform_machine '
+        f'== "aarch64" and python_version == "3.12")) {hash_option}')
+
+
 def test_lock_no_fit_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "lock.txt"
     code, _, err = run(capsys, "lock", "tilert", "-o", str(out), "--target", "macos-arm64-py312")

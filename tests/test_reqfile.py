@@ -14,6 +14,7 @@ from resolver_hook.reqfile import (
     format_requirement,
     parse_requirements,
     read_requirements,
+    with_marker,
 )
 
 HERE = Path(__file__).parent
@@ -183,6 +184,28 @@ def test_format_requirement() -> None:
         'tilert @ https://x.org/t.whl#sha256=ab ; sys_platform == "linux"')
     assert format_requirement("torch", version="2.13.0+cu130", extras=["b", "a"]) == (
         "torch[a,b]==2.13.0+cu130")
+
+
+H = "--hash=sha256:" + "0" * 64
+GUARD = 'sys_platform == "linux"'
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("numpy", f"numpy ; {GUARD}"),
+    ("numpy>=2 ; python_version >= '3.10'", f'numpy>=2 ; (python_version >= "3.10") and ({GUARD})'),
+    # Unspaced marker, and options after it: the guard goes before the options, where
+    # pip still reads it as the marker.
+    (f'kern;python_version>="3.10" {H}', f'kern ; (python_version >= "3.10") and ({GUARD}) {H}'),
+    (f"kern==1.0 {H} {H}", f"kern==1.0 ; {GUARD} {H} {H}"),
+    # A ';' inside the URL is not the marker.
+    ("k @ https://x.org/a;b/k-1-py3-none-any.whl ; os_name == 'nt'",
+     f'k @ https://x.org/a;b/k-1-py3-none-any.whl ; (os_name == "nt") and ({GUARD})'),
+])
+def test_with_marker(line: str, expected: str) -> None:
+    assert with_marker(line, GUARD) == expected
+    entry = parse_requirements(expected).entries[0]
+    assert entry.marker is not None
+    assert GUARD in str(entry.marker)
 
 
 # Malformed lines: one error each, naming file:line (pip 26.3 rejects each of them too).

@@ -81,6 +81,7 @@ def lock_lines(plan: Plan) -> list[str]:
 
 def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
     from resolver_hook.errors import UsageError
+    from resolver_hook.reqfile import with_marker
 
     markers: dict[str, str] = {}
     for spec, profile, _ in per_target:
@@ -106,10 +107,7 @@ def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
         if len(where[line]) == len(per_target):
             out.append(line)
             continue
-        guard = " or ".join(f"({m})" for m in where[line])
-        head, _, own = line.partition(" ; ")
-        marker = f"({own}) and ({guard})" if own else guard
-        out.append(f"{head} ; {marker}")
+        out.append(with_marker(line, " or ".join(f"({m})" for m in where[line])))
     urls = [x for x in out if not x.startswith("-") and (" @ " in x.split(" ;")[0]
                                                           or "://" in x.split(" ")[0])]
     return ([x for x in out if x.startswith("-")] + urls +
