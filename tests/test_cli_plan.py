@@ -132,6 +132,39 @@ def test_lock_guard_goes_before_hash_options(capsys: pytest.CaptureFixture[str],
         f'== "aarch64" and python_version == "3.12")) {hash_option}')
 
 
+def test_lock_one_file_keeps_every_targets_notes(capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    # macOS takes the plain build (no note); the Linux plan notes the unverified wheels.
+    code, out, _ = run(capsys, "lock", "torch", "-o", "-", "--target", "macos-arm64-py312",
+                       "--target", SM100)
+    assert code == 0
+    assert "# note: built-in manifests carry no sha256 yet" in out
+
+
+@pytest.mark.parametrize("output", ["missing-folder/lock.txt", "."],
+                         ids=["missing-folder", "a-folder"])
+def test_lock_unwritable_output_is_one_error(output: str, capsys: pytest.CaptureFixture[str],
+                                             tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "lock", "torch", "-o", output, "--target", SM100)
+    assert code == 2
+    assert err.startswith(f"error: -o {output}: cannot write: ")
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_lock_refuses_an_input_before_writing_any_output(capsys: pytest.CaptureFixture[str],
+                                                         tmp_path: Path) -> None:
+    req = tmp_path / "macos-arm64-py312.txt"
+    req.write_text("torch\n")
+    code, _, err = run(capsys, "lock", "-r", str(req), "-o", str(tmp_path / "{target}.txt"),
+                       "--target", SM100, "--target", "macos-arm64-py312")
+    assert code == 2
+    assert "is one of the input files" in err
+    assert [p.name for p in tmp_path.iterdir()] == [req.name]
+
+
 def test_lock_no_fit_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "lock.txt"
     code, _, err = run(capsys, "lock", "tilert", "-o", str(out), "--target", "macos-arm64-py312")
