@@ -193,6 +193,7 @@ class Plan:
 # --- the marker environment of a profile -------------------------------------------
 
 _SYS_PLATFORM = {"linux": "linux", "macos": "darwin", "windows": "win32"}
+_OS_WORDS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
 _PLATFORM_SYSTEM = {"linux": "Linux", "macos": "Darwin", "windows": "Windows"}
 _MACHINE = {
     "macos": {"aarch64": "arm64"},
@@ -287,7 +288,7 @@ def _platform_words(tag: str) -> str:
 
 def _os_arch_of(tag: str) -> tuple[str, str]:
     words = _platform_words(tag).split(" (")[0].split(" ")
-    os_word = {"Linux": "linux", "macOS": "macos", "Windows": "windows"}.get(words[0], words[0])
+    os_word = {w: key for key, w in _OS_WORDS.items()}.get(words[0], words[0])
     arch = words[1] if len(words) > 1 else ""
     arch = {"arm64": "aarch64", "amd64": "x86_64", "x86": "i686"}.get(arch, arch)
     return os_word, arch
@@ -296,8 +297,7 @@ def _os_arch_of(tag: str) -> tuple[str, str]:
 def _tag_failure(f: Flavour, m: _Machine) -> tuple[str | None, int]:
     """Rule 1: None and the rank (lower is better), or the reason."""
     p = m.profile
-    os_word = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}.get(p.os, p.os)
-    here = f"{os_word} {p.arch}"
+    here = f"{_OS_WORDS.get(p.os, p.os)} {p.arch}"
     if isinstance(f, WheelFlavour):
         ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
         if ranks:
@@ -529,10 +529,7 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
         if e.name in slots:  # the same name twice: both specifiers hold (as in pip)
             slots[e.name].spec &= e.requirement.specifier
             continue
-        spec = e.requirement.specifier
-        for c in user_constraints.get(e.name, []):
-            if c.requirement is not None:
-                spec &= c.requirement.specifier
+        spec = e.requirement.specifier & _constraint_spec(user_constraints, e.name)
         slots[e.name] = _Slot(name=e.name, manifest=manifest, spec=spec, entry=e, implied_by=[])
         order.append(e.name)
 
@@ -784,8 +781,7 @@ def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
         best = min((t for t in f.tags if str(t) in m.tag_rank), key=lambda t: m.tag_rank[str(t)])
         parts.append(f"tag {best}")
     elif f.platforms:
-        os_word = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}.get(p.os, p.os)
-        parts.append(f"{os_word} {p.arch}, Python {p.python}")
+        parts.append(f"{_OS_WORDS.get(p.os, p.os)} {p.arch}, Python {p.python}")
     if f.cuda is not None:
         parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
     if f.rocm is not None:
@@ -836,8 +832,7 @@ def _no_fit(slot: _Slot, m: _Machine) -> str:
         head = (f"no build of {slot.manifest.display_name} is consistent with the rest of the "
                 f"plan ({m.words})")
     elif slot.rejected and all(fails[0][0] == "tags" for _, fails in slot.rejected):
-        os_word = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}.get(
-            m.profile.os, m.profile.os)
+        os_word = _OS_WORDS.get(m.profile.os, m.profile.os)
         if not any(_os_arch_of(x)[0] == m.profile.os for f in slot.manifest.flavours
                    for pl in f.platforms for x in pl.split(".")) and all(
                 isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours):
