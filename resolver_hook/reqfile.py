@@ -46,6 +46,7 @@ __all__ = [
     "ReqEntry",
     "ReqFile",
     "format_requirement",
+    "is_url_line",
     "parse_requirement_line",
     "parse_requirements",
     "read_requirements",
@@ -430,6 +431,15 @@ def format_requirement(name: str, *, url: str | None = None, sha256: str | None 
     if marker is not None and str(marker):
         line += f" ; {marker}"
     return line
+
+
+def is_url_line(line: str) -> bool:
+    """Whether a requirement line names a URL (``name @ url`` or a bare URL).
+
+    pip wants such a line before a plain line of the same name (FACTS.md section 3).
+    """
+    head = line.split(" ;", 1)[0]
+    return " @ " in head or "://" in head.split(" ", 1)[0]
 
 
 def with_marker(line: str, marker: str) -> str:

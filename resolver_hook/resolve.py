@@ -54,7 +54,13 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.cuda import GPU_NAMES, min_driver_for_runtime, uncovered
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import Flavour, IndexFlavour, Manifest, WheelFlavour
-from resolver_hook.reqfile import ReqEntry, ReqFile, format_requirement, parse_requirements
+from resolver_hook.reqfile import (
+    ReqEntry,
+    ReqFile,
+    format_requirement,
+    is_url_line,
+    parse_requirements,
+)
 
 __all__ = [
     "PackagePlan",
@@ -860,11 +866,6 @@ def _alternatives(slot: _Slot, m: _Machine) -> list[str]:
     return list(dict.fromkeys(out))[:3]
 
 
-def _is_url_line(line: str) -> bool:
-    head = line.split(" ;", 1)[0]
-    return " @ " in head or "://" in head.split(" ", 1)[0]
-
-
 def _assemble(profile: HostProfile, packages: list[PackagePlan], reqs: ReqFile,
               user_constraints: Mapping[str, list[ReqEntry]], notes: list[str]) -> Plan:
     option_lines: list[str] = []
@@ -876,8 +877,8 @@ def _assemble(profile: HostProfile, packages: list[PackagePlan], reqs: ReqFile,
             notes.append(f"{o.where}: --extra-index-url {o.value} lets pip take any package "
                          "from that index; resolver-hook uses per-package find-links instead")
     lines = list(dict.fromkeys(p.line for p in packages if p.line))
-    url_lines = [x for x in lines if _is_url_line(x)]
-    plain = [x for x in lines if not _is_url_line(x)]
+    url_lines = [x for x in lines if is_url_line(x)]
+    plain = [x for x in lines if not is_url_line(x)]
     constraints = [p.constraint for p in packages if p.constraint]
     pinned = {p.name: p for p in packages if p.constraint}
     for name, entries in user_constraints.items():

@@ -56,7 +56,7 @@ def lock_lines(plan: Plan) -> list[str]:
     """Pinned requirement lines for one plan: find-links, URL lines, then plain lines."""
     from packaging.requirements import Requirement
 
-    from resolver_hook.reqfile import format_requirement
+    from resolver_hook.reqfile import format_requirement, is_url_line
 
     links = [f"--find-links {u}" for u in plan.find_links]
     urls: list[str] = []
@@ -74,14 +74,13 @@ def lock_lines(plan: Plan) -> list[str]:
             line = p.line or p.constraint  # constraint only: a coupled package, pin it too
         if not line:
             continue
-        (urls if " @ " in line.split(" ;")[0] or "://" in line.split(" ")[0] else plain).append(
-            line)
+        (urls if is_url_line(line) else plain).append(line)
     return links + urls + plain
 
 
 def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
     from resolver_hook.errors import UsageError
-    from resolver_hook.reqfile import with_marker
+    from resolver_hook.reqfile import is_url_line, with_marker
 
     markers: dict[str, str] = {}
     for spec, profile, _ in per_target:
@@ -108,8 +107,7 @@ def _merge(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
             out.append(line)
             continue
         out.append(with_marker(line, " or ".join(f"({m})" for m in where[line])))
-    urls = [x for x in out if not x.startswith("-") and (" @ " in x.split(" ;")[0]
-                                                          or "://" in x.split(" ")[0])]
+    urls = [x for x in out if not x.startswith("-") and is_url_line(x)]
     return ([x for x in out if x.startswith("-")] + urls +
             [x for x in out if not x.startswith("-") and x not in urls])
 
