@@ -49,7 +49,11 @@ def build_from_data(data: dict[str, Any], out_dir: str | Path, *,
                     wheel: bool = False) -> BuiltPlaceholder:
     """Build from data made by :func:`placeholder_data`."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OperationalError(f"{out}: cannot make the output folder: "
+                               f"{exc.strerror or exc}") from None
     with tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp:
         tree = render_project(data, Path(tmp) / "project")
         sdist = _hatchling_sdist(tree, out)
