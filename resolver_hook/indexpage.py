@@ -201,8 +201,13 @@ def import_manifest(
     cuda_map: Mapping[str, str] | None = None,
     gpu_map: Mapping[str, tuple[str, ...]] | None = None,
     allow_insecure_loopback: bool = False,
+    allow_file_links: bool = False,
 ) -> ImportResult:
-    """Turn index links into manifest entries for one project."""
+    """Turn index links into manifest entries for one project.
+
+    ``file:`` links are taken only with ``allow_file_links`` (the page is a local file,
+    so its relative links are local paths); a remote page cannot point at this machine.
+    """
     cuda_map = cuda_map or {}
     gpu_map = gpu_map or {}
     notes: list[str] = []
@@ -224,6 +229,8 @@ def import_manifest(
         try:
             if urlsplit(link.url).scheme != "file":
                 check_url(link.url, allow_insecure_loopback=allow_insecure_loopback)
+            elif not allow_file_links:
+                raise UsageError(f"{link.url}: a file: link on a page that is not a local file")
         except UsageError as exc:
             notes.append(f"skipped {link.filename}: {exc.message}")
             continue

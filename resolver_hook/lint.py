@@ -174,7 +174,7 @@ def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
 
 
 def _read_wheel(path: Path) -> LintInput:
-    from resolver_hook.scan import ScanError, cuda_runtime_major, scan_wheel
+    from resolver_hook.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
 
     try:
         report = scan_wheel(path)
@@ -191,7 +191,7 @@ def _read_wheel(path: Path) -> LintInput:
                 for i in infos
                 if not re.match(r"[^/]+\.(dist-info|data)/", i.filename)
             )
-    except (OSError, zipfile.BadZipFile) as exc:
+    except ZIP_ERRORS as exc:
         raise LintError(f"{path.name}: cannot read the wheel: {exc}") from None
     interp, abis, plats = set(), set(), set()
     for tag in report.tags:

@@ -30,6 +30,7 @@ import hashlib
 import re
 import threading
 import zipfile
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,7 @@ from resolver_hook.locallabel import parse_local_label
 
 __all__ = [
     "DEFAULT_MAX_MEMBER_SIZE",
+    "ZIP_ERRORS",
     "ObjectReport",
     "ScanError",
     "WheelReport",
@@ -67,6 +69,11 @@ _HASH_CHUNK = 4 << 20
 _CUDA_RUNTIME_LIB = re.compile(r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink|cupti)\.so\.(\d+)$")
 _TORCH_LIB = re.compile(r"^lib(?:torch|c10)[A-Za-z0-9_]*\.so")
 _METADATA = re.compile(r"^[^/]+\.dist-info/METADATA$")
+# What zipfile raises for a damaged or unreadable archive or member: garbage deflate data
+# (zlib.error), a compression method it lacks (NotImplementedError), an encrypted member
+# (RuntimeError), besides the I/O and format errors.
+ZIP_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error,
+              NotImplementedError, RuntimeError)
 
 
 class ScanError(OperationalError):
@@ -402,7 +409,7 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
         objects, torch_pin = _read_members(path, max_member_size=max_member_size)
     except ScanError as exc:
         raise ScanError(f"{filename}: {exc.message}") from None
-    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+    except ZIP_ERRORS as exc:
         raise ScanError(f"{filename}: cannot read the wheel: {exc}") from None
     finally:
         if hasher.is_alive():

@@ -20,6 +20,8 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from resolver_hook.errors import OperationalError
+
 __all__ = ["dumps", "quote_key", "quote_string", "write_atomic"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -119,23 +121,34 @@ def write_atomic(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` so readers see the old file or the new, never half.
 
     The temporary file is made in the target's directory so ``os.replace`` is a rename
-    on one file system; it is removed if anything fails.
+    on one file system; it is removed if anything fails. A file system error (no such
+    folder, no permission, the target is a folder) is an :class:`OperationalError`
+    naming ``path``.
     """
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.", suffix=".tmp")
     try:
-        # mkstemp makes the file 0600; keep the old file's mode, else the usual 0644.
-        try:
-            mode = target.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o644
-        os.chmod(tmp, mode)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise _cannot_write(target, exc) from None
+    try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            # mkstemp makes the file 0600; keep the old file's mode, else the usual 0644.
+            try:
+                mode = target.stat().st_mode & 0o7777
+            except FileNotFoundError:
+                mode = 0o644
+            os.chmod(tmp, mode)
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _cannot_write(target, exc) from None
         raise
+
+
+def _cannot_write(target: Path, exc: OSError) -> OperationalError:
+    return OperationalError(f"{target}: cannot write: {exc.strerror or exc}")

@@ -296,6 +296,26 @@ def test_unreadable_input_is_one_error_line_and_exit_2(
     assert "GPU kernels cover one family only" in captured.out  # ... and the rest is linted
 
 
+def test_damaged_package_file_is_one_error(tmp_path: Path) -> None:
+    # scan skips members under 16 bytes; lint reads every __init__.py, and zipfile's
+    # NotImplementedError (compression method 99 here) must not escape as a traceback.
+    import zipfile
+
+    path = tmp_path / "dam-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("dam/__init__.py", "x = 1\n")
+        zf.writestr("dam-1.0.dist-info/METADATA", metadata("dam", "1.0"))
+    raw = bytearray(path.read_bytes())
+    raw[8] = 99  # the first local header, then its central directory entry
+    raw[bytes(raw).index(b"PK\x01\x02") + 10] = 99
+    path.write_bytes(bytes(raw))
+    findings, errors = lint_paths([path])
+    assert findings == []
+    assert [e.message for e in errors] == [
+        "dam-1.0-py3-none-any.whl: cannot read the wheel: "
+        "That compression method is not supported"]
+
+
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", str(tmp_path / "nope.whl")]) == 2
     assert capsys.readouterr().err == f"error: {tmp_path / 'nope.whl'}: no such file\n"

@@ -220,6 +220,16 @@ def test_source_date_epoch_is_honoured(tmp_path: Path, monkeypatch: pytest.Monke
     assert {m.mode for m in members} == {0o644}
 
 
+def test_output_folder_that_cannot_be_made_is_one_error_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    taken = tmp_path / "dist"
+    taken.write_text("a file where the folder should be\n")
+    assert main(["placeholder", "build", str(TILERT), "-o", str(taken)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {taken}: cannot make the output folder: "), err
+    assert "Traceback" not in err
+
+
 def test_twine_check_passes(tmp_path: Path) -> None:
     sdist = build_placeholder(TILERT, tmp_path).sdist
     out = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist)],

@@ -18,6 +18,7 @@ import pytest
 from placeholder_support import DATA, TILERT, find_python
 
 from resolver_hook.cli import main
+from resolver_hook.errors import UsageError
 from resolver_hook.manifest import load_manifest
 from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
 from resolver_hook.placeholder.check import CheckResult, find_uv, shows_message
@@ -282,3 +283,76 @@ def test_regenerate_script_builds_and_checks_a_folder(tmp_path: Path) -> None:
 
     digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
     assert out.stdout.splitlines()[-1] == f"tilert  0.0.0.dev0  {digest}  check passed"
+
+
+# --- malformed or hostile sdists: one error or a failed check, never a traceback ----------
+
+
+def _repack(src: Path, dest: Path, *, pkg_info: str | None = None,
+            extra: tuple[tuple[str, int], ...] = ()) -> Path:
+    """``src`` rewritten to ``dest``: PKG-INFO replaced, members of zero bytes added."""
+    import io
+    import tarfile
+
+    with tarfile.open(src) as old, tarfile.open(dest, "w:gz") as new:
+        for member in old.getmembers():
+            data = old.extractfile(member).read()  # type: ignore[union-attr]
+            if pkg_info is not None and member.name.endswith("/PKG-INFO"):
+                data = pkg_info.encode()
+                member.size = len(data)
+            new.addfile(member, io.BytesIO(data))
+        for name, size in extra:
+            info = tarfile.TarInfo(name)
+            info.size = size
+            new.addfile(info, io.BytesIO(bytes(size)))
+    return dest
+
+
+def _no_process(argv: Sequence[str], env: dict[str, str], cwd: Path,
+                stdin: str | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.CompletedProcess(list(argv), 1, "", "not run")
+
+
+def test_check_bad_metadata_version_is_a_failed_check(links: Path, tmp_path: Path) -> None:
+    sdist = _repack(links / "tilert-0.0.0.dev0.tar.gz", tmp_path / "tilert-0.0.0.dev0.tar.gz",
+                    pkg_info="Metadata-Version: 2.x\nName: tilert\nVersion: 0.0.0.dev0\n")
+    results = check_placeholder(sdist, run=_no_process)
+    assert results[0] == CheckResult(name="static metadata (Metadata-Version >= 2.2, no Dynamic)",
+                                     ok=False, detail="Metadata-Version 2.x, Dynamic []")
+
+
+@pytest.mark.parametrize("name", ["../../../tmp/x", "Til/ert", ""])
+def test_check_refuses_a_name_that_is_not_a_project_name(
+        links: Path, tmp_path: Path, name: str) -> None:
+    # The name picks the file that is run: it must not reach outside the sdist.
+    sdist = _repack(links / "tilert-0.0.0.dev0.tar.gz", tmp_path / "t.tar.gz",
+                    pkg_info=f"Metadata-Version: 2.2\nName: {name}\nVersion: 0.0.0.dev0\n")
+    with pytest.raises(UsageError, match=r"PKG-INFO Name: .* is not a valid project name"):
+        check_placeholder(sdist, run=_no_process)
+
+
+def test_check_refuses_an_oversized_sdist_before_extracting(
+        links: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from resolver_hook.placeholder import check as check_module
+
+    monkeypatch.setattr(check_module, "MAX_SDIST_BYTES", 100_000)
+    sdist = _repack(links / "tilert-0.0.0.dev0.tar.gz", tmp_path / "t.tar.gz",
+                    extra=(("tilert-0.0.0.dev0/big.bin", 200_000),))
+    dest = tmp_path / "x"
+    with pytest.raises(UsageError, match="more than 100000 bytes of files"):
+        check_module.extract_sdist(sdist, dest)
+    assert not dest.exists()
+
+
+def test_a_command_that_hangs_or_cannot_start_is_a_failed_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from resolver_hook.placeholder import check as check_module
+
+    monkeypatch.setattr(check_module, "TIMEOUT", 0.5)
+    hung = check_module.run_subprocess(
+        [sys.executable, "-c", "import time; time.sleep(30)"], dict(os.environ), tmp_path)
+    assert (hung.returncode, hung.stderr) == (
+        124, f"{sys.executable}: no answer after 0.5 seconds; stopped")
+    missing = check_module.run_subprocess([str(tmp_path / "nope")], {}, tmp_path)
+    assert missing.returncode == 127
+    assert missing.stderr.startswith(f"{tmp_path / 'nope'}: cannot run: ")

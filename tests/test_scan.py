@@ -435,6 +435,33 @@ def test_scan_lying_zip_header_is_caught(tmp_path: Path) -> None:
         scan_wheel(path)
 
 
+def _damaged_member_wheel(tmp_path: Path, damage: str) -> Path:
+    """A wheel whose ELF member's data is garbage, or uses a compression zipfile lacks."""
+    buf = io.BytesIO()
+    kind = zipfile.ZIP_DEFLATED if damage == "deflate" else zipfile.ZIP_STORED
+    with zipfile.ZipFile(buf, "w", kind) as zf:
+        zf.writestr("x/lib.so", KERNELS[:20000])
+    raw = bytearray(buf.getvalue())
+    if damage == "deflate":
+        start = 30 + len("x/lib.so")
+        for i in range(start, start + 64):
+            raw[i] ^= 0x55
+    else:  # compression method 99 (AE-x encryption) in both headers
+        raw[8] = 99
+        raw[bytes(raw).index(b"PK\x01\x02") + 10] = 99
+    path = tmp_path / WHEEL
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("damage", ["deflate", "method"])
+def test_scan_damaged_member_is_a_scan_error(tmp_path: Path, damage: str) -> None:
+    # zlib.error / NotImplementedError from zipfile must not escape as a traceback.
+    path = _damaged_member_wheel(tmp_path, damage)
+    with pytest.raises(ScanError, match=f"^{WHEEL}: cannot read the wheel"):
+        scan_wheel(path)
+
+
 # --- CLI -------------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from resolver_hook.errors import OperationalError
 from resolver_hook.tomlwrite import dumps, quote_string, write_atomic
 
 if sys.version_info >= (3, 11):
@@ -126,3 +128,16 @@ def test_write_atomic_leaves_old_file_when_writing_fails(tmp_path: Path) -> None
         write_atomic(target, "bad \ud800")
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["manifest.toml"]
+
+
+@pytest.mark.parametrize("where", ["missing-folder", "is-a-folder"])
+def test_write_atomic_file_system_error_names_the_path(tmp_path: Path, where: str) -> None:
+    # `scan -o` and `manifest import -o` print this as one error: line, not a traceback.
+    target = tmp_path / ("no/m.toml" if where == "missing-folder" else "m.toml")
+    if where == "is-a-folder":
+        target.mkdir()
+        (target / "keep").write_text("x")
+    with pytest.raises(OperationalError, match=f"^{re.escape(str(target))}: cannot write: "):
+        write_atomic(target, "a = 1\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (
+        [] if where == "missing-folder" else ["m.toml"])

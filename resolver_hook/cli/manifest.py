@@ -117,6 +117,7 @@ def run_import(args: argparse.Namespace) -> int:
         cuda_map=cuda_map,
         gpu_map=gpu_map,
         allow_insecure_loopback=args.allow_insecure_loopback,
+        allow_file_links=page_url.startswith("file:"),
     )
     for note in result.notes:
         sys.stderr.write(f"note: {note}\n")

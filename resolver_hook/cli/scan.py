@@ -22,7 +22,7 @@ import argparse
 import json
 import sys
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from resolver_hook.errors import UsageError
 
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from resolver_hook.scan import WheelReport
 
 __all__ = ["register"]
-
-_LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -62,11 +59,10 @@ def register(subparsers: Any) -> None:
 
 
 def _check_prefix(prefix: str) -> str:
-    parts = urlsplit(prefix)
-    ok = parts.scheme in ("https", "file") or (
-        parts.scheme == "http" and parts.hostname in _LOOPBACK
-    )
-    if not ok:
+    # The manifest schema's own rule, with its opt-in granted: what it may later accept.
+    from resolver_hook.manifest import check_url
+
+    if check_url(prefix, allow_insecure=True) is not None:
         raise UsageError(
             f"--url-prefix {prefix!r} is not an https URL",
             hint="use https://..., a file: URL, or http:// on 127.0.0.1 for a local index",

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.placeholder.check import extract_sdist
 from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data
 from resolver_hook.placeholder.render import render_project, runtime
 
@@ -49,7 +49,11 @@ def build_from_data(data: dict[str, Any], out_dir: str | Path, *,
                     wheel: bool = False) -> BuiltPlaceholder:
     """Build from data made by :func:`placeholder_data`."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OperationalError(f"{out}: cannot make the output folder: "
+                               f"{exc.strerror or exc}") from None
     with tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp:
         tree = render_project(data, Path(tmp) / "project")
         sdist = _hatchling_sdist(tree, out)
@@ -76,14 +80,7 @@ def _hatchling_sdist(tree: Path, out: Path) -> Path:
 
 
 def _backend_wheel(sdist: Path, tmp: Path, out: Path, name: str) -> Path:
-    unpacked = tmp / "unpacked"
-    with tarfile.open(sdist) as tar:
-        members = tar.getmembers()
-        for member in members:
-            if not member.isfile() or member.name.startswith("/") or ".." in member.name:
-                raise OperationalError(f"{sdist}: unexpected member {member.name!r}")
-        tar.extractall(unpacked, members=members)  # members checked above
-    (root,) = list(unpacked.iterdir())
+    root = extract_sdist(sdist, tmp / "unpacked")
     env = dict(os.environ)
     env[runtime().escape_hatch(name)] = "1"
     env["PYTHONPATH"] = str(root / "_placeholder_backend")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.parser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,17 +21,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
 from resolver_hook.errors import UsageError
 from resolver_hook.placeholder.data import import_name
 from resolver_hook.placeholder.render import runtime
 
-__all__ = ["CheckResult", "Runner", "check_placeholder", "find_uv", "shows_message"]
+__all__ = ["CheckResult", "Runner", "check_placeholder", "extract_sdist", "find_uv",
+           "shows_message"]
 
 # (argv, env, cwd, stdin text) -> completed process with text stdout/stderr.
 Runner = Callable[[Sequence[str], dict[str, str], Path, str | None],
                   "subprocess.CompletedProcess[str]"]
 
 TIMEOUT = 600
+MAX_SDIST_MEMBERS = 10_000
+MAX_SDIST_BYTES = 64 << 20
+# PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
+# name-normalization/): letters, digits, and -_. between them.
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,8 +54,18 @@ class CheckResult:
 
 def run_subprocess(argv: Sequence[str], env: dict[str, str], cwd: Path,
                    stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), env=env, cwd=cwd, input=stdin, capture_output=True,
-                          text=True, timeout=TIMEOUT, check=False)
+    """Run ``argv``; a command that cannot start or runs past ``TIMEOUT`` seconds is
+    reported as a failed process (exit 127 / 124, the reason on stderr), not raised,
+    so it becomes a failed check."""
+    try:
+        return subprocess.run(list(argv), env=env, cwd=cwd, input=stdin, capture_output=True,
+                              text=True, timeout=TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(list(argv), 124, "", f"{argv[0]}: no answer after "
+                                           f"{exc.timeout:g} seconds; stopped")
+    except OSError as exc:
+        return subprocess.CompletedProcess(list(argv), 127, "",
+                                           f"{argv[0]}: cannot run: {exc.strerror or exc}")
 
 
 def find_uv() -> str | None:
@@ -77,23 +97,59 @@ def shows_message(expected: str, output: str) -> bool:
     return False
 
 
-def _read_sdist(dist: Path, dest: Path) -> tuple[Path, dict[str, str], list[str]]:
+def extract_sdist(dist: Path, dest: Path) -> Path:
+    """Extract the regular files of the sdist ``dist`` into ``dest``; return its one top folder.
+
+    Bounded (at most ``MAX_SDIST_MEMBERS`` members and ``MAX_SDIST_BYTES`` of files: a
+    placeholder is a few dozen kilobytes) and confined to ``dest``: an absolute name or a
+    ``..`` part is refused, links and devices are skipped. UsageError names ``dist``.
+    """
     try:
         with tarfile.open(dist) as tar:
-            members = [m for m in tar.getmembers() if m.isfile()]
-            for m in members:
+            members: list[tarfile.TarInfo] = []
+            total = 0
+            for count, m in enumerate(tar, 1):  # headers only: stops before a bomb's data
+                if count > MAX_SDIST_MEMBERS:
+                    raise UsageError(f"{dist}: more than {MAX_SDIST_MEMBERS} members")
+                if not m.isfile():
+                    continue
                 if m.name.startswith("/") or ".." in m.name.split("/"):
                     raise UsageError(f"{dist}: unsafe member {m.name!r}")
-            tar.extractall(dest, members=members)  # members checked above
-    except (OSError, tarfile.TarError) as exc:
-        raise UsageError(f"{dist}: not a readable sdist: {exc}") from None
-    roots = [p for p in dest.iterdir() if p.is_dir()]
-    if len(roots) != 1 or not (roots[0] / "PKG-INFO").is_file():
+                total += m.size
+                if total > MAX_SDIST_BYTES:
+                    raise UsageError(f"{dist}: more than {MAX_SDIST_BYTES} bytes of files; "
+                                     "not a placeholder")
+                members.append(m)
+            # The "data" filter (where this Python has it) re-checks every member.
+            extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(dest, members=members, **extra)  # type: ignore[arg-type]
+    except (OSError, EOFError, tarfile.TarError) as exc:
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise UsageError(f"{dist}: not a readable sdist: {first}") from None
+    roots = [p for p in dest.iterdir() if p.is_dir()] if dest.is_dir() else []
+    if len(roots) != 1:
+        raise UsageError(f"{dist}: not an sdist: expected one top folder, found {len(roots)}")
+    return roots[0]
+
+
+def _read_sdist(dist: Path, dest: Path) -> tuple[Path, dict[str, str], list[str]]:
+    root = extract_sdist(dist, dest)
+    if not (root / "PKG-INFO").is_file():
         raise UsageError(f"{dist}: no PKG-INFO at the top of the sdist")
-    root = roots[0]
     msg = email.parser.HeaderParser().parsestr((root / "PKG-INFO").read_text(encoding="utf-8"))
     headers = {k: str(v) for k, v in msg.items()}
+    # The name picks the file that check_placeholder runs: a project name, never a path.
+    name = headers.get("Name", "")
+    if not _PROJECT_NAME.fullmatch(name):
+        raise UsageError(f"{dist}: PKG-INFO Name: {name!r} is not a valid project name")
     return root, headers, msg.get_all("Dynamic") or []
+
+
+def _at_least(version: str, floor: str) -> bool:
+    try:
+        return Version(version) >= Version(floor)
+    except InvalidVersion:
+        return False
 
 
 def check_placeholder(dist: str | Path, *, python: str = sys.executable,
@@ -114,12 +170,12 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
     with tempfile.TemporaryDirectory(prefix="resolver-hook-check-") as tmp_name:
         tmp = Path(tmp_name)
         root, headers, dynamic = _read_sdist(dist, tmp / "sdist")
-        name, version = headers.get("Name", ""), headers.get("Version", "")
-        meta_version = tuple(int(x) for x in headers.get("Metadata-Version", "0").split("."))
+        name, version = headers["Name"], headers.get("Version", "")
+        meta_version = headers.get("Metadata-Version", "")
         record("static metadata (Metadata-Version >= 2.2, no Dynamic)",
-               meta_version >= (2, 2) and not dynamic,
-               f"Metadata-Version {headers.get('Metadata-Version')}, Dynamic {dynamic}")
-        package = import_name(name)
+               _at_least(meta_version, "2.2") and not dynamic,
+               f"Metadata-Version {meta_version}, Dynamic {dynamic}")
+        package = import_name(str(canonicalize_name(name)))
         hatch = runtime().escape_hatch(name)
         env = {k: v for k, v in os.environ.items() if k != hatch and not k.startswith("UV_")}
         env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
