@@ -84,7 +84,7 @@ class InstallArgs:
     require_hashes: bool = False
     python: str | None = None
     target: str | None = None
-    # Index of each positional requirement / -r value in ``args``, for rewriting.
+    # Index of each positional requirement / -r value / "--" in ``args``, for rewriting.
     positions: tuple[tuple[int, str], ...] = field(default=())
 
 
@@ -102,7 +102,8 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
     while i < len(args):
         arg = args[i]
         name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if arg == "--":
+        if arg == "--":  # pip and uv read every argument after it as a requirement
+            positions.append((i, "end"))
             for j in range(i + 1, len(args)):
                 reqs.append(args[j])
                 positions.append((j, "req"))
@@ -158,7 +159,8 @@ class Installer:
     python: str  # the interpreter whose environment is installed into
 
     def argv(self, user_args: Sequence[str], extra: Sequence[str]) -> list[str]:
-        return [*self.command, *user_args, *extra]
+        # Ours first: after a user's "--" every argument is read as a requirement.
+        return [*self.command, *extra, *user_args]
 
 
 def _shebang_python(script: str) -> str | None:
@@ -302,7 +304,7 @@ def needs_rewrite(parsed: InstallArgs, reqs: ReqFile) -> bool:
 
 
 def args_without_requirements(parsed: InstallArgs) -> list[str]:
-    """The user's arguments less positional requirements and ``-r`` files (kept in order)."""
+    """The user's arguments less positional requirements, ``-r`` files and ``--`` (in order)."""
     drop: set[int] = set()
     for index, kind in parsed.positions:
         drop.add(index)

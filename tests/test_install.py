@@ -369,6 +369,17 @@ def test_installer_exit_code_is_passed_on(gpu_index: GpuIndex, venv: Path) -> No
     assert "no-such-package-here" in proc.stderr
 
 
+@pytest.mark.parametrize("options", [[], ["--require-hashes"]])
+def test_requirements_after_double_dash(gpu_index: GpuIndex, venv: Path,
+                                        options: list[str]) -> None:
+    """pip reads every argument after "--" as a requirement: the hook's own options go first."""
+    proc = hook("pip", "--target", B200, "install", "--dry-run", "--index-url",
+                gpu_index.simple, *options, "--", "demo-gpu", venv=venv,
+                manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Would install demo-gpu-1.0+cu130" in proc.stdout
+
+
 def test_missing_install_word_is_a_usage_error() -> None:
     proc = hook("pip", "--target", B200, "freeze")
     assert proc.returncode == 2
