@@ -29,7 +29,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,6 +68,7 @@ _VALUE_OPTIONS = frozenset((
 _REQ_FILE = frozenset({"-r", "--requirement", "--requirements"})
 _CONSTRAINT_FILE = frozenset({"-c", "--constraint", "--constraints"})
 _EDITABLE = frozenset({"-e", "--editable"})
+_WITH_VALUE = _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,8 +85,28 @@ class InstallArgs:
     require_hashes: bool = False
     python: str | None = None
     target: str | None = None
-    # Index of each positional requirement / -r value / "--" in ``args``, for rewriting.
-    positions: tuple[tuple[int, str], ...] = field(default=())
+    # ``args`` less positional requirements, ``-r`` files and ``--``, in order: what
+    # stays when the requirements are handed over another way.
+    options: tuple[str, ...] = ()
+    # Index in ``args`` of each positional requirement.
+    positions: tuple[int, ...] = ()
+
+
+def _option_with_value(arg: str) -> tuple[str, str | None, str] | None:
+    """The option in ``arg`` that takes a value: (option, value if attached, flags before it).
+
+    Read as pip's optparse and uv's clap read them: ``--name=VALUE``, ``--name``,
+    ``-rVALUE`` and clustered short options (``-Ur`` is ``-U -r``, ``-qrFILE`` is
+    ``-q -r FILE``). None for a requirement, a flag or a cluster of flags.
+    """
+    if arg.startswith("--"):
+        name, eq, value = arg.partition("=")
+        return (name, value if eq else None, "") if name in _WITH_VALUE else None
+    if arg.startswith("-"):
+        for j in range(1, len(arg)):
+            if f"-{arg[j]}" in _WITH_VALUE:
+                return f"-{arg[j]}", arg[j + 1:] or None, arg[:j] if j > 1 else ""
+    return None
 
 
 def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
@@ -95,55 +116,55 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
     constraints: list[str] = []
     overrides: list[str] = []
     editables: list[str] = []
-    positions: list[tuple[int, str]] = []
+    options: list[str] = []
+    positions: list[int] = []
     values: dict[str, str] = {}
     require_hashes = False
     i = 0
     while i < len(args):
         arg = args[i]
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if arg == "--":  # pip and uv read every argument after it as a requirement
-            positions.append((i, "end"))
-            for j in range(i + 1, len(args)):
-                reqs.append(args[j])
-                positions.append((j, "req"))
+            reqs += args[i + 1:]
+            positions += range(i + 1, len(args))
             break
-        short = arg[:2] if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 else ""
-        if name in _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS or short in (
-                _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS):
-            key = short or name
-            if short:
-                value, at = arg[2:], i  # -rfile
-            elif eq:
-                value, at = inline, i
+        found = _option_with_value(arg)
+        if found is None:
+            if arg.startswith("-"):
+                options.append(arg)
+                require_hashes = require_hashes or arg == "--require-hashes"
             else:
-                if i + 1 >= len(args):
-                    raise UsageError(f"{tool} install: option {arg} needs a value")
-                value, at = args[i + 1], i + 1
-                i += 1
-            if key in _REQ_FILE:
-                files.append(value)
-                positions.append((at, "file"))
-            elif key in _CONSTRAINT_FILE:
-                constraints.append(value)
-            elif key in _EDITABLE:
-                editables.append(value)
-            elif key in ("--overrides", "--override"):
-                overrides.append(value)
-            else:
-                values[key] = value
-        elif arg == "--require-hashes":
-            require_hashes = True
-        elif not arg.startswith("-"):
-            reqs.append(arg)
-            positions.append((i, "req"))
-        i += 1
+                reqs.append(arg)
+                positions.append(i)
+            i += 1
+            continue
+        key, value, flags = found
+        span = 1
+        if value is None:
+            if i + 1 >= len(args):
+                raise UsageError(f"{tool} install: option {arg} needs a value")
+            value, span = args[i + 1], 2
+        taken = args[i:i + span]
+        i += span
+        if key in _REQ_FILE:
+            files.append(value)
+            options += [flags] if flags else []
+            continue
+        options += taken
+        if key in _CONSTRAINT_FILE:
+            constraints.append(value)
+        elif key in _EDITABLE:
+            editables.append(value)
+        elif key in ("--overrides", "--override"):
+            overrides.append(value)
+        else:
+            values[key] = value
     return InstallArgs(
         tool=tool, args=tuple(args), requirements=tuple(reqs), requirement_files=tuple(files),
         constraint_files=tuple(constraints), override_files=tuple(overrides),
         editables=tuple(editables), require_hashes=require_hashes,
         python=values.get("--python") or values.get("-p"),
-        target=values.get("--target") or values.get("-t"), positions=tuple(positions),
+        target=values.get("--target") or values.get("-t"), options=tuple(options),
+        positions=tuple(positions),
     )
 
 
@@ -303,16 +324,6 @@ def needs_rewrite(parsed: InstallArgs, reqs: ReqFile) -> bool:
             or any(o.option == "--require-hashes" for o in reqs.options))
 
 
-def args_without_requirements(parsed: InstallArgs) -> list[str]:
-    """The user's arguments less positional requirements, ``-r`` files and ``--`` (in order)."""
-    drop: set[int] = set()
-    for index, kind in parsed.positions:
-        drop.add(index)
-        if kind == "file" and index > 0 and parsed.args[index - 1] in _REQ_FILE:
-            drop.add(index - 1)  # "-r FILE": the flag too
-    return [a for i, a in enumerate(parsed.args) if i not in drop]
-
-
 def env_files(env: dict[str, str], name: str) -> list[str]:
     """Files named by ``UV_CONSTRAINT`` / ``UV_OVERRIDE`` (space-separated, as uv reads them)."""
     return env.get(name, "").split()
@@ -346,10 +357,10 @@ def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs
         lines = [line for line in plan.rewritten_lines()
                  if _line_name(line) not in exclude]
         files["requirements.txt"] = "".join(f"{line}\n" for line in lines)
-        args = [*args_without_requirements(parsed), "-r", str(folder / "requirements.txt")]
+        args = [*parsed.options, "-r", str(folder / "requirements.txt")]
     elif exclude:
         args = [a for i, a in enumerate(args)
-                if (i, "req") not in parsed.positions or _line_name(a) not in exclude]
+                if i not in parsed.positions or _line_name(a) not in exclude]
     return Invocation(argv=tuple(installer.argv(args, extra)), files=files)
 
 
@@ -483,7 +494,7 @@ def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requ
     if p is not None and p.action == "error":
         return OptionalOutcome(ok=False, reason=p.reason)
     line = p.line if p is not None and p.action == "rewrite" and p.line else requirement
-    options = args_without_requirements(parsed)
+    options = list(parsed.options)
     before = installed_versions(installer.python)
     argv = installer.argv([*options, line], plan_options(installer, plan, folder, env))
     code, _ = run_installer(argv, env, tee=False, out=out)

@@ -380,6 +380,16 @@ def test_requirements_after_double_dash(gpu_index: GpuIndex, venv: Path,
     assert "Would install demo-gpu-1.0+cu130" in proc.stdout
 
 
+def test_clustered_short_options(gpu_index: GpuIndex, venv: Path, tmp_path: Path) -> None:
+    """`pip install -Ur FILE` is `-U -r FILE` (optparse clusters short options)."""
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("demo-gpu\n")
+    proc = hook("pip", "--target", L4, "install", "--dry-run", "--index-url", gpu_index.simple,
+                "-Ur", str(reqs), venv=venv, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Would install demo-gpu-1.0+cu126" in proc.stdout
+
+
 def test_missing_install_word_is_a_usage_error() -> None:
     proc = hook("pip", "--target", B200, "freeze")
     assert proc.returncode == 2

@@ -6,7 +6,10 @@ decides what the hook plans for and what it hands back to them.
 
 from __future__ import annotations
 
-from resolver_hook.install import Installer, args_without_requirements, parse_install_args
+import pytest
+
+from resolver_hook.errors import UsageError
+from resolver_hook.install import Installer, parse_install_args
 
 
 def test_options_of_ours_go_before_a_double_dash() -> None:
@@ -26,4 +29,35 @@ def test_rewriting_drops_the_double_dash_with_the_requirements() -> None:
     # The generated "-r FILE" is appended to what is left: after a "--" it would be
     # read as two requirements.
     parsed = parse_install_args("pip", ["--require-hashes", "--", "demo"])
-    assert args_without_requirements(parsed) == ["--require-hashes"]
+    assert list(parsed.options) == ["--require-hashes"]
+
+
+# (arguments, requirement files, positional requirements, what rewriting keeps). Short
+# options cluster as in pip (optparse) and uv (clap): "-Ur FILE" is "-U -r FILE".
+PARSE_CASES = [
+    (["-r", "req.txt", "demo"], ("req.txt",), ("demo",), []),
+    (["-rreq.txt"], ("req.txt",), (), []),
+    (["--requirement=req.txt"], ("req.txt",), (), []),
+    (["--requirement", "req.txt", "-U"], ("req.txt",), (), ["-U"]),
+    (["-Ur", "req.txt"], ("req.txt",), (), ["-U"]),
+    (["-qqrreq.txt", "demo"], ("req.txt",), ("demo",), ["-qq"]),
+    (["-Ue", ".", "demo"], (), ("demo",), ["-Ue", "."]),
+    (["-i", "--", "demo"], (), ("demo",), ["-i", "--"]),  # "--" as a value ends nothing
+    (["-U", "--", "demo", "-odd"], (), ("demo", "-odd"), ["-U"]),
+]
+
+
+@pytest.mark.parametrize(("args", "files", "reqs", "kept"), PARSE_CASES,
+                         ids=[" ".join(c[0]) for c in PARSE_CASES])
+def test_parse_install_args(args: list[str], files: tuple[str, ...], reqs: tuple[str, ...],
+                            kept: list[str]) -> None:
+    parsed = parse_install_args("pip", args)
+    assert (parsed.requirement_files, parsed.requirements) == (files, reqs)
+    assert list(parsed.options) == kept
+    assert parsed.args == tuple(args)  # the user's arguments themselves stay as given
+
+
+@pytest.mark.parametrize("args", [["-r"], ["-Ur"], ["--requirement"], ["-c"]])
+def test_option_without_its_value(args: list[str]) -> None:
+    with pytest.raises(UsageError, match=f"option {args[0]} needs a value"):
+        parse_install_args("pip", args)
