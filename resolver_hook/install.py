@@ -226,16 +226,16 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
     """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
 
     pip: the active virtual environment, else the ``pip`` first on PATH (its
-    interpreter, read from the script's ``#!`` line), else this Python.
+    interpreter, read from the script's ``#!`` line), else this Python. (pip
+    refuses ``--python`` after ``install``, "must be placed before the pip
+    subcommand name" since pip 22.3: that pip says so itself.)
     uv: ``--python``, else the active virtual environment, else what
     ``uv python find`` answers (uv's own discovery: ``.venv`` and so on).
     """
     env = dict(os.environ) if env is None else env
     venv = env.get("VIRTUAL_ENV")
     if tool == "pip":
-        if parsed.python:
-            python = parsed.python
-        elif venv and os.path.exists(_venv_python(venv)):
+        if venv and os.path.exists(_venv_python(venv)):
             python = _venv_python(venv)
         else:
             pip = shutil.which("pip", path=env.get("PATH"))
@@ -412,17 +412,20 @@ def run_installer(argv: Sequence[str], env: dict[str, str], *, tee: bool,
     pip prints the lines that explain a resolution conflict on stdout; keeping
     them lets us name a dependency's exact pin on another flavour.
     """
-    if not tee:
-        return subprocess.call(list(argv), env=env), ""
-    tail: list[str] = []
-    with subprocess.Popen(list(argv), env=env, stdout=subprocess.PIPE, text=True,
-                          bufsize=1) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            out(line)
-            tail.append(line)
-            del tail[:-200]
-        code = proc.wait()
+    try:
+        if not tee:
+            return subprocess.call(list(argv), env=env), ""
+        tail: list[str] = []
+        with subprocess.Popen(list(argv), env=env, stdout=subprocess.PIPE, text=True,
+                              bufsize=1) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out(line)
+                tail.append(line)
+                del tail[:-200]
+            code = proc.wait()
+    except OSError as exc:  # the installer is missing or cannot be executed
+        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     return code, "".join(tail)
 
 

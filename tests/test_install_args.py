@@ -6,10 +6,12 @@ decides what the hook plans for and what it hands back to them.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from resolver_hook.errors import UsageError
-from resolver_hook.install import Installer, parse_install_args
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.install import Installer, find_installer, parse_install_args, run_installer
 
 
 def test_options_of_ours_go_before_a_double_dash() -> None:
@@ -61,3 +63,24 @@ def test_parse_install_args(args: list[str], files: tuple[str, ...], reqs: tuple
 def test_option_without_its_value(args: list[str]) -> None:
     with pytest.raises(UsageError, match=f"option {args[0]} needs a value"):
         parse_install_args("pip", args)
+
+
+def test_pip_python_option_is_left_to_pip(tmp_path: Path) -> None:
+    # pip refuses --python after "install" ("The --python option must be placed before
+    # the pip subcommand name", pip >= 22.3): the pip that typing "pip" would run is
+    # the one to run, and it says so itself.
+    venv_python = tmp_path / "venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text("")
+    parsed = parse_install_args("pip", ["--python", str(tmp_path / "elsewhere"), "demo"])
+    installer = find_installer("pip", parsed, env={"VIRTUAL_ENV": str(tmp_path / "venv")})
+    assert installer.python == str(venv_python)
+    assert installer.command == (str(venv_python), "-m", "pip", "install")
+
+
+@pytest.mark.parametrize("tee", [False, True])
+def test_installer_that_cannot_start(tmp_path: Path, tee: bool) -> None:
+    missing = str(tmp_path / "missing-pip")
+    with pytest.raises(OperationalError) as info:
+        run_installer([missing, "install"], {}, tee=tee, out=print)
+    assert info.value.message == f"cannot run {missing}: No such file or directory"
