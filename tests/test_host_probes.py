@@ -202,3 +202,24 @@ def test_probes_never_raise_on_garbage(tmp_path: Path) -> None:
 
     p = detect(Broken([GB10]), tmp_path, run=run)
     assert "NVML query failed: garbage" in p.nvidia_reason
+
+
+def test_probes_never_raise_on_bytes_that_are_not_text(tmp_path: Path) -> None:
+    """Undecodable bytes from nvidia-smi or in /proc and /sys files are read, not raised."""
+    smi = tmp_path / "bin/nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text("#!/bin/sh\nprintf '0, NVIDIA \\377, 9.0, 550.54.14, 81559, GPU-1\\n'\n")
+    smi.chmod(0o755)
+
+    def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
+        if argv[0] != "nvidia-smi":
+            raise FileNotFoundError(argv[0])
+        return run_subprocess([str(smi), *argv[1:]], timeout)
+
+    for name in ("proc/version", "proc/driver/nvidia/version", "sys/module/nvidia/version",
+                 "opt/rocm/.info/version", "sys/class/kfd/kfd/topology/nodes/1/properties"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"\xff\xfe garbage\n")
+    p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run)
+    assert [g.cc for g in p.gpus] == [(9, 0)]
+    assert (p.wsl, p.rocm) == (False, None)
