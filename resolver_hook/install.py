@@ -355,12 +355,12 @@ def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs
     args = list(parsed.args)
     if needs_rewrite(parsed, reqs):
         lines = [line for line in plan.rewritten_lines()
-                 if _line_name(line) not in exclude]
+                 if requirement_name(line) not in exclude]
         files["requirements.txt"] = "".join(f"{line}\n" for line in lines)
         args = [*parsed.options, "-r", str(folder / "requirements.txt")]
     elif exclude:
         args = [a for i, a in enumerate(args)
-                if i not in parsed.positions or _line_name(a) not in exclude]
+                if i not in parsed.positions or requirement_name(a) not in exclude]
     return Invocation(argv=tuple(installer.argv(args, extra)), files=files)
 
 
@@ -383,7 +383,8 @@ def plan_options(installer: Installer, plan: Plan, folder: Path, env: dict[str, 
     return extra
 
 
-def _line_name(line: str) -> str | None:
+def requirement_name(line: str) -> str | None:
+    """The canonical project name of a requirement (``--hash`` options allowed), or None."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
@@ -492,7 +493,7 @@ def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requ
                      folder: Path, env: dict[str, str], out: Callable[[str], None]
                      ) -> OptionalOutcome:
     """Install one optional package; on failure to install or import, roll it back."""
-    name = _line_name(requirement) or requirement
+    name = requirement_name(requirement) or requirement
     p = plan.package(name)
     if p is not None and p.action == "error":
         return OptionalOutcome(ok=False, reason=p.reason)
