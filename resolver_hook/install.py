@@ -301,14 +301,6 @@ def private_tempdir() -> Iterator[Path]:
             signal.signal(signal.SIGTERM, previous)
 
 
-def write_file(path: Path, text: str) -> Path:
-    """Write a generated file atomically (temporary name, then rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 # --- what to hand the installer ----------------------------------------------------
 
 

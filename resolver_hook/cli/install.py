@@ -131,8 +131,8 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFil
         private_tempdir,
         run_installer,
         transitive_conflicts,
-        write_file,
     )
+    from resolver_hook.tomlwrite import write_atomic
 
     rewriting = needs_rewrite(parsed, reqs)
     if rewriting and missing_hashes(plan):
@@ -153,7 +153,7 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFil
         inv = build_invocation(installer, parsed, plan, reqs, folder=folder, env=env,
                                exclude=optional_names)
         for name, text in inv.files.items():
-            write_file(folder / name, text)
+            write_atomic(folder / name, text)
         code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=_write_out)
         if code != 0:
             for conflict in transitive_conflicts(output, plan):
