@@ -460,6 +460,11 @@ _IMPORT_SCRIPT = (
 )
 
 
+# Seconds an optional package's import check may take: an import that initialises a
+# GPU can block on a driver that does not answer.
+IMPORT_TIMEOUT = 300.0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OptionalOutcome:
     ok: bool
@@ -495,12 +500,17 @@ def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requ
     argv = installer.argv([*options, line], plan_options(installer, plan, folder, env))
     code, _ = run_installer(argv, env, tee=False, out=out)
     if code == 0:
-        check = subprocess.run([installer.python, "-c", _IMPORT_SCRIPT, name],
-                               capture_output=True, text=True, timeout=300, check=False)
-        if check.returncode == 0:
-            return OptionalOutcome(ok=True)
-        last = (check.stderr.strip().splitlines() or ["import failed"])[-1]
-        reason = f"installed but does not import: {last}"
+        try:
+            check = subprocess.run([installer.python, "-c", _IMPORT_SCRIPT, name],
+                                   capture_output=True, text=True, timeout=IMPORT_TIMEOUT,
+                                   check=False)
+        except subprocess.TimeoutExpired:
+            reason = f"the import did not finish in {IMPORT_TIMEOUT:g} s"
+        else:
+            if check.returncode == 0:
+                return OptionalOutcome(ok=True)
+            last = (check.stderr.strip().splitlines() or ["import failed"])[-1]
+            reason = f"installed but does not import: {last}"
     else:
         reason = f"{installer.tool} exited with {code}"
     return OptionalOutcome(ok=False, reason=reason,

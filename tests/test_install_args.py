@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook import install
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.host import HostProfile
 from resolver_hook.install import Installer, find_installer, parse_install_args, run_installer
+from resolver_hook.resolve import resolve
 
 
 def test_options_of_ours_go_before_a_double_dash() -> None:
@@ -84,3 +87,19 @@ def test_installer_that_cannot_start(tmp_path: Path, tee: bool) -> None:
     with pytest.raises(OperationalError) as info:
         run_installer([missing, "install"], {}, tee=tee, out=print)
     assert info.value.message == f"cannot run {missing}: No such file or directory"
+
+
+def test_optional_package_whose_import_hangs_fails_its_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A GPU package's import can block on a driver that does not answer: that is an
+    # import that failed, not a traceback that leaves the package installed.
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\n"
+                      "case \"$2\" in *distributions*) echo '{}' ;; *) exec sleep 30 ;; esac\n")
+    python.chmod(0o755)
+    monkeypatch.setattr(install, "IMPORT_TIMEOUT", 0.5)
+    installer = Installer(tool="pip", command=("true",), python=str(python))
+    plan = resolve(["demo"], {}, HostProfile(os="linux", arch="x86_64", python="3.12"))
+    outcome = install.optional_install(installer, parse_install_args("pip", []), plan, "demo",
+                                       folder=tmp_path, env={}, out=print)
+    assert (outcome.ok, outcome.reason) == (False, "the import did not finish in 0.5 s")
