@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.cli import main
 from resolver_hook.errors import OperationalError
 from resolver_hook.host import HostProfile
 from resolver_hook.venvhook import disable, enable, hook_dir, read_state
@@ -88,3 +89,18 @@ def test_unreadable_state_is_an_error_line(venv: Path) -> None:
     state.write_text(json.dumps(data))
     with pytest.raises(OperationalError, match=r"state\.json: unreadable"):
         read_state(venv)
+
+
+@pytest.mark.parametrize(("variable", "key"), [("PIP_CONSTRAINT", "constraint"),
+                                               ("PIP_FIND_LINKS", "find-links")])
+def test_enable_warns_of_a_variable_that_replaces_pip_conf(
+        venv: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        variable: str, key: str) -> None:
+    # pip's environment variables take the place of pip.conf's keys: the built-in torch
+    # manifest's find-links pages would never be read.
+    monkeypatch.setenv(variable, "/elsewhere")
+    assert main(["enable", "--venv", str(venv), "--target",
+                 "linux-x86_64-py312-cuda13.0-sm100"]) == 0
+    out = capsys.readouterr().out
+    assert f"warning: {variable} is set in this shell and takes the place of pip.conf's {key}" \
+        in out
