@@ -118,8 +118,7 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
 
 
 def _nvml_error(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text
+    return str(exc) or type(exc).__name__
 
 
 def probe_nvml(load: Callable[[], Any] = _import_pynvml,
