@@ -250,7 +250,12 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
         python = _venv_python(venv)
     else:
         argv = [uv, "python", "find"] + ([parsed.python] if parsed.python else [])
-        proc = run(argv, capture_output=True, text=True, env=env, check=False, timeout=60)
+        try:
+            proc = run(argv, capture_output=True, text=True, env=env, check=False, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise OperationalError("uv python find did not answer in 60 s",
+                                   hint="activate a virtual environment or pass --python"
+                                   ) from None
         if proc.returncode != 0 or not proc.stdout.strip():
             first = (proc.stderr.strip().splitlines() or ["no interpreter found"])[-1]
             raise OperationalError(f"uv found no Python environment to install into: {first}",

@@ -6,6 +6,7 @@ decides what the hook plans for and what it hands back to them.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,11 @@ def test_optional_package_whose_import_hangs_fails_its_check(
     outcome = install.optional_install(installer, parse_install_args("pip", []), plan, "demo",
                                        folder=tmp_path, env={}, out=print)
     assert (outcome.ok, outcome.reason) == (False, "the import did not finish in 0.5 s")
+
+
+def test_uv_python_find_that_hangs() -> None:
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        raise subprocess.TimeoutExpired(argv, 60)
+
+    with pytest.raises(OperationalError, match="uv python find did not answer in 60 s"):
+        find_installer("uv", parse_install_args("uv", []), env={}, run=run)
