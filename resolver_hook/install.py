@@ -184,14 +184,23 @@ class Installer:
         return [*self.command, *extra, *user_args]
 
 
+# distlib (pip's script maker) writes "#!/bin/sh" and this exec line when the
+# interpreter's path has a space or is too long for a "#!" line.
+_TRAMPOLINE = re.compile(rb"""'''exec' "?(.+?)"? "\$0" "\$@"\s*""")
+
+
 def _shebang_python(script: str) -> str | None:
     try:
         with open(script, "rb") as f:
-            first = f.readline(512)
+            first, second = f.readline(512), f.readline(4096)
     except OSError:
         return None
     if not first.startswith(b"#!"):
         return None
+    m = _TRAMPOLINE.fullmatch(second)
+    if first.strip() == b"#!/bin/sh" and m:
+        path = m.group(1).decode(errors="replace")
+        return path if os.path.exists(path) else None
     parts = first[2:].strip().split()
     if not parts:
         return None

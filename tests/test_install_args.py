@@ -112,3 +112,17 @@ def test_uv_python_find_that_hangs() -> None:
 
     with pytest.raises(OperationalError, match="uv python find did not answer in 60 s"):
         find_installer("uv", parse_install_args("uv", []), env={}, run=run)
+
+
+def test_pip_on_path_behind_a_sh_trampoline(tmp_path: Path) -> None:
+    # pip's script maker (distlib) writes "#!/bin/sh" and an exec line when the
+    # interpreter's path has a space or is too long for a "#!" line.
+    python = tmp_path / "with space" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    pip = python.parent / "pip"
+    pip.write_text(f"#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
+    pip.chmod(0o755)
+    installer = find_installer("pip", parse_install_args("pip", []),
+                               env={"PATH": str(pip.parent)})
+    assert installer.python == str(python)
