@@ -202,16 +202,15 @@ def describe_cc(cc: tuple[int, int]) -> str:
 
 def describe_target(target: KernelTarget) -> str:
     """The GPUs a target runs on, in words: ``sm_100f: NVIDIA B200/GB200, B300/GB300``."""
+    names = [GPU_NAMES[cc] for cc in sorted(GPU_NAMES) if target.runs_on(cc)]
     if target.kind == "ptx" and not target.suffix:
-        newer = [GPU_NAMES[cc] for cc in sorted(GPU_NAMES) if target.runs_on(cc)]
-        first = newer[0] if newer else "newer GPUs"
+        first = names[0] if names else "newer GPUs"
         return "%s: any NVIDIA GPU of compute capability %d.%d or newer (%s and later), by JIT" % (
             target,
             target.major,
             target.minor,
             first,
         )
-    names = [GPU_NAMES[cc] for cc in sorted(GPU_NAMES) if target.runs_on(cc)]
     if not names:
         return "%s: NVIDIA GPUs of compute capability %d.%d" % (target, target.major, target.minor)
     return "%s: NVIDIA %s" % (target, ", ".join(names))

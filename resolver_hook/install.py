@@ -29,7 +29,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,6 +68,7 @@ _VALUE_OPTIONS = frozenset((
 _REQ_FILE = frozenset({"-r", "--requirement", "--requirements"})
 _CONSTRAINT_FILE = frozenset({"-c", "--constraint", "--constraints"})
 _EDITABLE = frozenset({"-e", "--editable"})
+_WITH_VALUE = _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,8 +85,28 @@ class InstallArgs:
     require_hashes: bool = False
     python: str | None = None
     target: str | None = None
-    # Index of each positional requirement / -r value in ``args``, for rewriting.
-    positions: tuple[tuple[int, str], ...] = field(default=())
+    # ``args`` less positional requirements, ``-r`` files and ``--``, in order: what
+    # stays when the requirements are handed over another way.
+    options: tuple[str, ...] = ()
+    # Index in ``args`` of each positional requirement.
+    positions: tuple[int, ...] = ()
+
+
+def _option_with_value(arg: str) -> tuple[str, str | None, str] | None:
+    """The option in ``arg`` that takes a value: (option, value if attached, flags before it).
+
+    Read as pip's optparse and uv's clap read them: ``--name=VALUE``, ``--name``,
+    ``-rVALUE`` and clustered short options (``-Ur`` is ``-U -r``, ``-qrFILE`` is
+    ``-q -r FILE``). None for a requirement, a flag or a cluster of flags.
+    """
+    if arg.startswith("--"):
+        name, eq, value = arg.partition("=")
+        return (name, value if eq else None, "") if name in _WITH_VALUE else None
+    if arg.startswith("-"):
+        for j in range(1, len(arg)):
+            if f"-{arg[j]}" in _WITH_VALUE:
+                return f"-{arg[j]}", arg[j + 1:] or None, arg[:j] if j > 1 else ""
+    return None
 
 
 def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
@@ -95,54 +116,55 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
     constraints: list[str] = []
     overrides: list[str] = []
     editables: list[str] = []
-    positions: list[tuple[int, str]] = []
+    options: list[str] = []
+    positions: list[int] = []
     values: dict[str, str] = {}
     require_hashes = False
     i = 0
     while i < len(args):
         arg = args[i]
-        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if arg == "--":
-            for j in range(i + 1, len(args)):
-                reqs.append(args[j])
-                positions.append((j, "req"))
+        if arg == "--":  # pip and uv read every argument after it as a requirement
+            reqs += args[i + 1:]
+            positions += range(i + 1, len(args))
             break
-        short = arg[:2] if arg.startswith("-") and not arg.startswith("--") and len(arg) > 2 else ""
-        if name in _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS or short in (
-                _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS):
-            key = short or name
-            if short:
-                value, at = arg[2:], i  # -rfile
-            elif eq:
-                value, at = inline, i
+        found = _option_with_value(arg)
+        if found is None:
+            if arg.startswith("-"):
+                options.append(arg)
+                require_hashes = require_hashes or arg == "--require-hashes"
             else:
-                if i + 1 >= len(args):
-                    raise UsageError(f"{tool} install: option {arg} needs a value")
-                value, at = args[i + 1], i + 1
-                i += 1
-            if key in _REQ_FILE:
-                files.append(value)
-                positions.append((at, "file"))
-            elif key in _CONSTRAINT_FILE:
-                constraints.append(value)
-            elif key in _EDITABLE:
-                editables.append(value)
-            elif key in ("--overrides", "--override"):
-                overrides.append(value)
-            else:
-                values[key] = value
-        elif arg == "--require-hashes":
-            require_hashes = True
-        elif not arg.startswith("-"):
-            reqs.append(arg)
-            positions.append((i, "req"))
-        i += 1
+                reqs.append(arg)
+                positions.append(i)
+            i += 1
+            continue
+        key, value, flags = found
+        span = 1
+        if value is None:
+            if i + 1 >= len(args):
+                raise UsageError(f"{tool} install: option {arg} needs a value")
+            value, span = args[i + 1], 2
+        taken = args[i:i + span]
+        i += span
+        if key in _REQ_FILE:
+            files.append(value)
+            options += [flags] if flags else []
+            continue
+        options += taken
+        if key in _CONSTRAINT_FILE:
+            constraints.append(value)
+        elif key in _EDITABLE:
+            editables.append(value)
+        elif key in ("--overrides", "--override"):
+            overrides.append(value)
+        else:
+            values[key] = value
     return InstallArgs(
         tool=tool, args=tuple(args), requirements=tuple(reqs), requirement_files=tuple(files),
         constraint_files=tuple(constraints), override_files=tuple(overrides),
         editables=tuple(editables), require_hashes=require_hashes,
         python=values.get("--python") or values.get("-p"),
-        target=values.get("--target") or values.get("-t"), positions=tuple(positions),
+        target=values.get("--target") or values.get("-t"), options=tuple(options),
+        positions=tuple(positions),
     )
 
 
@@ -158,17 +180,27 @@ class Installer:
     python: str  # the interpreter whose environment is installed into
 
     def argv(self, user_args: Sequence[str], extra: Sequence[str]) -> list[str]:
-        return [*self.command, *user_args, *extra]
+        # Ours first: after a user's "--" every argument is read as a requirement.
+        return [*self.command, *extra, *user_args]
+
+
+# distlib (pip's script maker) writes "#!/bin/sh" and this exec line when the
+# interpreter's path has a space or is too long for a "#!" line.
+_TRAMPOLINE = re.compile(rb"""'''exec' "?(.+?)"? "\$0" "\$@"\s*""")
 
 
 def _shebang_python(script: str) -> str | None:
     try:
         with open(script, "rb") as f:
-            first = f.readline(512)
+            first, second = f.readline(512), f.readline(4096)
     except OSError:
         return None
     if not first.startswith(b"#!"):
         return None
+    m = _TRAMPOLINE.fullmatch(second)
+    if first.strip() == b"#!/bin/sh" and m:
+        path = m.group(1).decode(errors="replace")
+        return path if os.path.exists(path) else None
     parts = first[2:].strip().split()
     if not parts:
         return None
@@ -203,16 +235,16 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
     """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
 
     pip: the active virtual environment, else the ``pip`` first on PATH (its
-    interpreter, read from the script's ``#!`` line), else this Python.
+    interpreter, read from the script's ``#!`` line), else this Python. (pip
+    refuses ``--python`` after ``install``, "must be placed before the pip
+    subcommand name" since pip 22.3: that pip says so itself.)
     uv: ``--python``, else the active virtual environment, else what
     ``uv python find`` answers (uv's own discovery: ``.venv`` and so on).
     """
     env = dict(os.environ) if env is None else env
     venv = env.get("VIRTUAL_ENV")
     if tool == "pip":
-        if parsed.python:
-            python = parsed.python
-        elif venv and os.path.exists(_venv_python(venv)):
+        if venv and os.path.exists(_venv_python(venv)):
             python = _venv_python(venv)
         else:
             pip = shutil.which("pip", path=env.get("PATH"))
@@ -227,7 +259,12 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
         python = _venv_python(venv)
     else:
         argv = [uv, "python", "find"] + ([parsed.python] if parsed.python else [])
-        proc = run(argv, capture_output=True, text=True, env=env, check=False, timeout=60)
+        try:
+            proc = run(argv, capture_output=True, text=True, env=env, check=False, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise OperationalError("uv python find did not answer in 60 s",
+                                   hint="activate a virtual environment or pass --python"
+                                   ) from None
         if proc.returncode != 0 or not proc.stdout.strip():
             first = (proc.stderr.strip().splitlines() or ["no interpreter found"])[-1]
             raise OperationalError(f"uv found no Python environment to install into: {first}",
@@ -278,14 +315,6 @@ def private_tempdir() -> Iterator[Path]:
             signal.signal(signal.SIGTERM, previous)
 
 
-def write_file(path: Path, text: str) -> Path:
-    """Write a generated file atomically (temporary name, then rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
 # --- what to hand the installer ----------------------------------------------------
 
 
@@ -299,16 +328,6 @@ def needs_rewrite(parsed: InstallArgs, reqs: ReqFile) -> bool:
     return (parsed.require_hashes
             or any(e.hashes for e in reqs.requirements)
             or any(o.option == "--require-hashes" for o in reqs.options))
-
-
-def args_without_requirements(parsed: InstallArgs) -> list[str]:
-    """The user's arguments less positional requirements and ``-r`` files (kept in order)."""
-    drop: set[int] = set()
-    for index, kind in parsed.positions:
-        drop.add(index)
-        if kind == "file" and index > 0 and parsed.args[index - 1] in _REQ_FILE:
-            drop.add(index - 1)  # "-r FILE": the flag too
-    return [a for i, a in enumerate(parsed.args) if i not in drop]
 
 
 def env_files(env: dict[str, str], name: str) -> list[str]:
@@ -342,12 +361,12 @@ def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs
     args = list(parsed.args)
     if needs_rewrite(parsed, reqs):
         lines = [line for line in plan.rewritten_lines()
-                 if _line_name(line) not in exclude]
+                 if requirement_name(line) not in exclude]
         files["requirements.txt"] = "".join(f"{line}\n" for line in lines)
-        args = [*args_without_requirements(parsed), "-r", str(folder / "requirements.txt")]
+        args = [*parsed.options, "-r", str(folder / "requirements.txt")]
     elif exclude:
         args = [a for i, a in enumerate(args)
-                if (i, "req") not in parsed.positions or _line_name(a) not in exclude]
+                if i not in parsed.positions or requirement_name(a) not in exclude]
     return Invocation(argv=tuple(installer.argv(args, extra)), files=files)
 
 
@@ -370,7 +389,8 @@ def plan_options(installer: Installer, plan: Plan, folder: Path, env: dict[str, 
     return extra
 
 
-def _line_name(line: str) -> str | None:
+def requirement_name(line: str) -> str | None:
+    """The canonical project name of a requirement (``--hash`` options allowed), or None."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
@@ -399,17 +419,20 @@ def run_installer(argv: Sequence[str], env: dict[str, str], *, tee: bool,
     pip prints the lines that explain a resolution conflict on stdout; keeping
     them lets us name a dependency's exact pin on another flavour.
     """
-    if not tee:
-        return subprocess.call(list(argv), env=env), ""
-    tail: list[str] = []
-    with subprocess.Popen(list(argv), env=env, stdout=subprocess.PIPE, text=True,
-                          bufsize=1) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            out(line)
-            tail.append(line)
-            del tail[:-200]
-        code = proc.wait()
+    try:
+        if not tee:
+            return subprocess.call(list(argv), env=env), ""
+        tail: list[str] = []
+        with subprocess.Popen(list(argv), env=env, stdout=subprocess.PIPE, text=True,
+                              bufsize=1) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                out(line)
+                tail.append(line)
+                del tail[:-200]
+            code = proc.wait()
+    except OSError as exc:  # the installer is missing or cannot be executed
+        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
     return code, "".join(tail)
 
 
@@ -451,6 +474,11 @@ _IMPORT_SCRIPT = (
 )
 
 
+# Seconds an optional package's import check may take: an import that initialises a
+# GPU can block on a driver that does not answer.
+IMPORT_TIMEOUT = 300.0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OptionalOutcome:
     ok: bool
@@ -476,22 +504,27 @@ def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requ
                      folder: Path, env: dict[str, str], out: Callable[[str], None]
                      ) -> OptionalOutcome:
     """Install one optional package; on failure to install or import, roll it back."""
-    name = _line_name(requirement) or requirement
+    name = requirement_name(requirement) or requirement
     p = plan.package(name)
     if p is not None and p.action == "error":
         return OptionalOutcome(ok=False, reason=p.reason)
     line = p.line if p is not None and p.action == "rewrite" and p.line else requirement
-    options = args_without_requirements(parsed)
+    options = list(parsed.options)
     before = installed_versions(installer.python)
     argv = installer.argv([*options, line], plan_options(installer, plan, folder, env))
     code, _ = run_installer(argv, env, tee=False, out=out)
     if code == 0:
-        check = subprocess.run([installer.python, "-c", _IMPORT_SCRIPT, name],
-                               capture_output=True, text=True, timeout=300, check=False)
-        if check.returncode == 0:
-            return OptionalOutcome(ok=True)
-        last = (check.stderr.strip().splitlines() or ["import failed"])[-1]
-        reason = f"installed but does not import: {last}"
+        try:
+            check = subprocess.run([installer.python, "-c", _IMPORT_SCRIPT, name],
+                                   capture_output=True, text=True, timeout=IMPORT_TIMEOUT,
+                                   check=False)
+        except subprocess.TimeoutExpired:
+            reason = f"the import did not finish in {IMPORT_TIMEOUT:g} s"
+        else:
+            if check.returncode == 0:
+                return OptionalOutcome(ok=True)
+            last = (check.stderr.strip().splitlines() or ["import failed"])[-1]
+            reason = f"installed but does not import: {last}"
     else:
         reason = f"{installer.tool} exited with {code}"
     return OptionalOutcome(ok=False, reason=reason,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
+from resolver_hook.tomlwrite import write_atomic
 
 __all__ = ["HookState", "disable", "enable", "hook_dir", "machine_changes", "read_state"]
 
@@ -54,12 +55,6 @@ class HookState:
     find_links: tuple[str, ...] = ()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.resolver-hook.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def enable(venv: Path, profile: HostProfile, constraints: list[str],
            find_links: list[str]) -> Path:
     """Point the venv's pip.conf at the plan's constraints; returns the constraints file."""
@@ -67,41 +62,77 @@ def enable(venv: Path, profile: HostProfile, constraints: list[str],
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
     folder = hook_dir(venv)
     conf = _pip_conf(venv)
-    folder.mkdir(exist_ok=True)
     saved = folder / "pip.conf.orig"
     absent = folder / "pip.conf.absent"
-    if not saved.exists() and not absent.exists():
-        # First enable: keep the user's configuration exactly as it is.
-        if conf.exists():
-            _atomic_write(saved, conf.read_bytes())
-        else:
-            _atomic_write(absent, b"")
     cons = folder / "constraints.txt"
-    _atomic_write(cons, "".join(f"{line}\n" for line in constraints).encode())
-    _atomic_write(folder / "state.json", json.dumps({
+    first = not saved.exists() and not absent.exists()
+    # The user's configuration: as it is on the first enable, as saved then after.
+    source = conf if first else saved
+    original = _read_conf(source, conf) if source.exists() else None
+    text = _MARK + _with_plan(original or "", conf, cons, find_links)
+    folder.mkdir(exist_ok=True)
+    if first:
+        write_atomic(saved if original is not None else absent, original or "")
+    write_atomic(cons, "".join(f"{line}\n" for line in constraints))
+    write_atomic(folder / "state.json", json.dumps({
         "profile": profile.to_dict(), "constraints": constraints, "find_links": find_links,
-    }, indent=2).encode())
-    original = saved.read_text(encoding="utf-8") if saved.exists() else ""
+    }, indent=2))
+    write_atomic(conf, text)
+    return cons
+
+
+def _read_conf(path: Path, conf: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise OperationalError(f"{conf}: cannot read it: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise OperationalError(f"{conf}: not UTF-8 text: resolver-hook cannot add to it",
+                               hint="save it as UTF-8, then run 'resolver-hook enable' again"
+                               ) from None
+
+
+def _with_plan(original: str, conf: Path, cons: Path, find_links: list[str]) -> str:
+    """``original`` pip configuration plus our constraints file and find-links pages."""
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(original)
     except configparser.Error as exc:
         raise OperationalError(
             f"{conf}: cannot read the existing pip configuration: {exc}") from None
+    _add(parser, "constraint", [str(cons)])
+    _add(parser, "find-links", find_links)
+    out = io.StringIO()
+    parser.write(out)
+    return out.getvalue()
+
+
+def _pip_key(name: str) -> str:
+    # pip's normalisation of configuration keys (pip/_internal/configuration.py,
+    # _normalize_name): case, "_" for "-" and a leading "--" make no difference.
+    name = name.lower().replace("_", "-")
+    return name[2:] if name.startswith("--") else name
+
+
+def _add(parser: configparser.ConfigParser, key: str, values: list[str]) -> None:
+    """Add ``values`` to the whitespace-separated list ``key``, keeping the user's entries.
+
+    Into ``[global]``, and into every other section that sets ``key`` itself: a
+    command's section (``[install]``) overrides ``[global]`` for that command (pip's
+    documentation, "Configuration").
+    """
     if not parser.has_section("global"):
         parser.add_section("global")
-    # pip reads these as whitespace-separated lists: keep the user's entries.
-    old_cons = parser.get("global", "constraint", fallback="").split()
-    old_links = parser.get("global", "find-links", fallback="").split()
-    parser.set("global", "constraint", " ".join([*old_cons, str(cons)]))
-    links = [*old_links, *(u for u in find_links if u not in old_links)]
-    if links:
-        parser.set("global", "find-links", " ".join(links))
-    out = io.StringIO()
-    out.write(_MARK)
-    parser.write(out)
-    _atomic_write(conf, out.getvalue().encode())
-    return cons
+    for section in parser.sections():
+        names = [k for k in parser[section] if _pip_key(k) == key]
+        if section != "global" and not names:
+            continue
+        old = " ".join(parser.get(section, k) for k in names).split()
+        for k in names:
+            parser.remove_option(section, k)
+        merged = [*old, *(v for v in values if v not in old)]
+        if merged:
+            parser.set(section, key, " ".join(merged))
 
 
 def disable(venv: Path) -> bool:
@@ -111,12 +142,12 @@ def disable(venv: Path) -> bool:
     saved = folder / "pip.conf.orig"
     absent = folder / "pip.conf.absent"
     if saved.exists():
-        _atomic_write(conf, saved.read_bytes())
+        os.replace(saved, conf)  # a rename in the venv: atomic, and the very bytes saved
     elif absent.exists():
         conf.unlink(missing_ok=True)
     else:
         return False
-    for name in ("constraints.txt", "state.json", "pip.conf.orig", "pip.conf.absent"):
+    for name in ("constraints.txt", "state.json", "pip.conf.absent"):
         (folder / name).unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # something of the user's is in there: leave it
         folder.rmdir()
@@ -134,12 +165,13 @@ def read_state(venv: Path) -> HookState:
         return HookState(enabled=False)
     try:
         data = json.loads(state.read_text(encoding="utf-8"))
-        profile = HostProfile.from_dict(data["profile"], where=str(state))
+        return HookState(enabled=True, profile=HostProfile.from_dict(data["profile"],
+                                                                     where=str(state)),
+                         constraints=tuple(data["constraints"]),
+                         find_links=tuple(data["find_links"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise OperationalError(f"{state}: unreadable ({exc}); run 'resolver-hook enable' again") \
             from None
-    return HookState(enabled=True, profile=profile, constraints=tuple(data["constraints"]),
-                     find_links=tuple(data["find_links"]))
 
 
 def machine_changes(old: HostProfile, new: HostProfile) -> list[str]:

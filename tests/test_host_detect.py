@@ -185,6 +185,11 @@ def test_bad_input_is_one_error_line(args: list[str], message: str,
     ('{"os": "linux", "arch": "x86_64", "python": "3.12", "nvidia": {"cuda_version": "new"}}',
      "nvidia.cuda_version: 'new' is not a version"),
     ('{"os": "linux", "arch": "x86_64", "python": "3.12", "schema": 9}', "unsupported version 9"),
+    # Wheel tags are computed from libc_version when the file lists none.
+    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "libc_version": "abc"}',
+     "libc_version: 'abc' is not a version like 2.39"),
+    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "libc": "musl", "libc_version": "1"}',
+     "libc_version: '1' is not a version like 2.39"),
 ])
 def test_bad_profile_file(tmp_path: Path, content: str, message: str,
                           capsys: pytest.CaptureFixture[str]) -> None:

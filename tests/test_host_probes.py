@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -141,11 +141,11 @@ def test_nvidia_smi_fallback_skips_na_rows(tmp_path: Path) -> None:
     assert any("Tegra NPU) skipped: compute capability [N/A]" in n for n in p.notes)
 
 
-def test_nvidia_smi_that_hangs(tmp_path: Path) -> None:
-    """A real subprocess that hangs: the timeout fires and detection returns."""
+def real_smi(tmp_path: Path, script: str) -> Callable[[Sequence[str], float], tuple[int, str]]:
+    """A runner whose nvidia-smi is a real shell script; other programs are missing."""
     smi = tmp_path / "bin/nvidia-smi"
     smi.parent.mkdir()
-    smi.write_text("#!/bin/sh\nsleep 30\n")
+    smi.write_text(f"#!/bin/sh\n{script}\n")
     smi.chmod(0o755)
 
     def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
@@ -153,9 +153,14 @@ def test_nvidia_smi_that_hangs(tmp_path: Path) -> None:
             raise FileNotFoundError(argv[0])
         return run_subprocess([str(smi), *argv[1:]], timeout)
 
+    return run
+
+
+def test_nvidia_smi_that_hangs(tmp_path: Path) -> None:
+    """A real subprocess that hangs: the timeout fires and detection returns."""
     start = time.monotonic()
-    p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run,
-               smi_timeout=0.5)
+    p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path,
+               run=real_smi(tmp_path, "sleep 30"), smi_timeout=0.5)
     assert time.monotonic() - start < 10
     assert "nvidia-smi timed out after 0.5 s" in p.nvidia_reason
 
@@ -202,3 +207,15 @@ def test_probes_never_raise_on_garbage(tmp_path: Path) -> None:
 
     p = detect(Broken([GB10]), tmp_path, run=run)
     assert "NVML query failed: garbage" in p.nvidia_reason
+
+
+def test_probes_never_raise_on_bytes_that_are_not_text(tmp_path: Path) -> None:
+    """Undecodable bytes from nvidia-smi or in /proc and /sys files are read, not raised."""
+    run = real_smi(tmp_path, "printf '0, NVIDIA \\377, 9.0, 550.54.14, 81559, GPU-1\\n'")
+    for name in ("proc/version", "proc/driver/nvidia/version", "sys/module/nvidia/version",
+                 "opt/rocm/.info/version", "sys/class/kfd/kfd/topology/nodes/1/properties"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"\xff\xfe garbage\n")
+    p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run)
+    assert [g.cc for g in p.gpus] == [(9, 0)]
+    assert (p.wsl, p.rocm) == (False, None)

@@ -369,6 +369,39 @@ def test_installer_exit_code_is_passed_on(gpu_index: GpuIndex, venv: Path) -> No
     assert "no-such-package-here" in proc.stderr
 
 
+@pytest.mark.parametrize("options", [[], ["--require-hashes"]])
+def test_requirements_after_double_dash(gpu_index: GpuIndex, venv: Path,
+                                        options: list[str]) -> None:
+    """pip reads every argument after "--" as a requirement: the hook's own options go first."""
+    proc = hook("pip", "--target", B200, "install", "--dry-run", "--index-url",
+                gpu_index.simple, *options, "--", "demo-gpu", venv=venv,
+                manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Would install demo-gpu-1.0+cu130" in proc.stdout
+
+
+def test_clustered_short_options(gpu_index: GpuIndex, venv: Path, tmp_path: Path) -> None:
+    """`pip install -Ur FILE` is `-U -r FILE` (optparse clusters short options)."""
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("demo-gpu\n")
+    proc = hook("pip", "--target", L4, "install", "--dry-run", "--index-url", gpu_index.simple,
+                "-Ur", str(reqs), venv=venv, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Would install demo-gpu-1.0+cu126" in proc.stdout
+
+
+@pytest.mark.parametrize("optional", ["demo-gpu~=1.0", "demo-gpu ; python_version > '3'"])
+def test_optional_without_a_fit_does_not_block(gpu_index: GpuIndex, venv: Path,
+                                               optional: str) -> None:
+    """Any requirement form names the optional package: its no-fit skips it, nothing more."""
+    proc = hook("pip", "--target", OLD_DRIVER_BLACKWELL, "--optional", optional, "install",
+                "--dry-run", "--index-url", gpu_index.simple, "plainpkg", venv=venv,
+                manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stderr
+    assert "Would install plainpkg-1.0" in proc.stdout
+    assert f"warning: optional {optional} skipped: no build of demo-gpu fits" in proc.stderr
+
+
 def test_missing_install_word_is_a_usage_error() -> None:
     proc = hook("pip", "--target", B200, "freeze")
     assert proc.returncode == 2

@@ -71,9 +71,13 @@ def run_enable(args: argparse.Namespace) -> int:
     out(f"  export UV_CONSTRAINT={cons}\n")
     if plan.find_links:
         out(f"  export UV_FIND_LINKS='{' '.join(plan.find_links)}'\n")
+    # pip's environment variables take the place of pip.conf's keys.
     if os.environ.get("PIP_CONSTRAINT"):
         out("warning: PIP_CONSTRAINT is set in this shell and takes the place of pip.conf's "
             "constraint: unset it, or add the file above to it\n")
+    if plan.find_links and os.environ.get("PIP_FIND_LINKS"):
+        out("warning: PIP_FIND_LINKS is set in this shell and takes the place of pip.conf's "
+            "find-links: unset it, or add the pages above to it\n")
     return 0
 
 

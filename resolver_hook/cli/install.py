@@ -23,10 +23,11 @@ from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
 
 if TYPE_CHECKING:
-    from packaging.utils import NormalizedName
+    from pathlib import Path
 
     from resolver_hook.host import HostProfile
     from resolver_hook.install import InstallArgs, Installer
+    from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
 __all__ = ["register"]
@@ -61,7 +62,7 @@ def _write_out(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.install import find_installer, parse_install_args
+    from resolver_hook.install import find_installer, parse_install_args, requirement_name
     from resolver_hook.reqfile import read_requirements
     from resolver_hook.resolve import resolve
 
@@ -81,10 +82,7 @@ def run(args: argparse.Namespace) -> int:
     reqs = read_requirements(parsed.requirement_files, [*parsed.requirements, *optional],
                              constraints=parsed.constraint_files)
     plan = resolve(reqs, manifests, profile)
-    from packaging.utils import canonicalize_name
-
-    optional_names = {canonicalize_name(o.split("[")[0].split("=")[0].split("<")[0]
-                                        .split(">")[0].strip()) for o in optional}
+    optional_names = frozenset(requirement_name(o) or o for o in optional)
     blocking = [p for p in plan.errors if p.name not in optional_names]
     if blocking:
         from resolver_hook.cli.plan import render_errors
@@ -123,8 +121,8 @@ def _profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
         profile.os, profile.arch, version, libc=profile.libc, libc_version=profile.libc_version))
 
 
-def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object, *,
-             env: dict[str, str], optional: list[str], optional_names: set[NormalizedName]
+def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFile, *,
+             env: dict[str, str], optional: list[str], optional_names: frozenset[str]
              ) -> int:
     from resolver_hook.install import (
         build_invocation,
@@ -133,10 +131,10 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object
         private_tempdir,
         run_installer,
         transitive_conflicts,
-        write_file,
     )
+    from resolver_hook.tomlwrite import write_atomic
 
-    rewriting = needs_rewrite(parsed, reqs)  # type: ignore[arg-type]
+    rewriting = needs_rewrite(parsed, reqs)
     if rewriting and missing_hashes(plan):
         raise OperationalError(
             f"--require-hashes: no sha256 is known for {', '.join(missing_hashes(plan))} "
@@ -151,12 +149,11 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object
              "another flavour is replaced")
     for note in plan.notes:
         _say(f"note: {note}")
-    main_exclude = frozenset(n for n in optional_names)
     with private_tempdir() as folder:
-        inv = build_invocation(installer, parsed, plan, reqs,  # type: ignore[arg-type]
-                               folder=folder, env=env, exclude=main_exclude)
+        inv = build_invocation(installer, parsed, plan, reqs, folder=folder, env=env,
+                               exclude=optional_names)
         for name, text in inv.files.items():
-            write_file(folder / name, text)
+            write_atomic(folder / name, text)
         code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=_write_out)
         if code != 0:
             for conflict in transitive_conflicts(output, plan):
@@ -171,12 +168,9 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: object
 
 
 def _install_optional(installer: Installer, parsed: InstallArgs, plan: Plan, requirement: str,
-                      *, folder: object, env: dict[str, str]) -> None:
-    from pathlib import Path
-
+                      *, folder: Path, env: dict[str, str]) -> None:
     from resolver_hook.install import optional_install
 
-    assert isinstance(folder, Path)
     outcome = optional_install(installer, parsed, plan, requirement, folder=folder, env=env,
                                out=_write_out)
     if outcome.ok:

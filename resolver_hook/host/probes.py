@@ -44,10 +44,18 @@ SMI_TIMEOUT = 5.0
 
 def run_subprocess(argv: Sequence[str], timeout: float) -> tuple[int, str]:
     proc = subprocess.run(
-        list(argv), capture_output=True, text=True, timeout=timeout, check=False,
-        stdin=subprocess.DEVNULL,
+        list(argv), capture_output=True, text=True, errors="replace", timeout=timeout,
+        check=False, stdin=subprocess.DEVNULL,
     )
     return proc.returncode, proc.stdout
+
+
+def _read(path: Path) -> str | None:
+    """A small text file (``/proc``, ``/sys``), or None when it cannot be read. Never raises."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def _import_pynvml() -> Any:
@@ -110,8 +118,7 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
 
 
 def _nvml_error(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text
+    return str(exc) or type(exc).__name__
 
 
 def probe_nvml(load: Callable[[], Any] = _import_pynvml,
@@ -152,19 +159,15 @@ _NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
 
 def probe_procfs(root: Path) -> tuple[str | None, Probe]:
     """The driver version from ``/sys/module/nvidia/version`` or ``/proc/driver/nvidia/version``."""
-    try:
-        text = (root / "sys/module/nvidia/version").read_text().strip()
-        if text:
-            return text, Probe(name="nvidia-procfs", found=True,
-                               detail=f"kernel module nvidia {text} loaded")
-    except OSError:
-        pass
-    try:
-        text = (root / "proc/driver/nvidia/version").read_text()
-    except OSError:
+    text = (_read(root / "sys/module/nvidia/version") or "").strip()
+    if text:
+        return text, Probe(name="nvidia-procfs", found=True,
+                           detail=f"kernel module nvidia {text} loaded")
+    proc_text = _read(root / "proc/driver/nvidia/version")
+    if proc_text is None:
         return None, Probe(name="nvidia-procfs", found=False,
                            detail="NVIDIA driver not loaded (no /proc/driver/nvidia/version)")
-    m = _NVRM.search(text)
+    m = _NVRM.search(proc_text)
     if not m:
         return None, Probe(name="nvidia-procfs", found=False,
                            detail="/proc/driver/nvidia/version names no driver version")
@@ -306,18 +309,12 @@ def _gfx_name(target_version: int) -> str:
 
 def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
     """AMD GPUs from the KFD topology in sysfs, else ``rocm_agent_enumerator``."""
-    version = None
-    with contextlib.suppress(OSError):
-        version = (root / "opt/rocm/.info/version").read_text().strip() or None
+    version = (_read(root / "opt/rocm/.info/version") or "").strip() or None
     gfx: list[str] = []
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
     try:
         for node in sorted(nodes.iterdir()):
-            try:
-                props = (node / "properties").read_text()
-            except OSError:
-                continue
-            m = re.search(r"^gfx_target_version\s+(\d+)", props, re.M)
+            m = re.search(r"^gfx_target_version\s+(\d+)", _read(node / "properties") or "", re.M)
             if m and int(m.group(1)) > 0:  # 0 is a CPU node
                 gfx.append(_gfx_name(int(m.group(1))))
     except OSError:
@@ -339,10 +336,7 @@ def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
 def probe_wsl(root: Path, env: Mapping[str, str]) -> bool:
     if env.get("WSL_DISTRO_NAME"):
         return True
-    try:
-        return "microsoft" in (root / "proc/version").read_text().lower()
-    except OSError:
-        return False
+    return "microsoft" in (_read(root / "proc/version") or "").lower()
 
 
 def probe_container(root: Path, env: Mapping[str, str]) -> str | None:

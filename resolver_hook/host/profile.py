@@ -8,6 +8,7 @@ resolver, placeholders, doctor) reads profiles and never the host itself.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -272,6 +273,8 @@ class _ProfileReader:
                                 detail=self.get(pm, "detail", str, pp, default="")))
         arch = self.get(m, "arch", str, "", required=True)
         libc_version = self.get(m, "libc_version", str, "")
+        if libc_version is not None and not re.fullmatch(r"\d+\.\d+", libc_version):
+            raise self.fail("libc_version", f"{libc_version!r} is not a version like 2.39")
         tags = self.strings(m, "tags", "")
         if not tags:
             tags = compute_tags(os_name, arch, (major, minor), libc_version=libc_version,

@@ -1,0 +1,128 @@
+"""The installer-argument side of install.py, without running pip or uv.
+
+What pip (optparse) and uv (clap) read as an option, a value or a requirement
+decides what the hook plans for and what it hands back to them.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from resolver_hook import install
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.host import HostProfile
+from resolver_hook.install import Installer, find_installer, parse_install_args, run_installer
+from resolver_hook.resolve import resolve
+
+
+def test_options_of_ours_go_before_a_double_dash() -> None:
+    # After "--" both pip and uv read every argument as a requirement: a "-c FILE"
+    # added there would be read as a requirement named "-c".
+    installer = Installer(tool="pip", command=("py", "-m", "pip", "install"), python="py")
+    argv = installer.argv(["--no-deps", "--", "demo"], ["-c", "c.txt"])
+    assert argv == ["py", "-m", "pip", "install", "-c", "c.txt", "--no-deps", "--", "demo"]
+
+
+def test_double_dash_ends_the_options() -> None:
+    parsed = parse_install_args("pip", ["--no-deps", "--", "demo", "other"])
+    assert parsed.requirements == ("demo", "other")
+
+
+def test_rewriting_drops_the_double_dash_with_the_requirements() -> None:
+    # The generated "-r FILE" is appended to what is left: after a "--" it would be
+    # read as two requirements.
+    parsed = parse_install_args("pip", ["--require-hashes", "--", "demo"])
+    assert list(parsed.options) == ["--require-hashes"]
+
+
+# (arguments, requirement files, positional requirements, what rewriting keeps). Short
+# options cluster as in pip (optparse) and uv (clap): "-Ur FILE" is "-U -r FILE".
+PARSE_CASES = [
+    (["-r", "req.txt", "demo"], ("req.txt",), ("demo",), []),
+    (["-rreq.txt"], ("req.txt",), (), []),
+    (["--requirement=req.txt"], ("req.txt",), (), []),
+    (["--requirement", "req.txt", "-U"], ("req.txt",), (), ["-U"]),
+    (["-Ur", "req.txt"], ("req.txt",), (), ["-U"]),
+    (["-qqrreq.txt", "demo"], ("req.txt",), ("demo",), ["-qq"]),
+    (["-Ue", ".", "demo"], (), ("demo",), ["-Ue", "."]),
+    (["-i", "--", "demo"], (), ("demo",), ["-i", "--"]),  # "--" as a value ends nothing
+    (["-U", "--", "demo", "-odd"], (), ("demo", "-odd"), ["-U"]),
+]
+
+
+@pytest.mark.parametrize(("args", "files", "reqs", "kept"), PARSE_CASES,
+                         ids=[" ".join(c[0]) for c in PARSE_CASES])
+def test_parse_install_args(args: list[str], files: tuple[str, ...], reqs: tuple[str, ...],
+                            kept: list[str]) -> None:
+    parsed = parse_install_args("pip", args)
+    assert (parsed.requirement_files, parsed.requirements) == (files, reqs)
+    assert list(parsed.options) == kept
+    assert parsed.args == tuple(args)  # the user's arguments themselves stay as given
+
+
+@pytest.mark.parametrize("args", [["-r"], ["-Ur"], ["--requirement"], ["-c"]])
+def test_option_without_its_value(args: list[str]) -> None:
+    with pytest.raises(UsageError, match=f"option {args[0]} needs a value"):
+        parse_install_args("pip", args)
+
+
+def test_pip_python_option_is_left_to_pip(tmp_path: Path) -> None:
+    # pip refuses --python after "install" ("The --python option must be placed before
+    # the pip subcommand name", pip >= 22.3): the pip that typing "pip" would run is
+    # the one to run, and it says so itself.
+    venv_python = tmp_path / "venv" / "bin" / "python"
+    venv_python.parent.mkdir(parents=True)
+    venv_python.write_text("")
+    parsed = parse_install_args("pip", ["--python", str(tmp_path / "elsewhere"), "demo"])
+    installer = find_installer("pip", parsed, env={"VIRTUAL_ENV": str(tmp_path / "venv")})
+    assert installer.python == str(venv_python)
+    assert installer.command == (str(venv_python), "-m", "pip", "install")
+
+
+@pytest.mark.parametrize("tee", [False, True])
+def test_installer_that_cannot_start(tmp_path: Path, tee: bool) -> None:
+    missing = str(tmp_path / "missing-pip")
+    with pytest.raises(OperationalError) as info:
+        run_installer([missing, "install"], {}, tee=tee, out=print)
+    assert info.value.message == f"cannot run {missing}: No such file or directory"
+
+
+def test_optional_package_whose_import_hangs_fails_its_check(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A GPU package's import can block on a driver that does not answer: that is an
+    # import that failed, not a traceback that leaves the package installed.
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\n"
+                      "case \"$2\" in *distributions*) echo '{}' ;; *) exec sleep 30 ;; esac\n")
+    python.chmod(0o755)
+    monkeypatch.setattr(install, "IMPORT_TIMEOUT", 0.5)
+    installer = Installer(tool="pip", command=("true",), python=str(python))
+    plan = resolve(["demo"], {}, HostProfile(os="linux", arch="x86_64", python="3.12"))
+    outcome = install.optional_install(installer, parse_install_args("pip", []), plan, "demo",
+                                       folder=tmp_path, env={}, out=print)
+    assert (outcome.ok, outcome.reason) == (False, "the import did not finish in 0.5 s")
+
+
+def test_uv_python_find_that_hangs() -> None:
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        raise subprocess.TimeoutExpired(argv, 60)
+
+    with pytest.raises(OperationalError, match="uv python find did not answer in 60 s"):
+        find_installer("uv", parse_install_args("uv", []), env={}, run=run)
+
+
+def test_pip_on_path_behind_a_sh_trampoline(tmp_path: Path) -> None:
+    # pip's script maker (distlib) writes "#!/bin/sh" and an exec line when the
+    # interpreter's path has a space or is too long for a "#!" line.
+    python = tmp_path / "with space" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text("")
+    pip = python.parent / "pip"
+    pip.write_text(f"#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
+    pip.chmod(0o755)
+    installer = find_installer("pip", parse_install_args("pip", []),
+                               env={"PATH": str(pip.parent)})
+    assert installer.python == str(python)
