@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resolver_hook.errors import OperationalError, UsageError
 
@@ -299,19 +299,22 @@ def python_version_of(python: str) -> tuple[int, int]:
 def private_tempdir() -> Iterator[Path]:
     """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM."""
     path = Path(tempfile.mkdtemp(prefix="resolver-hook-"))
-    previous = None
+    installed = False
+    previous: Any = signal.SIG_DFL
     try:
         def on_term(signum: int, frame: object) -> None:
             raise KeyboardInterrupt
 
         try:
-            previous = signal.signal(signal.SIGTERM, on_term)
+            # None: the old handler was not set from Python; SIG_DFL is what it did.
+            previous = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
+            installed = True
         except ValueError:  # not the main thread: nothing to install
-            previous = None
+            pass
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-        if previous is not None:
+        if installed:
             signal.signal(signal.SIGTERM, previous)
 
 

@@ -219,3 +219,11 @@ def test_probes_never_raise_on_bytes_that_are_not_text(tmp_path: Path) -> None:
     p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run)
     assert [g.cc for g in p.gpus] == [(9, 0)]
     assert (p.wsl, p.rocm) == (False, None)
+
+
+def test_mig_instances_keep_every_gpu(tmp_path: Path) -> None:
+    """MIG instance UUIDs are not mapped to their GPU: no GPU is hidden by them."""
+    p = detect(FakeNVML([H100, GB10]), tmp_path,
+               env={"CUDA_VISIBLE_DEVICES": "MIG-1234abcd-0000-0000-0000-000000000000"})
+    assert p.gpu_ccs == ((9, 0), (12, 1))
+    assert any("names MIG instances" in n for n in p.notes)

@@ -126,3 +126,20 @@ def test_pip_on_path_behind_a_sh_trampoline(tmp_path: Path) -> None:
     installer = find_installer("pip", parse_install_args("pip", []),
                                env={"PATH": str(pip.parent)})
     assert installer.python == str(python)
+
+
+def test_private_tempdir_restores_a_default_sigterm_handler() -> None:
+    import signal
+
+    from resolver_hook.install import private_tempdir
+
+    before = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        with private_tempdir() as folder:
+            assert folder.is_dir()
+            assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None)
+        assert not folder.exists()
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -104,3 +104,9 @@ def test_enable_warns_of_a_variable_that_replaces_pip_conf(
     out = capsys.readouterr().out
     assert f"warning: {variable} is set in this shell and takes the place of pip.conf's {key}" \
         in out
+
+
+def test_enable_on_a_folder_that_is_not_a_venv(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["enable", "--venv", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path} is not a virtual environment")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
 from resolver_hook.cli._machine import add_machine_options
+from resolver_hook.errors import UsageError
 
 __all__ = ["register"]
 
@@ -54,6 +55,8 @@ def run_enable(args: argparse.Namespace) -> int:
     from resolver_hook.venvhook import enable
 
     venv = _venv(args)
+    if not (venv / "pyvenv.cfg").is_file():
+        raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
     python = _venv_python(str(venv))
     profile = _profile_for(Installer(tool="pip", command=(), python=python), args)
     manifests = manifests_from_args(args)

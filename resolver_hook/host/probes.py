@@ -246,6 +246,11 @@ def filter_visible(gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
         return gpus, None
     if not raw.strip():
         return (), "CUDA_VISIBLE_DEVICES is empty: no GPU is visible to CUDA"
+    if "MIG-" in raw.upper():
+        # A MIG instance runs on one of the GPUs, but the probes do not map instance
+        # UUIDs to their GPU: consider every GPU rather than hide them all.
+        return gpus, (f"CUDA_VISIBLE_DEVICES={raw!r} names MIG instances, which are not "
+                      "mapped to their GPU: every GPU is considered")
     visible: list[NvidiaGpu] = []
     for entry in (e.strip() for e in raw.split(",")):
         match: NvidiaGpu | None = None
