@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -255,10 +255,13 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
         python = parsed.python
         if os.path.isdir(python):
             python = _venv_python(python)
-    elif not parsed.python and venv and os.path.exists(_venv_python(venv)):
+    elif (not parsed.python and "--system" not in parsed.options and venv
+          and os.path.exists(_venv_python(venv))):
         python = _venv_python(venv)
     else:
-        argv = [uv, "python", "find"] + ([parsed.python] if parsed.python else [])
+        # `uv pip install --system` skips virtual environments: so does `uv python find`.
+        system = ["--system"] if "--system" in parsed.options else []
+        argv = [uv, "python", "find", *system] + ([parsed.python] if parsed.python else [])
         try:
             proc = run(argv, capture_output=True, text=True, env=env, check=False, timeout=60)
         except subprocess.TimeoutExpired:
@@ -321,14 +324,20 @@ def private_tempdir() -> Iterator[Path]:
 # --- what to hand the installer ----------------------------------------------------
 
 
-def needs_rewrite(parsed: InstallArgs, reqs: ReqFile) -> bool:
+def needs_rewrite(parsed: InstallArgs, reqs: ReqFile, env: Mapping[str, str] | None = None
+                  ) -> bool:
     """Whether requirement lines must be rewritten rather than constrained.
 
-    Under ``--require-hashes`` (given, or implied by any ``--hash``: pip then wants
-    hashes everywhere) a user's hash names another flavour's file and can never
-    match, and uv refuses requirements that are neither pinned nor URLs.
+    Under ``--require-hashes`` (given, set by ``PIP_REQUIRE_HASHES`` /
+    ``UV_REQUIRE_HASHES``, or implied by any ``--hash``: pip then wants hashes
+    everywhere) a user's hash names another flavour's file and can never match,
+    and uv refuses requirements that are neither pinned nor URLs. (A
+    ``require-hashes`` in pip.conf is not read.)
     """
+    env = {} if env is None else env
+    variable = "PIP_REQUIRE_HASHES" if parsed.tool == "pip" else "UV_REQUIRE_HASHES"
     return (parsed.require_hashes
+            or env.get(variable, "").strip().lower() in ("1", "true", "yes", "on")
             or any(e.hashes for e in reqs.requirements)
             or any(o.option == "--require-hashes" for o in reqs.options))
 
@@ -362,7 +371,7 @@ def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs
             files["overrides.txt"] = files["constraints.txt"]
     extra = plan_options(installer, plan, folder, env)
     args = list(parsed.args)
-    if needs_rewrite(parsed, reqs):
+    if needs_rewrite(parsed, reqs, env):
         lines = [line for line in plan.rewritten_lines()
                  if requirement_name(line) not in exclude]
         files["requirements.txt"] = "".join(f"{line}\n" for line in lines)

@@ -143,3 +143,37 @@ def test_private_tempdir_restores_a_default_sigterm_handler() -> None:
         assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_uv_system_skips_the_active_venv(tmp_path: Path) -> None:
+    """`uv pip install --system` installs outside the venv: ask uv which Python that is."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin/python").write_text("")
+    calls: list[list[str]] = []
+
+    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "/usr/bin/python3.12\n", "")
+
+    env = {"VIRTUAL_ENV": str(venv), "PATH": ""}
+    found = find_installer("uv", parse_install_args("uv", ["--system", "numpy"]), env, run=run)
+    assert found.python == "/usr/bin/python3.12"
+    assert calls[0][1:] == ["python", "find", "--system"]
+    in_venv = find_installer("uv", parse_install_args("uv", ["numpy"]), env, run=run)
+    assert in_venv.python == str(venv / "bin/python")
+
+
+@pytest.mark.parametrize(("tool", "variable", "value", "expected"), [
+    ("pip", "PIP_REQUIRE_HASHES", "1", True),
+    ("pip", "PIP_REQUIRE_HASHES", "0", False),
+    ("uv", "UV_REQUIRE_HASHES", "true", True),
+    ("uv", "PIP_REQUIRE_HASHES", "1", False),  # uv reads no PIP_* variables
+])
+def test_require_hashes_from_the_environment(tool: str, variable: str, value: str,
+                                             expected: bool) -> None:
+    from resolver_hook.reqfile import read_requirements
+
+    parsed = parse_install_args(tool, ["demo"])
+    reqs = read_requirements([], ["demo"])
+    assert install.needs_rewrite(parsed, reqs, {variable: value}) is expected

@@ -134,7 +134,7 @@ def _install(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFil
     )
     from resolver_hook.tomlwrite import write_atomic
 
-    rewriting = needs_rewrite(parsed, reqs)
+    rewriting = needs_rewrite(parsed, reqs, env)
     if rewriting and missing_hashes(plan):
         raise OperationalError(
             f"--require-hashes: no sha256 is known for {', '.join(missing_hashes(plan))} "
