@@ -161,6 +161,7 @@ BAD_INPUTS = [
     (["--sm", "12"], "--sm: '12' is not a comma list of compute capabilities"),
     (["--arch", "pdp11"], "--arch: 'pdp11' is not a CPU architecture"),
     (["--glibc", "3.1"], "--glibc: '3.1' is not a glibc version"),
+    (["--target", "macos-arm64-py312", "--glibc", "2.39"], "--glibc: glibc is Linux's C library"),
 ]
 
 

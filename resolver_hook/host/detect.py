@@ -188,6 +188,9 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
         value, where = overrides["glibc"]
         if not re.fullmatch(r"2\.\d+", value.strip()):
             _bad(where, value, "a glibc version such as 2.39")
+        if profile.os != "linux":
+            raise UsageError(f"{where}: glibc is Linux's C library; this machine runs "
+                             f"{profile.os}")
         libc, libc_version = "glibc", value.strip()
         changed.append("glibc")
     if "cuda" in overrides:
