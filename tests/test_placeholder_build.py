@@ -406,3 +406,20 @@ def test_sdist_members_are_sorted_and_plain(tmp_path: Path) -> None:
     data = json.loads(tarfile.open(sdist).extractfile(  # noqa: SIM115
         "tilert-0.0.0.dev0/src/tilert/_placeholder_data.json").read())  # type: ignore[union-attr]
     assert data == tilert()
+
+
+def test_a_failed_build_leaves_nothing_in_the_output_folder(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The sdist is made first; when the wheel then fails, neither lands in -o."""
+    from resolver_hook.errors import OperationalError
+    from resolver_hook.placeholder import build
+
+    def fail(*args: object) -> Path:
+        raise OperationalError("the placeholder backend could not build a wheel: boom")
+
+    monkeypatch.setattr(build, "_backend_wheel", fail)
+    out = tmp_path / "dist"
+    with pytest.raises(OperationalError, match="boom"):
+        build.build_placeholder(TILERT, out, wheel=True)
+    assert list(out.iterdir()) == []

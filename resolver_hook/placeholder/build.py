@@ -54,12 +54,24 @@ def build_from_data(data: dict[str, Any], out_dir: str | Path, *,
     except OSError as exc:
         raise OperationalError(f"{out}: cannot make the output folder: "
                                f"{exc.strerror or exc}") from None
-    with tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp:
+    # Artifacts are made in a staging folder inside ``out`` and renamed into place, so
+    # an interrupted build never leaves half an sdist or wheel where installers look.
+    with tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp, \
+            tempfile.TemporaryDirectory(prefix=".staging-", dir=out) as staging:
         tree = render_project(data, Path(tmp) / "project")
-        sdist = _hatchling_sdist(tree, out)
-        built_wheel = _backend_wheel(sdist, Path(tmp), out, data["name"]) if wheel else None
+        sdist = _hatchling_sdist(tree, Path(staging))
+        built_wheel = (_backend_wheel(sdist, Path(tmp), Path(staging), data["name"])
+                       if wheel else None)
+        sdist = _publish(sdist, out)
+        built_wheel = _publish(built_wheel, out) if built_wheel else None
     return BuiltPlaceholder(name=data["name"], version=data["version"], sdist=sdist,
                             wheel=built_wheel)
+
+
+def _publish(artifact: Path, out: Path) -> Path:
+    target = out / artifact.name
+    os.replace(artifact, target)
+    return target
 
 
 def _inside(path: Path, folder: Path) -> Path:
