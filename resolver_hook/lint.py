@@ -185,7 +185,10 @@ def _read_wheel(path: Path) -> LintInput:
             infos = [i for i in zf.infolist() if not i.is_dir()]
             meta = next((i for i in infos if re.fullmatch(r"[^/]+\.dist-info/METADATA",
                                                            i.filename)), None)
-            headers = _headers(zf.read(meta)[:_MAX_TEXT]) if meta is not None else None
+            headers = None
+            if meta is not None:
+                with zf.open(meta) as handle:  # bounded: never more than _MAX_TEXT
+                    headers = _headers(handle.read(_MAX_TEXT))
             package = _package_of(
                 (i.filename, i.file_size, lambda i=i: zf.read(i))
                 for i in infos
@@ -344,7 +347,8 @@ def _native_in_tree(folder: Path) -> str | None:
 
 def _read_toml(path: Path) -> LintInput:
     try:
-        raw = path.read_bytes()[: _MAX_TEXT + 1]
+        with path.open("rb") as handle:
+            raw = handle.read(_MAX_TEXT + 1)
     except OSError as exc:
         raise LintError(f"{path}: cannot read: {exc.strerror or exc}") from None
     doc = _parse_toml(raw, str(path))
