@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+from _benchutil import compile_package
+
 
 def median_wall(argv: list[str], runs: int) -> float:
     times = []
@@ -27,6 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
+    compile_package()  # as `pip install` would: see scripts/_benchutil.py
     floor = median_wall([sys.executable, "-c", "pass"], args.runs)
     detect = median_wall([sys.executable, "-m", "resolver_hook", "detect", "--json"], args.runs)
     imports = median_wall([sys.executable, "-c", "import resolver_hook.cli"], args.runs)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from _benchutil import compile_package
 from installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests
 
 TARGET = f"linux-x86_64-py{PY}-cuda13.0-sm100"
@@ -39,6 +40,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
+    compile_package()  # as `pip install` would: see scripts/_benchutil.py
     root = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
         gi = build_gpu_index(root)
