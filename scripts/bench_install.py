@@ -36,13 +36,35 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def tool_python(root: Path) -> tuple[str, str]:
+    """resolver-hook installed in a venv of its own, as `pipx`/`uv tool` would do.
+
+    Its dependencies come from the package registry; without one, this checkout's
+    interpreter is used instead (and the figures say so).
+    """
+    venv = root / "tool"
+    uv = [sys.executable, "-m", "uv"]
+    repo = str(Path(__file__).resolve().parent.parent)
+    try:
+        subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
+                       capture_output=True)
+        subprocess.run([*uv, "pip", "install", "-q", "--compile-bytecode", "--python",
+                        str(venv / "bin/python"), repo], check=True, capture_output=True,
+                       timeout=600)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        compile_package()  # as `pip install` would: see scripts/_benchutil.py
+        return sys.executable, f"this checkout's interpreter ({exc})"
+    return str(venv / "bin/python"), "resolver-hook installed in its own venv (as pipx would)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
-    compile_package()  # as `pip install` would: see scripts/_benchutil.py
     root = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
+        hook_python, where = tool_python(root)
+        print(f"hook runs from: {where}")
         gi = build_gpu_index(root)
         with gi.index.serving():
             write_manifests(gi)
@@ -52,6 +74,11 @@ def main() -> None:
                         "--find-links", idx.links_url("cu130", "demo-idx")]
             names = ["demo-gpu", "demo-idx", "plainpkg"]
             uv = [sys.executable, "-m", "uv"]
+            # Time the uv binary itself on both sides: `python -m uv` and a pyenv shim each
+            # add tens of milliseconds of their own before uv starts.
+            from uv import find_uv_bin
+
+            uv_bin = str(find_uv_bin())
             results: dict[str, list[float]] = {k: [] for k in ("pip", "hook pip", "uv", "hook uv")}
             for i in range(args.runs):
                 for label, times in results.items():
@@ -64,15 +91,16 @@ def main() -> None:
                     env = clean_env(VIRTUAL_ENV=str(venv),
                                     RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
                                     RESOLVER_HOOK_ALLOW_INSECURE_URLS="1")
-                    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+                    env["PATH"] = os.pathsep.join([str(venv / "bin"), os.path.dirname(uv_bin),
+                                                   env["PATH"]])
                     py = str(venv / "bin" / "python")
                     index = ["--index-url", gi.simple]
                     argv = {
                         "pip": [py, "-m", "pip", "install", *index, *resolved],
-                        "hook pip": [sys.executable, "-m", "resolver_hook", "pip", "--target",
+                        "hook pip": [hook_python, "-m", "resolver_hook", "pip", "--target",
                                      TARGET, "install", *index, *names],
-                        "uv": [*uv, "pip", "install", "--python", py, *index, *resolved],
-                        "hook uv": [sys.executable, "-m", "resolver_hook", "uv", "--target",
+                        "uv": [uv_bin, "pip", "install", "--python", py, *index, *resolved],
+                        "hook uv": [hook_python, "-m", "resolver_hook", "uv", "--target",
                                     TARGET, "pip", "install", *index, *names],
                     }[label]
                     times.append(timed(argv, env))
