@@ -223,3 +223,13 @@ def test_remote_page_cannot_point_at_local_files(page: str) -> None:
     assert [w.url for w in result.wheels] == [page + "x-1.0-py3-none-any.whl"]
     assert result.notes[0] == ("skipped x-1.0-py3-none-any.whl: file:///etc/x-1.0-py3-none-any.whl:"
                                " a file: link on a page that is not a local file")
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "abc", "nan"])
+def test_timeout_must_be_positive(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from resolver_hook.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["manifest", "import", "page.html", "--timeout", value])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.startswith("error: argument --timeout: ")

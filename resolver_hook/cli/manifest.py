@@ -29,6 +29,17 @@ from resolver_hook.errors import UsageError
 __all__ = ["register"]
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a positive number of seconds (0 would wait forever)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be more than 0 seconds")
+    return value
+
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("manifest", help="work with flavour manifests")
     sub = parser.add_subparsers(dest="manifest_command", metavar="SUBCOMMAND")
@@ -63,7 +74,7 @@ def register(subparsers: Any) -> None:
         help="resolve the page's relative links against URL (the address a saved page "
         "came from); also the default --downloads",
     )  # fmt: skip
-    imp.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    imp.add_argument("--timeout", type=_seconds, default=30.0, help="seconds (default 30)")
     imp.set_defaults(func=run_import)
 
 
