@@ -18,7 +18,6 @@ Label rules (documented for users in ``resolver-hook manifest import --help``):
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import urllib.error
 import urllib.request
@@ -37,6 +36,7 @@ from packaging.utils import (
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.locallabel import parse_local_label
+from resolver_hook.manifest.schema import is_loopback_host
 from resolver_hook.manifestwrite import WheelEntry
 
 __all__ = [
@@ -107,23 +107,12 @@ def parse_links(html: str, page_url: str) -> tuple[Link, ...]:
     return tuple(links)
 
 
-def _is_loopback(host: str | None) -> bool:
-    if host is None:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def check_url(url: str, *, allow_insecure_loopback: bool) -> None:
     """Refuse anything but https (and http on loopback, when allowed)."""
     parts = urlsplit(url)
     if parts.scheme == "https":
         return
-    if parts.scheme == "http" and _is_loopback(parts.hostname):
+    if parts.scheme == "http" and is_loopback_host(parts.hostname):
         if allow_insecure_loopback:
             return
         raise UsageError(

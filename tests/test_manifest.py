@@ -298,3 +298,23 @@ def test_same_level_duplicates_and_all_problems(tmp_path: Path) -> None:
     assert len(info.value.problems) == 2
     assert "only https" in info.value.problems[0]
     assert "also described by" in info.value.problems[1]
+
+
+@pytest.mark.parametrize(("url", "ok"), [
+    ("http://127.0.0.2:8000/a-1.0-py3-none-any.whl", True),  # all of 127.0.0.0/8 is loopback
+    ("http://localhost/a-1.0-py3-none-any.whl", True),
+    ("http://[::1]/a-1.0-py3-none-any.whl", True),
+    ("http://10.0.0.1/a-1.0-py3-none-any.whl", False),
+    ("http://127.0.0.1.example.org/a-1.0-py3-none-any.whl", False),
+])
+def test_loopback_is_one_rule_for_manifests_and_index_pages(url: str, ok: bool) -> None:
+    from resolver_hook.errors import UsageError
+    from resolver_hook.indexpage import check_url as page_rule
+    from resolver_hook.manifest.schema import check_url as manifest_rule
+
+    assert (manifest_rule(url, allow_insecure=True) is None) is ok
+    if ok:
+        page_rule(url, allow_insecure_loopback=True)
+    else:
+        with pytest.raises(UsageError):
+            page_rule(url, allow_insecure_loopback=True)

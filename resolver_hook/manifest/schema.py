@@ -32,6 +32,7 @@ document before raising one :class:`ManifestError`.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import itertools
 import re
 import urllib.parse
@@ -61,6 +62,7 @@ __all__ = [
     "ManifestError",
     "WheelFlavour",
     "check_url",
+    "is_loopback_host",
     "parse_manifest",
     "url_filename",
 ]
@@ -79,7 +81,6 @@ _AXIS_ATTRS = ("cuda", "gpu", "rocm", "properties", "requires")
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 class ManifestError(UsageError):
@@ -254,6 +255,18 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
 # --- validation -------------------------------------------------------------------
 
 
+def is_loopback_host(host: str | None) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1): this machine only."""
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
     """None when ``url`` may be used, else the problem in words.
 
@@ -276,7 +289,7 @@ def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
     if scheme == "file":
         return None if allow_insecure else f"{url!r} is a file: URL, not https{hint}"
     if scheme == "http":
-        if parts.hostname in _LOOPBACK_HOSTS:
+        if is_loopback_host(parts.hostname):
             return None if allow_insecure else f"{url!r} is plain http, not https{hint}"
         return f"{url!r} is plain http: only https URLs are allowed"
     if not scheme:
