@@ -234,3 +234,9 @@ def _toml(data: object, prefix: str = "") -> str:
         else:
             scalars.append(f"{k} = {json.dumps(v)}")
     return "\n".join(scalars) + "\n" + "\n".join(tables + arrays)
+
+
+def test_lock_same_target_twice_is_one_target(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "lock", "torch", "-o", "-", "--target", SM100, "--target", SM100)
+    assert code == 0
+    assert "torch==2.13.0+cu130\n" in out  # no marker: one target, not two

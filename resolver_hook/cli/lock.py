@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
-    specs = args.target or [None]
+    specs = list(dict.fromkeys(args.target)) or [None]  # a target given twice is one target
     plans: list[tuple[str, HostProfile, Plan]] = []
     for spec in specs:
         ns = argparse.Namespace(**{**vars(args), "target": spec})
