@@ -108,6 +108,9 @@ class PackagePlan:
     requested: str = ""  # the requirement as the user wrote it ("" when implied)
     where: str = ""  # file:line of the requirement
     line: str | None = None  # the rewritten requirement line (None: constraint only)
+    # Further lines for the same name, kept when the package passes through as written,
+    # so the installer still sees every specifier the user gave.
+    more_lines: tuple[str, ...] = ()
     constraint: str | None = None
     find_links: str | None = None
     implied_by: tuple[str, ...] = ()  # packages whose couplings brought this one in
@@ -440,6 +443,7 @@ class _Slot:
     rejected: list[tuple[Flavour, list[tuple[str, str]]]] = field(default_factory=list)
     chosen: Flavour | None = None
     coupling_rejects: dict[int, str] = field(default_factory=dict)
+    others: list[ReqEntry] = field(default_factory=list)  # the same name asked again
 
 
 def _rank_key(item: tuple[Flavour, int]) -> tuple[Any, ...]:
@@ -534,6 +538,7 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
             order.remove(e.name)
         if e.name in slots:  # the same name twice: both specifiers hold (as in pip)
             slots[e.name].spec &= e.requirement.specifier
+            slots[e.name].others.append(e)
             continue
         spec = e.requirement.specifier & _constraint_spec(user_constraints, e.name)
         slots[e.name] = _Slot(name=e.name, manifest=manifest, spec=spec, entry=e, implied_by=[])
@@ -725,6 +730,8 @@ def _candidate(f: Flavour) -> str:
 
 def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
     e = slot.entry
+    more = tuple(_original_line(o) for o in slot.others)
+    asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
     rejected = [Rejection(candidate=_candidate(f), reason=fails[0][1])
                 for f, fails in slot.rejected]
     chosen = slot.chosen
@@ -744,14 +751,14 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
         # The manifest does not describe the version asked for (torch==2.0.0 against a
         # 2.13 manifest): nothing is known about its builds, so it is not refused.
         versions = ", ".join(sorted({str(f.version.public) for f in slot.manifest.flavours}))
-        return PackagePlan(action="pass", line=_original_line(e), reason=(
-            f"no build in its manifest ({slot.manifest.source}) matches {e.text}; the manifest "
+        return PackagePlan(action="pass", line=_original_line(e), more_lines=more, reason=(
+            f"no build in its manifest ({slot.manifest.source}) matches {asked}; the manifest "
             f"knows {versions or 'no versions'}: left to the installer unchanged"), **base)
     if chosen is None:
         if slot.manifest.buildable:
             return PackagePlan(action="build", reason=f"{_no_fit(slot, m)}; the installer "
                                "builds it from source", build_needs=slot.manifest.build_needs,
-                               line=_original_line(e) if e else None,
+                               line=_original_line(e) if e else None, more_lines=more,
                                alternatives=tuple(_alternatives(slot, m)), **base)
         return PackagePlan(action="error", reason=_no_fit(slot, m),
                            alternatives=tuple(_alternatives(slot, m)), **base)
@@ -761,7 +768,7 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
     if isinstance(chosen, IndexFlavour) and chosen.passthrough:
         return PackagePlan(action="pass", version=str(chosen.version), flavour=chosen,
                            reason=f"the plain build from your index fits: {why}",
-                           line=_original_line(e) if e else None, **base)
+                           line=_original_line(e) if e else None, more_lines=more, **base)
     if isinstance(chosen, WheelFlavour):
         if chosen.sha256 is None:
             notes.append(f"{slot.name}: the wheel URL has no sha256 in its manifest "
@@ -876,7 +883,8 @@ def _assemble(profile: HostProfile, packages: list[PackagePlan], reqs: ReqFile,
         if o.option == "--extra-index-url":
             notes.append(f"{o.where}: --extra-index-url {o.value} lets pip take any package "
                          "from that index; resolver-hook uses per-package find-links instead")
-    lines = list(dict.fromkeys(p.line for p in packages if p.line))
+    lines = list(dict.fromkeys(line for p in packages for line in (p.line, *p.more_lines)
+                               if line))
     url_lines = [x for x in lines if is_url_line(x)]
     plain = [x for x in lines if not is_url_line(x)]
     constraints = [p.constraint for p in packages if p.constraint]

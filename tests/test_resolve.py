@@ -290,3 +290,12 @@ def test_property_never_crashes_never_incompatible_deterministic(
             partner = chosen.get(r.name)
             if partner is not None:
                 assert r.specifier.contains(partner.version, prereleases=True), (name, r)
+
+
+def test_the_same_name_twice_keeps_every_line_when_passed_through() -> None:
+    # pip, not us, reports that these two cannot both hold: it must see both lines.
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.*", "torch>=3")
+    torch = p.package("torch")
+    assert torch.action == "pass"
+    assert "matches torch==2.13.* and torch>=3" in torch.reason
+    assert p.requirements == ("torch==2.13.*", "torch>=3")
