@@ -40,6 +40,7 @@ Checking those needs reads the machine, so it is not done here:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -518,14 +519,25 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                 order.append(key)
             continue
         manifest = by_name.get(e.name) if e.name else None
+        twin = packages.get(key)
+        if twin is not None and "marker" in twin.reason and twin.action == "pass":
+            del packages[key]  # a marker-false twin seen first: this line counts
+            order.remove(key)
+            twin = None
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
             why = ("no manifest: left to the installer" if manifest is None else
                    "you gave a URL or path: left as written")
-            if key in packages and packages[key].action == "pass" and "marker" in \
-                    packages[key].reason:
-                del packages[key]
-                order.remove(key)
-            if key not in packages:
+            slot = slots.pop(key, None)
+            if slot is not None:  # a URL or path for a name asked for before: as written
+                earlier = [x for x in (slot.entry, *slot.others) if x is not None]
+                packages[key] = PackagePlan(name=NormalizedName(key), action="pass",
+                                            reason=why, requested=e.text, where=e.where,
+                                            line=_original_line(e), more_lines=tuple(
+                                                _original_line(x) for x in earlier))
+            elif twin is not None:  # the same name again: pip sees every line
+                packages[key] = dataclasses.replace(
+                    twin, more_lines=(*twin.more_lines, _original_line(e)))
+            else:
                 packages[key] = PackagePlan(name=NormalizedName(key), action="pass", reason=why,
                                             requested=e.text, where=e.where,
                                             line=_original_line(e))
@@ -533,9 +545,10 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
             continue
         assert e.requirement is not None
         assert e.name is not None
-        if e.name in packages:  # a marker-false twin seen first
-            del packages[e.name]
-            order.remove(e.name)
+        if twin is not None:  # asked for by URL or path already: left as written
+            packages[key] = dataclasses.replace(
+                twin, more_lines=(*twin.more_lines, _original_line(e)))
+            continue
         if e.name in slots:  # the same name twice: both specifiers hold (as in pip)
             slots[e.name].spec &= e.requirement.specifier
             slots[e.name].others.append(e)

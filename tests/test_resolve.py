@@ -299,3 +299,21 @@ def test_the_same_name_twice_keeps_every_line_when_passed_through() -> None:
     assert torch.action == "pass"
     assert "matches torch==2.13.* and torch>=3" in torch.reason
     assert p.requirements == ("torch==2.13.*", "torch>=3")
+
+
+@pytest.mark.parametrize("reqs", [
+    ("torch==2.13", "torch @ https://x.org/torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl"),
+    ("torch @ https://x.org/torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch==2.13"),
+], ids=["url-second", "url-first"])
+def test_a_url_for_a_manifest_package_is_left_as_written(reqs: tuple[str, str]) -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", *reqs)
+    torch = p.package("torch")
+    assert torch.action == "pass"
+    assert torch.reason == "you gave a URL or path: left as written"
+    assert set(p.requirements) == set(reqs)
+    assert p.constraints == ()
+
+
+def test_a_package_without_manifest_asked_twice_keeps_both_lines() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "numpy>=1", "numpy<2")
+    assert p.requirements == ("numpy>=1", "numpy<2")
