@@ -80,11 +80,8 @@ class InstallArgs:
     requirements: tuple[str, ...] = ()  # positional requirement strings
     requirement_files: tuple[str, ...] = ()
     constraint_files: tuple[str, ...] = ()
-    override_files: tuple[str, ...] = ()
-    editables: tuple[str, ...] = ()
     require_hashes: bool = False
     python: str | None = None
-    target: str | None = None
     # ``args`` less positional requirements, ``-r`` files and ``--``, in order: what
     # stays when the requirements are handed over another way.
     options: tuple[str, ...] = ()
@@ -114,8 +111,6 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
     reqs: list[str] = []
     files: list[str] = []
     constraints: list[str] = []
-    overrides: list[str] = []
-    editables: list[str] = []
     options: list[str] = []
     positions: list[int] = []
     values: dict[str, str] = {}
@@ -152,18 +147,12 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
         options += taken
         if key in _CONSTRAINT_FILE:
             constraints.append(value)
-        elif key in _EDITABLE:
-            editables.append(value)
-        elif key in ("--overrides", "--override"):
-            overrides.append(value)
         else:
             values[key] = value
     return InstallArgs(
         tool=tool, args=tuple(args), requirements=tuple(reqs), requirement_files=tuple(files),
-        constraint_files=tuple(constraints), override_files=tuple(overrides),
-        editables=tuple(editables), require_hashes=require_hashes,
-        python=values.get("--python") or values.get("-p"),
-        target=values.get("--target") or values.get("-t"), options=tuple(options),
+        constraint_files=tuple(constraints), require_hashes=require_hashes,
+        python=values.get("--python") or values.get("-p"), options=tuple(options),
         positions=tuple(positions),
     )
 
