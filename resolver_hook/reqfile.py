@@ -356,14 +356,19 @@ def _include(target: str, source: str, where: str, read: Reader | None,  # noqa:
     if path in stack:
         chain = " -> ".join((*stack[stack.index(path):], path))
         raise UsageError(f"{where}: requirement files include each other: {chain}")
-    kind = "constraint" if constraint else "requirements"
-    try:
-        text = read(path)
-    except OSError as exc:
-        raise UsageError(f"{where}: could not open {kind} file {path}: "
-                         f"{exc.strerror or exc}") from None
+    text = _open(read, path, constraint=constraint, where=f"{where}: ")
     return parse_requirements(text, source=path, read=read, env=env, constraint=constraint,
                               _stack=stack)
+
+
+def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
+    """``read(path)``, with pip's words when the file cannot be opened."""
+    try:
+        return read(path)
+    except OSError as exc:
+        kind = "constraint" if constraint else "requirements"
+        raise UsageError(f"{where}could not open {kind} file {path}: "
+                         f"{exc.strerror or exc}") from None
 
 
 def _read_text(path: str) -> str:
@@ -394,12 +399,7 @@ def read_requirements(
             entries.append(parse_requirement_line(text, where=f"requirement {text!r}",
                                                   lineno=0, source=f"<command line {i}>"))
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
-        kind = "constraint" if constraint else "requirements"
-        try:
-            text = _read_text(path)
-        except OSError as exc:
-            raise UsageError(f"could not open {kind} file {path}: "
-                             f"{exc.strerror or exc}") from None
+        text = _open(_read_text, path, constraint=constraint)
         parsed = parse_requirements(text, source=path, read=_read_text, env=env,
                                     constraint=constraint)
         entries.extend(parsed.entries)
