@@ -12,7 +12,7 @@ The rules, in the order a flavour is checked (the first failure is its reason):
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
-   (:func:`resolver_hook.cuda.uncovered`; FACTS.md section 1).
+   (:func:`resolver_hook.portable.cuda.uncovered`; FACTS.md section 1).
 4. Accelerator: on a machine with an NVIDIA driver (or ROCm), a build that uses
    neither is not chosen silently when the package has accelerated builds: the
    user asks for it by pinning its exact version (``torch==2.13.0+cpu``).
@@ -35,7 +35,7 @@ build is a supported fallback), the package's action is ``build`` instead of
 ``error``: the requirement goes to the installer as written (it builds the sdist),
 the reason says why no wheel fits, and ``build_needs`` lists what the build needs.
 Checking those needs reads the machine, so it is not done here:
-:func:`resolver_hook.preflight.preflight` does it before an installer runs.
+:func:`resolver_hook.build.preflight.preflight` does it before an installer runs.
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.cuda import GPU_NAMES, min_driver_for_runtime, uncovered
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import Flavour, IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.portable.cuda import GPU_NAMES, min_driver_for_runtime, uncovered
 from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from resolver_hook.cuda import (
+from resolver_hook.portable.cuda import (
     KernelTarget,
     describe_cc,
     describe_target,

@@ -1,4 +1,4 @@
-"""Tests for `resolver-hook lint` (resolver_hook.lint).
+"""Tests for `resolver-hook lint` (resolver_hook.publish.lint).
 
 Wheels and sdists are built in tmp_path around the nvcc-built objects of
 tests/data/cuda/ (see tests/cudawheels.py); facts behind each check are cited from
@@ -15,9 +15,9 @@ import pytest
 from cudawheels import CPU, KERNELS, PTX, binary_wheel, metadata, sdist
 
 from resolver_hook.cli import main
-from resolver_hook.elf import parse_elf
-from resolver_hook.fatbin import parse_fatbin
-from resolver_hook.lint import lint_paths
+from resolver_hook.publish.elf import parse_elf
+from resolver_hook.publish.fatbin import parse_fatbin
+from resolver_hook.publish.lint import lint_paths
 
 REPO = Path(__file__).resolve().parent.parent
 OS_INDEP = "Operating System :: OS Independent"

@@ -9,7 +9,6 @@ import pytest
 from packaging.tags import Tag
 from packaging.version import Version
 
-from resolver_hook.cuda import parse_target
 from resolver_hook.manifest import (
     IndexFlavour,
     ManifestError,
@@ -19,6 +18,7 @@ from resolver_hook.manifest import (
     loads_manifest,
     parse_manifest,
 )
+from resolver_hook.portable.cuda import parse_target
 
 DATA = Path(__file__).parent / "data" / "manifests"
 
@@ -309,8 +309,8 @@ def test_same_level_duplicates_and_all_problems(tmp_path: Path) -> None:
 ])
 def test_loopback_is_one_rule_for_manifests_and_index_pages(url: str, ok: bool) -> None:
     from resolver_hook.errors import UsageError
-    from resolver_hook.indexpage import check_url as page_rule
     from resolver_hook.manifest.schema import check_url as manifest_rule
+    from resolver_hook.publish.indexpage import check_url as page_rule
 
     assert (manifest_rule(url, allow_insecure=True) is None) is ok
     if ok:

@@ -1,4 +1,4 @@
-"""Tests for `resolver-hook manifest import` (resolver_hook.indexpage) against saved pages.
+"""Tests for `resolver-hook manifest import` (resolver_hook.publish.indexpage) against saved pages.
 
 Pages are served by an http.server bound to 127.0.0.1 on a free port, stopped at
 teardown; nothing here touches the internet.
@@ -17,7 +17,7 @@ import pytest
 
 from resolver_hook.cli import main
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.indexpage import check_url, import_manifest, parse_links
+from resolver_hook.publish.indexpage import check_url, import_manifest, parse_links
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -146,7 +146,7 @@ def test_generated_paths_never_leave_the_output_folder(name: str) -> None:
 
 def test_the_kernel_target_code_is_embedded_verbatim() -> None:
     files = render_files(tilert())
-    original = (REPO / "resolver_hook" / "cuda.py").read_bytes()
+    original = (REPO / "resolver_hook" / "portable" / "cuda.py").read_bytes()
     assert files["src/tilert/_placeholder_cuda.py"] == original
 
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resolver_hook.cuda import uncovered
 from resolver_hook.host import parse_target
 from resolver_hook.manifest import IndexFlavour, WheelFlavour, builtin_manifests, parse_manifest
+from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
 
 BUILTIN = builtin_manifests()

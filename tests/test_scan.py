@@ -1,4 +1,4 @@
-"""Tests for the ELF, fatbin and wheel scanners (resolver_hook.elf/.fatbin/.scan) and `scan`.
+"""Tests for the ELF, fatbin and wheel scanners (resolver_hook.publish) and `scan`.
 
 The objects under tests/data/cuda/ were built by scripts/make_cuda_fixtures.sh with
 nvcc 13.0; their expected contents are stated there. Wheels are zipped around them here.
@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import scan as scan_module
 from resolver_hook.cli import main
-from resolver_hook.elf import ElfError, parse_elf
-from resolver_hook.fatbin import FatbinError, parse_fatbin
-from resolver_hook.locallabel import parse_local_label
-from resolver_hook.scan import ScanError, scan_wheel
+from resolver_hook.publish import scan as scan_module
+from resolver_hook.publish.elf import ElfError, parse_elf
+from resolver_hook.publish.fatbin import FatbinError, parse_fatbin
+from resolver_hook.publish.locallabel import parse_local_label
+from resolver_hook.publish.scan import ScanError, scan_wheel
 
 if sys.version_info >= (3, 11):
     import tomllib

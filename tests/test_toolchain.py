@@ -1,4 +1,4 @@
-"""Tests for resolver_hook.toolchain, resolver_hook.hostconfig and `doctor --build`.
+"""Tests for resolver_hook.build.toolchain, resolver_hook.build.hostconfig and `doctor --build`.
 
 Fake toolkits and compilers are shell scripts in a temporary directory, reached through
 an explicit ``env`` (PATH, CUDA_HOME): the probes never see this machine's tools unless a
@@ -18,14 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.cli import main
-from resolver_hook.hostconfig import (
+from resolver_hook.build.hostconfig import (
     HostConfigError,
     accepted_range,
     evaluate,
     parse_host_config,
 )
-from resolver_hook.toolchain import (
+from resolver_hook.build.toolchain import (
     Check,
     ToolchainReport,
     check_build_needs,
@@ -35,6 +34,7 @@ from resolver_hook.toolchain import (
     parse_nvcc_version,
     toolchain_report,
 )
+from resolver_hook.cli import main
 
 DATA = Path(__file__).parent / "data"
 NOWHERE = "/nonexistent/resolver-hook-test/cuda"  # default_root that never exists

@@ -17,7 +17,7 @@ import pytest
 from resolver_hook.cli import main
 from resolver_hook.errors import OperationalError
 from resolver_hook.host import HostProfile
-from resolver_hook.venvhook import disable, enable, hook_dir, read_state
+from resolver_hook.install.venvhook import disable, enable, hook_dir, read_state
 
 PROFILE = HostProfile(os="linux", arch="x86_64", python="3.12")
 PIN = "demo @ https://example.org/demo-1.0+cu130-py3-none-any.whl"

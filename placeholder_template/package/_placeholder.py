@@ -29,7 +29,7 @@ except ImportError:  # loaded outside its package: by the in-tree build backend 
     try:
         import _placeholder_cuda as _cuda  # type: ignore[no-redef]
     except ImportError:  # loaded by resolver-hook itself, which owns the original
-        from resolver_hook import cuda as _cuda  # type: ignore[no-redef]
+        from resolver_hook.portable import cuda as _cuda  # type: ignore[no-redef]
 
 __all__ = [
     "PlaceholderError",

@@ -30,10 +30,10 @@ from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
+    from resolver_hook.build.toolchain import Check, ToolchainReport
     from resolver_hook.doctor import PackageCheck
     from resolver_hook.host import HostProfile
     from resolver_hook.installed import Environment
-    from resolver_hook.toolchain import Check, ToolchainReport
 
 __all__ = ["driver_cuda_version", "environment_lines", "package_lines", "register",
            "toolchain_lines"]
@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
 def _build_part(args: argparse.Namespace, driver: str | None, reason: str | None,
                 data: dict[str, Any], lines: list[str], *, nested: bool) -> bool:
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
-    from resolver_hook.toolchain import check_build_needs, toolchain_report
+    from resolver_hook.build.toolchain import check_build_needs, toolchain_report
 
     report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason,
                               timeout=args.timeout)

@@ -43,7 +43,7 @@ def _venv_option(p: argparse.ArgumentParser) -> None:
 
 
 def _venv(args: argparse.Namespace) -> Path:
-    from resolver_hook.venvhook import active_venv
+    from resolver_hook.install.venvhook import active_venv
 
     return Path(args.venv).resolve() if args.venv else active_venv()
 
@@ -51,8 +51,8 @@ def _venv(args: argparse.Namespace) -> Path:
 def run_enable(args: argparse.Namespace) -> int:
     from resolver_hook.cli.install import _profile_for
     from resolver_hook.install import Installer, _venv_python
+    from resolver_hook.install.venvhook import enable
     from resolver_hook.resolve import resolve
-    from resolver_hook.venvhook import enable
 
     venv = _venv(args)
     if not (venv / "pyvenv.cfg").is_file():
@@ -85,7 +85,7 @@ def run_enable(args: argparse.Namespace) -> int:
 
 
 def run_disable(args: argparse.Namespace) -> int:
-    from resolver_hook.venvhook import disable
+    from resolver_hook.install.venvhook import disable
 
     venv = _venv(args)
     if disable(venv):
@@ -97,7 +97,7 @@ def run_disable(args: argparse.Namespace) -> int:
 
 def run_status(args: argparse.Namespace) -> int:
     from resolver_hook.host import detect
-    from resolver_hook.venvhook import machine_changes, read_state
+    from resolver_hook.install.venvhook import machine_changes, read_state
 
     venv = _venv(args)
     state = read_state(venv)

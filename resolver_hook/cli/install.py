@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
              f"fits {profile.describe()}")
         return 1
     if plan.builds:
-        from resolver_hook.preflight import preflight
+        from resolver_hook.build.preflight import preflight
 
         # A source build that would fail late on its toolchain fails now, with the fix.
         failures = preflight(plan)

@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy import keeps `resolver-hook --help` fast (cli/__init__.py).
-    from resolver_hook.lint import lint_paths
+    from resolver_hook.publish.lint import lint_paths
 
     findings, errors = lint_paths(args.inputs)
     for exc in errors:

@@ -27,7 +27,7 @@ from urllib.parse import quote
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
-    from resolver_hook.scan import WheelReport
+    from resolver_hook.publish.scan import WheelReport
 
 __all__ = ["register"]
 
@@ -71,8 +71,8 @@ def _check_prefix(prefix: str) -> str:
 
 
 def _describe(report: WheelReport) -> str:
-    from resolver_hook.cuda import describe_target, parse_target
-    from resolver_hook.scan import cuda_runtime_major
+    from resolver_hook.portable.cuda import describe_target, parse_target
+    from resolver_hook.publish.scan import cuda_runtime_major
 
     lines = [report.filename]
     lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
@@ -108,8 +108,8 @@ def _describe(report: WheelReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-    from resolver_hook.manifestwrite import WheelEntry, render_manifest
-    from resolver_hook.scan import ScanError, scan_wheel
+    from resolver_hook.manifest.write import WheelEntry, render_manifest
+    from resolver_hook.publish.scan import ScanError, scan_wheel
     from resolver_hook.tomlwrite import write_atomic
 
     prefix = None

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from resolver_hook.cuda import parse_cc
 from resolver_hook.errors import UsageError
 from resolver_hook.host import probes
 from resolver_hook.host.profile import (
@@ -28,6 +27,7 @@ from resolver_hook.host.profile import (
     RocmInfo,
     compute_tags,
 )
+from resolver_hook.portable.cuda import parse_cc
 
 __all__ = [
     "ENV_OVERRIDES",

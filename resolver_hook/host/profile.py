@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from resolver_hook.cuda import GPU_NAMES, format_cc, parse_cc
 from resolver_hook.errors import UsageError
+from resolver_hook.portable.cuda import GPU_NAMES, format_cc, parse_cc
 
 __all__ = [
     "SCHEMA",

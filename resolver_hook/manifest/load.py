@@ -23,19 +23,15 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from resolver_hook._toml import TomlError
+from resolver_hook._toml import loads as toml_loads
 from resolver_hook.manifest.schema import Manifest, ManifestError, parse_manifest
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -55,8 +51,8 @@ ENTRY_POINT_GROUP = "resolver_hook.manifests"
 def loads_manifest(text: str, *, source: str, allow_insecure: bool = False) -> Manifest:
     """Parse TOML text into a manifest; ManifestError names ``source``."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = toml_loads(text)
+    except TomlError as exc:
         raise ManifestError([f"{source}: not valid TOML: {exc}"]) from None
     return parse_manifest(data, source=source, allow_insecure=allow_insecure)
 
@@ -129,8 +125,8 @@ def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
     if not pyproject.is_file():
         return []
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = toml_loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TomlError) as exc:
         raise ManifestError([f"{pyproject}: cannot read: {exc}"]) from None
     tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) \
         else None

@@ -22,7 +22,7 @@ fallback: when no flavour fits a machine, the resolver passes the requirement to
 installer to build (action ``build``) instead of refusing. ``[build] needs`` lists
 what such a build needs (``"nvcc>=12.8"``, ``"cmake>=3.26"``, ``"ninja"``, ``"cxx"``,
 or a library such as ``"z3"``), checked before the installer runs
-(:func:`resolver_hook.preflight.preflight`). No ``[build]`` table: no fallback.
+(:func:`resolver_hook.build.preflight.preflight`). No ``[build]`` table: no fallback.
 
 A ``[[matrix]]`` table is a template that expands into ``[[wheel]]`` entries (see
 :func:`_expand_matrix`). Validation is pure and collects every problem of a
@@ -51,8 +51,8 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.cuda import KernelTarget, parse_target
 from resolver_hook.errors import UsageError
+from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = [
     "SCHEMA",

@@ -3,7 +3,7 @@
 Manifest strings reach the generated files only as data: JSON in
 ``_placeholder_data.json`` (read at run time), TOML strings escaped by
 :func:`toml_string`, and Markdown escaped by :func:`markdown_text`. The kernel-target
-code is ``resolver_hook/cuda.py`` copied verbatim, so there is one copy of it.
+code is ``resolver_hook/portable/cuda.py`` copied verbatim, so there is one copy of it.
 """
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def render_files(data: dict[str, Any]) -> dict[str, bytes]:
     """Relative path -> content of every file of the placeholder project."""
     template = template_dir()
     package = f"src/{import_name(data['name'])}"
-    cuda = importlib.resources.files("resolver_hook").joinpath("cuda.py").read_bytes()
+    cuda = importlib.resources.files("resolver_hook.portable").joinpath("cuda.py").read_bytes()
     files = {
         "pyproject.toml": pyproject(data).encode("utf-8"),
         "README.md": readme(data).encode("utf-8"),

@@ -33,7 +33,7 @@ from typing import Any, Literal, Protocol
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.hostconfig import (
+from resolver_hook.build.hostconfig import (
     HostConfig,
     HostConfigError,
     Rejection,

@@ -1,7 +1,7 @@
 """Warnings a maintainer can act on, read from what they publish.
 
 :func:`read_input` turns one file into :class:`LintInput` facts (I/O at the edge: a
-wheel through :func:`resolver_hook.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
+wheel through :func:`resolver_hook.publish.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
 ``pyproject.toml`` / package files, a ``pyproject.toml``, or a flavour manifest);
 :func:`lint` checks the facts of every input together (pure), because "no aarch64
 wheel" is a property of a release, not of one file. Each :class:`Finding` carries the
@@ -39,7 +39,6 @@ import ast
 import email.parser
 import email.policy
 import re
-import sys
 import tarfile
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -51,19 +50,16 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.cuda import (
+from resolver_hook._toml import TomlError
+from resolver_hook._toml import loads as toml_loads
+from resolver_hook.errors import UsageError
+from resolver_hook.portable.cuda import (
     GPU_NAMES,
     KernelTarget,
     describe_cc,
     min_driver_for_runtime,
     parse_target,
 )
-from resolver_hook.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 __all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
 
@@ -174,7 +170,7 @@ def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
 
 
 def _read_wheel(path: Path) -> LintInput:
-    from resolver_hook.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
+    from resolver_hook.publish.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
 
     try:
         report = scan_wheel(path)
@@ -318,8 +314,8 @@ def _read_sdist(path: Path) -> LintInput:
 
 def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return toml_loads(raw.decode("utf-8"))
+    except (TomlError, UnicodeDecodeError) as exc:
         raise LintError(f"{where}: not valid TOML: {exc}") from None
 
 

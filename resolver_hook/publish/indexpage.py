@@ -3,7 +3,7 @@
 :func:`fetch_page` gets the page under the project's transport policy (https; http only
 on loopback and only when asked; local files), :func:`parse_links` extracts the wheel
 links with their ``#sha256=`` fragments, and :func:`import_manifest` turns them into
-manifest entries using the local version label rules of :mod:`resolver_hook.locallabel`
+manifest entries using the local version label rules of :mod:`resolver_hook.publish.locallabel`
 and the user's ``--cuda-map`` / ``--gpu`` tables.
 
 Label rules (documented for users in ``resolver-hook manifest import --help``):
@@ -35,9 +35,9 @@ from packaging.utils import (
 )
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.locallabel import parse_local_label
 from resolver_hook.manifest.schema import is_loopback_host
-from resolver_hook.manifestwrite import WheelEntry
+from resolver_hook.manifest.write import WheelEntry
+from resolver_hook.publish.locallabel import parse_local_label
 
 __all__ = [
     "ImportResult",

@@ -13,7 +13,7 @@ targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
   cuFFT, cuRAND, cuSPARSE, cuSOLVER and cuDNN number theirs differently and say nothing.
 * ``libtorch*.so`` / ``libc10*.so`` -> the extension is bound to the torch build it was
   compiled against: the version comes from the wheel's own ``Requires-Dist: torch==...``
-  when pinned, else from the local version label (:mod:`resolver_hook.locallabel`),
+  when pinned, else from the local version label (:mod:`resolver_hook.publish.locallabel`),
   else the coupling is reported unpinned (``torch``).
 
 Hostile input is bounded: members declaring more than ``max_member_size`` bytes, or
@@ -39,11 +39,11 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from resolver_hook.cuda import parse_target, ptx_isa_cuda
-from resolver_hook.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.errors import OperationalError
-from resolver_hook.fatbin import FatbinEntry, FatbinError, read_fatbin
-from resolver_hook.locallabel import parse_local_label
+from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
+from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
+from resolver_hook.publish.fatbin import FatbinEntry, FatbinError, read_fatbin
+from resolver_hook.publish.locallabel import parse_local_label
 
 __all__ = [
     "DEFAULT_MAX_MEMBER_SIZE",
@@ -143,7 +143,7 @@ class WheelReport:
 
 
 def sort_targets(targets: Iterable[str]) -> tuple[str, ...]:
-    """Unique targets, validated and ordered by :mod:`resolver_hook.cuda` (SM number first).
+    """Unique targets, validated and ordered by the kernel-target algebra (SM number first).
 
     Raises :class:`ScanError` for a name the kernel-target algebra does not know (an
     architecture number nvcc never produced means a corrupt fatbin entry).
@@ -175,7 +175,7 @@ class _Budget:
 
 
 class _MemberSource:
-    """A :class:`~resolver_hook.elf.ByteSource` over a zip member, streamed.
+    """A :class:`~resolver_hook.publish.elf.ByteSource` over a zip member, streamed.
 
     Forward reads decompress and discard; a read behind the current position restarts
     decompression, except for the first ``_PREFIX_KEEP`` bytes and the last ``_WINDOW``

@@ -43,8 +43,8 @@ import re
 import struct
 from dataclasses import dataclass
 
-from resolver_hook.elf import ByteSource, BytesSource
 from resolver_hook.errors import OperationalError
+from resolver_hook.publish.elf import ByteSource, BytesSource
 
 __all__ = [
     "FATBIN_MAGIC",

@@ -1,0 +1,28 @@
+"""The one TOML reader: ``tomllib`` (``tomli`` on Python 3.10), failures as one error type."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
+
+__all__ = ["TomlError", "loads"]
+
+
+class TomlError(ValueError):
+    """The text is not TOML, or nests deeper than the parser can follow."""
+
+
+def loads(text: str) -> dict[str, Any]:
+    """Parse TOML text into a mapping; every failure is a :class:`TomlError`."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlError(str(exc)) from None
+    except RecursionError:  # ``x = [[[[...]]]]``: the parser recurses once per level
+        raise TomlError("nested too deeply") from None
+    return data

@@ -1,0 +1,1 @@
+"""Source-build preflight: the CUDA toolkit, nvcc's host compiler and declared build needs."""

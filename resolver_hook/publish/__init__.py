@@ -1,0 +1,1 @@
+"""For maintainers publishing builds: read wheels (ELF, fatbin), derive manifests, lint."""
