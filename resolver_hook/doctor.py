@@ -57,10 +57,17 @@ class PackageCheck:
     source: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.display_name, "version": self.version, "status": self.status,
-                "summary": self.summary, "flavour": self.flavour,
-                "reasons": list(self.reasons), "fix": self.fix,
-                "fitting": list(self.fitting), "manifest": self.source}
+        return {
+            "name": self.display_name,
+            "version": self.version,
+            "status": self.status,
+            "summary": self.summary,
+            "flavour": self.flavour,
+            "reasons": list(self.reasons),
+            "fix": self.fix,
+            "fitting": list(self.fitting),
+            "manifest": self.source,
+        }
 
 
 def profile_for_environment(profile: HostProfile, python: str) -> HostProfile:
@@ -72,11 +79,21 @@ def profile_for_environment(profile: HostProfile, python: str) -> HostProfile:
     if python == profile.python:
         return profile
     major, minor = (int(x) for x in python.split("."))
-    tags = compute_tags(profile.os, profile.arch, (major, minor), libc=profile.libc,
-                        libc_version=profile.libc_version)
-    return profile.replace(python=python, tags=tags,
-                           notes=(*profile.notes, f"wheel tags computed for Python {python}, "
-                                                  "the interpreter of the checked environment"))
+    tags = compute_tags(
+        profile.os,
+        profile.arch,
+        (major, minor),
+        libc=profile.libc,
+        libc_version=profile.libc_version,
+    )
+    return profile.replace(
+        python=python,
+        tags=tags,
+        notes=(
+            *profile.notes,
+            f"wheel tags computed for Python {python}, the interpreter of the checked environment",
+        ),
+    )
 
 
 def _failures(f: Flavour, manifest: Manifest, profile: HostProfile) -> dict[str, str]:
@@ -90,15 +107,19 @@ def _same_build(inst: Installed, manifest: Manifest) -> list[Flavour]:
         return []
     same = [f for f in manifest.flavours if f.version == version]
     if inst.tags:
-        wheels: list[Flavour] = [f for f in same if isinstance(f, WheelFlavour)
-                  and {str(t) for t in f.tags} & set(inst.tags)]
+        wheels: list[Flavour] = [
+            f
+            for f in same
+            if isinstance(f, WheelFlavour) and {str(t) for t in f.tags} & set(inst.tags)
+        ]
         if wheels:
             return wheels
     return same
 
 
-def _couplings(f: Flavour, installed: Mapping[NormalizedName, Installed],
-               env: Mapping[str, str]) -> list[tuple[NormalizedName, str]]:
+def _couplings(
+    f: Flavour, installed: Mapping[NormalizedName, Installed], env: Mapping[str, str]
+) -> list[tuple[NormalizedName, str]]:
     """``(partner, reason)`` for each ``requires`` the installed partner does not meet."""
     out = []
     for r in f.requires:
@@ -110,13 +131,17 @@ def _couplings(f: Flavour, installed: Mapping[NormalizedName, Installed],
         except InvalidVersion:
             ok = False
         if not ok:
-            out.append((partner.name, f"needs {r}; installed {partner.display_name} "
-                                      f"{partner.version}"))
+            out.append(
+                (partner.name, f"needs {r}; installed {partner.display_name} {partner.version}")
+            )
     return out
 
 
-def _fix(names: list[NormalizedName], plan_of: Mapping[NormalizedName, PackagePlan],
-         installed: Mapping[NormalizedName, Installed]) -> tuple[str | None, list[str]]:
+def _fix(
+    names: list[NormalizedName],
+    plan_of: Mapping[NormalizedName, PackagePlan],
+    installed: Mapping[NormalizedName, Installed],
+) -> tuple[str | None, list[str]]:
     """The repair command for ``names`` (those whose planned build differs from the
     installed one), and reasons for those the plan cannot fix."""
     reinstall: list[str] = []
@@ -132,11 +157,16 @@ def _fix(names: list[NormalizedName], plan_of: Mapping[NormalizedName, PackagePl
             if name != names[0]:
                 continue  # a partner that fits nowhere: its own check says so
             # The installed build itself is no alternative (a CPU build on a GPU machine).
-            alts = [a for a in p.alternatives
-                    if not a.startswith(f"{inst.display_name}=={inst.version} ")]
+            alts = [
+                a
+                for a in p.alternatives
+                if not a.startswith(f"{inst.display_name}=={inst.version} ")
+            ]
             alt = f"; nearest alternative: {'; '.join(alts)}" if alts else ""
-            problems.append(f"no build of {inst.display_name} fits this machine (see "
-                            f"'resolver-hook explain {inst.display_name}'){alt}")
+            problems.append(
+                f"no build of {inst.display_name} fits this machine (see "
+                f"'resolver-hook explain {inst.display_name}'){alt}"
+            )
         elif p.action == "build":
             reinstall.append(inst.display_name)
             needs = f", needs {', '.join(p.build_needs)}" if p.build_needs else ""
@@ -146,13 +176,17 @@ def _fix(names: list[NormalizedName], plan_of: Mapping[NormalizedName, PackagePl
             picks.append(p.version if len(names) == 1 else f"{inst.display_name} {p.version}")
     if not reinstall:
         return ("; ".join(problems) or None), []
-    return (f"resolver-hook pip install --force-reinstall {' '.join(reinstall)} "
-            f"(picks {', '.join(picks)})"), problems
+    return (
+        f"resolver-hook pip install --force-reinstall {' '.join(reinstall)} "
+        f"(picks {', '.join(picks)})"
+    ), problems
 
 
-def check_installed(installed: Environment | Iterable[Installed],
-                    manifests: Mapping[str, Manifest],
-                    profile: HostProfile) -> tuple[PackageCheck, ...]:
+def check_installed(
+    installed: Environment | Iterable[Installed],
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+) -> tuple[PackageCheck, ...]:
     """One :class:`PackageCheck` per installed distribution that has a manifest, by name.
 
     Pure. For another environment, pass its :class:`Environment` (its Python's wheel
@@ -187,21 +221,36 @@ def check_installed(installed: Environment | Iterable[Installed],
     out = []
     for inst in checked:
         manifest = by_name[inst.name]
-        fitting = tuple(f.describe() for f in manifest.flavours
-                        if not _failures(f, manifest, profile))
+        fitting = tuple(
+            f.describe() for f in manifest.flavours if not _failures(f, manifest, profile)
+        )
         head = f"{inst.display_name} {inst.version}"
-        common: dict[str, Any] = {"name": inst.name, "display_name": inst.display_name,
-                                  "version": inst.version, "fitting": fitting,
-                                  "source": manifest.source}
+        common: dict[str, Any] = {
+            "name": inst.name,
+            "display_name": inst.display_name,
+            "version": inst.version,
+            "fitting": fitting,
+            "source": manifest.source,
+        }
         if inst.name not in matched:
             fix, problems = _fix([inst.name], plan_of, present)
             others = _same_build(inst, manifest)
-            why = (f"{manifest.display_name}'s manifest ({manifest.source}) lists "
-                   f"{inst.version} only for other platforms or Pythons" if others else
-                   f"not a build that {manifest.display_name}'s manifest ({manifest.source}) "
-                   "lists")
-            out.append(PackageCheck(status="unknown", summary=f"{head}: {why}",
-                                    reasons=tuple(problems), fix=fix, **common))
+            why = (
+                f"{manifest.display_name}'s manifest ({manifest.source}) lists "
+                f"{inst.version} only for other platforms or Pythons"
+                if others
+                else f"not a build that {manifest.display_name}'s manifest ({manifest.source}) "
+                "lists"
+            )
+            out.append(
+                PackageCheck(
+                    status="unknown",
+                    summary=f"{head}: {why}",
+                    reasons=tuple(problems),
+                    fix=fix,
+                    **common,
+                )
+            )
             continue
         f, fails = matched[inst.name]
         hard = [fails[r] for r in _HARD_RULES if r in fails]
@@ -209,20 +258,42 @@ def check_installed(installed: Environment | Iterable[Installed],
         reasons = hard + [why for _, why in coupling]
         if reasons:
             # Reinstall what is coupled with this package too, or the fix breaks it.
-            fix, problems = _fix([inst.name, *(n for n, _ in coupling),
-                                  *dependents.get(inst.name, ())], plan_of, present)
-            out.append(PackageCheck(status="fail", summary=f"{head}: {reasons[0]}",
-                                    flavour=f.describe(), reasons=(*reasons, *problems),
-                                    fix=fix, **common))
+            fix, problems = _fix(
+                [inst.name, *(n for n, _ in coupling), *dependents.get(inst.name, ())],
+                plan_of,
+                present,
+            )
+            out.append(
+                PackageCheck(
+                    status="fail",
+                    summary=f"{head}: {reasons[0]}",
+                    flavour=f.describe(),
+                    reasons=(*reasons, *problems),
+                    fix=fix,
+                    **common,
+                )
+            )
         elif "accelerator" in fails:
             gpu = "an NVIDIA GPU" if profile.nvidia is not None else "ROCm"
             fix, problems = _fix([inst.name], plan_of, present)
-            out.append(PackageCheck(status="warn",
-                                    summary=f"{head}: a build without GPU support on a "
-                                            f"machine with {gpu}: it runs on the CPU only",
-                                    flavour=f.describe(), reasons=tuple(problems), fix=fix,
-                                    **common))
+            out.append(
+                PackageCheck(
+                    status="warn",
+                    summary=f"{head}: a build without GPU support on a "
+                    f"machine with {gpu}: it runs on the CPU only",
+                    flavour=f.describe(),
+                    reasons=tuple(problems),
+                    fix=fix,
+                    **common,
+                )
+            )
         else:
-            out.append(PackageCheck(status="ok", summary=f"{head}: fits this machine",
-                                    flavour=f.describe(), **common))
+            out.append(
+                PackageCheck(
+                    status="ok",
+                    summary=f"{head}: fits this machine",
+                    flavour=f.describe(),
+                    **common,
+                )
+            )
     return tuple(out)

@@ -86,9 +86,14 @@ class Environment:
     source: str  # "this interpreter" or "--python PATH"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"python": self.python, "implementation": self.implementation,
-                "executable": self.executable, "prefix": self.prefix, "source": self.source,
-                "distributions": len(self.distributions)}
+        return {
+            "python": self.python,
+            "implementation": self.implementation,
+            "executable": self.executable,
+            "prefix": self.prefix,
+            "source": self.source,
+            "distributions": len(self.distributions),
+        }
 
 
 def _implementation(name: str) -> str:
@@ -119,15 +124,20 @@ def this_environment(path: Sequence[str] | None = None) -> Environment:
             continue
         if not name or not version:
             continue
-        tags = tuple(line.split(":", 1)[1].strip() for line in wheel.splitlines()
-                     if line.startswith("Tag:"))
-        found.append(Installed(name=canonicalize_name(name), display_name=name,
-                               version=version, tags=tags))
+        tags = tuple(
+            line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")
+        )
+        found.append(
+            Installed(name=canonicalize_name(name), display_name=name, version=version, tags=tags)
+        )
     return Environment(
         python=f"{sys.version_info[0]}.{sys.version_info[1]}",
         implementation=_implementation(sys.implementation.name),
-        executable=sys.executable, prefix=sys.prefix, distributions=_dedupe(found),
-        source="this interpreter" if path is None else f"{os.pathsep.join(path)}")
+        executable=sys.executable,
+        prefix=sys.prefix,
+        distributions=_dedupe(found),
+        source="this interpreter" if path is None else f"{os.pathsep.join(path)}",
+    )
 
 
 # (argv, timeout) -> (returncode, stdout, stderr); raises OSError, TimeoutExpired.
@@ -135,13 +145,25 @@ PythonRunner = Callable[[Sequence[str], float], tuple[int, str, str]]
 
 
 def _run(argv: Sequence[str], timeout: float) -> tuple[int, str, str]:
-    proc = subprocess.run(list(argv), capture_output=True, text=True, errors="replace",
-                          timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        list(argv),
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def environment_of(python: str, *, run: PythonRunner = _run,
-                   timeout: float = PYTHON_TIMEOUT, where: str | None = None) -> Environment:
+def environment_of(
+    python: str,
+    *,
+    run: PythonRunner = _run,
+    timeout: float = PYTHON_TIMEOUT,
+    where: str | None = None,
+) -> Environment:
     """The environment of another interpreter, read by running it.
 
     UsageError (exit 2) when ``python`` is not an executable file; OperationalError
@@ -150,8 +172,10 @@ def environment_of(python: str, *, run: PythonRunner = _run,
     """
     where = where or f"--python {python}"
     if not os.path.isfile(python):
-        raise UsageError(f"{where}: no such file",
-                         hint="give the interpreter of the environment, e.g. .venv/bin/python")
+        raise UsageError(
+            f"{where}: no such file",
+            hint="give the interpreter of the environment, e.g. .venv/bin/python",
+        )
     if not os.access(python, os.X_OK):
         raise UsageError(f"{where}: not executable")
     # -E: ignore PYTHONPATH and friends, which would add directories pip never installs to.
@@ -169,6 +193,7 @@ def environment_of(python: str, *, run: PythonRunner = _run,
 
 def parse_environment(text: str, *, where: str) -> Environment:
     """Read the JSON the script prints; OperationalError naming what is wrong."""
+
     def bad(problem: str) -> OperationalError:
         return OperationalError(f"{where}: unexpected answer: {problem}")
 
@@ -190,15 +215,28 @@ def parse_environment(text: str, *, where: str) -> Environment:
         raise bad("'distributions' missing or not a list")
     found = []
     for i, d in enumerate(items):
-        if not (isinstance(d, dict) and isinstance(d.get("name"), str)
-                and isinstance(d.get("version"), str)):
+        if not (
+            isinstance(d, dict)
+            and isinstance(d.get("name"), str)
+            and isinstance(d.get("version"), str)
+        ):
             raise bad(f"distributions[{i}] has no name and version")
         tags = d.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             raise bad(f"distributions[{i}].tags is not a list of strings")
-        found.append(Installed(name=canonicalize_name(d["name"]), display_name=d["name"],
-                               version=d["version"], tags=tuple(tags)))
-    return Environment(python=python,
-                       implementation=_implementation(str(data.get("implementation", "cpython"))),
-                       executable=data["executable"], prefix=str(data.get("prefix", "")),
-                       distributions=_dedupe(found), source=where)
+        found.append(
+            Installed(
+                name=canonicalize_name(d["name"]),
+                display_name=d["name"],
+                version=d["version"],
+                tags=tuple(tags),
+            )
+        )
+    return Environment(
+        python=python,
+        implementation=_implementation(str(data.get("implementation", "cpython"))),
+        executable=data["executable"],
+        prefix=str(data.get("prefix", "")),
+        distributions=_dedupe(found),
+        source=where,
+    )

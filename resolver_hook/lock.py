@@ -20,8 +20,10 @@ def target_marker(profile: HostProfile) -> str:
     from resolver_hook.resolve import marker_environment
 
     env = marker_environment(profile)
-    return (f'sys_platform == "{env["sys_platform"]}" and platform_machine == '
-            f'"{env["platform_machine"]}" and python_version == "{env["python_version"]}"')
+    return (
+        f'sys_platform == "{env["sys_platform"]}" and platform_machine == '
+        f'"{env["platform_machine"]}" and python_version == "{env["python_version"]}"'
+    )
 
 
 def lock_lines(plan: Plan) -> list[str]:
@@ -39,9 +41,12 @@ def lock_lines(plan: Plan) -> list[str]:
             # The plain build from the user's index fits: pin its version, keeping the
             # extras and marker the user wrote.
             req = Requirement(p.requested) if p.requested else None
-            line = format_requirement(p.name, version=p.version,
-                                      extras=req.extras if req else (),
-                                      marker=req.marker if req else None)
+            line = format_requirement(
+                p.name,
+                version=p.version,
+                extras=req.extras if req else (),
+                marker=req.marker if req else None,
+            )
         else:
             line = p.line or p.constraint  # constraint only: a coupled package, pin it too
         if not line:
@@ -59,9 +64,11 @@ def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[
     for spec, profile, _ in per_target:
         mk = target_marker(profile)
         if mk in markers:
-            raise UsageError(f"targets {markers[mk]} and {spec} differ only in what markers "
-                             "cannot tell apart (GPU, driver): write one file per target",
-                             hint="use -o with '{target}' in the file name")
+            raise UsageError(
+                f"targets {markers[mk]} and {spec} differ only in what markers "
+                "cannot tell apart (GPU, driver): write one file per target",
+                hint="use -o with '{target}' in the file name",
+            )
         markers[mk] = spec
     order: list[str] = []
     where: dict[str, list[str]] = {}
@@ -81,5 +88,8 @@ def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[
             continue
         out.append(with_marker(line, " or ".join(f"({m})" for m in where[line])))
     urls = [x for x in out if not x.startswith("-") and is_url_line(x)]
-    return ([x for x in out if x.startswith("-")] + urls +
-            [x for x in out if not x.startswith("-") and x not in urls])
+    return (
+        [x for x in out if x.startswith("-")]
+        + urls
+        + [x for x in out if not x.startswith("-") and x not in urls]
+    )

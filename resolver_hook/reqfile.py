@@ -62,18 +62,41 @@ _EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 # Options a requirements file may hold (pip 26 SUPPORTED_OPTIONS): name -> takes a value.
 _FILE_OPTIONS: dict[str, bool] = {
-    "-r": True, "--requirement": True, "-c": True, "--constraint": True,
-    "-e": True, "--editable": True, "-i": True, "--index-url": True,
-    "--extra-index-url": True, "--no-index": False, "-f": True, "--find-links": True,
-    "--no-binary": True, "--only-binary": True, "--prefer-binary": False,
-    "--require-hashes": False, "--pre": False, "--trusted-host": True, "--use-feature": True,
+    "-r": True,
+    "--requirement": True,
+    "-c": True,
+    "--constraint": True,
+    "-e": True,
+    "--editable": True,
+    "-i": True,
+    "--index-url": True,
+    "--extra-index-url": True,
+    "--no-index": False,
+    "-f": True,
+    "--find-links": True,
+    "--no-binary": True,
+    "--only-binary": True,
+    "--prefer-binary": False,
+    "--require-hashes": False,
+    "--pre": False,
+    "--trusted-host": True,
+    "--use-feature": True,
 }
 # Options that belong to one requirement line (pip SUPPORTED_OPTIONS_REQ).
 _REQ_OPTIONS: dict[str, bool] = {
-    "--hash": True, "-C": True, "--config-settings": True, "--global-option": True,
+    "--hash": True,
+    "-C": True,
+    "--config-settings": True,
+    "--global-option": True,
 }
-_CANONICAL = {"--requirement": "-r", "--constraint": "-c", "--editable": "-e",
-              "--index-url": "-i", "--find-links": "-f", "--config-settings": "-C"}
+_CANONICAL = {
+    "--requirement": "-r",
+    "--constraint": "-c",
+    "--editable": "-e",
+    "--index-url": "-i",
+    "--find-links": "-f",
+    "--config-settings": "-C",
+}
 
 Reader = Callable[[str], str]
 
@@ -183,8 +206,7 @@ def _split_args(line: str) -> tuple[str, str]:
     return " ".join(args), ""
 
 
-def _parse_options(text: str, where: str,
-                   warnings: list[str]) -> list[tuple[str, str | None]]:
+def _parse_options(text: str, where: str, warnings: list[str]) -> list[tuple[str, str | None]]:
     try:
         tokens = shlex.split(text)
     except ValueError as exc:
@@ -201,8 +223,10 @@ def _parse_options(text: str, where: str,
             name, value = tok[:2], tok[2:]  # -rfile, -fURL
         if not tok.startswith("-"):
             # pip's option parser drops stray words after the options without a word.
-            warnings.append(f"{where}: pip ignores {tok!r} after the options: "
-                            "put each requirement on its own line, before any option")
+            warnings.append(
+                f"{where}: pip ignores {tok!r} after the options: "
+                "put each requirement on its own line, before any option"
+            )
             i += 1
             continue
         if name not in known:
@@ -219,14 +243,26 @@ def _parse_options(text: str, where: str,
     return out
 
 
-def parse_requirement_line(text: str, *, where: str = "<command line>", lineno: int = 0,
-                           source: str = "<command line>", editable: bool = False,
-                           constraint: bool = False, hashes: tuple[str, ...] = (),
-                           line_options: tuple[str, ...] = ()) -> ReqEntry:
+def parse_requirement_line(
+    text: str,
+    *,
+    where: str = "<command line>",
+    lineno: int = 0,
+    source: str = "<command line>",
+    editable: bool = False,
+    constraint: bool = False,
+    hashes: tuple[str, ...] = (),
+    line_options: tuple[str, ...] = (),
+) -> ReqEntry:
     """One requirement as pip reads it: PEP 508, ``name @ url``, bare URL or local path."""
     common: dict[str, Any] = {
-        "text": text, "source": source, "lineno": lineno, "editable": editable,
-        "constraint": constraint, "hashes": hashes, "line_options": line_options,
+        "text": text,
+        "source": source,
+        "lineno": lineno,
+        "editable": editable,
+        "constraint": constraint,
+        "hashes": hashes,
+        "line_options": line_options,
     }
     if _URL.match(text) or _VCS.match(text):
         # pip splits a URL's marker at "; " (a URL may hold ';').
@@ -238,15 +274,30 @@ def parse_requirement_line(text: str, *, where: str = "<command line>", lineno: 
         if name and url.split("#", 1)[0].endswith(".whl"):
             req = _requirement(f"{name} @ {url}", where, text)
         return ReqEntry(kind="url", requirement=req, name=name, url=url, marker=marker, **common)
-    if text.startswith((".", "/", "~")) or (editable and "@" not in text) or \
-            re.match(r"^[A-Za-z]:[\\/]", text) or text.endswith((".whl", ".tar.gz", ".zip")):
+    if (
+        text.startswith((".", "/", "~"))
+        or (editable and "@" not in text)
+        or re.match(r"^[A-Za-z]:[\\/]", text)
+        or text.endswith((".whl", ".tar.gz", ".zip"))
+    ):
         path, _, marker_text = text.partition(";")
         marker = _marker(marker_text, where) if marker_text.strip() else None
-        return ReqEntry(kind="path", url=path.strip(), name=_name_from_url(path.strip()),
-                        marker=marker, **common)
+        return ReqEntry(
+            kind="path",
+            url=path.strip(),
+            name=_name_from_url(path.strip()),
+            marker=marker,
+            **common,
+        )
     req = _requirement(text, where, text)
-    return ReqEntry(kind="requirement", requirement=req, name=canonicalize_name(req.name),
-                    url=req.url, marker=req.marker, **common)
+    return ReqEntry(
+        kind="requirement",
+        requirement=req,
+        name=canonicalize_name(req.name),
+        url=req.url,
+        marker=req.marker,
+        **common,
+    )
 
 
 def _requirement(text: str, where: str, original: str) -> Requirement:
@@ -260,8 +311,9 @@ def _requirement(text: str, where: str, original: str) -> Requirement:
             hint = "pip reads one requirement per line: put each on its own line"
         elif "${" in original:
             hint = "pip expands ${NAME} only when the variable is set and not empty"
-        raise UsageError(f"{where}: invalid requirement {original!r}: {reason}",
-                         hint=hint) from None
+        raise UsageError(
+            f"{where}: invalid requirement {original!r}: {reason}", hint=hint
+        ) from None
 
 
 def _parses(text: str) -> bool:
@@ -276,8 +328,9 @@ def _marker(text: str, where: str) -> Marker:
     try:
         return Marker(text.strip())
     except InvalidMarker as exc:
-        raise UsageError(f"{where}: invalid marker {text.strip()!r}: "
-                         f"{str(exc).splitlines()[0]}") from None
+        raise UsageError(
+            f"{where}: invalid marker {text.strip()!r}: {str(exc).splitlines()[0]}"
+        ) from None
 
 
 def _name_from_url(url: str) -> NormalizedName | None:
@@ -319,46 +372,84 @@ def parse_requirements(
         if args:
             hashes = tuple(v for k, v in opts if k == "--hash" and v)
             ignored = tuple(k for k, _ in opts if k not in _REQ_OPTIONS and k != "-C")
-            entries.append(parse_requirement_line(
-                args, where=where, lineno=lineno, source=source, constraint=constraint,
-                hashes=hashes, line_options=ignored))
+            entries.append(
+                parse_requirement_line(
+                    args,
+                    where=where,
+                    lineno=lineno,
+                    source=source,
+                    constraint=constraint,
+                    hashes=hashes,
+                    line_options=ignored,
+                )
+            )
             continue
         for name, value in opts:
             assert value is not None or not _FILE_OPTIONS.get(name, False)
             if name in ("-r", "-c"):
-                nested = _include(value or "", source, where, read, env, stack,
-                                  constraint=name == "-c")
+                nested = _include(
+                    value or "", source, where, read, env, stack, constraint=name == "-c"
+                )
                 entries.extend(nested.entries)
                 warnings.extend(nested.warnings)
                 files.extend(f for f in nested.files if f not in files)
             elif name == "-e":
-                entries.append(parse_requirement_line(
-                    value or "", where=where, lineno=lineno, source=source, editable=True,
-                    constraint=constraint))
+                entries.append(
+                    parse_requirement_line(
+                        value or "",
+                        where=where,
+                        lineno=lineno,
+                        source=source,
+                        editable=True,
+                        constraint=constraint,
+                    )
+                )
             elif name == "--hash":
                 continue  # pip: "has --hash but no requirement, and will be ignored"
             else:
-                entries.append(ReqEntry(kind="option", text=line, source=source, lineno=lineno,
-                                        option=name, value=value, constraint=constraint))
+                entries.append(
+                    ReqEntry(
+                        kind="option",
+                        text=line,
+                        source=source,
+                        lineno=lineno,
+                        option=name,
+                        value=value,
+                        constraint=constraint,
+                    )
+                )
     return ReqFile(entries=tuple(entries), files=tuple(files), warnings=tuple(warnings))
 
 
-def _include(target: str, source: str, where: str, read: Reader | None,  # noqa: PLR0917
-             env: Mapping[str, str], stack: tuple[str, ...], *, constraint: bool) -> ReqFile:
+def _include(  # noqa: PLR0917 - pip's include state, passed down
+    target: str,
+    source: str,
+    where: str,
+    read: Reader | None,
+    env: Mapping[str, str],
+    stack: tuple[str, ...],
+    *,
+    constraint: bool,
+) -> ReqFile:
     if _URL.match(target):
-        raise UsageError(f"{where}: {target!r} is a URL: resolver-hook reads local "
-                         "requirement files only", hint="download it and pass the file")
+        raise UsageError(
+            f"{where}: {target!r} is a URL: resolver-hook reads local requirement files only",
+            hint="download it and pass the file",
+        )
     if read is None:
-        raise UsageError(f"{where}: cannot follow '-r/-c {target}' here",
-                         hint="pass the requirements as a file with -r")
+        raise UsageError(
+            f"{where}: cannot follow '-r/-c {target}' here",
+            hint="pass the requirements as a file with -r",
+        )
     base = os.path.dirname(source) if source not in ("<requirements>", "<command line>") else ""
     path = os.path.normpath(os.path.join(base, target))
     if path in stack:
-        chain = " -> ".join((*stack[stack.index(path):], path))
+        chain = " -> ".join((*stack[stack.index(path) :], path))
         raise UsageError(f"{where}: requirement files include each other: {chain}")
     text = _open(read, path, constraint=constraint, where=f"{where}: ")
-    return parse_requirements(text, source=path, read=read, env=env, constraint=constraint,
-                              _stack=stack)
+    return parse_requirements(
+        text, source=path, read=read, env=env, constraint=constraint, _stack=stack
+    )
 
 
 def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
@@ -367,8 +458,9 @@ def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
         return read(path)
     except OSError as exc:
         kind = "constraint" if constraint else "requirements"
-        raise UsageError(f"{where}could not open {kind} file {path}: "
-                         f"{exc.strerror or exc}") from None
+        raise UsageError(
+            f"{where}could not open {kind} file {path}: {exc.strerror or exc}"
+        ) from None
 
 
 def _read_text(path: str) -> str:
@@ -396,12 +488,16 @@ def read_requirements(
     for i, line in enumerate(lines, start=1):
         text = line.strip()
         if text:
-            entries.append(parse_requirement_line(text, where=f"requirement {text!r}",
-                                                  lineno=0, source=f"<command line {i}>"))
+            entries.append(
+                parse_requirement_line(
+                    text, where=f"requirement {text!r}", lineno=0, source=f"<command line {i}>"
+                )
+            )
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
         text = _open(_read_text, path, constraint=constraint)
-        parsed = parse_requirements(text, source=path, read=_read_text, env=env,
-                                    constraint=constraint)
+        parsed = parse_requirements(
+            text, source=path, read=_read_text, env=env, constraint=constraint
+        )
         entries.extend(parsed.entries)
         warnings.extend(parsed.warnings)
         seen.extend(f for f in parsed.files if f not in seen)
@@ -411,9 +507,15 @@ def read_requirements(
 # --- writing ----------------------------------------------------------------------
 
 
-def format_requirement(name: str, *, url: str | None = None, sha256: str | None = None,
-                       version: str | None = None, extras: Iterable[str] = (),
-                       marker: Marker | str | None = None) -> str:
+def format_requirement(
+    name: str,
+    *,
+    url: str | None = None,
+    sha256: str | None = None,
+    version: str | None = None,
+    extras: Iterable[str] = (),
+    marker: Marker | str | None = None,
+) -> str:
     """One pip line: ``name[x] @ url#sha256=... ; marker`` or ``name[x]==version ; marker``.
 
     The space before ``;`` matters: PEP 508 parsers read ``url;marker`` as part of
@@ -454,7 +556,7 @@ def with_marker(line: str, marker: str) -> str:
     if own is not None:
         # The marker starts at the first ';' after which the rest is that marker (a URL
         # before it may hold ';').
-        cut = next(i for i, ch in enumerate(text) if ch == ";" and _same_marker(text[i + 1:], own))
+        cut = next(i for i, ch in enumerate(text) if ch == ";" and _same_marker(text[i + 1 :], own))
         text = text[:cut].rstrip()
         marker = f"({own}) and ({marker})"
     return f"{text} ; {marker}" + (f" {options}" if options else "")

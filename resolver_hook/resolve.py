@@ -121,12 +121,21 @@ class PackagePlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "action": self.action, "version": self.version,
-            "url": self.url, "sha256": self.sha256, "source": self.source,
-            "reason": self.reason, "rejected": [r.to_dict() for r in self.rejected],
-            "requested": self.requested, "where": self.where, "line": self.line,
-            "constraint": self.constraint, "find_links": self.find_links,
-            "implied_by": list(self.implied_by), "alternatives": list(self.alternatives),
+            "name": self.name,
+            "action": self.action,
+            "version": self.version,
+            "url": self.url,
+            "sha256": self.sha256,
+            "source": self.source,
+            "reason": self.reason,
+            "rejected": [r.to_dict() for r in self.rejected],
+            "requested": self.requested,
+            "where": self.where,
+            "line": self.line,
+            "constraint": self.constraint,
+            "find_links": self.find_links,
+            "implied_by": list(self.implied_by),
+            "alternatives": list(self.alternatives),
             "build_needs": list(self.build_needs),
         }
 
@@ -178,8 +187,11 @@ class Plan:
         out = []
         for p in self.packages:
             if p.action == "rewrite":
-                what = p.url if p.flavour is not None and p.flavour.kind == "wheel" else (
-                    f"{p.name}=={p.version} from {p.find_links}")
+                what = (
+                    p.url
+                    if p.flavour is not None and p.flavour.kind == "wheel"
+                    else (f"{p.name}=={p.version} from {p.find_links}")
+                )
                 implied = f" (needed by {', '.join(p.implied_by)})" if p.implied_by else ""
                 out.append(f"{p.name}: {what}{implied}: {p.reason}")
             elif p.action == "build":
@@ -214,7 +226,8 @@ _MACHINE = {
 def marker_environment(profile: HostProfile) -> dict[str, str]:
     """A complete PEP 508 marker environment for the profile (nothing from this host)."""
     impl = {"cp": ("cpython", "CPython"), "pp": ("pypy", "PyPy")}.get(
-        profile.implementation, (profile.implementation, profile.implementation))
+        profile.implementation, (profile.implementation, profile.implementation)
+    )
     full = f"{profile.python}.0"
     return {
         "implementation_name": impl[0],
@@ -257,8 +270,11 @@ class _Machine:
         for i, p in enumerate(parsed):
             if len(p) == 3:
                 self.first_platform_rank.setdefault(p[2], i)
-        self.cuda = Version(profile.nvidia.cuda_version) if profile.nvidia and \
-            profile.nvidia.cuda_version else None
+        self.cuda = (
+            Version(profile.nvidia.cuda_version)
+            if profile.nvidia and profile.nvidia.cuda_version
+            else None
+        )
         self.rocm: Version | None = None
         if profile.rocm is not None:
             try:
@@ -291,8 +307,11 @@ def _platform_words(tag: str) -> str:
     if m:
         return f"macOS {m.group(3)}"
     if tag.startswith("win"):
-        return {"win_amd64": "Windows x86_64", "win_arm64": "Windows arm64",
-                "win32": "Windows x86"}.get(tag, tag)
+        return {
+            "win_amd64": "Windows x86_64",
+            "win_arm64": "Windows arm64",
+            "win32": "Windows x86",
+        }.get(tag, tag)
     return tag
 
 
@@ -336,10 +355,15 @@ def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
         os_name, arch = _os_arch_of(pl)
         mm = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", pl.split(".")[0])
         if os_name == p.os and arch == p.arch and mm and p.libc_version:
-            return (f"needs glibc >= {mm.group(1)}.{mm.group(2)} ({pl}); this machine has "
-                    f"{p.libc or 'libc'} {p.libc_version}")
-    words = ", ".join(dict.fromkeys(_platform_words(pl).split(" (")[0] for pl in
-                                    (x for pl in plats for x in pl.split("."))))
+            return (
+                f"needs glibc >= {mm.group(1)}.{mm.group(2)} ({pl}); this machine has "
+                f"{p.libc or 'libc'} {p.libc_version}"
+            )
+    words = ", ".join(
+        dict.fromkeys(
+            _platform_words(pl).split(" (")[0] for pl in (x for pl in plats for x in pl.split("."))
+        )
+    )
     return f"built for {words} ({', '.join(plats)}); this machine is {here}"
 
 
@@ -348,12 +372,17 @@ def _has_accelerator(f: Flavour) -> bool:
 
 
 def _exact_pin(spec: SpecifierSet, version: Version) -> bool:
-    return any(s.operator in ("==", "===") and "+" in s.version and s.contains(version)
-               for s in spec)
+    return any(
+        s.operator in ("==", "===") and "+" in s.version and s.contains(version) for s in spec
+    )
 
 
-def _failures(f: Flavour, m: _Machine, spec: SpecifierSet, manifest: Manifest,
-              ) -> tuple[list[tuple[str, str]], int]:
+def _failures(
+    f: Flavour,
+    m: _Machine,
+    spec: SpecifierSet,
+    manifest: Manifest,
+) -> tuple[list[tuple[str, str]], int]:
     """Every rule (1-5) the flavour fails, as (rule, reason), and its tag rank."""
     out: list[tuple[str, str]] = []
     p = m.profile
@@ -363,16 +392,25 @@ def _failures(f: Flavour, m: _Machine, spec: SpecifierSet, manifest: Manifest,
     if f.cuda is not None:
         if m.cuda is None:
             why = p.nvidia_reason if p.nvidia is None else "driver CUDA version unknown"
-            out.append(("cuda", f"needs an NVIDIA driver with CUDA {f.cuda}; this machine "
-                                f"has none ({why})"))
+            out.append(
+                (
+                    "cuda",
+                    f"needs an NVIDIA driver with CUDA {f.cuda}; this machine has none ({why})",
+                )
+            )
         elif not f.cuda.contains(m.cuda, prereleases=True):
             hint = ""
             floor = _floor(f.cuda)
             if floor is not None and floor > m.cuda:
                 driver = min_driver_for_runtime(floor.major, p.os)
                 hint = f" (driver {driver} or newer)" if driver else ""
-            out.append(("cuda", f"needs a driver with CUDA {f.cuda}{hint}; this driver has "
-                                f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}"))
+            out.append(
+                (
+                    "cuda",
+                    f"needs a driver with CUDA {f.cuda}{hint}; this driver has "
+                    f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}",
+                )
+            )
     if f.rocm is not None:
         if m.rocm is None:
             out.append(("rocm", f"needs AMD ROCm {f.rocm}; this machine has no ROCm"))
@@ -381,24 +419,44 @@ def _failures(f: Flavour, m: _Machine, spec: SpecifierSet, manifest: Manifest,
     if f.gpu:
         if p.nvidia is None:
             if f.cuda is None:
-                out.append(("gpu", f"needs an NVIDIA GPU (kernels "
-                                   f"{', '.join(map(str, f.gpu))}); this machine has none"))
+                out.append(
+                    (
+                        "gpu",
+                        f"needs an NVIDIA GPU (kernels "
+                        f"{', '.join(map(str, f.gpu))}); this machine has none",
+                    )
+                )
         else:
             missing = uncovered(f.gpu, p.gpu_ccs)
             if missing:
                 verb = "does" if len(f.gpu) == 1 else "do"
-                out.append(("gpu", f"kernels {', '.join(map(str, f.gpu))} {verb} not run on "
-                                   f"{', '.join(_gpu_words(cc) for cc in missing)}"))
+                out.append(
+                    (
+                        "gpu",
+                        f"kernels {', '.join(map(str, f.gpu))} {verb} not run on "
+                        f"{', '.join(_gpu_words(cc) for cc in missing)}",
+                    )
+                )
     if not _has_accelerator(f) and not _exact_pin(spec, f.version):
         accelerated = [g for g in manifest.flavours if _has_accelerator(g)]
         if p.nvidia is not None and any(g.cuda is not None or g.gpu for g in accelerated):
-            out.append(("accelerator", f"builds without CUDA are not chosen on a machine with "
-                                       f"an NVIDIA GPU; pin {manifest.display_name}=="
-                                       f"{f.version} to use it"))
+            out.append(
+                (
+                    "accelerator",
+                    f"builds without CUDA are not chosen on a machine with "
+                    f"an NVIDIA GPU; pin {manifest.display_name}=="
+                    f"{f.version} to use it",
+                )
+            )
         elif p.rocm is not None and any(g.rocm is not None for g in accelerated):
-            out.append(("accelerator", f"builds without ROCm are not chosen on a machine with "
-                                       f"ROCm; pin {manifest.display_name}=={f.version} to use "
-                                       "it"))
+            out.append(
+                (
+                    "accelerator",
+                    f"builds without ROCm are not chosen on a machine with "
+                    f"ROCm; pin {manifest.display_name}=={f.version} to use "
+                    "it",
+                )
+            )
     if str(spec) and not spec.contains(f.version, prereleases=True):
         out.append(("specifier", f"{f.version} does not match your requirement {spec}"))
     return out, rank
@@ -417,12 +475,14 @@ def _floor(spec: SpecifierSet | None) -> Version | None:
     return max(floors) if floors else None
 
 
-def evaluate_flavour(f: Flavour, manifest: Manifest, profile: HostProfile,
-                     spec: SpecifierSet | None = None) -> dict[str, str | None]:
+def evaluate_flavour(
+    f: Flavour, manifest: Manifest, profile: HostProfile, spec: SpecifierSet | None = None
+) -> dict[str, str | None]:
     """Per rule, None when the flavour passes it or the reason it fails (for ``explain``)."""
     fails, _ = _failures(f, _Machine(profile), spec or SpecifierSet(), manifest)
     out: dict[str, str | None] = dict.fromkeys(
-        ("tags", "cuda", "rocm", "gpu", "accelerator", "specifier"))
+        ("tags", "cuda", "rocm", "gpu", "accelerator", "specifier")
+    )
     for rule, reason in fails:
         out.setdefault(rule, None)
         if out[rule] is None:
@@ -483,8 +543,7 @@ def _as_reqfile(requirements: ReqFile | Iterable[str | Requirement | ReqEntry]) 
             lines.append(str(r))
         else:
             lines.append(r)
-    parsed = parse_requirements("\n".join(lines), source="<requirements>") if lines else \
-        ReqFile()
+    parsed = parse_requirements("\n".join(lines), source="<requirements>") if lines else ReqFile()
     return ReqFile(entries=(*entries, *parsed.entries), warnings=parsed.warnings)
 
 
@@ -513,9 +572,13 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
         if not _marker_true(e.marker, m.env):
             if key not in packages and key not in slots:
                 packages[key] = PackagePlan(
-                    name=NormalizedName(key), action="pass", requested=e.text, where=e.where,
+                    name=NormalizedName(key),
+                    action="pass",
+                    requested=e.text,
+                    where=e.where,
                     line=_original_line(e),
-                    reason=f"marker '{e.marker}' is false on this machine: pip skips it")
+                    reason=f"marker '{e.marker}' is false on this machine: pip skips it",
+                )
                 order.append(key)
             continue
         manifest = by_name.get(e.name) if e.name else None
@@ -525,29 +588,44 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
             order.remove(key)
             twin = None
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
-            why = ("no manifest: left to the installer" if manifest is None else
-                   "you gave a URL or path: left as written")
+            why = (
+                "no manifest: left to the installer"
+                if manifest is None
+                else "you gave a URL or path: left as written"
+            )
             slot = slots.pop(key, None)
             if slot is not None:  # a URL or path for a name asked for before: as written
                 earlier = [x for x in (slot.entry, *slot.others) if x is not None]
-                packages[key] = PackagePlan(name=NormalizedName(key), action="pass",
-                                            reason=why, requested=e.text, where=e.where,
-                                            line=_original_line(e), more_lines=tuple(
-                                                _original_line(x) for x in earlier))
+                packages[key] = PackagePlan(
+                    name=NormalizedName(key),
+                    action="pass",
+                    reason=why,
+                    requested=e.text,
+                    where=e.where,
+                    line=_original_line(e),
+                    more_lines=tuple(_original_line(x) for x in earlier),
+                )
             elif twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
-                    twin, more_lines=(*twin.more_lines, _original_line(e)))
+                    twin, more_lines=(*twin.more_lines, _original_line(e))
+                )
             else:
-                packages[key] = PackagePlan(name=NormalizedName(key), action="pass", reason=why,
-                                            requested=e.text, where=e.where,
-                                            line=_original_line(e))
+                packages[key] = PackagePlan(
+                    name=NormalizedName(key),
+                    action="pass",
+                    reason=why,
+                    requested=e.text,
+                    where=e.where,
+                    line=_original_line(e),
+                )
                 order.append(key)
             continue
         assert e.requirement is not None
         assert e.name is not None
         if twin is not None:  # asked for by URL or path already: left as written
             packages[key] = dataclasses.replace(
-                twin, more_lines=(*twin.more_lines, _original_line(e)))
+                twin, more_lines=(*twin.more_lines, _original_line(e))
+            )
             continue
         if e.name in slots:  # the same name twice: both specifiers hold (as in pip)
             slots[e.name].spec &= e.requirement.specifier
@@ -577,9 +655,13 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                 if target not in slots:
                     if target in packages:  # asked for by URL or marker-skipped: leave it
                         continue
-                    slots[target] = _Slot(name=target, manifest=by_name[target],
-                                          spec=_constraint_spec(user_constraints, target),
-                                          entry=None, implied_by=[])
+                    slots[target] = _Slot(
+                        name=target,
+                        manifest=by_name[target],
+                        spec=_constraint_spec(user_constraints, target),
+                        entry=None,
+                        implied_by=[],
+                    )
                     order.append(target)
                     pending.append(target)
                 if slots[target].entry is None and slot.name not in slots[target].implied_by:
@@ -601,9 +683,11 @@ def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) 
     return spec
 
 
-def _couplings_hold(f: Flavour, assigned: Mapping[NormalizedName, Flavour],
-                    env: Mapping[str, str],
-                    ) -> str | None:
+def _couplings_hold(
+    f: Flavour,
+    assigned: Mapping[NormalizedName, Flavour],
+    env: Mapping[str, str],
+) -> str | None:
     for r in f.requires:
         target = canonicalize_name(r.name)
         other = assigned.get(target)
@@ -614,8 +698,9 @@ def _couplings_hold(f: Flavour, assigned: Mapping[NormalizedName, Flavour],
     return None
 
 
-def _consistent(slot: _Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour],
-                env: Mapping[str, str]) -> str | None:
+def _consistent(
+    slot: _Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour], env: Mapping[str, str]
+) -> str | None:
     why = _couplings_hold(f, assigned, env)
     if why:
         return why
@@ -673,18 +758,36 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
         for slot in slots.values():
             keep = []
             for f, rank in slot.candidates:
-                dead = next((r for r in f.requires if canonicalize_name(r.name) in slots
-                             and _marker_true(r.marker, m.env)
-                             and not any(r.specifier.contains(g.version, prereleases=True)
-                                         for g, _ in slots[canonicalize_name(r.name)].candidates)),
-                            None)
+                dead = next(
+                    (
+                        r
+                        for r in f.requires
+                        if canonicalize_name(r.name) in slots
+                        and _marker_true(r.marker, m.env)
+                        and not any(
+                            r.specifier.contains(g.version, prereleases=True)
+                            for g, _ in slots[canonicalize_name(r.name)].candidates
+                        )
+                    ),
+                    None,
+                )
                 if dead is None:
                     keep.append((f, rank))
                 else:
                     changed = True
-                    slot.rejected.append((f, [("couplings", f"needs {dead}; no such build of "
-                                                            f"{canonicalize_name(dead.name)} fits "
-                                                            "this machine")]))
+                    slot.rejected.append(
+                        (
+                            f,
+                            [
+                                (
+                                    "couplings",
+                                    f"needs {dead}; no such build of "
+                                    f"{canonicalize_name(dead.name)} fits "
+                                    "this machine",
+                                )
+                            ],
+                        )
+                    )
             slot.candidates = keep
 
 
@@ -713,8 +816,12 @@ def _search(slots: Mapping[str, _Slot], m: _Machine) -> None:
 
 
 def _dfs(  # noqa: PLR0917 - a recursive helper
-    names: list[str], i: int, assigned: dict[NormalizedName, Flavour],
-    slots: Mapping[str, _Slot], env: Mapping[str, str], budget: list[int],
+    names: list[str],
+    i: int,
+    assigned: dict[NormalizedName, Flavour],
+    slots: Mapping[str, _Slot],
+    env: Mapping[str, str],
+    budget: list[int],
 ) -> dict[NormalizedName, Flavour] | None:
     if i == len(names):
         return dict(assigned)
@@ -745,59 +852,112 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
     e = slot.entry
     more = tuple(_original_line(o) for o in slot.others)
     asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
-    rejected = [Rejection(candidate=_candidate(f), reason=fails[0][1])
-                for f, fails in slot.rejected]
+    rejected = [
+        Rejection(candidate=_candidate(f), reason=fails[0][1]) for f, fails in slot.rejected
+    ]
     chosen = slot.chosen
     for i, (f, _) in enumerate(slot.candidates):
         if f is chosen:
             continue
-        why = slot.coupling_rejects.get(i) or ("ranked lower" if chosen is not None else
-                                                "no consistent choice of coupled packages")
+        why = slot.coupling_rejects.get(i) or (
+            "ranked lower" if chosen is not None else "no consistent choice of coupled packages"
+        )
         rejected.append(Rejection(candidate=_candidate(f), reason=why))
     base: dict[str, Any] = {
-        "name": slot.name, "source": slot.manifest.source, "rejected": tuple(rejected),
-        "requested": e.text if e else "", "where": e.where if e else "",
+        "name": slot.name,
+        "source": slot.manifest.source,
+        "rejected": tuple(rejected),
+        "requested": e.text if e else "",
+        "where": e.where if e else "",
         "implied_by": tuple(slot.implied_by),
     }
-    if chosen is None and e is not None and not any(
-            slot.spec.contains(f.version, prereleases=True) for f in slot.manifest.flavours):
+    if (
+        chosen is None
+        and e is not None
+        and not any(slot.spec.contains(f.version, prereleases=True) for f in slot.manifest.flavours)
+    ):
         # The manifest does not describe the version asked for (torch==2.0.0 against a
         # 2.13 manifest): nothing is known about its builds, so it is not refused.
         versions = ", ".join(sorted({str(f.version.public) for f in slot.manifest.flavours}))
-        return PackagePlan(action="pass", line=_original_line(e), more_lines=more, reason=(
-            f"no build in its manifest ({slot.manifest.source}) matches {asked}; the manifest "
-            f"knows {versions or 'no versions'}: left to the installer unchanged"), **base)
+        return PackagePlan(
+            action="pass",
+            line=_original_line(e),
+            more_lines=more,
+            reason=(
+                f"no build in its manifest ({slot.manifest.source}) matches {asked}; the manifest "
+                f"knows {versions or 'no versions'}: left to the installer unchanged"
+            ),
+            **base,
+        )
     if chosen is None:
         if slot.manifest.buildable:
-            return PackagePlan(action="build", reason=f"{_no_fit(slot, m)}; the installer "
-                               "builds it from source", build_needs=slot.manifest.build_needs,
-                               line=_original_line(e) if e else None, more_lines=more,
-                               alternatives=tuple(_alternatives(slot, m)), **base)
-        return PackagePlan(action="error", reason=_no_fit(slot, m),
-                           alternatives=tuple(_alternatives(slot, m)), **base)
+            return PackagePlan(
+                action="build",
+                reason=f"{_no_fit(slot, m)}; the installer builds it from source",
+                build_needs=slot.manifest.build_needs,
+                line=_original_line(e) if e else None,
+                more_lines=more,
+                alternatives=tuple(_alternatives(slot, m)),
+                **base,
+            )
+        return PackagePlan(
+            action="error",
+            reason=_no_fit(slot, m),
+            alternatives=tuple(_alternatives(slot, m)),
+            **base,
+        )
     why = _why(chosen, slot, m)
     extras = e.requirement.extras if e and e.requirement else set()
     marker = e.marker if e else None
     if isinstance(chosen, IndexFlavour) and chosen.passthrough:
-        return PackagePlan(action="pass", version=str(chosen.version), flavour=chosen,
-                           reason=f"the plain build from your index fits: {why}",
-                           line=_original_line(e) if e else None, more_lines=more, **base)
+        return PackagePlan(
+            action="pass",
+            version=str(chosen.version),
+            flavour=chosen,
+            reason=f"the plain build from your index fits: {why}",
+            line=_original_line(e) if e else None,
+            more_lines=more,
+            **base,
+        )
     if isinstance(chosen, WheelFlavour):
         if chosen.sha256 is None:
-            notes.append(f"{slot.name}: the wheel URL has no sha256 in its manifest "
-                         f"({slot.manifest.source}): unverified")
-        line = format_requirement(slot.manifest.display_name, url=chosen.url,
-                                  sha256=chosen.sha256, extras=extras, marker=marker)
+            notes.append(
+                f"{slot.name}: the wheel URL has no sha256 in its manifest "
+                f"({slot.manifest.source}): unverified"
+            )
+        line = format_requirement(
+            slot.manifest.display_name,
+            url=chosen.url,
+            sha256=chosen.sha256,
+            extras=extras,
+            marker=marker,
+        )
         constraint = format_requirement(slot.name, url=chosen.url, sha256=chosen.sha256)
-        return PackagePlan(action="rewrite", version=str(chosen.version), url=chosen.url,
-                           sha256=chosen.sha256, flavour=chosen, reason=why,
-                           line=line if e else None, constraint=constraint, **base)
-    line = format_requirement(slot.manifest.display_name, version=str(chosen.version),
-                              extras=extras, marker=marker)
-    return PackagePlan(action="rewrite", version=str(chosen.version), url=chosen.url,
-                       flavour=chosen, reason=why, line=line if e else None,
-                       constraint=f"{slot.name}=={chosen.version}", find_links=chosen.url,
-                       **base)
+        return PackagePlan(
+            action="rewrite",
+            version=str(chosen.version),
+            url=chosen.url,
+            sha256=chosen.sha256,
+            flavour=chosen,
+            reason=why,
+            line=line if e else None,
+            constraint=constraint,
+            **base,
+        )
+    line = format_requirement(
+        slot.manifest.display_name, version=str(chosen.version), extras=extras, marker=marker
+    )
+    return PackagePlan(
+        action="rewrite",
+        version=str(chosen.version),
+        url=chosen.url,
+        flavour=chosen,
+        reason=why,
+        line=line if e else None,
+        constraint=f"{slot.name}=={chosen.version}",
+        find_links=chosen.url,
+        **base,
+    )
 
 
 def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
@@ -842,8 +1002,9 @@ def _exists_summary(man: Manifest) -> str:
             gpus[str(t)] = None
     parts = [", ".join(plats) or "any platform"]
     if pys:
-        parts.append("Python " + ", ".join(sorted(pys, key=lambda v: tuple(map(int,
-                                                                             v.split("."))))))
+        parts.append(
+            "Python " + ", ".join(sorted(pys, key=lambda v: tuple(map(int, v.split(".")))))
+        )
     if cudas:
         parts.append("driver CUDA " + " or ".join(cudas))
     if gpus:
@@ -855,15 +1016,19 @@ def _exists_summary(man: Manifest) -> str:
 def _no_fit(slot: _Slot, m: _Machine) -> str:
     head = f"no build of {slot.manifest.display_name} fits this machine ({m.words})"
     if slot.candidates:
-        head = (f"no build of {slot.manifest.display_name} is consistent with the rest of the "
-                f"plan ({m.words})")
+        head = (
+            f"no build of {slot.manifest.display_name} is consistent with the rest of the "
+            f"plan ({m.words})"
+        )
     elif slot.rejected and all(fails[0][0] == "tags" for _, fails in slot.rejected):
         os_word = _OS_WORDS.get(m.profile.os, m.profile.os)
-        if not any(_os_arch_of(x)[0] == m.profile.os for f in slot.manifest.flavours
-                   for pl in f.platforms for x in pl.split(".")) and all(
-                isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours):
-            head = (f"no {os_word} builds of {slot.manifest.display_name} exist "
-                    f"({m.words})")
+        if not any(
+            _os_arch_of(x)[0] == m.profile.os
+            for f in slot.manifest.flavours
+            for pl in f.platforms
+            for x in pl.split(".")
+        ) and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours):
+            head = f"no {os_word} builds of {slot.manifest.display_name} exist ({m.words})"
     return f"{head}; {_exists_summary(slot.manifest)}"
 
 
@@ -879,25 +1044,33 @@ def _alternatives(slot: _Slot, m: _Machine) -> list[str]:
     # Another Python only when no build at all is for this machine's Python.
     if not slot.candidates and all(fails[0][0] == "tags" for _, fails in slot.rejected):
         same_platform = [f for f, fails in slot.rejected if "Python" in fails[0][1]]
-        pys = sorted({v for f in same_platform for v in f.python_versions},
-                     key=lambda v: tuple(int(x) for x in v.split(".")))
+        pys = sorted(
+            {v for f in same_platform for v in f.python_versions},
+            key=lambda v: tuple(int(x) for x in v.split(".")),
+        )
         if pys:
             out.append(f"{name} has builds for Python {', '.join(pys)} on this platform")
     return list(dict.fromkeys(out))[:3]
 
 
-def _assemble(profile: HostProfile, packages: list[PackagePlan], reqs: ReqFile,
-              user_constraints: Mapping[str, list[ReqEntry]], notes: list[str]) -> Plan:
+def _assemble(
+    profile: HostProfile,
+    packages: list[PackagePlan],
+    reqs: ReqFile,
+    user_constraints: Mapping[str, list[ReqEntry]],
+    notes: list[str],
+) -> Plan:
     option_lines: list[str] = []
     for o in reqs.options:
         if o.constraint:
             continue
         option_lines.append(o.text)
         if o.option == "--extra-index-url":
-            notes.append(f"{o.where}: --extra-index-url {o.value} lets pip take any package "
-                         "from that index; resolver-hook uses per-package find-links instead")
-    lines = list(dict.fromkeys(line for p in packages for line in (p.line, *p.more_lines)
-                               if line))
+            notes.append(
+                f"{o.where}: --extra-index-url {o.value} lets pip take any package "
+                "from that index; resolver-hook uses per-package find-links instead"
+            )
+    lines = list(dict.fromkeys(line for p in packages for line in (p.line, *p.more_lines) if line))
     url_lines = [x for x in lines if is_url_line(x)]
     plain = [x for x in lines if not is_url_line(x)]
     constraints = [p.constraint for p in packages if p.constraint]
@@ -907,28 +1080,41 @@ def _assemble(profile: HostProfile, packages: list[PackagePlan], reqs: ReqFile,
             ours = pinned.get(NormalizedName(name))
             if ours is None:
                 constraints.append(_original_line(c))
-            elif c.requirement is not None and ours.version and not \
-                    c.requirement.specifier.contains(Version(ours.version), prereleases=True):
-                notes.append(f"{c.where}: your constraint {c.text} conflicts with "
-                             f"{name} {ours.version} chosen for this machine")
+            elif (
+                c.requirement is not None
+                and ours.version
+                and not c.requirement.specifier.contains(Version(ours.version), prereleases=True)
+            ):
+                notes.append(
+                    f"{c.where}: your constraint {c.text} conflicts with "
+                    f"{name} {ours.version} chosen for this machine"
+                )
     find_links = list(dict.fromkeys(p.find_links for p in packages if p.find_links))
     if any(e.hashes for e in reqs.requirements):
-        notes.append("your requirements use --hash: pip will then require a hash for every "
-                     "package, and flavours without a sha256 cannot be installed that way")
-    if any(p.action != "pass" and p.source and p.source.startswith("built-in")
-           for p in packages):
-        notes.append("built-in manifests carry no sha256 yet: their wheels are not verified "
-                     "by hash")
-    return Plan(profile=profile, packages=tuple(packages),
-                requirements=tuple(option_lines + url_lines + plain),
-                constraints=tuple(dict.fromkeys(constraints)), find_links=tuple(find_links),
-                notes=tuple(dict.fromkeys(notes)))
+        notes.append(
+            "your requirements use --hash: pip will then require a hash for every "
+            "package, and flavours without a sha256 cannot be installed that way"
+        )
+    if any(p.action != "pass" and p.source and p.source.startswith("built-in") for p in packages):
+        notes.append(
+            "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
+        )
+    return Plan(
+        profile=profile,
+        packages=tuple(packages),
+        requirements=tuple(option_lines + url_lines + plain),
+        constraints=tuple(dict.fromkeys(constraints)),
+        find_links=tuple(find_links),
+        notes=tuple(dict.fromkeys(notes)),
+    )
 
 
-def make_plan(requirements: ReqFile | Iterable[str | Requirement | ReqEntry],
-              manifests: Mapping[str, Manifest], profile: HostProfile) -> Plan:
+def make_plan(
+    requirements: ReqFile | Iterable[str | Requirement | ReqEntry],
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+) -> Plan:
     """The same as :func:`resolve`; accepts a parsed ReqFile, ReqEntry values,
     ``packaging`` Requirements or requirement-file lines (no ``-r``: read files with
     :func:`resolver_hook.reqfile.read_requirements` first)."""
     return resolve(requirements, manifests, profile)
-

@@ -46,11 +46,26 @@ def tool_python(root: Path) -> tuple[str, str]:
     uv = [sys.executable, "-m", "uv"]
     repo = str(Path(__file__).resolve().parent.parent)
     try:
-        subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True,
-                       capture_output=True)
-        subprocess.run([*uv, "pip", "install", "-q", "--compile-bytecode", "--python",
-                        str(venv / "bin/python"), repo], check=True, capture_output=True,
-                       timeout=600)
+        subprocess.run(
+            [*uv, "venv", "-q", "--python", sys.executable, str(venv)],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [
+                *uv,
+                "pip",
+                "install",
+                "-q",
+                "--compile-bytecode",
+                "--python",
+                str(venv / "bin/python"),
+                repo,
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         compile_package()  # as `pip install` would: see scripts/_benchutil.py
         return sys.executable, f"this checkout's interpreter ({exc})"
@@ -69,9 +84,13 @@ def main() -> None:
         with gi.index.serving():
             write_manifests(gi)
             w, idx = gi.wheels, gi.index
-            resolved = [f"demo-gpu @ {idx.wheel_url(w['gpu130'])}#sha256={w['gpu130'].sha256}",
-                        "demo-idx==2.0+cu130", "plainpkg",
-                        "--find-links", idx.links_url("cu130", "demo-idx")]
+            resolved = [
+                f"demo-gpu @ {idx.wheel_url(w['gpu130'])}#sha256={w['gpu130'].sha256}",
+                "demo-idx==2.0+cu130",
+                "plainpkg",
+                "--find-links",
+                idx.links_url("cu130", "demo-idx"),
+            ]
             names = ["demo-gpu", "demo-idx", "plainpkg"]
             uv = [sys.executable, "-m", "uv"]
             # Time the uv binary itself on both sides: `python -m uv` and a pyenv shim each
@@ -86,22 +105,47 @@ def main() -> None:
                     if label.endswith("pip"):
                         make_venv(venv)
                     else:
-                        subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(venv)],
-                                       check=True, env=clean_env())
-                    env = clean_env(VIRTUAL_ENV=str(venv),
-                                    RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
-                                    RESOLVER_HOOK_ALLOW_INSECURE_URLS="1")
-                    env["PATH"] = os.pathsep.join([str(venv / "bin"), os.path.dirname(uv_bin),
-                                                   env["PATH"]])
+                        subprocess.run(
+                            [*uv, "venv", "-q", "--python", sys.executable, str(venv)],
+                            check=True,
+                            env=clean_env(),
+                        )
+                    env = clean_env(
+                        VIRTUAL_ENV=str(venv),
+                        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+                        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+                    )
+                    env["PATH"] = os.pathsep.join(
+                        [str(venv / "bin"), os.path.dirname(uv_bin), env["PATH"]]
+                    )
                     py = str(venv / "bin" / "python")
                     index = ["--index-url", gi.simple]
                     argv = {
                         "pip": [py, "-m", "pip", "install", *index, *resolved],
-                        "hook pip": [hook_python, "-m", "resolver_hook", "pip", "--target",
-                                     TARGET, "install", *index, *names],
+                        "hook pip": [
+                            hook_python,
+                            "-m",
+                            "resolver_hook",
+                            "pip",
+                            "--target",
+                            TARGET,
+                            "install",
+                            *index,
+                            *names,
+                        ],
                         "uv": [uv_bin, "pip", "install", "--python", py, *index, *resolved],
-                        "hook uv": [hook_python, "-m", "resolver_hook", "uv", "--target",
-                                    TARGET, "pip", "install", *index, *names],
+                        "hook uv": [
+                            hook_python,
+                            "-m",
+                            "resolver_hook",
+                            "uv",
+                            "--target",
+                            TARGET,
+                            "pip",
+                            "install",
+                            *index,
+                            *names,
+                        ],
                     }[label]
                     times.append(timed(argv, env))
                     shutil.rmtree(venv)

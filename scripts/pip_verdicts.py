@@ -25,7 +25,8 @@ from pip._internal.req.req_file import parse_requirements
 # Repository layouts that give the corpus files the neighbours they include (shared
 # with tests/test_reqfile.py).
 LAYOUTS = json.loads(
-    (Path(__file__).resolve().parent.parent / "tests/data/corpus-layouts.json").read_text())
+    (Path(__file__).resolve().parent.parent / "tests/data/corpus-layouts.json").read_text()
+)
 
 
 def verdict(path: str) -> dict[str, object]:
@@ -33,14 +34,17 @@ def verdict(path: str) -> dict[str, object]:
     try:
         for pr in parse_requirements(path, session=PipSession()):
             r = install_req_from_parsed_requirement(pr)
-            entries.append({
-                "name": r.req.name if r.req else None,
-                "specifier": str(r.req.specifier) if r.req else None,
-                "url": r.link.url if r.link and not r.link.url.startswith("file:") else None,
-                "marker": str(r.markers) if r.markers else None,
-                "editable": r.editable, "constraint": pr.constraint,
-                "hashes": sum(len(v) for v in r.hash_options.values()),
-            })
+            entries.append(
+                {
+                    "name": r.req.name if r.req else None,
+                    "specifier": str(r.req.specifier) if r.req else None,
+                    "url": r.link.url if r.link and not r.link.url.startswith("file:") else None,
+                    "marker": str(r.markers) if r.markers else None,
+                    "editable": r.editable,
+                    "constraint": pr.constraint,
+                    "hashes": sum(len(v) for v in r.hash_options.values()),
+                }
+            )
     except Exception as exc:  # pip's verdict is the point
         return {"error": str(exc).splitlines()[0]}
     return {"entries": entries}

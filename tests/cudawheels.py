@@ -27,9 +27,15 @@ TORCHEXT = (CUDA / "libtorchext.so").read_bytes()
 _FIXED_DATE = (2020, 1, 1, 0, 0, 0)
 
 
-def metadata(name: str, version: str, *, classifiers: Sequence[str] = (),
-             requires_dist: Sequence[str] = (), dynamic: Sequence[str] = (),
-             metadata_version: str = "2.1") -> str:
+def metadata(
+    name: str,
+    version: str,
+    *,
+    classifiers: Sequence[str] = (),
+    requires_dist: Sequence[str] = (),
+    dynamic: Sequence[str] = (),
+    metadata_version: str = "2.1",
+) -> str:
     """Core metadata text (PKG-INFO / METADATA)."""
     lines = [f"Metadata-Version: {metadata_version}", f"Name: {name}", f"Version: {version}"]
     lines += [f"Dynamic: {d}" for d in dynamic]
@@ -38,14 +44,21 @@ def metadata(name: str, version: str, *, classifiers: Sequence[str] = (),
     return "\n".join(lines) + "\n"
 
 
-def binary_wheel(directory: Path, filename: str,
-                 members: Mapping[str, bytes] | None = None, *,
-                 classifiers: Sequence[str] = (), requires_dist: Sequence[str] = ()) -> Path:
+def binary_wheel(
+    directory: Path,
+    filename: str,
+    members: Mapping[str, bytes] | None = None,
+    *,
+    classifiers: Sequence[str] = (),
+    requires_dist: Sequence[str] = (),
+) -> Path:
     """A wheel (zip) holding ``members`` (default: ``NAME/libkernels.so``) and METADATA."""
     name, version = filename.split("-")[:2]
     if members is None:
-        members = {f"{name}/__init__.py": b"from ._lib import *\n",
-                   f"{name}/libkernels.so": KERNELS}
+        members = {
+            f"{name}/__init__.py": b"from ._lib import *\n",
+            f"{name}/libkernels.so": KERNELS,
+        }
     path = directory / filename
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for member, data in members.items():

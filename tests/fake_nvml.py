@@ -36,9 +36,15 @@ class _Mem:
 
 
 class FakeNVML:
-    def __init__(self, gpus: list[dict[str, Any]] | None = None, *, driver: str = "580.95.05",
-                 cuda: int = 13000, init_error: Exception | None = None,
-                 init_sleep: float = 0.0) -> None:
+    def __init__(
+        self,
+        gpus: list[dict[str, Any]] | None = None,
+        *,
+        driver: str = "580.95.05",
+        cuda: int = 13000,
+        init_error: Exception | None = None,
+        init_sleep: float = 0.0,
+    ) -> None:
         self.gpus = gpus or []
         self.driver = driver
         self.cuda = cuda
@@ -84,9 +90,21 @@ class FakeNVML:
         return str(h["uuid"])
 
 
-H100 = {"name": "NVIDIA H100 80GB HBM3", "cc": (9, 0), "mem": 80 * 1024**3,
-        "uuid": "GPU-aaaa1111-0000-0000-0000-000000000000"}
-GB10 = {"name": "NVIDIA GB10", "cc": (12, 1), "mem": None,
-        "uuid": "GPU-bbbb2222-0000-0000-0000-000000000000"}
-NA_DEVICE = {"name": "NVIDIA Tegra NPU", "cc": None, "mem": None,
-             "uuid": "GPU-cccc3333-0000-0000-0000-000000000000"}
+H100 = {
+    "name": "NVIDIA H100 80GB HBM3",
+    "cc": (9, 0),
+    "mem": 80 * 1024**3,
+    "uuid": "GPU-aaaa1111-0000-0000-0000-000000000000",
+}
+GB10 = {
+    "name": "NVIDIA GB10",
+    "cc": (12, 1),
+    "mem": None,
+    "uuid": "GPU-bbbb2222-0000-0000-0000-000000000000",
+}
+NA_DEVICE = {
+    "name": "NVIDIA Tegra NPU",
+    "cc": None,
+    "mem": None,
+    "uuid": "GPU-cccc3333-0000-0000-0000-000000000000",
+}

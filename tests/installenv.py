@@ -23,8 +23,11 @@ PY = f"{sys.version_info[0]}{sys.version_info[1]}"
 
 
 def clean_env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PIP_", "UV_", "RESOLVER_HOOK_", "VIRTUAL_ENV", "CUDA_VISIBLE"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PIP_", "UV_", "RESOLVER_HOOK_", "VIRTUAL_ENV", "CUDA_VISIBLE"))
+    }
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_CONFIG_FILE"] = os.devnull  # no user configuration (global/site still apply)
     env["PIP_NO_CACHE_DIR"] = "1"
@@ -39,8 +42,10 @@ def clean_env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
 
 def installed(python: Path) -> dict[str, str]:
     """Name -> version of every distribution in the environment of ``python``."""
-    code = ("import importlib.metadata as m, json; "
-            "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))")
+    code = (
+        "import importlib.metadata as m, json; "
+        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+    )
     out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
     return dict(json.loads(out.stdout))
 
@@ -82,8 +87,13 @@ def build_gpu_index(root: Path) -> GpuIndex:
         "idx130": build_wheel(out, "demo-idx", "2.0+cu130"),
         "plain": build_wheel(out, "plainpkg", "1.0"),
         "app": build_wheel(out, "app", "1.0", requires=["demo-gpu==1.0+cu126"]),
-        "broken": build_wheel(out, "demo-broken", "1.0+cu130", requires=["helperlib==2.0"],
-                              code="raise ImportError('kernels missing')\n"),
+        "broken": build_wheel(
+            out,
+            "demo-broken",
+            "1.0+cu130",
+            requires=["helperlib==2.0"],
+            code="raise ImportError('kernels missing')\n",
+        ),
         "helper1": build_wheel(out, "helperlib", "1.0"),
         "helper2": build_wheel(out, "helperlib", "2.0"),
     }
@@ -107,50 +117,56 @@ def write_manifests(gi: GpuIndex, *, bad_sha: bool = False) -> Path:
     def sha(key: str) -> str:
         return "0" * 64 if bad_sha else w[key].sha256
 
-    (gi.manifests / "demo-gpu.toml").write_text(textwrap.dedent(f"""\
+    (gi.manifests / "demo-gpu.toml").write_text(
+        textwrap.dedent(f"""\
         schema = 1
         [package]
         name = "demo-gpu"
         downloads = "{idx.url}/files/"
 
         [[wheel]]
-        url = "{idx.wheel_url(w['gpu126'])}"
-        sha256 = "{sha('gpu126')}"
+        url = "{idx.wheel_url(w["gpu126"])}"
+        sha256 = "{sha("gpu126")}"
         cuda = ">=12.6"
         gpu = ["sm_80", "sm_86", "sm_89", "sm_90"]
 
         [[wheel]]
-        url = "{idx.wheel_url(w['gpu130'])}"
-        sha256 = "{sha('gpu130')}"
+        url = "{idx.wheel_url(w["gpu130"])}"
+        sha256 = "{sha("gpu130")}"
         cuda = ">=13.0"
         gpu = ["sm_90", "sm_100", "sm_120"]
-        """))
-    (gi.manifests / "demo-idx.toml").write_text(textwrap.dedent(f"""\
+        """)
+    )
+    (gi.manifests / "demo-idx.toml").write_text(
+        textwrap.dedent(f"""\
         schema = 1
         [package]
         name = "demo-idx"
 
         [[index]]
-        url = "{idx.links_url('cu126', 'demo-idx')}"
+        url = "{idx.links_url("cu126", "demo-idx")}"
         version = "2.0+cu126"
         cuda = ">=12.6"
         gpu = ["sm_80", "sm_90"]
 
         [[index]]
-        url = "{idx.links_url('cu130', 'demo-idx')}"
+        url = "{idx.links_url("cu130", "demo-idx")}"
         version = "2.0+cu130"
         cuda = ">=13.0"
         gpu = ["sm_90", "sm_100", "sm_120"]
-        """))
-    (gi.manifests / "demo-broken.toml").write_text(textwrap.dedent(f"""\
+        """)
+    )
+    (gi.manifests / "demo-broken.toml").write_text(
+        textwrap.dedent(f"""\
         schema = 1
         [package]
         name = "demo-broken"
 
         [[wheel]]
-        url = "{idx.wheel_url(w['broken'])}"
-        sha256 = "{w['broken'].sha256}"
+        url = "{idx.wheel_url(w["broken"])}"
+        sha256 = "{w["broken"].sha256}"
         cuda = ">=13.0"
         gpu = ["sm_100"]
-        """))
+        """)
+    )
     return gi.manifests

@@ -30,7 +30,11 @@ def find_python(version: str) -> str | None:
         try:
             out = subprocess.run(
                 [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                capture_output=True, text=True, timeout=30, check=False)
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         if out.returncode == 0 and out.stdout.strip() == version:

@@ -21,8 +21,7 @@ from resolver_hook.host import parse_target
 from resolver_hook.manifest import ManifestError, parse_manifest
 from resolver_hook.resolve import resolve
 
-WHEEL = ("https://example.org/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-"
-         "manylinux_2_28_x86_64.whl")
+WHEEL = "https://example.org/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-manylinux_2_28_x86_64.whl"
 NEEDS = ["nvcc>=12.8", "cmake>=3.26", "z3"]
 
 
@@ -56,9 +55,12 @@ def test_build_table_makes_a_manifest_buildable() -> None:
     ("needs", "problem"),
     [
         pytest.param(["nvcc>>12"], "build.needs[0]: 'nvcc>>12' is not a build need", id="syntax"),
-        pytest.param(["z3", "cmake @ https://x.org/c.tgz"], "build.needs[1]: 'cmake @ "
-                     "https://x.org/c.tgz': a build need is a name and a version specifier",
-                     id="url"),
+        pytest.param(
+            ["z3", "cmake @ https://x.org/c.tgz"],
+            "build.needs[1]: 'cmake @ "
+            "https://x.org/c.tgz': a build need is a name and a version specifier",
+            id="url",
+        ),
         pytest.param("nvcc", None, id="one-string-is-a-list"),
     ],
 )
@@ -78,19 +80,33 @@ def test_build_needs_are_checked_at_load_time(needs: Any, problem: str | None) -
 @pytest.mark.parametrize(
     ("target", "action", "why"),
     [
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda13.0-sm90", "rewrite", None,
-                     id="wheel-fits"),
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda12.6-sm90", "build",
-                     "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver "
-                     "has CUDA 12.6", id="driver-too-old"),
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda13.0-sm120", "build",
-                     "kernels sm_90, sm_100 do not run on RTX 50xx, RTX PRO 6000 Blackwell "
-                     "(sm_120)", id="kernels-miss-the-gpu"),
-        pytest.param("linux-aarch64-py312-glibc2.39-cuda13.0-sm90", "build",
-                     "built for Linux x86_64 (manylinux_2_28_x86_64); this machine is Linux "
-                     "aarch64", id="other-cpu"),
-        pytest.param("linux-x86_64-py311-glibc2.39-cuda13.0-sm90", "build",
-                     "built for Python 3.12; this machine has Python 3.11", id="other-python"),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda13.0-sm90", "rewrite", None, id="wheel-fits"
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda12.6-sm90",
+            "build",
+            "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.6",
+            id="driver-too-old",
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda13.0-sm120",
+            "build",
+            "kernels sm_90, sm_100 do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)",
+            id="kernels-miss-the-gpu",
+        ),
+        pytest.param(
+            "linux-aarch64-py312-glibc2.39-cuda13.0-sm90",
+            "build",
+            "built for Linux x86_64 (manylinux_2_28_x86_64); this machine is Linux aarch64",
+            id="other-cpu",
+        ),
+        pytest.param(
+            "linux-x86_64-py311-glibc2.39-cuda13.0-sm90",
+            "build",
+            "built for Python 3.12; this machine has Python 3.11",
+            id="other-python",
+        ),
     ],
 )
 def test_build_when_no_wheel_fits(target: str, action: str, why: str | None) -> None:
@@ -111,14 +127,16 @@ def test_build_when_no_wheel_fits(target: str, action: str, why: str | None) -> 
     assert plan.requirements == ("flash-attn>=2.8",)
     assert plan.constraints == ()
     assert plan.explain_lines() == [
-        f"flash-attn: build from source (needs nvcc>=12.8, cmake>=3.26, z3): {p.reason}"]
+        f"flash-attn: build from source (needs nvcc>=12.8, cmake>=3.26, z3): {p.reason}"
+    ]
     data = plan.to_dict()["packages"][0]
     assert (data["action"], data["build_needs"]) == ("build", NEEDS)
 
 
 def test_without_build_table_it_is_an_error() -> None:
-    plan = resolve(["flash-attn"], WHEELS_ONLY,
-                   parse_target("linux-x86_64-py312-glibc2.39-cuda12.6-sm90"))
+    plan = resolve(
+        ["flash-attn"], WHEELS_ONLY, parse_target("linux-x86_64-py312-glibc2.39-cuda12.6-sm90")
+    )
     (p,) = plan.packages
     assert (p.action, plan.ok, plan.builds) == ("error", False, ())
 
@@ -143,9 +161,13 @@ needs = ["nvcc>=12.8", "cmake>=3.26", "z3"]
     assert err == ""
     lines = out.splitlines()
     assert lines[1].split() == ["flash-attn", "build", "flash-attn", "from", "source", "(sdist)"]
-    assert any(x.strip().startswith("no wheel: flash-attn 2.8.3+cu130torch2.13 cp312 "
-                                    "manylinux_2_28_x86_64: needs a driver with CUDA >=13.0")
-               for x in lines)
+    assert any(
+        x.strip().startswith(
+            "no wheel: flash-attn 2.8.3+cu130torch2.13 cp312 "
+            "manylinux_2_28_x86_64: needs a driver with CUDA >=13.0"
+        )
+        for x in lines
+    )
     assert any(x.strip().startswith("build needs: nvcc>=12.8, cmake>=3.26, z3") for x in lines)
     assert main(["plan", "flash-attn", "--json", *target]) == 0
     (pkg,) = json.loads(capsys.readouterr().out)["packages"]
@@ -171,10 +193,16 @@ def fake(tmp_path: Path) -> dict[str, Path]:
 
 
 def build_plan(needs: list[str] | None = None) -> Any:
-    manifests = {"flash-attn": parse_manifest(manifest_data(
-        build={"needs": NEEDS if needs is None else needs}))}
-    return resolve(["flash-attn", "numpy"], manifests,
-                   parse_target("linux-x86_64-py312-glibc2.39-cuda13.2-sm120"))
+    manifests = {
+        "flash-attn": parse_manifest(
+            manifest_data(build={"needs": NEEDS if needs is None else needs})
+        )
+    }
+    return resolve(
+        ["flash-attn", "numpy"],
+        manifests,
+        parse_target("linux-x86_64-py312-glibc2.39-cuda13.2-sm120"),
+    )
 
 
 def z3_and_cmake(tmp_path: Path, bin_dir: Path, cmake: str) -> dict[str, str]:
@@ -192,37 +220,48 @@ def test_preflight_gentoo_case_fails_with_the_fix(fake: dict[str, Path]) -> None
     lines = preflight(build_plan(), env=env, prefixes=())
     gxx15 = f"{fake['bin']}/g++-15"
     assert len(lines) == 3, lines
-    assert lines[0] == "flash-attn: cannot build from source: cmake>=3.26: cmake: cmake not " \
-                       "found on PATH"
+    assert (
+        lines[0] == "flash-attn: cannot build from source: cmake>=3.26: cmake: cmake not "
+        "found on PATH"
+    )
     assert lines[1].startswith("flash-attn: cannot build from source: z3: z3: no pkg-config z3")
-    assert lines[2].startswith("flash-attn: cannot build from source: nvcc accepts host "
-                               "compiler: nvcc 13.2 rejects gcc 16.1.0 (GNU)")
-    assert lines[2].endswith(f"; fix: CUDAHOSTCXX={gxx15} / -DCMAKE_CUDA_HOST_COMPILER="
-                             f"{gxx15} / nvcc -ccbin {gxx15}")
+    assert lines[2].startswith(
+        "flash-attn: cannot build from source: nvcc accepts host "
+        "compiler: nvcc 13.2 rejects gcc 16.1.0 (GNU)"
+    )
+    assert lines[2].endswith(
+        f"; fix: CUDAHOSTCXX={gxx15} / -DCMAKE_CUDA_HOST_COMPILER={gxx15} / nvcc -ccbin {gxx15}"
+    )
 
 
 def test_preflight_passes_once_the_fix_is_applied(tmp_path: Path, fake: dict[str, Path]) -> None:
-    env = env_of(fake, CUDAHOSTCXX=f"{fake['bin']}/g++-15",
-                 **z3_and_cmake(tmp_path, fake["bin"], "3.31.6"))
+    env = env_of(
+        fake, CUDAHOSTCXX=f"{fake['bin']}/g++-15", **z3_and_cmake(tmp_path, fake["bin"], "3.31.6")
+    )
     assert preflight(build_plan(), env=env, prefixes=()) == []
     # ...and an old cmake is still caught.
     script(fake["bin"] / "cmake", "echo 'cmake version 3.25.1'\n")
     assert preflight(build_plan(), env=env, prefixes=()) == [
         f"flash-attn: cannot build from source: cmake>=3.26: cmake 3.25.1 at "
-        f"{fake['bin']}/cmake does not satisfy >=3.26"]
+        f"{fake['bin']}/cmake does not satisfy >=3.26"
+    ]
 
 
-def test_preflight_nvcc_too_old_is_not_reported_twice(tmp_path: Path,
-                                                      fake: dict[str, Path]) -> None:
+def test_preflight_nvcc_too_old_is_not_reported_twice(
+    tmp_path: Path, fake: dict[str, Path]
+) -> None:
     env = {"PATH": str(fake["bin"]), **z3_and_cmake(tmp_path, fake["bin"], "3.31.6")}
     report = report_for(env)  # no toolkit anywhere
     lines = preflight(build_plan(), report=report, env=env, prefixes=())
-    assert lines == ["flash-attn: cannot build from source: nvcc>=12.8: nvcc: no CUDA "
-                     "toolkit with a known version"]
+    assert lines == [
+        "flash-attn: cannot build from source: nvcc>=12.8: nvcc: no CUDA "
+        "toolkit with a known version"
+    ]
 
 
-def test_preflight_toolchain_failures_only_for_cuda_builds(tmp_path: Path,
-                                                          fake: dict[str, Path]) -> None:
+def test_preflight_toolchain_failures_only_for_cuda_builds(
+    tmp_path: Path, fake: dict[str, Path]
+) -> None:
     """A build that does not need nvcc is not stopped by nvcc refusing gcc 16."""
     env = env_of(fake, **z3_and_cmake(tmp_path, fake["bin"], "3.31.6"))
     assert preflight(build_plan(["cmake>=3.26", "z3"]), env=env, prefixes=()) == []
@@ -233,7 +272,8 @@ def test_preflight_warnings_do_not_stop_a_build(tmp_path: Path, fake: dict[str, 
     env = env_of(fake, **z3_and_cmake(tmp_path, fake["bin"], "3.31.6"))
     plan = build_plan(["z3>=4.12"])  # found by its files: the version cannot be read
     assert [(n, c.status) for n, c in preflight_checks(plan, env=env, prefixes=())] == [
-        ("flash-attn", "warn")]
+        ("flash-attn", "warn")
+    ]
     assert preflight(plan, env=env, prefixes=()) == []
 
 
@@ -241,8 +281,9 @@ def test_preflight_probes_nothing_without_builds() -> None:
     def no_run(*args: object, **kwargs: object) -> Any:
         raise AssertionError("preflight ran a program for a plan with no build")
 
-    plan = resolve(["flash-attn"], BUILDABLE,
-                   parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm90"))
+    plan = resolve(
+        ["flash-attn"], BUILDABLE, parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm90")
+    )
     assert plan.package("flash-attn").action == "rewrite"  # type: ignore[union-attr]
     assert preflight(plan, run=no_run, env={}) == []
     # A build with no declared needs has nothing to check either.

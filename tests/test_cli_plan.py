@@ -22,8 +22,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "plan", "torch", "flash-attn", "natten", "--target", SM100,
-                         "--json")
+    code, out, err = run(
+        capsys, "plan", "torch", "flash-attn", "natten", "--target", SM100, "--json"
+    )
     assert (code, err) == (0, "")
     d = json.loads(out)
     assert [p["action"] for p in d["packages"]] == ["rewrite"] * 3
@@ -31,8 +32,7 @@ def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_plan_no_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "plan", "tilert", "--target",
-                         "linux-aarch64-py312-cuda13.0-sm121")
+    code, out, err = run(capsys, "plan", "tilert", "--target", "linux-aarch64-py312-cuda13.0-sm121")
     assert code == 1
     assert "tilert  error" in out
     assert err.startswith("error: tilert: no build of tilert fits this machine (Linux aarch64")
@@ -55,13 +55,24 @@ def test_plan_example_and_explain(capsys: pytest.CaptureFixture[str]) -> None:
     assert "kernels sm_100f does not run on GB10 (sm_121)" in out
 
 
-def test_lock_one_file_per_target_and_inputs_untouched(capsys: pytest.CaptureFixture[str],
-                                                       tmp_path: Path) -> None:
+def test_lock_one_file_per_target_and_inputs_untouched(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     req = tmp_path / "requirements.in"
     req.write_text('torch\ntilert ; sys_platform == "linux"\nnumpy\n')
     before = req.read_bytes()
-    code, _, err = run(capsys, "lock", "-r", str(req), "-o", str(tmp_path / "{target}.txt"),
-                       "--target", SM100, "--target", "linux-x86_64-py312-cuda13.0-sm103")
+    code, _, err = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "-o",
+        str(tmp_path / "{target}.txt"),
+        "--target",
+        SM100,
+        "--target",
+        "linux-x86_64-py312-cuda13.0-sm103",
+    )
     assert (code, err) == (0, "")
     text = (tmp_path / f"{SM100}.txt").read_text().splitlines()
     body = [x for x in text if not x.startswith("#")]
@@ -73,8 +84,9 @@ def test_lock_one_file_per_target_and_inputs_untouched(capsys: pytest.CaptureFix
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
 
 
-def test_lock_file_is_readable_like_any_other(capsys: pytest.CaptureFixture[str],
-                                              tmp_path: Path) -> None:
+def test_lock_file_is_readable_like_any_other(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # A lock file is shared (CI, colleagues): the temporary file's private 0600 must not
     # leak into it; a lock file that exists keeps its mode.
     out = tmp_path / "lock.txt"
@@ -88,22 +100,42 @@ def test_lock_file_is_readable_like_any_other(capsys: pytest.CaptureFixture[str]
 
 def test_lock_one_file_with_markers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "lock.txt"
-    code, _, _ = run(capsys, "lock", "flash-attn", "-o", str(out), "--target", SM100,
-                     "--target", "linux-aarch64-py312-cuda13.0-sm100")
+    code, _, _ = run(
+        capsys,
+        "lock",
+        "flash-attn",
+        "-o",
+        str(out),
+        "--target",
+        SM100,
+        "--target",
+        "linux-aarch64-py312-cuda13.0-sm100",
+    )
     assert code == 0
     lines = [x for x in out.read_text().splitlines() if x.startswith("flash-attn")]
-    assert lines[0].endswith('; (sys_platform == "linux" and platform_machine == "x86_64" and '
-                             'python_version == "3.12")')
+    assert lines[0].endswith(
+        '; (sys_platform == "linux" and platform_machine == "x86_64" and python_version == "3.12")'
+    )
     assert "manylinux_2_34_aarch64.whl ; " in lines[1]
-    code, _, err = run(capsys, "lock", "torch", "-o", str(out), "--target", SM100,
-                       "--target", "linux-x86_64-py312-cuda12.6-sm89")
+    code, _, err = run(
+        capsys,
+        "lock",
+        "torch",
+        "-o",
+        str(out),
+        "--target",
+        SM100,
+        "--target",
+        "linux-x86_64-py312-cuda12.6-sm89",
+    )
     assert code == 2
     assert err.count("error:") == 1
     assert "differ only in what markers cannot tell apart" in err
 
 
-def test_lock_pins_the_plain_build_with_extras_and_marker(capsys: pytest.CaptureFixture[str],
-                                                          tmp_path: Path) -> None:
+def test_lock_pins_the_plain_build_with_extras_and_marker(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # torch on macOS is the plain PyPI build: the lock pins its version and keeps what
     # the user wrote around it (dropping the marker would install it everywhere).
     req = tmp_path / "requirements.in"
@@ -113,39 +145,62 @@ def test_lock_pins_the_plain_build_with_extras_and_marker(capsys: pytest.Capture
     assert out.splitlines()[-1] == 'torch[opt-einsum]==2.13.0 ; python_version >= "3.10"'
 
 
-def test_lock_guard_goes_before_hash_options(capsys: pytest.CaptureFixture[str],
-                                             tmp_path: Path) -> None:
+def test_lock_guard_goes_before_hash_options(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # kern has a wheel for x86_64 only and may be built elsewhere: the aarch64 line is the
     # user's, with --hash. Its target guard must come before the option, or pip ignores it.
     manifest = tmp_path / "kern.toml"
-    manifest.write_text(_toml({"package": {"name": "kern"}, "build": {"needs": ["cmake"]},
-                               "wheel": [{"url": "https://x.org/kern-1.0-py3-none-"
-                                                 "manylinux_2_28_x86_64.whl"}]}))
+    manifest.write_text(
+        _toml(
+            {
+                "package": {"name": "kern"},
+                "build": {"needs": ["cmake"]},
+                "wheel": [{"url": "https://x.org/kern-1.0-py3-none-manylinux_2_28_x86_64.whl"}],
+            }
+        )
+    )
     req = tmp_path / "requirements.in"
     hash_option = "--hash=sha256:" + "0" * 64
     req.write_text(f'kern;python_version>="3.10" {hash_option}\n')
-    code, out, err = run(capsys, "lock", "-r", str(req), "--manifest", str(manifest), "-o", "-",
-                         "--target", "linux-x86_64-py312", "--target", "linux-aarch64-py312")
+    code, out, err = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "--manifest",
+        str(manifest),
+        "-o",
+        "-",
+        "--target",
+        "linux-x86_64-py312",
+        "--target",
+        "linux-aarch64-py312",
+    )
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == (
         'kern ; (python_version >= "3.10") and ((sys_platform == "linux" and platform_machine '
-        f'== "aarch64" and python_version == "3.12")) {hash_option}')
+        f'== "aarch64" and python_version == "3.12")) {hash_option}'
+    )
 
 
-def test_lock_one_file_keeps_every_targets_notes(capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
+def test_lock_one_file_keeps_every_targets_notes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     # macOS takes the plain build (no note); the Linux plan notes the unverified wheels.
-    code, out, _ = run(capsys, "lock", "torch", "-o", "-", "--target", "macos-arm64-py312",
-                       "--target", SM100)
+    code, out, _ = run(
+        capsys, "lock", "torch", "-o", "-", "--target", "macos-arm64-py312", "--target", SM100
+    )
     assert code == 0
     assert "# note: built-in manifests carry no sha256 yet" in out
 
 
-@pytest.mark.parametrize("output", ["missing-folder/lock.txt", "."],
-                         ids=["missing-folder", "a-folder"])
-def test_lock_unwritable_output_is_one_error(output: str, capsys: pytest.CaptureFixture[str],
-                                             tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "output", ["missing-folder/lock.txt", "."], ids=["missing-folder", "a-folder"]
+)
+def test_lock_unwritable_output_is_one_error(
+    output: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, "lock", "torch", "-o", output, "--target", SM100)
     assert code == 1  # tomlwrite.write_atomic: an OperationalError, as for scan and import
@@ -154,12 +209,23 @@ def test_lock_unwritable_output_is_one_error(output: str, capsys: pytest.Capture
     assert list(tmp_path.iterdir()) == []
 
 
-def test_lock_refuses_an_input_before_writing_any_output(capsys: pytest.CaptureFixture[str],
-                                                         tmp_path: Path) -> None:
+def test_lock_refuses_an_input_before_writing_any_output(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     req = tmp_path / "macos-arm64-py312.txt"
     req.write_text("torch\n")
-    code, _, err = run(capsys, "lock", "-r", str(req), "-o", str(tmp_path / "{target}.txt"),
-                       "--target", SM100, "--target", "macos-arm64-py312")
+    code, _, err = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "-o",
+        str(tmp_path / "{target}.txt"),
+        "--target",
+        SM100,
+        "--target",
+        "macos-arm64-py312",
+    )
     assert code == 2
     assert "is one of the input files" in err
     assert [p.name for p in tmp_path.iterdir()] == [req.name]
@@ -175,14 +241,17 @@ def test_lock_no_fit_writes_nothing(capsys: pytest.CaptureFixture[str], tmp_path
 
 # --- thirty-odd malformed inputs: each one 'error:' line, exit 2, no traceback ------------
 
+
 def _manifest_cases() -> list[tuple[str, object, str]]:
     return [(f"manifest-{case[0]}", case[1], case[2]) for case in BAD_MANIFESTS]
 
 
-@pytest.mark.parametrize(("data", "expected"), [c[1:] for c in _manifest_cases()],
-                         ids=[c[0] for c in _manifest_cases()])
-def test_malformed_manifest_via_cli(data: dict[str, object], expected: str,
-                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("data", "expected"), [c[1:] for c in _manifest_cases()], ids=[c[0] for c in _manifest_cases()]
+)
+def test_malformed_manifest_via_cli(
+    data: dict[str, object], expected: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "tilert.toml"
     path.write_text(_toml(data))
     code, _out, err = run(capsys, "plan", "tilert", "--manifest", str(path), "--target", SM100)
@@ -192,11 +261,12 @@ def test_malformed_manifest_via_cli(data: dict[str, object], expected: str,
     assert expected in err
 
 
-@pytest.mark.parametrize(("text", "expected"), [b[1:] for b in BAD_LINES],
-                         ids=[b[0] for b in BAD_LINES])
-def test_malformed_requirement_line_via_cli(text: str, expected: str,
-                                            capsys: pytest.CaptureFixture[str],
-                                            tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "expected"), [b[1:] for b in BAD_LINES], ids=[b[0] for b in BAD_LINES]
+)
+def test_malformed_requirement_line_via_cli(
+    text: str, expected: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "r.txt"
     path.write_text(text + "\n")
     code, _, err = run(capsys, "plan", "-r", str(path), "--target", SM100)
@@ -206,15 +276,25 @@ def test_malformed_requirement_line_via_cli(text: str, expected: str,
     assert expected.replace("r.txt:1", f"{path}:1").split(" file ")[0].split("missing")[0] in err
 
 
-@pytest.mark.parametrize("argv", [
-    ["plan"],
-    ["plan", "torch", "--target", "plan9-x86_64"],
-    ["plan", "torch==", "--target", SM100],
-    ["explain", "no-such-package", "--target", SM100],
-    ["explain", "torch>>", "--target", SM100],
-    ["plan", "torch", "--manifest", "/nonexistent.toml", "--target", SM100],
-], ids=["nothing", "bad-target", "bad-requirement", "unknown-package", "bad-explain",
-        "missing-manifest"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan"],
+        ["plan", "torch", "--target", "plan9-x86_64"],
+        ["plan", "torch==", "--target", SM100],
+        ["explain", "no-such-package", "--target", SM100],
+        ["explain", "torch>>", "--target", SM100],
+        ["plan", "torch", "--manifest", "/nonexistent.toml", "--target", SM100],
+    ],
+    ids=[
+        "nothing",
+        "bad-target",
+        "bad-requirement",
+        "unknown-package",
+        "bad-explain",
+        "missing-manifest",
+    ],
+)
 def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, *argv)
     assert code == 2

@@ -55,16 +55,24 @@ RUNS_ON = [
 ]
 
 
-@pytest.mark.parametrize(("target", "cc", "expected"), RUNS_ON,
-                         ids=[f"{t}-on-{c[0]}.{c[1]}" for t, c, _ in RUNS_ON])
+@pytest.mark.parametrize(
+    ("target", "cc", "expected"), RUNS_ON, ids=[f"{t}-on-{c[0]}.{c[1]}" for t, c, _ in RUNS_ON]
+)
 def test_runs_on(target: str, cc: tuple[int, int], expected: bool) -> None:
     assert parse_target(target).runs_on(cc) is expected
 
 
-@pytest.mark.parametrize(("text", "canonical"), [
-    ("sm_90a", "sm_90a"), ("SM_100F", "sm_100f"), ("compute_120", "compute_120"),
-    ("90_real", "sm_90"), ("120_virtual", "compute_120"), ("sm_121", "sm_121"),
-])
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("sm_90a", "sm_90a"),
+        ("SM_100F", "sm_100f"),
+        ("compute_120", "compute_120"),
+        ("90_real", "sm_90"),
+        ("120_virtual", "compute_120"),
+        ("sm_121", "sm_121"),
+    ],
+)
 def test_parse_round_trip(text: str, canonical: str) -> None:
     target = parse_target(text)
     assert str(target) == canonical
@@ -72,8 +80,22 @@ def test_parse_round_trip(text: str, canonical: str) -> None:
     assert parse_target(target.pep817) == target
 
 
-@pytest.mark.parametrize("bad", ["", "sm", "sm_", "sm_1", "sm_1000", "sm_90b", "compute_x",
-                                 "gfx90a", "sm_090", "100_imaginary", "sm-90"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "sm",
+        "sm_",
+        "sm_1",
+        "sm_1000",
+        "sm_90b",
+        "compute_x",
+        "gfx90a",
+        "sm_090",
+        "100_imaginary",
+        "sm-90",
+    ],
+)
 def test_parse_rejects(bad: str) -> None:
     with pytest.raises(ValueError, match=r"kernel target|architecture"):
         parse_target(bad)
@@ -95,8 +117,9 @@ def test_describe() -> None:
     assert "8.0 or newer" in describe_target(parse_target("compute_80"))
 
 
-@pytest.mark.parametrize(("text", "cc"), [("12.1", (12, 1)), ("sm_121", (12, 1)),
-                                          ("sm90", (9, 0)), ("sm100", (10, 0))])
+@pytest.mark.parametrize(
+    ("text", "cc"), [("12.1", (12, 1)), ("sm_121", (12, 1)), ("sm90", (9, 0)), ("sm100", (10, 0))]
+)
 def test_parse_cc(text: str, cc: tuple[int, int]) -> None:
     assert parse_cc(text) == cc
 
@@ -108,11 +131,18 @@ def test_parse_cc_rejects(bad: str) -> None:
 
 
 # FACTS.md section 1, minimum drivers (NVIDIA CUDA Toolkit release notes).
-@pytest.mark.parametrize(("major", "os_name", "driver"), [
-    (13, "linux", "580"), (13, "windows", "580"), (12, "linux", "525.60.13"),
-    (12, "windows", "528.33"), (11, "linux", "450.80.02"), (11, "windows", "452.39"),
-    (10, "linux", None),
-])
+@pytest.mark.parametrize(
+    ("major", "os_name", "driver"),
+    [
+        (13, "linux", "580"),
+        (13, "windows", "580"),
+        (12, "linux", "525.60.13"),
+        (12, "windows", "528.33"),
+        (11, "linux", "450.80.02"),
+        (11, "windows", "452.39"),
+        (10, "linux", None),
+    ],
+)
 def test_min_driver(major: int, os_name: str, driver: str | None) -> None:
     assert min_driver_for_runtime(major, os_name) == driver
 

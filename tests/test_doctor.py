@@ -30,13 +30,16 @@ FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
 CU126 = "torch 2.13.0+cu126 (download.pytorch.org/whl/cu126/torch/)"
 CU130 = "torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"
 # RTX 5090 / RTX PRO 6000 Blackwell: CC 12.0 (FACTS.md section 1).
-RTX5090 = {"name": "NVIDIA GeForce RTX 5090", "cc": [12, 0], "mem": 32 * 1024**3,
-           "uuid": "GPU-dddd4444-0000-0000-0000-000000000000"}
+RTX5090 = {
+    "name": "NVIDIA GeForce RTX 5090",
+    "cc": [12, 0],
+    "mem": 32 * 1024**3,
+    "uuid": "GPU-dddd4444-0000-0000-0000-000000000000",
+}
 
 
 def inst(name: str, version: str, *tags: str) -> Installed:
-    return Installed(name=canonicalize_name(name), display_name=name, version=version,
-                     tags=tags)
+    return Installed(name=canonicalize_name(name), display_name=name, version=version, tags=tags)
 
 
 def dist_info(root: Path, name: str, version: str, *tags: str) -> None:
@@ -47,12 +50,23 @@ def dist_info(root: Path, name: str, version: str, *tags: str) -> None:
         (d / "WHEEL").write_text("Wheel-Version: 1.0\n" + "".join(f"Tag: {t}\n" for t in tags))
 
 
-def fake_python(tmp_path: Path, dists: list[dict[str, Any]] | None = None, *,
-                body: str | None = None, python: str = "3.12") -> str:
+def fake_python(
+    tmp_path: Path,
+    dists: list[dict[str, Any]] | None = None,
+    *,
+    body: str | None = None,
+    python: str = "3.12",
+) -> str:
     """A stand-in interpreter: prints the JSON the listing script would print."""
-    answer = json.dumps({"python": python, "implementation": "cpython",
-                         "executable": "/venv/bin/python", "prefix": "/venv",
-                         "distributions": dists or []})
+    answer = json.dumps(
+        {
+            "python": python,
+            "implementation": "cpython",
+            "executable": "/venv/bin/python",
+            "prefix": "/venv",
+            "distributions": dists or [],
+        }
+    )
     path = tmp_path / "venv-python"
     # Builtins only: some tests run it with PATH=/nonexistent.
     path.write_text("#!/bin/sh\n" + (body if body is not None else f"echo '{answer}'\n"))
@@ -70,14 +84,19 @@ def verdict(target: str, *installed: Installed) -> dict[str, Any]:
 
 def test_cu126_torch_on_blackwell_does_not_fit_and_the_fix_picks_cu130() -> None:
     # cu126 wheels carry SASS for 5.0-9.0 and no PTX: nothing runs on CC 12.0.
-    c = verdict("linux-x86_64-py312-glibc2.39-cuda13.0-sm120",
-                inst("torch", "2.13.0+cu126"), inst("numpy", "2.3.0"))
+    c = verdict(
+        "linux-x86_64-py312-glibc2.39-cuda13.0-sm120",
+        inst("torch", "2.13.0+cu126"),
+        inst("numpy", "2.3.0"),
+    )
     assert list(c) == ["torch"]  # numpy has no manifest: not checked
     torch = c["torch"]
     assert (torch.status, torch.flavour) == ("fail", CU126)
-    assert torch.summary == ("torch 2.13.0+cu126: kernels sm_50, sm_60, sm_70, sm_75, sm_80, "
-                             "sm_86, sm_90 do not run on RTX 50xx, RTX PRO 6000 Blackwell "
-                             "(sm_120)")
+    assert torch.summary == (
+        "torch 2.13.0+cu126: kernels sm_50, sm_60, sm_70, sm_75, sm_80, "
+        "sm_86, sm_90 do not run on RTX 50xx, RTX PRO 6000 Blackwell "
+        "(sm_120)"
+    )
     assert torch.fix == "resolver-hook pip install --force-reinstall torch (picks 2.13.0+cu130)"
     assert torch.fitting == (CU130,)
 
@@ -85,28 +104,64 @@ def test_cu126_torch_on_blackwell_does_not_fit_and_the_fix_picks_cu130() -> None
 @pytest.mark.parametrize(
     ("target", "installed", "status", "words"),
     [
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda12.6-sm89", "2.13.0+cu126", "ok",
-                     "fits this machine", id="cu126-on-ada"),
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda13.0-sm90", "2.13.0+cu130", "ok",
-                     "fits this machine", id="cu130-on-hopper"),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda12.6-sm89",
+            "2.13.0+cu126",
+            "ok",
+            "fits this machine",
+            id="cu126-on-ada",
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda13.0-sm90",
+            "2.13.0+cu130",
+            "ok",
+            "fits this machine",
+            id="cu130-on-hopper",
+        ),
         # cu130 needs a driver with CUDA >= 13.0 (driver >= 580, FACTS.md section 1).
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda12.8-sm90", "2.13.0+cu130", "fail",
-                     "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has "
-                     "CUDA 12.8", id="cu130-on-old-driver"),
-        pytest.param("linux-x86_64-py312-glibc2.39", "2.13.0+cu126", "fail",
-                     "needs an NVIDIA driver with CUDA >=12.0; this machine has none",
-                     id="cuda-build-without-gpu"),
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda13.0-sm90", "2.13.0+cpu", "warn",
-                     "a build without GPU support on a machine with an NVIDIA GPU: it runs "
-                     "on the CPU only", id="cpu-build-on-gpu"),
-        pytest.param("linux-x86_64-py312-glibc2.39", "2.13.0+cpu", "ok",
-                     "fits this machine", id="cpu-build-without-gpu"),
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda13.0-sm90", "2.12.0+cu126", "unknown",
-                     "not a build that torch's manifest (built-in (torch.toml)) lists",
-                     id="unknown-version"),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda12.8-sm90",
+            "2.13.0+cu130",
+            "fail",
+            "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.8",
+            id="cu130-on-old-driver",
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39",
+            "2.13.0+cu126",
+            "fail",
+            "needs an NVIDIA driver with CUDA >=12.0; this machine has none",
+            id="cuda-build-without-gpu",
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda13.0-sm90",
+            "2.13.0+cpu",
+            "warn",
+            "a build without GPU support on a machine with an NVIDIA GPU: it runs on the CPU only",
+            id="cpu-build-on-gpu",
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39",
+            "2.13.0+cpu",
+            "ok",
+            "fits this machine",
+            id="cpu-build-without-gpu",
+        ),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda13.0-sm90",
+            "2.12.0+cu126",
+            "unknown",
+            "not a build that torch's manifest (built-in (torch.toml)) lists",
+            id="unknown-version",
+        ),
         # PyPI's plain torch 2.13.0 on Linux: the manifest lists 2.13.0 for macOS only.
-        pytest.param("linux-x86_64-py312-glibc2.39-cuda13.0-sm90", "2.13.0", "unknown",
-                     "lists 2.13.0 only for other platforms or Pythons", id="other-platform"),
+        pytest.param(
+            "linux-x86_64-py312-glibc2.39-cuda13.0-sm90",
+            "2.13.0",
+            "unknown",
+            "lists 2.13.0 only for other platforms or Pythons",
+            id="other-platform",
+        ),
     ],
 )
 def test_verdicts(target: str, installed: str, status: str, words: str) -> None:
@@ -116,34 +171,43 @@ def test_verdicts(target: str, installed: str, status: str, words: str) -> None:
 
 
 def test_unknown_lists_what_fits_and_fixes_with_a_plan() -> None:
-    torch = verdict("linux-x86_64-py312-glibc2.39-cuda13.0-sm90",
-                    inst("torch", "2.12.0+cu126"))["torch"]
+    torch = verdict("linux-x86_64-py312-glibc2.39-cuda13.0-sm90", inst("torch", "2.12.0+cu126"))[
+        "torch"
+    ]
     assert torch.fitting == (CU130, CU126)
     assert torch.fix == "resolver-hook pip install --force-reinstall torch (picks 2.13.0+cu130)"
 
 
 def test_cpu_build_where_no_gpu_build_fits_offers_no_reinstall() -> None:
     # Driver CUDA 11.8: neither cu126 (>= 12.0) nor cu130 runs; the CPU build is all there is.
-    torch = verdict("linux-x86_64-py312-glibc2.39-cuda11.8-sm90",
-                    inst("torch", "2.13.0+cpu"))["torch"]
+    torch = verdict("linux-x86_64-py312-glibc2.39-cuda11.8-sm90", inst("torch", "2.13.0+cpu"))[
+        "torch"
+    ]
     assert torch.status == "warn"
     assert torch.fix == "no build of torch fits this machine (see 'resolver-hook explain torch')"
 
 
 def test_coupled_build_for_another_torch_fails_and_the_fix_keeps_them_together() -> None:
-    c = verdict("linux-x86_64-py312-glibc2.39-cuda13.0-sm120", inst("torch", "2.13.0+cu126"),
-                inst("torchvision", "0.28.0+cu130"),
-                inst("flash-attn", "2.8.3+cu126torch2.13", "cp312-cp312-manylinux_2_28_x86_64"))
+    c = verdict(
+        "linux-x86_64-py312-glibc2.39-cuda13.0-sm120",
+        inst("torch", "2.13.0+cu126"),
+        inst("torchvision", "0.28.0+cu130"),
+        inst("flash-attn", "2.8.3+cu126torch2.13", "cp312-cp312-manylinux_2_28_x86_64"),
+    )
     assert c["torchvision"].status == "fail"
-    assert c["torchvision"].summary == ("torchvision 0.28.0+cu130: needs torch==2.13.0+cu130; "
-                                        "installed torch 2.13.0+cu126")
-    assert c["torchvision"].fix == ("resolver-hook pip install --force-reinstall torch "
-                                    "(picks torch 2.13.0+cu130)")
+    assert c["torchvision"].summary == (
+        "torchvision 0.28.0+cu130: needs torch==2.13.0+cu130; installed torch 2.13.0+cu126"
+    )
+    assert c["torchvision"].fix == (
+        "resolver-hook pip install --force-reinstall torch (picks torch 2.13.0+cu130)"
+    )
     # flash-attn's compute_80 PTX runs on sm_120 by JIT; but reinstalling torch alone would
     # break its coupling, so torch's fix takes it along.
     assert c["flash-attn"].status == "ok"
-    assert c["torch"].fix == ("resolver-hook pip install --force-reinstall torch flash-attn "
-                              "(picks torch 2.13.0+cu130, flash-attn 2.8.3+cu130torch2.13)")
+    assert c["torch"].fix == (
+        "resolver-hook pip install --force-reinstall torch flash-attn "
+        "(picks torch 2.13.0+cu130, flash-attn 2.8.3+cu130torch2.13)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -154,17 +218,30 @@ def test_coupled_build_for_another_torch_fails_and_the_fix_keeps_them_together()
         pytest.param((), "ok", id="no-WHEEL-file-best-of-both"),
     ],
 )
-def test_wheel_flavour_is_found_by_version_and_wheel_tags(tags: tuple[str, ...],
-                                                          status: str) -> None:
+def test_wheel_flavour_is_found_by_version_and_wheel_tags(
+    tags: tuple[str, ...], status: str
+) -> None:
     """Two wheels of one version for different GPUs: the installed WHEEL tags tell which."""
-    manifest = parse_manifest({"package": {"name": "kern"}, "wheel": [
-        {"url": "https://example.org/kern-1.0-cp312-cp312-manylinux_2_28_x86_64.whl",
-         "gpu": ["sm_90"]},
-        {"url": "https://example.org/kern-1.0-cp312-cp312-linux_x86_64.whl",
-         "gpu": ["sm_120"]},
-    ]})
-    (kern,) = check_installed([inst("kern", "1.0", *tags)], {"kern": manifest},
-                              parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm120"))
+    manifest = parse_manifest(
+        {
+            "package": {"name": "kern"},
+            "wheel": [
+                {
+                    "url": "https://example.org/kern-1.0-cp312-cp312-manylinux_2_28_x86_64.whl",
+                    "gpu": ["sm_90"],
+                },
+                {
+                    "url": "https://example.org/kern-1.0-cp312-cp312-linux_x86_64.whl",
+                    "gpu": ["sm_120"],
+                },
+            ],
+        }
+    )
+    (kern,) = check_installed(
+        [inst("kern", "1.0", *tags)],
+        {"kern": manifest},
+        parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm120"),
+    )
     assert kern.status == status
     platform = "manylinux_2_28_x86_64" if status == "fail" else "linux_x86_64"
     assert kern.flavour == f"kern 1.0 cp312 {platform}"
@@ -172,10 +249,12 @@ def test_wheel_flavour_is_found_by_version_and_wheel_tags(tags: tuple[str, ...],
 
 def test_another_python_gets_its_own_tags(tmp_path: Path) -> None:
     """An environment of Python 3.9: torch 2.13 has no build for it."""
-    env = environment_of(fake_python(tmp_path, [{"name": "torch", "version": "2.13.0+cu126"}],
-                                     python="3.9"))
-    (torch,) = check_installed(env, BUILTIN, parse_target("linux-x86_64-py312-glibc2.39-"
-                                                          "cuda12.6-sm89"))
+    env = environment_of(
+        fake_python(tmp_path, [{"name": "torch", "version": "2.13.0+cu126"}], python="3.9")
+    )
+    (torch,) = check_installed(
+        env, BUILTIN, parse_target("linux-x86_64-py312-glibc2.39-cuda12.6-sm89")
+    )
     assert torch.status == "unknown"
     assert torch.summary.endswith("lists 2.13.0+cu126 only for other platforms or Pythons")
 
@@ -201,21 +280,24 @@ def test_this_interpreter_and_the_listing_script_agree() -> None:
     assert there.python == f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert there.executable
     assert "packaging" in here
-    assert {str(d.name): d.version for d in there.distributions}["packaging"] == \
-        here["packaging"]
+    assert {str(d.name): d.version for d in there.distributions}["packaging"] == here["packaging"]
 
 
 @pytest.mark.parametrize(
     ("body", "error"),
     [
-        pytest.param("echo boom >&2; exit 3\n", "listing its packages failed: boom",
-                     id="fails"),
+        pytest.param("echo boom >&2; exit 3\n", "listing its packages failed: boom", id="fails"),
         pytest.param("echo 'Python 2.7'\n", "unexpected answer: not JSON", id="not-json"),
-        pytest.param("echo '{\"python\": \"3.12\", \"executable\": \"/p\"}'\n",
-                     "'distributions' missing or not a list", id="no-list"),
-        pytest.param("echo '{\"python\": \"three\", \"executable\": \"/p\", "
-                     "\"distributions\": []}'\n", "python 'three' is not a version",
-                     id="bad-version"),
+        pytest.param(
+            'echo \'{"python": "3.12", "executable": "/p"}\'\n',
+            "'distributions' missing or not a list",
+            id="no-list",
+        ),
+        pytest.param(
+            'echo \'{"python": "three", "executable": "/p", "distributions": []}\'\n',
+            "python 'three' is not a version",
+            id="bad-version",
+        ),
     ],
 )
 def test_other_python_failures_are_reasons(tmp_path: Path, body: str, error: str) -> None:
@@ -250,8 +332,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-TORCH_CU126 = [{"name": "torch", "version": "2.13.0+cu126", "tags": []},
-               {"name": "numpy", "version": "2.3.0", "tags": []}]
+TORCH_CU126 = [
+    {"name": "torch", "version": "2.13.0+cu126", "tags": []},
+    {"name": "numpy", "version": "2.3.0", "tags": []},
+]
 
 
 def test_cli_blackwell_with_cu126_exits_1_with_the_fix(
@@ -263,13 +347,19 @@ def test_cli_blackwell_with_cu126_exits_1_with_the_fix(
     code, out, err = run(capsys, "doctor", "--python", python)
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    assert "fail    torch 2.13.0+cu126: kernels sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, " \
-           "sm_90 do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)" in lines
+    assert (
+        "fail    torch 2.13.0+cu126: kernels sm_50, sm_60, sm_70, sm_75, sm_80, sm_86, "
+        "sm_90 do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)" in lines
+    )
     assert f"        installed build: {CU126}" in lines
-    assert "        fix: resolver-hook pip install --force-reinstall torch (picks " \
-           "2.13.0+cu130)" in lines
-    assert "env:       overrides: RESOLVER_HOOK_OVERRIDE_CUDA='13.0', " \
-           "RESOLVER_HOOK_OVERRIDE_SM='12.0'" in lines
+    assert (
+        "        fix: resolver-hook pip install --force-reinstall torch (picks "
+        "2.13.0+cu130)" in lines
+    )
+    assert (
+        "env:       overrides: RESOLVER_HOOK_OVERRIDE_CUDA='13.0', "
+        "RESOLVER_HOOK_OVERRIDE_SM='12.0'" in lines
+    )
     assert any(x.startswith("nvidia:    ") and x.endswith("(overridden)") for x in lines)
     assert any(x.startswith("probe:     nvidia-nvml: ") for x in lines)
     assert lines[-1] == "result: installed packages do not fit this machine: torch"
@@ -296,26 +386,45 @@ def test_cli_checks_the_environment_pip_would_install_into(
     monkeypatch.setenv("VIRTUAL_ENV", str(venv))
     code, out, _ = run(capsys, "doctor", "--cuda", "13.0", "--sm", "12.0")
     assert code == 1
-    assert f"installed packages (pip's environment ({venv}/bin/python), Python 3.12): 1 of 2 " \
-           "have a manifest" in out.splitlines()
+    assert (
+        f"installed packages (pip's environment ({venv}/bin/python), Python 3.12): 1 of 2 "
+        "have a manifest" in out.splitlines()
+    )
 
 
-def test_cli_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     monkeypatch.setenv("UV_TORCH_BACKEND", "cu126")
-    code, out, _ = run(capsys, "doctor", "--json", "--python", fake_python(tmp_path, TORCH_CU126),
-                       "--cuda", "13.0", "--sm", "12.0")
+    code, out, _ = run(
+        capsys,
+        "doctor",
+        "--json",
+        "--python",
+        fake_python(tmp_path, TORCH_CU126),
+        "--cuda",
+        "13.0",
+        "--sm",
+        "12.0",
+    )
     data = json.loads(out)
     assert code == 1
     assert data["ok"] is False
     (torch,) = data["packages"]["checked"]
     assert {k: torch[k] for k in ("name", "version", "status", "flavour")} == {
-        "name": "torch", "version": "2.13.0+cu126", "status": "fail", "flavour": CU126}
+        "name": "torch",
+        "version": "2.13.0+cu126",
+        "status": "fail",
+        "flavour": CU126,
+    }
     assert torch["fix"].endswith("(picks 2.13.0+cu130)")
     assert data["profile"]["overridden"] == ["cuda", "sm"]
-    assert data["environment"] == {"CUDA_VISIBLE_DEVICES": "1", "overrides": {},
-                                   "other_tools": {"UV_TORCH_BACKEND": "cu126"}}
+    assert data["environment"] == {
+        "CUDA_VISIBLE_DEVICES": "1",
+        "overrides": {},
+        "other_tools": {"UV_TORCH_BACKEND": "cu126"},
+    }
     assert data["python"]["distributions"] == 2
     assert data["tags"]["python"] == "3.12"
     assert data["tags"]["count"] > len(data["tags"]["first"]) == 5
@@ -327,11 +436,13 @@ def test_cli_unlistable_environment_is_a_reason(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     python = fake_python(tmp_path, body="echo 'Traceback: no' >&2; exit 1\n")
-    code, out, err = run(capsys, "doctor", "--python", python, "--target",
-                         "linux-x86_64-py312-cuda13.0-sm90")
+    code, out, err = run(
+        capsys, "doctor", "--python", python, "--target", "linux-x86_64-py312-cuda13.0-sm90"
+    )
     assert (code, err) == (1, "")
-    assert f"fail  --python {python}: listing its packages failed: Traceback: no" in \
-        out.splitlines()
+    assert (
+        f"fail  --python {python}: listing its packages failed: Traceback: no" in out.splitlines()
+    )
     assert out.splitlines()[-1] == "result: the installed packages could not be checked"
 
 
@@ -364,36 +475,55 @@ def test_cli_build_and_installed_together(
 # --- end to end, with the fake NVML module ----------------------------------------------------
 
 
-def doctor_process(*args: str, fake_nvml: dict[str, Any],
-                   env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith("RESOLVER_HOOK_") and k != "CUDA_VISIBLE_DEVICES"}
+def doctor_process(
+    *args: str, fake_nvml: dict[str, Any], env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("RESOLVER_HOOK_") and k != "CUDA_VISIBLE_DEVICES"
+    }
     full.update(env or {})
     full["PYTHONPATH"] = os.pathsep.join([FAKE_PYNVML, str(REPO)])
     full["FAKE_NVML"] = json.dumps(fake_nvml)
-    return subprocess.run([sys.executable, "-m", "resolver_hook", "doctor", *args],
-                          capture_output=True, text=True, env=full, timeout=60, check=False,
-                          cwd=REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=60,
+        check=False,
+        cwd=REPO,
+    )
 
 
 def test_process_fake_rtx5090(tmp_path: Path) -> None:
-    proc = doctor_process("--python", fake_python(tmp_path, TORCH_CU126),
-                          fake_nvml={"driver": "580.95.05", "cuda": 13000, "gpus": [RTX5090]})
+    proc = doctor_process(
+        "--python",
+        fake_python(tmp_path, TORCH_CU126),
+        fake_nvml={"driver": "580.95.05", "cuda": 13000, "gpus": [RTX5090]},
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr == ""
     lines = proc.stdout.splitlines()
     assert "probe:     nvidia-nvml: found: NVML: driver 580.95.05, 1 GPU(s)" in lines
-    assert any(x.startswith("  gpu 0:   NVIDIA GeForce RTX 5090, compute capability 12.0")
-               for x in lines)
-    assert "        fix: resolver-hook pip install --force-reinstall torch (picks " \
-           "2.13.0+cu130)" in lines
+    assert any(
+        x.startswith("  gpu 0:   NVIDIA GeForce RTX 5090, compute capability 12.0") for x in lines
+    )
+    assert (
+        "        fix: resolver-hook pip install --force-reinstall torch (picks "
+        "2.13.0+cu130)" in lines
+    )
 
 
 def test_process_probe_failures_are_reasons(tmp_path: Path) -> None:
     """NVML fails, no /proc driver, no nvidia-smi, every GPU hidden: reasons, exit 0."""
-    proc = doctor_process("--python", fake_python(tmp_path, TORCH_CU126[1:]),
-                          fake_nvml={"init_error": "Driver Not Loaded"},
-                          env={"PATH": "/nonexistent", "CUDA_VISIBLE_DEVICES": ""})
+    proc = doctor_process(
+        "--python",
+        fake_python(tmp_path, TORCH_CU126[1:]),
+        fake_nvml={"init_error": "Driver Not Loaded"},
+        env={"PATH": "/nonexistent", "CUDA_VISIBLE_DEVICES": ""},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()

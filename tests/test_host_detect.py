@@ -19,16 +19,26 @@ from resolver_hook.host.detect import detect, env_overrides
 FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None,
-            fake_nvml: dict | None = None) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items()
-            if not k.startswith("RESOLVER_HOOK_") and k != "CUDA_VISIBLE_DEVICES"}
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, fake_nvml: dict | None = None
+) -> subprocess.CompletedProcess[str]:
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("RESOLVER_HOOK_") and k != "CUDA_VISIBLE_DEVICES"
+    }
     full.update(env or {})
     if fake_nvml is not None:
         full["PYTHONPATH"] = FAKE_PYNVML
         full["FAKE_NVML"] = json.dumps(fake_nvml)
-    return subprocess.run([sys.executable, "-m", "resolver_hook", *args], capture_output=True,
-                          text=True, env=full, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_detect_json_on_this_machine() -> None:
@@ -44,8 +54,11 @@ def test_detect_json_on_this_machine() -> None:
     assert data["tags"][0].startswith(f"cp{sys.version_info[0]}{sys.version_info[1]}-")
     assert data["nvidia"] is None
     nvml = next(p for p in data["probes"] if p["name"] == "nvidia-nvml")
-    assert nvml == {"name": "nvidia-nvml", "found": False,
-                    "detail": "NVML init failed: NVML Shared Library Not Found"}
+    assert nvml == {
+        "name": "nvidia-nvml",
+        "found": False,
+        "detail": "NVML init failed: NVML Shared Library Not Found",
+    }
 
 
 def test_detect_real_probes_say_why() -> None:
@@ -58,9 +71,12 @@ def test_detect_real_probes_say_why() -> None:
 
 
 def test_env_overrides_give_a_gpu() -> None:
-    proc = run_cli("detect", "--json", env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
-                                            "RESOLVER_HOOK_OVERRIDE_SM": "12.1"},
-                   fake_nvml={"init_error": "NVML Shared Library Not Found"})
+    proc = run_cli(
+        "detect",
+        "--json",
+        env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0", "RESOLVER_HOOK_OVERRIDE_SM": "12.1"},
+        fake_nvml={"init_error": "NVML Shared Library Not Found"},
+    )
     data = json.loads(proc.stdout)
     assert data["nvidia"]["cuda_version"] == "13.0"
     assert [g["cc"] for g in data["nvidia"]["gpus"]] == ["12.1"]
@@ -68,8 +84,11 @@ def test_env_overrides_give_a_gpu() -> None:
 
 
 def test_target_gives_same_accelerators_for_aarch64() -> None:
-    by_env = run_cli("detect", "--json", env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
-                                              "RESOLVER_HOOK_OVERRIDE_SM": "12.1"})
+    by_env = run_cli(
+        "detect",
+        "--json",
+        env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0", "RESOLVER_HOOK_OVERRIDE_SM": "12.1"},
+    )
     by_target = run_cli("detect", "--json", "--target", "linux-aarch64-py312-cuda13.0-sm121")
     env_nv, target_nv = json.loads(by_env.stdout)["nvidia"], json.loads(by_target.stdout)["nvidia"]
     assert env_nv["cuda_version"] == target_nv["cuda_version"] == "13.0"
@@ -80,10 +99,13 @@ def test_target_gives_same_accelerators_for_aarch64() -> None:
 
 
 def test_fake_nvml_end_to_end() -> None:
-    gpus = [{"name": "NVIDIA H100", "cc": [9, 0], "mem": 85899345920, "uuid": "GPU-1"},
-            {"name": "NVIDIA GB10", "cc": [12, 1], "uuid": "GPU-2"}]
-    proc = run_cli("detect", fake_nvml={"cuda": 12090, "gpus": gpus},
-                   env={"CUDA_VISIBLE_DEVICES": "1"})
+    gpus = [
+        {"name": "NVIDIA H100", "cc": [9, 0], "mem": 85899345920, "uuid": "GPU-1"},
+        {"name": "NVIDIA GB10", "cc": [12, 1], "uuid": "GPU-2"},
+    ]
+    proc = run_cli(
+        "detect", fake_nvml={"cuda": 12090, "gpus": gpus}, env={"CUDA_VISIBLE_DEVICES": "1"}
+    )
     assert proc.returncode == 0, proc.stderr
     assert "driver 580.95.05, driver CUDA 12.9" in proc.stdout
     assert "gpu 1:   NVIDIA GB10, compute capability 12.1 (sm_121)" in proc.stdout
@@ -100,8 +122,10 @@ def test_flag_beats_env_beats_detection(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_empty_cuda_override_means_no_gpu() -> None:
     base = parse_target("linux-x86_64-py312-cuda13.0-sm100")
-    p = apply_overrides(base, {"cuda": ("", "RESOLVER_HOOK_OVERRIDE_CUDA"),
-                               "sm": ("9.0", "RESOLVER_HOOK_OVERRIDE_SM")})
+    p = apply_overrides(
+        base,
+        {"cuda": ("", "RESOLVER_HOOK_OVERRIDE_CUDA"), "sm": ("9.0", "RESOLVER_HOOK_OVERRIDE_SM")},
+    )
     assert p.nvidia is None
     assert p.gpus == ()
     assert "RESOLVER_HOOK_OVERRIDE_CUDA is empty" in p.nvidia_reason
@@ -109,8 +133,12 @@ def test_empty_cuda_override_means_no_gpu() -> None:
 
 def test_arch_and_glibc_overrides_recompute_tags() -> None:
     base = parse_target("linux-x86_64-py312-glibc2.39")
-    p = apply_overrides(base, env_overrides({"RESOLVER_HOOK_OVERRIDE_ARCH": "arm64",
-                                             "RESOLVER_HOOK_OVERRIDE_GLIBC": "2.28"}))
+    p = apply_overrides(
+        base,
+        env_overrides(
+            {"RESOLVER_HOOK_OVERRIDE_ARCH": "arm64", "RESOLVER_HOOK_OVERRIDE_GLIBC": "2.28"}
+        ),
+    )
     assert p.arch == "aarch64"
     assert p.libc_version == "2.28"
     assert p.tags[0] == "cp312-cp312-manylinux_2_28_aarch64"
@@ -119,13 +147,27 @@ def test_arch_and_glibc_overrides_recompute_tags() -> None:
     assert p.overridden == ("arch", "glibc")
 
 
-@pytest.mark.parametrize(("spec", "os_name", "arch", "python", "first_tag"), [
-    ("linux-aarch64-py312-glibc2.39-cuda13.0-sm121", "linux", "aarch64", "3.12",
-     "cp312-cp312-manylinux_2_39_aarch64"),
-    ("macos-arm64-py312", "macos", "aarch64", "3.12", "cp312-cp312-macosx_14_0_arm64"),
-    ("windows-x86_64-py311", "windows", "x86_64", "3.11", "cp311-cp311-win_amd64"),
-    ("linux-amd64-cp310-rocm6.3", "linux", "x86_64", "3.10", "cp310-cp310-manylinux_2_35_x86_64"),
-])
+@pytest.mark.parametrize(
+    ("spec", "os_name", "arch", "python", "first_tag"),
+    [
+        (
+            "linux-aarch64-py312-glibc2.39-cuda13.0-sm121",
+            "linux",
+            "aarch64",
+            "3.12",
+            "cp312-cp312-manylinux_2_39_aarch64",
+        ),
+        ("macos-arm64-py312", "macos", "aarch64", "3.12", "cp312-cp312-macosx_14_0_arm64"),
+        ("windows-x86_64-py311", "windows", "x86_64", "3.11", "cp311-cp311-win_amd64"),
+        (
+            "linux-amd64-cp310-rocm6.3",
+            "linux",
+            "x86_64",
+            "3.10",
+            "cp310-cp310-manylinux_2_35_x86_64",
+        ),
+    ],
+)
 def test_targets(spec: str, os_name: str, arch: str, python: str, first_tag: str) -> None:
     p = parse_target(spec)
     assert (p.os, p.arch, p.python, p.tags[0]) == (os_name, arch, python, first_tag)
@@ -139,8 +181,9 @@ def test_target_several_gpus() -> None:
 
 
 def test_profile_round_trip(tmp_path: Path) -> None:
-    p = apply_overrides(parse_target("linux-aarch64-py312-cuda13.0-sm121"),
-                        {"glibc": ("2.39", "--glibc")})
+    p = apply_overrides(
+        parse_target("linux-aarch64-py312-cuda13.0-sm121"), {"glibc": ("2.39", "--glibc")}
+    )
     again = HostProfile.from_dict(json.loads(json.dumps(p.to_dict())), where="x")
     assert again.replace(origin=p.origin) == p
     path = tmp_path / "spark.json"
@@ -166,8 +209,9 @@ BAD_INPUTS = [
 
 
 @pytest.mark.parametrize(("args", "message"), BAD_INPUTS, ids=[" ".join(a) for a, _ in BAD_INPUTS])
-def test_bad_input_is_one_error_line(args: list[str], message: str,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_is_one_error_line(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["detect", *args]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ")
@@ -175,25 +219,43 @@ def test_bad_input_is_one_error_line(args: list[str], message: str,
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ('{"os": "linux", "arch": "x86_64", "python": "3.12"', "not valid JSON"),
-    ("[1, 2]", "(top): expected an object, got list"),
-    ('{"os": "linux", "arch": "x86_64"}', "python: missing"),
-    ('{"os": "linux", "arch": "x86_64", "python": 3.12}', "python: expected str, got float"),
-    ('{"os": "plan9", "arch": "x86_64", "python": "3.12"}', "os: 'plan9' is not one of"),
-    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "nvidia": {"gpus": [{"cc": "x"}]}}',
-     "nvidia.gpus[0].cc:"),
-    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "nvidia": {"cuda_version": "new"}}',
-     "nvidia.cuda_version: 'new' is not a version"),
-    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "schema": 9}', "unsupported version 9"),
-    # Wheel tags are computed from libc_version when the file lists none.
-    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "libc_version": "abc"}',
-     "libc_version: 'abc' is not a version like 2.39"),
-    ('{"os": "linux", "arch": "x86_64", "python": "3.12", "libc": "musl", "libc_version": "1"}',
-     "libc_version: '1' is not a version like 2.39"),
-])
-def test_bad_profile_file(tmp_path: Path, content: str, message: str,
-                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ('{"os": "linux", "arch": "x86_64", "python": "3.12"', "not valid JSON"),
+        ("[1, 2]", "(top): expected an object, got list"),
+        ('{"os": "linux", "arch": "x86_64"}', "python: missing"),
+        ('{"os": "linux", "arch": "x86_64", "python": 3.12}', "python: expected str, got float"),
+        ('{"os": "plan9", "arch": "x86_64", "python": "3.12"}', "os: 'plan9' is not one of"),
+        (
+            '{"os": "linux", "arch": "x86_64", "python": "3.12", '
+            '"nvidia": {"gpus": [{"cc": "x"}]}}',
+            "nvidia.gpus[0].cc:",
+        ),
+        (
+            '{"os": "linux", "arch": "x86_64", "python": "3.12", '
+            '"nvidia": {"cuda_version": "new"}}',
+            "nvidia.cuda_version: 'new' is not a version",
+        ),
+        (
+            '{"os": "linux", "arch": "x86_64", "python": "3.12", "schema": 9}',
+            "unsupported version 9",
+        ),
+        # Wheel tags are computed from libc_version when the file lists none.
+        (
+            '{"os": "linux", "arch": "x86_64", "python": "3.12", "libc_version": "abc"}',
+            "libc_version: 'abc' is not a version like 2.39",
+        ),
+        (
+            '{"os": "linux", "arch": "x86_64", "python": "3.12", '
+            '"libc": "musl", "libc_version": "1"}',
+            "libc_version: '1' is not a version like 2.39",
+        ),
+    ],
+)
+def test_bad_profile_file(
+    tmp_path: Path, content: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "p.json"
     path.write_text(content)
     assert main(["detect", "--profile", str(path)]) == 2
@@ -208,8 +270,9 @@ def test_missing_profile_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert "cannot read" in capsys.readouterr().err
 
 
-def test_nonsense_env_override(monkeypatch: pytest.MonkeyPatch,
-                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_nonsense_env_override(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "twelve")
     assert main(["detect"]) == 2
     assert capsys.readouterr().err.startswith("error: RESOLVER_HOOK_OVERRIDE_SM: 'twelve'")

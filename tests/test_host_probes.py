@@ -25,14 +25,23 @@ def no_programs(argv: Sequence[str], timeout: float) -> tuple[int, str]:
     raise FileNotFoundError(argv[0])
 
 
-def detect(nvml: FakeNVML | None, tmp_path: Path, env: dict[str, str] | None = None,
-           run=no_programs, **kw) -> object:
+def detect(
+    nvml: FakeNVML | None, tmp_path: Path, env: dict[str, str] | None = None, run=no_programs, **kw
+) -> object:
     def load() -> FakeNVML:
         if nvml is None:
             raise ImportError("No module named 'pynvml'")
         return nvml
-    return detect_host(env=env or {}, root=tmp_path, run=run, load_nvml=load, system="linux",
-                       machine="x86_64", **kw)
+
+    return detect_host(
+        env=env or {},
+        root=tmp_path,
+        run=run,
+        load_nvml=load,
+        system="linux",
+        machine="x86_64",
+        **kw,
+    )
 
 
 def test_library_missing(tmp_path: Path) -> None:
@@ -52,7 +61,8 @@ def test_init_error_with_driver_in_procfs(tmp_path: Path) -> None:
     (tmp_path / "proc/driver/nvidia").mkdir(parents=True)
     (tmp_path / "proc/driver/nvidia/version").write_text(
         "NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.95.05  Release Build\n"
-        "GCC version:  gcc version 13.3.0\n")
+        "GCC version:  gcc version 13.3.0\n"
+    )
     p = detect(FakeNVML(init_error=NVMLError_DriverNotLoaded()), tmp_path)
     assert p.nvidia is not None
     assert p.nvidia.driver_version == "580.95.05"
@@ -92,21 +102,24 @@ def test_two_gpus_of_different_cc(tmp_path: Path) -> None:
 def test_na_device_skipped_with_note(tmp_path: Path) -> None:
     p = detect(FakeNVML([NA_DEVICE, GB10]), tmp_path)
     assert p.gpu_ccs == ((12, 1),)
-    assert any("GPU 0 (NVIDIA Tegra NPU) skipped: compute capability unknown" in n
-               for n in p.notes)
+    assert any("GPU 0 (NVIDIA Tegra NPU) skipped: compute capability unknown" in n for n in p.notes)
 
 
-@pytest.mark.parametrize(("visible", "expected"), [
-    ("1", ((12, 1),)),
-    ("1,0", ((12, 1), (9, 0))),
-    ("GPU-bbbb2222", ((12, 1),)),  # a unique UUID prefix, as the CUDA runtime accepts
-    ("bbbb2222-0000-0000-0000-000000000000", ((12, 1),)),
-    ("0,7,1", ((9, 0),)),  # the runtime stops at the first invalid entry
-    ("", ()),
-    ("-1", ()),
-])
-def test_cuda_visible_devices(tmp_path: Path, visible: str,
-                              expected: tuple[tuple[int, int], ...]) -> None:
+@pytest.mark.parametrize(
+    ("visible", "expected"),
+    [
+        ("1", ((12, 1),)),
+        ("1,0", ((12, 1), (9, 0))),
+        ("GPU-bbbb2222", ((12, 1),)),  # a unique UUID prefix, as the CUDA runtime accepts
+        ("bbbb2222-0000-0000-0000-000000000000", ((12, 1),)),
+        ("0,7,1", ((9, 0),)),  # the runtime stops at the first invalid entry
+        ("", ()),
+        ("-1", ()),
+    ],
+)
+def test_cuda_visible_devices(
+    tmp_path: Path, visible: str, expected: tuple[tuple[int, int], ...]
+) -> None:
     p = detect(FakeNVML([H100, GB10]), tmp_path, env={"CUDA_VISIBLE_DEVICES": visible})
     assert p.gpu_ccs == expected
     if not expected:
@@ -125,8 +138,10 @@ def test_nvml_hang_times_out(tmp_path: Path) -> None:
     assert "NVML timed out after 0.3 s" in p.nvidia_reason
 
 
-SMI_OK = ("0, NVIDIA GB10, 12.1, 580.95.05, [N/A], GPU-bbbb2222-0000\n"
-          "1, Tegra NPU, [N/A], 580.95.05, [N/A], [N/A]\n")
+SMI_OK = (
+    "0, NVIDIA GB10, 12.1, 580.95.05, [N/A], GPU-bbbb2222-0000\n"
+    "1, Tegra NPU, [N/A], 580.95.05, [N/A], [N/A]\n"
+)
 SMI_HEADER = "| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: 13.0     |\n"
 
 
@@ -159,8 +174,12 @@ def real_smi(tmp_path: Path, script: str) -> Callable[[Sequence[str], float], tu
 def test_nvidia_smi_that_hangs(tmp_path: Path) -> None:
     """A real subprocess that hangs: the timeout fires and detection returns."""
     start = time.monotonic()
-    p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path,
-               run=real_smi(tmp_path, "sleep 30"), smi_timeout=0.5)
+    p = detect(
+        FakeNVML(init_error=NVMLError_LibraryNotFound()),
+        tmp_path,
+        run=real_smi(tmp_path, "sleep 30"),
+        smi_timeout=0.5,
+    )
     assert time.monotonic() - start < 10
     assert "nvidia-smi timed out after 0.5 s" in p.nvidia_reason
 
@@ -168,6 +187,7 @@ def test_nvidia_smi_that_hangs(tmp_path: Path) -> None:
 def test_nvidia_smi_failure_is_a_reason(tmp_path: Path) -> None:
     def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
         return 9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+
     p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run)
     assert "nvidia-smi failed: NVIDIA-SMI has failed" in p.nvidia_reason
 
@@ -212,8 +232,13 @@ def test_probes_never_raise_on_garbage(tmp_path: Path) -> None:
 def test_probes_never_raise_on_bytes_that_are_not_text(tmp_path: Path) -> None:
     """Undecodable bytes from nvidia-smi or in /proc and /sys files are read, not raised."""
     run = real_smi(tmp_path, "printf '0, NVIDIA \\377, 9.0, 550.54.14, 81559, GPU-1\\n'")
-    for name in ("proc/version", "proc/driver/nvidia/version", "sys/module/nvidia/version",
-                 "opt/rocm/.info/version", "sys/class/kfd/kfd/topology/nodes/1/properties"):
+    for name in (
+        "proc/version",
+        "proc/driver/nvidia/version",
+        "sys/module/nvidia/version",
+        "opt/rocm/.info/version",
+        "sys/class/kfd/kfd/topology/nodes/1/properties",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(b"\xff\xfe garbage\n")
     p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run)
@@ -223,7 +248,10 @@ def test_probes_never_raise_on_bytes_that_are_not_text(tmp_path: Path) -> None:
 
 def test_mig_instances_keep_every_gpu(tmp_path: Path) -> None:
     """MIG instance UUIDs are not mapped to their GPU: no GPU is hidden by them."""
-    p = detect(FakeNVML([H100, GB10]), tmp_path,
-               env={"CUDA_VISIBLE_DEVICES": "MIG-1234abcd-0000-0000-0000-000000000000"})
+    p = detect(
+        FakeNVML([H100, GB10]),
+        tmp_path,
+        env={"CUDA_VISIBLE_DEVICES": "MIG-1234abcd-0000-0000-0000-000000000000"},
+    )
     assert p.gpu_ccs == ((9, 0), (12, 1))
     assert any("names MIG instances" in n for n in p.notes)

@@ -45,9 +45,14 @@ def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
         yield gi
 
 
-def hook(*args: str, venv: Path | None = None, tmp: Path | None = None,
-         env: dict[str, str] | None = None, manifests: Path | None = None,
-         check: bool = False) -> subprocess.CompletedProcess[str]:
+def hook(
+    *args: str,
+    venv: Path | None = None,
+    tmp: Path | None = None,
+    env: dict[str, str] | None = None,
+    manifests: Path | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
     """Run resolver-hook as a user would: in the venv (VIRTUAL_ENV, PATH)."""
     e = clean_env(tmp, **(env or {}))
     if venv is not None:
@@ -56,8 +61,14 @@ def hook(*args: str, venv: Path | None = None, tmp: Path | None = None,
     if manifests is not None:
         e["RESOLVER_HOOK_MANIFESTS"] = str(manifests)
         e["RESOLVER_HOOK_ALLOW_INSECURE_URLS"] = "1"
-    proc = subprocess.run([sys.executable, "-m", "resolver_hook", *args], capture_output=True,
-                          text=True, env=e, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True,
+        text=True,
+        env=e,
+        timeout=600,
+        check=False,
+    )
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
@@ -71,8 +82,11 @@ def venv(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def uv_venv(tmp_path: Path) -> Path:
-    subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(tmp_path / "uvenv")],
-                   check=True, env=clean_env())
+    subprocess.run(
+        [*UV, "venv", "-q", "--python", sys.executable, str(tmp_path / "uvenv")],
+        check=True,
+        env=clean_env(),
+    )
     return tmp_path / "uvenv"
 
 
@@ -88,19 +102,33 @@ def versions(venv: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("target", "flavour"), [(B200, "cu130"), (L4, "cu126")])
-def test_pip_installs_the_flavour_for_the_target(gpu_index: GpuIndex, venv: Path,
-                                                  tmpdir_for_hook: Path, target: str,
-                                                  flavour: str) -> None:
-    proc = hook("pip", "--target", target, "install", "--index-url", gpu_index.simple,
-                "demo-gpu", "demo-idx", "plainpkg", venv=venv, tmp=tmpdir_for_hook,
-                manifests=gpu_index.manifests, check=True)
+def test_pip_installs_the_flavour_for_the_target(
+    gpu_index: GpuIndex, venv: Path, tmpdir_for_hook: Path, target: str, flavour: str
+) -> None:
+    proc = hook(
+        "pip",
+        "--target",
+        target,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        "demo-idx",
+        "plainpkg",
+        venv=venv,
+        tmp=tmpdir_for_hook,
+        manifests=gpu_index.manifests,
+        check=True,
+    )
     v = versions(venv)
     assert v["demo-gpu"] == f"1.0+{flavour}"
     assert v["demo-idx"] == f"2.0+{flavour}"
     assert v["plainpkg"] == "1.0"
     # One line per rewritten package, before the installer ran.
-    assert f"resolver-hook: demo-gpu: {gpu_index.index.url}/files/demo_gpu-1.0+{flavour}" \
+    assert (
+        f"resolver-hook: demo-gpu: {gpu_index.index.url}/files/demo_gpu-1.0+{flavour}"
         in proc.stderr
+    )
     assert f"resolver-hook: demo-idx: demo-idx==2.0+{flavour} from" in proc.stderr
     assert list(tmpdir_for_hook.iterdir()) == []  # generated files removed
 
@@ -110,51 +138,114 @@ def current_pip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel of the newest pip from the package registry (FACTS.md section 3: test the
     oldest pip we claim, the venv's bundled one, and a current one)."""
     folder = tmp_path_factory.mktemp("pip")
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
-                           ":all:", "-d", str(folder), "pip>=25"], capture_output=True,
-                          text=True, env=clean_env(), timeout=300, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "-d",
+            str(folder),
+            "pip>=25",
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=300,
+        check=False,
+    )
     wheels = sorted(folder.glob("pip-*.whl"))
     if proc.returncode != 0 or not wheels:
         pytest.skip(f"no current pip from the package registry: {proc.stderr.strip()[-200:]}")
     return wheels[-1]
 
 
-def test_current_pip_installs_the_flavour(gpu_index: GpuIndex, venv: Path, current_pip: Path,
-                                          tmpdir_for_hook: Path) -> None:
-    subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index",
-                    str(current_pip)], check=True, env=clean_env())
+def test_current_pip_installs_the_flavour(
+    gpu_index: GpuIndex, venv: Path, current_pip: Path, tmpdir_for_hook: Path
+) -> None:
+    subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index", str(current_pip)],
+        check=True,
+        env=clean_env(),
+    )
     pip_version = versions(venv)["pip"]
     assert int(pip_version.split(".")[0]) >= 25
-    hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple, "demo-gpu",
-         "demo-idx", venv=venv, tmp=tmpdir_for_hook, manifests=gpu_index.manifests, check=True)
+    hook(
+        "pip",
+        "--target",
+        B200,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        "demo-idx",
+        venv=venv,
+        tmp=tmpdir_for_hook,
+        manifests=gpu_index.manifests,
+        check=True,
+    )
     v = versions(venv)
     assert (v["demo-gpu"], v["demo-idx"]) == ("1.0+cu130", "2.0+cu130")
 
 
 @pytest.mark.parametrize(("target", "flavour"), [(B200, "cu130"), (L4, "cu126")])
-def test_uv_installs_the_flavour_for_the_target(gpu_index: GpuIndex, uv_venv: Path,
-                                                 tmpdir_for_hook: Path, target: str,
-                                                 flavour: str) -> None:
-    hook("uv", "--target", target, "pip", "install", "--index-url", gpu_index.simple,
-         "demo-gpu", "demo-idx", "plainpkg", venv=uv_venv, tmp=tmpdir_for_hook,
-         manifests=gpu_index.manifests, check=True)
+def test_uv_installs_the_flavour_for_the_target(
+    gpu_index: GpuIndex, uv_venv: Path, tmpdir_for_hook: Path, target: str, flavour: str
+) -> None:
+    hook(
+        "uv",
+        "--target",
+        target,
+        "pip",
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        "demo-idx",
+        "plainpkg",
+        venv=uv_venv,
+        tmp=tmpdir_for_hook,
+        manifests=gpu_index.manifests,
+        check=True,
+    )
     v = versions(uv_venv)
     assert (v["demo-gpu"], v["demo-idx"]) == (f"1.0+{flavour}", f"2.0+{flavour}")
     assert list(tmpdir_for_hook.iterdir()) == []
 
 
 def test_env_override_drives_detection(gpu_index: GpuIndex, uv_venv: Path) -> None:
-    hook("uv", "pip", "install", "--index-url", gpu_index.simple, "demo-gpu", venv=uv_venv,
-         manifests=gpu_index.manifests, check=True,
-         env={"RESOLVER_HOOK_OVERRIDE_CUDA": "12.8", "RESOLVER_HOOK_OVERRIDE_SM": "8.6"})
+    hook(
+        "uv",
+        "pip",
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        venv=uv_venv,
+        manifests=gpu_index.manifests,
+        check=True,
+        env={"RESOLVER_HOOK_OVERRIDE_CUDA": "12.8", "RESOLVER_HOOK_OVERRIDE_SM": "8.6"},
+    )
     assert versions(uv_venv)["demo-gpu"] == "1.0+cu126"
 
 
 def test_no_fit_stops_before_the_installer(gpu_index: GpuIndex, venv: Path) -> None:
     before = versions(venv)
-    proc = hook("pip", "--target", OLD_DRIVER_BLACKWELL, "install", "--index-url",
-                gpu_index.simple, "demo-gpu", "plainpkg", venv=venv,
-                manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        OLD_DRIVER_BLACKWELL,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        "plainpkg",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 1
     assert "error: demo-gpu:" in proc.stderr
     assert "sm_120" in proc.stderr
@@ -168,8 +259,18 @@ def test_wrong_sha256_installs_nothing(tmp_path: Path, venv: Path) -> None:
     with gi.index.serving():
         write_manifests(gi, bad_sha=True)
         before = versions(venv)
-        proc = hook("pip", "--target", B200, "install", "--index-url", gi.simple, "demo-gpu",
-                    "plainpkg", venv=venv, manifests=gi.manifests)
+        proc = hook(
+            "pip",
+            "--target",
+            B200,
+            "install",
+            "--index-url",
+            gi.simple,
+            "demo-gpu",
+            "plainpkg",
+            venv=venv,
+            manifests=gi.manifests,
+        )
         assert proc.returncode != 0
         assert "THESE PACKAGES DO NOT MATCH THE HASHES" in proc.stderr + proc.stdout
         assert versions(venv) == before
@@ -180,22 +281,46 @@ def test_wrong_sha256_under_uv(tmp_path: Path, uv_venv: Path) -> None:
     with gi.index.serving():
         write_manifests(gi, bad_sha=True)
         before = versions(uv_venv)
-        proc = hook("uv", "--target", B200, "pip", "install", "--index-url", gi.simple,
-                    "demo-gpu", venv=uv_venv, manifests=gi.manifests)
+        proc = hook(
+            "uv",
+            "--target",
+            B200,
+            "pip",
+            "install",
+            "--index-url",
+            gi.simple,
+            "demo-gpu",
+            venv=uv_venv,
+            manifests=gi.manifests,
+        )
         assert proc.returncode != 0
         assert "hash" in proc.stderr.lower()
         assert versions(uv_venv) == before
 
 
-def test_url_naming_another_project_is_refused(gpu_index: GpuIndex, venv: Path,
-                                               tmp_path: Path) -> None:
+def test_url_naming_another_project_is_refused(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path
+) -> None:
     other = gpu_index.wheels["plain"]
     manifest = tmp_path / "evil.toml"
-    manifest.write_text(f'schema = 1\n[package]\nname = "demo-gpu"\n[[wheel]]\n'
-                        f'url = "{gpu_index.index.wheel_url(other)}"\n')
+    manifest.write_text(
+        f'schema = 1\n[package]\nname = "demo-gpu"\n[[wheel]]\n'
+        f'url = "{gpu_index.index.wheel_url(other)}"\n'
+    )
     before = versions(venv)
-    proc = hook("pip", "--manifest", str(manifest), "--allow-insecure-urls", "--target", B200,
-                "install", "--index-url", gpu_index.simple, "demo-gpu", venv=venv)
+    proc = hook(
+        "pip",
+        "--manifest",
+        str(manifest),
+        "--allow-insecure-urls",
+        "--target",
+        B200,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        venv=venv,
+    )
     assert proc.returncode == 2
     assert "plainpkg" in proc.stderr
     assert "demo-gpu" in proc.stderr
@@ -209,19 +334,34 @@ def test_require_hashes(gpu_index: GpuIndex, tmp_path: Path, tool: str) -> None:
     if tool == "pip":
         make_venv(venv)
     else:
-        subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(venv)],
-                       check=True, env=clean_env())
+        subprocess.run(
+            [*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=clean_env()
+        )
     plain = gpu_index.wheels["plain"]
     reqs = tmp_path / "requirements.txt"
     # The user's hash for demo-gpu is of another flavour's file: it must be replaced.
-    text = (f"demo-gpu==1.0 --hash=sha256:{gpu_index.wheels['gpu126'].sha256}\n"
-            f"plainpkg==1.0 --hash=sha256:{plain.sha256}\n")
+    text = (
+        f"demo-gpu==1.0 --hash=sha256:{gpu_index.wheels['gpu126'].sha256}\n"
+        f"plainpkg==1.0 --hash=sha256:{plain.sha256}\n"
+    )
     reqs.write_text(text)
     digest = hashlib.sha256(reqs.read_bytes()).hexdigest()
     cmd = ["pip"] if tool == "pip" else ["uv", "pip"]
     head, tail = cmd[0], cmd[1:]
-    proc = hook(head, "--target", B200, *tail, "install", "--require-hashes", "--index-url",
-                gpu_index.simple, "-r", str(reqs), venv=venv, manifests=gpu_index.manifests)
+    proc = hook(
+        head,
+        "--target",
+        B200,
+        *tail,
+        "install",
+        "--require-hashes",
+        "--index-url",
+        gpu_index.simple,
+        "-r",
+        str(reqs),
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert versions(venv)["demo-gpu"] == "1.0+cu130"
     assert "--require-hashes: requirement lines rewritten" in proc.stderr
@@ -229,54 +369,107 @@ def test_require_hashes(gpu_index: GpuIndex, tmp_path: Path, tool: str) -> None:
 
 
 def test_transitive_pin_reported_under_pip(gpu_index: GpuIndex, venv: Path) -> None:
-    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple, "app",
-                "demo-gpu", venv=venv, manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        B200,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "app",
+        "demo-gpu",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode != 0
-    assert ("error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu "
-            "1.0+cu130") in proc.stderr
+    assert (
+        "error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu 1.0+cu130"
+    ) in proc.stderr
     assert "hint: pip cannot replace a dependency's exact pin" in proc.stderr
     assert "app" not in versions(venv)
 
 
 def test_transitive_pin_overridden_under_uv(gpu_index: GpuIndex, uv_venv: Path) -> None:
-    proc = hook("uv", "--target", B200, "pip", "install", "--index-url", gpu_index.simple,
-                "app", "demo-gpu", venv=uv_venv, manifests=gpu_index.manifests)
+    proc = hook(
+        "uv",
+        "--target",
+        B200,
+        "pip",
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "app",
+        "demo-gpu",
+        venv=uv_venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stderr
     v = versions(uv_venv)
     assert (v["app"], v["demo-gpu"]) == ("1.0", "1.0+cu130")
     assert "--overrides" in proc.stderr
 
 
-def test_uv_constraint_env_is_forwarded(gpu_index: GpuIndex, uv_venv: Path,
-                                        tmp_path: Path) -> None:
+def test_uv_constraint_env_is_forwarded(gpu_index: GpuIndex, uv_venv: Path, tmp_path: Path) -> None:
     """uv drops UV_CONSTRAINT when given -c (FACTS.md section 3): we pass it on."""
     user = tmp_path / "user-constraints.txt"
     user.write_text("plainpkg<1.0\n")  # unsatisfiable: proves the file is in force
-    proc = hook("uv", "--target", B200, "pip", "install", "--index-url", gpu_index.simple,
-                "demo-gpu", "plainpkg", venv=uv_venv, manifests=gpu_index.manifests,
-                env={"UV_CONSTRAINT": str(user)})
+    proc = hook(
+        "uv",
+        "--target",
+        B200,
+        "pip",
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        "plainpkg",
+        venv=uv_venv,
+        manifests=gpu_index.manifests,
+        env={"UV_CONSTRAINT": str(user)},
+    )
     assert proc.returncode != 0
     assert "plainpkg" in proc.stderr
 
 
-def test_interrupted_run_leaves_no_temporary_files(gpu_index: GpuIndex, venv: Path,
-                                                   tmpdir_for_hook: Path,
-                                                   tmp_path: Path) -> None:
+def test_interrupted_run_leaves_no_temporary_files(
+    gpu_index: GpuIndex, venv: Path, tmpdir_for_hook: Path, tmp_path: Path
+) -> None:
     # An installer that hangs: the index accepts the connection and never answers.
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
     silent.listen(8)
     port = silent.getsockname()[1]
-    e = clean_env(tmpdir_for_hook, VIRTUAL_ENV=str(venv),
-                  RESOLVER_HOOK_MANIFESTS=str(gpu_index.manifests),
-                  RESOLVER_HOOK_ALLOW_INSECURE_URLS="1")
+    e = clean_env(
+        tmpdir_for_hook,
+        VIRTUAL_ENV=str(venv),
+        RESOLVER_HOOK_MANIFESTS=str(gpu_index.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+    )
     e["PATH"] = f"{venv / 'bin'}{os.pathsep}{e['PATH']}"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "resolver_hook", "pip", "--target", B200, "install",
-         "--index-url", f"http://127.0.0.1:{port}/simple/", "--timeout", "60", "--retries", "0",
-         "demo-gpu", "plainpkg"],
-        env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "resolver_hook",
+            "pip",
+            "--target",
+            B200,
+            "install",
+            "--index-url",
+            f"http://127.0.0.1:{port}/simple/",
+            "--timeout",
+            "60",
+            "--retries",
+            "0",
+            "demo-gpu",
+            "plainpkg",
+        ],
+        env=e,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(tmpdir_for_hook.iterdir()):
         time.sleep(0.05)
@@ -302,8 +495,12 @@ def test_enable_then_plain_pip(gpu_index: GpuIndex, venv: Path, tmp_path: Path) 
     assert "on in" in status.stdout
     e = clean_env(VIRTUAL_ENV=str(venv))
     e.pop("PIP_CONFIG_FILE")  # a plain pip reads the venv's pip.conf (its site config)
-    subprocess.run([str(venv / "bin/pip"), "install", "--index-url", gpu_index.simple,
-                    "demo-gpu", "demo-idx"], check=True, env=e, capture_output=True)
+    subprocess.run(
+        [str(venv / "bin/pip"), "install", "--index-url", gpu_index.simple, "demo-gpu", "demo-idx"],
+        check=True,
+        env=e,
+        capture_output=True,
+    )
     v = versions(venv)
     assert (v["demo-gpu"], v["demo-idx"]) == ("1.0+cu130", "2.0+cu130")
     hook("disable", venv=venv, check=True)
@@ -316,8 +513,11 @@ def test_enable_without_pip_conf_and_machine_change(gpu_index: GpuIndex, venv: P
     env = {"RESOLVER_HOOK_OVERRIDE_CUDA": "12.6", "RESOLVER_HOOK_OVERRIDE_SM": "8.9"}
     hook("enable", venv=venv, manifests=gpu_index.manifests, env=env, check=True)
     assert hook("status", venv=venv, env=env).returncode == 0
-    changed = hook("status", venv=venv, env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
-                                             "RESOLVER_HOOK_OVERRIDE_SM": "12.0"})
+    changed = hook(
+        "status",
+        venv=venv,
+        env={"RESOLVER_HOOK_OVERRIDE_CUDA": "13.0", "RESOLVER_HOOK_OVERRIDE_SM": "12.0"},
+    )
     assert changed.returncode == 1
     assert "driver CUDA 12.6 -> 13.0" in changed.stdout
     assert "GPUs sm_89 -> sm_120" in changed.stdout
@@ -327,9 +527,20 @@ def test_enable_without_pip_conf_and_machine_change(gpu_index: GpuIndex, venv: P
 
 def test_optional_rollback_keeps_main_install(gpu_index: GpuIndex, venv: Path) -> None:
     """demo-broken upgrades helperlib 1.0 -> 2.0 and fails to import: both are undone."""
-    proc = hook("pip", "--target", B200, "--optional", "demo-broken", "install",
-                "--index-url", gpu_index.simple, "demo-gpu", "helperlib==1.0", venv=venv,
-                manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        B200,
+        "--optional",
+        "demo-broken",
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        "helperlib==1.0",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stderr
     v = versions(venv)
     assert v["demo-gpu"] == "1.0+cu130"
@@ -340,42 +551,86 @@ def test_optional_rollback_keeps_main_install(gpu_index: GpuIndex, venv: Path) -
     assert "warning: rolled back: removed demo-broken; put back helperlib 1.0" in proc.stderr
 
 
-def test_dry_run_with_nested_requirement_files(gpu_index: GpuIndex, venv: Path,
-                                               tmp_path: Path) -> None:
+def test_dry_run_with_nested_requirement_files(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path
+) -> None:
     (tmp_path / "inner").mkdir()
     (tmp_path / "inner/gpu.txt").write_text("demo-gpu\n")
     (tmp_path / "outer.txt").write_text("-r inner/gpu.txt\nplainpkg\n")
     before = versions(venv)
-    proc = hook("pip", "--target", B200, "install", "--dry-run", "--index-url",
-                gpu_index.simple, "-r", str(tmp_path / "outer.txt"), venv=venv,
-                manifests=gpu_index.manifests, check=True)
+    proc = hook(
+        "pip",
+        "--target",
+        B200,
+        "install",
+        "--dry-run",
+        "--index-url",
+        gpu_index.simple,
+        "-r",
+        str(tmp_path / "outer.txt"),
+        venv=venv,
+        manifests=gpu_index.manifests,
+        check=True,
+    )
     assert "Would install demo-gpu-1.0+cu130 plainpkg-1.0" in proc.stdout
     assert versions(venv) == before
 
 
 def test_optional_that_fits_is_kept(gpu_index: GpuIndex, uv_venv: Path) -> None:
-    proc = hook("uv", "--target", B200, "--optional", "demo-idx", "pip", "install",
-                "--index-url", gpu_index.simple, "demo-gpu", venv=uv_venv,
-                manifests=gpu_index.manifests)
+    proc = hook(
+        "uv",
+        "--target",
+        B200,
+        "--optional",
+        "demo-idx",
+        "pip",
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        venv=uv_venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stderr
     assert versions(uv_venv)["demo-idx"] == "2.0+cu130"
     assert "optional demo-idx: installed and imports" in proc.stderr
 
 
 def test_installer_exit_code_is_passed_on(gpu_index: GpuIndex, venv: Path) -> None:
-    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple,
-                "no-such-package-here", venv=venv, manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        B200,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "no-such-package-here",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 1  # pip's own code for "no matching distribution"
     assert "no-such-package-here" in proc.stderr
 
 
 @pytest.mark.parametrize("options", [[], ["--require-hashes"]])
-def test_requirements_after_double_dash(gpu_index: GpuIndex, venv: Path,
-                                        options: list[str]) -> None:
+def test_requirements_after_double_dash(
+    gpu_index: GpuIndex, venv: Path, options: list[str]
+) -> None:
     """pip reads every argument after "--" as a requirement: the hook's own options go first."""
-    proc = hook("pip", "--target", B200, "install", "--dry-run", "--index-url",
-                gpu_index.simple, *options, "--", "demo-gpu", venv=venv,
-                manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        B200,
+        "install",
+        "--dry-run",
+        "--index-url",
+        gpu_index.simple,
+        *options,
+        "--",
+        "demo-gpu",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Would install demo-gpu-1.0+cu130" in proc.stdout
 
@@ -384,19 +639,42 @@ def test_clustered_short_options(gpu_index: GpuIndex, venv: Path, tmp_path: Path
     """`pip install -Ur FILE` is `-U -r FILE` (optparse clusters short options)."""
     reqs = tmp_path / "requirements.txt"
     reqs.write_text("demo-gpu\n")
-    proc = hook("pip", "--target", L4, "install", "--dry-run", "--index-url", gpu_index.simple,
-                "-Ur", str(reqs), venv=venv, manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        L4,
+        "install",
+        "--dry-run",
+        "--index-url",
+        gpu_index.simple,
+        "-Ur",
+        str(reqs),
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Would install demo-gpu-1.0+cu126" in proc.stdout
 
 
 @pytest.mark.parametrize("optional", ["demo-gpu~=1.0", "demo-gpu ; python_version > '3'"])
-def test_optional_without_a_fit_does_not_block(gpu_index: GpuIndex, venv: Path,
-                                               optional: str) -> None:
+def test_optional_without_a_fit_does_not_block(
+    gpu_index: GpuIndex, venv: Path, optional: str
+) -> None:
     """Any requirement form names the optional package: its no-fit skips it, nothing more."""
-    proc = hook("pip", "--target", OLD_DRIVER_BLACKWELL, "--optional", optional, "install",
-                "--dry-run", "--index-url", gpu_index.simple, "plainpkg", venv=venv,
-                manifests=gpu_index.manifests)
+    proc = hook(
+        "pip",
+        "--target",
+        OLD_DRIVER_BLACKWELL,
+        "--optional",
+        optional,
+        "install",
+        "--dry-run",
+        "--index-url",
+        gpu_index.simple,
+        "plainpkg",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "Would install plainpkg-1.0" in proc.stdout
     assert f"warning: optional {optional} skipped: no build of demo-gpu fits" in proc.stderr
@@ -408,16 +686,28 @@ def test_missing_install_word_is_a_usage_error() -> None:
     assert proc.stderr.startswith("error: expected 'install' after 'resolver-hook pip'")
 
 
-def test_source_build_needs_are_checked_before_the_installer(gpu_index: GpuIndex, venv: Path,
-                                                             tmp_path: Path) -> None:
+def test_source_build_needs_are_checked_before_the_installer(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path
+) -> None:
     """No wheel fits and the manifest allows a build whose needs this machine lacks."""
     manifest = tmp_path / "demo-gpu.toml"
-    manifest.write_text((gpu_index.manifests / "demo-gpu.toml").read_text()
-                        + '\n[build]\nneeds = ["nvcc>=99.0"]\n')
+    manifest.write_text(
+        (gpu_index.manifests / "demo-gpu.toml").read_text() + '\n[build]\nneeds = ["nvcc>=99.0"]\n'
+    )
     before = versions(venv)
-    proc = hook("pip", "--manifest", str(manifest), "--allow-insecure-urls", "--target",
-                OLD_DRIVER_BLACKWELL, "install", "--index-url", gpu_index.simple, "demo-gpu",
-                venv=venv)
+    proc = hook(
+        "pip",
+        "--manifest",
+        str(manifest),
+        "--allow-insecure-urls",
+        "--target",
+        OLD_DRIVER_BLACKWELL,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "demo-gpu",
+        venv=venv,
+    )
     assert proc.returncode == 1
     assert "error: demo-gpu: cannot build from source: nvcc>=99.0" in proc.stderr
     assert "a source build's needs are not met" in proc.stderr
@@ -425,12 +715,27 @@ def test_source_build_needs_are_checked_before_the_installer(gpu_index: GpuIndex
     assert versions(venv) == before
 
 
-def test_transitive_pin_reported_under_current_pip(gpu_index: GpuIndex, venv: Path,
-                                                   current_pip: Path) -> None:
-    subprocess.run([str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index",
-                    str(current_pip)], check=True, env=clean_env())
-    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple, "app",
-                "demo-gpu", venv=venv, manifests=gpu_index.manifests)
+def test_transitive_pin_reported_under_current_pip(
+    gpu_index: GpuIndex, venv: Path, current_pip: Path
+) -> None:
+    subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index", str(current_pip)],
+        check=True,
+        env=clean_env(),
+    )
+    proc = hook(
+        "pip",
+        "--target",
+        B200,
+        "install",
+        "--index-url",
+        gpu_index.simple,
+        "app",
+        "demo-gpu",
+        venv=venv,
+        manifests=gpu_index.manifests,
+    )
     assert proc.returncode != 0
-    assert ("error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu "
-            "1.0+cu130") in proc.stderr
+    assert (
+        "error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu 1.0+cu130"
+    ) in proc.stderr

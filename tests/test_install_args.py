@@ -53,10 +53,12 @@ PARSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("args", "files", "reqs", "kept"), PARSE_CASES,
-                         ids=[" ".join(c[0]) for c in PARSE_CASES])
-def test_parse_install_args(args: list[str], files: tuple[str, ...], reqs: tuple[str, ...],
-                            kept: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "files", "reqs", "kept"), PARSE_CASES, ids=[" ".join(c[0]) for c in PARSE_CASES]
+)
+def test_parse_install_args(
+    args: list[str], files: tuple[str, ...], reqs: tuple[str, ...], kept: list[str]
+) -> None:
     parsed = parse_install_args("pip", args)
     assert (parsed.requirement_files, parsed.requirements) == (files, reqs)
     assert list(parsed.options) == kept
@@ -91,18 +93,21 @@ def test_installer_that_cannot_start(tmp_path: Path, tee: bool) -> None:
 
 
 def test_optional_package_whose_import_hangs_fails_its_check(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A GPU package's import can block on a driver that does not answer: that is an
     # import that failed, not a traceback that leaves the package installed.
     python = tmp_path / "python"
-    python.write_text("#!/bin/sh\n"
-                      "case \"$2\" in *distributions*) echo '{}' ;; *) exec sleep 30 ;; esac\n")
+    python.write_text(
+        "#!/bin/sh\ncase \"$2\" in *distributions*) echo '{}' ;; *) exec sleep 30 ;; esac\n"
+    )
     python.chmod(0o755)
     monkeypatch.setattr(install, "IMPORT_TIMEOUT", 0.5)
     installer = Installer(tool="pip", command=("true",), python=str(python))
     plan = resolve(["demo"], {}, HostProfile(os="linux", arch="x86_64", python="3.12"))
-    outcome = install.optional_install(installer, parse_install_args("pip", []), plan, "demo",
-                                       folder=tmp_path, env={}, out=print)
+    outcome = install.optional_install(
+        installer, parse_install_args("pip", []), plan, "demo", folder=tmp_path, env={}, out=print
+    )
     assert (outcome.ok, outcome.reason) == (False, "the import did not finish in 0.5 s")
 
 
@@ -123,8 +128,7 @@ def test_pip_on_path_behind_a_sh_trampoline(tmp_path: Path) -> None:
     pip = python.parent / "pip"
     pip.write_text(f"#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\nimport sys\n")
     pip.chmod(0o755)
-    installer = find_installer("pip", parse_install_args("pip", []),
-                               env={"PATH": str(pip.parent)})
+    installer = find_installer("pip", parse_install_args("pip", []), env={"PATH": str(pip.parent)})
     assert installer.python == str(python)
 
 
@@ -164,14 +168,18 @@ def test_uv_system_skips_the_active_venv(tmp_path: Path) -> None:
     assert in_venv.python == str(venv / "bin/python")
 
 
-@pytest.mark.parametrize(("tool", "variable", "value", "expected"), [
-    ("pip", "PIP_REQUIRE_HASHES", "1", True),
-    ("pip", "PIP_REQUIRE_HASHES", "0", False),
-    ("uv", "UV_REQUIRE_HASHES", "true", True),
-    ("uv", "PIP_REQUIRE_HASHES", "1", False),  # uv reads no PIP_* variables
-])
-def test_require_hashes_from_the_environment(tool: str, variable: str, value: str,
-                                             expected: bool) -> None:
+@pytest.mark.parametrize(
+    ("tool", "variable", "value", "expected"),
+    [
+        ("pip", "PIP_REQUIRE_HASHES", "1", True),
+        ("pip", "PIP_REQUIRE_HASHES", "0", False),
+        ("uv", "UV_REQUIRE_HASHES", "true", True),
+        ("uv", "PIP_REQUIRE_HASHES", "1", False),  # uv reads no PIP_* variables
+    ],
+)
+def test_require_hashes_from_the_environment(
+    tool: str, variable: str, value: str, expected: bool
+) -> None:
     from resolver_hook.reqfile import read_requirements
 
     parsed = parse_install_args(tool, ["demo"])

@@ -38,14 +38,24 @@ def sm100f_only(obj: bytes = KERNELS) -> bytes:
     return bytes(data)
 
 
-def tilert_like(tmp_path: Path, tag: str = f"cp312-cp312-{X86}", *,
-                obj: bytes | None = None, version: str = "0.1.5.post2",
-                classifiers: tuple[str, ...] = (OS_INDEP,)) -> Path:
+def tilert_like(
+    tmp_path: Path,
+    tag: str = f"cp312-cp312-{X86}",
+    *,
+    obj: bytes | None = None,
+    version: str = "0.1.5.post2",
+    classifiers: tuple[str, ...] = (OS_INDEP,),
+) -> Path:
     return binary_wheel(
-        tmp_path, f"tilert-{version}-{tag}.whl",
-        {"tilert/__init__.py": b"from ._engine import run\n", "tilert/_engine.py": b"run = 1\n",
-         "tilert/libtilert_dsv32.so": sm100f_only() if obj is None else obj},
-        classifiers=classifiers)
+        tmp_path,
+        f"tilert-{version}-{tag}.whl",
+        {
+            "tilert/__init__.py": b"from ._engine import run\n",
+            "tilert/_engine.py": b"run = 1\n",
+            "tilert/libtilert_dsv32.so": sm100f_only() if obj is None else obj,
+        },
+        classifiers=classifiers,
+    )
 
 
 def codes(*paths: Path) -> list[str]:
@@ -59,7 +69,11 @@ def codes(*paths: Path) -> list[str]:
 
 def test_tilert_like_wheel_gets_every_release_warning(tmp_path: Path) -> None:
     assert codes(tilert_like(tmp_path)) == [
-        "cuda13-driver", "no-aarch64", "no-windows", "one-gpu-family", "one-python",
+        "cuda13-driver",
+        "no-aarch64",
+        "no-windows",
+        "one-gpu-family",
+        "one-python",
         "os-independent",
     ]
 
@@ -72,7 +86,8 @@ def test_one_family_names_the_gpus_left_out(tmp_path: Path) -> None:
     assert f.message.startswith(
         "GPU kernels cover one family only (sm_10x); left out: sm_121 (GB10 (DGX Spark)), "
         "sm_120 (RTX 50xx, RTX PRO 6000 Blackwell), sm_110 (Jetson Thor), "
-        "sm_90 (H100, H200, GH200), sm_89 (L4, L40S, RTX 40xx)")
+        "sm_90 (H100, H200, GH200), sm_89 (L4, L40S, RTX 40xx)"
+    )
     assert f.evidence == ("kernels compute_100f, sm_100f",)
 
 
@@ -84,14 +99,18 @@ def test_cli_text_output_of_a_tilert_like_wheel(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
         f"warning: {path}: classifier '{OS_INDEP}' but the builds are platform-specific "
-        f"(Classifier: {OS_INDEP}; wheels are tagged {X86})")
-    assert lines[1] == ("hint: list the systems the wheels are for, e.g. "
-                        "'Operating System :: POSIX :: Linux'")
+        f"(Classifier: {OS_INDEP}; wheels are tagged {X86})"
+    )
+    assert lines[1] == (
+        "hint: list the systems the wheels are for, e.g. 'Operating System :: POSIX :: Linux'"
+    )
     # CUDA 13 runtime -> driver >= 580 (FACTS.md section 1, minor-version compatibility).
-    assert (f"warning: {path}: every CUDA build needs runtime 13, so an NVIDIA driver >= 580; "
-            "machines whose driver is older (CUDA 12 drivers, 525.60.13 up to 580, common on "
-            "clusters and cloud images) have no build (tilert/libtilert_dsv32.so links "
-            "libcudart.so.13)") in lines
+    assert (
+        f"warning: {path}: every CUDA build needs runtime 13, so an NVIDIA driver >= 580; "
+        "machines whose driver is older (CUDA 12 drivers, 525.60.13 up to 580, common on "
+        "clusters and cloud images) have no build (tilert/libtilert_dsv32.so links "
+        "libcudart.so.13)"
+    ) in lines
     assert all(line.startswith(("warning: ", "hint: ")) for line in lines)
 
 
@@ -102,19 +121,23 @@ def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert doc["errors"] == []
     by_code = {w["code"]: w for w in doc["warnings"]}
     assert by_code["one-python"] == {
-        "file": str(path), "code": "one-python",
+        "file": str(path),
+        "code": "one-python",
         "message": "wheels for CPython 3.12 only; every other Python finds no build",
         "evidence": ["interpreter tags: cp312"],
         "hint": "build one wheel per supported CPython (cibuildwheel), or abi3 if the "
-                "extension can use the limited API",
+        "extension can use the limited API",
     }
 
 
-@pytest.mark.parametrize(("extra", "gone"), [
-    pytest.param(["cp312-cp312-manylinux_2_28_aarch64"], "no-aarch64", id="aarch64-wheel"),
-    pytest.param(["cp312-cp312-win_amd64"], "no-windows", id="windows-wheel"),
-    pytest.param([f"cp311-cp311-{X86}"], "one-python", id="second-python"),
-])
+@pytest.mark.parametrize(
+    ("extra", "gone"),
+    [
+        pytest.param(["cp312-cp312-manylinux_2_28_aarch64"], "no-aarch64", id="aarch64-wheel"),
+        pytest.param(["cp312-cp312-win_amd64"], "no-windows", id="windows-wheel"),
+        pytest.param([f"cp311-cp311-{X86}"], "one-python", id="second-python"),
+    ],
+)
 def test_each_release_warning_goes_away_when_fixed(
     tmp_path: Path, extra: list[str], gone: str
 ) -> None:
@@ -137,8 +160,7 @@ def test_abi3_is_not_one_python(tmp_path: Path) -> None:
 
 
 def test_correct_classifier_and_multi_family_kernels(tmp_path: Path) -> None:
-    path = tilert_like(tmp_path, obj=KERNELS,
-                       classifiers=("Operating System :: POSIX :: Linux",))
+    path = tilert_like(tmp_path, obj=KERNELS, classifiers=("Operating System :: POSIX :: Linux",))
     assert codes(path) == ["cuda13-driver", "no-aarch64", "no-windows", "one-python"]
 
 
@@ -149,7 +171,8 @@ def test_cuda12_flavour_clears_the_driver_warning(tmp_path: Path) -> None:
         '[[wheel]]\nurl = "https://e.org/x-1.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"\n'
         'cuda = ">=13.0"\ngpu = ["sm_90", "sm_100", "sm_120"]\n'
         '[[wheel]]\nurl = "https://e.org/x-1.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl"\n'
-        'cuda = ">=12.0"\ngpu = ["sm_90", "sm_100", "sm_120"]\n')
+        'cuda = ">=12.0"\ngpu = ["sm_90", "sm_100", "sm_120"]\n'
+    )
     assert "cuda13-driver" not in codes(manifest)
     manifest.write_text(manifest.read_text().replace('">=12.0"', '">=13.0"'))
     assert "cuda13-driver" in codes(manifest)
@@ -157,20 +180,31 @@ def test_cuda12_flavour_clears_the_driver_warning(tmp_path: Path) -> None:
 
 def test_builtin_tilert_manifest(tmp_path: Path) -> None:
     assert codes(REPO / "resolver_hook" / "manifests" / "tilert.toml") == [
-        "cuda13-driver", "no-aarch64", "no-windows", "one-gpu-family", "one-python"]
+        "cuda13-driver",
+        "no-aarch64",
+        "no-windows",
+        "one-gpu-family",
+        "one-python",
+    ]
 
 
 def test_pure_python_wheel_is_clean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = binary_wheel(tmp_path, "pure-1.0-py3-none-any.whl",
-                        {"pure/__init__.py": b"x = 1\n", "pure/core.py": b"y = 2\n"},
-                        classifiers=(OS_INDEP,))
+    path = binary_wheel(
+        tmp_path,
+        "pure-1.0-py3-none-any.whl",
+        {"pure/__init__.py": b"x = 1\n", "pure/core.py": b"y = 2\n"},
+        classifiers=(OS_INDEP,),
+    )
     assert main(["lint", str(path)]) == 0
     assert capsys.readouterr().out == ""
 
 
 def test_cpu_only_linux_wheel_says_nothing_about_gpus(tmp_path: Path) -> None:
-    path = binary_wheel(tmp_path, f"cpu-1.0-cp312-abi3-{X86}.whl",
-                        {"cpu/__init__.py": b"x = 1\n", "cpu/libcpu.so": CPU})
+    path = binary_wheel(
+        tmp_path,
+        f"cpu-1.0-cp312-abi3-{X86}.whl",
+        {"cpu/__init__.py": b"x = 1\n", "cpu/libcpu.so": CPU},
+    )
     assert codes(path) == ["no-aarch64", "no-windows"]
 
 
@@ -179,39 +213,67 @@ def test_cpu_only_linux_wheel_says_nothing_about_gpus(tmp_path: Path) -> None:
 
 def test_tilert_placeholder_wheel_with_empty_init(tmp_path: Path) -> None:
     # FACTS.md section 4: TileRT 0.0.0.dev0 shipped a 0-byte __init__.py.
-    path = binary_wheel(tmp_path, "tilert-0.0.0.dev0-py3-none-any.whl",
-                        {"tilert/__init__.py": b""}, classifiers=(OS_INDEP,))
+    path = binary_wheel(
+        tmp_path,
+        "tilert-0.0.0.dev0-py3-none-any.whl",
+        {"tilert/__init__.py": b""},
+        classifiers=(OS_INDEP,),
+    )
     findings, _ = lint_paths([path])
-    assert [(f.code, f.evidence) for f in findings] == [(
-        "silent-placeholder",
-        ("looks like a placeholder: version 0.0.0.dev0, the package is only tilert/__init__.py",
-         "tilert/__init__.py is 0 bytes (empty)"),
-    )]
+    assert [(f.code, f.evidence) for f in findings] == [
+        (
+            "silent-placeholder",
+            (
+                "looks like a placeholder: version 0.0.0.dev0, "
+                "the package is only tilert/__init__.py",
+                "tilert/__init__.py is 0 bytes (empty)",
+            ),
+        )
+    ]
 
 
 def test_placeholder_beside_real_wheels_is_not_a_build(tmp_path: Path) -> None:
     real = tilert_like(tmp_path, obj=KERNELS, classifiers=())
-    fake = binary_wheel(tmp_path, "tilert-0.0.0.dev0-py3-none-any.whl",
-                        {"tilert/__init__.py": b""}, classifiers=(OS_INDEP,))
+    fake = binary_wheel(
+        tmp_path,
+        "tilert-0.0.0.dev0-py3-none-any.whl",
+        {"tilert/__init__.py": b""},
+        classifiers=(OS_INDEP,),
+    )
     # The placeholder's py3/any tags neither hide "one Python" nor add a platform.
-    assert codes(real, fake) == ["cuda13-driver", "no-aarch64", "no-windows", "one-python",
-                                 "silent-placeholder"]
+    assert codes(real, fake) == [
+        "cuda13-driver",
+        "no-aarch64",
+        "no-windows",
+        "one-python",
+        "silent-placeholder",
+    ]
 
 
 def _hatchling_pyproject(name: str, version: str) -> str:
-    return ('[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
-            f'[project]\nname = "{name}"\nversion = "{version}"\n')
+    return (
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        f'[project]\nname = "{name}"\nversion = "{version}"\n'
+    )
 
 
 def test_hatchling_placeholder_sdist_gets_three_warnings(tmp_path: Path) -> None:
-    path = sdist(tmp_path, "tilert", "0.0.0.dev0", {
-        "PKG-INFO": metadata("tilert", "0.0.0.dev0"),
-        "pyproject.toml": _hatchling_pyproject("tilert", "0.0.0.dev0"),
-        "tilert/__init__.py": "",
-    })
+    path = sdist(
+        tmp_path,
+        "tilert",
+        "0.0.0.dev0",
+        {
+            "PKG-INFO": metadata("tilert", "0.0.0.dev0"),
+            "pyproject.toml": _hatchling_pyproject("tilert", "0.0.0.dev0"),
+            "tilert/__init__.py": "",
+        },
+    )
     findings, _ = lint_paths([path])
     assert [f.code for f in findings] == [
-        "silent-placeholder", "placeholder-backend", "placeholder-dynamic"]
+        "silent-placeholder",
+        "placeholder-backend",
+        "placeholder-dynamic",
+    ]
     assert findings[1].evidence[1] == "[build-system] requires = ['hatchling']"
     assert findings[2].evidence[1] == "PKG-INFO Metadata-Version 2.1"
 
@@ -219,25 +281,38 @@ def test_hatchling_placeholder_sdist_gets_three_warnings(tmp_path: Path) -> None
 def test_sdist_placeholder_that_fails_in_setup_py_but_downloads_setuptools(
     tmp_path: Path,
 ) -> None:
-    path = sdist(tmp_path, "sklearn", "0.0.post12", {
-        "PKG-INFO": metadata("sklearn", "0.0.post12", metadata_version="2.4",
-                             dynamic=("Requires-Dist",)),
-        "setup.py": "raise SystemExit('use scikit-learn, not sklearn')\n",
-        "sklearn/__init__.py": "",
-    })
+    path = sdist(
+        tmp_path,
+        "sklearn",
+        "0.0.post12",
+        {
+            "PKG-INFO": metadata(
+                "sklearn", "0.0.post12", metadata_version="2.4", dynamic=("Requires-Dist",)
+            ),
+            "setup.py": "raise SystemExit('use scikit-learn, not sklearn')\n",
+            "sklearn/__init__.py": "",
+        },
+    )
     findings, _ = lint_paths([path])
     assert [f.code for f in findings] == ["placeholder-backend", "placeholder-dynamic"]
     assert findings[0].evidence[1] == (
-        "[build-system] requires = ['setuptools (the default when there is no [build-system])']")
+        "[build-system] requires = ['setuptools (the default when there is no [build-system])']"
+    )
     assert findings[1].evidence[1] == "PKG-INFO Dynamic: Requires-Dist"
 
 
 def test_ordinary_sdist_is_not_a_placeholder(tmp_path: Path) -> None:
-    path = sdist(tmp_path, "real", "1.2.0", {
-        "PKG-INFO": metadata("real", "1.2.0"),
-        "pyproject.toml": _hatchling_pyproject("real", "1.2.0"),
-        "src/real/__init__.py": "from .core import main\n", "src/real/core.py": "main = 1\n",
-    })
+    path = sdist(
+        tmp_path,
+        "real",
+        "1.2.0",
+        {
+            "PKG-INFO": metadata("real", "1.2.0"),
+            "pyproject.toml": _hatchling_pyproject("real", "1.2.0"),
+            "src/real/__init__.py": "from .core import main\n",
+            "src/real/core.py": "main = 1\n",
+        },
+    )
     assert codes(path) == []
 
 
@@ -259,11 +334,13 @@ def test_pyproject_os_independent_with_native_code_in_the_tree(tmp_path: Path) -
     (tmp_path / "csrc").mkdir()
     (tmp_path / "csrc" / "k.cu").write_text("__global__ void k() {}\n")
     pyproject = tmp_path / "pyproject.toml"
-    pyproject.write_text(_hatchling_pyproject("tilert", "0.1.5") +
-                         f'classifiers = ["{OS_INDEP}"]\n')
+    pyproject.write_text(
+        _hatchling_pyproject("tilert", "0.1.5") + f'classifiers = ["{OS_INDEP}"]\n'
+    )
     findings, _ = lint_paths([pyproject])
     assert [(f.code, f.evidence[1]) for f in findings] == [
-        ("os-independent", "the tree has native code (csrc/k.cu)")]
+        ("os-independent", "the tree has native code (csrc/k.cu)")
+    ]
     (tmp_path / "csrc" / "k.cu").unlink()
     assert codes(pyproject) == []
 
@@ -271,16 +348,23 @@ def test_pyproject_os_independent_with_native_code_in_the_tree(tmp_path: Path) -
 # --- unreadable input -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "content", "message"), [
-    pytest.param("broken-1.0-py3-none-any.whl", b"garbage",
-                 "error: broken-1.0-py3-none-any.whl: cannot read the wheel: File is not a "
-                 "zip file", id="not-a-zip"),
-    pytest.param("x-1.0.tar.gz", b"garbage", "cannot read the sdist", id="not-a-tar"),
-    pytest.param("notes.txt", b"hello", "not a wheel (.whl), sdist (.tar.gz)", id="unknown"),
-    pytest.param("other.toml", b"[tool.x]\na = 1\n", "neither a pyproject.toml",
-                 id="other-toml"),
-    pytest.param("bad.toml", b"[project\n", "not valid TOML", id="bad-toml"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        pytest.param(
+            "broken-1.0-py3-none-any.whl",
+            b"garbage",
+            "error: broken-1.0-py3-none-any.whl: cannot read the wheel: File is not a zip file",
+            id="not-a-zip",
+        ),
+        pytest.param("x-1.0.tar.gz", b"garbage", "cannot read the sdist", id="not-a-tar"),
+        pytest.param("notes.txt", b"hello", "not a wheel (.whl), sdist (.tar.gz)", id="unknown"),
+        pytest.param(
+            "other.toml", b"[tool.x]\na = 1\n", "neither a pyproject.toml", id="other-toml"
+        ),
+        pytest.param("bad.toml", b"[project\n", "not valid TOML", id="bad-toml"),
+    ],
+)
 def test_unreadable_input_is_one_error_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes, message: str
 ) -> None:
@@ -312,8 +396,8 @@ def test_damaged_package_file_is_one_error(tmp_path: Path) -> None:
     findings, errors = lint_paths([path])
     assert findings == []
     assert [e.message for e in errors] == [
-        "dam-1.0-py3-none-any.whl: cannot read the wheel: "
-        "That compression method is not supported"]
+        "dam-1.0-py3-none-any.whl: cannot read the wheel: That compression method is not supported"
+    ]
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

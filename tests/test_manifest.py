@@ -22,13 +22,14 @@ from resolver_hook.portable.cuda import parse_target
 
 DATA = Path(__file__).parent / "data" / "manifests"
 
-TILERT_URL = ("https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
-              "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl")
+TILERT_URL = (
+    "https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
+    "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl"
+)
 
 
 def tilert(**wheel: object) -> dict[str, object]:
-    return {"schema": 1, "package": {"name": "tilert"},
-            "wheel": [{"url": TILERT_URL, **wheel}]}
+    return {"schema": 1, "package": {"name": "tilert"}, "wheel": [{"url": TILERT_URL, **wheel}]}
 
 
 def test_issue_example_is_accepted() -> None:
@@ -41,7 +42,7 @@ def test_issue_example_is_accepted() -> None:
 
         [[wheel]]
         url = "{TILERT_URL}"
-        sha256 = "{'ab' * 32}"
+        sha256 = "{"ab" * 32}"
         cuda = ">=13.0"
         gpu = ["sm_100f"]
         requires = ["torch==2.11.*"]
@@ -66,8 +67,7 @@ def test_issue_example_is_accepted() -> None:
     assert [str(r) for r in w.requires] == ["torch==2.11.*"]
     (i,) = m.indexes
     assert i.version == Version("2.13.0+cu130")
-    assert i.platforms == (
-        "manylinux_2_28_x86_64", "win_amd64")
+    assert i.platforms == ("manylinux_2_28_x86_64", "win_amd64")
 
 
 def test_pep817_properties_mean_the_same_as_cuda_and_gpu() -> None:
@@ -77,20 +77,32 @@ def test_pep817_properties_mean_the_same_as_cuda_and_gpu() -> None:
     first = m.wheels[0]
     assert str(first.cuda) == ">=13.0"
     assert first.gpu == (parse_target("sm_100f"),)
-    assert first.properties == ("nvidia :: cuda_version_lower_bound :: 13.0",
-                                "nvidia :: sm_arch :: 100f_real")
+    assert first.properties == (
+        "nvidia :: cuda_version_lower_bound :: 13.0",
+        "nvidia :: sm_arch :: 100f_real",
+    )
 
 
 def test_matrix_expands_to_wheels() -> None:
-    data = {"package": {"name": "flash-attn"}, "matrix": [{
-        "url": "https://x.org/{rel}/flash_attn-2.8.3+{cuda}torch2.13-{py}-{py}-{platform}.whl",
-        "requires": ["torch==2.13.0+{cuda}"], "gpu": ["compute_80"],
-        "axes": {"py": ["cp311", "cp312"],
-                 "cuda": [{"value": "cu126", "cuda": ">=12.0"},
-                          {"value": "cu130", "cuda": ">=13.0"}],
-                 "platform": [{"value": "win_amd64", "rel": "v1"}]},
-        "exclude": [{"py": "cp311", "cuda": "cu126"}],
-    }]}
+    data = {
+        "package": {"name": "flash-attn"},
+        "matrix": [
+            {
+                "url": "https://x.org/{rel}/flash_attn-2.8.3+{cuda}torch2.13-{py}-{py}-{platform}.whl",
+                "requires": ["torch==2.13.0+{cuda}"],
+                "gpu": ["compute_80"],
+                "axes": {
+                    "py": ["cp311", "cp312"],
+                    "cuda": [
+                        {"value": "cu126", "cuda": ">=12.0"},
+                        {"value": "cu130", "cuda": ">=13.0"},
+                    ],
+                    "platform": [{"value": "win_amd64", "rel": "v1"}],
+                },
+                "exclude": [{"py": "cp311", "cuda": "cu126"}],
+            }
+        ],
+    }
     m = parse_manifest(data)
     assert [w.filename for w in m.wheels] == [
         "flash_attn-2.8.3+cu130torch2.13-cp311-cp311-win_amd64.whl",
@@ -99,8 +111,7 @@ def test_matrix_expands_to_wheels() -> None:
     ]
     cu126 = m.wheels[1]
     assert str(cu126.cuda) == ">=12.0"
-    assert [str(r) for r in cu126.requires] == [
-        "torch==2.13.0+cu126"]
+    assert [str(r) for r in cu126.requires] == ["torch==2.13.0+cu126"]
     assert cu126.url.startswith("https://x.org/v1/")
 
 
@@ -120,74 +131,138 @@ def test_builtin_data() -> None:
 # Each malformed manifest gives one problem naming the key path (and a near miss).
 BAD = [
     ("unknown-top", {**tilert(), "wheels": []}, "wheels: unknown key; did you mean 'wheel'?"),
-    ("unknown-wheel-key", tilert(sha265="0" * 64), "wheel[0].sha265: unknown key; did you mean "
-     "'sha256'?"),
+    (
+        "unknown-wheel-key",
+        tilert(sha265="0" * 64),
+        "wheel[0].sha265: unknown key; did you mean 'sha256'?",
+    ),
     ("sha-short", tilert(sha256="abc"), "wheel[0].sha256: 'abc' is not 64 hex digits"),
     ("sha-type", tilert(sha256=5), "wheel[0].sha256: expected a string, got an integer"),
     ("cuda-bad", tilert(cuda="13"), "wheel[0].cuda: '13' is not a version specifier"),
     ("gpu-bad", tilert(gpu=["sm_1000x"]), "wheel[0].gpu[0]: 'sm_1000x' is not a kernel target"),
     ("gpu-type", tilert(gpu=[100]), "wheel[0].gpu[0]: expected a string, got an integer"),
-    ("requires-bad", tilert(requires=["torch=2"]), "wheel[0].requires[0]: 'torch=2' is not a "
-     "requirement"),
+    (
+        "requires-bad",
+        tilert(requires=["torch=2"]),
+        "wheel[0].requires[0]: 'torch=2' is not a requirement",
+    ),
     ("requires-self", tilert(requires=["tilert>1"]), "cannot be coupled with itself"),
     ("requires-url", tilert(requires=["torch @ https://x.org/t.whl"]), "not a URL"),
-    ("prop-syntax", tilert(properties=["nvidia:sm_arch:100_real"]), "is not 'namespace :: "
-     "feature :: value'"),
-    ("prop-feature", tilert(properties=["nvidia :: driver :: 580"]), "feature 'driver' is not "
-     "understood"),
+    (
+        "prop-syntax",
+        tilert(properties=["nvidia:sm_arch:100_real"]),
+        "is not 'namespace :: feature :: value'",
+    ),
+    (
+        "prop-feature",
+        tilert(properties=["nvidia :: driver :: 580"]),
+        "feature 'driver' is not understood",
+    ),
     ("prop-namespace", tilert(properties=["amd :: gfx :: gfx942"]), "namespace 'amd'"),
-    ("prop-twice", tilert(cuda=">=13", properties=["nvidia :: cuda_version_lower_bound :: 13"]),
-     "gives the CUDA range twice"),
+    (
+        "prop-twice",
+        tilert(cuda=">=13", properties=["nvidia :: cuda_version_lower_bound :: 13"]),
+        "gives the CUDA range twice",
+    ),
     ("no-package", {"wheel": []}, "package: missing"),
     ("no-name", {"package": {}, "wheel": []}, "package.name: missing"),
     ("bad-name", {"package": {"name": "til ert"}}, "package.name: 'til ert' is not a valid"),
     ("no-flavours", {"package": {"name": "tilert"}}, "no flavours"),
     ("schema", {**tilert(), "schema": 2}, "schema: 2 is not a schema this tool reads"),
     ("http", tilert(url=TILERT_URL.replace("https", "http")), "is plain http: only https"),
-    ("loopback", tilert(url="http://127.0.0.1:8000/tilert-1.0-py3-none-any.whl"),
-     "need --allow-insecure-urls"),
+    (
+        "loopback",
+        tilert(url="http://127.0.0.1:8000/tilert-1.0-py3-none-any.whl"),
+        "need --allow-insecure-urls",
+    ),
     ("file", tilert(url="file:///tmp/tilert-1.0-py3-none-any.whl"), "is a file: URL"),
     ("ftp", tilert(url="ftp://x.org/tilert-1.0-py3-none-any.whl"), "uses ftp:, not https"),
     # A URL goes into requirement and constraint files: a line break or space in it
     # would smuggle in another line or option (--extra-index-url) for pip to read.
-    ("url-newline", tilert(url="https://x.org/a\n--extra-index-url https://evil.org/"
-                                "tilert-1.0-py3-none-any.whl"), "contains '\\n'"),
-    ("url-space", tilert(url="https://x.org/a --hash=sha256:0/tilert-1.0-py3-none-any.whl"),
-     "contains ' ': percent-encode"),
-    ("url-line-separator", tilert(url="https://x.org/a\u2028/tilert-1.0-py3-none-any.whl"),
-     "contains '\\u2028': percent-encode"),
-    ("homepage-tab", {**tilert(), "package": {"name": "tilert", "homepage": "https://x.org/\t"}},
-     "package.homepage: 'https://x.org/\\t' contains '\\t'"),
+    (
+        "url-newline",
+        tilert(
+            url="https://x.org/a\n--extra-index-url https://evil.org/tilert-1.0-py3-none-any.whl"
+        ),
+        "contains '\\n'",
+    ),
+    (
+        "url-space",
+        tilert(url="https://x.org/a --hash=sha256:0/tilert-1.0-py3-none-any.whl"),
+        "contains ' ': percent-encode",
+    ),
+    (
+        "url-line-separator",
+        tilert(url="https://x.org/a\u2028/tilert-1.0-py3-none-any.whl"),
+        "contains '\\u2028': percent-encode",
+    ),
+    (
+        "homepage-tab",
+        {**tilert(), "package": {"name": "tilert", "homepage": "https://x.org/\t"}},
+        "package.homepage: 'https://x.org/\\t' contains '\\t'",
+    ),
     ("not-wheel", tilert(url="https://x.org/tilert-1.0.tar.gz"), "is not a wheel filename"),
     # FACTS.md section 3: pip 26.3 crashes on a wheel URL naming another project.
-    ("other-project", tilert(url="https://x.org/torch-2.0-py3-none-any.whl"),
-     "wheel 'torch-2.0-py3-none-any.whl' is for project 'torch', not 'tilert'"),
-    ("no-url", {"package": {"name": "tilert"}, "wheel": [{"cuda": ">=13"}]}, "wheel[0].url: "
-     "missing"),
-    ("wheel-not-table", {"package": {"name": "tilert"}, "wheel": ["x"]}, "wheel[0]: expected a "
-     "table"),
-    ("index-version", {"package": {"name": "torch"}, "index": [{"version": "2.x+"}]},
-     "index[0].version: '2.x+' is not a PEP 440 version"),
-    ("index-python", {"package": {"name": "torch"}, "index": [{"version": "2", "python": [
-        "312"]}]}, "index[0].python[0]: '312' is not a Python version"),
-    ("index-platform", {"package": {"name": "torch"}, "index": [{"version": "2", "platforms": [
-        "Linux x86"]}]}, "is not a wheel platform tag"),
-    ("matrix-no-axes", {"package": {"name": "tilert"}, "matrix": [{"url": TILERT_URL}]},
-     "matrix[0].axes: missing"),
-    ("matrix-placeholder", {"package": {"name": "tilert"}, "matrix": [{
-        "url": "https://x.org/tilert-1-{py}-{py}-{plat}.whl", "axes": {"py": ["cp312"]}}]},
-     "placeholder {plat} has no axis"),
-    ("duplicate-url", {"package": {"name": "tilert"}, "wheel": [{"url": TILERT_URL},
-                                                                {"url": TILERT_URL}]},
-     "wheel[1].url: the same wheel URL as wheel[0]"),
-    ("homepage-http", {**tilert(), "package": {"name": "tilert", "homepage": "http://x.org"}},
-     "package.homepage"),
+    (
+        "other-project",
+        tilert(url="https://x.org/torch-2.0-py3-none-any.whl"),
+        "wheel 'torch-2.0-py3-none-any.whl' is for project 'torch', not 'tilert'",
+    ),
+    (
+        "no-url",
+        {"package": {"name": "tilert"}, "wheel": [{"cuda": ">=13"}]},
+        "wheel[0].url: missing",
+    ),
+    (
+        "wheel-not-table",
+        {"package": {"name": "tilert"}, "wheel": ["x"]},
+        "wheel[0]: expected a table",
+    ),
+    (
+        "index-version",
+        {"package": {"name": "torch"}, "index": [{"version": "2.x+"}]},
+        "index[0].version: '2.x+' is not a PEP 440 version",
+    ),
+    (
+        "index-python",
+        {"package": {"name": "torch"}, "index": [{"version": "2", "python": ["312"]}]},
+        "index[0].python[0]: '312' is not a Python version",
+    ),
+    (
+        "index-platform",
+        {"package": {"name": "torch"}, "index": [{"version": "2", "platforms": ["Linux x86"]}]},
+        "is not a wheel platform tag",
+    ),
+    (
+        "matrix-no-axes",
+        {"package": {"name": "tilert"}, "matrix": [{"url": TILERT_URL}]},
+        "matrix[0].axes: missing",
+    ),
+    (
+        "matrix-placeholder",
+        {
+            "package": {"name": "tilert"},
+            "matrix": [
+                {"url": "https://x.org/tilert-1-{py}-{py}-{plat}.whl", "axes": {"py": ["cp312"]}}
+            ],
+        },
+        "placeholder {plat} has no axis",
+    ),
+    (
+        "duplicate-url",
+        {"package": {"name": "tilert"}, "wheel": [{"url": TILERT_URL}, {"url": TILERT_URL}]},
+        "wheel[1].url: the same wheel URL as wheel[0]",
+    ),
+    (
+        "homepage-http",
+        {**tilert(), "package": {"name": "tilert", "homepage": "http://x.org"}},
+        "package.homepage",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("data", "expected"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
-def test_malformed_manifest_gives_one_clear_problem(data: dict[str, object],
-                                                    expected: str) -> None:
+def test_malformed_manifest_gives_one_clear_problem(data: dict[str, object], expected: str) -> None:
     with pytest.raises(ManifestError) as info:
         parse_manifest(data, source="tilert.toml")
     assert len(info.value.problems) == 1, info.value.problems
@@ -197,9 +272,13 @@ def test_malformed_manifest_gives_one_clear_problem(data: dict[str, object],
 
 
 def test_every_problem_is_reported_at_once() -> None:
-    data = {"package": {"name": "tilert"}, "wheel": [
-        {"url": TILERT_URL, "sha256": "x"}, {"url": TILERT_URL.replace("x86_64", "aarch64"),
-                                            "gpu": ["bogus"], "cdua": ">=13"}]}
+    data = {
+        "package": {"name": "tilert"},
+        "wheel": [
+            {"url": TILERT_URL, "sha256": "x"},
+            {"url": TILERT_URL.replace("x86_64", "aarch64"), "gpu": ["bogus"], "cdua": ">=13"},
+        ],
+    }
     with pytest.raises(ManifestError) as info:
         parse_manifest(data, source="m.toml")
     assert info.value.problems == (
@@ -218,8 +297,9 @@ def test_loopback_allowed_when_asked() -> None:
     f = parse_manifest(tilert(url="file:///srv/tilert-1.0-py3-none-any.whl"), allow_insecure=True)
     assert f.wheels[0].filename == "tilert-1.0-py3-none-any.whl"
     with pytest.raises(ManifestError, match="only https"):
-        parse_manifest(tilert(url="http://example.org/tilert-1.0-py3-none-any.whl"),
-                       allow_insecure=True)
+        parse_manifest(
+            tilert(url="http://example.org/tilert-1.0-py3-none-any.whl"), allow_insecure=True
+        )
 
 
 def test_bad_toml(tmp_path: Path) -> None:
@@ -254,23 +334,31 @@ def test_sources_and_precedence(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     _write(project / "t.toml", "tilert", "tilert-3.0-py3-none-any.whl")
-    (project / "pyproject.toml").write_text(textwrap.dedent("""\
+    (project / "pyproject.toml").write_text(
+        textwrap.dedent("""\
         [tool.resolver-hook]
         manifests = ["t.toml"]
         [[tool.resolver-hook.manifest]]
         package = { name = "mypkg" }
         index = [{ version = "1.0" }]
-        """))
+        """)
+    )
     cli = _write(tmp_path / "cli.toml", "tilert", "tilert-4.0-py3-none-any.whl")
     ms = collect_manifests(
-        [cli], env={"RESOLVER_HOOK_MANIFESTS": str(folder)}, cwd=project,
-        entry_points=lambda: [FakeEntryPoint("natten-plugin", ep_text),
-                              FakeEntryPoint("plain", {"package": {"name": "plainpkg"},
-                                                       "index": [{"version": "1"}]})])
+        [cli],
+        env={"RESOLVER_HOOK_MANIFESTS": str(folder)},
+        cwd=project,
+        entry_points=lambda: [
+            FakeEntryPoint("natten-plugin", ep_text),
+            FakeEntryPoint("plain", {"package": {"name": "plainpkg"}, "index": [{"version": "1"}]}),
+        ],
+    )
     assert ms["torch"].source == "built-in (torch.toml)"
     assert ms["natten"].source == str(folder / "a.toml")
-    assert ms["natten"].replaced == ("built-in (natten.toml)",
-                                     "entry point natten-plugin (plugin:natten-plugin)")
+    assert ms["natten"].replaced == (
+        "built-in (natten.toml)",
+        "entry point natten-plugin (plugin:natten-plugin)",
+    )
     assert ms["tilert"].source == str(cli)
     assert str(ms["tilert"].wheels[0].version) == "4.0"
     assert len(ms["tilert"].replaced) == 3
@@ -281,8 +369,12 @@ def test_sources_and_precedence(tmp_path: Path) -> None:
 
 def test_entry_point_paths(tmp_path: Path) -> None:
     _write(tmp_path / "n.toml", "natten", "natten-2.0-py3-none-any.whl")
-    ms = collect_manifests(cwd=tmp_path, env={}, builtin=False,
-                           entry_points=lambda: [FakeEntryPoint("p", lambda: tmp_path)])
+    ms = collect_manifests(
+        cwd=tmp_path,
+        env={},
+        builtin=False,
+        entry_points=lambda: [FakeEntryPoint("p", lambda: tmp_path)],
+    )
     assert list(ms) == ["natten"]
     with pytest.raises(ManifestError, match=r"entry point p .*: resolved to int"):
         collect_manifests(cwd=tmp_path, env={}, entry_points=lambda: [FakeEntryPoint("p", 5)])
@@ -300,13 +392,16 @@ def test_same_level_duplicates_and_all_problems(tmp_path: Path) -> None:
     assert "also described by" in info.value.problems[1]
 
 
-@pytest.mark.parametrize(("url", "ok"), [
-    ("http://127.0.0.2:8000/a-1.0-py3-none-any.whl", True),  # all of 127.0.0.0/8 is loopback
-    ("http://localhost/a-1.0-py3-none-any.whl", True),
-    ("http://[::1]/a-1.0-py3-none-any.whl", True),
-    ("http://10.0.0.1/a-1.0-py3-none-any.whl", False),
-    ("http://127.0.0.1.example.org/a-1.0-py3-none-any.whl", False),
-])
+@pytest.mark.parametrize(
+    ("url", "ok"),
+    [
+        ("http://127.0.0.2:8000/a-1.0-py3-none-any.whl", True),  # all of 127.0.0.0/8 is loopback
+        ("http://localhost/a-1.0-py3-none-any.whl", True),
+        ("http://[::1]/a-1.0-py3-none-any.whl", True),
+        ("http://10.0.0.1/a-1.0-py3-none-any.whl", False),
+        ("http://127.0.0.1.example.org/a-1.0-py3-none-any.whl", False),
+    ],
+)
 def test_loopback_is_one_rule_for_manifests_and_index_pages(url: str, ok: bool) -> None:
     from resolver_hook.errors import UsageError
     from resolver_hook.manifest.schema import check_url as manifest_rule

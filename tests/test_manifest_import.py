@@ -217,12 +217,16 @@ def test_bad_flags_are_usage_errors(
 @pytest.mark.parametrize("page", ["https://index.example/simple/x/", "http://127.0.0.1:9/x/"])
 def test_remote_page_cannot_point_at_local_files(page: str) -> None:
     # cli/manifest.py: "the same rule applies to redirects and to the wheel links".
-    links = parse_links("<a href='file:///etc/x-1.0-py3-none-any.whl'>x</a>"
-                        "<a href='x-1.0-py3-none-any.whl'>x</a>", page)
+    links = parse_links(
+        "<a href='file:///etc/x-1.0-py3-none-any.whl'>x</a><a href='x-1.0-py3-none-any.whl'>x</a>",
+        page,
+    )
     result = import_manifest(links, allow_insecure_loopback=True)
     assert [w.url for w in result.wheels] == [page + "x-1.0-py3-none-any.whl"]
-    assert result.notes[0] == ("skipped x-1.0-py3-none-any.whl: file:///etc/x-1.0-py3-none-any.whl:"
-                               " a file: link on a page that is not a local file")
+    assert result.notes[0] == (
+        "skipped x-1.0-py3-none-any.whl: file:///etc/x-1.0-py3-none-any.whl:"
+        " a file: link on a page that is not a local file"
+    )
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "abc", "nan"])

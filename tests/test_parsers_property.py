@@ -14,12 +14,30 @@ from resolver_hook.host import HostProfile, parse_target
 from resolver_hook.manifest import loads_manifest
 from resolver_hook.reqfile import parse_requirements
 
-_req_text = st.lists(st.one_of(
-    st.text(max_size=40),
-    st.sampled_from(["torch==2.13.*", "-r other.txt", "--hash=sha256:00", "flash-attn @ ",
-                     "https://x.org/a-1.0-py3-none-any.whl", "-e .", "\\", "# c", "${CUDA_TAG}",
-                     "x ; python_version <", "--index-url", "-c", "pkg[extra", "a==1 b==2"]),
-), max_size=8).map("\n".join)
+_req_text = st.lists(
+    st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(
+            [
+                "torch==2.13.*",
+                "-r other.txt",
+                "--hash=sha256:00",
+                "flash-attn @ ",
+                "https://x.org/a-1.0-py3-none-any.whl",
+                "-e .",
+                "\\",
+                "# c",
+                "${CUDA_TAG}",
+                "x ; python_version <",
+                "--index-url",
+                "-c",
+                "pkg[extra",
+                "a==1 b==2",
+            ]
+        ),
+    ),
+    max_size=8,
+).map("\n".join)
 
 
 @given(_req_text)
@@ -30,9 +48,27 @@ def test_requirement_files_parse_or_refuse(text: str) -> None:
         assert exc.message.startswith("r.txt")
 
 
-_spec = st.lists(st.one_of(st.text(max_size=8), st.sampled_from(
-    ["linux", "macos", "x86_64", "aarch64", "py312", "cuda13.0", "sm121", "sm90,sm121",
-     "glibc2.39", "rocm7.1", ""])), max_size=7).map("-".join)
+_spec = st.lists(
+    st.one_of(
+        st.text(max_size=8),
+        st.sampled_from(
+            [
+                "linux",
+                "macos",
+                "x86_64",
+                "aarch64",
+                "py312",
+                "cuda13.0",
+                "sm121",
+                "sm90,sm121",
+                "glibc2.39",
+                "rocm7.1",
+                "",
+            ]
+        ),
+    ),
+    max_size=7,
+).map("-".join)
 
 
 @given(_spec)
@@ -45,13 +81,25 @@ def test_target_specs_parse_or_refuse(spec: str) -> None:
         assert HostProfile.from_dict(json.loads(json.dumps(profile.to_dict()))) == profile
 
 
-_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=10),
-                     lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=12), inner, max_size=5), max_leaves=20)
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
 _profile_like = st.fixed_dictionaries(
-    {}, optional={"os": st.sampled_from(["linux", "macos", "x"]) | _json,
-                  "arch": st.just("x86_64") | _json, "python": st.just("3.12") | _json,
-                  "nvidia": _json, "tags": _json, "probes": _json, "schema": _json})
+    {},
+    optional={
+        "os": st.sampled_from(["linux", "macos", "x"]) | _json,
+        "arch": st.just("x86_64") | _json,
+        "python": st.just("3.12") | _json,
+        "nvidia": _json,
+        "tags": _json,
+        "probes": _json,
+        "schema": _json,
+    },
+)
 
 
 @given(_profile_like)
@@ -62,14 +110,34 @@ def test_profiles_load_or_refuse(data: dict[str, object]) -> None:
         assert exc.message.startswith("p.json: ")
 
 
-_toml_value = st.one_of(st.text(max_size=20), st.integers(-(2**63), 2**63 - 1), st.booleans(),
-                        st.lists(st.text(max_size=12), max_size=3))
+_toml_value = st.one_of(
+    st.text(max_size=20),
+    st.integers(-(2**63), 2**63 - 1),
+    st.booleans(),
+    st.lists(st.text(max_size=12), max_size=3),
+)
 
 
-@given(st.dictionaries(st.sampled_from(["url", "sha256", "cuda", "gpu", "requires", "version",
-                                        "platforms", "properties", "urll"]), _toml_value,
-                       max_size=6),
-       st.sampled_from(["wheel", "index"]))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "url",
+                "sha256",
+                "cuda",
+                "gpu",
+                "requires",
+                "version",
+                "platforms",
+                "properties",
+                "urll",
+            ]
+        ),
+        _toml_value,
+        max_size=6,
+    ),
+    st.sampled_from(["wheel", "index"]),
+)
 def test_manifests_load_or_refuse(entry: dict[str, object], kind: str) -> None:
     from resolver_hook.tomlwrite import dumps
 

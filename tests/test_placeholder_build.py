@@ -52,17 +52,34 @@ def manifest(**changes: Any) -> Manifest:
 # --- validation ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["Tilert", "til_ert", "til--ert", "-tilert", "tilert-",
-                                  "../tilert", "til/ert", "", "tilért", "a b"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Tilert",
+        "til_ert",
+        "til--ert",
+        "-tilert",
+        "tilert-",
+        "../tilert",
+        "til/ert",
+        "",
+        "tilért",
+        "a b",
+    ],
+)
 def test_bad_project_names_are_refused(name: str) -> None:
     with pytest.raises(UsageError, match=r"^package\.name: "):
         placeholder_data(manifest(name=name, wheels=()))
 
 
-@pytest.mark.parametrize(("version", "problem"), [
-    ("1.0+local", "has a local label"), ("not a version", "is not a PEP 440 version"),
-    ("../1", "is not a PEP 440 version"),
-])
+@pytest.mark.parametrize(
+    ("version", "problem"),
+    [
+        ("1.0+local", "has a local label"),
+        ("not a version", "is not a PEP 440 version"),
+        ("../1", "is not a PEP 440 version"),
+    ],
+)
 def test_bad_versions_are_refused(version: str, problem: str) -> None:
     with pytest.raises(UsageError, match=problem):
         placeholder_data(manifest(), version)
@@ -72,9 +89,17 @@ def test_versions_are_normalised() -> None:
     assert placeholder_data(manifest(), "1.0.0-dev0")["version"] == "1.0.0.dev0"
 
 
-@pytest.mark.parametrize("url", ["ftp://x.org/a", "https://x.org/a b", 'https://x.org/"a',
-                                 "https://x.org/a\nProject-URL: evil", "https://x.org/<a>",
-                                 "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://x.org/a",
+        "https://x.org/a b",
+        'https://x.org/"a',
+        "https://x.org/a\nProject-URL: evil",
+        "https://x.org/<a>",
+        "javascript:alert(1)",
+    ],
+)
 def test_urls_that_could_break_out_are_refused(url: str) -> None:
     with pytest.raises(UsageError, match=r"^package\.downloads: .* is not a plain http\(s\) URL"):
         placeholder_data(manifest(downloads=url))
@@ -86,8 +111,9 @@ def test_a_placeholder_must_say_where_the_real_downloads_are() -> None:
 
 
 def test_wheel_of_another_project_is_refused() -> None:
-    with pytest.raises(UsageError,
-                       match=r"^wheel\[0\]\.url: .* names project 'tilert', not 'other'"):
+    with pytest.raises(
+        UsageError, match=r"^wheel\[0\]\.url: .* names project 'tilert', not 'other'"
+    ):
         placeholder_data(manifest(name="other"))
 
 
@@ -105,14 +131,18 @@ URL_TEXT = st.text(alphabet="abcXYZ019-._~:/?#[]@!$&'()*+,;=%", max_size=30)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(display=st.text(min_size=1, max_size=40), tail=URL_TEXT)
 def test_manifest_strings_round_trip_through_the_generated_files(
-        tmp_path_factory: pytest.TempPathFactory, display: str, tail: str) -> None:
+    tmp_path_factory: pytest.TempPathFactory, display: str, tail: str
+) -> None:
     downloads = "https://example.org/" + tail
     data = placeholder_data(manifest(display_name=display, downloads=downloads))
     root = render_project(data, tmp_path_factory.mktemp("p"))
     pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     assert pyproject["project"]["urls"]["Download"] == downloads
-    assert pyproject["build-system"] == {"requires": [], "build-backend": "placeholder_backend",
-                                         "backend-path": ["_placeholder_backend"]}
+    assert pyproject["build-system"] == {
+        "requires": [],
+        "build-backend": "placeholder_backend",
+        "backend-path": ["_placeholder_backend"],
+    }
     rt = runtime()
     back = rt.load_data(str(root / "src" / "tilert"))
     assert back == data
@@ -121,13 +151,23 @@ def test_manifest_strings_round_trip_through_the_generated_files(
     assert f"\nReal downloads: {downloads}\n" in text
     # Nothing from the manifest is code: the Python files are the template's, verbatim.
     for name in ("__init__.py", "_placeholder.py"):
-        assert (root / "src" / "tilert" / name).read_bytes() == \
-            (template_dir() / "package" / name).read_bytes()
+        assert (root / "src" / "tilert" / name).read_bytes() == (
+            template_dir() / "package" / name
+        ).read_bytes()
 
 
-_HOST = {"os": "linux", "arch": "x86_64", "python": [3, 12], "implementation": "cpython",
-         "free_threaded": False, "libc": "glibc", "libc_version": "2.39", "nvidia": None,
-         "nvidia_reason": "none", "overridden": []}
+_HOST = {
+    "os": "linux",
+    "arch": "x86_64",
+    "python": [3, 12],
+    "implementation": "cpython",
+    "free_threaded": False,
+    "libc": "glibc",
+    "libc_version": "2.39",
+    "nvidia": None,
+    "nvidia_reason": "none",
+    "overridden": [],
+}
 
 
 @settings(max_examples=200, deadline=None)
@@ -153,15 +193,20 @@ def test_the_kernel_target_code_is_embedded_verbatim() -> None:
 def test_readme_is_a_placeholder_page_with_the_matrix() -> None:
     text = render_files(tilert())["README.md"].decode()
     assert text.startswith(
-        "# tilert: placeholder\n\n**This is a placeholder, not the real tilert.**")
-    assert ("| [tilert\\-0.1.5.post2\\-cp312\\-cp312\\-manylinux\\_2\\_28\\_x86\\_64.whl]"
-            "(https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
-            "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl) | 0.1.5.post2 | "
-            "Linux x86\\_64 \\(glibc 2.28 or newer\\) | CPython 3.12 | CUDA 13.0 or newer "
-            "\\(driver 580 or newer\\) | sm\\_100f: NVIDIA B200/GB200, B300/GB300 |") in text
-    assert ("### Linux x86\\_64 \\(glibc 2.28 or newer\\), CPython 3.12\n\n```sh\npip install "
-            "https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
-            "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl\n```") in text
+        "# tilert: placeholder\n\n**This is a placeholder, not the real tilert.**"
+    )
+    assert (
+        "| [tilert\\-0.1.5.post2\\-cp312\\-cp312\\-manylinux\\_2\\_28\\_x86\\_64.whl]"
+        "(https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
+        "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl) | 0.1.5.post2 | "
+        "Linux x86\\_64 \\(glibc 2.28 or newer\\) | CPython 3.12 | CUDA 13.0 or newer "
+        "\\(driver 580 or newer\\) | sm\\_100f: NVIDIA B200/GB200, B300/GB300 |"
+    ) in text
+    assert (
+        "### Linux x86\\_64 \\(glibc 2.28 or newer\\), CPython 3.12\n\n```sh\npip install "
+        "https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
+        "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl\n```"
+    ) in text
 
 
 def test_markdown_cannot_be_injected_by_a_display_name() -> None:
@@ -197,8 +242,10 @@ def test_sdist_has_static_metadata_and_truthful_classifiers(tmp_path: Path) -> N
         "Programming Language :: Python :: 3.12",
         "Programming Language :: Python :: Implementation :: CPython",
     ]
-    assert info.get_all("Project-URL") == ["Homepage, https://github.com/tile-ai/TileRT",
-                                           "Download, https://github.com/tile-ai/TileRT/releases"]
+    assert info.get_all("Project-URL") == [
+        "Homepage, https://github.com/tile-ai/TileRT",
+        "Download, https://github.com/tile-ai/TileRT/releases",
+    ]
     assert info["Description-Content-Type"] == "text/markdown"
 
 
@@ -216,12 +263,14 @@ def test_source_date_epoch_is_honoured(tmp_path: Path, monkeypatch: pytest.Monke
     with tarfile.open(sdist) as tar:
         members = tar.getmembers()
     assert {(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members} == {
-        (1700000000, 0, 0, "", "")}
+        (1700000000, 0, 0, "", "")
+    }
     assert {m.mode for m in members} == {0o644}
 
 
 def test_output_folder_that_cannot_be_made_is_one_error_line(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     taken = tmp_path / "dist"
     taken.write_text("a file where the folder should be\n")
     assert main(["placeholder", "build", str(TILERT), "-o", str(taken)]) == 1
@@ -232,8 +281,12 @@ def test_output_folder_that_cannot_be_made_is_one_error_line(
 
 def test_twine_check_passes(tmp_path: Path) -> None:
     sdist = build_placeholder(TILERT, tmp_path).sdist
-    out = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(sdist)],
-                         capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "twine", "check", "--strict", str(sdist)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "PASSED" in out.stdout
 
@@ -250,15 +303,25 @@ def unpacked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "tilert-0.0.0.dev0"
 
 
-OVERRIDES = {"RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64", "RESOLVER_HOOK_OVERRIDE_SM": "12.1",
-             "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0", "RESOLVER_HOOK_OVERRIDE_GLIBC": "2.39"}
+OVERRIDES = {
+    "RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64",
+    "RESOLVER_HOOK_OVERRIDE_SM": "12.1",
+    "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
+    "RESOLVER_HOOK_OVERRIDE_GLIBC": "2.39",
+}
 
 
 def _hook(root: Path, code: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("TILERT_")}
     full.update(OVERRIDES, PYTHONPATH=str(root / "_placeholder_backend"), **env)
-    return subprocess.run([sys.executable, "-c", "import placeholder_backend as b; " + code],
-                          cwd=root, env=full, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", "import placeholder_backend as b; " + code],
+        cwd=root,
+        env=full,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _expected_message() -> str:
@@ -266,10 +329,12 @@ def _expected_message() -> str:
     return rt.render_message(placeholder_data(load_manifest(TILERT)), rt.detect(OVERRIDES))
 
 
-@pytest.mark.parametrize("hook", ["b.build_wheel('.')", "b.prepare_metadata_for_build_wheel('.')",
-                                  "b.build_sdist('.')"])
-def test_every_build_hook_refuses_with_the_message_and_no_traceback(unpacked: Path,
-                                                                     hook: str) -> None:
+@pytest.mark.parametrize(
+    "hook", ["b.build_wheel('.')", "b.prepare_metadata_for_build_wheel('.')", "b.build_sdist('.')"]
+)
+def test_every_build_hook_refuses_with_the_message_and_no_traceback(
+    unpacked: Path, hook: str
+) -> None:
     out = _hook(unpacked, hook)
     assert out.returncode == 1
     assert out.stderr == _expected_message() + "\n"  # SystemExit(message): no traceback
@@ -277,44 +342,77 @@ def test_every_build_hook_refuses_with_the_message_and_no_traceback(unpacked: Pa
 
 
 def test_build_requirements_are_empty(unpacked: Path) -> None:
-    out = _hook(unpacked, "print(b.get_requires_for_build_wheel(), "
-                          "b.get_requires_for_build_sdist())")
+    out = _hook(
+        unpacked, "print(b.get_requires_for_build_wheel(), b.get_requires_for_build_sdist())"
+    )
     assert out.stdout == "[] []\n"
 
 
 def test_escape_hatch_builds_a_reproducible_wheel_that_refuses_import(
-        unpacked: Path, tmp_path: Path) -> None:
+    unpacked: Path, tmp_path: Path
+) -> None:
     for folder in ("a", "b"):
         (tmp_path / folder).mkdir()
-        out = _hook(unpacked, f"print(b.build_wheel({str(tmp_path / folder)!r}))",
-                    TILERT_ALLOW_PLACEHOLDER="1")
+        out = _hook(
+            unpacked,
+            f"print(b.build_wheel({str(tmp_path / folder)!r}))",
+            TILERT_ALLOW_PLACEHOLDER="1",
+        )
         assert out.stdout == "tilert-0.0.0.dev0-py3-none-any.whl\n", out.stderr
     wheel = tmp_path / "a" / "tilert-0.0.0.dev0-py3-none-any.whl"
     assert wheel.read_bytes() == (tmp_path / "b" / wheel.name).read_bytes()
     with zipfile.ZipFile(wheel) as zf:
         assert zf.namelist() == [
-            "tilert/__init__.py", "tilert/_placeholder.py", "tilert/_placeholder_cuda.py",
-            "tilert/_placeholder_data.json", "tilert-0.0.0.dev0.dist-info/METADATA",
-            "tilert-0.0.0.dev0.dist-info/WHEEL", "tilert-0.0.0.dev0.dist-info/RECORD"]
+            "tilert/__init__.py",
+            "tilert/_placeholder.py",
+            "tilert/_placeholder_cuda.py",
+            "tilert/_placeholder_data.json",
+            "tilert-0.0.0.dev0.dist-info/METADATA",
+            "tilert-0.0.0.dev0.dist-info/WHEEL",
+            "tilert-0.0.0.dev0.dist-info/RECORD",
+        ]
         zf.extractall(tmp_path / "site")
     # Imported from the unpacked wheel: every way in fails with the same message.
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILERT_")}
     env.update(OVERRIDES, PYTHONPATH=str(tmp_path / "site"))
     message = _expected_message()
-    for argv in (["-c", "import tilert"], ["-c", "import tilert.models.preprocess"],
-                 ["-c", "from tilert import __version__"]):
-        out = subprocess.run([sys.executable, *argv], env=env, capture_output=True, text=True,
-                             check=False, cwd=tmp_path)
+    for argv in (
+        ["-c", "import tilert"],
+        ["-c", "import tilert.models.preprocess"],
+        ["-c", "from tilert import __version__"],
+    ):
+        out = subprocess.run(
+            [sys.executable, *argv],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
         assert out.returncode == 1
         assert out.stderr.endswith(f"tilert._placeholder.PlaceholderError: {message}\n")
         assert "ModuleNotFoundError" not in out.stderr
-    out = subprocess.run([sys.executable, "-m", "tilert.models.preprocess.weight_converter"],
-                         env=env, capture_output=True, text=True, check=False, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-m", "tilert.models.preprocess.weight_converter"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
     assert (out.returncode, out.stderr) == (1, message + "\n")  # just the message
-    probe = ("try:\n    import tilert\nexcept ImportError as e:\n"
-             "    print(type(e).__mro__[1].__name__, e.name, isinstance(e, ModuleNotFoundError))")
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
-                         text=True, check=False, cwd=tmp_path)
+    probe = (
+        "try:\n    import tilert\nexcept ImportError as e:\n"
+        "    print(type(e).__mro__[1].__name__, e.name, isinstance(e, ModuleNotFoundError))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
     assert out.stdout == "ImportError None False\n", out.stderr
 
 
@@ -337,8 +435,13 @@ def test_the_runtime_runs_on_python_3_8(unpacked: Path) -> None:
     python = find_python("3.8")
     assert python is not None
     env = dict(os.environ, **OVERRIDES)
-    out = subprocess.run([python, str(unpacked / "src" / "tilert" / "_placeholder.py")],
-                         env=env, capture_output=True, text=True, check=False)
+    out = subprocess.run(
+        [python, str(unpacked / "src" / "tilert" / "_placeholder.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert "This machine: Linux aarch64, CPython 3.8, glibc 2.39, NVIDIA GB10" in out.stdout
 
@@ -348,22 +451,30 @@ def test_template_is_found_in_an_installed_wheel(tmp_path: Path) -> None:
     # pyproject force-includes placeholder_template/ as resolver_hook/_placeholder_template.
     from hatchling.builders.wheel import WheelBuilder
 
-    (wheel,) = WheelBuilder(str(REPO)).build(directory=str(tmp_path / "whl"),
-                                             versions=["standard"])
+    (wheel,) = WheelBuilder(str(REPO)).build(directory=str(tmp_path / "whl"), versions=["standard"])
     with zipfile.ZipFile(wheel) as zf:
         assert "resolver_hook/_placeholder_template/package/_placeholder.py" in zf.namelist()
         zf.extractall(tmp_path / "site")
-    code = ("import sys; from resolver_hook.placeholder import build_placeholder; "
-            "from resolver_hook.placeholder.render import template_dir; "
-            "print(template_dir()); "
-            "print(build_placeholder(sys.argv[1], sys.argv[2]).sdist.name)")
+    code = (
+        "import sys; from resolver_hook.placeholder import build_placeholder; "
+        "from resolver_hook.placeholder.render import template_dir; "
+        "print(template_dir()); "
+        "print(build_placeholder(sys.argv[1], sys.argv[2]).sdist.name)"
+    )
     env = dict(os.environ, PYTHONPATH=str(tmp_path / "site"))
-    out = subprocess.run([sys.executable, "-c", code, str(TILERT), str(tmp_path / "dist")],
-                         env=env, capture_output=True, text=True, check=False, cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(TILERT), str(tmp_path / "dist")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         str(tmp_path / "site" / "resolver_hook" / "_placeholder_template"),
-        "tilert-0.0.0.dev0.tar.gz"]
+        "tilert-0.0.0.dev0.tar.gz",
+    ]
     # The same bytes as a build from this checkout.
     here = build_placeholder(TILERT, tmp_path / "here").sdist
     assert (tmp_path / "dist" / here.name).read_bytes() == here.read_bytes()
@@ -372,20 +483,22 @@ def test_template_is_found_in_an_installed_wheel(tmp_path: Path) -> None:
 # --- command line -------------------------------------------------------------------------
 
 
-def test_cli_build_prints_path_and_sha256(tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["placeholder", "build", str(TILERT), "-o", str(tmp_path),
-                 "--version", "0.0.1"]) == 0
+def test_cli_build_prints_path_and_sha256(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["placeholder", "build", str(TILERT), "-o", str(tmp_path), "--version", "0.0.1"]) == 0
+    )
     sdist = tmp_path / "tilert-0.0.1.tar.gz"
     digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
     assert capsys.readouterr().out == f"{sdist}  sha256={digest}\n"
 
 
 def test_cli_build_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["placeholder", "build", str(TILERT), "-o", str(tmp_path),
-                 "--version", "1+x"]) == 2
-    assert capsys.readouterr().err == ("error: --version: '1+x' has a local label, which "
-                                       "PyPI refuses\n")
+    assert main(["placeholder", "build", str(TILERT), "-o", str(tmp_path), "--version", "1+x"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --version: '1+x' has a local label, which PyPI refuses\n"
+    )
     assert not list(tmp_path.iterdir())
 
 
@@ -403,14 +516,16 @@ def test_sdist_members_are_sorted_and_plain(tmp_path: Path) -> None:
     assert names[-1] == "tilert-0.0.0.dev0/PKG-INFO"
     with gzip.open(io.BytesIO(sdist.read_bytes())) as gz:
         assert gz.read(1)
-    data = json.loads(tarfile.open(sdist).extractfile(  # noqa: SIM115
-        "tilert-0.0.0.dev0/src/tilert/_placeholder_data.json").read())  # type: ignore[union-attr]
+    with tarfile.open(sdist) as tar:
+        member = tar.extractfile("tilert-0.0.0.dev0/src/tilert/_placeholder_data.json")
+        assert member is not None
+        data = json.loads(member.read())
     assert data == tilert()
 
 
-def test_a_failed_build_leaves_nothing_in_the_output_folder(tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch
-                                                            ) -> None:
+def test_a_failed_build_leaves_nothing_in_the_output_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sdist is made first; when the wheel then fails, neither lands in -o."""
     from resolver_hook.errors import OperationalError
     from resolver_hook.placeholder import build

@@ -28,25 +28,37 @@ pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parent.parent
 UV = find_uv()
-TILERT_URL = ("https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
-              "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl")
-GB10 = {"RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64", "RESOLVER_HOOK_OVERRIDE_SM": "12.1",
-        "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0"}
-B200 = {"RESOLVER_HOOK_OVERRIDE_ARCH": "x86_64", "RESOLVER_HOOK_OVERRIDE_SM": "10.0",
-        "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0"}
+TILERT_URL = (
+    "https://github.com/tile-ai/TileRT/releases/download/v0.1.5.post2/"
+    "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl"
+)
+GB10 = {
+    "RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64",
+    "RESOLVER_HOOK_OVERRIDE_SM": "12.1",
+    "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
+}
+B200 = {
+    "RESOLVER_HOOK_OVERRIDE_ARCH": "x86_64",
+    "RESOLVER_HOOK_OVERRIDE_SM": "10.0",
+    "RESOLVER_HOOK_OVERRIDE_CUDA": "13.0",
+}
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("RESOLVER_HOOK_", "UV_", "TILERT_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("RESOLVER_HOOK_", "UV_", "TILERT_"))
+    }
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env.update(extra)
     return env
 
 
 def _run(argv: Sequence[str], **extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), env=_env(**extra), capture_output=True, text=True,
-                          check=False, timeout=600)
+    return subprocess.run(
+        list(argv), env=_env(**extra), capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 def _message(env: dict[str, str], python: tuple[int, int] | None = None) -> str:
@@ -76,21 +88,47 @@ def pip_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _uv_venv(where: Path, python: str = sys.executable) -> Path:
     assert UV is not None, "uv is a test dependency"
-    subprocess.run([UV, "venv", "--quiet", str(where), "--python", python], check=True,
-                   env=_env())
+    subprocess.run([UV, "venv", "--quiet", str(where), "--python", python], check=True, env=_env())
     return where / "bin" / "python"
 
 
 def _pip_install(python: Path, links: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return _run([str(python), "-m", "pip", "install", "--no-index", "--find-links", str(links),
-                 "--no-cache-dir", "tilert"], **env)
+    return _run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-index",
+            "--find-links",
+            str(links),
+            "--no-cache-dir",
+            "tilert",
+        ],
+        **env,
+    )
 
 
-def _uv_install(python: Path, links: Path, cache: Path,
-                **env: str) -> subprocess.CompletedProcess[str]:
+def _uv_install(
+    python: Path, links: Path, cache: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
     assert UV is not None
-    return _run([UV, "pip", "install", "--no-index", "--find-links", str(links), "tilert",
-                 "--python", str(python), "--cache-dir", str(cache)], **env)
+    return _run(
+        [
+            UV,
+            "pip",
+            "install",
+            "--no-index",
+            "--find-links",
+            str(links),
+            "tilert",
+            "--python",
+            str(python),
+            "--cache-dir",
+            str(cache),
+        ],
+        **env,
+    )
 
 
 # --- install time -----------------------------------------------------------------------
@@ -105,11 +143,13 @@ def test_pip_install_fails_and_shows_the_message(pip_venv: Path, links: Path) ->
     assert "Preparing metadata (pyproject.toml) did not run successfully" in output
     assert shows_message(_message({}), output)
     assert "Traceback" not in output
-    for words in ("Linux x86_64 (glibc 2.28 or newer)",
-                  "sm_100f: NVIDIA B200/GB200, B300/GB300",
-                  "Real downloads: https://github.com/tile-ai/TileRT/releases",
-                  f"This machine: Linux {os.uname().machine}, CPython "
-                  f"{sys.version_info[0]}.{sys.version_info[1]}, "):
+    for words in (
+        "Linux x86_64 (glibc 2.28 or newer)",
+        "sm_100f: NVIDIA B200/GB200, B300/GB300",
+        "Real downloads: https://github.com/tile-ai/TileRT/releases",
+        f"This machine: Linux {os.uname().machine}, CPython "
+        f"{sys.version_info[0]}.{sys.version_info[1]}, ",
+    ):
         assert words in output
 
 
@@ -127,27 +167,32 @@ def test_emulated_gb10_is_told_which_requirements_fail(pip_venv: Path, links: Pa
     out = _pip_install(pip_venv, links, **GB10)
     output = out.stdout + out.stderr
     assert shows_message(_message(GB10), output)
-    assert ("- Linux x86_64 (glibc 2.28 or newer); this machine is Linux aarch64 with glibc"
-            in output)
-    assert ("- a GPU for sm_100f: NVIDIA B200/GB200, B300/GB300; this machine's NVIDIA GB10 "
-            "(DGX Spark) (compute capability 12.1, sm_121) is not one of them") in output
+    assert (
+        "- Linux x86_64 (glibc 2.28 or newer); this machine is Linux aarch64 with glibc" in output
+    )
+    assert (
+        "- a GPU for sm_100f: NVIDIA B200/GB200, B300/GB300; this machine's NVIDIA GB10 "
+        "(DGX Spark) (compute capability 12.1, sm_121) is not one of them"
+    ) in output
 
 
 @pytest.mark.skipif(sys.version_info[:2] == (3, 12), reason="needs a Python other than 3.12")
-def test_emulated_b200_under_another_python_names_the_pythons(pip_venv: Path,
-                                                              links: Path) -> None:
+def test_emulated_b200_under_another_python_names_the_pythons(pip_venv: Path, links: Path) -> None:
     out = _pip_install(pip_venv, links, **B200)
     output = out.stdout + out.stderr
     assert shows_message(_message(B200), output)
-    assert (f"- CPython 3.12; this is CPython {sys.version_info[0]}.{sys.version_info[1]}"
-            in output)
+    assert f"- CPython 3.12; this is CPython {sys.version_info[0]}.{sys.version_info[1]}" in output
     assert "A listed build fits" not in output
 
 
-@pytest.mark.skipif(find_python("3.12") is None, reason="no Python 3.12 on this machine "
-                    "(test_placeholder_message covers it with an injected version)")
-def test_emulated_b200_under_python_3_12_gets_the_pip_install_line(links: Path,
-                                                                   tmp_path: Path) -> None:
+@pytest.mark.skipif(
+    find_python("3.12") is None,
+    reason="no Python 3.12 on this machine "
+    "(test_placeholder_message covers it with an injected version)",
+)
+def test_emulated_b200_under_python_3_12_gets_the_pip_install_line(
+    links: Path, tmp_path: Path
+) -> None:
     python312 = find_python("3.12")
     assert python312 is not None
     python = _uv_venv(tmp_path / "venv", python312)
@@ -155,8 +200,10 @@ def test_emulated_b200_under_python_3_12_gets_the_pip_install_line(links: Path,
     output = out.stdout + out.stderr
     assert out.returncode == 1
     assert shows_message(_message(B200, python=(3, 12)), output)
-    assert f"\n  pip install {TILERT_URL}\n" in "\n".join(
-        line.strip() and "  " + line.strip() for line in output.splitlines()) + "\n"
+    assert (
+        f"\n  pip install {TILERT_URL}\n"
+        in "\n".join(line.strip() and "  " + line.strip() for line in output.splitlines()) + "\n"
+    )
 
 
 # --- with the escape hatch --------------------------------------------------------------
@@ -164,7 +211,8 @@ def test_emulated_b200_under_python_3_12_gets_the_pip_install_line(links: Path,
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
 def test_escape_hatch_installs_a_package_that_refuses_to_run(
-        installer: str, links: Path, tmp_path: Path) -> None:
+    installer: str, links: Path, tmp_path: Path
+) -> None:
     if installer == "pip":
         subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "venv")], check=True)
         python = tmp_path / "venv" / "bin" / "python"
@@ -185,8 +233,9 @@ def test_escape_hatch_installs_a_package_that_refuses_to_run(
 # --- placeholder check --------------------------------------------------------------------
 
 
-def test_check_passes_on_the_tilert_placeholder(links: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_passes_on_the_tilert_placeholder(
+    links: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [
@@ -222,7 +271,8 @@ def test_check_passes_on_every_manifest(manifest: Path, tmp_path: Path) -> None:
 
 
 def test_check_fails_on_a_package_that_is_not_a_placeholder(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # An ordinary, empty sdist of the same name: what TileRT shipped (the seed report).
     from hatchling.builders.sdist import SdistBuilder
 
@@ -230,9 +280,11 @@ def test_check_fails_on_a_package_that_is_not_a_placeholder(
     (tmp_path / "p" / "tilert" / "__init__.py").write_text("")
     (tmp_path / "p" / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
-        '[project]\nname = "tilert"\nversion = "0.0.0.dev0"\n')
-    (sdist,) = SdistBuilder(str(tmp_path / "p")).build(directory=str(tmp_path / "d"),
-                                                        versions=["standard"])
+        '[project]\nname = "tilert"\nversion = "0.0.0.dev0"\n'
+    )
+    (sdist,) = SdistBuilder(str(tmp_path / "p")).build(
+        directory=str(tmp_path / "d"), versions=["standard"]
+    )
     assert main(["placeholder", "check", sdist]) == 1
     out = capsys.readouterr().out
     assert "FAIL  the placeholder explains itself on this machine\n" in out
@@ -244,8 +296,9 @@ def test_check_reports_an_install_that_succeeds(links: Path) -> None:
     # loud failure must fail, and no real process is started.
     calls: list[list[str]] = []
 
-    def run(argv: Sequence[str], env: dict[str, str], cwd: Path,
-            stdin: str | None) -> subprocess.CompletedProcess[str]:
+    def run(
+        argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None
+    ) -> subprocess.CompletedProcess[str]:
         calls.append(list(argv))
         out = _message({}) if argv[-1].endswith("_placeholder.py") else "tilert==0.0.0.dev0"
         return subprocess.CompletedProcess(list(argv), 0, out, "")
@@ -253,20 +306,26 @@ def test_check_reports_an_install_that_succeeds(links: Path) -> None:
     results = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
     failed = {r.name for r in results if not r.ok}
     assert failed == {
-        "pip install fails and shows the message", "uv install fails and shows the message",
-        "pip: import tilert fails with the message", "uv: import tilert fails with the message",
+        "pip install fails and shows the message",
+        "uv install fails and shows the message",
+        "pip: import tilert fails with the message",
+        "uv: import tilert fails with the message",
         "pip: python -m tilert.placeholder.submodule fails with the message",
-        "uv: python -m tilert.placeholder.submodule fails with the message"}
+        "uv: python -m tilert.placeholder.submodule fails with the message",
+    }
     assert all(isinstance(r, CheckResult) for r in results)
     assert len(calls) == 13  # explain, twine, 2 venvs, uv compile, 4 per installer
 
 
-@pytest.mark.parametrize(("output", "shown"), [
-    ("      a\n      b\n", True),
-    ("X.PlaceholderError: a\nb\n", True),
-    ("a\nc\nb\n", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    ("output", "shown"),
+    [
+        ("      a\n      b\n", True),
+        ("X.PlaceholderError: a\nb\n", True),
+        ("a\nc\nb\n", False),
+        ("", False),
+    ],
+)
 def test_shows_message(output: str, shown: bool) -> None:
     assert shows_message("a\n\nb", output) is shown
 
@@ -275,8 +334,16 @@ def test_regenerate_script_builds_and_checks_a_folder(tmp_path: Path) -> None:
     folder = tmp_path / "manifests"
     folder.mkdir()
     shutil.copy(TILERT, folder / "tilert.toml")
-    out = _run([sys.executable, str(REPO / "scripts" / "regenerate_placeholders.py"),
-                str(folder), "-o", str(tmp_path / "dist")], PYTHONPATH=str(REPO))
+    out = _run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "regenerate_placeholders.py"),
+            str(folder),
+            "-o",
+            str(tmp_path / "dist"),
+        ],
+        PYTHONPATH=str(REPO),
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     sdist = tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz"
     import hashlib
@@ -288,8 +355,9 @@ def test_regenerate_script_builds_and_checks_a_folder(tmp_path: Path) -> None:
 # --- malformed or hostile sdists: one error or a failed check, never a traceback ----------
 
 
-def _repack(src: Path, dest: Path, *, pkg_info: str | None = None,
-            extra: tuple[tuple[str, int], ...] = ()) -> Path:
+def _repack(
+    src: Path, dest: Path, *, pkg_info: str | None = None, extra: tuple[tuple[str, int], ...] = ()
+) -> Path:
     """``src`` rewritten to ``dest``: PKG-INFO replaced, members of zero bytes added."""
     import io
     import tarfile
@@ -308,36 +376,51 @@ def _repack(src: Path, dest: Path, *, pkg_info: str | None = None,
     return dest
 
 
-def _no_process(argv: Sequence[str], env: dict[str, str], cwd: Path,
-                stdin: str | None) -> subprocess.CompletedProcess[str]:
+def _no_process(
+    argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(list(argv), 1, "", "not run")
 
 
 def test_check_bad_metadata_version_is_a_failed_check(links: Path, tmp_path: Path) -> None:
-    sdist = _repack(links / "tilert-0.0.0.dev0.tar.gz", tmp_path / "tilert-0.0.0.dev0.tar.gz",
-                    pkg_info="Metadata-Version: 2.x\nName: tilert\nVersion: 0.0.0.dev0\n")
+    sdist = _repack(
+        links / "tilert-0.0.0.dev0.tar.gz",
+        tmp_path / "tilert-0.0.0.dev0.tar.gz",
+        pkg_info="Metadata-Version: 2.x\nName: tilert\nVersion: 0.0.0.dev0\n",
+    )
     results = check_placeholder(sdist, run=_no_process)
-    assert results[0] == CheckResult(name="static metadata (Metadata-Version >= 2.2, no Dynamic)",
-                                     ok=False, detail="Metadata-Version 2.x, Dynamic []")
+    assert results[0] == CheckResult(
+        name="static metadata (Metadata-Version >= 2.2, no Dynamic)",
+        ok=False,
+        detail="Metadata-Version 2.x, Dynamic []",
+    )
 
 
 @pytest.mark.parametrize("name", ["../../../tmp/x", "Til/ert", ""])
 def test_check_refuses_a_name_that_is_not_a_project_name(
-        links: Path, tmp_path: Path, name: str) -> None:
+    links: Path, tmp_path: Path, name: str
+) -> None:
     # The name picks the file that is run: it must not reach outside the sdist.
-    sdist = _repack(links / "tilert-0.0.0.dev0.tar.gz", tmp_path / "t.tar.gz",
-                    pkg_info=f"Metadata-Version: 2.2\nName: {name}\nVersion: 0.0.0.dev0\n")
+    sdist = _repack(
+        links / "tilert-0.0.0.dev0.tar.gz",
+        tmp_path / "t.tar.gz",
+        pkg_info=f"Metadata-Version: 2.2\nName: {name}\nVersion: 0.0.0.dev0\n",
+    )
     with pytest.raises(UsageError, match=r"PKG-INFO Name: .* is not a valid project name"):
         check_placeholder(sdist, run=_no_process)
 
 
 def test_check_refuses_an_oversized_sdist_before_extracting(
-        links: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    links: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from resolver_hook.placeholder import check as check_module
 
     monkeypatch.setattr(check_module, "MAX_SDIST_BYTES", 100_000)
-    sdist = _repack(links / "tilert-0.0.0.dev0.tar.gz", tmp_path / "t.tar.gz",
-                    extra=(("tilert-0.0.0.dev0/big.bin", 200_000),))
+    sdist = _repack(
+        links / "tilert-0.0.0.dev0.tar.gz",
+        tmp_path / "t.tar.gz",
+        extra=(("tilert-0.0.0.dev0/big.bin", 200_000),),
+    )
     dest = tmp_path / "x"
     with pytest.raises(UsageError, match="more than 100000 bytes of files"):
         check_module.extract_sdist(sdist, dest)
@@ -345,14 +428,18 @@ def test_check_refuses_an_oversized_sdist_before_extracting(
 
 
 def test_a_command_that_hangs_or_cannot_start_is_a_failed_process(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from resolver_hook.placeholder import check as check_module
 
     monkeypatch.setattr(check_module, "TIMEOUT", 0.5)
     hung = check_module.run_subprocess(
-        [sys.executable, "-c", "import time; time.sleep(30)"], dict(os.environ), tmp_path)
+        [sys.executable, "-c", "import time; time.sleep(30)"], dict(os.environ), tmp_path
+    )
     assert (hung.returncode, hung.stderr) == (
-        124, f"{sys.executable}: no answer after 0.5 seconds; stopped")
+        124,
+        f"{sys.executable}: no answer after 0.5 seconds; stopped",
+    )
     missing = check_module.run_subprocess([str(tmp_path / "nope")], {}, tmp_path)
     assert missing.returncode == 127
     assert missing.stderr.startswith(f"{tmp_path / 'nope'}: cannot run: ")

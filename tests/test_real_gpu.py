@@ -16,14 +16,21 @@ import pytest
 
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(os.environ.get("RESOLVER_HOOK_REAL_GPU") != "1",
-                       reason="needs a real NVIDIA GPU (RESOLVER_HOOK_REAL_GPU=1)"),
+    pytest.mark.skipif(
+        os.environ.get("RESOLVER_HOOK_REAL_GPU") != "1",
+        reason="needs a real NVIDIA GPU (RESOLVER_HOOK_REAL_GPU=1)",
+    ),
 ]
 
 
 def test_detect_reads_nvml_and_agrees_with_nvidia_smi() -> None:
-    proc = subprocess.run([sys.executable, "-m", "resolver_hook", "detect", "--json"],
-                          capture_output=True, text=True, check=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver_hook", "detect", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
     data = json.loads(proc.stdout)
     nvml = next(p for p in data["probes"] if p["name"] == "nvidia-nvml")
     assert nvml["found"], nvml["detail"]
@@ -34,9 +41,13 @@ def test_detect_reads_nvml_and_agrees_with_nvidia_smi() -> None:
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return
-    out = subprocess.run([smi, "--query-gpu=name,compute_cap,driver_version",
-                          "--format=csv,noheader"], capture_output=True, text=True, check=True,
-                         timeout=60).stdout
+    out = subprocess.run(
+        [smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     rows = [[c.strip() for c in line.split(",")] for line in out.strip().splitlines()]
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is None:

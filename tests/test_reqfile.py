@@ -34,17 +34,20 @@ def _ours(e: ReqEntry) -> dict[str, object]:
         "name": e.name,
         "specifier": str(req.specifier) if req is not None and e.kind == "requirement" else None,
         "marker": str(e.marker) if e.marker else None,
-        "editable": e.editable, "constraint": e.constraint, "hashes": len(e.hashes),
+        "editable": e.editable,
+        "constraint": e.constraint,
+        "hashes": len(e.hashes),
     }
 
 
 def _pips(d: dict[str, object]) -> dict[str, object]:
     name = d["name"]
     return {
-        "name": name.lower().replace("_", "-").replace(".", "-") if isinstance(name, str)
-        else None,
+        "name": name.lower().replace("_", "-").replace(".", "-") if isinstance(name, str) else None,
         "specifier": d["specifier"] if d["url"] is None and name else None,
-        "marker": d["marker"], "editable": d["editable"], "constraint": d["constraint"],
+        "marker": d["marker"],
+        "editable": d["editable"],
+        "constraint": d["constraint"],
         "hashes": d["hashes"],
     }
 
@@ -103,8 +106,9 @@ def test_two_requirements_on_one_line_is_rejected_like_pip() -> None:
     path = CORPUS / "bmaltais__kohya_ss__requirements_linux.txt"
     with pytest.raises(UsageError) as info:
         read_requirements([str(path)], env={})
-    assert info.value.message.startswith(f"{path}:1: invalid requirement 'torch==2.0.1+cu118 "
-                                         "torchvision==0.15.2+cu118'")
+    assert info.value.message.startswith(
+        f"{path}:1: invalid requirement 'torch==2.0.1+cu118 torchvision==0.15.2+cu118'"
+    )
     assert info.value.hint == "pip reads one requirement per line: put each on its own line"
 
 
@@ -117,20 +121,30 @@ GOOD = [
     ("extra-index-on-req-line", "numpy --extra-index-url https://x.org", "numpy", None),
     ("hash-equals", "numpy==1.0 --hash=sha256:abc", "numpy==1.0", None),
     ("hash-space", "numpy==1.0 --hash sha256:abc", "numpy==1.0", None),
-    ("comment-after-marker", 'numpy ; python_version>"3"  # c', 'numpy; python_version > "3"',
-     None),
-    ("no-space-marker", 'numpy==1.0;python_version>"3"', 'numpy==1.0; python_version > "3"',
-     None),
+    (
+        "comment-after-marker",
+        'numpy ; python_version>"3"  # c',
+        'numpy; python_version > "3"',
+        None,
+    ),
+    ("no-space-marker", 'numpy==1.0;python_version>"3"', 'numpy==1.0; python_version > "3"', None),
     ("continuation", "numpy\\\n==1.0", "numpy==1.0", None),
     ("comment-never-continues", "# comment \\\nnumpy", "numpy", None),
     ("continuation-into-comment", "numpy==1.0 \\\n  # c", "numpy==1.0", None),
     ("trailing-backslash", "numpy \\", "numpy", None),
     ("extras-spaces", "numpy[foo ] >= 1.0", "numpy[foo]>=1.0", None),
-    ("name-at-url", 'foo[bar] @ https://x.org/foo-1.0-py3-none-any.whl ; python_version > "3"',
-     'foo[bar] @ https://x.org/foo-1.0-py3-none-any.whl ; python_version > "3"',
-     "https://x.org/foo-1.0-py3-none-any.whl"),
-    ("bare-wheel-url", 'https://x.org/foo-1.0-py3-none-any.whl; python_version > "3"',
-     "foo @ https://x.org/foo-1.0-py3-none-any.whl", "https://x.org/foo-1.0-py3-none-any.whl"),
+    (
+        "name-at-url",
+        'foo[bar] @ https://x.org/foo-1.0-py3-none-any.whl ; python_version > "3"',
+        'foo[bar] @ https://x.org/foo-1.0-py3-none-any.whl ; python_version > "3"',
+        "https://x.org/foo-1.0-py3-none-any.whl",
+    ),
+    (
+        "bare-wheel-url",
+        'https://x.org/foo-1.0-py3-none-any.whl; python_version > "3"',
+        "foo @ https://x.org/foo-1.0-py3-none-any.whl",
+        "https://x.org/foo-1.0-py3-none-any.whl",
+    ),
     ("vcs", "git+https://x.org/y.git", None, "git+https://x.org/y.git"),
     ("editable-vcs", "-e git+https://x.org/y.git#egg=y", None, "git+https://x.org/y.git#egg=y"),
 ]
@@ -144,16 +158,24 @@ def test_good_lines(text: str, req: str | None, url: str | None) -> None:
 
 
 def test_options_are_recorded_not_followed() -> None:
-    parsed = parse_requirements("--index-url=https://x.org/simple numpy\n-f ./wheels\n--pre\n"
-                    "--extra-index-url https://a.org\n-i https://b.org\n--hash=sha256:abc\n",
-                    source="r.txt")
+    parsed = parse_requirements(
+        "--index-url=https://x.org/simple numpy\n-f ./wheels\n--pre\n"
+        "--extra-index-url https://a.org\n-i https://b.org\n--hash=sha256:abc\n",
+        source="r.txt",
+    )
     entries = parsed.entries
     # pip 26.3 drops the stray 'numpy' after an option without a word; we warn.
-    assert parsed.warnings == ("r.txt:1: pip ignores 'numpy' after the options: put each "
-                               "requirement on its own line, before any option",)
+    assert parsed.warnings == (
+        "r.txt:1: pip ignores 'numpy' after the options: put each "
+        "requirement on its own line, before any option",
+    )
     assert [(e.option, e.value) for e in entries] == [
-        ("-i", "https://x.org/simple"), ("-f", "./wheels"), ("--pre", None),
-        ("--extra-index-url", "https://a.org"), ("-i", "https://b.org")]
+        ("-i", "https://x.org/simple"),
+        ("-f", "./wheels"),
+        ("--pre", None),
+        ("--extra-index-url", "https://a.org"),
+        ("-i", "https://b.org"),
+    ]
 
 
 def test_includes_nested_relative_and_constraints(tmp_path: Path) -> None:
@@ -165,9 +187,12 @@ def test_includes_nested_relative_and_constraints(tmp_path: Path) -> None:
     (tmp_path / "sub" / "e.txt").write_text("idna\n")
     parsed = read_requirements([str(tmp_path / "sub" / "a.txt")], env={})
     assert [(e.name, e.constraint) for e in parsed.entries] == [
-        ("six", False), ("attrs", False), ("numpy", True),
+        ("six", False),
+        ("attrs", False),
+        ("numpy", True),
         ("idna", False),  # pip: -r inside a constraints file reads requirements
-        ("numpy", False)]
+        ("numpy", False),
+    ]
     assert len(parsed.files) == 5
 
 
@@ -179,28 +204,40 @@ def test_include_cycle_is_an_error(tmp_path: Path) -> None:
 
 
 def test_format_requirement() -> None:
-    assert format_requirement("tilert", url="https://x.org/t.whl", sha256="ab",
-                              marker='sys_platform == "linux"') == (
-        'tilert @ https://x.org/t.whl#sha256=ab ; sys_platform == "linux"')
+    assert format_requirement(
+        "tilert", url="https://x.org/t.whl", sha256="ab", marker='sys_platform == "linux"'
+    ) == ('tilert @ https://x.org/t.whl#sha256=ab ; sys_platform == "linux"')
     assert format_requirement("torch", version="2.13.0+cu130", extras=["b", "a"]) == (
-        "torch[a,b]==2.13.0+cu130")
+        "torch[a,b]==2.13.0+cu130"
+    )
 
 
 H = "--hash=sha256:" + "0" * 64
 GUARD = 'sys_platform == "linux"'
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("numpy", f"numpy ; {GUARD}"),
-    ("numpy>=2 ; python_version >= '3.10'", f'numpy>=2 ; (python_version >= "3.10") and ({GUARD})'),
-    # Unspaced marker, and options after it: the guard goes before the options, where
-    # pip still reads it as the marker.
-    (f'kern;python_version>="3.10" {H}', f'kern ; (python_version >= "3.10") and ({GUARD}) {H}'),
-    (f"kern==1.0 {H} {H}", f"kern==1.0 ; {GUARD} {H} {H}"),
-    # A ';' inside the URL is not the marker.
-    ("k @ https://x.org/a;b/k-1-py3-none-any.whl ; os_name == 'nt'",
-     f'k @ https://x.org/a;b/k-1-py3-none-any.whl ; (os_name == "nt") and ({GUARD})'),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("numpy", f"numpy ; {GUARD}"),
+        (
+            "numpy>=2 ; python_version >= '3.10'",
+            f'numpy>=2 ; (python_version >= "3.10") and ({GUARD})',
+        ),
+        # Unspaced marker, and options after it: the guard goes before the options, where
+        # pip still reads it as the marker.
+        (
+            f'kern;python_version>="3.10" {H}',
+            f'kern ; (python_version >= "3.10") and ({GUARD}) {H}',
+        ),
+        (f"kern==1.0 {H} {H}", f"kern==1.0 ; {GUARD} {H} {H}"),
+        # A ';' inside the URL is not the marker.
+        (
+            "k @ https://x.org/a;b/k-1-py3-none-any.whl ; os_name == 'nt'",
+            f'k @ https://x.org/a;b/k-1-py3-none-any.whl ; (os_name == "nt") and ({GUARD})',
+        ),
+    ],
+)
 def test_with_marker(line: str, expected: str) -> None:
     assert with_marker(line, GUARD) == expected
     entry = parse_requirements(expected).entries[0]
@@ -216,11 +253,14 @@ BAD_LINES = [
     ("option-without-value", "-r", "r.txt:1: -r needs a value"),
     ("empty-version", "numpy==", "invalid requirement 'numpy=='"),
     ("unset-variable", "numpy==1.0+${NOPE_X}", "invalid requirement 'numpy==1.0+${NOPE_X}'"),
-    ("unbalanced-quote", "numpy 'x", "invalid requirement \"numpy 'x\""),
+    ("unbalanced-quote", "numpy 'x", 'invalid requirement "numpy \'x"'),
     ("missing-include", "-r missing.txt", "could not open requirements file missing.txt"),
     ("missing-constraint", "-c missing.txt", "could not open constraint file missing.txt"),
-    ("bad-marker-on-url", "https://x.org/f-1.0-py3-none-any.whl; python_version >> '3'",
-     "invalid marker"),
+    (
+        "bad-marker-on-url",
+        "https://x.org/f-1.0-py3-none-any.whl; python_version >> '3'",
+        "invalid marker",
+    ),
     ("url-include", "-r https://x.org/r.txt", "is a URL"),
     ("flag-with-value", "--pre=yes", "--pre takes no value"),
     ("bad-operator", "numpy=>1", "invalid requirement 'numpy=>1'"),
@@ -228,8 +268,9 @@ BAD_LINES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "message"), [b[1:] for b in BAD_LINES],
-                         ids=[b[0] for b in BAD_LINES])
+@pytest.mark.parametrize(
+    ("text", "message"), [b[1:] for b in BAD_LINES], ids=[b[0] for b in BAD_LINES]
+)
 def test_bad_lines(text: str, message: str, tmp_path: Path) -> None:
     def read(path: str) -> str:
         return (tmp_path / path).read_text()

@@ -25,11 +25,14 @@ def test_cuda13_sm100_picks_cu130_everywhere() -> None:
     assert p.package("torch").version == "2.13.0+cu130"
     assert p.package("flash-attn").url == (
         FA + "v0.9.47/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-"
-        "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl")
+        "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
+    )
     assert p.package("natten").version == "0.21.7+torch2130cu130"
     assert p.constraints[0] == "torch==2.13.0+cu130"
-    assert p.find_links == ("https://download.pytorch.org/whl/cu130/torch/",
-                            "https://whl.natten.org")
+    assert p.find_links == (
+        "https://download.pytorch.org/whl/cu130/torch/",
+        "https://whl.natten.org",
+    )
     # pip wants URL lines before plain lines (FACTS.md section 3).
     assert p.requirements[0].startswith("flash-attn @ https://")
     assert len(p.explain_lines()) == 3
@@ -37,8 +40,11 @@ def test_cuda13_sm100_picks_cu130_everywhere() -> None:
 
 def test_cuda126_sm89_picks_cu126() -> None:
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "torch", "flash-attn", "natten")
-    assert [x.version for x in p.packages] == ["2.13.0+cu126", "2.8.3+cu126torch2.13",
-                                              "0.21.7+torch2130cu126"]
+    assert [x.version for x in p.packages] == [
+        "2.13.0+cu126",
+        "2.8.3+cu126torch2.13",
+        "0.21.7+torch2130cu126",
+    ]
 
 
 def test_cuda126_sm120_refuses_and_says_why() -> None:
@@ -47,9 +53,11 @@ def test_cuda126_sm120_refuses_and_says_why() -> None:
     reasons = {r.candidate: r.reason for r in err.rejected}
     # cu126 covers up to sm_90 as SASS without PTX, so Blackwell is not covered.
     assert reasons["torch 2.13.0+cu126 (download.pytorch.org/whl/cu126/torch/)"].endswith(
-        "do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)")
+        "do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)"
+    )
     assert reasons["torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"] == (
-        "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.6")
+        "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.6"
+    )
     assert err.alternatives == ("torch==2.13.0+cpu (runs without the GPU)",)
 
 
@@ -87,48 +95,109 @@ def test_tilert_on_b300_rewrites_to_its_wheel() -> None:
 # Rule by rule: (target, requirement, expected version or None for an error, reason part).
 RULES = [
     # 1. tags: Python, platform, glibc
-    ("tags-python", "linux-x86_64-py311-cuda13.0-sm100", "tilert", None,
-     "built for Python 3.12; this machine has Python 3.11"),
-    ("tags-platform", "windows-x86_64-py312-cuda13.0-sm100", "tilert", None,
-     "built for Linux x86_64"),
-    ("tags-glibc", "linux-aarch64-py312-glibc2.31-cuda13.0-sm90", "flash-attn", None,
-     "needs glibc >= 2.34 (manylinux_2_34_aarch64); this machine has glibc 2.31"),
-    ("tags-aarch64-ok", "linux-aarch64-py312-glibc2.39-cuda13.0-sm90", "flash-attn",
-     "2.8.3+cu130torch2.13", ""),
-    ("tags-windows", "windows-x86_64-py313-cuda13.0-sm120", "flash-attn",
-     "2.8.3+cu130torch2.13", ""),
+    (
+        "tags-python",
+        "linux-x86_64-py311-cuda13.0-sm100",
+        "tilert",
+        None,
+        "built for Python 3.12; this machine has Python 3.11",
+    ),
+    (
+        "tags-platform",
+        "windows-x86_64-py312-cuda13.0-sm100",
+        "tilert",
+        None,
+        "built for Linux x86_64",
+    ),
+    (
+        "tags-glibc",
+        "linux-aarch64-py312-glibc2.31-cuda13.0-sm90",
+        "flash-attn",
+        None,
+        "needs glibc >= 2.34 (manylinux_2_34_aarch64); this machine has glibc 2.31",
+    ),
+    (
+        "tags-aarch64-ok",
+        "linux-aarch64-py312-glibc2.39-cuda13.0-sm90",
+        "flash-attn",
+        "2.8.3+cu130torch2.13",
+        "",
+    ),
+    (
+        "tags-windows",
+        "windows-x86_64-py313-cuda13.0-sm120",
+        "flash-attn",
+        "2.8.3+cu130torch2.13",
+        "",
+    ),
     # 2. CUDA: the driver's version against the flavour's range
     ("cuda-none", "linux-x86_64-py312", "tilert", None, "needs an NVIDIA driver with CUDA"),
-    ("cuda-old", "linux-x86_64-py312-cuda12.8-sm100", "tilert", None,
-     "needs a driver with CUDA >=13.0"),
+    (
+        "cuda-old",
+        "linux-x86_64-py312-cuda12.8-sm100",
+        "tilert",
+        None,
+        "needs a driver with CUDA >=13.0",
+    ),
     ("cuda-newest-wins", "linux-x86_64-py312-cuda13.0-sm90", "torch", "2.13.0+cu130", ""),
     ("cuda-12-driver", "linux-x86_64-py312-cuda12.4-sm90", "torch", "2.13.0+cu126", ""),
     # 3. GPU coverage (FACTS.md section 1: sm_100f runs on 10.0 and 10.3 only)
     ("gpu-family", "linux-x86_64-py312-cuda13.0-sm100", "tilert", "0.1.5.post2", ""),
-    ("gpu-not-h100", "linux-x86_64-py312-cuda13.0-sm90", "tilert", None,
-     "kernels sm_100f does not run on H100, H200, GH200 (sm_90)"),
-    ("gpu-every-visible", "linux-x86_64-py312-cuda13.0-sm100,sm120", "tilert", None,
-     "does not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)"),
+    (
+        "gpu-not-h100",
+        "linux-x86_64-py312-cuda13.0-sm90",
+        "tilert",
+        None,
+        "kernels sm_100f does not run on H100, H200, GH200 (sm_90)",
+    ),
+    (
+        "gpu-every-visible",
+        "linux-x86_64-py312-cuda13.0-sm100,sm120",
+        "tilert",
+        None,
+        "does not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)",
+    ),
     ("gpu-old-cc-cu126", "linux-x86_64-py312-cuda13.0-sm60", "torch", "2.13.0+cu126", ""),
-    ("gpu-ptx-flash-attn", "linux-x86_64-py312-cuda13.0-sm121", "flash-attn",
-     "2.8.3+cu130torch2.13", ""),
-    ("gpu-too-old-for-fa", "linux-x86_64-py312-cuda13.0-sm75", "flash-attn", None,
-     "kernels compute_80 does not run on T4, RTX 20xx (sm_75)"),
+    (
+        "gpu-ptx-flash-attn",
+        "linux-x86_64-py312-cuda13.0-sm121",
+        "flash-attn",
+        "2.8.3+cu130torch2.13",
+        "",
+    ),
+    (
+        "gpu-too-old-for-fa",
+        "linux-x86_64-py312-cuda13.0-sm75",
+        "flash-attn",
+        None,
+        "kernels compute_80 does not run on T4, RTX 20xx (sm_75)",
+    ),
     # 4. accelerator: no silent CPU build on a GPU machine; ROCm picks ROCm
     ("accel-cpu-host", "linux-x86_64-py312", "torch", "2.13.0+cpu", ""),
-    ("accel-pinned-cpu", "linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.0+cpu",
-     "2.13.0+cpu", ""),
+    (
+        "accel-pinned-cpu",
+        "linux-x86_64-py312-cuda13.0-sm100",
+        "torch==2.13.0+cpu",
+        "2.13.0+cpu",
+        "",
+    ),
     ("accel-rocm", "linux-x86_64-py312-rocm7.1", "torch", "2.13.0+rocm7.1", ""),
     ("accel-rocm-old", "linux-x86_64-py312-rocm6.4", "torch", None, "needs ROCm >=7.1"),
     # 5. the user's specifier
-    ("spec-excludes", "linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.0+cu126", None,
-     "does not match your requirement ==2.13.0+cu126"),
+    (
+        "spec-excludes",
+        "linux-x86_64-py312-cuda13.0-sm100",
+        "torch==2.13.0+cu126",
+        None,
+        "does not match your requirement ==2.13.0+cu126",
+    ),
     ("spec-local", "linux-x86_64-py312-cuda13.0-sm90", "torch==2.13.0+cu126", "2.13.0+cu126", ""),
 ]
 
 
-@pytest.mark.parametrize(("target", "req", "version", "reason"), [r[1:] for r in RULES],
-                         ids=[r[0] for r in RULES])
+@pytest.mark.parametrize(
+    ("target", "req", "version", "reason"), [r[1:] for r in RULES], ids=[r[0] for r in RULES]
+)
 def test_rules(target: str, req: str, version: str | None, reason: str) -> None:
     p = plan(target, req)
     first = p.packages[0]
@@ -145,16 +214,20 @@ def test_a_version_the_manifest_does_not_list_passes_unchanged() -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch<2.13")
     torch = p.package("torch")
     assert torch.action == "pass"
-    assert torch.reason.startswith("no build in its manifest (built-in (torch.toml)) matches "
-                                   "torch<2.13; the manifest knows 2.13.0")
+    assert torch.reason.startswith(
+        "no build in its manifest (built-in (torch.toml)) matches "
+        "torch<2.13; the manifest knows 2.13.0"
+    )
     assert p.requirements == ("torch<2.13",)
     assert p.constraints == ()
 
 
 def test_couplings_follow_a_pinned_flavour() -> None:
     # 6. couplings: asking for the cu126 flash-attn moves torch to cu126 on a 13.0 driver.
-    url = (FA + "v0.9.47/flash_attn-2.8.3+cu126torch2.13-cp312-cp312-"
-           "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl")
+    url = (
+        FA + "v0.9.47/flash_attn-2.8.3+cu126torch2.13-cp312-cp312-"
+        "manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl"
+    )
     p = plan("linux-x86_64-py312-cuda13.0-sm90", "flash-attn==2.8.3+cu126torch2.13", "torch")
     assert p.package("flash-attn").url == url
     assert p.package("torch").version == "2.13.0+cu126"
@@ -164,8 +237,7 @@ def test_coupled_package_joins_the_plan_as_a_constraint() -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm90", "torchvision")
     tv, torch = p.packages
     assert tv.version == "0.28.0+cu130"
-    assert (torch.version, torch.implied_by, torch.line) == ("2.13.0+cu130", ("torchvision",),
-                                                              None)
+    assert (torch.version, torch.implied_by, torch.line) == ("2.13.0+cu130", ("torchvision",), None)
     assert p.constraints == ("torchvision==0.28.0+cu130", "torch==2.13.0+cu130")
     assert p.requirements == ("torchvision==0.28.0+cu130",)
 
@@ -174,15 +246,17 @@ def test_coupling_without_fitting_partner_is_an_error() -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm90", "natten", "torch==2.13.0+cu126")
     assert p.package("torch").version == "2.13.0+cu126"
     assert p.package("natten").version == "0.21.7+torch2130cu126"
-    p = plan("linux-x86_64-py312-cuda13.0-sm90", "torchvision==0.28.0+cu130",
-             "torch==2.13.0+cu126")
+    p = plan("linux-x86_64-py312-cuda13.0-sm90", "torchvision==0.28.0+cu130", "torch==2.13.0+cu126")
     assert p.package("torchvision").action == "error"
 
 
 def test_markers_use_the_profile_not_this_interpreter() -> None:
     env = marker_environment(parse_target("windows-x86_64-py313"))
     assert (env["sys_platform"], env["platform_machine"], env["python_version"]) == (
-        "win32", "AMD64", "3.13")
+        "win32",
+        "AMD64",
+        "3.13",
+    )
     p = plan("macos-arm64-py312", 'tilert ; sys_platform == "linux"', "numpy")
     assert p.packages[0].action == "pass"
     assert "marker" in p.packages[0].reason
@@ -190,43 +264,76 @@ def test_markers_use_the_profile_not_this_interpreter() -> None:
 
 
 def test_user_manifest_replaces_builtin_and_source_is_recorded() -> None:
-    mine = parse_manifest({"package": {"name": "tilert"}, "wheel": [{
-        "url": "https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl",
-        "sha256": "a" * 64, "cuda": ">=13.0", "gpu": ["sm_120f"]}]}, source="mine.toml")
-    p = plan("linux-aarch64-py312-cuda13.0-sm121", "tilert",
-             manifests={**BUILTIN, "tilert": mine})
+    mine = parse_manifest(
+        {
+            "package": {"name": "tilert"},
+            "wheel": [
+                {
+                    "url": "https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl",
+                    "sha256": "a" * 64,
+                    "cuda": ">=13.0",
+                    "gpu": ["sm_120f"],
+                }
+            ],
+        },
+        source="mine.toml",
+    )
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "tilert", manifests={**BUILTIN, "tilert": mine})
     t = p.packages[0]
     assert (t.action, t.source, t.sha256) == ("rewrite", "mine.toml", "a" * 64)
     assert p.constraints == (
         "tilert @ https://x.org/tilert-0.2-cp312-cp312-manylinux_2_28_aarch64.whl"
-        f"#sha256={'a' * 64}",)
+        f"#sha256={'a' * 64}",
+    )
 
 
 def test_to_dict_shape() -> None:
     d = plan("linux-x86_64-py312-cuda13.0-sm100", "torch", "numpy").to_dict()
     assert set(d) >= {"profile", "packages", "constraints", "find_links", "notes"}
-    assert set(d["packages"][0]) >= {"name", "action", "version", "url", "source", "reason",
-                                     "rejected"}
+    assert set(d["packages"][0]) >= {
+        "name",
+        "action",
+        "version",
+        "url",
+        "source",
+        "reason",
+        "rejected",
+    }
     assert d["packages"][1]["action"] == "pass"
 
 
 # --- properties -------------------------------------------------------------------
 
 TARGETS = [
-    "linux-x86_64-py312-cuda13.0-sm100", "linux-x86_64-py311-cuda12.6-sm89",
-    "linux-aarch64-py312-cuda13.0-sm121", "linux-x86_64-py312", "macos-arm64-py312",
-    "windows-x86_64-py313-cuda13.0-sm120", "linux-x86_64-py310-rocm7.1",
-    "linux-x86_64-py312-cuda13.0-sm90,sm120", "linux-aarch64-py314-glibc2.28",
+    "linux-x86_64-py312-cuda13.0-sm100",
+    "linux-x86_64-py311-cuda12.6-sm89",
+    "linux-aarch64-py312-cuda13.0-sm121",
+    "linux-x86_64-py312",
+    "macos-arm64-py312",
+    "windows-x86_64-py313-cuda13.0-sm120",
+    "linux-x86_64-py310-rocm7.1",
+    "linux-x86_64-py312-cuda13.0-sm90,sm120",
+    "linux-aarch64-py314-glibc2.28",
 ]
 PROFILES = [parse_target(t) for t in TARGETS]
 NAMES = ["alpha", "beta", "gamma"]
 
-_platform = st.sampled_from(["manylinux_2_28_x86_64", "manylinux_2_34_aarch64", "win_amd64",
-                             "macosx_11_0_arm64", "linux_x86_64", "any"])
+_platform = st.sampled_from(
+    [
+        "manylinux_2_28_x86_64",
+        "manylinux_2_34_aarch64",
+        "win_amd64",
+        "macosx_11_0_arm64",
+        "linux_x86_64",
+        "any",
+    ]
+)
 _py = st.sampled_from(["cp310", "cp311", "cp312", "cp313", "py3"])
 _cuda = st.one_of(st.none(), st.sampled_from([">=12.0", ">=13.0", ">=12.6,<13", ">=11.8"]))
-_gpu = st.lists(st.sampled_from(["sm_80", "sm_90a", "sm_100f", "sm_120", "compute_80",
-                                 "compute_120", "sm_86"]), max_size=3)
+_gpu = st.lists(
+    st.sampled_from(["sm_80", "sm_90a", "sm_100f", "sm_120", "compute_80", "compute_120", "sm_86"]),
+    max_size=3,
+)
 
 
 @st.composite
@@ -238,8 +345,9 @@ def manifests(draw: st.DrawFn) -> dict[str, object]:
             py = draw(_py)
             abi = "none" if py == "py3" else py
             local = draw(st.sampled_from(["", "+cu126", "+cu130"]))
-            w: dict[str, object] = {"url": f"https://x.org/{name}-1.{i}{local}-{py}-{abi}-"
-                                           f"{draw(_platform)}.whl"}
+            w: dict[str, object] = {
+                "url": f"https://x.org/{name}-1.{i}{local}-{py}-{abi}-{draw(_platform)}.whl"
+            }
             cuda = draw(_cuda)
             if cuda:
                 w["cuda"] = cuda
@@ -252,24 +360,43 @@ def manifests(draw: st.DrawFn) -> dict[str, object]:
             wheels.append(w)
         indexes = []
         if draw(st.booleans()):
-            indexes.append({"version": "1.0+cpu", "url": "https://x.org/cpu/",
-                            "platforms": ["manylinux_2_28_x86_64"]})
+            indexes.append(
+                {
+                    "version": "1.0+cpu",
+                    "url": "https://x.org/cpu/",
+                    "platforms": ["manylinux_2_28_x86_64"],
+                }
+            )
         if wheels or indexes:
-            out[name] = parse_manifest({"package": {"name": name}, "wheel": wheels,
-                                        "index": indexes}, source="generated")
+            out[name] = parse_manifest(
+                {"package": {"name": name}, "wheel": wheels, "index": indexes}, source="generated"
+            )
     return out
 
 
-_reqs = st.lists(st.sampled_from([
-    "alpha", "beta>=1.1", "gamma<1.3", "alpha==1.0+cu130", "numpy", 'beta ; sys_platform == '
-    '"linux"', "gamma[x]", "delta @ https://x.org/delta-1.0-py3-none-any.whl"]),
-    min_size=1, max_size=5)
+_reqs = st.lists(
+    st.sampled_from(
+        [
+            "alpha",
+            "beta>=1.1",
+            "gamma<1.3",
+            "alpha==1.0+cu130",
+            "numpy",
+            'beta ; sys_platform == "linux"',
+            "gamma[x]",
+            "delta @ https://x.org/delta-1.0-py3-none-any.whl",
+        ]
+    ),
+    min_size=1,
+    max_size=5,
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ms=manifests(), reqs=_reqs, which=st.integers(0, len(PROFILES) - 1))
 def test_property_never_crashes_never_incompatible_deterministic(
-        ms: dict[str, object], reqs: list[str], which: int) -> None:
+    ms: dict[str, object], reqs: list[str], which: int
+) -> None:
     profile = PROFILES[which]
     p1 = resolve(reqs, ms, profile)  # type: ignore[arg-type]
     p2 = resolve(list(reqs), dict(ms), profile)  # type: ignore[arg-type]
@@ -301,10 +428,14 @@ def test_the_same_name_twice_keeps_every_line_when_passed_through() -> None:
     assert p.requirements == ("torch==2.13.*", "torch>=3")
 
 
-@pytest.mark.parametrize("reqs", [
-    ("torch==2.13", "torch @ https://x.org/torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl"),
-    ("torch @ https://x.org/torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch==2.13"),
-], ids=["url-second", "url-first"])
+@pytest.mark.parametrize(
+    "reqs",
+    [
+        ("torch==2.13", "torch @ https://x.org/torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl"),
+        ("torch @ https://x.org/torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch==2.13"),
+    ],
+    ids=["url-second", "url-first"],
+)
 def test_a_url_for_a_manifest_package_is_left_as_written(reqs: tuple[str, str]) -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm100", *reqs)
     torch = p.package("torch")

@@ -47,16 +47,20 @@ def test_scanned_manifest_loads_with_the_kernels_of_the_objects(scanned: Manifes
     assert wheel.url == PREFIX + WHEEL
     assert str(wheel.cuda) == ">=13.0"
     assert sorted(str(t) for t in wheel.gpu) == sorted(
-        ["sm_90a", "sm_100f", "sm_120", "compute_120"])
+        ["sm_90a", "sm_100f", "sm_120", "compute_120"]
+    )
     assert wheel.requires == ()
 
 
-@pytest.mark.parametrize("target", [
-    pytest.param("linux-x86_64-py312-cuda13.0-sm90", id="H100-by-sm_90a"),
-    pytest.param("linux-x86_64-py312-cuda13.0-sm100", id="B200-by-sm_100f"),
-    pytest.param("linux-x86_64-py312-cuda13.0-sm103", id="B300-by-sm_100f"),
-    pytest.param("linux-x86_64-py312-cuda13.0-sm121", id="GB10-by-sm_120"),
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        pytest.param("linux-x86_64-py312-cuda13.0-sm90", id="H100-by-sm_90a"),
+        pytest.param("linux-x86_64-py312-cuda13.0-sm100", id="B200-by-sm_100f"),
+        pytest.param("linux-x86_64-py312-cuda13.0-sm103", id="B300-by-sm_100f"),
+        pytest.param("linux-x86_64-py312-cuda13.0-sm121", id="GB10-by-sm_120"),
+    ],
+)
 def test_plan_rewrites_to_the_scanned_url_where_kernels_cover(
     scanned: Manifest, target: str
 ) -> None:
@@ -68,17 +72,22 @@ def test_plan_rewrites_to_the_scanned_url_where_kernels_cover(
     assert plan.requirements == (f"tilert @ {PREFIX}{WHEEL}#sha256={pkg.sha256}",)
 
 
-@pytest.mark.parametrize(("target", "words"), [
-    # sm_90a is arch-specific: exactly 9.0; nothing here is older than 9.0 or 11.x
-    # (FACTS.md section 1, "What a compiled kernel runs on").
-    pytest.param("linux-x86_64-py312-cuda13.0-sm89", "do not run on L4, L40S, RTX 40xx (sm_89)",
-                 id="L4"),
-    pytest.param("linux-x86_64-py312-cuda13.0-sm110", "do not run on Jetson Thor (sm_110)",
-                 id="Thor"),
-    # libcudart.so.13 -> driver CUDA >= 13.0 (minor-version compatibility).
-    pytest.param("linux-x86_64-py312-cuda12.8-sm100", "12.8", id="old-driver"),
-    pytest.param("linux-aarch64-py312-cuda13.0-sm121", "aarch64", id="aarch64"),
-])
+@pytest.mark.parametrize(
+    ("target", "words"),
+    [
+        # sm_90a is arch-specific: exactly 9.0; nothing here is older than 9.0 or 11.x
+        # (FACTS.md section 1, "What a compiled kernel runs on").
+        pytest.param(
+            "linux-x86_64-py312-cuda13.0-sm89", "do not run on L4, L40S, RTX 40xx (sm_89)", id="L4"
+        ),
+        pytest.param(
+            "linux-x86_64-py312-cuda13.0-sm110", "do not run on Jetson Thor (sm_110)", id="Thor"
+        ),
+        # libcudart.so.13 -> driver CUDA >= 13.0 (minor-version compatibility).
+        pytest.param("linux-x86_64-py312-cuda12.8-sm100", "12.8", id="old-driver"),
+        pytest.param("linux-aarch64-py312-cuda13.0-sm121", "aarch64", id="aarch64"),
+    ],
+)
 def test_plan_refuses_targets_the_scanned_wheel_does_not_cover(
     scanned: Manifest, target: str, words: str
 ) -> None:
@@ -104,8 +113,10 @@ def test_cli_plan_with_the_scanned_manifest(
 
 def test_scanned_torch_coupling_is_a_resolver_coupling(tmp_path: Path) -> None:
     wheel = binary_wheel(
-        tmp_path, "tilert-0.1.5.post2+torch2130cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
-        {"tilert/libkernels.so": KERNELS, "tilert/_C.so": TORCHEXT})
+        tmp_path,
+        "tilert-0.1.5.post2+torch2130cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
+        {"tilert/libkernels.so": KERNELS, "tilert/_C.so": TORCHEXT},
+    )
     manifest = _scan_to_manifest(tmp_path, wheel)
     assert [str(r) for r in manifest.wheels[0].requires] == ["torch==2.13.0"]
     pkg = _plan(manifest, "linux-x86_64-py312-cuda13.0-sm100").package("tilert")
@@ -116,15 +127,19 @@ def test_scanned_torch_coupling_is_a_resolver_coupling(tmp_path: Path) -> None:
 
 def test_scanned_ptx_only_object_reaches_newer_gpus_by_jit(tmp_path: Path) -> None:
     # libptx.so: sm_80 SASS and compute_100f PTX (family PTX: 10.x only).
-    wheel = binary_wheel(tmp_path, "ptxpkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl",
-                         {"ptxpkg/libptx.so": PTX})
+    wheel = binary_wheel(
+        tmp_path, "ptxpkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", {"ptxpkg/libptx.so": PTX}
+    )
     manifest = _scan_to_manifest(tmp_path, wheel)
     fits = {
         t: _plan(manifest, f"linux-x86_64-py312-cuda13.0-{t}", "ptxpkg").package("ptxpkg")
         for t in ("sm80", "sm86", "sm90", "sm103", "sm120")
     }
     assert {t: p.action for t, p in fits.items() if p is not None} == {
-        "sm80": "rewrite", "sm86": "rewrite", "sm90": "error", "sm103": "rewrite",
+        "sm80": "rewrite",
+        "sm86": "rewrite",
+        "sm90": "error",
+        "sm103": "rewrite",
         "sm120": "error",
     }
 
@@ -153,8 +168,12 @@ def test_placeholder_build_from_scanned_manifest(
     assert data["downloads"] == PREFIX
     # The PyPI page names the kernel families in words.
     pkg_info = _sdist_member(sdist, "/PKG-INFO")
-    for words in ("H100, H200, GH200", "B200/GB200, B300/GB300", "GB10 \\(DGX Spark\\)",
-                  "driver 580 or newer"):
+    for words in (
+        "H100, H200, GH200",
+        "B200/GB200, B300/GB300",
+        "GB10 \\(DGX Spark\\)",
+        "driver 580 or newer",
+    ):
         assert words in pkg_info
 
 
@@ -170,8 +189,21 @@ def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     page = tmp_path / "saved.html"
     shutil.copy(PAGES / "simple-tilert.html", page)
     out = tmp_path / "imported.toml"
-    code = main(["manifest", "import", str(page), "--base-url", BASE, "-o", str(out),
-                 "--gpu", "cu130=sm_100f,sm_120", "--gpu", "cu126=sm_90"])
+    code = main(
+        [
+            "manifest",
+            "import",
+            str(page),
+            "--base-url",
+            BASE,
+            "-o",
+            str(out),
+            "--gpu",
+            "cu130=sm_100f,sm_120",
+            "--gpu",
+            "cu126=sm_90",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     return out
 
@@ -197,8 +229,9 @@ def test_imported_manifest_resolves_against_the_base_url(imported: Path) -> None
 
 def test_placeholder_build_from_imported_manifest(imported: Path, tmp_path: Path) -> None:
     assert main(["placeholder", "build", str(imported), "-o", str(tmp_path / "dist")]) == 0
-    data = json.loads(_sdist_member(tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz",
-                                    "/_placeholder_data.json"))
+    data = json.loads(
+        _sdist_member(tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz", "/_placeholder_data.json")
+    )
     assert {f["url"] for f in data["flavours"]} >= {CU130}
     assert data["downloads"] == BASE
 
@@ -214,7 +247,14 @@ def test_import_of_a_saved_page_without_base_url_says_why_it_will_not_load(
 
 
 def test_base_url_must_be_https(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["manifest", "import", str(PAGES / "simple-tilert.html"),
-                 "--base-url", "http://example.org/simple/tilert/"])
+    code = main(
+        [
+            "manifest",
+            "import",
+            str(PAGES / "simple-tilert.html"),
+            "--base-url",
+            "http://example.org/simple/tilert/",
+        ]
+    )
     assert code == 2
     assert "only https URLs" in capsys.readouterr().err

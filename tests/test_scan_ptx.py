@@ -14,10 +14,19 @@ from resolver_hook.publish.scan import ObjectReport, _cuda_from_ptx, scan_wheel
 
 
 # NVIDIA PTX ISA release notes, "PTX release history" (also cuda-python's _ptx_utils.py).
-@pytest.mark.parametrize(("isa", "cuda"), [
-    ((9, 1), (13, 1)), ((9, 0), (13, 0)), ((8, 8), (12, 9)), ((8, 7), (12, 8)),
-    ((8, 6), (12, 7)), ((8, 5), (12, 5)), ((8, 0), (12, 0)), ((7, 8), (11, 8)),
-])
+@pytest.mark.parametrize(
+    ("isa", "cuda"),
+    [
+        ((9, 1), (13, 1)),
+        ((9, 0), (13, 0)),
+        ((8, 8), (12, 9)),
+        ((8, 7), (12, 8)),
+        ((8, 6), (12, 7)),
+        ((8, 5), (12, 5)),
+        ((8, 0), (12, 0)),
+        ((7, 8), (11, 8)),
+    ],
+)
 def test_ptx_isa_to_cuda(isa: tuple[int, int], cuda: tuple[int, int]) -> None:
     assert ptx_isa_cuda(isa) == (cuda, True)
 
@@ -28,34 +37,49 @@ def test_unknown_newer_isa_is_a_lower_bound() -> None:
 
 def test_ptx_beside_sass_without_runtime_needs_the_toolkit_major(tmp_path: Path) -> None:
     # libptx.so: sm_80 SASS + compute_100f PTX of ISA 9.0, -cudart none.
-    report = scan_wheel(binary_wheel(tmp_path, "p-1.0-cp312-cp312-linux_x86_64.whl",
-                                     {"p/libptx.so": PTX}))
+    report = scan_wheel(
+        binary_wheel(tmp_path, "p-1.0-cp312-cp312-linux_x86_64.whl", {"p/libptx.so": PTX})
+    )
     assert report.objects[0].ptx_isa == (9, 0)
     assert report.cuda == ">=13.0"
     assert report.notes == (
         "no CUDA runtime in NEEDED; PTX ISA 9.0 comes from CUDA 13.0: JIT-compiling that PTX "
-        "needs a driver for CUDA >= 13.0 (the SASS targets need CUDA >= 13.0)",)
+        "needs a driver for CUDA >= 13.0 (the SASS targets need CUDA >= 13.0)",
+    )
 
 
 def test_linked_runtime_wins_over_ptx(tmp_path: Path) -> None:
-    report = scan_wheel(binary_wheel(tmp_path, "k-1.0-cp312-cp312-linux_x86_64.whl",
-                                     {"k/libkernels.so": KERNELS}))
+    report = scan_wheel(
+        binary_wheel(tmp_path, "k-1.0-cp312-cp312-linux_x86_64.whl", {"k/libkernels.so": KERNELS})
+    )
     assert (report.cuda, report.notes) == (">=13.0", ())
 
 
 def _obj(targets: tuple[str, ...], isa: tuple[int, int] | None) -> ObjectReport:
-    return ObjectReport(path="x/lib.so", machine="x86_64", bits=64, needed=(),
-                        targets=targets, cuda_runtime=None, torch_linked=False, ptx_isa=isa)
+    return ObjectReport(
+        path="x/lib.so",
+        machine="x86_64",
+        bits=64,
+        needed=(),
+        targets=targets,
+        cuda_runtime=None,
+        torch_linked=False,
+        ptx_isa=isa,
+    )
 
 
-@pytest.mark.parametrize(("targets", "isa", "cuda"), [
-    pytest.param(("compute_90",), (8, 7), ">=12.8", id="ptx-only-12.8"),
-    pytest.param(("sm_90", "compute_90"), (8, 7), ">=12.0", id="with-sass-12.8"),
-    pytest.param(("compute_80",), (8, 6), ">=12.7", id="ptx-only-12.7"),
-    pytest.param(("sm_90",), None, None, id="sass-only-unknown"),
-])
-def test_floor_from_ptx(targets: tuple[str, ...], isa: tuple[int, int] | None,
-                        cuda: str | None) -> None:
+@pytest.mark.parametrize(
+    ("targets", "isa", "cuda"),
+    [
+        pytest.param(("compute_90",), (8, 7), ">=12.8", id="ptx-only-12.8"),
+        pytest.param(("sm_90", "compute_90"), (8, 7), ">=12.0", id="with-sass-12.8"),
+        pytest.param(("compute_80",), (8, 6), ">=12.7", id="ptx-only-12.7"),
+        pytest.param(("sm_90",), None, None, id="sass-only-unknown"),
+    ],
+)
+def test_floor_from_ptx(
+    targets: tuple[str, ...], isa: tuple[int, int] | None, cuda: str | None
+) -> None:
     notes: list[str] = []
     assert _cuda_from_ptx([_obj(targets, isa)], notes) == cuda
     assert bool(notes) == (isa is not None)

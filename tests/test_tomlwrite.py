@@ -140,4 +140,5 @@ def test_write_atomic_file_system_error_names_the_path(tmp_path: Path, where: st
     with pytest.raises(OperationalError, match=f"^{re.escape(str(target))}: cannot write: "):
         write_atomic(target, "a = 1\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == (
-        [] if where == "missing-folder" else ["m.toml"])
+        [] if where == "missing-folder" else ["m.toml"]
+    )

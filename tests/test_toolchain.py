@@ -67,21 +67,27 @@ def script(path: Path, body: str, *, mode: int = 0o755) -> Path:
 def gnu(path: Path, version: str) -> Path:
     """A fake GNU compiler: --version, -dumpfullversion; anything else fails."""
     name = path.name
-    return script(path, f"""case "$1" in
+    return script(
+        path,
+        f"""case "$1" in
   --version) echo "{name} (Gentoo {version} p1) {version}"
              echo "Copyright (C) 2026 Free Software Foundation, Inc." ;;
   -dumpfullversion|-dumpversion) echo "{version}" ;;
   *) echo "fake {name}: $*" >&2; exit 1 ;;
 esac
-""")
+""",
+    )
 
 
 def clang(path: Path, version: str) -> Path:
-    return script(path, f"""case "$1" in
+    return script(
+        path,
+        f"""case "$1" in
   --version) echo "clang version {version}"; echo "Target: x86_64-pc-linux-gnu" ;;
   *) echo "fake clang: $*" >&2; exit 1 ;;
 esac
-""")
+""",
+    )
 
 
 def echo_lines(text: str) -> str:
@@ -143,8 +149,7 @@ def test_gcc16_rejected_and_gxx15_suggested(fake: dict[str, Path]) -> None:
         f"-DCMAKE_CUDA_HOST_COMPILER={gxx15}",
         f"nvcc -ccbin {gxx15}",
     )
-    assert any("-allow-unsupported-compiler" in n and "not recommended" in n
-               for n in accept.notes)
+    assert any("-allow-unsupported-compiler" in n and "not recommended" in n for n in accept.notes)
     # g++ 16 is not offered; the Gentoo-named link is the same file as g++-15.
     assert [c.command for c in report.alternatives] == [gxx15]
     assert not report.ok
@@ -167,7 +172,8 @@ def test_following_the_fix_passes(fake: dict[str, Path]) -> None:
     accept = check(report, "nvcc accepts host compiler")
     assert accept.status == "ok", accept
     assert accept.summary == (
-        "nvcc 13.2 accepts g++-15 15.2.1 (GNU); host_config.h accepts GNU up to 15")
+        "nvcc 13.2 accepts g++-15 15.2.1 (GNU); host_config.h accepts GNU up to 15"
+    )
     assert check(report, "host compiler").summary.endswith("(CUDAHOSTCXX)")
 
 
@@ -176,8 +182,12 @@ def test_following_the_fix_passes(fake: dict[str, Path]) -> None:
     [
         pytest.param(16, "ok", None, id="limit-16-accepts-gcc16"),
         pytest.param(15, "fail", "CUDAHOSTCXX=", id="limit-15-offers-gxx15"),
-        pytest.param(14, "fail", "install a compiler nvcc 13.2 accepts (GNU up to 14)",
-                     id="limit-14-nothing-fits"),
+        pytest.param(
+            14,
+            "fail",
+            "install a compiler nvcc 13.2 accepts (GNU up to 14)",
+            id="limit-14-nothing-fits",
+        ),
     ],
 )
 def test_limit_comes_from_the_header(
@@ -188,8 +198,10 @@ def test_limit_comes_from_the_header(
     accept = check(report, "nvcc accepts host compiler")
     assert accept.status == status
     assert (accept.fix[0] if accept.fix else None) == (
-        f"CUDAHOSTCXX={fake['bin']}/g++-15" if fix_start == "CUDAHOSTCXX=" else
-        (f"{fix_start} and set CUDAHOSTCXX=<its path>" if fix_start else None))
+        f"CUDAHOSTCXX={fake['bin']}/g++-15"
+        if fix_start == "CUDAHOSTCXX="
+        else (f"{fix_start} and set CUDAHOSTCXX=<its path>" if fix_start else None)
+    )
 
 
 @pytest.mark.parametrize(
@@ -222,13 +234,27 @@ def test_allow_unsupported_compiler_is_a_warning(fake: dict[str, Path]) -> None:
     [
         pytest.param({}, "gcc", "nvcc's default: gcc on PATH", id="default-gcc"),
         pytest.param({"NVCC_CCBIN": "@/g++-15"}, "g++-15", "NVCC_CCBIN", id="nvcc-ccbin"),
-        pytest.param({"NVCC_PREPEND_FLAGS": "-O2 -ccbin=@/g++-15", "NVCC_CCBIN": "@/g++"},
-                     "g++-15", "-ccbin in NVCC_PREPEND_FLAGS", id="prepend-beats-env"),
-        pytest.param({"NVCC_APPEND_FLAGS": "--compiler-bindir @/g++",
-                      "NVCC_PREPEND_FLAGS": "-ccbin @/g++-15"},
-                     "g++", "-ccbin in NVCC_APPEND_FLAGS", id="append-beats-prepend"),
-        pytest.param({"CUDAHOSTCXX": "@/g++-15", "NVCC_APPEND_FLAGS": "-ccbin @/g++"},
-                     "g++-15", "CUDAHOSTCXX", id="cudahostcxx-first"),
+        pytest.param(
+            {"NVCC_PREPEND_FLAGS": "-O2 -ccbin=@/g++-15", "NVCC_CCBIN": "@/g++"},
+            "g++-15",
+            "-ccbin in NVCC_PREPEND_FLAGS",
+            id="prepend-beats-env",
+        ),
+        pytest.param(
+            {
+                "NVCC_APPEND_FLAGS": "--compiler-bindir @/g++",
+                "NVCC_PREPEND_FLAGS": "-ccbin @/g++-15",
+            },
+            "g++",
+            "-ccbin in NVCC_APPEND_FLAGS",
+            id="append-beats-prepend",
+        ),
+        pytest.param(
+            {"CUDAHOSTCXX": "@/g++-15", "NVCC_APPEND_FLAGS": "-ccbin @/g++"},
+            "g++-15",
+            "CUDAHOSTCXX",
+            id="cudahostcxx-first",
+        ),
         pytest.param({"NVCC_CCBIN": "@"}, "gcc", "NVCC_CCBIN", id="ccbin-directory"),
     ],
 )
@@ -237,11 +263,13 @@ def test_host_compiler_order(
 ) -> None:
     calls: list[list[str]] = []
 
-    def run(args: Sequence[str], *, timeout: float, env: Mapping[str, str]
-            ) -> subprocess.CompletedProcess[str]:
+    def run(
+        args: Sequence[str], *, timeout: float, env: Mapping[str, str]
+    ) -> subprocess.CompletedProcess[str]:
         calls.append(list(args))  # answer without spawning anything
-        return subprocess.CompletedProcess(list(args), 0, "9.1.0\n" if "-dump" in args[1]
-                                           else "fake (GCC) 9.1.0\n", "")
+        return subprocess.CompletedProcess(
+            list(args), 0, "9.1.0\n" if "-dump" in args[1] else "fake (GCC) 9.1.0\n", ""
+        )
 
     env = {k: v.replace("@", str(fake["bin"])) for k, v in extra.items()}
     compiler = find_host_compiler(env={"PATH": str(fake["bin"]), **env}, run=run)
@@ -256,11 +284,14 @@ def test_nvcc_wrapper_script_root_from_dryrun(tmp_path: Path) -> None:
     # no symlink to follow; `nvcc -dryrun` prints "#$ TOP=<root>/bin/..".
     cuda = toolkit(tmp_path / "cuda-13.2")
     script(tmp_path / "bin" / "nvcc", f'exec {cuda}/bin/nvcc "$@"\n')
-    script(cuda / "bin" / "nvcc", f"""case "$1" in
+    script(
+        cuda / "bin" / "nvcc",
+        f"""case "$1" in
   -dryrun) echo '#$ _HERE_={cuda}/bin'; echo '#$ TOP={cuda}/bin/..' >&2 ;;
-  *) {echo_lines(NVCC_13_2).replace(chr(10), '; ')}:;;
+  *) {echo_lines(NVCC_13_2).replace(chr(10), "; ")}:;;
 esac
-""")
+""",
+    )
     found = find_toolkit(env={"PATH": str(tmp_path / "bin")}, default_root=NOWHERE)
     assert found.root == str(cuda)
     assert found.source == "nvcc on PATH"
@@ -295,8 +326,11 @@ def test_parse_nvcc_version(text: str, version: str | None) -> None:
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs a real nvcc on PATH")
 def test_real_nvcc_accepts_real_gcc() -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CUDAHOSTCXX", "NVCC_CCBIN", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CUDAHOSTCXX", "NVCC_CCBIN", "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS")
+    }
     report = toolchain_report(env=env)
     nvcc = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, check=True)
     assert report.toolkit.version == parse_nvcc_version(nvcc.stdout)
@@ -334,8 +368,9 @@ def test_hanging_nvcc_times_out(tmp_path: Path, fake: dict[str, Path]) -> None:
     # Not `exec`: the sleeping grandchild holds the pipe; the whole group must be killed.
     cuda = toolkit(tmp_path / "hang", nvcc="/bin/sleep 30\n")
     start = time.monotonic()
-    report = toolchain_report(env={"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)},
-                              timeout=0.5, default_root=NOWHERE)
+    report = toolchain_report(
+        env={"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)}, timeout=0.5, default_root=NOWHERE
+    )
     # 0.5 s plus slack; killing only the shell would leave `sleep` holding the pipe
     # (subprocess.run would wait the full 30 s, our runner 2 s more).
     assert time.monotonic() - start < 2
@@ -359,8 +394,10 @@ def test_failing_nvcc_reports_status_and_message(tmp_path: Path, fake: dict[str,
     cuda = toolkit(tmp_path / "fails", nvcc="echo 'boom: libnvvm missing' >&2; exit 3\n")
     report = report_for({"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
     assert check(report, "cuda toolkit").status == "fail"
-    assert (f"'{cuda}/bin/nvcc --version' exited with status 3: boom: libnvvm missing"
-            in report.toolkit.notes)
+    assert (
+        f"'{cuda}/bin/nvcc --version' exited with status 3: boom: libnvvm missing"
+        in report.toolkit.notes
+    )
 
 
 def test_missing_header_skips_the_check(tmp_path: Path, fake: dict[str, Path]) -> None:
@@ -368,7 +405,9 @@ def test_missing_header_skips_the_check(tmp_path: Path, fake: dict[str, Path]) -
     report = report_for({"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
     accept = check(report, "nvcc accepts host compiler")
     assert (accept.status, accept.summary) == (
-        "skip", "not checked: no crt/host_config.h in the toolkit")
+        "skip",
+        "not checked: no crt/host_config.h in the toolkit",
+    )
     assert f"no include/crt/host_config.h under {cuda}" in check(report, "cuda toolkit").notes
 
 
@@ -376,8 +415,9 @@ def test_broken_header_is_a_reason(tmp_path: Path, fake: dict[str, Path]) -> Non
     cuda = toolkit(tmp_path / "broken")
     path = cuda / "include" / "crt" / "host_config.h"
     path.write_text(header(15) + "\n#if defined(__GNUC__)\n")
-    accept = check(report_for({"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)}),
-                   "nvcc accepts host compiler")
+    accept = check(
+        report_for({"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)}), "nvcc accepts host compiler"
+    )
     assert accept.status == "skip"
     assert accept.summary == f"not checked: {path}: 1 #if block(s) not closed by #endif"
 
@@ -388,32 +428,43 @@ def test_non_executable_compiler(fake: dict[str, Path]) -> None:
     report = report_for(env_of(fake, CUDAHOSTCXX=str(noexec)))
     host = check(report, "host compiler")
     assert host.status == "fail"
-    assert host.summary == (f"nvcc's host compiler (CUDAHOSTCXX): {noexec} is not executable "
-                            "(permission denied)")
+    assert host.summary == (
+        f"nvcc's host compiler (CUDAHOSTCXX): {noexec} is not executable (permission denied)"
+    )
     assert check(report, "nvcc accepts host compiler").status == "skip"
 
 
 def test_unidentifiable_compiler(fake: dict[str, Path]) -> None:
     odd = script(fake["bin"] / "mystery-cc", "echo 'Mystery Compiler 1.0'\n")
     host = identify_compiler(str(odd), source="CUDAHOSTCXX", env={"PATH": ""})
-    assert host.reason == (f"cannot tell which compiler {odd} is: '--version' printed "
-                           "'Mystery Compiler 1.0'")
+    assert host.reason == (
+        f"cannot tell which compiler {odd} is: '--version' printed 'Mystery Compiler 1.0'"
+    )
 
 
 @pytest.mark.parametrize(
     ("env", "summary"),
     [
-        pytest.param({"CUDA_HOME": NOWHERE}, f"no CUDA toolkit: CUDA_HOME={NOWHERE} is not a "
-                     "directory", id="bad-cuda-home"),
-        pytest.param({}, "no CUDA toolkit: no CUDA_HOME, CUDA_PATH or CUDACXX, no nvcc on "
-                     f"PATH, no {NOWHERE}", id="nothing"),
+        pytest.param(
+            {"CUDA_HOME": NOWHERE},
+            f"no CUDA toolkit: CUDA_HOME={NOWHERE} is not a directory",
+            id="bad-cuda-home",
+        ),
+        pytest.param(
+            {},
+            f"no CUDA toolkit: no CUDA_HOME, CUDA_PATH or CUDACXX, no nvcc on PATH, no {NOWHERE}",
+            id="nothing",
+        ),
     ],
 )
 def test_no_toolkit(fake: dict[str, Path], env: dict[str, str], summary: str) -> None:
     report = report_for({"PATH": str(fake["bin"]), **env})
     assert check(report, "cuda toolkit").summary == summary
-    assert [c.status for c in report.checks if c.name in (
-        "nvcc accepts host compiler", "cuda driver stub", "toolkit vs driver")] == ["skip"] * 3
+    assert [
+        c.status
+        for c in report.checks
+        if c.name in ("nvcc accepts host compiler", "cuda driver stub", "toolkit vs driver")
+    ] == ["skip"] * 3
 
 
 # --- driver, stub, tools ---------------------------------------------------------------------
@@ -433,8 +484,11 @@ def test_no_toolkit(fake: dict[str, Path], env: dict[str, str], summary: str) ->
 def test_toolkit_vs_driver(
     fake: dict[str, Path], driver: str | None, status: str, words: str
 ) -> None:
-    report = report_for(env_of(fake), driver_cuda=driver,
-                        driver_cuda_reason=None if driver else "host detection unavailable")
+    report = report_for(
+        env_of(fake),
+        driver_cuda=driver,
+        driver_cuda_reason=None if driver else "host detection unavailable",
+    )
     result = check(report, "toolkit vs driver")
     assert (result.status, words in result.summary) == (status, True), result
 
@@ -461,16 +515,31 @@ def test_cmake_ninja_absent_is_a_warning(fake: dict[str, Path]) -> None:
 
 def test_check_build_needs(tmp_path: Path, fake: dict[str, Path]) -> None:
     script(fake["bin"] / "cmake", "echo 'cmake version 3.25.1'\n")
-    script(fake["bin"] / "c++", "echo 'c++ (Debian 12.2.0) 12.2.0'\n" )
+    script(fake["bin"] / "c++", "echo 'c++ (Debian 12.2.0) 12.2.0'\n")
     (tmp_path / "inc").mkdir()
     (tmp_path / "inc" / "z3.h").write_text("")
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "libz3.so.4").write_bytes(b"")
-    env = env_of(fake, CPATH=str(tmp_path / "inc"), LIBRARY_PATH=str(tmp_path / "lib"),
-                 CXX=str(fake["bin"] / "g++-15"))
+    env = env_of(
+        fake,
+        CPATH=str(tmp_path / "inc"),
+        LIBRARY_PATH=str(tmp_path / "lib"),
+        CXX=str(fake["bin"] / "g++-15"),
+    )
     report = report_for(env)
-    needs = ["nvcc>=12.8", "nvcc>=13.3", "cmake>=3.26", "cmake", "ninja", "cxx>=14",
-             "cxx>=16", "z3", "z3>=4.12", "nosuchlib", "not a need!"]
+    needs = [
+        "nvcc>=12.8",
+        "nvcc>=13.3",
+        "cmake>=3.26",
+        "cmake",
+        "ninja",
+        "cxx>=14",
+        "cxx>=16",
+        "z3",
+        "z3>=4.12",
+        "nosuchlib",
+        "not a need!",
+    ]
     problems = check_build_needs(needs, report, env=env, prefixes=())
     assert {c.name: c.status for c in problems} == {
         "nvcc>=13.3": "fail",
@@ -482,7 +551,8 @@ def test_check_build_needs(tmp_path: Path, fake: dict[str, Path]) -> None:
         "not a need!": "fail",
     }
     assert check(problems, "cmake>=3.26").summary == (
-        f"cmake 3.25.1 at {fake['bin']}/cmake does not satisfy >=3.26")
+        f"cmake 3.25.1 at {fake['bin']}/cmake does not satisfy >=3.26"
+    )
     assert "libnosuchlib in" in check(problems, "nosuchlib").summary
 
 
@@ -490,16 +560,26 @@ def test_check_build_needs(tmp_path: Path, fake: dict[str, Path]) -> None:
 
 
 def use_env(monkeypatch: pytest.MonkeyPatch, env: Mapping[str, str]) -> None:
-    for var in ("CUDA_HOME", "CUDA_PATH", "CUDACXX", "CUDAHOSTCXX", "NVCC_CCBIN", "CXX",
-                "NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"):
+    for var in (
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CUDACXX",
+        "CUDAHOSTCXX",
+        "NVCC_CCBIN",
+        "CXX",
+        "NVCC_APPEND_FLAGS",
+        "NVCC_PREPEND_FLAGS",
+    ):
         monkeypatch.delenv(var, raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
 
 
 def test_cli_json_and_exit_0(
-    tmp_path: Path, fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    fake: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cuda = toolkit(tmp_path / "cuda-16", gnu_max=16)
     use_env(monkeypatch, {"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
@@ -518,8 +598,10 @@ def check_status(data: dict[str, object], name: str) -> object:
 
 
 def test_cli_need_failure_exits_1(
-    tmp_path: Path, fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    fake: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cuda = toolkit(tmp_path / "cuda-16", gnu_max=16)
     use_env(monkeypatch, {"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
@@ -529,8 +611,10 @@ def test_cli_need_failure_exits_1(
 
 
 def test_cli_hanging_nvcc_no_traceback(
-    tmp_path: Path, fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    fake: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     cuda = toolkit(tmp_path / "hang", nvcc="/bin/sleep 30\n")
     use_env(monkeypatch, {"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
@@ -543,11 +627,15 @@ def test_cli_hanging_nvcc_no_traceback(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["doctor", "--build", "--python", "/nonexistent/python"],
-         "error: --python /nonexistent/python: no such file"),
+        (
+            ["doctor", "--build", "--python", "/nonexistent/python"],
+            "error: --python /nonexistent/python: no such file",
+        ),
         (["doctor", "--build", "--timeout", "0"], "error: --timeout must be positive, not 0"),
-        (["doctor", "--build", "--timeout", "soon"], "error: argument --timeout: invalid "
-                                                     "float value: 'soon'"),
+        (
+            ["doctor", "--build", "--timeout", "soon"],
+            "error: argument --timeout: invalid float value: 'soon'",
+        ),
     ],
     ids=["no-such-python", "zero-timeout", "bad-timeout"],
 )
@@ -570,31 +658,50 @@ def test_cli_usage_errors_exit_2(
     [
         pytest.param({"__GNUC__": "15"}, None, id="gcc-15"),
         pytest.param({"__GNUC__": "16"}, "unsupported GNU version", id="gcc-16"),
-        pytest.param({"__GNUC__": "4", "__clang__": "1", "__clang_major__": "3",
-                      "__clang_minor__": "2"}, "unsupported clang version", id="clang-3.2"),
-        pytest.param({"__GNUC__": "4", "__clang__": "1", "__clang_major__": "3",
-                      "__clang_minor__": "3"}, None, id="clang-3.3"),
-        pytest.param({"__GNUC__": "4", "__clang__": "1", "__clang_major__": "18",
-                      "__APPLE__": "1"}, None, id="apple-clang-not-limited"),
+        pytest.param(
+            {"__GNUC__": "4", "__clang__": "1", "__clang_major__": "3", "__clang_minor__": "2"},
+            "unsupported clang version",
+            id="clang-3.2",
+        ),
+        pytest.param(
+            {"__GNUC__": "4", "__clang__": "1", "__clang_major__": "3", "__clang_minor__": "3"},
+            None,
+            id="clang-3.3",
+        ),
+        pytest.param(
+            {"__GNUC__": "4", "__clang__": "1", "__clang_major__": "18", "__APPLE__": "1"},
+            None,
+            id="apple-clang-not-limited",
+        ),
         pytest.param({"_WIN32": "1", "_MSC_VER": "1944"}, None, id="msvc-2022"),
-        pytest.param({"_WIN32": "1", "_MSC_VER": "1950"},
-                     "unsupported Microsoft Visual Studio version", id="msvc-too-new"),
-        pytest.param({"_WIN32": "1", "_MSC_VER": "1916"},
-                     "unsupported Microsoft Visual Studio version", id="msvc-2017"),
-        pytest.param({"__GNUC__": "12", "__ICC": "1"}, "ICC is not supported as a host compiler",
-                     id="icc"),
-        pytest.param({"__GNUC__": "16", "__NV_NO_HOST_COMPILER_CHECK": "1"}, None,
-                     id="allow-unsupported"),
+        pytest.param(
+            {"_WIN32": "1", "_MSC_VER": "1950"},
+            "unsupported Microsoft Visual Studio version",
+            id="msvc-too-new",
+        ),
+        pytest.param(
+            {"_WIN32": "1", "_MSC_VER": "1916"},
+            "unsupported Microsoft Visual Studio version",
+            id="msvc-2017",
+        ),
+        pytest.param(
+            {"__GNUC__": "12", "__ICC": "1"}, "ICC is not supported as a host compiler", id="icc"
+        ),
+        pytest.param(
+            {"__GNUC__": "16", "__NV_NO_HOST_COMPILER_CHECK": "1"}, None, id="allow-unsupported"
+        ),
         pytest.param({}, "UNSUPPORTED COMPILER !!!", id="no-compiler-macros"),
-        pytest.param({"__GNUC__": "12", "__powerpc__": "1"}, "unsupported PPC platform",
-                     id="ppc-big-endian"),
+        pytest.param(
+            {"__GNUC__": "12", "__powerpc__": "1"}, "unsupported PPC platform", id="ppc-big-endian"
+        ),
     ],
 )
 def test_evaluate_header(macros: dict[str, str], rejected: str | None) -> None:
     config = parse_host_config(header(15))
     verdict = evaluate(config, {"__CUDACC__": "1", **macros})
     assert [r.short.split("!")[0] for r in verdict.rejections] == (
-        [rejected.split("!")[0]] if rejected else [])
+        [rejected.split("!")[0]] if rejected else []
+    )
     assert verdict.unknown == ()
 
 
@@ -625,11 +732,13 @@ def test_parse_errors(text: str, error: str) -> None:
 
 
 def test_unknown_condition_is_reported_not_guessed() -> None:
-    text = ("#if __has_include(<x.h>)\n#error -- has x\n#endif\n"
-            "#if defined(A) && F(1)\n#error -- function-like\n#endif\n"
-            "#if A / B\n#error -- division\n#endif\n"
-            "#ifdef __GNUC__\n# if __GNUC__ >= 0x10 && !(__GNUC__ < 020)\n"
-            "#  error -- sixteen or more\n# endif\n#endif\n")
+    text = (
+        "#if __has_include(<x.h>)\n#error -- has x\n#endif\n"
+        "#if defined(A) && F(1)\n#error -- function-like\n#endif\n"
+        "#if A / B\n#error -- division\n#endif\n"
+        "#ifdef __GNUC__\n# if __GNUC__ >= 0x10 && !(__GNUC__ < 020)\n"
+        "#  error -- sixteen or more\n# endif\n#endif\n"
+    )
     config = parse_host_config(text)
     verdict = evaluate(config, {"__GNUC__": "16", "A": "1"})
     assert [r.message for r in verdict.rejections] == ["sixteen or more"]
@@ -639,18 +748,23 @@ def test_unknown_condition_is_reported_not_guessed() -> None:
         "line 7: division by zero",
     )
     assert evaluate(config, {"__GNUC__": "15", "A": "1", "B": "1"}).rejections[0].message == (
-        "division")
+        "division"
+    )
 
 
 def test_comments_continuations_and_defines() -> None:
-    text = ('/* #error -- in a comment */\n'
-            '#define LIMIT 15 // limit\n'
-            '#if defined(__GNUC__) && \\\n    __GNUC__ > LIMIT\n'
-            '#error -- "quoted /* not a comment */" too new, can\'t\n'
-            '#endif\n'
-            '#undef LIMIT\n')
+    text = (
+        "/* #error -- in a comment */\n"
+        "#define LIMIT 15 // limit\n"
+        "#if defined(__GNUC__) && \\\n    __GNUC__ > LIMIT\n"
+        '#error -- "quoted /* not a comment */" too new, can\'t\n'
+        "#endif\n"
+        "#undef LIMIT\n"
+    )
     config = parse_host_config(text)
     assert evaluate(config, {"__GNUC__": "15"}).accepted
     rejection = evaluate(config, {"__GNUC__": "16"}).rejections[0]
     assert (rejection.line, rejection.message) == (
-        5, "\"quoted /* not a comment */\" too new, can't")
+        5,
+        '"quoted /* not a comment */" too new, can\'t',
+    )

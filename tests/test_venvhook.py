@@ -35,19 +35,26 @@ def pip_reads(conf: Path, section: str, key: str) -> list[str]:
     """The whitespace-separated values pip reads for ``key`` in ``section`` of ``conf``."""
     parser = configparser.ConfigParser(interpolation=None)
     parser.read_string(conf.read_text(encoding="utf-8"))
-    found = [v for k, v in parser.items(section)
-             if k.lower().replace("_", "-").removeprefix("--") == key]
+    found = [
+        v for k, v in parser.items(section) if k.lower().replace("_", "-").removeprefix("--") == key
+    ]
     assert len(found) <= 1, f"{key} given {len(found)} times in [{section}]"
     return found[0].split() if found else []
 
 
-@pytest.mark.parametrize(("text", "section"), [
-    ("[global]\ntimeout = 60\n", "global"),
-    ("[global]\nconstraint = /mine.txt\nfind_links = /mine/\n", "global"),
-    # [install] overrides [global] for `pip install`: ours must be in it too.
-    ("[global]\ntimeout = 60\n[install]\nconstraint = /mine.txt\nFind-Links = /mine/\n",
-     "install"),
-], ids=["no entries of its own", "underscore spelling", "install section"])
+@pytest.mark.parametrize(
+    ("text", "section"),
+    [
+        ("[global]\ntimeout = 60\n", "global"),
+        ("[global]\nconstraint = /mine.txt\nfind_links = /mine/\n", "global"),
+        # [install] overrides [global] for `pip install`: ours must be in it too.
+        (
+            "[global]\ntimeout = 60\n[install]\nconstraint = /mine.txt\nFind-Links = /mine/\n",
+            "install",
+        ),
+    ],
+    ids=["no entries of its own", "underscore spelling", "install section"],
+)
 def test_enable_adds_to_what_pip_install_reads(venv: Path, text: str, section: str) -> None:
     conf = venv / "pip.conf"
     conf.write_text(text)
@@ -91,22 +98,30 @@ def test_unreadable_state_is_an_error_line(venv: Path) -> None:
         read_state(venv)
 
 
-@pytest.mark.parametrize(("variable", "key"), [("PIP_CONSTRAINT", "constraint"),
-                                               ("PIP_FIND_LINKS", "find-links")])
+@pytest.mark.parametrize(
+    ("variable", "key"), [("PIP_CONSTRAINT", "constraint"), ("PIP_FIND_LINKS", "find-links")]
+)
 def test_enable_warns_of_a_variable_that_replaces_pip_conf(
-        venv: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        variable: str, key: str) -> None:
+    venv: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    key: str,
+) -> None:
     # pip's environment variables take the place of pip.conf's keys: the built-in torch
     # manifest's find-links pages would never be read.
     monkeypatch.setenv(variable, "/elsewhere")
-    assert main(["enable", "--venv", str(venv), "--target",
-                 "linux-x86_64-py312-cuda13.0-sm100"]) == 0
+    assert (
+        main(["enable", "--venv", str(venv), "--target", "linux-x86_64-py312-cuda13.0-sm100"]) == 0
+    )
     out = capsys.readouterr().out
-    assert f"warning: {variable} is set in this shell and takes the place of pip.conf's {key}" \
-        in out
+    assert (
+        f"warning: {variable} is set in this shell and takes the place of pip.conf's {key}" in out
+    )
 
 
-def test_enable_on_a_folder_that_is_not_a_venv(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_enable_on_a_folder_that_is_not_a_venv(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["enable", "--venv", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith(f"error: {tmp_path} is not a virtual environment")

@@ -41,9 +41,17 @@ def _record_hash(data: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
 
 
-def build_wheel(out: Path, name: str, version: str, *, tag: str = "py3-none-any",
-                requires: Sequence[str] = (), module: str | None = None,
-                filename_name: str | None = None, code: str | None = None) -> BuiltWheel:
+def build_wheel(
+    out: Path,
+    name: str,
+    version: str,
+    *,
+    tag: str = "py3-none-any",
+    requires: Sequence[str] = (),
+    module: str | None = None,
+    filename_name: str | None = None,
+    code: str | None = None,
+) -> BuiltWheel:
     """Write ``NAME-VERSION-TAG.whl`` into ``out``; its module records the version.
 
     ``filename_name`` writes another project's name into the filename (the
@@ -59,9 +67,11 @@ def build_wheel(out: Path, name: str, version: str, *, tag: str = "py3-none-any"
     files = {
         f"{module}/__init__.py": (code or f"__version__ = {version!r}\nFLAVOUR = {version!r}\n"),
         f"{info}/METADATA": "\n".join(meta) + "\n",
-        f"{info}/WHEEL": ("Wheel-Version: 1.0\nGenerator: resolver-hook-tests\n"
-                          f"Root-Is-Purelib: {'true' if tag.endswith('-any') else 'false'}\n"
-                          f"Tag: {tag}\n"),
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: resolver-hook-tests\n"
+            f"Root-Is-Purelib: {'true' if tag.endswith('-any') else 'false'}\n"
+            f"Tag: {tag}\n"
+        ),
     }
     out.mkdir(parents=True, exist_ok=True)
     path = out / filename
@@ -78,10 +88,13 @@ def build_wheel(out: Path, name: str, version: str, *, tag: str = "py3-none-any"
 
 
 def _page(title: str, links: list[tuple[str, str]]) -> str:
-    body = "\n".join(f'<a href="{html.escape(href)}">{html.escape(text)}</a><br/>'
-                     for href, text in links)
-    return (f"<!DOCTYPE html>\n<html><head><title>{html.escape(title)}</title></head>"
-            f"<body>\n{body}\n</body></html>\n")
+    body = "\n".join(
+        f'<a href="{html.escape(href)}">{html.escape(text)}</a><br/>' for href, text in links
+    )
+    return (
+        f"<!DOCTYPE html>\n<html><head><title>{html.escape(title)}</title></head>"
+        f"<body>\n{body}\n</body></html>\n"
+    )
 
 
 class LoopbackIndex:
@@ -122,17 +135,29 @@ class LoopbackIndex:
         simple = self.root / "simple"
         simple.mkdir(exist_ok=True)
         (simple / "index.html").write_text(
-            _page("Simple index", [(f"{n}/", n) for n in sorted(self._simple)]))
+            _page("Simple index", [(f"{n}/", n) for n in sorted(self._simple)])
+        )
         for name, wheels in self._simple.items():
             d = simple / name
             d.mkdir(exist_ok=True)
-            (d / "index.html").write_text(_page(name, [
-                (f"../../files/{w.filename}#sha256={w.sha256}", w.filename) for w in wheels]))
+            (d / "index.html").write_text(
+                _page(
+                    name,
+                    [(f"../../files/{w.filename}#sha256={w.sha256}", w.filename) for w in wheels],
+                )
+            )
         for (flavour, name), wheels in self._links.items():
             d = self.root / "links" / flavour / name
             d.mkdir(parents=True, exist_ok=True)
-            (d / "index.html").write_text(_page(name, [
-                (f"../../../files/{w.filename}#sha256={w.sha256}", w.filename) for w in wheels]))
+            (d / "index.html").write_text(
+                _page(
+                    name,
+                    [
+                        (f"../../../files/{w.filename}#sha256={w.sha256}", w.filename)
+                        for w in wheels
+                    ],
+                )
+            )
 
     @contextmanager
     def serving(self) -> Iterator[LoopbackIndex]:
@@ -148,8 +173,9 @@ class LoopbackIndex:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                  daemon=True)
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         thread.start()
         self._server = server
         try:

@@ -77,13 +77,17 @@ def _metadata() -> bytes:
         with open(os.path.join(_ROOT, "PKG-INFO"), "rb") as f:
             return f.read()
     except OSError:
-        raise SystemExit("placeholder backend: PKG-INFO is missing; build from the sdist "
-                         "that 'resolver-hook placeholder build' made") from None
+        raise SystemExit(
+            "placeholder backend: PKG-INFO is missing; build from the sdist "
+            "that 'resolver-hook placeholder build' made"
+        ) from None
 
 
 def _wheel_file() -> bytes:
-    return (b"Wheel-Version: 1.0\nGenerator: resolver-hook placeholder backend\n"
-            b"Root-Is-Purelib: true\nTag: py3-none-any\n")
+    return (
+        b"Wheel-Version: 1.0\nGenerator: resolver-hook placeholder backend\n"
+        b"Root-Is-Purelib: true\nTag: py3-none-any\n"
+    )
 
 
 def get_requires_for_build_wheel(config_settings=None):  # type: ignore[no-untyped-def]
@@ -129,8 +133,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     files.append((dist_info + "/RECORD", record.encode("utf-8")))
     filename = _dist_name(data) + "-py3-none-any.whl"
     stamp = time.gmtime(_epoch())[:6]
-    with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w",
-                         zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(os.path.join(wheel_directory, filename), "w", zipfile.ZIP_DEFLATED) as zf:
         for name, content in files:
             info = zipfile.ZipInfo(name, date_time=stamp)
             info.external_attr = 0o644 << 16
@@ -159,7 +162,9 @@ def build_sdist(sdist_directory, config_settings=None):  # type: ignore[no-untyp
             tar.addfile(info, io.BytesIO(content))
     import gzip
 
-    with open(os.path.join(sdist_directory, filename), "wb") as raw, \
-            gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=_epoch()) as gz:
+    with (
+        open(os.path.join(sdist_directory, filename), "wb") as raw,
+        gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=_epoch()) as gz,
+    ):
         gz.write(buffer.getvalue())
     return filename

@@ -86,10 +86,18 @@ def allowed(name: str, env: dict | None = None) -> bool:
 # --- detection ----------------------------------------------------------------------
 
 _ARCH_ALIASES = {
-    "amd64": "x86_64", "x86_64": "x86_64", "x64": "x86_64",
-    "arm64": "aarch64", "aarch64": "aarch64",
-    "i386": "i686", "i686": "i686", "x86": "i686",
-    "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64", "armv7l": "armv7l",
+    "amd64": "x86_64",
+    "x86_64": "x86_64",
+    "x64": "x86_64",
+    "arm64": "aarch64",
+    "aarch64": "aarch64",
+    "i386": "i686",
+    "i686": "i686",
+    "x86": "i686",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+    "armv7l": "armv7l",
 }
 
 
@@ -128,11 +136,19 @@ def _nvml_query() -> dict:
             name = ctypes.create_string_buffer(96)
             lib.nvmlDeviceGetName(handle, name, 96)
             major, minor = ctypes.c_int(), ctypes.c_int()
-            if lib.nvmlDeviceGetCudaComputeCapability(
-                    handle, ctypes.byref(major), ctypes.byref(minor)) != 0:
+            if (
+                lib.nvmlDeviceGetCudaComputeCapability(
+                    handle, ctypes.byref(major), ctypes.byref(minor)
+                )
+                != 0
+            ):
                 continue
-            gpus.append({"name": name.value.decode("utf-8", "replace") or "NVIDIA GPU",
-                         "cc": [major.value, minor.value]})
+            gpus.append(
+                {
+                    "name": name.value.decode("utf-8", "replace") or "NVIDIA GPU",
+                    "cc": [major.value, minor.value],
+                }
+            )
         return {"cuda": cuda, "gpus": gpus}
     finally:
         lib.nvmlShutdown()
@@ -169,7 +185,11 @@ def _probe_smi(timeout: float) -> tuple:
     try:
         out = subprocess.run(
             [exe, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=timeout, check=False)
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return None, "nvidia-smi did not answer within %g s" % timeout
     except OSError as exc:
@@ -185,8 +205,9 @@ def _probe_smi(timeout: float) -> tuple:
             gpus.append({"name": name.strip(), "cc": [int(m.group(1)), int(m.group(2))]})
     cuda = None
     try:
-        head = subprocess.run([exe], capture_output=True, text=True, timeout=timeout,
-                              check=False).stdout
+        head = subprocess.run(
+            [exe], capture_output=True, text=True, timeout=timeout, check=False
+        ).stdout
         m = re.search(r"CUDA Version:\s*(\d+\.\d+)", head)
         cuda = m.group(1) if m else None
     except (subprocess.TimeoutExpired, OSError):
@@ -259,13 +280,23 @@ def _detect_nvidia(env: dict, system: str) -> tuple:
 def detect(env: dict | None = None) -> dict:
     """This machine as a plain dict. Never raises; overrides first, then probes."""
     env = dict(os.environ if env is None else env)
-    host = {"os": "unknown", "arch": "unknown", "python": list(sys.version_info[:2]),
-            "implementation": sys.implementation.name, "free_threaded": False,
-            "libc": None, "libc_version": None, "nvidia": None,
-            "nvidia_reason": "not detected", "rocm": None, "overridden": []}
+    host = {
+        "os": "unknown",
+        "arch": "unknown",
+        "python": list(sys.version_info[:2]),
+        "implementation": sys.implementation.name,
+        "free_threaded": False,
+        "libc": None,
+        "libc_version": None,
+        "nvidia": None,
+        "nvidia_reason": "not detected",
+        "rocm": None,
+        "overridden": [],
+    }
     try:
         system = {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(
-            sys.platform, "linux" if sys.platform.startswith("linux") else sys.platform)
+            sys.platform, "linux" if sys.platform.startswith("linux") else sys.platform
+        )
         host["os"] = system
         arch = env.get(OVERRIDE_ARCH)
         if arch and arch.strip():
@@ -316,12 +347,20 @@ def parse_platform(tag: str) -> dict:
     m = re.match(r"^(manylinux|musllinux)_(\d+)_(\d+)_(.+)$", tag)
     if m:
         libc = "glibc" if m.group(1) == "manylinux" else "musl"
-        return {"os": "linux", "arch": _canonical_arch(m.group(4)), "libc": libc,
-                "libc_min": [int(m.group(2)), int(m.group(3))]}
+        return {
+            "os": "linux",
+            "arch": _canonical_arch(m.group(4)),
+            "libc": libc,
+            "libc_min": [int(m.group(2)), int(m.group(3))],
+        }
     m = re.match(r"^(manylinux1|manylinux2010|manylinux2014)_(.+)$", tag)
     if m:
-        return {"os": "linux", "arch": _canonical_arch(m.group(2)), "libc": "glibc",
-                "libc_min": list(_LEGACY_MANYLINUX[m.group(1)])}
+        return {
+            "os": "linux",
+            "arch": _canonical_arch(m.group(2)),
+            "libc": "glibc",
+            "libc_min": list(_LEGACY_MANYLINUX[m.group(1)]),
+        }
     if tag.startswith("linux_"):
         return {"os": "linux", "arch": _canonical_arch(tag[6:]), "libc": None, "libc_min": None}
     if tag.startswith("win"):
@@ -330,9 +369,14 @@ def parse_platform(tag: str) -> dict:
     m = re.match(r"^macosx_(\d+)_(\d+)_(.+)$", tag)
     if m:
         arch = {"arm64": "aarch64", "universal2": "universal2", "intel": "x86_64"}.get(
-            m.group(3), _canonical_arch(m.group(3)))
-        return {"os": "macos", "arch": arch, "libc": None,
-                "libc_min": [int(m.group(1)), int(m.group(2))]}
+            m.group(3), _canonical_arch(m.group(3))
+        )
+        return {
+            "os": "macos",
+            "arch": arch,
+            "libc": None,
+            "libc_min": [int(m.group(1)), int(m.group(2))],
+        }
     return {"os": tag, "arch": "", "libc": None, "libc_min": None}
 
 
@@ -361,8 +405,12 @@ def parse_python(interpreter: str, abi: str) -> dict:
     if not m:
         return {"impl": interpreter, "version": None, "abi3": False, "free_threaded": False}
     version = [int(m.group(2))] + ([int(m.group(3))] if m.group(3) else [])
-    return {"impl": m.group(1), "version": version, "abi3": abi == "abi3",
-            "free_threaded": abi.endswith("t") and abi.startswith("cp")}
+    return {
+        "impl": m.group(1),
+        "version": version,
+        "abi3": abi == "abi3",
+        "free_threaded": abi.endswith("t") and abi.startswith("cp"),
+    }
 
 
 def describe_python(interpreter: str, abi: str) -> str:
@@ -415,8 +463,15 @@ def spec_allows(spec: str, version: tuple) -> bool | None:
                 return None
             ok = v >= w and _pad(version, len(want))[: len(want) - 1] == want[:-1]
         else:
-            ok = {"==": v == w, "===": v == w, "!=": v != w, "<=": v <= w, ">=": v >= w,
-                  "<": v < w, ">": v > w}[op]
+            ok = {
+                "==": v == w,
+                "===": v == w,
+                "!=": v != w,
+                "<=": v <= w,
+                ">=": v >= w,
+                "<": v < w,
+                ">": v > w,
+            }[op]
         if not ok:
             return False
     return True
@@ -428,8 +483,9 @@ def describe_cuda(spec: str, system: str = "linux") -> str:
     if clauses and len(clauses) == 1 and clauses[0][0] == ">=":
         want = clauses[0][1]
         text = "CUDA %s or newer" % ".".join(str(v) for v in want)
-        driver = _cuda.min_driver_for_runtime(want[0],
-                                              "windows" if system == "windows" else "linux")
+        driver = _cuda.min_driver_for_runtime(
+            want[0], "windows" if system == "windows" else "linux"
+        )
         if driver:
             text += " (driver %s or newer)" % driver
         return text
@@ -443,8 +499,9 @@ def describe_gpu(name: str, cc: list) -> str:
 
 def describe_host_python(host: dict) -> str:
     """``CPython 3.12`` (and ``(free-threaded)``)."""
-    impl = {"cpython": "CPython", "pypy": "PyPy"}.get(host["implementation"],
-                                                      host["implementation"])
+    impl = {"cpython": "CPython", "pypy": "PyPy"}.get(
+        host["implementation"], host["implementation"]
+    )
     text = "%s %d.%d" % (impl, host["python"][0], host["python"][1])
     return text + (" (free-threaded)" if host.get("free_threaded") else "")
 
@@ -466,8 +523,10 @@ def describe_machine(host: dict) -> str:
         parts.append(gpus)
         parts.append("NVIDIA driver CUDA %s" % (nvidia["cuda"] or "version unknown"))
     elif nvidia:
-        parts.append("NVIDIA driver CUDA %s but no GPU (%s)" % (
-            nvidia["cuda"] or "version unknown", host["nvidia_reason"]))
+        parts.append(
+            "NVIDIA driver CUDA %s but no GPU (%s)"
+            % (nvidia["cuda"] or "version unknown", host["nvidia_reason"])
+        )
     else:
         parts.append("no NVIDIA GPU (%s)" % host["nvidia_reason"])
     text = ", ".join(parts)
@@ -492,8 +551,11 @@ def _python_fits(host: dict, interpreter: str, abi: str) -> bool:
         return have[0] == want[0]
     if p["abi3"]:
         return have[0] == want[0] and have >= want
-    if p["impl"] == "cp" and abi not in ("none", "abi3") and \
-            p["free_threaded"] != bool(host.get("free_threaded")):
+    if (
+        p["impl"] == "cp"
+        and abi not in ("none", "abi3")
+        and p["free_threaded"] != bool(host.get("free_threaded"))
+    ):
         return False
     return have == want[:2]
 
@@ -505,7 +567,8 @@ def _platform_fits(host: dict, tag: str) -> bool:
     if p["os"] != host["os"]:
         return False
     if p["arch"] != host["arch"] and not (
-            p["arch"] == "universal2" and host["arch"] in ("x86_64", "aarch64")):
+        p["arch"] == "universal2" and host["arch"] in ("x86_64", "aarch64")
+    ):
         return False
     if p["os"] == "linux" and p["libc"]:
         if host["libc"] is None:
@@ -585,8 +648,7 @@ def _requirement_fails(requirement: str) -> str | None:
     Only simple ``name<op>version`` requirements are checked; anything else, or a
     package that is not installed, is not held against the machine.
     """
-    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*((?:[<>=!~]=?[^,;]+,?\s*)+)$",
-                 requirement)
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*((?:[<>=!~]=?[^,;]+,?\s*)+)$", requirement)
     if not m:
         return None
     installed = _installed_version(m.group(1))
@@ -617,13 +679,13 @@ def checks(host: dict, flavour: dict) -> list:
         failed.append(("platform", tuple(platform_words(platforms)), _host_platform(host)))
     tags = flavour.get("tags") or []
     if tags and not any(_python_fits(host, t[0], t[1]) for t in tags):
-        failed.append(("python", tuple(_flavour_python_words(flavour)),
-                       describe_host_python(host)))
+        failed.append(("python", tuple(_flavour_python_words(flavour)), describe_host_python(host)))
     if not tags and flavour.get("python"):
         have = "%d.%d" % tuple(host["python"][:2])
         if have not in flavour["python"]:
-            failed.append(("python", tuple(_flavour_python_words(flavour)),
-                           describe_host_python(host)))
+            failed.append(
+                ("python", tuple(_flavour_python_words(flavour)), describe_host_python(host))
+            )
     nvidia = host["nvidia"]
     targets = tuple(sorted(_cuda.parse_target(t) for t in flavour.get("gpu") or []))
     cuda_spec = flavour.get("cuda")
@@ -636,10 +698,19 @@ def checks(host: dict, flavour: dict) -> list:
             missing = _cuda.uncovered(targets, ccs)
             if missing:
                 names = {tuple(g["cc"]): g["name"] for g in nvidia["gpus"]}
-                failed.append(("gpu", targets, " and ".join(
-                    describe_gpu(names[cc], list(cc)) for cc in missing)))
-        if cuda_spec and nvidia and nvidia["cuda"] is not None and \
-                spec_allows(cuda_spec, _version_tuple(nvidia["cuda"])) is False:
+                failed.append(
+                    (
+                        "gpu",
+                        targets,
+                        " and ".join(describe_gpu(names[cc], list(cc)) for cc in missing),
+                    )
+                )
+        if (
+            cuda_spec
+            and nvidia
+            and nvidia["cuda"] is not None
+            and spec_allows(cuda_spec, _version_tuple(nvidia["cuda"])) is False
+        ):
             failed.append(("cuda", (cuda_spec,), nvidia["cuda"]))
     if flavour.get("rocm"):
         rocm = host.get("rocm")
@@ -657,11 +728,12 @@ def checks(host: dict, flavour: dict) -> list:
 def _phrase(kind: str, wants: list, have, system: str) -> str:  # type: ignore[no-untyped-def]
     """One failed requirement in words; ``wants`` merges what several builds need."""
     if kind == "platform":
-        return "%s; this machine is %s" % (" or ".join(_unique(w for ws in wants for w in ws)),
-                                           have)
+        return "%s; this machine is %s" % (
+            " or ".join(_unique(w for ws in wants for w in ws)),
+            have,
+        )
     if kind == "python":
-        return "%s; this is %s" % (" or ".join(python_words([w for ws in wants for w in ws])),
-                                   have)
+        return "%s; this is %s" % (" or ".join(python_words([w for ws in wants for w in ws])), have)
     if kind in ("nvidia", "gpu"):
         targets = sorted({t for w in wants for t in (w[0] if kind == "nvidia" else w)})
         if len(targets) == 1:
@@ -675,17 +747,22 @@ def _phrase(kind: str, wants: list, have, system: str) -> str:  # type: ignore[n
         if targets:
             what.append("an NVIDIA GPU for %s" % gpu)
         if specs:
-            what.append("an NVIDIA driver for %s" % " or ".join(
-                describe_cuda(s, system) for s in specs))
+            what.append(
+                "an NVIDIA driver for %s" % " or ".join(describe_cuda(s, system) for s in specs)
+            )
         return "%s; this machine has no NVIDIA GPU (%s)" % (" and ".join(what), have)
     if kind == "cuda":
         specs = _unique(w[0] for w in wants)
         return "an NVIDIA driver for %s; this driver supports CUDA %s" % (
-            " or ".join(describe_cuda(s, system) for s in specs), have)
+            " or ".join(describe_cuda(s, system) for s in specs),
+            have,
+        )
     if kind == "rocm":
         specs = _unique(w[0] for w in wants)
         return "an AMD GPU with ROCm %s; %s" % (
-            " or ".join(specs), "no ROCm was found" if have is None else "this is ROCm " + have)
+            " or ".join(specs),
+            "no ROCm was found" if have is None else "this is ROCm " + have,
+        )
     return "%s; %s" % (" or ".join(_unique(w[0] for w in wants)), have)
 
 
@@ -729,8 +806,7 @@ def install_line(data: dict, flavour: dict) -> str:
         return "pip install " + url
     if not flavour.get("url"):
         return "pip install %s==%s" % (data["name"], flavour["version"])
-    return "pip install %s==%s --find-links %s" % (data["name"], flavour["version"],
-                                                   flavour["url"])
+    return "pip install %s==%s --find-links %s" % (data["name"], flavour["version"], flavour["url"])
 
 
 def flavour_label(data: dict, flavour: dict) -> str:
@@ -774,8 +850,10 @@ def _supported(data: dict) -> list:
         lines.append("  Python:         %s" % "; ".join(python))
     if cuda:
         no_cuda = any(not f.get("cuda") for f in flavours)
-        lines.append("  NVIDIA driver:  %s%s" % ("; ".join(cuda),
-                                                 "; none for other builds" if no_cuda else ""))
+        lines.append(
+            "  NVIDIA driver:  %s%s"
+            % ("; ".join(cuda), "; none for other builds" if no_cuda else "")
+        )
     if targets:
         lines.append("  GPU kernels:    %s" % _cuda.describe_target(targets[0]))
         lines.extend("                  %s" % _cuda.describe_target(t) for t in targets[1:])
@@ -809,13 +887,17 @@ def render_message(data: dict, host: dict) -> str:
             fitting = flavour
         problems.append((flavour, wrong))
     if fitting is not None:
-        lines.append("A listed build fits this machine: %s. Install it with:" %
-                     flavour_label(data, fitting))
+        lines.append(
+            "A listed build fits this machine: %s. Install it with:" % flavour_label(data, fitting)
+        )
         lines.append("  " + install_line(data, fitting))
         # The builds listed before it were preferred: say why they were passed over.
         # Only those for this platform and Python: the others were never candidates.
-        passed_over = [(f, w) for f, w in problems[: flavours.index(fitting)]
-                       if not any(c[0] in ("platform", "python") for c in checks(host, f))]
+        passed_over = [
+            (f, w)
+            for f, w in problems[: flavours.index(fitting)]
+            if not any(c[0] in ("platform", "python") for c in checks(host, f))
+        ]
         if passed_over:
             lines.append("Builds listed before it do not match this machine:")
             _explain(data, host, passed_over, lines)
@@ -836,11 +918,15 @@ def render_message(data: dict, host: dict) -> str:
     if data.get("homepage"):
         lines.append("Homepage: %s" % data["homepage"])
     if fitting is None:
-        lines.append("With resolver-hook (pip install resolver-hook), "
-                     "'resolver-hook pip install %s' picks the build that fits a machine, "
-                     "or says why none does." % name)
-    lines.append("(%s=1 only lets this placeholder install; it still cannot be imported.)"
-                 % escape_hatch(name))
+        lines.append(
+            "With resolver-hook (pip install resolver-hook), "
+            "'resolver-hook pip install %s' picks the build that fits a machine, "
+            "or says why none does." % name
+        )
+    lines.append(
+        "(%s=1 only lets this placeholder install; it still cannot be imported.)"
+        % escape_hatch(name)
+    )
     return "\n".join(lines)
 
 
@@ -849,14 +935,18 @@ def message(env: dict | None = None, directory: str | None = None) -> str:
     try:
         data = load_data(directory)
     except (OSError, ValueError) as exc:
-        return ("This package is a placeholder, not a broken install; its data file "
-                "could not be read (%s)." % exc)
+        return (
+            "This package is a placeholder, not a broken install; its data file "
+            "could not be read (%s)." % exc
+        )
     try:
         return render_message(data, detect(env))
     except Exception as exc:  # the refusal must always say something
-        return ("%s %s is a placeholder, not a broken install. Real downloads: %s "
-                "(the full explanation failed: %s)" % (
-                    data.get("name"), data.get("version"), data.get("downloads"), exc))
+        return (
+            "%s %s is a placeholder, not a broken install. Real downloads: %s "
+            "(the full explanation failed: %s)"
+            % (data.get("name"), data.get("version"), data.get("downloads"), exc)
+        )
 
 
 if __name__ == "__main__":  # ``python _placeholder.py``: print the message (used by checks)

@@ -96,8 +96,19 @@ class HostConfig:
 
 _DIRECTIVE_RE = re.compile(r"^\s*#\s*([A-Za-z_]\w*)\s*(.*)$")
 _KNOWN = frozenset(
-    {"if", "ifdef", "ifndef", "elif", "elifdef", "elifndef", "else", "endif", "define", "undef",
-     "error"}
+    {
+        "if",
+        "ifdef",
+        "ifndef",
+        "elif",
+        "elifdef",
+        "elifndef",
+        "else",
+        "endif",
+        "define",
+        "undef",
+        "error",
+    }
 )
 
 
@@ -203,8 +214,18 @@ _TOKEN_RE = re.compile(
 )
 
 # Binary operators by precedence, loosest first (C11 6.5).
-_BINARY = (("||",), ("&&",), ("|",), ("^",), ("&",), ("==", "!="), ("<", ">", "<=", ">="),
-           ("<<", ">>"), ("+", "-"), ("*", "/", "%"))
+_BINARY = (
+    ("||",),
+    ("&&",),
+    ("|",),
+    ("^",),
+    ("&",),
+    ("==", "!="),
+    ("<", ">", "<=", ">="),
+    ("<<", ">>"),
+    ("+", "-"),
+    ("*", "/", "%"),
+)
 
 
 class _Parser:
@@ -305,10 +326,22 @@ def _c_mod(a: int, b: int) -> int:
 
 
 _BINARY_OPS: dict[str, Callable[[int, int], int | bool]] = {
-    "|": operator.or_, "^": operator.xor, "&": operator.and_, "==": operator.eq,
-    "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
-    ">=": operator.ge, "<<": operator.lshift, ">>": operator.rshift, "+": operator.add,
-    "-": operator.sub, "*": operator.mul, "/": _c_div, "%": _c_mod,
+    "|": operator.or_,
+    "^": operator.xor,
+    "&": operator.and_,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    ">": operator.gt,
+    "<=": operator.le,
+    ">=": operator.ge,
+    "<<": operator.lshift,
+    ">>": operator.rshift,
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+    "/": _c_div,
+    "%": _c_mod,
 }
 
 

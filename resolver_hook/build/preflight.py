@@ -75,16 +75,19 @@ def preflight_checks(
         nvidia = plan.profile.nvidia
         driver = nvidia.cuda_version if nvidia else None
         reason = None if driver else (plan.profile.nvidia_reason or "no NVIDIA driver")
-        report = toolchain_report(env=env, run=run, timeout=timeout, driver_cuda=driver,
-                                  driver_cuda_reason=reason)
+        report = toolchain_report(
+            env=env, run=run, timeout=timeout, driver_cuda=driver, driver_cuda_reason=reason
+        )
     out: list[tuple[str, Check]] = []
     for p in builds:
-        needs = check_build_needs(p.build_needs, report, env=env, run=run, timeout=timeout,
-                                  prefixes=prefixes)
+        needs = check_build_needs(
+            p.build_needs, report, env=env, run=run, timeout=timeout, prefixes=prefixes
+        )
         out += [(p.name, c) for c in needs]
         if _needs_nvcc(p.build_needs):
-            nvcc_failed = any(c.status == "fail" and c.name.lower().startswith("nvcc")
-                              for c in needs)
+            nvcc_failed = any(
+                c.status == "fail" and c.name.lower().startswith("nvcc") for c in needs
+            )
             for c in report.checks:
                 if c.status != "fail":
                     continue
@@ -112,8 +115,9 @@ def preflight(
     Keyword arguments as for :func:`preflight_checks`.
     """
     lines = []
-    for name, c in preflight_checks(plan, report=report, env=env, run=run, timeout=timeout,
-                                    prefixes=prefixes):
+    for name, c in preflight_checks(
+        plan, report=report, env=env, run=run, timeout=timeout, prefixes=prefixes
+    ):
         if c.status != "fail":
             continue
         fix = f"; fix: {' / '.join(c.fix)}" if c.fix else ""

@@ -143,8 +143,9 @@ def _capture(
     text = (done.stdout or "") + (done.stderr or "")
     if done.returncode != 0:
         first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")
-        return _Output(done.returncode, text, f"'{shown}' exited with status "
-                       f"{done.returncode}: {first[:200]}")
+        return _Output(
+            done.returncode, text, f"'{shown}' exited with status {done.returncode}: {first[:200]}"
+        )
     return _Output(0, text, None)
 
 
@@ -185,8 +186,13 @@ class Check:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "status": self.status, "summary": self.summary,
-                "fix": list(self.fix), "notes": list(self.notes)}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "summary": self.summary,
+            "fix": list(self.fix),
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,9 +217,15 @@ class Toolkit:
         return _release(self.version)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"root": self.root, "source": self.source, "nvcc": self.nvcc,
-                "version": self.version, "version_source": self.version_source,
-                "host_config": self.host_config, "notes": list(self.notes)}
+        return {
+            "root": self.root,
+            "source": self.source,
+            "nvcc": self.nvcc,
+            "version": self.version,
+            "version_source": self.version_source,
+            "host_config": self.host_config,
+            "notes": list(self.notes),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,9 +256,15 @@ class Compiler:
         return f"{name} {self.version} ({family[self.family]})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"command": self.command, "source": self.source, "path": self.path,
-                "family": self.family, "version": self.version,
-                "macro_source": self.macro_source, "reason": self.reason}
+        return {
+            "command": self.command,
+            "source": self.source,
+            "path": self.path,
+            "family": self.family,
+            "version": self.version,
+            "macro_source": self.macro_source,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,8 +277,12 @@ class Tool:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "path": self.path, "version": self.version,
-                "reason": self.reason}
+        return {
+            "name": self.name,
+            "path": self.path,
+            "version": self.version,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -290,8 +312,9 @@ class ToolchainReport:
             "checks": [c.to_dict() for c in self.checks],
             "toolkit": self.toolkit.to_dict(),
             "host_compiler": self.host_compiler.to_dict() if self.host_compiler else None,
-            "host_rejections": [{"line": r.line, "message": r.message}
-                                for r in self.host_rejections],
+            "host_rejections": [
+                {"line": r.line, "message": r.message} for r in self.host_rejections
+            ],
             "alternatives": [c.to_dict() for c in self.alternatives],
             "cxx": self.cxx.to_dict() if self.cxx else None,
             "cmake": self.cmake.to_dict(),
@@ -321,13 +344,15 @@ def parse_nvcc_version(text: str) -> str | None:
 
 def _looks_like_toolkit(root: str) -> bool:
     return _host_config_path(root) is not None or os.path.isfile(
-        os.path.join(root, "include", "cuda_runtime_api.h"))
+        os.path.join(root, "include", "cuda_runtime_api.h")
+    )
 
 
 def _host_config_path(root: str) -> str | None:
     candidates = [os.path.join(root, "include", "crt", "host_config.h")]
-    candidates += sorted(glob.glob(os.path.join(root, "targets", "*", "include", "crt",
-                                                "host_config.h")))
+    candidates += sorted(
+        glob.glob(os.path.join(root, "targets", "*", "include", "crt", "host_config.h"))
+    )
     return next((c for c in candidates if os.path.isfile(c)), None)
 
 
@@ -344,8 +369,9 @@ def _root_from_nvcc(
     root = os.path.dirname(os.path.dirname(real))
     if _looks_like_toolkit(root):
         return root, None
-    out = _capture([nvcc, "-dryrun", "-E", "-x", "cu", os.devnull], env=env, run=run,
-                   timeout=timeout)
+    out = _capture(
+        [nvcc, "-dryrun", "-E", "-x", "cu", os.devnull], env=env, run=run, timeout=timeout
+    )
     match = re.search(r"^#\$ TOP=(.+)$", out.text, re.MULTILINE)
     if match and os.path.isdir(match.group(1).strip()):
         return os.path.realpath(match.group(1).strip()), None
@@ -391,8 +417,11 @@ def find_toolkit(
                 root, source = os.path.realpath(default_root), default_root
             else:
                 where = f", no {default_root}" if default_root else ""
-                return Toolkit(root=None, source="none", notes=(
-                    f"no CUDA_HOME, CUDA_PATH or CUDACXX, no nvcc on PATH{where}",))
+                return Toolkit(
+                    root=None,
+                    source="none",
+                    notes=(f"no CUDA_HOME, CUDA_PATH or CUDACXX, no nvcc on PATH{where}",),
+                )
     if nvcc is None and root is not None:
         candidate = os.path.join(root, "bin", exe)
         if os.path.isfile(candidate):
@@ -418,8 +447,15 @@ def find_toolkit(
     host_config = _host_config_path(root) if root else None
     if root and host_config is None:
         notes.append(f"no include/crt/host_config.h under {root}")
-    return Toolkit(root=root, source=source, nvcc=nvcc, version=version,
-                   version_source=version_source, host_config=host_config, notes=tuple(notes))
+    return Toolkit(
+        root=root,
+        source=source,
+        nvcc=nvcc,
+        version=version,
+        version_source=version_source,
+        host_config=host_config,
+        notes=tuple(notes),
+    )
 
 
 def _version_from_files(root: str) -> tuple[str | None, str | None]:
@@ -432,12 +468,15 @@ def _version_from_files(root: str) -> tuple[str | None, str | None]:
             return version, "version.json"
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    includes = [os.path.join(root, "include"),
-                *sorted(glob.glob(os.path.join(root, "targets", "*", "include")))]
+    includes = [
+        os.path.join(root, "include"),
+        *sorted(glob.glob(os.path.join(root, "targets", "*", "include"))),
+    ]
     for include in includes:
         try:
-            with open(os.path.join(include, "cuda_runtime_api.h"), encoding="utf-8",
-                      errors="replace") as fh:
+            with open(
+                os.path.join(include, "cuda_runtime_api.h"), encoding="utf-8", errors="replace"
+            ) as fh:
                 match = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", fh.read())
         except OSError:
             continue
@@ -467,8 +506,12 @@ def _platform_macros() -> dict[str, str]:
         macros["_WIN32"] = "1"
     if sys.maxsize > 2**32 and sys.platform != "win32":
         macros["__LP64__"] = "1"
-    arch = {"x86_64": "__x86_64__", "amd64": "__x86_64__", "aarch64": "__aarch64__",
-            "arm64": "__aarch64__"}.get(machine)
+    arch = {
+        "x86_64": "__x86_64__",
+        "amd64": "__x86_64__",
+        "aarch64": "__aarch64__",
+        "arm64": "__aarch64__",
+    }.get(machine)
     if arch:
         macros[arch] = "1"
     if machine.startswith("ppc64"):
@@ -482,13 +525,20 @@ def _synthesised_macros(family: Family, version: str) -> dict[str, str]:
     parts = [*_version_key(version), 0, 0, 0]
     macros = _platform_macros()
     if family == "gnu":
-        macros.update(__GNUC__=str(parts[0]), __GNUC_MINOR__=str(parts[1]),
-                      __GNUC_PATCHLEVEL__=str(parts[2]))
+        macros.update(
+            __GNUC__=str(parts[0]), __GNUC_MINOR__=str(parts[1]), __GNUC_PATCHLEVEL__=str(parts[2])
+        )
     elif family == "clang":
         # clang poses as GCC 4.2 (`clang -dM -E` prints __GNUC__ 4, __GNUC_MINOR__ 2).
-        macros.update(__clang__="1", __clang_major__=str(parts[0]),
-                      __clang_minor__=str(parts[1]), __clang_patchlevel__=str(parts[2]),
-                      __GNUC__="4", __GNUC_MINOR__="2", __GNUC_PATCHLEVEL__="1")
+        macros.update(
+            __clang__="1",
+            __clang_major__=str(parts[0]),
+            __clang_minor__=str(parts[1]),
+            __clang_patchlevel__=str(parts[2]),
+            __GNUC__="4",
+            __GNUC_MINOR__="2",
+            __GNUC_PATCHLEVEL__="1",
+        )
     elif family == "msvc":
         macros.update(_MSC_VER=str(parts[0] * 100 + parts[1]), _WIN32="1")
     return macros
@@ -526,8 +576,13 @@ def identify_compiler(
             why = out.reason or "cl printed no 'Compiler Version'"
             return dataclasses.replace(base, reason=why)
         version = ".".join(match.groups())
-        return dataclasses.replace(base, family="msvc", version=version, macro_source="synthesised",
-                        macros=tuple(sorted(_synthesised_macros("msvc", version).items())))
+        return dataclasses.replace(
+            base,
+            family="msvc",
+            version=version,
+            macro_source="synthesised",
+            macros=tuple(sorted(_synthesised_macros("msvc", version).items())),
+        )
 
     out = _capture([found, "--version"], env=env, run=run, timeout=timeout)
     if out.reason:
@@ -546,12 +601,16 @@ def identify_compiler(
                 break
         if not version:
             first = " ".join(out.text.split())[:80] or "nothing"
-            return dataclasses.replace(base, family="unknown", reason=(
-                f"cannot tell which compiler {found} is: '--version' printed {first!r}"))
+            return dataclasses.replace(
+                base,
+                family="unknown",
+                reason=(f"cannot tell which compiler {found} is: '--version' printed {first!r}"),
+            )
         family = "gnu"
 
-    dump = _capture([found, "-dM", "-E", "-x", "c++", os.devnull], env=env, run=run,
-                    timeout=timeout)
+    dump = _capture(
+        [found, "-dM", "-E", "-x", "c++", os.devnull], env=env, run=run, timeout=timeout
+    )
     macros: dict[str, str] = {}
     for line in dump.text.splitlines():
         match = _DEFINE_LINE_RE.match(line)
@@ -562,8 +621,13 @@ def identify_compiler(
         macro_source = "-dM -E"
     else:
         macros, macro_source = _synthesised_macros(family, version), "synthesised"
-    return dataclasses.replace(base, family=family, version=version, macro_source=macro_source,
-                    macros=tuple(sorted(macros.items())))
+    return dataclasses.replace(
+        base,
+        family=family,
+        version=version,
+        macro_source=macro_source,
+        macros=tuple(sorted(macros.items())),
+    )
 
 
 def _flag_value(flags: str, names: Sequence[str]) -> str | None:
@@ -578,7 +642,7 @@ def _flag_value(flags: str, names: Sequence[str]) -> str | None:
             if word == name and i + 1 < len(words):
                 value = words[i + 1]
             elif word.startswith(name + "="):
-                value = word[len(name) + 1:]
+                value = word[len(name) + 1 :]
     return value
 
 
@@ -633,8 +697,9 @@ def _find_cxx(env: Mapping[str, str], run: Runner, timeout: float) -> Compiler:
     for name in names:
         if _which(name, env):
             return identify_compiler(name, source="PATH", env=env, run=run, timeout=timeout)
-    return Compiler(command=names[0], source="PATH",
-                    reason=f"no CXX and none of {', '.join(names)} on PATH")
+    return Compiler(
+        command=names[0], source="PATH", reason=f"no CXX and none of {', '.join(names)} on PATH"
+    )
 
 
 # g++, g++-15, x86_64-pc-linux-gnu-g++-15, clang++, clang++-20 (not g++-ar and friends).
@@ -667,8 +732,11 @@ def _candidate_compilers(env: Mapping[str, str]) -> list[str]:
 
 # --- the report ---------------------------------------------------------------------
 
-_NVCC_BASE_MACROS = {"__CUDACC__": "1", "__NVCC__": "1",
-                     "__CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__": ""}
+_NVCC_BASE_MACROS = {
+    "__CUDACC__": "1",
+    "__NVCC__": "1",
+    "__CUDA_INCLUDE_COMPILER_INTERNAL_HEADERS__": "",
+}
 
 
 def _nvcc_macros(compiler: Compiler, *, allow_unsupported: bool) -> dict[str, str]:
@@ -679,7 +747,7 @@ def _nvcc_macros(compiler: Compiler, *, allow_unsupported: bool) -> dict[str, st
 
 
 def _range_text(config: HostConfig, compiler: Compiler) -> str:
-    """"GNU up to 15" / "clang 4 to 20", derived by evaluating the header."""
+    """ "GNU up to 15" / "clang 4 to 20", derived by evaluating the header."""
     macro, name, span = {
         "gnu": ("__GNUC__", "GNU", range(1, 100)),
         "clang": ("__clang_major__", "clang", range(1, 100)),
@@ -687,8 +755,9 @@ def _range_text(config: HostConfig, compiler: Compiler) -> str:
     }.get(compiler.family or "", ("", "", range(0)))
     if not macro:
         return ""
-    found = accepted_range(config, _nvcc_macros(compiler, allow_unsupported=False), macro,
-                           span=span)
+    found = accepted_range(
+        config, _nvcc_macros(compiler, allow_unsupported=False), macro, span=span
+    )
     if found is None:
         return f"no {name} version"
     low, high = found
@@ -704,29 +773,42 @@ def _fix_lines(path: str) -> tuple[str, ...]:
     )
 
 
-_ALLOW_NOTE = ("nvcc's -allow-unsupported-compiler skips this check; not recommended: "
-               "NVIDIA warns it may cause compilation failure or incorrect run time execution")
+_ALLOW_NOTE = (
+    "nvcc's -allow-unsupported-compiler skips this check; not recommended: "
+    "NVIDIA warns it may cause compilation failure or incorrect run time execution"
+)
 
 
 def _toolkit_check(toolkit: Toolkit) -> Check:
     if toolkit.root is None:
-        return Check(name="cuda toolkit", status="fail",
-                     summary="no CUDA toolkit: " + "; ".join(toolkit.notes),
-                     fix=("install the CUDA toolkit and set CUDA_HOME=<its root>",))
+        return Check(
+            name="cuda toolkit",
+            status="fail",
+            summary="no CUDA toolkit: " + "; ".join(toolkit.notes),
+            fix=("install the CUDA toolkit and set CUDA_HOME=<its root>",),
+        )
     where = f"{toolkit.root} (from {toolkit.source})"
     if toolkit.version is None:
-        return Check(name="cuda toolkit", status="fail",
-                     summary=f"CUDA toolkit at {where}, version unknown",
-                     notes=toolkit.notes)
+        return Check(
+            name="cuda toolkit",
+            status="fail",
+            summary=f"CUDA toolkit at {where}, version unknown",
+            notes=toolkit.notes,
+        )
     if toolkit.nvcc is None:
-        return Check(name="cuda toolkit", status="fail",
-                     summary=f"CUDA {toolkit.version} at {where} has no nvcc",
-                     notes=toolkit.notes)
+        return Check(
+            name="cuda toolkit",
+            status="fail",
+            summary=f"CUDA {toolkit.version} at {where} has no nvcc",
+            notes=toolkit.notes,
+        )
     status: Status = "warn" if toolkit.notes else "ok"
-    return Check(name="cuda toolkit", status=status,
-                 summary=f"CUDA {toolkit.version} at {where}; version from "
-                         f"{toolkit.version_source}",
-                 notes=toolkit.notes)
+    return Check(
+        name="cuda toolkit",
+        status=status,
+        summary=f"CUDA {toolkit.version} at {where}; version from {toolkit.version_source}",
+        notes=toolkit.notes,
+    )
 
 
 def toolchain_report(
@@ -749,7 +831,8 @@ def toolchain_report(
     host = find_host_compiler(env=env, run=run, timeout=timeout)
     config, config_reason = _load_host_config(toolkit)
     accept, rejections, alternatives = _acceptance_check(
-        toolkit, host, config, config_reason, env=env, run=run, timeout=timeout)
+        toolkit, host, config, config_reason, env=env, run=run, timeout=timeout
+    )
     cxx = _find_cxx(env, run, timeout)
     cmake = probe_tool("cmake", env=env, run=run, timeout=timeout)
     ninja = probe_tool("ninja", env=env, run=run, timeout=timeout)
@@ -758,17 +841,27 @@ def toolchain_report(
         _toolkit_check(toolkit),
         _compiler_check("host compiler", "nvcc's host compiler", host, fix=()),
         accept,
-        _compiler_check("c++ compiler", "C++ compiler", cxx,
-                        fix=("install g++ or clang++, or set CXX",)),
+        _compiler_check(
+            "c++ compiler", "C++ compiler", cxx, fix=("install g++ or clang++, or set CXX",)
+        ),
         _tool_check(cmake),
         _tool_check(ninja),
         _stub_check(toolkit.root, stub),
         _driver_check(toolkit.release, driver_cuda, driver_cuda_reason),
     )
     return ToolchainReport(
-        toolkit=toolkit, host_compiler=host, host_rejections=rejections,
-        alternatives=alternatives, cxx=cxx, cmake=cmake, ninja=ninja, driver_stub=stub,
-        driver_cuda=driver_cuda, driver_cuda_reason=driver_cuda_reason, checks=checks)
+        toolkit=toolkit,
+        host_compiler=host,
+        host_rejections=rejections,
+        alternatives=alternatives,
+        cxx=cxx,
+        cmake=cmake,
+        ninja=ninja,
+        driver_stub=stub,
+        driver_cuda=driver_cuda,
+        driver_cuda_reason=driver_cuda_reason,
+        checks=checks,
+    )
 
 
 def _load_host_config(toolkit: Toolkit) -> tuple[HostConfig | None, str | None]:
@@ -785,13 +878,16 @@ def _load_host_config(toolkit: Toolkit) -> tuple[HostConfig | None, str | None]:
 
 def _compiler_check(name: str, what: str, compiler: Compiler, *, fix: tuple[str, ...]) -> Check:
     if compiler.reason:
-        return Check(name=name, status="fail",
-                     summary=f"{what} ({compiler.source}): {compiler.reason}", fix=fix)
+        return Check(
+            name=name,
+            status="fail",
+            summary=f"{what} ({compiler.source}): {compiler.reason}",
+            fix=fix,
+        )
     shown = compiler.command
     if compiler.path != compiler.command:
         shown += f" -> {compiler.path}"
-    return Check(name=name, status="ok",
-                 summary=f"{compiler.label} at {shown} ({compiler.source})")
+    return Check(name=name, status="ok", summary=f"{compiler.label} at {shown} ({compiler.source})")
 
 
 def _acceptance_check(
@@ -815,41 +911,80 @@ def _acceptance_check(
     limit_text = f"; host_config.h accepts {limit}" if limit else ""
     unknown = tuple(f"host_config.h {u}: taken as false" for u in verdict.unknown)
     if verdict.accepted:
-        return Check(name=name, status="warn" if unknown else "ok", notes=unknown,
-                     summary=f"nvcc {release} accepts {host.label}{limit_text}"), (), ()
+        return (
+            Check(
+                name=name,
+                status="warn" if unknown else "ok",
+                notes=unknown,
+                summary=f"nvcc {release} accepts {host.label}{limit_text}",
+            ),
+            (),
+            (),
+        )
     first = verdict.rejections[0]
-    allowed_by = [var for var in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS")
-                  if any(w in _ALLOW for w in env.get(var, "").split())]
+    allowed_by = [
+        var
+        for var in ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS")
+        if any(w in _ALLOW for w in env.get(var, "").split())
+    ]
     if allowed_by:
-        return Check(
-            name=name, status="warn", notes=(*unknown, _ALLOW_NOTE),
-            summary=f"nvcc {release}'s host_config.h rejects {host.label} (line {first.line}: "
-                    f"{first.short}), but -allow-unsupported-compiler in {allowed_by[0]} "
-                    "skips the check"), verdict.rejections, ()
+        return (
+            Check(
+                name=name,
+                status="warn",
+                notes=(*unknown, _ALLOW_NOTE),
+                summary=f"nvcc {release}'s host_config.h rejects {host.label} (line {first.line}: "
+                f"{first.short}), but -allow-unsupported-compiler in {allowed_by[0]} "
+                "skips the check",
+            ),
+            verdict.rejections,
+            (),
+        )
     alternatives = _accepted_alternatives(config, host, env=env, run=run, timeout=timeout)
-    summary = (f"nvcc {release} rejects {host.label}: {toolkit.host_config}:{first.line}: "
-               f"{first.short}{limit_text}")
+    summary = (
+        f"nvcc {release} rejects {host.label}: {toolkit.host_config}:{first.line}: "
+        f"{first.short}{limit_text}"
+    )
     if not alternatives:
-        return Check(
-            name=name, status="fail", summary=summary,
-            fix=(f"install a compiler nvcc {release} accepts ({limit or 'see the #error'}) "
-                 "and set CUDAHOSTCXX=<its path>",),
-            notes=(*unknown, "no other C++ compiler on PATH is accepted", _ALLOW_NOTE),
-        ), verdict.rejections, ()
+        return (
+            Check(
+                name=name,
+                status="fail",
+                summary=summary,
+                fix=(
+                    f"install a compiler nvcc {release} accepts ({limit or 'see the #error'}) "
+                    "and set CUDAHOSTCXX=<its path>",
+                ),
+                notes=(*unknown, "no other C++ compiler on PATH is accepted", _ALLOW_NOTE),
+            ),
+            verdict.rejections,
+            (),
+        )
     best = alternatives[0]
     others = ", ".join(f"{c.label} at {c.command}" for c in alternatives[1:])
-    notes = (*unknown, f"{best.label} at {best.command} is accepted",
-             *((f"also accepted: {others}",) if others else ()), _ALLOW_NOTE)
-    return Check(name=name, status="fail", summary=summary, fix=_fix_lines(best.command),
-                 notes=notes), verdict.rejections, alternatives
+    notes = (
+        *unknown,
+        f"{best.label} at {best.command} is accepted",
+        *((f"also accepted: {others}",) if others else ()),
+        _ALLOW_NOTE,
+    )
+    return (
+        Check(name=name, status="fail", summary=summary, fix=_fix_lines(best.command), notes=notes),
+        verdict.rejections,
+        alternatives,
+    )
 
 
 def _tool_check(tool: Tool) -> Check:
     # A missing cmake or ninja is a finding, not an error: many builds need neither, and
     # `pip install cmake ninja` (or the build's own requirements) supplies them.
     if tool.reason:
-        return Check(name=tool.name, status="warn", summary=f"{tool.name}: {tool.reason}",
-                     fix=(f"pip install {tool.name}, or your system package",))
+        return Check(
+            name=tool.name,
+            status="warn",
+            summary=f"{tool.name}: {tool.reason}",
+            fix=(f"pip install {tool.name}, or your system package",),
+        )
     return Check(name=tool.name, status="ok", summary=f"{tool.name} {tool.version} at {tool.path}")
 
 
@@ -863,11 +998,15 @@ def _stub_check(root: str | None, stub: str | None) -> Check:
     # against <toolkit>/stubs/libcuda.so; without it, linking fails where no driver is
     # installed (build containers, CI).
     return Check(
-        name=name, status="warn",
+        name=name,
+        status="warn",
         summary=f"no stubs/libcuda.so in {root} (lib64/stubs, targets/*/lib/stubs): builds "
-                "that link the driver API (-lcuda) fail on a machine without the driver",
-        fix=("install the toolkit's driver development files "
-             "(cuda-driver-dev-<version> on Debian/Ubuntu)",))
+        "that link the driver API (-lcuda) fail on a machine without the driver",
+        fix=(
+            "install the toolkit's driver development files "
+            "(cuda-driver-dev-<version> on Debian/Ubuntu)",
+        ),
+    )
 
 
 def _accepted_alternatives(
@@ -879,18 +1018,23 @@ def _accepted_alternatives(
         if host.path and os.path.realpath(path) == host.path:
             continue
         compiler = identify_compiler(path, source="PATH", env=env, run=run, timeout=timeout)
-        if compiler.reason is None and evaluate(
-                config, _nvcc_macros(compiler, allow_unsupported=False)).accepted:
+        if (
+            compiler.reason is None
+            and evaluate(config, _nvcc_macros(compiler, allow_unsupported=False)).accepted
+        ):
             accepted.append(compiler)
     accepted.sort(key=lambda c: (c.family != "gnu", [-x for x in _version_key(c.version)]))
     return tuple(accepted)
 
 
 def _driver_stub(root: str) -> str | None:
-    candidates = [os.path.join(root, "lib64", "stubs", "libcuda.so"),
-                  os.path.join(root, "lib", "stubs", "libcuda.so")]
-    candidates += sorted(glob.glob(os.path.join(root, "targets", "*", "lib", "stubs",
-                                                "libcuda.so")))
+    candidates = [
+        os.path.join(root, "lib64", "stubs", "libcuda.so"),
+        os.path.join(root, "lib", "stubs", "libcuda.so"),
+    ]
+    candidates += sorted(
+        glob.glob(os.path.join(root, "targets", "*", "lib", "stubs", "libcuda.so"))
+    )
     if _IS_WINDOWS:
         candidates += [os.path.join(root, "lib", "x64", "cuda.lib")]
     return next((c for c in candidates if os.path.isfile(c)), None)
@@ -901,27 +1045,43 @@ def _driver_check(toolkit: str | None, driver: str | None, reason: str | None) -
     if toolkit is None:
         return Check(name=name, status="skip", summary="not checked: toolkit version unknown")
     if driver is None:
-        return Check(name=name, status="skip",
-                     summary=f"not checked: driver CUDA version unknown ({reason or 'no driver'})")
+        return Check(
+            name=name,
+            status="skip",
+            summary=f"not checked: driver CUDA version unknown ({reason or 'no driver'})",
+        )
     t, d = _version_key(toolkit)[:2], _version_key(driver)[:2]
     if len(d) < 2:
-        return Check(name=name, status="skip",
-                     summary=f"not checked: cannot read driver CUDA version {driver!r}")
+        return Check(
+            name=name,
+            status="skip",
+            summary=f"not checked: cannot read driver CUDA version {driver!r}",
+        )
     if d >= t:
-        return Check(name=name, status="ok",
-                     summary=f"driver supports CUDA {driver}, toolkit is {toolkit}")
+        return Check(
+            name=name, status="ok", summary=f"driver supports CUDA {driver}, toolkit is {toolkit}"
+        )
     # FACTS.md section 1: PTX from a newer toolkit cannot be JIT-compiled by an older
     # driver (cudaErrorUnsupportedPtxVersion); across majors nothing runs (CUDA 13.x
     # needs a driver >= 580 on Linux).
     if d[0] < t[0]:
-        why = (f"binaries built with CUDA {toolkit} need a driver for CUDA {t[0]}.x; this "
-               f"driver supports CUDA {driver}: they will not run on this machine")
+        why = (
+            f"binaries built with CUDA {toolkit} need a driver for CUDA {t[0]}.x; this "
+            f"driver supports CUDA {driver}: they will not run on this machine"
+        )
     else:
-        why = (f"PTX built by CUDA {toolkit} cannot be JIT-compiled by this driver (CUDA "
-               f"{driver}): cudaErrorUnsupportedPtxVersion; SASS for this GPU still runs")
-    return Check(name=name, status="warn", summary=why,
-                 fix=(f"update the driver to one supporting CUDA {toolkit}, or build with "
-                      f"CUDA <= {driver}",))
+        why = (
+            f"PTX built by CUDA {toolkit} cannot be JIT-compiled by this driver (CUDA "
+            f"{driver}): cudaErrorUnsupportedPtxVersion; SASS for this GPU still runs"
+        )
+    return Check(
+        name=name,
+        status="warn",
+        summary=why,
+        fix=(
+            f"update the driver to one supporting CUDA {toolkit}, or build with CUDA <= {driver}",
+        ),
+    )
 
 
 def probe_tool(
@@ -976,9 +1136,13 @@ def check_build_needs(
         try:
             req = Requirement(need)
         except InvalidRequirement as exc:
-            problems.append(Check(name=need, status="fail",
-                                  summary=f"cannot read build need {need!r}: "
-                                          f"{str(exc).splitlines()[0]}"))
+            problems.append(
+                Check(
+                    name=need,
+                    status="fail",
+                    summary=f"cannot read build need {need!r}: {str(exc).splitlines()[0]}",
+                )
+            )
             continue
         key = req.name.lower()
         spec = req.specifier
@@ -995,29 +1159,43 @@ def check_build_needs(
             where = cxx.command if cxx else None
             missing = (cxx.reason if cxx else "not probed") if not version else None
         else:
-            version, where, missing = _find_library(req.name, env=env, run=run,
-                                                    timeout=timeout, prefixes=prefixes)
+            version, where, missing = _find_library(
+                req.name, env=env, run=run, timeout=timeout, prefixes=prefixes
+            )
         if missing:
             problems.append(Check(name=need, status="fail", summary=f"{req.name}: {missing}"))
             continue
         if not spec:
             continue
         if version is None:
-            problems.append(Check(name=need, status="warn",
-                                  summary=f"{req.name} found ({where}) but its version is "
-                                          f"unknown; cannot check {spec}"))
+            problems.append(
+                Check(
+                    name=need,
+                    status="warn",
+                    summary=f"{req.name} found ({where}) but its version is "
+                    f"unknown; cannot check {spec}",
+                )
+            )
             continue
         try:
             meets = spec.contains(Version(version), prereleases=True)
         except InvalidVersion:
-            problems.append(Check(name=need, status="warn",
-                                  summary=f"{req.name} {version!r} is not a version; "
-                                          f"cannot check {spec}"))
+            problems.append(
+                Check(
+                    name=need,
+                    status="warn",
+                    summary=f"{req.name} {version!r} is not a version; cannot check {spec}",
+                )
+            )
             continue
         if not meets:
-            problems.append(Check(name=need, status="fail",
-                                  summary=f"{req.name} {version} at {where} does not "
-                                          f"satisfy {spec}"))
+            problems.append(
+                Check(
+                    name=need,
+                    status="fail",
+                    summary=f"{req.name} {version} at {where} does not satisfy {spec}",
+                )
+            )
     return problems
 
 
@@ -1031,33 +1209,59 @@ def _find_library(
 ) -> tuple[str | None, str | None, str | None]:
     """(version or None, where found, reason it is missing or None)."""
     if _which("pkg-config", env):
-        out = _capture(["pkg-config", "--modversion", name], env=env, run=run,
-                       timeout=timeout)
+        out = _capture(["pkg-config", "--modversion", name], env=env, run=run, timeout=timeout)
         if out.reason is None and out.text.strip():
             return out.text.strip().splitlines()[0], f"pkg-config {name}", None
     if prefixes is None:
-        prefixes = ["/usr", "/usr/local"] + ([env["CONDA_PREFIX"]] if env.get("CONDA_PREFIX")
-                                             else [])
+        prefixes = ["/usr", "/usr/local"] + (
+            [env["CONDA_PREFIX"]] if env.get("CONDA_PREFIX") else []
+        )
 
     def split(var: str) -> list[str]:
         return [p for p in env.get(var, "").split(os.pathsep) if p]
 
-    includes = [*split("CPATH"), *split("CPLUS_INCLUDE_PATH"), *split("C_INCLUDE_PATH"),
-                *(os.path.join(p, "include") for p in prefixes)]
+    includes = [
+        *split("CPATH"),
+        *split("CPLUS_INCLUDE_PATH"),
+        *split("C_INCLUDE_PATH"),
+        *(os.path.join(p, "include") for p in prefixes),
+    ]
     libdirs = [*split("LIBRARY_PATH"), *split("LD_LIBRARY_PATH")]
     for p in prefixes:
-        libdirs += [os.path.join(p, "lib"), os.path.join(p, "lib64"),
-                    *sorted(glob.glob(os.path.join(p, "lib", "*-linux-gnu")))]
-    header = next((os.path.join(d, h) for d in includes
-                   for h in (f"{name}.h", os.path.join(name, f"{name}.h"))
-                   if os.path.isfile(os.path.join(d, h))), None)
-    library = next((hit for d in libdirs
-                    for pattern in (f"lib{name}.so", f"lib{name}.so.*", f"lib{name}.a",
-                                    f"lib{name}.dylib", f"{name}.lib")
-                    for hit in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))), None)
+        libdirs += [
+            os.path.join(p, "lib"),
+            os.path.join(p, "lib64"),
+            *sorted(glob.glob(os.path.join(p, "lib", "*-linux-gnu"))),
+        ]
+    header = next(
+        (
+            os.path.join(d, h)
+            for d in includes
+            for h in (f"{name}.h", os.path.join(name, f"{name}.h"))
+            if os.path.isfile(os.path.join(d, h))
+        ),
+        None,
+    )
+    library = next(
+        (
+            hit
+            for d in libdirs
+            for pattern in (
+                f"lib{name}.so",
+                f"lib{name}.so.*",
+                f"lib{name}.a",
+                f"lib{name}.dylib",
+                f"{name}.lib",
+            )
+            for hit in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))
+        ),
+        None,
+    )
     if header and library:
         return None, f"{header}, {library}", None
-    looked = (f"no pkg-config {name}; {name}.h in {os.pathsep.join(includes) or 'nowhere'}: "
-              f"{'found' if header else 'missing'}; lib{name} in "
-              f"{os.pathsep.join(libdirs) or 'nowhere'}: {'found' if library else 'missing'}")
+    looked = (
+        f"no pkg-config {name}; {name}.h in {os.pathsep.join(includes) or 'nowhere'}: "
+        f"{'found' if header else 'missing'}; lib{name} in "
+        f"{os.pathsep.join(libdirs) or 'nowhere'}: {'found' if library else 'missing'}"
+    )
     return None, None, looked

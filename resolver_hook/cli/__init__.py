@@ -26,9 +26,19 @@ __all__ = ["main"]
 
 # Command name -> module under resolver_hook.cli, in the order of --help.
 _COMMANDS = {
-    "detect": "detect", "plan": "plan", "explain": "explain", "lock": "lock",
-    "pip": "install", "uv": "install", "enable": "hook", "disable": "hook", "status": "hook",
-    "placeholder": "placeholder", "scan": "scan", "manifest": "manifest", "lint": "lint",
+    "detect": "detect",
+    "plan": "plan",
+    "explain": "explain",
+    "lock": "lock",
+    "pip": "install",
+    "uv": "install",
+    "enable": "hook",
+    "disable": "hook",
+    "status": "hook",
+    "placeholder": "placeholder",
+    "scan": "scan",
+    "manifest": "manifest",
+    "lint": "lint",
     "doctor": "doctor",
 }
 
@@ -86,7 +96,7 @@ def _command_first(argv: list[str]) -> list[str]:
         return argv
     for i, arg in enumerate(argv):
         if arg in _COMMANDS:
-            return [arg, *argv[:i], *argv[i + 1:]]
+            return [arg, *argv[:i], *argv[i + 1 :]]
     return argv
 
 

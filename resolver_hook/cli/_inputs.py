@@ -10,29 +10,57 @@ if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
 
-__all__ = ["add_manifest_options", "add_requirement_options", "manifests_from_args",
-           "requirements_from_args"]
+__all__ = [
+    "add_manifest_options",
+    "add_requirement_options",
+    "manifests_from_args",
+    "requirements_from_args",
+]
 
 EXAMPLE = "gpu-stack.txt"
 
 
 def add_requirement_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("reqs", nargs="*", metavar="REQ", help="requirements, e.g. 'torch>=2.13'")
-    parser.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
-                        dest="requirement_files", help="a pip requirements file (repeatable)")
-    parser.add_argument("-c", "--constraint", action="append", default=[], metavar="FILE",
-                        dest="constraint_files", help="a pip constraints file (repeatable)")
-    parser.add_argument("--example", action="store_true",
-                        help="plan the bundled example (torch, flash-attn, natten, tilert, numpy)")
+    parser.add_argument(
+        "-r",
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="FILE",
+        dest="requirement_files",
+        help="a pip requirements file (repeatable)",
+    )
+    parser.add_argument(
+        "-c",
+        "--constraint",
+        action="append",
+        default=[],
+        metavar="FILE",
+        dest="constraint_files",
+        help="a pip constraints file (repeatable)",
+    )
+    parser.add_argument(
+        "--example",
+        action="store_true",
+        help="plan the bundled example (torch, flash-attn, natten, tilert, numpy)",
+    )
 
 
 def add_manifest_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--manifest", action="append", default=[], metavar="FILE",
-                        help="a flavour manifest (TOML); replaces the built-in one of its "
-                        "package (repeatable)")
-    parser.add_argument("--allow-insecure-urls", action="store_true",
-                        help="accept loopback http:// and file: URLs in manifests "
-                        "(also RESOLVER_HOOK_ALLOW_INSECURE_URLS=1)")
+    parser.add_argument(
+        "--manifest",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a flavour manifest (TOML); replaces the built-in one of its package (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-insecure-urls",
+        action="store_true",
+        help="accept loopback http:// and file: URLs in manifests "
+        "(also RESOLVER_HOOK_ALLOW_INSECURE_URLS=1)",
+    )
 
 
 def example_path() -> str:
@@ -56,6 +84,5 @@ def requirements_from_args(args: argparse.Namespace) -> ReqFile:
 def manifests_from_args(args: argparse.Namespace) -> dict[str, Manifest]:
     from resolver_hook.manifest import ENV_INSECURE, collect_manifests
 
-    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true",
-                                                                               "yes")
+    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
     return collect_manifests(args.manifest, allow_insecure=insecure)

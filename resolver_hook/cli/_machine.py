@@ -13,14 +13,16 @@ __all__ = ["add_machine_options", "machine_from_args"]
 
 def add_machine_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
-        "machine", "describe another machine instead of detecting this one; flags override "
-        "RESOLVER_HOOK_OVERRIDE_* variables, which override detection")
+        "machine",
+        "describe another machine instead of detecting this one; flags override "
+        "RESOLVER_HOOK_OVERRIDE_* variables, which override detection",
+    )
     which = group.add_mutually_exclusive_group()
     which.add_argument("--profile", metavar="FILE", help="a profile saved by 'detect --json'")
-    which.add_argument("--target", metavar="SPEC",
-                       help="e.g. linux-aarch64-py312-glibc2.39-cuda13.0-sm121")
-    group.add_argument("--cuda", metavar="X.Y",
-                       help="driver CUDA version ('' = no NVIDIA GPU)")
+    which.add_argument(
+        "--target", metavar="SPEC", help="e.g. linux-aarch64-py312-glibc2.39-cuda13.0-sm121"
+    )
+    group.add_argument("--cuda", metavar="X.Y", help="driver CUDA version ('' = no NVIDIA GPU)")
     group.add_argument("--sm", metavar="CC[,CC]", help="GPU compute capabilities, e.g. 9.0,12.1")
     group.add_argument("--arch", metavar="ARCH", help="CPU architecture, e.g. aarch64")
     group.add_argument("--glibc", metavar="X.Y", help="glibc version, e.g. 2.39")

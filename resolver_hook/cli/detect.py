@@ -16,9 +16,12 @@ __all__ = ["register", "render_profile"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("detect", help="what this machine is",
-                       description="Report the host profile: OS, CPU, Python and its wheel "
-                       "tags, libc, and accelerators, with the reason when none is found.")
+    p = sub.add_parser(
+        "detect",
+        help="what this machine is",
+        description="Report the host profile: OS, CPU, Python and its wheel "
+        "tags, libc, and accelerators, with the reason when none is found.",
+    )
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.add_argument("--all-tags", action="store_true", help="list every wheel tag, not the first 5")
     add_machine_options(p)
@@ -37,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
 
 def render_profile(profile: HostProfile, *, all_tags: bool = False) -> str:
     """The readable report (also used by doctor)."""
+
     def mark(field: str) -> str:
         return "  (overridden)" if field in profile.overridden else ""
 
@@ -54,19 +58,25 @@ def render_profile(profile: HostProfile, *, all_tags: bool = False) -> str:
     if nv is None:
         lines.append(f"nvidia:    none: {profile.nvidia_reason}{mark('cuda')}")
     else:
-        lines.append(f"nvidia:    driver {nv.driver_version or 'unknown'}, "
-                     f"driver CUDA {nv.cuda_version or 'unknown'}{mark('cuda')}")
+        lines.append(
+            f"nvidia:    driver {nv.driver_version or 'unknown'}, "
+            f"driver CUDA {nv.cuda_version or 'unknown'}{mark('cuda')}"
+        )
         if not nv.gpus:
             lines.append(f"           no visible GPU: {profile.nvidia_reason}")
         for g in nv.gpus:
             extra = [f"{g.memory_mib} MiB"] if g.memory_mib else []
             extra += [g.uuid] if g.uuid else []
             tail = f", {', '.join(extra)}" if extra else ""
-            lines.append(f"  gpu {g.index}:   {g.name}, compute capability "
-                         f"{g.cc[0]}.{g.cc[1]} (sm_{g.cc[0]}{g.cc[1]}){tail}{mark('sm')}")
+            lines.append(
+                f"  gpu {g.index}:   {g.name}, compute capability "
+                f"{g.cc[0]}.{g.cc[1]} (sm_{g.cc[0]}{g.cc[1]}){tail}{mark('sm')}"
+            )
     if profile.rocm:
-        lines.append(f"rocm:      {', '.join(profile.rocm.gfx) or 'no GPU'}"
-                     f" (ROCm {profile.rocm.version or 'version unknown'})")
+        lines.append(
+            f"rocm:      {', '.join(profile.rocm.gfx) or 'no GPU'}"
+            f" (ROCm {profile.rocm.version or 'version unknown'})"
+        )
     if profile.os == "macos":
         lines.append(f"mps:       {'yes' if profile.mps else 'no'}")
     shown = profile.tags if all_tags else profile.tags[:5]

@@ -35,15 +35,24 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.installed import Environment
 
-__all__ = ["driver_cuda_version", "environment_lines", "package_lines", "register",
-           "toolchain_lines"]
+__all__ = [
+    "driver_cuda_version",
+    "environment_lines",
+    "package_lines",
+    "register",
+    "toolchain_lines",
+]
 
 # Variables other tools read to pick a CUDA flavour (FACTS.md section 1): shown when
 # set, since they steer uv, conda or light-the-torch and not resolver-hook.
-_OTHER_TOOLS = ("CONDA_OVERRIDE_CUDA", "UV_TORCH_BACKEND", "UV_CUDA_DRIVER_VERSION",
-                "LTT_PYTORCH_COMPUTATION_BACKEND",
-                "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION",
-                "NV_VARIANT_PROVIDER_FORCE_SM_ARCH")
+_OTHER_TOOLS = (
+    "CONDA_OVERRIDE_CUDA",
+    "UV_TORCH_BACKEND",
+    "UV_CUDA_DRIVER_VERSION",
+    "LTT_PYTORCH_COMPUTATION_BACKEND",
+    "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION",
+    "NV_VARIANT_PROVIDER_FORCE_SM_ARCH",
+)
 _TAGS_SHOWN = 5
 
 
@@ -51,32 +60,51 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "doctor",
         help="detection report and installed-package check; source-build toolchain "
-             "checks (--build)",
+        "checks (--build)",
         description="Check this machine: every detection probe and why it found what it "
-                    "found, the wheel tags, and whether each installed package that has a "
-                    "manifest fits (with the fix). --build checks what a source build of a "
-                    "CUDA package needs: toolkit, nvcc's host compiler, cmake, ninja, "
-                    "driver stub. Exit 1 when something does not fit or a check failed.",
+        "found, the wheel tags, and whether each installed package that has a "
+        "manifest fits (with the fix). --build checks what a source build of a "
+        "CUDA package needs: toolkit, nvcc's host compiler, cmake, ninja, "
+        "driver stub. Exit 1 when something does not fit or a check failed.",
     )
-    parser.add_argument("--build", action="store_true",
-                        help="check the source-build toolchain (alone, unless --installed "
-                             "or --python is given too)")
-    parser.add_argument("--installed", action="store_true",
-                        help="with --build: also give the detection report and check the "
-                             "installed packages (the default without --build)")
-    parser.add_argument("--python", metavar="PATH",
-                        help="check the packages of the environment of this interpreter "
-                             "(default: the one 'resolver-hook pip install' installs into: "
-                             "the active virtual environment, else pip's on PATH)")
+    parser.add_argument(
+        "--build",
+        action="store_true",
+        help="check the source-build toolchain (alone, unless --installed "
+        "or --python is given too)",
+    )
+    parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="with --build: also give the detection report and check the "
+        "installed packages (the default without --build)",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="check the packages of the environment of this interpreter "
+        "(default: the one 'resolver-hook pip install' installs into: "
+        "the active virtual environment, else pip's on PATH)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--need", action="append", default=[], metavar="SPEC",
-                        help="also check a build need such as 'nvcc>=12.8', 'cmake>=3.26', "
-                             "'ninja', 'cxx' or a library ('z3'); repeatable; implies --build")
-    parser.add_argument("--driver-cuda", metavar="X.Y",
-                        help="CUDA version the driver supports (default: detect it)")
-    parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                        help="give up on a tool that has not answered after this long "
-                             "(default: 10)")
+    parser.add_argument(
+        "--need",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also check a build need such as 'nvcc>=12.8', 'cmake>=3.26', "
+        "'ninja', 'cxx' or a library ('z3'); repeatable; implies --build",
+    )
+    parser.add_argument(
+        "--driver-cuda", metavar="X.Y", help="CUDA version the driver supports (default: detect it)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="give up on a tool that has not answered after this long (default: 10)",
+    )
     add_manifest_options(parser)
     add_machine_options(parser)
     parser.set_defaults(func=_run)
@@ -110,13 +138,19 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _build_part(args: argparse.Namespace, driver: str | None, reason: str | None,
-                data: dict[str, Any], lines: list[str], *, nested: bool) -> bool:
+def _build_part(
+    args: argparse.Namespace,
+    driver: str | None,
+    reason: str | None,
+    data: dict[str, Any],
+    lines: list[str],
+    *,
+    nested: bool,
+) -> bool:
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
     from resolver_hook.build.toolchain import check_build_needs, toolchain_report
 
-    report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason,
-                              timeout=args.timeout)
+    report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason, timeout=args.timeout)
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []
     failed = not report.ok or any(c.status == "fail" for c in needs)
     part = report.to_dict()
@@ -137,8 +171,9 @@ def _build_part(args: argparse.Namespace, driver: str | None, reason: str | None
     return failed
 
 
-def _host_part(args: argparse.Namespace, data: dict[str, Any],
-               lines: list[str]) -> tuple[bool, HostProfile]:
+def _host_part(
+    args: argparse.Namespace, data: dict[str, Any], lines: list[str]
+) -> tuple[bool, HostProfile]:
     """The detection report and the installed-package check; (failed, profile)."""
     from resolver_hook.cli._inputs import manifests_from_args
     from resolver_hook.cli._machine import machine_from_args
@@ -152,16 +187,22 @@ def _host_part(args: argparse.Namespace, data: dict[str, Any],
     env_error = None
     environment = None
     try:
-        environment = (environment_of(args.python) if args.python is not None
-                       else _pip_environment(this_environment, environment_of))
+        environment = (
+            environment_of(args.python)
+            if args.python is not None
+            else _pip_environment(this_environment, environment_of)
+        )
     except OperationalError as exc:  # a reason in the report, not a crash
         env_error = exc.message
     checks = check_installed(environment, manifests, profile) if environment else ()
     seen = profile_for_environment(profile, environment.python) if environment else profile
     data["profile"] = profile.to_dict()
     data["machine"] = profile.describe()
-    data["tags"] = {"count": len(seen.tags), "first": list(seen.tags[:_TAGS_SHOWN]),
-                    "python": seen.python}
+    data["tags"] = {
+        "count": len(seen.tags),
+        "first": list(seen.tags[:_TAGS_SHOWN]),
+        "python": seen.python,
+    }
     data["environment"] = _environment_data(os.environ)
     data["python"] = environment.to_dict() if environment else None
     data["packages"] = {"checked": [c.to_dict() for c in checks], "error": env_error}
@@ -169,8 +210,10 @@ def _host_part(args: argparse.Namespace, data: dict[str, Any],
     lines += environment_lines(os.environ)
     if seen is not profile:
         shown = ", ".join(seen.tags[:_TAGS_SHOWN])
-        lines.append(f"tags of Python {seen.python} (the checked environment): {shown}"
-                     f" ... ({len(seen.tags)} in all)")
+        lines.append(
+            f"tags of Python {seen.python} (the checked environment): {shown}"
+            f" ... ({len(seen.tags)} in all)"
+        )
     lines.append("")
     lines += package_lines(checks, environment, env_error)
     failed = env_error is not None or any(c.status == "fail" for c in checks)
@@ -211,37 +254,56 @@ def environment_lines(env: Mapping[str, str]) -> list[str]:
     """What in the environment changes detection: CUDA_VISIBLE_DEVICES and overrides."""
     data = _environment_data(env)
     cvd = data["CUDA_VISIBLE_DEVICES"]
-    lines = [f"env:       CUDA_VISIBLE_DEVICES={cvd!r}" if cvd is not None else
-             "env:       CUDA_VISIBLE_DEVICES not set (every GPU visible)"]
+    lines = [
+        f"env:       CUDA_VISIBLE_DEVICES={cvd!r}"
+        if cvd is not None
+        else "env:       CUDA_VISIBLE_DEVICES not set (every GPU visible)"
+    ]
     overrides = data["overrides"]
-    lines.append("env:       overrides: " + (", ".join(f"{k}={v!r}" for k, v in overrides.items())
-                                             or "none (RESOLVER_HOOK_OVERRIDE_* not set)"))
+    lines.append(
+        "env:       overrides: "
+        + (
+            ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+            or "none (RESOLVER_HOOK_OVERRIDE_* not set)"
+        )
+    )
     if data["other_tools"]:
-        lines.append("env:       read by other tools, not by resolver-hook: " + ", ".join(
-            f"{k}={v!r}" for k, v in data["other_tools"].items()))
+        lines.append(
+            "env:       read by other tools, not by resolver-hook: "
+            + ", ".join(f"{k}={v!r}" for k, v in data["other_tools"].items())
+        )
     return lines
 
 
-def package_lines(checks: tuple[PackageCheck, ...] | list[PackageCheck],
-                  environment: Environment | None, error: str | None) -> list[str]:
+def package_lines(
+    checks: tuple[PackageCheck, ...] | list[PackageCheck],
+    environment: Environment | None,
+    error: str | None,
+) -> list[str]:
     """The installed-package section: one line per package, its reasons and fix."""
     if environment is None:
         return ["installed packages: not checked", f"fail  {error}"]
     src = environment.source
     if src == "this interpreter":
         src = f"this interpreter, {environment.executable}"
-    head = (f"installed packages ({src}, Python {environment.python}): {len(checks)} of "
-            f"{len(environment.distributions)} have a manifest")
+    head = (
+        f"installed packages ({src}, Python {environment.python}): {len(checks)} of "
+        f"{len(environment.distributions)} have a manifest"
+    )
     lines = [head]
     for c in checks:
         lines.append(f"{c.status:<7} {c.summary}")
         if c.flavour and c.status != "ok":
             lines.append(f"        installed build: {c.flavour}")
-        lines += [f"        also: {r}" for r in c.reasons[1:]] if c.status == "fail" else \
-            [f"        note: {r}" for r in c.reasons]
+        lines += (
+            [f"        also: {r}" for r in c.reasons[1:]]
+            if c.status == "fail"
+            else [f"        note: {r}" for r in c.reasons]
+        )
         if c.status == "unknown":
-            lines.append("        builds that fit this machine: "
-                         + ("; ".join(c.fitting) or "none"))
+            lines.append(
+                "        builds that fit this machine: " + ("; ".join(c.fitting) or "none")
+            )
         if c.fix:
             lines.append(f"        fix: {c.fix}")
     return lines
@@ -297,8 +359,14 @@ def _verdict(checks: list[Check]) -> str:
     counts = {s: sum(1 for c in checks if c.status == s) for s in ("fail", "warn", "skip")}
     if not any(counts.values()):
         return "result: all checks passed"
-    parts = [f"{n} {word}" for word, n in (("failed", counts["fail"]),
-                                           ("warning(s)", counts["warn"]),
-                                           ("skipped", counts["skip"])) if n]
+    parts = [
+        f"{n} {word}"
+        for word, n in (
+            ("failed", counts["fail"]),
+            ("warning(s)", counts["warn"]),
+            ("skipped", counts["skip"]),
+        )
+        if n
+    ]
     head = "result: build toolchain has problems" if counts["fail"] else "result: ok"
     return f"{head} ({', '.join(parts)})"

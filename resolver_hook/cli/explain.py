@@ -12,12 +12,16 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("explain", help="every flavour of a package against this machine",
-                       description="A table of every flavour of PKG: whether its tags, CUDA, "
-                       "GPU kernels and couplings fit the machine, with the chosen one "
-                       "marked '*'. Exit 1 when none fits.")
-    p.add_argument("package", metavar="PKG", help="a package name, or a requirement such as "
-                   "'torch==2.13.*'")
+    p = sub.add_parser(
+        "explain",
+        help="every flavour of a package against this machine",
+        description="A table of every flavour of PKG: whether its tags, CUDA, "
+        "GPU kernels and couplings fit the machine, with the chosen one "
+        "marked '*'. Exit 1 when none fits.",
+    )
+    p.add_argument(
+        "package", metavar="PKG", help="a package name, or a requirement such as 'torch==2.13.*'"
+    )
     add_manifest_options(p)
     add_machine_options(p)
     p.set_defaults(func=run)
@@ -33,8 +37,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         req = Requirement(args.package)
     except InvalidRequirement as exc:
-        raise UsageError(f"{args.package!r} is not a package name or requirement: "
-                         f"{str(exc).splitlines()[0]}") from None
+        raise UsageError(
+            f"{args.package!r} is not a package name or requirement: {str(exc).splitlines()[0]}"
+        ) from None
     manifests = manifests_from_args(args)
     name = canonicalize_name(req.name)
     manifest = manifests.get(name)
@@ -42,9 +47,10 @@ def run(args: argparse.Namespace) -> int:
         import difflib
 
         close = difflib.get_close_matches(name, list(manifests), n=1)
-        raise UsageError(f"no manifest describes {req.name!r}: pip installs it as usual",
-                         hint=f"did you mean {close[0]!r}?" if close else
-                         "add one with --manifest FILE")
+        raise UsageError(
+            f"no manifest describes {req.name!r}: pip installs it as usual",
+            hint=f"did you mean {close[0]!r}?" if close else "add one with --manifest FILE",
+        )
     profile = machine_from_args(args)
     plan = resolve([str(req)], manifests, profile)
     chosen = plan.package(name)
@@ -56,27 +62,35 @@ def run(args: argparse.Namespace) -> int:
         coupling = "-"
         if f.requires:
             why = rejected.get(f.describe(), "")
-            coupling = "no" if why.startswith(("needs ", "no consistent")) or (
-                " needs " in why) else "yes"
+            coupling = (
+                "no" if why.startswith(("needs ", "no consistent")) or (" needs " in why) else "yes"
+            )
         cuda = rules["cuda"] or rules["rocm"]
         gpu = rules["gpu"] or rules["accelerator"]
-        rows.append((
-            "*" if f is chosen_flavour else " ", f.describe(),
-            "no" if rules["tags"] else "yes",
-            "no" if cuda else ("yes" if f.cuda or f.rocm else "-"),
-            "no" if gpu else ("yes" if f.gpu else "-"),
-            coupling,
-            "no" if rules["specifier"] else "yes",
-            next((r for r in (rules["tags"], cuda, gpu, rules["specifier"]) if r), None)
-            or (rejected.get(f.describe()) if f is not chosen_flavour else "chosen"),
-        ))
+        rows.append(
+            (
+                "*" if f is chosen_flavour else " ",
+                f.describe(),
+                "no" if rules["tags"] else "yes",
+                "no" if cuda else ("yes" if f.cuda or f.rocm else "-"),
+                "no" if gpu else ("yes" if f.gpu else "-"),
+                coupling,
+                "no" if rules["specifier"] else "yes",
+                next((r for r in (rules["tags"], cuda, gpu, rules["specifier"]) if r), None)
+                or (rejected.get(f.describe()) if f is not chosen_flavour else "chosen"),
+            )
+        )
     head = ("", "flavour", "tags", "cuda", "gpu", "couplings", "specifier", "why")
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(7)]
-    out = [f"{manifest.display_name}: {len(rows)} flavours from {manifest.source}",
-           f"machine: {profile.describe()}"]
+    out = [
+        f"{manifest.display_name}: {len(rows)} flavours from {manifest.source}",
+        f"machine: {profile.describe()}",
+    ]
     for r in [head, *rows]:
-        out.append("  ".join(str(c).ljust(w) for c, w in zip(r[:7], widths, strict=True))
-                   + f"  {r[7] or ''}")
+        out.append(
+            "  ".join(str(c).ljust(w) for c, w in zip(r[:7], widths, strict=True))
+            + f"  {r[7] or ''}"
+        )
     if chosen is not None and chosen.action == "error":
         out.append(f"no flavour fits: {chosen.reason}")
     elif chosen is not None and chosen.action == "build":

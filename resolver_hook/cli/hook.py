@@ -15,31 +15,43 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    e = sub.add_parser("enable", help="make plain 'pip install' in this venv use the plan",
-                       description="Plan every package that has a manifest for this machine "
-                       "and point the active venv's pip.conf at the resulting constraints and "
-                       "find-links pages. Your pip.conf is saved and 'disable' restores it "
-                       "byte for byte. Prints the variables that do the same for uv.")
+    e = sub.add_parser(
+        "enable",
+        help="make plain 'pip install' in this venv use the plan",
+        description="Plan every package that has a manifest for this machine "
+        "and point the active venv's pip.conf at the resulting constraints and "
+        "find-links pages. Your pip.conf is saved and 'disable' restores it "
+        "byte for byte. Prints the variables that do the same for uv.",
+    )
     _venv_option(e)
     add_manifest_options(e)
     add_machine_options(e)
     e.set_defaults(func=run_enable)
-    d = sub.add_parser("disable", help="restore the venv's pip configuration",
-                       description="Restore the venv's pip.conf exactly as it was before "
-                       "'enable' (or remove it if there was none).")
+    d = sub.add_parser(
+        "disable",
+        help="restore the venv's pip configuration",
+        description="Restore the venv's pip.conf exactly as it was before "
+        "'enable' (or remove it if there was none).",
+    )
     _venv_option(d)
     d.set_defaults(func=run_disable)
-    s = sub.add_parser("status", help="is the hook on, and does the machine still match?",
-                       description="Say whether the hook is enabled in the venv and whether "
-                       "this machine still matches the one it was enabled for. Exit 0 when "
-                       "it is on and matches, 1 when it is off or the machine changed.")
+    s = sub.add_parser(
+        "status",
+        help="is the hook on, and does the machine still match?",
+        description="Say whether the hook is enabled in the venv and whether "
+        "this machine still matches the one it was enabled for. Exit 0 when "
+        "it is on and matches, 1 when it is off or the machine changed.",
+    )
     _venv_option(s)
     s.set_defaults(func=run_status)
 
 
 def _venv_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--venv", metavar="PATH",
-                   help="the virtual environment (default: the active one, $VIRTUAL_ENV)")
+    p.add_argument(
+        "--venv",
+        metavar="PATH",
+        help="the virtual environment (default: the active one, $VIRTUAL_ENV)",
+    )
 
 
 def _venv(args: argparse.Namespace) -> Path:
@@ -76,11 +88,15 @@ def run_enable(args: argparse.Namespace) -> int:
         out(f"  export UV_FIND_LINKS='{' '.join(plan.find_links)}'\n")
     # pip's environment variables take the place of pip.conf's keys.
     if os.environ.get("PIP_CONSTRAINT"):
-        out("warning: PIP_CONSTRAINT is set in this shell and takes the place of pip.conf's "
-            "constraint: unset it, or add the file above to it\n")
+        out(
+            "warning: PIP_CONSTRAINT is set in this shell and takes the place of pip.conf's "
+            "constraint: unset it, or add the file above to it\n"
+        )
     if plan.find_links and os.environ.get("PIP_FIND_LINKS"):
-        out("warning: PIP_FIND_LINKS is set in this shell and takes the place of pip.conf's "
-            "find-links: unset it, or add the pages above to it\n")
+        out(
+            "warning: PIP_FIND_LINKS is set in this shell and takes the place of pip.conf's "
+            "find-links: unset it, or add the pages above to it\n"
+        )
     return 0
 
 
@@ -108,13 +124,14 @@ def run_status(args: argparse.Namespace) -> int:
     for line in state.constraints:
         sys.stdout.write(f"  constraint: {line}\n")
     if state.profile.origin != "detected":
-        sys.stdout.write(f"enabled for {state.profile.origin}, not this machine: "
-                         "not compared\n")
+        sys.stdout.write(f"enabled for {state.profile.origin}, not this machine: not compared\n")
         return 0
     changes = machine_changes(state.profile, detect())
     if changes:
-        sys.stdout.write(f"the machine changed since enable: {'; '.join(changes)}\n"
-                         "run 'resolver-hook enable' again to plan for it\n")
+        sys.stdout.write(
+            f"the machine changed since enable: {'; '.join(changes)}\n"
+            "run 'resolver-hook enable' again to plan for it\n"
+        )
         return 1
     sys.stdout.write("this machine still matches\n")
     return 0

@@ -29,8 +29,12 @@ def register(subparsers: Any) -> None:
         "missing platforms, GPU kernels for one family only, the CUDA 13 driver floor, a "
         "single Python, and placeholders that do not fail loudly.",
     )
-    parser.add_argument("inputs", nargs="+", metavar="DIST_OR_PYPROJECT",
-                        help="wheels, sdists, pyproject.toml files or manifests")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="DIST_OR_PYPROJECT",
+        help="wheels, sdists, pyproject.toml files or manifests",
+    )
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
     parser.set_defaults(func=run)
 
@@ -43,8 +47,10 @@ def run(args: argparse.Namespace) -> int:
     for exc in errors:
         sys.stderr.write(f"error: {exc.message}\n")
     if args.json:
-        doc = {"warnings": [f.to_dict() for f in findings],
-               "errors": [exc.message for exc in errors]}
+        doc = {
+            "warnings": [f.to_dict() for f in findings],
+            "errors": [exc.message for exc in errors],
+        }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         for finding in findings:

@@ -22,12 +22,15 @@ __all__ = ["register", "render_errors", "render_plan"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("plan", help="which flavour each requirement gets, and why",
-                       description="Resolve requirements against flavour manifests for this "
-                       "machine (or --profile/--target) and print the plan: one line per "
-                       "package (pass, rewrite, build, error), the rewritten requirements, "
-                       "constraints and find-links. Exit 1 when a package has no fit; "
-                       "a package built from source (its manifest allows it) is not an error.")
+    p = sub.add_parser(
+        "plan",
+        help="which flavour each requirement gets, and why",
+        description="Resolve requirements against flavour manifests for this "
+        "machine (or --profile/--target) and print the plan: one line per "
+        "package (pass, rewrite, build, error), the rewritten requirements, "
+        "constraints and find-links. Exit 1 when a package has no fit; "
+        "a package built from source (its manifest allows it) is not an error.",
+    )
     add_requirement_options(p)
     add_manifest_options(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -74,11 +77,17 @@ def render_plan(plan: Plan) -> str:
         if p.action == "build":
             lines.extend(_rejection_lines(p, f"  {'':<{width}}  {'':<7}  no wheel: "))
             needs = ", ".join(p.build_needs) or "nothing declared"
-            lines.append(f"  {'':<{width}}  {'':<7}  build needs: {needs} "
-                         "(checked before the installer runs; 'resolver-hook doctor --build "
-                         "--need SPEC' checks one now)")
-    for title, items in (("requirements", plan.requirements), ("constraints", plan.constraints),
-                         ("find-links", plan.find_links), ("notes", plan.notes)):
+            lines.append(
+                f"  {'':<{width}}  {'':<7}  build needs: {needs} "
+                "(checked before the installer runs; 'resolver-hook doctor --build "
+                "--need SPEC' checks one now)"
+            )
+    for title, items in (
+        ("requirements", plan.requirements),
+        ("constraints", plan.constraints),
+        ("find-links", plan.find_links),
+        ("notes", plan.notes),
+    ):
         if items:
             lines.append(f"{title}:")
             lines.extend(f"  {x}" for x in items)
@@ -105,6 +114,8 @@ def _rejection_lines(p: PackagePlan, indent: str) -> list[str]:
         other = len(p.rejected) - len(detail)
     out = [f"{indent}{r.candidate}: {r.reason}" for r in detail]
     if other > 0:
-        out.append(f"{indent}... and {other} build{'s' if other > 1 else ''} for other platforms "
-                   "or Pythons (--json lists every one)")
+        out.append(
+            f"{indent}... and {other} build{'s' if other > 1 else ''} for other platforms "
+            "or Pythons (--json lists every one)"
+        )
     return out

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "scan",
@@ -85,9 +86,13 @@ def _describe(report: WheelReport) -> str:
     if report.cuda:
         libs = sorted({lib for o in report.objects for lib in o.needed if cuda_runtime_major(lib)})
         isas = [o.ptx_isa for o in report.objects if o.ptx_isa]
-        why = (f"links {', '.join(libs)}" if libs else
-               "from the PTX ISA {}.{} of its PTX".format(*max(isas)) if isas else
-               "from the version label")
+        why = (
+            f"links {', '.join(libs)}"
+            if libs
+            else "from the PTX ISA {}.{} of its PTX".format(*max(isas))
+            if isas
+            else "from the version label"
+        )
         lines.append(f"  needs an NVIDIA driver supporting CUDA {report.cuda} ({why})")
     else:
         lines.append("  needs no CUDA runtime")

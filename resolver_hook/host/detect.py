@@ -50,13 +50,28 @@ ENV_OVERRIDES = {
 }
 
 _ARCH_ALIASES = {
-    "amd64": "x86_64", "x86_64": "x86_64", "x64": "x86_64",
-    "arm64": "aarch64", "aarch64": "aarch64",
-    "ppc64le": "ppc64le", "s390x": "s390x", "riscv64": "riscv64",
-    "i686": "i686", "i386": "i686", "x86": "i686", "armv7l": "armv7l",
+    "amd64": "x86_64",
+    "x86_64": "x86_64",
+    "x64": "x86_64",
+    "arm64": "aarch64",
+    "aarch64": "aarch64",
+    "ppc64le": "ppc64le",
+    "s390x": "s390x",
+    "riscv64": "riscv64",
+    "i686": "i686",
+    "i386": "i686",
+    "x86": "i686",
+    "armv7l": "armv7l",
 }
-_OS_ALIASES = {"linux": "linux", "macos": "macos", "darwin": "macos", "osx": "macos",
-               "windows": "windows", "win": "windows", "win32": "windows"}
+_OS_ALIASES = {
+    "linux": "linux",
+    "macos": "macos",
+    "darwin": "macos",
+    "osx": "macos",
+    "windows": "windows",
+    "win": "windows",
+    "win32": "windows",
+}
 
 
 def canonical_arch(text: str) -> str | None:
@@ -79,7 +94,8 @@ def detect_host(
 ) -> HostProfile:
     """Detect the host from the given inputs; no overrides, no cache. Never raises."""
     os_name = {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(
-        system, "linux" if system.startswith("linux") else system)
+        system, "linux" if system.startswith("linux") else system
+    )
     arch_raw = machine if machine is not None else platform.machine()
     arch = canonical_arch(arch_raw) or arch_raw.lower()
     tags, libc, libc_version = _interpreter_tags()
@@ -90,27 +106,35 @@ def detect_host(
     mps = False
     if os_name in ("linux", "windows"):
         nvidia, nv_notes, nv_probes = probes.probe_nvidia(
-            env, root, run, load_nvml=load_nvml, nvml_timeout=nvml_timeout,
-            smi_timeout=smi_timeout)
+            env, root, run, load_nvml=load_nvml, nvml_timeout=nvml_timeout, smi_timeout=smi_timeout
+        )
         notes += nv_notes
         probe_list += nv_probes
     else:
-        probe_list.append(Probe(name="nvidia", found=False,
-                                detail=f"no NVIDIA CUDA driver exists for {os_name}"))
+        probe_list.append(
+            Probe(name="nvidia", found=False, detail=f"no NVIDIA CUDA driver exists for {os_name}")
+        )
     if os_name == "linux":
         rocm, rocm_probe = probes.probe_rocm(root, run)
         probe_list.append(rocm_probe)
     if os_name == "macos":
         mps = arch == "aarch64"
-        probe_list.append(Probe(name="mps", found=mps,
-                                detail="Apple silicon: Metal (MPS)" if mps
-                                else "Intel Mac: no Metal Performance Shaders backend"))
+        probe_list.append(
+            Probe(
+                name="mps",
+                found=mps,
+                detail="Apple silicon: Metal (MPS)"
+                if mps
+                else "Intel Mac: no Metal Performance Shaders backend",
+            )
+        )
     return HostProfile(
         os=os_name,
         arch=arch,
         python=f"{sys.version_info[0]}.{sys.version_info[1]}",
-        implementation={"cpython": "cp", "pypy": "pp"}.get(sys.implementation.name,
-                                                            sys.implementation.name),
+        implementation={"cpython": "cp", "pypy": "pp"}.get(
+            sys.implementation.name, sys.implementation.name
+        ),
         tags=tags,
         libc=libc if os_name == "linux" else None,
         libc_version=libc_version if os_name == "linux" else None,
@@ -189,21 +213,24 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
         if not re.fullmatch(r"2\.\d+", value.strip()):
             _bad(where, value, "a glibc version such as 2.39")
         if profile.os != "linux":
-            raise UsageError(f"{where}: glibc is Linux's C library; this machine runs "
-                             f"{profile.os}")
+            raise UsageError(f"{where}: glibc is Linux's C library; this machine runs {profile.os}")
         libc, libc_version = "glibc", value.strip()
         changed.append("glibc")
     if "cuda" in overrides:
         value, where = overrides["cuda"]
         if not value.strip():
             nvidia = None
-            probe_list.append(Probe(name="nvidia-override", found=False,
-                                    detail=f"{where} is empty: no NVIDIA GPU"))
+            probe_list.append(
+                Probe(
+                    name="nvidia-override", found=False, detail=f"{where} is empty: no NVIDIA GPU"
+                )
+            )
         else:
             cuda = _version2(value, where, "a driver CUDA version such as 13.0")
             base = nvidia or NvidiaInfo()
-            nvidia = NvidiaInfo(driver_version=base.driver_version, cuda_version=cuda,
-                                gpus=base.gpus)
+            nvidia = NvidiaInfo(
+                driver_version=base.driver_version, cuda_version=cuda, gpus=base.gpus
+            )
         changed.append("cuda")
     if "sm" in overrides:
         value, where = overrides["sm"]
@@ -212,16 +239,26 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
             pass  # an explicit "no NVIDIA GPU" wins over a GPU list
         else:
             base = nvidia or NvidiaInfo()
-            nvidia = NvidiaInfo(driver_version=base.driver_version, cuda_version=base.cuda_version,
-                                gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)))
+            nvidia = NvidiaInfo(
+                driver_version=base.driver_version,
+                cuda_version=base.cuda_version,
+                gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)),
+            )
         changed.append("sm")
     tags = profile.tags
     if arch != profile.arch or libc_version != profile.libc_version:
-        tags = compute_tags(profile.os, arch, profile.python_tuple, libc=libc,
-                            libc_version=libc_version)
-    return profile.replace(arch=arch, libc=libc, libc_version=libc_version, nvidia=nvidia,
-                           tags=tags, probes=tuple(probe_list),
-                           overridden=tuple(dict.fromkeys(changed)))
+        tags = compute_tags(
+            profile.os, arch, profile.python_tuple, libc=libc, libc_version=libc_version
+        )
+    return profile.replace(
+        arch=arch,
+        libc=libc,
+        libc_version=libc_version,
+        nvidia=nvidia,
+        tags=tags,
+        probes=tuple(probe_list),
+        overridden=tuple(dict.fromkeys(changed)),
+    )
 
 
 def _bad(where: str, value: str, expected: str) -> NoReturn:
@@ -262,15 +299,18 @@ def parse_target(spec: str) -> HostProfile:
     where = f"--target {spec!r}"
     fields = spec.strip().split("-")
     if len(fields) < 2:
-        raise UsageError(f"{where}: expected OS-ARCH first, such as linux-x86_64",
-                         hint="example: linux-aarch64-py312-glibc2.39-cuda13.0-sm121")
+        raise UsageError(
+            f"{where}: expected OS-ARCH first, such as linux-x86_64",
+            hint="example: linux-aarch64-py312-glibc2.39-cuda13.0-sm121",
+        )
     os_name = _OS_ALIASES.get(fields[0].lower())
     if os_name is None:
         raise UsageError(f"{where}: OS {fields[0]!r} is not linux, macos or windows")
     arch = canonical_arch(fields[1])
     if arch is None:
-        raise UsageError(f"{where}: CPU arch {fields[1]!r} is not known "
-                         "(x86_64, aarch64, arm64, ppc64le, ...)")
+        raise UsageError(
+            f"{where}: CPU arch {fields[1]!r} is not known (x86_64, aarch64, arm64, ppc64le, ...)"
+        )
     python: tuple[int, int] | None = None
     glibc = cuda = rocm = None
     ccs: list[tuple[int, int]] = []
@@ -289,7 +329,8 @@ def parse_target(spec: str) -> HostProfile:
             rocm = m.group(1)
         else:
             raise UsageError(
-                f"{where}: field {f!r} is not pyXY, glibcX.Y, cudaX.Y, smXY[,smXY] or rocmX.Y")
+                f"{where}: field {f!r} is not pyXY, glibcX.Y, cudaX.Y, smXY[,smXY] or rocmX.Y"
+            )
     if python is None:
         python = sys.version_info[:2]
         notes.append(f"Python not given in the target; assumed {python[0]}.{python[1]}")
@@ -303,10 +344,14 @@ def parse_target(spec: str) -> HostProfile:
         raise UsageError(f"{where}: NVIDIA CUDA does not exist on macOS")
     nvidia = None
     if ccs or cuda:
-        nvidia = NvidiaInfo(cuda_version=cuda,
-                            gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)))
-    probe_list = () if nvidia else (Probe(name="nvidia-target", found=False,
-                                          detail="the target names no NVIDIA GPU"),)
+        nvidia = NvidiaInfo(
+            cuda_version=cuda, gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs))
+        )
+    probe_list = (
+        ()
+        if nvidia
+        else (Probe(name="nvidia-target", found=False, detail="the target names no NVIDIA GPU"),)
+    )
     return HostProfile(
         os=os_name,
         arch=arch,
@@ -332,16 +377,21 @@ def load_profile(path: str) -> HostProfile:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"--profile {path}: not valid JSON: {exc.msg} at line {exc.lineno}, "
-                         f"column {exc.colno}") from None
+        raise UsageError(
+            f"--profile {path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from None
     if isinstance(data, dict) and isinstance(data.get("profile"), dict):
         data = data["profile"]  # a plan's JSON carries its profile
     return HostProfile.from_dict(data, where=f"--profile {path}").replace(origin=f"profile {path}")
 
 
-def resolve_machine(*, profile: str | None = None, target: str | None = None,
-                    flags: Mapping[str, str | None] | None = None,
-                    env: Mapping[str, str] | None = None) -> HostProfile:
+def resolve_machine(
+    *,
+    profile: str | None = None,
+    target: str | None = None,
+    flags: Mapping[str, str | None] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> HostProfile:
     """The machine a command works for: ``--profile``, ``--target`` or detection.
 
     Environment overrides apply to detection only; ``flags`` (``{field: value}``

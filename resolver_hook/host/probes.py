@@ -44,8 +44,13 @@ SMI_TIMEOUT = 5.0
 
 def run_subprocess(argv: Sequence[str], timeout: float) -> tuple[int, str]:
     proc = subprocess.run(
-        list(argv), capture_output=True, text=True, errors="replace", timeout=timeout,
-        check=False, stdin=subprocess.DEVNULL,
+        list(argv),
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
     )
     return proc.returncode, proc.stdout
 
@@ -94,8 +99,9 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
             try:
                 major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
             except Exception as exc:
-                notes.append(f"GPU {i} ({name}) skipped: compute capability unknown "
-                             f"({_nvml_error(exc)})")
+                notes.append(
+                    f"GPU {i} ({name}) skipped: compute capability unknown ({_nvml_error(exc)})"
+                )
                 continue
             memory = uuid = None
             try:
@@ -106,10 +112,16 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
                 uuid = _text(nvml.nvmlDeviceGetUUID(handle))
             except Exception:
                 uuid = None
-            gpus.append(NvidiaGpu(index=i, name=name, cc=(int(major), int(minor)),
-                                  memory_mib=memory, uuid=uuid))
-        return NvidiaInfo(driver_version=driver, cuda_version=cuda_version,
-                          gpus=tuple(gpus)), notes, ""
+            gpus.append(
+                NvidiaGpu(
+                    index=i, name=name, cc=(int(major), int(minor)), memory_mib=memory, uuid=uuid
+                )
+            )
+        return (
+            NvidiaInfo(driver_version=driver, cuda_version=cuda_version, gpus=tuple(gpus)),
+            notes,
+            "",
+        )
     except Exception as exc:
         return None, notes, f"NVML query failed: {_nvml_error(exc)}"
     finally:
@@ -121,8 +133,9 @@ def _nvml_error(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def probe_nvml(load: Callable[[], Any] = _import_pynvml,
-               timeout: float = NVML_TIMEOUT) -> tuple[NvidiaInfo | None, list[str], Probe]:
+def probe_nvml(
+    load: Callable[[], Any] = _import_pynvml, timeout: float = NVML_TIMEOUT
+) -> tuple[NvidiaInfo | None, list[str], Probe]:
     """NVML through nvidia-ml-py, in a daemon thread so a hung driver cannot hang us.
 
     (conda runs its CUDA probe in a subprocess for the same reason; a thread is
@@ -131,25 +144,49 @@ def probe_nvml(load: Callable[[], Any] = _import_pynvml,
     try:
         nvml = load()
     except Exception as exc:
-        return None, [], Probe(name="nvidia-nvml", found=False,
-                               detail=f"nvidia-ml-py (pynvml) not importable: {exc}")
+        return (
+            None,
+            [],
+            Probe(
+                name="nvidia-nvml",
+                found=False,
+                detail=f"nvidia-ml-py (pynvml) not importable: {exc}",
+            ),
+        )
     box: list[tuple[NvidiaInfo | None, list[str], str]] = []
-    worker = threading.Thread(target=lambda: box.append(_nvml_query(nvml)),
-                              name="resolver-hook-nvml", daemon=True)
+    worker = threading.Thread(
+        target=lambda: box.append(_nvml_query(nvml)), name="resolver-hook-nvml", daemon=True
+    )
     worker.start()
     worker.join(timeout)
     if not box:
-        return None, [], Probe(name="nvidia-nvml", found=False,
-                               detail=f"NVML timed out after {timeout:g} s")
+        return (
+            None,
+            [],
+            Probe(name="nvidia-nvml", found=False, detail=f"NVML timed out after {timeout:g} s"),
+        )
     info, notes, reason = box[0]
     if info is None:
         return None, notes, Probe(name="nvidia-nvml", found=False, detail=reason)
     if not info.gpus and not notes:
-        return info, notes, Probe(name="nvidia-nvml", found=False,
-                                  detail=f"NVML: driver {info.driver_version} has no devices")
-    return info, notes, Probe(name="nvidia-nvml", found=bool(info.gpus),
-                              detail=f"NVML: driver {info.driver_version}, "
-                                     f"{len(info.gpus)} GPU(s)")
+        return (
+            info,
+            notes,
+            Probe(
+                name="nvidia-nvml",
+                found=False,
+                detail=f"NVML: driver {info.driver_version} has no devices",
+            ),
+        )
+    return (
+        info,
+        notes,
+        Probe(
+            name="nvidia-nvml",
+            found=bool(info.gpus),
+            detail=f"NVML: driver {info.driver_version}, {len(info.gpus)} GPU(s)",
+        ),
+    )
 
 
 # --- /proc and /sys ---------------------------------------------------------------
@@ -161,18 +198,26 @@ def probe_procfs(root: Path) -> tuple[str | None, Probe]:
     """The driver version from ``/sys/module/nvidia/version`` or ``/proc/driver/nvidia/version``."""
     text = (_read(root / "sys/module/nvidia/version") or "").strip()
     if text:
-        return text, Probe(name="nvidia-procfs", found=True,
-                           detail=f"kernel module nvidia {text} loaded")
+        return text, Probe(
+            name="nvidia-procfs", found=True, detail=f"kernel module nvidia {text} loaded"
+        )
     proc_text = _read(root / "proc/driver/nvidia/version")
     if proc_text is None:
-        return None, Probe(name="nvidia-procfs", found=False,
-                           detail="NVIDIA driver not loaded (no /proc/driver/nvidia/version)")
+        return None, Probe(
+            name="nvidia-procfs",
+            found=False,
+            detail="NVIDIA driver not loaded (no /proc/driver/nvidia/version)",
+        )
     m = _NVRM.search(proc_text)
     if not m:
-        return None, Probe(name="nvidia-procfs", found=False,
-                           detail="/proc/driver/nvidia/version names no driver version")
-    return m.group(1), Probe(name="nvidia-procfs", found=True,
-                             detail=f"kernel module nvidia {m.group(1)} loaded")
+        return None, Probe(
+            name="nvidia-procfs",
+            found=False,
+            detail="/proc/driver/nvidia/version names no driver version",
+        )
+    return m.group(1), Probe(
+        name="nvidia-procfs", found=True, detail=f"kernel module nvidia {m.group(1)} loaded"
+    )
 
 
 # --- nvidia-smi -------------------------------------------------------------------
@@ -180,18 +225,27 @@ def probe_procfs(root: Path) -> tuple[str | None, Probe]:
 _SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
 
 
-def probe_nvidia_smi(run: Runner, timeout: float = SMI_TIMEOUT
-                     ) -> tuple[NvidiaInfo | None, list[str], Probe]:
+def probe_nvidia_smi(
+    run: Runner, timeout: float = SMI_TIMEOUT
+) -> tuple[NvidiaInfo | None, list[str], Probe]:
     """``nvidia-smi --query-gpu=...`` with a timeout; ``[N/A]`` rows skipped with a note."""
-    query = ["nvidia-smi", "--query-gpu=index,name,compute_cap,driver_version,memory.total,uuid",
-             "--format=csv,noheader,nounits"]
+    query = [
+        "nvidia-smi",
+        "--query-gpu=index,name,compute_cap,driver_version,memory.total,uuid",
+        "--format=csv,noheader,nounits",
+    ]
     try:
         code, out = run(query, timeout)
     except FileNotFoundError:
         return None, [], Probe(name="nvidia-smi", found=False, detail="nvidia-smi not found")
     except subprocess.TimeoutExpired:
-        return None, [], Probe(name="nvidia-smi", found=False,
-                               detail=f"nvidia-smi timed out after {timeout:g} s")
+        return (
+            None,
+            [],
+            Probe(
+                name="nvidia-smi", found=False, detail=f"nvidia-smi timed out after {timeout:g} s"
+            ),
+        )
     except OSError as exc:
         return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi: {exc}")
     if code != 0:
@@ -213,8 +267,15 @@ def probe_nvidia_smi(run: Runner, timeout: float = SMI_TIMEOUT
             continue
         memory = int(cells[4]) if len(cells) > 4 and cells[4].isdigit() else None
         uuid = cells[5] if len(cells) > 5 and cells[5].startswith(("GPU-", "MIG-")) else None
-        gpus.append(NvidiaGpu(index=int(index) if index.isdigit() else len(gpus), name=name,
-                              cc=cc, memory_mib=memory, uuid=uuid))
+        gpus.append(
+            NvidiaGpu(
+                index=int(index) if index.isdigit() else len(gpus),
+                name=name,
+                cc=cc,
+                memory_mib=memory,
+                uuid=uuid,
+            )
+        )
     cuda_version = None
     try:
         code, header = run(["nvidia-smi"], timeout)
@@ -225,16 +286,18 @@ def probe_nvidia_smi(run: Runner, timeout: float = SMI_TIMEOUT
     if cuda_version is None:
         notes.append("nvidia-smi did not report the driver CUDA version")
     info = NvidiaInfo(driver_version=driver, cuda_version=cuda_version, gpus=tuple(gpus))
-    detail = (f"nvidia-smi: driver {driver}, {len(gpus)} GPU(s)" if gpus
-              else "nvidia-smi: no devices")
+    detail = (
+        f"nvidia-smi: driver {driver}, {len(gpus)} GPU(s)" if gpus else "nvidia-smi: no devices"
+    )
     return info, notes, Probe(name="nvidia-smi", found=bool(gpus), detail=detail)
 
 
 # --- CUDA_VISIBLE_DEVICES ---------------------------------------------------------
 
 
-def filter_visible(gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
-                   ) -> tuple[tuple[NvidiaGpu, ...], str | None]:
+def filter_visible(
+    gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
+) -> tuple[tuple[NvidiaGpu, ...], str | None]:
     """Apply ``CUDA_VISIBLE_DEVICES`` (indices or UUIDs) like the CUDA runtime does.
 
     Entries are read up to the first invalid one (the runtime ignores the rest);
@@ -249,8 +312,10 @@ def filter_visible(gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
     if "MIG-" in raw.upper():
         # A MIG instance runs on one of the GPUs, but the probes do not map instance
         # UUIDs to their GPU: consider every GPU rather than hide them all.
-        return gpus, (f"CUDA_VISIBLE_DEVICES={raw!r} names MIG instances, which are not "
-                      "mapped to their GPU: every GPU is considered")
+        return gpus, (
+            f"CUDA_VISIBLE_DEVICES={raw!r} names MIG instances, which are not "
+            "mapped to their GPU: every GPU is considered"
+        )
     visible: list[NvidiaGpu] = []
     for entry in (e.strip() for e in raw.split(",")):
         match: NvidiaGpu | None = None
@@ -272,10 +337,15 @@ def filter_visible(gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
     return tuple(visible), note
 
 
-def probe_nvidia(env: Mapping[str, str], root: Path, run: Runner, *,
-                 load_nvml: Callable[[], Any] = _import_pynvml,
-                 nvml_timeout: float = NVML_TIMEOUT, smi_timeout: float = SMI_TIMEOUT
-                 ) -> tuple[NvidiaInfo | None, list[str], list[Probe]]:
+def probe_nvidia(
+    env: Mapping[str, str],
+    root: Path,
+    run: Runner,
+    *,
+    load_nvml: Callable[[], Any] = _import_pynvml,
+    nvml_timeout: float = NVML_TIMEOUT,
+    smi_timeout: float = SMI_TIMEOUT,
+) -> tuple[NvidiaInfo | None, list[str], list[Probe]]:
     """All NVIDIA sources in order; the first that lists GPUs wins."""
     probes: list[Probe] = []
     info, notes, probe = probe_nvml(load_nvml, nvml_timeout)
@@ -294,8 +364,9 @@ def probe_nvidia(env: Mapping[str, str], root: Path, run: Runner, *,
         visible, note = filter_visible(info.gpus, env)
         if note:
             notes.append(note)
-            info = NvidiaInfo(driver_version=info.driver_version,
-                              cuda_version=info.cuda_version, gpus=visible)
+            info = NvidiaInfo(
+                driver_version=info.driver_version, cuda_version=info.cuda_version, gpus=visible
+            )
             if not visible:
                 probes.append(Probe(name="nvidia-visible", found=False, detail=note))
     return info, notes, probes
@@ -332,10 +403,14 @@ def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
         except (OSError, subprocess.TimeoutExpired):
             pass
     if not gfx:
-        return None, Probe(name="rocm", found=False,
-                           detail="no AMD GPU (no KFD topology, no rocm_agent_enumerator)")
+        return None, Probe(
+            name="rocm",
+            found=False,
+            detail="no AMD GPU (no KFD topology, no rocm_agent_enumerator)",
+        )
     return RocmInfo(version=version, gfx=tuple(gfx)), Probe(
-        name="rocm", found=True, detail="AMD " + ", ".join(gfx))
+        name="rocm", found=True, detail="AMD " + ", ".join(gfx)
+    )
 
 
 def probe_wsl(root: Path, env: Mapping[str, str]) -> bool:

@@ -199,8 +199,16 @@ class _ProfileReader:
             raise self.fail(path, f"expected an object, got {type(value).__name__}")
         return value
 
-    def get(self, m: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: str,
-            *, required: bool = False, default: Any = None) -> Any:
+    def get(
+        self,
+        m: Mapping[str, Any],
+        key: str,
+        kind: type | tuple[type, ...],
+        path: str,
+        *,
+        required: bool = False,
+        default: Any = None,
+    ) -> Any:
         if key not in m or m[key] is None:
             if required:
                 raise self.fail(f"{path}{key}", "missing")
@@ -243,17 +251,20 @@ class _ProfileReader:
                     cc = parse_cc(cc_text)
                 except ValueError as exc:
                     raise self.fail(gp + "cc", str(exc)) from None
-                gpus.append(NvidiaGpu(
-                    index=self.get(gm, "index", int, gp, default=i),
-                    name=self.get(gm, "name", str, gp, default="NVIDIA GPU"),
-                    cc=cc,
-                    memory_mib=self.get(gm, "memory_mib", int, gp),
-                    uuid=self.get(gm, "uuid", str, gp),
-                ))
+                gpus.append(
+                    NvidiaGpu(
+                        index=self.get(gm, "index", int, gp, default=i),
+                        name=self.get(gm, "name", str, gp, default="NVIDIA GPU"),
+                        cc=cc,
+                        memory_mib=self.get(gm, "memory_mib", int, gp),
+                        uuid=self.get(gm, "uuid", str, gp),
+                    )
+                )
             cuda_version = self.get(nv, "cuda_version", str, "nvidia.")
             if cuda_version is not None:
                 cuda_version = _check_version(
-                    cuda_version, lambda p: self.fail("nvidia.cuda_version", p))
+                    cuda_version, lambda p: self.fail("nvidia.cuda_version", p)
+                )
             nvidia = NvidiaInfo(
                 driver_version=self.get(nv, "driver_version", str, "nvidia."),
                 cuda_version=cuda_version,
@@ -262,23 +273,33 @@ class _ProfileReader:
         rocm = None
         if m.get("rocm") is not None:
             rm = self.mapping(m["rocm"], "rocm")
-            rocm = RocmInfo(version=self.get(rm, "version", str, "rocm."),
-                            gfx=self.strings(rm, "gfx", "rocm."))
+            rocm = RocmInfo(
+                version=self.get(rm, "version", str, "rocm."), gfx=self.strings(rm, "gfx", "rocm.")
+            )
         probes = []
         for i, p in enumerate(self.get(m, "probes", list, "", default=[])):
             pp = f"probes[{i}]."
             pm = self.mapping(p, pp[:-1])
-            probes.append(Probe(name=self.get(pm, "name", str, pp, required=True),
-                                found=self.get(pm, "found", bool, pp, default=False),
-                                detail=self.get(pm, "detail", str, pp, default="")))
+            probes.append(
+                Probe(
+                    name=self.get(pm, "name", str, pp, required=True),
+                    found=self.get(pm, "found", bool, pp, default=False),
+                    detail=self.get(pm, "detail", str, pp, default=""),
+                )
+            )
         arch = self.get(m, "arch", str, "", required=True)
         libc_version = self.get(m, "libc_version", str, "")
         if libc_version is not None and not re.fullmatch(r"\d+\.\d+", libc_version):
             raise self.fail("libc_version", f"{libc_version!r} is not a version like 2.39")
         tags = self.strings(m, "tags", "")
         if not tags:
-            tags = compute_tags(os_name, arch, (major, minor), libc_version=libc_version,
-                                libc=self.get(m, "libc", str, ""))
+            tags = compute_tags(
+                os_name,
+                arch,
+                (major, minor),
+                libc_version=libc_version,
+                libc=self.get(m, "libc", str, ""),
+            )
         return HostProfile(
             os=os_name,
             arch=arch,
@@ -313,8 +334,9 @@ _OLDEST_GLIBC_MINOR = 5
 _LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 
 
-def _platforms(os_name: str, arch: str, libc: str | None,
-               libc_version: str | None) -> Iterable[str]:
+def _platforms(
+    os_name: str, arch: str, libc: str | None, libc_version: str | None
+) -> Iterable[str]:
     if os_name == "linux":
         if libc == "musl":
             minor = int((libc_version or "1.2").split(".")[1])
@@ -340,8 +362,14 @@ def _platforms(os_name: str, arch: str, libc: str | None,
         yield {"x86_64": "win_amd64", "aarch64": "win_arm64", "x86": "win32"}.get(arch, arch)
 
 
-def compute_tags(os_name: str, arch: str, python: tuple[int, int], *,
-                 libc: str | None = "glibc", libc_version: str | None = None) -> tuple[str, ...]:
+def compute_tags(
+    os_name: str,
+    arch: str,
+    python: tuple[int, int],
+    *,
+    libc: str | None = "glibc",
+    libc_version: str | None = None,
+) -> tuple[str, ...]:
     """The wheel tags a CPython ``python`` on that machine accepts, best first.
 
     Used for targets and overrides, where the running interpreter cannot be asked
@@ -353,4 +381,3 @@ def compute_tags(os_name: str, arch: str, python: tuple[int, int], *,
     tags = list(cpython_tags(python, platforms=platforms))
     tags += compatible_tags(python, interpreter=f"cp{python[0]}{python[1]}", platforms=platforms)
     return tuple(dict.fromkeys(str(t) for t in tags))
-

@@ -49,22 +49,83 @@ __all__ = [
 
 # Options of `pip install` / `uv pip install` that take a value, so the value is
 # not mistaken for a requirement. Requirement-bearing ones are handled first.
-_VALUE_OPTIONS = frozenset((
-    "-t", "--target", "--platform", "--python-version", "--implementation", "--abi", "--root",
-    "--prefix", "--src", "--upgrade-strategy", "-C", "--config-settings", "--config-setting",
-    "--global-option", "--no-binary", "--only-binary", "--progress-bar", "--root-user-action",
-    "--report", "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "--python",
-    "-p", "--log", "--keyring-provider", "--proxy", "--retries", "--timeout", "--exists-action",
-    "--trusted-host", "--cert", "--client-cert", "--cache-dir", "--use-feature",
-    "--use-deprecated", "--no-editable-package", "--excludes", "-b", "--build-constraints",
-    "--build-constraint", "--extra", "--group", "--python-platform", "--output-format",
-    "--torch-backend", "--index", "--default-index", "--index-strategy", "-P",
-    "--upgrade-package", "--upgrade-group", "--resolution", "--prerelease",
-    "--prerelease-package", "--fork-strategy", "--exclude-newer", "--exclude-newer-package",
-    "--no-sources-package", "--reinstall-package", "--link-mode", "--config-settings-package",
-    "--no-build-isolation-package", "--refresh-package", "--color", "--allow-insecure-host",
-    "--directory", "--project", "--config-file", "--overrides", "--override",
-))
+_VALUE_OPTIONS = frozenset(
+    (
+        "-t",
+        "--target",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--root",
+        "--prefix",
+        "--src",
+        "--upgrade-strategy",
+        "-C",
+        "--config-settings",
+        "--config-setting",
+        "--global-option",
+        "--no-binary",
+        "--only-binary",
+        "--progress-bar",
+        "--root-user-action",
+        "--report",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--python",
+        "-p",
+        "--log",
+        "--keyring-provider",
+        "--proxy",
+        "--retries",
+        "--timeout",
+        "--exists-action",
+        "--trusted-host",
+        "--cert",
+        "--client-cert",
+        "--cache-dir",
+        "--use-feature",
+        "--use-deprecated",
+        "--no-editable-package",
+        "--excludes",
+        "-b",
+        "--build-constraints",
+        "--build-constraint",
+        "--extra",
+        "--group",
+        "--python-platform",
+        "--output-format",
+        "--torch-backend",
+        "--index",
+        "--default-index",
+        "--index-strategy",
+        "-P",
+        "--upgrade-package",
+        "--upgrade-group",
+        "--resolution",
+        "--prerelease",
+        "--prerelease-package",
+        "--fork-strategy",
+        "--exclude-newer",
+        "--exclude-newer-package",
+        "--no-sources-package",
+        "--reinstall-package",
+        "--link-mode",
+        "--config-settings-package",
+        "--no-build-isolation-package",
+        "--refresh-package",
+        "--color",
+        "--allow-insecure-host",
+        "--directory",
+        "--project",
+        "--config-file",
+        "--overrides",
+        "--override",
+    )
+)
 _REQ_FILE = frozenset({"-r", "--requirement", "--requirements"})
 _CONSTRAINT_FILE = frozenset({"-c", "--constraint", "--constraints"})
 _EDITABLE = frozenset({"-e", "--editable"})
@@ -102,7 +163,7 @@ def _option_with_value(arg: str) -> tuple[str, str | None, str] | None:
     if arg.startswith("-"):
         for j in range(1, len(arg)):
             if f"-{arg[j]}" in _WITH_VALUE:
-                return f"-{arg[j]}", arg[j + 1:] or None, arg[:j] if j > 1 else ""
+                return f"-{arg[j]}", arg[j + 1 :] or None, arg[:j] if j > 1 else ""
     return None
 
 
@@ -119,7 +180,7 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
     while i < len(args):
         arg = args[i]
         if arg == "--":  # pip and uv read every argument after it as a requirement
-            reqs += args[i + 1:]
+            reqs += args[i + 1 :]
             positions += range(i + 1, len(args))
             break
         found = _option_with_value(arg)
@@ -138,7 +199,7 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
             if i + 1 >= len(args):
                 raise UsageError(f"{tool} install: option {arg} needs a value")
             value, span = args[i + 1], 2
-        taken = args[i:i + span]
+        taken = args[i : i + span]
         i += span
         if key in _REQ_FILE:
             files.append(value)
@@ -150,9 +211,14 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
         else:
             values[key] = value
     return InstallArgs(
-        tool=tool, args=tuple(args), requirements=tuple(reqs), requirement_files=tuple(files),
-        constraint_files=tuple(constraints), require_hashes=require_hashes,
-        python=values.get("--python") or values.get("-p"), options=tuple(options),
+        tool=tool,
+        args=tuple(args),
+        requirements=tuple(reqs),
+        requirement_files=tuple(files),
+        constraint_files=tuple(constraints),
+        require_hashes=require_hashes,
+        python=values.get("--python") or values.get("-p"),
+        options=tuple(options),
         positions=tuple(positions),
     )
 
@@ -214,13 +280,17 @@ def find_uv() -> str:
 
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
-        raise OperationalError("uv not found on PATH",
-                               hint="install it: python3 -m pip install uv") from None
+        raise OperationalError(
+            "uv not found on PATH", hint="install it: python3 -m pip install uv"
+        ) from None
 
 
-def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = None,
-                   run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run
-                   ) -> Installer:
+def find_installer(
+    tool: str,
+    parsed: InstallArgs,
+    env: dict[str, str] | None = None,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> Installer:
     """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
 
     pip: the active virtual environment, else the ``pip`` first on PATH (its
@@ -244,8 +314,12 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
         python = parsed.python
         if os.path.isdir(python):
             python = _venv_python(python)
-    elif (not parsed.python and "--system" not in parsed.options and venv
-          and os.path.exists(_venv_python(venv))):
+    elif (
+        not parsed.python
+        and "--system" not in parsed.options
+        and venv
+        and os.path.exists(_venv_python(venv))
+    ):
         python = _venv_python(venv)
     else:
         # `uv pip install --system` skips virtual environments: so does `uv python find`.
@@ -254,13 +328,16 @@ def find_installer(tool: str, parsed: InstallArgs, env: dict[str, str] | None = 
         try:
             proc = run(argv, capture_output=True, text=True, env=env, check=False, timeout=60)
         except subprocess.TimeoutExpired:
-            raise OperationalError("uv python find did not answer in 60 s",
-                                   hint="activate a virtual environment or pass --python"
-                                   ) from None
+            raise OperationalError(
+                "uv python find did not answer in 60 s",
+                hint="activate a virtual environment or pass --python",
+            ) from None
         if proc.returncode != 0 or not proc.stdout.strip():
             first = (proc.stderr.strip().splitlines() or ["no interpreter found"])[-1]
-            raise OperationalError(f"uv found no Python environment to install into: {first}",
-                                   hint="activate a virtual environment or pass --python")
+            raise OperationalError(
+                f"uv found no Python environment to install into: {first}",
+                hint="activate a virtual environment or pass --python",
+            )
         python = proc.stdout.strip().splitlines()[-1]
     return Installer(tool="uv", command=(uv, "pip", "install"), python=python)
 
@@ -274,8 +351,13 @@ def python_version_of(python: str) -> tuple[int, int]:
     if same:
         return sys.version_info[0], sys.version_info[1]
     try:
-        proc = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                              capture_output=True, text=True, timeout=60, check=False)
+        proc = subprocess.run(
+            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise OperationalError(f"cannot run the target interpreter {python}: {exc}") from None
     m = re.fullmatch(r"(\d+)\.(\d+)\s*", proc.stdout)
@@ -294,6 +376,7 @@ def private_tempdir() -> Iterator[Path]:
     installed = False
     previous: Any = signal.SIG_DFL
     try:
+
         def on_term(signum: int, frame: object) -> None:
             raise KeyboardInterrupt
 
@@ -313,8 +396,7 @@ def private_tempdir() -> Iterator[Path]:
 # --- what to hand the installer ----------------------------------------------------
 
 
-def needs_rewrite(parsed: InstallArgs, reqs: ReqFile, env: Mapping[str, str] | None = None
-                  ) -> bool:
+def needs_rewrite(parsed: InstallArgs, reqs: ReqFile, env: Mapping[str, str] | None = None) -> bool:
     """Whether requirement lines must be rewritten rather than constrained.
 
     Under ``--require-hashes`` (given, set by ``PIP_REQUIRE_HASHES`` /
@@ -325,10 +407,12 @@ def needs_rewrite(parsed: InstallArgs, reqs: ReqFile, env: Mapping[str, str] | N
     """
     env = {} if env is None else env
     variable = "PIP_REQUIRE_HASHES" if parsed.tool == "pip" else "UV_REQUIRE_HASHES"
-    return (parsed.require_hashes
-            or env.get(variable, "").strip().lower() in ("1", "true", "yes", "on")
-            or any(e.hashes for e in reqs.requirements)
-            or any(o.option == "--require-hashes" for o in reqs.options))
+    return (
+        parsed.require_hashes
+        or env.get(variable, "").strip().lower() in ("1", "true", "yes", "on")
+        or any(e.hashes for e in reqs.requirements)
+        or any(o.option == "--require-hashes" for o in reqs.options)
+    )
 
 
 def env_files(env: dict[str, str], name: str) -> list[str]:
@@ -344,9 +428,16 @@ class Invocation:
     files: dict[str, str]  # file name in the private folder -> contents
 
 
-def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs: ReqFile, *,
-                     folder: Path, env: dict[str, str],
-                     exclude: frozenset[str] = frozenset()) -> Invocation:
+def build_invocation(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    reqs: ReqFile,
+    *,
+    folder: Path,
+    env: dict[str, str],
+    exclude: frozenset[str] = frozenset(),
+) -> Invocation:
     """Arguments and generated files for one run. Never adds ``--extra-index-url``.
 
     ``exclude`` names packages installed later, one by one (``--optional``): their
@@ -361,18 +452,19 @@ def build_invocation(installer: Installer, parsed: InstallArgs, plan: Plan, reqs
     extra = plan_options(installer, plan, folder, env)
     args = list(parsed.args)
     if needs_rewrite(parsed, reqs, env):
-        lines = [line for line in plan.rewritten_lines()
-                 if requirement_name(line) not in exclude]
+        lines = [line for line in plan.rewritten_lines() if requirement_name(line) not in exclude]
         files["requirements.txt"] = "".join(f"{line}\n" for line in lines)
         args = [*parsed.options, "-r", str(folder / "requirements.txt")]
     elif exclude:
-        args = [a for i, a in enumerate(args)
-                if i not in parsed.positions or requirement_name(a) not in exclude]
+        args = [
+            a
+            for i, a in enumerate(args)
+            if i not in parsed.positions or requirement_name(a) not in exclude
+        ]
     return Invocation(argv=tuple(installer.argv(args, extra)), files=files)
 
 
-def plan_options(installer: Installer, plan: Plan, folder: Path, env: dict[str, str]
-                 ) -> list[str]:
+def plan_options(installer: Installer, plan: Plan, folder: Path, env: dict[str, str]) -> list[str]:
     """The options that hand the plan to the installer (files written by the caller)."""
     extra: list[str] = []
     if plan.constraints:
@@ -403,9 +495,14 @@ def requirement_name(line: str) -> str | None:
 
 def missing_hashes(plan: Plan) -> list[str]:
     """Rewritten lines that pip/uv would refuse under --require-hashes (no hash known)."""
-    return [p.name for p in plan.packages
-            if p.action == "rewrite" and p.line is not None
-            and "#sha256=" not in p.line and "--hash=" not in p.line]
+    return [
+        p.name
+        for p in plan.packages
+        if p.action == "rewrite"
+        and p.line is not None
+        and "#sha256=" not in p.line
+        and "--hash=" not in p.line
+    ]
 
 
 # --- running it -------------------------------------------------------------------
@@ -413,8 +510,9 @@ def missing_hashes(plan: Plan) -> list[str]:
 _CONFLICT = re.compile(r"^\s+(\S+) (\S+) depends on (\S+?)(==\S+)\s*$")
 
 
-def run_installer(argv: Sequence[str], env: dict[str, str], *, tee: bool,
-                  out: Callable[[str], None]) -> tuple[int, str]:
+def run_installer(
+    argv: Sequence[str], env: dict[str, str], *, tee: bool, out: Callable[[str], None]
+) -> tuple[int, str]:
     """Run the installer; with ``tee``, pass its stdout through and keep the tail.
 
     pip prints the lines that explain a resolution conflict on stdout; keeping
@@ -424,8 +522,9 @@ def run_installer(argv: Sequence[str], env: dict[str, str], *, tee: bool,
         if not tee:
             return subprocess.call(list(argv), env=env), ""
         tail: list[str] = []
-        with subprocess.Popen(list(argv), env=env, stdout=subprocess.PIPE, text=True,
-                              bufsize=1) as proc:
+        with subprocess.Popen(
+            list(argv), env=env, stdout=subprocess.PIPE, text=True, bufsize=1
+        ) as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
                 out(line)
@@ -448,8 +547,10 @@ def transitive_conflicts(output: str, plan: Plan) -> list[str]:
             continue
         p = plan.package(m.group(3))
         if p is not None and p.action == "rewrite" and canonicalize_name(m.group(1)) != p.name:
-            found.append(f"{m.group(1)} {m.group(2)} pins {m.group(3)}{m.group(4)}, but this "
-                         f"machine needs {p.name} {p.version}: {p.reason}")
+            found.append(
+                f"{m.group(1)} {m.group(2)} pins {m.group(3)}{m.group(4)}, but this "
+                f"machine needs {p.name} {p.version}: {p.reason}"
+            )
     return found
 
 
@@ -493,17 +594,27 @@ def installed_versions(python: str) -> dict[str, str]:
 
     from packaging.utils import canonicalize_name
 
-    proc = subprocess.run([python, "-c", _LIST_SCRIPT], capture_output=True, text=True,
-                          timeout=120, check=False)
+    proc = subprocess.run(
+        [python, "-c", _LIST_SCRIPT], capture_output=True, text=True, timeout=120, check=False
+    )
     if proc.returncode != 0:
-        raise OperationalError(f"cannot list the packages of {python}: "
-                               f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+        raise OperationalError(
+            f"cannot list the packages of {python}: "
+            f"{(proc.stderr.strip().splitlines() or ['?'])[-1]}"
+        )
     return {canonicalize_name(k): v for k, v in json.loads(proc.stdout).items()}
 
 
-def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requirement: str, *,
-                     folder: Path, env: dict[str, str], out: Callable[[str], None]
-                     ) -> OptionalOutcome:
+def optional_install(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    requirement: str,
+    *,
+    folder: Path,
+    env: dict[str, str],
+    out: Callable[[str], None],
+) -> OptionalOutcome:
     """Install one optional package; on failure to install or import, roll it back."""
     name = requirement_name(requirement) or requirement
     p = plan.package(name)
@@ -516,9 +627,13 @@ def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requ
     code, _ = run_installer(argv, env, tee=False, out=out)
     if code == 0:
         try:
-            check = subprocess.run([installer.python, "-c", _IMPORT_SCRIPT, name],
-                                   capture_output=True, text=True, timeout=IMPORT_TIMEOUT,
-                                   check=False)
+            check = subprocess.run(
+                [installer.python, "-c", _IMPORT_SCRIPT, name],
+                capture_output=True,
+                text=True,
+                timeout=IMPORT_TIMEOUT,
+                check=False,
+            )
         except subprocess.TimeoutExpired:
             reason = f"the import did not finish in {IMPORT_TIMEOUT:g} s"
         else:
@@ -528,12 +643,18 @@ def optional_install(installer: Installer, parsed: InstallArgs, plan: Plan, requ
             reason = f"installed but does not import: {last}"
     else:
         reason = f"{installer.tool} exited with {code}"
-    return OptionalOutcome(ok=False, reason=reason,
-                           restored=_roll_back(installer, options, before, env, out))
+    return OptionalOutcome(
+        ok=False, reason=reason, restored=_roll_back(installer, options, before, env, out)
+    )
 
 
-def _roll_back(installer: Installer, options: list[str], before: dict[str, str],
-               env: dict[str, str], out: Callable[[str], None]) -> str:
+def _roll_back(
+    installer: Installer,
+    options: list[str],
+    before: dict[str, str],
+    env: dict[str, str],
+    out: Callable[[str], None],
+) -> str:
     after = installed_versions(installer.python)
     added = sorted(n for n in after if n not in before)
     changed = sorted(n for n in before if after.get(n) != before[n])
@@ -542,8 +663,14 @@ def _roll_back(installer: Installer, options: list[str], before: dict[str, str],
         if installer.tool == "pip":
             argv = [installer.python, "-m", "pip", "uninstall", "-y", *removable]
         else:
-            argv = [installer.command[0], "pip", "uninstall", "--python", installer.python,
-                    *removable]
+            argv = [
+                installer.command[0],
+                "pip",
+                "uninstall",
+                "--python",
+                installer.python,
+                *removable,
+            ]
         run_installer(argv, env, tee=False, out=out)
     if changed:
         pins = [f"{n}=={before[n]}" for n in changed]

@@ -33,8 +33,10 @@ def active_venv(env: dict[str, str] | None = None) -> Path:
     env = dict(os.environ) if env is None else env
     venv = env.get("VIRTUAL_ENV")
     if not venv:
-        raise UsageError("no active virtual environment (VIRTUAL_ENV is not set)",
-                         hint="activate one first, or pass --venv PATH")
+        raise UsageError(
+            "no active virtual environment (VIRTUAL_ENV is not set)",
+            hint="activate one first, or pass --venv PATH",
+        )
     return Path(venv)
 
 
@@ -55,8 +57,7 @@ class HookState:
     find_links: tuple[str, ...] = ()
 
 
-def enable(venv: Path, profile: HostProfile, constraints: list[str],
-           find_links: list[str]) -> Path:
+def enable(venv: Path, profile: HostProfile, constraints: list[str], find_links: list[str]) -> Path:
     """Point the venv's pip.conf at the plan's constraints; returns the constraints file."""
     if not (venv / "pyvenv.cfg").is_file():
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
@@ -74,9 +75,17 @@ def enable(venv: Path, profile: HostProfile, constraints: list[str],
     if first:
         write_atomic(saved if original is not None else absent, original or "")
     write_atomic(cons, "".join(f"{line}\n" for line in constraints))
-    write_atomic(folder / "state.json", json.dumps({
-        "profile": profile.to_dict(), "constraints": constraints, "find_links": find_links,
-    }, indent=2))
+    write_atomic(
+        folder / "state.json",
+        json.dumps(
+            {
+                "profile": profile.to_dict(),
+                "constraints": constraints,
+                "find_links": find_links,
+            },
+            indent=2,
+        ),
+    )
     write_atomic(conf, text)
     return cons
 
@@ -87,9 +96,10 @@ def _read_conf(path: Path, conf: Path) -> str:
     except OSError as exc:
         raise OperationalError(f"{conf}: cannot read it: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise OperationalError(f"{conf}: not UTF-8 text: resolver-hook cannot add to it",
-                               hint="save it as UTF-8, then run 'resolver-hook enable' again"
-                               ) from None
+        raise OperationalError(
+            f"{conf}: not UTF-8 text: resolver-hook cannot add to it",
+            hint="save it as UTF-8, then run 'resolver-hook enable' again",
+        ) from None
 
 
 def _with_plan(original: str, conf: Path, cons: Path, find_links: list[str]) -> str:
@@ -99,7 +109,8 @@ def _with_plan(original: str, conf: Path, cons: Path, find_links: list[str]) -> 
         parser.read_string(original)
     except configparser.Error as exc:
         raise OperationalError(
-            f"{conf}: cannot read the existing pip configuration: {exc}") from None
+            f"{conf}: cannot read the existing pip configuration: {exc}"
+        ) from None
     _add(parser, "constraint", [str(cons)])
     _add(parser, "find-links", find_links)
     out = io.StringIO()
@@ -165,13 +176,16 @@ def read_state(venv: Path) -> HookState:
         return HookState(enabled=False)
     try:
         data = json.loads(state.read_text(encoding="utf-8"))
-        return HookState(enabled=True, profile=HostProfile.from_dict(data["profile"],
-                                                                     where=str(state)),
-                         constraints=tuple(data["constraints"]),
-                         find_links=tuple(data["find_links"]))
+        return HookState(
+            enabled=True,
+            profile=HostProfile.from_dict(data["profile"], where=str(state)),
+            constraints=tuple(data["constraints"]),
+            find_links=tuple(data["find_links"]),
+        )
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise OperationalError(f"{state}: unreadable ({exc}); run 'resolver-hook enable' again") \
-            from None
+        raise OperationalError(
+            f"{state}: unreadable ({exc}); run 'resolver-hook enable' again"
+        ) from None
 
 
 def machine_changes(old: HostProfile, new: HostProfile) -> list[str]:
@@ -181,8 +195,10 @@ def machine_changes(old: HostProfile, new: HostProfile) -> list[str]:
         changes.append(f"driver CUDA {_v(old.cuda)} -> {_v(new.cuda)}")
     if old.gpu_ccs != new.gpu_ccs:
         changes.append(f"GPUs {_ccs(old)} -> {_ccs(new)}")
-    for label, a, b in (("arch", old.arch, new.arch),
-                        ("glibc", old.libc_version, new.libc_version)):
+    for label, a, b in (
+        ("arch", old.arch, new.arch),
+        ("glibc", old.libc_version, new.libc_version),
+    ):
         if a != b:
             changes.append(f"{label} {a} -> {b}")
     return changes

@@ -57,8 +57,9 @@ def loads_manifest(text: str, *, source: str, allow_insecure: bool = False) -> M
     return parse_manifest(data, source=source, allow_insecure=allow_insecure)
 
 
-def load_manifest(path: str | os.PathLike[str], *, allow_insecure: bool = False,
-                  source: str | None = None) -> Manifest:
+def load_manifest(
+    path: str | os.PathLike[str], *, allow_insecure: bool = False, source: str | None = None
+) -> Manifest:
     """Read and validate one manifest file."""
     p = Path(path)
     try:
@@ -76,8 +77,9 @@ def _builtin() -> tuple[Manifest, ...]:
     folder = resources.files("resolver_hook") / "manifests"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".toml"):
-            out.append(loads_manifest(entry.read_text(encoding="utf-8"),
-                                      source=f"built-in ({entry.name})"))
+            out.append(
+                loads_manifest(entry.read_text(encoding="utf-8"), source=f"built-in ({entry.name})")
+            )
     return tuple(out)
 
 
@@ -108,10 +110,12 @@ def _from_entry_point(ep: Any, allow_insecure: bool) -> list[Manifest]:
         return [loads_manifest(obj, source=where, allow_insecure=allow_insecure)]
     if isinstance(obj, (str, os.PathLike)):
         files = _folder_files(Path(obj), where)
-        return [load_manifest(f, allow_insecure=allow_insecure, source=f"{where}: {f}")
-                for f in files]
-    raise ManifestError([f"{where}: resolved to {type(obj).__name__}; expected a path, "
-                         "TOML text or a mapping"])
+        return [
+            load_manifest(f, allow_insecure=allow_insecure, source=f"{where}: {f}") for f in files
+        ]
+    raise ManifestError(
+        [f"{where}: resolved to {type(obj).__name__}; expected a path, TOML text or a mapping"]
+    )
 
 
 def _entry_points() -> Iterable[Any]:
@@ -128,8 +132,7 @@ def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
         data = toml_loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, TomlError) as exc:
         raise ManifestError([f"{pyproject}: cannot read: {exc}"]) from None
-    tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) \
-        else None
+    tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) else None
     if tool is None:
         return []
     where = f"{pyproject} [tool.resolver-hook]"
@@ -156,8 +159,13 @@ def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
         for f in _folder_files(cwd / p, f"{where}: manifests"):
             out.append(load_manifest(f, allow_insecure=allow_insecure))
     for i, t in enumerate(tables):
-        out.append(parse_manifest(t, source=f"{pyproject} [[tool.resolver-hook.manifest]][{i}]",
-                                  allow_insecure=allow_insecure))
+        out.append(
+            parse_manifest(
+                t,
+                source=f"{pyproject} [[tool.resolver-hook.manifest]][{i}]",
+                allow_insecure=allow_insecure,
+            )
+        )
     return out
 
 
@@ -192,12 +200,21 @@ def collect_manifests(
         levels.append(list(_builtin()))
     if entry_points is not None:
         eps = entry_points
-        gather(lambda: [m for ep in sorted(eps(), key=lambda e: e.name)
-                        for m in _from_entry_point(ep, allow_insecure)])
+        gather(
+            lambda: [
+                m
+                for ep in sorted(eps(), key=lambda e: e.name)
+                for m in _from_entry_point(ep, allow_insecure)
+            ]
+        )
     folders = [f for f in env.get(ENV_MANIFESTS, "").split(os.pathsep) if f.strip()]
-    gather(lambda: [load_manifest(f, allow_insecure=allow_insecure)
-                    for folder in folders
-                    for f in _folder_files(Path(folder), ENV_MANIFESTS)])
+    gather(
+        lambda: [
+            load_manifest(f, allow_insecure=allow_insecure)
+            for folder in folders
+            for f in _folder_files(Path(folder), ENV_MANIFESTS)
+        ]
+    )
     gather(lambda: _from_pyproject(here, allow_insecure))
     levels.append(_load_each(list(files), allow_insecure, problems))
     result: dict[str, Manifest] = {}
@@ -205,8 +222,10 @@ def collect_manifests(
         seen: dict[str, Manifest] = {}
         for m in level:
             if m.name in seen:
-                problems.append(f"{m.source}: package {m.display_name!r} is also described by "
-                                f"{seen[m.name].source}: keep one")
+                problems.append(
+                    f"{m.source}: package {m.display_name!r} is also described by "
+                    f"{seen[m.name].source}: keep one"
+                )
                 continue
             seen[m.name] = m
             old = result.get(m.name)
@@ -216,8 +235,9 @@ def collect_manifests(
     return result
 
 
-def _load_each(files: list[str | os.PathLike[str]], allow_insecure: bool,
-               problems: list[str]) -> list[Manifest]:
+def _load_each(
+    files: list[str | os.PathLike[str]], allow_insecure: bool, problems: list[str]
+) -> list[Manifest]:
     out: list[Manifest] = []
     for f in files:
         try:

@@ -92,7 +92,8 @@ class ManifestError(UsageError):
             message = self.problems[0]
         else:
             message = f"{len(self.problems)} problems in manifests:\n" + "\n".join(
-                f"  {p}" for p in self.problems)
+                f"  {p}" for p in self.problems
+            )
         super().__init__(message, hint=hint)
 
 
@@ -137,9 +138,13 @@ class WheelFlavour:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": "wheel", "url": self.url, "filename": self.filename,
-            "version": str(self.version), "tags": sorted(str(t) for t in self.tags),
-            "sha256": self.sha256, **_needs_dict(self),
+            "kind": "wheel",
+            "url": self.url,
+            "filename": self.filename,
+            "version": str(self.version),
+            "tags": sorted(str(t) for t in self.tags),
+            "sha256": self.sha256,
+            **_needs_dict(self),
         }
 
 
@@ -182,8 +187,11 @@ class IndexFlavour:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "kind": "index", "url": self.url, "version": str(self.version),
-            "platforms": list(self.platforms), "python": list(self.python),
+            "kind": "index",
+            "url": self.url,
+            "version": str(self.version),
+            "platforms": list(self.platforms),
+            "python": list(self.python),
             **_needs_dict(self),
         }
 
@@ -213,9 +221,12 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "display_name": self.display_name,
-            "homepage": self.homepage, "downloads": self.downloads,
-            "source": self.source, "buildable": self.buildable,
+            "name": self.name,
+            "display_name": self.display_name,
+            "homepage": self.homepage,
+            "downloads": self.downloads,
+            "source": self.source,
+            "buildable": self.buildable,
             "build_needs": list(self.build_needs),
             "wheels": [w.to_dict() for w in self.wheels],
             "indexes": [i.to_dict() for i in self.indexes],
@@ -342,8 +353,9 @@ class _Checker:
                 out.append(t)
         return out
 
-    def string(self, table: Mapping[str, Any], key: str, path: str, *,
-               required: bool = False) -> str | None:
+    def string(
+        self, table: Mapping[str, Any], key: str, path: str, *, required: bool = False
+    ) -> str | None:
         if key not in table:
             if required:
                 self.bad(_join(path, key), "missing")
@@ -386,8 +398,14 @@ def _join(path: str, key: str) -> str:
 
 
 def _kind(value: Any) -> str:
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
-            list: "an array", dict: "a table"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
 
 
 @dataclass(slots=True)
@@ -442,8 +460,16 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
     return needs
 
 
-def _read_properties(c: _Checker, props: Sequence[str], path: str, needs: _Needs,
-                     gpu: list[KernelTarget], *, has_cuda: bool, has_gpu: bool) -> None:
+def _read_properties(
+    c: _Checker,
+    props: Sequence[str],
+    path: str,
+    needs: _Needs,
+    gpu: list[KernelTarget],
+    *,
+    has_cuda: bool,
+    has_gpu: bool,
+) -> None:
     """PEP 817 ``namespace :: feature :: value`` properties (FACTS.md section 2)."""
     lower: list[str] = []
     upper: list[str] = []
@@ -475,15 +501,19 @@ def _read_properties(c: _Checker, props: Sequence[str], path: str, needs: _Needs
                 continue
             (lower if feature.endswith("lower_bound") else upper).append(value)
         else:
-            c.bad(ppath, f"{text!r}: feature {feature!r} is not understood "
-                  "(sm_arch, cuda_version_lower_bound, cuda_version_upper_bound)")
+            c.bad(
+                ppath,
+                f"{text!r}: feature {feature!r} is not understood "
+                "(sm_arch, cuda_version_lower_bound, cuda_version_upper_bound)",
+            )
     specs = [f">={v}" for v in lower] + [f"<{v}" for v in upper]
     if specs:
         needs.cuda = SpecifierSet(",".join(specs))
 
 
-def _read_wheel(c: _Checker, t: Mapping[str, Any], path: str, name: str,
-                allowed: Sequence[str] = _WHEEL_KEYS) -> WheelFlavour | None:
+def _read_wheel(
+    c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
+) -> WheelFlavour | None:
     c.keys(t, allowed, path)
     url = c.string(t, "url", path, required=True)
     sha = c.string(t, "sha256", path)
@@ -503,10 +533,19 @@ def _read_wheel(c: _Checker, t: Mapping[str, Any], path: str, name: str,
         # pip 26.3 crashes on a URL whose wheel names another project (FACTS.md section 3).
         c.bad(_join(path, "url"), f"wheel {filename!r} is for project {wname!r}, not {name!r}")
         return None
-    return WheelFlavour(url=url, filename=filename, name=wname, version=version,
-                        tags=frozenset(tags), sha256=sha.lower() if sha else None,
-                        cuda=needs.cuda, rocm=needs.rocm, gpu=needs.gpu,
-                        requires=needs.requires, where=path)
+    return WheelFlavour(
+        url=url,
+        filename=filename,
+        name=wname,
+        version=version,
+        tags=frozenset(tags),
+        sha256=sha.lower() if sha else None,
+        cuda=needs.cuda,
+        rocm=needs.rocm,
+        gpu=needs.gpu,
+        requires=needs.requires,
+        where=path,
+    )
 
 
 def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
@@ -531,17 +570,30 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     needs = _read_needs(c, t, path, name)
     if version is None or not url_ok:
         return None
-    return IndexFlavour(url=url, name=NormalizedName(name), version=version,
-                        platforms=tuple(platforms), python=tuple(python), cuda=needs.cuda,
-                        rocm=needs.rocm, gpu=needs.gpu, requires=needs.requires, where=path)
+    return IndexFlavour(
+        url=url,
+        name=NormalizedName(name),
+        version=version,
+        platforms=tuple(platforms),
+        python=tuple(python),
+        cuda=needs.cuda,
+        rocm=needs.rocm,
+        gpu=needs.gpu,
+        requires=needs.requires,
+        where=path,
+    )
 
 
 def _substitute(text: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
-def _expand_matrix(c: _Checker, t: Mapping[str, Any], path: str,  # noqa: PLR0915 - one pass
-                   name: str) -> Iterator[WheelFlavour]:
+def _expand_matrix(  # noqa: PLR0915 - one pass over the template
+    c: _Checker,
+    t: Mapping[str, Any],
+    path: str,
+    name: str,
+) -> Iterator[WheelFlavour]:
     """Expand a ``[[matrix]]`` template into wheel flavours.
 
     ``url`` (and ``requires``) hold ``{placeholders}``; ``[matrix.axes]`` gives each
@@ -584,8 +636,10 @@ def _expand_matrix(c: _Checker, t: Mapping[str, Any], path: str,  # noqa: PLR091
                 avars = {axis: value}
                 for k, x in extra.items():
                     if not isinstance(x, str):
-                        c.bad(f"{apath}[{i}].{k}", f"a template variable must be a string, "
-                              f"got {_kind(x)}")
+                        c.bad(
+                            f"{apath}[{i}].{k}",
+                            f"a template variable must be a string, got {_kind(x)}",
+                        )
                         ok = False
                     else:
                         avars[k] = x
@@ -633,8 +687,9 @@ def _expand_matrix(c: _Checker, t: Mapping[str, Any], path: str,  # noqa: PLR091
                     entry[key] = _substitute(v, tvars) if isinstance(v, str) else v
                 elif isinstance(v, list):
                     entry.setdefault(key, [])
-                    entry[key] = entry[key] + [_substitute(x, tvars) if isinstance(x, str) else x
-                                               for x in v]
+                    entry[key] = entry[key] + [
+                        _substitute(x, tvars) if isinstance(x, str) else x for x in v
+                    ]
                 else:
                     entry[key] = v
         label = ", ".join(f"{k}={v}" for k, v in chosen.items())
@@ -643,8 +698,12 @@ def _expand_matrix(c: _Checker, t: Mapping[str, Any], path: str,  # noqa: PLR091
             yield w
 
 
-def parse_manifest(data: Mapping[str, Any], *, source: str = "manifest",  # noqa: PLR0915
-                   allow_insecure: bool = False) -> Manifest:
+def parse_manifest(  # noqa: PLR0915 - every section checked in one place
+    data: Mapping[str, Any],
+    *,
+    source: str = "manifest",
+    allow_insecure: bool = False,
+) -> Manifest:
     """Validate a parsed manifest mapping; ManifestError lists every problem at once."""
     c = _Checker(source, allow_insecure)
     if not isinstance(data, Mapping):
@@ -704,10 +763,18 @@ def parse_manifest(data: Mapping[str, Any], *, source: str = "manifest",  # noqa
                 _check_build_need(c, need, f"build.needs[{i}]")
     if c.problems:
         raise ManifestError(c.problems)
-    return Manifest(name=NormalizedName(name), display_name=display, homepage=homepage,
-                    downloads=downloads, description=description, wheels=tuple(wheels),
-                    indexes=tuple(indexes), buildable=buildable, build_needs=build_needs,
-                    source=source)
+    return Manifest(
+        name=NormalizedName(name),
+        display_name=display,
+        homepage=homepage,
+        downloads=downloads,
+        description=description,
+        wheels=tuple(wheels),
+        indexes=tuple(indexes),
+        buildable=buildable,
+        build_needs=build_needs,
+        source=source,
+    )
 
 
 def _check_build_need(c: _Checker, need: str, path: str) -> None:
@@ -715,9 +782,15 @@ def _check_build_need(c: _Checker, need: str, path: str) -> None:
     try:
         req = Requirement(need)
     except InvalidRequirement as exc:
-        c.bad(path, f"{need!r} is not a build need such as 'nvcc>=12.8' or 'z3': "
-                    f"{str(exc).splitlines()[0]}")
+        c.bad(
+            path,
+            f"{need!r} is not a build need such as 'nvcc>=12.8' or 'z3': "
+            f"{str(exc).splitlines()[0]}",
+        )
         return
     if req.url or req.marker is not None or req.extras:
-        c.bad(path, f"{need!r}: a build need is a name and a version specifier only "
-                    "(no URL, extras or marker)")
+        c.bad(
+            path,
+            f"{need!r}: a build need is a name and a version specifier only "
+            "(no URL, extras or marker)",
+        )

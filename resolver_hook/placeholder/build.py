@@ -36,36 +36,48 @@ class BuiltPlaceholder:
     wheel: Path | None = None
 
 
-def build_placeholder(manifest_path: str | Path, out_dir: str | Path, *,
-                      version: str = DEFAULT_VERSION, wheel: bool = False) -> BuiltPlaceholder:
+def build_placeholder(
+    manifest_path: str | Path,
+    out_dir: str | Path,
+    *,
+    version: str = DEFAULT_VERSION,
+    wheel: bool = False,
+) -> BuiltPlaceholder:
     """Build the placeholder sdist (and wheel) of the manifest at ``manifest_path``."""
     from resolver_hook.manifest import load_manifest
 
-    return build_from_data(placeholder_data(load_manifest(manifest_path), version),
-                           out_dir, wheel=wheel)
+    return build_from_data(
+        placeholder_data(load_manifest(manifest_path), version), out_dir, wheel=wheel
+    )
 
 
-def build_from_data(data: dict[str, Any], out_dir: str | Path, *,
-                    wheel: bool = False) -> BuiltPlaceholder:
+def build_from_data(
+    data: dict[str, Any], out_dir: str | Path, *, wheel: bool = False
+) -> BuiltPlaceholder:
     """Build from data made by :func:`placeholder_data`."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OperationalError(f"{out}: cannot make the output folder: "
-                               f"{exc.strerror or exc}") from None
+        raise OperationalError(
+            f"{out}: cannot make the output folder: {exc.strerror or exc}"
+        ) from None
     # Artifacts are made in a staging folder inside ``out`` and renamed into place, so
     # an interrupted build never leaves half an sdist or wheel where installers look.
-    with tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp, \
-            tempfile.TemporaryDirectory(prefix=".staging-", dir=out) as staging:
+    with (
+        tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp,
+        tempfile.TemporaryDirectory(prefix=".staging-", dir=out) as staging,
+    ):
         tree = render_project(data, Path(tmp) / "project")
         sdist = _hatchling_sdist(tree, Path(staging))
-        built_wheel = (_backend_wheel(sdist, Path(tmp), Path(staging), data["name"])
-                       if wheel else None)
+        built_wheel = (
+            _backend_wheel(sdist, Path(tmp), Path(staging), data["name"]) if wheel else None
+        )
         sdist = _publish(sdist, out)
         built_wheel = _publish(built_wheel, out) if built_wheel else None
-    return BuiltPlaceholder(name=data["name"], version=data["version"], sdist=sdist,
-                            wheel=built_wheel)
+    return BuiltPlaceholder(
+        name=data["name"], version=data["version"], sdist=sdist, wheel=built_wheel
+    )
 
 
 def _publish(artifact: Path, out: Path) -> Path:
@@ -84,8 +96,7 @@ def _hatchling_sdist(tree: Path, out: Path) -> Path:
     from hatchling.builders.sdist import SdistBuilder
 
     try:
-        artifacts = list(SdistBuilder(str(tree)).build(directory=str(out),
-                                                       versions=["standard"]))
+        artifacts = list(SdistBuilder(str(tree)).build(directory=str(out), versions=["standard"]))
     except Exception as exc:  # hatchling reports bad metadata with plain exceptions
         raise OperationalError(f"hatchling could not build the sdist: {exc}") from exc
     return _inside(Path(artifacts[0]), out)
@@ -96,11 +107,18 @@ def _backend_wheel(sdist: Path, tmp: Path, out: Path, name: str) -> Path:
     env = dict(os.environ)
     env[runtime().escape_hatch(name)] = "1"
     env["PYTHONPATH"] = str(root / "_placeholder_backend")
-    code = ("import sys, placeholder_backend as b; "
-            "sys.stdout.write(b.build_wheel(sys.argv[1]))")
-    proc = subprocess.run([sys.executable, "-c", code, str(out.resolve())], cwd=root, env=env,
-                          capture_output=True, text=True, check=False)
+    code = "import sys, placeholder_backend as b; sys.stdout.write(b.build_wheel(sys.argv[1]))"
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(out.resolve())],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
-        raise OperationalError(f"the placeholder backend could not build a wheel: "
-                               f"{(proc.stderr or proc.stdout).strip()}")
+        raise OperationalError(
+            f"the placeholder backend could not build a wheel: "
+            f"{(proc.stderr or proc.stdout).strip()}"
+        )
     return _inside(out / proc.stdout.strip(), out)

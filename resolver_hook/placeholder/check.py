@@ -28,12 +28,19 @@ from resolver_hook.errors import UsageError
 from resolver_hook.placeholder.data import import_name
 from resolver_hook.placeholder.render import runtime
 
-__all__ = ["CheckResult", "Runner", "check_placeholder", "extract_sdist", "find_uv",
-           "shows_message"]
+__all__ = [
+    "CheckResult",
+    "Runner",
+    "check_placeholder",
+    "extract_sdist",
+    "find_uv",
+    "shows_message",
+]
 
 # (argv, env, cwd, stdin text) -> completed process with text stdout/stderr.
-Runner = Callable[[Sequence[str], dict[str, str], Path, str | None],
-                  "subprocess.CompletedProcess[str]"]
+Runner = Callable[
+    [Sequence[str], dict[str, str], Path, str | None], "subprocess.CompletedProcess[str]"
+]
 
 TIMEOUT = 600
 MAX_SDIST_MEMBERS = 10_000
@@ -52,20 +59,31 @@ class CheckResult:
     detail: str = ""
 
 
-def run_subprocess(argv: Sequence[str], env: dict[str, str], cwd: Path,
-                   stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_subprocess(
+    argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``argv``; a command that cannot start or runs past ``TIMEOUT`` seconds is
     reported as a failed process (exit 127 / 124, the reason on stderr), not raised,
     so it becomes a failed check."""
     try:
-        return subprocess.run(list(argv), env=env, cwd=cwd, input=stdin, capture_output=True,
-                              text=True, timeout=TIMEOUT, check=False)
+        return subprocess.run(
+            list(argv),
+            env=env,
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
-        return subprocess.CompletedProcess(list(argv), 124, "", f"{argv[0]}: no answer after "
-                                           f"{exc.timeout:g} seconds; stopped")
+        return subprocess.CompletedProcess(
+            list(argv), 124, "", f"{argv[0]}: no answer after {exc.timeout:g} seconds; stopped"
+        )
     except OSError as exc:
-        return subprocess.CompletedProcess(list(argv), 127, "",
-                                           f"{argv[0]}: cannot run: {exc.strerror or exc}")
+        return subprocess.CompletedProcess(
+            list(argv), 127, "", f"{argv[0]}: cannot run: {exc.strerror or exc}"
+        )
 
 
 def find_uv() -> str | None:
@@ -92,7 +110,7 @@ def shows_message(expected: str, output: str) -> bool:
     if not want:
         return False
     for i, line in enumerate(have):
-        if line.endswith(want[0]) and have[i + 1:i + len(want)] == want[1:]:
+        if line.endswith(want[0]) and have[i + 1 : i + len(want)] == want[1:]:
             return True
     return False
 
@@ -117,8 +135,9 @@ def extract_sdist(dist: Path, dest: Path) -> Path:
                     raise UsageError(f"{dist}: unsafe member {m.name!r}")
                 total += m.size
                 if total > MAX_SDIST_BYTES:
-                    raise UsageError(f"{dist}: more than {MAX_SDIST_BYTES} bytes of files; "
-                                     "not a placeholder")
+                    raise UsageError(
+                        f"{dist}: more than {MAX_SDIST_BYTES} bytes of files; not a placeholder"
+                    )
                 members.append(m)
             # The "data" filter (where this Python has it) re-checks every member.
             extra = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
@@ -152,10 +171,13 @@ def _at_least(version: str, floor: str) -> bool:
         return False
 
 
-def check_placeholder(dist: str | Path, *, python: str = sys.executable,
-                      run: Runner = run_subprocess,
-                      progress: Callable[[CheckResult], None] | None = None,
-                      ) -> list[CheckResult]:
+def check_placeholder(
+    dist: str | Path,
+    *,
+    python: str = sys.executable,
+    run: Runner = run_subprocess,
+    progress: Callable[[CheckResult], None] | None = None,
+) -> list[CheckResult]:
     """Run every check on the sdist ``dist``; return the results in order."""
     dist = Path(dist).resolve()
     results: list[CheckResult] = []
@@ -172,9 +194,11 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
         root, headers, dynamic = _read_sdist(dist, tmp / "sdist")
         name, version = headers["Name"], headers.get("Version", "")
         meta_version = headers.get("Metadata-Version", "")
-        record("static metadata (Metadata-Version >= 2.2, no Dynamic)",
-               _at_least(meta_version, "2.2") and not dynamic,
-               f"Metadata-Version {meta_version}, Dynamic {dynamic}")
+        record(
+            "static metadata (Metadata-Version >= 2.2, no Dynamic)",
+            _at_least(meta_version, "2.2") and not dynamic,
+            f"Metadata-Version {meta_version}, Dynamic {dynamic}",
+        )
         package = import_name(str(canonicalize_name(name)))
         hatch = runtime().escape_hatch(name)
         env = {k: v for k, v in os.environ.items() if k != hatch and not k.startswith("UV_")}
@@ -182,9 +206,11 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         proc = run([python, str(root / "src" / package / "_placeholder.py")], env, tmp, None)
         expected = proc.stdout
-        if not record("the placeholder explains itself on this machine",
-                      proc.returncode == 0 and f"{name} {version} is a placeholder" in expected,
-                      (proc.stderr or proc.stdout).strip()[-2000:]):
+        if not record(
+            "the placeholder explains itself on this machine",
+            proc.returncode == 0 and f"{name} {version} is a placeholder" in expected,
+            (proc.stderr or proc.stdout).strip()[-2000:],
+        ):
             return results
         links = tmp / "links"
         links.mkdir()
@@ -195,8 +221,9 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
         if "No module named twine" in twine.stderr:
             record("twine check (skipped: twine is not installed)", True)
         else:
-            record("twine check --strict", twine.returncode == 0,
-                   (twine.stdout + twine.stderr).strip())
+            record(
+                "twine check --strict", twine.returncode == 0, (twine.stdout + twine.stderr).strip()
+            )
 
         uv = find_uv()
         installers: list[tuple[str, list[str], list[str]]] = []
@@ -204,63 +231,144 @@ def check_placeholder(dist: str | Path, *, python: str = sys.executable,
         made = run([python, "-m", "venv", str(pip_venv)], env, tmp, None)
         pip_python = str(_venv_python(pip_venv))
         if record("python -m venv", made.returncode == 0, made.stderr.strip()):
-            installers.append(("pip", [pip_python], [
-                pip_python, "-m", "pip", "install", "--no-index", "--find-links", str(links),
-                "--no-cache-dir", requirement]))
+            installers.append(
+                (
+                    "pip",
+                    [pip_python],
+                    [
+                        pip_python,
+                        "-m",
+                        "pip",
+                        "install",
+                        "--no-index",
+                        "--find-links",
+                        str(links),
+                        "--no-cache-dir",
+                        requirement,
+                    ],
+                )
+            )
         if uv is None:
             record("uv", False, "uv not found: pip install uv")
         else:
             cache = str(tmp / "uv-cache")
-            compile_ = run([uv, "pip", "compile", "-", "--no-index", "--find-links",
-                            str(links), "--cache-dir", cache, "--python", python,
-                            "--no-header", "--quiet"], env, tmp, requirement + "\n")
-            record("uv resolves it without building (static metadata)",
-                   compile_.returncode == 0 and requirement in compile_.stdout,
-                   (compile_.stdout + compile_.stderr).strip())
+            compile_ = run(
+                [
+                    uv,
+                    "pip",
+                    "compile",
+                    "-",
+                    "--no-index",
+                    "--find-links",
+                    str(links),
+                    "--cache-dir",
+                    cache,
+                    "--python",
+                    python,
+                    "--no-header",
+                    "--quiet",
+                ],
+                env,
+                tmp,
+                requirement + "\n",
+            )
+            record(
+                "uv resolves it without building (static metadata)",
+                compile_.returncode == 0 and requirement in compile_.stdout,
+                (compile_.stdout + compile_.stderr).strip(),
+            )
             uv_venv = tmp / "venv-uv"
-            made = run([uv, "venv", str(uv_venv), "--python", python, "--cache-dir", cache,
-                        "--quiet"], env, tmp, None)
+            made = run(
+                [uv, "venv", str(uv_venv), "--python", python, "--cache-dir", cache, "--quiet"],
+                env,
+                tmp,
+                None,
+            )
             uv_python = str(_venv_python(uv_venv))
             if record("uv venv", made.returncode == 0, made.stderr.strip()):
-                installers.append(("uv", [uv_python], [
-                    uv, "pip", "install", "--no-index", "--find-links", str(links),
-                    "--cache-dir", cache, "--python", uv_python, requirement]))
+                installers.append(
+                    (
+                        "uv",
+                        [uv_python],
+                        [
+                            uv,
+                            "pip",
+                            "install",
+                            "--no-index",
+                            "--find-links",
+                            str(links),
+                            "--cache-dir",
+                            cache,
+                            "--python",
+                            uv_python,
+                            requirement,
+                        ],
+                    )
+                )
         for tool, (venv_python, *_), install in installers:
-            _installed_checks(record, run, tool=tool, venv_python=venv_python,
-                              install=install, expected=expected, package=package,
-                              hatch=hatch, env=env)
+            _installed_checks(
+                record,
+                run,
+                tool=tool,
+                venv_python=venv_python,
+                install=install,
+                expected=expected,
+                package=package,
+                hatch=hatch,
+                env=env,
+            )
     return results
 
 
-def _installed_checks(record: Callable[[str, bool, str], bool], run: Runner, *, tool: str,
-                      venv_python: str, install: list[str], expected: str, package: str,
-                      hatch: str, env: dict[str, str]) -> None:
+def _installed_checks(
+    record: Callable[[str, bool, str], bool],
+    run: Runner,
+    *,
+    tool: str,
+    venv_python: str,
+    install: list[str],
+    expected: str,
+    package: str,
+    hatch: str,
+    env: dict[str, str],
+) -> None:
     """Install without and with the escape hatch, then import and run a submodule."""
     tmp = Path(venv_python).parents[2]  # beside the venv, never inside a package
     hatch_env = dict(env, **{hatch: "1"})
     failed = run(install, env, tmp, None)
     output = failed.stdout + failed.stderr
-    record(f"{tool} install fails and shows the message",
-           failed.returncode != 0 and shows_message(expected, output)
-           and "Traceback" not in output, output.strip()[-3000:])
+    record(
+        f"{tool} install fails and shows the message",
+        failed.returncode != 0 and shows_message(expected, output) and "Traceback" not in output,
+        output.strip()[-3000:],
+    )
     done = run(install, hatch_env, tmp, None)
-    if not record(f"{tool} install with {hatch}=1 succeeds", done.returncode == 0,
-                  (done.stdout + done.stderr).strip()[-3000:]):
+    if not record(
+        f"{tool} install with {hatch}=1 succeeds",
+        done.returncode == 0,
+        (done.stdout + done.stderr).strip()[-3000:],
+    ):
         return
     for label, argv, shown in (
         # A traceback ending in PlaceholderError, an ImportError subclass.
-        (f"import {package}", [venv_python, "-c", f"import {package}"],
-         "PlaceholderError: "),
+        (f"import {package}", [venv_python, "-c", f"import {package}"], "PlaceholderError: "),
         # Just the message: the package hides runpy's traceback.
-        (f"python -m {package}.placeholder.submodule",
-         [venv_python, "-m", f"{package}.placeholder.submodule"], ""),
+        (
+            f"python -m {package}.placeholder.submodule",
+            [venv_python, "-m", f"{package}.placeholder.submodule"],
+            "",
+        ),
     ):
         proc = run(argv, env, tmp, None)
         output = proc.stdout + proc.stderr
-        record(f"{tool}: {label} fails with the message",
-               proc.returncode != 0 and shows_message(expected, output)
-               and shown in output and "ModuleNotFoundError" not in output,
-               output.strip()[-3000:])
+        record(
+            f"{tool}: {label} fails with the message",
+            proc.returncode != 0
+            and shows_message(expected, output)
+            and shown in output
+            and "ModuleNotFoundError" not in output,
+            output.strip()[-3000:],
+        )
 
 
 def _venv_python(venv: Path) -> Path:

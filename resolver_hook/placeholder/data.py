@@ -44,8 +44,10 @@ def _needs(flavour: Flavour) -> dict[str, Any]:
 def check_url(url: object, key: str) -> str:
     """``url`` when it is a plain http(s) URL; UsageError naming ``key`` otherwise."""
     if not isinstance(url, str) or not _URL.fullmatch(url):
-        raise UsageError(f"{key}: {url!r} is not a plain http(s) URL",
-                         hint="percent-encode spaces, quotes and other special characters")
+        raise UsageError(
+            f"{key}: {url!r} is not a plain http(s) URL",
+            hint="percent-encode spaces, quotes and other special characters",
+        )
     return url
 
 
@@ -56,11 +58,14 @@ def import_name(name: str) -> str:
 
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not _CANONICAL.fullmatch(name):
-        raise UsageError(f"package.name: {name!r} is not a valid project name",
-                         hint="letters, digits and single '-' between them")
+        raise UsageError(
+            f"package.name: {name!r} is not a valid project name",
+            hint="letters, digits and single '-' between them",
+        )
     if canonicalize_name(name) != name:
-        raise UsageError(f"package.name: {name!r} is not normalised "
-                         f"(expected {canonicalize_name(name)!r})")
+        raise UsageError(
+            f"package.name: {name!r} is not normalised (expected {canonicalize_name(name)!r})"
+        )
     return name
 
 
@@ -87,34 +92,49 @@ def placeholder_data(manifest: Manifest, version: str = DEFAULT_VERSION) -> dict
         if sha is not None and not _SHA256.fullmatch(sha):
             raise UsageError(f"wheel[{i}].sha256: {sha!r} is not 64 lower-case hex digits")
         if canonicalize_name(w.name) != name:
-            raise UsageError(f"wheel[{i}].url: {w.filename!r} names project {w.name!r}, "
-                             f"not {name!r}")
-        flavours.append((w.version, len(flavours), {
-            "kind": "wheel",
-            "url": check_url(w.url, f"wheel[{i}].url"),
-            "filename": w.filename,
-            "version": str(w.version),
-            "sha256": sha,
-            "tags": sorted([t.interpreter, t.abi, t.platform] for t in w.tags),
-            **_needs(w),
-        }))
+            raise UsageError(
+                f"wheel[{i}].url: {w.filename!r} names project {w.name!r}, not {name!r}"
+            )
+        flavours.append(
+            (
+                w.version,
+                len(flavours),
+                {
+                    "kind": "wheel",
+                    "url": check_url(w.url, f"wheel[{i}].url"),
+                    "filename": w.filename,
+                    "version": str(w.version),
+                    "sha256": sha,
+                    "tags": sorted([t.interpreter, t.abi, t.platform] for t in w.tags),
+                    **_needs(w),
+                },
+            )
+        )
     for i, x in enumerate(manifest.indexes):
-        flavours.append((x.version, len(flavours), {
-            "kind": "index",
-            # No URL: the plain build on the user's own index (PyPI itself).
-            "url": check_url(x.url, f"index[{i}].url") if x.url is not None else None,
-            "version": str(x.version),
-            "platforms": list(x.platforms),
-            "python": list(x.python),
-            **_needs(x),
-        }))
+        flavours.append(
+            (
+                x.version,
+                len(flavours),
+                {
+                    "kind": "index",
+                    # No URL: the plain build on the user's own index (PyPI itself).
+                    "url": check_url(x.url, f"index[{i}].url") if x.url is not None else None,
+                    "version": str(x.version),
+                    "platforms": list(x.platforms),
+                    "python": list(x.python),
+                    **_needs(x),
+                },
+            )
+        )
     # Newest first; sort stability keeps manifest order within a version.
     flavours.sort(key=lambda item: item[0], reverse=True)
     homepage = manifest.homepage
     downloads = manifest.downloads
     if not homepage and not downloads:
-        raise UsageError("package.downloads: missing; a placeholder must say where the real "
-                         "downloads are", hint="set package.downloads (or package.homepage)")
+        raise UsageError(
+            "package.downloads: missing; a placeholder must say where the real downloads are",
+            hint="set package.downloads (or package.homepage)",
+        )
     return {
         "schema": DATA_SCHEMA,
         "name": name,
@@ -125,4 +145,3 @@ def placeholder_data(manifest: Manifest, version: str = DEFAULT_VERSION) -> dict
         "downloads": check_url(downloads, "package.downloads") if downloads else None,
         "flavours": [f for _, _, f in flavours],
     }
-

@@ -40,8 +40,9 @@ def template_dir() -> Path:
     checkout = Path(__file__).resolve().parents[2] / "placeholder_template"
     if checkout.is_dir():
         return checkout
-    raise OperationalError("the placeholder template is missing from this installation",
-                           hint="reinstall resolver-hook")
+    raise OperationalError(
+        "the placeholder template is missing from this installation", hint="reinstall resolver-hook"
+    )
 
 
 @functools.cache
@@ -106,9 +107,11 @@ def classifiers(data: dict[str, Any]) -> list[str]:
     systems = {rt.parse_platform(t)["os"] for t in tags}
     if not tags or "any" in systems:
         found.add("Operating System :: OS Independent")
-    os_classifier = {"linux": "Operating System :: POSIX :: Linux",
-                     "windows": "Operating System :: Microsoft :: Windows",
-                     "macos": "Operating System :: MacOS"}
+    os_classifier = {
+        "linux": "Operating System :: POSIX :: Linux",
+        "windows": "Operating System :: Microsoft :: Windows",
+        "macos": "Operating System :: MacOS",
+    }
     found.update(os_classifier[s] for s in systems if s in os_classifier)
     impls = set()
     for flavour in data["flavours"]:
@@ -136,8 +139,10 @@ def classifiers(data: dict[str, Any]) -> list[str]:
 
 def pyproject(data: dict[str, Any]) -> str:
     where = data["downloads"] or data["homepage"]
-    description = (f"Placeholder for {_one_line(data['display_name'])}: the real builds are at "
-                   f"{where}; installing this one fails with an explanation")
+    description = (
+        f"Placeholder for {_one_line(data['display_name'])}: the real builds are at "
+        f"{where}; installing this one fails with an explanation"
+    )
     urls = []
     if data["homepage"]:
         urls.append(f"Homepage = {toml_string(data['homepage'])}")
@@ -161,8 +166,10 @@ def _cell(words: Iterable[str]) -> str:
 def readme(data: dict[str, Any]) -> str:
     rt = runtime()
     name = data["name"]
-    rows = ["| build | version | platform | Python | NVIDIA driver | GPU kernels |",
-            "|---|---|---|---|---|---|"]
+    rows = [
+        "| build | version | platform | Python | NVIDIA driver | GPU kernels |",
+        "|---|---|---|---|---|---|",
+    ]
     install: dict[str, list[str]] = {}
     for f in data["flavours"]:
         platforms = rt.platform_words(_platform_tags(f))
@@ -172,13 +179,17 @@ def readme(data: dict[str, Any]) -> str:
         if f["kind"] == "wheel":
             build = f"[{markdown_text(f['filename'])}]({f['url']})"
         elif f.get("url"):
-            build = f"[{markdown_text(name)} {markdown_text(f['version'])} (find-links page)]" \
-                    f"({f['url']})"
+            build = (
+                f"[{markdown_text(name)} {markdown_text(f['version'])} (find-links page)]"
+                f"({f['url']})"
+            )
         else:
             build = f"{markdown_text(name)} {markdown_text(f['version'])} from PyPI"
-        rows.append(f"| {build} | {markdown_text(f['version'])} | {_cell(platforms)} | "
-                    f"{_cell(python) if python else 'not stated'} | {_cell(cuda)} | "
-                    f"{_cell(gpu) if gpu else 'none (CPU)'} |")
+        rows.append(
+            f"| {build} | {markdown_text(f['version'])} | {_cell(platforms)} | "
+            f"{_cell(python) if python else 'not stated'} | {_cell(cuda)} | "
+            f"{_cell(gpu) if gpu else 'none (CPU)'} |"
+        )
         heading = ", ".join(platforms or ["any platform"])
         if python:
             heading += ", " + " or ".join(python)
@@ -216,13 +227,15 @@ def render_files(data: dict[str, Any]) -> dict[str, bytes]:
     files = {
         "pyproject.toml": pyproject(data).encode("utf-8"),
         "README.md": readme(data).encode("utf-8"),
-        "_placeholder_backend/placeholder_backend.py":
-            (template / "backend" / "placeholder_backend.py").read_bytes(),
+        "_placeholder_backend/placeholder_backend.py": (
+            template / "backend" / "placeholder_backend.py"
+        ).read_bytes(),
         f"{package}/__init__.py": (template / "package" / "__init__.py").read_bytes(),
         f"{package}/_placeholder.py": (template / "package" / "_placeholder.py").read_bytes(),
         f"{package}/_placeholder_cuda.py": cuda,
-        f"{package}/_placeholder_data.json":
-            (json.dumps(data, indent=2, sort_keys=True, ensure_ascii=True) + "\n").encode(),
+        f"{package}/_placeholder_data.json": (
+            json.dumps(data, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
+        ).encode(),
     }
     return files
 

@@ -92,8 +92,13 @@ class Finding:
     hint: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "code": self.code, "message": self.message,
-                "evidence": list(self.evidence), "hint": self.hint}
+        return {
+            "file": self.file,
+            "code": self.code,
+            "message": self.message,
+            "evidence": list(self.evidence),
+            "hint": self.hint,
+        }
 
     def line(self) -> str:
         """``warning: FILE: what (evidence; evidence)``."""
@@ -179,8 +184,9 @@ def _read_wheel(path: Path) -> LintInput:
     try:
         with zipfile.ZipFile(path) as zf:
             infos = [i for i in zf.infolist() if not i.is_dir()]
-            meta = next((i for i in infos if re.fullmatch(r"[^/]+\.dist-info/METADATA",
-                                                           i.filename)), None)
+            meta = next(
+                (i for i in infos if re.fullmatch(r"[^/]+\.dist-info/METADATA", i.filename)), None
+            )
             headers = None
             if meta is not None:
                 with zf.open(meta) as handle:  # bounded: never more than _MAX_TEXT
@@ -198,14 +204,19 @@ def _read_wheel(path: Path) -> LintInput:
         interp.add(i)
         abis.add(a)
         plats.add(p)
-    runtime_libs = [f"{o.path} links {lib}" for o in report.objects for lib in o.needed
-                    if o.cuda_runtime is not None and cuda_runtime_major(lib) == o.cuda_runtime]
+    runtime_libs = [
+        f"{o.path} links {lib}"
+        for o in report.objects
+        for lib in o.needed
+        if o.cuda_runtime is not None and cuda_runtime_major(lib) == o.cuda_runtime
+    ]
     isas = [o.ptx_isa for o in report.objects if o.ptx_isa is not None]
     if not runtime_libs and isas and report.cuda:
         runtime_libs = ["PTX ISA {}.{}, no CUDA runtime linked".format(*max(isas))]
     facts = WheelFacts(
         filename=report.filename,
-        interpreters=tuple(sorted(interp)), abis=tuple(sorted(abis)),
+        interpreters=tuple(sorted(interp)),
+        abis=tuple(sorted(abis)),
         platforms=tuple(sorted(plats)),
         gpu=tuple(parse_target(t) for t in report.gpu),
         # report.cuda already merges NEEDED, the PTX ISA and the version label.
@@ -213,11 +224,14 @@ def _read_wheel(path: Path) -> LintInput:
         cuda_evidence=runtime_libs[0] if runtime_libs else "",
     )
     return LintInput(
-        path=str(path), kind="wheel", name=report.name, version=report.version,
+        path=str(path),
+        kind="wheel",
+        name=report.name,
+        version=report.version,
         summary=str(headers.get("Summary", "")) if headers else "",
-        classifiers=tuple(str(c) for c in headers.get_all("Classifier") or ()) if headers
-        else (),
-        wheels=(facts,), package=package,
+        classifiers=tuple(str(c) for c in headers.get_all("Classifier") or ()) if headers else (),
+        wheels=(facts,),
+        package=package,
     )
 
 
@@ -250,8 +264,9 @@ def _read_sdist(path: Path) -> LintInput:
             files = {m.name: m for m in members if m.isfile()}
             roots = {n.split("/", 1)[0] for n in files}
             if len(roots) != 1:
-                raise LintError(f"{path.name}: not an sdist: expected one top folder, found "
-                                f"{len(roots)}")
+                raise LintError(
+                    f"{path.name}: not an sdist: expected one top folder, found {len(roots)}"
+                )
             (root,) = roots
 
             def read(name: str, limit: int = _MAX_TEXT) -> bytes:
@@ -264,24 +279,28 @@ def _read_sdist(path: Path) -> LintInput:
             headers = _headers(read(pkg_info))
             pyproject: dict[str, Any] = {}
             if f"{root}/pyproject.toml" in files:
-                pyproject = _parse_toml(read(f"{root}/pyproject.toml"),
-                                        f"{path.name}: pyproject.toml")
+                pyproject = _parse_toml(
+                    read(f"{root}/pyproject.toml"), f"{path.name}: pyproject.toml"
+                )
             build = pyproject.get("build-system", {})
             backend_dirs = [f"{root}/{d.strip('/')}/" for d in build.get("backend-path", [])]
             build_fails = f"{root}/setup.py" in files and _backend_raises(
-                read(f"{root}/setup.py").decode("utf-8", "replace"))
+                read(f"{root}/setup.py").decode("utf-8", "replace")
+            )
             for name in files:
                 if any(name.startswith(d) for d in backend_dirs) and name.endswith(".py"):
                     build_fails = build_fails or _backend_raises(
-                        read(name).decode("utf-8", "replace"))
+                        read(name).decode("utf-8", "replace")
+                    )
             skip = (f"{root}/setup.py", *backend_dirs, f"{root}/tests/", f"{root}/docs/")
             package = _package_of(
                 (n.split("/", 1)[1], m.size, lambda n=n: read(n, _MAX_INIT))
                 for n, m in files.items()
                 if n.count("/") >= 2 and not n.startswith(skip)
             )
-            native = next((n for n in files if n.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES)),
-                          None)
+            native = next(
+                (n for n in files if n.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES)), None
+            )
     except (OSError, tarfile.TarError, EOFError) as exc:
         first = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise LintError(f"{path.name}: cannot read the sdist: {first}") from None
@@ -297,17 +316,20 @@ def _read_sdist(path: Path) -> LintInput:
         evidence = f"PKG-INFO Metadata-Version {meta_version}"
     requires = build.get("requires") if build else None
     return LintInput(
-        path=str(path), kind="sdist",
+        path=str(path),
+        kind="sdist",
         name=str(canonicalize_name(str(headers.get("Name", root.rsplit("-", 1)[0])))),
         version=str(headers.get("Version", "")) or None,
         summary=str(headers.get("Summary", "")),
         classifiers=tuple(str(c) for c in headers.get_all("Classifier") or ()),
         package=package,
         # No [build-system]: pip and uv fall back to setuptools, downloaded (PEP 517).
-        build_requires=tuple(map(str, requires)) if requires is not None else
-        ("setuptools (the default when there is no [build-system])",),
+        build_requires=tuple(map(str, requires))
+        if requires is not None
+        else ("setuptools (the default when there is no [build-system])",),
         build_fails=build_fails,
-        static_metadata=static, metadata_evidence=evidence,
+        static_metadata=static,
+        metadata_evidence=evidence,
         has_native_code=native.split("/", 1)[1] if native else None,
     )
 
@@ -332,7 +354,12 @@ def _native_in_tree(folder: Path) -> str | None:
         for entry in entries:
             seen += 1
             if entry.name.startswith(".") or entry.name in (
-                    "build", "dist", "node_modules", "venv", "__pycache__"):
+                "build",
+                "dist",
+                "node_modules",
+                "venv",
+                "__pycache__",
+            ):
                 continue
             if entry.is_dir() and not entry.is_symlink():
                 stack.append(entry)
@@ -354,7 +381,8 @@ def _read_toml(path: Path) -> LintInput:
         requires = build.get("requires") if build else None
         dynamic = [str(d) for d in project.get("dynamic", [])]
         return LintInput(
-            path=str(path), kind="pyproject",
+            path=str(path),
+            kind="pyproject",
             name=str(canonicalize_name(str(project.get("name", path.parent.name)))),
             version=str(project["version"]) if "version" in project else None,
             summary=str(project.get("description", "")),
@@ -366,8 +394,9 @@ def _read_toml(path: Path) -> LintInput:
         )
     if "package" in doc and "schema" in doc:
         return _from_manifest(raw.decode("utf-8"), path)
-    raise LintError(f"{path}: neither a pyproject.toml ([project]) nor a flavour manifest "
-                    "(schema, [package])")
+    raise LintError(
+        f"{path}: neither a pyproject.toml ([project]) nor a flavour manifest (schema, [package])"
+    )
 
 
 def _runtime_major(spec: SpecifierSet | None) -> int | None:
@@ -394,23 +423,39 @@ def _from_manifest(text: str, path: Path) -> LintInput:
     wheels = []
     for w in manifest.wheels:
         major = _runtime_major(w.cuda)
-        wheels.append(WheelFacts(
-            filename=w.filename,
-            interpreters=tuple(sorted({t.interpreter for t in w.tags})),
-            abis=tuple(sorted({t.abi for t in w.tags})),
-            platforms=tuple(sorted({t.platform for t in w.tags})),
-            gpu=tuple(w.gpu), cuda_runtime=major,
-            cuda_evidence=f"{w.filename}: cuda = '{w.cuda}'" if major else ""))
+        wheels.append(
+            WheelFacts(
+                filename=w.filename,
+                interpreters=tuple(sorted({t.interpreter for t in w.tags})),
+                abis=tuple(sorted({t.abi for t in w.tags})),
+                platforms=tuple(sorted({t.platform for t in w.tags})),
+                gpu=tuple(w.gpu),
+                cuda_runtime=major,
+                cuda_evidence=f"{w.filename}: cuda = '{w.cuda}'" if major else "",
+            )
+        )
     for i, x in enumerate(manifest.indexes):
         major = _runtime_major(x.cuda)
         label = f"index[{i}] {x.version}"
         pythons = tuple(f"cp{v.replace('.', '')}" for v in x.python) or ("py3",)
-        wheels.append(WheelFacts(
-            filename=label, interpreters=pythons, abis=("none",),
-            platforms=tuple(x.platforms) or ("any",), gpu=tuple(x.gpu), cuda_runtime=major,
-            cuda_evidence=f"{label}: cuda = '{x.cuda}'" if major else ""))
-    return LintInput(path=str(path), kind="manifest", name=manifest.name,
-                     summary=manifest.description or "", wheels=tuple(wheels))
+        wheels.append(
+            WheelFacts(
+                filename=label,
+                interpreters=pythons,
+                abis=("none",),
+                platforms=tuple(x.platforms) or ("any",),
+                gpu=tuple(x.gpu),
+                cuda_runtime=major,
+                cuda_evidence=f"{label}: cuda = '{x.cuda}'" if major else "",
+            )
+        )
+    return LintInput(
+        path=str(path),
+        kind="manifest",
+        name=manifest.name,
+        summary=manifest.description or "",
+        wheels=tuple(wheels),
+    )
 
 
 def read_input(path: str | Path) -> LintInput:
@@ -425,8 +470,7 @@ def read_input(path: str | Path) -> LintInput:
         return _read_sdist(p)
     if name.endswith(".toml"):
         return _read_toml(p)
-    raise LintError(f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml or manifest "
-                    "(.toml)")
+    raise LintError(f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml or manifest (.toml)")
 
 
 # --- the checks (pure) ------------------------------------------------------------------
@@ -458,7 +502,9 @@ def _raises_on_import(text: str) -> bool:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             func = node.value.func
             if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in (
-                    "exit", "_exit"):
+                "exit",
+                "_exit",
+            ):
                 return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
@@ -504,29 +550,41 @@ def _check_placeholder(item: LintInput) -> list[Finding]:
     why = "looks like a placeholder: " + ", ".join(signals)
     if pkg is not None and not loud_import and not item.build_fails:
         where = "installs" if item.kind == "wheel" else "builds, installs"
-        out.append(Finding(
-            file=item.path, code="silent-placeholder",
-            message=f"placeholder {where} and imports without a message; users get "
-                    "ModuleNotFoundError for its submodules and think their install is broken",
-            evidence=(why, _init_words(pkg)),
-            hint="generate one that fails at install and at import: resolver-hook placeholder "
-                 "build MANIFEST"))
+        out.append(
+            Finding(
+                file=item.path,
+                code="silent-placeholder",
+                message=f"placeholder {where} and imports without a message; users get "
+                "ModuleNotFoundError for its submodules and think their install is broken",
+                evidence=(why, _init_words(pkg)),
+                hint="generate one that fails at install and at import: resolver-hook placeholder "
+                "build MANIFEST",
+            )
+        )
     if item.kind in ("sdist", "pyproject") and item.build_requires:
-        out.append(Finding(
-            file=item.path, code="placeholder-backend",
-            message="placeholder's build backend is downloaded first: offline or behind a "
-                    "private index users see only 'No matching distribution found', never "
-                    "your message",
-            evidence=(why, f"[build-system] requires = {list(item.build_requires)}"),
-            hint="ship the backend in the sdist: requires = [], backend-path = [...] "
-                 "(resolver-hook placeholder build does)"))
+        out.append(
+            Finding(
+                file=item.path,
+                code="placeholder-backend",
+                message="placeholder's build backend is downloaded first: offline or behind a "
+                "private index users see only 'No matching distribution found', never "
+                "your message",
+                evidence=(why, f"[build-system] requires = {list(item.build_requires)}"),
+                hint="ship the backend in the sdist: requires = [], backend-path = [...] "
+                "(resolver-hook placeholder build does)",
+            )
+        )
     if item.kind in ("sdist", "pyproject") and item.static_metadata is False:
-        out.append(Finding(
-            file=item.path, code="placeholder-dynamic",
-            message="placeholder's metadata is not static: uv must build it to resolve, so "
-                    "locking fails even for platforms that never install it",
-            evidence=(why, item.metadata_evidence),
-            hint="static metadata: Metadata-Version >= 2.2 with no Dynamic field (PEP 643)"))
+        out.append(
+            Finding(
+                file=item.path,
+                code="placeholder-dynamic",
+                message="placeholder's metadata is not static: uv must build it to resolve, so "
+                "locking fails even for platforms that never install it",
+                evidence=(why, item.metadata_evidence),
+                hint="static metadata: Metadata-Version >= 2.2 with no Dynamic field (PEP 643)",
+            )
+        )
     return out
 
 
@@ -540,11 +598,15 @@ def _check_os_independent(item: LintInput, release: Sequence[WheelFacts]) -> lis
         evidence = f"the tree has native code ({item.has_native_code})"
     else:
         return []
-    return [Finding(
-        file=item.path, code="os-independent",
-        message=f"classifier '{OS_INDEPENDENT}' but the builds are platform-specific",
-        evidence=(f"Classifier: {OS_INDEPENDENT}", evidence),
-        hint="list the systems the wheels are for, e.g. 'Operating System :: POSIX :: Linux'")]
+    return [
+        Finding(
+            file=item.path,
+            code="os-independent",
+            message=f"classifier '{OS_INDEPENDENT}' but the builds are platform-specific",
+            evidence=(f"Classifier: {OS_INDEPENDENT}", evidence),
+            hint="list the systems the wheels are for, e.g. 'Operating System :: POSIX :: Linux'",
+        )
+    ]
 
 
 def _plat_words(plats: Iterable[str]) -> str:
@@ -553,24 +615,36 @@ def _plat_words(plats: Iterable[str]) -> str:
 
 def _check_platforms(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
     plats = {p for w in release for p in w.platforms}
-    linux_x86 = {p for p in plats if p.startswith(("manylinux", "linux")) and
-                 p.endswith("x86_64")}
+    linux_x86 = {p for p in plats if p.startswith(("manylinux", "linux")) and p.endswith("x86_64")}
     if not linux_x86:
         return []
     out = []
     gpu = any(w.gpu or w.cuda_runtime for w in release)
     if not any(p.endswith(("aarch64", "arm64")) for p in plats):
-        who = ("GH200, GB200, GB10 (DGX Spark) and Jetson machines are aarch64" if gpu
-               else "ARM servers and Graviton/Ampere machines are aarch64")
-        out.append(Finding(
-            file=label, code="no-aarch64", message="no aarch64 wheel",
-            evidence=(f"wheels are for {_plat_words(plats)}", who),
-            hint="build manylinux_2_28_aarch64 wheels too (cibuildwheel on an ARM runner)"))
+        who = (
+            "GH200, GB200, GB10 (DGX Spark) and Jetson machines are aarch64"
+            if gpu
+            else "ARM servers and Graviton/Ampere machines are aarch64"
+        )
+        out.append(
+            Finding(
+                file=label,
+                code="no-aarch64",
+                message="no aarch64 wheel",
+                evidence=(f"wheels are for {_plat_words(plats)}", who),
+                hint="build manylinux_2_28_aarch64 wheels too (cibuildwheel on an ARM runner)",
+            )
+        )
     if not any(p.startswith("win") for p in plats):
-        out.append(Finding(
-            file=label, code="no-windows", message="no Windows wheel",
-            evidence=(f"wheels are for {_plat_words(plats)}",),
-            hint="build win_amd64 wheels, or say in the README that Windows is not supported"))
+        out.append(
+            Finding(
+                file=label,
+                code="no-windows",
+                message="no Windows wheel",
+                evidence=(f"wheels are for {_plat_words(plats)}",),
+                hint="build win_amd64 wheels, or say in the README that Windows is not supported",
+            )
+        )
     return out
 
 
@@ -582,18 +656,25 @@ def _check_gpu_family(label: str, release: Sequence[WheelFacts]) -> list[Finding
     majors = {cc[0] for cc in covered}
     if len(majors) > 1:
         return []
-    left_out = [describe_cc(cc) for cc in sorted(GPU_NAMES, reverse=True)
-                if cc not in covered and cc >= _OLDEST_NAMED]
+    left_out = [
+        describe_cc(cc)
+        for cc in sorted(GPU_NAMES, reverse=True)
+        if cc not in covered and cc >= _OLDEST_NAMED
+    ]
     family = f"sm_{min(majors)}x" if majors else "no GPU anyone names"
     names = ", ".join(str(t) for t in targets)
-    return [Finding(
-        file=label, code="one-gpu-family",
-        message=f"GPU kernels cover one family only ({family}); left out: "
-                f"{', '.join(left_out)}",
-        evidence=(f"kernels {names}",),
-        hint="add targets for the GPUs users have, e.g. -gencode arch=compute_120,code=sm_120 "
-             "(RTX 50xx, GB10) and -gencode arch=compute_90,code=sm_90 (H100); a PTX "
-             "target (code=compute_XY) reaches newer GPUs by JIT")]
+    return [
+        Finding(
+            file=label,
+            code="one-gpu-family",
+            message=f"GPU kernels cover one family only ({family}); left out: "
+            f"{', '.join(left_out)}",
+            evidence=(f"kernels {names}",),
+            hint="add targets for the GPUs users have, e.g. -gencode arch=compute_120,code=sm_120 "
+            "(RTX 50xx, GB10) and -gencode arch=compute_90,code=sm_90 (H100); a PTX "
+            "target (code=compute_XY) reaches newer GPUs by JIT",
+        )
+    ]
 
 
 def _check_cuda13(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
@@ -603,14 +684,18 @@ def _check_cuda13(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
     driver = min_driver_for_runtime(min(majors)) or "580"
     older = min_driver_for_runtime(12)
     evidence = next((w.cuda_evidence for w in release if w.cuda_evidence), "")
-    return [Finding(
-        file=label, code="cuda13-driver",
-        message=f"every CUDA build needs runtime {min(majors)}, so an NVIDIA driver >= "
-                f"{driver}; machines whose driver is older (CUDA 12 drivers, {older} up "
-                f"to {driver}, common on clusters and cloud images) have no build",
-        evidence=tuple(e for e in (evidence,) if e),
-        hint=f"also publish a CUDA 12 build (runs on drivers >= {older}), or state the "
-             f"driver >= {driver} requirement in the README")]
+    return [
+        Finding(
+            file=label,
+            code="cuda13-driver",
+            message=f"every CUDA build needs runtime {min(majors)}, so an NVIDIA driver >= "
+            f"{driver}; machines whose driver is older (CUDA 12 drivers, {older} up "
+            f"to {driver}, common on clusters and cloud images) have no build",
+            evidence=tuple(e for e in (evidence,) if e),
+            hint=f"also publish a CUDA 12 build (runs on drivers >= {older}), or state the "
+            f"driver >= {driver} requirement in the README",
+        )
+    ]
 
 
 def _check_python(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
@@ -622,12 +707,16 @@ def _check_python(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
         return []
     (only,) = cpython
     version = f"3.{only[3:]}"
-    return [Finding(
-        file=label, code="one-python",
-        message=f"wheels for CPython {version} only; every other Python finds no build",
-        evidence=(f"interpreter tags: {only}",),
-        hint="build one wheel per supported CPython (cibuildwheel), or abi3 if the "
-             "extension can use the limited API")]
+    return [
+        Finding(
+            file=label,
+            code="one-python",
+            message=f"wheels for CPython {version} only; every other Python finds no build",
+            evidence=(f"interpreter tags: {only}",),
+            hint="build one wheel per supported CPython (cibuildwheel), or abi3 if the "
+            "extension can use the limited API",
+        )
+    ]
 
 
 @dataclass(slots=True)
@@ -635,8 +724,9 @@ class _Group:
     items: list[LintInput] = field(default_factory=list)
 
     def label(self, name: str) -> str:
-        wheels = [i for i in self.items if i.kind in ("wheel", "manifest")
-                  and not _placeholder_signals(i)]
+        wheels = [
+            i for i in self.items if i.kind in ("wheel", "manifest") and not _placeholder_signals(i)
+        ]
         if len(wheels) == 1:
             return wheels[0].path
         return f"{name} ({len(wheels)} inputs)"

@@ -72,8 +72,15 @@ _METADATA = re.compile(r"^[^/]+\.dist-info/METADATA$")
 # What zipfile raises for a damaged or unreadable archive or member: garbage deflate data
 # (zlib.error), a compression method it lacks (NotImplementedError), an encrypted member
 # (RuntimeError), besides the I/O and format errors.
-ZIP_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error,
-              NotImplementedError, RuntimeError)
+ZIP_ERRORS = (
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    NotImplementedError,
+    RuntimeError,
+)
 
 
 class ScanError(OperationalError):
@@ -371,12 +378,16 @@ def _cuda_from_ptx(objects: Iterable[ObjectReport], notes: list[str]) -> str | N
     (major, minor), exact = ptx_isa_cuda(isa)
     isa_words = f"PTX ISA {isa[0]}.{isa[1]}"
     if not exact:
-        notes.append(f"{isa_words} is not in this tool's table; assuming it needs at least "
-                     f"CUDA {major}.{minor}")
+        notes.append(
+            f"{isa_words} is not in this tool's table; assuming it needs at least "
+            f"CUDA {major}.{minor}"
+        )
     ptx_only = all(t.startswith("compute_") for o in objects for t in o.targets)
-    notes.append(f"no CUDA runtime in NEEDED; {isa_words} comes from CUDA {major}.{minor}: "
-                 f"JIT-compiling that PTX needs a driver for CUDA >= {major}.{minor}"
-                 + ("" if ptx_only else f" (the SASS targets need CUDA >= {major}.0)"))
+    notes.append(
+        f"no CUDA runtime in NEEDED; {isa_words} comes from CUDA {major}.{minor}: "
+        f"JIT-compiling that PTX needs a driver for CUDA >= {major}.{minor}"
+        + ("" if ptx_only else f" (the SASS targets need CUDA >= {major}.0)")
+    )
     return f">={major}.{minor}" if ptx_only else f">={major}.0"
 
 
