@@ -5,7 +5,7 @@ This interpreter's environment is read with :mod:`importlib.metadata`
 folder of ``.dist-info`` directories in tests). Another environment, the one a user's
 ``pip`` would install into, is read by running a small stdlib-only script with its
 interpreter (:func:`environment_of`): resolver-hook may be installed once with pipx
-or ``uv tool`` and used in every project (DESIGN.md, "Acts where the user would").
+or ``uv tool`` and used in every project (docs/design.md, "Acts where the user would").
 """
 
 from __future__ import annotations

@@ -519,7 +519,7 @@ def format_requirement(
     """One pip line: ``name[x] @ url#sha256=... ; marker`` or ``name[x]==version ; marker``.
 
     The space before ``;`` matters: PEP 508 parsers read ``url;marker`` as part of
-    the URL (FACTS.md section 3).
+    the URL (docs/facts.md section 3).
     """
     ex = sorted(extras)
     head = f"{name}[{','.join(ex)}]" if ex else name
@@ -538,7 +538,7 @@ def format_requirement(
 def is_url_line(line: str) -> bool:
     """Whether a requirement line names a URL (``name @ url`` or a bare URL).
 
-    pip wants such a line before a plain line of the same name (FACTS.md section 3).
+    pip wants such a line before a plain line of the same name (docs/facts.md section 3).
     """
     head = line.split(" ;", 1)[0]
     return " @ " in head or "://" in head.split(" ", 1)[0]

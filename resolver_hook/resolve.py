@@ -12,7 +12,7 @@ The rules, in the order a flavour is checked (the first failure is its reason):
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
-   (:func:`resolver_hook.portable.cuda.uncovered`; FACTS.md section 1).
+   (:func:`resolver_hook.portable.cuda.uncovered`; docs/facts.md section 1).
 4. Accelerator: on a machine with an NVIDIA driver (or ROCm), a build that uses
    neither is not chosen silently when the package has accelerated builds: the
    user asks for it by pinning its exact version (``torch==2.13.0+cpu``).
@@ -148,7 +148,7 @@ class Plan:
     lines, then plain lines: pip wants a URL line before a plain line of the same
     name); ``constraints`` pin every flavour (``name @ url#sha256=...`` for wheels,
     ``name==version+local`` for index flavours); ``find_links`` are per-package pages
-    (never ``--extra-index-url``, FACTS.md section 3).
+    (never ``--extra-index-url``, docs/facts.md section 3).
     """
 
     profile: HostProfile

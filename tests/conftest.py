@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 @pytest.fixture(autouse=True)

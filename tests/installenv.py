@@ -17,7 +17,7 @@ import venv as venv_module
 from dataclasses import dataclass
 from pathlib import Path
 
-from wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
+from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
 
 PY = f"{sys.version_info[0]}{sys.version_info[1]}"
 

@@ -2,7 +2,7 @@
 and :func:`resolver_hook.build.preflight.preflight` against fake toolkits.
 
 The fake toolkits and compilers are those of tests/test_toolchain.py (the Gentoo case of
-seeds/tilelang-gentoo-packaging.txt: CUDA 13.2 whose host_config.h stops at GNU 15,
+docs/facts.md section 5: CUDA 13.2 whose host_config.h stops at GNU 15,
 default gcc 16, g++-15 beside it).
 """
 
@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_toolchain import env_of, gnu, report_for, script, toolkit
 
 from resolver_hook.build.preflight import preflight, preflight_checks
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.manifest import ManifestError, parse_manifest
 from resolver_hook.resolve import resolve
+from tests.test_toolchain import env_of, gnu, report_for, script, toolkit
 
 WHEEL = "https://example.org/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-manylinux_2_28_x86_64.whl"
 NEEDS = ["nvcc>=12.8", "cmake>=3.26", "z3"]

@@ -1,7 +1,7 @@
-"""The kernel-target algebra, case by case against FACTS.md section 1.
+"""The kernel-target algebra, case by case against docs/facts.md section 1.
 
 Source of every expectation: NVIDIA CUDA documentation as summarised in
-shared/FACTS.md section 1 ("What a compiled kernel runs on" and the CC list).
+shared/docs/facts.md section 1 ("What a compiled kernel runs on" and the CC list).
 """
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def test_parse_cc_rejects(bad: str) -> None:
         parse_cc(bad)
 
 
-# FACTS.md section 1, minimum drivers (NVIDIA CUDA Toolkit release notes).
+# docs/facts.md section 1, minimum drivers (NVIDIA CUDA Toolkit release notes).
 @pytest.mark.parametrize(
     ("major", "os_name", "driver"),
     [

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
 from packaging.utils import canonicalize_name
 
 from resolver_hook.cli import main
@@ -24,12 +23,13 @@ from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import parse_target
 from resolver_hook.installed import Installed, environment_of, this_environment
 from resolver_hook.manifest import builtin_manifests, parse_manifest
+from tests.paths import REPO
 
 BUILTIN = builtin_manifests()
 FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
 CU126 = "torch 2.13.0+cu126 (download.pytorch.org/whl/cu126/torch/)"
 CU130 = "torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"
-# RTX 5090 / RTX PRO 6000 Blackwell: CC 12.0 (FACTS.md section 1).
+# RTX 5090 / RTX PRO 6000 Blackwell: CC 12.0 (docs/facts.md section 1).
 RTX5090 = {
     "name": "NVIDIA GeForce RTX 5090",
     "cc": [12, 0],
@@ -118,7 +118,7 @@ def test_cu126_torch_on_blackwell_does_not_fit_and_the_fix_picks_cu130() -> None
             "fits this machine",
             id="cu130-on-hopper",
         ),
-        # cu130 needs a driver with CUDA >= 13.0 (driver >= 580, FACTS.md section 1).
+        # cu130 needs a driver with CUDA >= 13.0 (driver >= 580, docs/facts.md section 1).
         pytest.param(
             "linux-x86_64-py312-glibc2.39-cuda12.8-sm90",
             "2.13.0+cu130",

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.host import HostProfile, apply_overrides, parse_target, resolve_machine
 from resolver_hook.host.detect import detect, env_overrides
+from tests.paths import REPO
 
 FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
 
@@ -294,3 +294,18 @@ def test_machine_options_before_the_command(capsys: pytest.CaptureFixture[str]) 
     assert main(["--target", "linux-aarch64-py312-cuda13.0-sm121", "detect", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["arch"] == "aarch64"
     assert main(["--target", "linux-x86_64-py312-cuda12.6-sm120", "plan", "tilert"]) == 1
+
+
+def test_a_target_names_a_jetson_by_its_l4t_release() -> None:
+    profile = parse_target("linux-aarch64-py310-cuda12.6-sm87-l4t36.4")
+    assert profile.l4t == "36.4"
+    assert profile.l4t_major == 36
+    assert "Jetson L4T 36.4" in profile.describe()
+    again = HostProfile.from_dict(profile.to_dict())
+    assert again.l4t == "36.4"
+
+
+@pytest.mark.parametrize("spec", ["linux-x86_64-l4t36.4", "windows-arm64-l4t36"])
+def test_l4t_is_refused_off_linux_aarch64(spec: str) -> None:
+    with pytest.raises(UsageError, match="Linux aarch64 only"):
+        parse_target(spec)

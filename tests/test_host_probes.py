@@ -8,7 +8,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from fake_nvml import (
+
+from resolver_hook.host.detect import detect_host
+from resolver_hook.host.probes import filter_visible, probe_procfs, run_subprocess
+from tests.fake_nvml import (
     GB10,
     H100,
     NA_DEVICE,
@@ -16,9 +19,6 @@ from fake_nvml import (
     NVMLError_DriverNotLoaded,
     NVMLError_LibraryNotFound,
 )
-
-from resolver_hook.host.detect import detect_host
-from resolver_hook.host.probes import filter_visible, probe_procfs, run_subprocess
 
 
 def no_programs(argv: Sequence[str], timeout: float) -> tuple[int, str]:

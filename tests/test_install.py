@@ -1,7 +1,7 @@
 """`resolver-hook pip install` / `uv pip install` with real pip and real uv.
 
 Everything is real except the GPU (a --target or override) and the internet (a
-loopback index of wheels built here). Facts checked come from FACTS.md section 3
+loopback index of wheels built here). Facts checked come from docs/facts.md section 3
 (URL constraints, uv replacing UV_CONSTRAINT, --overrides only in uv, hashes).
 """
 
@@ -18,7 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from installenv import (
+
+from tests.installenv import (
     PY,
     GpuIndex,
     build_gpu_index,
@@ -135,7 +136,7 @@ def test_pip_installs_the_flavour_for_the_target(
 
 @pytest.fixture(scope="module")
 def current_pip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A wheel of the newest pip from the package registry (FACTS.md section 3: test the
+    """A wheel of the newest pip from the package registry (docs/facts.md section 3: test the
     oldest pip we claim, the venv's bundled one, and a current one)."""
     folder = tmp_path_factory.mktemp("pip")
     proc = subprocess.run(
@@ -410,7 +411,7 @@ def test_transitive_pin_overridden_under_uv(gpu_index: GpuIndex, uv_venv: Path) 
 
 
 def test_uv_constraint_env_is_forwarded(gpu_index: GpuIndex, uv_venv: Path, tmp_path: Path) -> None:
-    """uv drops UV_CONSTRAINT when given -c (FACTS.md section 3): we pass it on."""
+    """uv drops UV_CONSTRAINT when given -c (docs/facts.md section 3): we pass it on."""
     user = tmp_path / "user-constraints.txt"
     user.write_text("plainpkg<1.0\n")  # unsatisfiable: proves the file is in force
     proc = hook(

@@ -2,7 +2,7 @@
 
 Wheels and sdists are built in tmp_path around the nvcc-built objects of
 tests/data/cuda/ (see tests/cudawheels.py); facts behind each check are cited from
-FACTS.md where the check encodes one.
+docs/facts.md where the check encodes one.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import struct
 from pathlib import Path
 
 import pytest
-from cudawheels import CPU, KERNELS, PTX, binary_wheel, metadata, sdist
 
 from resolver_hook.cli import main
 from resolver_hook.publish.elf import parse_elf
 from resolver_hook.publish.fatbin import parse_fatbin
 from resolver_hook.publish.lint import lint_paths
+from tests.cudawheels import CPU, KERNELS, PTX, binary_wheel, metadata, sdist
 
 REPO = Path(__file__).resolve().parent.parent
 OS_INDEP = "Operating System :: OS Independent"
@@ -79,7 +79,7 @@ def test_tilert_like_wheel_gets_every_release_warning(tmp_path: Path) -> None:
 
 
 def test_one_family_names_the_gpus_left_out(tmp_path: Path) -> None:
-    # FACTS.md section 1: sm_100f runs on 10.0 and 10.3 only, not on GB10 (12.1),
+    # docs/facts.md section 1: sm_100f runs on 10.0 and 10.3 only, not on GB10 (12.1),
     # RTX 50xx (12.0), Jetson Thor (11.0) or H100 (9.0).
     findings, _ = lint_paths([tilert_like(tmp_path)])
     [f] = [f for f in findings if f.code == "one-gpu-family"]
@@ -104,7 +104,7 @@ def test_cli_text_output_of_a_tilert_like_wheel(
     assert lines[1] == (
         "hint: list the systems the wheels are for, e.g. 'Operating System :: POSIX :: Linux'"
     )
-    # CUDA 13 runtime -> driver >= 580 (FACTS.md section 1, minor-version compatibility).
+    # CUDA 13 runtime -> driver >= 580 (docs/facts.md section 1, minor-version compatibility).
     assert (
         f"warning: {path}: every CUDA build needs runtime 13, so an NVIDIA driver >= 580; "
         "machines whose driver is older (CUDA 12 drivers, 525.60.13 up to 580, common on "
@@ -212,7 +212,7 @@ def test_cpu_only_linux_wheel_says_nothing_about_gpus(tmp_path: Path) -> None:
 
 
 def test_tilert_placeholder_wheel_with_empty_init(tmp_path: Path) -> None:
-    # FACTS.md section 4: TileRT 0.0.0.dev0 shipped a 0-byte __init__.py.
+    # docs/facts.md section 4: TileRT 0.0.0.dev0 shipped a 0-byte __init__.py.
     path = binary_wheel(
         tmp_path,
         "tilert-0.0.0.dev0-py3-none-any.whl",

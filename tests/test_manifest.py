@@ -202,7 +202,7 @@ BAD = [
         "package.homepage: 'https://x.org/\\t' contains '\\t'",
     ),
     ("not-wheel", tilert(url="https://x.org/tilert-1.0.tar.gz"), "is not a wheel filename"),
-    # FACTS.md section 3: pip 26.3 crashes on a wheel URL naming another project.
+    # docs/facts.md section 3: pip 26.3 crashes on a wheel URL naming another project.
     (
         "other-project",
         tilert(url="https://x.org/torch-2.0-py3-none-any.whl"),

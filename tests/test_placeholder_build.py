@@ -20,7 +20,6 @@ import pytest
 import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from placeholder_support import TILERT, find_python
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
@@ -33,6 +32,7 @@ from resolver_hook.placeholder.render import (
     template_dir,
     toml_string,
 )
+from tests.placeholder_support import TILERT, find_python
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -228,7 +228,7 @@ def test_sdist_has_static_metadata_and_truthful_classifiers(tmp_path: Path) -> N
     sdist = build_placeholder(TILERT, tmp_path).sdist
     assert sdist == tmp_path / "tilert-0.0.0.dev0.tar.gz"
     info = _pkg_info(sdist)
-    # Static metadata lets uv resolve without building (FACTS.md section 4).
+    # Static metadata lets uv resolve without building (docs/facts.md section 4).
     assert tuple(int(x) for x in info["Metadata-Version"].split(".")) >= (2, 2)
     assert info.get_all("Dynamic") is None
     assert info.get_all("Requires-Dist") is None

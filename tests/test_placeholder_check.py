@@ -2,7 +2,7 @@
 
 Every install uses ``--no-index --find-links`` on a folder holding only the
 placeholder sdist, and an empty cache: pip and uv cache a wheel built with the escape
-hatch and would never run the build again (FACTS.md section 4).
+hatch and would never run the build again (docs/facts.md section 4).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from placeholder_support import DATA, TILERT, find_python
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
@@ -23,6 +22,7 @@ from resolver_hook.manifest import load_manifest
 from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
 from resolver_hook.placeholder.check import CheckResult, find_uv, shows_message
 from resolver_hook.placeholder.render import runtime
+from tests.placeholder_support import DATA, TILERT, find_python
 
 pytestmark = pytest.mark.integration
 
@@ -139,7 +139,7 @@ def test_pip_install_fails_and_shows_the_message(pip_venv: Path, links: Path) ->
     output = out.stdout + out.stderr
     assert out.returncode == 1
     # pip shows the backend's output under "Preparing metadata (pyproject.toml) did not
-    # run successfully" (FACTS.md section 4), indented.
+    # run successfully" (docs/facts.md section 4), indented.
     assert "Preparing metadata (pyproject.toml) did not run successfully" in output
     assert shows_message(_message({}), output)
     assert "Traceback" not in output

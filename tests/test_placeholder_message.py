@@ -54,7 +54,7 @@ GB10 = {
     "nvidia": {"cuda": "13.0", "gpus": [{"name": "NVIDIA GB10 (DGX Spark)", "cc": [12, 1]}]},
     "nvidia_reason": "",
 }
-# B200: x86_64, CC 10.0 (FACTS.md section 1).
+# B200: x86_64, CC 10.0 (docs/facts.md section 1).
 B200 = {
     "nvidia": {"cuda": "13.0", "gpus": [{"name": "NVIDIA B200/GB200", "cc": [10, 0]}]},
     "nvidia_reason": "",
@@ -205,7 +205,7 @@ def test_each_failing_requirement_is_named(changes: dict[str, Any], problem: str
 
 
 def test_b300_is_in_the_sm_100f_family() -> None:
-    # sm_100f runs on CC 10.0 and 10.3 (FACTS.md section 1, family-specific targets).
+    # sm_100f runs on CC 10.0 and 10.3 (docs/facts.md section 1, family-specific targets).
     b300 = {"nvidia": {"cuda": "13.0", "gpus": [{"name": "NVIDIA B300", "cc": [10, 3]}]}}
     assert f"  pip install {TILERT_URL}\n" in runtime().render_message(tilert(), host(**b300))
 
@@ -318,7 +318,7 @@ def test_detect_without_nvidia_tools_gives_reasons(
 
 
 def test_detect_reads_a_fake_nvidia_smi(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    # nvidia-smi rows as the field reports them, including an [N/A] row (FACTS.md 1).
+    # nvidia-smi rows as the field reports them, including an [N/A] row (docs/facts.md 1).
     rt = runtime()
     smi = tmp_path / "nvidia-smi"
     smi.write_text(

@@ -25,7 +25,10 @@ VERDICTS = json.loads((HERE / "data" / "pip-verdicts.json").read_text())
 # Repository layouts that give corpus files the neighbours they include (-r common.txt).
 LAYOUTS = json.loads((HERE / "data" / "corpus-layouts.json").read_text())
 
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared corpus not present")
+needs_corpus = pytest.mark.skipif(
+    not CORPUS.is_dir(),
+    reason=f"requirement corpus not found at {CORPUS}: it comes from ../shared beside the checkout",
+)
 
 
 def _ours(e: ReqEntry) -> dict[str, object]:

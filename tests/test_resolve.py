@@ -33,7 +33,7 @@ def test_cuda13_sm100_picks_cu130_everywhere() -> None:
         "https://download.pytorch.org/whl/cu130/torch/",
         "https://whl.natten.org",
     )
-    # pip wants URL lines before plain lines (FACTS.md section 3).
+    # pip wants URL lines before plain lines (docs/facts.md section 3).
     assert p.requirements[0].startswith("flash-attn @ https://")
     assert len(p.explain_lines()) == 3
 
@@ -141,7 +141,7 @@ RULES = [
     ),
     ("cuda-newest-wins", "linux-x86_64-py312-cuda13.0-sm90", "torch", "2.13.0+cu130", ""),
     ("cuda-12-driver", "linux-x86_64-py312-cuda12.4-sm90", "torch", "2.13.0+cu126", ""),
-    # 3. GPU coverage (FACTS.md section 1: sm_100f runs on 10.0 and 10.3 only)
+    # 3. GPU coverage (docs/facts.md section 1: sm_100f runs on 10.0 and 10.3 only)
     ("gpu-family", "linux-x86_64-py312-cuda13.0-sm100", "tilert", "0.1.5.post2", ""),
     (
         "gpu-not-h100",

@@ -14,12 +14,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from cudawheels import KERNELS, PTX, TORCHEXT, binary_wheel
 
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.manifest import Manifest, load_manifest
 from resolver_hook.resolve import Plan, resolve
+from tests.cudawheels import KERNELS, PTX, TORCHEXT, binary_wheel
 
 PREFIX = "https://example.org/wheels/"
 WHEEL = "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl"
@@ -76,7 +76,7 @@ def test_plan_rewrites_to_the_scanned_url_where_kernels_cover(
     ("target", "words"),
     [
         # sm_90a is arch-specific: exactly 9.0; nothing here is older than 9.0 or 11.x
-        # (FACTS.md section 1, "What a compiled kernel runs on").
+        # (docs/facts.md section 1, "What a compiled kernel runs on").
         pytest.param(
             "linux-x86_64-py312-cuda13.0-sm89", "do not run on L4, L40S, RTX 40xx (sm_89)", id="L4"
         ),

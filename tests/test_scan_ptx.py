@@ -1,5 +1,5 @@
 """The driver floor from PTX when no CUDA runtime is linked (portable.cuda.ptx_isa_cuda
-and resolver_hook.publish.scan). FACTS.md section 1: PTX from a newer toolkit cannot be
+and resolver_hook.publish.scan). docs/facts.md section 1: PTX from a newer toolkit cannot be
 JIT-compiled by an older driver, so PTX-only coverage needs driver CUDA >= the toolkit."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cudawheels import KERNELS, PTX, binary_wheel
 
 from resolver_hook.portable.cuda import ptx_isa_cuda
 from resolver_hook.publish.scan import ObjectReport, _cuda_from_ptx, scan_wheel
+from tests.cudawheels import KERNELS, PTX, binary_wheel
 
 
 # NVIDIA PTX ISA release notes, "PTX release history" (also cuda-python's _ptx_utils.py).

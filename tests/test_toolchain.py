@@ -107,7 +107,7 @@ def toolkit(root: Path, *, gnu_max: int | None = 15, nvcc: str | None = None) ->
 
 @pytest.fixture
 def fake(tmp_path: Path) -> dict[str, Path]:
-    """The Gentoo case from seeds/tilelang-gentoo-packaging.txt: CUDA 13.2 (GNU <= 15),
+    """The Gentoo case from docs/facts.md section 5: CUDA 13.2 (GNU <= 15),
     default gcc 16, g++-15 installed beside it."""
     bin_dir = tmp_path / "bin"
     gnu(bin_dir / "gcc", "16.1.0")
@@ -475,7 +475,7 @@ def test_no_toolkit(fake: dict[str, Path], env: dict[str, str], summary: str) ->
     [
         pytest.param("13.2", "ok", "driver supports CUDA 13.2", id="same"),
         pytest.param("13.4", "ok", "driver supports CUDA 13.4", id="newer"),
-        # FACTS.md section 1: newer-toolkit PTX -> cudaErrorUnsupportedPtxVersion.
+        # docs/facts.md section 1: newer-toolkit PTX -> cudaErrorUnsupportedPtxVersion.
         pytest.param("13.0", "warn", "cudaErrorUnsupportedPtxVersion", id="older-minor"),
         pytest.param("12.8", "warn", "need a driver for CUDA 13.x", id="older-major"),
         pytest.param(None, "skip", "host detection unavailable", id="unknown"),

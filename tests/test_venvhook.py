@@ -1,6 +1,6 @@
 """enable / disable / read_state on a venv's pip.conf, without running pip.
 
-pip reads ``$VIRTUAL_ENV/pip.conf`` (FACTS.md section 3). In it a command's own
+pip reads ``$VIRTUAL_ENV/pip.conf`` (docs/facts.md section 3). In it a command's own
 section overrides ``[global]`` for that command, and key names ignore case,
 ``_`` vs ``-`` and a leading ``--`` (pip's documentation, "Configuration";
 pip/_internal/configuration.py, ``_normalize_name``).

@@ -1,12 +1,12 @@
 """The in-tree PEP 517 build backend of a resolver-hook placeholder.
 
 It has no build requirements (``requires = []``), so pip and uv run it even offline
-or behind a private index (FACTS.md section 4: a backend that must be downloaded
+or behind a private index (docs/facts.md section 4: a backend that must be downloaded
 hides the message behind "No matching distribution found"). Every build fails with
 ``SystemExit(message)``, which prints the message without a traceback, unless the
 escape hatch ``NAME_ALLOW_PLACEHOLDER=1`` is set; then it builds a wheel whose
 package raises on import, because pip and uv cache built wheels and never run the
-build again (FACTS.md section 4).
+build again (docs/facts.md section 4).
 
 Standard library only; works on any Python >= 3.8.
 """

@@ -123,7 +123,7 @@ def _nvml_query() -> dict:
         version = ctypes.c_int()
         cuda = None
         if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(version)) == 0 and version.value:
-            # NVML reports 13000 for CUDA 13.0 (FACTS.md section 1).
+            # NVML reports 13000 for CUDA 13.0 (docs/facts.md section 1).
             cuda = "%d.%d" % (version.value // 1000, (version.value % 1000) // 10)
         count = ctypes.c_uint()
         if lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:

@@ -5,7 +5,7 @@ source build (a ``[build]`` table). The resolver stays pure, so the checks that 
 this machine happen here, and the install front-end calls :func:`preflight` before
 it runs pip or uv: an empty list means go ahead; otherwise print the lines and stop
 (exit 1), as the issue asks: a build that would fail after twenty minutes on a
-toolchain mismatch (seeds/tilelang-gentoo-packaging.txt) fails now, with the fix.
+toolchain mismatch docs/facts.md section 5 fails now, with the fix.
 
 What is checked, per ``build`` package:
 

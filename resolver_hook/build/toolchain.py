@@ -3,8 +3,8 @@
 Source builds of CUDA packages fail late and far from the cause: CUDA 13.2's
 ``crt/host_config.h`` refuses gcc 16 with ``#error``, a build links ``-lcuda`` on a
 machine without the driver stub, a wheel built with a toolkit newer than the driver
-carries PTX the driver cannot load (see ``seeds/tilelang-gentoo-packaging.txt`` and
-FACTS.md section 1). This module finds what a build would use and says, per check,
+carries PTX the driver cannot load (see ``docs/facts.md section 5`` and
+docs/facts.md section 1). This module finds what a build would use and says, per check,
 ok / warn / fail with the reason and the fix.
 
 Every probe takes the environment (``env``) and a subprocess runner (``run``) as
@@ -994,7 +994,7 @@ def _stub_check(root: str | None, stub: str | None) -> Check:
         return Check(name=name, status="skip", summary="not checked: no CUDA toolkit")
     if stub:
         return Check(name=name, status="ok", summary=stub)
-    # Seen in the field (seeds/tilelang-gentoo-packaging.txt): builds link the driver API
+    # Seen in the field docs/facts.md section 5: builds link the driver API
     # against <toolkit>/stubs/libcuda.so; without it, linking fails where no driver is
     # installed (build containers, CI).
     return Check(
@@ -1061,7 +1061,7 @@ def _driver_check(toolkit: str | None, driver: str | None, reason: str | None) -
         return Check(
             name=name, status="ok", summary=f"driver supports CUDA {driver}, toolkit is {toolkit}"
         )
-    # FACTS.md section 1: PTX from a newer toolkit cannot be JIT-compiled by an older
+    # docs/facts.md section 1: PTX from a newer toolkit cannot be JIT-compiled by an older
     # driver (cudaErrorUnsupportedPtxVersion); across majors nothing runs (CUDA 13.x
     # needs a driver >= 580 on Linux).
     if d[0] < t[0]:

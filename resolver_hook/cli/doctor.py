@@ -43,7 +43,7 @@ __all__ = [
     "toolchain_lines",
 ]
 
-# Variables other tools read to pick a CUDA flavour (FACTS.md section 1): shown when
+# Variables other tools read to pick a CUDA flavour (docs/facts.md section 1): shown when
 # set, since they steer uv, conda or light-the-torch and not resolver-hook.
 _OTHER_TOOLS = (
     "CONDA_OVERRIDE_CUDA",

@@ -1,6 +1,6 @@
 """Detect this machine, apply overrides, or describe another machine.
 
-Precedence (FACTS.md section 1, "Order that works"): command-line flag, then
+Precedence (docs/facts.md section 1, "Order that works"): command-line flag, then
 environment variable, then detection. ``--profile FILE`` and ``--target SPEC``
 replace detection altogether; flag overrides still apply on top of them.
 """
@@ -292,7 +292,10 @@ DEFAULT_GLIBC = "2.35"
 
 
 def parse_target(spec: str) -> HostProfile:
-    """Describe another machine from ``OS-ARCH[-pyXY][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y]``.
+    """Describe another machine from a target spec.
+
+    ``OS-ARCH[-pyXY][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y][-l4tX.Y]``;
+    ``l4tX.Y`` names a Jetson by its L4T release (JetPack 6 is L4T r36).
 
     Raises UsageError naming the field that is wrong.
     """
@@ -312,7 +315,7 @@ def parse_target(spec: str) -> HostProfile:
             f"{where}: CPU arch {fields[1]!r} is not known (x86_64, aarch64, arm64, ppc64le, ...)"
         )
     python: tuple[int, int] | None = None
-    glibc = cuda = rocm = None
+    glibc = cuda = rocm = l4t = None
     ccs: list[tuple[int, int]] = []
     notes: list[str] = []
     for f in fields[2:]:
@@ -327,9 +330,12 @@ def parse_target(spec: str) -> HostProfile:
             ccs = _cc_list(low, f"{where} field {f!r}", prefix="sm")
         elif m := re.fullmatch(r"rocm(\d+\.\d+)", low):
             rocm = m.group(1)
+        elif m := re.fullmatch(r"l4t(\d{1,3}(?:\.\d{1,3}){0,2})", low):
+            l4t = m.group(1)  # a Jetson: its L4T release (JetPack 6 = L4T r36)
         else:
             raise UsageError(
-                f"{where}: field {f!r} is not pyXY, glibcX.Y, cudaX.Y, smXY[,smXY] or rocmX.Y"
+                f"{where}: field {f!r} is not pyXY, glibcX.Y, cudaX.Y, smXY[,smXY], "
+                "rocmX.Y or l4tX.Y"
             )
     if python is None:
         python = sys.version_info[:2]
@@ -340,6 +346,8 @@ def parse_target(spec: str) -> HostProfile:
         if glibc is None:
             glibc = DEFAULT_GLIBC
             notes.append(f"glibc not given in the target; assumed {glibc}")
+    if l4t is not None and (os_name, arch) != ("linux", "aarch64"):
+        raise UsageError(f"{where}: L4T (Jetson) is Linux aarch64 only")
     if (ccs or cuda) and os_name == "macos":
         raise UsageError(f"{where}: NVIDIA CUDA does not exist on macOS")
     nvidia = None
@@ -362,6 +370,7 @@ def parse_target(spec: str) -> HostProfile:
         nvidia=nvidia,
         rocm=RocmInfo(version=rocm) if rocm else None,
         mps=os_name == "macos" and arch == "aarch64",
+        l4t=l4t,
         probes=probe_list,
         notes=tuple(notes),
         origin=f"target {spec}",

@@ -5,7 +5,7 @@ NVML module loader, a subprocess runner) so tests feed it a fake NVML module or 
 fake ``/proc`` tree instead of patching it. It returns what it found, or ``None``,
 together with a :class:`Probe` saying why.
 
-Sources, best first (FACTS.md section 1): NVML through ``nvidia-ml-py``; then
+Sources, best first (docs/facts.md section 1): NVML through ``nvidia-ml-py``; then
 ``/proc/driver/nvidia`` and ``/sys/module/nvidia`` (driver version only); then
 ``nvidia-smi`` with a timeout.
 """

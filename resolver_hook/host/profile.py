@@ -104,6 +104,8 @@ class HostProfile:
     nvidia: NvidiaInfo | None = None
     rocm: RocmInfo | None = None
     mps: bool = False
+    # NVIDIA Jetson (Tegra): the L4T release, "36.4" (JetPack 6 is L4T r36); None elsewhere.
+    l4t: str | None = None
     probes: tuple[Probe, ...] = ()
     notes: tuple[str, ...] = ()
     overridden: tuple[str, ...] = ()
@@ -124,6 +126,11 @@ class HostProfile:
     def cuda(self) -> tuple[int, int] | None:
         """The driver's CUDA version, or None without an NVIDIA driver."""
         return self.nvidia.cuda if self.nvidia else None
+
+    @property
+    def l4t_major(self) -> int | None:
+        """The L4T major release of a Jetson (36 for JetPack 6), or None off Jetson."""
+        return int(self.l4t.partition(".")[0]) if self.l4t else None
 
     @property
     def python_tuple(self) -> tuple[int, int]:
@@ -156,6 +163,8 @@ class HostProfile:
             parts.append("AMD " + ", ".join(self.rocm.gfx))
         if self.mps:
             parts.append("Apple MPS")
+        if self.l4t:
+            parts.append(f"Jetson L4T {self.l4t}")
         return ", ".join(parts)
 
     # --- serialisation ------------------------------------------------------
@@ -291,6 +300,9 @@ class _ProfileReader:
         libc_version = self.get(m, "libc_version", str, "")
         if libc_version is not None and not re.fullmatch(r"\d+\.\d+", libc_version):
             raise self.fail("libc_version", f"{libc_version!r} is not a version like 2.39")
+        l4t = self.get(m, "l4t", str, "")
+        if l4t is not None and not re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){0,2}", l4t):
+            raise self.fail("l4t", f"{l4t!r} is not an L4T release like 36.4")
         tags = self.strings(m, "tags", "")
         if not tags:
             tags = compute_tags(
@@ -313,6 +325,7 @@ class _ProfileReader:
             nvidia=nvidia,
             rocm=rocm,
             mps=self.get(m, "mps", bool, "", default=False),
+            l4t=l4t,
             probes=tuple(probes),
             notes=self.strings(m, "notes", ""),
             overridden=self.strings(m, "overridden", ""),

@@ -1,7 +1,7 @@
 """pip and uv behind one small interface, driven only through their command lines.
 
 Why command lines: pip has no plugin API and patching ``pip._internal`` breaks
-with nearly every pip release; uv is a Rust binary (FACTS.md section 3). So the
+with nearly every pip release; uv is a Rust binary (docs/facts.md section 3). So the
 hook reads the user's installer arguments, makes a plan, and hands the installer
 the user's arguments untouched plus generated files:
 

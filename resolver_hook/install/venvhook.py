@@ -1,7 +1,7 @@
 """``enable`` / ``disable`` / ``status``: make plain ``pip install`` in a venv use the plan.
 
 pip reads ``$VIRTUAL_ENV/pip.conf`` (its "site" configuration) and merges the
-``constraint`` and ``find-links`` it lists with the command line (FACTS.md
+``constraint`` and ``find-links`` it lists with the command line (docs/facts.md
 section 3). ``enable`` writes the plan's constraints and find-links pages into a
 folder inside the venv and points the venv's ``pip.conf`` at them; the original
 ``pip.conf`` (or its absence) is saved first so ``disable`` restores it byte for

@@ -243,7 +243,7 @@ def _python_versions(interpreters: Any) -> tuple[str, ...]:
 
 
 def _properties(cuda: SpecifierSet | None, gpu: tuple[KernelTarget, ...]) -> tuple[str, ...]:
-    """The PEP 817 spelling of the NVIDIA needs (FACTS.md section 2)."""
+    """The PEP 817 spelling of the NVIDIA needs (docs/facts.md section 2)."""
     props = []
     for spec in cuda or ():
         if spec.operator in (">=", "~=", "=="):
@@ -281,7 +281,7 @@ def is_loopback_host(host: str | None) -> bool:
 def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
     """None when ``url`` may be used, else the problem in words.
 
-    https only (DESIGN.md "Secure by default"); loopback http and ``file:`` only
+    https only (docs/design.md "Secure by default"); loopback http and ``file:`` only
     when ``allow_insecure`` (tests serve a loopback index). No whitespace or control
     characters: the URL is written into requirement and constraint files, where a
     line break or a space would start another line or an option (``--extra-index-url``).
@@ -470,7 +470,7 @@ def _read_properties(
     has_cuda: bool,
     has_gpu: bool,
 ) -> None:
-    """PEP 817 ``namespace :: feature :: value`` properties (FACTS.md section 2)."""
+    """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2)."""
     lower: list[str] = []
     upper: list[str] = []
     for i, text in enumerate(props):
@@ -530,7 +530,7 @@ def _read_wheel(
         c.bad(_join(path, "url"), f"{filename!r} is not a wheel filename ({exc})")
         return None
     if wname != name:
-        # pip 26.3 crashes on a URL whose wheel names another project (FACTS.md section 3).
+        # pip 26.3 crashes on a URL whose wheel names another project (docs/facts.md section 3).
         c.bad(_join(path, "url"), f"wheel {filename!r} is for project {wname!r}, not {name!r}")
         return None
     return WheelFlavour(

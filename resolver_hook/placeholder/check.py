@@ -2,7 +2,7 @@
 
 Each check installs from a private find-links folder holding only the sdist, with
 ``--no-index`` and an empty cache (pip and uv cache built wheels and would skip the
-build, FACTS.md section 4), into a throwaway virtual environment: ``python -m venv``
+build, docs/facts.md section 4), into a throwaway virtual environment: ``python -m venv``
 for pip, ``uv venv`` for uv. The expected message is computed by the placeholder's
 own runtime on this machine, and every check looks for all of its lines.
 """

@@ -5,7 +5,7 @@ so it must run on any Python >= 3.8 with nothing installed. Keep it that way (no
 ``packaging``, no imports from the rest of resolver-hook, no f-string ``=``).
 
 Facts encoded here come from NVIDIA's CUDA documentation, as summarised in the
-project's FACTS.md section 1:
+project's docs/facts.md section 1:
 
 - ``sm_XY`` (SASS) runs on CC X.Y and every X.Z with Z >= Y (same major only);
 - ``sm_XYa`` (arch-specific) runs on exactly CC X.Y;
@@ -34,7 +34,7 @@ __all__ = [
     "uncovered",
 ]
 
-# Compute capability -> GPUs people know it by (FACTS.md section 1, from NVIDIA's
+# Compute capability -> GPUs people know it by (docs/facts.md section 1, from NVIDIA's
 # "CUDA GPUs - Compute Capability" table).
 GPU_NAMES = {
     (7, 0): "V100",
@@ -51,7 +51,7 @@ GPU_NAMES = {
     (12, 1): "GB10 (DGX Spark)",
 }
 
-# Minimum NVIDIA driver for a CUDA runtime major, per OS (FACTS.md section 1, from
+# Minimum NVIDIA driver for a CUDA runtime major, per OS (docs/facts.md section 1, from
 # NVIDIA's CUDA Toolkit release notes, "CUDA Driver" table, minor-version
 # compatibility column).
 _MIN_DRIVER = {
@@ -62,7 +62,7 @@ _MIN_DRIVER = {
 
 # PTX ISA version -> the CUDA release that introduced it, which is the oldest driver
 # CUDA version that can JIT-compile PTX of that ISA (cudaErrorUnsupportedPtxVersion
-# otherwise; FACTS.md section 1). From NVIDIA's PTX ISA release notes, "PTX release
+# otherwise; docs/facts.md section 1). From NVIDIA's PTX ISA release notes, "PTX release
 # history" (docs.nvidia.com/cuda/parallel-thread-execution/#release-notes), as encoded in
 # NVIDIA's cuda-python (cuda/bindings/utils/_ptx_utils.py). Note the gap: there is no
 # PTX ISA for CUDA 12.6 (8.5 is 12.5, 8.6 is 12.7).
@@ -247,7 +247,7 @@ def uncovered(
 def min_driver_for_runtime(runtime_major: int, os_name: str = "linux") -> str | None:
     """Minimum driver version for wheels built against CUDA ``runtime_major``.x.
 
-    None when the major is not in the table (FACTS.md section 1).
+    None when the major is not in the table (docs/facts.md section 1).
     """
     row = _MIN_DRIVER.get(runtime_major)
     if row is None:

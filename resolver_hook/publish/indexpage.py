@@ -10,7 +10,7 @@ Label rules (documented for users in ``resolver-hook manifest import --help``):
 
 * ``cuda``: ``--cuda-map LABEL=SPEC`` for the wheel's whole local label wins; otherwise a
   ``cuNNN`` in the label gives ``>=MAJOR.0`` (a CUDA X.y build runs on drivers for X.0
-  and newer; FACTS.md section 1); otherwise no CUDA requirement.
+  and newer; docs/facts.md section 1); otherwise no CUDA requirement.
 * ``requires``: a ``torch...`` part of the label gives ``torch==...``.
 * ``gpu``: ``--gpu LABEL=sm_80,sm_90`` for the wheel's whole local label, else
   ``--gpu *=...`` for every wheel; otherwise omitted (a page cannot say).

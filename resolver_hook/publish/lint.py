@@ -7,7 +7,7 @@ wheel through :func:`resolver_hook.publish.scan.scan_wheel`, an sdist's ``PKG-IN
 wheel" is a property of a release, not of one file. Each :class:`Finding` carries the
 evidence it rests on and, where one helps, a hint.
 
-The checks and the facts behind them (FACTS.md sections 1 and 4):
+The checks and the facts behind them (docs/facts.md sections 1 and 4):
 
 * ``os-independent``: the classifier ``Operating System :: OS Independent`` on a
   project whose wheels carry platform tags (TileRT's did; users read it as "runs here").
@@ -70,7 +70,7 @@ _MAX_INIT = 1 << 20  # an __init__.py past this is not a placeholder's
 _MAX_MEMBERS = 200_000
 _SMALL_INIT_STATEMENTS = 5
 # GPUs worth naming when left out: CUDA 13 dropped offline compilation below CC 7.5
-# (FACTS.md section 1), so older ones are not a maintainer's action item.
+# (docs/facts.md section 1), so older ones are not a maintainer's action item.
 _OLDEST_NAMED = (7, 5)
 _BINARY_SUFFIXES = (".so", ".pyd", ".dll", ".dylib")
 _SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh")

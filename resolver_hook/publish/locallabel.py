@@ -52,7 +52,7 @@ class LabelFacts:
         """PEP 440 specifier on the driver's CUDA version: ``>=13.0`` for ``cu130``.
 
         A build for CUDA runtime X.y runs on any driver for CUDA X.0 or newer
-        (NVIDIA's minor-version compatibility; FACTS.md section 1).
+        (NVIDIA's minor-version compatibility; docs/facts.md section 1).
         """
         if self.cuda is None:
             return None

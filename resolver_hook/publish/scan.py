@@ -8,7 +8,7 @@ targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
 
 * ``libcudart.so.13`` (or ``libcublas``/``libcublasLt``/``libnvrtc``/``libnvJitLink``/
   ``libcupti`` ``.so.13``) -> built against CUDA runtime 13 -> the driver must support
-  CUDA ``>=13.0`` (NVIDIA minor-version compatibility; FACTS.md section 1). These
+  CUDA ``>=13.0`` (NVIDIA minor-version compatibility; docs/facts.md section 1). These
   libraries' soname major is the toolkit major (nvidia-*-cu12 wheels ship ``.so.12``);
   cuFFT, cuRAND, cuSPARSE, cuSOLVER and cuDNN number theirs differently and say nothing.
 * ``libtorch*.so`` / ``libc10*.so`` -> the extension is bound to the torch build it was
@@ -365,7 +365,7 @@ def _cuda_from_ptx(objects: Iterable[ObjectReport], notes: list[str]) -> str | N
     """The driver floor when no CUDA runtime is in NEEDED (static or no cudart), from PTX.
 
     The PTX ISA version names the toolkit that compiled the object (:func:`ptx_isa_cuda`).
-    PTX needs a driver at least that new to JIT (FACTS.md section 1), so a wheel whose
+    PTX needs a driver at least that new to JIT (docs/facts.md section 1), so a wheel whose
     kernels are all PTX needs driver CUDA >= that version. With SASS beside it, the SASS
     needs only the toolkit's major (minor-version compatibility: a static cudart X.y runs
     on any driver for X.0), and the PTX floor is noted for the GPUs only PTX reaches.
