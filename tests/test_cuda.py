@@ -185,7 +185,9 @@ def test_minor_version_compatibility() -> None:
 def test_sm_101_is_jetson_thor() -> None:
     # CUDA 13.0 renumbered SM101 as SM110 (docs/facts.md 1.2): sm_101 is Thor, not B300.
     assert describe_cc((10, 1)) == "sm_101 (Jetson Thor (CUDA 12.9 naming))"
-    assert describe_target(parse_target("sm_101")) == "sm_101: NVIDIA Jetson Thor (CUDA 12.9 naming)"
+    assert (
+        describe_target(parse_target("sm_101")) == "sm_101: NVIDIA Jetson Thor (CUDA 12.9 naming)"
+    )
     assert describe_target(parse_target("sm_101f")) == (
         "sm_101f: NVIDIA Jetson Thor (CUDA 12.9 naming)"
     )
