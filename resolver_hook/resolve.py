@@ -1072,10 +1072,7 @@ def _alternatives(slot: _Slot, m: _Machine) -> list[str]:
     # Another Python only when no build at all is for this machine's Python.
     if not slot.candidates and all(fails[0][0] == "tags" for _, fails in slot.rejected):
         same_platform = [f for f, fails in slot.rejected if "Python" in fails[0][1]]
-        pys = sorted(
-            {v for f in same_platform for v in f.python_versions},
-            key=lambda v: tuple(int(x) for x in v.split(".")),
-        )
+        pys = sorted({v for f in same_platform for v in f.python_versions}, key=python_sort_key)
         if pys:
             out.append(f"{name} has builds for Python {', '.join(pys)} on this platform")
     return list(dict.fromkeys(out))[:3]
