@@ -391,6 +391,9 @@ def spec_allows(spec: str, version: tuple) -> bool | None:
                 return None
             same = _pad(version, len(want))[: len(want)] == want
             ok = same if op == "==" else not same
+        elif op == "===":
+            # Arbitrary equality compares the text: "1.0" is not "1.0.0" (PEP 440).
+            ok = version == want
         elif op == "~=":
             if len(want) < 2:
                 return None
@@ -398,7 +401,6 @@ def spec_allows(spec: str, version: tuple) -> bool | None:
         else:
             ok = {
                 "==": v == w,
-                "===": v == w,
                 "!=": v != w,
                 "<=": v <= w,
                 ">=": v >= w,
