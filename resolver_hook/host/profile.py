@@ -166,7 +166,9 @@ class HostProfile:
 
     @property
     def jetson(self) -> bool:
-        """An NVIDIA Jetson: an L4T release is known, or a GPU has a Jetson-only CC."""
+        """An NVIDIA Jetson: Linux aarch64 with an L4T release or a Jetson-only GPU CC."""
+        if (self.os, self.arch) != ("linux", "aarch64"):
+            return False
         return self.l4t is not None or any(cc in JETSON_ONLY_CCS for cc in self.gpu_ccs)
 
     @property
@@ -177,6 +179,8 @@ class HostProfile:
         whose GPU has a Tegra CC (Orin, Xavier, ...). Thor on CUDA 13 (CC 11.0, JetPack 7,
         L4T r38) is an SBSA platform.
         """
+        if not self.jetson:
+            return False
         major = self.l4t_major
         if major is not None:
             return major <= 36
