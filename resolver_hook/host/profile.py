@@ -227,9 +227,9 @@ class HostProfile:
             parts.append(f"{self.libc} {self.libc_version}")
         if self.gpus:
             gpus = ", ".join(f"{g.name} (sm_{g.cc[0]}{g.cc[1]})" for g in self.gpus)
-            parts.append(f"{gpus}, driver CUDA {self._cuda_words()}")
+            parts.append(f"{gpus}, driver CUDA {self.cuda_words()}")
         elif self.nvidia and self.nvidia.cuda_version:
-            parts.append(f"NVIDIA driver CUDA {self._cuda_words()}, no visible GPU")
+            parts.append(f"NVIDIA driver CUDA {self.cuda_words()}, no visible GPU")
         else:
             parts.append(f"no NVIDIA GPU ({self.nvidia_reason})")
         if self.rocm and self.rocm.gfx:
@@ -242,7 +242,7 @@ class HostProfile:
             parts.append("Jetson, L4T release unknown")
         return ", ".join(parts)
 
-    def _cuda_words(self) -> str:
+    def cuda_words(self) -> str:
         """``13.0``, or ``13.0 (inferred from driver 580.95.05)``, or ``unknown``."""
         nv = self.nvidia
         if nv is None or nv.cuda_version is None:
