@@ -8,7 +8,10 @@ it), never against the running interpreter, so plans for other targets are right
 The rules, in the order a flavour is checked (the first failure is its reason):
 
 1. Tags: the wheel's tags (or the index flavour's platforms and Pythons) are
-   compatible with the profile's Python, ABI, platform and glibc.
+   compatible with the profile's Python, ABI, platform and glibc. Jetson: a flavour
+   with ``l4t`` fits only a Jetson whose L4T release it allows; a CUDA flavour without
+   ``l4t`` (a server-Arm build) never fits a Jetson on JetPack 6 or older
+   (docs/facts.md section 1.2).
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
@@ -53,8 +56,28 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import Flavour, IndexFlavour, Manifest, WheelFlavour
-from resolver_hook.portable.cuda import GPU_NAMES, min_driver_for_runtime, uncovered
+from resolver_hook.manifest.schema import (
+    Flavour,
+    IndexFlavour,
+    Manifest,
+    WheelFlavour,
+    python_sort_key,
+)
+from resolver_hook.portable.cuda import (
+    GPU_NAMES,
+    JETSON_AI_LAB_JP6,
+    min_driver_for_runtime,
+    uncovered,
+)
+from resolver_hook.portable.overrides import OVERRIDE_SM
+from resolver_hook.portable.platforms import (
+    OS_WORDS,
+    PLATFORM_MACHINE,
+    PLATFORM_SYSTEM,
+    SYS_PLATFORM,
+    parse_platform,
+    platform_name,
+)
 from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,
@@ -214,14 +237,6 @@ class Plan:
 
 # --- the marker environment of a profile -------------------------------------------
 
-_SYS_PLATFORM = {"linux": "linux", "macos": "darwin", "windows": "win32"}
-_OS_WORDS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
-_PLATFORM_SYSTEM = {"linux": "Linux", "macos": "Darwin", "windows": "Windows"}
-_MACHINE = {
-    "macos": {"aarch64": "arm64"},
-    "windows": {"x86_64": "AMD64", "aarch64": "ARM64", "i686": "x86"},
-}
-
 
 def marker_environment(profile: HostProfile) -> dict[str, str]:
     """A complete PEP 508 marker environment for the profile (nothing from this host)."""
@@ -233,14 +248,14 @@ def marker_environment(profile: HostProfile) -> dict[str, str]:
         "implementation_name": impl[0],
         "implementation_version": full,
         "os_name": "nt" if profile.os == "windows" else "posix",
-        "platform_machine": _MACHINE.get(profile.os, {}).get(profile.arch, profile.arch),
+        "platform_machine": PLATFORM_MACHINE.get(profile.os, {}).get(profile.arch, profile.arch),
         "platform_release": "",
-        "platform_system": _PLATFORM_SYSTEM.get(profile.os, profile.os),
+        "platform_system": PLATFORM_SYSTEM.get(profile.os, profile.os),
         "platform_version": "",
         "python_full_version": full,
         "platform_python_implementation": impl[1],
         "python_version": profile.python,
-        "sys_platform": _SYS_PLATFORM.get(profile.os, profile.os),
+        "sys_platform": SYS_PLATFORM.get(profile.os, profile.os),
         "extra": "",
     }
 
@@ -293,40 +308,15 @@ def _gpu_words(cc: tuple[int, int]) -> str:
     return f"{name.split(' (')[0]} ({label})"
 
 
-def _platform_words(tag: str) -> str:
-    m = re.fullmatch(r"(?:many|musl)linux_(\d+)_(\d+)_(\w+)", tag)
-    if m:
-        libc = "glibc" if tag.startswith("many") else "musl"
-        return f"Linux {m.group(3)} ({libc} >= {m.group(1)}.{m.group(2)})"
-    m = re.fullmatch(r"manylinux(1|2010|2014)_(\w+)", tag)
-    if m:
-        return f"Linux {m.group(2)}"
-    if tag.startswith("linux_"):
-        return f"Linux {tag[6:]}"
-    m = re.fullmatch(r"macosx_(\d+)_(\d+)_(\w+)", tag)
-    if m:
-        return f"macOS {m.group(3)}"
-    if tag.startswith("win"):
-        return {
-            "win_amd64": "Windows x86_64",
-            "win_arm64": "Windows arm64",
-            "win32": "Windows x86",
-        }.get(tag, tag)
-    return tag
-
-
 def _os_arch_of(tag: str) -> tuple[str, str]:
-    words = _platform_words(tag).split(" (")[0].split(" ")
-    os_word = {w: key for key, w in _OS_WORDS.items()}.get(words[0], words[0])
-    arch = words[1] if len(words) > 1 else ""
-    arch = {"arm64": "aarch64", "amd64": "x86_64", "x86": "i686"}.get(arch, arch)
-    return os_word, arch
+    p = parse_platform(tag)
+    return p["os"], p["arch"]
 
 
 def _tag_failure(f: Flavour, m: _Machine) -> tuple[str | None, int]:
     """Rule 1: None and the rank (lower is better), or the reason."""
     p = m.profile
-    here = f"{_OS_WORDS.get(p.os, p.os)} {p.arch}"
+    here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
     if isinstance(f, WheelFlavour):
         ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
         if ranks:
@@ -338,13 +328,13 @@ def _tag_failure(f: Flavour, m: _Machine) -> tuple[str | None, int]:
             return _platform_reason(plats, p, here), 0
         if not py_ok:
             pys = ", ".join(f.python_versions) or ", ".join(sorted({t.interpreter for t in f.tags}))
-            return f"built for Python {pys}; this machine has Python {p.python}", 0
+            return f"built for Python {pys}; this machine has {p.python_words}", 0
         return "its tags match no tag of this Python", 0
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
         return _platform_reason(sorted(f.platforms), p, here), 0
-    if f.python and p.python not in f.python:
-        return f"built for Python {', '.join(f.python)}; this machine has Python {p.python}", 0
+    if f.python and p.python_label not in f.python:
+        return f"built for Python {', '.join(f.python)}; this machine has {p.python_words}", 0
     if not f.platforms:
         return None, 0
     return None, min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
@@ -360,11 +350,37 @@ def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
                 f"{p.libc or 'libc'} {p.libc_version}"
             )
     words = ", ".join(
-        dict.fromkeys(
-            _platform_words(pl).split(" (")[0] for pl in (x for pl in plats for x in pl.split("."))
-        )
+        dict.fromkeys(platform_name(pl) for pl in (x for pl in plats for x in pl.split(".")))
     )
     return f"built for {words} ({', '.join(plats)}); this machine is {here}"
+
+
+def _no_cc_reason(p: HostProfile) -> str:
+    reason = p.nvidia_reason
+    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
+        return "no GPU is listed"
+    return reason
+
+
+def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
+    """Jetson builds fit Jetsons only; SBSA builds never fit JetPack 6 and older."""
+    if f.l4t is not None:
+        if not p.jetson:
+            return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
+        if p.l4t is None:
+            return (
+                f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
+                "(add l4tX.Y to --target, e.g. l4t36.4)"
+            )
+        if not f.l4t.contains(Version(p.l4t), prereleases=True):
+            return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
+        return None
+    if (f.cuda is not None or f.gpu) and p.needs_jetson_builds:
+        return (
+            "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
+            f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
+        )
+    return None
 
 
 def _has_accelerator(f: Flavour) -> bool:
@@ -389,6 +405,9 @@ def _failures(
     tag_reason, rank = _tag_failure(f, m)
     if tag_reason:
         out.append(("tags", tag_reason))
+    jetson_reason = _jetson_failure(f, p)
+    if jetson_reason:
+        out.append(("tags", jetson_reason))
     if f.cuda is not None:
         if m.cuda is None:
             why = p.nvidia_reason if p.nvidia is None else "driver CUDA version unknown"
@@ -426,6 +445,17 @@ def _failures(
                         f"{', '.join(map(str, f.gpu))}); this machine has none",
                     )
                 )
+        elif not p.gpus:
+            # No compute capability known (a driver without NVML, a target without smXY):
+            # say so rather than guess (docs/facts.md section 1.3).
+            out.append(
+                (
+                    "gpu",
+                    f"needs a GPU for kernels {', '.join(map(str, f.gpu))}; this machine's GPU "
+                    f"compute capability is unknown ({_no_cc_reason(p)}); set "
+                    f"{OVERRIDE_SM}=X.Y (or --sm X.Y) to name it",
+                )
+            )
         else:
             missing = uncovered(f.gpu, p.gpu_ccs)
             if missing:
@@ -967,7 +997,7 @@ def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
         best = min((t for t in f.tags if str(t) in m.tag_rank), key=lambda t: m.tag_rank[str(t)])
         parts.append(f"tag {best}")
     elif f.platforms:
-        parts.append(f"{_OS_WORDS.get(p.os, p.os)} {p.arch}, Python {p.python}")
+        parts.append(f"{OS_WORDS.get(p.os, p.os)} {p.arch}, {p.python_words}")
     if f.cuda is not None:
         parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
     if f.rocm is not None:
@@ -993,7 +1023,7 @@ def _exists_summary(man: Manifest) -> str:
     for f in man.flavours:
         for pl in f.platforms:
             for x in pl.split("."):
-                plats[_platform_words(x).split(" (")[0]] = None
+                plats[platform_name(x)] = None
         for v in f.python_versions:
             pys[v] = None
         if f.cuda is not None:
@@ -1002,9 +1032,7 @@ def _exists_summary(man: Manifest) -> str:
             gpus[str(t)] = None
     parts = [", ".join(plats) or "any platform"]
     if pys:
-        parts.append(
-            "Python " + ", ".join(sorted(pys, key=lambda v: tuple(map(int, v.split(".")))))
-        )
+        parts.append("Python " + ", ".join(sorted(pys, key=python_sort_key)))
     if cudas:
         parts.append("driver CUDA " + " or ".join(cudas))
     if gpus:
@@ -1021,7 +1049,7 @@ def _no_fit(slot: _Slot, m: _Machine) -> str:
             f"plan ({m.words})"
         )
     elif slot.rejected and all(fails[0][0] == "tags" for _, fails in slot.rejected):
-        os_word = _OS_WORDS.get(m.profile.os, m.profile.os)
+        os_word = OS_WORDS.get(m.profile.os, m.profile.os)
         if not any(
             _os_arch_of(x)[0] == m.profile.os
             for f in slot.manifest.flavours
@@ -1044,10 +1072,7 @@ def _alternatives(slot: _Slot, m: _Machine) -> list[str]:
     # Another Python only when no build at all is for this machine's Python.
     if not slot.candidates and all(fails[0][0] == "tags" for _, fails in slot.rejected):
         same_platform = [f for f, fails in slot.rejected if "Python" in fails[0][1]]
-        pys = sorted(
-            {v for f in same_platform for v in f.python_versions},
-            key=lambda v: tuple(int(x) for x in v.split(".")),
-        )
+        pys = sorted({v for f in same_platform for v in f.python_versions}, key=python_sort_key)
         if pys:
             out.append(f"{name} has builds for Python {', '.join(pys)} on this platform")
     return list(dict.fromkeys(out))[:3]

@@ -47,7 +47,8 @@ def render_profile(profile: HostProfile, *, all_tags: bool = False) -> str:
     lines = [f"machine:   {profile.origin}"]
     lines.append(f"os:        {profile.os}")
     lines.append(f"arch:      {profile.arch}{mark('arch')}")
-    lines.append(f"python:    {profile.python} ({profile.implementation})")
+    free = ", free-threaded" if profile.free_threaded else ""
+    lines.append(f"python:    {profile.python} ({profile.implementation}{free})")
     if profile.libc:
         version = profile.libc_version or "unknown"
         lines.append(f"libc:      {profile.libc} {version}{mark('glibc')}")
@@ -60,7 +61,7 @@ def render_profile(profile: HostProfile, *, all_tags: bool = False) -> str:
     else:
         lines.append(
             f"nvidia:    driver {nv.driver_version or 'unknown'}, "
-            f"driver CUDA {nv.cuda_version or 'unknown'}{mark('cuda')}"
+            f"driver CUDA {profile.cuda_words()}{mark('cuda')}"
         )
         if not nv.gpus:
             lines.append(f"           no visible GPU: {profile.nvidia_reason}")
@@ -77,6 +78,8 @@ def render_profile(profile: HostProfile, *, all_tags: bool = False) -> str:
             f"rocm:      {', '.join(profile.rocm.gfx) or 'no GPU'}"
             f" (ROCm {profile.rocm.version or 'version unknown'})"
         )
+    if profile.jetson:
+        lines.append(f"jetson:    L4T {profile.l4t or 'release unknown'}")
     if profile.os == "macos":
         lines.append(f"mps:       {'yes' if profile.mps else 'no'}")
     shown = profile.tags if all_tags else profile.tags[:5]

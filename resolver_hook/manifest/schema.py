@@ -13,9 +13,11 @@ Two kinds of flavour:
 What a flavour needs: ``cuda`` (PEP 440 specifier on the driver's CUDA version;
 absent = no NVIDIA driver needed), ``gpu`` (kernel targets inside; absent = runs
 without a GPU), ``rocm`` (specifier on the ROCm version; absent = no ROCm needed),
-``requires`` (couplings with other packages of the same plan). ``properties`` in
-the PEP 817 vocabulary (``nvidia :: cuda_version_lower_bound :: 13.0``,
-``nvidia :: sm_arch :: 100_real``) may stand in for ``cuda``/``gpu``.
+``l4t`` (a Jetson build: specifier on the Jetson's L4T release, ``">=36,<37"`` for
+JetPack 6; absent = not a Jetson build), ``requires`` (couplings with other packages
+of the same plan). ``properties`` in the PEP 817 vocabulary
+(``nvidia :: cuda_version_lower_bound :: 13.0``, ``nvidia :: sm_arch :: 100_real``)
+may stand in for ``cuda``/``gpu``.
 
 A ``[build]`` table says that building the package from its sdist is a supported
 fallback: when no flavour fits a machine, the resolver passes the requirement to the
@@ -71,12 +73,12 @@ SCHEMA = 1
 
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
 _PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
-_NEEDS_KEYS = ("cuda", "gpu", "rocm", "properties", "requires")
+_NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS)
 _INDEX_KEYS = ("url", "version", "platforms", "python", *_NEEDS_KEYS)
 _MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS)
 _BUILD_KEYS = ("needs",)
-_AXIS_ATTRS = ("cuda", "gpu", "rocm", "properties", "requires")
+_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -112,6 +114,9 @@ class WheelFlavour:
     sha256: str | None = None
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    # A Jetson build: a specifier on the L4T release (">=36,<37" is JetPack 6). Such a
+    # flavour fits only Jetsons whose L4T release satisfies it (docs/facts.md 1.2).
+    l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
@@ -120,8 +125,11 @@ class WheelFlavour:
 
     @property
     def python_versions(self) -> tuple[str, ...]:
-        """Python versions named by the tags (``cp312`` -> ``3.12``), sorted."""
-        return _python_versions(t.interpreter for t in self.tags)
+        """Python versions named by the tags (``cp312`` -> ``3.12``, ABI cp313t -> ``3.13t``)."""
+        return _python_versions(
+            t.interpreter + ("t" if t.abi.startswith("cp") and t.abi.endswith("t") else "")
+            for t in self.tags
+        )
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -156,9 +164,10 @@ class IndexFlavour:
     name: NormalizedName
     version: Version
     platforms: tuple[str, ...] = ()  # () = every platform
-    python: tuple[str, ...] = ()  # ("3.12", ...); () = every Python
+    python: tuple[str, ...] = ()  # ("3.12", "3.13t", ...); () = every Python
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     where: str = ""
@@ -236,10 +245,16 @@ class Manifest:
 def _python_versions(interpreters: Any) -> tuple[str, ...]:
     out = set()
     for interp in interpreters:
-        m = re.fullmatch(r"(?:cp|py|pp)(\d)(\d+)", interp)
+        m = re.fullmatch(r"(?:cp|py|pp)(\d)(\d+)(t?)", interp)
         if m:
-            out.add(f"{m.group(1)}.{m.group(2)}")
-    return tuple(sorted(out, key=lambda v: tuple(int(x) for x in v.split("."))))
+            out.add(f"{m.group(1)}.{m.group(2)}{m.group(3)}")
+    return tuple(sorted(out, key=python_sort_key))
+
+
+def python_sort_key(version: str) -> tuple[int, ...]:
+    """``3.13t`` sorts after ``3.13``: ``(3, 13, 1)``."""
+    major, _, minor = version.rstrip("t").partition(".")
+    return (int(major), int(minor or 0), int(version.endswith("t")))
 
 
 def _properties(cuda: SpecifierSet | None, gpu: tuple[KernelTarget, ...]) -> tuple[str, ...]:
@@ -258,6 +273,7 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
     return {
         "cuda": str(f.cuda) if f.cuda is not None else None,
         "rocm": str(f.rocm) if f.rocm is not None else None,
+        "l4t": str(f.l4t) if f.l4t is not None else None,
         "gpu": [str(t) for t in f.gpu],
         "requires": [str(r) for r in f.requires],
     }
@@ -412,13 +428,14 @@ def _kind(value: Any) -> str:
 class _Needs:
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
 
 
 def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Needs:
     needs = _Needs()
-    for key in ("cuda", "rocm"):
+    for key in ("cuda", "rocm", "l4t"):
         text = c.string(t, key, path)
         if text is None:
             continue
@@ -542,6 +559,7 @@ def _read_wheel(
         sha256=sha.lower() if sha else None,
         cuda=needs.cuda,
         rocm=needs.rocm,
+        l4t=needs.l4t,
         gpu=needs.gpu,
         requires=needs.requires,
         where=path,
@@ -565,8 +583,11 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
             c.bad(f"{_join(path, 'platforms')}[{i}]", f"{p!r} is not a wheel platform tag")
     python = c.strings(t, "python", path) or ()
     for i, p in enumerate(python):
-        if not re.fullmatch(r"\d+\.\d+", p):
-            c.bad(f"{_join(path, 'python')}[{i}]", f"{p!r} is not a Python version like 3.12")
+        if not re.fullmatch(r"\d+\.\d+t?", p):  # "3.13t": free-threaded CPython
+            c.bad(
+                f"{_join(path, 'python')}[{i}]",
+                f"{p!r} is not a Python version like 3.12 (3.13t: free-threaded)",
+            )
     needs = _read_needs(c, t, path, name)
     if version is None or not url_ok:
         return None
@@ -578,6 +599,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         python=tuple(python),
         cuda=needs.cuda,
         rocm=needs.rocm,
+        l4t=needs.l4t,
         gpu=needs.gpu,
         requires=needs.requires,
         where=path,
@@ -683,7 +705,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
                 if key not in p:
                     continue
                 v = p[key]
-                if key in ("cuda", "rocm"):
+                if key in ("cuda", "rocm", "l4t"):
                     entry[key] = _substitute(v, tvars) if isinstance(v, str) else v
                 elif isinstance(v, list):
                     entry.setdefault(key, [])
