@@ -145,3 +145,17 @@ def test_detect_without_the_cache_writes_nothing(
     detect.cache_clear()  # type: ignore[attr-defined]
     detect(use_cache=False)
     assert not folder.exists()
+
+
+def test_a_driver_without_visible_gpus_is_not_kept_for_the_boot(tmp_path: Path) -> None:
+    from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo
+
+    with_driver = cache.cache_key({}, root=fake_root(tmp_path))
+    no_driver = cache.cache_key({}, root=fake_root(tmp_path / "b", driver=None))
+    assert with_driver is not None
+    assert no_driver is not None
+    gpu = NvidiaGpu(index=0, name="NVIDIA H100", cc=(9, 0))
+    with_gpu = PROFILE.replace(nvidia=NvidiaInfo(cuda_version="13.0", gpus=(gpu,)))
+    assert not cache.conclusive(with_driver, PROFILE)  # NVML failed this time, say
+    assert cache.conclusive(with_driver, with_gpu)
+    assert cache.conclusive(no_driver, PROFILE)  # no driver at all: nothing to find

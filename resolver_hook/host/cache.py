@@ -30,7 +30,7 @@ from typing import Any
 
 from resolver_hook.host.profile import HostProfile
 
-__all__ = ["CACHE_ENV", "cache_file", "cache_key", "load", "store"]
+__all__ = ["CACHE_ENV", "cache_file", "cache_key", "conclusive", "load", "store"]
 
 CACHE_ENV = "RESOLVER_HOOK_CACHE_DIR"
 _FORMAT = 1
@@ -81,6 +81,15 @@ def cache_key(
         "env": {k: env.get(k) for k in _ENV_KEYS},
         "interpreter": [executable, interpreter_mtime],
     }
+
+
+def conclusive(key: Mapping[str, Any], profile: HostProfile) -> bool:
+    """Whether a detection is worth keeping for the whole boot.
+
+    A loaded driver whose GPUs detection could not list (NVML timed out, a device
+    node not yet created) may be a passing state: detect again next time.
+    """
+    return key.get("driver") is None or bool(profile.gpus)
 
 
 def load(path: Path, key: Mapping[str, Any]) -> tuple[HostProfile | None, str | None]:

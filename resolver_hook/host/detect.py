@@ -179,7 +179,7 @@ def _detect_cached(use_cache: bool) -> HostProfile:
         if cached is not None:
             return cached
     profile = detect_host(env=env)
-    if path and key:
+    if path and key and cache.conclusive(key, profile):
         cache.store(path, key, profile)
     return profile.replace(notes=(*profile.notes, note)) if note else profile
 
