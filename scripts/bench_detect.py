@@ -61,12 +61,9 @@ def main() -> None:
             f"(min {low * 1000:.1f}, max {high * 1000:.1f}, {args.runs} runs)"
         )
     floor = med["python -c pass"]
-    print(
-        f"ratio detect cold / python -c pass   {med['detect --json (cold)'] / floor:5.2f}  goal <= 6"
-    )
-    print(
-        f"ratio detect warm / python -c pass   {med['detect --json (warm)'] / floor:5.2f}  goal <= 3"
-    )
+    cold, warm = med["detect --json (cold)"] / floor, med["detect --json (warm)"] / floor
+    print(f"ratio detect cold / python -c pass   {cold:5.2f}  goal <= 6")
+    print(f"ratio detect warm / python -c pass   {warm:5.2f}  goal <= 3")
     plan = med["plan --example (warm)"] / med["pip --version"]
     print(f"ratio plan (5 packages) / pip --version {plan:5.2f}  goal <= 0.35")
 

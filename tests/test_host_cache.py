@@ -87,7 +87,7 @@ def test_a_corrupt_cache_is_ignored_with_a_note(tmp_path: Path, content: bytes, 
 
 def test_a_cache_with_a_bad_profile_is_ignored_with_a_note(tmp_path: Path) -> None:
     path, key = stored(tmp_path, {}, fake_root(tmp_path))
-    path.write_text(json.dumps({"key": key, "profile": {"os": "plan9"}}))
+    path.write_text(json.dumps({"key": key, "value": {"os": "plan9"}}))
     profile, note = cache.load(path, key)
     assert profile is None
     assert note is not None
