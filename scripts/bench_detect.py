@@ -1,28 +1,34 @@
 #!/usr/bin/env python3
-"""Wall time of `resolver-hook detect --json` next to `python -c pass`, same machine, same run.
+"""Start-up cost of the hook, side by side with a baseline measured in the same run.
+
+- `resolver-hook detect --json` with a cold cache (`--no-cache`) and a warm one, next to
+  `python -c pass`;
+- `resolver-hook plan --example` (five packages, the detected machine, warm cache), next
+  to `pip --version` (what every pip install pays before it starts work).
+
+The commands run in turn (A, B, A, B, ...) so a drifting machine hits both alike; the
+medians and their ratios are printed. Not a test: figures go in notes.
 
 Usage: python3 scripts/bench_detect.py [--runs N]
-Prints the median of each and their ratio. Not a test: figures go in notes.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from _benchutil import compile_package
 
 
-def median_wall(argv: list[str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def wall(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=False)
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -30,13 +36,36 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
     compile_package()  # as `pip install` would: see scripts/_benchutil.py
-    floor = median_wall([sys.executable, "-c", "pass"], args.runs)
-    detect = median_wall([sys.executable, "-m", "resolver_hook", "detect", "--json"], args.runs)
-    imports = median_wall([sys.executable, "-c", "import resolver_hook.cli"], args.runs)
-    print(f"python -c pass                 median {floor * 1000:7.1f} ms")
-    print(f"import resolver_hook.cli       median {imports * 1000:7.1f} ms")
-    print(f"resolver-hook detect --json    median {detect * 1000:7.1f} ms")
-    print(f"ratio detect / python -c pass  {detect / floor:.2f}")
+    py = sys.executable
+    hook = [py, "-m", "resolver_hook"]
+    with tempfile.TemporaryDirectory(prefix="bench-detect-") as cache:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RESOLVER_HOOK_")}
+        env["RESOLVER_HOOK_CACHE_DIR"] = cache
+        commands = {
+            "python -c pass": [py, "-c", "pass"],
+            "detect --json (cold)": [*hook, "detect", "--json", "--no-cache"],
+            "detect --json (warm)": [*hook, "detect", "--json"],
+            "pip --version": [py, "-m", "pip", "--version"],
+            "plan --example (warm)": [*hook, "plan", "--example"],
+        }
+        wall(commands["detect --json (warm)"], env)  # fill the cache
+        times: dict[str, list[float]] = {k: [] for k in commands}
+        for _ in range(args.runs):
+            for label, argv in commands.items():
+                times[label].append(wall(argv, env))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for label, value in med.items():
+        low, high = min(times[label]), max(times[label])
+        print(
+            f"{label:<24} median {value * 1000:7.1f} ms  "
+            f"(min {low * 1000:.1f}, max {high * 1000:.1f}, {args.runs} runs)"
+        )
+    floor = med["python -c pass"]
+    cold, warm = med["detect --json (cold)"] / floor, med["detect --json (warm)"] / floor
+    print(f"ratio detect cold / python -c pass   {cold:5.2f}  goal <= 6")
+    print(f"ratio detect warm / python -c pass   {warm:5.2f}  goal <= 3")
+    plan = med["plan --example (warm)"] / med["pip --version"]
+    print(f"ratio plan (5 packages) / pip --version {plan:5.2f}  goal <= 0.35")
 
 
 if __name__ == "__main__":

@@ -22,10 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package
 
 from _benchutil import compile_package
-from installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests
+
+from tests.installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests
 
 TARGET = f"linux-x86_64-py{PY}-cuda13.0-sm100"
 

@@ -8,11 +8,17 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see the developer's overrides or GPU selection."""
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never see the developer's overrides, GPU selection or host-profile cache.
+
+    Each test gets an empty cache folder of its own, so a profile detected (with a fake
+    NVML, say) in one test is never read back by another, and the developer's own
+    cache is never written.
+    """
     for name in list(os.environ):
         if name.startswith("RESOLVER_HOOK_") or name == "CUDA_VISIBLE_DEVICES":
             monkeypatch.delenv(name)
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
     from resolver_hook.host import detect
 
     detect.cache_clear()

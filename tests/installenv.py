@@ -8,10 +8,13 @@ developer's configuration cannot change what a test sees.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import venv as venv_module
 from dataclasses import dataclass
@@ -50,10 +53,59 @@ def installed(python: Path) -> dict[str, str]:
     return dict(json.loads(out.stdout))
 
 
+_TEMPLATE: list[Path] = []
+
+
+def _template_site() -> Path:
+    """site-packages of one venv seeded by ensurepip, made once per test session.
+
+    ensurepip takes seconds per venv; copying what it installed (the interpreter's
+    bundled pip and setuptools) takes a fraction of that and gives the same files.
+    """
+    if not _TEMPLATE:
+        root = Path(tempfile.mkdtemp(prefix="resolver-hook-venv-template-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        venv_module.EnvBuilder(with_pip=True).create(root / "venv")
+        _TEMPLATE.append(root / "venv")
+    return _site_packages(_TEMPLATE[0])
+
+
+def _site_packages(venv: Path) -> Path:
+    return venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+
+
+def _shebang(python: Path) -> str:
+    """A launcher's first line(s) as pip writes them: a /bin/sh trampoline where a
+    plain ``#!`` line would be too long for the kernel or would hold a space."""
+    if len(str(python)) < 120 and " " not in str(python):
+        return f"#!{python}\n"
+    return f"#!/bin/sh\n'''exec' \"{python}\" \"$0\" \"$@\"\n' '''\n"
+
+
 def make_venv(path: Path, *, with_pip: bool = True) -> Path:
-    """A fresh venv; returns its python. ``with_pip`` seeds the interpreter's bundled pip."""
-    venv_module.EnvBuilder(with_pip=with_pip, clear=True).create(path)
-    return path / "bin" / "python"
+    """A fresh venv; returns its python. ``with_pip`` seeds the interpreter's bundled pip.
+
+    The seeded files are copied from a session-wide template venv (see _template_site),
+    and the pip launchers get this venv's interpreter in their first line, as ensurepip
+    would write it.
+    """
+    venv_module.EnvBuilder(with_pip=False, clear=True).create(path)
+    python = path / "bin" / "python"
+    if with_pip:
+        template = _template_site()
+        site = _site_packages(path)
+        for item in template.iterdir():
+            if item.name == "__pycache__":
+                continue
+            copy = shutil.copytree if item.is_dir() else shutil.copy2
+            copy(item, site / item.name)
+        for launcher in (template.parent.parent.parent / "bin").glob("pip*"):
+            first, _, rest = launcher.read_text().partition("\n")
+            assert first.startswith("#!"), launcher
+            target = path / "bin" / launcher.name
+            target.write_text(_shebang(python) + rest)
+            target.chmod(0o755)
+    return python
 
 
 @dataclass

@@ -26,10 +26,20 @@ def add_machine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--sm", metavar="CC[,CC]", help="GPU compute capabilities, e.g. 9.0,12.1")
     group.add_argument("--arch", metavar="ARCH", help="CPU architecture, e.g. aarch64")
     group.add_argument("--glibc", metavar="X.Y", help="glibc version, e.g. 2.39")
+    group.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="detect afresh instead of reading this boot's cached host profile",
+    )
 
 
 def machine_from_args(args: argparse.Namespace) -> HostProfile:
     from resolver_hook.host import resolve_machine
 
     flags = {k: getattr(args, k) for k in ("cuda", "sm", "arch", "glibc")}
-    return resolve_machine(profile=args.profile, target=args.target, flags=flags)
+    return resolve_machine(
+        profile=args.profile,
+        target=args.target,
+        flags=flags,
+        use_cache=not getattr(args, "no_cache", False),
+    )

@@ -142,18 +142,34 @@ def _interpreter_tags() -> tuple[tuple[str, ...], str | None, str | None]:
     return tags, None, None
 
 
-@functools.lru_cache(maxsize=1)
-def _detect_cached() -> HostProfile:
-    return detect_host(env=dict(os.environ))
+@functools.lru_cache(maxsize=2)
+def _detect_cached(use_cache: bool) -> HostProfile:
+    from resolver_hook.host import cache
+
+    env = dict(os.environ)
+    path = cache.cache_file(env) if use_cache else None
+    key = cache.cache_key(env) if path else None
+    note = None
+    if path and key:
+        cached, note = cache.load(path, key)
+        if cached is not None:
+            return cached
+    profile = detect_host(env=env)
+    if path and key and cache.conclusive(key, profile):
+        cache.store(path, key, profile)
+    return profile.replace(notes=(*profile.notes, note)) if note else profile
 
 
-def detect(env: Mapping[str, str] | None = None) -> HostProfile:
+def detect(env: Mapping[str, str] | None = None, *, use_cache: bool = True) -> HostProfile:
     """This machine, with ``RESOLVER_HOOK_OVERRIDE_*`` applied; cached per process.
 
+    ``use_cache``: read and write the per-boot profile cache (``host/cache.py``);
+    any override variable bypasses it, so an overridden machine is never stored.
     Raises UsageError when an override variable holds nonsense.
     """
     env = os.environ if env is None else env
-    return apply_overrides(_detect_cached(), env_overrides(env))
+    overrides = env_overrides(env)
+    return apply_overrides(_detect_cached(use_cache and not overrides), overrides)
 
 
 detect.cache_clear = _detect_cached.cache_clear  # type: ignore[attr-defined]
@@ -403,6 +419,7 @@ def resolve_machine(
     target: str | None = None,
     flags: Mapping[str, str | None] | None = None,
     env: Mapping[str, str] | None = None,
+    use_cache: bool = True,
 ) -> HostProfile:
     """The machine a command works for: ``--profile``, ``--target`` or detection.
 
@@ -416,6 +433,8 @@ def resolve_machine(
     elif target:
         base = parse_target(target)
     else:
-        base = detect(env)
+        base = detect(
+            env, use_cache=use_cache and not any(v is not None for v in (flags or {}).values())
+        )
     flag_overrides = {k: (v, f"--{k}") for k, v in (flags or {}).items() if v is not None}
     return apply_overrides(base, flag_overrides)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from importlib import resources
@@ -119,9 +120,43 @@ def _from_entry_point(ep: Any, allow_insecure: bool) -> list[Manifest]:
 
 
 def _entry_points() -> Iterable[Any]:
+    """The plugins of the ``resolver_hook.manifests`` entry-point group.
+
+    Finding them reads the metadata of every installed distribution, on every command.
+    The list found is kept in the user cache, keyed by ``sys.path`` and the
+    modification time of each of its folders: installing or removing a distribution
+    changes its folder's time, and a new path is a new key.
+    """
+    from resolver_hook import _cache
+
+    folder = _cache.cache_dir(os.environ)
+    key = {"format": 1, "group": ENTRY_POINT_GROUP, "path": _sys_path_state()}
+    path = folder / "entry-points.json" if folder else None
+    if path is not None:
+        found, _ = _cache.read(path, key)
+        if isinstance(found, list) and all(
+            isinstance(x, list) and len(x) == 2 and all(isinstance(y, str) for y in x)
+            for x in found
+        ):
+            from importlib.metadata import EntryPoint
+
+            return [EntryPoint(name=n, value=v, group=ENTRY_POINT_GROUP) for n, v in found]
     import importlib_metadata
 
-    return importlib_metadata.entry_points(group=ENTRY_POINT_GROUP)
+    eps = list(importlib_metadata.entry_points(group=ENTRY_POINT_GROUP))
+    if path is not None:
+        _cache.write(path, key, [[e.name, e.value] for e in eps])
+    return eps
+
+
+def _sys_path_state() -> list[list[Any]]:
+    state: list[list[Any]] = []
+    for entry in sys.path:
+        try:
+            state.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            state.append([entry, None])
+    return state
 
 
 def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:

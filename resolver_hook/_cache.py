@@ -1,0 +1,88 @@
+"""The one user cache: small JSON files, each valid for one key, never trusted blindly.
+
+A cached value is returned only when the file is a regular file (not followed through
+a symlink) owned by this user, not writable by others, small, valid JSON, and was
+written for exactly the key the caller computes now. Anything else is a miss; a file
+that exists but cannot be used also yields a note saying why. Writes are atomic and
+leave mode 0600; a write that fails costs only the next run's time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_ENV", "cache_dir", "read", "write"]
+
+CACHE_ENV = "RESOLVER_HOOK_CACHE_DIR"
+MAX_BYTES = 1 << 20  # our entries are a few kB; anything larger is not ours
+
+
+def cache_dir(env: Mapping[str, str]) -> Path | None:
+    """``$RESOLVER_HOOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/resolver-hook``, else
+    ``~/.cache/resolver-hook``; None without a home folder."""
+    if env.get(CACHE_ENV):
+        return Path(env[CACHE_ENV])
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "resolver-hook"
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".cache" / "resolver-hook"
+    return None
+
+
+def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """``(value, None)`` on a hit; ``(None, why)`` for a file we could not use;
+    ``(None, None)`` for no file or one written for another key."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cache {path} not read ({exc.strerror or exc})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, f"cache {path} ignored: not a regular file"
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return None, f"cache {path} ignored: owned by another user"
+        if st.st_mode & 0o022:
+            return None, f"cache {path} ignored: writable by others"
+        raw = os.read(fd, MAX_BYTES + 1)
+    except OSError as exc:
+        return None, f"cache {path} not read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+    try:
+        if len(raw) > MAX_BYTES:
+            raise ValueError("too large")
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, f"cache {path} ignored: unreadable ({exc})"
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None, None  # written for another boot, driver, interpreter, ...: stale
+    return data.get("value"), None
+
+
+def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
+    """Store ``value`` for ``key`` atomically with mode 0600; failures are ignored."""
+    text = json.dumps({"key": key, "value": value}, sort_keys=True)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp makes it 0600
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
