@@ -75,14 +75,12 @@ def test_plan_rewrites_to_the_scanned_url_where_kernels_cover(
 @pytest.mark.parametrize(
     ("target", "words"),
     [
-        # sm_90a is arch-specific: exactly 9.0; nothing here is older than 9.0 or 11.x
+        # sm_90a is arch-specific: exactly 9.0; nothing here covers 8.x
         # (docs/facts.md section 1, "What a compiled kernel runs on").
         pytest.param(
             "linux-x86_64-py312-cuda13.0-sm89", "do not run on L4, L40S, RTX 40xx (sm_89)", id="L4"
         ),
-        pytest.param(
-            "linux-x86_64-py312-cuda13.0-sm110", "do not run on Jetson Thor (sm_110)", id="Thor"
-        ),
+        pytest.param("linux-x86_64-py312-cuda13.0-sm80", "do not run on A100 (sm_80)", id="A100"),
         # libcudart.so.13 -> driver CUDA >= 13.0 (minor-version compatibility).
         pytest.param("linux-x86_64-py312-cuda12.8-sm100", "12.8", id="old-driver"),
         pytest.param("linux-aarch64-py312-cuda13.0-sm121", "aarch64", id="aarch64"),
