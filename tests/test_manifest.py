@@ -12,7 +12,6 @@ from packaging.version import Version
 from resolver_hook.manifest import (
     IndexFlavour,
     ManifestError,
-    builtin_manifests,
     collect_manifests,
     load_manifest,
     loads_manifest,
@@ -113,19 +112,6 @@ def test_matrix_expands_to_wheels() -> None:
     assert str(cu126.cuda) == ">=12.0"
     assert [str(r) for r in cu126.requires] == ["torch==2.13.0+cu126"]
     assert cu126.url.startswith("https://x.org/v1/")
-
-
-def test_builtin_data() -> None:
-    ms = builtin_manifests()
-    assert set(ms) == {"torch", "torchvision", "torchaudio", "flash-attn", "natten", "tilert"}
-    assert len(ms["flash-attn"].wheels) == 30  # 5 Pythons x 2 CUDA x 3 platforms
-    assert all(w.sha256 is None for m in ms.values() for w in m.wheels)
-    torch = ms["torch"]
-    labels = sorted(str(i.version) for i in torch.indexes)
-    assert labels == ["2.13.0", "2.13.0+cpu", "2.13.0+cu126", "2.13.0+cu130", "2.13.0+rocm7.1"]
-    assert [i.passthrough for i in torch.indexes].count(True) == 1
-    assert ms["tilert"].downloads == "https://github.com/tile-ai/TileRT/releases"
-    assert {str(i.version) for i in ms["natten"].indexes} >= {"0.21.7+torch2130cu130"}
 
 
 # Each malformed manifest gives one problem naming the key path (and a near miss).

@@ -7,11 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resolver_hook.host import parse_target
-from resolver_hook.manifest import IndexFlavour, WheelFlavour, builtin_manifests, parse_manifest
+from resolver_hook.manifest import IndexFlavour, WheelFlavour, parse_manifest
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
+from tests.frozen import frozen_manifests
 
-BUILTIN = builtin_manifests()
+# Rule tests resolve against frozen fixtures, not the shipped data (tests/frozen.py).
+BUILTIN = frozen_manifests()
 FA = "https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/"
 
 
