@@ -25,7 +25,7 @@ from typing import Any
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.host.profile import HostProfile, compute_tags
+from resolver_hook.host.profile import HostProfile
 from resolver_hook.installed import Environment, Installed
 from resolver_hook.manifest.schema import Flavour, Manifest, WheelFlavour
 from resolver_hook.resolve import PackagePlan, evaluate_flavour, marker_environment, resolve
@@ -79,20 +79,9 @@ def profile_for_environment(profile: HostProfile, python: str) -> HostProfile:
     if python == profile.python:
         return profile
     major, minor = (int(x) for x in python.split("."))
-    tags = compute_tags(
-        profile.os,
-        profile.arch,
+    return profile.for_python(
         (major, minor),
-        libc=profile.libc,
-        libc_version=profile.libc_version,
-    )
-    return profile.replace(
-        python=python,
-        tags=tags,
-        notes=(
-            *profile.notes,
-            f"wheel tags computed for Python {python}, the interpreter of the checked environment",
-        ),
+        why=f"wheel tags computed for Python {python}, the interpreter of the checked environment",
     )
 
 

@@ -64,8 +64,22 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import Flavour, IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.manifest.schema import (
+    Flavour,
+    IndexFlavour,
+    Manifest,
+    WheelFlavour,
+    python_sort_key,
+)
 from resolver_hook.portable.cuda import GPU_NAMES, min_driver_for_runtime, uncovered
+from resolver_hook.portable.platforms import (
+    OS_WORDS,
+    PLATFORM_MACHINE,
+    PLATFORM_SYSTEM,
+    SYS_PLATFORM,
+    parse_platform,
+    platform_name,
+)
 from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,
@@ -233,14 +247,6 @@ class Plan:
 
 # --- the marker environment of a profile -------------------------------------------
 
-_SYS_PLATFORM = {"linux": "linux", "macos": "darwin", "windows": "win32"}
-_OS_WORDS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
-_PLATFORM_SYSTEM = {"linux": "Linux", "macos": "Darwin", "windows": "Windows"}
-_MACHINE = {
-    "macos": {"aarch64": "arm64"},
-    "windows": {"x86_64": "AMD64", "aarch64": "ARM64", "i686": "x86"},
-}
-
 
 def marker_environment(profile: HostProfile) -> dict[str, str]:
     """A complete PEP 508 marker environment for the profile (nothing from this host)."""
@@ -252,14 +258,14 @@ def marker_environment(profile: HostProfile) -> dict[str, str]:
         "implementation_name": impl[0],
         "implementation_version": full,
         "os_name": "nt" if profile.os == "windows" else "posix",
-        "platform_machine": _MACHINE.get(profile.os, {}).get(profile.arch, profile.arch),
+        "platform_machine": PLATFORM_MACHINE.get(profile.os, {}).get(profile.arch, profile.arch),
         "platform_release": "",
-        "platform_system": _PLATFORM_SYSTEM.get(profile.os, profile.os),
+        "platform_system": PLATFORM_SYSTEM.get(profile.os, profile.os),
         "platform_version": "",
         "python_full_version": full,
         "platform_python_implementation": impl[1],
         "python_version": profile.python,
-        "sys_platform": _SYS_PLATFORM.get(profile.os, profile.os),
+        "sys_platform": SYS_PLATFORM.get(profile.os, profile.os),
         "extra": "",
     }
 
@@ -312,40 +318,15 @@ def _gpu_words(cc: tuple[int, int]) -> str:
     return f"{name.split(' (')[0]} ({label})"
 
 
-def _platform_words(tag: str) -> str:
-    m = re.fullmatch(r"(?:many|musl)linux_(\d+)_(\d+)_(\w+)", tag)
-    if m:
-        libc = "glibc" if tag.startswith("many") else "musl"
-        return f"Linux {m.group(3)} ({libc} >= {m.group(1)}.{m.group(2)})"
-    m = re.fullmatch(r"manylinux(1|2010|2014)_(\w+)", tag)
-    if m:
-        return f"Linux {m.group(2)}"
-    if tag.startswith("linux_"):
-        return f"Linux {tag[6:]}"
-    m = re.fullmatch(r"macosx_(\d+)_(\d+)_(\w+)", tag)
-    if m:
-        return f"macOS {m.group(3)}"
-    if tag.startswith("win"):
-        return {
-            "win_amd64": "Windows x86_64",
-            "win_arm64": "Windows arm64",
-            "win32": "Windows x86",
-        }.get(tag, tag)
-    return tag
-
-
 def _os_arch_of(tag: str) -> tuple[str, str]:
-    words = _platform_words(tag).split(" (")[0].split(" ")
-    os_word = {w: key for key, w in _OS_WORDS.items()}.get(words[0], words[0])
-    arch = words[1] if len(words) > 1 else ""
-    arch = {"arm64": "aarch64", "amd64": "x86_64", "x86": "i686"}.get(arch, arch)
-    return os_word, arch
+    p = parse_platform(tag)
+    return p["os"], p["arch"]
 
 
 def _tag_failure(f: Flavour, m: _Machine) -> tuple[str | None, int]:
     """Rule 1: None and the rank (lower is better), or the reason."""
     p = m.profile
-    here = f"{_OS_WORDS.get(p.os, p.os)} {p.arch}"
+    here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
     if isinstance(f, WheelFlavour):
         ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
         if ranks:
@@ -357,13 +338,13 @@ def _tag_failure(f: Flavour, m: _Machine) -> tuple[str | None, int]:
             return _platform_reason(plats, p, here), 0
         if not py_ok:
             pys = ", ".join(f.python_versions) or ", ".join(sorted({t.interpreter for t in f.tags}))
-            return f"built for Python {pys}; this machine has Python {p.python}", 0
+            return f"built for Python {pys}; this machine has {p.python_words}", 0
         return "its tags match no tag of this Python", 0
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
         return _platform_reason(sorted(f.platforms), p, here), 0
-    if f.python and p.python not in f.python:
-        return f"built for Python {', '.join(f.python)}; this machine has Python {p.python}", 0
+    if f.python and p.python_label not in f.python:
+        return f"built for Python {', '.join(f.python)}; this machine has {p.python_words}", 0
     if not f.platforms:
         return None, 0
     return None, min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
@@ -379,9 +360,7 @@ def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
                 f"{p.libc or 'libc'} {p.libc_version}"
             )
     words = ", ".join(
-        dict.fromkeys(
-            _platform_words(pl).split(" (")[0] for pl in (x for pl in plats for x in pl.split("."))
-        )
+        dict.fromkeys(platform_name(pl) for pl in (x for pl in plats for x in pl.split(".")))
     )
     return f"built for {words} ({', '.join(plats)}); this machine is {here}"
 
@@ -1014,7 +993,7 @@ def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
         best = min((t for t in f.tags if str(t) in m.tag_rank), key=lambda t: m.tag_rank[str(t)])
         parts.append(f"tag {best}")
     elif f.platforms:
-        parts.append(f"{_OS_WORDS.get(p.os, p.os)} {p.arch}, Python {p.python}")
+        parts.append(f"{OS_WORDS.get(p.os, p.os)} {p.arch}, {p.python_words}")
     if f.cuda is not None:
         parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
     if f.rocm is not None:
@@ -1040,7 +1019,7 @@ def _exists_summary(man: Manifest) -> str:
     for f in man.flavours:
         for pl in f.platforms:
             for x in pl.split("."):
-                plats[_platform_words(x).split(" (")[0]] = None
+                plats[platform_name(x)] = None
         for v in f.python_versions:
             pys[v] = None
         if f.cuda is not None:
@@ -1049,9 +1028,7 @@ def _exists_summary(man: Manifest) -> str:
             gpus[str(t)] = None
     parts = [", ".join(plats) or "any platform"]
     if pys:
-        parts.append(
-            "Python " + ", ".join(sorted(pys, key=lambda v: tuple(map(int, v.split(".")))))
-        )
+        parts.append("Python " + ", ".join(sorted(pys, key=python_sort_key)))
     if cudas:
         parts.append("driver CUDA " + " or ".join(cudas))
     if gpus:
@@ -1068,7 +1045,7 @@ def _no_fit(slot: _Slot, m: _Machine) -> str:
             f"plan ({m.words})"
         )
     elif slot.rejected and all(fails[0][0] == "tags" for _, fails in slot.rejected):
-        os_word = _OS_WORDS.get(m.profile.os, m.profile.os)
+        os_word = OS_WORDS.get(m.profile.os, m.profile.os)
         if not any(
             _os_arch_of(x)[0] == m.profile.os
             for f in slot.manifest.flavours

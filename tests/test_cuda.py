@@ -10,6 +10,8 @@ import pytest
 
 from resolver_hook.portable.cuda import (
     KernelTarget,
+    cuda_for_driver,
+    decode_cuda_version,
     describe_cc,
     describe_target,
     driver_meets_runtime,
@@ -52,6 +54,31 @@ RUNS_ON = [
     ("100_real", (12, 0), False),
     ("120_virtual", (12, 1), True),
     ("100f_real", (10, 3), True),
+    # Tegra (docs/facts.md 1.1, Programming Guide "Binary Compatibility": not supported
+    # for Tegra, nor between desktop and Tegra): exact CC only, both ways; PTX still JITs.
+    ("sm_80", (8, 7), False),  # Jetson Orin: desktop SASS never runs on it
+    ("sm_87", (8, 7), True),
+    ("sm_87", (8, 9), False),  # Orin SASS never runs on an L4
+    ("compute_80", (8, 7), True),  # PTX JITs on Orin
+    ("compute_87", (8, 9), True),
+    ("sm_70", (7, 2), False),  # Xavier
+    ("sm_72", (7, 2), True),
+    ("sm_72", (7, 5), False),
+    ("sm_50", (5, 3), False),  # Nano
+    ("sm_60", (6, 2), False),  # TX2
+    # Family targets: sm_100f is 10.0 and 10.3 only; Thor (10.1) is Tegra.
+    ("sm_100f", (10, 1), False),
+    ("sm_100", (10, 1), False),
+    ("sm_101f", (10, 3), False),
+    ("sm_101f", (10, 1), True),
+    ("sm_101", (10, 3), False),
+    ("compute_100f", (10, 1), False),
+    ("compute_100f", (10, 3), True),
+    # CC 11.0 (Thor under CUDA 13) is an SBSA platform (docs/facts.md 1.2).
+    ("sm_110", (11, 0), True),
+    ("sm_110f", (11, 0), True),
+    ("sm_100", (11, 0), False),
+    ("compute_100", (11, 0), True),
 ]
 
 
@@ -153,6 +180,49 @@ def test_minor_version_compatibility() -> None:
     assert driver_meets_runtime((13, 0), (12, 8))
     assert not driver_meets_runtime((11, 8), (12, 8))
     assert not driver_meets_runtime((12, 9), (13, 0))
+
+
+def test_sm_101_is_jetson_thor() -> None:
+    # CUDA 13.0 renumbered SM101 as SM110 (docs/facts.md 1.2): sm_101 is Thor, not B300.
+    assert describe_cc((10, 1)) == "sm_101 (Jetson Thor (CUDA 12.9 naming))"
+    assert (
+        describe_target(parse_target("sm_101")) == "sm_101: NVIDIA Jetson Thor (CUDA 12.9 naming)"
+    )
+    assert describe_target(parse_target("sm_101f")) == (
+        "sm_101f: NVIDIA Jetson Thor (CUDA 12.9 naming)"
+    )
+    assert describe_cc((8, 7)) == "sm_87 (Jetson Orin)"
+
+
+@pytest.mark.parametrize(
+    ("value", "cuda"), [(13000, (13, 0)), (12090, (12, 9)), (9020, (9, 2)), (0, None)]
+)
+def test_decode_cuda_version(value: int, cuda: tuple[int, int] | None) -> None:
+    # 1000 * major + 10 * minor (docs/facts.md 1.3).
+    assert decode_cuda_version(value) == cuda
+
+
+# NVIDIA CUDA Toolkit release notes, Table 3 (docs/facts.md 1.3).
+@pytest.mark.parametrize(
+    ("driver", "expected"),
+    [
+        ("580.95.05", ((13, 0), True)),
+        ("580.65.06", ((13, 0), True)),
+        ("580.65.05", ((12, 9), True)),  # just below 13.0 GA's driver
+        ("570.86.15", ((12, 8), True)),
+        ("570.26", ((12, 8), True)),
+        ("565.57.01", ((12, 6), True)),
+        ("535.104.05", ((12, 2), True)),
+        ("525.60.13", ((12, 0), True)),
+        ("595.71.05", ((13, 2), True)),
+        ("610.12", ((13, 2), False)),  # newer than every row: at least 13.2
+        ("440.33.01", None),
+        ("banana", None),
+        ("", None),
+    ],
+)
+def test_cuda_for_driver(driver: str, expected: tuple[tuple[int, int], bool] | None) -> None:
+    assert cuda_for_driver(driver) == expected
 
 
 def test_target_ordering_and_hash() -> None:

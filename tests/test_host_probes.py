@@ -111,7 +111,9 @@ def test_na_device_skipped_with_note(tmp_path: Path) -> None:
         ("1", ((12, 1),)),
         ("1,0", ((12, 1), (9, 0))),
         ("GPU-bbbb2222", ((12, 1),)),  # a unique UUID prefix, as the CUDA runtime accepts
-        ("bbbb2222-0000-0000-0000-000000000000", ((12, 1),)),
+        # NVIDIA documents UUIDs as nvidia-smi prints them, "GPU-..." (docs/facts.md 1.4):
+        # a bare UUID is an invalid entry, so nothing from it on is visible.
+        ("bbbb2222-0000-0000-0000-000000000000", ()),
         ("0,7,1", ((9, 0),)),  # the runtime stops at the first invalid entry
         ("", ()),
         ("-1", ()),

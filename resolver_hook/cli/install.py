@@ -125,21 +125,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
     """The machine, with the Python of the environment being installed into."""
-    from resolver_hook.host.profile import compute_tags
     from resolver_hook.install import python_version_of
 
     profile = machine_from_args(args)
     if args.profile or args.target:
         return profile
-    version = python_version_of(installer.python)
-    if version == profile.python_tuple:
-        return profile
-    return profile.replace(
-        python=f"{version[0]}.{version[1]}",
-        tags=compute_tags(
-            profile.os, profile.arch, version, libc=profile.libc, libc_version=profile.libc_version
-        ),
-    )
+    return profile.for_python(python_version_of(installer.python))
 
 
 def _install(

@@ -13,6 +13,7 @@ import os
 import platform
 import re
 import sys
+import sysconfig
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -27,7 +28,9 @@ from resolver_hook.host.profile import (
     RocmInfo,
     compute_tags,
 )
-from resolver_hook.portable.cuda import parse_cc
+from resolver_hook.portable import platforms
+from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, format_cc, parse_cc
+from resolver_hook.portable.overrides import ENV_OVERRIDES
 
 __all__ = [
     "ENV_OVERRIDES",
@@ -40,42 +43,7 @@ __all__ = [
     "resolve_machine",
 ]
 
-# Override name -> environment variable. The placeholder's own detection reads the
-# same variables.
-ENV_OVERRIDES = {
-    "cuda": "RESOLVER_HOOK_OVERRIDE_CUDA",
-    "sm": "RESOLVER_HOOK_OVERRIDE_SM",
-    "arch": "RESOLVER_HOOK_OVERRIDE_ARCH",
-    "glibc": "RESOLVER_HOOK_OVERRIDE_GLIBC",
-}
-
-_ARCH_ALIASES = {
-    "amd64": "x86_64",
-    "x86_64": "x86_64",
-    "x64": "x86_64",
-    "arm64": "aarch64",
-    "aarch64": "aarch64",
-    "ppc64le": "ppc64le",
-    "s390x": "s390x",
-    "riscv64": "riscv64",
-    "i686": "i686",
-    "i386": "i686",
-    "x86": "i686",
-    "armv7l": "armv7l",
-}
-_OS_ALIASES = {
-    "linux": "linux",
-    "macos": "macos",
-    "darwin": "macos",
-    "osx": "macos",
-    "windows": "windows",
-    "win": "windows",
-    "win32": "windows",
-}
-
-
-def canonical_arch(text: str) -> str | None:
-    return _ARCH_ALIASES.get(text.strip().lower())
+canonical_arch = platforms.canonical_arch
 
 
 # --- detection --------------------------------------------------------------------
@@ -91,11 +59,14 @@ def detect_host(
     machine: str | None = None,
     nvml_timeout: float = probes.NVML_TIMEOUT,
     smi_timeout: float = probes.SMI_TIMEOUT,
+    config_var: Callable[[str], Any] = sysconfig.get_config_var,
 ) -> HostProfile:
-    """Detect the host from the given inputs; no overrides, no cache. Never raises."""
-    os_name = {"darwin": "macos", "win32": "windows", "cygwin": "windows"}.get(
-        system, "linux" if system.startswith("linux") else system
-    )
+    """Detect the host from the given inputs; no overrides, no cache. Never raises.
+
+    ``config_var`` is ``sysconfig.get_config_var``: it says whether this CPython is a
+    free-threaded build (``Py_GIL_DISABLED``; docs/facts.md section 3).
+    """
+    os_name = platforms.os_of_sys_platform(system)
     arch_raw = machine if machine is not None else platform.machine()
     arch = canonical_arch(arch_raw) or arch_raw.lower()
     tags, libc, libc_version = _interpreter_tags()
@@ -114,9 +85,12 @@ def detect_host(
         probe_list.append(
             Probe(name="nvidia", found=False, detail=f"no NVIDIA CUDA driver exists for {os_name}")
         )
+    l4t = None
     if os_name == "linux":
         rocm, rocm_probe = probes.probe_rocm(root, run)
         probe_list.append(rocm_probe)
+        l4t, jetson_probe = probes.probe_jetson(root)
+        probe_list.append(jetson_probe)
     if os_name == "macos":
         mps = arch == "aarch64"
         probe_list.append(
@@ -135,6 +109,7 @@ def detect_host(
         implementation={"cpython": "cp", "pypy": "pp"}.get(
             sys.implementation.name, sys.implementation.name
         ),
+        free_threaded=platforms.is_free_threaded(config_var),
         tags=tags,
         libc=libc if os_name == "linux" else None,
         libc_version=libc_version if os_name == "linux" else None,
@@ -143,6 +118,7 @@ def detect_host(
         nvidia=nvidia,
         rocm=rocm,
         mps=mps,
+        l4t=l4t,
         probes=tuple(probe_list),
         notes=tuple(notes),
         origin="detected",
@@ -230,7 +206,7 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
             base = nvidia or NvidiaInfo()
             nvidia = NvidiaInfo(
                 driver_version=base.driver_version, cuda_version=cuda, gpus=base.gpus
-            )
+            )  # an override is never inferred
         changed.append("cuda")
     if "sm" in overrides:
         value, where = overrides["sm"]
@@ -243,12 +219,18 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
                 driver_version=base.driver_version,
                 cuda_version=base.cuda_version,
                 gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)),
+                cuda_inferred=base.cuda_inferred,
             )
         changed.append("sm")
     tags = profile.tags
     if arch != profile.arch or libc_version != profile.libc_version:
         tags = compute_tags(
-            profile.os, arch, profile.python_tuple, libc=libc, libc_version=libc_version
+            profile.os,
+            arch,
+            profile.python_tuple,
+            libc=libc,
+            libc_version=libc_version,
+            free_threaded=profile.free_threaded,
         )
     return profile.replace(
         arch=arch,
@@ -291,11 +273,13 @@ def _cc_list(value: str, where: str, prefix: str = "") -> list[tuple[int, int]]:
 DEFAULT_GLIBC = "2.35"
 
 
-def parse_target(spec: str) -> HostProfile:
+def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per field
     """Describe another machine from a target spec.
 
-    ``OS-ARCH[-pyXY][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y][-l4tX.Y]``;
-    ``l4tX.Y`` names a Jetson by its L4T release (JetPack 6 is L4T r36).
+    ``OS-ARCH[-pyXY[t]][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y][-l4tX.Y]``;
+    ``py313t`` is a free-threaded CPython 3.13; ``l4tX.Y`` names a Jetson by its L4T
+    release (JetPack 6 is L4T r36); a compute capability that exists only on Jetson
+    modules (sm87: Orin) names a Jetson too (docs/facts.md section 1.2).
 
     Raises UsageError naming the field that is wrong.
     """
@@ -306,7 +290,7 @@ def parse_target(spec: str) -> HostProfile:
             f"{where}: expected OS-ARCH first, such as linux-x86_64",
             hint="example: linux-aarch64-py312-glibc2.39-cuda13.0-sm121",
         )
-    os_name = _OS_ALIASES.get(fields[0].lower())
+    os_name = platforms.OS_ALIASES.get(fields[0].lower())
     if os_name is None:
         raise UsageError(f"{where}: OS {fields[0]!r} is not linux, macos or windows")
     arch = canonical_arch(fields[1])
@@ -315,13 +299,15 @@ def parse_target(spec: str) -> HostProfile:
             f"{where}: CPU arch {fields[1]!r} is not known (x86_64, aarch64, arm64, ppc64le, ...)"
         )
     python: tuple[int, int] | None = None
+    free_threaded = False
     glibc = cuda = rocm = l4t = None
     ccs: list[tuple[int, int]] = []
     notes: list[str] = []
     for f in fields[2:]:
         low = f.lower()
-        if m := re.fullmatch(r"(?:py|cp)(\d)(\d{1,2})", low):
+        if m := re.fullmatch(r"(?:py|cp)(\d)(\d{1,2})(t?)", low):
             python = (int(m.group(1)), int(m.group(2)))
+            free_threaded = bool(m.group(3))
         elif m := re.fullmatch(r"glibc(2\.\d+)", low):
             glibc = m.group(1)
         elif m := re.fullmatch(r"cuda(\d+(?:\.\d+)?)", low):
@@ -334,7 +320,7 @@ def parse_target(spec: str) -> HostProfile:
             l4t = m.group(1)  # a Jetson: its L4T release (JetPack 6 = L4T r36)
         else:
             raise UsageError(
-                f"{where}: field {f!r} is not pyXY, glibcX.Y, cudaX.Y, smXY[,smXY], "
+                f"{where}: field {f!r} is not pyXY[t], glibcX.Y, cudaX.Y, smXY[,smXY], "
                 "rocmX.Y or l4tX.Y"
             )
     if python is None:
@@ -348,6 +334,20 @@ def parse_target(spec: str) -> HostProfile:
             notes.append(f"glibc not given in the target; assumed {glibc}")
     if l4t is not None and (os_name, arch) != ("linux", "aarch64"):
         raise UsageError(f"{where}: L4T (Jetson) is Linux aarch64 only")
+    jetson = [cc for cc in ccs if cc in JETSON_ONLY_CCS]
+    if jetson and (os_name, arch) != ("linux", "aarch64"):
+        cc = jetson[0]
+        raise UsageError(
+            f"{where}: compute capability {format_cc(cc)} is {GPU_NAMES.get(cc, 'a Jetson')}, "
+            "a Jetson module: Linux aarch64 only"
+        )
+    if jetson and l4t is None:
+        notes.append(
+            f"compute capability {format_cc(jetson[0])} is a Jetson's; its L4T release is "
+            "not given (add l4tX.Y to the target, e.g. l4t36.4 for JetPack 6)"
+        )
+    if free_threaded and python < (3, 13):
+        raise UsageError(f"{where}: free-threaded CPython exists from 3.13 on")
     if (ccs or cuda) and os_name == "macos":
         raise UsageError(f"{where}: NVIDIA CUDA does not exist on macOS")
     nvidia = None
@@ -364,7 +364,10 @@ def parse_target(spec: str) -> HostProfile:
         os=os_name,
         arch=arch,
         python=f"{python[0]}.{python[1]}",
-        tags=compute_tags(os_name, arch, python, libc=libc, libc_version=glibc),
+        free_threaded=free_threaded,
+        tags=compute_tags(
+            os_name, arch, python, libc=libc, libc_version=glibc, free_threaded=free_threaded
+        ),
         libc=libc,
         libc_version=glibc,
         nvidia=nvidia,

@@ -21,11 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
+from resolver_hook.portable import visible
+from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc
 
 __all__ = [
     "Runner",
     "filter_visible",
     "probe_container",
+    "probe_jetson",
     "probe_nvidia",
     "probe_nvidia_smi",
     "probe_nvml",
@@ -87,8 +90,8 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
         driver = _text(nvml.nvmlSystemGetDriverVersion())
         cuda_version: str | None = None
         try:
-            raw = nvml.nvmlSystemGetCudaDriverVersion_v2()
-            cuda_version = f"{raw // 1000}.{raw % 1000 // 10}"  # 13000 -> "13.0"
+            decoded = decode_cuda_version(int(nvml.nvmlSystemGetCudaDriverVersion_v2()))
+            cuda_version = format_cc(decoded) if decoded else None  # 13000 -> "13.0"
         except Exception as exc:
             notes.append(f"NVML did not report the driver CUDA version: {_nvml_error(exc)}")
         count = nvml.nvmlDeviceGetCount()
@@ -298,43 +301,16 @@ def probe_nvidia_smi(
 def filter_visible(
     gpus: tuple[NvidiaGpu, ...], env: Mapping[str, str]
 ) -> tuple[tuple[NvidiaGpu, ...], str | None]:
-    """Apply ``CUDA_VISIBLE_DEVICES`` (indices or UUIDs) like the CUDA runtime does.
+    """Apply ``CUDA_VISIBLE_DEVICES`` like the CUDA runtime does (docs/facts.md 1.4).
 
-    Entries are read up to the first invalid one (the runtime ignores the rest);
-    the empty string hides every GPU. Returns the visible GPUs and a note when
-    the variable changed anything.
+    The rules live in :mod:`resolver_hook.portable.visible`, shared with placeholders.
+    Returns the visible GPUs and a note when the variable changed anything.
     """
-    raw = env.get("CUDA_VISIBLE_DEVICES")
-    if raw is None:
+    value = env.get(visible.VARIABLE)
+    if value is None:
         return gpus, None
-    if not raw.strip():
-        return (), "CUDA_VISIBLE_DEVICES is empty: no GPU is visible to CUDA"
-    if "MIG-" in raw.upper():
-        # A MIG instance runs on one of the GPUs, but the probes do not map instance
-        # UUIDs to their GPU: consider every GPU rather than hide them all.
-        return gpus, (
-            f"CUDA_VISIBLE_DEVICES={raw!r} names MIG instances, which are not "
-            "mapped to their GPU: every GPU is considered"
-        )
-    visible: list[NvidiaGpu] = []
-    for entry in (e.strip() for e in raw.split(",")):
-        match: NvidiaGpu | None = None
-        if entry.isdigit():
-            match = next((g for g in gpus if g.index == int(entry)), None)
-        elif entry:
-            # The runtime accepts UUIDs with or without the "GPU-" prefix, and
-            # any unique prefix of one.
-            want = entry if entry.upper().startswith(("GPU-", "MIG-")) else "GPU-" + entry
-            found = [g for g in gpus if g.uuid and g.uuid.lower().startswith(want.lower())]
-            match = found[0] if len(found) == 1 else None
-        if match is None:
-            break
-        if match not in visible:
-            visible.append(match)
-    if len(visible) == len(gpus) and all(a is b for a, b in zip(visible, gpus, strict=True)):
-        return gpus, None
-    note = f"CUDA_VISIBLE_DEVICES={raw!r} shows {len(visible)} of {len(gpus)} GPU(s)"
-    return tuple(visible), note
+    positions, note = visible.select(value, [g.uuid for g in gpus])
+    return tuple(gpus[i] for i in positions), note or None
 
 
 def probe_nvidia(
@@ -360,16 +336,81 @@ def probe_nvidia(
             info = smi_info
         if info is None and driver is not None:
             info = NvidiaInfo(driver_version=driver)
+        if info is not None and info.cuda_version is None and info.driver_version:
+            info, inferred = _infer_cuda(info)
+            notes.append(inferred)
     if info is not None and info.gpus:
-        visible, note = filter_visible(info.gpus, env)
+        shown, note = filter_visible(info.gpus, env)
         if note:
             notes.append(note)
             info = NvidiaInfo(
-                driver_version=info.driver_version, cuda_version=info.cuda_version, gpus=visible
+                driver_version=info.driver_version,
+                cuda_version=info.cuda_version,
+                gpus=shown,
+                cuda_inferred=info.cuda_inferred,
             )
-            if not visible:
+            if not shown:
                 probes.append(Probe(name="nvidia-visible", found=False, detail=note))
     return info, notes, probes
+
+
+def _infer_cuda(info: NvidiaInfo) -> tuple[NvidiaInfo, str]:
+    """The driver's CUDA version from its version, by NVIDIA's table (docs/facts.md 1.3)."""
+    driver = info.driver_version or ""
+    found = cuda_for_driver(driver)
+    if found is None:
+        return info, f"driver {driver} is older than NVIDIA's table: its CUDA version is unknown"
+    cuda, exact = found
+    words = format_cc(cuda) if exact else f"at least {format_cc(cuda)}"
+    note = (
+        f"driver CUDA version {words} inferred from driver {driver} with NVIDIA's table "
+        "(NVML did not report it)"
+    )
+    return (
+        NvidiaInfo(
+            driver_version=info.driver_version,
+            cuda_version=format_cc(cuda),
+            gpus=info.gpus,
+            cuda_inferred=True,
+        ),
+        note,
+    )
+
+
+# --- Jetson (Tegra) ---------------------------------------------------------------
+
+_TEGRA_RELEASE = re.compile(
+    r"^#\s*R(\d{1,3})\s*\(release\),\s*REVISION:\s*(\d{1,3})(?:\.(\d{1,3}))?"
+)
+# /proc/device-tree/compatible SoC entries (docs/facts.md section 1.2).
+_TEGRA_SOCS = {"nvidia,tegra234": "Jetson Orin", "nvidia,tegra194": "Jetson Xavier"}
+
+
+def probe_jetson(root: Path) -> tuple[str | None, Probe]:
+    """The L4T release of a Jetson (``36.4``) from ``/etc/nv_tegra_release``, or None.
+
+    ``/proc/device-tree/compatible`` names the module (``nvidia,tegra234`` is Orin);
+    it is reported in the probe, and alone (no release file) gives no L4T release.
+    """
+    release = _read(root / "etc/nv_tegra_release") or ""
+    m = _TEGRA_RELEASE.match(release.strip())
+    compatible = _read(root / "proc/device-tree/compatible") or ""
+    entries = [e.strip() for e in compatible.split("\0") if e.strip()]
+    module = next((_TEGRA_SOCS[e] for e in entries if e in _TEGRA_SOCS), None)
+    if module is None and any(e.startswith("nvidia,tegra") for e in entries):
+        module = "a Jetson (" + next(e for e in entries if e.startswith("nvidia,tegra")) + ")"
+    if m:
+        l4t = f"{int(m.group(1))}.{int(m.group(2))}"
+        where = f" ({module})" if module else ""
+        return l4t, Probe(name="jetson", found=True, detail=f"Jetson{where}: L4T {l4t}")
+    if module:
+        return None, Probe(
+            name="jetson",
+            found=False,
+            detail=f"{module} per the device tree, but /etc/nv_tegra_release is missing or "
+            "unreadable: L4T release unknown",
+        )
+    return None, Probe(name="jetson", found=False, detail="not a Jetson (no /etc/nv_tegra_release)")
 
 
 # --- ROCm, WSL, containers ---------------------------------------------------------

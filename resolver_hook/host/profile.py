@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolver_hook.errors import UsageError
-from resolver_hook.portable.cuda import GPU_NAMES, format_cc, parse_cc
+from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, TEGRA_CCS, format_cc, parse_cc
+from resolver_hook.portable.platforms import (
+    OS_NAMES,
+    OS_WORDS,
+    WINDOWS_PLATFORMS,
+    linux_platforms,
+    python_label,
+    python_words,
+)
 
 __all__ = [
     "SCHEMA",
@@ -27,8 +35,6 @@ __all__ = [
 ]
 
 SCHEMA = 1
-
-OS_NAMES = ("linux", "macos", "windows")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +62,9 @@ class NvidiaInfo:
     driver_version: str | None = None
     cuda_version: str | None = None  # the driver's CUDA version, "13.0"
     gpus: tuple[NvidiaGpu, ...] = ()
+    # True when cuda_version was not reported by the driver but inferred from the driver
+    # version with NVIDIA's table (docs/facts.md section 1.3): a lower bound.
+    cuda_inferred: bool = False
 
     @property
     def cuda(self) -> tuple[int, int] | None:
@@ -96,6 +105,7 @@ class HostProfile:
     arch: str
     python: str  # "3.12"
     implementation: str = "cp"
+    free_threaded: bool = False  # a free-threaded CPython build (ABI cp313t)
     tags: tuple[str, ...] = ()
     libc: str | None = None  # "glibc" or "musl" (Linux only)
     libc_version: str | None = None
@@ -138,6 +148,59 @@ class HostProfile:
         return int(major), int(minor)
 
     @property
+    def python_label(self) -> str:
+        """``3.12``, or ``3.13t`` for a free-threaded build (index flavours' spelling)."""
+        return python_label(self.python_tuple, self.free_threaded)
+
+    @property
+    def python_words(self) -> str:
+        """``Python 3.12``, or ``Python 3.13 (free-threaded)``."""
+        return python_words(self.python_tuple, self.free_threaded)
+
+    @property
+    def jetson(self) -> bool:
+        """An NVIDIA Jetson: an L4T release is known, or a GPU has a Jetson-only CC."""
+        return self.l4t is not None or any(cc in JETSON_ONLY_CCS for cc in self.gpu_ccs)
+
+    @property
+    def needs_jetson_builds(self) -> bool:
+        """A Jetson that cannot use server-Arm (SBSA) CUDA builds (docs/facts.md 1.2).
+
+        JetPack 6 and older (L4T r36 and before); with the L4T release unknown, a Jetson
+        whose GPU has a Tegra CC (Orin, Xavier, ...). Thor on CUDA 13 (CC 11.0, JetPack 7,
+        L4T r38) is an SBSA platform.
+        """
+        major = self.l4t_major
+        if major is not None:
+            return major <= 36
+        return any(cc in TEGRA_CCS for cc in self.gpu_ccs)
+
+    def for_python(
+        self, python: tuple[int, int], *, free_threaded: bool = False, why: str = ""
+    ) -> HostProfile:
+        """This machine as seen by another interpreter: its version and wheel tags.
+
+        The running interpreter's tags cannot be reused for another Python, so they are
+        computed; the same Python keeps the profile as it is. ``why`` becomes a note.
+        """
+        if python == self.python_tuple and free_threaded == self.free_threaded:
+            return self
+        tags = compute_tags(
+            self.os,
+            self.arch,
+            python,
+            libc=self.libc,
+            libc_version=self.libc_version,
+            free_threaded=free_threaded,
+        )
+        return self.replace(
+            python=f"{python[0]}.{python[1]}",
+            free_threaded=free_threaded,
+            tags=tags,
+            notes=(*self.notes, why) if why else self.notes,
+        )
+
+    @property
     def nvidia_reason(self) -> str:
         """Why no NVIDIA GPU is listed (the probes' reasons), or ``""`` when one is."""
         if self.gpus:
@@ -147,16 +210,15 @@ class HostProfile:
 
     def describe(self) -> str:
         """One line in words: ``Linux aarch64, Python 3.12, glibc 2.39, NVIDIA GB10 ...``."""
-        os_word = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}.get(self.os, self.os)
-        parts = [f"{os_word} {self.arch}", f"Python {self.python}"]
+        os_word = OS_WORDS.get(self.os, self.os)
+        parts = [f"{os_word} {self.arch}", self.python_words]
         if self.libc and self.libc_version:
             parts.append(f"{self.libc} {self.libc_version}")
         if self.gpus:
             gpus = ", ".join(f"{g.name} (sm_{g.cc[0]}{g.cc[1]})" for g in self.gpus)
-            cuda = self.nvidia.cuda_version if self.nvidia else None
-            parts.append(f"{gpus}, driver CUDA {cuda or 'unknown'}")
+            parts.append(f"{gpus}, driver CUDA {self._cuda_words()}")
         elif self.nvidia and self.nvidia.cuda_version:
-            parts.append(f"NVIDIA driver CUDA {self.nvidia.cuda_version}, no visible GPU")
+            parts.append(f"NVIDIA driver CUDA {self._cuda_words()}, no visible GPU")
         else:
             parts.append(f"no NVIDIA GPU ({self.nvidia_reason})")
         if self.rocm and self.rocm.gfx:
@@ -165,7 +227,18 @@ class HostProfile:
             parts.append("Apple MPS")
         if self.l4t:
             parts.append(f"Jetson L4T {self.l4t}")
+        elif self.jetson:
+            parts.append("Jetson, L4T release unknown")
         return ", ".join(parts)
+
+    def _cuda_words(self) -> str:
+        """``13.0``, or ``13.0 (inferred from driver 580.95.05)``, or ``unknown``."""
+        nv = self.nvidia
+        if nv is None or nv.cuda_version is None:
+            return "unknown"
+        if nv.cuda_inferred:
+            return f"{nv.cuda_version} (inferred from driver {nv.driver_version or '?'})"
+        return nv.cuda_version
 
     # --- serialisation ------------------------------------------------------
 
@@ -278,6 +351,7 @@ class _ProfileReader:
                 driver_version=self.get(nv, "driver_version", str, "nvidia."),
                 cuda_version=cuda_version,
                 gpus=tuple(gpus),
+                cuda_inferred=self.get(nv, "cuda_inferred", bool, "nvidia.", default=False),
             )
         rocm = None
         if m.get("rocm") is not None:
@@ -303,6 +377,7 @@ class _ProfileReader:
         l4t = self.get(m, "l4t", str, "")
         if l4t is not None and not re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){0,2}", l4t):
             raise self.fail("l4t", f"{l4t!r} is not an L4T release like 36.4")
+        free_threaded = self.get(m, "free_threaded", bool, "", default=False)
         tags = self.strings(m, "tags", "")
         if not tags:
             tags = compute_tags(
@@ -311,12 +386,14 @@ class _ProfileReader:
                 (major, minor),
                 libc_version=libc_version,
                 libc=self.get(m, "libc", str, ""),
+                free_threaded=free_threaded,
             )
         return HostProfile(
             os=os_name,
             arch=arch,
             python=f"{major}.{minor}",
             implementation=self.get(m, "implementation", str, "", default="cp"),
+            free_threaded=free_threaded,
             tags=tags,
             libc=self.get(m, "libc", str, ""),
             libc_version=libc_version,
@@ -342,29 +419,12 @@ def _check_version(text: str, fail: Any) -> str:
 
 # --- wheel tags for a described machine ---------------------------------------
 
-# The oldest glibc minor that manylinux tags go down to (manylinux1 = glibc 2.5).
-_OLDEST_GLIBC_MINOR = 5
-_LEGACY_MANYLINUX = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
-
 
 def _platforms(
     os_name: str, arch: str, libc: str | None, libc_version: str | None
 ) -> Iterable[str]:
     if os_name == "linux":
-        if libc == "musl":
-            minor = int((libc_version or "1.2").split(".")[1])
-            for m in range(minor, -1, -1):
-                yield f"musllinux_1_{m}_{arch}"
-        else:
-            minor = int((libc_version or "2.17").split(".")[1])
-            for m in range(minor, _OLDEST_GLIBC_MINOR - 1, -1):
-                yield f"manylinux_2_{m}_{arch}"
-                # PEP 600: the legacy aliases exist for x86_64/i686 (all three)
-                # and for the other architectures from manylinux2014 on.
-                legacy = _LEGACY_MANYLINUX.get(m)
-                if legacy and (arch in ("x86_64", "i686") or m == 17):
-                    yield f"{legacy}_{arch}"
-        yield f"linux_{arch}"
+        yield from linux_platforms(arch, libc, libc_version)
     elif os_name == "macos":
         from packaging.tags import mac_platforms
 
@@ -372,7 +432,7 @@ def _platforms(
         version = (14, 0) if mac_arch == "arm64" else (13, 0)
         yield from mac_platforms(version, mac_arch)
     elif os_name == "windows":
-        yield {"x86_64": "win_amd64", "aarch64": "win_arm64", "x86": "win32"}.get(arch, arch)
+        yield WINDOWS_PLATFORMS.get(arch, arch)
 
 
 def compute_tags(
@@ -382,15 +442,18 @@ def compute_tags(
     *,
     libc: str | None = "glibc",
     libc_version: str | None = None,
+    free_threaded: bool = False,
 ) -> tuple[str, ...]:
     """The wheel tags a CPython ``python`` on that machine accepts, best first.
 
     Used for targets and overrides, where the running interpreter cannot be asked
-    (``packaging.tags.sys_tags`` answers for this machine only).
+    (``packaging.tags.sys_tags`` answers for this machine only). A free-threaded
+    build has its own ABI (``cp313t``) and no ``abi3`` (docs/facts.md section 3).
     """
     from packaging.tags import compatible_tags, cpython_tags
 
     platforms = list(_platforms(os_name, arch, libc, libc_version))
-    tags = list(cpython_tags(python, platforms=platforms))
+    abi = f"cp{python[0]}{python[1]}{'t' if free_threaded else ''}"
+    tags = list(cpython_tags(python, abis=[abi], platforms=platforms))
     tags += compatible_tags(python, interpreter=f"cp{python[0]}{python[1]}", platforms=platforms)
     return tuple(dict.fromkeys(str(t) for t in tags))

@@ -133,8 +133,11 @@ class WheelFlavour:
 
     @property
     def python_versions(self) -> tuple[str, ...]:
-        """Python versions named by the tags (``cp312`` -> ``3.12``), sorted."""
-        return _python_versions(t.interpreter for t in self.tags)
+        """Python versions named by the tags (``cp312`` -> ``3.12``, ABI cp313t -> ``3.13t``)."""
+        return _python_versions(
+            t.interpreter + ("t" if t.abi.startswith("cp") and t.abi.endswith("t") else "")
+            for t in self.tags
+        )
 
     @property
     def platforms(self) -> tuple[str, ...]:
@@ -257,10 +260,16 @@ class Manifest:
 def _python_versions(interpreters: Any) -> tuple[str, ...]:
     out = set()
     for interp in interpreters:
-        m = re.fullmatch(r"(?:cp|py|pp)(\d)(\d+)", interp)
+        m = re.fullmatch(r"(?:cp|py|pp)(\d)(\d+)(t?)", interp)
         if m:
-            out.add(f"{m.group(1)}.{m.group(2)}")
-    return tuple(sorted(out, key=lambda v: tuple(int(x) for x in v.split("."))))
+            out.add(f"{m.group(1)}.{m.group(2)}{m.group(3)}")
+    return tuple(sorted(out, key=python_sort_key))
+
+
+def python_sort_key(version: str) -> tuple[int, ...]:
+    """``3.13t`` sorts after ``3.13``: ``(3, 13, 1)``."""
+    major, _, minor = version.rstrip("t").partition(".")
+    return (int(major), int(minor or 0), int(version.endswith("t")))
 
 
 def _properties(cuda: SpecifierSet | None, gpu: tuple[KernelTarget, ...]) -> tuple[str, ...]:
@@ -634,8 +643,11 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
             c.bad(f"{_join(path, 'platforms')}[{i}]", f"{p!r} is not a wheel platform tag")
     python = c.strings(t, "python", path) or ()
     for i, p in enumerate(python):
-        if not re.fullmatch(r"\d+\.\d+", p):
-            c.bad(f"{_join(path, 'python')}[{i}]", f"{p!r} is not a Python version like 3.12")
+        if not re.fullmatch(r"\d+\.\d+t?", p):  # "3.13t": free-threaded CPython
+            c.bad(
+                f"{_join(path, 'python')}[{i}]",
+                f"{p!r} is not a Python version like 3.12 (3.13t: free-threaded)",
+            )
     needs = _read_needs(c, t, path, name)
     if version is None or not url_ok:
         return None

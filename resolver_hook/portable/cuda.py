@@ -11,7 +11,13 @@ project's docs/facts.md section 1:
 - ``sm_XYa`` (arch-specific) runs on exactly CC X.Y;
 - ``sm_XYf`` (family-specific, CUDA >= 12.9) runs on CC X.Y and the higher minors
   of the same family (sm_100f: 10.0 and 10.3; sm_120f: 12.0 and 12.1);
-- ``compute_XY`` (PTX) runs on any CC >= X.Y by JIT, if the driver is new enough.
+- ``compute_XY`` (PTX) runs on any CC >= X.Y by JIT, if the driver is new enough;
+- Tegra (Jetson) is the exception to the SASS rules: on a Tegra CC (5.3, 6.2, 7.2,
+  8.7, and 10.1, Jetson Thor under CUDA 12.9 naming) only SASS built for exactly that
+  CC runs, and SASS built for a Tegra CC runs nowhere else (NVIDIA CUDA C++
+  Programming Guide, Binary Compatibility: "not supported for Tegra" and "between
+  desktop and Tegra"); PTX still JITs. CC 11.0 (Jetson Thor under CUDA 13) is not in
+  that set: CUDA 13 ships Thor as a server-Arm (SBSA) platform (docs/facts.md 1.2).
 """
 
 from __future__ import annotations
@@ -20,14 +26,21 @@ import re
 from collections.abc import Iterable
 
 __all__ = [
+    "DRIVER_CUDA",
     "GPU_NAMES",
+    "JETSON_AI_LAB_JP6",
+    "JETSON_ONLY_CCS",
+    "TEGRA_CCS",
     "KernelTarget",
+    "cuda_for_driver",
+    "decode_cuda_version",
     "describe_cc",
     "describe_target",
     "driver_meets_runtime",
     "format_cc",
     "min_driver_for_runtime",
     "parse_cc",
+    "parse_driver_version",
     "parse_target",
     "ptx_isa_cuda",
     "targets_cover",
@@ -37,7 +50,10 @@ __all__ = [
 # Compute capability -> GPUs people know it by (docs/facts.md section 1, from NVIDIA's
 # "CUDA GPUs - Compute Capability" table).
 GPU_NAMES = {
+    (5, 3): "Jetson Nano/TX1",
+    (6, 2): "Jetson TX2",
     (7, 0): "V100",
+    (7, 2): "Jetson Xavier",
     (7, 5): "T4, RTX 20xx",
     (8, 0): "A100",
     (8, 6): "A10, RTX 30xx",
@@ -45,11 +61,55 @@ GPU_NAMES = {
     (8, 9): "L4, L40S, RTX 40xx",
     (9, 0): "H100, H200, GH200",
     (10, 0): "B200/GB200",
+    (10, 1): "Jetson Thor (CUDA 12.9 naming)",
     (10, 3): "B300/GB300",
     (11, 0): "Jetson Thor",
     (12, 0): "RTX 50xx, RTX PRO 6000 Blackwell",
     (12, 1): "GB10 (DGX Spark)",
 }
+
+# Tegra compute capabilities: SASS runs on them only when built for exactly that CC,
+# and their SASS runs on no other CC (docs/facts.md section 1.1, NVIDIA CUDA C++
+# Programming Guide, Binary Compatibility). 10.1 is Jetson Thor under CUDA 12.9 naming.
+TEGRA_CCS = frozenset({(5, 3), (6, 2), (7, 2), (8, 7), (10, 1)})
+
+# Compute capabilities that exist only on Jetson modules: a target naming one names a
+# Jetson. 11.0 is Jetson Thor under CUDA 13, an SBSA platform (docs/facts.md 1.2), so it
+# is a Jetson but not in TEGRA_CCS.
+JETSON_ONLY_CCS = TEGRA_CCS | {(11, 0)}
+
+# Where JetPack 6 (L4T r36) Jetson wheels come from: NVIDIA's Jetson AI Lab index
+# (docs/facts.md section 1.2).
+JETSON_AI_LAB_JP6 = "https://pypi.jetson-ai-lab.io/jp6/cu126"
+
+# NVIDIA CUDA Toolkit release notes, Table 3 "CUDA Toolkit and Corresponding Driver
+# Versions", Linux x86_64 column (docs/facts.md section 1.3): the oldest Linux driver
+# of each CUDA toolkit release, newest first. A driver supports the newest CUDA whose
+# row it meets. Only the GA row of each minor is kept: it is the lowest driver of that
+# minor, and the driver's CUDA version has no update number.
+DRIVER_CUDA = (
+    ((595, 45, 4), (13, 2)),
+    ((590, 44, 1), (13, 1)),
+    ((580, 65, 6), (13, 0)),
+    ((575, 51, 3), (12, 9)),
+    ((570, 26), (12, 8)),
+    ((560, 28, 3), (12, 6)),
+    ((555, 42, 2), (12, 5)),
+    ((550, 54, 14), (12, 4)),
+    ((545, 23, 6), (12, 3)),
+    ((535, 54, 3), (12, 2)),
+    ((530, 30, 2), (12, 1)),
+    ((525, 60, 13), (12, 0)),
+    ((520, 61, 5), (11, 8)),
+    ((515, 43, 4), (11, 7)),
+    ((510, 39, 1), (11, 6)),
+    ((495, 29, 5), (11, 5)),
+    ((470, 42, 1), (11, 4)),
+    ((465, 19, 1), (11, 3)),
+    ((460, 27, 3), (11, 2)),
+    ((455, 23), (11, 1)),
+    ((450, 36, 6), (11, 0)),
+)
 
 # Minimum NVIDIA driver for a CUDA runtime major, per OS (docs/facts.md section 1, from
 # NVIDIA's CUDA Toolkit release notes, "CUDA Driver" table, minor-version
@@ -146,17 +206,17 @@ class KernelTarget:
     def runs_on(self, cc: tuple[int, int]) -> bool:
         """Whether this target can execute on a GPU of compute capability ``cc``."""
         major, minor = cc
-        if self.kind == "ptx":
-            # PTX is JIT-compiled for any newer architecture; arch- and
-            # family-specific PTX only for the same architecture / family.
-            if self.suffix == "a":
-                return cc == (self.major, self.minor)
-            if self.suffix == "f":
-                return major == self.major and minor >= self.minor
-            return cc >= (self.major, self.minor)
+        own = (self.major, self.minor)
+        if self.kind == "ptx" and not self.suffix:
+            # Plain PTX is JIT-compiled for any newer architecture, Tegra included.
+            return cc >= own
         if self.suffix == "a":
-            return cc == (self.major, self.minor)
-        # Plain and family SASS: same major, equal or higher minor.
+            return cc == own
+        if (cc in TEGRA_CCS or own in TEGRA_CCS) and cc != own:
+            # Tegra: SASS (and family code) for exactly this CC only, both ways
+            # (docs/facts.md section 1.1).
+            return False
+        # Plain and family SASS, family PTX: same major, equal or higher minor.
         return major == self.major and minor >= self.minor
 
 
@@ -262,6 +322,41 @@ def driver_meets_runtime(driver_cuda: tuple[int, int], runtime: tuple[int, int])
     newer toolkit is a separate matter: see :func:`KernelTarget.runs_on` callers.
     """
     return driver_cuda >= (runtime[0], 0)
+
+
+def decode_cuda_version(value: int) -> tuple[int, int] | None:
+    """NVML's and the driver API's CUDA version integer: ``13000`` -> ``(13, 0)``.
+
+    ``1000 * major + 10 * minor`` (docs/facts.md section 1.3); None for 0 or less.
+    """
+    if value <= 0:
+        return None
+    return value // 1000, (value % 1000) // 10
+
+
+def parse_driver_version(text: str) -> tuple[int, ...] | None:
+    """``"580.95.05"`` -> ``(580, 95, 5)``; None when it is not a dotted number."""
+    parts = text.strip().split(".")
+    if not parts or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def cuda_for_driver(driver: str) -> tuple[tuple[int, int], bool] | None:
+    """The newest CUDA a Linux driver version supports, from NVIDIA's table.
+
+    Returns ``(cuda, exact)``: ``exact`` is False for a driver newer than the
+    table's newest row, where ``cuda`` is that row's CUDA (a lower bound). None when
+    the driver is older than every row or not a version (docs/facts.md section 1.3).
+    """
+    version = parse_driver_version(driver)
+    if version is None:
+        return None
+    for i, (floor, cuda) in enumerate(DRIVER_CUDA):
+        if version >= floor:
+            # Newer than the newest row's major release: the driver may support more.
+            return cuda, not (i == 0 and version[0] > floor[0])
+    return None
 
 
 def ptx_isa_cuda(isa: tuple[int, int]) -> tuple[tuple[int, int], bool]:
