@@ -343,3 +343,29 @@ def test_plan_json_and_explain_show_evidence_and_checked(
     assert code == 0
     assert "evidence: https://example.org/build-table (checked 2026-01-01)" in out
     assert "evidence: https://example.org/build-table-arm (checked 2026-06-01)" in out
+
+
+def test_lock_one_version_built_per_platform_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The same page and version with a kernel list per platform: each target gets its
+    # own entry, and the merged lock file pins the version once, for both.
+    from tests.paths import DATA
+
+    out = tmp_path / "lock.txt"
+    code, _, err = run(
+        capsys,
+        "lock",
+        "demo",
+        "--manifest",
+        str(DATA / "manifests" / "cuda-builds.toml"),
+        "-o",
+        str(out),
+        "--target",
+        "linux-x86_64-py312-cuda13.0-sm90",
+        "--target",
+        "linux-aarch64-py312-cuda13.0-sm110",
+    )
+    assert (code, err) == (0, "")
+    body = [x for x in out.read_text().splitlines() if not x.startswith("#")]
+    assert body == ["--find-links https://example.org/cu130/demo/", "demo==1.0+cu130"]
