@@ -8,7 +8,10 @@ it), never against the running interpreter, so plans for other targets are right
 The rules, in the order a flavour is checked (the first failure is its reason):
 
 1. Tags: the wheel's tags (or the index flavour's platforms and Pythons) are
-   compatible with the profile's Python, ABI, platform and glibc.
+   compatible with the profile's Python, ABI, platform and glibc. Jetson: a flavour
+   with ``l4t`` fits only a Jetson whose L4T release it allows; a CUDA flavour without
+   ``l4t`` (a server-Arm build) never fits a Jetson on JetPack 6 or older
+   (docs/facts.md section 1.2).
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
@@ -71,7 +74,13 @@ from resolver_hook.manifest.schema import (
     WheelFlavour,
     python_sort_key,
 )
-from resolver_hook.portable.cuda import GPU_NAMES, min_driver_for_runtime, uncovered
+from resolver_hook.portable.cuda import (
+    GPU_NAMES,
+    JETSON_AI_LAB_JP6,
+    min_driver_for_runtime,
+    uncovered,
+)
+from resolver_hook.portable.overrides import OVERRIDE_SM
 from resolver_hook.portable.platforms import (
     OS_WORDS,
     PLATFORM_MACHINE,
@@ -365,6 +374,34 @@ def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
     return f"built for {words} ({', '.join(plats)}); this machine is {here}"
 
 
+def _no_cc_reason(p: HostProfile) -> str:
+    reason = p.nvidia_reason
+    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
+        return "no GPU is listed"
+    return reason
+
+
+def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
+    """Jetson builds fit Jetsons only; SBSA builds never fit JetPack 6 and older."""
+    if f.l4t is not None:
+        if not p.jetson:
+            return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
+        if p.l4t is None:
+            return (
+                f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
+                "(add l4tX.Y to --target, e.g. l4t36.4)"
+            )
+        if not f.l4t.contains(Version(p.l4t), prereleases=True):
+            return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
+        return None
+    if (f.cuda is not None or f.gpu) and p.needs_jetson_builds:
+        return (
+            "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
+            f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
+        )
+    return None
+
+
 def _has_accelerator(f: Flavour) -> bool:
     return f.cuda is not None or f.rocm is not None or bool(f.gpu)
 
@@ -387,6 +424,9 @@ def _failures(
     tag_reason, rank = _tag_failure(f, m)
     if tag_reason:
         out.append(("tags", tag_reason))
+    jetson_reason = _jetson_failure(f, p)
+    if jetson_reason:
+        out.append(("tags", jetson_reason))
     if f.cuda is not None:
         if m.cuda is None:
             why = p.nvidia_reason if p.nvidia is None else "driver CUDA version unknown"
@@ -424,6 +464,17 @@ def _failures(
                         f"{', '.join(map(str, f.gpu))}); this machine has none",
                     )
                 )
+        elif not p.gpus:
+            # No compute capability known (a driver without NVML, a target without smXY):
+            # say so rather than guess (docs/facts.md section 1.3).
+            out.append(
+                (
+                    "gpu",
+                    f"needs a GPU for kernels {', '.join(map(str, f.gpu))}; this machine's GPU "
+                    f"compute capability is unknown ({_no_cc_reason(p)}); set "
+                    f"{OVERRIDE_SM}=X.Y (or --sm X.Y) to name it",
+                )
+            )
         else:
             missing = uncovered(f.gpu, p.gpu_ccs)
             if missing:
@@ -1068,10 +1119,7 @@ def _alternatives(slot: _Slot, m: _Machine) -> list[str]:
     # Another Python only when no build at all is for this machine's Python.
     if not slot.candidates and all(fails[0][0] == "tags" for _, fails in slot.rejected):
         same_platform = [f for f, fails in slot.rejected if "Python" in fails[0][1]]
-        pys = sorted(
-            {v for f in same_platform for v in f.python_versions},
-            key=lambda v: tuple(int(x) for x in v.split(".")),
-        )
+        pys = sorted({v for f in same_platform for v in f.python_versions}, key=python_sort_key)
         if pys:
             out.append(f"{name} has builds for Python {', '.join(pys)} on this platform")
     return list(dict.fromkeys(out))[:3]

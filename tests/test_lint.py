@@ -81,13 +81,14 @@ def test_tilert_like_wheel_gets_every_release_warning(tmp_path: Path) -> None:
 
 def test_one_family_names_the_gpus_left_out(tmp_path: Path) -> None:
     # docs/facts.md section 1: sm_100f runs on 10.0 and 10.3 only, not on GB10 (12.1),
-    # RTX 50xx (12.0), Jetson Thor (11.0) or H100 (9.0).
+    # RTX 50xx (12.0), Jetson Thor (11.0, or 10.1 under CUDA 12.9 naming) or H100 (9.0).
     findings, _ = lint_paths([tilert_like(tmp_path)])
     [f] = [f for f in findings if f.code == "one-gpu-family"]
     assert f.message.startswith(
         "GPU kernels cover one family only (sm_10x); left out: sm_121 (GB10 (DGX Spark)), "
         "sm_120 (RTX 50xx, RTX PRO 6000 Blackwell), sm_110 (Jetson Thor), "
-        "sm_90 (H100, H200, GH200), sm_89 (L4, L40S, RTX 40xx)"
+        "sm_101 (Jetson Thor (CUDA 12.9 naming)), sm_90 (H100, H200, GH200), "
+        "sm_89 (L4, L40S, RTX 40xx)"
     )
     assert f.evidence == ("kernels compute_100f, sm_100f",)
 

@@ -184,10 +184,12 @@ def test_generated_paths_never_leave_the_output_folder(name: str) -> None:
         assert rel.startswith(("pyproject.toml", "README.md", "_placeholder_backend/", "src/"))
 
 
-def test_the_kernel_target_code_is_embedded_verbatim() -> None:
+def test_the_portable_modules_are_embedded_verbatim() -> None:
+    # Every module of resolver_hook/portable/ the runtime imports, byte for byte (issue 10).
     files = render_files(tilert())
-    original = (REPO / "resolver_hook" / "portable" / "cuda.py").read_bytes()
-    assert files["src/tilert/_placeholder_cuda.py"] == original
+    for name in ("cuda", "overrides", "platforms", "visible"):
+        original = (REPO / "resolver_hook" / "portable" / f"{name}.py").read_bytes()
+        assert files[f"src/tilert/_placeholder_{name}.py"] == original
 
 
 def test_readme_is_a_placeholder_page_with_the_matrix() -> None:
@@ -367,6 +369,9 @@ def test_escape_hatch_builds_a_reproducible_wheel_that_refuses_import(
             "tilert/_placeholder.py",
             "tilert/_placeholder_cuda.py",
             "tilert/_placeholder_data.json",
+            "tilert/_placeholder_overrides.py",
+            "tilert/_placeholder_platforms.py",
+            "tilert/_placeholder_visible.py",
             "tilert-0.0.0.dev0.dist-info/METADATA",
             "tilert-0.0.0.dev0.dist-info/WHEEL",
             "tilert-0.0.0.dev0.dist-info/RECORD",

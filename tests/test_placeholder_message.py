@@ -323,7 +323,8 @@ def test_detect_reads_a_fake_nvidia_smi(monkeypatch: pytest.MonkeyPatch, tmp_pat
     smi = tmp_path / "nvidia-smi"
     smi.write_text(
         "#!/bin/sh\n"
-        'if [ "$#" -gt 0 ]; then printf "NVIDIA GB10, 12.1\\nNVIDIA Foo, [N/A]\\n"; '
+        'if [ "$#" -gt 0 ]; then '
+        'printf "0, NVIDIA GB10, 12.1, GPU-b1\\n1, NVIDIA Foo, [N/A], GPU-c2\\n"; '
         'else echo "| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  '
         'CUDA Version: 13.0 |"; fi\n'
     )
@@ -331,7 +332,10 @@ def test_detect_reads_a_fake_nvidia_smi(monkeypatch: pytest.MonkeyPatch, tmp_pat
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(rt, "_nvml_query", _raise_oserror)
     found = rt.detect({})
-    assert found["nvidia"] == {"cuda": "13.0", "gpus": [{"name": "NVIDIA GB10", "cc": [12, 1]}]}
+    assert found["nvidia"] == {
+        "cuda": "13.0",
+        "gpus": [{"index": 0, "name": "NVIDIA GB10", "cc": [12, 1], "uuid": "GPU-b1"}],
+    }
 
 
 def test_a_hanging_nvml_times_out(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,13 +23,24 @@ import subprocess
 import sys
 import threading
 
+# The facts shared with resolver-hook (resolver_hook/portable/), embedded verbatim
+# next to this file as _placeholder_<module>.py.
 try:
     from . import _placeholder_cuda as _cuda
+    from . import _placeholder_overrides as _overrides
+    from . import _placeholder_platforms as _platforms
+    from . import _placeholder_visible as _visible
 except ImportError:  # loaded outside its package: by the in-tree build backend or by tests
     try:
         import _placeholder_cuda as _cuda  # type: ignore[no-redef]
-    except ImportError:  # loaded by resolver-hook itself, which owns the original
+        import _placeholder_overrides as _overrides  # type: ignore[no-redef]
+        import _placeholder_platforms as _platforms  # type: ignore[no-redef]
+        import _placeholder_visible as _visible  # type: ignore[no-redef]
+    except ImportError:  # loaded by resolver-hook itself, which owns the originals
         from resolver_hook.portable import cuda as _cuda  # type: ignore[no-redef]
+        from resolver_hook.portable import overrides as _overrides  # type: ignore[no-redef]
+        from resolver_hook.portable import platforms as _platforms  # type: ignore[no-redef]
+        from resolver_hook.portable import visible as _visible  # type: ignore[no-redef]
 
 __all__ = [
     "PlaceholderError",
@@ -45,10 +56,10 @@ DATA_FILE = "_placeholder_data.json"
 NVML_TIMEOUT = 5.0
 SMI_TIMEOUT = 5.0
 
-OVERRIDE_CUDA = "RESOLVER_HOOK_OVERRIDE_CUDA"
-OVERRIDE_SM = "RESOLVER_HOOK_OVERRIDE_SM"
-OVERRIDE_ARCH = "RESOLVER_HOOK_OVERRIDE_ARCH"
-OVERRIDE_GLIBC = "RESOLVER_HOOK_OVERRIDE_GLIBC"
+OVERRIDE_CUDA = _overrides.OVERRIDE_CUDA
+OVERRIDE_SM = _overrides.OVERRIDE_SM
+OVERRIDE_ARCH = _overrides.OVERRIDE_ARCH
+OVERRIDE_GLIBC = _overrides.OVERRIDE_GLIBC
 
 
 class PlaceholderError(ImportError):
@@ -85,68 +96,67 @@ def allowed(name: str, env: dict | None = None) -> bool:
 
 # --- detection ----------------------------------------------------------------------
 
-_ARCH_ALIASES = {
-    "amd64": "x86_64",
-    "x86_64": "x86_64",
-    "x64": "x86_64",
-    "arm64": "aarch64",
-    "aarch64": "aarch64",
-    "i386": "i686",
-    "i686": "i686",
-    "x86": "i686",
-    "ppc64le": "ppc64le",
-    "s390x": "s390x",
-    "riscv64": "riscv64",
-    "armv7l": "armv7l",
-}
-
 
 def _canonical_arch(text: str) -> str:
-    return _ARCH_ALIASES.get(text.strip().lower(), text.strip().lower() or "unknown")
+    return _platforms.canonical_arch(text) or text.strip().lower() or "unknown"
 
 
 def _version_tuple(text: str) -> tuple:
     return tuple(int(p) for p in re.findall(r"\d+", text))
 
 
-def _nvml_query() -> dict:
-    """NVML through ctypes: driver CUDA version and GPUs. Raises on any failure."""
+def _load_nvml():  # type: ignore[no-untyped-def]
     import ctypes
 
     if sys.platform == "win32":
-        lib = ctypes.WinDLL("nvml.dll")  # type: ignore[attr-defined]
-    else:
-        lib = ctypes.CDLL("libnvidia-ml.so.1")
+        return ctypes.WinDLL("nvml.dll")  # type: ignore[attr-defined]
+    return ctypes.CDLL("libnvidia-ml.so.1")
+
+
+def _nvml_query(lib=None) -> dict:  # type: ignore[no-untyped-def]
+    """NVML through ctypes: driver CUDA version and GPUs. Raises on any failure.
+
+    ``lib`` is the loaded NVML library (tests pass a fake); pointers are passed as
+    ``ctypes.pointer`` so a fake can write through them.
+    """
+    import ctypes
+
+    lib = _load_nvml() if lib is None else lib
     if lib.nvmlInit_v2() != 0:
         raise OSError("nvmlInit failed")
     try:
         version = ctypes.c_int()
         cuda = None
-        if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.byref(version)) == 0 and version.value:
-            # NVML reports 13000 for CUDA 13.0 (docs/facts.md section 1).
-            cuda = "%d.%d" % (version.value // 1000, (version.value % 1000) // 10)
+        if lib.nvmlSystemGetCudaDriverVersion_v2(ctypes.pointer(version)) == 0:
+            decoded = _cuda.decode_cuda_version(version.value)  # 13000 -> (13, 0)
+            cuda = _cuda.format_cc(decoded) if decoded else None
         count = ctypes.c_uint()
-        if lib.nvmlDeviceGetCount_v2(ctypes.byref(count)) != 0:
+        if lib.nvmlDeviceGetCount_v2(ctypes.pointer(count)) != 0:
             raise OSError("nvmlDeviceGetCount failed")
         gpus = []
         for i in range(count.value):
             handle = ctypes.c_void_p()
-            if lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(handle)) != 0:
+            if lib.nvmlDeviceGetHandleByIndex_v2(i, ctypes.pointer(handle)) != 0:
                 continue
             name = ctypes.create_string_buffer(96)
             lib.nvmlDeviceGetName(handle, name, 96)
             major, minor = ctypes.c_int(), ctypes.c_int()
             if (
                 lib.nvmlDeviceGetCudaComputeCapability(
-                    handle, ctypes.byref(major), ctypes.byref(minor)
+                    handle, ctypes.pointer(major), ctypes.pointer(minor)
                 )
                 != 0
             ):
                 continue
+            # NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96; the UUID reads "GPU-8932f937-...".
+            uuid = ctypes.create_string_buffer(96)
+            has_uuid = lib.nvmlDeviceGetUUID(handle, uuid, 96) == 0
             gpus.append(
                 {
+                    "index": i,
                     "name": name.value.decode("utf-8", "replace") or "NVIDIA GPU",
                     "cc": [major.value, minor.value],
+                    "uuid": uuid.value.decode("ascii", "replace") if has_uuid else None,
                 }
             )
         return {"cuda": cuda, "gpus": gpus}
@@ -184,7 +194,7 @@ def _probe_smi(timeout: float) -> tuple:
         return None, "nvidia-smi not found"
     try:
         out = subprocess.run(
-            [exe, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+            [exe, "--query-gpu=index,name,compute_cap,uuid", "--format=csv,noheader"],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -199,10 +209,20 @@ def _probe_smi(timeout: float) -> tuple:
         return None, "nvidia-smi failed: %s" % (first[0] if first else "exit %d" % out.returncode)
     gpus = []
     for line in out.stdout.splitlines():
-        name, _, cap = line.rpartition(",")
-        m = re.match(r"^\s*(\d+)\.(\d+)\s*$", cap)
-        if name.strip() and m:
-            gpus.append({"name": name.strip(), "cc": [int(m.group(1)), int(m.group(2))]})
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 4 or not cells[0].isdigit():
+            continue
+        name, cap, uuid = ", ".join(cells[1:-2]), cells[-2], cells[-1]
+        m = re.match(r"^(\d+)\.(\d+)$", cap)
+        if name and m:  # "[N/A]" rows (non-GPU devices) are skipped
+            gpus.append(
+                {
+                    "index": int(cells[0]),
+                    "name": name,
+                    "cc": [int(m.group(1)), int(m.group(2))],
+                    "uuid": uuid if uuid.upper().startswith(("GPU-", "MIG-")) else None,
+                }
+            )
     cuda = None
     try:
         head = subprocess.run(
@@ -215,17 +235,14 @@ def _probe_smi(timeout: float) -> tuple:
     return {"cuda": cuda, "gpus": gpus}, ""
 
 
-def _visible(gpus: list, env: dict) -> tuple:
-    """Apply ``CUDA_VISIBLE_DEVICES`` when it lists indices; (gpus, note)."""
-    value = env.get("CUDA_VISIBLE_DEVICES")
+def _apply_visible(gpus: list, env: dict) -> tuple:
+    """Apply ``CUDA_VISIBLE_DEVICES`` as resolver-hook does; (gpus, note)."""
+    value = env.get(_visible.VARIABLE)
     if value is None:
         return gpus, ""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if not items or items[0].startswith("-"):
-        return [], "CUDA_VISIBLE_DEVICES=%s hides every GPU" % value
-    if all(v.isdigit() for v in items):
-        return [gpus[int(v)] for v in items if int(v) < len(gpus)], ""
-    return gpus, ""  # UUIDs or MIG names: keep the list as detected
+    keys = [(g.get("index", i), g.get("uuid")) for i, g in enumerate(gpus)]
+    positions, note = _visible.select(value, keys)
+    return [gpus[i] for i in positions], note
 
 
 def _synthetic_gpu(cc: tuple) -> dict:
@@ -270,7 +287,7 @@ def _detect_nvidia(env: dict, system: str) -> tuple:
     gpus = [_synthetic_gpu(cc) for cc in ccs] if ccs else list(info.get("gpus") or [])
     note = ""
     if not ccs:
-        gpus, note = _visible(gpus, env)
+        gpus, note = _apply_visible(gpus, env)
     nvidia = {"cuda": cuda or info.get("cuda"), "gpus": gpus}
     if not gpus:
         return nvidia, note or "the NVIDIA driver shows no GPU", used
@@ -304,7 +321,7 @@ def detect(env: dict | None = None) -> dict:
         else:
             arch = platform.machine()
         host["arch"] = _canonical_arch(arch)
-        host["free_threaded"] = bool(getattr(sys, "_is_gil_enabled", lambda: True)() is False)
+        host["free_threaded"] = _platforms.is_free_threaded()
         if system == "linux":
             glibc = env.get(OVERRIDE_GLIBC)
             if glibc and re.match(r"^\s*\d+\.\d+\s*$", glibc):
@@ -335,96 +352,12 @@ def _listdir(path: str) -> list:
 
 # --- words --------------------------------------------------------------------------
 
-_OS_WORDS = {"linux": "Linux", "macos": "macOS", "windows": "Windows"}
-_LEGACY_MANYLINUX = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-_IMPL_WORDS = {"cp": "CPython", "pp": "PyPy", "py": "Python"}
-
-
-def parse_platform(tag: str) -> dict:
-    """A wheel platform tag as {os, arch, libc, libc_min}; os ``any`` for ``any``."""
-    if tag == "any":
-        return {"os": "any", "arch": "any", "libc": None, "libc_min": None}
-    m = re.match(r"^(manylinux|musllinux)_(\d+)_(\d+)_(.+)$", tag)
-    if m:
-        libc = "glibc" if m.group(1) == "manylinux" else "musl"
-        return {
-            "os": "linux",
-            "arch": _canonical_arch(m.group(4)),
-            "libc": libc,
-            "libc_min": [int(m.group(2)), int(m.group(3))],
-        }
-    m = re.match(r"^(manylinux1|manylinux2010|manylinux2014)_(.+)$", tag)
-    if m:
-        return {
-            "os": "linux",
-            "arch": _canonical_arch(m.group(2)),
-            "libc": "glibc",
-            "libc_min": list(_LEGACY_MANYLINUX[m.group(1)]),
-        }
-    if tag.startswith("linux_"):
-        return {"os": "linux", "arch": _canonical_arch(tag[6:]), "libc": None, "libc_min": None}
-    if tag.startswith("win"):
-        arch = {"win32": "i686", "win_amd64": "x86_64", "win_arm64": "aarch64"}.get(tag, tag)
-        return {"os": "windows", "arch": arch, "libc": None, "libc_min": None}
-    m = re.match(r"^macosx_(\d+)_(\d+)_(.+)$", tag)
-    if m:
-        arch = {"arm64": "aarch64", "universal2": "universal2", "intel": "x86_64"}.get(
-            m.group(3), _canonical_arch(m.group(3))
-        )
-        return {
-            "os": "macos",
-            "arch": arch,
-            "libc": None,
-            "libc_min": [int(m.group(1)), int(m.group(2))],
-        }
-    return {"os": tag, "arch": "", "libc": None, "libc_min": None}
-
-
-def describe_platform(tag: str) -> str:
-    """``manylinux_2_28_x86_64`` -> ``Linux x86_64 (glibc 2.28 or newer)``."""
-    p = parse_platform(tag)
-    if p["os"] == "any":
-        return "any platform"
-    if p["os"] == "macos":
-        arch = "Apple silicon and Intel" if p["arch"] == "universal2" else p["arch"]
-        return "macOS %s (%d.%d or newer)" % (arch, p["libc_min"][0], p["libc_min"][1])
-    word = _OS_WORDS.get(p["os"])
-    if word is None:
-        return tag
-    text = "%s %s" % (word, p["arch"])
-    if p["libc_min"]:
-        text += " (%s %d.%d or newer)" % (p["libc"], p["libc_min"][0], p["libc_min"][1])
-    elif p["libc"]:
-        text += " (%s)" % p["libc"]
-    return text
-
-
-def parse_python(interpreter: str, abi: str) -> dict:
-    """``cp312``/``cp312`` -> {impl cp, version [3, 12], abi3 False, free_threaded False}."""
-    m = re.match(r"^([a-z]+)(\d)(\d*)$", interpreter)
-    if not m:
-        return {"impl": interpreter, "version": None, "abi3": False, "free_threaded": False}
-    version = [int(m.group(2))] + ([int(m.group(3))] if m.group(3) else [])
-    return {
-        "impl": m.group(1),
-        "version": version,
-        "abi3": abi == "abi3",
-        "free_threaded": abi.endswith("t") and abi.startswith("cp"),
-    }
-
-
-def describe_python(interpreter: str, abi: str) -> str:
-    """``cp312``/``abi3`` -> ``CPython 3.12 or newer``."""
-    p = parse_python(interpreter, abi)
-    if p["version"] is None:
-        return interpreter
-    impl = _IMPL_WORDS.get(p["impl"], p["impl"])
-    text = "%s %s" % (impl, ".".join(str(v) for v in p["version"]))
-    if p["abi3"]:
-        text += " or newer"
-    if p["free_threaded"]:
-        text += " (free-threaded)"
-    return text
+_OS_WORDS = _platforms.OS_WORDS
+# Platform tags and Python tags in words: one copy, shared with resolver-hook.
+parse_platform = _platforms.parse_platform
+describe_platform = _platforms.describe_platform
+parse_python = _platforms.parse_python
+describe_python = _platforms.describe_python
 
 
 _SPEC = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>)\s*(\d+(?:\.\d+)*)(\.\*)?\s*$")
@@ -458,6 +391,9 @@ def spec_allows(spec: str, version: tuple) -> bool | None:
                 return None
             same = _pad(version, len(want))[: len(want)] == want
             ok = same if op == "==" else not same
+        elif op == "===":
+            # Arbitrary equality compares the text: "1.0" is not "1.0.0" (PEP 440).
+            ok = version == want
         elif op == "~=":
             if len(want) < 2:
                 return None
@@ -465,7 +401,6 @@ def spec_allows(spec: str, version: tuple) -> bool | None:
         else:
             ok = {
                 "==": v == w,
-                "===": v == w,
                 "!=": v != w,
                 "<=": v <= w,
                 ">=": v >= w,
@@ -681,7 +616,7 @@ def checks(host: dict, flavour: dict) -> list:
     if tags and not any(_python_fits(host, t[0], t[1]) for t in tags):
         failed.append(("python", tuple(_flavour_python_words(flavour)), describe_host_python(host)))
     if not tags and flavour.get("python"):
-        have = "%d.%d" % tuple(host["python"][:2])
+        have = _platforms.python_label(host["python"], bool(host.get("free_threaded")))
         if have not in flavour["python"]:
             failed.append(
                 ("python", tuple(_flavour_python_words(flavour)), describe_host_python(host))

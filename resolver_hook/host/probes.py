@@ -309,7 +309,7 @@ def filter_visible(
     value = env.get(visible.VARIABLE)
     if value is None:
         return gpus, None
-    positions, note = visible.select(value, [g.uuid for g in gpus])
+    positions, note = visible.select(value, [(g.index, g.uuid) for g in gpus])
     return tuple(gpus[i] for i in positions), note or None
 
 

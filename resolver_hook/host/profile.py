@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolver_hook.errors import UsageError
-from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, TEGRA_CCS, format_cc, parse_cc
+from resolver_hook.portable.cuda import (
+    GPU_NAMES,
+    JETSON_ONLY_CCS,
+    TEGRA_CCS,
+    cuda_for_driver,
+    format_cc,
+    parse_cc,
+)
 from resolver_hook.portable.platforms import (
     OS_NAMES,
     OS_WORDS,
@@ -237,7 +244,10 @@ class HostProfile:
         if nv is None or nv.cuda_version is None:
             return "unknown"
         if nv.cuda_inferred:
-            return f"{nv.cuda_version} (inferred from driver {nv.driver_version or '?'})"
+            # Newer than NVIDIA's table: a lower bound (docs/facts.md section 1.3).
+            found = cuda_for_driver(nv.driver_version or "")
+            least = "at least " if found is not None and not found[1] else ""
+            return f"{least}{nv.cuda_version} (inferred from driver {nv.driver_version or '?'})"
         return nv.cuda_version
 
     # --- serialisation ------------------------------------------------------

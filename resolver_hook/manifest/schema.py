@@ -13,9 +13,11 @@ Two kinds of flavour:
 What a flavour needs: ``cuda`` (PEP 440 specifier on the driver's CUDA version;
 absent = no NVIDIA driver needed), ``gpu`` (kernel targets inside; absent = runs
 without a GPU), ``rocm`` (specifier on the ROCm version; absent = no ROCm needed),
-``requires`` (couplings with other packages of the same plan). ``properties`` in
-the PEP 817 vocabulary (``nvidia :: cuda_version_lower_bound :: 13.0``,
-``nvidia :: sm_arch :: 100_real``) may stand in for ``cuda``/``gpu``.
+``l4t`` (a Jetson build: specifier on the Jetson's L4T release, ``">=36,<37"`` for
+JetPack 6; absent = not a Jetson build), ``requires`` (couplings with other packages
+of the same plan). ``properties`` in the PEP 817 vocabulary
+(``nvidia :: cuda_version_lower_bound :: 13.0``, ``nvidia :: sm_arch :: 100_real``)
+may stand in for ``cuda``/``gpu``.
 
 Where a fact comes from: ``evidence`` (an https URL of the build script, release
 page or index page that shows the entry's tags, CUDA floor and kernel list) and
@@ -80,13 +82,13 @@ SCHEMA = 1
 
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
 _PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
-_NEEDS_KEYS = ("cuda", "gpu", "rocm", "properties", "requires")
+_NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, *_ABOUT_KEYS)
 _INDEX_KEYS = ("url", "version", "platforms", "python", *_NEEDS_KEYS, *_ABOUT_KEYS)
 _MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS, *_ABOUT_KEYS)
 _BUILD_KEYS = ("needs",)
-_AXIS_ATTRS = ("cuda", "gpu", "rocm", "properties", "requires", *_ABOUT_KEYS)
+_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires", *_ABOUT_KEYS)
 
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -122,6 +124,9 @@ class WheelFlavour:
     sha256: str | None = None
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    # A Jetson build: a specifier on the L4T release (">=36,<37" is JetPack 6). Such a
+    # flavour fits only Jetsons whose L4T release satisfies it (docs/facts.md 1.2).
+    l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
@@ -172,9 +177,10 @@ class IndexFlavour:
     name: NormalizedName
     version: Version
     platforms: tuple[str, ...] = ()  # () = every platform
-    python: tuple[str, ...] = ()  # ("3.12", ...); () = every Python
+    python: tuple[str, ...] = ()  # ("3.12", "3.13t", ...); () = every Python
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None
@@ -288,6 +294,7 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
     return {
         "cuda": str(f.cuda) if f.cuda is not None else None,
         "rocm": str(f.rocm) if f.rocm is not None else None,
+        "l4t": str(f.l4t) if f.l4t is not None else None,
         "gpu": [str(t) for t in f.gpu],
         "requires": [str(r) for r in f.requires],
         "cuda_runtime": str(f.cuda_runtime) if f.cuda_runtime is not None else None,
@@ -445,6 +452,7 @@ def _kind(value: Any) -> str:
 class _Needs:
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None
@@ -492,7 +500,7 @@ def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> 
 
 def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Needs:
     needs = _Needs()
-    for key in ("cuda", "rocm"):
+    for key in ("cuda", "rocm", "l4t"):
         text = c.string(t, key, path)
         if text is None:
             continue
@@ -617,6 +625,7 @@ def _read_wheel(
         sha256=sha.lower() if sha else None,
         cuda=needs.cuda,
         rocm=needs.rocm,
+        l4t=needs.l4t,
         gpu=needs.gpu,
         requires=needs.requires,
         cuda_runtime=needs.cuda_runtime,
@@ -659,6 +668,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         python=tuple(python),
         cuda=needs.cuda,
         rocm=needs.rocm,
+        l4t=needs.l4t,
         gpu=needs.gpu,
         requires=needs.requires,
         cuda_runtime=needs.cuda_runtime,
@@ -768,7 +778,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
                 if key not in p:
                     continue
                 v = p[key]
-                if key in ("cuda", "rocm"):
+                if key in ("cuda", "rocm", "l4t"):
                     entry[key] = _substitute(v, tvars) if isinstance(v, str) else v
                 elif isinstance(v, list):
                     entry.setdefault(key, [])

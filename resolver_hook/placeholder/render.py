@@ -3,7 +3,8 @@
 Manifest strings reach the generated files only as data: JSON in
 ``_placeholder_data.json`` (read at run time), TOML strings escaped by
 :func:`toml_string`, and Markdown escaped by :func:`markdown_text`. The kernel-target
-code is ``resolver_hook/portable/cuda.py`` copied verbatim, so there is one copy of it.
+code is ``resolver_hook/portable/*.py`` copied verbatim (:data:`PORTABLE_MODULES`,
+each as ``_placeholder_<module>.py``), so there is one copy of each fact.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from resolver_hook.errors import OperationalError
 from resolver_hook.placeholder.data import import_name
 
 __all__ = [
+    "PORTABLE_MODULES",
     "markdown_text",
     "render_files",
     "render_project",
@@ -30,6 +32,11 @@ __all__ = [
     "template_dir",
     "toml_string",
 ]
+
+
+# The modules of resolver_hook/portable/ the placeholder runtime imports, embedded
+# verbatim next to it as _placeholder_<name>.py.
+PORTABLE_MODULES = ("cuda", "overrides", "platforms", "visible")
 
 
 def template_dir() -> Path:
@@ -223,7 +230,7 @@ def render_files(data: dict[str, Any]) -> dict[str, bytes]:
     """Relative path -> content of every file of the placeholder project."""
     template = template_dir()
     package = f"src/{import_name(data['name'])}"
-    cuda = importlib.resources.files("resolver_hook.portable").joinpath("cuda.py").read_bytes()
+    portable = importlib.resources.files("resolver_hook.portable")
     files = {
         "pyproject.toml": pyproject(data).encode("utf-8"),
         "README.md": readme(data).encode("utf-8"),
@@ -232,7 +239,10 @@ def render_files(data: dict[str, Any]) -> dict[str, bytes]:
         ).read_bytes(),
         f"{package}/__init__.py": (template / "package" / "__init__.py").read_bytes(),
         f"{package}/_placeholder.py": (template / "package" / "_placeholder.py").read_bytes(),
-        f"{package}/_placeholder_cuda.py": cuda,
+        **{
+            f"{package}/_placeholder_{name}.py": portable.joinpath(f"{name}.py").read_bytes()
+            for name in PORTABLE_MODULES
+        },
         f"{package}/_placeholder_data.json": (
             json.dumps(data, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
         ).encode(),

@@ -26,21 +26,21 @@ __all__ = ["VARIABLE", "select"]
 VARIABLE = "CUDA_VISIBLE_DEVICES"
 
 
-def _match_uuid(entry: str, uuids: Sequence[str | None]) -> int | None:
+def _match_uuid(entry: str, gpus: Sequence[tuple[int, str | None]]) -> int | None:
     want = entry.lower()
-    found = [i for i, u in enumerate(uuids) if u and u.lower().startswith(want)]
+    found = [i for i, (_, u) in enumerate(gpus) if u and u.lower().startswith(want)]
     return found[0] if len(found) == 1 else None
 
 
-def select(value: str | None, uuids: Sequence[str | None]) -> tuple[list[int], str]:
-    """The positions (into ``uuids``, in nvidia-smi order) of the GPUs CUDA would see.
+def select(value: str | None, gpus: Sequence[tuple[int, str | None]]) -> tuple[list[int], str]:
+    """The positions (into ``gpus``) of the GPUs a CUDA program would see, in its order.
 
-    ``value`` is ``CUDA_VISIBLE_DEVICES`` (None when unset); ``uuids`` holds each
-    GPU's UUID (``GPU-...``) or None where it is unknown. Returns the positions, in the
-    order CUDA enumerates them, and a note in words ("" when the variable changes
-    nothing).
+    ``value`` is ``CUDA_VISIBLE_DEVICES`` (None when unset); ``gpus`` holds each
+    detected GPU as ``(index, uuid)``: its index in nvidia-smi's order and its UUID
+    (``GPU-...``, None where unknown). Returns the positions, in the order CUDA
+    enumerates them, and a note in words ("" when the variable changes nothing).
     """
-    every = list(range(len(uuids)))
+    every = list(range(len(gpus)))
     if value is None:
         return every, ""
     shown = "%s=%r" % (VARIABLE, value)
@@ -53,17 +53,17 @@ def select(value: str | None, uuids: Sequence[str | None]) -> tuple[list[int], s
         position = None
         upper = entry.upper()
         if entry.isdigit():
-            position = int(entry) if int(entry) < len(uuids) else None
+            position = next((i for i, (n, _) in enumerate(gpus) if n == int(entry)), None)
         elif upper.startswith("MIG-GPU-"):
             # Older drivers: MIG-<GPU-UUID>/<GPU instance>/<compute instance>.
-            position = _match_uuid(entry[4:].split("/")[0], uuids)
+            position = _match_uuid(entry[4:].split("/")[0], gpus)
         elif upper.startswith("MIG-"):
             return every, (
                 "%s names MIG instances, which are not mapped to their GPU: every GPU is "
                 "considered" % shown
             )
         elif upper.startswith("GPU-") and len(entry) > 4:
-            position = _match_uuid(entry, uuids)
+            position = _match_uuid(entry, gpus)
         if position is None:
             stopped = entry
             break
@@ -71,7 +71,7 @@ def select(value: str | None, uuids: Sequence[str | None]) -> tuple[list[int], s
             picked.append(position)
     if picked == every and not stopped:
         return every, ""
-    note = "%s shows %d of %d GPU(s)" % (shown, len(picked), len(uuids))
+    note = "%s shows %d of %d GPU(s)" % (shown, len(picked), len(gpus))
     if stopped:
         note += " (CUDA stops at the invalid entry %r)" % stopped
     return picked, note
