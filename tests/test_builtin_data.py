@@ -141,12 +141,30 @@ def test_readme_quick_start_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert "torch==2.13.0+cu130" in capsys.readouterr().out
 
 
-@pytest.mark.xfail(reason="waits for the l4t key and the Jetson rule (branch portable)")
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
     # JetPack 6 (L4T r36) takes NVIDIA's Jetson AI Lab index, never PyTorch's SBSA
     # builds (docs/facts.md section 1.2).
-    p = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch")
-    torch = p.package("torch")
-    assert torch.action == "rewrite"
+    p = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch", "torchvision")
+    torch, tv = p.package("torch"), p.package("torchvision")
+    assert (torch.action, torch.version, tv.version) == ("rewrite", "2.8.0", "0.23.0")
     assert torch.url is not None
     assert torch.url.startswith("https://pypi.jetson-ai-lab.io/jp6/cu126/")
+    assert not any("download.pytorch.org" in line for line in p.requirements)
+
+
+def test_orin_asking_for_torch_2_13_is_refused_naming_the_jetson_build() -> None:
+    p = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch==2.13.*")
+    torch = p.package("torch")
+    assert torch.action == "error"
+    assert "torch==2.8.0 (outside your specifier)" in torch.alternatives
+    assert not any("download.pytorch.org" in line for line in p.requirements)
+
+
+@pytest.mark.parametrize(
+    "target", ["linux-aarch64-py310-cuda12.6-sm90", "linux-aarch64-py310-cuda13.0-sm110"]
+)
+def test_the_jetson_build_is_never_offered_off_jetpack_6(target: str) -> None:
+    # GH200 (a server, not a Jetson) and Thor on CUDA 13 (JetPack 7, SBSA).
+    torch = plan(target, "torch").package("torch")
+    assert torch.version is not None
+    assert torch.version.startswith("2.13.0+cu")
