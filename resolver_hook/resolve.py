@@ -1167,7 +1167,13 @@ def _assemble(
             "your requirements use --hash: pip will then require a hash for every "
             "package, and flavours without a sha256 cannot be installed that way"
         )
-    if any(p.action != "pass" and p.source and p.source.startswith("built-in") for p in packages):
+    if any(
+        p.action != "pass"
+        and p.source
+        and p.source.startswith("built-in")
+        and not (isinstance(p.flavour, WheelFlavour) and p.flavour.sha256)
+        for p in packages
+    ):
         notes.append(
             "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
         )
