@@ -26,8 +26,18 @@ The rules, in the order a flavour is checked (the first failure is its reason):
    swaps it. Found by depth-first search over the flavours that pass 1-5, best first,
    per group of coupled packages.
 
-Ranking of the flavours that pass: best tag for the profile, then the newest CUDA
-(the lower bound of ``cuda``) the driver supports, then the newest version.
+7. Ranking, among the flavours that pass: the best tag for the profile first.
+8. Which CUDA build wins: among fitting CUDA builds, the newest CUDA runtime
+   (``cuda_runtime``, else the floor of ``cuda``) not newer than the driver's CUDA
+   version; a build for a newer runtime (NVIDIA's minor-version compatibility,
+   docs/facts.md section 1) only when nothing older fits, the nearest first. On a
+   CUDA 13.0 driver cu130 beats cu132; on 13.2, cu132 wins. ROCm builds: the
+   newest ``rocm`` floor.
+9. Then the newest version.
+
+A chosen entry whose ``checked`` date is more than ``STALE_DAYS`` days before the
+``today`` the caller passes in (the CLI reads the clock; this module never does)
+adds one note naming every such entry.
 
 A requested version the manifest does not list at all (``torch==2.0.0`` against a
 manifest of 2.13.0 builds) passes to the installer unchanged, with that reason: the
@@ -44,6 +54,7 @@ Checking those needs reads the machine, so it is not done here:
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +98,7 @@ from resolver_hook.reqfile import (
 )
 
 __all__ = [
+    "STALE_DAYS",
     "PackagePlan",
     "Plan",
     "Rejection",
@@ -97,6 +109,7 @@ __all__ = [
 ]
 
 _SEARCH_BUDGET = 20_000  # DFS nodes per group of coupled packages
+STALE_DAYS = 180  # a chosen entry checked longer ago than this gets a note
 
 
 # --- the plan ---------------------------------------------------------------------
@@ -160,6 +173,12 @@ class PackagePlan:
             "implied_by": list(self.implied_by),
             "alternatives": list(self.alternatives),
             "build_needs": list(self.build_needs),
+            "evidence": self.flavour.evidence if self.flavour is not None else None,
+            "checked": (
+                self.flavour.checked.isoformat()
+                if self.flavour is not None and self.flavour.checked is not None
+                else None
+            ),
         }
 
 
@@ -537,10 +556,16 @@ class _Slot:
     others: list[ReqEntry] = field(default_factory=list)  # the same name asked again
 
 
-def _rank_key(item: tuple[Flavour, int]) -> tuple[Any, ...]:
+def _rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ...]:
+    """Rules 7-9: tag, then which CUDA build wins, then version (best first)."""
     f, rank = item
-    floor = _floor(f.cuda) or _floor(f.rocm) or Version("0")
-    return (rank, _Desc(floor), _Desc(f.version), f.describe())
+    runtime = f.cuda_runtime or _floor(f.cuda)
+    if runtime is not None and driver is not None and runtime > driver:
+        # Newer than the driver: only after every older one, the nearest first.
+        cuda_key: tuple[int, Any] = (1, runtime)
+    else:
+        cuda_key = (0, _Desc(runtime or _floor(f.rocm) or Version("0")))
+    return (rank, cuda_key, _Desc(f.version), f.describe())
 
 
 class _Desc:
@@ -581,9 +606,12 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
     requirements: ReqFile | Iterable[str | Requirement | ReqEntry],
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
+    *,
+    today: datetime.date | None = None,
 ) -> Plan:
     """Resolve requirements against manifests for the profile. Pure; never raises for
-    a package that does not fit (that is an ``error`` entry in the plan)."""
+    a package that does not fit (that is an ``error`` entry in the plan). ``today``
+    (given by the caller, never read here) turns on the note about stale data."""
     reqs = _as_reqfile(requirements)
     m = _Machine(profile)
     by_name = {canonicalize_name(k): v for k, v in manifests.items()}
@@ -676,7 +704,7 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                 slot.rejected.append((f, fails))
             else:
                 slot.candidates.append((f, rank))
-        slot.candidates.sort(key=_rank_key)
+        slot.candidates.sort(key=lambda item: _rank_key(item, m.cuda))
         for f, _ in slot.candidates:
             for r in f.requires:
                 target = canonicalize_name(r.name)
@@ -702,7 +730,26 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
         packages[name] = _slot_plan(slot, m, notes)
 
     ordered = [packages[k] for k in order if k in packages]
+    if today is not None:
+        notes.extend(_stale_note(ordered, today))
     return _assemble(profile, ordered, reqs, user_constraints, notes)
+
+
+def _stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[str]:
+    """One note for every chosen entry checked more than STALE_DAYS days before today."""
+    stale = [
+        f"{p.name} {p.version} (checked {p.flavour.checked.isoformat()})"
+        for p in packages
+        if p.flavour is not None
+        and p.flavour.checked is not None
+        and (today - p.flavour.checked).days > STALE_DAYS
+    ]
+    if not stale:
+        return []
+    return [
+        f"manifest data older than {STALE_DAYS} days: {', '.join(stale)}; the builds may "
+        "have changed since: compare with each entry's evidence"
+    ]
 
 
 def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) -> SpecifierSet:
@@ -1120,7 +1167,13 @@ def _assemble(
             "your requirements use --hash: pip will then require a hash for every "
             "package, and flavours without a sha256 cannot be installed that way"
         )
-    if any(p.action != "pass" and p.source and p.source.startswith("built-in") for p in packages):
+    if any(
+        p.action != "pass"
+        and p.source
+        and p.source.startswith("built-in")
+        and not (isinstance(p.flavour, WheelFlavour) and p.flavour.sha256)
+        for p in packages
+    ):
         notes.append(
             "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
         )
@@ -1138,8 +1191,10 @@ def make_plan(
     requirements: ReqFile | Iterable[str | Requirement | ReqEntry],
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
+    *,
+    today: datetime.date | None = None,
 ) -> Plan:
     """The same as :func:`resolve`; accepts a parsed ReqFile, ReqEntry values,
     ``packaging`` Requirements or requirement-file lines (no ``-r``: read files with
     :func:`resolver_hook.reqfile.read_requirements` first)."""
-    return resolve(requirements, manifests, profile)
+    return resolve(requirements, manifests, profile, today=today)

@@ -24,6 +24,19 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     detect.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _frozen_builtin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule tests see the frozen manifests under tests/data/frozen-manifests in place of
+    the shipped ones, so correcting shipped data never breaks them (issue 11). Tests of
+    the shipped data are marked ``builtin_data`` and see the real thing."""
+    if request.node.get_closest_marker("builtin_data") is not None:
+        return
+    from resolver_hook.manifest import load
+    from tests.frozen import _frozen
+
+    monkeypatch.setattr(load, "_builtin", _frozen)
+
+
 # Property tests run on shared CI machines: no per-example deadline (a slow
 # example is not a wrong one); the example counts stay as each test sets them.
 from hypothesis import settings as _settings  # noqa: E402

@@ -320,3 +320,52 @@ def test_lock_same_target_twice_is_one_target(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "lock", "torch", "-o", "-", "--target", SM100, "--target", SM100)
     assert code == 0
     assert "torch==2.13.0+cu130\n" in out  # no marker: one target, not two
+
+
+def test_plan_json_and_explain_show_evidence_and_checked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.paths import DATA
+
+    manifest = str(DATA / "manifests" / "cuda-builds.toml")
+    target = "linux-x86_64-py312-cuda13.0-sm90"
+    code, out, _ = run(capsys, "plan", "demo", "--manifest", manifest, "--target", target, "--json")
+    assert code == 0
+    (demo,) = json.loads(out)["packages"]
+    assert (demo["version"], demo["evidence"], demo["checked"]) == (
+        "1.0+cu130",
+        "https://example.org/build-table",
+        "2026-06-01",
+    )
+    # The CLI passes today's date: 2026-06-01 is long past by the time this runs.
+    assert any("older than 180 days" in n for n in json.loads(out)["notes"])
+    code, out, _ = run(capsys, "explain", "demo", "--manifest", manifest, "--target", target)
+    assert code == 0
+    assert "evidence: https://example.org/build-table (checked 2026-01-01)" in out
+    assert "evidence: https://example.org/build-table-arm (checked 2026-06-01)" in out
+
+
+def test_lock_one_version_built_per_platform_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The same page and version with a kernel list per platform: each target gets its
+    # own entry, and the merged lock file pins the version once, for both.
+    from tests.paths import DATA
+
+    out = tmp_path / "lock.txt"
+    code, _, err = run(
+        capsys,
+        "lock",
+        "demo",
+        "--manifest",
+        str(DATA / "manifests" / "cuda-builds.toml"),
+        "-o",
+        str(out),
+        "--target",
+        "linux-x86_64-py312-cuda13.0-sm90",
+        "--target",
+        "linux-aarch64-py312-cuda13.0-sm110",
+    )
+    assert (code, err) == (0, "")
+    body = [x for x in out.read_text().splitlines() if not x.startswith("#")]
+    assert body == ["--find-links https://example.org/cu130/demo/", "demo==1.0+cu130"]

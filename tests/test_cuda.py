@@ -1,7 +1,7 @@
 """The kernel-target algebra, case by case against docs/facts.md section 1.
 
 Source of every expectation: NVIDIA CUDA documentation as summarised in
-shared/docs/facts.md section 1 ("What a compiled kernel runs on" and the CC list).
+docs/facts.md section 1 ("What a compiled kernel runs on" and the CC list).
 """
 
 from __future__ import annotations

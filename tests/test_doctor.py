@@ -22,10 +22,12 @@ from resolver_hook.doctor import check_installed
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import parse_target
 from resolver_hook.installed import Installed, environment_of, this_environment
-from resolver_hook.manifest import builtin_manifests, parse_manifest
+from resolver_hook.manifest import parse_manifest
+from tests.frozen import frozen_manifests
 from tests.paths import REPO
 
-BUILTIN = builtin_manifests()
+# Rule tests resolve against frozen fixtures, not the shipped data (tests/frozen.py).
+BUILTIN = frozen_manifests()
 FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
 CU126 = "torch 2.13.0+cu126 (download.pytorch.org/whl/cu126/torch/)"
 CU130 = "torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"

@@ -18,6 +18,7 @@ from resolver_hook.publish.elf import parse_elf
 from resolver_hook.publish.fatbin import parse_fatbin
 from resolver_hook.publish.lint import lint_paths
 from tests.cudawheels import CPU, KERNELS, PTX, binary_wheel, metadata, sdist
+from tests.frozen import FROZEN_DIR
 
 REPO = Path(__file__).resolve().parent.parent
 OS_INDEP = "Operating System :: OS Independent"
@@ -179,8 +180,8 @@ def test_cuda12_flavour_clears_the_driver_warning(tmp_path: Path) -> None:
     assert "cuda13-driver" in codes(manifest)
 
 
-def test_builtin_tilert_manifest(tmp_path: Path) -> None:
-    assert codes(REPO / "resolver_hook" / "manifests" / "tilert.toml") == [
+def test_frozen_tilert_manifest(tmp_path: Path) -> None:
+    assert codes(FROZEN_DIR / "tilert.toml") == [
         "cuda13-driver",
         "no-aarch64",
         "no-windows",

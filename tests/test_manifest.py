@@ -12,7 +12,6 @@ from packaging.version import Version
 from resolver_hook.manifest import (
     IndexFlavour,
     ManifestError,
-    builtin_manifests,
     collect_manifests,
     load_manifest,
     loads_manifest,
@@ -113,19 +112,6 @@ def test_matrix_expands_to_wheels() -> None:
     assert str(cu126.cuda) == ">=12.0"
     assert [str(r) for r in cu126.requires] == ["torch==2.13.0+cu126"]
     assert cu126.url.startswith("https://x.org/v1/")
-
-
-def test_builtin_data() -> None:
-    ms = builtin_manifests()
-    assert set(ms) == {"torch", "torchvision", "torchaudio", "flash-attn", "natten", "tilert"}
-    assert len(ms["flash-attn"].wheels) == 30  # 5 Pythons x 2 CUDA x 3 platforms
-    assert all(w.sha256 is None for m in ms.values() for w in m.wheels)
-    torch = ms["torch"]
-    labels = sorted(str(i.version) for i in torch.indexes)
-    assert labels == ["2.13.0", "2.13.0+cpu", "2.13.0+cu126", "2.13.0+cu130", "2.13.0+rocm7.1"]
-    assert [i.passthrough for i in torch.indexes].count(True) == 1
-    assert ms["tilert"].downloads == "https://github.com/tile-ai/TileRT/releases"
-    assert {str(i.version) for i in ms["natten"].indexes} >= {"0.21.7+torch2130cu130"}
 
 
 # Each malformed manifest gives one problem naming the key path (and a near miss).
@@ -252,6 +238,36 @@ BAD = [
         "duplicate-url",
         {"package": {"name": "tilert"}, "wheel": [{"url": TILERT_URL}, {"url": TILERT_URL}]},
         "wheel[1].url: the same wheel URL as wheel[0]",
+    ),
+    (
+        "evidence-http",
+        tilert(evidence="http://x.org/notes"),
+        "wheel[0].evidence: 'http://x.org/notes' is plain http",
+    ),
+    ("evidence-type", tilert(evidence=["https://x.org"]), "wheel[0].evidence: expected a string"),
+    (
+        "checked-unreal",
+        tilert(checked="2026-02-30"),
+        "wheel[0].checked: '2026-02-30' is not a real",
+    ),
+    ("checked-words", tilert(checked="last week"), "wheel[0].checked: 'last week' is not a date"),
+    ("checked-int", tilert(checked=20261130), "wheel[0].checked: 20261130 is not a date"),
+    (
+        "runtime-bad",
+        tilert(cuda=">=13.0", cuda_runtime="13"),
+        "wheel[0].cuda_runtime: '13' is not a CUDA version like '13.2'",
+    ),
+    ("runtime-alone", tilert(cuda_runtime="13.2"), "wheel[0].cuda_runtime: needs 'cuda' too"),
+    (
+        "index-twins",
+        {
+            "package": {"name": "tilert"},
+            "index": [
+                {"url": "https://x.org/t/", "version": "1.0+cu130", "platforms": ["a_b", "c_d"]},
+                {"url": "https://x.org/t/", "version": "1.0+cu130", "platforms": ["c_d"]},
+            ],
+        },
+        "index[1]: the same version 1.0+cu130 from the same page as index[0], for the same",
     ),
     (
         "homepage-http",
@@ -413,3 +429,96 @@ def test_loopback_is_one_rule_for_manifests_and_index_pages(url: str, ok: bool) 
     else:
         with pytest.raises(UsageError):
             page_rule(url, allow_insecure_loopback=True)
+
+
+def test_evidence_checked_and_runtime_are_read() -> None:
+    # A TOML date (checked = 2026-11-30, unquoted) and a string both work.
+    import datetime
+
+    for checked in ("2026-11-30", datetime.date(2026, 11, 30)):
+        m = parse_manifest(
+            tilert(
+                cuda=">=13.0",
+                cuda_runtime="13.2",
+                evidence="https://x.org/build.py",
+                checked=checked,
+            )
+        )
+        (w,) = m.wheels
+        assert (str(w.cuda_runtime), w.evidence, w.checked) == (
+            "13.2",
+            "https://x.org/build.py",
+            datetime.date(2026, 11, 30),
+        )
+        d = w.to_dict()
+        assert (d["cuda_runtime"], d["evidence"], d["checked"]) == (
+            "13.2",
+            "https://x.org/build.py",
+            "2026-11-30",
+        )
+    # Optional in user manifests.
+    (w,) = parse_manifest(tilert()).wheels
+    assert (w.cuda_runtime, w.evidence, w.checked) == (None, None, None)
+
+
+def test_matrix_entries_inherit_evidence_unless_an_axis_value_gives_one() -> None:
+    m = parse_manifest(
+        {
+            "package": {"name": "tilert"},
+            "matrix": [
+                {
+                    "url": "https://x.org/tilert-1.0+{cu}-cp312-cp312-{plat}.whl",
+                    "evidence": "https://x.org/all",
+                    "checked": "2026-11-30",
+                    "axes": {
+                        "cu": [
+                            {"value": "cu130", "cuda": ">=13.0", "cuda_runtime": "13.0"},
+                            {"value": "cu132", "cuda": ">=13.0", "cuda_runtime": "13.2"},
+                        ],
+                        "plat": [
+                            "linux_x86_64",
+                            {"value": "win_amd64", "evidence": "https://x.org/win"},
+                        ],
+                    },
+                }
+            ],
+        }
+    )
+    got = {(w.filename, str(w.cuda_runtime), w.evidence) for w in m.wheels}
+    assert got == {
+        ("tilert-1.0+cu130-cp312-cp312-linux_x86_64.whl", "13.0", "https://x.org/all"),
+        ("tilert-1.0+cu132-cp312-cp312-linux_x86_64.whl", "13.2", "https://x.org/all"),
+        ("tilert-1.0+cu130-cp312-cp312-win_amd64.whl", "13.0", "https://x.org/win"),
+        ("tilert-1.0+cu132-cp312-cp312-win_amd64.whl", "13.2", "https://x.org/win"),
+    }
+    assert all(str(w.checked) == "2026-11-30" for w in m.wheels)
+
+
+def test_one_release_per_platform_is_two_entries_told_apart_by_platform() -> None:
+    m = parse_manifest(
+        {
+            "package": {"name": "torch"},
+            "index": [
+                {
+                    "url": "https://x.org/cu130/torch/",
+                    "version": "2.13.0+cu130",
+                    "platforms": ["manylinux_2_28_x86_64"],
+                    "cuda": ">=13.0",
+                    "gpu": ["sm_75"],
+                },
+                {
+                    "url": "https://x.org/cu130/torch/",
+                    "version": "2.13.0+cu130",
+                    "platforms": ["manylinux_2_28_aarch64"],
+                    "cuda": ">=13.0",
+                    "gpu": ["sm_80"],
+                },
+                {"url": "https://x.org/cpu/torch/", "version": "2.13.0+cpu"},
+            ],
+        }
+    )
+    assert [i.describe() for i in m.indexes] == [
+        "torch 2.13.0+cu130 (x.org/cu130/torch/ for manylinux_2_28_x86_64)",
+        "torch 2.13.0+cu130 (x.org/cu130/torch/ for manylinux_2_28_aarch64)",
+        "torch 2.13.0+cpu (x.org/cpu/torch/)",
+    ]

@@ -7,11 +7,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resolver_hook.host import parse_target
-from resolver_hook.manifest import IndexFlavour, WheelFlavour, builtin_manifests, parse_manifest
+from resolver_hook.manifest import IndexFlavour, WheelFlavour, load_manifest, parse_manifest
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
+from tests.frozen import frozen_manifests
+from tests.paths import DATA
 
-BUILTIN = builtin_manifests()
+# Rule tests resolve against frozen fixtures, not the shipped data (tests/frozen.py).
+BUILTIN = frozen_manifests()
 FA = "https://github.com/mjun0812/flash-attention-prebuild-wheels/releases/download/"
 
 
@@ -448,3 +451,91 @@ def test_a_url_for_a_manifest_package_is_left_as_written(reqs: tuple[str, str]) 
 def test_a_package_without_manifest_asked_twice_keeps_both_lines() -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm100", "numpy>=1", "numpy<2")
     assert p.requirements == ("numpy>=1", "numpy<2")
+
+
+# --- rules 7-9: which CUDA build wins; per-platform entries; stale data --------------
+CUDA_BUILDS = {"demo": load_manifest(DATA / "manifests" / "cuda-builds.toml")}
+
+
+@pytest.mark.parametrize(
+    ("target", "version"),
+    [
+        # The newest runtime not newer than the driver's CUDA version: on 13.0, cu130
+        # beats cu132 although both fit (minor-version compatibility, docs/facts.md
+        # section 1); on 13.2, cu132.
+        ("linux-x86_64-py312-cuda13.0-sm90", "1.0+cu130"),
+        ("linux-x86_64-py312-cuda13.2-sm90", "1.0+cu132"),
+        ("linux-x86_64-py312-cuda13.1-sm90", "1.0+cu130"),
+        ("linux-x86_64-py312-cuda12.8-sm90", "1.0+cu126"),
+        # A newer runtime only when nothing older fits: sm_120 is only in cu132.
+        ("linux-x86_64-py312-cuda13.0-sm120", "1.0+cu132"),
+    ],
+)
+def test_which_cuda_build_wins(target: str, version: str) -> None:
+    p = plan(target, "demo", manifests=CUDA_BUILDS)
+    assert p.ok
+    assert p.package("demo").version == version
+
+
+def test_one_version_with_a_kernel_list_per_platform() -> None:
+    x86 = plan("linux-x86_64-py312-cuda13.0-sm75", "demo==1.0+cu130", manifests=CUDA_BUILDS)
+    assert x86.package("demo").flavour.where == "index[1]"
+    arm = plan("linux-aarch64-py312-cuda13.0-sm110", "demo", manifests=CUDA_BUILDS)
+    assert arm.package("demo").flavour.where == "index[2]"
+    assert arm.package("demo").find_links == "https://example.org/cu130/demo/"
+    # sm_75 is in the x86_64 list only: on aarch64 the kernel reason, not the platform.
+    refused = plan("linux-aarch64-py312-cuda13.0-sm75", "demo", manifests=CUDA_BUILDS)
+    demo = refused.package("demo")
+    assert demo.action == "error"
+    reasons = {r.candidate: r.reason for r in demo.rejected}
+    assert reasons[
+        "demo 1.0+cu130 (example.org/cu130/demo/ for manylinux_2_28_aarch64)"
+    ].startswith("kernels sm_80, sm_90, sm_100, sm_110 do not run on T4")
+    assert reasons["demo 1.0+cu130 (example.org/cu130/demo/ for manylinux_2_28_x86_64)"].startswith(
+        "built for Linux x86_64"
+    )
+
+
+@pytest.mark.parametrize(
+    ("today", "stale"),
+    [(None, False), ("2026-11-28", False), ("2026-11-29", True)],
+    ids=["no-date", "180-days", "181-days"],
+)
+def test_one_note_when_a_chosen_entry_is_older_than_180_days(
+    today: str | None, stale: bool
+) -> None:
+    import datetime
+
+    day = datetime.date.fromisoformat(today) if today else None
+    p = resolve(["demo"], CUDA_BUILDS, parse_target("linux-x86_64-py312-cuda13.0-sm90"), today=day)
+    notes = [n for n in p.notes if "older than 180 days" in n]
+    assert notes == (
+        [
+            "manifest data older than 180 days: demo 1.0+cu130 (checked 2026-06-01); the "
+            "builds may have changed since: compare with each entry's evidence"
+        ]
+        if stale
+        else []
+    )
+
+
+def test_stale_note_is_one_note_for_every_stale_entry() -> None:
+    import datetime
+
+    other = parse_manifest(
+        {
+            "package": {"name": "other"},
+            "index": [{"version": "2.0", "checked": "2025-01-01"}],
+        }
+    )
+    p = resolve(
+        ["demo", "other"],
+        {**CUDA_BUILDS, "other": other},
+        parse_target("linux-x86_64-py312-cuda12.8-sm90"),
+        today=datetime.date(2026, 11, 30),
+    )
+    notes = [n for n in p.notes if "older than 180 days" in n]
+    assert len(notes) == 1
+    assert "demo 1.0+cu126 (checked 2026-01-01), other 2.0 (checked 2025-01-01)" in notes[0]
+    d = p.to_dict()["packages"][0]
+    assert (d["evidence"], d["checked"]) == ("https://example.org/build-table", "2026-01-01")

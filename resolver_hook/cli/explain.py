@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 
 from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             hint=f"did you mean {close[0]!r}?" if close else "add one with --manifest FILE",
         )
     profile = machine_from_args(args)
-    plan = resolve([str(req)], manifests, profile)
+    plan = resolve([str(req)], manifests, profile, today=datetime.date.today())
     chosen = plan.package(name)
     chosen_flavour = chosen.flavour if chosen else None
     rejected = {r.candidate: r.reason for r in chosen.rejected} if chosen else {}
@@ -91,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
             "  ".join(str(c).ljust(w) for c, w in zip(r[:7], widths, strict=True))
             + f"  {r[7] or ''}"
         )
+    # Where the entries' facts come from (every built-in entry names its source).
+    for evidence, checked in dict.fromkeys(
+        (f.evidence, f.checked) for f in manifest.flavours if f.evidence
+    ):
+        when = f" (checked {checked.isoformat()})" if checked else ""
+        out.append(f"evidence: {evidence}{when}")
     if chosen is not None and chosen.action == "error":
         out.append(f"no flavour fits: {chosen.reason}")
     elif chosen is not None and chosen.action == "build":

@@ -14,6 +14,7 @@ installer never runs) or a dependency pins another flavour; 2 for bad input.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -92,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         [*parsed.requirements, *optional],
         constraints=parsed.constraint_files,
     )
-    plan = resolve(reqs, manifests, profile)
+    plan = resolve(reqs, manifests, profile, today=datetime.date.today())
     optional_names = frozenset(requirement_name(o) or o for o in optional)
     blocking = [p for p in plan.errors if p.name not in optional_names]
     if blocking:

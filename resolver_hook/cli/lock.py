@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import sys
 from typing import TYPE_CHECKING
@@ -65,7 +66,13 @@ def run(args: argparse.Namespace) -> int:
     for spec in specs:
         ns = argparse.Namespace(**{**vars(args), "target": spec})
         profile = machine_from_args(ns)
-        plans.append((spec or "detected", profile, resolve(reqs, manifests, profile)))
+        plans.append(
+            (
+                spec or "detected",
+                profile,
+                resolve(reqs, manifests, profile, today=datetime.date.today()),
+            )
+        )
     failed = [plan for _, _, plan in plans if not plan.ok]
     for plan in failed:
         sys.stderr.write(f"for {plan.profile.describe()}:\n{render_errors(plan)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
     profile = machine_from_args(args)
-    plan = resolve(reqs, manifests, profile)
+    plan = resolve(reqs, manifests, profile, today=datetime.date.today())
     if args.json:
         json.dump(plan.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")

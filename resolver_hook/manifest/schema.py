@@ -19,6 +19,14 @@ of the same plan). ``properties`` in the PEP 817 vocabulary
 (``nvidia :: cuda_version_lower_bound :: 13.0``, ``nvidia :: sm_arch :: 100_real``)
 may stand in for ``cuda``/``gpu``.
 
+Where a fact comes from: ``evidence`` (an https URL of the build script, release
+page or index page that shows the entry's tags, CUDA floor and kernel list) and
+``checked`` (the date someone last compared the entry with it, ``"YYYY-MM-DD"``).
+Optional in user manifests; every built-in entry carries both. ``cuda_runtime``
+(``"13.2"``) is the CUDA runtime a build was made with, when it differs from the
+floor of ``cuda`` (a cu132 build runs on a CUDA 13.0 driver): the resolver uses it
+to choose between CUDA builds (docs/facts.md section 1).
+
 A ``[build]`` table says that building the package from its sdist is a supported
 fallback: when no flavour fits a machine, the resolver passes the requirement to the
 installer to build (action ``build``) instead of refusing. ``[build] needs`` lists
@@ -33,13 +41,14 @@ document before raising one :class:`ManifestError`.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import ipaddress
 import itertools
 import re
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -74,11 +83,12 @@ SCHEMA = 1
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
 _PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
 _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
-_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS)
-_INDEX_KEYS = ("url", "version", "platforms", "python", *_NEEDS_KEYS)
-_MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS)
+_ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
+_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, *_ABOUT_KEYS)
+_INDEX_KEYS = ("url", "version", "platforms", "python", *_NEEDS_KEYS, *_ABOUT_KEYS)
+_MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS, *_ABOUT_KEYS)
 _BUILD_KEYS = ("needs",)
-_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
+_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires", *_ABOUT_KEYS)
 
 _SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -119,6 +129,9 @@ class WheelFlavour:
     l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
+    cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
+    evidence: str | None = None  # https URL of the page that shows its facts
+    checked: datetime.date | None = None  # when the entry was last compared with it
     where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
 
     kind = "wheel"
@@ -170,7 +183,13 @@ class IndexFlavour:
     l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
+    cuda_runtime: Version | None = None
+    evidence: str | None = None
+    checked: datetime.date | None = None
     where: str = ""
+    # Set by parse_manifest when another entry has the same page and version (one
+    # release, per-platform kernel lists): the platforms, to tell the two apart.
+    qualifier: str = ""
 
     kind = "index"
 
@@ -192,6 +211,8 @@ class IndexFlavour:
         if self.url is None:
             return f"{self.name} {self.version} (default index)"
         where = self.url.split("://", 1)[-1]
+        if self.qualifier:
+            where = f"{where} for {self.qualifier}"
         return f"{self.name} {self.version} ({where})"
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,6 +297,9 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
         "l4t": str(f.l4t) if f.l4t is not None else None,
         "gpu": [str(t) for t in f.gpu],
         "requires": [str(r) for r in f.requires],
+        "cuda_runtime": str(f.cuda_runtime) if f.cuda_runtime is not None else None,
+        "evidence": f.evidence,
+        "checked": f.checked.isoformat() if f.checked is not None else None,
     }
 
 
@@ -431,6 +455,47 @@ class _Needs:
     l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
+    cuda_runtime: Version | None = None
+    evidence: str | None = None
+    checked: datetime.date | None = None
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_RUNTIME = re.compile(r"^\d+\.\d+$")
+
+
+def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+    """``cuda_runtime``, ``evidence`` and ``checked``: what a build was made with and
+    where its facts come from."""
+    runtime = c.string(t, "cuda_runtime", path)
+    if runtime is not None:
+        if not _RUNTIME.match(runtime):
+            c.bad(_join(path, "cuda_runtime"), f"{runtime!r} is not a CUDA version like '13.2'")
+        elif needs.cuda is None:
+            c.bad(
+                _join(path, "cuda_runtime"),
+                "needs 'cuda' too (the driver's CUDA version the build runs on)",
+            )
+        else:
+            needs.cuda_runtime = Version(runtime)
+    evidence = c.string(t, "evidence", path)
+    if evidence is not None:
+        problem = check_url(evidence)
+        if problem:
+            c.bad(_join(path, "evidence"), problem)
+        else:
+            needs.evidence = evidence
+    if "checked" in t:
+        value = t["checked"]
+        if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+            needs.checked = value
+        elif isinstance(value, str) and _DATE.match(value):
+            try:
+                needs.checked = datetime.date.fromisoformat(value)
+            except ValueError:
+                c.bad(_join(path, "checked"), f"{value!r} is not a real date")
+        else:
+            c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
 
 
 def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Needs:
@@ -474,6 +539,7 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
             continue
         reqs.append(req)
     needs.requires = tuple(reqs)
+    _read_about(c, t, path, needs)
     return needs
 
 
@@ -562,6 +628,9 @@ def _read_wheel(
         l4t=needs.l4t,
         gpu=needs.gpu,
         requires=needs.requires,
+        cuda_runtime=needs.cuda_runtime,
+        evidence=needs.evidence,
+        checked=needs.checked,
         where=path,
     )
 
@@ -602,6 +671,9 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         l4t=needs.l4t,
         gpu=needs.gpu,
         requires=needs.requires,
+        cuda_runtime=needs.cuda_runtime,
+        evidence=needs.evidence,
+        checked=needs.checked,
         where=path,
     )
 
@@ -698,6 +770,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
         entry: dict[str, Any] = {"url": _substitute(url, tvars)}
         if "sha256" in t:
             entry["sha256"] = t["sha256"]
+        # evidence, checked and cuda_runtime: the matrix's, unless an axis value gives one.
         # Needs: axis values override the matrix-wide 'cuda'/'rocm', add to the lists.
         for key in _AXIS_ATTRS:
             parts = [base] + [attrs for _, _, attrs in combo]
@@ -767,6 +840,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
             f = _read_index(c, t, f"index[{i}]", name)
             if f is not None:
                 indexes.append(f)
+        indexes = _qualify_siblings(c, indexes)
         if not c.problems and not wheels and not indexes:
             c.bad("", "no flavours: add [[wheel]], [[matrix]] or [[index]] tables")
         seen: dict[str, str] = {}
@@ -797,6 +871,31 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         build_needs=build_needs,
         source=source,
     )
+
+
+def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFlavour]:
+    """Entries with the same page and version must differ in platform or Python (one
+    release whose kernel lists differ per platform); they are told apart by platform."""
+    groups: dict[tuple[str | None, Version], list[IndexFlavour]] = {}
+    for f in indexes:
+        groups.setdefault((f.url, f.version), []).append(f)
+    out = []
+    for i, f in enumerate(indexes):
+        siblings = [g for g in groups[(f.url, f.version)] if g is not f]
+        for g in indexes[i + 1 :]:
+            if g not in siblings:
+                continue
+            same_plat = not f.platforms or not g.platforms or set(f.platforms) & set(g.platforms)
+            same_py = not f.python or not g.python or set(f.python) & set(g.python)
+            if same_plat and same_py:
+                c.bad(
+                    g.where,
+                    f"the same version {f.version} from the same page as {f.where}, for "
+                    "the same platform and Python: which one holds is ambiguous",
+                )
+        qualify = bool(siblings and f.platforms)
+        out.append(replace(f, qualifier=", ".join(f.platforms)) if qualify else f)
+    return out
 
 
 def _check_build_need(c: _Checker, need: str, path: str) -> None:

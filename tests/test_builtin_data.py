@@ -1,0 +1,180 @@
+"""Tests of the shipped data (resolver_hook/manifests/*.toml), not of any rule.
+
+Every test here is marked ``builtin_data``: it reads the manifests resolver-hook ships.
+Rule tests elsewhere read frozen fixtures (tests/frozen.py), so a correction to the
+shipped data breaks only tests in this file. Facts cite docs/facts.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from resolver_hook.cli import main
+from resolver_hook.host import parse_target
+from resolver_hook.manifest import builtin_manifests
+from resolver_hook.resolve import Plan, resolve
+
+pytestmark = pytest.mark.builtin_data
+
+
+def plan(target: str, *reqs: str) -> Plan:
+    return resolve(list(reqs), builtin_manifests(), parse_target(target))
+
+
+def test_builtin_manifests_load() -> None:
+    ms = builtin_manifests()
+    assert set(ms) == {"torch", "torchvision", "torchaudio", "flash-attn", "natten", "tilert"}
+
+
+def test_every_builtin_entry_has_evidence_and_a_checked_date() -> None:
+    missing = [
+        f"{m.source}: {f.where}"
+        for m in builtin_manifests().values()
+        for f in m.flavours
+        if not (f.evidence and f.evidence.startswith("https://")) or f.checked is None
+    ]
+    assert missing == []
+
+
+def test_no_builtin_entry_claims_a_check_in_the_future() -> None:
+    # A checked date is when someone compared the entry with its evidence: never later
+    # than today (the clock only moves forward, so this cannot start failing by itself).
+    today = datetime.date.today()
+    for m in builtin_manifests().values():
+        for f in m.flavours:
+            assert f.checked is not None
+            assert f.checked <= today, (m.source, f.where)
+
+
+def test_no_builtin_flash_attn_entry_claims_ptx() -> None:
+    # flash-attn's setup.py emits SASS only (code=sm_XX); docs/facts.md section 1.6.
+    fa = builtin_manifests()["flash-attn"]
+    assert fa.wheels
+    for w in fa.wheels:
+        assert w.gpu, w.where
+        assert not any(t.kind == "ptx" for t in w.gpu), (w.where, w.gpu)
+        cu = "cu126" if "+cu126" in w.filename else "cu130"
+        expected = ["sm_80", "sm_90"] if cu == "cu126" else ["sm_80", "sm_90", "sm_100", "sm_120"]
+        assert [str(t) for t in w.gpu] == expected, w.filename
+
+
+def test_no_builtin_torch_entry_claims_ptx() -> None:
+    # Whether torch 2.13.0 release wheels carry compute_120 is disputed (docs/facts.md
+    # section 1.5): no entry claims it.
+    for name in ("torch", "torchvision", "torchaudio"):
+        for f in builtin_manifests()[name].flavours:
+            assert not any(t.kind == "ptx" for t in f.gpu), (name, f.where)
+
+
+def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
+    # PyTorch's aarch64 CUDA builds start at sm_80 (docs/facts.md section 1.5): AWS
+    # g5g's T4G (sm_75) is not covered by any of them.
+    p = plan("linux-aarch64-py312-cuda13.0-sm75", "torch")
+    torch = p.package("torch")
+    assert torch.action == "error"
+    cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
+    assert len(cuda) == 3
+    assert all(r.reason.startswith("kernels sm_80") for r in cuda)
+    assert all("do not run on T4" in r.reason for r in cuda)
+
+
+def test_x86_64_with_the_same_gpu_gets_cu130() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm75", "torch")
+    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("torch").flavour.platforms == ("manylinux_2_28_x86_64",)
+
+
+def test_jetson_thor_under_cuda_13_gets_the_aarch64_cu130_build() -> None:
+    # CC 11.0 is in PyTorch's aarch64 13.0 list (docs/facts.md section 1.5).
+    p = plan("linux-aarch64-py312-cuda13.0-sm110", "torch")
+    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("torch").find_links == "https://download.pytorch.org/whl/cu130/torch/"
+
+
+def test_windows_on_arm_refuses_torch_without_a_source_for_its_wheels() -> None:
+    # No source read shows which Pythons have win_arm64 CPU wheels of torch 2.13.0
+    # (docs/facts.md section 1.5), so the built-in data lists none: refused, and said.
+    p = plan("windows-arm64-py312", "torch")
+    torch = p.package("torch")
+    assert torch.action == "error"
+    assert "Windows aarch64" in torch.reason
+
+
+@pytest.mark.parametrize(
+    ("target", "version"),
+    [
+        ("linux-x86_64-py312-cuda13.0-sm90", "2.13.0+cu130"),
+        ("linux-x86_64-py312-cuda13.2-sm90", "2.13.0+cu132"),
+        ("linux-x86_64-py312-cuda12.8-sm90", "2.13.0+cu126"),
+    ],
+)
+def test_which_torch_cuda_build_wins(target: str, version: str) -> None:
+    assert plan(target, "torch").package("torch").version == version
+
+
+def test_torchvision_on_aarch64_cu130_has_no_local_label() -> None:
+    # pytorch/vision#9330: aarch64 wheels on /whl/cu130/torchvision/ carry no +cu130.
+    p = plan("linux-aarch64-py312-cuda13.0-sm100", "torch", "torchvision")
+    tv = p.package("torchvision")
+    assert (tv.version, tv.find_links) == (
+        "0.28.0",
+        "https://download.pytorch.org/whl/cu130/torchvision/",
+    )
+    assert p.package("torch").version == "2.13.0+cu130"
+
+
+def test_natten_cu132_couples_with_a_torch_build_that_exists() -> None:
+    p = plan("linux-x86_64-py312-cuda13.2-sm100", "natten")
+    assert p.package("natten").version == "0.21.7+torch2130cu132"
+    assert p.package("torch").version == "2.13.0+cu132"
+
+
+def test_tilert_is_refused_on_aarch64_and_gb10() -> None:
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "tilert")
+    assert p.package("tilert").action == "error"
+    p = plan("linux-x86_64-py312-cuda13.0-sm121", "tilert")
+    assert "sm_100f does not run on GB10" in p.package("tilert").rejected[0].reason
+
+
+def test_readme_quick_start_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--example", "--target", "linux-x86_64-py312-cuda13.0-sm100"]) == 0
+    assert "torch==2.13.0+cu130" in capsys.readouterr().out
+
+
+def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
+    # JetPack 6 (L4T r36) takes NVIDIA's Jetson AI Lab index, never PyTorch's SBSA
+    # builds (docs/facts.md section 1.2).
+    p = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch", "torchvision")
+    torch, tv = p.package("torch"), p.package("torchvision")
+    assert (torch.action, torch.version, tv.version) == ("rewrite", "2.8.0", "0.23.0")
+    assert torch.url is not None
+    assert torch.url.startswith("https://pypi.jetson-ai-lab.io/jp6/cu126/")
+    assert not any("download.pytorch.org" in line for line in p.requirements)
+
+
+def test_orin_asking_for_torch_2_13_is_refused_naming_the_jetson_build() -> None:
+    p = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch==2.13.*")
+    torch = p.package("torch")
+    assert torch.action == "error"
+    assert "torch==2.8.0 (outside your specifier)" in torch.alternatives
+    assert not any("download.pytorch.org" in line for line in p.requirements)
+
+
+@pytest.mark.parametrize(
+    "target", ["linux-aarch64-py310-cuda12.6-sm90", "linux-aarch64-py310-cuda13.0-sm110"]
+)
+def test_the_jetson_build_is_never_offered_off_jetpack_6(target: str) -> None:
+    # GH200 (a server, not a Jetson) and Thor on CUDA 13 (JetPack 7, SBSA).
+    torch = plan(target, "torch").package("torch")
+    assert torch.version is not None
+    assert torch.version.startswith("2.13.0+cu")
+
+
+def test_the_no_sha256_note_is_not_given_for_a_hashed_builtin_wheel() -> None:
+    # The Jetson torch wheel is pinned by sha256; the PyTorch pages are not.
+    orin = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch")
+    assert not any("no sha256" in n for n in orin.notes)
+    gh200 = plan("linux-aarch64-py312-cuda13.0-sm90", "torch")
+    assert any("carry no sha256" in n for n in gh200.notes)
