@@ -39,6 +39,8 @@ __all__ = [
     "load_data",
     "message",
     "render_message",
+    "render_retired",
+    "retired_install_lines",
 ]
 
 DATA_FILE = "_placeholder_data.json"
@@ -930,6 +932,37 @@ def render_message(data: dict, host: dict) -> str:
     return "\n".join(lines)
 
 
+def retired_install_lines(data: dict) -> tuple:
+    """The exact pip and uv lines that install the replacement of a retired name."""
+    return (
+        "pip install %s" % data["replacement"],
+        "uv pip install %s" % data["replacement"],
+    )
+
+
+def render_retired(data: dict) -> str:
+    """The message of a retired or renamed name: the same on every machine, every time."""
+    name, new = data["name"], data["replacement"]
+    pip_line, uv_line = retired_install_lines(data)
+    lines = [
+        "%s %s: this name is retired; install %s instead." % (name, data["version"], new),
+        "%s is not a broken install: the name %s only points to %s now. Replace %s with %s "
+        "where it is written (requirements files, pyproject.toml, setup.py), then run one of:"
+        % (name, name, new, name, new),
+        "",
+        "  " + pip_line,
+        "  " + uv_line,
+        "",
+    ]
+    if data.get("homepage"):
+        lines.append("Homepage: %s" % data["homepage"])
+    lines.append(
+        "(%s=1 only lets this placeholder install; it still cannot be imported.)"
+        % escape_hatch(name)
+    )
+    return "\n".join(lines)
+
+
 def message(env: dict | None = None, directory: str | None = None) -> str:
     """The message for this machine. Never raises."""
     try:
@@ -940,6 +973,8 @@ def message(env: dict | None = None, directory: str | None = None) -> str:
             "could not be read (%s)." % exc
         )
     try:
+        if data.get("kind") == "retired":
+            return render_retired(data)  # nothing about this machine matters
         return render_message(data, detect(env))
     except Exception as exc:  # the refusal must always say something
         return (

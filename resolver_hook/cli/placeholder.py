@@ -22,12 +22,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     b = actions.add_parser(
         "build",
-        help="build the placeholder sdist of a manifest",
+        help="build the placeholder sdist of a manifest, or of a retired name",
         description="Render the placeholder project from a flavour "
         "manifest and build a reproducible sdist (SOURCE_DATE_EPOCH is "
-        "honoured).",
+        "honoured). With --retired-name OLD --replacement NEW (or a TOML file with a "
+        "[retired] table: name, replacement, homepage, import-name), build a placeholder "
+        "for a retired or renamed name: its install and import always fail, naming the "
+        "replacement and the exact pip and uv lines. No wheel is ever built: pip and uv "
+        "install a wheel without running its code, so a placeholder wheel would be silent.",
     )
-    b.add_argument("manifest", metavar="MANIFEST", help="a flavour manifest (TOML)")
+    b.add_argument(
+        "manifest",
+        metavar="MANIFEST",
+        nargs="?",
+        help="a flavour manifest, or a TOML file with a [retired] table",
+    )
+    b.add_argument(
+        "--retired-name",
+        metavar="OLD",
+        default=None,
+        help="build a placeholder for the retired name OLD (with --replacement)",
+    )
+    b.add_argument(
+        "--replacement",
+        metavar="NEW",
+        default=None,
+        help="the project that replaces the retired name",
+    )
+    b.add_argument(
+        "--homepage", metavar="URL", default=None, help="a retired name's homepage (optional)"
+    )
+    b.add_argument(
+        "--import-name",
+        metavar="NAME",
+        default=None,
+        help="the placeholder's import package (default: the name with '-' as '_'); needed "
+        "when that is not a Python identifier or shadows a standard-library module",
+    )
     b.add_argument(
         "-o",
         "--out",
@@ -40,11 +71,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         metavar="V",
         help="the placeholder's version (default: 0.0.0.dev0)",
-    )
-    b.add_argument(
-        "--wheel",
-        action="store_true",
-        help="also build the escape-hatch wheel (it raises on import)",
     )
     b.set_defaults(func=run_build)
 
@@ -61,15 +87,36 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder
+    from resolver_hook.errors import UsageError
+    from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder, build_retired
 
-    built = build_placeholder(
-        args.manifest, args.out, version=args.version or DEFAULT_VERSION, wheel=args.wheel
-    )
-    for path in (built.sdist, built.wheel):
-        if path is not None:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            sys.stdout.write(f"{path}  sha256={digest}\n")
+    version = args.version or DEFAULT_VERSION
+    retired = args.retired_name is not None or args.replacement is not None
+    if retired and args.manifest is not None:
+        raise UsageError("give a MANIFEST or --retired-name/--replacement, not both")
+    if retired:
+        if args.retired_name is None or args.replacement is None:
+            raise UsageError("--retired-name and --replacement go together")
+        built = build_retired(
+            args.retired_name,
+            args.replacement,
+            args.out,
+            version=version,
+            import_name=args.import_name,
+            homepage=args.homepage,
+        )
+    elif args.manifest is None:
+        raise UsageError(
+            "nothing to build", hint="give a MANIFEST, or --retired-name OLD --replacement NEW"
+        )
+    else:
+        if args.homepage is not None:
+            raise UsageError("--homepage is for a retired name; a manifest has its own")
+        built = build_placeholder(
+            args.manifest, args.out, version=version, import_name=args.import_name
+        )
+    digest = hashlib.sha256(built.sdist.read_bytes()).hexdigest()
+    sys.stdout.write(f"{built.sdist}  sha256={digest}\n")
     return 0
 
 
