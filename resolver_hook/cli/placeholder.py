@@ -76,13 +76,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     c = actions.add_parser(
         "check",
-        help="prove with pip and uv that a placeholder fails loudly",
-        description="Install the sdist offline in throwaway virtual "
-        "environments with pip and with uv and check that the install "
-        "fails with the message, and that with the escape hatch the "
-        "installed package fails on import with the message.",
+        help="find out with pip and uv whether an sdist or wheel fails loudly",
+        description="Install the sdist or wheel offline with pip and with uv, each in a "
+        "throwaway virtual environment (fresh caches, a scrubbed environment), import what "
+        "installed with the venv's own interpreter, and give one verdict per installer: "
+        "fails loudly at install / installs, fails at import / installs silently / "
+        "inconclusive. Exit 0 only when both installers fail loudly at install; steps that "
+        "cannot run print SKIP and never count as passing. Nothing from the artifact runs "
+        "in resolver-hook's own interpreter.",
     )
-    c.add_argument("dist", metavar="DIST", help="the placeholder sdist (.tar.gz)")
+    c.add_argument("dist", metavar="DIST", help="an sdist (.tar.gz) or a wheel (.whl)")
+    c.add_argument(
+        "--find-links",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="a folder of wheels the installers may use offline, e.g. build backends (repeatable)",
+    )
     c.set_defaults(func=run_check)
 
 
@@ -121,15 +131,36 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from resolver_hook.placeholder import CheckResult, check_placeholder
+    from resolver_hook.placeholder.check import (
+        CheckInterrupted,
+        CheckResult,
+        Verdict,
+        check_placeholder,
+    )
 
-    def show(result: CheckResult) -> None:
-        sys.stdout.write(f"{'PASS' if result.ok else 'FAIL'}  {result.name}\n")
-        if not result.ok and result.detail:
-            sys.stdout.write("".join(f"      {line}\n" for line in result.detail.splitlines()))
+    def show(item: CheckResult | Verdict) -> None:
+        if isinstance(item, Verdict):
+            sys.stdout.write(f"{item.installer}: {item.verdict}\n")
+            detail = item.detail
+        else:
+            sys.stdout.write(f"{item.status:<4}  {item.name}\n")
+            detail = item.detail if item.status != "PASS" else ""
+        sys.stdout.write("".join(f"      {line}\n" for line in detail.splitlines()))
         sys.stdout.flush()
 
-    results = check_placeholder(args.dist, progress=show)
-    failed = [r for r in results if not r.ok]
-    sys.stdout.write(f"{len(results) - len(failed)} passed, {len(failed)} failed\n")
-    return 1 if failed else 0
+    try:
+        report = check_placeholder(args.dist, find_links=args.find_links, progress=show)
+    except CheckInterrupted as exc:
+        sys.stderr.write("error: interrupted; the check's processes and folder are gone\n")
+        return 128 + exc.signum
+    counts = {s: sum(r.status == s for r in report.results) for s in ("PASS", "FAIL", "SKIP")}
+    verdicts = "; ".join(f"{v.installer}: {v.verdict}" for v in report.verdicts) or "none"
+    sys.stdout.write(
+        f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped; "
+        f"verdicts: {verdicts}\n"
+    )
+    if report.passed:
+        sys.stdout.write("check passed: it fails loudly at install under pip and uv\n")
+        return 0
+    sys.stdout.write("check failed: only 'fails loudly at install' under both pip and uv passes\n")
+    return 1
