@@ -1,0 +1,1 @@
+"""Hostile and foreign inputs, one module per command under attack."""
