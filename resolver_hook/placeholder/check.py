@@ -175,8 +175,12 @@ _RUNNING = _Processes()
 
 
 def _kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
+    """Signal the process group ``pgid`` (POSIX); on Windows, end the process itself."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        if hasattr(os, "killpg"):
+            os.killpg(pgid, sig)
+        else:  # pragma: no cover - Windows: no process groups to signal
+            os.kill(pgid, signal.SIGTERM)
 
 
 def _tail(handle: IO[bytes]) -> str:
@@ -633,8 +637,10 @@ def _installers(
     # pip: a venv without pip of its own, driven by this interpreter's pip through
     # ``pip --python`` (pip >= 22.3): the install and the build run with the venv's
     # interpreter, and no ensurepip run is needed.
-    if importlib.util.find_spec("pip") is None:
-        record("pip", "SKIP", "pip is not installed for this interpreter")
+    pip_version = _pip_version()
+    if pip_version is None or pip_version < (22, 3):
+        have = "not installed" if pip_version is None else "{}.{}".format(*pip_version)
+        record("pip", "SKIP", f"needs pip >= 22.3 (pip --python) for this interpreter: {have}")
     else:
         venv = tmp / "venv-pip"
         made = run([python, "-m", "venv", "--without-pip", str(venv)], env, work, None)
@@ -699,6 +705,18 @@ def _installers(
         )
     )
     return found
+
+
+def _pip_version() -> tuple[int, int] | None:
+    """This interpreter's pip version (major, minor), or None when pip is missing."""
+    from importlib import metadata
+
+    try:
+        release = Version(metadata.version("pip")).release
+    except (metadata.PackageNotFoundError, InvalidVersion):
+        return None
+    major, minor, *_ = (*release, 0, 0)
+    return major, minor
 
 
 def _tail_lines(text: str, count: int = 40) -> str:
