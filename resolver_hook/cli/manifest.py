@@ -92,10 +92,10 @@ def run_import(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    from resolver_hook._fs import write_atomic
     from resolver_hook.manifest.write import render_manifest
     from resolver_hook.portable.cuda import parse_target
     from resolver_hook.publish.indexpage import check_url, fetch_page, import_manifest, parse_links
-    from resolver_hook.tomlwrite import write_atomic
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():
