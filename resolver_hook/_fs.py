@@ -19,6 +19,8 @@ new one, never half of either:
 and its includes, a page for ``manifest import``): folders and devices are refused at
 open; FIFOs and ``<(...)`` pipes work, read with a size cap and a total deadline, so a
 FIFO nobody writes to is an error after a few seconds, never a hang.
+:func:`check_archive_input` does the same checks for wheels and sdists (``scan``,
+``lint``), which are read by seeking: a pipe there is refused with one error line.
 """
 
 from __future__ import annotations
@@ -39,7 +41,15 @@ from typing import Any
 from resolver_hook._proc import Interrupted
 from resolver_hook.errors import OperationalError, UsageError
 
-__all__ = ["INPUT_DEADLINE", "INPUT_LIMIT", "read_input", "read_text_input", "write_atomic"]
+__all__ = [
+    "INPUT_DEADLINE",
+    "INPUT_LIMIT",
+    "InputError",
+    "check_archive_input",
+    "read_input",
+    "read_text_input",
+    "write_atomic",
+]
 
 INPUT_LIMIT = 64 * 1024 * 1024
 """Bytes read at most from one input file or pipe (requirement files, manifests, profiles)."""
@@ -118,6 +128,16 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
 # --- reading ------------------------------------------------------------------------
 
 
+class InputError(UsageError):
+    """An input that cannot be read: ``problem`` in words; ``opening`` when open() failed
+    (no such file, permission), so a caller can word it as pip does."""
+
+    def __init__(self, shown: str, problem: str, *, opening: bool = False, hint: str | None = None):
+        super().__init__(f"{shown}: {problem}", hint=hint)
+        self.problem = problem
+        self.opening = opening
+
+
 def read_input(
     path: str | os.PathLike[str],
     *,
@@ -134,27 +154,25 @@ def read_input(
     """
     shown = f"{what}{os.fspath(path)}"
     if os.fspath(path) == "":
-        raise UsageError(f"{what}'': an empty path is not a file name")
+        raise InputError(f"{what}''", "an empty path is not a file name", opening=True)
     try:
         # O_NONBLOCK: opening a FIFO that has no writer returns at once instead of
         # waiting for one; the read below waits, with the deadline.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(shown, f"cannot read: {exc.strerror or exc}", opening=True) from None
     try:
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
-            raise UsageError(f"{shown}: is a folder, not a file")
+            raise InputError(shown, "is a folder, not a file")
         if stat.S_ISREG(info.st_mode):
             if info.st_size > limit:
-                raise UsageError(f"{shown}: larger than {limit} bytes")
+                raise InputError(shown, f"larger than {limit} bytes")
             return _read_file(fd, shown, limit)
         if stat.S_ISFIFO(info.st_mode):
             return _read_pipe(fd, shown, limit, deadline)
-        kind = (
-            "a device" if stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode) else "not a file"
-        )
-        raise UsageError(f"{shown}: is {kind}, not a file")
+        device = stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+        raise InputError(shown, f"is {'a device' if device else 'a socket'}, not a file")
     finally:
         os.close(fd)
 
@@ -167,10 +185,10 @@ def _read_file(fd: int, shown: str, limit: int) -> bytes:
         while chunk := os.read(fd, 1 << 20):
             size += len(chunk)
             if size > limit:  # it grew while we read it
-                raise UsageError(f"{shown}: larger than {limit} bytes")
+                raise InputError(shown, f"larger than {limit} bytes")
             chunks.append(chunk)
     except OSError as exc:
-        raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+        raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
     return b"".join(chunks)
 
 
@@ -181,8 +199,9 @@ def _read_pipe(fd: int, shown: str, limit: int, deadline: float) -> bytes:
     while True:
         left = end - time.monotonic()
         if left <= 0:
-            raise UsageError(
-                f"{shown}: a pipe that did not finish within {deadline:g} s",
+            raise InputError(
+                shown,
+                f"a pipe that did not finish within {deadline:g} s",
                 hint="is anything writing to it?",
             )
         ready, _, _ = select.select([fd], [], [], left)
@@ -193,13 +212,38 @@ def _read_pipe(fd: int, shown: str, limit: int, deadline: float) -> bytes:
         except BlockingIOError:
             continue
         except OSError as exc:
-            raise UsageError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+            raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
         if size > limit:
-            raise UsageError(f"{shown}: more than {limit} bytes")
+            raise InputError(shown, f"more than {limit} bytes")
         chunks.append(chunk)
+
+
+def check_archive_input(path: str | os.PathLike[str], *, what: str = "") -> None:
+    """Refuse what a reader of archives (wheels, sdists: read by seeking) cannot read.
+
+    Folders, devices and pipes are an :class:`InputError` naming the path; a path that
+    does not exist is left to the reader, which says so in its own words.
+    """
+    shown = f"{what}{os.fspath(path)}"
+    try:
+        info = os.stat(path)  # never blocks, not even on a FIFO
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(shown, "is a folder, not a file")
+    if stat.S_ISFIFO(info.st_mode):
+        raise InputError(
+            shown,
+            "is a pipe: wheels and sdists are read by seeking in them",
+            hint="save it to a file first",
+        )
+    device = stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+    raise InputError(shown, f"is {'a device' if device else 'a socket'}, not a file")
 
 
 def read_text_input(
@@ -214,4 +258,4 @@ def read_text_input(
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise UsageError(f"{what}{os.fspath(path)}: not UTF-8 text") from None
+        raise InputError(f"{what}{os.fspath(path)}", "not UTF-8 text") from None
