@@ -379,10 +379,9 @@ def parse_target(spec: str) -> HostProfile:
 
 def load_profile(path: str) -> HostProfile:
     """Read a profile saved by ``detect --json``; UsageError naming the file and key."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--profile {path}: cannot read: {exc.strerror or exc}") from None
+    from resolver_hook._fs import read_text_input
+
+    text = read_text_input(path, what="--profile ")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -143,9 +143,13 @@ def build_from_data(data: dict[str, Any], out_dir: str | Path) -> BuiltPlacehold
         ) from None
     # The sdist is made in a staging folder inside ``out`` and renamed into place, so
     # an interrupted build never leaves half an sdist where installers look.
+    try:
+        staging_dir = tempfile.TemporaryDirectory(prefix=".staging-", dir=out)
+    except OSError as exc:  # a folder that exists but cannot be written to
+        raise OperationalError(f"{out}: cannot write in it: {exc.strerror or exc}") from None
     with (
         tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp,
-        tempfile.TemporaryDirectory(prefix=".staging-", dir=out) as staging,
+        staging_dir as staging,
     ):
         tree = render_project(data, Path(tmp) / "project")
         sdist = _publish(_hatchling_sdist(tree, Path(staging)), out)

@@ -67,18 +67,10 @@ def runtime() -> ModuleType:
 
 
 def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string that reads back exactly."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    """``text`` as a TOML basic string that reads back exactly (written by tomli-w)."""
+    import tomli_w
+
+    return tomli_w.dumps({"x": text})[len("x = ") : -1]
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|&~-])")

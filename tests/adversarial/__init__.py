@@ -1,1 +1,1 @@
-"""Hostile and foreign inputs, one module per command under attack."""
+"""Hostile and careless input, laid out by surface: each file is one threat model."""
