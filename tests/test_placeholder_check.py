@@ -297,7 +297,7 @@ def test_check_reports_an_install_that_succeeds(links: Path) -> None:
     calls: list[list[str]] = []
 
     def run(
-        argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None
+        argv: Sequence[str], env: dict[str, str], cwd: Path
     ) -> subprocess.CompletedProcess[str]:
         calls.append(list(argv))
         out = "tilert==0.0.0.dev0" if "compile" in argv else ""
@@ -374,7 +374,7 @@ def _repack(
 
 
 def _no_process(
-    argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None
+    argv: Sequence[str], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(list(argv), 1, "", "not run")
 
@@ -440,7 +440,7 @@ def test_a_command_that_hangs_or_cannot_start_is_a_failed_process(
     )
     missing = check_module.run_subprocess([str(tmp_path / "nope")], {}, tmp_path)
     assert missing.returncode == 127
-    assert missing.stderr.startswith(f"{tmp_path / 'nope'}: cannot run: ")
+    assert missing.stderr == f"{tmp_path / 'nope'}: cannot run: not found"
 
 
 # --- a retired name -------------------------------------------------------------------------

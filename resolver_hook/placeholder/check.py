@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import Any
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -59,6 +59,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
 from resolver_hook.placeholder.render import runtime
 
@@ -80,10 +81,8 @@ __all__ = [
     "shows_message",
 ]
 
-# (argv, env, cwd, stdin text) -> completed process with text stdout/stderr.
-Runner = Callable[
-    [Sequence[str], dict[str, str], Path, str | None], "subprocess.CompletedProcess[str]"
-]
+# (argv, env, cwd) -> completed process with text stdout/stderr.
+Runner = Callable[[Sequence[str], dict[str, str], Path], "subprocess.CompletedProcess[str]"]
 
 FAILS_LOUDLY = "fails loudly at install"
 FAILS_AT_IMPORT = "installs, fails at import"
@@ -92,7 +91,7 @@ INCONCLUSIVE = "inconclusive"
 NO_MESSAGE = "fails at install without its message"
 
 TIMEOUT = 600
-MAX_OUTPUT = 1 << 20  # bytes of stdout and of stderr kept per command (the tail)
+MAX_OUTPUT = 4 << 20  # bytes of stdout and of stderr per command; past it, it is stopped
 MAX_SDIST_MEMBERS = 10_000
 MAX_SDIST_BYTES = 64 << 20
 MAX_DATA_FILE = 4 << 20
@@ -157,99 +156,37 @@ class CheckReport:
 # --- processes ----------------------------------------------------------------------------
 
 
-class _Processes:
-    """The process groups of the commands now running, so that a signal can end them."""
-
-    def __init__(self) -> None:
-        self.groups: set[int] = set()
-        self.lock = threading.Lock()
-
-    def kill_all(self, sig: int) -> None:
-        with self.lock:
-            groups = list(self.groups)
-        for pgid in groups:
-            _kill_group(pgid, sig)
-
-
-_RUNNING = _Processes()
-
-
-def _kill_group(pgid: int, sig: int) -> None:
-    """Signal the process group ``pgid`` (POSIX); on Windows, end the process itself."""
-    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-        if hasattr(os, "killpg"):
-            os.killpg(pgid, sig)
-        else:  # pragma: no cover - Windows: no process groups to signal
-            os.kill(pgid, signal.SIGTERM)
-
-
-def _tail(handle: IO[bytes]) -> str:
-    size = handle.seek(0, os.SEEK_END)
-    handle.seek(max(size - MAX_OUTPUT, 0))
-    return handle.read().decode("utf-8", "replace")
-
-
 def run_subprocess(
-    argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None = None
+    argv: Sequence[str], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` in a process group of its own; kill the whole group when it ends.
+    """Run ``argv`` through the one runner (:func:`resolver_hook._proc.capture`): its own
+    process group, killed whole when it ends (a build backend's children with it), one
+    deadline (``TIMEOUT``), output capped at ``MAX_OUTPUT`` bytes per stream.
 
-    Output goes to anonymous temporary files (a chatty build cannot fill memory) and
-    the last ``MAX_OUTPUT`` bytes of each come back. A command that cannot start or runs
-    past ``TIMEOUT`` seconds is reported as a failed process (exit 127 / 124, the reason
-    on stderr), not raised, so it becomes a failed step. Build processes that a command
-    leaves behind in its group are killed with it.
+    A command that cannot start or runs past the deadline is reported as a failed
+    process (exit 127 / 124, the reason on stderr), not raised, so it becomes a failed
+    step or verdict.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc: subprocess.Popen[bytes] | None = None
-        try:
-            try:
-                proc = subprocess.Popen(
-                    list(argv),
-                    env=env,
-                    cwd=cwd,
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=err,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                return subprocess.CompletedProcess(
-                    list(argv), 127, "", f"{argv[0]}: cannot run: {exc.strerror or exc}"
-                )
-            with _RUNNING.lock:
-                _RUNNING.groups.add(proc.pid)
-            if stdin is not None and proc.stdin is not None:
-                with contextlib.suppress(BrokenPipeError):
-                    proc.stdin.write(stdin.encode())
-                proc.stdin.close()
-            try:
-                code = proc.wait(timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                return subprocess.CompletedProcess(
-                    list(argv),
-                    124,
-                    _tail(out),
-                    f"{argv[0]}: no answer after {TIMEOUT:g} seconds; stopped",
-                )
-        finally:
-            if proc is not None:
-                # Whatever it started and left running (a build backend's children).
-                _kill_group(proc.pid, signal.SIGKILL)
-                proc.wait()
-                with _RUNNING.lock:
-                    _RUNNING.groups.discard(proc.pid)
-        return subprocess.CompletedProcess(list(argv), code, _tail(out), _tail(err))
+    result = capture(argv, timeout=TIMEOUT, env=env, cwd=str(cwd), limit=MAX_OUTPUT)
+    if result.timed_out:
+        reason = f"{argv[0]}: no answer after {TIMEOUT:g} seconds; stopped"
+        return subprocess.CompletedProcess(list(argv), 124, result.stdout, reason)
+    if result.returncode is None:
+        reason = f"{argv[0]}: cannot run: {result.error or 'unknown error'}"
+        return subprocess.CompletedProcess(list(argv), 127, "", reason)
+    stderr = result.stderr
+    if result.truncated:
+        stderr += f"\n{argv[0]}: printed more than {MAX_OUTPUT} bytes; stopped"
+    return subprocess.CompletedProcess(list(argv), result.returncode, result.stdout, stderr)
 
 
 @contextlib.contextmanager
 def _interruptible() -> Iterator[None]:
-    """While a check runs, SIGINT and SIGTERM send SIGTERM to every running command's
-    process group and raise :class:`CheckInterrupted`; the runner then kills what is
-    left of the group and waits for it, and only then does the caller's ``with`` remove
-    the folder, so nothing recreates files during the cleanup. Later signals are
-    ignored until the cleanup is done. Only in the main thread (signals are delivered
-    there); elsewhere nothing changes."""
+    """While a check runs, SIGINT and SIGTERM raise :class:`CheckInterrupted` in the main
+    thread. The runner then kills the running command's whole process group and waits
+    for it, and only after that does the caller's ``with`` remove the folder, so nothing
+    recreates files during the cleanup. Later signals are ignored until the cleanup is
+    done. Only in the main thread (signals are delivered there)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -259,16 +196,14 @@ def _interruptible() -> Iterator[None]:
         if seen:
             return  # already on the way out
         seen.append(signum)
-        _RUNNING.kill_all(signal.SIGTERM)
         raise CheckInterrupted(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        _RUNNING.kill_all(signal.SIGKILL)
         for sig, old in previous.items():
-            signal.signal(sig, old)
+            signal.signal(sig, old or signal.SIG_DFL)
 
 
 def find_uv() -> str | None:
@@ -620,7 +555,7 @@ def _static_checks(ctx: _Ctx, art: _Artifact) -> None:
         record("twine check --strict", "SKIP", "twine is not installed: pip install twine")
         return
     # twine reads the artifact as data; it runs from this interpreter's site-packages.
-    twine = run([python, "-m", "twine", "check", "--strict", str(art.path)], env, tmp, None)
+    twine = run([python, "-m", "twine", "check", "--strict", str(art.path)], env, tmp)
     record(
         "twine check --strict",
         "PASS" if twine.returncode == 0 else "FAIL",
@@ -643,7 +578,7 @@ def _installers(
         record("pip", "SKIP", f"needs pip >= 22.3 (pip --python) for this interpreter: {have}")
     else:
         venv = tmp / "venv-pip"
-        made = run([python, "-m", "venv", "--without-pip", str(venv)], env, work, None)
+        made = run([python, "-m", "venv", "--without-pip", str(venv)], env, work)
         vpy = str(_venv_python(venv))
         if record("python -m venv", "PASS" if made.returncode == 0 else "FAIL", made.stderr):
             found.append(
@@ -674,20 +609,20 @@ def _installers(
         [uv, "venv", str(venv), "--python", python, "--cache-dir", cache, "--quiet", "--no-config"],
         env,
         work,
-        None,
     )
     vpy = str(_venv_python(venv))
     if not record("uv venv", "PASS" if made.returncode == 0 else "FAIL", made.stderr):
         return found
     if art.kind == "sdist":
+        wanted = tmp / "requirements.in"  # beside the work folder, never importable
+        wanted.write_text(requirement + "\n", encoding="utf-8")
         compiled = run(
             [
-                *(uv, "pip", "compile", "-", "--no-index", *link_args, "--cache-dir", cache),
-                *("--python", vpy, "--no-header", "--quiet", "--no-config"),
+                *(uv, "pip", "compile", str(wanted), "--no-index", *link_args),
+                *("--cache-dir", cache, "--python", vpy, "--no-header", "--quiet", "--no-config"),
             ],
             env,
             work,
-            requirement + "\n",
         )
         record(
             "uv resolves it without building (static metadata)",
@@ -726,7 +661,7 @@ def _tail_lines(text: str, count: int = 40) -> str:
 def _verdict(ctx: _Ctx, art: _Artifact, installer: _Installer, expected: str | None) -> Verdict:
     run, env, tmp = ctx.run, ctx.env, ctx.work
     tool = installer.tool
-    done = run(installer.install, env, tmp, None)
+    done = run(installer.install, env, tmp)
     output = done.stdout + done.stderr
     if done.returncode != 0:
         if _not_tried(output, art.name):
@@ -742,7 +677,7 @@ def _verdict(ctx: _Ctx, art: _Artifact, installer: _Installer, expected: str | N
         if shows_message(expected, output) and "Traceback" not in output:
             return Verdict(installer=tool, verdict=FAILS_LOUDLY, detail="")
         return Verdict(installer=tool, verdict=NO_MESSAGE, detail=_tail_lines(output))
-    names = run([installer.python, "-I", "-c", _TOP_LEVEL, art.name], env, tmp, None)
+    names = run([installer.python, "-I", "-c", _TOP_LEVEL, art.name], env, tmp)
     if names.returncode != 0:
         return Verdict(
             installer=tool,
@@ -752,7 +687,7 @@ def _verdict(ctx: _Ctx, art: _Artifact, installer: _Installer, expected: str | N
     modules = [m for m in names.stdout.split() if m.isidentifier()]
     failures = []
     for module in modules:
-        imported = run([installer.python, "-I", "-c", f"import {module}"], env, tmp, None)
+        imported = run([installer.python, "-I", "-c", f"import {module}"], env, tmp)
         if imported.returncode != 0:
             failures.append(f"import {module}: " + _tail_lines(imported.stderr, 5))
     if failures:
@@ -773,7 +708,7 @@ def _escape_hatch_checks(
         return
     tool = installer.tool
     hatch = runtime().escape_hatch(art.name)
-    done = run(installer.install, dict(env, **{hatch: "1"}), tmp, None)
+    done = run(installer.install, dict(env, **{hatch: "1"}), tmp)
     if not record(
         f"{tool} install with {hatch}=1 succeeds",
         "PASS" if done.returncode == 0 else "FAIL",
@@ -798,7 +733,7 @@ def _escape_hatch_checks(
             "",
         ),
     ):
-        proc = run(argv, env, tmp, None)
+        proc = run(argv, env, tmp)
         output = proc.stdout + proc.stderr
         ok = (
             proc.returncode != 0
