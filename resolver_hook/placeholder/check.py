@@ -368,7 +368,7 @@ def _placeholder_data(root: Path, name: str) -> tuple[dict[str, Any] | None, Pat
             continue
         try:
             data = json.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):  # hostile JSON: not ours, then
             continue
         if isinstance(data, dict) and data.get("name") == str(canonicalize_name(name)):
             return data, candidate.parent

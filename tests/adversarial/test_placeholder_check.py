@@ -354,3 +354,16 @@ def test_a_signal_leaves_no_folder_and_no_process(tmp_path: Path, signum: int) -
     assert list(temp.iterdir()) == []
     assert not _alive(build)
     assert not _alive(grandchild)
+
+
+def test_hostile_placeholder_data_is_not_trusted(tmp_path: Path) -> None:
+    # Deeply nested JSON where a resolver-hook placeholder keeps its data: read as data,
+    # it is simply not a resolver-hook placeholder; no traceback.
+    sdist = make_sdist(
+        tmp_path,
+        "deep",
+        "0.0.1",
+        {"__init__.py": "", "_placeholder_data.json": "[" * 100_000 + "]" * 100_000},
+    )
+    report = check_placeholder(sdist)
+    assert _verdicts(report) == [("pip", INSTALLS_SILENTLY), ("uv", INSTALLS_SILENTLY)]
