@@ -503,3 +503,19 @@ def test_check_passes_a_retired_name(retired_links: Path) -> None:
     ]
     assert [r for r in report.results if not r.ok] == []
     assert report.passed
+
+
+def test_a_missing_uv_is_a_skip_and_the_check_fails(
+    links: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.placeholder import check as check_module
+
+    monkeypatch.setattr(check_module, "find_uv", lambda: None)
+    assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 1
+    out = capsys.readouterr().out
+    assert "SKIP  uv\n      uv not found: pip install uv\n" in out
+    assert "pip: fails loudly at install\n" in out
+    assert out.endswith(
+        "verdicts: pip: fails loudly at install\n"
+        "check failed: only 'fails loudly at install' under both pip and uv passes\n"
+    )

@@ -367,3 +367,10 @@ def test_hostile_placeholder_data_is_not_trusted(tmp_path: Path) -> None:
     )
     report = check_placeholder(sdist)
     assert _verdicts(report) == [("pip", INSTALLS_SILENTLY), ("uv", INSTALLS_SILENTLY)]
+
+
+def test_find_links_must_be_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sdist = make_sdist(tmp_path, "x", "1.0", {"__init__.py": ""})
+    missing = tmp_path / "no such folder"
+    assert main(["placeholder", "check", str(sdist), "--find-links", str(missing)]) == 2
+    assert capsys.readouterr().err == f"error: --find-links {missing}: not a folder\n"
