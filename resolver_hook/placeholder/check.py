@@ -99,8 +99,8 @@ MAX_DATA_FILE = 4 << 20
 # name-normalization/): letters, digits, and -_. between them.
 _PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 # Variables a scrubbed environment keeps: the command search path, the locale, and
-# what a placeholder's own detection reads (docs/facts.md section 4: the message names
-# this machine, and the tests fake the GPU through the override variables).
+# what a placeholder's own detection reads (its message names this machine; the
+# override variables let a check describe another machine, and the tests fake GPUs).
 _KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "SYSTEMROOT", "CUDA_VISIBLE_DEVICES")
 _KEEP_PREFIX = ("RESOLVER_HOOK_OVERRIDE_",)
 
