@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
+from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError, UsageError
 
 __all__ = [
@@ -140,27 +140,10 @@ def this_environment(path: Sequence[str] | None = None) -> Environment:
     )
 
 
-# (argv, timeout) -> (returncode, stdout, stderr); raises OSError, TimeoutExpired.
-PythonRunner = Callable[[Sequence[str], float], tuple[int, str, str]]
-
-
-def _run(argv: Sequence[str], timeout: float) -> tuple[int, str, str]:
-    proc = subprocess.run(
-        list(argv),
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=timeout,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 def environment_of(
     python: str,
     *,
-    run: PythonRunner = _run,
+    run: Runner = capture,
     timeout: float = PYTHON_TIMEOUT,
     where: str | None = None,
 ) -> Environment:
@@ -179,16 +162,19 @@ def environment_of(
     if not os.access(python, os.X_OK):
         raise UsageError(f"{where}: not executable")
     # -E: ignore PYTHONPATH and friends, which would add directories pip never installs to.
-    try:
-        code, out, err = run([python, "-E", "-c", _SCRIPT], timeout)
-    except subprocess.TimeoutExpired:
-        raise OperationalError(f"{where}: no answer after {timeout:g} s") from None
-    except OSError as exc:
-        raise OperationalError(f"{where}: cannot run it: {exc.strerror or exc}") from None
-    if code != 0:
-        last = (err.strip().splitlines() or [f"exit code {code}"])[-1]
+    # The runner kills the interpreter's whole process group on timeout: a wrapper that
+    # starts `sleep 1000` leaves nothing behind.
+    done = run([python, "-E", "-c", _SCRIPT], timeout=timeout)
+    if done.timed_out:
+        raise OperationalError(f"{where}: no answer after {timeout:g} s")
+    if done.error is not None:
+        raise OperationalError(f"{where}: {done.error}")
+    if done.truncated:
+        raise OperationalError(f"{where}: {done.reason()}")
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
         raise OperationalError(f"{where}: listing its packages failed: {last}")
-    return parse_environment(out, where=where)
+    return parse_environment(done.stdout, where=where)
 
 
 def parse_environment(text: str, *, where: str) -> Environment:

@@ -27,7 +27,6 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
@@ -454,20 +453,28 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
 
 def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
     """``read(path)``, with pip's words when the file cannot be opened."""
+    from resolver_hook._fs import InputError
+
     try:
         return read(path)
-    except OSError as exc:
+    except (OSError, InputError) as exc:
+        if isinstance(exc, InputError) and not exc.opening:
+            raise  # a folder, a device, a pipe nobody writes to: said as it is
         kind = "constraint" if constraint else "requirements"
-        raise UsageError(
-            f"{where}could not open {kind} file {path}: {exc.strerror or exc}"
-        ) from None
+        reason = (
+            exc.problem.removeprefix("cannot read: ")
+            if isinstance(exc, InputError)
+            else (exc.strerror or exc)
+        )
+        raise UsageError(f"{where}could not open {kind} file {path}: {reason}") from None
 
 
 def _read_text(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text") from None
+    # The one input opener: folders and devices refused, pipes read with a cap and a
+    # deadline (a FIFO with no writer is an error, not a hang).
+    from resolver_hook._fs import read_text_input
+
+    return read_text_input(path)
 
 
 def read_requirements(

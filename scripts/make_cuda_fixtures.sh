@@ -52,9 +52,18 @@ gcc -shared -fPIC -Wl,-soname,libc10.so -o "$work/libc10.so" "$work/cpu.c"
 gcc -shared -fPIC -o "$work/libtorchext.so" "$work/cpu.c" \
     -Wl,--no-as-needed -L"$work" -ltorch -lc10
 
-for f in libkernels.so libptx.so libcpu.so libtorchext.so; do
+# 5. SASS sm_90 plus uncompressed PTX compute_120 with a shared runtime
+#    (libcudart.so.13), its PTX ISA then rewritten from 9.0 to 9.1 (CUDA 13.1's) in
+#    the fatbin entry header and the `.version` line: nvcc 13.0 emits ISA 9.0 only.
+"$NVCC" -shared -Xcompiler -fPIC -no-compress \
+    -gencode arch=compute_90,code=sm_90 \
+    -gencode arch=compute_120,code=compute_120 \
+    -cudart shared -o "$work/libnewptx.so" "$work/k.cu"
+
+for f in libkernels.so libptx.so libcpu.so libtorchext.so libnewptx.so; do
     strip "$work/$f"
     cp "$work/$f" "$out/$f"
 done
+PYTHONPATH="$here" python3 "$here/scripts/patch_ptx_isa.py" "$out/libnewptx.so" 9.0 9.1
 ls -l "$out"
 du -cb "$out"/*.so | tail -1

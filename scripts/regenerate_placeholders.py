@@ -45,11 +45,15 @@ def main(argv: list[str] | None = None) -> int:
         digest = hashlib.sha256(built.sdist.read_bytes()).hexdigest()
         verdict = "not checked"
         if not args.no_check:
-            bad = [r for r in check_placeholder(built.sdist) if not r.ok]
-            verdict = "check passed" if not bad else f"check FAILED ({len(bad)})"
+            report = check_placeholder(built.sdist)
+            bad = [r for r in report.results if r.status != "PASS"]
+            verdict = "check passed" if report.passed else "check FAILED"
             for r in bad:
-                sys.stderr.write(f"FAIL  {built.name}: {r.name}\n{r.detail}\n")
-            failures += bool(bad)
+                sys.stderr.write(f"{r.status}  {built.name}: {r.name}\n{r.detail}\n")
+            for v in report.verdicts:
+                if not report.passed:
+                    sys.stderr.write(f"{built.name}: {v.installer}: {v.verdict}\n{v.detail}\n")
+            failures += not report.passed
         sys.stdout.write(f"{built.name}  {built.version}  {digest}  {verdict}\n")
         sys.stdout.flush()
     return 1 if failures else 0

@@ -203,7 +203,7 @@ def test_lock_unwritable_output_is_one_error(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, "lock", "torch", "-o", output, "--target", SM100)
-    assert code == 1  # tomlwrite.write_atomic: an OperationalError, as for scan and import
+    assert code == 1  # _fs.write_atomic: an OperationalError, as for scan and import
     assert err.startswith(f"error: {output}: cannot write: ")
     assert err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []

@@ -12,14 +12,16 @@ from typing import Any
 
 import pytest
 
+from resolver_hook._proc import Result
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest import parse_manifest
 from resolver_hook.resolve import resolve
+from tests.fakeproc import missing
 
 
-def _no_program(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    raise FileNotFoundError(argv[0])
+def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+    return missing(argv)
 
 
 def _no_pynvml() -> Any:

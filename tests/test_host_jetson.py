@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from resolver_hook._proc import Result
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.host.detect import detect_host, parse_target
@@ -20,6 +21,7 @@ from resolver_hook.host.probes import probe_jetson
 from resolver_hook.manifest import builtin_manifests, parse_manifest
 from resolver_hook.resolve import resolve
 from tests.fake_nvml import FakeNVML
+from tests.fakeproc import missing
 
 ORIN_RELEASE = (
     "# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, "
@@ -63,8 +65,8 @@ def test_probe_jetson_reads_fake_trees(
     assert probe.detail == detail
 
 
-def _no_program(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    raise FileNotFoundError(argv[0])
+def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+    return missing(argv)
 
 
 def detect_orin(tmp_path: Path) -> Any:

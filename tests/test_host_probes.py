@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from resolver_hook._proc import Result, Runner
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.probes import filter_visible, probe_procfs, run_subprocess
 from tests.fake_nvml import (
@@ -19,10 +19,11 @@ from tests.fake_nvml import (
     NVMLError_DriverNotLoaded,
     NVMLError_LibraryNotFound,
 )
+from tests.fakeproc import done, missing, timed_out
 
 
-def no_programs(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    raise FileNotFoundError(argv[0])
+def no_programs(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+    return missing(argv)
 
 
 def detect(
@@ -147,8 +148,8 @@ SMI_OK = (
 SMI_HEADER = "| NVIDIA-SMI 580.95.05   Driver Version: 580.95.05   CUDA Version: 13.0     |\n"
 
 
-def fake_smi(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    return (0, SMI_OK) if len(argv) > 1 else (0, SMI_HEADER)
+def fake_smi(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+    return done(argv, 0, SMI_OK if len(argv) > 1 else SMI_HEADER)
 
 
 def test_nvidia_smi_fallback_skips_na_rows(tmp_path: Path) -> None:
@@ -158,17 +159,17 @@ def test_nvidia_smi_fallback_skips_na_rows(tmp_path: Path) -> None:
     assert any("Tegra NPU) skipped: compute capability [N/A]" in n for n in p.notes)
 
 
-def real_smi(tmp_path: Path, script: str) -> Callable[[Sequence[str], float], tuple[int, str]]:
+def real_smi(tmp_path: Path, script: str) -> Runner:
     """A runner whose nvidia-smi is a real shell script; other programs are missing."""
     smi = tmp_path / "bin/nvidia-smi"
     smi.parent.mkdir()
     smi.write_text(f"#!/bin/sh\n{script}\n")
     smi.chmod(0o755)
 
-    def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
+    def run(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
         if argv[0] != "nvidia-smi":
-            raise FileNotFoundError(argv[0])
-        return run_subprocess([str(smi), *argv[1:]], timeout)
+            return missing(argv)
+        return run_subprocess([str(smi), *argv[1:]], timeout=timeout)
 
     return run
 
@@ -187,8 +188,12 @@ def test_nvidia_smi_that_hangs(tmp_path: Path) -> None:
 
 
 def test_nvidia_smi_failure_is_a_reason(tmp_path: Path) -> None:
-    def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-        return 9, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n"
+    def run(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+        return done(
+            argv,
+            9,
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
+        )
 
     p = detect(FakeNVML(init_error=NVMLError_LibraryNotFound()), tmp_path, run=run)
     assert "nvidia-smi failed: NVIDIA-SMI has failed" in p.nvidia_reason
@@ -224,8 +229,8 @@ def test_probes_never_raise_on_garbage(tmp_path: Path) -> None:
         def nvmlDeviceGetCount(self) -> int:
             raise RuntimeError("garbage")
 
-    def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-        raise subprocess.TimeoutExpired(argv, timeout)
+    def run(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+        return timed_out(argv, timeout)
 
     p = detect(Broken([GB10]), tmp_path, run=run)
     assert "NVML query failed: garbage" in p.nvidia_reason

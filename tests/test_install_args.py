@@ -6,16 +6,23 @@ decides what the hook plans for and what it hands back to them.
 
 from __future__ import annotations
 
-import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from resolver_hook import install
+from resolver_hook._proc import Result
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
-from resolver_hook.install import Installer, find_installer, parse_install_args, run_installer
+from resolver_hook.install import (
+    Installer,
+    find_installer,
+    parse_install_args,
+    run_installer,
+    session,
+)
 from resolver_hook.resolve import resolve
+from tests.fakeproc import done, timed_out
 
 
 def test_options_of_ours_go_before_a_double_dash() -> None:
@@ -102,18 +109,18 @@ def test_optional_package_whose_import_hangs_fails_its_check(
         "#!/bin/sh\ncase \"$2\" in *distributions*) echo '{}' ;; *) exec sleep 30 ;; esac\n"
     )
     python.chmod(0o755)
-    monkeypatch.setattr(install, "IMPORT_TIMEOUT", 0.5)
+    monkeypatch.setattr(session, "IMPORT_TIMEOUT", 0.5)
     installer = Installer(tool="pip", command=("true",), python=str(python))
     plan = resolve(["demo"], {}, HostProfile(os="linux", arch="x86_64", python="3.12"))
-    outcome = install.optional_install(
+    outcome = session.optional_install(
         installer, parse_install_args("pip", []), plan, "demo", folder=tmp_path, env={}, out=print
     )
     assert (outcome.ok, outcome.reason) == (False, "the import did not finish in 0.5 s")
 
 
 def test_uv_python_find_that_hangs() -> None:
-    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        raise subprocess.TimeoutExpired(argv, 60)
+    def run(argv: Sequence[str], **kwargs: object) -> Result:
+        return timed_out(argv, 60)
 
     with pytest.raises(OperationalError, match="uv python find did not answer in 60 s"):
         find_installer("uv", parse_install_args("uv", []), env={}, run=run)
@@ -156,9 +163,9 @@ def test_uv_system_skips_the_active_venv(tmp_path: Path) -> None:
     (venv / "bin/python").write_text("")
     calls: list[list[str]] = []
 
-    def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-        calls.append(argv)
-        return subprocess.CompletedProcess(argv, 0, "/usr/bin/python3.12\n", "")
+    def run(argv: Sequence[str], **kwargs: object) -> Result:
+        calls.append(list(argv))
+        return done(argv, 0, "/usr/bin/python3.12\n")
 
     env = {"VIRTUAL_ENV": str(venv), "PATH": ""}
     found = find_installer("uv", parse_install_args("uv", ["--system", "numpy"]), env, run=run)
@@ -184,4 +191,4 @@ def test_require_hashes_from_the_environment(
 
     parsed = parse_install_args(tool, ["demo"])
     reqs = read_requirements([], ["demo"])
-    assert install.needs_rewrite(parsed, reqs, {variable: value}) is expected
+    assert session.needs_rewrite(parsed, reqs, {variable: value}) is expected

@@ -252,6 +252,115 @@ def test_placeholder_beside_real_wheels_is_not_a_build(tmp_path: Path) -> None:
     ]
 
 
+def test_a_placeholder_wheel_installs_silently_even_when_its_import_raises(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/facts.md section 4: pip and uv prefer a wheel and install it without running
+    # its code; nvidia-npp-cu13 0.0.0a0 is such a zero-version wheel.
+    path = binary_wheel(
+        tmp_path,
+        "nvidia_npp_cu13-0.0.0a0-py3-none-any.whl",
+        {"nvidia_npp_cu13/__init__.py": b"raise ImportError('use nvidia-npp')\n"},
+    )
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"warning: {path}: placeholder wheel installs silently: pip and uv prefer a wheel to "
+        "the sdist and install it without running any code, so the message comes only at "
+        "import (looks like a placeholder: version 0.0.0a0, the package is only "
+        "nvidia_npp_cu13/__init__.py; "
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "summary", "members", "flagged"),
+    [
+        pytest.param("0.0.1", "", {"x/__init__.py": b""}, True, id="0.0.1-empty-init"),
+        pytest.param("1.0", "Reserved name", {}, True, id="reserved-no-code"),
+        pytest.param("2.0", "A stub for x", {"x/__init__.py": b'"doc"\n'}, True, id="stub"),
+        pytest.param("1.0", "A placeholder engine", {"x/__init__.py": b"a = 1\n",
+                     "x/core.py": b"b = 2\n"}, False, id="words-with-code"),
+        pytest.param("0.0.1", "", {"x/__init__.py": b"a = 1\n", "x/core.py": b"b = 2\n"},
+                     False, id="zero-version-with-code"),
+        pytest.param("1.0", "", {"x/__init__.py": b""}, False, id="trivial-code-alone"),
+        pytest.param("0.0.1", "", {"x/__init__.py": b"x = 1\n" * 20}, False, id="long-init"),
+        pytest.param("0.1.0", "", {"x/__init__.py": b""}, False, id="0.1.0-is-not-zero"),
+    ],
+)  # fmt: skip
+def test_placeholder_needs_trivial_code_and_a_version_or_words(
+    tmp_path: Path, version: str, summary: str, members: dict[str, bytes], flagged: bool
+) -> None:
+    path = binary_wheel(tmp_path, f"x-{version}-py3-none-any.whl", members)
+    if summary:  # binary_wheel writes no Summary: add one to METADATA
+        import zipfile
+
+        rewritten = tmp_path / "r" / path.name
+        rewritten.parent.mkdir()
+        with zipfile.ZipFile(path) as old, zipfile.ZipFile(rewritten, "w") as new:
+            for info in old.infolist():
+                data = old.read(info)
+                if info.filename.endswith("/METADATA"):
+                    data += f"Summary: {summary}\n".encode()
+                new.writestr(info, data)
+        path = rewritten
+    assert (codes(path) == ["silent-placeholder"]) is flagged
+
+
+def test_this_projects_own_pyproject_lints_clean(capsys: pytest.CaptureFixture[str]) -> None:
+    # Its description says "placeholder"; words alone never decide.
+    assert "placeholder" in (REPO / "pyproject.toml").read_text().lower()
+    assert main(["lint", str(REPO / "pyproject.toml")]) == 0, capsys.readouterr().out
+
+
+def test_a_placeholder_pyproject_is_still_found_by_its_tree(tmp_path: Path) -> None:
+    (tmp_path / "src" / "tilert").mkdir(parents=True)
+    (tmp_path / "src" / "tilert" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text(
+        _hatchling_pyproject("tilert", "0.0.0.dev0") + 'description = "Placeholder for tilert"\n'
+    )
+    assert codes(tmp_path / "pyproject.toml") == ["placeholder-backend", "silent-placeholder"]
+
+
+_ORDINARY = {
+    # name: (version, description, files)
+    "pyutil": ("2.31.0", "HTTP helpers", {"pyutil/__init__.py": "from .core import get\n",
+                                          "pyutil/core.py": "def get():\n    return 1\n"}),
+    "onemod": ("0.1.0", "One module", {"onemod.py": "def f():\n    return 2\n"}),
+    "templ": ("0.0.1", "Template strings with placeholder substitution",
+              {"templ/__init__.py": "from .render import render\n",
+               "templ/render.py": "def render(s):\n    return s\n"}),
+    "types-thing": ("0.0.1", "Typing stubs for thing", {"thing-stubs/__init__.pyi": "x: int\n"}),
+    "biginit": ("0.0.0", "Reserved words checker",
+                {"biginit/__init__.py": "".join(f"v{i} = {i}\n" for i in range(12))}),
+}  # fmt: skip
+
+
+def test_ten_ordinary_sdists_and_wheels_lint_clean(tmp_path: Path) -> None:
+    from hatchling.builders.sdist import SdistBuilder
+    from hatchling.builders.wheel import WheelBuilder
+
+    built: list[Path] = []
+    for name, (version, description, files) in _ORDINARY.items():
+        project = tmp_path / name
+        for rel, text in files.items():
+            (project / rel).parent.mkdir(parents=True, exist_ok=True)
+            (project / rel).write_text(text)
+        include = sorted({rel.split("/")[0] for rel in files})
+        (project / "pyproject.toml").write_text(
+            _hatchling_pyproject(name, version)
+            + f'description = "{description}"\n'
+            + f"[tool.hatch.build.targets.wheel]\ninclude = {include!r}\n"
+            + f"[tool.hatch.build.targets.sdist]\ninclude = {include!r}\n"
+        )
+        for builder in (SdistBuilder, WheelBuilder):
+            (artifact,) = builder(str(project)).build(
+                directory=str(tmp_path / "dist"), versions=["standard"]
+            )
+            built.append(Path(artifact))
+    assert len(built) == 10
+    assert lint_paths(built) == ([], [])
+
+
 def _hatchling_pyproject(name: str, version: str) -> str:
     return (
         '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
@@ -322,9 +431,11 @@ def test_our_generated_placeholders_lint_clean(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = Path(__file__).parent / "data" / "tilert.toml"
-    assert main(["placeholder", "build", str(manifest), "-o", str(tmp_path), "--wheel"]) == 0
+    assert main(["placeholder", "build", str(manifest), "-o", str(tmp_path)]) == 0
+    assert main(["placeholder", "build", "--retired-name", "sklearn", "--replacement",
+                 "scikit-learn", "-o", str(tmp_path)]) == 0  # fmt: skip
     built = sorted(tmp_path.iterdir())
-    assert [p.suffix for p in built] == [".whl", ".gz"]
+    assert [p.name for p in built] == ["sklearn-0.0.0.dev0.tar.gz", "tilert-0.0.0.dev0.tar.gz"]
     capsys.readouterr()
     assert main(["lint", *map(str, built)]) == 0, capsys.readouterr().out
 

@@ -421,15 +421,14 @@ def test_escape_hatch_builds_a_reproducible_wheel_that_refuses_import(
     assert out.stdout == "ImportError None False\n", out.stderr
 
 
-def test_build_with_wheel_flag(tmp_path: Path) -> None:
-    built = build_placeholder(TILERT, tmp_path, wheel=True)
-    assert built.wheel == tmp_path / "tilert-0.0.0.dev0-py3-none-any.whl"
-    with zipfile.ZipFile(built.wheel) as zf:
-        metadata = zf.read("tilert-0.0.0.dev0.dist-info/METADATA")
-    with tarfile.open(built.sdist) as tar:
-        member = tar.extractfile("tilert-0.0.0.dev0/PKG-INFO")
-        assert member is not None
-        assert metadata == member.read()
+def test_there_is_no_wheel_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # pip and uv prefer a wheel and install it without running its code: a placeholder
+    # wheel would install silently, so none is ever built (README, "Loud placeholders").
+    with pytest.raises(SystemExit) as exc:
+        main(["placeholder", "build", str(TILERT), "-o", str(tmp_path), "--wheel"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --wheel" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 # --- other interpreters and installs ---------------------------------------------------
@@ -531,15 +530,52 @@ def test_sdist_members_are_sorted_and_plain(tmp_path: Path) -> None:
 def test_a_failed_build_leaves_nothing_in_the_output_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The sdist is made first; when the wheel then fails, neither lands in -o."""
+    """A build that fails after the sdist was written leaves nothing in -o."""
     from resolver_hook.errors import OperationalError
     from resolver_hook.placeholder import build
 
-    def fail(*args: object) -> Path:
-        raise OperationalError("the placeholder backend could not build a wheel: boom")
+    def fail(artifact: Path, out: Path) -> Path:
+        raise OperationalError("cannot publish: boom")
 
-    monkeypatch.setattr(build, "_backend_wheel", fail)
+    monkeypatch.setattr(build, "_publish", fail)
     out = tmp_path / "dist"
     with pytest.raises(OperationalError, match="boom"):
-        build.build_placeholder(TILERT, out, wheel=True)
+        build.build_placeholder(TILERT, out)
     assert list(out.iterdir()) == []
+
+
+# --- import names --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("json", "import name 'json' would shadow the standard library module 'json'"),
+        ("typing", "import name 'typing' would shadow the standard library module 'typing'"),
+        ("3d-tools", "import name '3d_tools' is not a valid Python identifier"),
+        ("class", "import name 'class' is not a valid Python identifier"),
+    ],
+)
+def test_an_unimportable_or_shadowing_import_name_is_refused(
+    name: str, problem: str, tmp_path: Path
+) -> None:
+    with pytest.raises(UsageError) as exc:
+        build_from_data(placeholder_data(manifest(name=name, wheels=())), tmp_path)
+    assert exc.value.message == f"package.name {name!r}: {problem}"
+    assert exc.value.hint == "give the import name with --import-name NAME"
+
+
+def test_import_name_option_overrides_and_is_checked_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = placeholder_data(manifest(name="3d-tools", wheels=()), import_as="threed_tools")
+    sdist = build_from_data(data, tmp_path).sdist
+    with tarfile.open(sdist) as tar:
+        assert "3d_tools-0.0.0.dev0/src/threed_tools/__init__.py" in tar.getnames()
+    for bad, words in (("os", "would shadow"), ("a-b", "is not a valid Python identifier")):
+        args = ["--import-name", bad]
+        assert main(["placeholder", "build", str(TILERT), "-o", str(tmp_path / "x"), *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --import-name: import name {bad!r} ")
+        assert words in err
+    assert not (tmp_path / "x").exists() or list((tmp_path / "x").iterdir()) == []

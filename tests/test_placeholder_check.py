@@ -20,7 +20,13 @@ from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest import load_manifest
 from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
-from resolver_hook.placeholder.check import CheckResult, find_uv, shows_message
+from resolver_hook.placeholder.check import (
+    FAILS_LOUDLY,
+    INSTALLS_SILENTLY,
+    CheckResult,
+    find_uv,
+    shows_message,
+)
 from resolver_hook.placeholder.render import runtime
 from tests.placeholder_support import DATA, TILERT, find_python
 
@@ -240,20 +246,21 @@ def test_check_passes_on_the_tilert_placeholder(
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "PASS  static metadata (Metadata-Version >= 2.2, no Dynamic)",
-        "PASS  the placeholder explains itself on this machine",
         "PASS  twine check --strict",
         "PASS  python -m venv",
-        "PASS  uv resolves it without building (static metadata)",
         "PASS  uv venv",
-        "PASS  pip install fails and shows the message",
+        "PASS  uv resolves it without building (static metadata)",
+        "pip: fails loudly at install",
         "PASS  pip install with TILERT_ALLOW_PLACEHOLDER=1 succeeds",
         "PASS  pip: import tilert fails with the message",
         "PASS  pip: python -m tilert.placeholder.submodule fails with the message",
-        "PASS  uv install fails and shows the message",
+        "uv: fails loudly at install",
         "PASS  uv install with TILERT_ALLOW_PLACEHOLDER=1 succeeds",
         "PASS  uv: import tilert fails with the message",
         "PASS  uv: python -m tilert.placeholder.submodule fails with the message",
-        "14 passed, 0 failed",
+        "11 passed, 0 failed, 0 skipped; verdicts: pip: fails loudly at install; "
+        "uv: fails loudly at install",
+        "check passed: it fails loudly at install under pip and uv",
     ]
 
 
@@ -265,56 +272,46 @@ def _manifests() -> list[Path]:
 @pytest.mark.parametrize("manifest", _manifests(), ids=lambda p: p.stem)
 def test_check_passes_on_every_manifest(manifest: Path, tmp_path: Path) -> None:
     built = build_placeholder(manifest, tmp_path)
-    results = check_placeholder(built.sdist)
-    assert [r for r in results if not r.ok] == []
-    assert len(results) == 14
+    report = check_placeholder(built.sdist)
+    assert [r for r in report.results if not r.ok] == []
+    assert [v.verdict for v in report.verdicts] == [FAILS_LOUDLY, FAILS_LOUDLY]
+    assert report.passed
+    assert len(report.results) == 11
 
 
-def test_check_fails_on_a_package_that_is_not_a_placeholder(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # An ordinary, empty sdist of the same name: what TileRT shipped (the seed report).
-    from hatchling.builders.sdist import SdistBuilder
+def test_twine_missing_is_a_skip_never_a_pass(links: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
 
-    (tmp_path / "p" / "tilert").mkdir(parents=True)
-    (tmp_path / "p" / "tilert" / "__init__.py").write_text("")
-    (tmp_path / "p" / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
-        '[project]\nname = "tilert"\nversion = "0.0.0.dev0"\n'
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "twine" else real(name, *a)
     )
-    (sdist,) = SdistBuilder(str(tmp_path / "p")).build(
-        directory=str(tmp_path / "d"), versions=["standard"]
-    )
-    assert main(["placeholder", "check", sdist]) == 1
-    out = capsys.readouterr().out
-    assert "FAIL  the placeholder explains itself on this machine\n" in out
-    assert out.endswith("1 passed, 1 failed\n")
+    report = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=_no_process)
+    (twine,) = [r for r in report.results if r.name == "twine check --strict"]
+    assert (twine.status, twine.ok) == ("SKIP", False)
 
 
 def test_check_reports_an_install_that_succeeds(links: Path) -> None:
-    # A fake runner where every command succeeds silently: the checks that need a
-    # loud failure must fail, and no real process is started.
+    # A fake runner where every command succeeds silently: both verdicts are "installs
+    # silently" and the check fails; no real process is started.
     calls: list[list[str]] = []
 
     def run(
-        argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None
+        argv: Sequence[str], env: dict[str, str], cwd: Path
     ) -> subprocess.CompletedProcess[str]:
         calls.append(list(argv))
-        out = _message({}) if argv[-1].endswith("_placeholder.py") else "tilert==0.0.0.dev0"
+        out = "tilert==0.0.0.dev0" if "compile" in argv else ""
         return subprocess.CompletedProcess(list(argv), 0, out, "")
 
-    results = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
-    failed = {r.name for r in results if not r.ok}
-    assert failed == {
-        "pip install fails and shows the message",
-        "uv install fails and shows the message",
-        "pip: import tilert fails with the message",
-        "uv: import tilert fails with the message",
-        "pip: python -m tilert.placeholder.submodule fails with the message",
-        "uv: python -m tilert.placeholder.submodule fails with the message",
-    }
-    assert all(isinstance(r, CheckResult) for r in results)
-    assert len(calls) == 13  # explain, twine, 2 venvs, uv compile, 4 per installer
+    report = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
+    assert [(v.installer, v.verdict) for v in report.verdicts] == [
+        ("pip", INSTALLS_SILENTLY),
+        ("uv", INSTALLS_SILENTLY),
+    ]
+    assert not report.passed
+    assert all(isinstance(r, CheckResult) for r in report.results)
+    # twine, 2 venvs, uv compile, then per installer: install and the file listing.
+    assert len(calls) == 8
 
 
 @pytest.mark.parametrize(
@@ -377,7 +374,7 @@ def _repack(
 
 
 def _no_process(
-    argv: Sequence[str], env: dict[str, str], cwd: Path, stdin: str | None
+    argv: Sequence[str], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(list(argv), 1, "", "not run")
 
@@ -388,19 +385,20 @@ def test_check_bad_metadata_version_is_a_failed_check(links: Path, tmp_path: Pat
         tmp_path / "tilert-0.0.0.dev0.tar.gz",
         pkg_info="Metadata-Version: 2.x\nName: tilert\nVersion: 0.0.0.dev0\n",
     )
-    results = check_placeholder(sdist, run=_no_process)
-    assert results[0] == CheckResult(
+    report = check_placeholder(sdist, run=_no_process)
+    assert report.results[0] == CheckResult(
         name="static metadata (Metadata-Version >= 2.2, no Dynamic)",
-        ok=False,
+        status="FAIL",
         detail="Metadata-Version 2.x, Dynamic []",
     )
+    assert not report.passed
 
 
 @pytest.mark.parametrize("name", ["../../../tmp/x", "Til/ert", ""])
 def test_check_refuses_a_name_that_is_not_a_project_name(
     links: Path, tmp_path: Path, name: str
 ) -> None:
-    # The name picks the file that is run: it must not reach outside the sdist.
+    # The name goes into the installers' command lines: a project name only.
     sdist = _repack(
         links / "tilert-0.0.0.dev0.tar.gz",
         tmp_path / "t.tar.gz",
@@ -442,4 +440,82 @@ def test_a_command_that_hangs_or_cannot_start_is_a_failed_process(
     )
     missing = check_module.run_subprocess([str(tmp_path / "nope")], {}, tmp_path)
     assert missing.returncode == 127
-    assert missing.stderr.startswith(f"{tmp_path / 'nope'}: cannot run: ")
+    assert missing.stderr == f"{tmp_path / 'nope'}: cannot run: not found"
+
+
+# --- a retired name -------------------------------------------------------------------------
+
+RETIRED_LINES = [
+    "sklearn 0.0.0.dev0: this name is retired; install scikit-learn instead.",
+    "pip install scikit-learn",
+    "uv pip install scikit-learn",
+]
+
+
+@pytest.fixture(scope="module")
+def retired_links(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from resolver_hook.placeholder import build_retired
+
+    folder = tmp_path_factory.mktemp("retired")
+    build_retired("sklearn", "scikit-learn", folder)
+    return folder
+
+
+def _install_retired(tool: str, venv_python: Path, links: Path, cache: Path, **env: str) -> str:
+    if tool == "pip":
+        argv = [sys.executable, "-m", "pip", "--python", str(venv_python), "install"]
+        argv += ["--no-index", "--no-cache-dir", "--find-links", str(links), "sklearn"]
+    else:
+        assert UV is not None
+        argv = [UV, "pip", "install", "--no-index", "--find-links", str(links), "sklearn"]
+        argv += ["--python", str(venv_python), "--cache-dir", str(cache)]
+    out = _run(argv, PIP_CONFIG_FILE=os.devnull, **env)
+    return f"exit {out.returncode}\n{out.stdout}{out.stderr}"
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_a_retired_name_fails_at_install_and_at_import_naming_the_replacement(
+    tool: str, retired_links: Path, tmp_path: Path
+) -> None:
+    venv_python = _uv_venv(tmp_path / "venv")
+    output = _install_retired(tool, venv_python, retired_links, tmp_path / "cache")
+    assert output.startswith("exit 1\n")
+    lines = [line.strip() for line in output.splitlines()]
+    assert all(line in lines for line in RETIRED_LINES), output
+    assert "Traceback" not in output
+    # The escape hatch installs it; importing it still fails with the same lines.
+    hatch = _install_retired(
+        tool, venv_python, retired_links, tmp_path / "cache", SKLEARN_ALLOW_PLACEHOLDER="1"
+    )
+    assert hatch.startswith("exit 0\n"), hatch
+    imported = _run([str(venv_python), "-c", "import sklearn"])
+    assert imported.returncode == 1
+    assert f"sklearn._placeholder.PlaceholderError: {RETIRED_LINES[0]}" in imported.stderr
+    stripped = [line.strip() for line in imported.stderr.splitlines()]
+    assert all(line in stripped for line in RETIRED_LINES[1:])
+
+
+def test_check_passes_a_retired_name(retired_links: Path) -> None:
+    report = check_placeholder(retired_links / "sklearn-0.0.0.dev0.tar.gz")
+    assert [(v.installer, v.verdict) for v in report.verdicts] == [
+        ("pip", FAILS_LOUDLY),
+        ("uv", FAILS_LOUDLY),
+    ]
+    assert [r for r in report.results if not r.ok] == []
+    assert report.passed
+
+
+def test_a_missing_uv_is_a_skip_and_the_check_fails(
+    links: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.placeholder import check as check_module
+
+    monkeypatch.setattr(check_module, "find_uv", lambda: None)
+    assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 1
+    out = capsys.readouterr().out
+    assert "SKIP  uv\n      uv not found: pip install uv\n" in out
+    assert "pip: fails loudly at install\n" in out
+    assert out.endswith(
+        "verdicts: pip: fails loudly at install\n"
+        "check failed: only 'fails loudly at install' under both pip and uv passes\n"
+    )

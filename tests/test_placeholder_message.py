@@ -78,8 +78,6 @@ tilert builds exist (0.1.5.post2) for:
 TAIL_NO_FIT = """
 Real downloads: https://github.com/tile-ai/TileRT/releases
 Homepage: https://github.com/tile-ai/TileRT
-With resolver-hook (pip install resolver-hook), 'resolver-hook pip install tilert' \
-picks the build that fits a machine, or says why none does.
 (TILERT_ALLOW_PLACEHOLDER=1 only lets this placeholder install; it still cannot be imported.)"""
 
 
@@ -97,9 +95,18 @@ def test_gb10_says_which_requirements_fail() -> None:
             ],
         ),
     )
+    first, rest = HEAD.split("\n", 1)
     assert (
         text
-        == HEAD
+        == first
+        + "\n"
+        + (
+            "No tilert build exists for this machine: none is for Linux aarch64 and none has "
+            "GPU kernels for its NVIDIA GB10 (DGX Spark) (compute capability 12.1, sm_121). "
+            "Nothing you change on this machine (another Python, a newer NVIDIA driver, pip or "
+            "uv options) will make one fit.\n"
+        )
+        + rest
         + (
             "This machine: Linux aarch64, CPython 3.12, glibc 2.39, NVIDIA GB10 (DGX Spark) "
             "(compute capability 12.1, sm_121), NVIDIA driver CUDA 13.0; as set by "
@@ -126,6 +133,8 @@ def test_b200_under_a_supported_python_gets_the_exact_pip_line() -> None:
         "A listed build fits this machine: "
         "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl. Install it with:\n"
         f"  pip install {TILERT_URL}\n"
+        "Or let resolver-hook pick it (pip install resolver-hook): "
+        "resolver-hook pip install tilert\n"
         "\n"
         "Real downloads: https://github.com/tile-ai/TileRT/releases\n"
         "Homepage: https://github.com/tile-ai/TileRT\n"
@@ -242,7 +251,9 @@ def test_builds_passed_over_for_the_fitting_one_are_explained() -> None:
         "Builds listed before it do not match this machine:\n"
         "  torchlike 2.13.0+cu130 from https://download.pytorch.org/whl/cu130/torch/ needs\n"
         "    - an NVIDIA driver for CUDA 13.0 or newer (driver 580 or newer); this driver "
-        "supports CUDA 12.8"
+        "supports CUDA 12.8\n"
+        "Or let resolver-hook pick it (pip install resolver-hook): "
+        "resolver-hook pip install torchlike"
     )
 
 
@@ -448,3 +459,107 @@ def test_ascii_words_only_in_the_fixed_text() -> None:
     # The fixed wording is ASCII so that it survives any console encoding.
     text = runtime().render_message(tilert(), host())
     assert set(text) <= set(string.printable)
+
+
+# --- no build for this machine at all (issue 14) ----------------------------------------------
+
+NOTHING_HELPS = (
+    " Nothing you change on this machine (another Python, a newer NVIDIA driver, pip or uv "
+    "options) will make one fit."
+)
+
+
+@pytest.mark.parametrize(
+    ("changes", "second_line"),
+    [
+        pytest.param(
+            {"nvidia": {"cuda": "13.0", "gpus": [{"name": "NVIDIA H100", "cc": [9, 0]}]},
+             "nvidia_reason": ""},
+            "No tilert build exists for this machine: none has GPU kernels for its NVIDIA H100 "
+            "(compute capability 9.0, sm_90)." + NOTHING_HELPS,
+            id="gpu-family",
+        ),
+        pytest.param(
+            {"arch": "aarch64"},
+            "No tilert build exists for this machine: none is for Linux aarch64." + NOTHING_HELPS,
+            id="cpu",
+        ),
+        pytest.param(
+            {"os": "windows", "libc": None, "libc_version": None, **B200},
+            "No tilert build exists for this machine: none is for Windows x86_64."
+            + NOTHING_HELPS,
+            id="os",
+        ),
+    ],
+)  # fmt: skip
+def test_no_build_for_this_hardware_is_said_first_and_nothing_is_suggested(
+    changes: dict[str, Any], second_line: str
+) -> None:
+    text = runtime().render_message(tilert(), host(**changes))
+    lines = text.splitlines()
+    assert lines[0] == "tilert 0.0.0.dev0 is a placeholder, not a broken install."
+    assert lines[1] == second_line
+    assert "resolver-hook pip install" not in text
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        pytest.param({**B200, "python": [3, 11]}, id="other-python"),
+        pytest.param({**B200, "libc_version": "2.17"}, id="old-glibc"),
+        pytest.param({**B200, "nvidia": {"cuda": "12.8", "gpus": B200["nvidia"]["gpus"]}},
+                     id="old-driver"),
+        pytest.param({}, id="no-gpu-detected"),
+    ],
+)  # fmt: skip
+def test_something_this_machine_can_change_is_not_called_hopeless(
+    changes: dict[str, Any],
+) -> None:
+    text = runtime().render_message(tilert(), host(**changes))
+    assert "No tilert build exists for this machine" not in text
+    assert text.splitlines()[1].startswith("It only reserves the name tilert")
+    # No build fits, so resolver-hook would find none either: not suggested.
+    assert "resolver-hook pip install" not in text
+
+
+# --- retired names ---------------------------------------------------------------------------
+
+
+def test_a_retired_name_says_so_with_the_exact_lines() -> None:
+    from resolver_hook.placeholder.data import retired_data
+
+    data = retired_data("sklearn", "scikit-learn", homepage="https://scikit-learn.org")
+    assert runtime().render_retired(data) == (
+        "sklearn 0.0.0.dev0: this name is retired; install scikit-learn instead.\n"
+        "sklearn is not a broken install: the name sklearn only points to scikit-learn now. "
+        "Replace sklearn with scikit-learn where it is written (requirements files, "
+        "pyproject.toml, setup.py), then run one of:\n"
+        "\n"
+        "  pip install scikit-learn\n"
+        "  uv pip install scikit-learn\n"
+        "\n"
+        "Homepage: https://scikit-learn.org\n"
+        "(SKLEARN_ALLOW_PLACEHOLDER=1 only lets this placeholder install; it still cannot be "
+        "imported.)"
+    )
+
+
+def test_a_retired_message_never_depends_on_the_machine(tmp_path: Path) -> None:
+    import json
+
+    from resolver_hook.placeholder.data import retired_data
+
+    data = retired_data("nvidia-npp-cu12", "nvidia-npp")
+    (tmp_path / "_placeholder_data.json").write_text(json.dumps(data))
+    rt = runtime()
+    texts = {
+        rt.message(env=env, directory=str(tmp_path))
+        for env in (
+            {},
+            {"RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64", "RESOLVER_HOOK_OVERRIDE_SM": "9.0"},
+        )
+    }
+    assert len(texts) == 1
+    assert texts.pop().splitlines()[0] == (
+        "nvidia-npp-cu12 0.0.0.dev0: this name is retired; install nvidia-npp instead."
+    )

@@ -16,11 +16,13 @@ from typing import Any
 
 import pytest
 
+from resolver_hook._proc import Result
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.probes import run_subprocess
 from resolver_hook.placeholder.render import runtime
 from resolver_hook.portable.visible import select
 from tests.fake_nvml import GB10, H100, FakeNVML, FakeNvmlLib, fake_nvidia_smi
+from tests.fakeproc import missing
 
 L4 = {
     "name": "NVIDIA L4",
@@ -53,8 +55,8 @@ TABLE: list[tuple[str | None, list[tuple[int, int]]]] = [
 IDS = [repr(v) for v, _ in TABLE]
 
 
-def _no_program(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    raise FileNotFoundError(argv[0])
+def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+    return missing(argv)
 
 
 def _no_pynvml() -> Any:
@@ -69,10 +71,10 @@ def detect_ccs(value: str | None, source: str, tmp_path: Path) -> list[tuple[int
         smi = fake_nvidia_smi(tmp_path, GPUS)
         load_nvml = _no_pynvml
 
-        def run(argv: Sequence[str], timeout: float) -> tuple[int, str]:
+        def run(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
             if argv[0] != "nvidia-smi":
-                raise FileNotFoundError(argv[0])
-            return run_subprocess([str(smi), *argv[1:]], timeout)
+                return missing(argv)
+            return run_subprocess([str(smi), *argv[1:]], timeout=timeout)
 
     profile = detect_host(
         env=env, root=tmp_path, run=run, load_nvml=load_nvml, system="linux", machine="x86_64"

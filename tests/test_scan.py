@@ -309,6 +309,30 @@ def test_scan_torch_coupling_sources(
     assert scan_wheel(path).requires == expected
 
 
+def test_scan_of_torch_itself_is_not_coupled_to_torch(tmp_path: Path) -> None:
+    # torch's own wheel: torch/_C links libtorch.so and libc10.so, shipped beside it.
+    path = make_wheel(
+        tmp_path,
+        "torch-2.13.0-cp312-cp312-linux_x86_64.whl",
+        {"torch/_C.so": TORCHEXT, "torch/lib/libtorch.so": CPU, "torch/lib/libc10.so": CPU},
+    )
+    report = scan_wheel(path)
+    assert report.requires == ()
+    assert "links libc10.so, libtorch.so: this is torch itself, so no torch coupling" in (
+        report.notes
+    )
+
+
+def test_a_wheel_that_ships_the_libraries_it_links_is_not_coupled(tmp_path: Path) -> None:
+    vendored = {"ext/_C.so": TORCHEXT, "ext/lib/libtorch.so": CPU, "ext/lib/libc10.so": CPU}
+    path = make_wheel(tmp_path, "ext-1.0-cp312-cp312-linux_x86_64.whl", vendored)
+    assert scan_wheel(path).requires == ()
+    # Only one of the two shipped: the other still comes from a torch install.
+    del vendored["ext/lib/libc10.so"]
+    path = make_wheel(tmp_path, "ext-1.1-cp312-cp312-linux_x86_64.whl", vendored)
+    assert scan_wheel(path).requires == ("torch",)
+
+
 def test_scan_pure_python_wheel(tmp_path: Path) -> None:
     path = make_wheel(tmp_path, "pure-1.0-py3-none-any.whl", {"pure/__init__.py": b"x = 1\n" * 10})
     report = scan_wheel(path)

@@ -12,6 +12,8 @@ from resolver_hook.portable.cuda import ptx_isa_cuda
 from resolver_hook.publish.scan import ObjectReport, _cuda_from_ptx, scan_wheel
 from tests.cudawheels import KERNELS, PTX, binary_wheel
 
+NEWPTX = (Path(__file__).resolve().parent / "data" / "cuda" / "libnewptx.so").read_bytes()
+
 
 # NVIDIA PTX ISA release notes, "PTX release history" (also cuda-python's _ptx_utils.py).
 @pytest.mark.parametrize(
@@ -44,7 +46,7 @@ def test_ptx_beside_sass_without_runtime_needs_the_toolkit_major(tmp_path: Path)
     assert report.cuda == ">=13.0"
     assert report.notes == (
         "no CUDA runtime in NEEDED; PTX ISA 9.0 comes from CUDA 13.0: JIT-compiling that PTX "
-        "needs a driver for CUDA >= 13.0 (the SASS targets need CUDA >= 13.0)",
+        "needs a driver for CUDA >= 13.0 (the SASS targets alone would run on CUDA >= 13.0)",
     )
 
 
@@ -53,6 +55,22 @@ def test_linked_runtime_wins_over_ptx(tmp_path: Path) -> None:
         binary_wheel(tmp_path, "k-1.0-cp312-cp312-linux_x86_64.whl", {"k/libkernels.so": KERNELS})
     )
     assert (report.cuda, report.notes) == (">=13.0", ())
+
+
+def test_ptx_newer_than_the_linked_runtime_raises_the_floor(tmp_path: Path) -> None:
+    # libnewptx.so: sm_90 SASS + PTX compute_120 whose ISA was rewritten to 9.1
+    # (scripts/make_cuda_fixtures.sh); NEEDED has libcudart.so.13. The runtime alone
+    # says 13.0, but JIT of ISA 9.1 needs a CUDA 13.1 driver (docs/facts.md section 1).
+    report = scan_wheel(
+        binary_wheel(tmp_path, "n-1.0-cp312-cp312-linux_x86_64.whl", {"n/libnewptx.so": NEWPTX})
+    )
+    (obj,) = report.objects
+    assert (obj.cuda_runtime, obj.ptx_isa, report.gpu) == (13, (9, 1), ("sm_90", "compute_120"))
+    assert report.cuda == ">=13.1"
+    assert report.notes == (
+        "links CUDA runtime 13; PTX ISA 9.1 comes from CUDA 13.1: JIT-compiling that PTX "
+        "needs a driver for CUDA >= 13.1 (the SASS targets alone would run on CUDA >= 13.0)",
+    )
 
 
 def _obj(targets: tuple[str, ...], isa: tuple[int, int] | None) -> ObjectReport:
@@ -72,7 +90,7 @@ def _obj(targets: tuple[str, ...], isa: tuple[int, int] | None) -> ObjectReport:
     ("targets", "isa", "cuda"),
     [
         pytest.param(("compute_90",), (8, 7), ">=12.8", id="ptx-only-12.8"),
-        pytest.param(("sm_90", "compute_90"), (8, 7), ">=12.0", id="with-sass-12.8"),
+        pytest.param(("sm_90", "compute_90"), (8, 7), ">=12.8", id="with-sass-12.8"),
         pytest.param(("compute_80",), (8, 6), ">=12.7", id="ptx-only-12.7"),
         pytest.param(("sm_90",), None, None, id="sass-only-unknown"),
     ],
@@ -83,3 +101,19 @@ def test_floor_from_ptx(
     notes: list[str] = []
     assert _cuda_from_ptx([_obj(targets, isa)], notes) == cuda
     assert bool(notes) == (isa is not None)
+
+
+@pytest.mark.parametrize(
+    ("runtime", "isa", "cuda", "noted"),
+    [
+        pytest.param(13, (9, 1), ">=13.1", True, id="isa-above-runtime"),
+        pytest.param(13, (9, 0), ">=13.0", False, id="isa-equal"),
+        pytest.param(13, (8, 7), ">=13.0", False, id="runtime-above-isa"),
+    ],
+)
+def test_floor_is_the_higher_of_runtime_and_ptx_isa(
+    runtime: int, isa: tuple[int, int], cuda: str, noted: bool
+) -> None:
+    notes: list[str] = []
+    assert _cuda_from_ptx([_obj(("compute_120",), isa)], notes, runtime) == cuda
+    assert bool(notes) == noted

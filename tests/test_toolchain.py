@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook._proc import Result
 from resolver_hook.build.hostconfig import (
     HostConfigError,
     accepted_range,
@@ -35,6 +36,7 @@ from resolver_hook.build.toolchain import (
     toolchain_report,
 )
 from resolver_hook.cli import main
+from tests.fakeproc import done
 
 DATA = Path(__file__).parent / "data"
 NOWHERE = "/nonexistent/resolver-hook-test/cuda"  # default_root that never exists
@@ -263,13 +265,9 @@ def test_host_compiler_order(
 ) -> None:
     calls: list[list[str]] = []
 
-    def run(
-        args: Sequence[str], *, timeout: float, env: Mapping[str, str]
-    ) -> subprocess.CompletedProcess[str]:
+    def run(args: Sequence[str], *, timeout: float, **kw: object) -> Result:
         calls.append(list(args))  # answer without spawning anything
-        return subprocess.CompletedProcess(
-            list(args), 0, "9.1.0\n" if "-dump" in args[1] else "fake (GCC) 9.1.0\n", ""
-        )
+        return done(args, 0, "9.1.0\n" if "-dump" in args[1] else "fake (GCC) 9.1.0\n")
 
     env = {k: v.replace("@", str(fake["bin"])) for k, v in extra.items()}
     compiler = find_host_compiler(env={"PATH": str(fake["bin"]), **env}, run=run)
@@ -372,7 +370,7 @@ def test_hanging_nvcc_times_out(tmp_path: Path, fake: dict[str, Path]) -> None:
         env={"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)}, timeout=0.5, default_root=NOWHERE
     )
     # 0.5 s plus slack; killing only the shell would leave `sleep` holding the pipe
-    # (subprocess.run would wait the full 30 s, our runner 2 s more).
+    # (subprocess.run would wait the full 30 s).
     assert time.monotonic() - start < 2
     toolkit_check = check(report, "cuda toolkit")
     assert toolkit_check.status == "fail"

@@ -50,6 +50,8 @@ __all__ = [
     "load_data",
     "message",
     "render_message",
+    "render_retired",
+    "retired_install_lines",
 ]
 
 DATA_FILE = "_placeholder_data.json"
@@ -800,12 +802,52 @@ def _supported(data: dict) -> list:
     return lines
 
 
+def _arch_missing(host: dict, flavour: dict) -> bool:
+    """No tag of ``flavour`` is for this OS and CPU, whatever the libc (a newer glibc
+    is an upgrade; another CPU is another machine)."""
+    tags = _flavour_platform_tags(flavour)
+    if not tags:
+        return False
+    loose = dict(host, libc=None)
+    return not any(_platform_fits(loose, t) for t in tags)
+
+
+def no_build_for_machine(data: dict, host: dict) -> str | None:
+    """The sentence that says no build exists for this machine's CPU or GPU family at
+    all, or None. Only hardware counts: another Python, a newer driver or other
+    installer options can make a build fit; another CPU or GPU is another machine."""
+    flavours = data["flavours"]
+    if not flavours:
+        return None
+    arch = [_arch_missing(host, f) for f in flavours]
+    gpu = [[c for c in checks(host, f) if c[0] == "gpu"] for f in flavours]
+    if not all(arch[i] or gpu[i] for i in range(len(flavours))):  # no zip(strict): 3.8
+        return None
+    title = data["display_name"] if data.get("display_name") else data["name"]
+    machine = "%s %s" % (_OS_WORDS.get(host["os"], host["os"]), host["arch"])
+    parts = []
+    if all(arch):
+        parts.append("none is for %s" % machine)
+    if all(gpu):
+        parts.append("none has GPU kernels for its %s" % gpu[0][0][2])
+    if not parts:
+        parts.append("none is both for %s and has GPU kernels for its GPU" % machine)
+    return (
+        "No %s build exists for this machine: %s. Nothing you change on this machine "
+        "(another Python, a newer NVIDIA driver, pip or uv options) will make one fit."
+        % (title, " and ".join(parts))
+    )
+
+
 def render_message(data: dict, host: dict) -> str:
     """The whole message for ``host``. Pure: the same data and host give the same text."""
     name = data["name"]
     flavours = data["flavours"]
-    lines = [
-        "%s %s is a placeholder, not a broken install." % (name, data["version"]),
+    lines = ["%s %s is a placeholder, not a broken install." % (name, data["version"])]
+    hopeless = no_build_for_machine(data, host)
+    if hopeless:
+        lines.append(hopeless)  # first: the rest of the message cannot change it
+    lines += [
         "It only reserves the name %s on PyPI; the real builds are listed below. It "
         "refuses to install or import so that you read this instead of finding a "
         "half-working package later." % name,
@@ -836,6 +878,11 @@ def render_message(data: dict, host: dict) -> str:
         if passed_over:
             lines.append("Builds listed before it do not match this machine:")
             _explain(data, host, passed_over, lines)
+        # Only here: resolver-hook would find this same fit; with none it finds none.
+        lines.append(
+            "Or let resolver-hook pick it (pip install resolver-hook): "
+            "resolver-hook pip install %s" % name
+        )
     elif not flavours:
         lines.append("No build is listed.")
     else:
@@ -852,12 +899,37 @@ def render_message(data: dict, host: dict) -> str:
         lines.append("Real downloads: %s" % data["downloads"])
     if data.get("homepage"):
         lines.append("Homepage: %s" % data["homepage"])
-    if fitting is None:
-        lines.append(
-            "With resolver-hook (pip install resolver-hook), "
-            "'resolver-hook pip install %s' picks the build that fits a machine, "
-            "or says why none does." % name
-        )
+    lines.append(
+        "(%s=1 only lets this placeholder install; it still cannot be imported.)"
+        % escape_hatch(name)
+    )
+    return "\n".join(lines)
+
+
+def retired_install_lines(data: dict) -> tuple:
+    """The exact pip and uv lines that install the replacement of a retired name."""
+    return (
+        "pip install %s" % data["replacement"],
+        "uv pip install %s" % data["replacement"],
+    )
+
+
+def render_retired(data: dict) -> str:
+    """The message of a retired or renamed name: the same on every machine, every time."""
+    name, new = data["name"], data["replacement"]
+    pip_line, uv_line = retired_install_lines(data)
+    lines = [
+        "%s %s: this name is retired; install %s instead." % (name, data["version"], new),
+        "%s is not a broken install: the name %s only points to %s now. Replace %s with %s "
+        "where it is written (requirements files, pyproject.toml, setup.py), then run one of:"
+        % (name, name, new, name, new),
+        "",
+        "  " + pip_line,
+        "  " + uv_line,
+        "",
+    ]
+    if data.get("homepage"):
+        lines.append("Homepage: %s" % data["homepage"])
     lines.append(
         "(%s=1 only lets this placeholder install; it still cannot be imported.)"
         % escape_hatch(name)
@@ -875,6 +947,8 @@ def message(env: dict | None = None, directory: str | None = None) -> str:
             "could not be read (%s)." % exc
         )
     try:
+        if data.get("kind") == "retired":
+            return render_retired(data)  # nothing about this machine matters
         return render_message(data, detect(env))
     except Exception as exc:  # the refusal must always say something
         return (

@@ -14,7 +14,6 @@ garbage or does not answer within ``timeout`` becomes a reason in the report.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import glob
 import json
@@ -23,16 +22,15 @@ import platform
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._proc import Runner, capture
 from resolver_hook.build.hostconfig import (
     HostConfig,
     HostConfigError,
@@ -72,49 +70,10 @@ _IS_WINDOWS = os.name == "nt"
 # --- running commands ----------------------------------------------------------------
 
 
-class Runner(Protocol):
-    """Runs ``args`` and returns the finished process, or raises like :func:`subprocess.run`.
-
-    Expected exceptions: :class:`OSError` (missing, not executable) and
-    :class:`subprocess.TimeoutExpired`.
-    """
-
-    def __call__(
-        self, args: Sequence[str], *, timeout: float, env: Mapping[str, str]
-    ) -> subprocess.CompletedProcess[str]: ...
-
-
-def run_subprocess(
-    args: Sequence[str], *, timeout: float, env: Mapping[str, str]
-) -> subprocess.CompletedProcess[str]:
-    """The default :class:`Runner`: no stdin, captured text output, a hard timeout.
-
-    The command runs in its own process group and the whole group is killed on timeout:
-    ``subprocess.run`` kills only the direct child, and a wrapper script's grandchild
-    (``sleep``) would keep the pipes open and hang the caller anyway.
-    """
-    posix = os.name == "posix"
-    with subprocess.Popen(
-        list(args),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        env=dict(env),
-        start_new_session=posix,
-    ) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            if posix:
-                with contextlib.suppress(OSError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-            proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.communicate(timeout=2)
-            raise
-        return subprocess.CompletedProcess(list(args), proc.returncode, out, err)
+# The runner (resolver_hook._proc): the command runs in its own process group, killed
+# whole on timeout (a wrapper script's grandchild would otherwise keep the pipes open
+# and hang the caller), with capped output.
+run_subprocess: Runner = capture
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,16 +89,15 @@ def _capture(
     args: Sequence[str], *, env: Mapping[str, str], run: Runner, timeout: float
 ) -> _Output:
     shown = " ".join(shlex.quote(a) for a in args)
-    try:
-        done = run(args, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return _Output(None, "", f"'{shown}' did not finish within {timeout:g} s")
-    except FileNotFoundError:
+    done = run(args, timeout=timeout, env=env)
+    if done.missing:
         return _Output(None, "", f"{args[0]} does not exist")
-    except PermissionError:
-        return _Output(None, "", f"{args[0]} is not executable (permission denied)")
-    except OSError as exc:
-        return _Output(None, "", f"{args[0]} cannot run: {exc.strerror or exc}")
+    if done.error is not None:
+        return _Output(None, "", str(done.reason()))
+    if done.timed_out:
+        return _Output(None, "", f"'{shown}' did not finish within {timeout:g} s")
+    if done.truncated:
+        return _Output(None, "", str(done.reason()))
     text = (done.stdout or "") + (done.stderr or "")
     if done.returncode != 0:
         first = next((line.strip() for line in text.splitlines() if line.strip()), "no output")

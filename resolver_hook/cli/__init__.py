@@ -7,17 +7,24 @@ taking the parsed namespace and returning the exit code. Command modules import
 their heavy dependencies inside ``func`` so that start-up stays lean.
 
 Exit codes: 0 success; 1 operational failure (nothing fits, an installer or a
-check failed); 2 bad input or usage; 130 interrupted. ``pip install`` and
-``uv pip install`` otherwise exit with the installer's own code.
+check failed); 2 bad input or usage; 128+N on signal N (130 Ctrl-C, 143 SIGTERM).
+``pip install`` and ``uv pip install`` otherwise exit with the installer's own code.
+
+When stdout's reader goes away (``resolver-hook placeholder check X | head -1``), the
+rest of the output is dropped and the command runs to its end: its exit status is its
+own, so a failing check is not turned into a success by a closed pipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
+import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from resolver_hook import __version__
 from resolver_hook.errors import ResolverHookError
@@ -67,23 +74,77 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _DropAfterClose(io.TextIOBase):
+    """stdout that drops what is written once its reader has gone (``| head -1``).
+
+    Python's recipe for a closed pipe (the ``signal`` module's note on SIGPIPE): point
+    the descriptor at ``os.devnull`` so the final flush at exit does not fail again.
+    """
+
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+        self.gone = False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                self._inner.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._inner.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def _drop(self) -> None:
+        self.gone = True
+        with contextlib.suppress(OSError, ValueError):  # ValueError: no descriptor (tests)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._inner.fileno())
+            os.close(devnull)
+
+    def fileno(self) -> int:
+        return self._inner.fileno()
+
+    def isatty(self) -> bool:
+        return self._inner.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._inner.encoding
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
+    from resolver_hook._proc import Interrupted
+
     argv = _command_first(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
+    stdout = sys.stdout
+    sys.stdout = _DropAfterClose(stdout)
     try:
         code: int = args.func(args)
     except ResolverHookError as exc:
         report_error(exc)
         return exc.exit_code
+    except Interrupted as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
         return 130
     except BrokenPipeError:
-        # Output piped into `head` and the like: not an error of ours.
-        sys.stderr.close()
-        return 0
+        # Written past the wrapper (a child's stream): the run did not finish.
+        return 1
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            sys.stdout.flush()
+        sys.stdout = stdout
     return code
 
 

@@ -61,16 +61,16 @@ def _venv(args: argparse.Namespace) -> Path:
 
 
 def run_enable(args: argparse.Namespace) -> int:
-    from resolver_hook.cli.install import _profile_for
-    from resolver_hook.install import Installer, _venv_python
+    from resolver_hook.cli.install import profile_for
+    from resolver_hook.install.backends import Installer, venv_python
     from resolver_hook.install.venvhook import enable
     from resolver_hook.resolve import resolve
 
     venv = _venv(args)
     if not (venv / "pyvenv.cfg").is_file():
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
-    python = _venv_python(str(venv))
-    profile = _profile_for(Installer(tool="pip", command=(), python=python), args)
+    python = venv_python(str(venv))
+    profile = profile_for(Installer(tool="pip", command=(), python=python), args)
     manifests = manifests_from_args(args)
     plan = resolve(sorted(manifests), manifests, profile)
     cons = enable(venv, profile, plan.constraint_lines(), list(plan.find_links))
@@ -104,7 +104,13 @@ def run_disable(args: argparse.Namespace) -> int:
     from resolver_hook.install.venvhook import disable
 
     venv = _venv(args)
-    if disable(venv):
+    done = disable(venv)
+    if done.removed_ours:
+        sys.stdout.write(
+            f"disabled in {venv}: pip.conf was edited since 'enable': removed only what "
+            "'enable' added (its mark, constraint and find-links entries); your lines are kept\n"
+        )
+    elif done:
         sys.stdout.write(f"disabled in {venv}: pip configuration restored\n")
     else:
         sys.stdout.write(f"resolver-hook was not enabled in {venv}: nothing to do\n")

@@ -8,7 +8,10 @@ on untouched::
     resolver-hook uv pip install --require-hashes -r requirements.txt
 
 Exit codes: the installer's own; 1 when the plan has no fit for a package (the
-installer never runs) or a dependency pins another flavour; 2 for bad input.
+installer never runs) or a dependency pins another flavour; 2 for bad input; 128+N
+when resolver-hook got signal N (130 for Ctrl-C, 143 for SIGTERM), after forwarding
+it to the installer and seeing it exit. The use-case is resolver_hook.install.session;
+this module only parses and prints.
 """
 
 from __future__ import annotations
@@ -21,14 +24,11 @@ from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
-from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from resolver_hook.host import HostProfile
-    from resolver_hook.install import InstallArgs, Installer
-    from resolver_hook.reqfile import ReqFile
+    from resolver_hook.install.backends import Installer
     from resolver_hook.resolve import Plan
 
 __all__ = ["register"]
@@ -59,20 +59,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.set_defaults(func=run, tool=tool)
 
 
-def _say(text: str) -> None:
-    sys.stderr.write(f"resolver-hook: {text}\n")
-    sys.stderr.flush()
+class _Printer:
+    """The session's words: ours on stderr, the installer's stdout passed through."""
 
+    def say(self, text: str) -> None:
+        sys.stderr.write(f"resolver-hook: {text}\n")
+        sys.stderr.flush()
 
-def _write_out(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    def error(self, text: str, hint: str | None = None) -> None:
+        sys.stderr.write(f"error: {text}\n" + (f"hint: {hint}\n" if hint else ""))
+
+    def warning(self, text: str) -> None:
+        sys.stderr.write(f"warning: {text}\n")
+
+    def output(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def no_fit(self, plan: Plan) -> None:
+        from resolver_hook.cli.plan import render_errors
+
+        sys.stderr.write(render_errors(plan))
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.install import find_installer, parse_install_args, requirement_name
-    from resolver_hook.reqfile import read_requirements
-    from resolver_hook.resolve import resolve
+    from resolver_hook.install.session import install
 
     tool: str = args.tool
     rest: list[str] = list(args.installer_args)
@@ -82,133 +93,23 @@ def run(args: argparse.Namespace) -> int:
             f"expected '{' '.join(expected)}' after 'resolver-hook {tool}' and its own options",
             hint=f"resolver-hook {tool} [--target SPEC] {' '.join(expected)} ...",
         )
-    parsed = parse_install_args(tool, rest[len(expected) :])
-    env = dict(os.environ)
-    installer = find_installer(tool, parsed, env)
-    profile = _profile_for(installer, args)
-    manifests = manifests_from_args(args)
-    optional = list(args.optional)
-    reqs = read_requirements(
-        parsed.requirement_files,
-        [*parsed.requirements, *optional],
-        constraints=parsed.constraint_files,
-    )
-    plan = resolve(reqs, manifests, profile, today=datetime.date.today())
-    optional_names = frozenset(requirement_name(o) or o for o in optional)
-    blocking = [p for p in plan.errors if p.name not in optional_names]
-    if blocking:
-        from resolver_hook.cli.plan import render_errors
-
-        sys.stderr.write(render_errors(plan))
-        _say(
-            f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
-            f"fits {profile.describe()}"
-        )
-        return 1
-    if plan.builds:
-        from resolver_hook.build.preflight import preflight
-
-        # A source build that would fail late on its toolchain fails now, with the fix.
-        failures = preflight(plan)
-        for line in failures:
-            sys.stderr.write(f"error: {line}\n")
-        if failures:
-            _say(
-                "nothing was installed: a source build's needs are not met "
-                "('resolver-hook doctor --build' shows the toolchain)"
-            )
-            return 1
-    return _install(
-        installer, parsed, plan, reqs, env=env, optional=optional, optional_names=optional_names
+    return install(
+        tool,
+        rest[len(expected) :],
+        profile_for=lambda installer: profile_for(installer, args),
+        manifests=manifests_from_args(args),
+        optional=list(args.optional),
+        env=dict(os.environ),
+        report=_Printer(),
+        today=datetime.date.today(),
     )
 
 
-def _profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
+def profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
     """The machine, with the Python of the environment being installed into."""
-    from resolver_hook.install import python_version_of
+    from resolver_hook.install.backends import python_version_of
 
     profile = machine_from_args(args)
     if args.profile or args.target:
         return profile
     return profile.for_python(python_version_of(installer.python))
-
-
-def _install(
-    installer: Installer,
-    parsed: InstallArgs,
-    plan: Plan,
-    reqs: ReqFile,
-    *,
-    env: dict[str, str],
-    optional: list[str],
-    optional_names: frozenset[str],
-) -> int:
-    from resolver_hook.install import (
-        build_invocation,
-        missing_hashes,
-        needs_rewrite,
-        private_tempdir,
-        run_installer,
-        transitive_conflicts,
-    )
-    from resolver_hook.tomlwrite import write_atomic
-
-    rewriting = needs_rewrite(parsed, reqs, env)
-    if rewriting and missing_hashes(plan):
-        raise OperationalError(
-            f"--require-hashes: no sha256 is known for {', '.join(missing_hashes(plan))} "
-            "(an index flavour, or a manifest without sha256)",
-            hint="add the hash to the requirement line or the manifest, or drop --require-hashes",
-        )
-    for line in plan.explain_lines():
-        _say(line)
-    if rewriting:
-        _say("--require-hashes: requirement lines rewritten (URL lines first)")
-    if installer.tool == "uv" and plan.constraints:
-        _say(
-            "uv: flavour pins passed as --overrides too, so a dependency's exact pin on "
-            "another flavour is replaced"
-        )
-    for note in plan.notes:
-        _say(f"note: {note}")
-    with private_tempdir() as folder:
-        inv = build_invocation(
-            installer, parsed, plan, reqs, folder=folder, env=env, exclude=optional_names
-        )
-        for name, text in inv.files.items():
-            write_atomic(folder / name, text)
-        code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=_write_out)
-        if code != 0:
-            for conflict in transitive_conflicts(output, plan):
-                sys.stderr.write(f"error: {conflict}\n")
-                sys.stderr.write(
-                    "hint: pip cannot replace a dependency's exact pin; "
-                    "'resolver-hook uv pip install' does (uv --overrides), or ask "
-                    "that package for a looser pin\n"
-                )
-            return code
-        for name in optional:
-            _install_optional(installer, parsed, plan, name, folder=folder, env=env)
-    return 0
-
-
-def _install_optional(
-    installer: Installer,
-    parsed: InstallArgs,
-    plan: Plan,
-    requirement: str,
-    *,
-    folder: Path,
-    env: dict[str, str],
-) -> None:
-    from resolver_hook.install import optional_install
-
-    outcome = optional_install(
-        installer, parsed, plan, requirement, folder=folder, env=env, out=_write_out
-    )
-    if outcome.ok:
-        _say(f"optional {requirement}: installed and imports")
-    else:
-        sys.stderr.write(f"warning: optional {requirement} skipped: {outcome.reason}\n")
-        if outcome.restored:
-            sys.stderr.write(f"warning: rolled back: {outcome.restored}\n")

@@ -41,9 +41,19 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy import keeps `resolver-hook --help` fast (cli/__init__.py).
+    from resolver_hook._fs import InputError, check_archive_input
     from resolver_hook.publish.lint import lint_paths
 
-    findings, errors = lint_paths(args.inputs)
+    inputs: list[str] = []
+    refused: list[InputError] = []
+    for path in args.inputs:
+        try:
+            check_archive_input(path)
+            inputs.append(path)
+        except InputError as refusal:
+            refused.append(refusal)
+    findings, linted = lint_paths(inputs)
+    errors: list[Any] = [*refused, *linted]
     for exc in errors:
         sys.stderr.write(f"error: {exc.message}\n")
     if args.json:

@@ -53,15 +53,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from resolver_hook._fs import write_atomic
     from resolver_hook.cli.plan import render_errors
     from resolver_hook.errors import UsageError
     from resolver_hook.lock import lock_lines, merge_targets
     from resolver_hook.resolve import resolve
-    from resolver_hook.tomlwrite import write_atomic
 
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
-    specs = list(dict.fromkeys(args.target)) or [None]  # a target given twice is one target
+    specs = list(dict.fromkeys(args.target or [])) or [None]  # a target given twice is one target
     plans: list[tuple[str, HostProfile, Plan]] = []
     for spec in specs:
         ns = argparse.Namespace(**{**vars(args), "target": spec})
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             for s, _, plan in plans
         ]
     for path, *_ in outputs:  # before writing any: a refusal leaves nothing half done
-        if path != "-" and any(os.path.abspath(path) == os.path.abspath(f) for f in reqs.files):
+        if path != "-" and any(_same_file(path, f) for f in reqs.files):
             raise UsageError(f"-o {path} is one of the input files: inputs are never modified")
     for path, which, lines, notes in outputs:
         header = [
@@ -112,3 +112,13 @@ def run(args: argparse.Namespace) -> int:
         write_atomic(path, text)  # an unwritable path is one error line (exit 1)
         sys.stdout.write(f"wrote {path} ({len(lines)} lines)\n")
     return 0
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether writing ``a`` would change ``b``: through symlinks (realpath) and hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False

@@ -88,14 +88,35 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
     return out
 
 
+def _local_page(location: str) -> tuple[str, str] | None:
+    """A saved page given as a plain path, read by the one input opener; else None.
+
+    Folders and devices are refused at open; a pipe (``<(curl ...)``) is read with the
+    page size cap and a total deadline. URLs (``file:`` included) go to fetch_page.
+    """
+    import pathlib
+    from urllib.parse import urlsplit
+
+    from resolver_hook._fs import read_input
+    from resolver_hook.publish.indexpage import MAX_PAGE_BYTES
+
+    scheme = urlsplit(location).scheme
+    if scheme and not (len(scheme) == 1 and location[1:3] in (":\\", ":/")):
+        return None
+    raw = read_input(location, limit=MAX_PAGE_BYTES)
+    path = pathlib.Path(location)
+    uri = path.resolve().as_uri() if path.is_file() else path.absolute().as_uri()
+    return raw.decode("utf-8", "replace"), uri
+
+
 def run_import(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+    from resolver_hook._fs import write_atomic
     from resolver_hook.manifest.write import render_manifest
     from resolver_hook.portable.cuda import parse_target
     from resolver_hook.publish.indexpage import check_url, fetch_page, import_manifest, parse_links
-    from resolver_hook.tomlwrite import write_atomic
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():
@@ -118,9 +139,15 @@ def run_import(args: argparse.Namespace) -> int:
 
     if args.base_url:
         check_url(args.base_url, allow_insecure_loopback=args.allow_insecure_loopback)
-    html, page_url = fetch_page(
-        args.location, allow_insecure_loopback=args.allow_insecure_loopback, timeout=args.timeout
-    )
+    saved = _local_page(args.location)
+    if saved is not None:
+        html, page_url = saved
+    else:
+        html, page_url = fetch_page(
+            args.location,
+            allow_insecure_loopback=args.allow_insecure_loopback,
+            timeout=args.timeout,
+        )
     page_url = args.base_url or page_url
     result = import_manifest(
         parse_links(html, page_url),

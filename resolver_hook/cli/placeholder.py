@@ -22,12 +22,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     b = actions.add_parser(
         "build",
-        help="build the placeholder sdist of a manifest",
+        help="build the placeholder sdist of a manifest, or of a retired name",
         description="Render the placeholder project from a flavour "
         "manifest and build a reproducible sdist (SOURCE_DATE_EPOCH is "
-        "honoured).",
+        "honoured). With --retired-name OLD --replacement NEW (or a TOML file with a "
+        "[retired] table: name, replacement, homepage, import-name), build a placeholder "
+        "for a retired or renamed name: its install and import always fail, naming the "
+        "replacement and the exact pip and uv lines. No wheel is ever built: pip and uv "
+        "install a wheel without running its code, so a placeholder wheel would be silent.",
     )
-    b.add_argument("manifest", metavar="MANIFEST", help="a flavour manifest (TOML)")
+    b.add_argument(
+        "manifest",
+        metavar="MANIFEST",
+        nargs="?",
+        help="a flavour manifest, or a TOML file with a [retired] table",
+    )
+    b.add_argument(
+        "--retired-name",
+        metavar="OLD",
+        default=None,
+        help="build a placeholder for the retired name OLD (with --replacement)",
+    )
+    b.add_argument(
+        "--replacement",
+        metavar="NEW",
+        default=None,
+        help="the project that replaces the retired name",
+    )
+    b.add_argument(
+        "--homepage", metavar="URL", default=None, help="a retired name's homepage (optional)"
+    )
+    b.add_argument(
+        "--import-name",
+        metavar="NAME",
+        default=None,
+        help="the placeholder's import package (default: the name with '-' as '_'); needed "
+        "when that is not a Python identifier or shadows a standard-library module",
+    )
     b.add_argument(
         "-o",
         "--out",
@@ -41,48 +72,95 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="V",
         help="the placeholder's version (default: 0.0.0.dev0)",
     )
-    b.add_argument(
-        "--wheel",
-        action="store_true",
-        help="also build the escape-hatch wheel (it raises on import)",
-    )
     b.set_defaults(func=run_build)
 
     c = actions.add_parser(
         "check",
-        help="prove with pip and uv that a placeholder fails loudly",
-        description="Install the sdist offline in throwaway virtual "
-        "environments with pip and with uv and check that the install "
-        "fails with the message, and that with the escape hatch the "
-        "installed package fails on import with the message.",
+        help="find out with pip and uv whether an sdist or wheel fails loudly",
+        description="Install the sdist or wheel offline with pip and with uv, each in a "
+        "throwaway virtual environment (fresh caches, a scrubbed environment), import what "
+        "installed with the venv's own interpreter, and give one verdict per installer: "
+        "fails loudly at install / installs, fails at import / installs silently / "
+        "inconclusive. Exit 0 only when both installers fail loudly at install; steps that "
+        "cannot run print SKIP and never count as passing. Nothing from the artifact runs "
+        "in resolver-hook's own interpreter.",
     )
-    c.add_argument("dist", metavar="DIST", help="the placeholder sdist (.tar.gz)")
+    c.add_argument("dist", metavar="DIST", help="an sdist (.tar.gz) or a wheel (.whl)")
+    c.add_argument(
+        "--find-links",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="a folder of wheels the installers may use offline, e.g. build backends (repeatable)",
+    )
     c.set_defaults(func=run_check)
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder
+    from resolver_hook.errors import UsageError
+    from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder, build_retired
 
-    built = build_placeholder(
-        args.manifest, args.out, version=args.version or DEFAULT_VERSION, wheel=args.wheel
-    )
-    for path in (built.sdist, built.wheel):
-        if path is not None:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            sys.stdout.write(f"{path}  sha256={digest}\n")
+    version = args.version or DEFAULT_VERSION
+    retired = args.retired_name is not None or args.replacement is not None
+    if retired and args.manifest is not None:
+        raise UsageError("give a MANIFEST or --retired-name/--replacement, not both")
+    if retired:
+        if args.retired_name is None or args.replacement is None:
+            raise UsageError("--retired-name and --replacement go together")
+        built = build_retired(
+            args.retired_name,
+            args.replacement,
+            args.out,
+            version=version,
+            import_name=args.import_name,
+            homepage=args.homepage,
+        )
+    elif args.manifest is None:
+        raise UsageError(
+            "nothing to build", hint="give a MANIFEST, or --retired-name OLD --replacement NEW"
+        )
+    else:
+        if args.homepage is not None:
+            raise UsageError("--homepage is for a retired name; a manifest has its own")
+        built = build_placeholder(
+            args.manifest, args.out, version=version, import_name=args.import_name
+        )
+    digest = hashlib.sha256(built.sdist.read_bytes()).hexdigest()
+    sys.stdout.write(f"{built.sdist}  sha256={digest}\n")
     return 0
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from resolver_hook.placeholder import CheckResult, check_placeholder
+    from resolver_hook.placeholder.check import (
+        CheckInterrupted,
+        CheckResult,
+        Verdict,
+        check_placeholder,
+    )
 
-    def show(result: CheckResult) -> None:
-        sys.stdout.write(f"{'PASS' if result.ok else 'FAIL'}  {result.name}\n")
-        if not result.ok and result.detail:
-            sys.stdout.write("".join(f"      {line}\n" for line in result.detail.splitlines()))
+    def show(item: CheckResult | Verdict) -> None:
+        if isinstance(item, Verdict):
+            sys.stdout.write(f"{item.installer}: {item.verdict}\n")
+            detail = item.detail
+        else:
+            sys.stdout.write(f"{item.status:<4}  {item.name}\n")
+            detail = item.detail if item.status != "PASS" else ""
+        sys.stdout.write("".join(f"      {line}\n" for line in detail.splitlines()))
         sys.stdout.flush()
 
-    results = check_placeholder(args.dist, progress=show)
-    failed = [r for r in results if not r.ok]
-    sys.stdout.write(f"{len(results) - len(failed)} passed, {len(failed)} failed\n")
-    return 1 if failed else 0
+    try:
+        report = check_placeholder(args.dist, find_links=args.find_links, progress=show)
+    except CheckInterrupted as exc:
+        sys.stderr.write("error: interrupted; the check's processes and folder are gone\n")
+        return 128 + exc.signum
+    counts = {s: sum(r.status == s for r in report.results) for s in ("PASS", "FAIL", "SKIP")}
+    verdicts = "; ".join(f"{v.installer}: {v.verdict}" for v in report.verdicts) or "none"
+    sys.stdout.write(
+        f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped; "
+        f"verdicts: {verdicts}\n"
+    )
+    if report.passed:
+        sys.stdout.write("check passed: it fails loudly at install under pip and uv\n")
+        return 0
+    sys.stdout.write("check failed: only 'fails loudly at install' under both pip and uv passes\n")
+    return 1

@@ -113,9 +113,9 @@ def _describe(report: WheelReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
+    from resolver_hook._fs import InputError, check_archive_input, write_atomic
     from resolver_hook.manifest.write import WheelEntry, render_manifest
     from resolver_hook.publish.scan import ScanError, scan_wheel
-    from resolver_hook.tomlwrite import write_atomic
 
     prefix = None
     if args.output is not None:
@@ -132,8 +132,9 @@ def run(args: argparse.Namespace) -> int:
     failed: list[tuple[str, str]] = []
     for path in args.wheels:
         try:
+            check_archive_input(path)
             reports.append(scan_wheel(path))
-        except ScanError as exc:
+        except (ScanError, InputError) as exc:
             failed.append((path, exc.message))
             sys.stderr.write(f"error: {exc.message}\n")
 

@@ -398,10 +398,9 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
 
 def load_profile(path: str) -> HostProfile:
     """Read a profile saved by ``detect --json``; UsageError naming the file and key."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"--profile {path}: cannot read: {exc.strerror or exc}") from None
+    from resolver_hook._fs import read_text_input
+
+    text = read_text_input(path, what="--profile ")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import re
-import subprocess
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from resolver_hook._proc import Runner, capture
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
 from resolver_hook.portable import visible
 from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc
@@ -37,25 +37,13 @@ __all__ = [
     "probe_wsl",
 ]
 
-# A subprocess runner: (argv, timeout) -> (returncode, stdout). Raises OSError when
-# the program is missing and subprocess.TimeoutExpired on a timeout.
-Runner = Callable[[Sequence[str], float], tuple[int, str]]
-
 NVML_TIMEOUT = 5.0
 SMI_TIMEOUT = 5.0
 
 
-def run_subprocess(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    proc = subprocess.run(
-        list(argv),
-        capture_output=True,
-        text=True,
-        errors="replace",
-        timeout=timeout,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    return proc.returncode, proc.stdout
+# The runner: resolver_hook._proc.capture (own process group, killed whole on timeout,
+# output capped); kept under this name for callers that pass it explicitly.
+run_subprocess: Runner = capture
 
 
 def _read(path: Path) -> str | None:
@@ -237,11 +225,11 @@ def probe_nvidia_smi(
         "--query-gpu=index,name,compute_cap,driver_version,memory.total,uuid",
         "--format=csv,noheader,nounits",
     ]
-    try:
-        code, out = run(query, timeout)
-    except FileNotFoundError:
+    done = run(query, timeout=timeout)
+    code, out = done.returncode, done.stdout
+    if done.missing:
         return None, [], Probe(name="nvidia-smi", found=False, detail="nvidia-smi not found")
-    except subprocess.TimeoutExpired:
+    if done.timed_out:
         return (
             None,
             [],
@@ -249,8 +237,8 @@ def probe_nvidia_smi(
                 name="nvidia-smi", found=False, detail=f"nvidia-smi timed out after {timeout:g} s"
             ),
         )
-    except OSError as exc:
-        return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi: {exc}")
+    if done.error is not None or done.truncated:
+        return None, [], Probe(name="nvidia-smi", found=False, detail=str(done.reason()))
     if code != 0:
         first = out.strip().splitlines()[0] if out.strip() else f"exit code {code}"
         return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi failed: {first}")
@@ -280,12 +268,8 @@ def probe_nvidia_smi(
             )
         )
     cuda_version = None
-    try:
-        code, header = run(["nvidia-smi"], timeout)
-        m = _SMI_CUDA.search(header)
-        cuda_version = m.group(1) if m else None
-    except (OSError, subprocess.TimeoutExpired):
-        pass
+    m = _SMI_CUDA.search(run(["nvidia-smi"], timeout=timeout).stdout)
+    cuda_version = m.group(1) if m else None
     if cuda_version is None:
         notes.append("nvidia-smi did not report the driver CUDA version")
     info = NvidiaInfo(driver_version=driver, cuda_version=cuda_version, gpus=tuple(gpus))
@@ -437,12 +421,9 @@ def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
     except OSError:
         pass
     if not gfx:
-        try:
-            code, out = run(["rocm_agent_enumerator"], SMI_TIMEOUT)
-            if code == 0:
-                gfx = [w for w in out.split() if w.startswith("gfx") and w != "gfx000"]
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        done = run(["rocm_agent_enumerator"], timeout=SMI_TIMEOUT)
+        if done.ok:
+            gfx = [w for w in done.stdout.split() if w.startswith("gfx") and w != "gfx000"]
     if not gfx:
         return None, Probe(
             name="rocm",

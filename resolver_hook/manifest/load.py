@@ -62,13 +62,13 @@ def load_manifest(
     path: str | os.PathLike[str], *, allow_insecure: bool = False, source: str | None = None
 ) -> Manifest:
     """Read and validate one manifest file."""
+    from resolver_hook._fs import InputError, read_text_input
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ManifestError([f"{p}: cannot read: {exc.strerror or exc}"]) from None
-    except UnicodeDecodeError:
-        raise ManifestError([f"{p}: not UTF-8 text"]) from None
+        text = read_text_input(p)  # folders, devices refused; pipes with a cap and deadline
+    except InputError as exc:
+        raise ManifestError([exc.message]) from None
     return loads_manifest(text, source=source or str(p), allow_insecure=allow_insecure)
 
 

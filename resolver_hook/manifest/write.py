@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from resolver_hook.tomlwrite import dumps
+import tomli_w
 
 __all__ = ["SCHEMA", "WheelEntry", "manifest_document", "render_manifest"]
 
@@ -75,7 +75,7 @@ def render_manifest(
     comment: str | None = None,
 ) -> str:
     """The manifest as TOML text, optionally headed by ``# comment`` lines."""
-    text = dumps(manifest_document(name, wheels, homepage=homepage, downloads=downloads))
+    text = tomli_w.dumps(manifest_document(name, wheels, homepage=homepage, downloads=downloads))
     if comment:
         text = "".join(f"# {line}".rstrip() + "\n" for line in comment.splitlines()) + text
     return text

@@ -1,29 +1,36 @@
-"""Build a placeholder: render the project, make the sdist with hatchling, maybe a wheel.
+"""Build a placeholder: render the project and make the sdist with hatchling.
 
 The sdist comes from hatchling's own sdist builder, used as a library: it writes
 standard core metadata (static: no ``Dynamic`` field) and is reproducible by default
 (entries in a fixed order, uid/gid 0, modes 644/755, every mtime and the gzip header
-time set from ``SOURCE_DATE_EPOCH``, else hatchling's fixed 2020-02-02). The wheel,
-built only on request, comes from the placeholder's own in-tree backend with the
-escape hatch set, which is exactly what pip and uv would build and cache.
+time set from ``SOURCE_DATE_EPOCH``, else hatchling's fixed 2020-02-02).
+
+There is no placeholder wheel: pip and uv prefer a wheel to an sdist and install it
+without running any of its code, so a placeholder wheel installs silently (the
+message could come at import at the earliest). Only the sdist's build can refuse.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resolver_hook.errors import OperationalError
-from resolver_hook.placeholder.check import extract_sdist
-from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data
-from resolver_hook.placeholder.render import render_project, runtime
+from resolver_hook._toml import TomlError
+from resolver_hook._toml import loads as toml_loads
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data, retired_data
+from resolver_hook.placeholder.render import render_project
 
-__all__ = ["BuiltPlaceholder", "build_from_data", "build_placeholder"]
+__all__ = [
+    "BuiltPlaceholder",
+    "build_from_data",
+    "build_placeholder",
+    "build_retired",
+    "read_retired_file",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,7 +40,6 @@ class BuiltPlaceholder:
     name: str
     version: str
     sdist: Path
-    wheel: Path | None = None
 
 
 def build_placeholder(
@@ -41,19 +47,92 @@ def build_placeholder(
     out_dir: str | Path,
     *,
     version: str = DEFAULT_VERSION,
-    wheel: bool = False,
+    import_name: str | None = None,
 ) -> BuiltPlaceholder:
-    """Build the placeholder sdist (and wheel) of the manifest at ``manifest_path``."""
+    """Build the placeholder sdist of the manifest at ``manifest_path``.
+
+    A TOML file with a ``[retired]`` table (see :func:`read_retired_file`) builds a
+    retired-name placeholder instead.
+    """
+    retired = read_retired_file(manifest_path)
+    if retired is not None:
+        name, replacement, homepage, given = retired
+        data = retired_data(
+            name,
+            replacement,
+            version,
+            import_as=import_name or given,
+            homepage=homepage,
+            where=f"{manifest_path}: retired.name",
+        )
+        return build_from_data(data, out_dir)
     from resolver_hook.manifest import load_manifest
 
-    return build_from_data(
-        placeholder_data(load_manifest(manifest_path), version), out_dir, wheel=wheel
-    )
+    manifest = load_manifest(manifest_path)
+    return build_from_data(placeholder_data(manifest, version, import_as=import_name), out_dir)
 
 
-def build_from_data(
-    data: dict[str, Any], out_dir: str | Path, *, wheel: bool = False
+def build_retired(
+    name: str,
+    replacement: str,
+    out_dir: str | Path,
+    *,
+    version: str = DEFAULT_VERSION,
+    import_name: str | None = None,
+    homepage: str | None = None,
 ) -> BuiltPlaceholder:
+    """Build the placeholder sdist of the retired name ``name`` -> ``replacement``."""
+    data = retired_data(name, replacement, version, import_as=import_name, homepage=homepage)
+    return build_from_data(data, out_dir)
+
+
+_RETIRED_KEYS = {"name", "replacement", "homepage", "import-name"}
+
+
+def read_retired_file(path: str | Path) -> tuple[str, str, str | None, str | None] | None:
+    """``(name, replacement, homepage, import name)`` of a retired-name file, or None
+    when ``path`` is not one (a flavour manifest).
+
+    The file is TOML with one table::
+
+        [retired]
+        name = "sklearn"
+        replacement = "scikit-learn"
+        homepage = "https://scikit-learn.org"   # optional
+        import-name = "sklearn"                  # optional
+
+    Only a file that reads as TOML and has ``[retired]`` is one; anything else is left
+    to the manifest loader, which words its own errors.
+    """
+    if not Path(path).is_file():  # FIFOs, folders, missing: the manifest loader says why
+        return None
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(1 << 20)
+        doc = toml_loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, TomlError, RecursionError):
+        return None
+    table = doc.get("retired")
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise UsageError(f"{path}: retired: expected a table")
+    unknown = sorted(set(table) - _RETIRED_KEYS)
+    if unknown:
+        raise UsageError(
+            f"{path}: retired: unknown key {unknown[0]!r}",
+            hint="keys: name, replacement, homepage, import-name",
+        )
+    for key in ("name", "replacement"):
+        if not isinstance(table.get(key), str):
+            raise UsageError(f"{path}: retired.{key}: missing or not a string")
+    for key in ("homepage", "import-name"):
+        if key in table and not isinstance(table[key], str):
+            raise UsageError(f"{path}: retired.{key}: not a string")
+    return table["name"], table["replacement"], table.get("homepage"), table.get("import-name")
+
+
+def build_from_data(data: dict[str, Any], out_dir: str | Path) -> BuiltPlaceholder:
     """Build from data made by :func:`placeholder_data`."""
     out = Path(out_dir)
     try:
@@ -62,22 +141,19 @@ def build_from_data(
         raise OperationalError(
             f"{out}: cannot make the output folder: {exc.strerror or exc}"
         ) from None
-    # Artifacts are made in a staging folder inside ``out`` and renamed into place, so
-    # an interrupted build never leaves half an sdist or wheel where installers look.
+    # The sdist is made in a staging folder inside ``out`` and renamed into place, so
+    # an interrupted build never leaves half an sdist where installers look.
+    try:
+        staging_dir = tempfile.TemporaryDirectory(prefix=".staging-", dir=out)
+    except OSError as exc:  # a folder that exists but cannot be written to
+        raise OperationalError(f"{out}: cannot write in it: {exc.strerror or exc}") from None
     with (
         tempfile.TemporaryDirectory(prefix="resolver-hook-placeholder-") as tmp,
-        tempfile.TemporaryDirectory(prefix=".staging-", dir=out) as staging,
+        staging_dir as staging,
     ):
         tree = render_project(data, Path(tmp) / "project")
-        sdist = _hatchling_sdist(tree, Path(staging))
-        built_wheel = (
-            _backend_wheel(sdist, Path(tmp), Path(staging), data["name"]) if wheel else None
-        )
-        sdist = _publish(sdist, out)
-        built_wheel = _publish(built_wheel, out) if built_wheel else None
-    return BuiltPlaceholder(
-        name=data["name"], version=data["version"], sdist=sdist, wheel=built_wheel
-    )
+        sdist = _publish(_hatchling_sdist(tree, Path(staging)), out)
+    return BuiltPlaceholder(name=data["name"], version=data["version"], sdist=sdist)
 
 
 def _publish(artifact: Path, out: Path) -> Path:
@@ -100,25 +176,3 @@ def _hatchling_sdist(tree: Path, out: Path) -> Path:
     except Exception as exc:  # hatchling reports bad metadata with plain exceptions
         raise OperationalError(f"hatchling could not build the sdist: {exc}") from exc
     return _inside(Path(artifacts[0]), out)
-
-
-def _backend_wheel(sdist: Path, tmp: Path, out: Path, name: str) -> Path:
-    root = extract_sdist(sdist, tmp / "unpacked")
-    env = dict(os.environ)
-    env[runtime().escape_hatch(name)] = "1"
-    env["PYTHONPATH"] = str(root / "_placeholder_backend")
-    code = "import sys, placeholder_backend as b; sys.stdout.write(b.build_wheel(sys.argv[1]))"
-    proc = subprocess.run(
-        [sys.executable, "-c", code, str(out.resolve())],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise OperationalError(
-            f"the placeholder backend could not build a wheel: "
-            f"{(proc.stderr or proc.stdout).strip()}"
-        )
-    return _inside(out / proc.stdout.strip(), out)

@@ -7,7 +7,9 @@ data at run time: nothing from a manifest is ever pasted into code.
 
 from __future__ import annotations
 
+import keyword
 import re
+import sys
 from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name
@@ -18,7 +20,15 @@ from resolver_hook.errors import UsageError
 if TYPE_CHECKING:
     from resolver_hook.manifest import Flavour, Manifest
 
-__all__ = ["DATA_SCHEMA", "DEFAULT_VERSION", "check_url", "import_name", "placeholder_data"]
+__all__ = [
+    "DATA_SCHEMA",
+    "DEFAULT_VERSION",
+    "check_import_name",
+    "check_url",
+    "import_name",
+    "placeholder_data",
+    "retired_data",
+]
 
 DATA_SCHEMA = 1
 DEFAULT_VERSION = "0.0.0.dev0"
@@ -56,6 +66,30 @@ def import_name(name: str) -> str:
     return name.replace("-", "_")
 
 
+def check_import_name(name: str, given: str | None = None, *, label: str | None = None) -> str:
+    """The import package of the placeholder for project ``name``: ``given`` (from
+    ``--import-name``) or the name with ``-`` as ``_``.
+
+    UsageError (exit 2) when it is not a Python identifier (``3d-tools``), is a keyword,
+    or shadows a standard-library module (``json``, ``typing``): a placeholder installed
+    under such a name would break ``import json`` for every program in the environment.
+    """
+    candidate = import_name(name) if given is None else given
+    where = "--import-name" if given is not None else (label or f"package.name {name!r}")
+    hint = None if given is not None else "give the import name with --import-name NAME"
+    if not candidate.isidentifier() or not candidate.isascii() or keyword.iskeyword(candidate):
+        raise UsageError(
+            f"{where}: import name {candidate!r} is not a valid Python identifier", hint=hint
+        )
+    if candidate in sys.stdlib_module_names:
+        raise UsageError(
+            f"{where}: import name {candidate!r} would shadow the standard library module "
+            f"{candidate!r}",
+            hint=hint,
+        )
+    return candidate
+
+
 def _check_name(name: object) -> str:
     if not isinstance(name, str) or not _CANONICAL.fullmatch(name):
         raise UsageError(
@@ -79,13 +113,16 @@ def _check_version(version: str) -> str:
     return str(parsed)
 
 
-def placeholder_data(manifest: Manifest, version: str = DEFAULT_VERSION) -> dict[str, Any]:
+def placeholder_data(
+    manifest: Manifest, version: str = DEFAULT_VERSION, *, import_as: str | None = None
+) -> dict[str, Any]:
     """The placeholder data of ``manifest``.
 
     Raises UsageError naming the bad field. Flavours are listed newest version first,
-    in manifest order within a version.
+    in manifest order within a version. ``import_as``: the import name (``--import-name``).
     """
     name = _check_name(manifest.name)
+    package = check_import_name(name, import_as)
     flavours: list[tuple[Version, int, dict[str, Any]]] = []
     for i, w in enumerate(manifest.wheels):
         sha = w.sha256
@@ -137,11 +174,57 @@ def placeholder_data(manifest: Manifest, version: str = DEFAULT_VERSION) -> dict
         )
     return {
         "schema": DATA_SCHEMA,
+        "kind": "flavours",
         "name": name,
+        "import_name": package,
         "display_name": manifest.display_name or name,
         "description": manifest.description,
         "version": _check_version(version),
         "homepage": check_url(homepage, "package.homepage") if homepage else None,
         "downloads": check_url(downloads, "package.downloads") if downloads else None,
         "flavours": [f for _, _, f in flavours],
+    }
+
+
+# A replacement is a bare project name (PEP 508 "Name"): it goes into pip and uv command
+# lines, so nothing that a shell would read (brackets, spaces, quotes) is allowed.
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def retired_data(
+    name: str,
+    replacement: str,
+    version: str = DEFAULT_VERSION,
+    *,
+    import_as: str | None = None,
+    homepage: str | None = None,
+    where: str = "--retired-name",
+) -> dict[str, Any]:
+    """The data of a placeholder for a retired or renamed name (``sklearn`` ->
+    ``scikit-learn``): its build and import fail always, naming the replacement.
+
+    ``where`` names the input in errors (``--retired-name`` or a TOML file's key).
+    """
+    if not isinstance(name, str) or not _PROJECT_NAME.fullmatch(name):
+        raise UsageError(f"{where}: {name!r} is not a valid project name")
+    canonical = str(canonicalize_name(name))
+    if not isinstance(replacement, str) or not _PROJECT_NAME.fullmatch(replacement):
+        raise UsageError(
+            f"replacement: {replacement!r} is not a valid project name",
+            hint="a bare project name such as scikit-learn, without version or extras",
+        )
+    if canonicalize_name(replacement) == canonical:
+        raise UsageError(f"replacement: {replacement!r} is the retired name itself")
+    return {
+        "schema": DATA_SCHEMA,
+        "kind": "retired",
+        "name": canonical,
+        "import_name": check_import_name(canonical, import_as, label=f"{where} {name!r}"),
+        "display_name": canonical,
+        "description": None,
+        "version": _check_version(version),
+        "replacement": replacement,
+        "homepage": check_url(homepage, "homepage") if homepage else None,
+        "downloads": None,
+        "flavours": [],
     }

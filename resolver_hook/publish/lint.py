@@ -18,9 +18,12 @@ The checks and the facts behind them (docs/facts.md sections 1 and 4):
 * ``cuda13-driver``: every CUDA build needs runtime 13, hence an NVIDIA driver >= 580;
   machines with older drivers have no build.
 * ``one-python``: all wheels are for one CPython minor and not ``abi3``.
-* ``silent-placeholder``: a placeholder (name reservation) that installs and imports
-  without a word: an ``__init__.py`` that does not raise (TileRT 0.0.0.dev0 shipped a
-  0-byte one) and, for an sdist, a build that does not fail.
+* ``silent-placeholder``: a placeholder (name reservation) that installs without a
+  word. Any placeholder *wheel* does: pip and uv prefer a wheel to an sdist and install
+  it without running any of its code, so a message can come at import at the earliest
+  (zero-version placeholder wheels such as ``nvidia-npp-cu13 0.0.0a0`` install silently
+  even under ``--only-binary``). An sdist or project does when its build does not fail
+  and its ``__init__.py`` does not raise (TileRT 0.0.0.dev0 shipped a 0-byte one).
 * ``placeholder-backend``: a placeholder sdist whose build backend must be downloaded
   (``requires = ["hatchling"]``): offline or behind a private index the user sees only
   "No matching distribution found for hatchling", never the message.
@@ -28,9 +31,10 @@ The checks and the facts behind them (docs/facts.md sections 1 and 4):
   (``Metadata-Version`` < 2.2 or ``Dynamic:`` fields): uv must build it just to resolve,
   so a lock fails even for platforms that would never install it.
 
-What counts as a placeholder: the summary or description says "placeholder", the
-version is ``0.0.0`` (any pre/dev/post), or the package is nothing but small
-``__init__.py`` files (no other module, no binary).
+What counts as a placeholder: trivial code (nothing but ``__init__.py`` files of a few
+statements, or no code at all) AND either a version like ``0.0.0`` or ``0.0.1`` (any
+pre/dev/post) or a summary that says placeholder, reserved or stub. Words alone never
+decide: a real project whose description mentions placeholders has real code.
 """
 
 from __future__ import annotations
@@ -74,7 +78,11 @@ _SMALL_INIT_STATEMENTS = 5
 _OLDEST_NAMED = (7, 5)
 _BINARY_SUFFIXES = (".so", ".pyd", ".dll", ".dylib")
 _SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh")
-_ZERO_VERSION = re.compile(r"^0(\.0)*$")
+# Base versions 0, 0.0, 0.0.0, ... and 0.0.1, 0.0.0.1, ... (pre/dev/post stripped first).
+_ZERO_VERSION = re.compile(r"^0(\.0)*$|^0(\.0)+\.1$")
+_PLACEHOLDER_WORDS = re.compile(r"\b(placeholder|reserved|reserves|reserving|reservation|stub)\b")
+_ROOT_FILES_NOT_CODE = ("setup.py", "noxfile.py", "conftest.py")
+_NOT_SOURCE_DIRS = ("build", "dist", "node_modules", "venv", "__pycache__")
 
 
 class LintError(UsageError):
@@ -128,8 +136,16 @@ class _Package:
     """What a placeholder check needs of a wheel's or sdist's package files."""
 
     init_files: tuple[tuple[str, str], ...] = ()  # (path, text) of every __init__.py
-    other_modules: int = 0  # .py files that are not __init__.py
+    other_modules: int = 0  # .py/.pyi files that are not __init__.py, C/C++/CUDA sources
     binaries: int = 0
+
+    @property
+    def trivial(self) -> bool:
+        """Nothing beyond ``__init__.py`` files of a few statements, or no code at all."""
+        if self.other_modules or self.binaries:
+            return False
+        counts = [_statements(t) for _, t in self.init_files]
+        return all(c is not None and c <= _SMALL_INIT_STATEMENTS for c in counts)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -167,7 +183,7 @@ def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
         if name == "__init__.py":
             text = reader().decode("utf-8", "replace") if size <= _MAX_INIT else "x = 1\n" * 99
             inits.append((path, text))
-        elif name.endswith(".py"):
+        elif name.endswith((".py", ".pyi", *_SOURCE_SUFFIXES)):
             others += 1
         elif name.endswith(_BINARY_SUFFIXES) or ".so." in name:
             binaries += 1
@@ -292,11 +308,12 @@ def _read_sdist(path: Path) -> LintInput:
                     build_fails = build_fails or _backend_raises(
                         read(name).decode("utf-8", "replace")
                     )
-            skip = (f"{root}/setup.py", *backend_dirs, f"{root}/tests/", f"{root}/docs/")
+            skip = (*backend_dirs, f"{root}/tests/", f"{root}/docs/")
+            skip += tuple(f"{root}/{n}" for n in _ROOT_FILES_NOT_CODE)
             package = _package_of(
                 (n.split("/", 1)[1], m.size, lambda n=n: read(n, _MAX_INIT))
                 for n, m in files.items()
-                if n.count("/") >= 2 and not n.startswith(skip)
+                if n.count("/") >= 1 and not n.startswith(skip)
             )
             native = next(
                 (n for n in files if n.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES)), None
@@ -353,19 +370,42 @@ def _native_in_tree(folder: Path) -> str | None:
             continue
         for entry in entries:
             seen += 1
-            if entry.name.startswith(".") or entry.name in (
-                "build",
-                "dist",
-                "node_modules",
-                "venv",
-                "__pycache__",
-            ):
+            if entry.name.startswith(".") or entry.name in _NOT_SOURCE_DIRS:
                 continue
             if entry.is_dir() and not entry.is_symlink():
                 stack.append(entry)
             elif entry.name.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES):
                 return str(entry.relative_to(folder))
     return None
+
+
+def _package_in_tree(folder: Path, skip: Sequence[str] = ()) -> _Package:
+    """The code files below a pyproject.toml (bounded walk; tests, docs, build output,
+    hidden folders and the in-tree build backend ``skip`` are left out)."""
+    seen = 0
+    files: list[tuple[str, int, Any]] = []
+    stack = [folder]
+    skipped = {(folder / s).resolve() for s in skip}
+    while stack and seen < 20_000:
+        here = stack.pop()
+        try:
+            entries = sorted(here.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if entry.name.startswith(".") or entry.name in _NOT_SOURCE_DIRS:
+                continue
+            if here == folder and entry.name in (*_ROOT_FILES_NOT_CODE, "tests", "docs"):
+                continue
+            if entry.is_symlink() or entry.resolve() in skipped:
+                continue
+            if entry.is_dir():
+                stack.append(entry)
+            elif entry.is_file():
+                rel = entry.relative_to(folder).as_posix()
+                files.append((rel, entry.stat().st_size, lambda e=entry: e.read_bytes()))
+    return _package_of(files)
 
 
 def _read_toml(path: Path) -> LintInput:
@@ -391,6 +431,7 @@ def _read_toml(path: Path) -> LintInput:
             static_metadata=not dynamic,
             metadata_evidence=f"[project] dynamic = {dynamic}",
             has_native_code=_native_in_tree(path.parent),
+            package=_package_in_tree(path.parent, [str(d) for d in build.get("backend-path", [])]),
         )
     if "package" in doc and "schema" in doc:
         return _from_manifest(raw.decode("utf-8"), path)
@@ -514,21 +555,31 @@ def _raises_on_import(text: str) -> bool:
 
 
 def _placeholder_signals(item: LintInput) -> list[str]:
+    """Why ``item`` looks like a placeholder; empty when it does not.
+
+    Trivial code AND (a zero-style version OR placeholder words in the summary): words
+    or a version alone never decide, so a real project that mentions placeholders, or
+    a real 0.0.1 release, is not one.
+    """
+    pkg = item.package
+    if pkg is None or not pkg.trivial:
+        return []
     signals = []
-    text = item.summary.lower()
-    if "placeholder" in text:
-        signals.append("its summary says placeholder")
     if item.version:
         try:
             if _ZERO_VERSION.match(Version(item.version).base_version):
                 signals.append(f"version {item.version}")
         except InvalidVersion:
             pass
-    pkg = item.package
-    if pkg is not None and pkg.init_files and not pkg.other_modules and not pkg.binaries:
-        counts = [_statements(t) for _, t in pkg.init_files]
-        if all(c is not None and c <= _SMALL_INIT_STATEMENTS for c in counts):
-            signals.append("the package is only " + ", ".join(p for p, _ in pkg.init_files))
+    word = _PLACEHOLDER_WORDS.search(item.summary.lower())
+    if word:
+        signals.append(f"its summary says {word.group(1)}")
+    if not signals:
+        return []
+    if pkg.init_files:
+        signals.append("the package is only " + ", ".join(p for p, _ in pkg.init_files))
+    else:
+        signals.append("it has no code")
     return signals
 
 
@@ -548,7 +599,25 @@ def _check_placeholder(item: LintInput) -> list[Finding]:
     pkg = item.package
     loud_import = pkg is not None and any(_raises_on_import(t) for _, t in pkg.init_files)
     why = "looks like a placeholder: " + ", ".join(signals)
-    if pkg is not None and not loud_import and not item.build_fails:
+    if item.kind == "wheel" and pkg is not None:
+        # pip and uv prefer a wheel and install it without running any of its code.
+        out.append(
+            Finding(
+                file=item.path,
+                code="silent-placeholder",
+                message="placeholder wheel installs silently: pip and uv prefer a wheel to "
+                "the sdist and install it without running any code"
+                + (
+                    ", so the message comes only at import"
+                    if loud_import
+                    else "; it imports without a message too"
+                ),
+                evidence=(why, _init_words(pkg)),
+                hint="do not publish a placeholder wheel; publish only a placeholder sdist "
+                "that fails at install: resolver-hook placeholder build MANIFEST",
+            )
+        )
+    elif pkg is not None and not loud_import and not item.build_fails:
         where = "installs" if item.kind == "wheel" else "builds, installs"
         out.append(
             Finding(

@@ -33,7 +33,7 @@ import zipfile
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -43,7 +43,7 @@ from resolver_hook.errors import OperationalError
 from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.publish.fatbin import FatbinEntry, FatbinError, read_fatbin
-from resolver_hook.publish.locallabel import parse_local_label
+from resolver_hook.publish.locallabel import LabelFacts, parse_local_label
 
 __all__ = [
     "DEFAULT_MAX_MEMBER_SIZE",
@@ -361,14 +361,17 @@ def _check_platform(tags: Iterable[str], objects: Iterable[ObjectReport]) -> lis
     return notes
 
 
-def _cuda_from_ptx(objects: Iterable[ObjectReport], notes: list[str]) -> str | None:
-    """The driver floor when no CUDA runtime is in NEEDED (static or no cudart), from PTX.
+def _cuda_from_ptx(
+    objects: Iterable[ObjectReport], notes: list[str], runtime: int | None = None
+) -> str | None:
+    """The driver floor from the newest PTX ISA, never below the linked ``runtime`` major.
 
-    The PTX ISA version names the toolkit that compiled the object (:func:`ptx_isa_cuda`).
-    PTX needs a driver at least that new to JIT (docs/facts.md section 1), so a wheel whose
-    kernels are all PTX needs driver CUDA >= that version. With SASS beside it, the SASS
-    needs only the toolkit's major (minor-version compatibility: a static cudart X.y runs
-    on any driver for X.0), and the PTX floor is noted for the GPUs only PTX reaches.
+    The PTX ISA version names the toolkit that compiled the object (:func:`ptx_isa_cuda`),
+    and PTX needs a driver at least that new to JIT (docs/facts.md section 1), so the
+    floor is the higher of the runtime's (``runtime``.0, minor-version compatibility)
+    and the PTX ISA's. SASS beside the PTX runs on older drivers of the same major; that
+    is noted, because only the GPUs that PTX alone reaches need the higher floor.
+    None when no object carries PTX.
     """
     objects = list(objects)
     isas = [o.ptx_isa for o in objects if o.ptx_isa is not None]
@@ -382,18 +385,26 @@ def _cuda_from_ptx(objects: Iterable[ObjectReport], notes: list[str]) -> str | N
             f"{isa_words} is not in this tool's table; assuming it needs at least "
             f"CUDA {major}.{minor}"
         )
-    ptx_only = all(t.startswith("compute_") for o in objects for t in o.targets)
+    floor = max((major, minor), (runtime, 0)) if runtime is not None else (major, minor)
+    if runtime is not None and floor == (runtime, 0):
+        return f">={runtime}.0"  # the runtime already asks as much: nothing to add
+    sass = sorted({t for o in objects for t in o.targets if not t.startswith("compute_")})
+    where = f"links CUDA runtime {runtime}" if runtime is not None else "no CUDA runtime in NEEDED"
     notes.append(
-        f"no CUDA runtime in NEEDED; {isa_words} comes from CUDA {major}.{minor}: "
-        f"JIT-compiling that PTX needs a driver for CUDA >= {major}.{minor}"
-        + ("" if ptx_only else f" (the SASS targets need CUDA >= {major}.0)")
+        f"{where}; {isa_words} comes from CUDA {major}.{minor}: JIT-compiling that PTX "
+        f"needs a driver for CUDA >= {major}.{minor}"
+        + (f" (the SASS targets alone would run on CUDA >= {major}.0)" if sass else "")
     )
-    return f">={major}.{minor}" if ptx_only else f">={major}.0"
+    return ">={}.{}".format(*floor)
 
 
-def _read_members(path: Path, *, max_member_size: int) -> tuple[list[ObjectReport], str | None]:
+def _read_members(
+    path: Path, *, max_member_size: int
+) -> tuple[list[ObjectReport], str | None, set[str]]:
+    """The ELF objects, the METADATA torch pin, and the base names of every member."""
     objects: list[ObjectReport] = []
     with zipfile.ZipFile(path) as zf:
+        shipped = {PurePosixPath(i.filename).name for i in zf.infolist() if not i.is_dir()}
         for info in zf.infolist():
             if info.is_dir() or info.file_size < 16:
                 continue
@@ -401,7 +412,36 @@ def _read_members(path: Path, *, max_member_size: int) -> tuple[list[ObjectRepor
                 head = handle.read(4)
             if is_elf(head):
                 objects.append(_scan_object(zf, info, max_member_size=max_member_size))
-        return objects, _torch_from_metadata(zf, zf.namelist())
+        return objects, _torch_from_metadata(zf, zf.namelist()), shipped
+
+
+def _couplings(
+    name: str,
+    *,
+    objects: Iterable[ObjectReport],
+    shipped: set[str],
+    torch_pin: str | None,
+    label: LabelFacts | None,
+    notes: list[str],
+) -> list[str]:
+    """The torch requirement of a wheel whose objects link libtorch, if any."""
+    requires: list[str] = []
+    # A package is never coupled to itself: torch's own wheel links libtorch, and a
+    # wheel that ships the torch libraries it links (vendored) needs no torch install.
+    torch_libs = {lib for o in objects for lib in o.needed if _TORCH_LIB.match(lib)}
+    itself = name == "torch"
+    if torch_libs and (itself or torch_libs <= shipped):
+        why = "this is torch itself" if itself else "this wheel ships them"
+        notes.append(f"links {', '.join(sorted(torch_libs))}: {why}, so no torch coupling")
+    elif torch_libs:
+        if torch_pin is not None:
+            requires.append(torch_pin)
+        elif label is not None and label.torch is not None:
+            requires.append(f"torch{label.torch}")
+        else:
+            requires.append("torch")
+            notes.append("links libtorch but neither METADATA nor the version label pins torch")
+    return requires
 
 
 def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SIZE) -> WheelReport:
@@ -417,7 +457,7 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
     try:
         size = path.stat().st_size
         hasher.start()
-        objects, torch_pin = _read_members(path, max_member_size=max_member_size)
+        objects, torch_pin, shipped = _read_members(path, max_member_size=max_member_size)
     except ScanError as exc:
         raise ScanError(f"{filename}: {exc.message}") from None
     except ZIP_ERRORS as exc:
@@ -433,24 +473,23 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
     majors = sorted({o.cuda_runtime for o in objects if o.cuda_runtime is not None})
     if len(majors) > 1:
         notes.append(f"links CUDA runtimes of several majors: {majors}")
-    cuda = f">={majors[-1]}.0" if majors else None
-    if cuda is None:
-        cuda = _cuda_from_ptx(objects, notes)
+    cuda = _cuda_from_ptx(objects, notes, majors[-1] if majors else None)
+    if cuda is None and majors:
+        cuda = f">={majors[-1]}.0"
     label = parse_local_label(version.local) if version.local else None
     if label is not None:
         notes.extend(label.notes)
         if cuda is None and label.cuda is not None and any(o.targets for o in objects):
             # Kernels but no runtime in NEEDED (static cudart): trust the label.
             cuda = label.cuda_lower_bound
-    requires: list[str] = []
-    if any(o.torch_linked for o in objects):
-        if torch_pin is not None:
-            requires.append(torch_pin)
-        elif label is not None and label.torch is not None:
-            requires.append(f"torch{label.torch}")
-        else:
-            requires.append("torch")
-            notes.append("links libtorch but neither METADATA nor the version label pins torch")
+    requires = _couplings(
+        str(canonicalize_name(dist)),
+        objects=objects,
+        shipped=shipped,
+        torch_pin=torch_pin,
+        label=label,
+        notes=notes,
+    )
     return WheelReport(
         filename=filename,
         name=str(canonicalize_name(dist)),

@@ -1,0 +1,261 @@
+"""The one atomic writer and the one input opener.
+
+:func:`write_atomic` writes a generated file so that readers see the old file or the
+new one, never half of either:
+
+- the temporary file is made in the target's folder (``os.replace`` is then a rename
+  on one file system) and removed on any exit: an error, Ctrl-C, and SIGTERM (turned
+  into :class:`resolver_hook._proc.Interrupted` for the duration of the write);
+- a symlink is written through: its final target is replaced, the link stays a link
+  (a dangling link gets its target created, never deleted);
+- an existing file keeps its permission bits, read-only ones included: a 0444 file the
+  user asked us to rewrite (pip.conf under ``enable``) comes back 0444. Writing goes by
+  rename, so what matters is whether the folder is writable, as for editors that save
+  by rename. A new file gets 0666 less the umask, as ``open()`` would give it;
+- every file-system failure is one :class:`~resolver_hook.errors.OperationalError`
+  naming the path (an empty path is a :class:`~resolver_hook.errors.UsageError`).
+
+:func:`read_input` opens a file the user named (``--profile``, ``--manifest``, ``-r``
+and its includes, a page for ``manifest import``): folders and devices are refused at
+open; FIFOs and ``<(...)`` pipes work, read with a size cap and a total deadline, so a
+FIFO nobody writes to is an error after a few seconds, never a hang.
+:func:`check_archive_input` does the same checks for wheels and sdists (``scan``,
+``lint``), which are read by seeking: a pipe there is refused with one error line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import select
+import signal
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from resolver_hook._proc import Interrupted
+from resolver_hook.errors import OperationalError, UsageError
+
+__all__ = [
+    "INPUT_DEADLINE",
+    "INPUT_LIMIT",
+    "InputError",
+    "check_archive_input",
+    "read_input",
+    "read_text_input",
+    "write_atomic",
+]
+
+INPUT_LIMIT = 64 * 1024 * 1024
+"""Bytes read at most from one input file or pipe (requirement files, manifests, profiles)."""
+
+INPUT_DEADLINE = 5.0
+"""Seconds a pipe may take to deliver all of its input."""
+
+
+# --- writing ------------------------------------------------------------------------
+
+
+def _through_links(path: Path) -> Path:
+    """The file a write to ``path`` must replace: the final target of a symlink chain."""
+    if not path.is_symlink():
+        return path
+    # realpath follows every link, also a dangling one (to where it points).
+    return Path(os.path.realpath(path))
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`Interrupted` (as Ctrl-C raises KeyboardInterrupt) meanwhile."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    previous: Any = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
+    """Write ``data`` (``str`` as UTF-8, ``\\n`` line ends) to ``path``; see the module doc."""
+    if os.fspath(path) == "":
+        raise UsageError("an empty path is not a file name")
+    shown = Path(path)
+    target = _through_links(shown)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if target.is_dir():
+        raise OperationalError(f"{shown}: cannot write: it is a folder")
+    tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+    replaced = False
+    with _sigterm_raises():
+        try:
+            try:
+                mode: int | None = stat.S_IMODE(target.stat().st_mode)
+            except FileNotFoundError:
+                mode = None
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(payload)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
+            os.replace(tmp, target)
+            replaced = True
+        except OSError as exc:
+            raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+        finally:
+            if not replaced:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+
+# --- reading ------------------------------------------------------------------------
+
+
+class InputError(UsageError):
+    """An input that cannot be read: ``problem`` in words; ``opening`` when open() failed
+    (no such file, permission), so a caller can word it as pip does."""
+
+    def __init__(self, shown: str, problem: str, *, opening: bool = False, hint: str | None = None):
+        super().__init__(f"{shown}: {problem}", hint=hint)
+        self.problem = problem
+        self.opening = opening
+
+
+def read_input(
+    path: str | os.PathLike[str],
+    *,
+    limit: int = INPUT_LIMIT,
+    deadline: float = INPUT_DEADLINE,
+    what: str = "",
+) -> bytes:
+    """The bytes of a file or pipe the user named. UsageError naming the path otherwise.
+
+    ``what`` prefixes the path in messages (``"--profile "``). Folders, devices and
+    sockets are refused at open; a regular file larger than ``limit`` is refused
+    before reading; a pipe is read until its writer closes it, at most ``limit``
+    bytes and ``deadline`` seconds in all.
+    """
+    shown = f"{what}{os.fspath(path)}"
+    if os.fspath(path) == "":
+        raise InputError(f"{what}''", "an empty path is not a file name", opening=True)
+    try:
+        # O_NONBLOCK: opening a FIFO that has no writer returns at once instead of
+        # waiting for one; the read below waits, with the deadline.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(shown, f"cannot read: {exc.strerror or exc}", opening=True) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise InputError(shown, "is a folder, not a file")
+        if stat.S_ISREG(info.st_mode):
+            if info.st_size > limit:
+                raise InputError(shown, f"larger than {limit} bytes")
+            return _read_file(fd, shown, limit)
+        if stat.S_ISFIFO(info.st_mode):
+            return _read_pipe(fd, shown, limit, deadline)
+        device = stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+        raise InputError(shown, f"is {'a device' if device else 'a socket'}, not a file")
+    finally:
+        os.close(fd)
+
+
+def _read_file(fd: int, shown: str, limit: int) -> bytes:
+    os.set_blocking(fd, True)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            size += len(chunk)
+            if size > limit:  # it grew while we read it
+                raise InputError(shown, f"larger than {limit} bytes")
+            chunks.append(chunk)
+    except OSError as exc:
+        raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
+def _read_pipe(fd: int, shown: str, limit: int, deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    end = time.monotonic() + deadline
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            raise InputError(
+                shown,
+                f"a pipe that did not finish within {deadline:g} s",
+                hint="is anything writing to it?",
+            )
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            continue
+        except OSError as exc:
+            raise InputError(shown, f"cannot read: {exc.strerror or exc}") from None
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise InputError(shown, f"more than {limit} bytes")
+        chunks.append(chunk)
+
+
+def check_archive_input(path: str | os.PathLike[str], *, what: str = "") -> None:
+    """Refuse what a reader of archives (wheels, sdists: read by seeking) cannot read.
+
+    Folders, devices and pipes are an :class:`InputError` naming the path; a path that
+    does not exist is left to the reader, which says so in its own words.
+    """
+    shown = f"{what}{os.fspath(path)}"
+    try:
+        info = os.stat(path)  # never blocks, not even on a FIFO
+    except OSError:
+        return
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(shown, "is a folder, not a file")
+    if stat.S_ISFIFO(info.st_mode):
+        raise InputError(
+            shown,
+            "is a pipe: wheels and sdists are read by seeking in them",
+            hint="save it to a file first",
+        )
+    device = stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
+    raise InputError(shown, f"is {'a device' if device else 'a socket'}, not a file")
+
+
+def read_text_input(
+    path: str | os.PathLike[str],
+    *,
+    limit: int = INPUT_LIMIT,
+    deadline: float = INPUT_DEADLINE,
+    what: str = "",
+) -> str:
+    """:func:`read_input` decoded as UTF-8 (a leading BOM dropped, as pip does)."""
+    data = read_input(path, limit=limit, deadline=deadline, what=what)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError(f"{what}{os.fspath(path)}", "not UTF-8 text") from None

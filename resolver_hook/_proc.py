@@ -1,0 +1,327 @@
+"""The one subprocess runner. Two kinds of run, and nothing else starts a process.
+
+- :func:`capture`: probes and tool queries (``nvidia-smi``, ``nvcc --version``, another
+  interpreter's package list). The command runs in a new session, hence its own process
+  group, with no stdin; stdout and stderr are read in chunks up to ``limit`` bytes each;
+  one total deadline covers the whole run. On timeout, on output past the cap, and after
+  the command exits, the whole group is killed, so a wrapper script's ``sleep`` never
+  outlives the query (``subprocess.run`` kills only the direct child, and a grandchild
+  holding the pipes open hangs the caller anyway). It never raises for an exit status, a
+  timeout or a program that cannot start: the :class:`Result` says what happened.
+- :func:`foreground`: installers (pip, uv). The installer stays in the terminal's process
+  group, so its prompts and Ctrl-C work as if it were run by hand. SIGINT and SIGTERM
+  received by resolver-hook are forwarded to it; after :data:`FORWARD_GRACE` seconds it is
+  killed; then :class:`Interrupted` is raised so the caller's ``finally`` removes its temp
+  files and the CLI exits 128+N (130 for Ctrl-C). Optionally its stdout is passed through
+  line by line to a callback (``tee``) and the tail kept.
+
+Every function takes the runner it needs as an argument defaulting to :func:`capture`
+(the :class:`Runner` protocol), so tests feed a fake and never spawn by accident.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, Protocol
+
+__all__ = [
+    "FORWARD_GRACE",
+    "OUTPUT_LIMIT",
+    "Interrupted",
+    "Result",
+    "Runner",
+    "capture",
+    "foreground",
+]
+
+OUTPUT_LIMIT = 8 * 1024 * 1024
+"""Bytes kept of each of a captured command's stdout and stderr; past it the command is killed."""
+
+FORWARD_GRACE = 10.0
+"""Seconds an installer gets to exit after a forwarded SIGINT/SIGTERM before it is killed."""
+
+_CHUNK = 64 * 1024
+_EXIT_DRAIN = 1.0  # seconds to read what is left in the pipes once the command exited
+_POSIX = os.name == "posix"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Result:
+    """What a captured command did.
+
+    ``returncode`` is None when it did not start or did not finish (``timed_out``);
+    ``error`` says why it did not start (``missing`` when the program does not exist);
+    ``truncated`` when it printed more than the cap and was killed for it.
+    """
+
+    argv: tuple[str, ...]
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    truncated: bool = False
+    error: str | None = None
+    missing: bool = False
+    timeout: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.truncated
+
+    @property
+    def shown(self) -> str:
+        """The command as a shell would show it."""
+        return " ".join(shlex.quote(a) for a in self.argv)
+
+    def reason(self) -> str | None:
+        """Why it failed, in words; None when it succeeded."""
+        name = self.argv[0] if self.argv else "?"
+        if self.error is not None:
+            return (
+                f"{name} is {self.error}"
+                if self.error.startswith("not ")
+                else f"{name} {self.error}"
+            )
+        if self.timed_out:
+            return f"'{self.shown}' did not finish within {self.timeout:g} s"
+        if self.truncated:
+            return f"'{self.shown}' printed more than {OUTPUT_LIMIT // (1024 * 1024)} MiB"
+        if self.returncode != 0:
+            last = (self.stderr.strip() or self.stdout.strip()).splitlines()
+            return f"'{self.shown}' failed: " + (
+                last[-1] if last else f"exit code {self.returncode}"
+            )
+        return None
+
+
+class Runner(Protocol):
+    """Runs ``argv`` to completion with a total deadline; never raises (see :func:`capture`)."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> Result: ...
+
+
+def _not_started(argv: tuple[str, ...], exc: OSError, timeout: float) -> Result:
+    missing = isinstance(exc, FileNotFoundError)
+    if missing:
+        words = "not found"
+    elif isinstance(exc, PermissionError):
+        words = "not executable (permission denied)"
+    else:
+        words = f"cannot run: {exc.strerror or exc}"
+    return Result(argv=argv, returncode=None, error=words, missing=missing, timeout=timeout)
+
+
+def capture(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    limit: int = OUTPUT_LIMIT,
+) -> Result:
+    """Run a query in its own process group; see the module docstring. Never raises."""
+    args = tuple(argv)
+    try:
+        proc = subprocess.Popen(
+            list(args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=None if env is None else dict(env),
+            cwd=cwd,
+            start_new_session=_POSIX,
+        )
+    except OSError as exc:
+        return _not_started(args, exc, timeout)
+    if not _POSIX:  # pragma: no cover - no process groups: the plain way
+        return _capture_simple(proc, args, timeout, limit)
+    out, err = bytearray(), bytearray()
+    timed_out = truncated = False
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    buffers = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            sel.register(proc.stderr, selectors.EVENT_READ)
+            while sel.get_map():
+                now = time.monotonic()
+                if now >= deadline:
+                    timed_out = exited_at is None
+                    break
+                if exited_at is None and _exited(proc.pid):
+                    exited_at = now
+                if exited_at is not None and now - exited_at > _EXIT_DRAIN:
+                    break  # a grandchild holds the pipes open: it is killed below
+                for key, _ in sel.select(min(0.05, deadline - now)):
+                    data = os.read(key.fd, _CHUNK)
+                    buf = buffers[key.fd]
+                    if not data:
+                        sel.unregister(key.fileobj)
+                        continue
+                    buf += data[: max(0, limit - len(buf))]
+                    if len(buf) >= limit:
+                        truncated = True
+                if truncated:
+                    break
+    finally:
+        # The leader is not reaped yet, so its pid still names the group: no reuse race.
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.stdout.close()
+        proc.stderr.close()
+        code = proc.wait()
+    return Result(
+        argv=args,
+        returncode=None if timed_out else code,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        timed_out=timed_out,
+        truncated=truncated,
+        timeout=timeout,
+    )
+
+
+def _exited(pid: int) -> bool:
+    """Whether ``pid`` exited, without reaping it (it stays a zombie, keeping its group id)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None and info.si_pid == pid
+
+
+def _capture_simple(
+    proc: subprocess.Popen[bytes], args: tuple[str, ...], timeout: float, limit: int
+) -> Result:  # pragma: no cover - Windows
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return Result(argv=args, returncode=None, timed_out=True, timeout=timeout)
+    return Result(
+        argv=args,
+        returncode=proc.returncode,
+        stdout=out[:limit].decode("utf-8", "replace"),
+        stderr=err[:limit].decode("utf-8", "replace"),
+        truncated=len(out) > limit or len(err) > limit,
+        timeout=timeout,
+    )
+
+
+# --- installers: in the foreground, with signals forwarded ------------------------
+
+
+class Interrupted(KeyboardInterrupt):
+    """resolver-hook received ``signum`` while a child ran; the child has exited since."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def _forwarding(proc: subprocess.Popen[str], grace: float) -> Iterator[list[int]]:
+    """Forward SIGINT/SIGTERM to ``proc``; kill it ``grace`` seconds after the first one.
+
+    Yields the list of signals received. On the main thread only (elsewhere, Python
+    cannot install handlers: nothing is forwarded).
+    """
+    received: list[int] = []
+    timers: list[threading.Timer] = []
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        # A terminal's Ctrl-C reached the installer too (same process group); a second
+        # SIGINT is what pressing Ctrl-C twice does, and pip and uv both stop on it.
+        with contextlib.suppress(OSError):
+            proc.send_signal(signum)
+        if not timers:
+            timer = threading.Timer(grace, _kill, (proc,))
+            timer.daemon = True
+            timers.append(timer)
+            timer.start()
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            # None: the old handler was not set from Python; SIG_DFL is what it did.
+            previous[sig] = signal.signal(sig, on_signal) or signal.SIG_DFL
+    try:
+        yield received
+    finally:
+        for timer in timers:
+            timer.cancel()
+        for old_sig, handler in previous.items():
+            signal.signal(old_sig, handler)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(OSError):
+        proc.kill()
+
+
+def foreground(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    tee: Callable[[str], None] | None = None,
+    grace: float = FORWARD_GRACE,
+    tail_lines: int = 200,
+) -> tuple[int, str]:
+    """Run an installer in the terminal's process group; (exit code, kept stdout tail).
+
+    With ``tee``, stdout is read line by line, passed to ``tee`` and its last
+    ``tail_lines`` lines kept. Raises :class:`Interrupted` after forwarding a signal
+    and seeing the installer exit, and :class:`OSError` when it cannot start.
+    """
+    proc = subprocess.Popen(
+        list(argv),
+        env=None if env is None else dict(env),
+        stdout=subprocess.PIPE if tee is not None else None,
+        text=True,
+        errors="replace",
+        bufsize=1,
+    )
+    tail: list[str] = []
+    with _forwarding(proc, grace) as received:
+        try:
+            if tee is not None:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    tee(line)
+                    tail.append(line)
+                    del tail[:-tail_lines]
+                proc.stdout.close()
+            code = proc.wait()
+        except BaseException:
+            _kill(proc)
+            proc.wait()
+            raise
+    if received:
+        raise Interrupted(received[0])
+    return code, "".join(tail)

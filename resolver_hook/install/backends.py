@@ -1,0 +1,210 @@
+"""pip and uv behind one interface, as pypa/build puts its installers.
+
+An :class:`Installer` knows one installer for one environment: where it is, the
+interpreter whose environment it installs into, and how to build its command lines
+(install, uninstall, the options that hand it a plan). :func:`find_installer` finds the
+one that typing ``pip`` / ``uv pip`` would run. Both are driven only through their
+command lines (docs/facts.md section 3).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from resolver_hook._proc import Runner, capture
+from resolver_hook.errors import OperationalError
+
+if TYPE_CHECKING:
+    from resolver_hook.install.args import InstallArgs
+    from resolver_hook.resolve import Plan
+
+__all__ = [
+    "Installer",
+    "find_installer",
+    "find_uv",
+    "python_version_of",
+    "venv_python",
+    "which_uv",
+]
+
+# Seconds `uv python find` and a version query of an interpreter may take.
+QUERY_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Installer:
+    """How to run one installer (``tool``: "pip" or "uv") for one environment."""
+
+    tool: str
+    command: tuple[str, ...]  # e.g. (python, "-m", "pip", "install") or (uv, "pip", "install")
+    python: str  # the interpreter whose environment is installed into
+
+    def argv(self, user_args: Sequence[str], extra: Sequence[str]) -> list[str]:
+        # Ours first: after a user's "--" every argument is read as a requirement.
+        return [*self.command, *extra, *user_args]
+
+    def uninstall_argv(self, names: Sequence[str]) -> list[str]:
+        if self.tool == "pip":
+            return [self.python, "-m", "pip", "uninstall", "-y", *names]
+        return [self.command[0], "pip", "uninstall", "--python", self.python, *names]
+
+    def plan_options(self, plan: Plan, folder: Path, env: Mapping[str, str]) -> list[str]:
+        """The options that hand the plan to the installer (files written by the caller)."""
+        extra: list[str] = []
+        if plan.constraints:
+            extra += ["-c", str(folder / "constraints.txt")]
+            if self.tool == "uv":
+                # uv replaces UV_CONSTRAINT with a command-line -c: pass the user's along.
+                for f in env_files(env, "UV_CONSTRAINT"):
+                    extra += ["-c", f]
+                # Only uv can replace a dependency's exact pin on another flavour.
+                extra += ["--overrides", str(folder / "overrides.txt")]
+                for f in env_files(env, "UV_OVERRIDE"):
+                    extra += ["--overrides", f]
+        for page in plan.find_links:
+            extra += ["--find-links", page]
+        return extra
+
+
+def env_files(env: Mapping[str, str], name: str) -> list[str]:
+    """Files named by ``UV_CONSTRAINT`` / ``UV_OVERRIDE`` (space-separated, as uv reads them)."""
+    return env.get(name, "").split()
+
+
+# distlib (pip's script maker) writes "#!/bin/sh" and this exec line when the
+# interpreter's path has a space or is too long for a "#!" line.
+_TRAMPOLINE = re.compile(rb"""'''exec' "?(.+?)"? "\$0" "\$@"\s*""")
+
+
+def _shebang_python(script: str) -> str | None:
+    try:
+        with open(script, "rb") as f:
+            first, second = f.readline(512), f.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    m = _TRAMPOLINE.fullmatch(second)
+    if first.strip() == b"#!/bin/sh" and m:
+        path = m.group(1).decode(errors="replace")
+        return path if os.path.exists(path) else None
+    parts = first[2:].strip().split()
+    if not parts:
+        return None
+    path = parts[0].decode(errors="replace")
+    if path.endswith("/env") and len(parts) > 1:
+        return shutil.which(parts[1].decode(errors="replace"))
+    return path if os.path.exists(path) else None
+
+
+def venv_python(venv: str) -> str:
+    """The interpreter of a virtual environment."""
+    if sys.platform == "win32":
+        return os.path.join(venv, "Scripts", "python.exe")
+    return os.path.join(venv, "bin", "python")
+
+
+def which_uv(env: Mapping[str, str] | None = None) -> str | None:
+    """The uv that typing ``uv`` runs (PATH), else the binary of the ``uv`` package on PyPI."""
+    found = shutil.which("uv", path=None if env is None else env.get("PATH"))
+    if found:
+        return found
+    try:
+        from uv import find_uv_bin  # the `uv` package from PyPI ships the binary
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+def find_uv(env: Mapping[str, str] | None = None) -> str:
+    """:func:`which_uv`, or an OperationalError saying how to install uv."""
+    found = which_uv(env)
+    if found is None:
+        raise OperationalError("uv not found on PATH", hint="install it: python3 -m pip install uv")
+    return found
+
+
+def find_installer(
+    tool: str,
+    parsed: InstallArgs,
+    env: Mapping[str, str] | None = None,
+    run: Runner = capture,
+) -> Installer:
+    """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
+
+    pip: the active virtual environment, else the ``pip`` first on PATH (its
+    interpreter, read from the script's ``#!`` line), else this Python. (pip
+    refuses ``--python`` after ``install``, "must be placed before the pip
+    subcommand name" since pip 22.3: that pip says so itself.)
+    uv: ``--python``, else the active virtual environment, else what
+    ``uv python find`` answers (uv's own discovery: ``.venv`` and so on).
+    """
+    env = dict(os.environ) if env is None else env
+    venv = env.get("VIRTUAL_ENV")
+    if tool == "pip":
+        if venv and os.path.exists(venv_python(venv)):
+            python = venv_python(venv)
+        else:
+            pip = shutil.which("pip", path=env.get("PATH"))
+            python = (pip and _shebang_python(pip)) or sys.executable
+        return Installer(tool="pip", command=(python, "-m", "pip", "install"), python=python)
+    uv = find_uv()
+    if parsed.python and os.path.exists(parsed.python):
+        python = parsed.python
+        if os.path.isdir(python):
+            python = venv_python(python)
+    elif (
+        not parsed.python
+        and "--system" not in parsed.options
+        and venv
+        and os.path.exists(venv_python(venv))
+    ):
+        python = venv_python(venv)
+    else:
+        # `uv pip install --system` skips virtual environments: so does `uv python find`.
+        system = ["--system"] if "--system" in parsed.options else []
+        argv = [uv, "python", "find", *system] + ([parsed.python] if parsed.python else [])
+        done = run(argv, timeout=QUERY_TIMEOUT, env=env)
+        if done.timed_out:
+            raise OperationalError(
+                f"uv python find did not answer in {QUERY_TIMEOUT:g} s",
+                hint="activate a virtual environment or pass --python",
+            )
+        if done.returncode != 0 or not done.stdout.strip():
+            first = (done.stderr.strip().splitlines() or [done.error or "no interpreter found"])[-1]
+            raise OperationalError(
+                f"uv found no Python environment to install into: {first}",
+                hint="activate a virtual environment or pass --python",
+            )
+        python = done.stdout.strip().splitlines()[-1]
+    return Installer(tool="uv", command=(uv, "pip", "install"), python=python)
+
+
+_VERSION = re.compile(r"(\d+)\.(\d+)\s*")
+
+
+def python_version_of(python: str, run: Runner = capture) -> tuple[int, int]:
+    """The major.minor of an interpreter; this one's without a subprocess when it is us."""
+    try:
+        same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    except OSError:
+        same = False
+    if same:
+        return sys.version_info[0], sys.version_info[1]
+    done = run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], timeout=QUERY_TIMEOUT
+    )
+    if done.error is not None or done.timed_out:
+        raise OperationalError(f"cannot run the target interpreter {python}: {done.reason()}")
+    m = _VERSION.fullmatch(done.stdout)
+    if done.returncode != 0 or not m:
+        raise OperationalError(f"cannot ask {python} for its version")
+    return int(m.group(1)), int(m.group(2))

@@ -1,0 +1,452 @@
+"""The install use-case: plan, preflight, run the installer, clean up, optional installs.
+
+pip has no plugin API and patching ``pip._internal`` breaks with nearly every pip
+release; uv is a Rust binary (docs/facts.md section 3). So the hook reads the user's
+installer arguments, makes a plan, and hands the installer the user's arguments
+untouched plus generated files:
+
+- a constraints file of ``name @ url#sha256=...`` lines (wheel flavours) and
+  ``name==version+local`` lines (index flavours, with their per-package
+  find-links page). uv replaces ``UV_CONSTRAINT`` when given ``-c``, so we forward
+  it; uv also gets the pins as ``--overrides`` so a dependency's exact pin on
+  another flavour is replaced (only uv can; under pip that is reported);
+- under ``--require-hashes`` the requirement lines themselves are rewritten into a
+  generated top-level file (URL lines first), since uv refuses unpinned lines and
+  a user's hash of another flavour's file can never match.
+
+Generated files live in a private temporary folder, removed afterwards, also on
+Ctrl-C, on SIGTERM and when the installer fails. User files are only read. The
+installer runs in the terminal's process group with SIGINT/SIGTERM forwarded
+(:func:`resolver_hook._proc.foreground`); an interrupted session raises
+:class:`resolver_hook._proc.Interrupted` after cleaning up (exit 128+N).
+
+Everything said goes through a :class:`Reporter`; the command line prints it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from resolver_hook._fs import write_atomic
+from resolver_hook._proc import Interrupted, Runner, capture, foreground
+from resolver_hook.errors import OperationalError
+from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
+from resolver_hook.install.backends import Installer, find_installer
+
+if TYPE_CHECKING:
+    from resolver_hook.host import HostProfile
+    from resolver_hook.manifest import Manifest
+    from resolver_hook.reqfile import ReqFile
+    from resolver_hook.resolve import Plan
+
+__all__ = [
+    "Invocation",
+    "OptionalOutcome",
+    "Reporter",
+    "build_invocation",
+    "install",
+    "needs_rewrite",
+    "optional_install",
+    "private_tempdir",
+    "run_installer",
+    "transitive_conflicts",
+]
+
+
+class Reporter(Protocol):
+    """Where a session's words go; the command line prints them."""
+
+    def say(self, text: str) -> None:
+        """A progress line of ours."""
+
+    def error(self, text: str, hint: str | None = None) -> None:
+        """An ``error:`` line (and ``hint:``) that does not stop the session by itself."""
+
+    def warning(self, text: str) -> None:
+        """A ``warning:`` line."""
+
+    def output(self, text: str) -> None:
+        """The installer's own stdout, passed through as it comes."""
+
+    def no_fit(self, plan: Plan) -> None:
+        """The plan's packages that no build fits, with the reasons."""
+
+
+# --- the use-case ------------------------------------------------------------------
+
+
+def install(
+    tool: str,
+    installer_args: Sequence[str],
+    *,
+    profile_for: Callable[[Installer], HostProfile],
+    manifests: Mapping[str, Manifest],
+    optional: Sequence[str] = (),
+    env: dict[str, str],
+    report: Reporter,
+    today: datetime.date | None = None,
+) -> int:
+    """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
+
+    ``today`` (from the caller's clock) lets the plan note built-in data checked long ago.
+
+    1 when a package has no fit or a source build's needs are not met (the installer
+    never runs); the installer's own code otherwise.
+    """
+    from resolver_hook.reqfile import read_requirements
+    from resolver_hook.resolve import resolve
+
+    parsed = parse_install_args(tool, installer_args)
+    installer = find_installer(tool, parsed, env)
+    profile = profile_for(installer)
+    reqs = read_requirements(
+        parsed.requirement_files,
+        [*parsed.requirements, *optional],
+        constraints=parsed.constraint_files,
+    )
+    plan = resolve(reqs, manifests, profile, today=today)
+    optional_names = frozenset(requirement_name(o) or o for o in optional)
+    blocking = [p for p in plan.errors if p.name not in optional_names]
+    if blocking:
+        report.no_fit(plan)
+        report.say(
+            f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
+            f"fits {profile.describe()}"
+        )
+        return 1
+    if plan.builds:
+        from resolver_hook.build.preflight import preflight
+
+        # A source build that would fail late on its toolchain fails now, with the fix.
+        failures = preflight(plan)
+        for line in failures:
+            report.error(line)
+        if failures:
+            report.say(
+                "nothing was installed: a source build's needs are not met "
+                "('resolver-hook doctor --build' shows the toolchain)"
+            )
+            return 1
+    return _run(installer, parsed, plan, reqs, env=env, optional=optional, report=report)
+
+
+def _run(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    reqs: ReqFile,
+    *,
+    env: dict[str, str],
+    optional: Sequence[str],
+    report: Reporter,
+) -> int:
+    rewriting = needs_rewrite(parsed, reqs, env)
+    if rewriting and missing_hashes(plan):
+        raise OperationalError(
+            f"--require-hashes: no sha256 is known for {', '.join(missing_hashes(plan))} "
+            "(an index flavour, or a manifest without sha256)",
+            hint="add the hash to the requirement line or the manifest, or drop --require-hashes",
+        )
+    for line in plan.explain_lines():
+        report.say(line)
+    if rewriting:
+        report.say("--require-hashes: requirement lines rewritten (URL lines first)")
+    if installer.tool == "uv" and plan.constraints:
+        report.say(
+            "uv: flavour pins passed as --overrides too, so a dependency's exact pin on "
+            "another flavour is replaced"
+        )
+    for note in plan.notes:
+        report.say(f"note: {note}")
+    optional_names = frozenset(requirement_name(o) or o for o in optional)
+    with private_tempdir() as folder:
+        inv = build_invocation(
+            installer, parsed, plan, reqs, folder=folder, env=env, exclude=optional_names
+        )
+        for name, text in inv.files.items():
+            write_atomic(folder / name, text)
+        code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=report.output)
+        if code != 0:
+            for conflict in transitive_conflicts(output, plan):
+                report.error(
+                    conflict,
+                    hint="pip cannot replace a dependency's exact pin; "
+                    "'resolver-hook uv pip install' does (uv --overrides), or ask "
+                    "that package for a looser pin",
+                )
+            return code
+        for requirement in optional:
+            outcome = optional_install(
+                installer, parsed, plan, requirement, folder=folder, env=env, out=report.output
+            )
+            if outcome.ok:
+                report.say(f"optional {requirement}: installed and imports")
+            else:
+                report.warning(f"optional {requirement} skipped: {outcome.reason}")
+                if outcome.restored:
+                    report.warning(f"rolled back: {outcome.restored}")
+    return 0
+
+
+# --- temporary files that never outlive the run ------------------------------------
+
+
+@contextmanager
+def private_tempdir() -> Iterator[Path]:
+    """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
+
+    SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
+    :func:`resolver_hook._proc.foreground` forwards it first.
+    """
+    path = Path(tempfile.mkdtemp(prefix="resolver-hook-"))
+    installed = False
+    previous: Any = signal.SIG_DFL
+    try:
+
+        def on_term(signum: int, frame: FrameType | None) -> None:
+            raise Interrupted(signum)
+
+        try:
+            # None: the old handler was not set from Python; SIG_DFL is what it did.
+            previous = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
+            installed = True
+        except ValueError:  # not the main thread: nothing to install
+            pass
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        if installed:
+            signal.signal(signal.SIGTERM, previous)
+
+
+# --- what to hand the installer ----------------------------------------------------
+
+
+def needs_rewrite(parsed: InstallArgs, reqs: ReqFile, env: Mapping[str, str] | None = None) -> bool:
+    """Whether requirement lines must be rewritten rather than constrained.
+
+    Under ``--require-hashes`` (given, set by ``PIP_REQUIRE_HASHES`` /
+    ``UV_REQUIRE_HASHES``, or implied by any ``--hash``: pip then wants hashes
+    everywhere) a user's hash names another flavour's file and can never match,
+    and uv refuses requirements that are neither pinned nor URLs. (A
+    ``require-hashes`` in pip.conf is not read.)
+    """
+    env = {} if env is None else env
+    variable = "PIP_REQUIRE_HASHES" if parsed.tool == "pip" else "UV_REQUIRE_HASHES"
+    return (
+        parsed.require_hashes
+        or env.get(variable, "").strip().lower() in ("1", "true", "yes", "on")
+        or any(e.hashes for e in reqs.requirements)
+        or any(o.option == "--require-hashes" for o in reqs.options)
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Invocation:
+    """The installer command and the files written for it."""
+
+    argv: tuple[str, ...]
+    files: dict[str, str]  # file name in the private folder -> contents
+
+
+def build_invocation(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    reqs: ReqFile,
+    *,
+    folder: Path,
+    env: dict[str, str],
+    exclude: frozenset[str] = frozenset(),
+) -> Invocation:
+    """Arguments and generated files for one run. Never adds ``--extra-index-url``.
+
+    ``exclude`` names packages installed later, one by one (``--optional``): their
+    pins stay in the constraints, their requirement lines are left out here.
+    """
+    files: dict[str, str] = {}
+    constraints = plan.constraint_lines()
+    if constraints:
+        files["constraints.txt"] = "".join(f"{c}\n" for c in constraints)
+        if installer.tool == "uv":
+            files["overrides.txt"] = files["constraints.txt"]
+    extra = installer.plan_options(plan, folder, env)
+    args = list(parsed.args)
+    if needs_rewrite(parsed, reqs, env):
+        lines = [line for line in plan.rewritten_lines() if requirement_name(line) not in exclude]
+        files["requirements.txt"] = "".join(f"{line}\n" for line in lines)
+        args = [*parsed.options, "-r", str(folder / "requirements.txt")]
+    elif exclude:
+        args = [
+            a
+            for i, a in enumerate(args)
+            if i not in parsed.positions or requirement_name(a) not in exclude
+        ]
+    return Invocation(argv=tuple(installer.argv(args, extra)), files=files)
+
+
+def missing_hashes(plan: Plan) -> list[str]:
+    """Rewritten lines that pip/uv would refuse under --require-hashes (no hash known)."""
+    return [
+        p.name
+        for p in plan.packages
+        if p.action == "rewrite"
+        and p.line is not None
+        and "#sha256=" not in p.line
+        and "--hash=" not in p.line
+    ]
+
+
+# --- running it -------------------------------------------------------------------
+
+_CONFLICT = re.compile(r"^\s+(\S+) (\S+) depends on (\S+?)(==\S+)\s*$")
+
+
+def run_installer(
+    argv: Sequence[str], env: Mapping[str, str], *, tee: bool, out: Callable[[str], None]
+) -> tuple[int, str]:
+    """Run the installer in the foreground; with ``tee``, pass its stdout through, keep the tail.
+
+    pip prints the lines that explain a resolution conflict on stdout; keeping
+    them lets us name a dependency's exact pin on another flavour. Raises
+    :class:`Interrupted` after forwarding SIGINT/SIGTERM and seeing the installer exit.
+    """
+    try:
+        return foreground(argv, env=env, tee=out if tee else None)
+    except OSError as exc:  # the installer is missing or cannot be executed
+        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+
+
+def transitive_conflicts(output: str, plan: Plan) -> list[str]:
+    """``app 1.0 pins demo==1.0+cu126`` lines for pinned packages of the plan."""
+    from packaging.utils import canonicalize_name
+
+    found = []
+    for line in output.splitlines():
+        m = _CONFLICT.match(line)
+        if not m:
+            continue
+        p = plan.package(m.group(3))
+        if p is not None and p.action == "rewrite" and canonicalize_name(m.group(1)) != p.name:
+            found.append(
+                f"{m.group(1)} {m.group(2)} pins {m.group(3)}{m.group(4)}, but this "
+                f"machine needs {p.name} {p.version}: {p.reason}"
+            )
+    return found
+
+
+# --- optional packages: install, import-check, roll back ---------------------------
+
+_LIST_SCRIPT = (
+    "import importlib.metadata as m, json\n"
+    "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))\n"
+)
+# Import every top-level module the distribution installed.
+_IMPORT_SCRIPT = (
+    "import importlib, importlib.metadata as m, sys\n"
+    "d = m.distribution(sys.argv[1])\n"
+    "tops = set()\n"
+    "for f in d.files or []:\n"
+    "    top = f.parts[0] if f.parts else ''\n"
+    "    if not top or top == '..' or top.endswith(('.dist-info', '.data', '.pth')):\n"
+    "        continue\n"
+    "    if len(f.parts) > 1 or top.endswith('.py'):\n"
+    "        tops.add(top[:-3] if top.endswith('.py') else top)\n"
+    "for top in sorted(tops):\n"
+    "    importlib.import_module(top)\n"
+)
+
+
+# Seconds an optional package's import check may take: an import that initialises a
+# GPU can block on a driver that does not answer.
+IMPORT_TIMEOUT = 300.0
+LIST_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OptionalOutcome:
+    ok: bool
+    reason: str = ""
+    restored: str = ""
+
+
+def installed_versions(python: str, run: Runner = capture) -> dict[str, str]:
+    """Canonical name -> version of every distribution in ``python``'s environment."""
+    from packaging.utils import canonicalize_name
+
+    done = run([python, "-c", _LIST_SCRIPT], timeout=LIST_TIMEOUT)
+    if not done.ok:
+        raise OperationalError(f"cannot list the packages of {python}: {done.reason()}")
+    try:
+        found = json.loads(done.stdout)
+    except ValueError:
+        raise OperationalError(f"cannot list the packages of {python}: not JSON") from None
+    return {canonicalize_name(k): v for k, v in found.items()}
+
+
+def optional_install(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    requirement: str,
+    *,
+    folder: Path,
+    env: dict[str, str],
+    out: Callable[[str], None],
+) -> OptionalOutcome:
+    """Install one optional package; on failure to install or import, roll it back."""
+    name = requirement_name(requirement) or requirement
+    p = plan.package(name)
+    if p is not None and p.action == "error":
+        return OptionalOutcome(ok=False, reason=p.reason)
+    line = p.line if p is not None and p.action == "rewrite" and p.line else requirement
+    options = list(parsed.options)
+    before = installed_versions(installer.python)
+    argv = installer.argv([*options, line], installer.plan_options(plan, folder, env))
+    code, _ = run_installer(argv, env, tee=False, out=out)
+    if code == 0:
+        check = capture([installer.python, "-c", _IMPORT_SCRIPT, name], timeout=IMPORT_TIMEOUT)
+        if check.timed_out:
+            reason = f"the import did not finish in {IMPORT_TIMEOUT:g} s"
+        elif check.ok:
+            return OptionalOutcome(ok=True)
+        else:
+            last = (check.stderr.strip().splitlines() or [check.error or "import failed"])[-1]
+            reason = f"installed but does not import: {last}"
+    else:
+        reason = f"{installer.tool} exited with {code}"
+    return OptionalOutcome(
+        ok=False, reason=reason, restored=_roll_back(installer, options, before, env, out)
+    )
+
+
+def _roll_back(
+    installer: Installer,
+    options: list[str],
+    before: dict[str, str],
+    env: dict[str, str],
+    out: Callable[[str], None],
+) -> str:
+    after = installed_versions(installer.python)
+    added = sorted(n for n in after if n not in before)
+    changed = sorted(n for n in before if after.get(n) != before[n])
+    removable = sorted(set(added) | {n for n in changed if n in after})
+    if removable:
+        run_installer(installer.uninstall_argv(removable), env, tee=False, out=out)
+    if changed:
+        pins = [f"{n}=={before[n]}" for n in changed]
+        run_installer(installer.argv([*options, "--no-deps", *pins], []), env, tee=False, out=out)
+    words = [f"removed {', '.join(added)}"] if added else []
+    words += [f"put back {', '.join(f'{n} {before[n]}' for n in changed)}"] if changed else []
+    return "; ".join(words)

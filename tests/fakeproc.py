@@ -1,0 +1,22 @@
+"""Fake runs for code that takes a :class:`resolver_hook._proc.Runner`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from resolver_hook._proc import Result
+
+
+def done(argv: Sequence[str], code: int = 0, stdout: str = "", stderr: str = "") -> Result:
+    """A command that ran and exited with ``code``."""
+    return Result(argv=tuple(argv), returncode=code, stdout=stdout, stderr=stderr)
+
+
+def missing(argv: Sequence[str]) -> Result:
+    """A program that does not exist."""
+    return Result(argv=tuple(argv), returncode=None, error="not found", missing=True)
+
+
+def timed_out(argv: Sequence[str], timeout: float) -> Result:
+    """A command that did not finish within ``timeout``."""
+    return Result(argv=tuple(argv), returncode=None, timed_out=True, timeout=timeout)
