@@ -389,6 +389,16 @@ def _failures(
     tag_reason, rank = _tag_failure(f, m)
     if tag_reason:
         out.append(("tags", tag_reason))
+    if isinstance(f, WheelFlavour) and f.other_properties:
+        # A PEP 825 variant of another namespace (docs/facts.md section 2).
+        others = f.other_properties
+        out.append(
+            (
+                "properties",
+                f"variant {f.variant} needs {', '.join(others)}; resolver-hook checks "
+                "only nvidia properties",
+            )
+        )
     if f.cuda is not None:
         if m.cuda is None:
             why = p.nvidia_reason if p.nvidia is None else "driver CUDA version unknown"

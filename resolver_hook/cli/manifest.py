@@ -76,6 +76,9 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     imp.add_argument("--timeout", type=_seconds, default=30.0, help="seconds (default 30)")
     imp.set_defaults(func=run_import)
+    from resolver_hook.cli.variants import register_export
+
+    register_export(sub)
 
 
 def _pairs(values: list[str], flag: str) -> dict[str, str]:
@@ -94,7 +97,7 @@ def run_import(args: argparse.Namespace) -> int:
 
     from resolver_hook.manifest.write import render_manifest
     from resolver_hook.portable.cuda import parse_target
-    from resolver_hook.publish.indexpage import check_url, fetch_page, import_manifest, parse_links
+    from resolver_hook.publish.indexpage import check_url, fetch_page, parse_links
     from resolver_hook.tomlwrite import write_atomic
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
@@ -122,12 +125,13 @@ def run_import(args: argparse.Namespace) -> int:
         args.location, allow_insecure_loopback=args.allow_insecure_loopback, timeout=args.timeout
     )
     page_url = args.base_url or page_url
-    result = import_manifest(
+    from resolver_hook.cli.variants import import_with_variants
+
+    result = import_with_variants(
         parse_links(html, page_url),
-        package=args.package,
+        args,
         cuda_map=cuda_map,
         gpu_map=gpu_map,
-        allow_insecure_loopback=args.allow_insecure_loopback,
         allow_file_links=page_url.startswith("file:"),
     )
     for note in result.notes:

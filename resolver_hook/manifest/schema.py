@@ -52,6 +52,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import UsageError
+from resolver_hook.manifest.variantname import split_variant_label
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = [
@@ -115,6 +116,10 @@ class WheelFlavour:
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
+    # PEP 825 variant wheel: its label, and properties of namespaces other than nvidia
+    # (kept, never checked: the resolver does not choose a wheel that needs them).
+    variant: str | None = None
+    other_properties: tuple[str, ...] = ()
 
     kind = "wheel"
 
@@ -145,6 +150,8 @@ class WheelFlavour:
             "tags": sorted(str(t) for t in self.tags),
             "sha256": self.sha256,
             **_needs_dict(self),
+            "variant": self.variant,
+            "other_properties": list(self.other_properties),
         }
 
 
@@ -414,9 +421,12 @@ class _Needs:
     rocm: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
+    other_properties: tuple[str, ...] = ()
 
 
-def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Needs:
+def _read_needs(
+    c: _Checker, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
+) -> _Needs:
     needs = _Needs()
     for key in ("cuda", "rocm"):
         text = c.string(t, key, path)
@@ -439,7 +449,9 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
             c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
     props = c.strings(t, "properties", path)
     if props is not None:
-        _read_properties(c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t)
+        _read_properties(
+            c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
+        )
     needs.gpu = tuple(dict.fromkeys(gpu))
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
@@ -469,10 +481,16 @@ def _read_properties(
     *,
     has_cuda: bool,
     has_gpu: bool,
+    variant: bool = False,
 ) -> None:
-    """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2)."""
+    """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2).
+
+    A variant wheel (PEP 825) may carry properties of other namespaces: they are kept
+    in ``other_properties``; elsewhere only ``nvidia`` is understood.
+    """
     lower: list[str] = []
     upper: list[str] = []
+    others: list[str] = []
     for i, text in enumerate(props):
         ppath = f"{_join(path, 'properties')}[{i}]"
         m = _PROPERTY.match(text)
@@ -480,7 +498,9 @@ def _read_properties(
             c.bad(ppath, f"{text!r} is not 'namespace :: feature :: value'")
             continue
         ns, feature, value = m.groups()
-        if ns != "nvidia":
+        if ns != "nvidia" and variant:
+            others.append(f"{ns} :: {feature} :: {value}")
+        elif ns != "nvidia":
             c.bad(ppath, f"{text!r}: namespace {ns!r} is not understood (only 'nvidia')")
         elif feature == "sm_arch":
             if has_gpu:
@@ -500,6 +520,8 @@ def _read_properties(
                 c.bad(ppath, f"{value!r} is not a version")
                 continue
             (lower if feature.endswith("lower_bound") else upper).append(value)
+        elif variant:
+            others.append(f"{ns} :: {feature} :: {value}")
         else:
             c.bad(
                 ppath,
@@ -509,6 +531,7 @@ def _read_properties(
     specs = [f">={v}" for v in lower] + [f"<{v}" for v in upper]
     if specs:
         needs.cuda = SpecifierSet(",".join(specs))
+    needs.other_properties = tuple(dict.fromkeys(others))
 
 
 def _read_wheel(
@@ -520,12 +543,13 @@ def _read_wheel(
     if sha is not None and not _SHA256.match(sha):
         c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
         sha = None
-    needs = _read_needs(c, t, path, name)
+    filename = url_filename(url) if url is not None else ""
+    plain, label = split_variant_label(filename)
+    needs = _read_needs(c, t, path, name, variant=label is not None)
     if url is None or not c.url(url, _join(path, "url")):
         return None
-    filename = url_filename(url)
     try:
-        wname, version, _build, tags = parse_wheel_filename(filename)
+        wname, version, _build, tags = parse_wheel_filename(plain)
     except (InvalidWheelFilename, InvalidVersion) as exc:
         c.bad(_join(path, "url"), f"{filename!r} is not a wheel filename ({exc})")
         return None
@@ -545,6 +569,8 @@ def _read_wheel(
         gpu=needs.gpu,
         requires=needs.requires,
         where=path,
+        variant=label,
+        other_properties=needs.other_properties,
     )
 
 
