@@ -48,14 +48,21 @@ def import_with_variants(
     variants = import_variant_links(links, fetch, package=args.package)
     plain = [x for x in links if split_variant_label(x.filename)[1] is None]
     if not variants.wheels:
-        result = import_manifest(
-            tuple(plain),
-            package=args.package,
-            cuda_map=cuda_map,
-            gpu_map=gpu_map,
-            allow_insecure_loopback=args.allow_insecure_loopback,
-            allow_file_links=allow_file_links,
-        )
+        try:
+            result = import_manifest(
+                tuple(plain),
+                package=args.package,
+                cuda_map=cuda_map,
+                gpu_map=gpu_map,
+                allow_insecure_loopback=args.allow_insecure_loopback,
+                allow_file_links=allow_file_links,
+            )
+        except OperationalError as exc:
+            if not variants.notes:
+                raise
+            raise OperationalError(
+                f"{exc.message} ({'; '.join(variants.notes)})", hint=exc.hint
+            ) from None
         return ImportResult(
             name=result.name, wheels=result.wheels, notes=(*result.notes, *variants.notes)
         )

@@ -139,7 +139,8 @@ class WheelFlavour:
     def describe(self) -> str:
         """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``."""
         interp = ".".join(sorted({t.interpreter for t in self.tags}))
-        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}"
+        label = f" variant {self.variant}" if self.variant else ""
+        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
