@@ -326,3 +326,27 @@ def test_export_then_import_gives_an_equal_manifest(vindex: VariantIndex, tmp_pa
     second = tmp_path / "second.toml"
     assert import_page(vindex, "exported", second).returncode == 0
     assert _flavours(second) == _flavours(first)
+
+
+def test_export_labels_plain_wheels_by_their_properties(tmp_path: Path) -> None:
+    manifest = tmp_path / "torch.toml"
+    manifest.write_text(
+        'schema = 1\n[package]\nname = "torch"\n[[wheel]]\n'
+        'url = "https://example.org/torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl"\n'
+        'cuda = ">=12.8,<14"\ngpu = ["sm_80", "compute_90"]\n'
+    )
+    proc = cli("manifest", "export", "--variants", str(manifest), "-o", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    label = "cu128_sm80_ptx90"
+    assert f"manylinux_2_28_x86_64-{label}.whl" in proc.stdout
+    doc = json.loads((tmp_path / "out" / f"torch-2.10.0-{label}.variant.json").read_text())
+    assert doc["variants"] == {
+        label: {
+            "nvidia": {
+                "cuda_version_lower_bound": ["12.8"],
+                "cuda_version_upper_bound": ["14"],
+                "sm_arch": ["80_real", "90_virtual"],
+            }
+        }
+    }
+    parse_variants_json(doc, "exported")  # valid by our own reading of format 0.1.1

@@ -11,6 +11,11 @@ local version label and the flags:
   ``torch==2.13.*``.
 * ``gpu``: ``--gpu LABEL=sm_90a,sm_100f`` for that label, ``--gpu '*=...'`` for all.
 
+Variant wheels (PEP 825, ``...-PLATFORM-LABEL.whl``) take their needs from the page's
+``{name}-{version}-variants.json`` instead: NVIDIA's ``cuda_version_lower_bound``,
+``cuda_version_upper_bound`` and ``sm_arch`` become ``cuda`` and ``gpu``; properties of
+other namespaces are kept and reported (the resolver never chooses those wheels).
+
 Only https pages, local files, or http on 127.0.0.1/localhost/::1 with
 ``--allow-insecure-loopback``; the same rule applies to redirects and to the wheel links.
 A saved copy of a page keeps its relative links (download.pytorch.org writes

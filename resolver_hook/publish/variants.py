@@ -310,7 +310,8 @@ def _derived_label(w: WheelFlavour, props: Properties) -> str:
     for v in nv.get("cuda_version_lower_bound", ()):
         parts.append("cu" + v.replace(".", ""))
     for v in nv.get("sm_arch", ()):
-        parts.append(v.replace("_real", "").replace("_virtual", "ptx"))
+        arch, _, kind = v.partition("_")
+        parts.append(("sm" if kind == "real" else "ptx") + arch)
     for ns, fs in props.items():
         if ns != "nvidia":
             parts += [f"{ns}_{v}" for vs in fs.values() for v in vs]
