@@ -115,6 +115,48 @@ def test_pylock_offline_works_when_everything_is_hashed(
     }
 
 
+def test_pylock_plain_build_is_read_from_the_index_page(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    manifest = tmp_path / "plainpkg.toml"
+    # The plain build on the user's own index: a flavour without url (known only by version).
+    manifest.write_text('schema = 1\n[package]\nname = "plainpkg"\n[[index]]\nversion = "1.0"\n')
+    out = tmp_path / "pylock.toml"
+    proc = lock(gpu_index, "plainpkg", "--manifest", str(manifest), "--target", X86_B200,
+                "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = toml_loads(out.read_text())
+    [pkg] = doc["packages"]
+    assert pkg["index"] == gpu_index.simple + "plainpkg/"
+    assert pkg["wheels"][0]["url"] == gpu_index.index.wheel_url(gpu_index.wheels["plain"])
+    assert pkg["wheels"][0]["hashes"]["sha256"] == gpu_index.wheels["plain"].sha256
+    offline = lock(gpu_index, "plainpkg", "--manifest", str(manifest), "--target", X86_B200,
+                   "--index-url", gpu_index.simple, "--offline", "-o", str(out))  # fmt: skip
+    assert offline.returncode == 1
+    assert f"plainpkg==1.0: known only as the page {gpu_index.simple}plainpkg/" in offline.stderr
+
+
+def test_pylock_refuses_a_page_link_to_another_scheme(gpu_index: GpuIndex, tmp_path: Path) -> None:
+    page = gpu_index.index.root / "links" / "evil" / "demo-idx"
+    page.mkdir(parents=True)
+    (page / "index.html").write_text(
+        '<a href="ftp://example.org/demo_idx-2.0+cu130-py3-none-any.whl#sha256='
+        + "0" * 64
+        + '">x</a>'
+    )
+    manifest = tmp_path / "demo-idx.toml"
+    manifest.write_text(
+        'schema = 1\n[package]\nname = "demo-idx"\n[[index]]\n'
+        f'url = "{gpu_index.index.url}/links/evil/demo-idx/"\nversion = "2.0+cu130"\n'
+    )
+    out = tmp_path / "pylock.toml"
+    proc = lock(gpu_index, "demo-idx", "--manifest", str(manifest), "--target", X86_B200,
+                "-o", str(out))  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "ftp://example.org" in proc.stderr
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -99,6 +99,15 @@ def _write_pylock(
             f"-o {out}: PEP 751 names a lock file pylock.toml or pylock.NAME.toml",
             hint="e.g. -o pylock.toml",
         )
+    from resolver_hook.install.variantwheels import variant_packages
+
+    variants = [f"{p.name} ({spec})" for spec, _, plan in plans for p in variant_packages(plan)]
+    if variants:
+        raise UsageError(
+            f"the plan chose wheel variants (PEP 825) for {', '.join(variants)}: their "
+            "filenames are not valid wheel filenames to PEP 751 readers such as packaging",
+            hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
+        )
     index_url = args.index_url or DEFAULT_INDEX
     refused = []
     for spec, _, plan in plans:

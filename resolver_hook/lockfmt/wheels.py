@@ -85,6 +85,9 @@ class Fetcher(Protocol):
 
     def sha256(self, url: str) -> str: ...
 
+    def check(self, url: str) -> None:
+        """Raise when a URL read from a page may not go into a lock file."""
+
 
 def _page_of(index_url: str, name: str) -> str:
     return index_url.rstrip("/") + f"/{name}/"
@@ -191,6 +194,7 @@ def lock_wheels(
                 f"{page} lists no wheel of {p.name}=={p.version} for {plan.profile.describe()}",
                 hint="the page may have changed since the manifest was written",
             )
+        fetcher.check(link.url)  # a page cannot point the lock at another scheme or host class
         sha = link.sha256 or fetcher.sha256(link.url)
         out.append(
             LockedWheel(name=p.name, version=p.version, url=link.url, sha256=sha, index=page)
@@ -234,6 +238,15 @@ class NetFetcher:
             page_url, allow_insecure_loopback=self.allow_insecure, timeout=self.timeout
         )
         return parse_links(html, final)
+
+    def check(self, url: str) -> None:
+        from resolver_hook.publish.indexpage import check_url
+
+        if urlsplit(url).scheme == "file":
+            if not self.allow_insecure:
+                raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
+            return
+        check_url(url, allow_insecure_loopback=self.allow_insecure)
 
     def sha256(self, url: str) -> str:
         from resolver_hook.publish.indexpage import check_url
