@@ -520,7 +520,11 @@ class _Slot:
 def _rank_key(item: tuple[Flavour, int]) -> tuple[Any, ...]:
     f, rank = item
     floor = _floor(f.cuda) or _floor(f.rocm) or Version("0")
-    return (rank, _Desc(floor), _Desc(f.version), f.describe())
+    # PEP 825: variants before the null variant, before non-variant wheels (docs/facts.md
+    # section 2), among builds that are otherwise equal.
+    label = f.variant if isinstance(f, WheelFlavour) else None
+    variant_rank = 2 if label is None else 1 if label == "null" else 0
+    return (rank, _Desc(floor), _Desc(f.version), variant_rank, f.describe())
 
 
 class _Desc:

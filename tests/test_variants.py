@@ -9,6 +9,7 @@ section 3) and pip refuses it. ``manifest export --variants`` and import round-t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -350,3 +351,26 @@ def test_export_labels_plain_wheels_by_their_properties(tmp_path: Path) -> None:
         }
     }
     parse_variants_json(doc, "exported")  # valid by our own reading of format 0.1.1
+
+
+def test_variants_rank_before_null_before_plain_wheels(tmp_path: Path) -> None:
+    base = "https://example.org/demo_var-1.0-py3-none-any"
+    manifest = tmp_path / "demo-var.toml"
+    suffixes = ("", "-null", "-cu13")
+    manifest.write_text(
+        'schema = 1\n[package]\nname = "demo-var"\n'
+        + "".join(f'[[wheel]]\nurl = "{base}{suffix}.whl"\n' for suffix in suffixes)
+    )
+    m = {"demo-var": load_manifest(manifest)}
+    cpu_only = parse_target(f"linux-x86_64-py{PY}")
+
+    def chosen(manifests: dict[str, Any]) -> str | None:
+        p = resolve(["demo-var"], manifests, cpu_only).package("demo-var")
+        assert p is not None
+        return getattr(p.flavour, "variant", None)
+
+    assert chosen(m) == "cu13"  # same needs: the variant first (PEP 825 ordering)
+    full = m["demo-var"]
+    without = tuple(w for w in full.wheels if w.variant != "cu13")
+    m2 = {"demo-var": dataclasses.replace(full, wheels=without)}
+    assert chosen(m2) == "null"
