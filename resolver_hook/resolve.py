@@ -427,6 +427,16 @@ def _failures(
     jetson_reason = _jetson_failure(f, p)
     if jetson_reason:
         out.append(("tags", jetson_reason))
+    if isinstance(f, WheelFlavour) and f.other_properties:
+        # A PEP 825 variant of another namespace (docs/facts.md section 2).
+        others = f.other_properties
+        out.append(
+            (
+                "properties",
+                f"variant {f.variant} needs {', '.join(others)}; resolver-hook checks "
+                "only nvidia properties",
+            )
+        )
     if f.cuda is not None:
         if m.cuda is None:
             why = p.nvidia_reason if p.nvidia is None else "driver CUDA version unknown"
@@ -565,7 +575,11 @@ def _rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, .
         cuda_key: tuple[int, Any] = (1, runtime)
     else:
         cuda_key = (0, _Desc(runtime or _floor(f.rocm) or Version("0")))
-    return (rank, cuda_key, _Desc(f.version), f.describe())
+    # PEP 825: variants before the null variant, before non-variant wheels (docs/facts.md
+    # section 2), among builds that are otherwise equal.
+    label = f.variant if isinstance(f, WheelFlavour) else None
+    variant_rank = 2 if label is None else 1 if label == "null" else 0
+    return (rank, cuda_key, _Desc(f.version), variant_rank, f.describe())
 
 
 class _Desc:

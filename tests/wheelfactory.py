@@ -51,16 +51,19 @@ def build_wheel(
     module: str | None = None,
     filename_name: str | None = None,
     code: str | None = None,
+    variant: tuple[str, str] | None = None,
 ) -> BuiltWheel:
     """Write ``NAME-VERSION-TAG.whl`` into ``out``; its module records the version.
 
     ``filename_name`` writes another project's name into the filename (the
-    wrong-project case); ``code`` replaces the module's body.
+    wrong-project case); ``code`` replaces the module's body. ``variant`` is a PEP 825
+    ``(label, variant.json text)``: the label ends the filename, the text goes into
+    ``*.dist-info/variant.json``.
     """
     dist = name.replace("-", "_")
     module = module or dist
     file_dist = (filename_name or name).replace("-", "_")
-    filename = f"{file_dist}-{version}-{tag}.whl"
+    filename = f"{file_dist}-{version}-{tag}{'-' + variant[0] if variant else ''}.whl"
     info = f"{dist}-{version}.dist-info"
     meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     meta += [f"Requires-Dist: {r}" for r in requires]
@@ -73,6 +76,8 @@ def build_wheel(
             f"Tag: {tag}\n"
         ),
     }
+    if variant:
+        files[f"{info}/variant.json"] = variant[1]
     out.mkdir(parents=True, exist_ok=True)
     path = out / filename
     record = []

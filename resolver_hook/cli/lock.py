@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from resolver_hook.cli._inputs import (
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli.manifest import _seconds as seconds
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -38,10 +40,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "-o",
         "--output",
-        required=True,
         metavar="FILE",
-        help="where to write ('-' = standard output; '{target}' = one per target)",
+        help="where to write ('-' = standard output; '{target}' = one per target); "
+        "needed for requirements and pylock, standard output for uv",
     )
+    p.add_argument(
+        "--format",
+        choices=("requirements", "pylock", "uv"),
+        help="requirements (default), pylock (PEP 751 pylock.toml; implied by -o "
+        "pylock.toml or pylock.NAME.toml) or uv ([tool.uv.sources] and [[tool.uv.index]] "
+        "text to paste into pyproject.toml)",
+    )
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="pylock: read nothing from the network; refuse (naming them) entries known "
+        "only as an index page or without a sha256",
+    )
+    p.add_argument(
+        "--index-url",
+        default=None,
+        metavar="URL",
+        help="pylock: the simple index whose pages give the plain builds "
+        "(default https://pypi.org/simple/)",
+    )
+    p.add_argument(
+        "--timeout", type=seconds, default=30.0, metavar="SECONDS",
+        help="pylock: network timeout per request (default 30)",
+    )  # fmt: skip
     add_machine_options(p)
     # add_machine_options made --target single; lock takes it repeatedly.
     for action in p._actions:
@@ -52,6 +78,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _format(args: argparse.Namespace) -> str:
+    from resolver_hook.errors import UsageError
+
+    out = args.output
+    fmt: str = args.format or (
+        "pylock"
+        if out and re.fullmatch(r"pylock(\.[^.]+)?\.toml", os.path.basename(out))
+        else "requirements"
+    )
+    if out is None:
+        if fmt != "uv":
+            raise UsageError(f"lock --format {fmt} needs -o FILE ('-' for standard output)")
+        args.output = "-"
+    if args.offline and fmt != "pylock":
+        raise UsageError("--offline is for --format pylock (the other formats read nothing)")
+    return fmt
+
+
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import write_atomic
     from resolver_hook.cli.plan import render_errors
@@ -59,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook.lock import lock_lines, merge_targets
     from resolver_hook.resolve import resolve
 
+    fmt = _format(args)
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
     specs = list(dict.fromkeys(args.target or [])) or [None]  # a target given twice is one target
@@ -80,6 +125,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("nothing written\n")
         return 1
     inputs = ", ".join(reqs.files) or "the command line"
+    if fmt != "requirements":
+        from resolver_hook.cli.lockformats import write_format
+
+        return write_format(fmt, args, plans, inputs, reqs.files)
     if len(plans) > 1 and "{target}" not in args.output:
         all_notes = tuple(dict.fromkeys(n for _, _, plan in plans for n in plan.notes))
         outputs = [

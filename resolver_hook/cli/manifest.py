@@ -11,6 +11,11 @@ local version label and the flags:
   ``torch==2.13.*``.
 * ``gpu``: ``--gpu LABEL=sm_90a,sm_100f`` for that label, ``--gpu '*=...'`` for all.
 
+Variant wheels (PEP 825, ``...-PLATFORM-LABEL.whl``) take their needs from the page's
+``{name}-{version}-variants.json`` instead: NVIDIA's ``cuda_version_lower_bound``,
+``cuda_version_upper_bound`` and ``sm_arch`` become ``cuda`` and ``gpu``; properties of
+other namespaces are kept and reported (the resolver never chooses those wheels).
+
 Only https pages, local files, or http on 127.0.0.1/localhost/::1 with
 ``--allow-insecure-loopback``; the same rule applies to redirects and to the wheel links.
 A saved copy of a page keeps its relative links (download.pytorch.org writes
@@ -76,6 +81,9 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     imp.add_argument("--timeout", type=_seconds, default=30.0, help="seconds (default 30)")
     imp.set_defaults(func=run_import)
+    from resolver_hook.cli.variants import register_export
+
+    register_export(sub)
 
 
 def _pairs(values: list[str], flag: str) -> dict[str, str]:
@@ -116,7 +124,7 @@ def run_import(args: argparse.Namespace) -> int:
     from resolver_hook._fs import write_atomic
     from resolver_hook.manifest.write import render_manifest
     from resolver_hook.portable.cuda import parse_target
-    from resolver_hook.publish.indexpage import check_url, fetch_page, import_manifest, parse_links
+    from resolver_hook.publish.indexpage import check_url, fetch_page, parse_links
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():
@@ -149,12 +157,13 @@ def run_import(args: argparse.Namespace) -> int:
             timeout=args.timeout,
         )
     page_url = args.base_url or page_url
-    result = import_manifest(
+    from resolver_hook.cli.variants import import_with_variants
+
+    result = import_with_variants(
         parse_links(html, page_url),
-        package=args.package,
+        args,
         cuda_map=cuda_map,
         gpu_map=gpu_map,
-        allow_insecure_loopback=args.allow_insecure_loopback,
         allow_file_links=page_url.startswith("file:"),
     )
     for note in result.notes:

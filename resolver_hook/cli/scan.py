@@ -74,6 +74,7 @@ def _check_prefix(prefix: str) -> str:
 def _describe(report: WheelReport) -> str:
     from resolver_hook.portable.cuda import describe_target, parse_target
     from resolver_hook.publish.scan import cuda_runtime_major
+    from resolver_hook.publish.variants import scan_properties
 
     lines = [report.filename]
     lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
@@ -101,6 +102,10 @@ def _describe(report: WheelReport) -> str:
         lines.extend(f"    {describe_target(parse_target(t))}" for t in report.gpu)
     for req in report.requires:
         lines.append(f"  must be installed with {req} (links libtorch/libc10)")
+    props = scan_properties(report.cuda, report.gpu)
+    if props:
+        lines.append("  variant properties (PEP 825):")
+        lines.extend(f"    {p}" for p in props)
     if report.objects:
         lines.append("  objects:")
         for obj in report.objects:
@@ -116,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import InputError, check_archive_input, write_atomic
     from resolver_hook.manifest.write import WheelEntry, render_manifest
     from resolver_hook.publish.scan import ScanError, scan_wheel
+    from resolver_hook.publish.variants import scan_properties
 
     prefix = None
     if args.output is not None:
@@ -141,7 +147,10 @@ def run(args: argparse.Namespace) -> int:
     names = sorted({r.name for r in reports})
     if args.json:
         doc = {
-            "wheels": [r.to_dict() for r in reports],
+            "wheels": [
+                {**r.to_dict(), "variant_properties": scan_properties(r.cuda, r.gpu)}
+                for r in reports
+            ],
             "errors": [{"file": f, "error": e} for f, e in failed],
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")

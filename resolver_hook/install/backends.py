@@ -70,6 +70,11 @@ class Installer:
                     extra += ["--overrides", f]
         for page in plan.find_links:
             extra += ["--find-links", page]
+        if self.tool == "uv":
+            from resolver_hook.install.variantwheels import UV_PREVIEW, variant_packages
+
+            if variant_packages(plan):  # docs/facts.md section 3: uv 0.13 needs the preview flag
+                extra += UV_PREVIEW
         return extra
 
 

@@ -125,6 +125,12 @@ def install(
             f"fits {profile.describe()}"
         )
         return 1
+    from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env, variant_packages
+
+    if variant_packages(plan):
+        if installer.tool == "pip":
+            raise pip_refusal(plan, reqs, manifests, profile)
+        env = {**env, **uv_variant_env(profile, env)}
     if plan.builds:
         from resolver_hook.build.preflight import preflight
 

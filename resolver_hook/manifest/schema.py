@@ -63,6 +63,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import UsageError
+from resolver_hook.manifest.variantname import split_variant_label
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = [
@@ -133,6 +134,10 @@ class WheelFlavour:
     evidence: str | None = None  # https URL of the page that shows its facts
     checked: datetime.date | None = None  # when the entry was last compared with it
     where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
+    # PEP 825 variant wheel: its label, and properties of namespaces other than nvidia
+    # (kept, never checked: the resolver does not choose a wheel that needs them).
+    variant: str | None = None
+    other_properties: tuple[str, ...] = ()
 
     kind = "wheel"
 
@@ -155,7 +160,8 @@ class WheelFlavour:
     def describe(self) -> str:
         """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``."""
         interp = ".".join(sorted({t.interpreter for t in self.tags}))
-        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}"
+        label = f" variant {self.variant}" if self.variant else ""
+        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,6 +172,8 @@ class WheelFlavour:
             "tags": sorted(str(t) for t in self.tags),
             "sha256": self.sha256,
             **_needs_dict(self),
+            "variant": self.variant,
+            "other_properties": list(self.other_properties),
         }
 
 
@@ -458,6 +466,7 @@ class _Needs:
     cuda_runtime: Version | None = None
     evidence: str | None = None
     checked: datetime.date | None = None
+    other_properties: tuple[str, ...] = ()
 
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -498,7 +507,9 @@ def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> 
             c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
 
 
-def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Needs:
+def _read_needs(
+    c: _Checker, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
+) -> _Needs:
     needs = _Needs()
     for key in ("cuda", "rocm", "l4t"):
         text = c.string(t, key, path)
@@ -521,7 +532,9 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
             c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
     props = c.strings(t, "properties", path)
     if props is not None:
-        _read_properties(c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t)
+        _read_properties(
+            c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
+        )
     needs.gpu = tuple(dict.fromkeys(gpu))
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
@@ -552,10 +565,16 @@ def _read_properties(
     *,
     has_cuda: bool,
     has_gpu: bool,
+    variant: bool = False,
 ) -> None:
-    """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2)."""
+    """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2).
+
+    A variant wheel (PEP 825) may carry properties of other namespaces: they are kept
+    in ``other_properties``; elsewhere only ``nvidia`` is understood.
+    """
     lower: list[str] = []
     upper: list[str] = []
+    others: list[str] = []
     for i, text in enumerate(props):
         ppath = f"{_join(path, 'properties')}[{i}]"
         m = _PROPERTY.match(text)
@@ -563,7 +582,9 @@ def _read_properties(
             c.bad(ppath, f"{text!r} is not 'namespace :: feature :: value'")
             continue
         ns, feature, value = m.groups()
-        if ns != "nvidia":
+        if ns != "nvidia" and variant:
+            others.append(f"{ns} :: {feature} :: {value}")
+        elif ns != "nvidia":
             c.bad(ppath, f"{text!r}: namespace {ns!r} is not understood (only 'nvidia')")
         elif feature == "sm_arch":
             if has_gpu:
@@ -583,6 +604,8 @@ def _read_properties(
                 c.bad(ppath, f"{value!r} is not a version")
                 continue
             (lower if feature.endswith("lower_bound") else upper).append(value)
+        elif variant:
+            others.append(f"{ns} :: {feature} :: {value}")
         else:
             c.bad(
                 ppath,
@@ -592,6 +615,7 @@ def _read_properties(
     specs = [f">={v}" for v in lower] + [f"<{v}" for v in upper]
     if specs:
         needs.cuda = SpecifierSet(",".join(specs))
+    needs.other_properties = tuple(dict.fromkeys(others))
 
 
 def _read_wheel(
@@ -603,12 +627,13 @@ def _read_wheel(
     if sha is not None and not _SHA256.match(sha):
         c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
         sha = None
-    needs = _read_needs(c, t, path, name)
+    filename = url_filename(url) if url is not None else ""
+    plain, label = split_variant_label(filename)
+    needs = _read_needs(c, t, path, name, variant=label is not None)
     if url is None or not c.url(url, _join(path, "url")):
         return None
-    filename = url_filename(url)
     try:
-        wname, version, _build, tags = parse_wheel_filename(filename)
+        wname, version, _build, tags = parse_wheel_filename(plain)
     except (InvalidWheelFilename, InvalidVersion) as exc:
         c.bad(_join(path, "url"), f"{filename!r} is not a wheel filename ({exc})")
         return None
@@ -632,6 +657,8 @@ def _read_wheel(
         evidence=needs.evidence,
         checked=needs.checked,
         where=path,
+        variant=label,
+        other_properties=needs.other_properties,
     )
 
 

@@ -36,6 +36,7 @@ class WheelEntry:
     cuda: str | None = None
     gpu: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
+    properties: tuple[str, ...] = ()  # PEP 825 properties kept as written (other namespaces)
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"url": self.url}
@@ -47,6 +48,8 @@ class WheelEntry:
             out["gpu"] = list(self.gpu)
         if self.requires:
             out["requires"] = list(self.requires)
+        if self.properties:
+            out["properties"] = list(self.properties)
         return out
 
 

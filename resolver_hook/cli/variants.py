@@ -1,0 +1,135 @@
+"""Wheel variants on the command line: ``manifest import`` of variant wheels,
+``manifest export --variants``, and what ``scan`` prints (PEP 825; docs/facts.md section 2)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolver_hook.publish.indexpage import ImportResult, Link
+
+__all__ = ["import_with_variants", "register_export", "run_export"]
+
+
+def import_with_variants(
+    links: Sequence[Link],
+    args: argparse.Namespace,
+    *,
+    cuda_map: Mapping[str, str],
+    gpu_map: Mapping[str, tuple[str, ...]],
+    allow_file_links: bool,
+) -> ImportResult:
+    """Ordinary wheels as :func:`import_manifest` reads them, plus the page's variant wheels."""
+    from urllib.parse import urlsplit
+
+    from resolver_hook.errors import OperationalError, UsageError
+    from resolver_hook.manifest.variantname import split_variant_label
+    from resolver_hook.publish.indexpage import (
+        ImportResult,
+        check_url,
+        fetch_page,
+        import_manifest,
+    )
+    from resolver_hook.publish.variants import import_variant_links
+
+    def fetch(url: str) -> bytes:
+        if urlsplit(url).scheme == "file":
+            if not allow_file_links:
+                raise UsageError(f"{url}: a file: link on a page that is not a local file")
+        else:
+            check_url(url, allow_insecure_loopback=args.allow_insecure_loopback)
+        text, _ = fetch_page(
+            url, allow_insecure_loopback=args.allow_insecure_loopback, timeout=args.timeout
+        )
+        return text.encode()
+
+    variants = import_variant_links(links, fetch, package=args.package)
+    plain = [x for x in links if split_variant_label(x.filename)[1] is None]
+    if not variants.wheels:
+        try:
+            result = import_manifest(
+                tuple(plain),
+                package=args.package,
+                cuda_map=cuda_map,
+                gpu_map=gpu_map,
+                allow_insecure_loopback=args.allow_insecure_loopback,
+                allow_file_links=allow_file_links,
+            )
+        except OperationalError as exc:
+            if not variants.notes:
+                raise
+            raise OperationalError(
+                f"{exc.message} ({'; '.join(variants.notes)})", hint=exc.hint
+            ) from None
+        return ImportResult(
+            name=result.name, wheels=result.wheels, notes=(*result.notes, *variants.notes)
+        )
+    assert variants.name is not None
+    try:
+        result = import_manifest(
+            tuple(plain),
+            package=args.package or variants.name,
+            cuda_map=cuda_map,
+            gpu_map=gpu_map,
+            allow_insecure_loopback=args.allow_insecure_loopback,
+            allow_file_links=allow_file_links,
+        )
+    except OperationalError:  # no ordinary wheels beside the variants
+        return ImportResult(name=variants.name, wheels=variants.wheels, notes=variants.notes)
+    return ImportResult(
+        name=variants.name,
+        wheels=(*variants.wheels, *result.wheels),
+        notes=(*variants.notes, *result.notes),
+    )
+
+
+def register_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    exp = sub.add_parser(
+        "export",
+        help="write a manifest's wheels as PEP 825 variant metadata",
+        description="--variants: write {name}-{version}-variants.json (the index-level file) "
+        "for every version of the manifest, and {name}-{version}-{label}.variant.json, the "
+        "*.dist-info/variant.json a publisher puts into the wheels of that label. Wheels are "
+        "never rewritten. Format 0.1.1 of PEP 825 as changed on 10-Aug-2026.",
+    )
+    exp.add_argument("manifest", metavar="MANIFEST", help="a flavour manifest (TOML)")
+    exp.add_argument(
+        "--variants", action="store_true", required=True, help="write variant metadata"
+    )
+    exp.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write into")
+    exp.add_argument(
+        "--allow-insecure-urls", action="store_true",
+        help="accept loopback http:// and file: URLs in the manifest",
+    )  # fmt: skip
+    exp.set_defaults(func=run_export)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    import json
+    import os
+    import sys
+    from pathlib import Path
+
+    from resolver_hook._fs import write_atomic
+    from resolver_hook.errors import UsageError
+    from resolver_hook.manifest import ENV_INSECURE, load_manifest
+    from resolver_hook.publish.variants import export_variants
+
+    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
+    manifest = load_manifest(args.manifest, allow_insecure=insecure)
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"-o {out}: not a folder")
+    result = export_variants(manifest)
+    out.mkdir(parents=True, exist_ok=True)
+    for note in result.notes:
+        sys.stderr.write(f"note: {note}\n")
+    for name, doc in {**result.index_files, **result.wheel_files}.items():
+        write_atomic(out / name, json.dumps(doc, indent=2, sort_keys=False) + "\n")
+        sys.stdout.write(f"wrote {out / name}\n")
+    for old, new in result.filenames.items():
+        if old != new:
+            sys.stdout.write(f"wheel {old} -> publish as {new}\n")
+    return 0

@@ -1,0 +1,284 @@
+"""The wheels a plan installs, each with its file URL and sha256.
+
+A lock file names files, not requirements: PEP 751 wants a URL and a hash for every
+wheel (docs/facts.md section 3). A plan knows them for manifest wheels with a
+``sha256``; for the rest something must be read at lock time:
+
+- a wheel flavour without ``sha256``: the file is downloaded and hashed;
+- an index flavour (a find-links page plus ``version``): the page is read and the
+  wheel of that version with the best tag for the target is taken, hashed from the
+  page's ``#sha256=`` fragment or by downloading it;
+- a flavour that is the plain build on the user's index: the same, on the project's
+  page of ``--index-url`` (PEP 503 ``{index}/{name}/``).
+
+Packages the plan passes through without a manifest (or builds from source) cannot be
+locked here: resolver-hook does not resolve what it has no manifest for.
+
+The reading goes through a :class:`Fetcher` so the rules stay testable;
+:class:`NetFetcher` is the real one (https only, loopback http and ``file:`` only when
+asked, redirects under the same rule, bounded reads).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import unquote, urlsplit
+
+from packaging.markers import UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidWheelFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.errors import OperationalError, UsageError
+
+if TYPE_CHECKING:
+    from resolver_hook.host import HostProfile
+    from resolver_hook.publish.indexpage import Link
+    from resolver_hook.resolve import PackagePlan, Plan
+
+__all__ = [
+    "DEFAULT_INDEX",
+    "MAX_WHEEL_BYTES",
+    "Fetcher",
+    "LockedWheel",
+    "NetFetcher",
+    "lock_wheels",
+    "network_needs",
+    "unlockable",
+]
+
+DEFAULT_INDEX = "https://pypi.org/simple/"
+MAX_WHEEL_BYTES = 16 << 30  # the largest CUDA wheels are a few GB; a bound, not a guess
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedWheel:
+    """One wheel to install: the file, its hash, and the page it was found on (if any)."""
+
+    name: NormalizedName
+    version: str
+    url: str
+    sha256: str
+    index: str | None = None  # the page the wheel was listed on
+
+    @property
+    def filename(self) -> str:
+        return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
+
+
+class Fetcher(Protocol):
+    """What locking reads from the network."""
+
+    def links(self, page_url: str) -> tuple[Link, ...]: ...
+
+    def sha256(self, url: str) -> str: ...
+
+    def check(self, url: str) -> None:
+        """Raise when a URL read from a page may not go into a lock file."""
+
+
+def _page_of(index_url: str, name: str) -> str:
+    return index_url.rstrip("/") + f"/{name}/"
+
+
+def _applies(p: PackagePlan, profile: HostProfile) -> bool:
+    """False when the user's marker leaves the package out on this target."""
+    from resolver_hook.resolve import marker_environment
+
+    if not p.requested:
+        return True
+    try:
+        req = Requirement(p.requested)
+    except InvalidRequirement:
+        return True
+    if req.marker is None:
+        return True
+    try:
+        return req.marker.evaluate(marker_environment(profile))
+    except UndefinedEnvironmentName:
+        return False
+
+
+def _wheel_url(p: PackagePlan) -> bool:
+    return p.action == "rewrite" and p.url is not None and p.find_links is None
+
+
+def unlockable(plan: Plan) -> list[PackagePlan]:
+    """Packages on this target that a lock file of wheels cannot hold (no manifest, build)."""
+    out = []
+    for p in plan.packages:
+        if not _applies(p, plan.profile):
+            continue
+        if p.action == "rewrite" or (p.action == "pass" and p.flavour is not None and p.version):
+            continue
+        out.append(p)
+    return out
+
+
+def network_needs(plan: Plan, index_url: str) -> list[str]:
+    """What locking this plan would read from the network, one line each (for --offline)."""
+    out = []
+    for p in plan.packages:
+        if not _applies(p, plan.profile):
+            continue
+        if _wheel_url(p):
+            if p.sha256 is None:
+                out.append(f"{p.name}: {p.url} has no sha256 (the file must be hashed)")
+        elif p.action == "rewrite" and p.find_links:
+            out.append(f"{p.name}=={p.version}: known only as the page {p.find_links}")
+        elif p.action == "pass" and p.flavour is not None and p.version:
+            out.append(
+                f"{p.name}=={p.version}: known only as the page {_page_of(index_url, p.name)}"
+            )
+    return out
+
+
+def _best_link(links: Sequence[Link], name: str, version: str, profile: HostProfile) -> Link | None:
+    rank = {t: i for i, t in enumerate(profile.tags)}
+    want = Version(version)
+    best: tuple[int, Link] | None = None
+    for link in links:
+        if link.yanked or not link.filename.endswith(".whl"):
+            continue
+        try:
+            wname, wversion, _build, tags = parse_wheel_filename(link.filename)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        if wname != canonicalize_name(name) or wversion != want:
+            continue
+        ranks = [rank[str(t)] for t in tags if str(t) in rank]
+        if ranks and (best is None or min(ranks) < best[0]):
+            best = (min(ranks), link)
+    return best[1] if best else None
+
+
+def lock_wheels(
+    plan: Plan, fetcher: Fetcher, *, index_url: str = DEFAULT_INDEX
+) -> tuple[LockedWheel, ...]:
+    """The wheels the plan installs on its target, in plan order.
+
+    Raises :class:`OperationalError` when a page has no wheel of the planned version for
+    the target. Call :func:`unlockable` first: packages it lists are skipped here.
+    """
+    out: list[LockedWheel] = []
+    for p in plan.packages:
+        if not _applies(p, plan.profile):
+            continue
+        if _wheel_url(p):
+            assert p.url is not None
+            assert p.version is not None
+            sha = p.sha256 or fetcher.sha256(p.url)
+            out.append(LockedWheel(name=p.name, version=p.version, url=p.url, sha256=sha))
+            continue
+        if p.action == "rewrite" and p.find_links and p.version:
+            page = p.find_links
+        elif p.action == "pass" and p.flavour is not None and p.version:
+            page = _page_of(index_url, p.name)
+        else:
+            continue
+        link = _best_link(fetcher.links(page), p.name, p.version, plan.profile)
+        if link is None:
+            raise OperationalError(
+                f"{page} lists no wheel of {p.name}=={p.version} for {plan.profile.describe()}",
+                hint="the page may have changed since the manifest was written",
+            )
+        fetcher.check(link.url)  # a page cannot point the lock at another scheme or host class
+        sha = link.sha256 or fetcher.sha256(link.url)
+        out.append(
+            LockedWheel(name=p.name, version=p.version, url=link.url, sha256=sha, index=page)
+        )
+    return tuple(out)
+
+
+class _PolicyRedirects(urllib.request.HTTPRedirectHandler):
+    """Every redirect target passes the same URL rule as the first URL."""
+
+    def __init__(self, allow_insecure: bool) -> None:
+        super().__init__()
+        self.allow = allow_insecure
+
+    # Signature fixed by urllib.request.HTTPRedirectHandler.
+    def redirect_request(  # type: ignore[no-untyped-def]  # noqa: PLR0917
+        self, req, fp, code, msg, headers, newurl
+    ):
+        from resolver_hook.publish.indexpage import check_url
+
+        check_url(newurl, allow_insecure_loopback=self.allow)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+@dataclass(slots=True)
+class NetFetcher:
+    """Reads pages with :mod:`resolver_hook.publish.indexpage` and hashes files, bounded."""
+
+    allow_insecure: bool = False
+    timeout: float = 30.0
+    max_bytes: int = MAX_WHEEL_BYTES
+
+    def links(self, page_url: str) -> tuple[Link, ...]:
+        from resolver_hook.publish.indexpage import fetch_page, parse_links
+
+        if urlsplit(page_url).scheme == "file" and not self.allow_insecure:
+            raise UsageError(
+                f"{page_url}: a file: page", hint="file: URLs need --allow-insecure-urls"
+            )
+        html, final = fetch_page(
+            page_url, allow_insecure_loopback=self.allow_insecure, timeout=self.timeout
+        )
+        return parse_links(html, final)
+
+    def check(self, url: str) -> None:
+        from resolver_hook.publish.indexpage import check_url
+
+        if urlsplit(url).scheme == "file":
+            if not self.allow_insecure:
+                raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
+            return
+        check_url(url, allow_insecure_loopback=self.allow_insecure)
+
+    def sha256(self, url: str) -> str:
+        from resolver_hook.publish.indexpage import check_url
+
+        digest = hashlib.sha256()
+        size = 0
+        if urlsplit(url).scheme == "file":
+            if not self.allow_insecure:
+                raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
+            try:
+                with Path(unquote(urlsplit(url).path)).open("rb") as handle:
+                    while chunk := handle.read(_CHUNK):
+                        size += len(chunk)
+                        if size > self.max_bytes:
+                            raise OperationalError(f"{url}: larger than {self.max_bytes} bytes")
+                        digest.update(chunk)
+            except OSError as exc:
+                raise OperationalError(f"{url}: cannot read: {exc.strerror or exc}") from None
+            return digest.hexdigest()
+        check_url(url, allow_insecure_loopback=self.allow_insecure)
+        opener = urllib.request.build_opener(_PolicyRedirects(self.allow_insecure))
+        request = urllib.request.Request(url, headers={"User-Agent": "resolver-hook"})
+        try:
+            with opener.open(request, timeout=self.timeout) as response:
+                while chunk := response.read(_CHUNK):
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise OperationalError(f"{url}: larger than {self.max_bytes} bytes")
+                    digest.update(chunk)
+        except urllib.error.HTTPError as exc:
+            raise OperationalError(f"{url}: HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise OperationalError(f"{url}: cannot download to hash it: {reason}") from None
+        return digest.hexdigest()
