@@ -10,10 +10,12 @@
   timeout or a program that cannot start: the :class:`Result` says what happened.
 - :func:`foreground`: installers (pip, uv). The installer stays in the terminal's process
   group, so its prompts and Ctrl-C work as if it were run by hand. SIGINT and SIGTERM
-  received by resolver-hook are forwarded to it; after :data:`FORWARD_GRACE` seconds it is
-  killed; then :class:`Interrupted` is raised so the caller's ``finally`` removes its temp
-  files and the CLI exits 128+N (130 for Ctrl-C). Optionally its stdout is passed through
-  line by line to a callback (``tee``) and the tail kept.
+  received by resolver-hook are forwarded to it (never SIGKILL first: uv leaves its
+  temporary folders behind when killed, docs/facts.md section 3); after
+  :data:`FORWARD_GRACE` seconds it is killed; then :class:`Interrupted` is raised so the
+  caller's ``finally`` removes its temp files and the CLI exits 128+N (130 for Ctrl-C).
+  Optionally its stdout is passed through line by line to a callback (``tee``) and the
+  tail kept.
 
 Every function takes the runner it needs as an argument defaulting to :func:`capture`
 (the :class:`Runner` protocol), so tests feed a fake and never spawn by accident.
