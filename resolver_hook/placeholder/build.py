@@ -11,19 +11,22 @@ escape hatch set, which is exactly what pip and uv would build and cache.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from resolver_hook._proc import capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.placeholder.check import extract_sdist
 from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data
 from resolver_hook.placeholder.render import render_project, runtime
 
 __all__ = ["BuiltPlaceholder", "build_from_data", "build_placeholder"]
+
+# Seconds the placeholder's own backend may take to write its (tiny) wheel.
+BACKEND_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,17 +115,13 @@ def _backend_wheel(sdist: Path, tmp: Path, out: Path, name: str) -> Path:
     env[runtime().escape_hatch(name)] = "1"
     env["PYTHONPATH"] = str(root / "_placeholder_backend")
     code = "import sys, placeholder_backend as b; sys.stdout.write(b.build_wheel(sys.argv[1]))"
-    proc = subprocess.run(
+    proc = capture(
         [sys.executable, "-c", code, str(out.resolve())],
-        cwd=root,
+        cwd=str(root),
         env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+        timeout=BACKEND_TIMEOUT,
     )
-    if proc.returncode != 0:
-        raise OperationalError(
-            f"the placeholder backend could not build a wheel: "
-            f"{(proc.stderr or proc.stdout).strip()}"
-        )
+    if not proc.ok:
+        said = (proc.stderr or proc.stdout).strip() or proc.reason()
+        raise OperationalError(f"the placeholder backend could not build a wheel: {said}")
     return _inside(out / proc.stdout.strip(), out)
