@@ -141,8 +141,8 @@ class InputError(UsageError):
 def read_input(
     path: str | os.PathLike[str],
     *,
-    limit: int = INPUT_LIMIT,
-    deadline: float = INPUT_DEADLINE,
+    limit: int | None = None,
+    deadline: float | None = None,
     what: str = "",
 ) -> bytes:
     """The bytes of a file or pipe the user named. UsageError naming the path otherwise.
@@ -150,8 +150,11 @@ def read_input(
     ``what`` prefixes the path in messages (``"--profile "``). Folders, devices and
     sockets are refused at open; a regular file larger than ``limit`` is refused
     before reading; a pipe is read until its writer closes it, at most ``limit``
-    bytes and ``deadline`` seconds in all.
+    bytes and ``deadline`` seconds in all (defaults: :data:`INPUT_LIMIT`,
+    :data:`INPUT_DEADLINE`, read when called).
     """
+    limit = INPUT_LIMIT if limit is None else limit
+    deadline = INPUT_DEADLINE if deadline is None else deadline
     shown = f"{what}{os.fspath(path)}"
     if os.fspath(path) == "":
         raise InputError(f"{what}''", "an empty path is not a file name", opening=True)
@@ -249,8 +252,8 @@ def check_archive_input(path: str | os.PathLike[str], *, what: str = "") -> None
 def read_text_input(
     path: str | os.PathLike[str],
     *,
-    limit: int = INPUT_LIMIT,
-    deadline: float = INPUT_DEADLINE,
+    limit: int | None = None,
+    deadline: float | None = None,
     what: str = "",
 ) -> str:
     """:func:`read_input` decoded as UTF-8 (a leading BOM dropped, as pip does)."""

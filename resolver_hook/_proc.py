@@ -10,10 +10,12 @@
   timeout or a program that cannot start: the :class:`Result` says what happened.
 - :func:`foreground`: installers (pip, uv). The installer stays in the terminal's process
   group, so its prompts and Ctrl-C work as if it were run by hand. SIGINT and SIGTERM
-  received by resolver-hook are forwarded to it; after :data:`FORWARD_GRACE` seconds it is
-  killed; then :class:`Interrupted` is raised so the caller's ``finally`` removes its temp
-  files and the CLI exits 128+N (130 for Ctrl-C). Optionally its stdout is passed through
-  line by line to a callback (``tee``) and the tail kept.
+  received by resolver-hook are forwarded to it (never SIGKILL first: uv leaves its
+  temporary folders behind when killed, docs/facts.md section 3); after
+  :data:`FORWARD_GRACE` seconds it is killed; then :class:`Interrupted` is raised so the
+  caller's ``finally`` removes its temp files and the CLI exits 128+N (130 for Ctrl-C).
+  Optionally its stdout is passed through line by line to a callback (``tee``) and the
+  tail kept.
 
 Every function takes the runner it needs as an argument defaulting to :func:`capture`
 (the :class:`Runner` protocol), so tests feed a fake and never spawn by accident.
@@ -29,7 +31,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
@@ -244,40 +246,54 @@ class Interrupted(KeyboardInterrupt):
         return 128 + self.signum
 
 
-@contextlib.contextmanager
-def _forwarding(proc: subprocess.Popen[str], grace: float) -> Iterator[list[int]]:
-    """Forward SIGINT/SIGTERM to ``proc``; kill it ``grace`` seconds after the first one.
+class _Forwarder:
+    """SIGINT/SIGTERM handlers that forward to the installer; installed before it starts.
 
-    Yields the list of signals received. On the main thread only (elsewhere, Python
-    cannot install handlers: nothing is forwarded).
+    A signal that arrives before the installer exists is kept and forwarded as soon as
+    it does. ``grace`` seconds after the first one the installer is killed. On the main
+    thread only (elsewhere Python cannot install handlers: nothing is forwarded).
     """
-    received: list[int] = []
-    timers: list[threading.Timer] = []
 
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        received.append(signum)
+    def __init__(self, grace: float) -> None:
+        self.grace = grace
+        self.received: list[int] = []
+        self.proc: subprocess.Popen[str] | None = None
+        self._timer: threading.Timer | None = None
+        self._previous: dict[signal.Signals, Any] = {}
+
+    def __enter__(self) -> _Forwarder:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                # None: the old handler was not set from Python; SIG_DFL is what it did.
+                self._previous[sig] = signal.signal(sig, self._on_signal) or signal.SIG_DFL
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def started(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        if self.received:
+            self._forward(self.received[0])
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if self.proc is not None:
+            self._forward(signum)
+
+    def _forward(self, signum: int) -> None:
+        assert self.proc is not None
         # A terminal's Ctrl-C reached the installer too (same process group); a second
         # SIGINT is what pressing Ctrl-C twice does, and pip and uv both stop on it.
         with contextlib.suppress(OSError):
-            proc.send_signal(signum)
-        if not timers:
-            timer = threading.Timer(grace, _kill, (proc,))
-            timer.daemon = True
-            timers.append(timer)
-            timer.start()
-
-    previous: dict[signal.Signals, Any] = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            # None: the old handler was not set from Python; SIG_DFL is what it did.
-            previous[sig] = signal.signal(sig, on_signal) or signal.SIG_DFL
-    try:
-        yield received
-    finally:
-        for timer in timers:
-            timer.cancel()
-        for old_sig, handler in previous.items():
-            signal.signal(old_sig, handler)
+            self.proc.send_signal(signum)
+        if self._timer is None:
+            self._timer = threading.Timer(self.grace, _kill, (self.proc,))
+            self._timer.daemon = True
+            self._timer.start()
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -299,17 +315,18 @@ def foreground(
     ``tail_lines`` lines kept. Raises :class:`Interrupted` after forwarding a signal
     and seeing the installer exit, and :class:`OSError` when it cannot start.
     """
-    proc = subprocess.Popen(
-        list(argv),
-        env=None if env is None else dict(env),
-        stdout=subprocess.PIPE if tee is not None else None,
-        text=True,
-        errors="replace",
-        bufsize=1,
-    )
     tail: list[str] = []
-    with _forwarding(proc, grace) as received:
+    with _Forwarder(grace) as forwarder:
+        proc = subprocess.Popen(
+            list(argv),
+            env=None if env is None else dict(env),
+            stdout=subprocess.PIPE if tee is not None else None,
+            text=True,
+            errors="replace",
+            bufsize=1,
+        )
         try:
+            forwarder.started(proc)
             if tee is not None:
                 assert proc.stdout is not None
                 for line in proc.stdout:
@@ -322,6 +339,6 @@ def foreground(
             _kill(proc)
             proc.wait()
             raise
-    if received:
-        raise Interrupted(received[0])
+    if forwarder.received:
+        raise Interrupted(forwarder.received[0])
     return code, "".join(tail)

@@ -77,7 +77,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 class _DropAfterClose(io.TextIOBase):
     """stdout that drops what is written once its reader has gone (``| head -1``).
 
-    Python's recipe for a closed pipe (the ``signal`` module's note on SIGPIPE): point
+    Python's recipe for a closed pipe (docs/facts.md section 3): point
     the descriptor at ``os.devnull`` so the final flush at exit does not fail again.
     """
 

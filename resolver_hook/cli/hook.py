@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -63,17 +64,15 @@ def _venv(args: argparse.Namespace) -> Path:
 def run_enable(args: argparse.Namespace) -> int:
     from resolver_hook.cli.install import profile_for
     from resolver_hook.install.backends import Installer, venv_python
-    from resolver_hook.install.venvhook import enable
-    from resolver_hook.resolve import resolve
+    from resolver_hook.install.venvhook import enable_plan
 
     venv = _venv(args)
     if not (venv / "pyvenv.cfg").is_file():
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
     python = venv_python(str(venv))
     profile = profile_for(Installer(tool="pip", command=(), python=python), args)
-    manifests = manifests_from_args(args)
-    plan = resolve(sorted(manifests), manifests, profile)
-    cons = enable(venv, profile, plan.constraint_lines(), list(plan.find_links))
+    done = enable_plan(venv, profile, manifests_from_args(args))
+    plan, cons = done.plan, done.constraints
     out = sys.stdout.write
     out(f"enabled in {venv} for {profile.describe()}\n")
     for p in plan.packages:
@@ -83,9 +82,14 @@ def run_enable(args: argparse.Namespace) -> int:
             out(f"  {p.name}: no build fits this machine: {p.reason}\n")
     out(f"pip: {venv / 'pip.conf'} now reads constraints from {cons}\n")
     out("uv ignores pip.conf; for uv, set:\n")
-    out(f"  export UV_CONSTRAINT={cons}\n")
+    if any(ch.isspace() for ch in str(cons)):
+        # uv splits UV_CONSTRAINT on spaces (as pip splits pip.conf lists): no variable
+        # can name this file; the option can.
+        out(f"  uv pip install -c {shlex.quote(str(cons))} ...  (the path has a space)\n")
+    else:
+        out(f"  export UV_CONSTRAINT={shlex.quote(str(cons))}\n")
     if plan.find_links:
-        out(f"  export UV_FIND_LINKS='{' '.join(plan.find_links)}'\n")
+        out(f"  export UV_FIND_LINKS={shlex.quote(' '.join(plan.find_links))}\n")
     # pip's environment variables take the place of pip.conf's keys.
     if os.environ.get("PIP_CONSTRAINT"):
         out(

@@ -21,19 +21,26 @@ import contextlib
 import io
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolver_hook._fs import write_atomic
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 
+if TYPE_CHECKING:
+    from resolver_hook.manifest import Manifest
+    from resolver_hook.resolve import Plan
+
 __all__ = [
     "Disabled",
+    "Enabled",
     "HookState",
     "disable",
     "enable",
+    "enable_plan",
     "hook_dir",
     "machine_changes",
     "read_state",
@@ -69,6 +76,25 @@ class HookState:
     profile: HostProfile | None = None
     constraints: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Enabled:
+    """What :func:`enable_plan` did: the plan it made and the constraints file pip reads."""
+
+    plan: Plan
+    constraints: Path
+
+
+def enable_plan(venv: Path, profile: HostProfile, manifests: Mapping[str, Manifest]) -> Enabled:
+    """The ``enable`` use-case: plan every package that has a manifest, then :func:`enable`."""
+    from resolver_hook.resolve import resolve
+
+    if not (venv / "pyvenv.cfg").is_file():
+        raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
+    plan = resolve(sorted(manifests), manifests, profile)
+    cons = enable(venv, profile, plan.constraint_lines(), list(plan.find_links))
+    return Enabled(plan=plan, constraints=cons)
 
 
 def enable(venv: Path, profile: HostProfile, constraints: list[str], find_links: list[str]) -> Path:

@@ -207,13 +207,10 @@ def _interruptible() -> Iterator[None]:
 
 
 def find_uv() -> str | None:
-    """The uv binary: the one the ``uv`` Python package ships, else ``uv`` on PATH."""
-    try:
-        from uv import find_uv_bin
+    """The uv binary, found as ``resolver-hook uv pip install`` finds it (one search order)."""
+    from resolver_hook.install.backends import which_uv
 
-        return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
+    return which_uv()
 
 
 # --- reading the artifact (as data only) -------------------------------------------------

@@ -43,6 +43,20 @@ def wait_gone(pids: list[int], within: float = 10.0) -> list[int]:
         time.sleep(0.05)
 
 
+def wait_group_gone(pgid: int, within: float = 10.0) -> list[int]:
+    """Members of ``pgid`` still alive after waiting up to ``within`` seconds.
+
+    A process sent SIGKILL on a loaded machine shows as running until it is scheduled
+    to die: give it that moment.
+    """
+    end = time.monotonic() + within
+    while True:
+        left = group_members(pgid)
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.05)
+
+
 def wait_for_file(path: Path, within: float = 30.0) -> str:
     end = time.monotonic() + within
     while time.monotonic() < end:

@@ -20,7 +20,7 @@ from resolver_hook._proc import OUTPUT_LIMIT, Interrupted, capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.host.probes import probe_nvidia_smi, run_subprocess
 from resolver_hook.installed import environment_of
-from tests.adversarial._procs import alive, group_members, wait_for_file, wait_gone
+from tests.adversarial._procs import alive, wait_for_file, wait_gone, wait_group_gone
 from tests.installenv import clean_env
 from tests.paths import REPO
 
@@ -59,7 +59,7 @@ def test_nvidia_smi_that_hangs_leaves_no_process(tmp_path: Path) -> None:
     assert probe.detail == "nvidia-smi timed out after 0.5 s"
     child, group = _recorded(pids)
     assert wait_gone([child]) == []
-    assert group_members(group) == []
+    assert wait_group_gone(group) == []
 
 
 def test_doctor_python_that_hangs_leaves_no_process(tmp_path: Path) -> None:
@@ -69,7 +69,7 @@ def test_doctor_python_that_hangs_leaves_no_process(tmp_path: Path) -> None:
         environment_of(str(python), timeout=0.5)
     child, group = _recorded(pids)
     assert wait_gone([child]) == []
-    assert group_members(group) == []
+    assert wait_group_gone(group) == []
 
 
 def test_a_query_that_exits_leaves_no_background_child(tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ def test_a_query_that_exits_leaves_no_background_child(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "1.0\n")
     child, group = _recorded(pids)
     assert wait_gone([child]) == []
-    assert group_members(group) == []
+    assert wait_group_gone(group) == []
 
 
 def test_output_is_capped_and_the_flood_stopped(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_output_is_capped_and_the_flood_stopped(tmp_path: Path) -> None:
     assert len(done.stdout.encode()) <= OUTPUT_LIMIT
     assert "printed more than" in (done.reason() or "")
     _, group = _recorded(pids)
-    assert group_members(group) == []
+    assert wait_group_gone(group) == []
 
     def run(argv: object, *, timeout: float, **kw: object) -> object:
         return run_subprocess([str(smi)], timeout=timeout)
