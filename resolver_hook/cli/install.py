@@ -58,7 +58,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         p.set_defaults(func=run, tool=tool)
 
 
-def _say(text: str) -> None:
+def _say(text: str, *, always: bool = False) -> None:
+    """A line on stderr; with -q only when ``always`` (why nothing was installed)."""
+    from resolver_hook.cli._output import verbosity
+
+    if verbosity() < 0 and not always:
+        return
     sys.stderr.write(f"resolver-hook: {text}\n")
     sys.stderr.flush()
 
@@ -96,12 +101,14 @@ def run(args: argparse.Namespace) -> int:
     optional_names = frozenset(requirement_name(o) or o for o in optional)
     blocking = [p for p in plan.errors if p.name not in optional_names]
     if blocking:
+        from resolver_hook.cli._output import paint_lines, verbosity
         from resolver_hook.cli.plan import render_errors
 
-        sys.stderr.write(render_errors(plan))
+        sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
         _say(
             f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
-            f"fits {profile.describe()}"
+            f"fits {profile.describe()}",
+            always=True,
         )
         return 1
     if plan.builds:
