@@ -1413,7 +1413,7 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
         if (p.os, p.arch, os_name, arch) == ("windows", "aarch64", "windows", "x86_64"):
             text = "an x86_64 (x64) Python interpreter: " + _WIN_X64_VENV.format(py=p.python)
         else:
-            text = f"{_OS_WORDS.get(os_name, os_name)} {arch}"
+            text = _place_words(os_name, arch)
         out.append(Change(kind="platform", text=text, os=os_name, arch=arch))
     have = _version_key(p.libc_version or "0.0")[:2]
     for floor in sorted(glibcs):
@@ -1477,11 +1477,10 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
             change, q = options[0]
             text = change.text
             if change.kind == "gpu":  # every family that fits, named once
-                text = " or ".join(c.text for c, _ in options)
-                text = f"a GPU of another family: {text}"
+                text = _gpu_families([c.sm or "" for c, _ in options], plan.profile)
                 if change.cuda:
                     driver = min_driver_for_runtime(int(change.cuda.split(".")[0]), plan.profile.os)
-                    text += f", with a driver of {driver} or newer" if driver else ""
+                    text += f", with a driver of {driver} or newer," if driver else ""
             gets = f"{q.name} {q.version}" if q.version else str(q.name)
             found[key] = dataclasses.replace(change, text=text, gets=gets)
     packages = []
@@ -1495,6 +1494,30 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
         else:
             packages.append(p)
     return dataclasses.replace(plan, packages=tuple(packages))
+
+
+def _gpu_families(sms: Sequence[str], profile: HostProfile) -> str:
+    """The GPU families that fit, in words: every known one from some compute
+    capability on ("compute capability 8.0 or newer", but for one or two), else each."""
+    fit = sorted((int(a), int(b)) for a, _, b in (sm.partition(".") for sm in sms))
+    lowest = fit[0]
+    known = [cc for cc in sorted(GPU_NAMES) if cc >= lowest and cc not in profile.gpu_ccs]
+    missing = [cc for cc in known if cc not in fit]
+    article = "an NVIDIA GPU" if profile.nvidia is None else "a GPU of another family"
+    if len(fit) > 2 and len(missing) <= 2:
+        but = f"; not {' or '.join(_gpu_words(cc) for cc in missing)}" if missing else ""
+        return (
+            f"{article} of compute capability {lowest[0]}.{lowest[1]} or newer "
+            f"({GPU_NAMES[lowest]} and later{but})"
+        )
+    return f"{article}: " + " or ".join(_gpu_words(cc) for cc in reversed(fit))
+
+
+def _place_words(os_name: str, arch: str) -> str:
+    """``Linux aarch64``, ``macOS arm64``, ``Windows arm64`` (each OS's own word)."""
+    if os_name in ("macos", "windows") and arch == "aarch64":
+        arch = "arm64"
+    return f"{_OS_WORDS.get(os_name, os_name)} {arch}"
 
 
 def _fix_words(fix: Change) -> str:
@@ -1517,19 +1540,17 @@ def _none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str
             for f in manifest.flavours
             for x in _flavour_platforms(f)
         )
-        where = f"{_OS_WORDS.get(profile.os, profile.os)} {profile.arch}"
+        where = _place_words(profile.os, profile.arch)
         if same and profile.libc_version:
             where += f" with {profile.libc or 'glibc'} {profile.libc_version}"
         phrases.append(f"for {where}")
     if "python" in common:
         phrases.append(f"for Python {profile.python}")
-    if "cuda" in common:
-        phrases.append(
-            "without an NVIDIA driver"
-            if profile.nvidia is None
-            else f"for a driver with CUDA {profile.nvidia.cuda_version or 'unknown'}"
-        )
-    if "gpu" in common:
+    if profile.nvidia is None and common & {"cuda", "gpu"}:
+        phrases.append("without an NVIDIA GPU")
+    elif "cuda" in common and profile.nvidia is not None:
+        phrases.append(f"for a driver with CUDA {profile.nvidia.cuda_version or 'unknown'}")
+    if "gpu" in common and profile.nvidia is not None:
         targets = sorted({t for f in manifest.flavours for t in f.gpu})
         runs = [n for cc, n in sorted(GPU_NAMES.items()) if any(t.runs_on(cc) for t in targets)]
         names = f" ({', '.join(runs)})" if runs else ""
@@ -1537,12 +1558,10 @@ def _none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str
     if not phrases:
         return (
             f"no single change to this machine gives {name} a build: each build misses "
-            "on more than one count (--json lists every one)"
+            "on more than one count (-v or --json lists every one)"
         )
-    return (
-        f"no build of {name} exists {' or '.join(phrases)}: no single change to this "
-        "machine gives one"
-    )
+    either = phrases[0] if len(phrases) == 1 else f"{', '.join(phrases[:-1])} or {phrases[-1]}"
+    return f"no build of {name} exists {either}: no single change to this machine gives one"
 
 
 def make_plan(
