@@ -1150,7 +1150,7 @@ def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
     if f.cuda is not None:
         parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
     if f.rocm is not None:
-        parts.append(f"ROCm meets {f.rocm}")
+        parts.append(f"ROCm {m.rocm} meets {f.rocm}")
     if f.gpu and p.gpu_ccs:
         parts.append(f"kernels cover {', '.join(_gpu_words(cc) for cc in p.gpu_ccs)}")
     if not _has_accelerator(f) and p.nvidia is None and p.rocm is None:

@@ -320,3 +320,90 @@ def test_lock_same_target_twice_is_one_target(capsys: pytest.CaptureFixture[str]
     code, out, _ = run(capsys, "lock", "torch", "-o", "-", "--target", SM100, "--target", SM100)
     assert code == 0
     assert "torch==2.13.0+cu130\n" in out  # no marker: one target, not two
+
+
+def test_lock_names_the_marker_that_leaves_a_package_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    req = tmp_path / "requirements.in"
+    req.write_text("torch\ntilert\n")
+    out = tmp_path / "lock.txt"
+    code, _, err = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "-o",
+        str(out),
+        "--target",
+        SM100,
+        "--target",
+        "macos-arm64-py312",
+    )
+    assert code == 1
+    assert not out.exists()
+    assert (
+        "hint: tilert has no build for macos-arm64-py312; to lock the other targets, give it "
+        "a marker that is false there: 'tilert ; sys_platform == \"linux\"'" in err.splitlines()
+    )
+    # The suggested marker works: with it, the lock is written.
+    req.write_text('torch\ntilert ; sys_platform == "linux"\n')
+    code, _, _ = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "-o",
+        str(out),
+        "--target",
+        SM100,
+        "--target",
+        "macos-arm64-py312",
+    )
+    assert code == 0
+
+
+def test_lock_never_writes_a_line_whose_marker_cannot_hold(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from packaging.markers import Marker
+
+    from resolver_hook.host import parse_target
+    from resolver_hook.resolve import marker_environment
+
+    req = tmp_path / "requirements.in"
+    req.write_text('torch\ntilert ; sys_platform == "linux"\nnumpy ; sys_platform == "win32"\n')
+    targets = [SM100, "macos-arm64-py312"]
+    code, out, _ = run(
+        capsys, "lock", "-r", str(req), "-o", "-", "--target", targets[0], "--target", targets[1]
+    )
+    assert code == 0
+    envs = [marker_environment(parse_target(t)) for t in targets]
+    lines = [x for x in out.splitlines() if x and not x.startswith(("#", "-"))]
+    for line in lines:
+        if " ; " in line:
+            marker = Marker(line.split(" ; ", 1)[1])
+            assert any(marker.evaluate(dict(e)) for e in envs), line
+    assert not any(x.startswith("numpy") for x in lines)  # true on neither target: dropped
+    assert (
+        f'# note: numpy ; sys_platform == "win32" ({req}:3): left out for macos-arm64-py312, '
+        "where its marker is false" in out.splitlines()
+    )
+
+
+def test_lock_targets_no_marker_tells_apart_name_the_difference(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(
+        capsys,
+        "lock",
+        "torch",
+        "-o",
+        str(tmp_path / "lock.txt"),
+        "--target",
+        SM100,
+        "--target",
+        "linux-x86_64-py312-glibc2.28-cuda13.0-sm100",
+    )
+    assert code == 2
+    assert "differ only in what markers cannot tell apart: glibc (2.35 vs 2.28)" in err
