@@ -534,3 +534,14 @@ def test_process_probe_failures_are_reasons(tmp_path: Path) -> None:
     assert "probe:     nvidia-smi: nothing: nvidia-smi not found" in lines
     assert "env:       CUDA_VISIBLE_DEVICES=''" in lines
     assert lines[-1] == "result: ok"
+
+
+def test_gpu_build_without_gpu_fails_when_the_package_has_no_cpu_build() -> None:
+    """flash-attn has no CPU build: its CUDA wheel on a machine without a GPU cannot run."""
+    fa = verdict(
+        "linux-x86_64-py312-glibc2.39",
+        inst("torch", "2.13.0+cu130"),
+        inst("flash-attn", "2.8.3+cu130torch2.13", "cp312-cp312-manylinux_2_28_x86_64"),
+    )
+    assert fa["torch"].status == "warn"
+    assert fa["flash-attn"].status == "fail"
