@@ -419,7 +419,7 @@ def test_broken_header_is_a_reason(tmp_path: Path, fake: dict[str, Path]) -> Non
         report_for({"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)}), "nvcc accepts host compiler"
     )
     assert accept.status == "skip"
-    assert accept.summary == f"not checked: {path}: 1 #if block(s) not closed by #endif"
+    assert accept.summary == f"not checked: {path}: 1 #if block not closed by #endif"
 
 
 def test_non_executable_compiler(fake: dict[str, Path]) -> None:
@@ -744,7 +744,7 @@ def test_accepted_range_follows_the_header() -> None:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("#if A\n#error x\n", "1 #if block(s) not closed by #endif"),
+        ("#if A\n#error x\n", "1 #if block not closed by #endif"),
         ("#endif\n#error x\n", "h:1: #endif without #if"),
         ("#else\n", "h:1: #else without #if"),
         ("#if A\n#endif\n", "no #error directive"),

@@ -120,7 +120,8 @@ class Progress:
         if not self.on:
             return
         now = time.monotonic()
-        if not force and self._drawn and now - self._last < 0.1:
+        last = self.total is not None and done >= self.total
+        if not (force or last) and self._drawn and now - self._last < 0.1:
             return
         self._last = now
         count = f"{done}/{self.total}" if self.total is not None else str(done)
