@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -407,3 +408,91 @@ def test_the_table_checks_real_hints() -> None:
                 if pkg.fix is not None:
                     kinds.add(pkg.fix.kind)
     assert kinds >= {"driver", "python", "platform", "gpu", "glibc"}, kinds
+
+
+# --- saying each thing once, in real words --------------------------------------------
+
+
+def test_probe_reasons_once_per_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["plan", "--example", "--target", "linux-x86_64-py312"]
+    for n in STACK:
+        args += ["--manifest", str(FROZEN / f"{n}.toml")]
+    assert main(args) == 1
+    out, err = capsys.readouterr()
+    assert (out + err).count("the target names no NVIDIA GPU") == 1
+
+
+def test_sha256_note_once_for_all_unverified_wheels() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm100")
+    unverified = [n for n in p.notes if "sha256" in n]
+    assert unverified == [
+        "flash-attn, tilert: no sha256 in their manifest for the wheel URL: not verified by hash"
+    ]
+    builtin = resolve(
+        list(STACK), builtin_manifests(), parse_target("linux-x86_64-py312-cuda13.0-sm100")
+    )
+    assert [n for n in builtin.notes if "sha256" in n] == [
+        "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
+    ]
+
+
+def test_machine_line_names_the_rocm_version() -> None:
+    line = parse_target("linux-x86_64-py312-rocm7.1").describe()
+    assert line.endswith("AMD ROCm 7.1")
+    assert "no NVIDIA GPU" not in line
+    p = plan("linux-x86_64-py312-rocm7.1", "torch")
+    assert p.package("torch").version == "2.13.0+rocm7.1"  # type: ignore[union-attr]
+
+
+def test_explain_says_one_flavour(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["explain", "tilert", "--target", GB10_T, "--manifest", str(FROZEN / "tilert.toml")])
+    out = capsys.readouterr().out
+    assert out.startswith(f"tilert: 1 flavour from {FROZEN / 'tilert.toml'}\n")
+
+
+GB10_T = "linux-aarch64-py312-cuda13.0-sm121"
+
+
+def test_enable_says_no_fit_once(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    args = ["enable", "--venv", str(venv), "--target", "macos-arm64-py312"]
+    for n in STACK:
+        args += ["--manifest", str(FROZEN / f"{n}.toml")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("  flash-attn:")]
+    assert line.startswith("  flash-attn: no macOS builds of flash-attn exist; ")
+    assert "no build fits this machine: no build" not in out
+    assert "hint: no build of flash-attn exists for macOS arm64" in out
+
+
+def test_pip_install_says_the_x64_interpreter_before_refusing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        [
+            "pip",
+            "--target",
+            "windows-arm64-py312-cuda13.0-sm121",
+            "--manifest",
+            str(FROZEN / "torch.toml"),
+            "install",
+            "torch",
+        ]
+    )
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert "hint: an x86_64 (x64) Python interpreter gets torch 2.13.0+cu130" in err
+    assert "nothing was installed" in err
+
+
+def test_readme_quick_start_makes_a_venv_in_two_commands() -> None:
+    text = (DATA.parent.parent / "README.md").read_text()
+    block = text.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [x for x in block.splitlines() if x.strip()]
+    assert len(commands) == 2
+    assert "-m venv .venv" in commands[0]
+    assert ". .venv/bin/activate" in commands[0]
+    assert commands[1].startswith("resolver-hook plan --example")
