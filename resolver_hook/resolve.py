@@ -1292,6 +1292,8 @@ def _assemble(
 
 # --- hints: the first single change of the machine that gives a fit ---------------------
 
+# Windows on Arm runs x64 programs by emulation; uv's interpreter request names an x64
+# CPython (docs/facts.md sections 3 and 5).
 _WIN_X64_VENV = (
     "Windows on Arm runs an x64 Python by emulation, with the GPU driven natively by the "
     "NVIDIA driver: make the venv with 'uv venv --python cpython-{py}-windows-x86_64-none' "
