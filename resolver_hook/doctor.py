@@ -172,9 +172,7 @@ def _fix(
                 continue  # a partner that fits nowhere: its own check says so
             # The installed build itself is no alternative (a CPU build on a GPU machine).
             alts = [
-                a
-                for a in p.alternatives
-                if not a.startswith(f"{inst.display_name}=={inst.version} ")
+                str(a) for a in p.alternatives if a.pin != f"{inst.display_name}=={inst.version}"
             ]
             alt = f"; nearest alternative: {'; '.join(alts)}" if alts else ""
             problems.append(

@@ -67,6 +67,7 @@ from resolver_hook.reqfile import (
 __all__ = [
     "RULES",
     "Action",
+    "Alternative",
     "Cause",
     "Change",
     "Failure",
@@ -145,6 +146,17 @@ class Rejection:
         return " | ".join(f.reason for f in self.failures)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    """A build the user may pin on purpose: ``torch==2.13.0+cpu`` (runs without the GPU)."""
+
+    pin: str  # "torch==2.13.0+cpu"
+    why: str  # "runs without the GPU"
+
+    def __str__(self) -> str:
+        return f"{self.pin} ({self.why})"
+
+
 ChangeKind = Literal["driver", "python", "platform", "glibc", "gpu", "rocm"]
 
 
@@ -199,7 +211,7 @@ class PackagePlan:
     constraint: str | None = None
     find_links: str | None = None
     implied_by: tuple[str, ...] = ()  # packages whose couplings brought this one in
-    alternatives: tuple[str, ...] = ()  # other builds the user may pin (the CPU build)
+    alternatives: tuple[Alternative, ...] = ()  # builds the user may pin (the CPU build)
     build_needs: tuple[str, ...] = ()  # for action "build": the manifest's [build] needs
     fix: Change | None = None
     hint: str = ""  # the fix in words, or why no single change gives a fit
@@ -1208,7 +1220,7 @@ def _no_fit(slot: _Slot, m: _Machine) -> str:
     return f"{head}; {_exists_summary(slot.manifest)}"
 
 
-def _alternatives(slot: _Slot) -> list[str]:
+def _alternatives(slot: _Slot) -> list[Alternative]:
     """Builds the user may pin on purpose: one that runs without the GPU, or one
     outside their specifier. (Changes to the machine are hints: :func:`_with_hints`.)"""
     out = []
@@ -1216,9 +1228,9 @@ def _alternatives(slot: _Slot) -> list[str]:
     for f, fails in slot.rejected:
         rules = {x.rule for x in fails}
         if rules == {"accelerator"}:
-            out.append(f"{name}=={f.version} (runs without the GPU)")
+            out.append(Alternative(pin=f"{name}=={f.version}", why="runs without the GPU"))
         elif rules == {"specifier"}:
-            out.append(f"{name}=={f.version} (outside your specifier)")
+            out.append(Alternative(pin=f"{name}=={f.version}", why="outside your specifier"))
     return list(dict.fromkeys(out))[:3]
 
 

@@ -100,7 +100,7 @@ def test_rtx5090_with_a_cpu_build_keeps_it_a_separate_alternative() -> None:
     torch = p.package("torch")
     assert torch is not None
     assert torch.hint == "a driver of 580 or newer (CUDA 13.0) gets torch 2.13.0+cu130"
-    assert torch.alternatives == ("torch==2.13.0+cpu (runs without the GPU)",)
+    assert list(map(str, torch.alternatives)) == ["torch==2.13.0+cpu (runs without the GPU)"]
 
 
 def test_cpu_only_python_311() -> None:

@@ -58,7 +58,7 @@ def test_cuda126_sm120_refuses_and_says_why() -> None:
     assert reasons["torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"] == (
         "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.6"
     )
-    assert err.alternatives == ("torch==2.13.0+cpu (runs without the GPU)",)
+    assert list(map(str, err.alternatives)) == ["torch==2.13.0+cpu (runs without the GPU)"]
 
 
 def test_macos_torch_passes_and_flash_attn_has_no_macos_build() -> None:
