@@ -246,6 +246,18 @@ def test_json_has_more_lines_and_fix() -> None:
     assert d["fix"]["cuda"] == "13.0"
 
 
+def test_json_comes_from_every_dataclass_field() -> None:
+    import dataclasses
+
+    from resolver_hook.resolve import PackagePlan
+
+    d = plan("linux-x86_64-py312-cuda13.0-sm100", "torch").to_dict()
+    assert set(d["packages"][0]) == {f.name for f in dataclasses.fields(PackagePlan)}
+    m = MANIFESTS["tilert"].to_dict()
+    assert set(m) == {f.name for f in dataclasses.fields(Manifest)}
+    assert (m["description"], m["replaced"]) == (None, [])
+
+
 # --- explain: columns from the same evaluation ----------------------------------------
 
 
