@@ -174,10 +174,11 @@ def _fix(
             alts = [
                 str(a) for a in p.alternatives if a.pin != f"{inst.display_name}=={inst.version}"
             ]
-            alt = f"; nearest alternative: {'; '.join(alts)}" if alts else ""
+            alt = f"; or pin {'; '.join(alts)}" if alts else ""
+            change = f"; {p.hint}" if p.fix is not None else ""
             problems.append(
                 f"no build of {inst.display_name} fits this machine (see "
-                f"'resolver-hook explain {inst.display_name}'){alt}"
+                f"'resolver-hook explain {inst.display_name}'){change}{alt}"
             )
         elif p.action == "build":
             reinstall.append(inst.display_name)

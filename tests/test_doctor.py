@@ -185,7 +185,11 @@ def test_cpu_build_where_no_gpu_build_fits_offers_no_reinstall() -> None:
         "torch"
     ]
     assert torch.status == "warn"
-    assert torch.fix == "no build of torch fits this machine (see 'resolver-hook explain torch')"
+    # The computed hint: a newer driver gets a GPU build.
+    assert torch.fix == (
+        "no build of torch fits this machine (see 'resolver-hook explain torch'); "
+        "a driver of 525.60.13 or newer (CUDA 12.0) gets torch 2.13.0+cu126"
+    )
 
 
 def test_coupled_build_for_another_torch_fails_and_the_fix_keeps_them_together() -> None:
