@@ -939,8 +939,8 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
                             [
                                 Failure(
                                     rule="coupling",
-                                    reason=f"needs {dead}; no such build of "
-                                    f"{canonicalize_name(dead.name)} fits this machine",
+                                    reason=f"needs {dead}; "
+                                    + _no_such(dead, slots[canonicalize_name(dead.name)]),
                                 )
                             ],
                         )
@@ -1005,6 +1005,13 @@ def _candidate(f: Flavour) -> str:
     return f.describe()
 
 
+def _no_such(r: Requirement, other: _Slot) -> str:
+    """Why no build of ``other`` meets ``r``: none exists, or none fits this machine."""
+    if any(r.specifier.contains(g.version, prereleases=True) for g in other.manifest.flavours):
+        return f"no such build of {other.name} fits this machine"
+    return f"{other.name}'s manifest has no such build"
+
+
 def _coupling_failures(f: Flavour, slots: Mapping[str, _Slot], m: _Machine) -> list[Failure]:
     """Rule 6 for one flavour against the plan as chosen: each ``requires`` that fails."""
     out = []
@@ -1017,7 +1024,7 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, _Slot], m: _Machine) -> l
         ):
             continue
         if not any(r.specifier.contains(g.version, prereleases=True) for g, _ in other.candidates):
-            why = f"no such build of {other.name} fits this machine"
+            why = _no_such(r, other)
         elif other.chosen is not None:
             why = f"the plan has {other.name} {other.chosen.version}"
         else:
@@ -1209,12 +1216,15 @@ def _no_fit(slot: _Slot, m: _Machine) -> str:
     head = f"no build of {name} fits this machine"
     if slot.candidates:
         head = f"no build of {name} is consistent with the rest of the plan"
-    elif all(
-        isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours
-    ) and not any(
-        _os_arch_of(x)[0] == m.profile.os
-        for f in slot.manifest.flavours
-        for x in _flavour_platforms(f)
+    elif (
+        slot.rejected
+        and all(any(x.rule == "tags" for x in fails) for _, fails in slot.rejected)
+        and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours)
+        and not any(
+            x == "any" or _os_arch_of(x)[0] == m.profile.os
+            for f in slot.manifest.flavours
+            for x in _flavour_platforms(f)
+        )
     ):
         head = f"no {_OS_WORDS.get(m.profile.os, m.profile.os)} builds of {name} exist"
     return f"{head}; {_exists_summary(slot.manifest)}"

@@ -508,3 +508,25 @@ def test_readme_quick_start_makes_a_venv_in_two_commands() -> None:
     assert "-m venv .venv" in commands[0]
     assert ". .venv/bin/activate" in commands[0]
     assert commands[1].startswith("resolver-hook plan --example")
+
+
+def test_a_pure_python_gpu_wheel_is_not_called_missing_for_this_os() -> None:
+    from resolver_hook.manifest import parse_manifest
+
+    demo = parse_manifest(
+        {
+            "package": {"name": "demo"},
+            "wheel": [
+                {
+                    "url": "https://example.org/demo-1.0-py3-none-any.whl",
+                    "cuda": ">=13.0",
+                    "gpu": ["sm_90"],
+                }
+            ],
+        }
+    )
+    p = resolve(["demo"], {"demo": demo}, parse_target("linux-x86_64-py312-cuda12.8-sm90"))
+    err = p.package("demo")
+    assert err is not None
+    assert err.reason.startswith("no build of demo fits this machine;")
+    assert err.hint == "a driver of 580 or newer (CUDA 13.0) gets demo 1.0"
