@@ -704,11 +704,32 @@ def resolve(
     return _with_hints(plan, reqs, manifests) if plan.errors else plan
 
 
-def _plan(  # noqa: PLR0915 - the numbered steps read best in one place
+def _plan(reqs: ReqFile, manifests: Mapping[str, Manifest], profile: HostProfile) -> Plan:
+    """Solve, then say what and why for every package."""
+    s = _solve(reqs, manifests, profile)
+    for name, slot in s.slots.items():
+        s.packages[name] = _slot_plan(slot, s.slots, s.m)
+    ordered = [s.packages[k] for k in s.order if k in s.packages]
+    return _assemble(profile, ordered, reqs, s.user_constraints, s.notes)
+
+
+@dataclass(slots=True)
+class _Solved:
+    """The choices, before they are put in words."""
+
+    m: _Machine
+    slots: dict[str, _Slot]
+    packages: dict[str, PackagePlan]  # those passed through (no slot)
+    order: list[str]
+    user_constraints: dict[str, list[ReqEntry]]
+    notes: list[str]
+
+
+def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
     reqs: ReqFile,
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
-) -> Plan:
+) -> _Solved:
     m = _Machine(profile)
     by_name = {canonicalize_name(k): v for k, v in manifests.items()}
     notes: list[str] = list(reqs.warnings)
@@ -826,11 +847,14 @@ def _plan(  # noqa: PLR0915 - the numbered steps read best in one place
                     slots[target].implied_by.append(slot.name)
 
     _search(slots, m)
-    for name, slot in slots.items():
-        packages[name] = _slot_plan(slot, slots, m)
-
-    ordered = [packages[k] for k in order if k in packages]
-    return _assemble(profile, ordered, reqs, user_constraints, notes)
+    return _Solved(
+        m=m,
+        slots=slots,
+        packages=packages,
+        order=order,
+        user_constraints=user_constraints,
+        notes=notes,
+    )
 
 
 def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) -> SpecifierSet:
@@ -1474,11 +1498,6 @@ def _rocm_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     ]
 
 
-def _fits(plan: Plan, name: str) -> PackagePlan | None:
-    q = plan.package(name)
-    return q if q is not None and q.cause == "fit" else None
-
-
 def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> Plan:
     """Each package with no fit gets the first single change of the machine that gives
     it one, found by re-planning the whole plan with that change; or a plain sentence
@@ -1486,16 +1505,29 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
     by_name = {canonicalize_name(k): v for k, v in manifests.items()}
     todo = {p.name: p for p in plan.errors if p.name in by_name}
     found: dict[str, Change] = {}
+    edges = _coupling_edges({str(k): v for k, v in by_name.items()})
+    parts: dict[frozenset[str], ReqFile] = {}
     for kind in _changes(plan.profile, [by_name[n] for n in todo]):
-        fitting: dict[str, list[tuple[Change, PackagePlan]]] = {}
+        fitting: dict[str, list[tuple[Change, Flavour]]] = {}
         for change in kind:
             done = found if change.kind == "gpu" else {**found, **fitting}
-            if all(n in done for n in todo):
+            left = [n for n in todo if n not in done]
+            if not left:
                 break
-            other = _plan(reqs, manifests, apply_change(plan.profile, change))
-            for name in todo:
-                q = _fits(other, name)
-                if name not in found and q is not None:
+            changed = apply_change(plan.profile, change)
+            m = _Machine(changed)
+            # Re-plan only for packages one of whose builds then passes rules 1-5, and
+            # only the part of the plan coupled with them: the search solves each group
+            # of coupled packages apart, so that part answers as the whole plan would.
+            hopeful = frozenset(n for n in left if _could_fit(by_name[n], m))
+            if not hopeful:
+                continue
+            if hopeful not in parts:
+                parts[hopeful] = _coupled_part(reqs, edges, hopeful)
+            slots = _solve(parts[hopeful], manifests, changed).slots
+            for name in hopeful:
+                q = slots[name].chosen if name in slots else None
+                if q is not None:
                     fitting.setdefault(name, []).append((change, q))
         for key, options in fitting.items():
             change, q = options[0]
@@ -1505,8 +1537,7 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
                 if change.cuda:
                     driver = min_driver_for_runtime(int(change.cuda.split(".")[0]), plan.profile.os)
                     text += f", with a driver of {driver} or newer," if driver else ""
-            gets = f"{q.name} {q.version}" if q.version else str(q.name)
-            found[key] = dataclasses.replace(change, text=text, gets=gets)
+            found[key] = dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}")
     packages = []
     for p in plan.packages:
         if p.name in found:
@@ -1542,6 +1573,44 @@ def _place_words(os_name: str, arch: str) -> str:
     if os_name in ("macos", "windows") and arch == "aarch64":
         arch = "arm64"
     return f"{_OS_WORDS.get(os_name, os_name)} {arch}"
+
+
+def _could_fit(manifest: Manifest, m: _Machine) -> bool:
+    """Whether a build of the package passes the machine's rules (1-4) on ``m``."""
+    return any(
+        all(x.rule in ("specifier", "accelerator") for x in _failures(f, m, _ANY, manifest)[0])
+        for f in manifest.flavours
+    )
+
+
+_ANY = SpecifierSet()
+
+
+def _coupling_edges(by_name: Mapping[str, Manifest]) -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for n, man in by_name.items():
+        for f in man.flavours:
+            for r in f.requires:
+                t = canonicalize_name(r.name)
+                edges.setdefault(n, set()).add(t)
+                edges.setdefault(t, set()).add(n)
+    return edges
+
+
+def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset[str]) -> ReqFile:
+    """The requirements of ``names`` and of every package coupled with them (options
+    and constraints kept)."""
+    seen = set(names)
+    stack = list(names)
+    while stack:
+        for y in edges.get(stack.pop(), ()):
+            if y not in seen:
+                seen.add(y)
+                stack.append(y)
+    keep = tuple(
+        e for e in reqs.entries if e.kind == "option" or e.constraint or (e.name or e.text) in seen
+    )
+    return ReqFile(entries=keep, files=reqs.files)
 
 
 def _fix_words(fix: Change) -> str:
