@@ -203,3 +203,12 @@ def test_manifest_import_shows_progress_on_a_terminal(tmp_path: Path) -> None:
     assert code == 0, shown
     assert "\rmanifest import: 0 fetching " in shown
     assert "of 3 links" in shown
+
+
+def test_quiet_drops_reports_but_not_asked_for_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-q", "detect"]) == 0
+    assert capsys.readouterr().out == ""
+    assert main(["detect", "-q", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema"] == 1
+    assert main(["-q", "lock", "torch", "-o", "-", "--target", GB10]) == 0
+    assert "torch==2.13.0+cu130" in capsys.readouterr().out

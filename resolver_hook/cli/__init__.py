@@ -14,7 +14,9 @@ check failed); 2 bad input or usage; 130 interrupted. ``pip install`` and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -91,7 +93,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
     try:
-        code: int = args.func(args)
+        if _quiet_stdout(args):
+            # -q: errors only. The command's report is dropped; what was asked for as
+            # output (--json, -o -) and an installer's own output are kept.
+            with contextlib.redirect_stdout(io.StringIO()):
+                code: int = args.func(args)
+        else:
+            code = args.func(args)
     except ResolverHookError as exc:
         report_error(exc)
         return exc.exit_code
@@ -103,6 +111,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         return 0
     return code
+
+
+def _quiet_stdout(args: argparse.Namespace) -> bool:
+    from resolver_hook.cli._output import verbosity
+
+    return (
+        verbosity() < 0
+        and args.command not in ("pip", "uv")
+        and not getattr(args, "json", False)
+        and getattr(args, "output", None) != "-"
+    )
 
 
 def _output_flags_first(argv: list[str]) -> tuple[bool, int, list[str]]:
