@@ -5,10 +5,12 @@ machine is, the manifests what exists, the requirements what the user asked for.
 Markers are evaluated against the profile (a complete marker environment built from
 it), never against the running interpreter, so plans for other targets are right.
 
-The rules, in the order a flavour is checked (the first failure is its reason):
+The rules, each with its id; a rejected flavour keeps every rule it fails
+(:class:`Failure`: id and reason), and nothing downstream reads the wording:
 
-1. Tags: the wheel's tags (or the index flavour's platforms and Pythons) are
-   compatible with the profile's Python, ABI, platform and glibc.
+1. Tags (``tags``; ``python`` for the Python version): the wheel's tags (or the index
+   flavour's platforms and Pythons) are compatible with the profile's Python, ABI,
+   platform and glibc.
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
@@ -22,6 +24,18 @@ The rules, in the order a flavour is checked (the first failure is its reason):
    plan even when not asked for (as a constraint only), so nothing installed later
    swaps it. Found by depth-first search over the flavours that pass 1-5, best first,
    per group of coupled packages.
+
+The ids of the others: ``cuda``/``rocm`` (2), ``gpu`` (3), ``accelerator`` (4),
+``specifier`` (5), ``coupling`` (6); ``ranked`` marks a flavour that fits but ranked
+below the chosen one.
+
+A package with no fit gets a hint computed, never guessed (:func:`_with_hints`): each
+single change of the machine, in the order a newer driver, another Python, another
+OS/arch (on Windows on Arm with an NVIDIA GPU: an x64 interpreter), a GPU of another
+family, ROCm, is tried by solving the plan again with that one fact changed
+(:func:`apply_change`); the first that gives the package a fit is its ``fix``. When none
+does, the hint says what no build exists for. The CPU build stays a separate
+``alternatives`` entry.
 
 Ranking of the flavours that pass: best tag for the profile, then the newest CUDA
 (the lower bound of ``cuda``) the driver supports, then the newest version.
