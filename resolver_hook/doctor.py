@@ -86,7 +86,20 @@ def profile_for_environment(profile: HostProfile, python: str) -> HostProfile:
 
 
 def _failures(f: Flavour, manifest: Manifest, profile: HostProfile) -> dict[str, str]:
-    return {rule: why for rule, why in evaluate_flavour(f, manifest, profile).items() if why}
+    return {
+        rule: o.reason
+        for rule, o in evaluate_flavour(f, manifest, profile).items()
+        if o.status == "fail"
+    }
+
+
+def _runs_on_cpu(manifest: Manifest, profile: HostProfile) -> bool:
+    """No GPU here, and the package has a build without one (its builds run on a CPU)."""
+    return (
+        profile.nvidia is None
+        and profile.rocm is None
+        and any(f.cuda is None and f.rocm is None and not f.gpu for f in manifest.flavours)
+    )
 
 
 def _same_build(inst: Installed, manifest: Manifest) -> list[Flavour]:
@@ -130,6 +143,7 @@ def _fix(
     names: list[NormalizedName],
     plan_of: Mapping[NormalizedName, PackagePlan],
     installed: Mapping[NormalizedName, Installed],
+    installer: str,
 ) -> tuple[str | None, list[str]]:
     """The repair command for ``names`` (those whose planned build differs from the
     installed one), and reasons for those the plan cannot fix."""
@@ -147,14 +161,13 @@ def _fix(
                 continue  # a partner that fits nowhere: its own check says so
             # The installed build itself is no alternative (a CPU build on a GPU machine).
             alts = [
-                a
-                for a in p.alternatives
-                if not a.startswith(f"{inst.display_name}=={inst.version} ")
+                str(a) for a in p.alternatives if a.pin != f"{inst.display_name}=={inst.version}"
             ]
-            alt = f"; nearest alternative: {'; '.join(alts)}" if alts else ""
+            alt = f"; or pin {'; '.join(alts)}" if alts else ""
+            change = f"; {p.hint}" if p.fix is not None else ""
             problems.append(
                 f"no build of {inst.display_name} fits this machine (see "
-                f"'resolver-hook explain {inst.display_name}'){alt}"
+                f"'resolver-hook explain {inst.display_name}'){change}{alt}"
             )
         elif p.action == "build":
             reinstall.append(inst.display_name)
@@ -166,8 +179,7 @@ def _fix(
     if not reinstall:
         return ("; ".join(problems) or None), []
     return (
-        f"resolver-hook pip install --force-reinstall {' '.join(reinstall)} "
-        f"(picks {', '.join(picks)})"
+        f"{installer} --force-reinstall {' '.join(reinstall)} (picks {', '.join(picks)})"
     ), problems
 
 
@@ -175,6 +187,8 @@ def check_installed(
     installed: Environment | Iterable[Installed],
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
+    *,
+    installer: str = "resolver-hook pip install",
 ) -> tuple[PackageCheck, ...]:
     """One :class:`PackageCheck` per installed distribution that has a manifest, by name.
 
@@ -200,7 +214,9 @@ def check_installed(
     for inst in checked:
         manifest = by_name[inst.name]
         candidates = [(f, _failures(f, manifest, profile)) for f in _same_build(inst, manifest)]
-        candidates = [(f, fails) for f, fails in candidates if "tags" not in fails]
+        candidates = [
+            (f, fails) for f, fails in candidates if "tags" not in fails and "python" not in fails
+        ]
         if candidates:
             matched[inst.name] = min(candidates, key=lambda c: len(c[1]))
     dependents: dict[NormalizedName, list[NormalizedName]] = {}
@@ -222,7 +238,7 @@ def check_installed(
             "source": manifest.source,
         }
         if inst.name not in matched:
-            fix, problems = _fix([inst.name], plan_of, present)
+            fix, problems = _fix([inst.name], plan_of, present, installer)
             others = _same_build(inst, manifest)
             why = (
                 f"{manifest.display_name}'s manifest ({manifest.source}) lists "
@@ -245,12 +261,28 @@ def check_installed(
         hard = [fails[r] for r in _HARD_RULES if r in fails]
         coupling = _couplings(f, present, env)
         reasons = hard + [why for _, why in coupling]
-        if reasons:
+        if hard and not coupling and _runs_on_cpu(manifest, profile):
+            # A GPU build on a machine with no GPU at all: it runs, on the CPU (torch
+            # cu130 imports and computes on the CPU), as the package's CPU build would.
+            fix, problems = _fix([inst.name], plan_of, present, installer)
+            out.append(
+                PackageCheck(
+                    status="warn",
+                    summary=f"{head}: a GPU build on a machine without a GPU: it runs "
+                    "on the CPU only",
+                    flavour=f.describe(),
+                    reasons=(*hard, *problems),
+                    fix=fix,
+                    **common,
+                )
+            )
+        elif reasons:
             # Reinstall what is coupled with this package too, or the fix breaks it.
             fix, problems = _fix(
                 [inst.name, *(n for n, _ in coupling), *dependents.get(inst.name, ())],
                 plan_of,
                 present,
+                installer,
             )
             out.append(
                 PackageCheck(
@@ -264,7 +296,7 @@ def check_installed(
             )
         elif "accelerator" in fails:
             gpu = "an NVIDIA GPU" if profile.nvidia is not None else "ROCm"
-            fix, problems = _fix([inst.name], plan_of, present)
+            fix, problems = _fix([inst.name], plan_of, present, installer)
             out.append(
                 PackageCheck(
                     status="warn",

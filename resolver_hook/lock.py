@@ -12,7 +12,17 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
 
-__all__ = ["lock_lines", "merge_targets", "target_marker"]
+__all__ = [
+    "dropped_notes",
+    "lock_lines",
+    "merge_targets",
+    "split_marker",
+    "target_marker",
+    "unmarkable_difference",
+]
+
+# The marker variables a lock file tells targets apart by (PEP 508).
+_SPLIT_KEYS = ("sys_platform", "platform_machine", "python_version")
 
 
 def target_marker(profile: HostProfile) -> str:
@@ -37,6 +47,8 @@ def lock_lines(plan: Plan) -> list[str]:
     plain: list[str] = []
     for p in plan.packages:
         line: str | None
+        if p.cause == "marker":
+            continue  # its marker is false on this target: the line could never hold
         if p.action == "pass" and p.flavour is not None:
             # The plain build from the user's index fits: pin its version, keeping the
             # extras and marker the user wrote.
@@ -55,21 +67,74 @@ def lock_lines(plan: Plan) -> list[str]:
     return links + urls + plain
 
 
+def dropped_notes(plan: Plan, target: str) -> list[str]:
+    """A note for each requirement left out because its marker is false on the target."""
+    return [
+        f"{p.requested} ({p.where}): left out for {target}, where its marker is false"
+        if p.where
+        else f"{p.requested}: left out for {target}, where its marker is false"
+        for p in plan.packages
+        if p.cause == "marker"
+    ]
+
+
+def split_marker(keep: list[HostProfile], drop: list[HostProfile]) -> str | None:
+    """A PEP 508 marker true on every ``keep`` profile and false on every ``drop`` one,
+    as short as the marker variables allow; None when markers cannot tell them apart."""
+    from resolver_hook.resolve import marker_environment
+
+    keep_env = [marker_environment(p) for p in keep]
+    drop_env = [marker_environment(p) for p in drop]
+    for key in _SPLIT_KEYS:
+        ok = sorted({e[key] for e in keep_env})
+        bad = sorted({e[key] for e in drop_env})
+        if set(ok) & set(bad):
+            continue
+        if len(ok) == 1:
+            return f'{key} == "{ok[0]}"'
+        return " and ".join(f'{key} != "{v}"' for v in bad)
+    if {target_marker(p) for p in keep} & {target_marker(p) for p in drop}:
+        return None
+    return " or ".join(f"({target_marker(p)})" for p in keep)
+
+
+def unmarkable_difference(a: HostProfile, b: HostProfile) -> str:
+    """What tells two profiles apart that no marker can: GPU, driver, glibc, ROCm."""
+    diffs = []
+    if a.gpu_ccs != b.gpu_ccs:
+        words = [", ".join(f"sm_{x}{y}" for x, y in p.gpu_ccs) or "no GPU" for p in (a, b)]
+        diffs.append(f"GPU ({words[0]} vs {words[1]})")
+    if a.cuda != b.cuda:
+        words = [
+            p.nvidia.cuda_version if p.nvidia and p.nvidia.cuda_version else "none" for p in (a, b)
+        ]
+        diffs.append(f"driver CUDA ({words[0]} vs {words[1]})")
+    if a.libc_version != b.libc_version:
+        diffs.append(f"glibc ({a.libc_version} vs {b.libc_version})")
+    ra = a.rocm.version if a.rocm else None
+    rb = b.rocm.version if b.rocm else None
+    if ra != rb:
+        diffs.append(f"ROCm ({ra or 'none'} vs {rb or 'none'})")
+    return ", ".join(diffs) or "nothing a marker can see"
+
+
 def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
     """One file for several targets: lines not common to all carry the targets' markers."""
     from resolver_hook.errors import UsageError
     from resolver_hook.reqfile import is_url_line, with_marker
 
-    markers: dict[str, str] = {}
+    markers: dict[str, tuple[str, HostProfile]] = {}
     for spec, profile, _ in per_target:
         mk = target_marker(profile)
         if mk in markers:
+            other, first = markers[mk]
             raise UsageError(
-                f"targets {markers[mk]} and {spec} differ only in what markers "
-                "cannot tell apart (GPU, driver): write one file per target",
-                hint="use -o with '{target}' in the file name",
+                f"targets {other} and {spec} differ only in what markers cannot tell "
+                f"apart: {unmarkable_difference(first, profile)}; they share the marker "
+                f"{mk}: write one file per target",
+                hint="use -o with '{target}' in the file name (one file per target)",
             )
-        markers[mk] = spec
+        markers[mk] = (spec, profile)
     order: list[str] = []
     where: dict[str, list[str]] = {}
     for _, profile, lines in per_target:

@@ -5,13 +5,14 @@ machine is, the manifests what exists, the requirements what the user asked for.
 Markers are evaluated against the profile (a complete marker environment built from
 it), never against the running interpreter, so plans for other targets are right.
 
-The rules, in the order a flavour is checked (the first failure is its reason):
+The rules, each with its id; a rejected flavour keeps every rule it fails
+(:class:`Failure`: id and reason), and nothing downstream reads the wording:
 
-1. Tags: the wheel's tags (or the index flavour's platforms and Pythons) are
-   compatible with the profile's Python, ABI, platform and glibc. Jetson: a flavour
-   with ``l4t`` fits only a Jetson whose L4T release it allows; a CUDA flavour without
-   ``l4t`` (a server-Arm build) never fits a Jetson on JetPack 6 or older
-   (docs/facts.md section 1.2).
+1. Tags (``tags``; ``python`` for the Python version): the wheel's tags (or the index
+   flavour's platforms and Pythons) are compatible with the profile's Python, ABI,
+   platform and glibc. Jetson: a flavour with ``l4t`` fits only a Jetson whose L4T
+   release it allows; a CUDA flavour without ``l4t`` (a server-Arm build) never fits a
+   Jetson on JetPack 6 or older (docs/facts.md section 1.2).
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
@@ -34,6 +35,18 @@ The rules, in the order a flavour is checked (the first failure is its reason):
    CUDA 13.0 driver cu130 beats cu132; on 13.2, cu132 wins. ROCm builds: the
    newest ``rocm`` floor.
 9. Then the newest version.
+
+The ids of the others: ``cuda``/``rocm`` (2), ``gpu`` (3), ``accelerator`` (4),
+``specifier`` (5), ``coupling`` (6); ``ranked`` marks a flavour that fits but ranked
+below the chosen one.
+
+A package with no fit gets a hint computed, never guessed (:func:`_with_hints`): each
+single change of the machine, in the order a newer driver, another Python, another
+OS/arch (on Windows on Arm with an NVIDIA GPU: an x64 interpreter), a GPU of another
+family, ROCm, is tried by solving the plan again with that one fact changed
+(:func:`apply_change`); the first that gives the package a fit is its ``fix``. When none
+does, the hint says what no build exists for. The CPU build stays a separate
+``alternatives`` entry.
 
 A chosen entry whose ``checked`` date is more than ``STALE_DAYS`` days before the
 ``today`` the caller passes in (the CLI reads the clock; this module never does)
@@ -58,7 +71,7 @@ import datetime
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from packaging.markers import Marker, UndefinedEnvironmentName
 from packaging.requirements import Requirement
@@ -66,7 +79,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.host.profile import HostProfile
+from resolver_hook._plain import plain
+from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
 from resolver_hook.manifest.schema import (
     Flavour,
     IndexFlavour,
@@ -77,6 +91,7 @@ from resolver_hook.manifest.schema import (
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     JETSON_AI_LAB_JP6,
+    JETSON_ONLY_CCS,
     min_driver_for_runtime,
     uncovered,
 )
@@ -98,10 +113,19 @@ from resolver_hook.reqfile import (
 )
 
 __all__ = [
+    "RULES",
     "STALE_DAYS",
+    "Action",
+    "Alternative",
+    "Cause",
+    "Change",
+    "Failure",
     "PackagePlan",
     "Plan",
     "Rejection",
+    "Rule",
+    "RuleOutcome",
+    "apply_change",
     "evaluate_flavour",
     "make_plan",
     "marker_environment",
@@ -114,16 +138,103 @@ STALE_DAYS = 180  # a chosen entry checked longer ago than this gets a note
 
 # --- the plan ---------------------------------------------------------------------
 
+#: What the plan does with a package.
+Action = Literal["pass", "rewrite", "build", "error"]
+#: Why: ``fit`` (a flavour fits), ``marker`` (the requirement's marker is false here),
+#: ``no-manifest``, ``as-written`` (a URL or path), ``unlisted`` (a version the
+#: manifest does not list), ``no-fit`` (nothing fits: error or build).
+Cause = Literal["fit", "marker", "no-manifest", "as-written", "unlisted", "no-fit"]
+#: The rule a flavour failed. ``tags``: platform, glibc or ABI; ``python``: the
+#: Python version; ``jetson``: a Jetson build off its Jetson, or a server-Arm build on
+#: JetPack 6 or older (part of rule 1); ``properties``: a wheel variant of a namespace
+#: we do not check; ``ranked``: it fits but another was chosen (not a failure).
+Rule = Literal[
+    "tags",
+    "python",
+    "cuda",
+    "rocm",
+    "gpu",
+    "accelerator",
+    "specifier",
+    "coupling",
+    "jetson",
+    "properties",
+    "ranked",
+]
+RULES: tuple[Rule, ...] = get_args(Rule)
+Status = Literal["pass", "fail", "n/a"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """One rule a flavour failed: its id and the reason in words."""
+
+    rule: Rule
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleOutcome:
+    """One rule for one flavour: ``pass``, ``fail`` or ``n/a`` (it does not apply)."""
+
+    rule: Rule
+    status: Status
+    reason: str = ""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Rejection:
-    """A flavour that was not chosen and the first rule it failed."""
+    """A flavour that was not chosen and every rule it failed."""
 
     candidate: str
-    reason: str
+    failures: tuple[Failure, ...]
+    where: str = ""  # the flavour's key path in its manifest
 
-    def to_dict(self) -> dict[str, str]:
-        return {"candidate": self.candidate, "reason": self.reason}
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(f.rule for f in self.failures)
+
+    @property
+    def reason(self) -> str:
+        """Every failure in words, `` | ``-separated (one reason may hold a ``;``)."""
+        return " | ".join(f.reason for f in self.failures)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    """A build the user may pin on purpose: ``torch==2.13.0+cpu`` (runs without the GPU)."""
+
+    pin: str  # "torch==2.13.0+cpu"
+    why: str  # "runs without the GPU"
+
+    def __str__(self) -> str:
+        return f"{self.pin} ({self.why})"
+
+
+ChangeKind = Literal["driver", "python", "platform", "glibc", "gpu", "rocm"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One fact about the machine changed, that gives a package a fit (a hint).
+
+    Found by re-planning the whole plan with that fact changed
+    (:func:`apply_change`), never guessed. The fields not ``None`` are the new facts:
+    ``cuda`` the driver's CUDA version, ``sm`` one GPU of that compute capability
+    ("10.0"; with ``cuda`` when the machine had no driver), ``os``/``arch``,
+    ``glibc``, ``python``, ``rocm`` (an AMD GPU with that ROCm instead of NVIDIA).
+    """
+
+    kind: ChangeKind
+    text: str  # the change in words: "a driver of 580 or newer (CUDA 13.0)"
+    gets: str = ""  # what the package then gets: "torch 2.13.0+cu130"
+    cuda: str | None = None
+    python: str | None = None
+    os: str | None = None
+    arch: str | None = None
+    glibc: str | None = None
+    sm: str | None = None
+    rocm: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,11 +243,14 @@ class PackagePlan:
 
     ``build``: no flavour fits and the manifest allows building from source; the
     requirement is passed to the installer, ``build_needs`` says what the build needs.
+    ``fix``: for a package with no fit, the first single change of the machine that
+    gives it one (None: no single change does; ``hint`` says so).
     """
 
     name: NormalizedName
-    action: str
+    action: Action
     reason: str
+    cause: Cause = "fit"
     version: str | None = None
     url: str | None = None  # the wheel URL or find-links page
     sha256: str | None = None
@@ -151,35 +265,15 @@ class PackagePlan:
     constraint: str | None = None
     find_links: str | None = None
     implied_by: tuple[str, ...] = ()  # packages whose couplings brought this one in
-    alternatives: tuple[str, ...] = ()
+    alternatives: tuple[Alternative, ...] = ()  # builds the user may pin (the CPU build)
     build_needs: tuple[str, ...] = ()  # for action "build": the manifest's [build] needs
+    fix: Change | None = None
+    hint: str = ""  # the fix in words, or why no single change gives a fit
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "action": self.action,
-            "version": self.version,
-            "url": self.url,
-            "sha256": self.sha256,
-            "source": self.source,
-            "reason": self.reason,
-            "rejected": [r.to_dict() for r in self.rejected],
-            "requested": self.requested,
-            "where": self.where,
-            "line": self.line,
-            "constraint": self.constraint,
-            "find_links": self.find_links,
-            "implied_by": list(self.implied_by),
-            "alternatives": list(self.alternatives),
-            "build_needs": list(self.build_needs),
-            "evidence": self.flavour.evidence if self.flavour is not None else None,
-            "checked": (
-                self.flavour.checked.isoformat()
-                if self.flavour is not None and self.flavour.checked is not None
-                else None
-            ),
-        }
+        data: dict[str, Any] = plain(self)
+        return data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,7 +287,7 @@ class Plan:
     (never ``--extra-index-url``, docs/facts.md section 3).
     """
 
-    profile: HostProfile
+    profile: HostProfile = field(metadata={"json": False})
     packages: tuple[PackagePlan, ...] = ()
     requirements: tuple[str, ...] = ()
     constraints: tuple[str, ...] = ()
@@ -242,16 +336,13 @@ class Plan:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "profile": self.profile.to_dict(),
             "machine": self.profile.describe(),
-            "packages": [p.to_dict() for p in self.packages],
-            "requirements": list(self.requirements),
-            "constraints": list(self.constraints),
-            "find_links": list(self.find_links),
-            "notes": list(self.notes),
+            **plain(self),
             "ok": self.ok,
         }
+        return data
 
 
 # --- the marker environment of a profile -------------------------------------------
@@ -316,7 +407,6 @@ class _Machine:
             except InvalidVersion:
                 self.rocm = Version("0")
         self.env = marker_environment(profile)
-        self.words = profile.describe()
 
 
 def _gpu_words(cc: tuple[int, int]) -> str:
@@ -332,40 +422,70 @@ def _os_arch_of(tag: str) -> tuple[str, str]:
     return p["os"], p["arch"]
 
 
-def _tag_failure(f: Flavour, m: _Machine) -> tuple[str | None, int]:
-    """Rule 1: None and the rank (lower is better), or the reason."""
+def _glibc_of(tag: str) -> tuple[int, int] | None:
+    """The glibc a manylinux tag needs: ``manylinux_2_28_x86_64`` -> (2, 28)."""
+    m = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", tag)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    legacy = re.fullmatch(r"manylinux(1|2010|2014)_\w+", tag)
+    if legacy:
+        return {"1": (2, 5), "2010": (2, 12), "2014": (2, 17)}[legacy.group(1)]
+    return None
+
+
+def _flavour_platforms(f: Flavour) -> list[str]:
+    """The single platform tags of a flavour (compressed tag sets split)."""
+    return [x for pl in f.platforms for x in pl.split(".")]
+
+
+def _tag_failures(f: Flavour, m: _Machine) -> tuple[list[Failure], int]:
+    """Rule 1: platform and Python failures, and the tag rank (lower is better)."""
     p = m.profile
     here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
+    out: list[Failure] = []
     if isinstance(f, WheelFlavour):
         ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
         if ranks:
-            return None, min(ranks)
+            return [], min(ranks)
         plats = sorted({t.platform for t in f.tags})
         py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
         plat_ok = any(pl in m.platforms for pl in plats)
         if not plat_ok:
-            return _platform_reason(plats, p, here), 0
+            out.append(Failure(rule="tags", reason=_platform_reason(plats, p, here)))
         if not py_ok:
             pys = ", ".join(f.python_versions) or ", ".join(sorted({t.interpreter for t in f.tags}))
-            return f"built for Python {pys}; this machine has {p.python_words}", 0
-        return "its tags match no tag of this Python", 0
+            out.append(
+                Failure(
+                    rule="python",
+                    reason=f"built for Python {pys}; this machine has {p.python_words}",
+                )
+            )
+        if not out:
+            out.append(Failure(rule="tags", reason="its tags match no tag of this Python"))
+        return out, 0
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
-        return _platform_reason(sorted(f.platforms), p, here), 0
+        out.append(Failure(rule="tags", reason=_platform_reason(sorted(f.platforms), p, here)))
     if f.python and p.python_label not in f.python:
-        return f"built for Python {', '.join(f.python)}; this machine has {p.python_words}", 0
-    if not f.platforms:
-        return None, 0
-    return None, min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
+        out.append(
+            Failure(
+                rule="python",
+                reason=f"built for Python {', '.join(f.python)}; this machine has {p.python_words}",
+            )
+        )
+    if out or not f.platforms:
+        return out, 0
+    return [], min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
 
 
 def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
     for pl in plats:
-        os_name, arch = _os_arch_of(pl)
-        mm = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", pl.split(".")[0])
-        if os_name == p.os and arch == p.arch and mm and p.libc_version:
+        first = pl.split(".")[0]
+        os_name, arch = _os_arch_of(first)
+        floor = _glibc_of(first)
+        if os_name == p.os and arch == p.arch and floor and p.libc_version:
             return (
-                f"needs glibc >= {mm.group(1)}.{mm.group(2)} ({pl}); this machine has "
+                f"needs glibc >= {floor[0]}.{floor[1]} ({pl}); this machine has "
                 f"{p.libc or 'libc'} {p.libc_version}"
             )
     words = ", ".join(
@@ -417,33 +537,29 @@ def _failures(
     m: _Machine,
     spec: SpecifierSet,
     manifest: Manifest,
-) -> tuple[list[tuple[str, str]], int]:
-    """Every rule (1-5) the flavour fails, as (rule, reason), and its tag rank."""
-    out: list[tuple[str, str]] = []
+) -> tuple[list[Failure], int]:
+    """Every rule (1-5) the flavour fails, and its tag rank."""
+    out, rank = _tag_failures(f, m)
     p = m.profile
-    tag_reason, rank = _tag_failure(f, m)
-    if tag_reason:
-        out.append(("tags", tag_reason))
     jetson_reason = _jetson_failure(f, p)
     if jetson_reason:
-        out.append(("tags", jetson_reason))
+        out.append(Failure(rule="jetson", reason=jetson_reason))
     if isinstance(f, WheelFlavour) and f.other_properties:
         # A PEP 825 variant of another namespace (docs/facts.md section 2).
-        others = f.other_properties
         out.append(
-            (
-                "properties",
-                f"variant {f.variant} needs {', '.join(others)}; resolver-hook checks "
-                "only nvidia properties",
+            Failure(
+                rule="properties",
+                reason=f"variant {f.variant} needs {', '.join(f.other_properties)}; "
+                "resolver-hook checks only nvidia properties",
             )
         )
     if f.cuda is not None:
         if m.cuda is None:
-            why = p.nvidia_reason if p.nvidia is None else "driver CUDA version unknown"
+            has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
             out.append(
-                (
-                    "cuda",
-                    f"needs an NVIDIA driver with CUDA {f.cuda}; this machine has none ({why})",
+                Failure(
+                    rule="cuda",
+                    reason=f"needs an NVIDIA driver with CUDA {f.cuda}; this machine has {has}",
                 )
             )
         elif not f.cuda.contains(m.cuda, prereleases=True):
@@ -453,36 +569,39 @@ def _failures(
                 driver = min_driver_for_runtime(floor.major, p.os)
                 hint = f" (driver {driver} or newer)" if driver else ""
             out.append(
-                (
-                    "cuda",
-                    f"needs a driver with CUDA {f.cuda}{hint}; this driver has "
+                Failure(
+                    rule="cuda",
+                    reason=f"needs a driver with CUDA {f.cuda}{hint}; this driver has "
                     f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}",
                 )
             )
     if f.rocm is not None:
         if m.rocm is None:
-            out.append(("rocm", f"needs AMD ROCm {f.rocm}; this machine has no ROCm"))
+            out.append(
+                Failure(rule="rocm", reason=f"needs AMD ROCm {f.rocm}; this machine has no ROCm")
+            )
         elif not f.rocm.contains(m.rocm, prereleases=True):
-            out.append(("rocm", f"needs ROCm {f.rocm}; this machine has ROCm {m.rocm}"))
+            out.append(
+                Failure(rule="rocm", reason=f"needs ROCm {f.rocm}; this machine has ROCm {m.rocm}")
+            )
     if f.gpu:
+        kernels = ", ".join(map(str, f.gpu))
         if p.nvidia is None:
-            if f.cuda is None:
-                out.append(
-                    (
-                        "gpu",
-                        f"needs an NVIDIA GPU (kernels "
-                        f"{', '.join(map(str, f.gpu))}); this machine has none",
-                    )
+            out.append(
+                Failure(
+                    rule="gpu",
+                    reason=f"needs an NVIDIA GPU that runs {kernels}; this machine has none",
                 )
+            )
         elif not p.gpus:
             # No compute capability known (a driver without NVML, a target without smXY):
             # say so rather than guess (docs/facts.md section 1.3).
             out.append(
-                (
-                    "gpu",
-                    f"needs a GPU for kernels {', '.join(map(str, f.gpu))}; this machine's GPU "
-                    f"compute capability is unknown ({_no_cc_reason(p)}); set "
-                    f"{OVERRIDE_SM}=X.Y (or --sm X.Y) to name it",
+                Failure(
+                    rule="gpu",
+                    reason=f"needs a GPU for kernels {kernels}; this machine's GPU compute "
+                    f"capability is unknown ({_no_cc_reason(p)}); set {OVERRIDE_SM}=X.Y "
+                    "(or --sm X.Y) to name it",
                 )
             )
         else:
@@ -490,9 +609,9 @@ def _failures(
             if missing:
                 verb = "does" if len(f.gpu) == 1 else "do"
                 out.append(
-                    (
-                        "gpu",
-                        f"kernels {', '.join(map(str, f.gpu))} {verb} not run on "
+                    Failure(
+                        rule="gpu",
+                        reason=f"kernels {kernels} {verb} not run on "
                         f"{', '.join(_gpu_words(cc) for cc in missing)}",
                     )
                 )
@@ -500,24 +619,24 @@ def _failures(
         accelerated = [g for g in manifest.flavours if _has_accelerator(g)]
         if p.nvidia is not None and any(g.cuda is not None or g.gpu for g in accelerated):
             out.append(
-                (
-                    "accelerator",
-                    f"builds without CUDA are not chosen on a machine with "
-                    f"an NVIDIA GPU; pin {manifest.display_name}=="
-                    f"{f.version} to use it",
+                Failure(
+                    rule="accelerator",
+                    reason=f"builds without CUDA are not chosen on a machine with "
+                    f"an NVIDIA GPU; pin {manifest.display_name}=={f.version} to use it",
                 )
             )
         elif p.rocm is not None and any(g.rocm is not None for g in accelerated):
             out.append(
-                (
-                    "accelerator",
-                    f"builds without ROCm are not chosen on a machine with "
-                    f"ROCm; pin {manifest.display_name}=={f.version} to use "
-                    "it",
+                Failure(
+                    rule="accelerator",
+                    reason=f"builds without ROCm are not chosen on a machine with "
+                    f"ROCm; pin {manifest.display_name}=={f.version} to use it",
                 )
             )
     if str(spec) and not spec.contains(f.version, prereleases=True):
-        out.append(("specifier", f"{f.version} does not match your requirement {spec}"))
+        out.append(
+            Failure(rule="specifier", reason=f"{f.version} does not match your requirement {spec}")
+        )
     return out, rank
 
 
@@ -534,18 +653,42 @@ def _floor(spec: SpecifierSet | None) -> Version | None:
     return max(floors) if floors else None
 
 
+def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool:
+    """Whether a rule says anything about this flavour on this machine."""
+    if rule == "python":
+        return bool(f.python_versions)
+    if rule == "cuda":
+        return f.cuda is not None
+    if rule == "rocm":
+        return f.rocm is not None
+    if rule == "gpu":
+        # With a driver but no visible GPU, the kernels cannot be checked.
+        return bool(f.gpu) and (p.nvidia is None or bool(p.gpu_ccs))
+    if rule == "accelerator":
+        return not _has_accelerator(f) and (p.nvidia is not None or p.rocm is not None)
+    if rule == "specifier":
+        return bool(str(spec))
+    return rule == "tags"
+
+
 def evaluate_flavour(
     f: Flavour, manifest: Manifest, profile: HostProfile, spec: SpecifierSet | None = None
-) -> dict[str, str | None]:
-    """Per rule, None when the flavour passes it or the reason it fails (for ``explain``)."""
-    fails, _ = _failures(f, _Machine(profile), spec or SpecifierSet(), manifest)
-    out: dict[str, str | None] = dict.fromkeys(
-        ("tags", "cuda", "rocm", "gpu", "accelerator", "specifier")
-    )
-    for rule, reason in fails:
-        out.setdefault(rule, None)
-        if out[rule] is None:
-            out[rule] = reason
+) -> dict[Rule, RuleOutcome]:
+    """Rules 1-5 for one flavour: per rule ``pass``, ``fail`` (with the reason) or
+    ``n/a``. The same evaluation the resolver makes (couplings need a plan)."""
+    spec = spec or SpecifierSet()
+    fails, _ = _failures(f, _Machine(profile), spec, manifest)
+    # A Jetson build on another machine, or a server-Arm build on a Jetson: the
+    # platform column (rule "jetson" is part of rule 1).
+    failed = {("tags" if x.rule == "jetson" else x.rule): x.reason for x in reversed(fails)}
+    out: dict[Rule, RuleOutcome] = {}
+    for rule in ("tags", "python", "cuda", "rocm", "gpu", "accelerator", "specifier"):
+        if rule in failed:
+            out[rule] = RuleOutcome(rule=rule, status="fail", reason=failed[rule])
+        elif _applies(rule, f, profile, spec):
+            out[rule] = RuleOutcome(rule=rule, status="pass")
+        else:
+            out[rule] = RuleOutcome(rule=rule, status="n/a")
     return out
 
 
@@ -560,7 +703,7 @@ class _Slot:
     entry: ReqEntry | None  # None when implied by a coupling
     implied_by: list[str]
     candidates: list[tuple[Flavour, int]] = field(default_factory=list)  # pass 1-5, ranked
-    rejected: list[tuple[Flavour, list[tuple[str, str]]]] = field(default_factory=list)
+    rejected: list[tuple[Flavour, list[Failure]]] = field(default_factory=list)
     chosen: Flavour | None = None
     coupling_rejects: dict[int, str] = field(default_factory=dict)
     others: list[ReqEntry] = field(default_factory=list)  # the same name asked again
@@ -616,7 +759,7 @@ def _as_reqfile(requirements: ReqFile | Iterable[str | Requirement | ReqEntry]) 
     return ReqFile(entries=(*entries, *parsed.entries), warnings=parsed.warnings)
 
 
-def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
+def resolve(
     requirements: ReqFile | Iterable[str | Requirement | ReqEntry],
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
@@ -624,9 +767,49 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
     today: datetime.date | None = None,
 ) -> Plan:
     """Resolve requirements against manifests for the profile. Pure; never raises for
-    a package that does not fit (that is an ``error`` entry in the plan). ``today``
+    a package that does not fit (that is an ``error`` entry in the plan, with the
+    first single change of the machine that gives it a fit: :func:`_with_hints`). ``today``
     (given by the caller, never read here) turns on the note about stale data."""
     reqs = _as_reqfile(requirements)
+    plan = _plan(reqs, manifests, profile, today=today)
+    return _with_hints(plan, reqs, manifests) if plan.errors else plan
+
+
+def _plan(
+    reqs: ReqFile,
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    *,
+    today: datetime.date | None = None,
+) -> Plan:
+    """Solve, then say what and why for every package."""
+    s = _solve(reqs, manifests, profile)
+    for name, slot in s.slots.items():
+        s.packages[name] = _slot_plan(slot, s.slots, s.m)
+    ordered = [s.packages[k] for k in s.order if k in s.packages]
+    notes = list(s.notes)
+    if today is not None:
+        notes.extend(_stale_note(ordered, today))
+    return _assemble(profile, ordered, reqs, s.user_constraints, notes)
+
+
+@dataclass(slots=True)
+class _Solved:
+    """The choices, before they are put in words."""
+
+    m: _Machine
+    slots: dict[str, _Slot]
+    packages: dict[str, PackagePlan]  # those passed through (no slot)
+    order: list[str]
+    user_constraints: dict[str, list[ReqEntry]]
+    notes: list[str]
+
+
+def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
+    reqs: ReqFile,
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+) -> _Solved:
     m = _Machine(profile)
     by_name = {canonicalize_name(k): v for k, v in manifests.items()}
     notes: list[str] = list(reqs.warnings)
@@ -649,13 +832,14 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                     requested=e.text,
                     where=e.where,
                     line=_original_line(e),
+                    cause="marker",
                     reason=f"marker '{e.marker}' is false on this machine: pip skips it",
                 )
                 order.append(key)
             continue
         manifest = by_name.get(e.name) if e.name else None
         twin = packages.get(key)
-        if twin is not None and "marker" in twin.reason and twin.action == "pass":
+        if twin is not None and twin.cause == "marker":
             del packages[key]  # a marker-false twin seen first: this line counts
             order.remove(key)
             twin = None
@@ -665,6 +849,7 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                 if manifest is None
                 else "you gave a URL or path: left as written"
             )
+            cause: Cause = "no-manifest" if manifest is None else "as-written"
             slot = slots.pop(key, None)
             if slot is not None:  # a URL or path for a name asked for before: as written
                 earlier = [x for x in (slot.entry, *slot.others) if x is not None]
@@ -672,6 +857,7 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                     name=NormalizedName(key),
                     action="pass",
                     reason=why,
+                    cause=cause,
                     requested=e.text,
                     where=e.where,
                     line=_original_line(e),
@@ -686,6 +872,7 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                     name=NormalizedName(key),
                     action="pass",
                     reason=why,
+                    cause=cause,
                     requested=e.text,
                     where=e.where,
                     line=_original_line(e),
@@ -740,13 +927,14 @@ def resolve(  # noqa: PLR0915 - the numbered steps read best in one place
                     slots[target].implied_by.append(slot.name)
 
     _search(slots, m)
-    for name, slot in slots.items():
-        packages[name] = _slot_plan(slot, m, notes)
-
-    ordered = [packages[k] for k in order if k in packages]
-    if today is not None:
-        notes.extend(_stale_note(ordered, today))
-    return _assemble(profile, ordered, reqs, user_constraints, notes)
+    return _Solved(
+        m=m,
+        slots=slots,
+        packages=packages,
+        order=order,
+        user_constraints=user_constraints,
+        notes=notes,
+    )
 
 
 def _stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[str]:
@@ -870,11 +1058,10 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
                         (
                             f,
                             [
-                                (
-                                    "couplings",
-                                    f"needs {dead}; no such build of "
-                                    f"{canonicalize_name(dead.name)} fits "
-                                    "this machine",
+                                Failure(
+                                    rule="coupling",
+                                    reason=f"needs {dead}; "
+                                    + _no_such(dead, slots[canonicalize_name(dead.name)]),
                                 )
                             ],
                         )
@@ -939,21 +1126,64 @@ def _candidate(f: Flavour) -> str:
     return f.describe()
 
 
-def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
-    e = slot.entry
-    more = tuple(_original_line(o) for o in slot.others)
-    asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
-    rejected = [
-        Rejection(candidate=_candidate(f), reason=fails[0][1]) for f, fails in slot.rejected
-    ]
+def _no_such(r: Requirement, other: _Slot) -> str:
+    """Why no build of ``other`` meets ``r``: none exists, or none fits this machine."""
+    if any(r.specifier.contains(g.version, prereleases=True) for g in other.manifest.flavours):
+        return f"no such build of {other.name} fits this machine"
+    return f"{other.name}'s manifest has no such build"
+
+
+def _coupling_failures(f: Flavour, slots: Mapping[str, _Slot], m: _Machine) -> list[Failure]:
+    """Rule 6 for one flavour against the plan as chosen: each ``requires`` that fails."""
+    out = []
+    for r in f.requires:
+        other = slots.get(canonicalize_name(r.name))
+        if other is None or not _marker_true(r.marker, m.env):
+            continue
+        if other.chosen is not None and r.specifier.contains(
+            other.chosen.version, prereleases=True
+        ):
+            continue
+        if not any(r.specifier.contains(g.version, prereleases=True) for g, _ in other.candidates):
+            why = _no_such(r, other)
+        elif other.chosen is not None:
+            why = f"the plan has {other.name} {other.chosen.version}"
+        else:
+            why = f"no build of {other.name} is consistent with the rest of the plan"
+        out.append(Failure(rule="coupling", reason=f"needs {r}; {why}"))
+    return out
+
+
+def _rejections(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> list[Rejection]:
+    """Every flavour not chosen, with every rule it fails (couplings against the plan)."""
+    out = []
+    for f, fails in slot.rejected:
+        more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
+        out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
     for i, (f, _) in enumerate(slot.candidates):
         if f is chosen:
             continue
-        why = slot.coupling_rejects.get(i) or (
-            "ranked lower" if chosen is not None else "no consistent choice of coupled packages"
-        )
-        rejected.append(Rejection(candidate=_candidate(f), reason=why))
+        if i in slot.coupling_rejects:
+            fails = [Failure(rule="coupling", reason=slot.coupling_rejects[i])]
+        else:
+            fails = _coupling_failures(f, slots, m)
+        if not fails:
+            fails = [
+                Failure(rule="ranked", reason="fits, ranked below the chosen build")
+                if chosen is not None
+                else Failure(rule="coupling", reason="no consistent choice of coupled packages")
+            ]
+        out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
+    return out
+
+
+def _slot_plan(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> PackagePlan:
+    e = slot.entry
+    more = tuple(_original_line(o) for o in slot.others)
+    asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
+    rejected = _rejections(slot, slots, m)
+    chosen = slot.chosen
     base: dict[str, Any] = {
         "name": slot.name,
         "source": slot.manifest.source,
@@ -972,6 +1202,7 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
         versions = ", ".join(sorted({str(f.version.public) for f in slot.manifest.flavours}))
         return PackagePlan(
             action="pass",
+            cause="unlisted",
             line=_original_line(e),
             more_lines=more,
             reason=(
@@ -984,17 +1215,19 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
         if slot.manifest.buildable:
             return PackagePlan(
                 action="build",
+                cause="no-fit",
                 reason=f"{_no_fit(slot, m)}; the installer builds it from source",
                 build_needs=slot.manifest.build_needs,
                 line=_original_line(e) if e else None,
                 more_lines=more,
-                alternatives=tuple(_alternatives(slot, m)),
+                alternatives=tuple(_alternatives(slot)),
                 **base,
             )
         return PackagePlan(
             action="error",
+            cause="no-fit",
             reason=_no_fit(slot, m),
-            alternatives=tuple(_alternatives(slot, m)),
+            alternatives=tuple(_alternatives(slot)),
             **base,
         )
     why = _why(chosen, slot, m)
@@ -1011,11 +1244,6 @@ def _slot_plan(slot: _Slot, m: _Machine, notes: list[str]) -> PackagePlan:
             **base,
         )
     if isinstance(chosen, WheelFlavour):
-        if chosen.sha256 is None:
-            notes.append(
-                f"{slot.name}: the wheel URL has no sha256 in its manifest "
-                f"({slot.manifest.source}): unverified"
-            )
         line = format_requirement(
             slot.manifest.display_name,
             url=chosen.url,
@@ -1062,7 +1290,7 @@ def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
     if f.cuda is not None:
         parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
     if f.rocm is not None:
-        parts.append(f"ROCm meets {f.rocm}")
+        parts.append(f"ROCm {m.rocm} meets {f.rocm}")
     if f.gpu and p.gpu_ccs:
         parts.append(f"kernels cover {', '.join(_gpu_words(cc) for cc in p.gpu_ccs)}")
     if not _has_accelerator(f) and p.nvidia is None and p.rocm is None:
@@ -1103,39 +1331,35 @@ def _exists_summary(man: Manifest) -> str:
 
 
 def _no_fit(slot: _Slot, m: _Machine) -> str:
-    head = f"no build of {slot.manifest.display_name} fits this machine ({m.words})"
+    name = slot.manifest.display_name
+    head = f"no build of {name} fits this machine"
     if slot.candidates:
-        head = (
-            f"no build of {slot.manifest.display_name} is consistent with the rest of the "
-            f"plan ({m.words})"
-        )
-    elif slot.rejected and all(fails[0][0] == "tags" for _, fails in slot.rejected):
-        os_word = OS_WORDS.get(m.profile.os, m.profile.os)
-        if not any(
-            _os_arch_of(x)[0] == m.profile.os
+        head = f"no build of {name} is consistent with the rest of the plan"
+    elif (
+        slot.rejected
+        and all(any(x.rule == "tags" for x in fails) for _, fails in slot.rejected)
+        and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours)
+        and not any(
+            x == "any" or _os_arch_of(x)[0] == m.profile.os
             for f in slot.manifest.flavours
-            for pl in f.platforms
-            for x in pl.split(".")
-        ) and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours):
-            head = f"no {os_word} builds of {slot.manifest.display_name} exist ({m.words})"
+            for x in _flavour_platforms(f)
+        )
+    ):
+        head = f"no {OS_WORDS.get(m.profile.os, m.profile.os)} builds of {name} exist"
     return f"{head}; {_exists_summary(slot.manifest)}"
 
 
-def _alternatives(slot: _Slot, m: _Machine) -> list[str]:
+def _alternatives(slot: _Slot) -> list[Alternative]:
+    """Builds the user may pin on purpose: one that runs without the GPU, or one
+    outside their specifier. (Changes to the machine are hints: :func:`_with_hints`.)"""
     out = []
     name = slot.manifest.display_name
     for f, fails in slot.rejected:
-        rules = {r for r, _ in fails}
+        rules = {x.rule for x in fails}
         if rules == {"accelerator"}:
-            out.append(f"{name}=={f.version} (runs without the GPU)")
+            out.append(Alternative(pin=f"{name}=={f.version}", why="runs without the GPU"))
         elif rules == {"specifier"}:
-            out.append(f"{name}=={f.version} (outside your specifier)")
-    # Another Python only when no build at all is for this machine's Python.
-    if not slot.candidates and all(fails[0][0] == "tags" for _, fails in slot.rejected):
-        same_platform = [f for f, fails in slot.rejected if "Python" in fails[0][1]]
-        pys = sorted({v for f in same_platform for v in f.python_versions}, key=python_sort_key)
-        if pys:
-            out.append(f"{name} has builds for Python {', '.join(pys)} on this platform")
+            out.append(Alternative(pin=f"{name}=={f.version}", why="outside your specifier"))
     return list(dict.fromkeys(out))[:3]
 
 
@@ -1191,6 +1415,18 @@ def _assemble(
         notes.append(
             "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
         )
+    unverified = [
+        p.name
+        for p in packages
+        if isinstance(p.flavour, WheelFlavour)
+        and p.sha256 is None
+        and not (p.source or "").startswith("built-in")
+    ]
+    if unverified:  # one note for all (built-in ones: the note above)
+        notes.append(
+            f"{', '.join(unverified)}: no sha256 in {'its' if len(unverified) == 1 else 'their'} "
+            "manifest for the wheel URL: not verified by hash"
+        )
     return Plan(
         profile=profile,
         packages=tuple(packages),
@@ -1199,6 +1435,340 @@ def _assemble(
         find_links=tuple(find_links),
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+# --- hints: the first single change of the machine that gives a fit ---------------------
+
+# Windows on Arm runs x64 programs by emulation; uv's interpreter request names an x64
+# CPython (docs/facts.md sections 3 and 5).
+_WIN_X64_VENV = (
+    "Windows on Arm runs an x64 Python by emulation, with the GPU driven natively by the "
+    "NVIDIA driver: make the venv with 'uv venv --python cpython-{py}-windows-x86_64-none' "
+    "or with the x64 installer from python.org"
+)
+
+
+def apply_change(profile: HostProfile, change: Change) -> HostProfile:
+    """The profile with the facts of ``change`` changed (tags recomputed when the OS,
+    arch, glibc or Python change). Pure."""
+    from resolver_hook.host.detect import DEFAULT_GLIBC
+
+    p = profile
+    os_name, arch = change.os or p.os, change.arch or p.arch
+    label = change.python or p.python_label  # "3.13t": free-threaded
+    python, free_threaded = label.removesuffix("t"), label.endswith("t")
+    libc, libc_version = p.libc, p.libc_version
+    if os_name != p.os:
+        libc, libc_version = ("glibc", DEFAULT_GLIBC) if os_name == "linux" else (None, None)
+    if change.glibc:
+        libc, libc_version = "glibc", change.glibc
+    tags = p.tags
+    if (os_name, arch, label, libc_version) != (p.os, p.arch, p.python_label, p.libc_version):
+        major, _, minor = python.partition(".")
+        tags = compute_tags(
+            os_name,
+            arch,
+            (int(major), int(minor)),
+            libc=libc,
+            libc_version=libc_version,
+            free_threaded=free_threaded,
+        )
+    nvidia, rocm = p.nvidia, p.rocm
+    if change.rocm:
+        nvidia, rocm = None, RocmInfo(version=change.rocm)
+    if change.sm:
+        major, _, minor = change.sm.partition(".")
+        nvidia = NvidiaInfo(
+            driver_version=None if change.cuda else (nvidia.driver_version if nvidia else None),
+            cuda_version=change.cuda or (nvidia.cuda_version if nvidia else None),
+            gpus=(NvidiaGpu.synthetic(0, (int(major), int(minor))),),
+        )
+    elif change.cuda:
+        nvidia = NvidiaInfo(cuda_version=change.cuda, gpus=nvidia.gpus if nvidia else ())
+    moved = (os_name, arch) != (p.os, p.arch)
+    return p.replace(
+        os=os_name,
+        arch=arch,
+        python=python,
+        free_threaded=free_threaded,
+        tags=tags,
+        libc=libc,
+        libc_version=libc_version,
+        nvidia=nvidia,
+        rocm=rocm,
+        mps=(os_name == "macos" and arch == "aarch64") if moved else p.mps,
+        l4t=None if moved else p.l4t,
+        origin=f"{p.origin}, with {change.text}",
+    )
+
+
+def _version_key(v: str) -> tuple[int, ...]:
+    """``"3.13t"`` -> ``(3, 13)``: the numbers of a version word."""
+    return tuple(int(x) for x in re.findall(r"\d+", v))
+
+
+def _changes(profile: HostProfile, manifests: Sequence[Manifest]) -> list[list[Change]]:
+    """Single changes worth trying, by kind in the order of preference: a newer driver,
+    another Python, another OS/arch (or glibc), a GPU of another family, ROCm."""
+    flavours = [f for man in manifests for f in man.flavours]
+    return [
+        _driver_changes(profile, flavours),
+        _python_changes(profile, flavours),
+        _place_changes(profile, flavours),
+        _gpu_changes(profile, flavours),
+        _rocm_changes(profile, flavours),
+    ]
+
+
+def _driver_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
+    """Each CUDA floor above this driver's, lowest first (none without a driver)."""
+    if p.nvidia is None:
+        return []
+    have = Version(p.nvidia.cuda_version) if p.nvidia.cuda_version else None
+    out = []
+    for fl in sorted({fl for f in flavours if (fl := _floor(f.cuda)) is not None}):
+        if have is not None and fl <= have:
+            continue
+        cuda = f"{fl.major}.{fl.minor}"
+        driver = min_driver_for_runtime(fl.major, p.os)
+        text = (
+            f"a driver of {driver} or newer (CUDA {cuda})"
+            if driver and fl.minor == 0
+            else f"a driver with CUDA {cuda} or newer"
+        )
+        out.append(Change(kind="driver", text=text, cuda=cuda))
+    return out
+
+
+def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
+    """Every other Python a build is for: the nearest first, the newer of two as near."""
+    here = p.python_tuple
+
+    def key(v: str) -> tuple[int, ...]:
+        major, minor = _version_key(v)[:2]
+        return (abs(minor - here[1]) if major == here[0] else 99, -major, -minor)
+
+    pys = {v for f in flavours for v in f.python_versions} - {p.python}
+    return [Change(kind="python", text=f"Python {v}", python=v) for v in sorted(pys, key=key)]
+
+
+def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
+    """Another OS or CPU arch (the same OS first), then a newer glibc."""
+    places: dict[tuple[str, str], None] = {}
+    glibcs: set[tuple[int, int]] = set()
+    for f in flavours:
+        for tag in _flavour_platforms(f):
+            os_name, arch = _os_arch_of(tag)
+            if not arch or (os_name, arch) == (p.os, p.arch):
+                floor = _glibc_of(tag)
+                if floor and p.libc == "glibc" and p.libc_version:
+                    glibcs.add(floor)
+            elif not (os_name == "macos" and p.nvidia is not None):  # no CUDA on macOS
+                places[(os_name, arch)] = None
+    out = []
+    for os_name, arch in sorted(places, key=lambda oa: (oa[0] != p.os, oa)):
+        if (p.os, p.arch, os_name, arch) == ("windows", "aarch64", "windows", "x86_64"):
+            text = "an x86_64 (x64) Python interpreter: " + _WIN_X64_VENV.format(py=p.python)
+        else:
+            text = _place_words(os_name, arch)
+        out.append(Change(kind="platform", text=text, os=os_name, arch=arch))
+    have = _version_key(p.libc_version or "0.0")[:2]
+    for floor in sorted(glibcs):
+        if floor > have:
+            v = f"{floor[0]}.{floor[1]}"
+            out.append(Change(kind="glibc", text=f"glibc {v} or newer", glibc=v))
+    return out
+
+
+def _gpu_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
+    """One GPU of each other known family, newest first; with a driver for the newest
+    CUDA the builds need when the machine has none."""
+    if p.os == "macos" or not any(f.gpu or f.cuda is not None for f in flavours):
+        return []
+    newest = max((fl for f in flavours if (fl := _floor(f.cuda)) is not None), default=None)
+    cuda = None
+    if (p.nvidia is None or not p.nvidia.cuda_version) and newest is not None:
+        cuda = f"{newest.major}.{newest.minor}"
+    return [
+        Change(kind="gpu", text=_gpu_words(cc), sm=f"{cc[0]}.{cc[1]}", cuda=cuda)
+        for cc in sorted(GPU_NAMES, reverse=True)
+        # A Jetson is a whole machine, not a GPU one could fit: never a hint.
+        if cc not in p.gpu_ccs and cc not in JETSON_ONLY_CCS
+    ]
+
+
+def _rocm_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
+    """An AMD GPU with ROCm instead (Linux only)."""
+    have = Version(p.rocm.version) if p.rocm and p.rocm.version else None
+    floors = sorted({fl for f in flavours if (fl := _floor(f.rocm)) is not None})
+    return [
+        Change(kind="rocm", text=f"an AMD GPU with ROCm {v} or newer", rocm=str(v))
+        for v in floors
+        if p.os == "linux" and (have is None or v > have)
+    ]
+
+
+def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> Plan:
+    """Each package with no fit gets the first single change of the machine that gives
+    it one, found by re-planning the whole plan with that change; or a plain sentence
+    saying that no single change does."""
+    by_name = {canonicalize_name(k): v for k, v in manifests.items()}
+    todo = {p.name: p for p in plan.errors if p.name in by_name}
+    found: dict[str, Change] = {}
+    edges = _coupling_edges({str(k): v for k, v in by_name.items()})
+    parts: dict[frozenset[str], ReqFile] = {}
+    for kind in _changes(plan.profile, [by_name[n] for n in todo]):
+        fitting: dict[str, list[tuple[Change, Flavour]]] = {}
+        for change in kind:
+            done = found if change.kind == "gpu" else {**found, **fitting}
+            left = [n for n in todo if n not in done]
+            if not left:
+                break
+            changed = apply_change(plan.profile, change)
+            m = _Machine(changed)
+            # Re-plan only for packages one of whose builds then passes rules 1-5, and
+            # only the part of the plan coupled with them: the search solves each group
+            # of coupled packages apart, so that part answers as the whole plan would.
+            hopeful = frozenset(n for n in left if _could_fit(by_name[n], m))
+            if not hopeful:
+                continue
+            if hopeful not in parts:
+                parts[hopeful] = _coupled_part(reqs, edges, hopeful)
+            slots = _solve(parts[hopeful], manifests, changed).slots
+            for name in hopeful:
+                q = slots[name].chosen if name in slots else None
+                if q is not None:
+                    fitting.setdefault(name, []).append((change, q))
+        for key, options in fitting.items():
+            change, q = options[0]
+            text = change.text
+            if change.kind == "gpu":  # every family that fits, named once
+                text = _gpu_families([c.sm or "" for c, _ in options], plan.profile)
+                if change.cuda:
+                    driver = min_driver_for_runtime(int(change.cuda.split(".")[0]), plan.profile.os)
+                    text += f", with a driver of {driver} or newer," if driver else ""
+            found[key] = dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}")
+    packages = []
+    for p in plan.packages:
+        if p.name in found:
+            fix = found[p.name]
+            packages.append(dataclasses.replace(p, fix=fix, hint=_fix_words(fix)))
+        elif p.name in todo:
+            hint = _none_helps(p, by_name[p.name], plan.profile)
+            packages.append(dataclasses.replace(p, hint=hint))
+        else:
+            packages.append(p)
+    return dataclasses.replace(plan, packages=tuple(packages))
+
+
+def _gpu_families(sms: Sequence[str], profile: HostProfile) -> str:
+    """The GPU families that fit, in words: every known one from some compute
+    capability on ("compute capability 8.0 or newer", but for one or two), else each."""
+    fit = sorted((int(a), int(b)) for a, _, b in (sm.partition(".") for sm in sms))
+    lowest = fit[0]
+    known = [
+        cc
+        for cc in sorted(GPU_NAMES)
+        if cc >= lowest and cc not in profile.gpu_ccs and cc not in JETSON_ONLY_CCS
+    ]
+    missing = [cc for cc in known if cc not in fit]
+    article = "an NVIDIA GPU" if profile.nvidia is None else "a GPU of another family"
+    if len(fit) > 2 and len(missing) <= 2:
+        but = f"; not {' or '.join(_gpu_words(cc) for cc in missing)}" if missing else ""
+        return (
+            f"{article} of compute capability {lowest[0]}.{lowest[1]} or newer "
+            f"({GPU_NAMES[lowest]} and later{but})"
+        )
+    return f"{article}: " + " or ".join(_gpu_words(cc) for cc in reversed(fit))
+
+
+def _place_words(os_name: str, arch: str) -> str:
+    """``Linux aarch64``, ``macOS arm64``, ``Windows arm64`` (each OS's own word)."""
+    if os_name in ("macos", "windows") and arch == "aarch64":
+        arch = "arm64"
+    return f"{OS_WORDS.get(os_name, os_name)} {arch}"
+
+
+def _could_fit(manifest: Manifest, m: _Machine) -> bool:
+    """Whether a build of the package passes the machine's rules (1-4) on ``m``."""
+    return any(
+        all(x.rule in ("specifier", "accelerator") for x in _failures(f, m, _ANY, manifest)[0])
+        for f in manifest.flavours
+    )
+
+
+_ANY = SpecifierSet()
+
+
+def _coupling_edges(by_name: Mapping[str, Manifest]) -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for n, man in by_name.items():
+        for f in man.flavours:
+            for r in f.requires:
+                t = canonicalize_name(r.name)
+                edges.setdefault(n, set()).add(t)
+                edges.setdefault(t, set()).add(n)
+    return edges
+
+
+def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset[str]) -> ReqFile:
+    """The requirements of ``names`` and of every package coupled with them (options
+    and constraints kept)."""
+    seen = set(names)
+    stack = list(names)
+    while stack:
+        for y in edges.get(stack.pop(), ()):
+            if y not in seen:
+                seen.add(y)
+                stack.append(y)
+    keep = tuple(
+        e for e in reqs.entries if e.kind == "option" or e.constraint or (e.name or e.text) in seen
+    )
+    return ReqFile(entries=keep, files=reqs.files)
+
+
+def _fix_words(fix: Change) -> str:
+    if fix.kind == "platform" and fix.text.startswith("an x86_64"):
+        head, _, how = fix.text.partition(": ")
+        return f"{head} gets {fix.gets}; {how}"
+    return f"{fix.text} gets {fix.gets}"
+
+
+def _none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
+    """No single change helps: say what no build exists for (rules every build fails)."""
+    name = manifest.display_name
+    common: set[str] = set(p.rejected[0].rules) if p.rejected else set()
+    for r in p.rejected[1:]:
+        common &= set(r.rules)
+    phrases = []
+    if "tags" in common:
+        same = any(
+            _os_arch_of(x) == (profile.os, profile.arch)
+            for f in manifest.flavours
+            for x in _flavour_platforms(f)
+        )
+        where = _place_words(profile.os, profile.arch)
+        if same and profile.libc_version:
+            where += f" with {profile.libc or 'glibc'} {profile.libc_version}"
+        phrases.append(f"for {where}")
+    if "python" in common:
+        phrases.append(f"for Python {profile.python}")
+    if profile.nvidia is None and common & {"cuda", "gpu"}:
+        phrases.append("without an NVIDIA GPU")
+    elif "cuda" in common and profile.nvidia is not None:
+        phrases.append(f"for a driver with CUDA {profile.nvidia.cuda_version or 'unknown'}")
+    if "gpu" in common and profile.nvidia is not None:
+        targets = sorted({t for f in manifest.flavours for t in f.gpu})
+        runs = [n for cc, n in sorted(GPU_NAMES.items()) if any(t.runs_on(cc) for t in targets)]
+        names = f" ({', '.join(runs)})" if runs else ""
+        phrases.append(f"for GPUs outside {', '.join(map(str, targets))}{names}")
+    if not phrases:
+        return (
+            f"no single change to this machine gives {name} a build: each build misses "
+            "on more than one count (-v or --json lists every one)"
+        )
+    either = phrases[0] if len(phrases) == 1 else f"{', '.join(phrases[:-1])} or {phrases[-1]}"
+    return f"no build of {name} exists {either}: no single change to this machine gives one"
 
 
 def make_plan(

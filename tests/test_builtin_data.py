@@ -99,7 +99,12 @@ def test_windows_on_arm_refuses_torch_without_a_source_for_its_wheels() -> None:
     p = plan("windows-arm64-py312", "torch")
     torch = p.package("torch")
     assert torch.action == "error"
-    assert "Windows aarch64" in torch.reason
+    exists = torch.reason.split("exists for:")[1].split(";")[0]
+    assert "Windows x86_64" in exists
+    assert "Windows aarch64" not in exists
+    # The computed alternative: an x64 interpreter, which Windows on Arm runs by emulation.
+    assert torch.fix is not None
+    assert (torch.fix.os, torch.fix.arch) == ("windows", "x86_64")
 
 
 @pytest.mark.parametrize(
@@ -158,7 +163,12 @@ def test_orin_asking_for_torch_2_13_is_refused_naming_the_jetson_build() -> None
     p = plan("linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "torch==2.13.*")
     torch = p.package("torch")
     assert torch.action == "error"
-    assert "torch==2.8.0 (outside your specifier)" in torch.alternatives
+    assert "torch==2.8.0 (outside your specifier)" in map(str, torch.alternatives)
+    # The server-Arm builds are refused for what they are, naming where Jetson wheels are.
+    assert any(
+        "jetson" in r.rules and "pypi.jetson-ai-lab.io/jp6/cu126" in r.reason
+        for r in torch.rejected
+    )
     assert not any("download.pytorch.org" in line for line in p.requirements)
 
 

@@ -35,7 +35,7 @@ def test_plan_no_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "plan", "tilert", "--target", "linux-aarch64-py312-cuda13.0-sm121")
     assert code == 1
     assert "tilert  error" in out
-    assert err.startswith("error: tilert: no build of tilert fits this machine (Linux aarch64")
+    assert err.startswith("error: tilert: no build of tilert fits this machine;")
     for word in ("aarch64", "sm_121", "sm_100f"):
         assert word in err
     assert "Traceback" not in err
@@ -332,7 +332,7 @@ def test_plan_json_and_explain_show_evidence_and_checked(
     code, out, _ = run(capsys, "plan", "demo", "--manifest", manifest, "--target", target, "--json")
     assert code == 0
     (demo,) = json.loads(out)["packages"]
-    assert (demo["version"], demo["evidence"], demo["checked"]) == (
+    assert (demo["version"], demo["flavour"]["evidence"], demo["flavour"]["checked"]) == (
         "1.0+cu130",
         "https://example.org/build-table",
         "2026-06-01",
@@ -369,3 +369,90 @@ def test_lock_one_version_built_per_platform_is_one_line(
     assert (code, err) == (0, "")
     body = [x for x in out.read_text().splitlines() if not x.startswith("#")]
     assert body == ["--find-links https://example.org/cu130/demo/", "demo==1.0+cu130"]
+
+
+def test_lock_names_the_marker_that_leaves_a_package_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    req = tmp_path / "requirements.in"
+    req.write_text("torch\ntilert\n")
+    out = tmp_path / "lock.txt"
+    code, _, err = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "-o",
+        str(out),
+        "--target",
+        SM100,
+        "--target",
+        "macos-arm64-py312",
+    )
+    assert code == 1
+    assert not out.exists()
+    assert (
+        "hint: tilert has no build for macos-arm64-py312; to lock the other targets, give it "
+        "a marker that is false there: 'tilert ; sys_platform == \"linux\"'" in err.splitlines()
+    )
+    # The suggested marker works: with it, the lock is written.
+    req.write_text('torch\ntilert ; sys_platform == "linux"\n')
+    code, _, _ = run(
+        capsys,
+        "lock",
+        "-r",
+        str(req),
+        "-o",
+        str(out),
+        "--target",
+        SM100,
+        "--target",
+        "macos-arm64-py312",
+    )
+    assert code == 0
+
+
+def test_lock_never_writes_a_line_whose_marker_cannot_hold(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from packaging.markers import Marker
+
+    from resolver_hook.host import parse_target
+    from resolver_hook.resolve import marker_environment
+
+    req = tmp_path / "requirements.in"
+    req.write_text('torch\ntilert ; sys_platform == "linux"\nnumpy ; sys_platform == "win32"\n')
+    targets = [SM100, "macos-arm64-py312"]
+    code, out, _ = run(
+        capsys, "lock", "-r", str(req), "-o", "-", "--target", targets[0], "--target", targets[1]
+    )
+    assert code == 0
+    envs = [marker_environment(parse_target(t)) for t in targets]
+    lines = [x for x in out.splitlines() if x and not x.startswith(("#", "-"))]
+    for line in lines:
+        if " ; " in line:
+            marker = Marker(line.split(" ; ", 1)[1])
+            assert any(marker.evaluate(dict(e)) for e in envs), line
+    assert not any(x.startswith("numpy") for x in lines)  # true on neither target: dropped
+    assert (
+        f'# note: numpy ; sys_platform == "win32" ({req}:3): left out for macos-arm64-py312, '
+        "where its marker is false" in out.splitlines()
+    )
+
+
+def test_lock_targets_no_marker_tells_apart_name_the_difference(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(
+        capsys,
+        "lock",
+        "torch",
+        "-o",
+        str(tmp_path / "lock.txt"),
+        "--target",
+        SM100,
+        "--target",
+        "linux-x86_64-py312-glibc2.28-cuda13.0-sm100",
+    )
+    assert code == 2
+    assert "differ only in what markers cannot tell apart: glibc (2.35 vs 2.28)" in err

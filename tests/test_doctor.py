@@ -128,11 +128,12 @@ def test_cu126_torch_on_blackwell_does_not_fit_and_the_fix_picks_cu130() -> None
             "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.8",
             id="cu130-on-old-driver",
         ),
+        # torch cu126 on a machine with no GPU imports and runs, on the CPU: warn.
         pytest.param(
             "linux-x86_64-py312-glibc2.39",
             "2.13.0+cu126",
-            "fail",
-            "needs an NVIDIA driver with CUDA >=12.0; this machine has none",
+            "warn",
+            "a GPU build on a machine without a GPU: it runs on the CPU only",
             id="cuda-build-without-gpu",
         ),
         pytest.param(
@@ -186,7 +187,11 @@ def test_cpu_build_where_no_gpu_build_fits_offers_no_reinstall() -> None:
         "torch"
     ]
     assert torch.status == "warn"
-    assert torch.fix == "no build of torch fits this machine (see 'resolver-hook explain torch')"
+    # The computed hint: a newer driver gets a GPU build.
+    assert torch.fix == (
+        "no build of torch fits this machine (see 'resolver-hook explain torch'); "
+        "a driver of 525.60.13 or newer (CUDA 12.0) gets torch 2.13.0+cu126"
+    )
 
 
 def test_coupled_build_for_another_torch_fails_and_the_fix_keeps_them_together() -> None:
@@ -354,9 +359,10 @@ def test_cli_blackwell_with_cu126_exits_1_with_the_fix(
         "sm_90 do not run on RTX 50xx, RTX PRO 6000 Blackwell (sm_120)" in lines
     )
     assert f"        installed build: {CU126}" in lines
+    # The fix installs into the environment that was checked (--python), through uv.
     assert (
-        "        fix: resolver-hook pip install --force-reinstall torch (picks "
-        "2.13.0+cu130)" in lines
+        f"        fix: resolver-hook uv pip install --python {python} --force-reinstall "
+        "torch (picks 2.13.0+cu130)" in lines
     )
     assert (
         "env:       overrides: RESOLVER_HOOK_OVERRIDE_CUDA='13.0', "
@@ -500,9 +506,10 @@ def doctor_process(
 
 
 def test_process_fake_rtx5090(tmp_path: Path) -> None:
+    python = fake_python(tmp_path, TORCH_CU126)
     proc = doctor_process(
         "--python",
-        fake_python(tmp_path, TORCH_CU126),
+        python,
         fake_nvml={"driver": "580.95.05", "cuda": 13000, "gpus": [RTX5090]},
     )
     assert proc.returncode == 1, proc.stderr
@@ -513,8 +520,8 @@ def test_process_fake_rtx5090(tmp_path: Path) -> None:
         x.startswith("  gpu 0:   NVIDIA GeForce RTX 5090, compute capability 12.0") for x in lines
     )
     assert (
-        "        fix: resolver-hook pip install --force-reinstall torch (picks "
-        "2.13.0+cu130)" in lines
+        f"        fix: resolver-hook uv pip install --python {python} --force-reinstall "
+        "torch (picks 2.13.0+cu130)" in lines
     )
 
 
@@ -533,3 +540,14 @@ def test_process_probe_failures_are_reasons(tmp_path: Path) -> None:
     assert "probe:     nvidia-smi: nothing: nvidia-smi not found" in lines
     assert "env:       CUDA_VISIBLE_DEVICES=''" in lines
     assert lines[-1] == "result: ok"
+
+
+def test_gpu_build_without_gpu_fails_when_the_package_has_no_cpu_build() -> None:
+    """flash-attn has no CPU build: its CUDA wheel on a machine without a GPU cannot run."""
+    fa = verdict(
+        "linux-x86_64-py312-glibc2.39",
+        inst("torch", "2.13.0+cu130"),
+        inst("flash-attn", "2.8.3+cu130torch2.13", "cp312-cp312-manylinux_2_28_x86_64"),
+    )
+    assert fa["torch"].status == "warn"
+    assert fa["flash-attn"].status == "fail"

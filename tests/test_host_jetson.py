@@ -157,12 +157,13 @@ def test_orin_target_never_gets_a_download_pytorch_org_build() -> None:
     assert pkg.action == "rewrite"
     assert pkg.url is not None
     assert pkg.url.startswith("https://pypi.jetson-ai-lab.io/jp6/")
-    reasons = [r.reason for r in pkg.rejected]
-    assert reasons == [
+    (sbsa,) = pkg.rejected
+    assert sbsa.rules == ("jetson", "gpu")
+    assert sbsa.failures[0].reason == (
         "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need a "
         "Jetson build, e.g. from NVIDIA's Jetson AI Lab index "
         "https://pypi.jetson-ai-lab.io/jp6/cu126"
-    ]
+    )
 
 
 def test_a_detected_orin_never_gets_a_download_pytorch_org_build(tmp_path: Path) -> None:
@@ -255,7 +256,11 @@ def test_builtin_torch_is_never_sbsa_on_orin(capsys: pytest.CaptureFixture[str])
     assert not (pkg.get("url") or "").startswith("https://download.pytorch.org"), pkg
     if pkg["action"] == "error":
         assert code == 1
-        assert any("pypi.jetson-ai-lab.io/jp6/cu126" in r["reason"] for r in pkg["rejected"])
+        assert any(
+            "pypi.jetson-ai-lab.io/jp6/cu126" in f["reason"]
+            for r in pkg["rejected"]
+            for f in r["failures"]
+        )
 
 
 def test_l4t_in_a_manifest_must_be_a_specifier() -> None:

@@ -61,7 +61,7 @@ def test_cuda126_sm120_refuses_and_says_why() -> None:
     assert reasons["torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"] == (
         "needs a driver with CUDA >=13.0 (driver 580 or newer); this driver has CUDA 12.6"
     )
-    assert err.alternatives == ("torch==2.13.0+cpu (runs without the GPU)",)
+    assert list(map(str, err.alternatives)) == ["torch==2.13.0+cpu (runs without the GPU)"]
 
 
 def test_macos_torch_passes_and_flash_attn_has_no_macos_build() -> None:
@@ -538,4 +538,7 @@ def test_stale_note_is_one_note_for_every_stale_entry() -> None:
     assert len(notes) == 1
     assert "demo 1.0+cu126 (checked 2026-01-01), other 2.0 (checked 2025-01-01)" in notes[0]
     d = p.to_dict()["packages"][0]
-    assert (d["evidence"], d["checked"]) == ("https://example.org/build-table", "2026-01-01")
+    assert (d["flavour"]["evidence"], d["flavour"]["checked"]) == (
+        "https://example.org/build-table",
+        "2026-01-01",
+    )

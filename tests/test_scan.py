@@ -552,7 +552,7 @@ def test_cli_scan_bad_file_is_one_error_others_still_scanned(
     assert code == 1
     assert captured.err.splitlines() == [
         "error: broken-1.0-py3-none-any.whl: cannot read the wheel: File is not a zip file",
-        "error: manifest not written: 1 wheel(s) could not be read",
+        "error: manifest not written: 1 wheel could not be read",
     ]
     assert WHEEL in captured.out
     assert not out.exists()

@@ -417,7 +417,7 @@ def test_broken_header_is_a_reason(tmp_path: Path, fake: dict[str, Path]) -> Non
         report_for({"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)}), "nvcc accepts host compiler"
     )
     assert accept.status == "skip"
-    assert accept.summary == f"not checked: {path}: 1 #if block(s) not closed by #endif"
+    assert accept.summary == f"not checked: {path}: 1 #if block not closed by #endif"
 
 
 def test_non_executable_compiler(fake: dict[str, Path]) -> None:
@@ -552,6 +552,31 @@ def test_check_build_needs(tmp_path: Path, fake: dict[str, Path]) -> None:
         f"cmake 3.25.1 at {fake['bin']}/cmake does not satisfy >=3.26"
     )
     assert "libnosuchlib in" in check(problems, "nosuchlib").summary
+
+
+def test_build_need_named_with_lib_prefix(tmp_path: Path, fake: dict[str, Path]) -> None:
+    """``libz3`` and ``z3`` name the same library: libz3.so, never liblibz3."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "z3.h").write_text("")
+    (tmp_path / "lib").mkdir()
+    env = env_of(fake, CPATH=str(tmp_path / "inc"), LIBRARY_PATH=str(tmp_path / "lib"))
+    report = report_for(env)
+    (missing,) = check_build_needs(["libz3"], report, env=env, prefixes=())
+    assert "liblib" not in missing.summary
+    assert "libz3 in" in missing.summary
+    (tmp_path / "lib" / "libz3.so").write_bytes(b"")
+    assert check_build_needs(["libz3"], report, env=env, prefixes=()) == []
+
+
+@pytest.mark.parametrize(
+    "need", ["nvcc>>13", "x @ https://example.org/x.tar.gz", "z3[extra]", "z3 ; os_name == 'nt'"]
+)
+def test_cli_bad_need_is_a_usage_error(need: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--build", "--driver-cuda", "13.2", "--need", need]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"error: --need {need!r}")
+    assert "hint: " in err
 
 
 # --- the command line -------------------------------------------------------------------------
@@ -717,7 +742,7 @@ def test_accepted_range_follows_the_header() -> None:
 @pytest.mark.parametrize(
     ("text", "error"),
     [
-        ("#if A\n#error x\n", "1 #if block(s) not closed by #endif"),
+        ("#if A\n#error x\n", "1 #if block not closed by #endif"),
         ("#endif\n#error x\n", "h:1: #endif without #if"),
         ("#else\n", "h:1: #else without #if"),
         ("#if A\n#endif\n", "no #error directive"),

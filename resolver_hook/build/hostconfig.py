@@ -195,7 +195,8 @@ def parse_host_config(text: str, *, path: str = "crt/host_config.h") -> HostConf
             _Directive(line=line, name=name, text=rest, expr=expr, expr_error=expr_error)
         )
     if depth:
-        raise HostConfigError(f"{path}: {depth} #if block(s) not closed by #endif")
+        blocks = "#if block" if depth == 1 else "#if blocks"
+        raise HostConfigError(f"{path}: {depth} {blocks} not closed by #endif")
     if not errors:
         raise HostConfigError(f"{path}: no #error directive; not a host_config.h this tool reads")
     return HostConfig(path=path, directives=tuple(directives))

@@ -1191,11 +1191,13 @@ def _find_library(
             os.path.join(p, "lib64"),
             *sorted(glob.glob(os.path.join(p, "lib", "*-linux-gnu"))),
         ]
+    # "libfoo" names the same library as "foo": its file is libfoo.so, not liblibfoo.so.
+    stem = name[3:] if name.lower().startswith("lib") and len(name) > 3 else name
     header = next(
         (
             os.path.join(d, h)
             for d in includes
-            for h in (f"{name}.h", os.path.join(name, f"{name}.h"))
+            for h in dict.fromkeys((f"{name}.h", f"{stem}.h", os.path.join(stem, f"{stem}.h")))
             if os.path.isfile(os.path.join(d, h))
         ),
         None,
@@ -1205,11 +1207,11 @@ def _find_library(
             hit
             for d in libdirs
             for pattern in (
-                f"lib{name}.so",
-                f"lib{name}.so.*",
-                f"lib{name}.a",
-                f"lib{name}.dylib",
-                f"{name}.lib",
+                f"lib{stem}.so",
+                f"lib{stem}.so.*",
+                f"lib{stem}.a",
+                f"lib{stem}.dylib",
+                f"{stem}.lib",
             )
             for hit in sorted(glob.glob(os.path.join(glob.escape(d), pattern)))
         ),
@@ -1218,8 +1220,8 @@ def _find_library(
     if header and library:
         return None, f"{header}, {library}", None
     looked = (
-        f"no pkg-config {name}; {name}.h in {os.pathsep.join(includes) or 'nowhere'}: "
-        f"{'found' if header else 'missing'}; lib{name} in "
+        f"no pkg-config {name}; {stem}.h in {os.pathsep.join(includes) or 'nowhere'}: "
+        f"{'found' if header else 'missing'}; lib{stem} in "
         f"{os.pathsep.join(libdirs) or 'nowhere'}: {'found' if library else 'missing'}"
     )
     return None, None, looked

@@ -24,9 +24,10 @@ import io
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 from resolver_hook import __version__
+from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity
 from resolver_hook.errors import ResolverHookError
 
 __all__ = ["main"]
@@ -71,7 +72,22 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in dict.fromkeys(wanted):
         module = importlib.import_module(f"resolver_hook.cli.{name}")
         module.register(sub)
+    for leaf in _leaves(sub):
+        add_output_options(leaf)
     return parser
+
+
+def _leaves(action: argparse._SubParsersAction[Any]) -> list[argparse.ArgumentParser]:
+    """The parsers that run a command (``placeholder build``, not ``placeholder``)."""
+    out = []
+    for p in dict.fromkeys(action.choices.values()):
+        nested = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)]
+        if nested:
+            for n in nested:
+                out.extend(_leaves(n))
+        else:
+            out.append(p)
+    return out
 
 
 class _DropAfterClose(io.TextIOBase):
@@ -122,13 +138,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     from resolver_hook._proc import Interrupted
 
-    argv = _command_first(sys.argv[1:] if argv is None else list(argv))
+    quiet, verbose, rest = _output_flags_first(sys.argv[1:] if argv is None else list(argv))
+    argv = _command_first(rest)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
+    set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
     stdout = sys.stdout
     sys.stdout = _DropAfterClose(stdout)
     try:
-        code: int = args.func(args)
+        if _quiet_stdout(args):
+            # -q: errors only. The command's report is dropped; what was asked for as
+            # output (--json, -o -) and an installer's own output are kept.
+            with contextlib.redirect_stdout(io.StringIO()):
+                code: int = args.func(args)
+        else:
+            code = args.func(args)
     except ResolverHookError as exc:
         report_error(exc)
         return exc.exit_code
@@ -148,6 +172,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+def _quiet_stdout(args: argparse.Namespace) -> bool:
+    from resolver_hook.cli._output import verbosity
+
+    return (
+        verbosity() < 0
+        and args.command not in ("pip", "uv")
+        and not getattr(args, "json", False)
+        and getattr(args, "output", None) != "-"
+    )
+
+
+def _output_flags_first(argv: list[str]) -> tuple[bool, int, list[str]]:
+    """``-q``/``-v`` given before the command word: resolver-hook's own."""
+    quiet, verbose = False, 0
+    i = 0
+    while i < len(argv) and argv[i] not in _COMMANDS and argv[i].startswith("-"):
+        arg = argv[i]
+        if arg in ("-q", "--quiet"):
+            quiet = True
+        elif arg == "--verbose" or (arg.startswith("-v") and set(arg[1:]) == {"v"}):
+            verbose += 1 if arg == "--verbose" else len(arg) - 1
+        else:
+            i += 1
+            continue
+        del argv[i]
+    return quiet, verbose, argv
+
+
 def _command_first(argv: list[str]) -> list[str]:
     """Accept a command's options before its name, as in ``resolver-hook --target X pip install``.
 
@@ -163,6 +215,5 @@ def _command_first(argv: list[str]) -> list[str]:
 
 def report_error(exc: ResolverHookError) -> None:
     """Print ``error: ...`` (and ``hint: ...``) for an expected failure."""
-    sys.stderr.write(f"error: {exc.message}\n")
-    if exc.hint:
-        sys.stderr.write(f"hint: {exc.hint}\n")
+    text = f"error: {exc.message}\n" + (f"hint: {exc.hint}\n" if exc.hint else "")
+    sys.stderr.write(paint_lines(text, sys.stderr))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -113,6 +114,8 @@ def register(subparsers: Any) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError(f"--timeout must be positive, not {args.timeout:g}")
+    for need in args.need:
+        _check_need(need)
     build = args.build or bool(args.need)
     host = not build or args.installed or args.python is not None
     data: dict[str, Any] = {}
@@ -171,6 +174,27 @@ def _build_part(
     return failed
 
 
+def _check_need(need: str) -> None:
+    """A ``--need`` is a name and an optional version specifier; anything else is a
+    usage error (exit 2), not a failed check."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(need)
+    except InvalidRequirement as exc:
+        raise UsageError(
+            f"--need {need!r} is not a build need: {str(exc).splitlines()[0]}",
+            hint="a name and an optional version, such as 'nvcc>=12.8', 'cmake>=3.26', "
+            "'ninja', 'cxx' or 'z3'",
+        ) from None
+    if req.url or req.marker is not None or req.extras:
+        raise UsageError(
+            f"--need {need!r}: a build need is a name and a version specifier only "
+            "(no URL, extras or marker)",
+            hint="e.g. --need 'nvcc>=12.8' or --need z3",
+        )
+
+
 def _host_part(
     args: argparse.Namespace, data: dict[str, Any], lines: list[str]
 ) -> tuple[bool, HostProfile]:
@@ -194,7 +218,16 @@ def _host_part(
         )
     except OperationalError as exc:  # a reason in the report, not a crash
         env_error = exc.message
-    checks = check_installed(environment, manifests, profile) if environment else ()
+    # The fix installs where the check looked: --python X's environment through uv
+    # (pip takes no --python after its command word), else where pip installs.
+    installer = (
+        f"resolver-hook uv pip install --python {shlex.quote(args.python)}"
+        if args.python is not None
+        else "resolver-hook pip install"
+    )
+    checks = (
+        check_installed(environment, manifests, profile, installer=installer) if environment else ()
+    )
     seen = profile_for_environment(profile, environment.python) if environment else profile
     data["profile"] = profile.to_dict()
     data["machine"] = profile.describe()
@@ -314,7 +347,7 @@ def _package_verdict(checks: tuple[PackageCheck, ...], error: str | None) -> str
         return "result: the installed packages could not be checked"
     bad = [c.display_name for c in checks if c.status == "fail"]
     other = sum(1 for c in checks if c.status in ("warn", "unknown"))
-    tail = f" ({other} warning(s))" if other else ""
+    tail = f" ({other} warning{'' if other == 1 else 's'})" if other else ""
     if bad:
         return f"result: installed packages do not fit this machine: {', '.join(bad)}{tail}"
     return f"result: ok{tail}"
@@ -363,7 +396,7 @@ def _verdict(checks: list[Check]) -> str:
         f"{n} {word}"
         for word, n in (
             ("failed", counts["fail"]),
-            ("warning(s)", counts["warn"]),
+            ("warning" if counts["warn"] == 1 else "warnings", counts["warn"]),
             ("skipped", counts["skip"]),
         )
         if n

@@ -5,19 +5,27 @@ from __future__ import annotations
 import argparse
 import datetime
 import sys
+from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+    from resolver_hook.manifest import Manifest
+    from resolver_hook.resolve import Plan
+
+__all__ = ["explain_rows", "register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "explain",
         help="every flavour of a package against this machine",
-        description="A table of every flavour of PKG: whether its tags, CUDA, "
-        "GPU kernels and couplings fit the machine, with the chosen one "
+        description="A table of every flavour of PKG: per rule (tags, Python, CUDA or "
+        "ROCm, GPU kernels, the accelerator rule, couplings, your specifier) yes, no, or "
+        "n/a where the rule does not apply; every failed rule's reason; the chosen one "
         "marked '*'. Exit 1 when none fits.",
     )
     p.add_argument(
@@ -33,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from packaging.utils import canonicalize_name
 
     from resolver_hook.errors import UsageError
-    from resolver_hook.resolve import evaluate_flavour, resolve
+    from resolver_hook.resolve import resolve
 
     try:
         req = Requirement(args.package)
@@ -55,43 +63,17 @@ def run(args: argparse.Namespace) -> int:
     profile = machine_from_args(args)
     plan = resolve([str(req)], manifests, profile, today=datetime.date.today())
     chosen = plan.package(name)
-    chosen_flavour = chosen.flavour if chosen else None
-    rejected = {r.candidate: r.reason for r in chosen.rejected} if chosen else {}
-    rows = []
-    for f in manifest.flavours:
-        rules = evaluate_flavour(f, manifest, profile, req.specifier)
-        coupling = "-"
-        if f.requires:
-            why = rejected.get(f.describe(), "")
-            coupling = (
-                "no" if why.startswith(("needs ", "no consistent")) or (" needs " in why) else "yes"
-            )
-        cuda = rules["cuda"] or rules["rocm"]
-        gpu = rules["gpu"] or rules["accelerator"]
-        rows.append(
-            (
-                "*" if f is chosen_flavour else " ",
-                f.describe(),
-                "no" if rules["tags"] else "yes",
-                "no" if cuda else ("yes" if f.cuda or f.rocm else "-"),
-                "no" if gpu else ("yes" if f.gpu else "-"),
-                coupling,
-                "no" if rules["specifier"] else "yes",
-                next((r for r in (rules["tags"], cuda, gpu, rules["specifier"]) if r), None)
-                or (rejected.get(f.describe()) if f is not chosen_flavour else "chosen"),
-            )
-        )
-    head = ("", "flavour", "tags", "cuda", "gpu", "couplings", "specifier", "why")
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(7)]
+    rows = explain_rows(plan, manifest, req)
+    head = ("", "flavour", "tags", "python", "cuda", "gpu", "accel", "couplings", "specifier")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    n = len(rows)
     out = [
-        f"{manifest.display_name}: {len(rows)} flavours from {manifest.source}",
+        f"{manifest.display_name}: {n} flavour{'' if n == 1 else 's'} from {manifest.source}",
         f"machine: {profile.describe()}",
     ]
     for r in [head, *rows]:
-        out.append(
-            "  ".join(str(c).ljust(w) for c, w in zip(r[:7], widths, strict=True))
-            + f"  {r[7] or ''}"
-        )
+        cells = "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False))
+        out.append(f"{cells}  {r[-1]}".rstrip())
     # Where the entries' facts come from (every built-in entry names its source).
     for evidence, checked in dict.fromkeys(
         (f.evidence, f.checked) for f in manifest.flavours if f.evidence
@@ -100,8 +82,62 @@ def run(args: argparse.Namespace) -> int:
         out.append(f"evidence: {evidence}{when}")
     if chosen is not None and chosen.action == "error":
         out.append(f"no flavour fits: {chosen.reason}")
+        if chosen.hint:
+            out.append(f"hint: {chosen.hint}")
     elif chosen is not None and chosen.action == "build":
         needs = f" (needs {', '.join(chosen.build_needs)})" if chosen.build_needs else ""
         out.append(f"no flavour fits: the installer builds it from source{needs}")
     sys.stdout.write("\n".join(out) + "\n")
     return 0 if chosen is not None and chosen.action != "error" else 1
+
+
+_WORD = {"pass": "yes", "fail": "no", "n/a": "n/a"}
+
+
+def explain_rows(plan: Plan, manifest: Manifest, req: Requirement) -> list[tuple[str, ...]]:
+    """One row per flavour: chosen mark, flavour, then per rule yes / no / n/a (from
+    :func:`resolver_hook.resolve.evaluate_flavour` and the plan's couplings), then why."""
+    from packaging.utils import canonicalize_name
+
+    from resolver_hook.resolve import evaluate_flavour, marker_environment
+
+    p = plan.package(manifest.name)
+    chosen = p.flavour if p is not None else None
+    rejected = {(r.candidate, r.where): r for r in p.rejected} if p is not None else {}
+    in_plan = {q.name for q in plan.packages}
+    env = marker_environment(plan.profile)
+    rows: list[tuple[str, ...]] = []
+    for f in manifest.flavours:
+        rules = evaluate_flavour(f, manifest, plan.profile, req.specifier)
+        r = rejected.get((f.describe(), f.where))
+        coupled = [
+            x
+            for x in f.requires
+            if canonicalize_name(x.name) in in_plan
+            and (x.marker is None or x.marker.evaluate(dict(env)))
+        ]
+        couplings = "n/a"
+        if coupled:
+            couplings = "no" if r is not None and "coupling" in r.rules else "yes"
+        cuda = rules["rocm"] if f.rocm is not None and f.cuda is None else rules["cuda"]
+        if f is chosen:
+            why = "chosen"
+        elif r is not None:
+            why = r.reason
+        else:
+            why = ""
+        rows.append(
+            (
+                "*" if f is chosen else " ",
+                f.describe(),
+                _WORD[rules["tags"].status],
+                _WORD[rules["python"].status],
+                _WORD[cuda.status],
+                _WORD[rules["gpu"].status],
+                _WORD[rules["accelerator"].status],
+                couplings,
+                _WORD[rules["specifier"].status],
+                why,
+            )
+        )
+    return rows

@@ -79,7 +79,9 @@ def run_enable(args: argparse.Namespace) -> int:
         if p.action == "rewrite":
             out(f"  {p.name}: {p.version}: {p.reason}\n")
         elif p.action == "error":
-            out(f"  {p.name}: no build fits this machine: {p.reason}\n")
+            out(f"  {p.name}: {p.reason}\n")
+            if p.hint:
+                out(f"  {' ' * len(p.name)}  hint: {p.hint}\n")
     out(f"pip: {venv / 'pip.conf'} now reads constraints from {cons}\n")
     out("uv ignores pip.conf; for uv, set:\n")
     if any(ch.isspace() for ch in str(cons)):

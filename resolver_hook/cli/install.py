@@ -63,6 +63,12 @@ class _Printer:
     """The session's words: ours on stderr, the installer's stdout passed through."""
 
     def say(self, text: str) -> None:
+        from resolver_hook.cli._output import verbosity
+
+        if verbosity() >= 0:  # -q: errors only
+            self.refused(text)
+
+    def refused(self, text: str) -> None:
         sys.stderr.write(f"resolver-hook: {text}\n")
         sys.stderr.flush()
 
@@ -77,9 +83,10 @@ class _Printer:
         sys.stdout.flush()
 
     def no_fit(self, plan: Plan) -> None:
+        from resolver_hook.cli._output import paint_lines, verbosity
         from resolver_hook.cli.plan import render_errors
 
-        sys.stderr.write(render_errors(plan))
+        sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
 
 
 def run(args: argparse.Namespace) -> int:

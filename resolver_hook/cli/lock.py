@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import write_atomic
     from resolver_hook.cli.plan import render_errors
     from resolver_hook.errors import UsageError
-    from resolver_hook.lock import lock_lines, merge_targets
+    from resolver_hook.lock import dropped_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
 
     fmt = _format(args)
@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     for plan in failed:
         sys.stderr.write(f"for {plan.profile.describe()}:\n{render_errors(plan)}")
     if failed:
+        sys.stderr.write("".join(_split_hints(plans)))
         sys.stderr.write("nothing written\n")
         return 1
     inputs = ", ".join(reqs.files) or "the command line"
@@ -130,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
 
         return write_format(fmt, args, plans, inputs, reqs.files)
     if len(plans) > 1 and "{target}" not in args.output:
-        all_notes = tuple(dict.fromkeys(n for _, _, plan in plans for n in plan.notes))
+        all_notes = tuple(
+            dict.fromkeys(n for s, _, plan in plans for n in (*plan.notes, *dropped_notes(plan, s)))
+        )
         outputs = [
             (
                 args.output,
@@ -141,7 +144,12 @@ def run(args: argparse.Namespace) -> int:
         ]
     else:
         outputs = [
-            (args.output.replace("{target}", s), s, lock_lines(plan), plan.notes)
+            (
+                args.output.replace("{target}", s),
+                s,
+                lock_lines(plan),
+                (*plan.notes, *dropped_notes(plan, s)),
+            )
             for s, _, plan in plans
         ]
     for path, *_ in outputs:  # before writing any: a refusal leaves nothing half done
@@ -171,3 +179,49 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet)
         return False
+
+
+def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
+    """For a package with no fit on some targets only: the marker that leaves it out
+    there, or that no marker can tell those targets apart."""
+    from resolver_hook.lock import split_marker, unmarkable_difference
+
+    out = []
+    names = dict.fromkeys(p.name for _, _, plan in plans for p in plan.errors)
+    for name in names:
+        bad = [(s, prof) for s, prof, plan in plans if any(p.name == name for p in plan.errors)]
+        ok = [(s, prof) for s, prof, plan in plans if (s, prof) not in bad]
+        if not ok:
+            continue
+        marker = split_marker([p for _, p in ok], [p for _, p in bad])
+        asked = next(
+            (p.requested for _, _, plan in plans for p in plan.packages if p.name == name), name
+        )
+        where = ", ".join(s for s, _ in bad)
+        if marker is None:
+            same = next(
+                ((o, b) for o in ok for b in bad if o[1].os == b[1].os and o[1].arch == b[1].arch),
+                (ok[0], bad[0]),
+            )
+            out.append(
+                f"hint: {name} fits {same[0][0]} but not {same[1][0]}, and no marker tells "
+                f"them apart ({unmarkable_difference(same[0][1], same[1][1])}): lock them "
+                "in one file per target (-o with '{target}')\n"
+            )
+        else:
+            out.append(
+                f"hint: {name} has no build for {where}; to lock the other targets, "
+                f"give it a marker that is false there: '{_with_marker(asked, marker)}'\n"
+            )
+    return out
+
+
+def _with_marker(requirement: str, marker: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(requirement)
+    except InvalidRequirement:
+        return f"{requirement} ; {marker}"
+    own, req.marker = req.marker, None
+    return f"{req} ; ({own}) and ({marker})" if own is not None else f"{req} ; {marker}"

@@ -122,6 +122,7 @@ def run_import(args: argparse.Namespace) -> int:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     from resolver_hook._fs import write_atomic
+    from resolver_hook.cli._output import Progress
     from resolver_hook.manifest.write import render_manifest
     from resolver_hook.portable.cuda import parse_target
     from resolver_hook.publish.indexpage import check_url, fetch_page, parse_links
@@ -147,31 +148,35 @@ def run_import(args: argparse.Namespace) -> int:
 
     if args.base_url:
         check_url(args.base_url, allow_insecure_loopback=args.allow_insecure_loopback)
-    saved = _local_page(args.location)
-    if saved is not None:
-        html, page_url = saved
-    else:
-        html, page_url = fetch_page(
-            args.location,
-            allow_insecure_loopback=args.allow_insecure_loopback,
-            timeout=args.timeout,
-        )
-    page_url = args.base_url or page_url
-    from resolver_hook.cli.variants import import_with_variants
+    with Progress("manifest import") as bar:
+        bar.update(0, f"fetching {args.location}")
+        saved = _local_page(args.location)
+        if saved is not None:
+            html, page_url = saved
+        else:
+            html, page_url = fetch_page(
+                args.location,
+                allow_insecure_loopback=args.allow_insecure_loopback,
+                timeout=args.timeout,
+            )
+        page_url = args.base_url or page_url
+        from resolver_hook.cli.variants import import_with_variants
 
-    result = import_with_variants(
-        parse_links(html, page_url),
-        args,
-        cuda_map=cuda_map,
-        gpu_map=gpu_map,
-        allow_file_links=page_url.startswith("file:"),
-    )
+        result = import_with_variants(
+            parse_links(html, page_url),
+            args,
+            cuda_map=cuda_map,
+            gpu_map=gpu_map,
+            allow_file_links=page_url.startswith("file:"),
+            progress=lambda done, total: bar.update(done, f"of {total} links", force=done == total),
+        )
     for note in result.notes:
         sys.stderr.write(f"note: {note}\n")
     local = sum(1 for w in result.wheels if w.url.startswith("file:"))
     if local:
+        are = "wheel URL is a file: path" if local == 1 else "wheel URLs are file: paths"
         sys.stderr.write(
-            f"note: {local} wheel URL(s) are file: paths on this machine (relative links of a "
+            f"note: {local} {are} on this machine (relative links of a "
             "local page); the resolver and `placeholder build` refuse them without "
             "--allow-insecure-urls; pass --base-url with the address the page came from\n"
         )
@@ -186,5 +191,8 @@ def run_import(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         write_atomic(args.output, text)
-        sys.stderr.write(f"wrote {args.output} ({len(result.wheels)} wheel(s) of {result.name})\n")
+        n = len(result.wheels)
+        sys.stderr.write(
+            f"wrote {args.output} ({n} wheel{'' if n == 1 else 's'} of {result.name})\n"
+        )
     return 0

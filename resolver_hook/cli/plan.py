@@ -17,9 +17,12 @@ from resolver_hook.cli._inputs import (
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
+    from resolver_hook.host import HostProfile
     from resolver_hook.resolve import PackagePlan, Plan
 
-__all__ = ["register", "render_errors", "render_plan"]
+__all__ = ["probe_lines", "register", "rejection_lines", "render_errors", "render_plan"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -40,6 +43,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from resolver_hook.cli._output import paint_lines, verbosity
     from resolver_hook.resolve import resolve
 
     reqs = requirements_from_args(args)
@@ -49,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(plan.to_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        sys.stdout.write(render_plan(plan))
-    sys.stderr.write(render_errors(plan))
+    elif verbosity() >= 0:
+        sys.stdout.write(render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout))
+    sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
     return 0 if plan.ok else 1
 
 
@@ -67,22 +71,36 @@ def _short(p: PackagePlan) -> str:
     return "no fit"
 
 
-def render_plan(plan: Plan) -> str:
+_ACTION_STYLE = {"rewrite": "ok", "error": "error", "build": "warning", "pass": "dim"}
+
+
+def render_plan(plan: Plan, *, verbose: bool = False, colour: TextIO | None = None) -> str:
+    """The plan in text; ``colour``: the stream whose terminal decides colour."""
+    from resolver_hook.cli._output import paint
+
+    def style(text: str, name: str) -> str:
+        return paint(text, name, colour) if colour is not None else text
+
     lines = [f"machine: {plan.profile.describe()}"]
+    if verbose:
+        lines.extend(probe_lines(plan.profile))
     width = max((len(p.name) for p in plan.packages), default=0)
+    pad = f"  {'':<{width}}  {'':<7}  "
     for p in plan.packages:
         implied = f" (for {', '.join(p.implied_by)})" if p.implied_by else ""
-        lines.append(f"  {p.name:<{width}}  {p.action:<7}  {_short(p)}{implied}")
+        action = style(f"{p.action:<7}", _ACTION_STYLE[p.action])
+        lines.append(f"  {p.name:<{width}}  {action}  {_short(p)}{implied}")
         if p.action != "error":
-            lines.append(f"  {'':<{width}}  {'':<7}  why: {p.reason}")
+            lines.append(f"{pad}why: {p.reason}")
         if p.action == "build":
-            lines.extend(_rejection_lines(p, f"  {'':<{width}}  {'':<7}  no wheel: "))
+            lines.extend(rejection_lines(p, f"{pad}no wheel: ", verbose=verbose))
             needs = ", ".join(p.build_needs) or "nothing declared"
             lines.append(
-                f"  {'':<{width}}  {'':<7}  build needs: {needs} "
-                "(checked before the installer runs; 'resolver-hook doctor --build "
-                "--need SPEC' checks one now)"
+                f"{pad}build needs: {needs} (checked before the installer runs; "
+                "'resolver-hook doctor --build --need SPEC' checks one now)"
             )
+        elif verbose and p.action != "error":
+            lines.extend(rejection_lines(p, f"{pad}not: ", verbose=True))
     for title, items in (
         ("requirements", plan.requirements),
         ("constraints", plan.constraints),
@@ -95,28 +113,44 @@ def render_plan(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_errors(plan: Plan) -> str:
-    """One ``error:`` line per package with no fit, its flavours' reasons, and a hint."""
+def probe_lines(profile: HostProfile) -> list[str]:
+    """Every detection probe and what it found (for -v)."""
+    return [
+        f"  probe {x.name}: {'found' if x.found else 'nothing'}: {x.detail}" for x in profile.probes
+    ]
+
+
+def render_errors(plan: Plan, *, verbose: bool = False) -> str:
+    """Per package with no fit: ``error:``, every flavour's failed rules, the hint
+    (the first single change of the machine that gives a fit, or that none does) and
+    the builds the user may pin instead."""
     out = []
     for p in plan.errors:
         out.append(f"error: {p.name}: {p.reason}")
-        out.extend(_rejection_lines(p, "  "))
-        if p.alternatives:
-            out.append(f"hint: nearest alternative: {'; '.join(p.alternatives)}")
+        out.extend(rejection_lines(p, "  ", verbose=verbose))
+        if p.hint:
+            out.append(f"hint: {p.hint}")
+        for alt in p.alternatives:
+            out.append(f"hint: or pin {alt}")
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _rejection_lines(p: PackagePlan, indent: str) -> list[str]:
-    """Why each flavour was rejected; builds for other platforms or Pythons summed up."""
-    detail = [r for r in p.rejected if not r.reason.startswith(("built for", "needs glibc"))]
-    other = len(p.rejected) - len(detail)
+_ELSEWHERE = frozenset({"tags", "python"})
+
+
+def rejection_lines(p: PackagePlan, indent: str, *, verbose: bool = False) -> list[str]:
+    """Each rejected flavour and every rule it failed; with ``verbose`` every one, else
+    the builds for other platforms or Pythons summed up."""
+    rejected = [r for r in p.rejected if verbose or r.rules != ("ranked",)]
+    detail = rejected if verbose else [r for r in rejected if not _ELSEWHERE & set(r.rules)]
     if not detail:  # every build is for another platform or Python: show a few
-        detail = list({r.reason: r for r in p.rejected}.values())[:4]
-        other = len(p.rejected) - len(detail)
+        detail = list({r.reason: r for r in rejected}.values())[:4]
+    other = len(rejected) - len(detail)
     out = [f"{indent}{r.candidate}: {r.reason}" for r in detail]
     if other > 0:
+        builds = "build" if other == 1 else "builds"
         out.append(
-            f"{indent}... and {other} build{'s' if other > 1 else ''} for other platforms "
-            "or Pythons (--json lists every one)"
+            f"{indent}... and {other} {builds} for other platforms or Pythons "
+            "(-v or --json lists every one)"
         )
     return out

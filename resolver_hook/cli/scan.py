@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -119,6 +120,7 @@ def _describe(report: WheelReport) -> str:
 def run(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
     from resolver_hook._fs import InputError, check_archive_input, write_atomic
+    from resolver_hook.cli._output import Progress, megabytes
     from resolver_hook.manifest.write import WheelEntry, render_manifest
     from resolver_hook.publish.scan import ScanError, scan_wheel
     from resolver_hook.publish.variants import scan_properties
@@ -136,13 +138,21 @@ def run(args: argparse.Namespace) -> int:
 
     reports: list[WheelReport] = []
     failed: list[tuple[str, str]] = []
-    for path in args.wheels:
-        try:
-            check_archive_input(path)
-            reports.append(scan_wheel(path))
-        except (ScanError, InputError) as exc:
-            failed.append((path, exc.message))
-            sys.stderr.write(f"error: {exc.message}\n")
+    with Progress("scan", len(args.wheels)) as bar:
+        for n, path in enumerate(args.wheels):
+            name = os.path.basename(path)
+
+            def step(done: int, members: int, size: int, n: int = n, name: str = name) -> None:
+                bar.update(n, f"{name}: {done}/{members} members, {megabytes(size)}")
+
+            try:
+                check_archive_input(path)
+                reports.append(scan_wheel(path, progress=step))
+            except (ScanError, InputError) as exc:
+                failed.append((path, exc.message))
+                bar.close()
+                sys.stderr.write(f"error: {exc.message}\n")
+            bar.update(n + 1, name, force=True)
 
     names = sorted({r.name for r in reports})
     if args.json:
@@ -160,7 +170,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         return 1 if failed else 0
     if failed:
-        sys.stderr.write(f"error: manifest not written: {len(failed)} wheel(s) could not be read\n")
+        n = len(failed)
+        sys.stderr.write(
+            f"error: manifest not written: {n} wheel{'' if n == 1 else 's'} could not be read\n"
+        )
         return 1
     if len(names) != 1:
         raise UsageError(
@@ -189,5 +202,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     else:
         write_atomic(args.output, text)
-        sys.stderr.write(f"wrote {args.output} ({len(entries)} wheel(s) of {names[0]})\n")
+        n = len(entries)
+        sys.stderr.write(f"wrote {args.output} ({n} wheel{'' if n == 1 else 's'} of {names[0]})\n")
     return 0

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ def import_with_variants(
     cuda_map: Mapping[str, str],
     gpu_map: Mapping[str, tuple[str, ...]],
     allow_file_links: bool,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
     """Ordinary wheels as :func:`import_manifest` reads them, plus the page's variant wheels."""
     from urllib.parse import urlsplit
@@ -56,6 +57,7 @@ def import_with_variants(
                 gpu_map=gpu_map,
                 allow_insecure_loopback=args.allow_insecure_loopback,
                 allow_file_links=allow_file_links,
+                progress=progress,
             )
         except OperationalError as exc:
             if not variants.notes:
@@ -75,6 +77,7 @@ def import_with_variants(
             gpu_map=gpu_map,
             allow_insecure_loopback=args.allow_insecure_loopback,
             allow_file_links=allow_file_links,
+            progress=progress,
         )
     except OperationalError:  # no ordinary wheels beside the variants
         return ImportResult(name=variants.name, wheels=variants.wheels, notes=variants.notes)

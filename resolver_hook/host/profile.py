@@ -230,10 +230,11 @@ class HostProfile:
             parts.append(f"{gpus}, driver CUDA {self.cuda_words()}")
         elif self.nvidia and self.nvidia.cuda_version:
             parts.append(f"NVIDIA driver CUDA {self.cuda_words()}, no visible GPU")
-        else:
+        elif self.rocm is None:
             parts.append(f"no NVIDIA GPU ({self.nvidia_reason})")
-        if self.rocm and self.rocm.gfx:
-            parts.append("AMD " + ", ".join(self.rocm.gfx))
+        if self.rocm is not None:
+            gfx = f" ({', '.join(self.rocm.gfx)})" if self.rocm.gfx else ""
+            parts.append(f"AMD ROCm {self.rocm.version or '(version unknown)'}{gfx}")
         if self.mps:
             parts.append("Apple MPS")
         if self.l4t:

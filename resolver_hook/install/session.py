@@ -82,6 +82,9 @@ class Reporter(Protocol):
     def no_fit(self, plan: Plan) -> None:
         """The plan's packages that no build fits, with the reasons."""
 
+    def refused(self, text: str) -> None:
+        """Why nothing was installed: said even when progress lines are not (``-q``)."""
+
 
 # --- the use-case ------------------------------------------------------------------
 
@@ -120,7 +123,7 @@ def install(
     blocking = [p for p in plan.errors if p.name not in optional_names]
     if blocking:
         report.no_fit(plan)
-        report.say(
+        report.refused(
             f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
             f"fits {profile.describe()}"
         )
@@ -139,7 +142,7 @@ def install(
         for line in failures:
             report.error(line)
         if failures:
-            report.say(
+            report.refused(
                 "nothing was installed: a source build's needs are not met "
                 "('resolver-hook doctor --build' shows the toolchain)"
             )

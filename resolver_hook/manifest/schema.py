@@ -258,17 +258,11 @@ class Manifest:
         return (*self.wheels, *self.indexes)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "display_name": self.display_name,
-            "homepage": self.homepage,
-            "downloads": self.downloads,
-            "source": self.source,
-            "buildable": self.buildable,
-            "build_needs": list(self.build_needs),
-            "wheels": [w.to_dict() for w in self.wheels],
-            "indexes": [i.to_dict() for i in self.indexes],
-        }
+        """Every field, from the dataclass fields (no hand-written list to drift)."""
+        from resolver_hook._plain import plain
+
+        data: dict[str, Any] = plain(self)
+        return data
 
 
 def _python_versions(interpreters: Any) -> tuple[str, ...]:

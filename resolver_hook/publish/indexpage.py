@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -191,8 +191,11 @@ def import_manifest(
     gpu_map: Mapping[str, tuple[str, ...]] | None = None,
     allow_insecure_loopback: bool = False,
     allow_file_links: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
     """Turn index links into manifest entries for one project.
+
+    ``progress(links_done, links)`` is called as the links are read.
 
     ``file:`` links are taken only with ``allow_file_links`` (the page is a local file,
     so its relative links are local paths); a remote page cannot point at this machine.
@@ -202,7 +205,9 @@ def import_manifest(
     notes: list[str] = []
     wanted = canonicalize_name(package) if package else None
     found: dict[NormalizedName, list[WheelEntry]] = {}
-    for link in links:
+    for i, link in enumerate(links):
+        if progress is not None:
+            progress(i + 1, len(links))
         if not link.filename.endswith(".whl"):
             continue
         try:

@@ -31,7 +31,7 @@ import re
 import threading
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -55,6 +55,9 @@ __all__ = [
     "scan_wheel",
     "sort_targets",
 ]
+
+# Called with (members done, members in all, compressed bytes done).
+Progress = Callable[[int, int, int], None]
 
 DEFAULT_MAX_MEMBER_SIZE = 2 << 30  # 2 GiB: libtorch_cuda.so is ~1.5 GB uncompressed
 _MAX_RATIO = 200  # real shared objects deflate 2-6:1; 200:1 is only padding or a bomb
@@ -399,13 +402,18 @@ def _cuda_from_ptx(
 
 
 def _read_members(
-    path: Path, *, max_member_size: int
+    path: Path, *, max_member_size: int, progress: Progress | None = None
 ) -> tuple[list[ObjectReport], str | None, set[str]]:
     """The ELF objects, the METADATA torch pin, and the base names of every member."""
     objects: list[ObjectReport] = []
     with zipfile.ZipFile(path) as zf:
-        shipped = {PurePosixPath(i.filename).name for i in zf.infolist() if not i.is_dir()}
-        for info in zf.infolist():
+        infos = zf.infolist()
+        shipped = {PurePosixPath(i.filename).name for i in infos if not i.is_dir()}
+        done = 0
+        for i, info in enumerate(infos):
+            done += info.compress_size
+            if progress is not None:
+                progress(i + 1, len(infos), done)
             if info.is_dir() or info.file_size < 16:
                 continue
             with zf.open(info) as handle:
@@ -444,8 +452,15 @@ def _couplings(
     return requires
 
 
-def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SIZE) -> WheelReport:
-    """Scan the wheel at ``path``. Raises :class:`ScanError` naming the file on failure."""
+def scan_wheel(
+    path: str | Path,
+    *,
+    max_member_size: int = DEFAULT_MAX_MEMBER_SIZE,
+    progress: Progress | None = None,
+) -> WheelReport:
+    """Scan the wheel at ``path``. Raises :class:`ScanError` naming the file on failure.
+
+    ``progress(members_done, members, bytes_done)`` is called as members are read."""
     path = Path(path)
     filename = path.name
     try:
@@ -457,7 +472,9 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
     try:
         size = path.stat().st_size
         hasher.start()
-        objects, torch_pin, shipped = _read_members(path, max_member_size=max_member_size)
+        objects, torch_pin, shipped = _read_members(
+            path, max_member_size=max_member_size, progress=progress
+        )
     except ScanError as exc:
         raise ScanError(f"{filename}: {exc.message}") from None
     except ZIP_ERRORS as exc:
