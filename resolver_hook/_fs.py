@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import select
 import signal
 import stat
@@ -38,7 +37,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from resolver_hook._proc import Interrupted
 from resolver_hook.errors import OperationalError, UsageError
 
 __all__ = [
@@ -75,6 +73,9 @@ def _sigterm_raises() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    # Imported here, not in the handler (no import may run inside a signal handler),
+    # and not at module level (reading an input needs no subprocess machinery).
+    from resolver_hook._proc import Interrupted
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(signum)
@@ -101,7 +102,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if target.is_dir():
         raise OperationalError(f"{shown}: cannot write: it is a folder")
-    tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+    tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
     replaced = False
     with _sigterm_raises():
         try:

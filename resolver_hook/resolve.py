@@ -805,13 +805,21 @@ class _Solved:
     notes: list[str]
 
 
+def _by_canonical_name(manifests: Mapping[str, Manifest]) -> Mapping[str, Manifest]:
+    """The manifests by canonical name, reading none that is read on first use
+    (:class:`resolver_hook.manifest.load.ManifestSet`): a plan looks up only its own."""
+    if all(canonicalize_name(k) == k for k in manifests):
+        return manifests
+    return {canonicalize_name(k): v for k, v in manifests.items()}
+
+
 def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
     reqs: ReqFile,
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
 ) -> _Solved:
     m = _Machine(profile)
-    by_name = {canonicalize_name(k): v for k, v in manifests.items()}
+    by_name = _by_canonical_name(manifests)
     notes: list[str] = list(reqs.warnings)
     packages: dict[str, PackagePlan] = {}
     order: list[str] = []

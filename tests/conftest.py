@@ -32,9 +32,9 @@ def _frozen_builtin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPa
     if request.node.get_closest_marker("builtin_data") is not None:
         return
     from resolver_hook.manifest import load
-    from tests.frozen import _frozen
+    from tests.frozen import frozen_sources
 
-    monkeypatch.setattr(load, "_builtin", _frozen)
+    monkeypatch.setattr(load, "_builtin_sources", frozen_sources)
 
 
 # Property tests run on shared CI machines: no per-example deadline (a slow

@@ -10,11 +10,12 @@ in ``tests/test_builtin_data.py``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from resolver_hook.manifest import Manifest, loads_manifest
 from tests.paths import DATA
 
-__all__ = ["FROZEN_DIR", "frozen_files", "frozen_manifests"]
+__all__ = ["FROZEN_DIR", "frozen_files", "frozen_manifests", "frozen_sources"]
 
 FROZEN_DIR = DATA / "frozen-manifests"
 
@@ -32,6 +33,11 @@ def _frozen() -> tuple[Manifest, ...]:
         loads_manifest(p.read_text(encoding="utf-8"), source=f"built-in ({p.name})")
         for p in sorted(FROZEN_DIR.glob("*.toml"))
     )
+
+
+def frozen_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:
+    """The frozen manifests as ``load._builtin_sources`` gives the built-in ones."""
+    return {m.name: (m.source, functools.partial(lambda m: m, m)) for m in _frozen()}
 
 
 def frozen_manifests() -> dict[str, Manifest]:

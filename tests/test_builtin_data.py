@@ -188,3 +188,25 @@ def test_the_no_sha256_note_is_not_given_for_a_hashed_builtin_wheel() -> None:
     assert not any("no sha256" in n for n in orin.notes)
     gh200 = plan("linux-aarch64-py312-cuda13.0-sm90", "torch")
     assert any("carry no sha256" in n for n in gh200.notes)
+
+
+def test_each_builtin_manifest_is_named_by_its_file() -> None:
+    # collect_manifests reads a built-in manifest only when a plan looks it up, by the
+    # name its file gives: the file name must be the package's canonical name.
+    from resolver_hook.manifest import load
+
+    for name, (source, parse) in load._builtin_sources().items():
+        assert parse().name == name, source
+
+
+def test_a_plan_reads_only_the_builtin_manifests_it_needs() -> None:
+    from resolver_hook.manifest import collect_manifests, load
+    from resolver_hook.resolve import resolve
+
+    load._parse_builtin.cache_clear()
+    manifests = collect_manifests(env={}, entry_points=None)
+    assert "torch" in manifests
+    assert load._parse_builtin.cache_info().currsize == 0  # names known, nothing read
+    resolve(["natten"], manifests, parse_target("linux-x86_64-py312-cuda13.0-sm90"))
+    # natten, and torch because natten's builds are coupled to torch's.
+    assert load._parse_builtin.cache_info().currsize == 2

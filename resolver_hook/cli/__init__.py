@@ -136,8 +136,6 @@ class _DropAfterClose(io.TextIOBase):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
-    from resolver_hook._proc import Interrupted
-
     quiet, verbose, rest = _output_flags_first(sys.argv[1:] if argv is None else list(argv))
     argv = _command_first(rest)
     parser = build_parser(argv[0] if argv else None)
@@ -156,12 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ResolverHookError as exc:
         report_error(exc)
         return exc.exit_code
-    except Interrupted as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
-        return 130
+    except KeyboardInterrupt as exc:
+        # Ctrl-C (130), or a signal that reached a child first (_proc.Interrupted: 128+N).
+        code = getattr(exc, "exit_code", 130)
+        sys.stderr.write(f"error: {exc or 'interrupted'}\n")
+        return code if isinstance(code, int) else 130
     except BrokenPipeError:
         # Written past the wrapper (a child's stream): the run did not finish.
         return 1

@@ -7,6 +7,8 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
 
@@ -81,7 +83,7 @@ def requirements_from_args(args: argparse.Namespace) -> ReqFile:
     return read_requirements(files, args.reqs, constraints=args.constraint_files)
 
 
-def manifests_from_args(args: argparse.Namespace) -> dict[str, Manifest]:
+def manifests_from_args(args: argparse.Namespace) -> Mapping[str, Manifest]:
     from resolver_hook.manifest import ENV_INSECURE, collect_manifests
 
     insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")

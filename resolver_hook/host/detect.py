@@ -16,10 +16,9 @@ import sys
 import sysconfig
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from resolver_hook.errors import UsageError
-from resolver_hook.host import probes
 from resolver_hook.host.profile import (
     HostProfile,
     NvidiaGpu,
@@ -31,6 +30,9 @@ from resolver_hook.host.profile import (
 from resolver_hook.portable import platforms
 from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, format_cc, parse_cc
 from resolver_hook.portable.overrides import ENV_OVERRIDES
+
+if TYPE_CHECKING:
+    from resolver_hook._proc import Runner
 
 __all__ = [
     "ENV_OVERRIDES",
@@ -53,12 +55,12 @@ def detect_host(
     *,
     env: Mapping[str, str],
     root: Path = Path("/"),
-    run: probes.Runner = probes.run_subprocess,
-    load_nvml: Callable[[], Any] = probes._import_pynvml,
+    run: Runner | None = None,
+    load_nvml: Callable[[], Any] | None = None,
     system: str = sys.platform,
     machine: str | None = None,
-    nvml_timeout: float = probes.NVML_TIMEOUT,
-    smi_timeout: float = probes.SMI_TIMEOUT,
+    nvml_timeout: float | None = None,
+    smi_timeout: float | None = None,
     config_var: Callable[[str], Any] = sysconfig.get_config_var,
 ) -> HostProfile:
     """Detect the host from the given inputs; no overrides, no cache. Never raises.
@@ -66,6 +68,14 @@ def detect_host(
     ``config_var`` is ``sysconfig.get_config_var``: it says whether this CPython is a
     free-threaded build (``Py_GIL_DISABLED``; docs/facts.md section 3).
     """
+    # The probes (and the subprocess runner behind them) load only when detection runs:
+    # a command that finds its profile in the cache never needs them.
+    from resolver_hook.host import probes
+
+    run = probes.run_subprocess if run is None else run
+    load_nvml = probes._import_pynvml if load_nvml is None else load_nvml
+    nvml_timeout = probes.NVML_TIMEOUT if nvml_timeout is None else nvml_timeout
+    smi_timeout = probes.SMI_TIMEOUT if smi_timeout is None else smi_timeout
     os_name = platforms.os_of_sys_platform(system)
     arch_raw = machine if machine is not None else platform.machine()
     arch = canonical_arch(arch_raw) or arch_raw.lower()

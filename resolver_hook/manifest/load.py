@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
@@ -38,6 +38,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "ENV_INSECURE",
     "ENV_MANIFESTS",
+    "ManifestSet",
     "builtin_manifests",
     "collect_manifests",
     "load_manifest",
@@ -72,16 +73,57 @@ def load_manifest(
     return loads_manifest(text, source=source or str(p), allow_insecure=allow_insecure)
 
 
-@functools.lru_cache(maxsize=1)
-def _builtin() -> tuple[Manifest, ...]:
-    out = []
+class ManifestSet(Mapping[str, Manifest]):
+    """Manifests by canonical name; the built-in ones are read on first use.
+
+    A plan of five packages needs five manifests, not every one shipped: a built-in
+    manifest is named by its file (``torch.toml`` describes ``torch``; a test holds every
+    shipped file to that) and parsed only when looked up. Iterating the names reads
+    nothing; looking at a value reads that one file.
+    """
+
+    def __init__(
+        self, loaded: Mapping[str, Manifest], lazy: Mapping[str, Callable[[], Manifest]]
+    ) -> None:
+        self._loaded = dict(loaded)
+        self._lazy = {k: v for k, v in lazy.items() if k not in self._loaded}
+
+    def __getitem__(self, name: str) -> Manifest:
+        if name not in self._loaded:
+            self._loaded[name] = self._lazy.pop(name)()  # KeyError for an unknown name
+        return self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._loaded, *self._lazy])
+
+    def __len__(self) -> int:
+        return len(self._loaded) + len(self._lazy)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaded or name in self._lazy
+
+
+@functools.cache
+def _parse_builtin(file_name: str) -> Manifest:
+    entry = resources.files("resolver_hook") / "manifests" / file_name
+    return loads_manifest(entry.read_text(encoding="utf-8"), source=f"built-in ({file_name})")
+
+
+def _builtin_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:
+    """Canonical name -> (source, parser) of every built-in manifest, none parsed yet."""
     folder = resources.files("resolver_hook") / "manifests"
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            out.append(
-                loads_manifest(entry.read_text(encoding="utf-8"), source=f"built-in ({entry.name})")
-            )
-    return tuple(out)
+    return {
+        entry.name.removesuffix(".toml"): (
+            f"built-in ({entry.name})",
+            functools.partial(_parse_builtin, entry.name),
+        )
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(".toml")
+    }
+
+
+def _builtin() -> tuple[Manifest, ...]:
+    return tuple(parse() for _, parse in _builtin_sources().values())
 
 
 def builtin_manifests() -> dict[str, Manifest]:
@@ -212,7 +254,7 @@ def collect_manifests(
     allow_insecure: bool = False,
     entry_points: Callable[[], Iterable[Any]] | None = _entry_points,
     builtin: bool = True,
-) -> dict[str, Manifest]:
+) -> ManifestSet:
     """Every manifest from every source, by canonical name (see the module docstring).
 
     ``env`` defaults to ``os.environ`` and ``cwd`` to the current directory;
@@ -231,8 +273,7 @@ def collect_manifests(
             problems.extend(exc.problems)
             levels.append([])
 
-    if builtin:
-        levels.append(list(_builtin()))
+    lazy = _builtin_sources() if builtin else {}
     if entry_points is not None:
         eps = entry_points
         gather(
@@ -253,6 +294,7 @@ def collect_manifests(
     gather(lambda: _from_pyproject(here, allow_insecure))
     levels.append(_load_each(list(files), allow_insecure, problems))
     result: dict[str, Manifest] = {}
+    replaced: dict[str, tuple[str, ...]] = {name: (source,) for name, (source, _) in lazy.items()}
     for level in levels:
         seen: dict[str, Manifest] = {}
         for m in level:
@@ -264,10 +306,11 @@ def collect_manifests(
                 continue
             seen[m.name] = m
             old = result.get(m.name)
-            result[m.name] = replace(m, replaced=(*old.replaced, old.source)) if old else m
+            before = (*old.replaced, old.source) if old else replaced.get(m.name, ())
+            result[m.name] = replace(m, replaced=before) if before else m
     if problems:
         raise ManifestError(problems)
-    return result
+    return ManifestSet(result, {name: parse for name, (_, parse) in lazy.items()})
 
 
 def _load_each(
