@@ -12,7 +12,10 @@ local version label and the flags:
 * ``gpu``: ``--gpu LABEL=sm_90a,sm_100f`` for that label, ``--gpu '*=...'`` for all.
 
 Only https pages, local files, or http on 127.0.0.1/localhost/::1 with
-``--allow-insecure-loopback``; the same rule applies to redirects and to the wheel links.
+``--allow-insecure-urls``; the same rule applies to redirects and to the wheel links.
+A link whose URL holds characters that have no place in a wheel URL (spaces, quotes,
+``$``, ``;``, ...) is skipped with a note, never copied. ``--timeout`` is one deadline
+for the whole page, not per read.
 A saved copy of a page keeps its relative links (download.pytorch.org writes
 ``/whl/...``): ``--base-url`` names the address it was saved from, so they resolve to
 that server instead of to ``file:`` paths of this machine.
@@ -30,13 +33,19 @@ __all__ = ["register"]
 
 
 def _seconds(text: str) -> float:
-    """argparse type: a positive number of seconds (0 would wait forever)."""
+    """argparse type: a positive, finite number of seconds (0 would wait forever)."""
+    from resolver_hook.limits import MAX_NETWORK_SECONDS
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be more than 0 seconds")
+    if not value <= MAX_NETWORK_SECONDS:  # also inf; nan failed above
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the timeout must be at most {MAX_NETWORK_SECONDS:g} seconds"
+        )
     return value
 
 
@@ -66,7 +75,7 @@ def register(subparsers: Any) -> None:
         "--downloads", metavar="URL", help="[package] downloads (default: the page URL)"
     )
     imp.add_argument(
-        "--allow-insecure-loopback", action="store_true",
+        "--allow-insecure-urls", action="store_true",
         help="allow plain http on 127.0.0.1/localhost/::1 (local test indexes)",
     )  # fmt: skip
     imp.add_argument(
@@ -74,7 +83,10 @@ def register(subparsers: Any) -> None:
         help="resolve the page's relative links against URL (the address a saved page "
         "came from); also the default --downloads",
     )  # fmt: skip
-    imp.add_argument("--timeout", type=_seconds, default=30.0, help="seconds (default 30)")
+    imp.add_argument(
+        "--timeout", type=_seconds, default=30.0,
+        help="seconds for the whole page, not per read (default 30)",
+    )  # fmt: skip
     imp.set_defaults(func=run_import)
 
 
@@ -116,18 +128,22 @@ def run_import(args: argparse.Namespace) -> int:
                 raise UsageError(f"--gpu {label}={text}: {exc}") from None
         gpu_map[label] = tuple(targets)
 
-    if args.base_url:
-        check_url(args.base_url, allow_insecure_loopback=args.allow_insecure_loopback)
-    html, page_url = fetch_page(
-        args.location, allow_insecure_loopback=args.allow_insecure_loopback, timeout=args.timeout
-    )
+    insecure = args.allow_insecure_urls
+    for flag, value in (
+        ("--base-url", args.base_url),
+        ("--homepage", args.homepage),
+        ("--downloads", args.downloads),
+    ):
+        if value:
+            check_url(value, allow_insecure=insecure, what=flag)
+    html, page_url = fetch_page(args.location, allow_insecure=insecure, timeout=args.timeout)
     page_url = args.base_url or page_url
     result = import_manifest(
         parse_links(html, page_url),
         package=args.package,
         cuda_map=cuda_map,
         gpu_map=gpu_map,
-        allow_insecure_loopback=args.allow_insecure_loopback,
+        allow_insecure=insecure,
         allow_file_links=page_url.startswith("file:"),
     )
     for note in result.notes:

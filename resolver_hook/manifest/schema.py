@@ -32,8 +32,8 @@ document before raising one :class:`ManifestError`.
 from __future__ import annotations
 
 import difflib
-import ipaddress
 import itertools
+import math
 import re
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,14 +44,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import (
-    InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import is_project_name, is_sha256
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import MAX_MATRIX_WHEELS, check_version_text
+from resolver_hook.manifest.urls import is_loopback_host, url_filename, url_problem
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = [
@@ -61,7 +63,6 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "WheelFlavour",
-    "check_url",
     "is_loopback_host",
     "parse_manifest",
     "url_filename",
@@ -78,7 +79,6 @@ _MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS)
 _BUILD_KEYS = ("needs",)
 _AXIS_ATTRS = ("cuda", "gpu", "rocm", "properties", "requires")
 
-_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
 
@@ -266,54 +266,6 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
 # --- validation -------------------------------------------------------------------
 
 
-def is_loopback_host(host: str | None) -> bool:
-    """``localhost`` or a loopback address (127.0.0.0/8, ::1): this machine only."""
-    if host is None:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
-    """None when ``url`` may be used, else the problem in words.
-
-    https only (docs/design.md "Secure by default"); loopback http and ``file:`` only
-    when ``allow_insecure`` (tests serve a loopback index). No whitespace or control
-    characters: the URL is written into requirement and constraint files, where a
-    line break or a space would start another line or an option (``--extra-index-url``).
-    """
-    bad = next((ch for ch in url if ch.isspace() or not ch.isprintable()), None)
-    if bad is not None:
-        return f"{url!r} contains {bad!r}: percent-encode spaces and control characters"
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError as exc:
-        return f"{url!r} is not a URL ({exc})"
-    scheme = parts.scheme.lower()
-    if scheme == "https":
-        return None if parts.hostname else f"{url!r} has no host"
-    hint = "; loopback http:// and file: URLs need --allow-insecure-urls"
-    if scheme == "file":
-        return None if allow_insecure else f"{url!r} is a file: URL, not https{hint}"
-    if scheme == "http":
-        if is_loopback_host(parts.hostname):
-            return None if allow_insecure else f"{url!r} is plain http, not https{hint}"
-        return f"{url!r} is plain http: only https URLs are allowed"
-    if not scheme:
-        return f"{url!r} is not a URL (expected https://...)"
-    return f"{url!r} uses {scheme}:, not https"
-
-
-def url_filename(url: str) -> str:
-    """The last path segment of a URL, percent-decoded (``%2B`` -> ``+``)."""
-    path = urllib.parse.urlsplit(url).path
-    return urllib.parse.unquote(path.rsplit("/", 1)[-1])
-
-
 class _Checker:
     """Collects problems as ``source: path: what`` while reading one document."""
 
@@ -386,7 +338,7 @@ class _Checker:
         return tuple(value) if ok else None
 
     def url(self, url: str, path: str) -> bool:
-        problem = check_url(url, allow_insecure=self.allow_insecure)
+        problem = url_problem(url, allow_insecure=self.allow_insecure)
         if problem:
             self.bad(path, problem)
             return False
@@ -422,6 +374,10 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
         text = c.string(t, key, path)
         if text is None:
             continue
+        too_big = check_version_text(text)
+        if too_big is not None:
+            c.bad(_join(path, key), f"{text[:40]!r}... is not a version specifier ({too_big})")
+            continue
         try:
             spec = SpecifierSet(text)
         except InvalidSpecifier:
@@ -444,6 +400,10 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
         rpath = f"{_join(path, 'requires')}[{i}]"
+        too_big = check_version_text(text)
+        if too_big is not None:
+            c.bad(rpath, f"{text[:40]!r}... is not a requirement ({too_big})")
+            continue
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
@@ -495,6 +455,8 @@ def _read_properties(
                 c.bad(ppath, "gives the CUDA range twice: use 'cuda' or cuda_version properties")
                 continue
             try:
+                if check_version_text(value) is not None:
+                    raise InvalidVersion(value)
                 Version(value)
             except InvalidVersion:
                 c.bad(ppath, f"{value!r} is not a version")
@@ -511,22 +473,66 @@ def _read_properties(
         needs.cuda = SpecifierSet(",".join(specs))
 
 
+def _split_hash_fragment(c: _Checker, url: str, path: str) -> tuple[str, str | None] | None:
+    """``(url without its #sha256=, that sha256)``; None (problem noted) for a bad hash.
+
+    pip takes a ``#sha256=`` fragment as the hash to check, so the URL must not carry
+    one that differs from the manifest's ``sha256``: the fragment is taken out here and
+    the one hash goes back on when a lock line is written.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if not parts.fragment:
+        return url, None
+    kept: list[str] = []
+    found: str | None = None
+    for item in parts.fragment.split("&"):
+        key, sep, value = item.partition("=")
+        if key.lower() == "sha256" and sep:
+            if not is_sha256(value) or (found is not None and found != value.lower()):
+                c.bad(path, f"#sha256={value!r} in the URL is not one 64-hex-digit hash")
+                return None
+            found = value.lower()
+        else:
+            kept.append(item)
+    bare = urllib.parse.urlunsplit(parts._replace(fragment="&".join(kept)))
+    return bare, found
+
+
 def _read_wheel(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
 ) -> WheelFlavour | None:
     c.keys(t, allowed, path)
     url = c.string(t, "url", path, required=True)
     sha = c.string(t, "sha256", path)
-    if sha is not None and not _SHA256.match(sha):
+    if sha is not None and not is_sha256(sha):
         c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
         sha = None
     needs = _read_needs(c, t, path, name)
     if url is None or not c.url(url, _join(path, "url")):
         return None
+    split = _split_hash_fragment(c, url, _join(path, "url"))
+    if split is None:
+        return None
+    url, fragment_sha = split
+    if fragment_sha is not None:
+        if sha is not None and sha.lower() != fragment_sha:
+            c.bad(
+                _join(path, "url"),
+                f"#sha256={fragment_sha} in the URL differs from sha256 = {sha!r}: "
+                "give the hash once, in sha256",
+            )
+            return None
+        if "sha256" in t and sha is None:
+            return None  # the sha256 key itself is wrong (already said)
+        sha = fragment_sha
     filename = url_filename(url)
+    too_big = check_version_text(filename)
+    if too_big is not None:
+        c.bad(_join(path, "url"), f"{filename[:80]!r} is not a wheel filename ({too_big})")
+        return None
     try:
         wname, version, _build, tags = parse_wheel_filename(filename)
-    except (InvalidWheelFilename, InvalidVersion) as exc:
+    except ValueError as exc:  # InvalidWheelFilename, InvalidVersion
         c.bad(_join(path, "url"), f"{filename!r} is not a wheel filename ({exc})")
         return None
     if wname != name:
@@ -555,10 +561,17 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     version_text = c.string(t, "version", path, required=True)
     version = None
     if version_text is not None:
+        too_big = check_version_text(version_text)
         try:
+            if too_big is not None:
+                raise InvalidVersion(too_big)
             version = Version(version_text)
         except InvalidVersion:
-            c.bad(_join(path, "version"), f"{version_text!r} is not a PEP 440 version")
+            shown = version_text if too_big is None else version_text[:40] + "..."
+            c.bad(
+                _join(path, "version"),
+                f"{shown!r} is not a PEP 440 version" + (f" ({too_big})" if too_big else ""),
+            )
     platforms = c.strings(t, "platforms", path) or ()
     for i, p in enumerate(platforms):
         if not re.fullmatch(r"[a-z0-9_.]+", p):
@@ -660,6 +673,14 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
         c.bad(f"{path}.exclude", "expected an array of tables")
     if not ok:
         return
+    count = math.prod(len(items) for items in axis_values)
+    if count > MAX_MATRIX_WHEELS:
+        sizes = " x ".join(str(len(items)) for items in axis_values)
+        c.bad(
+            _join(path, "axes"),
+            f"expands into {sizes} = {count} wheels, more than the {MAX_MATRIX_WHEELS} allowed",
+        )
+        return
     all_vars = set(names) | {k for items in axis_values for _, tv, _ in items for k in tv}
     for placeholder in _PLACEHOLDER.findall(url):
         if placeholder not in all_vars:
@@ -720,7 +741,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     if pkg is not None:
         c.keys(pkg, _PACKAGE_KEYS, "package")
         display = c.string(pkg, "name", "package", required=True) or ""
-        if display and not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", display):
+        if display and not is_project_name(display):
             c.bad("package.name", f"{display!r} is not a valid project name")
             display = ""
         name = canonicalize_name(display) if display else ""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import email.parser
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import is_project_name
 from resolver_hook.errors import UsageError
 from resolver_hook.placeholder.data import import_name
 from resolver_hook.placeholder.render import runtime
@@ -47,7 +47,6 @@ MAX_SDIST_MEMBERS = 10_000
 MAX_SDIST_BYTES = 64 << 20
 # PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
 # name-normalization/): letters, digits, and -_. between them.
-_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +158,7 @@ def _read_sdist(dist: Path, dest: Path) -> tuple[Path, dict[str, str], list[str]
     headers = {k: str(v) for k, v in msg.items()}
     # The name picks the file that check_placeholder runs: a project name, never a path.
     name = headers.get("Name", "")
-    if not _PROJECT_NAME.fullmatch(name):
+    if not is_project_name(name):
         raise UsageError(f"{dist}: PKG-INFO Name: {name!r} is not a valid project name")
     return root, headers, msg.get_all("Dynamic") or []
 
