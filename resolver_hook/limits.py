@@ -99,13 +99,14 @@ NETWORK_DEADLINE = 30.0
 MAX_NETWORK_SECONDS = 3600.0
 
 
-def check_version_text(text: str) -> str | None:
+def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH) -> str | None:
     """None when ``text`` is within the version bounds, else the problem in words.
 
     Call before handing text to ``packaging.version.Version`` (or anything that parses
-    versions: wheel filenames, specifiers), which converts each number with ``int()``.
+    versions: wheel filenames, specifiers, markers), which converts each number with
+    ``int()``. ``max_length=None`` checks the numbers only (a marker, a long line).
     """
-    if len(text) > MAX_VERSION_LENGTH:
+    if max_length is not None and len(text) > max_length:
         return f"longer than {MAX_VERSION_LENGTH} characters"
     run = 0
     for ch in text:

@@ -33,14 +33,13 @@ from typing import Any
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import (
-    InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
     parse_wheel_filename,
 )
-from packaging.version import InvalidVersion
 
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import MAX_INCLUDE_DEPTH, MAX_REQUIREMENTS_BYTES, check_version_text
 
 __all__ = [
     "ReqEntry",
@@ -302,7 +301,16 @@ def parse_requirement_line(
 
 def _requirement(text: str, where: str, original: str) -> Requirement:
     try:
-        return Requirement(text)
+        req = Requirement(text)
+        for spec in req.specifier:
+            too_big = check_version_text(spec.version)
+            if too_big is not None:
+                raise InvalidRequirement(f"version {spec.version[:40]!r}... {too_big}")
+        if req.marker is not None:
+            too_big = check_version_text(str(req.marker), max_length=None)
+            if too_big is not None:
+                raise InvalidRequirement(f"marker {str(req.marker)[:40]!r}... {too_big}")
+        return req
     except InvalidRequirement as exc:
         reason = str(exc).splitlines()[0]
         hint = None
@@ -311,9 +319,8 @@ def _requirement(text: str, where: str, original: str) -> Requirement:
             hint = "pip reads one requirement per line: put each on its own line"
         elif "${" in original:
             hint = "pip expands ${NAME} only when the variable is set and not empty"
-        raise UsageError(
-            f"{where}: invalid requirement {original!r}: {reason}", hint=hint
-        ) from None
+        shown = original if len(original) <= 200 else original[:200] + "..."
+        raise UsageError(f"{where}: invalid requirement {shown!r}: {reason}", hint=hint) from None
 
 
 def _parses(text: str) -> bool:
@@ -326,10 +333,13 @@ def _parses(text: str) -> bool:
 
 def _marker(text: str, where: str) -> Marker:
     try:
+        too_big = check_version_text(text, max_length=None)
+        if too_big is not None:
+            raise InvalidMarker(too_big)
         return Marker(text.strip())
     except InvalidMarker as exc:
         raise UsageError(
-            f"{where}: invalid marker {text.strip()!r}: {str(exc).splitlines()[0]}"
+            f"{where}: invalid marker {text.strip()[:200]!r}: {str(exc).splitlines()[0]}"
         ) from None
 
 
@@ -343,7 +353,7 @@ def _name_from_url(url: str) -> NormalizedName | None:
 
         try:
             return parse_wheel_filename(unquote(filename))[0]
-        except (InvalidWheelFilename, InvalidVersion):
+        except ValueError:  # InvalidWheelFilename, InvalidVersion, a 5,000-digit number
             return None
     return None
 
@@ -360,6 +370,11 @@ def parse_requirements(
     """Parse requirements-file text. ``read(path)`` returns an included file's text
     (None: ``-r``/``-c`` are an error). Pure: the environment is a parameter."""
     env = {} if env is None else env
+    if len(text) > MAX_REQUIREMENTS_BYTES:
+        raise UsageError(f"{source}: larger than the {MAX_REQUIREMENTS_BYTES} bytes allowed")
+    # pip decodes a file that starts with a byte-order mark by it (pip/_internal/utils/
+    # encoding.py auto_decode); a UTF-8 BOM is common from Windows editors.
+    text = text.removeprefix("\ufeff")
     entries: list[ReqEntry] = []
     warnings: list[str] = []
     files = [source]
@@ -446,6 +461,8 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
     if path in stack:
         chain = " -> ".join((*stack[stack.index(path) :], path))
         raise UsageError(f"{where}: requirement files include each other: {chain}")
+    if len(stack) > MAX_INCLUDE_DEPTH:
+        raise UsageError(f"{where}: -r/-c nested more than {MAX_INCLUDE_DEPTH} files deep")
     text = _open(read, path, constraint=constraint, where=f"{where}: ")
     return parse_requirements(
         text, source=path, read=read, env=env, constraint=constraint, _stack=stack
@@ -490,7 +507,10 @@ def read_requirements(
         if text:
             entries.append(
                 parse_requirement_line(
-                    text, where=f"requirement {text!r}", lineno=0, source=f"<command line {i}>"
+                    text,
+                    where=f"requirement {text[:200]!r}",
+                    lineno=0,
+                    source=f"<command line {i}>",
                 )
             )
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:

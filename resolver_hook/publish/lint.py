@@ -307,8 +307,8 @@ def _read_sdist(path: Path) -> LintInput:
     meta_version = str(headers.get("Metadata-Version", "1.0"))
     dynamic = [str(d) for d in headers.get_all("Dynamic") or ()]
     try:
-        static = Version(meta_version) >= Version("2.2") and not dynamic
-    except InvalidVersion:
+        static = Version(meta_version[:64]) >= Version("2.2") and not dynamic
+    except ValueError:  # InvalidVersion, or a number past Python's int digit limit
         static = False
     if dynamic:
         evidence = f"PKG-INFO Dynamic: {', '.join(dynamic)}"

@@ -40,6 +40,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.limits import check_version_text
 from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.publish.fatbin import FatbinEntry, FatbinError, read_fatbin
@@ -409,9 +410,12 @@ def scan_wheel(path: str | Path, *, max_member_size: int = DEFAULT_MAX_MEMBER_SI
     path = Path(path)
     filename = path.name
     try:
+        too_big = check_version_text(filename)
+        if too_big is not None:
+            raise InvalidWheelFilename(too_big)
         dist, version, _build, tag_set = parse_wheel_filename(filename)
-    except InvalidWheelFilename as exc:
-        raise ScanError(f"{filename}: not a wheel file name ({exc})") from None
+    except ValueError as exc:  # InvalidWheelFilename, InvalidVersion
+        raise ScanError(f"{filename[:200]}: not a wheel file name ({exc})") from None
     hashed: dict[str, Any] = {}
     hasher = threading.Thread(target=_hash_file, args=(path, hashed), daemon=True)
     try:
