@@ -40,7 +40,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from resolver_hook.errors import OperationalError
-from resolver_hook.limits import check_version_text
+from resolver_hook.limits import (
+    MAX_ARCHIVE_MEMBERS,
+    MAX_COMPRESSION_RATIO,
+    MAX_MEMBER_BYTES,
+    check_version_text,
+)
 from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.publish.fatbin import FatbinEntry, FatbinError, read_fatbin
@@ -57,8 +62,8 @@ __all__ = [
     "sort_targets",
 ]
 
-DEFAULT_MAX_MEMBER_SIZE = 2 << 30  # 2 GiB: libtorch_cuda.so is ~1.5 GB uncompressed
-_MAX_RATIO = 200  # real shared objects deflate 2-6:1; 200:1 is only padding or a bomb
+DEFAULT_MAX_MEMBER_SIZE = MAX_MEMBER_BYTES  # libtorch_cuda.so is ~1.5 GB uncompressed
+_MAX_RATIO = MAX_COMPRESSION_RATIO  # real shared objects deflate 2-6:1
 _RATIO_MIN_SIZE = 8 << 20  # small members may compress well and harm nobody
 _IN_MEMORY = 32 << 20  # members up to this size are read once, into memory
 _CHUNK = 4 << 20
@@ -395,6 +400,11 @@ def _cuda_from_ptx(objects: Iterable[ObjectReport], notes: list[str]) -> str | N
 def _read_members(path: Path, *, max_member_size: int) -> tuple[list[ObjectReport], str | None]:
     objects: list[ObjectReport] = []
     with zipfile.ZipFile(path) as zf:
+        if len(zf.infolist()) > MAX_ARCHIVE_MEMBERS:
+            raise ScanError(
+                f"{path.name}: {len(zf.infolist())} members, more than the "
+                f"{MAX_ARCHIVE_MEMBERS} allowed"
+            )
         for info in zf.infolist():
             if info.is_dir() or info.file_size < 16:
                 continue
