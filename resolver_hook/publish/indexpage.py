@@ -289,6 +289,10 @@ def import_manifest(
     found: dict[NormalizedName, list[WheelEntry]] = {}
     for link in links:
         if not link.filename.endswith(".whl"):
+            # "x.whl --index-url ...": not a wheel link, and worth a word that it was dropped.
+            bad = url_problem(link.url, allow_insecure=True) if ".whl" in link.url else None
+            if bad is not None:
+                notes.append(f"skipped a link: {bad}")
             continue
         try:
             too_big = check_version_text(link.filename)
