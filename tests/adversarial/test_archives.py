@@ -198,3 +198,18 @@ def test_deeply_nested_toml_in_a_linted_pyproject_is_one_error(where: str, tmp_p
     _, errors = lint_paths([path])
     assert [type(e) for e in errors] == [LintError]
     assert "not valid TOML: nested too deeply" in errors[0].message
+
+
+def test_scan_url_prefix_with_shell_metacharacters_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "x-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("x/__init__.py", "")
+    out = tmp_path / "m.toml"
+    prefix = "https://example.org/a;touch$IFS/tmp/x;/"
+    assert main(["scan", str(path), "-o", str(out), "--url-prefix", prefix]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --url-prefix: ")
+    assert "contains ';'" in err
+    assert not out.exists()
