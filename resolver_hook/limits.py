@@ -27,7 +27,10 @@ __all__ = [
     "MAX_MEMBER_BYTES",
     "MAX_NETWORK_SECONDS",
     "MAX_PAGE_BYTES",
+    "MAX_PAGE_LINKS",
+    "MAX_PAGE_URL_BYTES",
     "MAX_REQUIREMENTS_BYTES",
+    "MAX_REQUIREMENT_LINES",
     "MAX_SUBPROCESS_OUTPUT",
     "MAX_URL_LENGTH",
     "MAX_VERSION_DIGITS",
@@ -48,8 +51,9 @@ MAX_VERSION_LENGTH = 256
 MAX_MACHINE_VERSION_DIGITS = 3
 
 # --- manifests ------------------------------------------------------------------------
-# The built-in manifests are a few KB; a manifest for every torch wheel is ~1 MB.
-MAX_MANIFEST_BYTES = 16 << 20
+# The built-in manifests are 1-3 KB; an imported page of 5,000 wheels is ~1.5 MB. The
+# TOML reader needs ~25 bytes of memory per byte of a hostile document ({},{},...).
+MAX_MANIFEST_BYTES = 2 << 20
 # Wheels one ``[[matrix]]`` may expand into (checked before expanding): a real matrix
 # of 4 CUDA x 6 Python x 3 platforms x 3 torch is 216.
 MAX_MATRIX_WHEELS = 10_000
@@ -57,8 +61,10 @@ MAX_MATRIX_WHEELS = 10_000
 MAX_URL_LENGTH = 8192
 
 # --- requirement files ----------------------------------------------------------------
-# One requirements or constraints file (a pip freeze of 1,000 packages is ~30 KB).
-MAX_REQUIREMENTS_BYTES = 16 << 20
+# One requirements or constraints file (a pip freeze of 1,000 packages is ~30 KB), and
+# the requirement lines of all files read together.
+MAX_REQUIREMENTS_BYTES = 4 << 20
+MAX_REQUIREMENT_LINES = 20_000
 # ``-r``/``-c`` nesting (cycles are refused separately).
 MAX_INCLUDE_DEPTH = 64
 
@@ -91,8 +97,11 @@ MAX_HOSTCONFIG_NESTING = 32
 # --- subprocesses and the network -------------------------------------------------------
 # Output kept from one probe or tool query (nvidia-smi prints a few KB).
 MAX_SUBPROCESS_OUTPUT = 1 << 20
-# One index page (download.pytorch.org/whl/torch/ is ~1 MB).
+# One index page (download.pytorch.org/whl/torch/ is ~1 MB), its links, and the bytes of
+# the URLs they resolve to (a long <base href> times many short hrefs).
 MAX_PAGE_BYTES = 32 << 20
+MAX_PAGE_LINKS = 100_000
+MAX_PAGE_URL_BYTES = 16 << 20
 # ``manifest import``: the default total deadline for a page, connect to last byte,
 # redirects included, and the largest ``--timeout`` accepted.
 NETWORK_DEADLINE = 30.0

@@ -39,7 +39,12 @@ from packaging.utils import (
 )
 
 from resolver_hook.errors import UsageError
-from resolver_hook.limits import MAX_INCLUDE_DEPTH, MAX_REQUIREMENTS_BYTES, check_version_text
+from resolver_hook.limits import (
+    MAX_INCLUDE_DEPTH,
+    MAX_REQUIREMENT_LINES,
+    MAX_REQUIREMENTS_BYTES,
+    check_version_text,
+)
 
 __all__ = [
     "ReqEntry",
@@ -153,6 +158,23 @@ class ReqFile:
 # --- reading ----------------------------------------------------------------------
 
 
+# str.splitlines()'s line boundaries (pip splits with splitlines), one line at a time:
+# a list of every line of a 4 MB file of short lines would take ~70 MB.
+_LINE = re.compile(
+    "([^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*)(\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\\Z)"
+)
+
+
+def _physical_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` exactly as ``text.splitlines()`` gives them, lazily."""
+    pos = 0
+    while pos < len(text):
+        m = _LINE.match(text, pos)
+        assert m is not None  # the pattern matches at every position before the end
+        yield m.group(1)
+        pos = m.end()
+
+
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """pip's join_lines + ignore_comments: (first line number, line without comment)."""
     primary = 0
@@ -162,7 +184,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         line = _COMMENT.sub("", line).strip()
         return (n, line) if line else None
 
-    for n, physical in enumerate(text.splitlines(), start=1):
+    for n, physical in enumerate(_physical_lines(text), start=1):
         line = physical
         if not line.endswith("\\") or _COMMENT.match(line):
             if _COMMENT.match(line):
@@ -380,6 +402,8 @@ def parse_requirements(
     files = [source]
     stack = (*_stack, source)
     for lineno, raw in _logical_lines(text):
+        if len(entries) > MAX_REQUIREMENT_LINES:
+            raise UsageError(f"{source}: more than {MAX_REQUIREMENT_LINES} requirement lines")
         line = _expand(raw, env)
         where = f"{source}:{lineno}"
         args, opt_text = _split_args(line)
@@ -519,6 +543,8 @@ def read_requirements(
             text, source=path, read=_read_text, env=env, constraint=constraint
         )
         entries.extend(parsed.entries)
+        if len(entries) > MAX_REQUIREMENT_LINES:
+            raise UsageError(f"{path}: more than {MAX_REQUIREMENT_LINES} requirement lines in all")
         warnings.extend(parsed.warnings)
         seen.extend(f for f in parsed.files if f not in seen)
     return ReqFile(entries=tuple(entries), files=tuple(seen), warnings=tuple(warnings))

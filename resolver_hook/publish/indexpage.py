@@ -39,7 +39,13 @@ from packaging.utils import (
 
 from resolver_hook._patterns import is_sha256
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE, check_version_text
+from resolver_hook.limits import (
+    MAX_PAGE_BYTES,
+    MAX_PAGE_LINKS,
+    MAX_PAGE_URL_BYTES,
+    NETWORK_DEADLINE,
+    check_version_text,
+)
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 from resolver_hook.manifest.write import WheelEntry
 from resolver_hook.publish.locallabel import parse_local_label
@@ -68,16 +74,23 @@ class Link:
 
 
 class _Anchors(HTMLParser):
+    """Collects ``(href, data-yanked present)`` of each ``<a>``, at most MAX_PAGE_LINKS."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.base: str | None = None
-        self.anchors: list[dict[str, str | None]] = []
+        self.anchors: list[tuple[str, bool]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "base" and self.base is None:
             self.base = dict(attrs).get("href")
         elif tag == "a":
-            self.anchors.append(dict(attrs))
+            found = dict(attrs)
+            href = found.get("href")
+            if href:
+                if len(self.anchors) >= MAX_PAGE_LINKS:
+                    raise OperationalError(f"the page has more than {MAX_PAGE_LINKS} links")
+                self.anchors.append((href, "data-yanked" in found))
 
 
 def _shown(text: str) -> str:
@@ -86,26 +99,35 @@ def _shown(text: str) -> str:
 
 
 def parse_links(html: str, page_url: str) -> tuple[Link, ...]:
-    """Every ``<a href>`` of ``html``, resolved against ``page_url`` (or ``<base href>``)."""
+    """Every ``<a href>`` of ``html``, resolved against ``page_url`` (or ``<base href>``).
+
+    Bounded: at most MAX_PAGE_LINKS links and MAX_PAGE_URL_BYTES of resolved URLs
+    (OperationalError past either).
+    """
     parser = _Anchors()
-    parser.feed(html)
+    parser.feed(html)  # at once: fed in pieces, an unclosed tag is rescanned per piece
     parser.close()
     try:
         base = urljoin(page_url, parser.base) if parser.base else page_url
     except ValueError:  # a <base href> that is not a URL: links resolve against the page
         base = page_url
     links = []
-    for attrs in parser.anchors:
-        href = attrs.get("href")
-        if not href:
-            continue
+    total = 0
+    for href, yanked in parser.anchors:
         try:
             url = urljoin(base, href)
             parts = urlsplit(url)
             _ = parts.port
         except ValueError:  # "https://[::1": kept as written, refused by the URL policy
+            url, parts = href, None
+        total += len(url)
+        if total > MAX_PAGE_URL_BYTES:
+            raise OperationalError(
+                f"the page's links add up to more than {MAX_PAGE_URL_BYTES} bytes"
+            )
+        if parts is None:
             last = href.rsplit("/", 1)[-1]
-            links.append(Link(url=href, filename=last, sha256=None, yanked="data-yanked" in attrs))
+            links.append(Link(url=href, filename=last, sha256=None, yanked=yanked))
             continue
         sha256 = None
         for item in parts.fragment.split("&"):
@@ -119,7 +141,7 @@ def parse_links(html: str, page_url: str) -> tuple[Link, ...]:
                 filename=filename,
                 sha256=sha256,
                 # PEP 592: data-yanked present (any value) means yanked.
-                yanked="data-yanked" in attrs,
+                yanked=yanked,
             )
         )
     return tuple(links)
