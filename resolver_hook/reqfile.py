@@ -394,8 +394,8 @@ def parse_requirements(
     env = {} if env is None else env
     if len(text) > MAX_REQUIREMENTS_BYTES:
         raise UsageError(f"{source}: larger than the {MAX_REQUIREMENTS_BYTES} bytes allowed")
-    # pip decodes a file that starts with a byte-order mark by it (pip/_internal/utils/
-    # encoding.py auto_decode); a UTF-8 BOM is common from Windows editors.
+    # pip decodes a file by its byte-order mark and drops the mark (docs/facts.md
+    # section 3); a UTF-8 BOM is common from Windows editors.
     text = text.removeprefix("\ufeff")
     entries: list[ReqEntry] = []
     warnings: list[str] = []

@@ -338,12 +338,13 @@ class _Parser:
         raise _ExprError(f"unexpected {value!r}")
 
 
-# The preprocessor computes in intmax_t (C11 6.10.1): 64 bits.
+# The preprocessor computes in intmax_t: 64 bits (docs/facts.md section 1).
 _INT_BITS = 64
 
 
 def _number(text: str) -> int:
-    """A C integer constant: decimal, ``0x`` hex or ``0`` octal (``08`` is not one)."""
+    """A C integer constant: decimal, ``0x`` hex or ``0`` octal (``08`` is not one;
+    docs/facts.md section 1)."""
     try:
         value = int(text, 8) if re.fullmatch(r"0\d+", text) else int(text, 0)
     except ValueError:
