@@ -72,3 +72,22 @@ def test_fragment_hash_alone_reaches_the_lock_once(
     (line,) = [x for x in out.read_text().splitlines() if x.startswith("pkg")]
     assert line.startswith(f"pkg @ {WHEEL}#sha256={HEX}")
     assert line.count("sha256") == 1
+
+
+@pytest.mark.parametrize("fragment", ["xyz", HEX + "0", "&".join([HEX, "sha256=" + "cd" * 32])])
+def test_bad_fragment_hash_blames_the_manifest_key(
+    fragment: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(
+        f'schema = 1\n[package]\nname = "pkg"\n[[wheel]]\nurl = "{WHEEL}#sha256={fragment}"\n'
+    )
+    code = main([
+        "lock", "pkg", "--manifest", str(path), "--target", "linux-x86_64-py312",
+        "--target", "linux-aarch64-py312", "-o", "-",
+    ])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith(f"error: {path}: wheel[0].url: #sha256=")
+    assert "<command line>" not in err
+    assert "sha256" not in out
