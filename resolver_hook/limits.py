@@ -23,6 +23,7 @@ __all__ = [
     "MAX_INCLUDE_DEPTH",
     "MAX_MACHINE_VERSION_DIGITS",
     "MAX_MANIFEST_BYTES",
+    "MAX_MATRIX_EXCLUDES",
     "MAX_MATRIX_WHEELS",
     "MAX_MEMBER_BYTES",
     "MAX_NETWORK_SECONDS",
@@ -57,6 +58,9 @@ MAX_MANIFEST_BYTES = 2 << 20
 # Wheels one ``[[matrix]]`` may expand into (checked before expanding): a real matrix
 # of 4 CUDA x 6 Python x 3 platforms x 3 torch is 216.
 MAX_MATRIX_WHEELS = 10_000
+# ``exclude`` entries of one matrix (each is tried against every combination): real
+# matrices exclude a handful. Wheels times their needs entries stay under 10 x the above.
+MAX_MATRIX_EXCLUDES = 256
 # A URL in a manifest or on an index page (GitHub release asset URLs are ~200).
 MAX_URL_LENGTH = 8192
 

@@ -52,7 +52,12 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook._patterns import is_project_name, is_sha256
 from resolver_hook.errors import UsageError
-from resolver_hook.limits import MAX_MATRIX_WHEELS, check_version_text
+from resolver_hook.limits import (
+    MAX_MATRIX_EXCLUDES,
+    MAX_MATRIX_WHEELS,
+    MAX_URL_LENGTH,
+    check_version_text,
+)
 from resolver_hook.manifest.urls import is_loopback_host, url_filename, url_problem
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
@@ -673,13 +678,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
         c.bad(f"{path}.exclude", "expected an array of tables")
     if not ok:
         return
-    count = math.prod(len(items) for items in axis_values)
-    if count > MAX_MATRIX_WHEELS:
-        sizes = " x ".join(str(len(items)) for items in axis_values)
-        c.bad(
-            _join(path, "axes"),
-            f"expands into {sizes} = {count} wheels, more than the {MAX_MATRIX_WHEELS} allowed",
-        )
+    if not _matrix_within_bounds(c, t, path, url, axis_values, excludes=len(excludes)):
         return
     all_vars = set(names) | {k for items in axis_values for _, tv, _ in items for k in tv}
     for placeholder in _PLACEHOLDER.findall(url):
@@ -717,6 +716,58 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
         w = _read_wheel(c, entry, f"{path}({label})", name, allowed=_WHEEL_KEYS)
         if w is not None:
             yield w
+
+
+def _matrix_within_bounds(
+    c: _Checker,
+    t: Mapping[str, Any],
+    path: str,
+    url: str,
+    axis_values: Sequence[Sequence[tuple[str, dict[str, str], Mapping[str, Any]]]],
+    *,
+    excludes: int,
+) -> bool:
+    """Refuse, before expanding, a matrix whose expansion would be too much work.
+
+    A 1 KB matrix can stand for millions of wheels (40 values on 4 axes), URLs of
+    megabytes ({a}{a}{a}... with long values) or millions of needs to parse (a long
+    ``requires`` list copied into every wheel): all are bounded by MAX_MATRIX_WHEELS.
+    """
+    count = math.prod(len(items) for items in axis_values)
+    if count > MAX_MATRIX_WHEELS:
+        sizes = " x ".join(str(len(items)) for items in axis_values)
+        c.bad(
+            _join(path, "axes"),
+            f"expands into {sizes} = {count} wheels, more than the {MAX_MATRIX_WHEELS} allowed",
+        )
+        return False
+    if excludes > MAX_MATRIX_EXCLUDES:
+        c.bad(f"{path}.exclude", f"{excludes} entries, more than the {MAX_MATRIX_EXCLUDES} allowed")
+        return False
+    longest: dict[str, int] = {}
+    for items in axis_values:
+        for _, tvars, _ in items:
+            for k, v in tvars.items():
+                longest[k] = max(longest.get(k, 0), len(v))
+    url_bound = len(url) + sum(longest.get(p, 0) for p in _PLACEHOLDER.findall(url))
+    if url_bound > MAX_URL_LENGTH:
+        c.bad(_join(path, "url"), f"expands into URLs longer than {MAX_URL_LENGTH} characters")
+        return False
+
+    def needs(attrs: Mapping[str, Any]) -> int:
+        return sum(
+            len(v) if isinstance(v, list) else 1 for k, v in attrs.items() if k in _AXIS_ATTRS
+        )
+
+    per_wheel = 1 + needs(t) + sum(max(needs(a) for _, _, a in items) for items in axis_values)
+    if count * per_wheel > MAX_MATRIX_WHEELS * 10:
+        c.bad(
+            _join(path, "axes"),
+            f"expands into {count} wheels of {per_wheel} entries each, more than the "
+            f"{MAX_MATRIX_WHEELS * 10} allowed in all",
+        )
+        return False
+    return True
 
 
 def parse_manifest(  # noqa: PLR0915 - every section checked in one place

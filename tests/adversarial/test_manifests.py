@@ -202,3 +202,39 @@ def test_manifest_larger_than_the_limit_is_refused() -> None:
     )
     with pytest.raises(ManifestError, match="larger than"):
         loads_manifest(text, source="m.toml")
+
+
+def _matrix(url: str, axes: dict[str, object], **extra: object) -> dict[str, object]:
+    return {
+        "schema": 1,
+        "package": {"name": "pkg"},
+        "matrix": [{"url": url, "axes": axes, **extra}],
+    }
+
+
+def test_matrix_urls_that_would_grow_to_megabytes_are_refused() -> None:
+    url = "https://example.org/pkg-1.0+" + "{a}" * 1000 + "-py3-none-any.whl"
+    problem = only_problem(_matrix(url, {"a": ["x" * 1000, "y"]}))
+    assert problem.startswith("m.toml: matrix[0].url: expands into URLs longer than")
+
+
+def test_matrix_needs_copied_into_every_wheel_are_bounded() -> None:
+    values = [f"v{i}" for i in range(100)]
+    data = _matrix(
+        "https://example.org/pkg-1.0+{a}{b}-py3-none-any.whl",
+        {"a": values, "b": values},
+        requires=[f"dep{i}>=1" for i in range(20)],
+    )
+    problem = only_problem(data)
+    assert problem.startswith("m.toml: matrix[0].axes: expands into 10000 wheels of 21 entries")
+
+
+def test_matrix_exclude_list_is_bounded() -> None:
+    from resolver_hook.limits import MAX_MATRIX_EXCLUDES
+
+    data = _matrix(
+        "https://example.org/pkg-1.0+{a}-py3-none-any.whl",
+        {"a": ["x", "y"]},
+        exclude=[{"a": f"z{i}"} for i in range(MAX_MATRIX_EXCLUDES + 1)],
+    )
+    assert only_problem(data).startswith("m.toml: matrix[0].exclude: ")
