@@ -18,7 +18,6 @@ Label rules (documented for users in ``resolver-hook manifest import --help``):
 
 from __future__ import annotations
 
-import codecs
 import http.client
 import threading
 import time
@@ -201,10 +200,11 @@ def fetch_page(
     check_url(location, allow_insecure=allow_insecure)
     raw, final_url, charset = _fetch_within(location, allow_insecure, timeout)
     try:
-        codecs.lookup(charset)
-    except LookupError:
-        charset = "utf-8"  # an unknown label: read as UTF-8, as browsers fall back
-    return raw.decode(charset, "replace"), final_url
+        return raw.decode(charset, "replace"), final_url
+    except (LookupError, UnicodeError):
+        # An unknown label, or a codec that is not a text encoding (hex, idna): read as
+        # UTF-8, as browsers fall back.
+        return raw.decode("utf-8", "replace"), final_url
 
 
 def _fetch_within(location: str, allow_insecure: bool, timeout: float) -> tuple[bytes, str, str]:

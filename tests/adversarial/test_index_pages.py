@@ -92,10 +92,11 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
+@pytest.mark.parametrize("charset", ["x-no-such-charset", "hex", "rot13", "idna"])
 def test_unknown_charset_is_read_as_utf8(
-    serve: Callable[[Behaviour], str], capsys: pytest.CaptureFixture[str]
+    charset: str, serve: Callable[[Behaviour], str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = serve(page(wheel_links(GOOD), content_type="text/html; charset=x-no-such-charset"))
+    url = serve(page(wheel_links(GOOD), content_type=f"text/html; charset={charset}"))
     code, out, _ = run([url + "/", "--allow-insecure-urls"], capsys)
     assert code == 0
     assert "pkg-1.0-py3-none-any.whl" in out
