@@ -38,7 +38,7 @@ import re
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -86,6 +86,9 @@ _AXIS_ATTRS = ("cuda", "gpu", "rocm", "properties", "requires")
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
+
+
+_V = TypeVar("_V")
 
 
 class ManifestError(UsageError):
@@ -278,6 +281,15 @@ class _Checker:
         self.source = source
         self.allow_insecure = allow_insecure
         self.problems: list[str] = []
+        self._shared: dict[object, object] = {}
+
+    def shared(self, value: _V) -> _V:
+        """One object for equal values (tag sets, specifiers, kernel lists) of a document.
+
+        A manifest of 100,000 wheels has a handful of distinct tag sets: sharing them
+        keeps memory, and the garbage collector's work, proportional to what differs.
+        """
+        return cast(_V, self._shared.setdefault(value, value))
 
     def bad(self, path: str, what: str) -> None:
         self.problems.append(f"{self.source}: {path}: {what}" if path else f"{self.source}: {what}")
@@ -391,7 +403,7 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
         if not str(spec):
             c.bad(_join(path, key), "empty specifier (leave the key out when no driver is needed)")
             continue
-        setattr(needs, key, spec)
+        setattr(needs, key, c.shared(spec))
     gpu: list[KernelTarget] = []
     for i, text in enumerate(c.strings(t, "gpu", path) or ()):
         try:
@@ -401,7 +413,7 @@ def _read_needs(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> _Nee
     props = c.strings(t, "properties", path)
     if props is not None:
         _read_properties(c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t)
-    needs.gpu = tuple(dict.fromkeys(gpu))
+    needs.gpu = c.shared(tuple(dict.fromkeys(gpu)))
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
         rpath = f"{_join(path, 'requires')}[{i}]"
@@ -549,7 +561,7 @@ def _read_wheel(
         filename=filename,
         name=wname,
         version=version,
-        tags=frozenset(tags),
+        tags=c.shared(frozenset(tags)),
         sha256=sha.lower() if sha else None,
         cuda=needs.cuda,
         rocm=needs.rocm,
