@@ -227,3 +227,16 @@ def test_the_old_flag_name_is_gone(capsys: pytest.CaptureFixture[str]) -> None:
         main(["manifest", "import", "page.html", "--allow-insecure-loopback"])
     assert exc.value.code == 2
     capsys.readouterr()
+
+
+def test_link_with_a_5000_digit_version_is_skipped_with_a_note() -> None:
+    from resolver_hook.publish.indexpage import import_manifest, parse_links
+
+    huge = f"pkg-1.{'1' * 5000}-py3-none-any.whl"
+    links = parse_links(wheel_links(GOOD, huge), "https://index.example/simple/pkg/")
+    result = import_manifest(links)
+    assert [w.url for w in result.wheels] == [
+        "https://index.example/simple/pkg/pkg-1.0-py3-none-any.whl"
+    ]
+    assert any("not a valid wheel file name" in note for note in result.notes)
+    assert all(len(note) < 400 for note in result.notes)
