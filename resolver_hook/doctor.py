@@ -105,7 +105,7 @@ def _runs_on_cpu(manifest: Manifest, profile: HostProfile) -> bool:
 def _same_build(inst: Installed, manifest: Manifest) -> list[Flavour]:
     try:
         version = Version(inst.version)
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number past Python's int digit limit
         return []
     same = [f for f in manifest.flavours if f.version == version]
     if inst.tags:

@@ -32,14 +32,18 @@ from typing import Any
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import (
-    InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
     parse_wheel_filename,
 )
-from packaging.version import InvalidVersion
 
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import (
+    MAX_INCLUDE_DEPTH,
+    MAX_REQUIREMENT_LINES,
+    MAX_REQUIREMENTS_BYTES,
+    check_version_text,
+)
 
 __all__ = [
     "ReqEntry",
@@ -153,6 +157,23 @@ class ReqFile:
 # --- reading ----------------------------------------------------------------------
 
 
+# str.splitlines()'s line boundaries (pip splits with splitlines), one line at a time:
+# a list of every line of a 4 MB file of short lines would take ~70 MB.
+_LINE = re.compile(
+    "([^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*)(\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\\Z)"
+)
+
+
+def _physical_lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` exactly as ``text.splitlines()`` gives them, lazily."""
+    pos = 0
+    while pos < len(text):
+        m = _LINE.match(text, pos)
+        assert m is not None  # the pattern matches at every position before the end
+        yield m.group(1)
+        pos = m.end()
+
+
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """pip's join_lines + ignore_comments: (first line number, line without comment)."""
     primary = 0
@@ -162,7 +183,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         line = _COMMENT.sub("", line).strip()
         return (n, line) if line else None
 
-    for n, physical in enumerate(text.splitlines(), start=1):
+    for n, physical in enumerate(_physical_lines(text), start=1):
         line = physical
         if not line.endswith("\\") or _COMMENT.match(line):
             if _COMMENT.match(line):
@@ -301,7 +322,16 @@ def parse_requirement_line(
 
 def _requirement(text: str, where: str, original: str) -> Requirement:
     try:
-        return Requirement(text)
+        req = Requirement(text)
+        for spec in req.specifier:
+            too_big = check_version_text(spec.version)
+            if too_big is not None:
+                raise InvalidRequirement(f"version {spec.version[:40]!r}... {too_big}")
+        if req.marker is not None:
+            too_big = check_version_text(str(req.marker), max_length=None)
+            if too_big is not None:
+                raise InvalidRequirement(f"marker {str(req.marker)[:40]!r}... {too_big}")
+        return req
     except InvalidRequirement as exc:
         reason = str(exc).splitlines()[0]
         hint = None
@@ -310,9 +340,8 @@ def _requirement(text: str, where: str, original: str) -> Requirement:
             hint = "pip reads one requirement per line: put each on its own line"
         elif "${" in original:
             hint = "pip expands ${NAME} only when the variable is set and not empty"
-        raise UsageError(
-            f"{where}: invalid requirement {original!r}: {reason}", hint=hint
-        ) from None
+        shown = original if len(original) <= 200 else original[:200] + "..."
+        raise UsageError(f"{where}: invalid requirement {shown!r}: {reason}", hint=hint) from None
 
 
 def _parses(text: str) -> bool:
@@ -325,10 +354,13 @@ def _parses(text: str) -> bool:
 
 def _marker(text: str, where: str) -> Marker:
     try:
+        too_big = check_version_text(text, max_length=None)
+        if too_big is not None:
+            raise InvalidMarker(too_big)
         return Marker(text.strip())
     except InvalidMarker as exc:
         raise UsageError(
-            f"{where}: invalid marker {text.strip()!r}: {str(exc).splitlines()[0]}"
+            f"{where}: invalid marker {text.strip()[:200]!r}: {str(exc).splitlines()[0]}"
         ) from None
 
 
@@ -342,7 +374,7 @@ def _name_from_url(url: str) -> NormalizedName | None:
 
         try:
             return parse_wheel_filename(unquote(filename))[0]
-        except (InvalidWheelFilename, InvalidVersion):
+        except ValueError:  # InvalidWheelFilename, InvalidVersion, a 5,000-digit number
             return None
     return None
 
@@ -359,11 +391,18 @@ def parse_requirements(
     """Parse requirements-file text. ``read(path)`` returns an included file's text
     (None: ``-r``/``-c`` are an error). Pure: the environment is a parameter."""
     env = {} if env is None else env
+    if len(text) > MAX_REQUIREMENTS_BYTES:
+        raise UsageError(f"{source}: larger than the {MAX_REQUIREMENTS_BYTES} bytes allowed")
+    # pip decodes a file by its byte-order mark and drops the mark (docs/facts.md
+    # section 3); a UTF-8 BOM is common from Windows editors.
+    text = text.removeprefix("\ufeff")
     entries: list[ReqEntry] = []
     warnings: list[str] = []
     files = [source]
     stack = (*_stack, source)
     for lineno, raw in _logical_lines(text):
+        if len(entries) > MAX_REQUIREMENT_LINES:
+            raise UsageError(f"{source}: more than {MAX_REQUIREMENT_LINES} requirement lines")
         line = _expand(raw, env)
         where = f"{source}:{lineno}"
         args, opt_text = _split_args(line)
@@ -445,6 +484,8 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
     if path in stack:
         chain = " -> ".join((*stack[stack.index(path) :], path))
         raise UsageError(f"{where}: requirement files include each other: {chain}")
+    if len(stack) > MAX_INCLUDE_DEPTH:
+        raise UsageError(f"{where}: -r/-c nested more than {MAX_INCLUDE_DEPTH} files deep")
     text = _open(read, path, constraint=constraint, where=f"{where}: ")
     return parse_requirements(
         text, source=path, read=read, env=env, constraint=constraint, _stack=stack
@@ -497,7 +538,10 @@ def read_requirements(
         if text:
             entries.append(
                 parse_requirement_line(
-                    text, where=f"requirement {text!r}", lineno=0, source=f"<command line {i}>"
+                    text,
+                    where=f"requirement {text[:200]!r}",
+                    lineno=0,
+                    source=f"<command line {i}>",
                 )
             )
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
@@ -506,6 +550,8 @@ def read_requirements(
             text, source=path, read=_read_text, env=env, constraint=constraint
         )
         entries.extend(parsed.entries)
+        if len(entries) > MAX_REQUIREMENT_LINES:
+            raise UsageError(f"{path}: more than {MAX_REQUIREMENT_LINES} requirement lines in all")
         warnings.extend(parsed.warnings)
         seen.extend(f for f in parsed.files if f not in seen)
     return ReqFile(entries=tuple(entries), files=tuple(seen), warnings=tuple(warnings))

@@ -407,6 +407,21 @@ class _Machine:
             except InvalidVersion:
                 self.rocm = Version("0")
         self.env = marker_environment(profile)
+        # Per manifest, computed once: (any flavour needs NVIDIA, any needs ROCm). Asking
+        # it per flavour made resolution quadratic in the number of flavours.
+        self._accelerated: dict[int, tuple[Manifest, bool, bool]] = {}
+
+    def accelerated(self, manifest: Manifest) -> tuple[bool, bool]:
+        """Whether some flavour of ``manifest`` needs NVIDIA (CUDA or kernels) / ROCm."""
+        hit = self._accelerated.get(id(manifest))
+        if hit is None or hit[0] is not manifest:
+            nvidia = rocm = False
+            for g in manifest.flavours:
+                nvidia = nvidia or g.cuda is not None or bool(g.gpu)
+                rocm = rocm or g.rocm is not None
+            hit = (manifest, nvidia, rocm)
+            self._accelerated[id(manifest)] = hit
+        return hit[1], hit[2]
 
 
 def _gpu_words(cc: tuple[int, int]) -> str:
@@ -616,8 +631,8 @@ def _failures(
                     )
                 )
     if not _has_accelerator(f) and not _exact_pin(spec, f.version):
-        accelerated = [g for g in manifest.flavours if _has_accelerator(g)]
-        if p.nvidia is not None and any(g.cuda is not None or g.gpu for g in accelerated):
+        any_nvidia, any_rocm = m.accelerated(manifest)
+        if p.nvidia is not None and any_nvidia:
             out.append(
                 Failure(
                     rule="accelerator",
@@ -625,7 +640,7 @@ def _failures(
                     f"an NVIDIA GPU; pin {manifest.display_name}=={f.version} to use it",
                 )
             )
-        elif p.rocm is not None and any(g.rocm is not None for g in accelerated):
+        elif p.rocm is not None and any_rocm:
             out.append(
                 Failure(
                     rule="accelerator",

@@ -419,16 +419,10 @@ def test_same_level_duplicates_and_all_problems(tmp_path: Path) -> None:
     ],
 )
 def test_loopback_is_one_rule_for_manifests_and_index_pages(url: str, ok: bool) -> None:
-    from resolver_hook.errors import UsageError
-    from resolver_hook.manifest.schema import check_url as manifest_rule
-    from resolver_hook.publish.indexpage import check_url as page_rule
+    # One URL policy (resolver_hook/manifest/urls.py) serves manifests and index pages.
+    from resolver_hook.manifest.urls import url_problem
 
-    assert (manifest_rule(url, allow_insecure=True) is None) is ok
-    if ok:
-        page_rule(url, allow_insecure_loopback=True)
-    else:
-        with pytest.raises(UsageError):
-            page_rule(url, allow_insecure_loopback=True)
+    assert (url_problem(url, allow_insecure=True) is None) is ok
 
 
 def test_evidence_checked_and_runtime_are_read() -> None:

@@ -69,7 +69,7 @@ def test_import_simple_page_over_loopback(
     out = tmp_path / "tilert.toml"
     page = f"{server}/simple/tilert/"
     code = main([
-        "manifest", "import", page, "-o", str(out), "--allow-insecure-loopback",
+        "manifest", "import", page, "-o", str(out), "--allow-insecure-urls",
         "--gpu", "cu130=sm_100f,sm_120", "--gpu", "*=sm_90a",
     ])  # fmt: skip
     err = capsys.readouterr().err
@@ -107,7 +107,7 @@ def test_import_simple_page_over_loopback(
 
 def test_import_cuda_map_overrides_label(server: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = main([
-        "manifest", "import", f"{server}/simple/tilert/", "--allow-insecure-loopback",
+        "manifest", "import", f"{server}/simple/tilert/", "--allow-insecure-urls",
         "--cuda-map", "cu126=>=12.6",
     ])  # fmt: skip
     assert code == 0
@@ -119,21 +119,22 @@ def test_loopback_http_needs_the_flag(server: str, capsys: pytest.CaptureFixture
     assert main(["manifest", "import", f"{server}/simple/tilert/"]) == 2
     err = capsys.readouterr().err
     assert "plain http" in err
-    assert "hint: add --allow-insecure-loopback" in err
+    assert "hint: add --allow-insecure-urls" in err
 
 
 def test_redirect_to_non_loopback_http_is_refused(
     server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["manifest", "import", f"{server}/redirect-to-http", "--allow-insecure-loopback"])
+    code = main(["manifest", "import", f"{server}/redirect-to-http", "--allow-insecure-urls"])
     assert code == 2
-    assert "http://example.org/simple/tilert/: only https URLs" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "'http://example.org/simple/tilert/' is plain http: only https" in err
 
 
 def test_missing_page_is_an_operational_error(
     server: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["manifest", "import", f"{server}/nope/", "--allow-insecure-loopback"])
+    code = main(["manifest", "import", f"{server}/nope/", "--allow-insecure-urls"])
     assert code == 1
     assert capsys.readouterr().err.startswith(f"error: {server}/nope/: HTTP 404")
 
@@ -172,12 +173,12 @@ def test_local_file_with_package_filter(capsys: pytest.CaptureFixture[str]) -> N
 )
 def test_check_url_refuses(url: str) -> None:
     with pytest.raises(UsageError):
-        check_url(url, allow_insecure_loopback=True)
+        check_url(url, allow_insecure=True)
 
 
 @pytest.mark.parametrize("url", ["https://x.org/", "http://127.0.0.1:8/", "http://[::1]/"])
 def test_check_url_allows(url: str) -> None:
-    check_url(url, allow_insecure_loopback=True)
+    check_url(url, allow_insecure=True)
 
 
 def test_parse_links_base_href_and_fragment() -> None:
@@ -221,7 +222,7 @@ def test_remote_page_cannot_point_at_local_files(page: str) -> None:
         "<a href='file:///etc/x-1.0-py3-none-any.whl'>x</a><a href='x-1.0-py3-none-any.whl'>x</a>",
         page,
     )
-    result = import_manifest(links, allow_insecure_loopback=True)
+    result = import_manifest(links, allow_insecure=True)
     assert [w.url for w in result.wheels] == [page + "x-1.0-py3-none-any.whl"]
     assert result.notes[0] == (
         "skipped x-1.0-py3-none-any.whl: file:///etc/x-1.0-py3-none-any.whl:"

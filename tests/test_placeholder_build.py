@@ -101,7 +101,7 @@ def test_versions_are_normalised() -> None:
     ],
 )
 def test_urls_that_could_break_out_are_refused(url: str) -> None:
-    with pytest.raises(UsageError, match=r"^package\.downloads: .* is not a plain http\(s\) URL"):
+    with pytest.raises(UsageError, match=r"^package\.downloads: "):
         placeholder_data(manifest(downloads=url))
 
 
@@ -125,7 +125,8 @@ def test_toml_strings_read_back_exactly(text: str) -> None:
     assert tomllib.loads(f"x = {toml_string(text)}")["x"] == text
 
 
-URL_TEXT = st.text(alphabet="abcXYZ019-._~:/?#[]@!$&'()*+,;=%", max_size=30)
+# RFC 3986 characters the URL policy keeps ($ ' ; are refused: resolver_hook/manifest/urls.py).
+URL_TEXT = st.text(alphabet="abcXYZ019-._~:/?#[]@!&()*+,=%", max_size=30)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

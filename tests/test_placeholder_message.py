@@ -7,6 +7,7 @@ resolver-hook reads (RESOLVER_HOOK_OVERRIDE_*), so no GPU is needed.
 
 from __future__ import annotations
 
+import shlex
 import string
 from pathlib import Path
 from typing import Any
@@ -223,7 +224,8 @@ def test_sha256_goes_into_the_install_line() -> None:
     data = tilert()
     data["flavours"][0]["sha256"] = "ab" * 32
     text = runtime().render_message(data, host(**B200))
-    assert f"  pip install {TILERT_URL}#sha256={'ab' * 32}\n" in text
+    # A URL inside a command to paste is shell-quoted ('#' is not a safe shell character).
+    assert f"  pip install '{TILERT_URL}#sha256={'ab' * 32}'\n" in text
 
 
 def test_index_flavour_install_line_pins_the_local_version() -> None:
@@ -419,7 +421,7 @@ def test_arbitrary_strings_reach_the_message_unchanged(
     assert f"\n{display} builds exist (0.1.5.post2) for:\n" in text
     assert f"\nReal downloads: {downloads}\n" in text
     assert f"\nHomepage: {homepage}\n" in text
-    assert f"\n  pip install {url}\n" in text
+    assert f"\n  pip install {shlex.quote(url)}\n" in text
     assert f"fits this machine: {filename}. Install it with:\n" in text
 
 

@@ -563,7 +563,7 @@ def test_cli_scan_bad_file_is_one_error_others_still_scanned(
     [
         pytest.param(["-o", "m.toml"], "error: -o needs --url-prefix", id="no-prefix"),
         pytest.param(["-o", "m.toml", "--url-prefix", "http://example.org/"],
-                     "is not an https URL", id="http-prefix"),
+                     "only https URLs are allowed", id="http-prefix"),
     ],
 )  # fmt: skip
 def test_cli_scan_usage_errors(

@@ -129,7 +129,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 def import_page(
     vi: VariantIndex, page: str, out: Path, *extra: str
 ) -> subprocess.CompletedProcess[str]:
-    return cli("manifest", "import", vi.page(page), "--allow-insecure-loopback", "-o", str(out),
+    return cli("manifest", "import", vi.page(page), "--allow-insecure-urls", "-o", str(out),
                *extra)  # fmt: skip
 
 

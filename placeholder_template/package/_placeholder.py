@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -735,15 +736,17 @@ def rocm_version() -> str | None:
 
 
 def install_line(data: dict, flavour: dict) -> str:
-    """The exact command that installs ``flavour``."""
+    """The exact command that installs ``flavour``, every URL shell-quoted (a query
+    string's ``&`` would otherwise end the command)."""
     if flavour["kind"] == "wheel":
         url = flavour["url"]
         if flavour.get("sha256"):
             url += "#sha256=" + flavour["sha256"]
-        return "pip install " + url
+        return "pip install " + shlex.quote(url)
+    pin = shlex.quote("%s==%s" % (data["name"], flavour["version"]))
     if not flavour.get("url"):
-        return "pip install %s==%s" % (data["name"], flavour["version"])
-    return "pip install %s==%s --find-links %s" % (data["name"], flavour["version"], flavour["url"])
+        return "pip install " + pin
+    return "pip install %s --find-links %s" % (pin, shlex.quote(flavour["url"]))
 
 
 def flavour_label(data: dict, flavour: dict) -> str:

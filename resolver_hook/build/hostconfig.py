@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from resolver_hook.limits import MAX_HOSTCONFIG_NESTING, MAX_HOSTCONFIG_TOKENS
+
 __all__ = [
     "HostConfig",
     "HostConfigError",
@@ -230,13 +232,22 @@ _BINARY = (
 
 
 class _Parser:
-    """Recursive-descent parser of a C preprocessor ``#if`` expression."""
+    """Recursive-descent parser of a C preprocessor ``#if`` expression.
+
+    Bounded (resolver_hook/limits.py): at most ``MAX_HOSTCONFIG_TOKENS`` tokens and
+    ``MAX_HOSTCONFIG_NESTING`` levels of parentheses, unary operators and ``?:``, so a
+    hostile header (5,000 ``!``, 500 nested parentheses) is an unknown condition, not a
+    RecursionError.
+    """
 
     def __init__(self, text: str) -> None:
         self.tokens: list[tuple[str, str]] = []
+        self.depth = 0
         pos = 0
         text = text.rstrip()
         while pos < len(text):
+            if len(self.tokens) >= MAX_HOSTCONFIG_TOKENS:
+                raise _ExprError(f"condition longer than {MAX_HOSTCONFIG_TOKENS} tokens")
             match = _TOKEN_RE.match(text, pos)
             if not match or match.end() == pos:
                 rest = text[pos:].strip()[:20]
@@ -269,13 +280,20 @@ class _Parser:
         if self._take()[1] != value:
             raise _ExprError(f"expected {value!r}")
 
+    def _deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_HOSTCONFIG_NESTING:
+            raise _ExprError(f"condition nested more than {MAX_HOSTCONFIG_NESTING} levels")
+
     def _conditional(self) -> _Node:
+        self._deeper()
         cond = self._binary(0)
         if self._peek() == "?":
             self._take()
             yes = self._conditional()
             self._expect(":")
-            return ("?", cond, yes, self._conditional())
+            cond = ("?", cond, yes, self._conditional())
+        self.depth -= 1
         return cond
 
     def _binary(self, level: int) -> _Node:
@@ -290,13 +308,16 @@ class _Parser:
     def _unary(self) -> _Node:
         if self._peek() in ("!", "~", "-", "+"):
             op = self._take()[1]
-            return ("u" + op, self._unary())
+            self._deeper()
+            node = ("u" + op, self._unary())
+            self.depth -= 1
+            return node
         return self._primary()
 
     def _primary(self) -> _Node:
         kind, value = self._take()
         if kind == "num":
-            return ("num", int(value, 0) if not re.fullmatch(r"0\d+", value) else int(value, 8))
+            return ("num", _number(value))
         if kind == "id" and value == "defined":
             paren = self._peek() == "("
             if paren:
@@ -318,12 +339,35 @@ class _Parser:
         raise _ExprError(f"unexpected {value!r}")
 
 
+# The preprocessor computes in intmax_t: 64 bits (docs/facts.md section 1).
+_INT_BITS = 64
+
+
+def _number(text: str) -> int:
+    """A C integer constant: decimal, ``0x`` hex or ``0`` octal (``08`` is not one;
+    docs/facts.md section 1)."""
+    try:
+        value = int(text, 8) if re.fullmatch(r"0\d+", text) else int(text, 0)
+    except ValueError:
+        raise _ExprError(f"{text[:20]!r} is not a C integer constant") from None
+    if value >= 1 << _INT_BITS:
+        raise _ExprError(f"integer constant {text[:20]}... does not fit in 64 bits")
+    return _wrap(value)
+
+
+def _wrap(value: int) -> int:
+    """``value`` as a signed 64-bit integer, wrapped as GCC's preprocessor does."""
+    value &= (1 << _INT_BITS) - 1
+    return value - (1 << _INT_BITS) if value >> (_INT_BITS - 1) else value
+
+
 def _c_div(a: int, b: int) -> int:
-    return int(a / b)  # C truncates toward zero
+    q = abs(a) // abs(b)  # C truncates toward zero; integer arithmetic, no float overflow
+    return q if (a < 0) == (b < 0) else -q
 
 
 def _c_mod(a: int, b: int) -> int:
-    return a - b * int(a / b)
+    return a - b * _c_div(a, b)
 
 
 _BINARY_OPS: dict[str, Callable[[int, int], int | bool]] = {
@@ -370,13 +414,13 @@ def _value(node: _Node, macros: Mapping[str, str], depth: int = 0) -> int:
         return int(bool(_value(node[1], macros, depth) and _value(node[2], macros, depth)))
     if op.startswith("u"):
         x = _value(node[1], macros, depth)
-        return {"u!": int(not x), "u~": ~x, "u-": -x, "u+": x}[op]
+        return _wrap({"u!": int(not x), "u~": ~x, "u-": -x, "u+": x}[op])
     a, b = _value(node[1], macros, depth), _value(node[2], macros, depth)
     if op in ("/", "%") and b == 0:
         raise _ExprError("division by zero")
     if op in ("<<", ">>") and not 0 <= b < 64:
         raise _ExprError(f"shift by {b}")
-    return int(_BINARY_OPS[op](a, b))
+    return _wrap(int(_BINARY_OPS[op](a, b)))
 
 
 # --- evaluation --------------------------------------------------------------------------

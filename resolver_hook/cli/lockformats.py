@@ -131,9 +131,9 @@ def _write_pylock(
             )
     insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
     if args.index_url:
-        from resolver_hook.manifest.schema import check_url
+        from resolver_hook.manifest.urls import url_problem
 
-        problem = check_url(args.index_url, allow_insecure=insecure)
+        problem = url_problem(args.index_url, allow_insecure=insecure)
         if problem:
             raise UsageError(f"--index-url: {problem}")
     fetcher = NetFetcher(allow_insecure=insecure, timeout=args.timeout)

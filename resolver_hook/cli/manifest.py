@@ -17,7 +17,10 @@ Variant wheels (PEP 825, ``...-PLATFORM-LABEL.whl``) take their needs from the p
 other namespaces are kept and reported (the resolver never chooses those wheels).
 
 Only https pages, local files, or http on 127.0.0.1/localhost/::1 with
-``--allow-insecure-loopback``; the same rule applies to redirects and to the wheel links.
+``--allow-insecure-urls``; the same rule applies to redirects and to the wheel links.
+A link whose URL holds characters that have no place in a wheel URL (spaces, quotes,
+``$``, ``;``, ...) is skipped with a note, never copied. ``--timeout`` is one deadline
+for the whole page, not per read.
 A saved copy of a page keeps its relative links (download.pytorch.org writes
 ``/whl/...``): ``--base-url`` names the address it was saved from, so they resolve to
 that server instead of to ``file:`` paths of this machine.
@@ -35,13 +38,19 @@ __all__ = ["register"]
 
 
 def _seconds(text: str) -> float:
-    """argparse type: a positive number of seconds (0 would wait forever)."""
+    """argparse type: a positive, finite number of seconds (0 would wait forever)."""
+    from resolver_hook.limits import MAX_NETWORK_SECONDS
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be more than 0 seconds")
+    if not value <= MAX_NETWORK_SECONDS:  # also inf; nan failed above
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the timeout must be at most {MAX_NETWORK_SECONDS:g} seconds"
+        )
     return value
 
 
@@ -71,7 +80,7 @@ def register(subparsers: Any) -> None:
         "--downloads", metavar="URL", help="[package] downloads (default: the page URL)"
     )
     imp.add_argument(
-        "--allow-insecure-loopback", action="store_true",
+        "--allow-insecure-urls", action="store_true",
         help="allow plain http on 127.0.0.1/localhost/::1 (local test indexes)",
     )  # fmt: skip
     imp.add_argument(
@@ -79,7 +88,10 @@ def register(subparsers: Any) -> None:
         help="resolve the page's relative links against URL (the address a saved page "
         "came from); also the default --downloads",
     )  # fmt: skip
-    imp.add_argument("--timeout", type=_seconds, default=30.0, help="seconds (default 30)")
+    imp.add_argument(
+        "--timeout", type=_seconds, default=30.0,
+        help="seconds for the whole page, not per read (default 30)",
+    )  # fmt: skip
     imp.set_defaults(func=run_import)
     from resolver_hook.cli.variants import register_export
 
@@ -106,9 +118,12 @@ def _local_page(location: str) -> tuple[str, str] | None:
     from urllib.parse import urlsplit
 
     from resolver_hook._fs import read_input
-    from resolver_hook.publish.indexpage import MAX_PAGE_BYTES
+    from resolver_hook.limits import MAX_PAGE_BYTES
 
-    scheme = urlsplit(location).scheme
+    try:
+        scheme = urlsplit(location).scheme
+    except ValueError:  # "https://[::1": fetch_page says what is wrong with it
+        return None
     if scheme and not (len(scheme) == 1 and location[1:3] in (":\\", ":/")):
         return None
     raw = read_input(location, limit=MAX_PAGE_BYTES)
@@ -146,8 +161,14 @@ def run_import(args: argparse.Namespace) -> int:
                 raise UsageError(f"--gpu {label}={text}: {exc}") from None
         gpu_map[label] = tuple(targets)
 
-    if args.base_url:
-        check_url(args.base_url, allow_insecure_loopback=args.allow_insecure_loopback)
+    insecure = args.allow_insecure_urls
+    for flag, value in (
+        ("--base-url", args.base_url),
+        ("--homepage", args.homepage),
+        ("--downloads", args.downloads),
+    ):
+        if value:
+            check_url(value, allow_insecure=insecure, what=flag)
     with Progress("manifest import") as bar:
         bar.update(0, f"fetching {args.location}")
         saved = _local_page(args.location)
@@ -155,9 +176,7 @@ def run_import(args: argparse.Namespace) -> int:
             html, page_url = saved
         else:
             html, page_url = fetch_page(
-                args.location,
-                allow_insecure_loopback=args.allow_insecure_loopback,
-                timeout=args.timeout,
+                args.location, allow_insecure=insecure, timeout=args.timeout
             )
         page_url = args.base_url or page_url
         from resolver_hook.cli.variants import import_with_variants

@@ -61,15 +61,24 @@ def register(subparsers: Any) -> None:
 
 
 def _check_prefix(prefix: str) -> str:
-    # The manifest schema's own rule, with its opt-in granted: what it may later accept.
-    from resolver_hook.manifest import check_url
+    # The one URL policy, with its opt-in granted: what a manifest may later accept.
+    from resolver_hook.manifest.urls import url_problem
 
-    if check_url(prefix, allow_insecure=True) is not None:
+    problem = url_problem(prefix, allow_insecure=True)
+    if problem is not None:
         raise UsageError(
-            f"--url-prefix {prefix!r} is not an https URL",
+            f"--url-prefix: {problem}",
             hint="use https://..., a file: URL, or http:// on 127.0.0.1 for a local index",
         )
     return prefix if prefix.endswith("/") else prefix + "/"
+
+
+def _check_url_flag(flag: str, value: str) -> None:
+    from resolver_hook.manifest.urls import url_problem
+
+    problem = url_problem(value, allow_insecure=True)
+    if problem is not None:
+        raise UsageError(f"{flag}: {problem}")
 
 
 def _describe(report: WheelReport) -> str:
@@ -135,6 +144,9 @@ def run(args: argparse.Namespace) -> int:
         prefix = _check_prefix(args.url_prefix)
     elif args.url_prefix:
         prefix = _check_prefix(args.url_prefix)
+    for flag, value in (("--homepage", args.homepage), ("--downloads", args.downloads)):
+        if value:
+            _check_url_flag(flag, value)
 
     reports: list[WheelReport] = []
     failed: list[tuple[str, str]] = []

@@ -40,10 +40,8 @@ def import_with_variants(
             if not allow_file_links:
                 raise UsageError(f"{url}: a file: link on a page that is not a local file")
         else:
-            check_url(url, allow_insecure_loopback=args.allow_insecure_loopback)
-        text, _ = fetch_page(
-            url, allow_insecure_loopback=args.allow_insecure_loopback, timeout=args.timeout
-        )
+            check_url(url, allow_insecure=args.allow_insecure_urls)
+        text, _ = fetch_page(url, allow_insecure=args.allow_insecure_urls, timeout=args.timeout)
         return text.encode()
 
     variants = import_variant_links(links, fetch, package=args.package)
@@ -55,7 +53,7 @@ def import_with_variants(
                 package=args.package,
                 cuda_map=cuda_map,
                 gpu_map=gpu_map,
-                allow_insecure_loopback=args.allow_insecure_loopback,
+                allow_insecure=args.allow_insecure_urls,
                 allow_file_links=allow_file_links,
                 progress=progress,
             )
@@ -75,7 +73,7 @@ def import_with_variants(
             package=args.package or variants.name,
             cuda_map=cuda_map,
             gpu_map=gpu_map,
-            allow_insecure_loopback=args.allow_insecure_loopback,
+            allow_insecure=args.allow_insecure_urls,
             allow_file_links=allow_file_links,
             progress=progress,
         )

@@ -27,6 +27,7 @@ from resolver_hook.host.profile import (
     RocmInfo,
     compute_tags,
 )
+from resolver_hook.limits import MAX_MACHINE_VERSION_DIGITS
 from resolver_hook.portable import platforms
 from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, format_cc, parse_cc
 from resolver_hook.portable.overrides import ENV_OVERRIDES
@@ -212,8 +213,7 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
         changed.append("arch")
     if "glibc" in overrides:
         value, where = overrides["glibc"]
-        if not re.fullmatch(r"2\.\d+", value.strip()):
-            _bad(where, value, "a glibc version such as 2.39")
+        _glibc(value.strip(), where)
         if profile.os != "linux":
             raise UsageError(f"{where}: glibc is Linux's C library; this machine runs {profile.os}")
         libc, libc_version = "glibc", value.strip()
@@ -269,6 +269,18 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
     )
 
 
+# glibc 2.X: each minor adds a manylinux tag, so the minor is bounded (2.999999 would
+# mean a million tags per Python tag).
+_GLIBC = re.compile(rf"2\.\d{{1,{MAX_MACHINE_VERSION_DIGITS}}}")
+_GLIBC_WORDS = "a glibc version such as 2.39"
+
+
+def _glibc(value: str, where: str) -> str:
+    if not _GLIBC.fullmatch(value):
+        _bad(where, value, _GLIBC_WORDS)
+    return value
+
+
 def _bad(where: str, value: str, expected: str) -> NoReturn:
     raise UsageError(f"{where}: {value!r} is not {expected}")
 
@@ -295,8 +307,34 @@ def _cc_list(value: str, where: str, prefix: str = "") -> list[tuple[int, int]]:
 
 # --- targets and saved profiles ----------------------------------------------------
 
+# Target fields by prefix -> what they give (each may appear once).
+_TARGET_FIELDS = {
+    "py": "Python version",
+    "cp": "Python version",
+    "glibc": "glibc version",
+    "cuda": "CUDA version",
+    "sm": "GPU list",
+    "rocm": "ROCm version",
+    "l4t": "L4T release",
+}
+
 # Assumed where a target spec leaves a field out (said in the profile's notes).
 DEFAULT_GLIBC = "2.35"
+
+
+def _once(seen: dict[str, str], field: str, where: str) -> None:
+    """Refuse a target field given twice (``py311-py312``: which Python?)."""
+    low = field.lower()
+    kind = next((k for k in _TARGET_FIELDS if low.startswith(k)), "")
+    if not kind:
+        return
+    kind = "py" if kind == "cp" else kind
+    if kind in seen:
+        raise UsageError(
+            f"{where}: fields {seen[kind]!r} and {field!r} both give the "
+            f"{_TARGET_FIELDS[kind]}: give it once"
+        )
+    seen[kind] = field
 
 
 def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per field
@@ -329,18 +367,20 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
     glibc = cuda = rocm = l4t = None
     ccs: list[tuple[int, int]] = []
     notes: list[str] = []
+    seen: dict[str, str] = {}
     for f in fields[2:]:
         low = f.lower()
+        _once(seen, f, where)
         if m := re.fullmatch(r"(?:py|cp)(\d)(\d{1,2})(t?)", low):
             python = (int(m.group(1)), int(m.group(2)))
             free_threaded = bool(m.group(3))
-        elif m := re.fullmatch(r"glibc(2\.\d+)", low):
-            glibc = m.group(1)
+        elif low.startswith("glibc"):
+            glibc = _glibc(low[5:], f"{where} field {f!r}")
         elif m := re.fullmatch(r"cuda(\d+(?:\.\d+)?)", low):
             cuda = _version2(m.group(1), where + f" field {f!r}", "a CUDA version")
         elif low.startswith("sm"):
             ccs = _cc_list(low, f"{where} field {f!r}", prefix="sm")
-        elif m := re.fullmatch(r"rocm(\d+\.\d+)", low):
+        elif m := re.fullmatch(r"rocm(\d{1,3}\.\d{1,3})", low):
             rocm = m.group(1)
         elif m := re.fullmatch(r"l4t(\d{1,3}(?:\.\d{1,3}){0,2})", low):
             l4t = m.group(1)  # a Jetson: its L4T release (JetPack 6 = L4T r36)
@@ -435,11 +475,12 @@ def resolve_machine(
     Environment overrides apply to detection only; ``flags`` (``{field: value}``
     from ``--cuda``/``--sm``/``--arch``/``--glibc``) apply on top of any of them.
     """
-    if profile and target:
+    # An empty --target or --profile is a mistake, not "detect this machine".
+    if profile is not None and target is not None:
         raise UsageError("--profile and --target describe the machine twice: give one")
-    if profile:
+    if profile is not None:
         base = load_profile(profile)
-    elif target:
+    elif target is not None:
         base = parse_target(target)
     else:
         base = detect(

@@ -332,10 +332,9 @@ class _ProfileReader:
         if os_name not in OS_NAMES:
             raise self.fail("os", f"{os_name!r} is not one of {', '.join(OS_NAMES)}")
         python = self.get(m, "python", str, "", required=True)
-        try:
-            major, minor = (int(x) for x in python.split("."))
-        except ValueError:
-            raise self.fail("python", f"{python!r} is not a version like 3.12") from None
+        if not re.fullmatch(r"\d{1,2}\.\d{1,3}", python):
+            raise self.fail("python", f"{python!r} is not a version like 3.12")
+        major, minor = (int(x) for x in python.split("."))
         nvidia = None
         if m.get("nvidia") is not None:
             nv = self.mapping(m["nvidia"], "nvidia")
@@ -371,9 +370,12 @@ class _ProfileReader:
         rocm = None
         if m.get("rocm") is not None:
             rm = self.mapping(m["rocm"], "rocm")
-            rocm = RocmInfo(
-                version=self.get(rm, "version", str, "rocm."), gfx=self.strings(rm, "gfx", "rocm.")
-            )
+            rocm_version = self.get(rm, "version", str, "rocm.")
+            if rocm_version is not None and not re.fullmatch(
+                r"\d{1,3}(?:\.\d{1,3}){0,2}", rocm_version
+            ):
+                raise self.fail("rocm.version", f"{rocm_version!r} is not a version like 7.0")
+            rocm = RocmInfo(version=rocm_version, gfx=self.strings(rm, "gfx", "rocm."))
         probes = []
         for i, p in enumerate(self.get(m, "probes", list, "", default=[])):
             pp = f"probes[{i}]."
@@ -387,7 +389,7 @@ class _ProfileReader:
             )
         arch = self.get(m, "arch", str, "", required=True)
         libc_version = self.get(m, "libc_version", str, "")
-        if libc_version is not None and not re.fullmatch(r"\d+\.\d+", libc_version):
+        if libc_version is not None and not re.fullmatch(r"\d{1,3}\.\d{1,3}", libc_version):
             raise self.fail("libc_version", f"{libc_version!r} is not a version like 2.39")
         l4t = self.get(m, "l4t", str, "")
         if l4t is not None and not re.fullmatch(r"\d{1,3}(?:\.\d{1,3}){0,2}", l4t):
@@ -426,10 +428,10 @@ class _ProfileReader:
 
 
 def _check_version(text: str, fail: Any) -> str:
-    major, dot, minor = text.partition(".")
-    if not major.isdigit() or (dot and not minor.isdigit()):
+    m = re.fullmatch(r"(\d{1,3})(?:\.(\d{1,3}))?", text)
+    if not m:
         raise fail(f"{text!r} is not a version like 13.0")
-    return f"{int(major)}.{int(minor or 0)}"
+    return f"{int(m.group(1))}.{int(m.group(2) or 0)}"
 
 
 # --- wheel tags for a described machine ---------------------------------------

@@ -215,7 +215,7 @@ class _PolicyRedirects(urllib.request.HTTPRedirectHandler):
     ):
         from resolver_hook.publish.indexpage import check_url
 
-        check_url(newurl, allow_insecure_loopback=self.allow)
+        check_url(newurl, allow_insecure=self.allow)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -234,9 +234,7 @@ class NetFetcher:
             raise UsageError(
                 f"{page_url}: a file: page", hint="file: URLs need --allow-insecure-urls"
             )
-        html, final = fetch_page(
-            page_url, allow_insecure_loopback=self.allow_insecure, timeout=self.timeout
-        )
+        html, final = fetch_page(page_url, allow_insecure=self.allow_insecure, timeout=self.timeout)
         return parse_links(html, final)
 
     def check(self, url: str) -> None:
@@ -246,7 +244,7 @@ class NetFetcher:
             if not self.allow_insecure:
                 raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
             return
-        check_url(url, allow_insecure_loopback=self.allow_insecure)
+        check_url(url, allow_insecure=self.allow_insecure)
 
     def sha256(self, url: str) -> str:
         from resolver_hook.publish.indexpage import check_url
@@ -266,7 +264,7 @@ class NetFetcher:
             except OSError as exc:
                 raise OperationalError(f"{url}: cannot read: {exc.strerror or exc}") from None
             return digest.hexdigest()
-        check_url(url, allow_insecure_loopback=self.allow_insecure)
+        check_url(url, allow_insecure=self.allow_insecure)
         opener = urllib.request.build_opener(_PolicyRedirects(self.allow_insecure))
         request = urllib.request.Request(url, headers={"User-Agent": "resolver-hook"})
         try:

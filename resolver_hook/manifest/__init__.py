@@ -21,10 +21,9 @@ from resolver_hook.manifest.schema import (
     Manifest,
     ManifestError,
     WheelFlavour,
-    check_url,
     parse_manifest,
-    url_filename,
 )
+from resolver_hook.manifest.urls import check_url, url_filename, url_problem
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -43,4 +42,5 @@ __all__ = [
     "loads_manifest",
     "parse_manifest",
     "url_filename",
+    "url_problem",
 ]

@@ -32,6 +32,7 @@ from typing import Any
 
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
+from resolver_hook.limits import MAX_MANIFEST_BYTES
 from resolver_hook.manifest.schema import Manifest, ManifestError, parse_manifest
 
 __all__ = [
@@ -52,6 +53,8 @@ ENTRY_POINT_GROUP = "resolver_hook.manifests"
 
 def loads_manifest(text: str, *, source: str, allow_insecure: bool = False) -> Manifest:
     """Parse TOML text into a manifest; ManifestError names ``source``."""
+    if len(text) > MAX_MANIFEST_BYTES:
+        raise ManifestError([f"{source}: larger than the {MAX_MANIFEST_BYTES} bytes allowed"])
     try:
         data = toml_loads(text)
     except TomlError as exc:

@@ -43,26 +43,33 @@ from __future__ import annotations
 
 import datetime
 import difflib
-import ipaddress
 import itertools
+import math
 import re
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import (
-    InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
     parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import is_project_name, is_sha256
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import (
+    MAX_MATRIX_EXCLUDES,
+    MAX_MATRIX_WHEELS,
+    MAX_URL_LENGTH,
+    check_version_text,
+)
+from resolver_hook.manifest.urls import is_loopback_host, url_filename, url_problem
 from resolver_hook.manifest.variantname import split_variant_label
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
@@ -73,7 +80,6 @@ __all__ = [
     "Manifest",
     "ManifestError",
     "WheelFlavour",
-    "check_url",
     "is_loopback_host",
     "parse_manifest",
     "url_filename",
@@ -91,9 +97,11 @@ _MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS, *_ABOUT_KEYS)
 _BUILD_KEYS = ("needs",)
 _AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires", *_ABOUT_KEYS)
 
-_SHA256 = re.compile(r"^[0-9a-fA-F]{64}$")
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
+
+
+_V = TypeVar("_V")
 
 
 class ManifestError(UsageError):
@@ -308,54 +316,6 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
 # --- validation -------------------------------------------------------------------
 
 
-def is_loopback_host(host: str | None) -> bool:
-    """``localhost`` or a loopback address (127.0.0.0/8, ::1): this machine only."""
-    if host is None:
-        return False
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_url(url: str, *, allow_insecure: bool = False) -> str | None:
-    """None when ``url`` may be used, else the problem in words.
-
-    https only (docs/design.md "Secure by default"); loopback http and ``file:`` only
-    when ``allow_insecure`` (tests serve a loopback index). No whitespace or control
-    characters: the URL is written into requirement and constraint files, where a
-    line break or a space would start another line or an option (``--extra-index-url``).
-    """
-    bad = next((ch for ch in url if ch.isspace() or not ch.isprintable()), None)
-    if bad is not None:
-        return f"{url!r} contains {bad!r}: percent-encode spaces and control characters"
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError as exc:
-        return f"{url!r} is not a URL ({exc})"
-    scheme = parts.scheme.lower()
-    if scheme == "https":
-        return None if parts.hostname else f"{url!r} has no host"
-    hint = "; loopback http:// and file: URLs need --allow-insecure-urls"
-    if scheme == "file":
-        return None if allow_insecure else f"{url!r} is a file: URL, not https{hint}"
-    if scheme == "http":
-        if is_loopback_host(parts.hostname):
-            return None if allow_insecure else f"{url!r} is plain http, not https{hint}"
-        return f"{url!r} is plain http: only https URLs are allowed"
-    if not scheme:
-        return f"{url!r} is not a URL (expected https://...)"
-    return f"{url!r} uses {scheme}:, not https"
-
-
-def url_filename(url: str) -> str:
-    """The last path segment of a URL, percent-decoded (``%2B`` -> ``+``)."""
-    path = urllib.parse.urlsplit(url).path
-    return urllib.parse.unquote(path.rsplit("/", 1)[-1])
-
-
 class _Checker:
     """Collects problems as ``source: path: what`` while reading one document."""
 
@@ -363,6 +323,15 @@ class _Checker:
         self.source = source
         self.allow_insecure = allow_insecure
         self.problems: list[str] = []
+        self._shared: dict[object, object] = {}
+
+    def shared(self, value: _V) -> _V:
+        """One object for equal values (tag sets, specifiers, kernel lists) of a document.
+
+        A manifest of 100,000 wheels has a handful of distinct tag sets: sharing them
+        keeps memory, and the garbage collector's work, proportional to what differs.
+        """
+        return cast(_V, self._shared.setdefault(value, value))
 
     def bad(self, path: str, what: str) -> None:
         self.problems.append(f"{self.source}: {path}: {what}" if path else f"{self.source}: {what}")
@@ -428,7 +397,7 @@ class _Checker:
         return tuple(value) if ok else None
 
     def url(self, url: str, path: str) -> bool:
-        problem = check_url(url, allow_insecure=self.allow_insecure)
+        problem = url_problem(url, allow_insecure=self.allow_insecure)
         if problem:
             self.bad(path, problem)
             return False
@@ -483,7 +452,7 @@ def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> 
             needs.cuda_runtime = Version(runtime)
     evidence = c.string(t, "evidence", path)
     if evidence is not None:
-        problem = check_url(evidence)
+        problem = url_problem(evidence)
         if problem:
             c.bad(_join(path, "evidence"), problem)
         else:
@@ -509,6 +478,10 @@ def _read_needs(
         text = c.string(t, key, path)
         if text is None:
             continue
+        too_big = check_version_text(text)
+        if too_big is not None:
+            c.bad(_join(path, key), f"{text[:40]!r}... is not a version specifier ({too_big})")
+            continue
         try:
             spec = SpecifierSet(text)
         except InvalidSpecifier:
@@ -517,7 +490,7 @@ def _read_needs(
         if not str(spec):
             c.bad(_join(path, key), "empty specifier (leave the key out when no driver is needed)")
             continue
-        setattr(needs, key, spec)
+        setattr(needs, key, c.shared(spec))
     gpu: list[KernelTarget] = []
     for i, text in enumerate(c.strings(t, "gpu", path) or ()):
         try:
@@ -529,10 +502,14 @@ def _read_needs(
         _read_properties(
             c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
         )
-    needs.gpu = tuple(dict.fromkeys(gpu))
+    needs.gpu = c.shared(tuple(dict.fromkeys(gpu)))
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
         rpath = f"{_join(path, 'requires')}[{i}]"
+        too_big = check_version_text(text)
+        if too_big is not None:
+            c.bad(rpath, f"{text[:40]!r}... is not a requirement ({too_big})")
+            continue
         try:
             req = Requirement(text)
         except InvalidRequirement as exc:
@@ -593,6 +570,8 @@ def _read_properties(
                 c.bad(ppath, "gives the CUDA range twice: use 'cuda' or cuda_version properties")
                 continue
             try:
+                if check_version_text(value) is not None:
+                    raise InvalidVersion(value)
                 Version(value)
             except InvalidVersion:
                 c.bad(ppath, f"{value!r} is not a version")
@@ -612,13 +591,38 @@ def _read_properties(
     needs.other_properties = tuple(dict.fromkeys(others))
 
 
+def _split_hash_fragment(c: _Checker, url: str, path: str) -> tuple[str, str | None] | None:
+    """``(url without its #sha256=, that sha256)``; None (problem noted) for a bad hash.
+
+    pip takes a ``#sha256=`` fragment as the hash to check, so the URL must not carry
+    one that differs from the manifest's ``sha256``: the fragment is taken out here and
+    the one hash goes back on when a lock line is written.
+    """
+    parts = urllib.parse.urlsplit(url)
+    if not parts.fragment:
+        return url, None
+    kept: list[str] = []
+    found: str | None = None
+    for item in parts.fragment.split("&"):
+        key, sep, value = item.partition("=")
+        if key.lower() == "sha256" and sep:
+            if not is_sha256(value) or (found is not None and found != value.lower()):
+                c.bad(path, f"#sha256={value!r} in the URL is not one 64-hex-digit hash")
+                return None
+            found = value.lower()
+        else:
+            kept.append(item)
+    bare = urllib.parse.urlunsplit(parts._replace(fragment="&".join(kept)))
+    return bare, found
+
+
 def _read_wheel(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
 ) -> WheelFlavour | None:
     c.keys(t, allowed, path)
     url = c.string(t, "url", path, required=True)
     sha = c.string(t, "sha256", path)
-    if sha is not None and not _SHA256.match(sha):
+    if sha is not None and not is_sha256(sha):
         c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
         sha = None
     filename = url_filename(url) if url is not None else ""
@@ -626,9 +630,30 @@ def _read_wheel(
     needs = _read_needs(c, t, path, name, variant=label is not None)
     if url is None or not c.url(url, _join(path, "url")):
         return None
+    split = _split_hash_fragment(c, url, _join(path, "url"))
+    if split is None:
+        return None
+    url, fragment_sha = split
+    if fragment_sha is not None:
+        if sha is not None and sha.lower() != fragment_sha:
+            c.bad(
+                _join(path, "url"),
+                f"#sha256={fragment_sha} in the URL differs from sha256 = {sha!r}: "
+                "give the hash once, in sha256",
+            )
+            return None
+        if "sha256" in t and sha is None:
+            return None  # the sha256 key itself is wrong (already said)
+        sha = fragment_sha
+    filename = url_filename(url)
+    plain, label = split_variant_label(filename)
+    too_big = check_version_text(filename)
+    if too_big is not None:
+        c.bad(_join(path, "url"), f"{filename[:80]!r} is not a wheel filename ({too_big})")
+        return None
     try:
         wname, version, _build, tags = parse_wheel_filename(plain)
-    except (InvalidWheelFilename, InvalidVersion) as exc:
+    except ValueError as exc:  # InvalidWheelFilename, InvalidVersion
         c.bad(_join(path, "url"), f"{filename!r} is not a wheel filename ({exc})")
         return None
     if wname != name:
@@ -640,7 +665,7 @@ def _read_wheel(
         filename=filename,
         name=wname,
         version=version,
-        tags=frozenset(tags),
+        tags=c.shared(frozenset(tags)),
         sha256=sha.lower() if sha else None,
         cuda=needs.cuda,
         rocm=needs.rocm,
@@ -663,10 +688,17 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     version_text = c.string(t, "version", path, required=True)
     version = None
     if version_text is not None:
+        too_big = check_version_text(version_text)
         try:
+            if too_big is not None:
+                raise InvalidVersion(too_big)
             version = Version(version_text)
         except InvalidVersion:
-            c.bad(_join(path, "version"), f"{version_text!r} is not a PEP 440 version")
+            shown = version_text if too_big is None else version_text[:40] + "..."
+            c.bad(
+                _join(path, "version"),
+                f"{shown!r} is not a PEP 440 version" + (f" ({too_big})" if too_big else ""),
+            )
     platforms = c.strings(t, "platforms", path) or ()
     for i, p in enumerate(platforms):
         if not re.fullmatch(r"[a-z0-9_.]+", p):
@@ -775,6 +807,8 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
         c.bad(f"{path}.exclude", "expected an array of tables")
     if not ok:
         return
+    if not _matrix_within_bounds(c, t, path, url, axis_values, excludes=len(excludes)):
+        return
     all_vars = set(names) | {k for items in axis_values for _, tv, _ in items for k in tv}
     for placeholder in _PLACEHOLDER.findall(url):
         if placeholder not in all_vars:
@@ -814,6 +848,58 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
             yield w
 
 
+def _matrix_within_bounds(
+    c: _Checker,
+    t: Mapping[str, Any],
+    path: str,
+    url: str,
+    axis_values: Sequence[Sequence[tuple[str, dict[str, str], Mapping[str, Any]]]],
+    *,
+    excludes: int,
+) -> bool:
+    """Refuse, before expanding, a matrix whose expansion would be too much work.
+
+    A 1 KB matrix can stand for millions of wheels (40 values on 4 axes), URLs of
+    megabytes ({a}{a}{a}... with long values) or millions of needs to parse (a long
+    ``requires`` list copied into every wheel): all are bounded by MAX_MATRIX_WHEELS.
+    """
+    count = math.prod(len(items) for items in axis_values)
+    if count > MAX_MATRIX_WHEELS:
+        sizes = " x ".join(str(len(items)) for items in axis_values)
+        c.bad(
+            _join(path, "axes"),
+            f"expands into {sizes} = {count} wheels, more than the {MAX_MATRIX_WHEELS} allowed",
+        )
+        return False
+    if excludes > MAX_MATRIX_EXCLUDES:
+        c.bad(f"{path}.exclude", f"{excludes} entries, more than the {MAX_MATRIX_EXCLUDES} allowed")
+        return False
+    longest: dict[str, int] = {}
+    for items in axis_values:
+        for _, tvars, _ in items:
+            for k, v in tvars.items():
+                longest[k] = max(longest.get(k, 0), len(v))
+    url_bound = len(url) + sum(longest.get(p, 0) for p in _PLACEHOLDER.findall(url))
+    if url_bound > MAX_URL_LENGTH:
+        c.bad(_join(path, "url"), f"expands into URLs longer than {MAX_URL_LENGTH} characters")
+        return False
+
+    def needs(attrs: Mapping[str, Any]) -> int:
+        return sum(
+            len(v) if isinstance(v, list) else 1 for k, v in attrs.items() if k in _AXIS_ATTRS
+        )
+
+    per_wheel = 1 + needs(t) + sum(max(needs(a) for _, _, a in items) for items in axis_values)
+    if count * per_wheel > MAX_MATRIX_WHEELS * 10:
+        c.bad(
+            _join(path, "axes"),
+            f"expands into {count} wheels of {per_wheel} entries each, more than the "
+            f"{MAX_MATRIX_WHEELS * 10} allowed in all",
+        )
+        return False
+    return True
+
+
 def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     data: Mapping[str, Any],
     *,
@@ -836,7 +922,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     if pkg is not None:
         c.keys(pkg, _PACKAGE_KEYS, "package")
         display = c.string(pkg, "name", "package", required=True) or ""
-        if display and not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", display):
+        if display and not is_project_name(display):
             c.bad("package.name", f"{display!r} is not a valid project name")
             display = ""
         name = canonicalize_name(display) if display else ""

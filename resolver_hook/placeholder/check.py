@@ -59,6 +59,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import is_project_name
 from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
 from resolver_hook.placeholder.render import runtime
@@ -97,7 +98,6 @@ MAX_SDIST_BYTES = 64 << 20
 MAX_DATA_FILE = 4 << 20
 # PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
 # name-normalization/): letters, digits, and -_. between them.
-_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 # Variables a scrubbed environment keeps: the command search path, the locale, and
 # what a placeholder's own detection reads (its message names this machine; the
 # override variables let a check describe another machine, and the tests fake GPUs).
@@ -334,7 +334,7 @@ def _read_sdist(dist: Path, dest: Path) -> _Artifact:
             raise UsageError(f"{dist}: no PKG-INFO and not an sdist file name") from None
         name, version, meta, dynamic = str(parsed_name), str(parsed_version), "", []
     # The name and version go into an installer's command line: a project name only.
-    if not _PROJECT_NAME.fullmatch(name):
+    if not is_project_name(name):
         raise UsageError(f"{dist}: PKG-INFO Name: {name!r} is not a valid project name")
     try:
         version = str(Version(version))

@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING, Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import SHA256, is_project_name
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import check_version_text
+from resolver_hook.manifest.urls import url_problem
 
 if TYPE_CHECKING:
     from resolver_hook.manifest import Flavour, Manifest
@@ -33,12 +36,9 @@ __all__ = [
 DATA_SCHEMA = 1
 DEFAULT_VERSION = "0.0.0.dev0"
 
-# A canonical project name (PEP 503 normalised: lower case, runs of -_. as one "-").
-_CANONICAL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-# RFC 3986 characters only: no spaces, quotes, angle brackets or control characters,
-# so a URL can go into TOML, core metadata headers and Markdown links unescaped.
-_URL = re.compile(r"https?://[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]+")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
+# A placeholder's URLs are printed in README tables, metadata headers and commands to
+# paste: ASCII only, on top of the one URL policy (resolver_hook/manifest/urls.py).
+_ASCII_URL = re.compile(r"[\x21-\x7e]+")
 
 
 def _needs(flavour: Flavour) -> dict[str, Any]:
@@ -52,12 +52,23 @@ def _needs(flavour: Flavour) -> dict[str, Any]:
 
 
 def check_url(url: object, key: str) -> str:
-    """``url`` when it is a plain http(s) URL; UsageError naming ``key`` otherwise."""
-    if not isinstance(url, str) or not _URL.fullmatch(url):
+    """``url`` when the one URL policy allows it (loopback http too: placeholder tests
+    serve one) and it is plain ASCII; UsageError naming ``key`` otherwise."""
+    problem = (
+        f"expected a URL string, got {type(url).__name__}"
+        if not isinstance(url, str)
+        else url_problem(url, allow_insecure=True)
+    )
+    if problem is None and isinstance(url, str) and url.lower().startswith("file:"):
+        problem = f"{url!r} is a file: URL; a placeholder is published, so it needs https"
+    if problem is None and isinstance(url, str) and not _ASCII_URL.fullmatch(url):
+        problem = f"{url!r} is not plain ASCII"
+    if problem is not None:
         raise UsageError(
-            f"{key}: {url!r} is not a plain http(s) URL",
+            f"{key}: {problem}",
             hint="percent-encode spaces, quotes and other special characters",
         )
+    assert isinstance(url, str)
     return url
 
 
@@ -91,7 +102,7 @@ def check_import_name(name: str, given: str | None = None, *, label: str | None 
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or not _CANONICAL.fullmatch(name):
+    if not isinstance(name, str) or not is_project_name(name):
         raise UsageError(
             f"package.name: {name!r} is not a valid project name",
             hint="letters, digits and single '-' between them",
@@ -104,6 +115,9 @@ def _check_name(name: object) -> str:
 
 
 def _check_version(version: str) -> str:
+    too_big = check_version_text(version)
+    if too_big is not None:
+        raise UsageError(f"--version: {version[:40]!r}... is not a PEP 440 version ({too_big})")
     try:
         parsed = Version(version)
     except InvalidVersion:
@@ -126,7 +140,7 @@ def placeholder_data(
     flavours: list[tuple[Version, int, dict[str, Any]]] = []
     for i, w in enumerate(manifest.wheels):
         sha = w.sha256
-        if sha is not None and not _SHA256.fullmatch(sha):
+        if sha is not None and (not SHA256.fullmatch(sha) or sha != sha.lower()):
             raise UsageError(f"wheel[{i}].sha256: {sha!r} is not 64 lower-case hex digits")
         if canonicalize_name(w.name) != name:
             raise UsageError(

@@ -23,6 +23,7 @@ from typing import Any
 from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.manifest.urls import markdown_url
 from resolver_hook.placeholder.data import import_name
 
 __all__ = [
@@ -228,11 +229,11 @@ def readme(data: dict[str, Any]) -> str:
         cuda = [rt.describe_cuda(f["cuda"])] if f.get("cuda") else ["not needed"]
         gpu = [rt._cuda.describe_target(rt._cuda.parse_target(t)) for t in f.get("gpu") or ()]
         if f["kind"] == "wheel":
-            build = f"[{markdown_text(f['filename'])}]({f['url']})"
+            build = f"[{markdown_text(f['filename'])}]({markdown_url(f['url'])})"
         elif f.get("url"):
             build = (
                 f"[{markdown_text(name)} {markdown_text(f['version'])} (find-links page)]"
-                f"({f['url']})"
+                f"({markdown_url(f['url'])})"
             )
         else:
             build = f"{markdown_text(name)} {markdown_text(f['version'])} from PyPI"
@@ -254,10 +255,10 @@ def readme(data: dict[str, Any]) -> str:
         install_md.append("No build is listed yet.\n")
     links = []
     if data["downloads"]:
-        links.append(f"- Real downloads: <{data['downloads']}>")
+        links.append(f"- Real downloads: <{markdown_url(data['downloads'])}>")
     if data["homepage"]:
-        links.append(f"- Homepage: <{data['homepage']}>")
-    where = f"<{data['downloads'] or data['homepage']}>"
+        links.append(f"- Homepage: <{markdown_url(data['homepage'])}>")
+    where = f"<{markdown_url(data['downloads'] or data['homepage'])}>"
     text = (template_dir() / "README.md.in").read_text(encoding="utf-8")
     return string.Template(text).substitute(
         title=markdown_text(data["display_name"]),

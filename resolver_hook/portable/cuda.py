@@ -153,7 +153,9 @@ _SM = re.compile(r"^sm_(\d+)([af]?)$")
 _COMPUTE = re.compile(r"^compute_(\d+)([af]?)$")
 # PEP 817 / NVIDIA variant provider spelling: "100_real" (SASS), "120_virtual" (PTX).
 _PEP817 = re.compile(r"^(\d+)([af]?)_(real|virtual)$")
-_CC = re.compile(r"^(\d+)\.(\d+)$")
+# A compute capability: major 1-99, minor one digit (sm_XY / sm_XYZ: the last digit is
+# the minor). "0.0" or a 20-digit major is no GPU.
+_CC = re.compile(r"^([1-9]\d?)\.(\d)$")
 
 
 def _split_arch(number: str) -> tuple[int, int]:

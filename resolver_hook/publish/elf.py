@@ -24,6 +24,13 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.limits import (
+    MAX_ELF_DYNAMIC_BYTES,
+    MAX_ELF_DYNSTR_BYTES,
+    MAX_ELF_SECTION_NAME,
+    MAX_ELF_SECTIONS,
+    MAX_ELF_SHSTRTAB_BYTES,
+)
 
 __all__ = [
     "ELF_MAGIC",
@@ -42,12 +49,12 @@ ELF_MAGIC = b"\x7fELF"
 
 _T = TypeVar("_T")
 
-# Caps on what one object may ask us to read. Real objects are far below them:
-# libtorch_cuda.so has ~40 sections and a ~4 MB .dynstr.
-_MAX_SECTIONS = 1 << 16
-_MAX_SHSTRTAB = 16 << 20
-_MAX_DYNSTR = 64 << 20
-_MAX_DYNAMIC = 16 << 20
+# Caps on what one object may ask us to read (resolver_hook/limits.py). Real objects are
+# far below them: libtorch_cuda.so has ~40 sections and a ~4 MB .dynstr.
+_MAX_SECTIONS = MAX_ELF_SECTIONS
+_MAX_SHSTRTAB = MAX_ELF_SHSTRTAB_BYTES
+_MAX_DYNSTR = MAX_ELF_DYNSTR_BYTES
+_MAX_DYNAMIC = MAX_ELF_DYNAMIC_BYTES
 
 _SHT_NOBITS = 8
 _SHT_DYNAMIC = 6
@@ -184,12 +191,15 @@ def _read(src: ByteSource, what: str, offset: int, length: int, cap: int | None 
     return data
 
 
-def _cstring(table: bytes, index: int, what: str) -> str:
+def _cstring(table: bytes, index: int, what: str, cap: int | None = None) -> str:
+    """The NUL-terminated string at ``index``; with ``cap``, at most ``cap`` bytes of it."""
     if not 0 <= index < len(table):
         raise ElfError(f"{what}: string index {index} outside its {len(table)}-byte table")
     end = table.find(b"\0", index)
     if end < 0:
         raise ElfError(f"{what}: string at index {index} is not NUL-terminated")
+    if cap is not None:
+        end = min(end, index + cap)
     return table[index:end].decode("utf-8", "replace")
 
 
@@ -253,10 +263,18 @@ def _read_sections(
         if row[1] != _SHT_NOBITS:
             names = _read(src, "section name table", row[4], row[5], _MAX_SHSTRTAB)
     sections: list[Section] = []
+    # 65,535 headers may all name one long string: names are cut to MAX_ELF_SECTION_NAME
+    # bytes and decoded once per distinct index, so memory stays bounded.
+    decoded: dict[int, str] = {}
     for i, (name_idx, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, _es) in enumerate(
         rows
     ):
-        name = _cstring(names, name_idx, f"section {i} name") if names else ""
+        name = ""
+        if names:
+            name = decoded.get(name_idx) or _cstring(
+                names, name_idx, f"section {i} name", MAX_ELF_SECTION_NAME
+            )
+            decoded[name_idx] = name
         if sh_type != _SHT_NOBITS:
             _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
         sections.append(

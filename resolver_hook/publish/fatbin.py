@@ -44,6 +44,7 @@ import struct
 from dataclasses import dataclass
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.limits import MAX_FATBIN_ENTRIES
 from resolver_hook.publish.elf import ByteSource, BytesSource
 
 __all__ = [
@@ -69,7 +70,7 @@ _ENTRY_BASE = 64
 # An entry header is 64-112 bytes with nvcc 11-13; anything past this is corruption.
 _MAX_ENTRY_HEADER = 4096
 # Caps the work a hostile section can cause (libcublasLt.so.13 has ~5,400 entries).
-_MAX_ENTRIES = 1_000_000
+_MAX_ENTRIES = MAX_FATBIN_ENTRIES
 _PTX_PEEK = 4096
 _ZERO_SCAN_CHUNK = 1 << 16
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)

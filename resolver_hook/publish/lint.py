@@ -45,7 +45,7 @@ import email.policy
 import re
 import tarfile
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -57,6 +57,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import MAX_ARCHIVE_MEMBERS
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     KernelTarget,
@@ -71,7 +72,7 @@ OS_INDEPENDENT = "Operating System :: OS Independent"
 
 _MAX_TEXT = 16 << 20  # PKG-INFO, METADATA, pyproject.toml
 _MAX_INIT = 1 << 20  # an __init__.py past this is not a placeholder's
-_MAX_MEMBERS = 200_000
+_MAX_MEMBERS = MAX_ARCHIVE_MEMBERS
 _SMALL_INIT_STATEMENTS = 5
 # GPUs worth naming when left out: CUDA 13 dropped offline compilation below CC 7.5
 # (docs/facts.md section 1), so older ones are not a maintainer's action item.
@@ -251,11 +252,61 @@ def _read_wheel(path: Path) -> LintInput:
     )
 
 
+def _parse_python(text: str) -> ast.Module | None:
+    """The module's syntax tree; None when it does not parse or is too deep to parse.
+
+    CPython's parser raises MemoryError ("too complex") or RecursionError on a 200k
+    character expression, ValueError on NUL bytes: all mean "not code we can read".
+    """
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _string_list(value: object, where: str) -> tuple[str, ...]:
+    """A TOML array of strings, or LintError naming the key (a string is not a list)."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        kind = type(value).__name__
+        raise LintError(f"{where}: expected an array of strings, got {kind}: {value!r:.60}")
+    return tuple(value)
+
+
+def _table(doc: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    value = doc.get(key, {})
+    if not isinstance(value, Mapping):
+        raise LintError(f"{where}: [{key}] must be a table, got {type(value).__name__}")
+    return value
+
+
+def _build_system(
+    doc: Mapping[str, Any], where: str
+) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """``(requires or None, backend-path)`` of a pyproject's [build-system], types checked."""
+    build = _table(doc, "build-system", where)
+    requires = (
+        _string_list(build["requires"], f"{where}: build-system.requires")
+        if "requires" in build
+        else None
+    )
+    backend = build.get("build-backend")
+    if backend is not None and not isinstance(backend, str):
+        raise LintError(f"{where}: build-system.build-backend: expected a string")
+    paths = _string_list(build.get("backend-path", []), f"{where}: build-system.backend-path")
+    return requires if build else None, paths
+
+
+def _project_name(project: Mapping[str, Any], where: str, default: str) -> str:
+    name = project.get("name", default)
+    if not isinstance(name, str):
+        raise LintError(f"{where}: project.name: expected a string, got {type(name).__name__}")
+    return name
+
+
 def _backend_raises(text: str) -> bool:
     """Whether build code exits on purpose: ``raise``/``SystemExit``/``sys.exit`` anywhere."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parse_python(text)
+    if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Raise):
@@ -298,8 +349,13 @@ def _read_sdist(path: Path) -> LintInput:
                 pyproject = _parse_toml(
                     read(f"{root}/pyproject.toml"), f"{path.name}: pyproject.toml"
                 )
-            build = pyproject.get("build-system", {})
-            backend_dirs = [f"{root}/{d.strip('/')}/" for d in build.get("backend-path", [])]
+            requires, backend_path = _build_system(pyproject, f"{path.name}: pyproject.toml")
+            _project_name(
+                _table(pyproject, "project", f"{path.name}: pyproject.toml"),
+                f"{path.name}: pyproject.toml",
+                "",
+            )
+            backend_dirs = [f"{root}/{d.strip('/')}/" for d in backend_path]
             build_fails = f"{root}/setup.py" in files and _backend_raises(
                 read(f"{root}/setup.py").decode("utf-8", "replace")
             )
@@ -324,14 +380,13 @@ def _read_sdist(path: Path) -> LintInput:
     meta_version = str(headers.get("Metadata-Version", "1.0"))
     dynamic = [str(d) for d in headers.get_all("Dynamic") or ()]
     try:
-        static = Version(meta_version) >= Version("2.2") and not dynamic
-    except InvalidVersion:
+        static = Version(meta_version[:64]) >= Version("2.2") and not dynamic
+    except ValueError:  # InvalidVersion, or a number past Python's int digit limit
         static = False
     if dynamic:
         evidence = f"PKG-INFO Dynamic: {', '.join(dynamic)}"
     else:
         evidence = f"PKG-INFO Metadata-Version {meta_version}"
-    requires = build.get("requires") if build else None
     return LintInput(
         path=str(path),
         kind="sdist",
@@ -416,14 +471,13 @@ def _read_toml(path: Path) -> LintInput:
         raise LintError(f"{path}: cannot read: {exc.strerror or exc}") from None
     doc = _parse_toml(raw, str(path))
     if "project" in doc or "build-system" in doc:
-        project = doc.get("project", {})
-        build = doc.get("build-system", {})
-        requires = build.get("requires") if build else None
-        dynamic = [str(d) for d in project.get("dynamic", [])]
+        project = _table(doc, "project", str(path))
+        requires, backend_path = _build_system(doc, str(path))
+        dynamic = list(_string_list(project.get("dynamic", []), f"{path}: project.dynamic"))
         return LintInput(
             path=str(path),
             kind="pyproject",
-            name=str(canonicalize_name(str(project.get("name", path.parent.name)))),
+            name=str(canonicalize_name(_project_name(project, str(path), path.parent.name))),
             version=str(project["version"]) if "version" in project else None,
             summary=str(project.get("description", "")),
             classifiers=tuple(map(str, project.get("classifiers", []))),
@@ -431,7 +485,7 @@ def _read_toml(path: Path) -> LintInput:
             static_metadata=not dynamic,
             metadata_evidence=f"[project] dynamic = {dynamic}",
             has_native_code=_native_in_tree(path.parent),
-            package=_package_in_tree(path.parent, [str(d) for d in build.get("backend-path", [])]),
+            package=_package_in_tree(path.parent, list(backend_path)),
         )
     if "package" in doc and "schema" in doc:
         return _from_manifest(raw.decode("utf-8"), path)
@@ -519,10 +573,10 @@ def read_input(path: str | Path) -> LintInput:
 
 def _statements(text: str) -> int | None:
     """Statements in a module besides its docstring; None when it does not parse."""
-    try:
-        body = ast.parse(text).body
-    except SyntaxError:
+    tree = _parse_python(text)
+    if tree is None:
         return None
+    body = tree.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     return len(body)
@@ -531,9 +585,8 @@ def _statements(text: str) -> int | None:
 def _raises_on_import(text: str) -> bool:
     """A ``raise`` (or ``sys.exit``) that runs when the module is imported: at module
     level or inside top-level ``if``/``try``/``with``, not inside functions or classes."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parse_python(text)
+    if tree is None:
         return True  # a SyntaxError is loud too
     todo: list[ast.stmt] = list(tree.body)
     while todo:

@@ -40,6 +40,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.limits import (
+    MAX_ARCHIVE_MEMBERS,
+    MAX_COMPRESSION_RATIO,
+    MAX_MEMBER_BYTES,
+    check_version_text,
+)
 from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.publish.fatbin import FatbinEntry, FatbinError, read_fatbin
@@ -59,8 +65,8 @@ __all__ = [
 # Called with (members done, members in all, compressed bytes done).
 Progress = Callable[[int, int, int], None]
 
-DEFAULT_MAX_MEMBER_SIZE = 2 << 30  # 2 GiB: libtorch_cuda.so is ~1.5 GB uncompressed
-_MAX_RATIO = 200  # real shared objects deflate 2-6:1; 200:1 is only padding or a bomb
+DEFAULT_MAX_MEMBER_SIZE = MAX_MEMBER_BYTES  # libtorch_cuda.so is ~1.5 GB uncompressed
+_MAX_RATIO = MAX_COMPRESSION_RATIO  # real shared objects deflate 2-6:1
 _RATIO_MIN_SIZE = 8 << 20  # small members may compress well and harm nobody
 _IN_MEMORY = 32 << 20  # members up to this size are read once, into memory
 _CHUNK = 4 << 20
@@ -408,6 +414,10 @@ def _read_members(
     objects: list[ObjectReport] = []
     with zipfile.ZipFile(path) as zf:
         infos = zf.infolist()
+        if len(infos) > MAX_ARCHIVE_MEMBERS:
+            raise ScanError(
+                f"{path.name}: {len(infos)} members, more than the {MAX_ARCHIVE_MEMBERS} allowed"
+            )
         shipped = {PurePosixPath(i.filename).name for i in infos if not i.is_dir()}
         done = 0
         for i, info in enumerate(infos):
@@ -464,9 +474,12 @@ def scan_wheel(
     path = Path(path)
     filename = path.name
     try:
+        too_big = check_version_text(filename)
+        if too_big is not None:
+            raise InvalidWheelFilename(too_big)
         dist, version, _build, tag_set = parse_wheel_filename(filename)
-    except InvalidWheelFilename as exc:
-        raise ScanError(f"{filename}: not a wheel file name ({exc})") from None
+    except ValueError as exc:  # InvalidWheelFilename, InvalidVersion
+        raise ScanError(f"{filename[:200]}: not a wheel file name ({exc})") from None
     hashed: dict[str, Any] = {}
     hasher = threading.Thread(target=_hash_file, args=(path, hashed), daemon=True)
     try:

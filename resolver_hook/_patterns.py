@@ -1,0 +1,27 @@
+"""The one copy of each identifier pattern: sha256 digests and project names.
+
+Use them with ``fullmatch`` only: ``$`` in ``re.match`` also matches before a final
+newline, and ``"<64 hex>\\n"`` would pass and split a lock line in two.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["PROJECT_NAME", "SHA256", "is_project_name", "is_sha256"]
+
+# 64 hex digits, either case (pip compares them case-insensitively); store lower case.
+SHA256 = re.compile(r"[0-9a-fA-F]{64}")
+# A valid (not necessarily normalised) project name: PEP 508 "identifier"; see
+# https://packaging.python.org/en/latest/specifications/name-normalization/
+PROJECT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def is_sha256(text: object) -> bool:
+    """Whether ``text`` is exactly 64 hex digits (nothing before or after)."""
+    return isinstance(text, str) and SHA256.fullmatch(text) is not None
+
+
+def is_project_name(text: object) -> bool:
+    """Whether ``text`` is exactly a valid project name."""
+    return isinstance(text, str) and PROJECT_NAME.fullmatch(text) is not None

@@ -1,0 +1,129 @@
+"""Every bound resolver-hook puts on what it reads, in one place.
+
+Hostile or careless input (a 5,000-digit version, a matrix of millions of wheels, an
+archive member claiming 65,535 section headers, a server sending a byte a second) must
+end in one ``error:`` line, quickly and in bounded memory, never in a MemoryError, a
+RecursionError or a hang. Each bound sits far above what real inputs use (the comment
+says what real inputs look like); the README's "Limits" table lists them for users.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MAX_ARCHIVE_MEMBERS",
+    "MAX_COMPRESSION_RATIO",
+    "MAX_ELF_DYNAMIC_BYTES",
+    "MAX_ELF_DYNSTR_BYTES",
+    "MAX_ELF_SECTIONS",
+    "MAX_ELF_SECTION_NAME",
+    "MAX_ELF_SHSTRTAB_BYTES",
+    "MAX_FATBIN_ENTRIES",
+    "MAX_HOSTCONFIG_NESTING",
+    "MAX_HOSTCONFIG_TOKENS",
+    "MAX_INCLUDE_DEPTH",
+    "MAX_MACHINE_VERSION_DIGITS",
+    "MAX_MANIFEST_BYTES",
+    "MAX_MATRIX_EXCLUDES",
+    "MAX_MATRIX_WHEELS",
+    "MAX_MEMBER_BYTES",
+    "MAX_NETWORK_SECONDS",
+    "MAX_PAGE_BYTES",
+    "MAX_PAGE_LINKS",
+    "MAX_PAGE_URL_BYTES",
+    "MAX_REQUIREMENTS_BYTES",
+    "MAX_REQUIREMENT_LINES",
+    "MAX_SUBPROCESS_OUTPUT",
+    "MAX_URL_LENGTH",
+    "MAX_VERSION_DIGITS",
+    "MAX_VERSION_LENGTH",
+    "NETWORK_DEADLINE",
+    "check_version_text",
+]
+
+# --- versions -------------------------------------------------------------------------
+# Python refuses to turn more than 4,300 digits into an int (ValueError); a version
+# number with that many digits is never real. Date-based releases use up to 14 digits
+# (20240101120000).
+MAX_VERSION_DIGITS = 32
+# A whole version string (``2.13.0+cu130torch2.13``): real ones stay under 64 characters.
+MAX_VERSION_LENGTH = 256
+# Machine versions (glibc minor, CUDA, ROCm, L4T parts): three digits each. glibc's
+# minor number sets how many manylinux tags a machine accepts (one per minor).
+MAX_MACHINE_VERSION_DIGITS = 3
+
+# --- manifests ------------------------------------------------------------------------
+# The built-in manifests are 1-3 KB; an imported page of 5,000 wheels is ~1.5 MB. The
+# TOML reader needs ~25 bytes of memory per byte of a hostile document ({},{},...).
+MAX_MANIFEST_BYTES = 2 << 20
+# Wheels one ``[[matrix]]`` may expand into (checked before expanding): a real matrix
+# of 4 CUDA x 6 Python x 3 platforms x 3 torch is 216.
+MAX_MATRIX_WHEELS = 10_000
+# ``exclude`` entries of one matrix (each is tried against every combination): real
+# matrices exclude a handful. Wheels times their needs entries stay under 10 x the above.
+MAX_MATRIX_EXCLUDES = 256
+# A URL in a manifest or on an index page (GitHub release asset URLs are ~200).
+MAX_URL_LENGTH = 8192
+
+# --- requirement files ----------------------------------------------------------------
+# One requirements or constraints file (a pip freeze of 1,000 packages is ~30 KB), and
+# the requirement lines of all files read together.
+MAX_REQUIREMENTS_BYTES = 4 << 20
+MAX_REQUIREMENT_LINES = 20_000
+# ``-r``/``-c`` nesting (cycles are refused separately).
+MAX_INCLUDE_DEPTH = 64
+
+# --- archives (wheels, sdists) ---------------------------------------------------------
+# Members of one wheel or sdist (torch's wheel has ~13,000).
+MAX_ARCHIVE_MEMBERS = 200_000
+# Declared uncompressed size of one member (libtorch_cuda.so is ~1.5 GB).
+MAX_MEMBER_BYTES = 2 << 30
+# Declared size over compressed size; real shared objects deflate 2-6:1.
+MAX_COMPRESSION_RATIO = 200
+
+# --- ELF objects and fat binaries -------------------------------------------------------
+# Section headers of one object (libtorch_cuda.so has ~40; extended numbering allows
+# more, which only a hostile object uses).
+MAX_ELF_SECTIONS = 1 << 16
+# Bytes of a section name kept (the names read are ``.nv_fatbin``, ``.dynamic``): a
+# longer name is cut, so 65,535 headers naming one long string stay small.
+MAX_ELF_SECTION_NAME = 256
+MAX_ELF_SHSTRTAB_BYTES = 16 << 20
+MAX_ELF_DYNSTR_BYTES = 64 << 20  # libtorch_cuda.so's .dynstr is ~4 MB
+MAX_ELF_DYNAMIC_BYTES = 16 << 20
+MAX_FATBIN_ENTRIES = 100_000  # libcublasLt.so.13 has ~5,400
+
+# --- host_config.h (doctor --build) ----------------------------------------------------
+# Tokens of one ``#if`` condition (CUDA 13's longest has ~40) and parenthesis/unary
+# nesting inside it.
+MAX_HOSTCONFIG_TOKENS = 512
+MAX_HOSTCONFIG_NESTING = 32
+
+# --- subprocesses and the network -------------------------------------------------------
+# Output kept from one probe or tool query (nvidia-smi prints a few KB).
+MAX_SUBPROCESS_OUTPUT = 1 << 20
+# One index page (download.pytorch.org/whl/torch/ is ~1 MB), its links, and the bytes of
+# the URLs they resolve to (a long <base href> times many short hrefs).
+MAX_PAGE_BYTES = 32 << 20
+MAX_PAGE_LINKS = 100_000
+MAX_PAGE_URL_BYTES = 16 << 20
+# ``manifest import``: the default total deadline for a page, connect to last byte,
+# redirects included, and the largest ``--timeout`` accepted.
+NETWORK_DEADLINE = 30.0
+MAX_NETWORK_SECONDS = 3600.0
+
+
+def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH) -> str | None:
+    """None when ``text`` is within the version bounds, else the problem in words.
+
+    Call before handing text to ``packaging.version.Version`` (or anything that parses
+    versions: wheel filenames, specifiers, markers), which converts each number with
+    ``int()``. ``max_length=None`` checks the numbers only (a marker, a long line).
+    """
+    if max_length is not None and len(text) > max_length:
+        return f"longer than {MAX_VERSION_LENGTH} characters"
+    run = 0
+    for ch in text:
+        run = run + 1 if ch.isdigit() else 0
+        if run > MAX_VERSION_DIGITS:
+            return f"has a number of more than {MAX_VERSION_DIGITS} digits"
+    return None

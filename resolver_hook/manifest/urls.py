@@ -1,0 +1,124 @@
+"""The one URL policy: which wheel and index URLs resolver-hook accepts, and how it prints them.
+
+Every URL that comes from outside (a manifest, a ``manifest import`` page, ``scan
+--url-prefix``, placeholder data, a redirect) passes :func:`url_problem` before it is
+used. The rule:
+
+- https only; loopback ``http://`` (127.0.0.0/8, ``::1``, ``localhost``) and ``file:``
+  only with ``--allow-insecure-urls`` (tests serve a loopback index; docs/design.md
+  "Secure by default").
+- None of the characters that have no place in a wheel or index URL: whitespace,
+  control characters, quotes, backtick, ``$``, ``;``, ``|``, ``<``, ``>``, backslash.
+  The URL is written into requirement and constraint files (a space or line break
+  starts another option or line there), into Markdown and into commands people paste
+  into a shell. Percent-encoding covers every legitimate use of them. A query string
+  (``?a=1&b=2``) stays legitimate.
+
+Printing: :func:`shell_url` for a URL inside a suggested command (shell-quoted), and
+:func:`markdown_url` for a link destination in Markdown.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+import urllib.parse
+
+from resolver_hook.errors import UsageError
+from resolver_hook.limits import MAX_URL_LENGTH
+
+__all__ = [
+    "FORBIDDEN_URL_CHARACTERS",
+    "INSECURE_FLAG",
+    "check_url",
+    "is_loopback_host",
+    "markdown_url",
+    "shell_url",
+    "url_filename",
+    "url_problem",
+]
+
+# The one opt-in flag for loopback http and file: URLs, on every command that reads URLs.
+INSECURE_FLAG = "--allow-insecure-urls"
+
+# Printable characters refused anywhere in a URL (whitespace and control characters too).
+FORBIDDEN_URL_CHARACTERS = "\"'`$;|<>\\"
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """``localhost`` or a loopback address (127.0.0.0/8, ::1): this machine only."""
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def url_problem(url: str, *, allow_insecure: bool = False) -> str | None:
+    """None when ``url`` may be used, else the problem in words (without the key)."""
+    if len(url) > MAX_URL_LENGTH:
+        return f"{url[:60]!r}... is longer than {MAX_URL_LENGTH} characters"
+    bad = next(
+        (
+            ch
+            for ch in url
+            if ch.isspace() or not ch.isprintable() or ch in FORBIDDEN_URL_CHARACTERS
+        ),
+        None,
+    )
+    if bad is not None:
+        return (
+            f"{url!r} contains {bad!r}: percent-encode it (it has no place in a wheel or index URL)"
+        )
+    try:
+        parts = urllib.parse.urlsplit(url)
+        hostname = parts.hostname
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError as exc:
+        return f"{url!r} is not a URL ({exc})"
+    scheme = parts.scheme.lower()
+    if scheme == "https":
+        return None if hostname else f"{url!r} has no host"
+    hint = f"; loopback http:// and file: URLs need {INSECURE_FLAG}"
+    if scheme == "file":
+        return None if allow_insecure else f"{url!r} is a file: URL, not https{hint}"
+    if scheme == "http":
+        if is_loopback_host(hostname):
+            return None if allow_insecure else f"{url!r} is plain http, not https{hint}"
+        return f"{url!r} is plain http: only https URLs are allowed"
+    if not scheme:
+        return f"{url!r} is not a URL (expected https://...)"
+    return f"{url!r} uses {scheme}:, not https"
+
+
+def check_url(url: object, *, key: str, allow_insecure: bool = False) -> str:
+    """``url`` when the policy allows it; else UsageError ``key: problem``."""
+    if not isinstance(url, str):
+        raise UsageError(f"{key}: expected a URL string, got {type(url).__name__}")
+    problem = url_problem(url, allow_insecure=allow_insecure)
+    if problem is not None:
+        raise UsageError(f"{key}: {problem}")
+    return url
+
+
+def url_filename(url: str) -> str:
+    """The last path segment of a URL, percent-decoded (``%2B`` -> ``+``)."""
+    path = urllib.parse.urlsplit(url).path
+    return urllib.parse.unquote(path.rsplit("/", 1)[-1])
+
+
+def shell_url(url: str) -> str:
+    """``url`` as one shell word, for a command people paste (``&`` of a query string)."""
+    return shlex.quote(url)
+
+
+def markdown_url(url: str) -> str:
+    """``url`` as a Markdown link destination: parentheses percent-encoded.
+
+    The policy already refuses spaces, ``<``, ``>`` and backslashes; a ``(`` or ``)``
+    left as is could end the link early.
+    """
+    return url.replace("(", "%28").replace(")", "%29")

@@ -1,0 +1,91 @@
+"""Threat model: requirement files and command-line requirements.
+
+They come from projects, generators and Windows editors. Read them as pip does (a
+UTF-8 byte-order mark is fine), and bound what pip would choke on later: numbers past
+Python's int digit limit, include chains thousands deep, files of gigabytes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.cli import main
+from resolver_hook.errors import UsageError
+from resolver_hook.limits import MAX_INCLUDE_DEPTH, MAX_REQUIREMENTS_BYTES
+from resolver_hook.reqfile import parse_requirements, read_requirements
+
+TARGET = ["--target", "linux-x86_64-py312"]
+HUGE = "1" * 5000
+
+
+def test_utf8_bom_is_accepted_as_pip_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "req.txt"
+    path.write_bytes(b"\xef\xbb\xbfnumpy>=1\n")
+    (entry,) = read_requirements([str(path)]).requirements
+    assert entry.name == "numpy"
+    assert main(["plan", "-r", str(path), *TARGET]) == 0
+    assert "numpy" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"a=={HUGE}",
+        f"a>={HUGE}.0",
+        f"a ; python_version > '{HUGE}'",
+        f"https://example.org/a-1.0-py3-none-any.whl ; python_version > '{HUGE}'",
+    ],
+    ids=["pin", "specifier", "marker", "url-marker"],
+)
+def test_versions_with_5000_digits_are_one_error_line(
+    line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["plan", line, *TARGET])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: requirement ")
+    assert "Traceback" not in err
+    assert len(err) < 1000  # the offending text is shortened
+
+
+def test_wheel_url_with_5000_digit_version_does_not_crash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Not a valid wheel name: passed on to the installer as pip would get it.
+    code = main(["plan", f"https://example.org/a-1.{HUGE}-py3-none-any.whl", *TARGET])
+    assert code == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_version_in_a_file_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "req.txt"
+    path.write_text(f"numpy\na=={HUGE}\n")
+    with pytest.raises(UsageError, match=rf"^{path}:2: invalid requirement"):
+        read_requirements([str(path)])
+
+
+def test_include_depth_is_bounded(tmp_path: Path) -> None:
+    depth = MAX_INCLUDE_DEPTH + 5
+    for i in range(depth):
+        (tmp_path / f"r{i}.txt").write_text(f"-r r{i + 1}.txt\n")
+    (tmp_path / f"r{depth}.txt").write_text("numpy\n")
+    with pytest.raises(UsageError, match=f"nested more than {MAX_INCLUDE_DEPTH} files deep"):
+        read_requirements([str(tmp_path / "r0.txt")])
+
+
+def test_include_depth_below_the_bound_works(tmp_path: Path) -> None:
+    for i in range(10):
+        (tmp_path / f"r{i}.txt").write_text(f"-r r{i + 1}.txt\n")
+    (tmp_path / "r10.txt").write_text("numpy\n")
+    (entry,) = read_requirements([str(tmp_path / "r0.txt")]).requirements
+    assert entry.name == "numpy"
+
+
+def test_requirement_text_larger_than_the_limit_is_refused() -> None:
+    text = "numpy\n" + "#" * MAX_REQUIREMENTS_BYTES
+    with pytest.raises(UsageError, match="larger than"):
+        parse_requirements(text, source="big.txt")
