@@ -742,7 +742,9 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     cxx11abi = _read_cxx11abi(c, t, path)
     coupled: NormalizedName | None = None
     if template is not None:
-        problems, coupled = check_template(template, [r.name for r in needs.requires])
+        problems, coupled = check_template(
+            template, [r.name for r in needs.requires], allow_insecure=c.allow_insecure
+        )
         for problem in problems:
             c.bad(_join(path, "url"), problem)
         url_ok = not problems
@@ -875,7 +877,7 @@ _SAMPLE = {
 
 
 def check_template(
-    template: str, requires: Sequence[str]
+    template: str, requires: Sequence[str], *, allow_insecure: bool = False
 ) -> tuple[list[str], NormalizedName | None]:
     """The problems of a page template, and the package whose build it reads.
 
@@ -929,7 +931,7 @@ def check_template(
                 "couple with exactly one package ('requires')"
             )
     if not problems:
-        problem = check_url(fill_template(template, samples))
+        problem = check_url(fill_template(template, samples), allow_insecure=allow_insecure)
         if problem:
             problems.append(f"the template {template!r} does not make an https URL: {problem}")
     return problems, package
