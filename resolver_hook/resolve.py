@@ -1169,12 +1169,22 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
                                 Failure(
                                     rule="coupling",
                                     reason=f"needs {dead}; "
-                                    + _no_such(dead, slots[canonicalize_name(dead.name)]),
+                                    + _why_dead(f, dead, slots[canonicalize_name(dead.name)]),
                                 )
                             ],
                         )
                     )
             slot.candidates = keep
+
+
+def _why_dead(f: Flavour, r: Requirement, other: _Slot) -> str:
+    """Why no candidate of ``other`` meets ``r``: a page template's fact the builds lack
+    (their local label, C++ ABI), else none exists or none fits."""
+    for g, _ in other.candidates:
+        why = _meets(f, r, g)
+        if why is not None and not why.startswith("needs "):
+            return why
+    return _no_such(r, other)
 
 
 def _search(slots: Mapping[str, _Slot], m: _Machine) -> None:
@@ -1468,7 +1478,7 @@ def _py_tag(p: HostProfile) -> str:
 
 def _platform_tag(p: HostProfile) -> str:
     """The profile's most general platform tag: ``linux_x86_64``, ``win_amd64``."""
-    plats = [t.split("-")[-1] for t in p.tags]
+    plats = [t.split("-")[-1] for t in p.tags if not t.endswith("-any")]
     return plats[-1] if plats else ""
 
 
