@@ -241,3 +241,23 @@ def test_only_a_build_table_is_an_sdist_only_package() -> None:
     assert p is not None
     assert (p.action, p.build_needs, p.line) == ("build", ("ninja",), "demo")
     assert "publishes no wheels" in p.reason
+
+
+# --- placeholders say each form as it is ----------------------------------------------
+
+
+def test_a_placeholder_names_the_other_distribution_and_the_template() -> None:
+    from resolver_hook.placeholder.data import placeholder_data
+    from resolver_hook.placeholder.render import runtime
+
+    rt = runtime()
+    cupy = placeholder_data(fixtures("cupy")["cupy"])
+    lines = [rt.install_line(cupy, f) for f in cupy["flavours"]]
+    assert "pip install 'cupy-cuda13x>=14.0'" in lines
+    scatter = placeholder_data(fixtures("torch-scatter")["torch-scatter"])
+    (line,) = [rt.install_line(scatter, f) for f in scatter["flavours"]]
+    assert line == (
+        "pip install 'torch-scatter>=2.1.2' --find-links "
+        "https://data.example.org/whl/torch-{torch.minor}.0+{torch.local}.html "
+        "(fill in from torch<2.13,>=2.12)"
+    )
