@@ -261,3 +261,46 @@ def test_a_placeholder_names_the_other_distribution_and_the_template() -> None:
         "https://data.example.org/whl/torch-{torch.minor}.0+{torch.local}.html "
         "(fill in from torch<2.13,>=2.12)"
     )
+
+
+class _Pages:
+    """A fake network for lock_wheels: page URL -> wheel filenames (hash "aa..")."""
+
+    def __init__(self, pages: dict[str, list[str]]) -> None:
+        self.pages = pages
+
+    def links(self, page_url: str) -> tuple[Any, ...]:
+        from resolver_hook.publish.indexpage import Link
+
+        names = self.pages.get(page_url, [])
+        return tuple(
+            Link(url=page_url + n, filename=n, sha256="a" * 64, yanked=False) for n in names
+        )
+
+    def sha256(self, url: str) -> str:
+        raise AssertionError(url)
+
+    def check(self, url: str) -> None:
+        pass
+
+
+def test_pylock_locks_the_other_distribution_and_the_newest_of_a_pattern() -> None:
+    from resolver_hook.lockfmt.wheels import lock_wheels
+
+    p = plan(CUDA13, ["cupy", "llamaish"], "cupy", "llamaish")
+    tag = "cp312-cp312-manylinux_2_17_x86_64"
+    pages = _Pages(
+        {
+            "https://pypi.org/simple/cupy-cuda13x/": [
+                f"cupy_cuda13x-14.1.0-{tag}.whl",
+                f"cupy_cuda13x-14.2.0-{tag}.whl",
+            ],
+            "https://example.org/whl/cu130/llamaish/": [
+                f"llamaish-0.2.0-{tag}.whl",
+                f"llamaish-0.4.0-{tag}.whl",
+                f"llamaish-0.3.0-{tag}.whl",
+            ],
+        }
+    )
+    locked = {(w.name, w.version) for w in lock_wheels(p, pages)}
+    assert locked == {("cupy-cuda13x", "14.2.0"), ("llamaish", "0.4.0")}
