@@ -304,3 +304,15 @@ def test_pylock_locks_the_other_distribution_and_the_newest_of_a_pattern() -> No
     )
     locked = {(w.name, w.version) for w in lock_wheels(p, pages)}
     assert locked == {("cupy-cuda13x", "14.2.0"), ("llamaish", "0.4.0")}
+
+
+def test_the_enable_command_says_it_cannot_apply_a_name_flavour(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (tmp_path / "bin").mkdir()
+    args = ["--manifest", str(FIXTURES / "cupy.toml")]
+    code = main(["enable", "--venv", str(tmp_path), "--target", CUDA13, *args])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "cupy: cannot apply: this machine's flavour is cupy-cuda13x" in out
