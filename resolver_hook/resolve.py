@@ -861,6 +861,12 @@ def _plan(
     ordered = [s.packages[k] for k in s.order if k in s.packages]
     notes = list(s.notes)
     notes.extend(_other_name_notes(ordered, s.slots))
+    notes.extend(
+        f"{p.name}: the page {p.find_links} is computed from its manifest's template and "
+        f"the {_coupled_words(p, s.slots)} build chosen, not a page seen for that build"
+        for p in ordered
+        if p.computed and p.action == "rewrite"
+    )
     if today is not None:
         notes.extend(_stale_note(ordered, today))
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
@@ -1008,6 +1014,14 @@ def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
         user_constraints=user_constraints,
         notes=notes,
     )
+
+
+def _coupled_words(p: PackagePlan, slots: Mapping[str, _Slot]) -> str:
+    f = p.flavour
+    if not isinstance(f, IndexFlavour) or f.coupled is None or f.coupled not in slots:
+        return "coupled"
+    chosen = slots[f.coupled].chosen
+    return f"{f.coupled} {chosen.version}" if chosen is not None else f.coupled
 
 
 def _other_name_notes(packages: Sequence[PackagePlan], slots: Mapping[str, _Slot]) -> list[str]:

@@ -109,6 +109,8 @@ def test_the_page_matches_the_chosen_torch_and_is_marked_computed() -> None:
     assert (scatter.find_links, scatter.computed) == (page, True)
     assert p.package("torch").computed is False  # type: ignore[union-attr]
     assert page in p.find_links
+    assert f"torch-scatter: the page {page} is computed" in " ".join(p.notes)
+    assert "the torch 2.12.0+cu130 build chosen, not a page seen" in " ".join(p.notes)
 
 
 def test_a_torch_build_without_a_page_is_a_coupling_failure() -> None:
