@@ -318,3 +318,12 @@ def test_the_enable_command_says_it_cannot_apply_a_name_flavour(
     out = capsys.readouterr().out
     assert code == 0, out
     assert "cupy: cannot apply: this machine's flavour is cupy-cuda13x" in out
+
+
+def test_a_uv_project_lock_names_a_flavour_it_cannot_write_as_a_source() -> None:
+    from resolver_hook.lockfmt.uvproject import UvTarget, uv_project_text
+
+    p = plan(CUDA13, ["cupy"], "cupy")
+    text = uv_project_text([UvTarget(spec=CUDA13, profile=p.profile, plan=p)])
+    want = "# Not a source: write this dependency under its flavour's name: cupy -> cupy-cuda13x"
+    assert f"{want} ({CUDA13})" in text
