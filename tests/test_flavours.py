@@ -216,6 +216,10 @@ HEAD = 'schema = 1\n[package]\nname = "demo"\n[[index]]\n'
             'url = "http://x.org/{torch.local}/"\nversion = "1.0"\nrequires = ["torch>=2"]\n',
             "index[0].url: the template 'http://x.org/{torch.local}/' does not make an https URL",
         ),
+        (
+            'url = "https://{torch.local}.x.org/p/"\nversion = "1.0"\nrequires = ["torch>=2"]\n',
+            "index[0].url: 'https://{torch.local}.x.org/p/': placeholders belong in the path",
+        ),
         ('install = "demo-cu12>=1"\nversion = "1.0"\n', "index[0].install: 'demo-cu12>=1': give"),
         ('install = "demo"\nversion = "1.0"\n', "index[0].install: 'demo' is the package itself"),
         ('versions = "<2"\n', "index[0].versions: '<2' has no floor"),

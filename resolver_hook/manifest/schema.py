@@ -921,6 +921,10 @@ def check_template(
         samples[part] = _SAMPLE[fact or part]
     if len(named) > 1:
         problems.append(f"reads the builds of {', '.join(sorted(named))}: one package only")
+    head, sep, rest = template.partition("://")
+    if "{" in head or "{" in (rest.split("/", 1)[0] if sep else head):
+        # The host is checked once, here: the values never choose where a page lives.
+        problems.append(f"{template!r}: placeholders belong in the path, not the scheme or host")
     package = next(iter(named), None)
     if package is None and needs_coupled:
         if len(coupled) == 1:
