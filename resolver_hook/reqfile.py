@@ -568,6 +568,7 @@ def format_requirement(
     version: str | None = None,
     extras: Iterable[str] = (),
     marker: Marker | str | None = None,
+    specifier: str | None = None,
 ) -> str:
     """One pip line: ``name[x] @ url#sha256=... ; marker`` or ``name[x]==version ; marker``.
 
@@ -581,6 +582,8 @@ def format_requirement(
         line = f"{head} @ {url}{frag}"
     elif version:
         line = f"{head}=={version}"
+    elif specifier:
+        line = f"{head}{specifier}"
     else:
         line = head
     if marker is not None and str(marker):

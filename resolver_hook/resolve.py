@@ -86,6 +86,7 @@ from resolver_hook.manifest.schema import (
     IndexFlavour,
     Manifest,
     WheelFlavour,
+    fill_template,
     python_sort_key,
 )
 from resolver_hook.portable.cuda import (
@@ -129,6 +130,7 @@ __all__ = [
     "evaluate_flavour",
     "make_plan",
     "marker_environment",
+    "plan_target",
     "resolve",
 ]
 
@@ -269,6 +271,14 @@ class PackagePlan:
     build_needs: tuple[str, ...] = ()  # for action "build": the manifest's [build] needs
     fix: Change | None = None
     hint: str = ""  # the fix in words, or why no single change gives a fit
+    # The distribution (and extras) installed instead of the package ("cupy-cuda12x",
+    # "jax[cuda12]"): the requirement line is rewritten to it; a constraints file
+    # cannot say that, so ``enable`` cannot apply it. None: the package itself.
+    installs: str | None = None
+    # The find-links page was computed from a template over the build chosen for
+    # another package (PyG's page per torch build), not seen in the manifest as is.
+    computed: bool = False
+    versions: str | None = None  # a version pattern (">=0.3.35") instead of one version
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -324,9 +334,7 @@ class Plan:
         for p in self.packages:
             if p.action == "rewrite":
                 what = (
-                    p.url
-                    if p.flavour is not None and p.flavour.kind == "wheel"
-                    else (f"{p.name}=={p.version} from {p.find_links}")
+                    p.url if p.flavour is not None and p.flavour.kind == "wheel" else plan_target(p)
                 )
                 implied = f" (needed by {', '.join(p.implied_by)})" if p.implied_by else ""
                 out.append(f"{p.name}: {what}{implied}: {p.reason}")
@@ -343,6 +351,20 @@ class Plan:
             "ok": self.ok,
         }
         return data
+
+
+def plan_target(p: PackagePlan) -> str:
+    """What an index flavour installs, in words: ``cupy-cuda12x==14.2.0 (for cupy)``,
+    ``torch-scatter==2.1.2 from <page> (computed)``."""
+    name = p.installs or p.name
+    pin = f"{name}{p.versions}" if p.versions else f"{name}=={p.version}"
+    if p.installs:
+        pin += f" (for {p.name})"
+    if p.find_links:
+        pin += f" from {p.find_links}"
+        if p.computed:
+            pin += " (computed)"
+    return pin
 
 
 # --- the marker environment of a profile -------------------------------------------
@@ -632,27 +654,76 @@ def _failures(
                 )
     if not _has_accelerator(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
+        # A version pattern shares its versions with the CUDA builds: no pin tells it
+        # apart, so none is suggested.
+        pin = (
+            "; no pin selects it (the CUDA builds have the same versions)"
+            if isinstance(f, IndexFlavour) and f.versions is not None
+            else f"; pin {manifest.display_name}=={f.version} to use it"
+        )
         if p.nvidia is not None and any_nvidia:
             out.append(
                 Failure(
                     rule="accelerator",
-                    reason=f"builds without CUDA are not chosen on a machine with "
-                    f"an NVIDIA GPU; pin {manifest.display_name}=={f.version} to use it",
+                    reason="builds without CUDA are not chosen on a machine with "
+                    f"an NVIDIA GPU{pin}",
                 )
             )
         elif p.rocm is not None and any_rocm:
             out.append(
                 Failure(
                     rule="accelerator",
-                    reason=f"builds without ROCm are not chosen on a machine with "
-                    f"ROCm; pin {manifest.display_name}=={f.version} to use it",
+                    reason=f"builds without ROCm are not chosen on a machine with ROCm{pin}",
                 )
             )
-    if str(spec) and not spec.contains(f.version, prereleases=True):
+    if str(spec) and not _version_ok(spec, f):
+        shown = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
         out.append(
-            Failure(rule="specifier", reason=f"{f.version} does not match your requirement {spec}")
+            Failure(rule="specifier", reason=f"{shown} does not match your requirement {spec}")
         )
     return out, rank
+
+
+def _version_ok(spec: SpecifierSet, f: Flavour) -> bool:
+    """Rule 5. A version pattern (``versions``) holds unless the user pins a version
+    (``==``/``===``, no wildcard) the pattern does not allow."""
+    if not isinstance(f, IndexFlavour) or f.versions is None:
+        return spec.contains(f.version, prereleases=True)
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                pinned = Version(s.version)
+            except InvalidVersion:
+                return False
+            if not f.versions.contains(pinned, prereleases=True):
+                return False
+    return True
+
+
+def _meets(f: Flavour, r: Requirement, other: Flavour) -> str | None:
+    """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
+    None, or why not. A page template over ``other``'s build needs more than the
+    version: one of ``local_labels``, and the facts the template reads."""
+    if not _version_ok(r.specifier, other):
+        return f"needs {r}"
+    if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
+        return None
+    local = other.version.local or ""
+    if f.local_labels and local not in f.local_labels:
+        return (
+            f"its page exists for {other.name} builds {', '.join(f.local_labels)}, "
+            f"not {other.version}"
+        )
+    assert f.template is not None
+    if "{cxx11abi}" in f.template and other.cxx11abi is None:
+        return f"its page needs the C++ ABI of {other.describe()}, which its manifest does not give"
+    if ("{cuda}" in f.template or "{cuda_major}" in f.template) and _runtime(other) is None:
+        return f"its page needs the CUDA version of {other.describe()}, a build without CUDA"
+    return None
+
+
+def _runtime(f: Flavour) -> Version | None:
+    return f.cuda_runtime or _floor(f.cuda)
 
 
 def _floor(spec: SpecifierSet | None) -> Version | None:
@@ -803,6 +874,13 @@ def _plan(
         s.packages[name] = _slot_plan(slot, s.slots, s.m)
     ordered = [s.packages[k] for k in s.order if k in s.packages]
     notes = list(s.notes)
+    notes.extend(_other_name_notes(ordered, s.slots))
+    notes.extend(
+        f"{p.name}: the page {p.find_links} is computed from its manifest's template and "
+        f"the {_coupled_words(p, s.slots)} build chosen, not a page seen for that build"
+        for p in ordered
+        if p.computed and p.action == "rewrite"
+    )
     if today is not None:
         notes.extend(_stale_note(ordered, today))
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
@@ -960,6 +1038,48 @@ def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
     )
 
 
+def _coupled_words(p: PackagePlan, slots: Mapping[str, _Slot]) -> str:
+    f = p.flavour
+    if not isinstance(f, IndexFlavour) or f.coupled is None or f.coupled not in slots:
+        return "coupled"
+    chosen = slots[f.coupled].chosen
+    return f"{f.coupled} {chosen.version}" if chosen is not None else f.coupled
+
+
+def _other_name_notes(packages: Sequence[PackagePlan], slots: Mapping[str, _Slot]) -> list[str]:
+    """A flavour that is another distribution (cupy as cupy-cuda12x): pip does not know
+    that it provides the package, so a dependency on the plain name from another
+    package installs the plain distribution too. Each such dependency the manifests
+    show is named; metadata of packages without a manifest is not read (pure)."""
+    out = []
+    for p in packages:
+        if p.installs is None or p.action != "rewrite":
+            continue
+        dist = canonicalize_name(Requirement(p.installs).name)
+        if dist == p.name:
+            continue  # the package itself with extras (jax[cuda12])
+        dependents = sorted(
+            other.name
+            for other in slots.values()
+            if other.chosen is not None
+            and other.name != p.name
+            and any(canonicalize_name(r.name) == p.name for r in other.chosen.requires)
+        )
+        if dependents:
+            out.append(
+                f"{p.name}: {', '.join(dependents)} depend{'s' if len(dependents) == 1 else ''} "
+                f"on the plain name {p.name}, and this plan installs {p.installs} instead: pip "
+                f"would install the plain {p.name} next to it"
+            )
+        out.append(
+            f"{p.name}: installs {p.installs}, another distribution; a package that depends "
+            f"on {p.name} by name still pulls the plain {p.name} (check with "
+            f"'pip install --dry-run'); 'resolver-hook enable' cannot apply this (a "
+            "constraints file cannot rename a requirement)"
+        )
+    return out
+
+
 def _stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[str]:
     """One note for every chosen entry checked more than STALE_DAYS days before today."""
     stale = [
@@ -995,8 +1115,9 @@ def _couplings_hold(
         other = assigned.get(target)
         if other is None or not _marker_true(r.marker, env):
             continue
-        if not r.specifier.contains(other.version, prereleases=True):
-            return f"needs {r}; the plan has {target} {other.version}"
+        why = _meets(f, r, other)
+        if why is not None:
+            return f"{why}; the plan has {target} {other.version}"
     return None
 
 
@@ -1067,7 +1188,7 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
                         if canonicalize_name(r.name) in slots
                         and _marker_true(r.marker, m.env)
                         and not any(
-                            r.specifier.contains(g.version, prereleases=True)
+                            _meets(f, r, g) is None
                             for g, _ in slots[canonicalize_name(r.name)].candidates
                         )
                     ),
@@ -1084,12 +1205,22 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
                                 Failure(
                                     rule="coupling",
                                     reason=f"needs {dead}; "
-                                    + _no_such(dead, slots[canonicalize_name(dead.name)]),
+                                    + _why_dead(f, dead, slots[canonicalize_name(dead.name)]),
                                 )
                             ],
                         )
                     )
             slot.candidates = keep
+
+
+def _why_dead(f: Flavour, r: Requirement, other: _Slot) -> str:
+    """Why no candidate of ``other`` meets ``r``: a page template's fact the builds lack
+    (their local label, C++ ABI), else none exists or none fits."""
+    for g, _ in other.candidates:
+        why = _meets(f, r, g)
+        if why is not None and not why.startswith("needs "):
+            return why
+    return _no_such(r, other)
 
 
 def _search(slots: Mapping[str, _Slot], m: _Machine) -> None:
@@ -1163,14 +1294,15 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, _Slot], m: _Machine) -> l
         other = slots.get(canonicalize_name(r.name))
         if other is None or not _marker_true(r.marker, m.env):
             continue
-        if other.chosen is not None and r.specifier.contains(
-            other.chosen.version, prereleases=True
-        ):
+        if other.chosen is not None and _meets(f, r, other.chosen) is None:
             continue
-        if not any(r.specifier.contains(g.version, prereleases=True) for g, _ in other.candidates):
+        if not any(_meets(f, r, g) is None for g, _ in other.candidates):
             why = _no_such(r, other)
         elif other.chosen is not None:
             why = f"the plan has {other.name} {other.chosen.version}"
+            detail = _meets(f, r, other.chosen)
+            if detail and not detail.startswith("needs "):
+                why = f"{detail}; {why}"
         else:
             why = f"no build of {other.name} is consistent with the rest of the plan"
         out.append(Failure(rule="coupling", reason=f"needs {r}; {why}"))
@@ -1215,6 +1347,17 @@ def _slot_plan(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> PackageP
         "where": e.where if e else "",
         "implied_by": tuple(slot.implied_by),
     }
+    if chosen is None and slot.manifest.buildable and not slot.manifest.flavours:
+        return PackagePlan(
+            action="build",
+            cause="no-fit",
+            reason=f"{slot.manifest.display_name} publishes no wheels (its manifest has only "
+            "[build]): the installer builds it from source",
+            build_needs=slot.manifest.build_needs,
+            line=_original_line(e) if e else None,
+            more_lines=more,
+            **base,
+        )
     if (
         chosen is None
         and e is not None
@@ -1286,20 +1429,93 @@ def _slot_plan(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> PackageP
             constraint=constraint,
             **base,
         )
-    line = format_requirement(
-        slot.manifest.display_name, version=str(chosen.version), extras=extras, marker=marker
-    )
+    page = chosen.url
+    if chosen.template is not None:
+        page = _fill(chosen, slots, m)
+        why = f"{why}; page computed from {chosen.template}"
+    name = slot.manifest.display_name
+    if chosen.install is not None:
+        inst = Requirement(chosen.install)
+        name, extras = inst.name, {*extras, *inst.extras}
+        other = canonicalize_name(inst.name) != slot.name
+        kind = "another distribution" if other else "the package with extras"
+        why = f"{why}; installs {chosen.install} ({kind})"
+    if chosen.versions is not None:
+        # Every release the page serves from the floor on: the user's specifier and the
+        # pattern both hold, pip takes the newest.
+        line = format_requirement(
+            name,
+            specifier=str(slot.spec & chosen.versions),
+            extras=extras,
+            marker=marker,
+        )
+        constraint = format_requirement(name, specifier=str(chosen.versions))
+    else:
+        line = format_requirement(name, version=str(chosen.version), extras=extras, marker=marker)
+        constraint = f"{canonicalize_name(name)}=={chosen.version}"
     return PackagePlan(
         action="rewrite",
         version=str(chosen.version),
-        url=chosen.url,
+        url=page,
         flavour=chosen,
         reason=why,
         line=line if e else None,
-        constraint=f"{slot.name}=={chosen.version}",
-        find_links=chosen.url,
+        # Another distribution cannot travel in a constraints file: only the rewritten
+        # requirement line installs it (and ``enable`` says it cannot apply it).
+        constraint=None if chosen.install is not None else constraint,
+        find_links=page,
+        installs=chosen.install,
+        computed=chosen.template is not None,
+        versions=str(chosen.versions) if chosen.versions is not None else None,
         **base,
     )
+
+
+def _fill(f: IndexFlavour, slots: Mapping[str, _Slot], m: _Machine) -> str | None:
+    """The page of a template flavour, from the build chosen for its coupled package
+    (the search only chooses it when that build has every fact the template reads)."""
+    assert f.template is not None
+    values = {"py": _py_tag(m.profile), "platform": _platform_tag(m.profile)}
+    other = slots[f.coupled].chosen if f.coupled is not None and f.coupled in slots else None
+    if other is not None:
+        pkg = other.name
+        public = other.version.public
+        release = other.version.release
+        values |= {
+            f"{pkg}.version": public,
+            f"{pkg}.local": other.version.local or "",
+            f"{pkg}.minor": ".".join(str(x) for x in release[:2]),
+        }
+        runtime = _runtime(other)
+        if runtime is not None:
+            values["cuda"] = f"cu{runtime.major}{runtime.minor}"
+            values["cuda_major"] = str(runtime.major)
+        if other.cxx11abi is not None:
+            values["cxx11abi"] = "TRUE" if other.cxx11abi else "FALSE"
+    return fill_template(f.template, _spellings(values, f.template))
+
+
+def _spellings(values: dict[str, str], template: str) -> dict[str, str]:
+    """Map each ``{pkg.fact}`` as the template spells the package to its value."""
+    out = dict(values)
+    for part in re.findall(r"\{([^{}]*)\}", template):
+        pkg, dot, fact = part.rpartition(".")
+        if dot:
+            key = f"{canonicalize_name(pkg)}.{fact}"
+            if key in values:
+                out[part] = values[key]
+    return out
+
+
+def _py_tag(p: HostProfile) -> str:
+    """``cp312`` (``cp313t`` free-threaded)."""
+    return f"{p.implementation}{p.python.replace('.', '')}{'t' if p.free_threaded else ''}"
+
+
+def _platform_tag(p: HostProfile) -> str:
+    """The profile's most general platform tag: ``linux_x86_64``, ``win_amd64``."""
+    plats = [t.split("-")[-1] for t in p.tags if not t.endswith("-any")]
+    return plats[-1] if plats else ""
 
 
 def _why(f: Flavour, slot: _Slot, m: _Machine) -> str:
@@ -1379,6 +1595,8 @@ def _alternatives(slot: _Slot) -> list[Alternative]:
     name = slot.manifest.display_name
     for f, fails in slot.rejected:
         rules = {x.rule for x in fails}
+        if isinstance(f, IndexFlavour) and f.versions is not None:
+            continue  # a pattern: no pin tells it apart
         if rules == {"accelerator"}:
             out.append(Alternative(pin=f"{name}=={f.version}", why="runs without the GPU"))
         elif rules == {"specifier"}:
@@ -1430,6 +1648,7 @@ def _assemble(
         )
     if any(
         p.action != "pass"
+        and p.url is not None
         and p.source
         and p.source.startswith("built-in")
         and not (isinstance(p.flavour, WheelFlavour) and p.flavour.sha256)

@@ -25,7 +25,30 @@ def plan(target: str, *reqs: str) -> Plan:
 
 def test_builtin_manifests_load() -> None:
     ms = builtin_manifests()
-    assert set(ms) == {"torch", "torchvision", "torchaudio", "flash-attn", "natten", "tilert"}
+    assert set(ms) == {
+        "torch",
+        "torchvision",
+        "torchaudio",
+        "flash-attn",
+        "natten",
+        "tilert",
+        # issue 18 (docs/facts.md section 6)
+        "bitsandbytes",
+        "cupy",
+        "deepspeed",
+        "faiss-gpu",
+        "jax",
+        "llama-cpp-python",
+        "nvidia-dali",
+        "onnxruntime",
+        "pyg-lib",
+        "spconv",
+        "tilelang",
+        "torch-scatter",
+        "torch-sparse",
+        "triton",
+        "xformers",
+    }
 
 
 def test_every_builtin_entry_has_evidence_and_a_checked_date() -> None:
@@ -210,3 +233,88 @@ def test_a_plan_reads_only_the_builtin_manifests_it_needs() -> None:
     resolve(["natten"], manifests, parse_target("linux-x86_64-py312-cuda13.0-sm90"))
     # natten, and torch because natten's builds are coupled to torch's.
     assert load._parse_builtin.cache_info().currsize == 2
+
+
+# --- issue 18: the flavour forms in the shipped data (docs/facts.md section 6) --------
+
+
+def test_cupy_on_a_cuda12_driver_installs_cupy_cuda12x() -> None:
+    # CuPy's README: cupy-cuda12x for CUDA 12.x, cupy-cuda13x for 13.x (section 6.1).
+    cupy = plan("linux-x86_64-py312-cuda12.6-sm89", "cupy").package("cupy")
+    assert cupy is not None
+    assert (cupy.action, cupy.installs) == ("rewrite", "cupy-cuda12x")
+    assert cupy.line is not None
+    assert cupy.line.startswith("cupy-cuda12x")
+
+
+def test_cupy_on_a_cuda13_driver_installs_cupy_cuda13x() -> None:
+    cupy = plan("linux-x86_64-py312-cuda13.0-sm89", "cupy").package("cupy")
+    assert cupy is not None
+    assert cupy.installs == "cupy-cuda13x"
+
+
+def test_cli_plan_shows_both_names_for_cupy(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "cupy", "--target", "linux-x86_64-py312-cuda12.6-sm89"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "cupy-cuda12x>=14.2.0 (for cupy)" in out
+
+
+def test_pyg_lib_page_follows_the_chosen_torch_and_is_computed() -> None:
+    # pyg-lib's README and CI matrix: torch 2.13.0 pages for cpu/cu126/cu130/cu132 (6.6).
+    p = plan("linux-x86_64-py312-cuda13.0-sm89", "torch", "pyg-lib")
+    torch, pyg = p.package("torch"), p.package("pyg-lib")
+    assert torch is not None
+    assert pyg is not None
+    assert torch.version == "2.13.0+cu130"
+    assert (pyg.find_links, pyg.computed) == (
+        "https://data.pyg.org/whl/torch-2.13.0+cu130.html",
+        True,
+    )
+
+
+def test_torch_scatter_reports_that_no_page_for_torch_2_13_is_cited() -> None:
+    # PyG's README installs torch-scatter from the torch 2.9-2.12 pages only (6.6).
+    p = plan("linux-x86_64-py312-cuda13.0-sm89", "torch", "torch-scatter")
+    scatter = p.package("torch-scatter")
+    assert scatter is not None
+    assert scatter.action == "error"
+    assert p.package("torch").action == "rewrite"  # type: ignore[union-attr]
+
+
+def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
+    # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
+    p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
+    assert p is not None
+    assert p.find_links == "https://abetlen.github.io/llama-cpp-python/whl/cu125/llama-cpp-python/"
+    assert p.versions == ">=0.3.35"
+
+
+def test_jax_cuda_extras_are_linux_only() -> None:
+    jax = plan("linux-aarch64-py312-cuda13.0-sm90", "jax").package("jax")
+    assert jax is not None
+    assert jax.installs == "jax[cuda13]"
+    win = plan("windows-x86_64-py312-cuda13.0-sm89", "jax").package("jax")
+    assert win is not None
+    assert win.action == "error"
+
+
+def test_deepspeed_is_built_from_its_sdist() -> None:
+    ds = plan("linux-x86_64-py312-cuda13.0-sm89", "deepspeed").package("deepspeed")
+    assert ds is not None
+    assert (ds.action, ds.build_needs) == ("build", ("ninja",))
+
+
+def test_bitsandbytes_needs_no_flavour() -> None:
+    bnb = plan("linux-x86_64-py312-cuda13.0-sm89", "bitsandbytes").package("bitsandbytes")
+    assert bnb is not None
+    assert (bnb.action, bnb.line) == ("pass", "bitsandbytes")
+
+
+def test_the_readme_lists_every_builtin_package() -> None:
+    from tests.paths import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("### Built-in packages", 1)[1].split("Left out for want", 1)[0]
+    for m in builtin_manifests().values():
+        assert m.display_name in table, m.display_name

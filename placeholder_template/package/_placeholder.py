@@ -743,18 +743,34 @@ def install_line(data: dict, flavour: dict) -> str:
         if flavour.get("sha256"):
             url += "#sha256=" + flavour["sha256"]
         return "pip install " + shlex.quote(url)
-    pin = shlex.quote("%s==%s" % (data["name"], flavour["version"]))
+    # Another distribution or extras ("cupy-cuda12x"), a version pattern (">=0.3.35").
+    name = flavour.get("install") or data["name"]
+    pin = flavour.get("spec") or "==" + flavour["version"]
+    head = "pip install " + shlex.quote(name + pin)
+    if flavour.get("template"):
+        # A page that depends on the build of a coupled package (torch): filled in by
+        # the user from that build ({torch.version}, {torch.local}, ...).
+        return "%s --find-links %s (fill in from %s)" % (
+            head,
+            shlex.quote(flavour["template"]),
+            ", ".join(flavour.get("requires") or ()) or "the coupled build",
+        )
     if not flavour.get("url"):
-        return "pip install " + pin
-    return "pip install %s --find-links %s" % (pin, shlex.quote(flavour["url"]))
+        return head
+    return "%s --find-links %s" % (head, shlex.quote(flavour["url"]))
 
 
 def flavour_label(data: dict, flavour: dict) -> str:
     if flavour["kind"] == "wheel":
         return flavour["filename"]
-    if not flavour.get("url"):
-        return "%s %s from the default index" % (data["name"], flavour["version"])
-    return "%s %s from %s" % (data["name"], flavour["version"], flavour["url"])
+    name = data["name"]
+    if flavour.get("install"):
+        name = "%s as %s" % (data["name"], flavour["install"])
+    version = flavour.get("spec") or flavour["version"]
+    page = flavour.get("url") or flavour.get("template")
+    if not page:
+        return "%s %s from the default index" % (name, version)
+    return "%s %s from %s" % (name, version, page)
 
 
 # --- the message --------------------------------------------------------------------

@@ -76,8 +76,16 @@ def run_enable(args: argparse.Namespace) -> int:
     out = sys.stdout.write
     out(f"enabled in {venv} for {profile.describe()}\n")
     for p in plan.packages:
-        if p.action == "rewrite":
-            out(f"  {p.name}: {p.version}: {p.reason}\n")
+        if p.action == "rewrite" and p.installs is not None:
+            # Another distribution or extras: a constraints file cannot rename a
+            # requirement, so pip.conf cannot make 'pip install cupy' install it.
+            out(
+                f"  {p.name}: cannot apply: this machine's flavour is {p.installs}, which a "
+                f"constraints file cannot say; install it by name, or run "
+                f"'resolver-hook pip install {p.name}'\n"
+            )
+        elif p.action == "rewrite":
+            out(f"  {p.name}: {p.versions or p.version}: {p.reason}\n")
         elif p.action == "error":
             out(f"  {p.name}: {p.reason}\n")
             if p.hint:

@@ -60,9 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _short(p: PackagePlan) -> str:
+    from resolver_hook.resolve import plan_target
+
     if p.action == "rewrite":
-        if p.find_links:
-            return f"{p.name}=={p.version} from {p.find_links}"
+        if p.find_links or p.installs or p.versions:
+            return plan_target(p)
         return f"{p.url}" + (f"#sha256={p.sha256}" if p.sha256 else "")
     if p.action == "pass":
         return p.requested or p.name
@@ -101,10 +103,15 @@ def render_plan(plan: Plan, *, verbose: bool = False, colour: TextIO | None = No
             )
         elif verbose and p.action != "error":
             lines.extend(rejection_lines(p, f"{pad}not: ", verbose=True))
+    computed = {p.find_links for p in plan.packages if p.computed}
+    pages = tuple(
+        f"{x}  (computed from a template, not seen)" if x in computed else x
+        for x in plan.find_links
+    )
     for title, items in (
         ("requirements", plan.requirements),
         ("constraints", plan.constraints),
-        ("find-links", plan.find_links),
+        ("find-links", pages),
         ("notes", plan.notes),
     ):
         if items:

@@ -292,7 +292,10 @@ def build_invocation(
             files["overrides.txt"] = files["constraints.txt"]
     extra = installer.plan_options(plan, folder, env)
     args = list(parsed.args)
-    if needs_rewrite(parsed, reqs, env):
+    # A flavour that is another distribution or extras (cupy as cupy-cuda12x) cannot
+    # travel in a constraints file: the requirement lines are rewritten.
+    renamed = any(p.installs is not None and p.action == "rewrite" for p in plan.packages)
+    if needs_rewrite(parsed, reqs, env) or renamed:
         lines = [line for line in plan.rewritten_lines() if requirement_name(line) not in exclude]
         files["requirements.txt"] = "".join(f"{line}\n" for line in lines)
         args = [*parsed.options, "-r", str(folder / "requirements.txt")]

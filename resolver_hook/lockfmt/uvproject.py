@@ -97,7 +97,20 @@ def uv_project_text(targets: Sequence[UvTarget], header: Sequence[str] = ()) -> 
             else:
                 key = ("url", p.url)
             sources.setdefault(p.name, {}).setdefault(key, []).append(t.spec)
+    # A flavour that is another distribution or extras (cupy as cupy-cuda12x) cannot be
+    # a uv source: the dependency itself must name it.
+    renamed = sorted(
+        {
+            f"{p.name} -> {p.installs} ({t.spec})"
+            for t in targets
+            for p in t.plan.packages
+            if p.action == "rewrite" and p.installs is not None
+        }
+    )
     lines = [f"# {h}" for h in header]
+    lines += [
+        f"# Not a source: write this dependency under its flavour's name: {r}" for r in renamed
+    ]
     lines += [
         "# Paste into pyproject.toml (merge with tables you already have).",
         "# Each package also needs to be in [project] dependencies: "

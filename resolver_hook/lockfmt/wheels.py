@@ -27,11 +27,12 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from packaging.markers import UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import (
     InvalidWheelFilename,
     NormalizedName,
@@ -145,10 +146,19 @@ def network_needs(plan: Plan, index_url: str) -> list[str]:
     return out
 
 
-def _best_link(links: Sequence[Link], name: str, version: str, profile: HostProfile) -> Link | None:
+def _best_link(
+    links: Sequence[Link],
+    name: str,
+    version: str,
+    profile: HostProfile,
+    versions: str | None = None,
+) -> Link | None:
+    """The page's wheel of ``name`` at ``version`` (or, for a version pattern, the
+    newest that ``versions`` allows) with the best tag for the profile."""
     rank = {t: i for i, t in enumerate(profile.tags)}
     want = Version(version)
-    best: tuple[int, Link] | None = None
+    pattern = SpecifierSet(versions) if versions else None
+    best: tuple[Any, int, Link] | None = None
     for link in links:
         if link.yanked or not link.filename.endswith(".whl"):
             continue
@@ -156,12 +166,38 @@ def _best_link(links: Sequence[Link], name: str, version: str, profile: HostProf
             wname, wversion, _build, tags = parse_wheel_filename(link.filename)
         except (InvalidWheelFilename, InvalidVersion):
             continue
-        if wname != canonicalize_name(name) or wversion != want:
+        if wname != canonicalize_name(name):
+            continue
+        if pattern is not None:
+            if not pattern.contains(wversion, prereleases=False):
+                continue
+        elif wversion != want:
             continue
         ranks = [rank[str(t)] for t in tags if str(t) in rank]
-        if ranks and (best is None or min(ranks) < best[0]):
-            best = (min(ranks), link)
-    return best[1] if best else None
+        if not ranks:
+            continue
+        key = (_Newest(wversion), min(ranks))
+        if best is None or key < best[:2]:
+            best = (*key, link)
+    return best[2] if best else None
+
+
+class _Newest:
+    """Sorts versions newest first."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Version) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Newest) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Newest) and self.v == other.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
 
 
 def lock_wheels(
@@ -182,23 +218,28 @@ def lock_wheels(
             sha = p.sha256 or fetcher.sha256(p.url)
             out.append(LockedWheel(name=p.name, version=p.version, url=p.url, sha256=sha))
             continue
+        # A flavour that is another distribution (cupy as cupy-cuda12x) locks that one.
+        name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
         if p.action == "rewrite" and p.find_links and p.version:
             page = p.find_links
-        elif p.action == "pass" and p.flavour is not None and p.version:
-            page = _page_of(index_url, p.name)
+        elif (p.action == "pass" and p.flavour is not None and p.version) or (
+            p.action == "rewrite" and p.installs and p.version
+        ):
+            page = _page_of(index_url, name)
         else:
             continue
-        link = _best_link(fetcher.links(page), p.name, p.version, plan.profile)
+        assert p.version is not None
+        link = _best_link(fetcher.links(page), name, p.version, plan.profile, p.versions)
         if link is None:
+            want = f"{name}{p.versions}" if p.versions else f"{name}=={p.version}"
             raise OperationalError(
-                f"{page} lists no wheel of {p.name}=={p.version} for {plan.profile.describe()}",
+                f"{page} lists no wheel of {want} for {plan.profile.describe()}",
                 hint="the page may have changed since the manifest was written",
             )
         fetcher.check(link.url)  # a page cannot point the lock at another scheme or host class
         sha = link.sha256 or fetcher.sha256(link.url)
-        out.append(
-            LockedWheel(name=p.name, version=p.version, url=link.url, sha256=sha, index=page)
-        )
+        version = str(parse_wheel_filename(link.filename)[1])
+        out.append(LockedWheel(name=name, version=version, url=link.url, sha256=sha, index=page))
     return tuple(out)
 
 

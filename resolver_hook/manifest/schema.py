@@ -74,12 +74,16 @@ from resolver_hook.manifest.variantname import split_variant_label
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = [
+    "PACKAGE_FACTS",
     "SCHEMA",
+    "TEMPLATE_FACTS",
     "Flavour",
     "IndexFlavour",
     "Manifest",
     "ManifestError",
     "WheelFlavour",
+    "check_template",
+    "fill_template",
     "is_loopback_host",
     "parse_manifest",
     "url_filename",
@@ -91,11 +95,22 @@ _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
 _PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
 _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
-_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, *_ABOUT_KEYS)
-_INDEX_KEYS = ("url", "version", "platforms", "python", *_NEEDS_KEYS, *_ABOUT_KEYS)
+_FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
+_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, *_ABOUT_KEYS, *_FACT_KEYS)
+_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels")
+_INDEX_KEYS = (
+    "url",
+    "version",
+    "platforms",
+    "python",
+    *_NEEDS_KEYS,
+    *_ABOUT_KEYS,
+    *_FACT_KEYS,
+    *_FLAVOUR_FORM_KEYS,
+)
 _MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS, *_ABOUT_KEYS)
 _BUILD_KEYS = ("needs",)
-_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires", *_ABOUT_KEYS)
+_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires", *_ABOUT_KEYS, *_FACT_KEYS)
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
@@ -146,6 +161,9 @@ class WheelFlavour:
     # (kept, never checked: the resolver does not choose a wheel that needs them).
     variant: str | None = None
     other_properties: tuple[str, ...] = ()
+    # Built with the C++11 ABI (torch._C._GLIBCXX_USE_CXX11_ABI); None: not known.
+    # Only templates of other packages read it ({cxx11abi}).
+    cxx11abi: bool | None = None
 
     kind = "wheel"
 
@@ -182,6 +200,7 @@ class WheelFlavour:
             **_needs_dict(self),
             "variant": self.variant,
             "other_properties": list(self.other_properties),
+            "cxx11abi": self.cxx11abi,
         }
 
 
@@ -206,13 +225,34 @@ class IndexFlavour:
     # Set by parse_manifest when another entry has the same page and version (one
     # release, per-platform kernel lists): the platforms, to tell the two apart.
     qualifier: str = ""
+    cxx11abi: bool | None = None  # see WheelFlavour.cxx11abi
+    # The flavour installs another distribution and/or extras ("cupy-cuda12x",
+    # "jax[cuda12]"): the requirement line is rewritten to it (a constraints file cannot
+    # say that). None: the package itself.
+    install: str | None = None
+    # A version pattern ("any release >= 0.3.35 on this page") instead of one version;
+    # ``version`` is then its floor, the release the evidence shows.
+    versions: SpecifierSet | None = None
+    # A page computed from the build chosen for another package: ``template`` holds
+    # {placeholders} (see TEMPLATE_FACTS), ``coupled`` names that package, and
+    # ``local_labels`` (when given) the local labels of its builds the page exists for.
+    template: str | None = None
+    coupled: NormalizedName | None = None
+    local_labels: tuple[str, ...] = ()
 
     kind = "index"
 
     @property
     def passthrough(self) -> bool:
         """True for the plain build on the user's own index: nothing to rewrite."""
-        return self.url is None
+        return self.url is None and self.template is None and self.install is None
+
+    @property
+    def install_name(self) -> NormalizedName:
+        """The distribution the flavour installs (the package itself unless ``install``)."""
+        if self.install is None:
+            return self.name
+        return canonicalize_name(Requirement(self.install).name)
 
     @property
     def python_versions(self) -> tuple[str, ...]:
@@ -224,12 +264,17 @@ class IndexFlavour:
 
     def describe(self) -> str:
         """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``."""
-        if self.url is None:
-            return f"{self.name} {self.version} (default index)"
-        where = self.url.split("://", 1)[-1]
+        version = str(self.versions) if self.versions is not None else str(self.version)
+        what = f"{self.name} {version}"
+        if self.install is not None:
+            what = f"{self.name} as {self.install} {version}"
+        page = self.url or self.template
+        if page is None:
+            return f"{what} (default index)"
+        where = page.split("://", 1)[-1]
         if self.qualifier:
             where = f"{where} for {self.qualifier}"
-        return f"{self.name} {self.version} ({where})"
+        return f"{what} ({where})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -239,6 +284,12 @@ class IndexFlavour:
             "platforms": list(self.platforms),
             "python": list(self.python),
             **_needs_dict(self),
+            "install": self.install,
+            "versions": str(self.versions) if self.versions is not None else None,
+            "template": self.template,
+            "coupled": self.coupled,
+            "local_labels": list(self.local_labels),
+            "cxx11abi": self.cxx11abi,
         }
 
 
@@ -628,6 +679,7 @@ def _read_wheel(
     filename = url_filename(url) if url is not None else ""
     plain, label = split_variant_label(filename)
     needs = _read_needs(c, t, path, name, variant=label is not None)
+    cxx11abi = _read_cxx11abi(c, t, path)
     if url is None or not c.url(url, _join(path, "url")):
         return None
     split = _split_hash_fragment(c, url, _join(path, "url"))
@@ -678,27 +730,34 @@ def _read_wheel(
         where=path,
         variant=label,
         other_properties=needs.other_properties,
+        cxx11abi=cxx11abi,
     )
 
 
 def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
     c.keys(t, _INDEX_KEYS, path)
     url = c.string(t, "url", path)
-    url_ok = url is None or c.url(url, _join(path, "url"))
-    version_text = c.string(t, "version", path, required=True)
+    template = url if url is not None and _TEMPLATE_PART.search(url) else None
     version = None
-    if version_text is not None:
-        too_big = check_version_text(version_text)
-        try:
-            if too_big is not None:
-                raise InvalidVersion(too_big)
-            version = Version(version_text)
-        except InvalidVersion:
-            shown = version_text if too_big is None else version_text[:40] + "..."
-            c.bad(
-                _join(path, "version"),
-                f"{shown!r} is not a PEP 440 version" + (f" ({too_big})" if too_big else ""),
-            )
+    versions = None
+    if "version" in t and "versions" in t:
+        c.bad(_join(path, "versions"), "give 'version' (one release) or 'versions', not both")
+    elif "versions" in t:
+        versions, version = _read_versions(c, t, path)
+    else:
+        version_text = c.string(t, "version", path, required=True)
+        if version_text is not None:
+            too_big = check_version_text(version_text)
+            try:
+                if too_big is not None:
+                    raise InvalidVersion(too_big)
+                version = Version(version_text)
+            except InvalidVersion:
+                shown = version_text if too_big is None else version_text[:40] + "..."
+                c.bad(
+                    _join(path, "version"),
+                    f"{shown!r} is not a PEP 440 version" + (f" ({too_big})" if too_big else ""),
+                )
     platforms = c.strings(t, "platforms", path) or ()
     for i, p in enumerate(platforms):
         if not re.fullmatch(r"[a-z0-9_.]+", p):
@@ -711,10 +770,31 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
                 f"{p!r} is not a Python version like 3.12 (3.13t: free-threaded)",
             )
     needs = _read_needs(c, t, path, name)
+    install = _read_install(c, t, path, name)
+    cxx11abi = _read_cxx11abi(c, t, path)
+    coupled: NormalizedName | None = None
+    if template is not None:
+        problems, coupled = check_template(
+            template, [r.name for r in needs.requires], allow_insecure=c.allow_insecure
+        )
+        for problem in problems:
+            c.bad(_join(path, "url"), problem)
+        url_ok = not problems
+    else:
+        url_ok = url is None or c.url(url, _join(path, "url"))
+    labels = c.strings(t, "local_labels", path) or ()
+    if labels and coupled is None:
+        c.bad(
+            _join(path, "local_labels"),
+            "only for a url template over another package's build ({torch.local})",
+        )
+    for i, label in enumerate(labels):
+        if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", label):
+            c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
     if version is None or not url_ok:
         return None
     return IndexFlavour(
-        url=url,
+        url=None if template is not None else url,
         name=NormalizedName(name),
         version=version,
         platforms=tuple(platforms),
@@ -728,7 +808,174 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         evidence=needs.evidence,
         checked=needs.checked,
         where=path,
+        cxx11abi=cxx11abi,
+        install=install,
+        versions=versions,
+        template=template,
+        coupled=coupled,
+        local_labels=tuple(labels),
     )
+
+
+def _read_versions(
+    c: _Checker, t: Mapping[str, Any], path: str
+) -> tuple[SpecifierSet | None, Version | None]:
+    """``versions = ">=0.3.35"``: every release the page serves from a floor on; the
+    floor is the release the evidence shows, so a pattern needs one (>=, ~= or ==)."""
+    text = c.string(t, "versions", path, required=True)
+    if text is None:
+        return None, None
+    try:
+        spec = SpecifierSet(text)
+    except InvalidSpecifier:
+        c.bad(_join(path, "versions"), f"{text!r} is not a version specifier such as '>=0.3.35'")
+        return None, None
+    floor = _spec_floor(spec)
+    if floor is None:
+        c.bad(
+            _join(path, "versions"),
+            f"{text!r} has no floor: start from the release the evidence shows ('>=0.3.35')",
+        )
+        return None, None
+    return spec, floor
+
+
+def _spec_floor(spec: SpecifierSet) -> Version | None:
+    floors = []
+    for s in spec:
+        if s.operator in (">=", "~=", "==") and "*" not in s.version:
+            try:
+                floors.append(Version(s.version))
+            except InvalidVersion:
+                continue
+    return max(floors) if floors else None
+
+
+def _read_install(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> str | None:
+    """``install = "cupy-cuda12x"`` or ``"jax[cuda12]"``: a name and extras, nothing else."""
+    text = c.string(t, "install", path)
+    if text is None:
+        return None
+    ipath = _join(path, "install")
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        c.bad(ipath, f"{text!r} is not a distribution name with extras: {exc}")
+        return None
+    if req.url or req.marker is not None or str(req.specifier):
+        c.bad(
+            ipath,
+            f"{text!r}: give a distribution name and extras only (the version comes from "
+            "'version' or 'versions')",
+        )
+        return None
+    if canonicalize_name(req.name) == name and not req.extras:
+        c.bad(ipath, f"{text!r} is the package itself: leave 'install' out")
+        return None
+    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+    return f"{req.name}{extras}"
+
+
+def _read_cxx11abi(c: _Checker, t: Mapping[str, Any], path: str) -> bool | None:
+    if "cxx11abi" not in t:
+        return None
+    value = t["cxx11abi"]
+    if not isinstance(value, bool):
+        c.bad(_join(path, "cxx11abi"), f"expected true or false, got {_kind(value)}")
+        return None
+    return value
+
+
+#: Facts of the build chosen for the coupled package a page template may use:
+#: ``{torch.version}`` (its public version, ``2.12.0``), ``{torch.local}`` (its local
+#: label, ``cu130``), ``{torch.minor}`` (``2.12``); and without a package name, of the
+#: same coupled build: ``{cuda}`` (``cu130``, from its CUDA runtime), ``{cuda_major}``
+#: (``13``), ``{cxx11abi}`` (``TRUE``/``FALSE``); of the target: ``{py}`` (``cp312``)
+#: and ``{platform}`` (``linux_x86_64``, ``win_amd64``, ``macosx_11_0_arm64``).
+PACKAGE_FACTS = ("version", "local", "minor")
+TEMPLATE_FACTS = ("cuda", "cuda_major", "cxx11abi", "py", "platform")
+_COUPLED_FACTS = ("cuda", "cuda_major", "cxx11abi")
+_TEMPLATE_PART = re.compile(r"\{([^{}]*)\}")
+_SAMPLE = {
+    "version": "1.0.0",
+    "local": "cu130",
+    "minor": "1.0",
+    "cuda": "cu130",
+    "cuda_major": "13",
+    "cxx11abi": "TRUE",
+    "py": "cp312",
+    "platform": "linux_x86_64",
+}
+
+
+def check_template(
+    template: str, requires: Sequence[str], *, allow_insecure: bool = False
+) -> tuple[list[str], NormalizedName | None]:
+    """The problems of a page template, and the package whose build it reads.
+
+    Placeholders name facts (:data:`TEMPLATE_FACTS`, ``{pkg.fact}`` with
+    :data:`PACKAGE_FACTS`); the package must be one the entry couples with
+    (``requires``), and one only. ``{cuda}``, ``{cuda_major}`` and ``{cxx11abi}`` read
+    that package's build, or the only package in ``requires``. The template filled
+    with sample values must be a URL the URL policy accepts (https).
+    """
+    problems: list[str] = []
+    coupled = {canonicalize_name(r) for r in requires}
+    named: set[NormalizedName] = set()
+    needs_coupled = False
+    samples: dict[str, str] = {}
+    for part in _TEMPLATE_PART.findall(template):
+        pkg, dot, fact = part.rpartition(".")
+        if dot:
+            if fact not in PACKAGE_FACTS or not re.fullmatch(r"[A-Za-z0-9._-]+", pkg):
+                problems.append(
+                    f"unknown placeholder {{{part}}} (a package's facts: "
+                    f"{', '.join('{pkg.' + f + '}' for f in PACKAGE_FACTS)})"
+                )
+                continue
+            key = canonicalize_name(pkg)
+            if key not in coupled:
+                problems.append(
+                    f"placeholder {{{part}}} reads {pkg}'s build, but the entry does not "
+                    f"couple with {pkg} (add it to 'requires')"
+                )
+                continue
+            named.add(key)
+        elif part not in TEMPLATE_FACTS:
+            problems.append(
+                f"unknown placeholder {{{part}}} (known: "
+                f"{', '.join('{' + f + '}' for f in TEMPLATE_FACTS)}, "
+                f"{', '.join('{pkg.' + f + '}' for f in PACKAGE_FACTS)})"
+            )
+            continue
+        elif part in _COUPLED_FACTS:
+            needs_coupled = True
+        samples[part] = _SAMPLE[fact or part]
+    if len(named) > 1:
+        problems.append(f"reads the builds of {', '.join(sorted(named))}: one package only")
+    head, sep, rest = template.partition("://")
+    if "{" in head or "{" in (rest.split("/", 1)[0] if sep else head):
+        # The host is checked once, here: the values never choose where a page lives.
+        problems.append(f"{template!r}: placeholders belong in the path, not the scheme or host")
+    package = next(iter(named), None)
+    if package is None and needs_coupled:
+        if len(coupled) == 1:
+            package = next(iter(coupled))
+        else:
+            problems.append(
+                "{cuda}, {cuda_major} and {cxx11abi} read the coupled package's build: "
+                "couple with exactly one package ('requires')"
+            )
+    if not problems:
+        problem = url_problem(fill_template(template, samples), allow_insecure=allow_insecure)
+        if problem:
+            problems.append(f"the template {template!r} does not make an https URL: {problem}")
+    return problems, package
+
+
+def fill_template(template: str, values: Mapping[str, str]) -> str:
+    """The template with each ``{placeholder}`` replaced by its value (left when absent)."""
+    return _TEMPLATE_PART.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
 def _substitute(text: str, values: Mapping[str, str]) -> str:
@@ -948,8 +1195,9 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
             if f is not None:
                 indexes.append(f)
         indexes = _qualify_siblings(c, indexes)
-        if not c.problems and not wheels and not indexes:
-            c.bad("", "no flavours: add [[wheel]], [[matrix]] or [[index]] tables")
+        if not c.problems and not wheels and not indexes and "build" not in data:
+            # Only a [build] table: a package published as an sdist alone (action build).
+            c.bad("", "no flavours: add [[wheel]], [[matrix]] or [[index]] tables, or [build]")
         seen: dict[str, str] = {}
         for w in wheels:
             if w.url in seen:
@@ -983,12 +1231,19 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
 def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFlavour]:
     """Entries with the same page and version must differ in platform or Python (one
     release whose kernel lists differ per platform); they are told apart by platform."""
-    groups: dict[tuple[str | None, Version], list[IndexFlavour]] = {}
+    groups: dict[tuple[str | None, str | None, Version, tuple[str, ...]], list[IndexFlavour]] = {}
+
+    def key(f: IndexFlavour) -> tuple[str | None, str | None, Version, tuple[str, ...]]:
+        # Another distribution (install) is another source; so is a page computed from
+        # another coupled build.
+        coupling = tuple(sorted(map(str, f.requires))) if f.template else ()
+        return (f.url or f.template, f.install, f.version, coupling)
+
     for f in indexes:
-        groups.setdefault((f.url, f.version), []).append(f)
+        groups.setdefault(key(f), []).append(f)
     out = []
     for i, f in enumerate(indexes):
-        siblings = [g for g in groups[(f.url, f.version)] if g is not f]
+        siblings = [g for g in groups[key(f)] if g is not f]
         for g in indexes[i + 1 :]:
             if g not in siblings:
                 continue

@@ -171,6 +171,14 @@ def placeholder_data(
                     # No URL: the plain build on the user's own index (PyPI itself).
                     "url": check_url(x.url, f"index[{i}].url") if x.url is not None else None,
                     "version": str(x.version),
+                    # Another distribution or extras (cupy-cuda12x, jax[cuda12]), a
+                    # version pattern (">=0.3.35"), a page computed from the coupled
+                    # build (PyG's page per torch build): said as they are.
+                    "install": x.install,
+                    "spec": str(x.versions) if x.versions is not None else None,
+                    "template": (
+                        check_url(x.template, f"index[{i}].url") if x.template is not None else None
+                    ),
                     "platforms": list(x.platforms),
                     "python": list(x.python),
                     **_needs(x),
