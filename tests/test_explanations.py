@@ -474,6 +474,14 @@ def test_enable_says_no_fit_once(capsys: pytest.CaptureFixture[str], tmp_path: P
         args += ["--manifest", str(FROZEN / f"{n}.toml")]
     assert main(args) == 0
     out = capsys.readouterr().out
+    # enable plans every package with a manifest: those with no build here are named
+    # once, and -v gives each its reason and hint.
+    (line,) = [x for x in out.splitlines() if "no build fits this machine for" in x]
+    assert "flash-attn" in line
+    assert "'resolver-hook explain NAME' says why" in line
+    assert not [x for x in out.splitlines() if x.startswith("  flash-attn:")]
+    assert main(["-v", *args]) == 0
+    out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.startswith("  flash-attn:")]
     assert line.startswith("  flash-attn: no macOS builds of flash-attn exist; ")
     assert "no build fits this machine: no build" not in out

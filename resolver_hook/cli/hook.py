@@ -74,7 +74,11 @@ def run_enable(args: argparse.Namespace) -> int:
     done = enable_plan(venv, profile, manifests_from_args(args))
     plan, cons = done.plan, done.constraints
     out = sys.stdout.write
+    from resolver_hook.cli._output import verbosity
+
     out(f"enabled in {venv} for {profile.describe()}\n")
+    verbose = verbosity() > 0
+    unfit = [p.name for p in plan.packages if p.action == "error"]
     for p in plan.packages:
         if p.action == "rewrite" and p.installs is not None:
             # Another distribution or extras: a constraints file cannot rename a
@@ -86,10 +90,17 @@ def run_enable(args: argparse.Namespace) -> int:
             )
         elif p.action == "rewrite":
             out(f"  {p.name}: {p.versions or p.version}: {p.reason}\n")
-        elif p.action == "error":
+        elif p.action == "error" and verbose:
             out(f"  {p.name}: {p.reason}\n")
             if p.hint:
                 out(f"  {' ' * len(p.name)}  hint: {p.hint}\n")
+    if unfit and not verbose:
+        # Every package with a manifest is planned; most users need few of them, so the
+        # ones with no build here are named once ('-v' gives each reason).
+        out(
+            f"  no build fits this machine for {len(unfit)} of them, left as they are: "
+            f"{', '.join(unfit)} ('resolver-hook explain NAME' says why)\n"
+        )
     out(f"pip: {venv / 'pip.conf'} now reads constraints from {cons}\n")
     out("uv ignores pip.conf; for uv, set:\n")
     if any(ch.isspace() for ch in str(cons)):
