@@ -38,6 +38,7 @@ from types import FrameType
 from typing import Any
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.limits import INPUT_DEADLINE, MAX_INPUT_BYTES
 
 __all__ = [
     "INPUT_DEADLINE",
@@ -49,11 +50,8 @@ __all__ = [
     "write_atomic",
 ]
 
-INPUT_LIMIT = 64 * 1024 * 1024
-"""Bytes read at most from one input file or pipe (requirement files, manifests, profiles)."""
-
-INPUT_DEADLINE = 5.0
-"""Seconds a pipe may take to deliver all of its input."""
+# Bytes read at most from one input, and a pipe's seconds to deliver it: resolver_hook/limits.
+INPUT_LIMIT = MAX_INPUT_BYTES
 
 
 # --- writing ------------------------------------------------------------------------

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
+from resolver_hook.limits import FORWARD_GRACE, MAX_SUBPROCESS_OUTPUT
+
 __all__ = [
     "FORWARD_GRACE",
     "OUTPUT_LIMIT",
@@ -46,11 +48,9 @@ __all__ = [
     "foreground",
 ]
 
-OUTPUT_LIMIT = 8 * 1024 * 1024
-"""Bytes kept of each of a captured command's stdout and stderr; past it the command is killed."""
-
-FORWARD_GRACE = 10.0
-"""Seconds an installer gets to exit after a forwarded SIGINT/SIGTERM before it is killed."""
+# Bytes kept of each of a captured command's stdout and stderr (past it the command is
+# killed), and an installer's seconds to exit after a forwarded signal: resolver_hook/limits.
+OUTPUT_LIMIT = MAX_SUBPROCESS_OUTPUT
 
 _CHUNK = 64 * 1024
 _EXIT_DRAIN = 1.0  # seconds to read what is left in the pipes once the command exited

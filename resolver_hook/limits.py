@@ -10,6 +10,8 @@ says what real inputs look like); the README's "Limits" table lists them for use
 from __future__ import annotations
 
 __all__ = [
+    "FORWARD_GRACE",
+    "INPUT_DEADLINE",
     "MAX_ARCHIVE_MEMBERS",
     "MAX_COMPRESSION_RATIO",
     "MAX_ELF_DYNAMIC_BYTES",
@@ -21,6 +23,7 @@ __all__ = [
     "MAX_HOSTCONFIG_NESTING",
     "MAX_HOSTCONFIG_TOKENS",
     "MAX_INCLUDE_DEPTH",
+    "MAX_INPUT_BYTES",
     "MAX_MACHINE_VERSION_DIGITS",
     "MAX_MANIFEST_BYTES",
     "MAX_MATRIX_EXCLUDES",
@@ -30,8 +33,11 @@ __all__ = [
     "MAX_PAGE_BYTES",
     "MAX_PAGE_LINKS",
     "MAX_PAGE_URL_BYTES",
+    "MAX_PLACEHOLDER_DATA_BYTES",
     "MAX_REQUIREMENTS_BYTES",
     "MAX_REQUIREMENT_LINES",
+    "MAX_SDIST_BYTES",
+    "MAX_SDIST_MEMBERS",
     "MAX_SUBPROCESS_OUTPUT",
     "MAX_URL_LENGTH",
     "MAX_VERSION_DIGITS",
@@ -98,9 +104,20 @@ MAX_FATBIN_ENTRIES = 100_000  # libcublasLt.so.13 has ~5,400
 MAX_HOSTCONFIG_TOKENS = 512
 MAX_HOSTCONFIG_NESTING = 32
 
-# --- subprocesses and the network -------------------------------------------------------
-# Output kept from one probe or tool query (nvidia-smi prints a few KB).
-MAX_SUBPROCESS_OUTPUT = 1 << 20
+# --- inputs, subprocesses and the network ----------------------------------------------
+# One input file or pipe (requirement files, manifests, profiles, saved pages) and the
+# seconds a pipe (``-r <(...)``) may take to deliver all of it.
+MAX_INPUT_BYTES = 64 << 20
+INPUT_DEADLINE = 5.0
+# Output kept from one captured command, stdout and stderr each (nvidia-smi prints a
+# few KB; a pip run inside ``placeholder check`` some 100 KB); past it, it is killed.
+MAX_SUBPROCESS_OUTPUT = 8 << 20
+# Seconds an installer gets to exit after a forwarded SIGINT/SIGTERM before it is killed.
+FORWARD_GRACE = 10.0
+# ``placeholder check``: an sdist's members and unpacked bytes, its data file.
+MAX_SDIST_MEMBERS = 10_000
+MAX_SDIST_BYTES = 64 << 20
+MAX_PLACEHOLDER_DATA_BYTES = 4 << 20
 # One index page (download.pytorch.org/whl/torch/ is ~1 MB), its links, and the bytes of
 # the URLs they resolve to (a long <base href> times many short hrefs).
 MAX_PAGE_BYTES = 32 << 20

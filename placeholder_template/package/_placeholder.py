@@ -105,7 +105,9 @@ def _canonical_arch(text: str) -> str:
 
 
 def _version_tuple(text: str) -> tuple:
-    return tuple(int(p) for p in re.findall(r"\d+", text))
+    # Numbers of at most 32 digits (resolver_hook/limits.py MAX_VERSION_DIGITS): Python
+    # refuses to turn a 5,000-digit string into an int, and no version has one.
+    return tuple(int(p) for p in re.findall(r"\d{1,32}", text))
 
 
 def _load_nvml():  # type: ignore[no-untyped-def]
@@ -269,7 +271,7 @@ def _detect_nvidia(env: dict, system: str) -> tuple:
         if ccs:
             used.append(OVERRIDE_SM)
     cuda = None
-    if cuda_override is not None and re.match(r"^\s*\d+(\.\d+)?\s*$", cuda_override):
+    if cuda_override is not None and re.match(r"^\s*\d{1,3}(\.\d{1,3})?\s*$", cuda_override):
         parts = (*_version_tuple(cuda_override), 0)
         cuda = "%d.%d" % parts[:2]
         used.append(OVERRIDE_CUDA)
@@ -327,7 +329,7 @@ def detect(env: dict | None = None) -> dict:
         host["free_threaded"] = _platforms.is_free_threaded()
         if system == "linux":
             glibc = env.get(OVERRIDE_GLIBC)
-            if glibc and re.match(r"^\s*\d+\.\d+\s*$", glibc):
+            if glibc and re.match(r"^\s*\d{1,3}\.\d{1,3}\s*$", glibc):
                 host["libc"], host["libc_version"] = "glibc", glibc.strip()
                 host["overridden"].append(OVERRIDE_GLIBC)
             else:

@@ -62,6 +62,12 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._patterns import is_project_name
 from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import (
+    MAX_PLACEHOLDER_DATA_BYTES,
+    MAX_SDIST_BYTES,
+    MAX_SDIST_MEMBERS,
+    MAX_SUBPROCESS_OUTPUT,
+)
 from resolver_hook.placeholder.render import runtime
 
 __all__ = [
@@ -92,10 +98,8 @@ INCONCLUSIVE = "inconclusive"
 NO_MESSAGE = "fails at install without its message"
 
 TIMEOUT = 600
-MAX_OUTPUT = 4 << 20  # bytes of stdout and of stderr per command; past it, it is stopped
-MAX_SDIST_MEMBERS = 10_000
-MAX_SDIST_BYTES = 64 << 20
-MAX_DATA_FILE = 4 << 20
+MAX_OUTPUT = MAX_SUBPROCESS_OUTPUT  # bytes of stdout and of stderr per command
+MAX_DATA_FILE = MAX_PLACEHOLDER_DATA_BYTES
 # PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
 # name-normalization/): letters, digits, and -_. between them.
 # Variables a scrubbed environment keeps: the command search path, the locale, and

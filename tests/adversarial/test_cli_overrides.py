@@ -149,3 +149,23 @@ def test_placeholder_version_with_5000_digits_is_refused(
     assert code == 2
     assert err.startswith("error: --version: ")
     assert len(err) < 500
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("RESOLVER_HOOK_OVERRIDE_CUDA", "1" * 5000),
+        ("RESOLVER_HOOK_OVERRIDE_GLIBC", "2." + "9" * 5000),
+        ("RESOLVER_HOOK_OVERRIDE_SM", "9" * 5000 + ".0"),
+    ],
+)
+def test_the_placeholder_runtime_survives_huge_override_numbers(name: str, value: str) -> None:
+    # The generated placeholder detects the machine with its own stdlib code: a number
+    # Python will not turn into an int must not turn its message into a traceback.
+    from resolver_hook.placeholder.render import runtime
+
+    # detect() never raises; the huge value is ignored and the rest of detection stands
+    # (before, the ValueError threw the whole detection away: arch "unknown").
+    host = runtime().detect({name: value, "RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64"})
+    assert host["arch"] == "aarch64"
+    assert name not in host["overridden"]
