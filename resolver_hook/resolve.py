@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -409,14 +410,10 @@ class _Machine:
 
     def __init__(self, profile: HostProfile) -> None:
         self.profile = profile
-        self.tag_rank = {t: i for i, t in enumerate(profile.tags)}
-        parsed = [t.split("-") for t in profile.tags]
-        self.platforms = {p[2] for p in parsed if len(p) == 3}
-        self.interp_abi = {(p[0], p[1]) for p in parsed if len(p) == 3}
-        self.first_platform_rank: dict[str, int] = {}
-        for i, p in enumerate(parsed):
-            if len(p) == 3:
-                self.first_platform_rank.setdefault(p[2], i)
+        # The hints re-plan with one fact changed; a driver or GPU change keeps the tags.
+        self.tag_rank, self.platforms, self.interp_abi, self.first_platform_rank = _tag_facts(
+            profile.tags
+        )
         self.cuda = (
             Version(profile.nvidia.cuda_version)
             if profile.nvidia and profile.nvidia.cuda_version
@@ -444,6 +441,22 @@ class _Machine:
             hit = (manifest, nvidia, rocm)
             self._accelerated[id(manifest)] = hit
         return hit[1], hit[2]
+
+
+@functools.lru_cache(maxsize=8)
+def _tag_facts(
+    tags: tuple[str, ...],
+) -> tuple[dict[str, int], set[str], set[tuple[str, str]], dict[str, int]]:
+    """Rank of each tag, the platforms, the interpreter/ABI pairs, each platform's best rank."""
+    tag_rank = {t: i for i, t in enumerate(tags)}
+    parsed = [t.split("-") for t in tags]
+    platforms = {p[2] for p in parsed if len(p) == 3}
+    interp_abi = {(p[0], p[1]) for p in parsed if len(p) == 3}
+    first_platform_rank: dict[str, int] = {}
+    for i, p in enumerate(parsed):
+        if len(p) == 3:
+            first_platform_rank.setdefault(p[2], i)
+    return tag_rank, platforms, interp_abi, first_platform_rank
 
 
 def _gpu_words(cc: tuple[int, int]) -> str:
@@ -1854,10 +1867,11 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
     """Each package with no fit gets the first single change of the machine that gives
     it one, found by re-planning the whole plan with that change; or a plain sentence
     saying that no single change does."""
-    by_name = {canonicalize_name(k): v for k, v in manifests.items()}
+    by_name = _by_canonical_name(manifests)
     todo = {p.name: p for p in plan.errors if p.name in by_name}
     found: dict[str, Change] = {}
-    edges = _coupling_edges({str(k): v for k, v in by_name.items()})
+    roots = {e.name for e in reqs.requirements if e.name} | set(todo)
+    edges = _coupling_edges(by_name, roots)
     parts: dict[frozenset[str], ReqFile] = {}
     for kind in _changes(plan.profile, [by_name[n] for n in todo]):
         fitting: dict[str, list[tuple[Change, Flavour]]] = {}
@@ -1942,14 +1956,24 @@ def _could_fit(manifest: Manifest, m: _Machine) -> bool:
 _ANY = SpecifierSet()
 
 
-def _coupling_edges(by_name: Mapping[str, Manifest]) -> dict[str, set[str]]:
+def _coupling_edges(by_name: Mapping[str, Manifest], roots: Iterable[str]) -> dict[str, set[str]]:
+    """Couplings, both ways, among the packages reachable from ``roots`` (the plan's
+    requirements): only those can join a requirement's part of the plan, and only their
+    manifests are read."""
     edges: dict[str, set[str]] = {}
-    for n, man in by_name.items():
-        for f in man.flavours:
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n in seen or n not in by_name:
+            continue
+        seen.add(n)
+        for f in by_name[n].flavours:
             for r in f.requires:
                 t = canonicalize_name(r.name)
                 edges.setdefault(n, set()).add(t)
                 edges.setdefault(t, set()).add(n)
+                stack.append(t)
     return edges
 
 

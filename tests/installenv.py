@@ -31,6 +31,9 @@ def clean_env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("PIP_", "UV_", "RESOLVER_HOOK_", "VIRTUAL_ENV", "CUDA_VISIBLE"))
     }
+    # The test's own host-profile cache folder (tests/conftest.py), never the user's.
+    if "RESOLVER_HOOK_CACHE_DIR" in os.environ:
+        env["RESOLVER_HOOK_CACHE_DIR"] = os.environ["RESOLVER_HOOK_CACHE_DIR"]
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_CONFIG_FILE"] = os.devnull  # no user configuration (global/site still apply)
     env["PIP_NO_CACHE_DIR"] = "1"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from packaging.utils import canonicalize_name
 
+from resolver_hook._cache import CACHE_ENV
 from resolver_hook.cli import main
 from resolver_hook.doctor import check_installed
 from resolver_hook.errors import OperationalError, UsageError
@@ -489,7 +490,7 @@ def doctor_process(
     full = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("RESOLVER_HOOK_") and k != "CUDA_VISIBLE_DEVICES"
+        if not (k.startswith("RESOLVER_HOOK_") and k != CACHE_ENV) and k != "CUDA_VISIBLE_DEVICES"
     }
     full.update(env or {})
     full["PYTHONPATH"] = os.pathsep.join([FAKE_PYNVML, str(REPO)])

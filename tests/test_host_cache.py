@@ -159,3 +159,29 @@ def test_a_driver_without_visible_gpus_is_not_kept_for_the_boot(tmp_path: Path) 
     assert not cache.conclusive(with_driver, PROFILE)  # NVML failed this time, say
     assert cache.conclusive(with_driver, with_gpu)
     assert cache.conclusive(no_driver, PROFILE)  # no driver at all: nothing to find
+
+
+def test_doctor_and_status_never_read_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # detect reads the cache; doctor reports what the probes find now (and status
+    # compares the machine as it is now): a planted cached profile shows the difference.
+    from resolver_hook.cli import main
+
+    folder = tmp_path / "c"
+    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
+    if cache.cache_key(os.environ) is None:
+        pytest.skip("this machine has no boot id: the cache is off by design")
+    detect.cache_clear()  # type: ignore[attr-defined]
+    assert main(["detect", "--json"]) == 0
+    real = json.loads(capsys.readouterr().out)["arch"]
+    path = folder / "host-profile.json"
+    stored = json.loads(path.read_text())
+    stored["value"]["arch"] = "riscv64" if real != "riscv64" else "s390x"
+    path.write_text(json.dumps(stored))
+    detect.cache_clear()  # type: ignore[attr-defined]
+    assert main(["detect", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["arch"] == stored["value"]["arch"]
+    detect.cache_clear()  # type: ignore[attr-defined]
+    main(["doctor", "--json"])
+    assert json.loads(capsys.readouterr().out)["profile"]["arch"] == real

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook._cache import CACHE_ENV
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.host import HostProfile, apply_overrides, parse_target, resolve_machine
@@ -25,7 +26,7 @@ def run_cli(
     full = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("RESOLVER_HOOK_") and k != "CUDA_VISIBLE_DEVICES"
+        if not (k.startswith("RESOLVER_HOOK_") and k != CACHE_ENV) and k != "CUDA_VISIBLE_DEVICES"
     }
     full.update(env or {})
     if fake_nvml is not None:

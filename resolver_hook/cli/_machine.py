@@ -33,7 +33,9 @@ def add_machine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def machine_from_args(args: argparse.Namespace) -> HostProfile:
+def machine_from_args(args: argparse.Namespace, *, fresh: bool = False) -> HostProfile:
+    """The machine the command works for. ``fresh``: never the cached profile (doctor
+    reports what the probes find now; status compares the machine as it is now)."""
     from resolver_hook.host import resolve_machine
 
     flags = {k: getattr(args, k) for k in ("cuda", "sm", "arch", "glibc")}
@@ -41,5 +43,5 @@ def machine_from_args(args: argparse.Namespace) -> HostProfile:
         profile=args.profile,
         target=args.target,
         flags=flags,
-        use_cache=not getattr(args, "no_cache", False),
+        use_cache=not (fresh or getattr(args, "no_cache", False)),
     )

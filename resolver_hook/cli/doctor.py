@@ -206,7 +206,7 @@ def _host_part(
     from resolver_hook.errors import OperationalError
     from resolver_hook.installed import environment_of, this_environment
 
-    profile = machine_from_args(args)
+    profile = machine_from_args(args, fresh=True)  # a report of what the probes find now
     manifests = manifests_from_args(args)
     env_error = None
     environment = None
@@ -363,7 +363,7 @@ def driver_cuda_version() -> tuple[str | None, str | None]:
     except ImportError:  # the host package is optional for this report
         return None, "host detection unavailable"
     try:
-        profile = detect()
+        profile = detect(use_cache=False)
     except Exception as exc:  # detection must not take the toolchain report down
         return None, f"host detection failed: {exc}"
     if profile.nvidia is not None and profile.nvidia.cuda_version:

@@ -157,7 +157,7 @@ def run_status(args: argparse.Namespace) -> int:
     if state.profile.origin != "detected":
         sys.stdout.write(f"enabled for {state.profile.origin}, not this machine: not compared\n")
         return 0
-    changes = machine_changes(state.profile, detect())
+    changes = machine_changes(state.profile, detect(use_cache=False))  # the machine now
     if changes:
         sys.stdout.write(
             f"the machine changed since enable: {'; '.join(changes)}\n"
