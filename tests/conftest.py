@@ -7,6 +7,19 @@ import os
 import pytest
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Before collection (test modules may plan at import): the user cache folder of
+    this run is a temporary one, never the user's ~/.cache (see _clean_env for tests)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="resolver-hook-test-cache-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["RESOLVER_HOOK_CACHE_DIR"] = folder
+    os.environ["XDG_CACHE_HOME"] = folder
+
+
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never see the developer's overrides, GPU selection or host-profile cache.
@@ -18,7 +31,11 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     for name in list(os.environ):
         if name.startswith("RESOLVER_HOOK_") or name == "CUDA_VISIBLE_DEVICES":
             monkeypatch.delenv(name)
-    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    cache = str(tmp_path_factory.mktemp("cache"))
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", cache)
+    # A child process whose environment drops RESOLVER_HOOK_* falls back to the XDG
+    # cache folder: that is the test's too, never the user's ~/.cache.
+    monkeypatch.setenv("XDG_CACHE_HOME", cache)
     from resolver_hook.host import detect
 
     detect.cache_clear()

@@ -59,7 +59,7 @@ def test_lock_without_target_plans_for_this_machine(
 ) -> None:
     """The everyday form, `lock -r req.in -o out.txt`, used to end in a TypeError."""
     monkeypatch.chdir(tmp_path)
-    for name in [k for k in os.environ if k.startswith("RESOLVER_HOOK_")]:
+    for name in [k for k in os.environ if k.startswith("RESOLVER_HOOK_OVERRIDE_")]:
         monkeypatch.delenv(name)
     (tmp_path / "req.in").write_text("six\n")
     code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out.txt", "--cuda", "")
