@@ -5,6 +5,14 @@ host compiler and the C++ compiler (:mod:`resolver_hook.build.compilers`), cmake
 ninja (:mod:`resolver_hook.build.needs`), and says per check ok / warn / fail / skip
 with the reason and the fix: whether ``crt/host_config.h`` accepts the host compiler
 (and which compiler on PATH it would accept), the driver stub, toolkit against driver.
+
+Source builds of CUDA packages fail late and far from the cause: CUDA 13.2's
+``crt/host_config.h`` refuses gcc 16 with ``#error``, a build links ``-lcuda`` on a
+machine without the driver stub, a wheel built with a toolkit newer than the driver
+carries PTX the driver cannot load (docs/facts.md sections 1 and 5). Every probe takes
+the environment (``env``) and a subprocess runner (``run``), never raises for a broken
+tool and never hangs: a command that fails, prints garbage or does not answer within
+``timeout`` becomes a reason in the report.
 """
 
 from __future__ import annotations
