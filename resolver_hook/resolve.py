@@ -79,6 +79,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import version_numbers
 from resolver_hook._plain import plain
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
 from resolver_hook.manifest.schema import (
@@ -1744,11 +1745,6 @@ def apply_change(profile: HostProfile, change: Change) -> HostProfile:
     )
 
 
-def _version_key(v: str) -> tuple[int, ...]:
-    """``"3.13t"`` -> ``(3, 13)``: the numbers of a version word."""
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
 def _changes(profile: HostProfile, manifests: Sequence[Manifest]) -> list[list[Change]]:
     """Single changes worth trying, by kind in the order of preference: a newer driver,
     another Python, another OS/arch (or glibc), a GPU of another family, ROCm."""
@@ -1787,7 +1783,7 @@ def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
     here = p.python_tuple
 
     def key(v: str) -> tuple[int, ...]:
-        major, minor = _version_key(v)[:2]
+        major, minor = version_numbers(v)[:2]
         return (abs(minor - here[1]) if major == here[0] else 99, -major, -minor)
 
     pys = {v for f in flavours for v in f.python_versions} - {p.python}
@@ -1814,7 +1810,7 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
         else:
             text = _place_words(os_name, arch)
         out.append(Change(kind="platform", text=text, os=os_name, arch=arch))
-    have = _version_key(p.libc_version or "0.0")[:2]
+    have = version_numbers(p.libc_version or "0.0")[:2]
     for floor in sorted(glibcs):
         if floor > have:
             v = f"{floor[0]}.{floor[1]}"

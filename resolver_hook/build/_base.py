@@ -4,19 +4,19 @@
 preflight). :func:`tool_output` runs a command through :mod:`resolver_hook._proc` (its
 own process group, killed whole on timeout, capped output) and turns whatever went wrong
 into a reason; :func:`which` and :func:`path_dirs` read the given environment's PATH,
-never the process's own; :func:`version_key` and :func:`release` read version numbers.
+never the process's own; :func:`release` reads a major.minor.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from resolver_hook._patterns import version_numbers
 from resolver_hook._proc import Runner, capture
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "release",
     "run_subprocess",
     "tool_output",
-    "version_key",
     "which",
 ]
 
@@ -91,13 +90,9 @@ def path_dirs(env: Mapping[str, str]) -> list[str]:
     return seen
 
 
-def version_key(version: str | None) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version or ""))
-
-
 def release(version: str | None) -> str | None:
     """'13.0.88' -> '13.0'."""
-    parts = version_key(version)
+    parts = version_numbers(version)
     return f"{parts[0]}.{parts[1]}" if len(parts) >= 2 else None
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from resolver_hook._patterns import version_numbers
 from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
@@ -26,7 +27,6 @@ from resolver_hook.build._base import (
     path_dirs,
     run_subprocess,
     tool_output,
-    version_key,
     which,
 )
 
@@ -117,7 +117,7 @@ def _platform_macros() -> dict[str, str]:
 
 
 def _synthesised_macros(family: Family, version: str) -> dict[str, str]:
-    parts = [*version_key(version), 0, 0, 0]
+    parts = [*version_numbers(version), 0, 0, 0]
     macros = _platform_macros()
     if family == "gnu":
         macros.update(

@@ -23,13 +23,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from resolver_hook._patterns import version_numbers
 from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     Check,
     Runner,
     Status,
     run_subprocess,
-    version_key,
 )
 from resolver_hook.build.compilers import (
     ALLOW_UNSUPPORTED,
@@ -355,7 +355,7 @@ def _accepted_alternatives(
             and evaluate(config, nvcc_macros(compiler, allow_unsupported=False)).accepted
         ):
             accepted.append(compiler)
-    accepted.sort(key=lambda c: (c.family != "gnu", [-x for x in version_key(c.version)]))
+    accepted.sort(key=lambda c: (c.family != "gnu", [-x for x in version_numbers(c.version)]))
     return tuple(accepted)
 
 
@@ -369,7 +369,7 @@ def _driver_check(toolkit: str | None, driver: str | None, reason: str | None) -
             status="skip",
             summary=f"not checked: driver CUDA version unknown ({reason or 'no driver'})",
         )
-    t, d = version_key(toolkit)[:2], version_key(driver)[:2]
+    t, d = version_numbers(toolkit)[:2], version_numbers(driver)[:2]
     if len(d) < 2:
         return Check(
             name=name,
