@@ -953,32 +953,25 @@ def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
             )
             cause: Cause = "no-manifest" if manifest is None else "as-written"
             slot = slots.pop(key, None)
-            if slot is not None:  # a URL or path for a name asked for before: as written
-                earlier = [x for x in (slot.entry, *slot.others) if x is not None]
-                packages[key] = PackagePlan(
-                    name=NormalizedName(key),
-                    action="pass",
-                    reason=why,
-                    cause=cause,
-                    requested=e.text,
-                    where=e.where,
-                    line=_original_line(e),
-                    more_lines=tuple(_original_line(x) for x in earlier),
-                )
-            elif twin is not None:  # the same name again: pip sees every line
+            if slot is None and twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
                     twin, more_lines=(*twin.more_lines, _original_line(e))
                 )
-            else:
-                packages[key] = PackagePlan(
-                    name=NormalizedName(key),
-                    action="pass",
-                    reason=why,
-                    cause=cause,
-                    requested=e.text,
-                    where=e.where,
-                    line=_original_line(e),
-                )
+                continue
+            # A URL or path for a name asked for before (a slot): as written, with the
+            # earlier lines; else a new name.
+            earlier = [] if slot is None else [slot.entry, *slot.others]
+            packages[key] = PackagePlan(
+                name=NormalizedName(key),
+                action="pass",
+                reason=why,
+                cause=cause,
+                requested=e.text,
+                where=e.where,
+                line=_original_line(e),
+                more_lines=tuple(_original_line(x) for x in earlier if x is not None),
+            )
+            if slot is None:
                 order.append(key)
             continue
         assert e.requirement is not None
