@@ -59,8 +59,10 @@ def test_lock_without_target_plans_for_this_machine(
 ) -> None:
     """The everyday form, `lock -r req.in -o out.txt`, used to end in a TypeError."""
     monkeypatch.chdir(tmp_path)
+    # Overrides go; the test's own cache folder (tests/conftest.py) stays.
     for name in [k for k in os.environ if k.startswith("RESOLVER_HOOK_")]:
-        monkeypatch.delenv(name)
+        if name != "RESOLVER_HOOK_CACHE_DIR":
+            monkeypatch.delenv(name)
     (tmp_path / "req.in").write_text("six\n")
     code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out.txt", "--cuda", "")
     assert (code, err) == (0, "")
