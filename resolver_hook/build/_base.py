@@ -83,6 +83,7 @@ def which(name: str, env: Mapping[str, str]) -> str | None:
 
 
 def path_dirs(env: Mapping[str, str]) -> list[str]:
+    """The existing folders on the environment's PATH, each once, in order."""
     seen: list[str] = []
     for entry in env.get("PATH", "").split(os.pathsep):
         if entry and entry not in seen and os.path.isdir(entry):
