@@ -1,4 +1,4 @@
-"""The one copy of each identifier pattern: sha256 digests and project names.
+"""The one copy of each identifier pattern: sha256 digests, project names, version numbers.
 
 Use them with ``fullmatch`` only: ``$`` in ``re.match`` also matches before a final
 newline, and ``"<64 hex>\\n"`` would pass and split a lock line in two.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PROJECT_NAME", "SHA256", "is_project_name", "is_sha256"]
+__all__ = ["PROJECT_NAME", "SHA256", "is_project_name", "is_sha256", "version_numbers"]
 
 # 64 hex digits, either case (pip compares them case-insensitively); store lower case.
 SHA256 = re.compile(r"[0-9a-fA-F]{64}")
@@ -25,3 +25,9 @@ def is_sha256(text: object) -> bool:
 def is_project_name(text: object) -> bool:
     """Whether ``text`` is exactly a valid project name."""
     return isinstance(text, str) and PROJECT_NAME.fullmatch(text) is not None
+
+
+def version_numbers(text: str | None) -> tuple[int, ...]:
+    """The numbers of a version word, for ordering: ``"3.13t"`` -> ``(3, 13)``,
+    ``"13.0.88"`` -> ``(13, 0, 88)``; ``()`` for None or a word without digits."""
+    return tuple(int(x) for x in re.findall(r"\d+", text or ""))

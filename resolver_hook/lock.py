@@ -6,7 +6,10 @@ the inputs, writes the output and prints.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
+
+from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -18,6 +21,7 @@ __all__ = [
     "merge_targets",
     "split_marker",
     "target_marker",
+    "target_markers",
     "unmarkable_difference",
 ]
 
@@ -34,6 +38,26 @@ def target_marker(profile: HostProfile) -> str:
         f'sys_platform == "{env["sys_platform"]}" and platform_machine == '
         f'"{env["platform_machine"]}" and python_version == "{env["python_version"]}"'
     )
+
+
+def target_markers(
+    targets: Iterable[tuple[str, HostProfile]], *, clash: str, hint: str
+) -> dict[str, str]:
+    """``{spec: target_marker(profile)}`` for ``(spec, profile)`` pairs; a UsageError
+    (``clash`` says why it matters, ``hint`` what to do) when two share a marker."""
+    seen: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for spec, profile in targets:
+        mk = target_marker(profile)
+        if mk in seen:
+            raise UsageError(
+                f"targets {seen[mk]} and {spec} differ only in what markers cannot tell "
+                f"apart (GPU, driver): {clash}",
+                hint=hint,
+            )
+        seen[mk] = spec
+        out[spec] = mk
+    return out
 
 
 def lock_lines(plan: Plan) -> list[str]:

@@ -80,6 +80,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import version_numbers
 from resolver_hook._plain import plain
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
 from resolver_hook.manifest.schema import (
@@ -965,32 +966,25 @@ def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
             )
             cause: Cause = "no-manifest" if manifest is None else "as-written"
             slot = slots.pop(key, None)
-            if slot is not None:  # a URL or path for a name asked for before: as written
-                earlier = [x for x in (slot.entry, *slot.others) if x is not None]
-                packages[key] = PackagePlan(
-                    name=NormalizedName(key),
-                    action="pass",
-                    reason=why,
-                    cause=cause,
-                    requested=e.text,
-                    where=e.where,
-                    line=_original_line(e),
-                    more_lines=tuple(_original_line(x) for x in earlier),
-                )
-            elif twin is not None:  # the same name again: pip sees every line
+            if slot is None and twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
                     twin, more_lines=(*twin.more_lines, _original_line(e))
                 )
-            else:
-                packages[key] = PackagePlan(
-                    name=NormalizedName(key),
-                    action="pass",
-                    reason=why,
-                    cause=cause,
-                    requested=e.text,
-                    where=e.where,
-                    line=_original_line(e),
-                )
+                continue
+            # A URL or path for a name asked for before (a slot): as written, with the
+            # earlier lines; else a new name.
+            earlier = [] if slot is None else [slot.entry, *slot.others]
+            packages[key] = PackagePlan(
+                name=NormalizedName(key),
+                action="pass",
+                reason=why,
+                cause=cause,
+                requested=e.text,
+                where=e.where,
+                line=_original_line(e),
+                more_lines=tuple(_original_line(x) for x in earlier if x is not None),
+            )
+            if slot is None:
                 order.append(key)
             continue
         assert e.requirement is not None
@@ -1757,11 +1751,6 @@ def apply_change(profile: HostProfile, change: Change) -> HostProfile:
     )
 
 
-def _version_key(v: str) -> tuple[int, ...]:
-    """``"3.13t"`` -> ``(3, 13)``: the numbers of a version word."""
-    return tuple(int(x) for x in re.findall(r"\d+", v))
-
-
 def _changes(profile: HostProfile, manifests: Sequence[Manifest]) -> list[list[Change]]:
     """Single changes worth trying, by kind in the order of preference: a newer driver,
     another Python, another OS/arch (or glibc), a GPU of another family, ROCm."""
@@ -1800,7 +1789,7 @@ def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
     here = p.python_tuple
 
     def key(v: str) -> tuple[int, ...]:
-        major, minor = _version_key(v)[:2]
+        major, minor = version_numbers(v)[:2]
         return (abs(minor - here[1]) if major == here[0] else 99, -major, -minor)
 
     pys = {v for f in flavours for v in f.python_versions} - {p.python}
@@ -1827,7 +1816,7 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
         else:
             text = _place_words(os_name, arch)
         out.append(Change(kind="platform", text=text, os=os_name, arch=arch))
-    have = _version_key(p.libc_version or "0.0")[:2]
+    have = version_numbers(p.libc_version or "0.0")[:2]
     for floor in sorted(glibcs):
         if floor > have:
             v = f"{floor[0]}.{floor[1]}"

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from packaging.utils import canonicalize_name
 
-from resolver_hook._cache import CACHE_ENV
 from resolver_hook.cli import main
 from resolver_hook.doctor import check_installed
 from resolver_hook.errors import OperationalError, UsageError
@@ -25,11 +24,10 @@ from resolver_hook.host import parse_target
 from resolver_hook.installed import Installed, environment_of, this_environment
 from resolver_hook.manifest import parse_manifest
 from tests.frozen import frozen_manifests
-from tests.paths import REPO
+from tests.paths import FAKE_PYNVML, REPO, child_env
 
 # Rule tests resolve against frozen fixtures, not the shipped data (tests/frozen.py).
 BUILTIN = frozen_manifests()
-FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
 CU126 = "torch 2.13.0+cu126 (download.pytorch.org/whl/cu126/torch/)"
 CU130 = "torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)"
 # RTX 5090 / RTX PRO 6000 Blackwell: CC 12.0 (docs/facts.md section 1).
@@ -487,14 +485,7 @@ def test_cli_build_and_installed_together(
 def doctor_process(
     *args: str, fake_nvml: dict[str, Any], env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {
-        k: v
-        for k, v in os.environ.items()
-        if not (k.startswith("RESOLVER_HOOK_") and k != CACHE_ENV) and k != "CUDA_VISIBLE_DEVICES"
-    }
-    full.update(env or {})
-    full["PYTHONPATH"] = os.pathsep.join([FAKE_PYNVML, str(REPO)])
-    full["FAKE_NVML"] = json.dumps(fake_nvml)
+    full = child_env(env, fake_nvml=fake_nvml, pythonpath=os.pathsep.join([FAKE_PYNVML, str(REPO)]))
     return subprocess.run(
         [sys.executable, "-m", "resolver_hook", "doctor", *args],
         capture_output=True,

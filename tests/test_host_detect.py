@@ -3,40 +3,27 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from resolver_hook._cache import CACHE_ENV
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.host import HostProfile, apply_overrides, parse_target, resolve_machine
 from resolver_hook.host.detect import detect, env_overrides
-from tests.paths import REPO
-
-FAKE_PYNVML = str(REPO / "tests/data/fake_pynvml")
+from tests.paths import child_env
 
 
 def run_cli(
     *args: str, env: dict[str, str] | None = None, fake_nvml: dict | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full = {
-        k: v
-        for k, v in os.environ.items()
-        if not (k.startswith("RESOLVER_HOOK_") and k != CACHE_ENV) and k != "CUDA_VISIBLE_DEVICES"
-    }
-    full.update(env or {})
-    if fake_nvml is not None:
-        full["PYTHONPATH"] = FAKE_PYNVML
-        full["FAKE_NVML"] = json.dumps(fake_nvml)
     return subprocess.run(
         [sys.executable, "-m", "resolver_hook", *args],
         capture_output=True,
         text=True,
-        env=full,
+        env=child_env(env, fake_nvml=fake_nvml),
         timeout=60,
         check=False,
     )

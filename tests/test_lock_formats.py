@@ -284,3 +284,41 @@ def test_uv_project_lock_and_sync_install_the_planned_flavour(
     assert got["demo-gpu"] == f"1.0+{HERE_FLAVOUR}"
     assert got["demo-idx"] == f"2.0+{HERE_FLAVOUR}"
     assert got["plainpkg"] == "1.0"
+
+
+_CLASHING = ("linux-x86_64-py312-cuda12.6-sm89", "linux-x86_64-py312-cuda12.8-sm120")
+
+
+def _write_clashing(fmt: str) -> None:
+    from resolver_hook.lockfmt.pylock import TargetWheels, pylock_document
+    from resolver_hook.lockfmt.uvproject import UvTarget, uv_project_text
+    from resolver_hook.resolve import resolve
+
+    profiles = [parse_target(s) for s in _CLASHING]
+    pairs = list(zip(_CLASHING, profiles, strict=True))
+    if fmt == "pylock":
+        pylock_document([TargetWheels(spec=s, profile=p, wheels=()) for s, p in pairs])
+    else:
+        uv_project_text([UvTarget(spec=s, profile=p, plan=resolve([], {}, p)) for s, p in pairs])
+
+
+@pytest.mark.parametrize(
+    ("fmt", "clash", "hint"),
+    [
+        ("pylock", "a pylock.toml holds one of them", "its own -o pylock.NAME.toml"),
+        ("uv", "uv sources select by marker, so one project holds one", "for one of them"),
+    ],
+)
+def test_targets_one_marker_apart_refused_in_both_formats(fmt: str, clash: str, hint: str) -> None:
+    """pylock and uv sources share one marker-clash check; each keeps its own message."""
+    from resolver_hook.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        _write_clashing(fmt)
+    message = str(caught.value)
+    first, second = _CLASHING
+    assert message == (
+        f"targets {first} and {second} differ only in what markers cannot tell apart "
+        f"(GPU, driver): {clash}"
+    )
+    assert hint in (caught.value.hint or "")

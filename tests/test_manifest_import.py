@@ -238,3 +238,16 @@ def test_timeout_must_be_positive(value: str, capsys: pytest.CaptureFixture[str]
         main(["manifest", "import", "page.html", "--timeout", value])
     assert exc.value.code == 2
     assert capsys.readouterr().err.startswith("error: argument --timeout: ")
+
+
+def test_wheel_hashing_refuses_a_redirect_the_url_policy_refuses(server: str) -> None:
+    """Hashing a wheel for a lock follows redirects through the index pages' handler,
+    with its own message prefix ("page:", as before the handlers were one)."""
+    from resolver_hook.errors import UsageError
+    from resolver_hook.lockfmt.wheels import NetFetcher
+
+    with pytest.raises(UsageError) as caught:
+        NetFetcher(allow_insecure=True).sha256(f"{server}/redirect-to-http")
+    assert str(caught.value).startswith(
+        "page: 'http://example.org/simple/tilert/' is plain http: only https"
+    )

@@ -1,4 +1,4 @@
-"""Tests for resolver_hook.build.toolchain, resolver_hook.build.hostconfig and `doctor --build`.
+"""Tests for resolver_hook.build (toolkit, compilers, needs, report) and `doctor --build`.
 
 Fake toolkits and compilers are shell scripts in a temporary directory, reached through
 an explicit ``env`` (PATH, CUDA_HOME): the probes never see this machine's tools unless a
@@ -19,22 +19,16 @@ from pathlib import Path
 import pytest
 
 from resolver_hook._proc import Result
+from resolver_hook.build.compilers import find_host_compiler, identify_compiler
 from resolver_hook.build.hostconfig import (
     HostConfigError,
     accepted_range,
     evaluate,
     parse_host_config,
 )
-from resolver_hook.build.toolchain import (
-    Check,
-    ToolchainReport,
-    check_build_needs,
-    find_host_compiler,
-    find_toolkit,
-    identify_compiler,
-    parse_nvcc_version,
-    toolchain_report,
-)
+from resolver_hook.build.needs import check_build_needs
+from resolver_hook.build.report import Check, ToolchainReport, toolchain_report
+from resolver_hook.build.toolkit import find_toolkit, parse_nvcc_version
 from resolver_hook.cli import main
 from tests.fakeproc import done
 

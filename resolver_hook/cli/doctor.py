@@ -31,7 +31,7 @@ from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
-    from resolver_hook.build.toolchain import Check, ToolchainReport
+    from resolver_hook.build.report import Check, ToolchainReport
     from resolver_hook.doctor import PackageCheck
     from resolver_hook.host import HostProfile
     from resolver_hook.installed import Environment
@@ -151,7 +151,8 @@ def _build_part(
     nested: bool,
 ) -> bool:
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
-    from resolver_hook.build.toolchain import check_build_needs, toolchain_report
+    from resolver_hook.build.needs import check_build_needs
+    from resolver_hook.build.report import toolchain_report
 
     report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason, timeout=args.timeout)
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []

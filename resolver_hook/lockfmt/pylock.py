@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.errors import OperationalError
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -38,21 +38,13 @@ class TargetWheels:
 
 
 def _markers(targets: Sequence[TargetWheels]) -> dict[str, str]:
-    from resolver_hook.lock import target_marker
+    from resolver_hook.lock import target_markers
 
-    seen: dict[str, str] = {}
-    out: dict[str, str] = {}
-    for t in targets:
-        mk = target_marker(t.profile)
-        if mk in seen:
-            raise UsageError(
-                f"targets {seen[mk]} and {t.spec} differ only in what markers cannot "
-                "tell apart (GPU, driver): a pylock.toml holds one of them",
-                hint="run lock once per target, each with its own -o pylock.NAME.toml",
-            )
-        seen[mk] = t.spec
-        out[t.spec] = mk
-    return out
+    return target_markers(
+        ((t.spec, t.profile) for t in targets),
+        clash="a pylock.toml holds one of them",
+        hint="run lock once per target, each with its own -o pylock.NAME.toml",
+    )
 
 
 def pylock_document(targets: Sequence[TargetWheels]) -> dict[str, Any]:

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.errors import UsageError
-
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
@@ -66,20 +64,13 @@ def _index_name(package: str, version: str | None, url: str, taken: set[str]) ->
 
 def uv_project_text(targets: Sequence[UvTarget], header: Sequence[str] = ()) -> str:
     """The TOML text to paste into a project's ``pyproject.toml``."""
-    from resolver_hook.lock import target_marker
+    from resolver_hook.lock import target_markers
 
-    markers: dict[str, str] = {}
-    seen: dict[str, str] = {}
-    for t in targets:
-        mk = target_marker(t.profile)
-        if mk in seen:
-            raise UsageError(
-                f"targets {seen[mk]} and {t.spec} differ only in what markers cannot tell "
-                "apart (GPU, driver): uv sources select by marker, so one project holds one",
-                hint="write the sources for one of them",
-            )
-        seen[mk] = t.spec
-        markers[t.spec] = mk
+    markers = target_markers(
+        ((t.spec, t.profile) for t in targets),
+        clash="uv sources select by marker, so one project holds one",
+        hint="write the sources for one of them",
+    )
     # package -> source (as text) -> targets using it
     sources: dict[str, dict[tuple[str, str], list[str]]] = {}
     display: dict[str, str] = {}

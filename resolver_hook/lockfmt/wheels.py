@@ -243,23 +243,6 @@ def lock_wheels(
     return tuple(out)
 
 
-class _PolicyRedirects(urllib.request.HTTPRedirectHandler):
-    """Every redirect target passes the same URL rule as the first URL."""
-
-    def __init__(self, allow_insecure: bool) -> None:
-        super().__init__()
-        self.allow = allow_insecure
-
-    # Signature fixed by urllib.request.HTTPRedirectHandler.
-    def redirect_request(  # type: ignore[no-untyped-def]  # noqa: PLR0917
-        self, req, fp, code, msg, headers, newurl
-    ):
-        from resolver_hook.publish.indexpage import check_url
-
-        check_url(newurl, allow_insecure=self.allow)
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
 @dataclass(slots=True)
 class NetFetcher:
     """Reads pages with :mod:`resolver_hook.publish.indexpage` and hashes files, bounded."""
@@ -306,7 +289,10 @@ class NetFetcher:
                 raise OperationalError(f"{url}: cannot read: {exc.strerror or exc}") from None
             return digest.hexdigest()
         check_url(url, allow_insecure=self.allow_insecure)
-        opener = urllib.request.build_opener(_PolicyRedirects(self.allow_insecure))
+        from resolver_hook.publish.indexpage import PolicyRedirects
+
+        # Refusals read "page: ..." here, as before; index pages say "redirect: ...".
+        opener = urllib.request.build_opener(PolicyRedirects(self.allow_insecure, what="page"))
         request = urllib.request.Request(url, headers={"User-Agent": "resolver-hook"})
         try:
             with opener.open(request, timeout=self.timeout) as response:

@@ -208,11 +208,6 @@ def placeholder_data(
     }
 
 
-# A replacement is a bare project name (PEP 508 "Name"): it goes into pip and uv command
-# lines, so nothing that a shell would read (brackets, spaces, quotes) is allowed.
-_PROJECT_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
-
-
 def retired_data(
     name: str,
     replacement: str,
@@ -227,10 +222,12 @@ def retired_data(
 
     ``where`` names the input in errors (``--retired-name`` or a TOML file's key).
     """
-    if not isinstance(name, str) or not _PROJECT_NAME.fullmatch(name):
+    # A replacement is a bare project name (PEP 508 "Name"): it goes into pip and uv
+    # command lines, so nothing that a shell would read (brackets, spaces, quotes) passes.
+    if not is_project_name(name):
         raise UsageError(f"{where}: {name!r} is not a valid project name")
     canonical = str(canonicalize_name(name))
-    if not isinstance(replacement, str) or not _PROJECT_NAME.fullmatch(replacement):
+    if not is_project_name(replacement):
         raise UsageError(
             f"replacement: {replacement!r} is not a valid project name",
             hint="a bare project name such as scikit-learn, without version or extras",

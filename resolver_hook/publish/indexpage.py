@@ -52,6 +52,7 @@ from resolver_hook.publish.locallabel import parse_local_label
 __all__ = [
     "ImportResult",
     "Link",
+    "PolicyRedirects",
     "check_url",
     "fetch_page",
     "import_manifest",
@@ -156,19 +157,23 @@ def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
         raise UsageError(f"{what}: {problem}", hint=hint)
 
 
-class _PolicyRedirects(urllib.request.HTTPRedirectHandler):
-    """Apply the same URL policy to every redirect target (no https -> http downgrade)."""
+class PolicyRedirects(urllib.request.HTTPRedirectHandler):
+    """Apply the same URL policy to every redirect target (no https -> http downgrade).
 
-    def __init__(self, allow_insecure: bool) -> None:
+    ``what`` names the refused target in the error (index pages say ``redirect``).
+    """
+
+    def __init__(self, allow_insecure: bool, *, what: str = "redirect") -> None:
         super().__init__()
         self.allow = allow_insecure
+        self.what = what
 
     # Signature fixed by urllib.request.HTTPRedirectHandler.
     def redirect_request(  # type: ignore[no-untyped-def]  # noqa: PLR0917
         self, req, fp, code, msg, headers, newurl
     ):
         try:
-            check_url(newurl, allow_insecure=self.allow, what="redirect")
+            check_url(newurl, allow_insecure=self.allow, what=self.what)
         except UsageError:
             fp.close()  # urllib closes it only after a redirect it follows
             raise
@@ -242,7 +247,7 @@ def _fetch_within(location: str, allow_insecure: bool, timeout: float) -> tuple[
 def _download(
     location: str, allow_insecure: bool, timeout: float, deadline: float
 ) -> tuple[bytes, str, str]:
-    opener = urllib.request.build_opener(_PolicyRedirects(allow_insecure))
+    opener = urllib.request.build_opener(PolicyRedirects(allow_insecure))
     request = urllib.request.Request(
         location, headers={"Accept": "text/html", "User-Agent": "resolver-hook"}
     )

@@ -45,7 +45,7 @@ import email.policy
 import re
 import tarfile
 import zipfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -413,11 +413,19 @@ def _parse_toml(raw: bytes, where: str) -> dict[str, Any]:
         raise LintError(f"{where}: not valid TOML: {exc}") from None
 
 
-def _native_in_tree(folder: Path) -> str | None:
-    """A binary or C/C++/CUDA source near a pyproject.toml (bounded walk)."""
+# Entries a walk below a pyproject.toml looks at, at most.
+_MAX_TREE_ENTRIES = 20_000
+
+
+def _walk_tree(folder: Path, keep: Callable[[Path, Path], bool]) -> Iterator[Path]:
+    """The entries below ``folder`` that are not folders walked into (bounded walk).
+
+    Hidden entries and build output are left out, then those ``keep(here, entry)``
+    refuses; folders (not symlinks to them) are walked into, everything else is yielded.
+    """
     seen = 0
     stack = [folder]
-    while stack and seen < 20_000:
+    while stack and seen < _MAX_TREE_ENTRIES:
         here = stack.pop()
         try:
             entries = sorted(here.iterdir())
@@ -427,39 +435,37 @@ def _native_in_tree(folder: Path) -> str | None:
             seen += 1
             if entry.name.startswith(".") or entry.name in _NOT_SOURCE_DIRS:
                 continue
+            if not keep(here, entry):
+                continue
             if entry.is_dir() and not entry.is_symlink():
                 stack.append(entry)
-            elif entry.name.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES):
-                return str(entry.relative_to(folder))
+            else:
+                yield entry
+
+
+def _native_in_tree(folder: Path) -> str | None:
+    """A binary or C/C++/CUDA source near a pyproject.toml (bounded walk)."""
+    for entry in _walk_tree(folder, lambda here, entry: True):
+        if entry.name.endswith(_BINARY_SUFFIXES + _SOURCE_SUFFIXES):
+            return str(entry.relative_to(folder))
     return None
 
 
 def _package_in_tree(folder: Path, skip: Sequence[str] = ()) -> _Package:
     """The code files below a pyproject.toml (bounded walk; tests, docs, build output,
     hidden folders and the in-tree build backend ``skip`` are left out)."""
-    seen = 0
-    files: list[tuple[str, int, Any]] = []
-    stack = [folder]
     skipped = {(folder / s).resolve() for s in skip}
-    while stack and seen < 20_000:
-        here = stack.pop()
-        try:
-            entries = sorted(here.iterdir())
-        except OSError:
-            continue
-        for entry in entries:
-            seen += 1
-            if entry.name.startswith(".") or entry.name in _NOT_SOURCE_DIRS:
-                continue
-            if here == folder and entry.name in (*_ROOT_FILES_NOT_CODE, "tests", "docs"):
-                continue
-            if entry.is_symlink() or entry.resolve() in skipped:
-                continue
-            if entry.is_dir():
-                stack.append(entry)
-            elif entry.is_file():
-                rel = entry.relative_to(folder).as_posix()
-                files.append((rel, entry.stat().st_size, lambda e=entry: e.read_bytes()))
+
+    def keep(here: Path, entry: Path) -> bool:
+        if here == folder and entry.name in (*_ROOT_FILES_NOT_CODE, "tests", "docs"):
+            return False
+        return not (entry.is_symlink() or entry.resolve() in skipped)
+
+    files: list[tuple[str, int, Any]] = []
+    for entry in _walk_tree(folder, keep):
+        if entry.is_file():
+            rel = entry.relative_to(folder).as_posix()
+            files.append((rel, entry.stat().st_size, lambda e=entry: e.read_bytes()))
     return _package_of(files)
 
 
