@@ -83,6 +83,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._patterns import version_numbers
 from resolver_hook._plain import plain
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
+from resolver_hook.limits import MAX_MACHINE_VERSION_DIGITS
 from resolver_hook.manifest.schema import (
     Flavour,
     IndexFlavour,
@@ -95,7 +96,7 @@ from resolver_hook.portable.cuda import (
     GPU_NAMES,
     JETSON_AI_LAB_JP6,
     JETSON_ONLY_CCS,
-    min_driver_for_runtime,
+    min_driver_for_cuda,
     uncovered,
 )
 from resolver_hook.portable.overrides import OVERRIDE_SM
@@ -231,6 +232,7 @@ class Change:
 
     kind: ChangeKind
     text: str  # the change in words: "a driver of 580 or newer (CUDA 13.0)"
+    how: str = ""  # how to make it, when that needs saying (an x64 interpreter's venv)
     gets: str = ""  # what the package then gets: "torch 2.13.0+cu130"
     cuda: str | None = None
     python: str | None = None
@@ -565,7 +567,11 @@ def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
         if not f.l4t.contains(Version(p.l4t), prereleases=True):
             return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
         return None
-    if (f.cuda is not None or f.gpu) and p.needs_jetson_builds:
+    plats = _flavour_platforms(f)  # none, or "any": a build for every platform
+    linux_arm = not plats or any(
+        x == "any" or _os_arch_of(x) == ("linux", "aarch64") for x in plats
+    )
+    if (f.cuda is not None or f.gpu) and p.needs_jetson_builds and linux_arm:
         return (
             "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
             f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
@@ -617,7 +623,7 @@ def _failures(
             hint = ""
             floor = _floor(f.cuda)
             if floor is not None and floor > m.cuda:
-                driver = min_driver_for_runtime(floor.major, p.os)
+                driver = min_driver_for_cuda((floor.major, floor.minor), p.os)
                 hint = f" (driver {driver} or newer)" if driver else ""
             out.append(
                 Failure(
@@ -1224,9 +1230,10 @@ def _why_dead(f: Flavour, r: Requirement, other: _Slot) -> str:
     """Why no candidate of ``other`` meets ``r``: a page template's fact the builds lack
     (their local label, C++ ABI), else none exists or none fits."""
     for g, _ in other.candidates:
-        why = _meets(f, r, g)
-        if why is not None and not why.startswith("needs "):
-            return why
+        if _version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
+            why = _meets(f, r, g)
+            if why is not None:
+                return why
     return _no_such(r, other)
 
 
@@ -1691,9 +1698,9 @@ def _assemble(
 # Windows on Arm runs x64 programs by emulation; uv's interpreter request names an x64
 # CPython (docs/facts.md sections 3 and 5).
 _WIN_X64_VENV = (
-    "Windows on Arm runs an x64 Python by emulation, with the GPU driven natively by the "
-    "NVIDIA driver: make the venv with 'uv venv --python cpython-{py}-windows-x86_64-none' "
-    "or with the x64 installer from python.org"
+    "Windows on Arm runs an x64 Python by emulation{gpu}: make the venv with "
+    "'uv venv --python cpython-{py}-windows-x86_64-none' or with the x64 installer from "
+    "python.org"
 )
 
 
@@ -1774,10 +1781,10 @@ def _driver_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
         if have is not None and fl <= have:
             continue
         cuda = f"{fl.major}.{fl.minor}"
-        driver = min_driver_for_runtime(fl.major, p.os)
+        driver = min_driver_for_cuda((fl.major, fl.minor), p.os)
         text = (
             f"a driver of {driver} or newer (CUDA {cuda})"
-            if driver and fl.minor == 0
+            if driver
             else f"a driver with CUDA {cuda} or newer"
         )
         out.append(Change(kind="driver", text=text, cuda=cuda))
@@ -1792,8 +1799,15 @@ def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
         major, minor = version_numbers(v)[:2]
         return (abs(minor - here[1]) if major == here[0] else 99, -major, -minor)
 
-    pys = {v for f in flavours for v in f.python_versions} - {p.python}
+    pys = {v for f in flavours for v in f.python_versions if _machine_sized(v)} - {p.python}
     return [Change(kind="python", text=f"Python {v}", python=v) for v in sorted(pys, key=key)]
+
+
+def _machine_sized(version: str) -> bool:
+    """Whether every number of ``version`` fits a real machine (limits.py): a manifest's
+    ``manylinux_2_99999999`` or ``3.999999`` is never tried as a machine (its wheel tags
+    would be counted out one by one)."""
+    return all(len(n) <= MAX_MACHINE_VERSION_DIGITS for n in re.findall(r"\d+", version))
 
 
 def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
@@ -1805,17 +1819,28 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
             os_name, arch = _os_arch_of(tag)
             if not arch or (os_name, arch) == (p.os, p.arch):
                 floor = _glibc_of(tag)
-                if floor and p.libc == "glibc" and p.libc_version:
+                sized = floor is not None and _machine_sized(f"{floor[0]}.{floor[1]}")
+                if floor and sized and p.libc == "glibc" and p.libc_version:
                     glibcs.add(floor)
             elif not (os_name == "macos" and p.nvidia is not None):  # no CUDA on macOS
                 places[(os_name, arch)] = None
     out = []
+    if p.jetson:
+        places = {}  # a Jetson is its own machine: no other OS or CPU for it
     for os_name, arch in sorted(places, key=lambda oa: (oa[0] != p.os, oa)):
         if (p.os, p.arch, os_name, arch) == ("windows", "aarch64", "windows", "x86_64"):
-            text = "an x86_64 (x64) Python interpreter: " + _WIN_X64_VENV.format(py=p.python)
-        else:
-            text = _place_words(os_name, arch)
-        out.append(Change(kind="platform", text=text, os=os_name, arch=arch))
+            gpu = ", with the GPU driven natively by the NVIDIA driver" if p.gpus else ""
+            out.append(
+                Change(
+                    kind="platform",
+                    text="an x86_64 (x64) Python interpreter",
+                    how=_WIN_X64_VENV.format(py=p.python, gpu=gpu),
+                    os=os_name,
+                    arch=arch,
+                )
+            )
+            continue
+        out.append(Change(kind="platform", text=_place_words(os_name, arch), os=os_name, arch=arch))
     have = version_numbers(p.libc_version or "0.0")[:2]
     for floor in sorted(glibcs):
         if floor > have:
@@ -1827,8 +1852,8 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
 def _gpu_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     """One GPU of each other known family, newest first; with a driver for the newest
     CUDA the builds need when the machine has none."""
-    if p.os == "macos" or not any(f.gpu or f.cuda is not None for f in flavours):
-        return []
+    if p.os == "macos" or p.jetson or not any(f.gpu or f.cuda is not None for f in flavours):
+        return []  # a Jetson's GPU is built in: no other family for it
     newest = max((fl for f in flavours if (fl := _floor(f.cuda)) is not None), default=None)
     cuda = None
     if (p.nvidia is None or not p.nvidia.cuda_version) and newest is not None:
@@ -1890,7 +1915,8 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
             if change.kind == "gpu":  # every family that fits, named once
                 text = _gpu_families([c.sm or "" for c, _ in options], plan.profile)
                 if change.cuda:
-                    driver = min_driver_for_runtime(int(change.cuda.split(".")[0]), plan.profile.os)
+                    major, _, minor = change.cuda.partition(".")
+                    driver = min_driver_for_cuda((int(major), int(minor or 0)), plan.profile.os)
                     text += f", with a driver of {driver} or newer," if driver else ""
             found[key] = dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}")
     packages = []
@@ -1983,10 +2009,7 @@ def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset
 
 
 def _fix_words(fix: Change) -> str:
-    if fix.kind == "platform" and fix.text.startswith("an x86_64"):
-        head, _, how = fix.text.partition(": ")
-        return f"{head} gets {fix.gets}; {how}"
-    return f"{fix.text} gets {fix.gets}"
+    return f"{fix.text} gets {fix.gets}" + (f"; {fix.how}" if fix.how else "")
 
 
 def _none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:

@@ -28,6 +28,7 @@ from resolver_hook.build._base import (
     which,
 )
 from resolver_hook.build.hostconfig import HostConfig, HostConfigError, parse_host_config
+from resolver_hook.portable.cuda import decode_cuda_version
 
 __all__ = [
     "Toolkit",
@@ -221,12 +222,13 @@ def _version_from_files(root: str) -> tuple[str | None, str | None]:
             with open(
                 os.path.join(include, "cuda_runtime_api.h"), encoding="utf-8", errors="replace"
             ) as fh:
-                match = re.search(r"#define\s+CUDART_VERSION\s+(\d+)", fh.read())
+                # A real value has 5 digits (13000); a longer one is no version.
+                match = re.search(r"#define\s+CUDART_VERSION\s+(\d{1,9})\b", fh.read())
         except OSError:
             continue
-        if match:  # 13000 -> 13.0 (major * 1000 + minor * 10)
-            number = int(match.group(1))
-            return f"{number // 1000}.{number % 1000 // 10}", "CUDART_VERSION in cuda_runtime_api.h"
+        decoded = decode_cuda_version(int(match.group(1))) if match else None
+        if decoded is not None:  # 13000 -> 13.0, NVIDIA's encoding (portable/cuda.py)
+            return f"{decoded[0]}.{decoded[1]}", "CUDART_VERSION in cuda_runtime_api.h"
     return None, None
 
 

@@ -188,6 +188,11 @@ def _check_need(need: str) -> None:
             hint="a name and an optional version, such as 'nvcc>=12.8', 'cmake>=3.26', "
             "'ninja', 'cxx' or 'z3'",
         ) from None
+    from resolver_hook.limits import check_version_text
+
+    too_big = next((p for s in req.specifier if (p := check_version_text(s.version))), None)
+    if too_big is not None:
+        raise UsageError(f"--need {need[:60]!r}: {too_big}")
     if req.url or req.marker is not None or req.extras:
         raise UsageError(
             f"--need {need!r}: a build need is a name and a version specifier only "

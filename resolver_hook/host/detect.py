@@ -237,6 +237,13 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
     if "sm" in overrides:
         value, where = overrides["sm"]
         ccs = _cc_list(value, where)
+        jetson = [cc for cc in ccs if cc in JETSON_ONLY_CCS]
+        if jetson and (profile.os, arch) != ("linux", "aarch64"):
+            cc = jetson[0]
+            raise UsageError(
+                f"{where}: compute capability {format_cc(cc)} is "
+                f"{GPU_NAMES.get(cc, 'a Jetson')}, a Jetson module: Linux aarch64 only"
+            )
         if nvidia is None and "cuda" in overrides:
             pass  # an explicit "no NVIDIA GPU" wins over a GPU list
         else:

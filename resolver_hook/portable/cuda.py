@@ -38,6 +38,7 @@ __all__ = [
     "describe_target",
     "driver_meets_runtime",
     "format_cc",
+    "min_driver_for_cuda",
     "min_driver_for_runtime",
     "parse_cc",
     "parse_driver_version",
@@ -315,6 +316,23 @@ def min_driver_for_runtime(runtime_major: int, os_name: str = "linux") -> str | 
     if row is None:
         return None
     return row.get(os_name, row["linux"])
+
+
+def min_driver_for_cuda(cuda: tuple[int, int], os_name: str = "linux") -> str | None:
+    """The oldest driver whose own CUDA version is at least ``cuda`` (what a manifest's
+    ``cuda = ">=X.Y"`` asks of the driver).
+
+    X.0: the minor-version-compatibility minimum of that major
+    (:func:`min_driver_for_runtime`). X.Y above 0: the first row of NVIDIA's toolkit
+    and driver table that reaches it (Linux only: docs/facts.md section 1.3); None
+    where the table cannot say.
+    """
+    if cuda[1] == 0:
+        return min_driver_for_runtime(cuda[0], os_name)
+    if os_name != "linux":
+        return None
+    rows = [floor for floor, have in DRIVER_CUDA if have >= cuda]
+    return ".".join("%02d" % n if i else str(n) for i, n in enumerate(min(rows))) if rows else None
 
 
 def driver_meets_runtime(driver_cuda: tuple[int, int], runtime: tuple[int, int]) -> bool:

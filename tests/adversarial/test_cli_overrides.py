@@ -169,3 +169,14 @@ def test_the_placeholder_runtime_survives_huge_override_numbers(name: str, value
     host = runtime().detect({name: value, "RESOLVER_HOOK_OVERRIDE_ARCH": "aarch64"})
     assert host["arch"] == "aarch64"
     assert name not in host["overridden"]
+
+
+def test_a_jetson_compute_capability_override_off_linux_aarch64_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --target refuses linux-x86_64-...-sm87; the override must not build that machine.
+    monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "8.7")
+    monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_ARCH", "x86_64")
+    code, err = run(["detect"], capsys)
+    assert code == 2
+    assert "Jetson Orin, a Jetson module: Linux aarch64 only" in err

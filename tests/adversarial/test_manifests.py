@@ -238,3 +238,34 @@ def test_matrix_exclude_list_is_bounded() -> None:
         exclude=[{"a": f"z{i}"} for i in range(MAX_MATRIX_EXCLUDES + 1)],
     )
     assert only_problem(data).startswith("m.toml: matrix[0].exclude: ")
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param(
+            '[[wheel]]\nurl = "https://e.org/foo-1.0-cp312-cp312-'
+            'manylinux_2_99999999999999999_x86_64.whl"\n',
+            id="huge-glibc-in-a-wheel-tag",
+        ),
+        pytest.param(
+            '[[index]]\nurl = "https://e.org/foo/"\nversion = "1.0"\n'
+            'python = ["3.99999999999999999999"]\nplatforms = ["manylinux_2_28_x86_64"]\n',
+            id="huge-python-in-an-index",
+        ),
+    ],
+)
+def test_a_huge_number_in_a_manifest_is_never_tried_as_a_machine(
+    tmp_path: Path, entry: str
+) -> None:
+    # The hints re-plan with one fact changed; a glibc or Python taken from such an
+    # entry made wheel tags one per minor version: minutes and gigabytes, then OOM.
+    from resolver_hook.host import parse_target
+    from resolver_hook.manifest import loads_manifest
+    from resolver_hook.resolve import resolve
+
+    m = loads_manifest('schema = 1\n[package]\nname = "foo"\n' + entry, source="m.toml")
+    plan = resolve(["foo"], {"foo": m}, parse_target("linux-x86_64-py312"))
+    (foo,) = plan.packages
+    assert foo.action == "error"
+    assert foo.fix is None

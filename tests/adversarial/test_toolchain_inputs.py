@@ -83,3 +83,25 @@ def test_doctor_build_with_a_hostile_header_reports_instead_of_crashing(
     accept = check(report, "nvcc accepts host compiler")
     assert accept.status == "fail"  # the real GNU limit below still applies
     assert "gcc versions later than 15 are not supported!" in accept.summary
+
+
+def test_a_need_with_a_5000_digit_version_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from resolver_hook.cli import main
+
+    assert main(["doctor", "--build", "--need", "nvcc>=" + "9" * 5000]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --need ")
+    assert len(err.splitlines()) == 1
+
+
+def test_a_5000_digit_cudart_version_is_no_version(tmp_path: Path) -> None:
+    from resolver_hook.build.toolkit import _version_from_files
+
+    (tmp_path / "include").mkdir()
+    header = tmp_path / "include" / "cuda_runtime_api.h"
+    header.write_text("#define CUDART_VERSION " + "9" * 5000 + "\n")
+    assert _version_from_files(str(tmp_path)) == (None, None)
+    header.write_text("#define CUDART_VERSION 13020\n")
+    assert _version_from_files(str(tmp_path)) == ("13.2", "CUDART_VERSION in cuda_runtime_api.h")
