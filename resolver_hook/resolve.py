@@ -96,6 +96,7 @@ from resolver_hook.portable.cuda import (
     GPU_NAMES,
     JETSON_AI_LAB_JP6,
     JETSON_ONLY_CCS,
+    KernelTarget,
     min_driver_for_cuda,
     uncovered,
 )
@@ -1561,7 +1562,8 @@ def _exists_summary(man: Manifest) -> str:
     plats: dict[str, None] = {}
     pys: dict[str, None] = {}
     cudas: dict[str, None] = {}
-    gpus: dict[str, None] = {}
+    floors: list[Version] = []
+    gpus: set[KernelTarget] = set()
     for f in man.flavours:
         for pl in f.platforms:
             for x in pl.split("."):
@@ -1570,17 +1572,21 @@ def _exists_summary(man: Manifest) -> str:
             pys[v] = None
         if f.cuda is not None:
             cudas[str(f.cuda)] = None
-        for t in f.gpu:
-            gpus[str(t)] = None
+            if len(f.cuda) == 1 and next(iter(f.cuda)).operator == ">=":
+                floors.append(Version(next(iter(f.cuda)).version))
+        gpus.update(f.gpu)
     parts = [", ".join(plats) or "any platform"]
     if pys:
         parts.append("Python " + ", ".join(sorted(pys, key=python_sort_key)))
-    if cudas:
+    if cudas and len(floors) == sum(f.cuda is not None for f in man.flavours):
+        parts.append(f"driver CUDA >={min(floors)}")  # every build asks only for a floor
+    elif cudas:
         parts.append("driver CUDA " + " or ".join(cudas))
     if gpus:
-        parts.append("kernels " + ", ".join(gpus))
-    versions = sorted({str(f.version.public) for f in man.flavours})
-    return f"{man.display_name} {', '.join(versions)} exists for: {'; '.join(parts)}"
+        parts.append("kernels " + ", ".join(map(str, sorted(gpus))))
+    versions = sorted({f.version.public for f in man.flavours}, key=Version, reverse=True)
+    verb = "exists" if len(versions) == 1 else "exist"
+    return f"{man.display_name} {', '.join(versions)} {verb} for: {'; '.join(parts)}"
 
 
 def _no_fit(slot: _Slot, m: _Machine) -> str:

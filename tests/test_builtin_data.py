@@ -122,7 +122,7 @@ def test_windows_on_arm_refuses_torch_without_a_source_for_its_wheels() -> None:
     p = plan("windows-arm64-py312", "torch")
     torch = p.package("torch")
     assert torch.action == "error"
-    exists = torch.reason.split("exists for:")[1].split(";")[0]
+    exists = torch.reason.split("exist for:")[1].split(";")[0]
     assert "Windows x86_64" in exists
     assert "Windows aarch64" not in exists
     # The computed alternative: an x64 interpreter, which Windows on Arm runs by emulation.
