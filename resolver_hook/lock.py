@@ -64,11 +64,10 @@ def lock_lines(plan: Plan) -> list[str]:
     """Pinned requirement lines for one plan: find-links, URL lines, then plain lines."""
     from packaging.requirements import Requirement
 
-    from resolver_hook.reqfile import format_requirement, is_url_line
+    from resolver_hook.reqfile import format_requirement, url_lines_first
 
     links = [f"--find-links {u}" for u in plan.find_links]
-    urls: list[str] = []
-    plain: list[str] = []
+    lines: list[str] = []
     for p in plan.packages:
         line: str | None
         if p.cause == "marker":
@@ -85,10 +84,9 @@ def lock_lines(plan: Plan) -> list[str]:
             )
         else:
             line = p.line or p.constraint  # constraint only: a coupled package, pin it too
-        if not line:
-            continue
-        (urls if is_url_line(line) else plain).append(line)
-    return links + urls + plain
+        if line:
+            lines.append(line)
+    return links + url_lines_first(lines)
 
 
 def dropped_notes(plan: Plan, target: str) -> list[str]:
@@ -145,7 +143,7 @@ def unmarkable_difference(a: HostProfile, b: HostProfile) -> str:
 def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
     """One file for several targets: lines not common to all carry the targets' markers."""
     from resolver_hook.errors import UsageError
-    from resolver_hook.reqfile import is_url_line, with_marker
+    from resolver_hook.reqfile import url_lines_first, with_marker
 
     markers: dict[str, tuple[str, HostProfile]] = {}
     for spec, profile, _ in per_target:
@@ -176,9 +174,5 @@ def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[
             out.append(line)
             continue
         out.append(with_marker(line, " or ".join(f"({m})" for m in where[line])))
-    urls = [x for x in out if not x.startswith("-") and is_url_line(x)]
-    return (
-        [x for x in out if x.startswith("-")]
-        + urls
-        + [x for x in out if not x.startswith("-") and x not in urls]
-    )
+    options = [x for x in out if x.startswith("-")]
+    return options + url_lines_first(x for x in out if not x.startswith("-"))

@@ -1,5 +1,9 @@
 """pip requirements-file syntax, in and out.
 
+Hand-written because the file format is pip's, not a standard: ``packaging`` parses
+one requirement, not a file, and importing pip's private parser would break with pip
+releases. Parity with pip is tested over a corpus of real files (tests/test_reqfile.py).
+
 Reading follows pip's own order of operations (pip/_internal/req/req_file.py, checked
 against pip 26.3 on every file of the shared requirements corpus):
 
@@ -53,6 +57,7 @@ __all__ = [
     "parse_requirement_line",
     "parse_requirements",
     "read_requirements",
+    "url_lines_first",
     "with_marker",
 ]
 
@@ -589,6 +594,13 @@ def format_requirement(
     if marker is not None and str(marker):
         line += f" ; {marker}"
     return line
+
+
+def url_lines_first(lines: Iterable[str]) -> list[str]:
+    """``lines`` with the URL lines first, each group in its own order: pip wants a URL
+    line before a plain line of the same name (docs/facts.md section 3)."""
+    lines = list(lines)
+    return [x for x in lines if is_url_line(x)] + [x for x in lines if not is_url_line(x)]
 
 
 def is_url_line(line: str) -> bool:

@@ -113,8 +113,8 @@ from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,
     format_requirement,
-    is_url_line,
     parse_requirements,
+    url_lines_first,
 )
 
 __all__ = [
@@ -1642,8 +1642,6 @@ def _assemble(
                 "from that index; resolver-hook uses per-package find-links instead"
             )
     lines = list(dict.fromkeys(line for p in packages for line in (p.line, *p.more_lines) if line))
-    url_lines = [x for x in lines if is_url_line(x)]
-    plain = [x for x in lines if not is_url_line(x)]
     constraints = [p.constraint for p in packages if p.constraint]
     pinned = {p.name: p for p in packages if p.constraint}
     for name, entries in user_constraints.items():
@@ -1692,7 +1690,7 @@ def _assemble(
     return Plan(
         profile=profile,
         packages=tuple(packages),
-        requirements=tuple(option_lines + url_lines + plain),
+        requirements=tuple(option_lines + url_lines_first(lines)),
         constraints=tuple(dict.fromkeys(constraints)),
         find_links=tuple(find_links),
         notes=tuple(dict.fromkeys(notes)),

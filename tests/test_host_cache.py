@@ -185,3 +185,22 @@ def test_doctor_and_status_never_read_the_cache(
     detect.cache_clear()  # type: ignore[attr-defined]
     main(["doctor", "--json"])
     assert json.loads(capsys.readouterr().out)["profile"]["arch"] == real
+
+
+def test_no_cache_is_written_for_a_target_or_a_profile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.cli import main
+
+    folder = tmp_path / "c"
+    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
+    detect.cache_clear()  # type: ignore[attr-defined]
+    assert main(["detect", "--json", "--target", "linux-x86_64-py312-cuda13.0-sm90"]) == 0
+    saved = tmp_path / "profile.json"
+    saved.write_text(capsys.readouterr().out)
+    assert main(["detect", "--json", "--profile", str(saved)]) == 0
+    assert main(["plan", "numpy", "--target", "linux-x86_64-py312"]) == 0
+    assert not (folder / "host-profile.json").exists()
+    if cache.cache_key(os.environ) is not None:  # and detection does write it
+        assert main(["detect", "--json"]) == 0
+        assert (folder / "host-profile.json").exists()

@@ -11,6 +11,10 @@ Every offset and size read from the file is checked against the object's size an
 against fixed caps before anything is read or allocated, so a corrupt or hostile object
 gives an :class:`ElfError` naming the offending field, never a huge allocation.
 
+Hand-written on purpose: an ELF library (pyelftools) would be a dependency that reads
+whole sections of a 1.5 GB ``libtorch_cuda.so`` into memory and trusts their sizes;
+this reader streams a wheel member and bounds every size (resolver_hook/limits.py).
+
 Layout source: the System V ABI, "ELF header" and "Sections" chapters
 (https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.eheader.html), and
 ``/usr/include/elf.h`` for the ``EM_*`` numbers.

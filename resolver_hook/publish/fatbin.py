@@ -1,5 +1,8 @@
 """Read the kernel targets out of a CUDA fat binary (the ``.nv_fatbin`` ELF section).
 
+Hand-written because no Python library reads this container (NVIDIA's cuobjdump is a
+toolkit binary, not on users' machines), and bounded like the ELF reader.
+
 NVIDIA does not document the container; the layout below was confirmed against objects
 built with nvcc 13.0 (``scripts/make_cuda_fixtures.sh``) and agrees with public
 reverse-engineered descriptions (e.g. the fatbin notes in GrigoryEvko/nvopen-tools).

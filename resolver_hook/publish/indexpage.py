@@ -14,6 +14,10 @@ Label rules (documented for users in ``resolver-hook manifest import --help``):
 * ``requires``: a ``torch...`` part of the label gives ``torch==...``.
 * ``gpu``: ``--gpu LABEL=sm_80,sm_90`` for the wheel's whole local label, else
   ``--gpu *=...`` for every wheel; otherwise omitted (a page cannot say).
+
+The page is read with the standard library's HTMLParser and urllib, not a scraping
+library: one total deadline, a size and link cap, and the project's URL policy on
+every link and redirect are simpler to hold in code this small.
 """
 
 from __future__ import annotations
