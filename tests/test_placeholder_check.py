@@ -291,6 +291,24 @@ def test_twine_missing_is_a_skip_never_a_pass(links: Path, monkeypatch: pytest.M
     assert (twine.status, twine.ok) == ("SKIP", False)
 
 
+def test_twine_output_has_no_colour_codes(links: Path) -> None:
+    # twine 7 colours its output (rich) even into a pipe and with NO_COLOR set: the
+    # report must stay plain text. twine runs for real; nothing else runs.
+    def run(
+        argv: Sequence[str], env: dict[str, str], cwd: Path
+    ) -> subprocess.CompletedProcess[str]:
+        if "twine" in argv:
+            return subprocess.run(
+                list(argv), env=env, cwd=cwd, capture_output=True, text=True, check=False
+            )
+        return _no_process(argv, env, cwd)
+
+    report = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
+    (twine,) = [r for r in report.results if r.name == "twine check --strict"]
+    assert "PASSED" in twine.detail
+    assert "\x1b" not in twine.detail
+
+
 def test_check_reports_an_install_that_succeeds(links: Path) -> None:
     # A fake runner where every command succeeds silently: both verdicts are "installs
     # silently" and the check fails; no real process is started.
