@@ -100,6 +100,10 @@ def run_build(args: argparse.Namespace) -> int:
     from resolver_hook.errors import UsageError
     from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder, build_retired
 
+    if args.version is not None and not args.version.strip():
+        raise UsageError(
+            f"--version {args.version!r}: an empty version; leave it out for {DEFAULT_VERSION}"
+        )
     version = args.version or DEFAULT_VERSION
     retired = args.retired_name is not None or args.replacement is not None
     if retired and args.manifest is not None:
