@@ -290,7 +290,6 @@ class _Artifact:
     version: str
     metadata_version: str = ""
     dynamic: tuple[str, ...] = ()
-    has_pkg_info: bool = False
     data: dict[str, Any] | None = None  # a resolver-hook placeholder's data
     data_dir: Path | None = None
 
@@ -354,7 +353,6 @@ def _read_sdist(dist: Path, dest: Path) -> _Artifact:
         version=version,
         metadata_version=meta,
         dynamic=tuple(map(str, dynamic)),
-        has_pkg_info=pkg_info.is_file(),
         data=data,
         data_dir=data_dir,
     )

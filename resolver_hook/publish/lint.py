@@ -127,10 +127,6 @@ class WheelFacts:
     cuda_runtime: int | None = None
     cuda_evidence: str = ""  # "tilert/libk.so links libcudart.so.13"
 
-    @property
-    def platform_specific(self) -> bool:
-        return any(p != "any" for p in self.platforms)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Package:
@@ -684,12 +680,11 @@ def _check_placeholder(item: LintInput) -> list[Finding]:
             )
         )
     elif pkg is not None and not loud_import and not item.build_fails:
-        where = "installs" if item.kind == "wheel" else "builds, installs"
         out.append(
             Finding(
                 file=item.path,
                 code="silent-placeholder",
-                message=f"placeholder {where} and imports without a message; users get "
+                message="placeholder builds, installs and imports without a message; users get "
                 "ModuleNotFoundError for its submodules and think their install is broken",
                 evidence=(why, _init_words(pkg)),
                 hint="generate one that fails at install and at import: resolver-hook placeholder "
