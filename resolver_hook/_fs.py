@@ -50,6 +50,7 @@ __all__ = [
     "check_archive_input",
     "read_input",
     "read_text_input",
+    "sigterm_raises",
     "write_atomic",
 ]
 
@@ -95,7 +96,7 @@ def _through_links(path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
+def sigterm_raises() -> Iterator[None]:
     """SIGTERM raises :class:`Interrupted` (as Ctrl-C raises KeyboardInterrupt) meanwhile."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -140,7 +141,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
         raise OperationalError(f"{shown}: cannot write: it is a folder")
     tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
     replaced = False
-    with _sigterm_raises():
+    with sigterm_raises():
         try:
             try:
                 mode: int | None = stat.S_IMODE(target.stat().st_mode)
