@@ -12,8 +12,11 @@ new one, never half of either:
   user asked us to rewrite (pip.conf under ``enable``) comes back 0444. Writing goes by
   rename, so what matters is whether the folder is writable, as for editors that save
   by rename. A new file gets 0666 less the umask, as ``open()`` would give it;
+- an existing FIFO, device, socket or /proc or /sys file (also /dev/stdout and
+  ``>(...)``) is refused, never replaced by a regular file nor written into;
 - every file-system failure is one :class:`~resolver_hook.errors.OperationalError`
-  naming the path (an empty path is a :class:`~resolver_hook.errors.UsageError`).
+  naming the path (an empty path, or one refused above, is a
+  :class:`~resolver_hook.errors.UsageError`).
 
 :func:`read_input` opens a file the user named (``--profile``, ``--manifest``, ``-r``
 and its includes, a page for ``manifest import``): folders and devices are refused at
@@ -47,6 +50,7 @@ __all__ = [
     "check_archive_input",
     "read_input",
     "read_text_input",
+    "sigterm_raises",
     "write_atomic",
 ]
 
@@ -57,8 +61,34 @@ INPUT_LIMIT = MAX_INPUT_BYTES
 # --- writing ------------------------------------------------------------------------
 
 
+def _not_replaceable(path: Path) -> str | None:
+    """What ``path`` is when it exists but is no regular file a rename may replace: a
+    FIFO, a device, a socket, or a kernel file under /proc or /sys; None otherwise.
+
+    ``os.stat`` follows links as the kernel does, also /dev/stdout and ``>(...)``'s
+    /dev/fd/N to a pipe, which ``realpath`` cannot follow.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None  # a new file, a dangling link: the write reports any failure
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISREG(mode) and Path(os.path.realpath(path)).parts[:2] in (
+        ("/", "proc"),
+        ("/", "sys"),
+    ):
+        return "a kernel file"
+    return None
+
+
 def _through_links(path: Path) -> Path:
-    """The file a write to ``path`` must replace: the final target of a symlink chain."""
+    """The file a write to ``path`` must replace: the final target of a symlink chain
+    (:func:`_not_replaceable` is checked first: a pipe is never the target)."""
     if not path.is_symlink():
         return path
     # realpath follows every link, also a dangling one (to where it points).
@@ -66,7 +96,7 @@ def _through_links(path: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
+def sigterm_raises() -> Iterator[None]:
     """SIGTERM raises :class:`Interrupted` (as Ctrl-C raises KeyboardInterrupt) meanwhile."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -96,13 +126,22 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     if os.fspath(path) == "":
         raise UsageError("an empty path is not a file name")
     shown = Path(path)
+    # Replacing a FIFO, a device or a /proc file by a regular file would break it or fail
+    # with a misleading message; writing into it could block forever (a FIFO nobody
+    # reads) or poke the kernel. Refused: standard output has its own spelling.
+    kind = _not_replaceable(shown)
+    if kind is not None:
+        raise UsageError(
+            f"{shown}: cannot write: it is {kind}, not a regular file; "
+            "to write to standard output, use -o - instead"
+        )
     target = _through_links(shown)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     if target.is_dir():
         raise OperationalError(f"{shown}: cannot write: it is a folder")
     tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
     replaced = False
-    with _sigterm_raises():
+    with sigterm_raises():
         try:
             try:
                 mode: int | None = stat.S_IMODE(target.stat().st_mode)

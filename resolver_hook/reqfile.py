@@ -540,15 +540,16 @@ def read_requirements(
     seen: list[str] = []
     for i, line in enumerate(lines, start=1):
         text = line.strip()
-        if text:
-            entries.append(
-                parse_requirement_line(
-                    text,
-                    where=f"requirement {text[:200]!r}",
-                    lineno=0,
-                    source=f"<command line {i}>",
-                )
+        if not text:  # pip: "ERROR: Invalid requirement: ''"; a blank file line is fine
+            raise UsageError(f"invalid requirement {line!r}: an empty requirement")
+        entries.append(
+            parse_requirement_line(
+                text,
+                where=f"requirement {text[:200]!r}",
+                lineno=0,
+                source=f"<command line {i}>",
             )
+        )
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
         text = _open(_read_text, path, constraint=constraint)
         parsed = parse_requirements(

@@ -285,6 +285,12 @@ def test_a_placeholder_wheel_installs_silently_even_when_its_import_raises(
         pytest.param("1.0", "", {"x/__init__.py": b""}, False, id="trivial-code-alone"),
         pytest.param("0.0.1", "", {"x/__init__.py": b"x = 1\n" * 20}, False, id="long-init"),
         pytest.param("0.1.0", "", {"x/__init__.py": b""}, False, id="0.1.0-is-not-zero"),
+        pytest.param("0.0.0a0", "reserved name placeholder", {"mod1.py": b"x = 1\n"}, True,
+                     id="one-small-top-level-module"),
+        pytest.param("1.0", "", {"mod1.py": b"x = 1\n"}, False, id="small-module-alone"),
+        pytest.param("0.0.1", "", {"mod1.py": b"x = 1\n" * 20}, False, id="long-module"),
+        pytest.param("0.0.1", "", {"x/__init__.py": b"a = 1\n" * 3, "y.py": b"b = 2\n" * 3},
+                     False, id="a-few-lines-each-but-not-in-all"),
     ],
 )  # fmt: skip
 def test_placeholder_needs_trivial_code_and_a_version_or_words(

@@ -291,6 +291,48 @@ def test_twine_missing_is_a_skip_never_a_pass(links: Path, monkeypatch: pytest.M
     assert (twine.status, twine.ok) == ("SKIP", False)
 
 
+def test_twine_output_has_no_colour_codes(links: Path) -> None:
+    # twine 7 colours its output (rich) even into a pipe and with NO_COLOR set: the
+    # report must stay plain text. twine runs for real; nothing else runs.
+    def run(
+        argv: Sequence[str], env: dict[str, str], cwd: Path
+    ) -> subprocess.CompletedProcess[str]:
+        if "twine" in argv:
+            return subprocess.run(
+                list(argv), env=env, cwd=cwd, capture_output=True, text=True, check=False
+            )
+        return _no_process(argv, env, cwd)
+
+    report = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
+    (twine,) = [r for r in report.results if r.name == "twine check --strict"]
+    assert "PASSED" in twine.detail
+    assert "\x1b" not in twine.detail
+
+
+def test_a_placeholder_wheel_of_one_small_module_is_flagged(tmp_path: Path) -> None:
+    # No package at all: one top-level module of one statement, a 0.0.0 version and a
+    # "placeholder" summary (docs/facts.md section 4: pip and uv install wheels silently).
+    import zipfile
+
+    wheel = tmp_path / "mod1-0.0.0a0-py3-none-any.whl"
+    info = "mod1-0.0.0a0.dist-info"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("mod1.py", "x = 1\n")
+        zf.writestr(
+            f"{info}/METADATA",
+            "Metadata-Version: 2.1\nName: mod1\nVersion: 0.0.0a0\n"
+            "Summary: reserved name placeholder\n",
+        )
+        zf.writestr(
+            f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        )
+        zf.writestr(f"{info}/RECORD", "")
+    report = check_placeholder(wheel, run=_no_process)
+    (flag,) = [r for r in report.results if r.name.startswith("not a placeholder wheel")]
+    assert flag.status == "FAIL"
+    assert "the package is only mod1.py" in flag.detail
+
+
 def test_check_reports_an_install_that_succeeds(links: Path) -> None:
     # A fake runner where every command succeeds silently: both verdicts are "installs
     # silently" and the check fails; no real process is started.

@@ -121,6 +121,8 @@ def test_a_bad_retired_file_is_one_error_line(
         (["x.toml", "--retired-name", "a", "--replacement", "b"],
          "error: give a MANIFEST or --retired-name/--replacement, not both"),
         ([], "error: nothing to build"),
+        (["--retired-name", "sklearn", "--replacement", "x", "--version", ""],
+         "error: --version '': an empty version; leave it out for 0.0.0.dev0"),
         (["--retired-name", "json", "--replacement", "x"],
          "error: --retired-name 'json': import name 'json' would shadow the standard library "
          "module 'json'"),

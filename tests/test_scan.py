@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import struct
 import sys
 import tracemalloc
@@ -556,6 +557,26 @@ def test_cli_scan_bad_file_is_one_error_others_still_scanned(
     ]
     assert WHEEL in captured.out
     assert not out.exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_cli_scan_of_what_is_no_file_is_a_usage_error_others_still_scanned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    # README "Exit codes": 2 is bad input; lint refuses the same input with exit 2.
+    good = make_wheel(tmp_path)
+    bad = tmp_path / "in"
+    if kind == "fifo":
+        os.mkfifo(bad)
+    else:
+        bad.mkdir()
+    code = main(["scan", str(bad), str(good)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.splitlines()[0].startswith(f"error: {bad}: is a ")
+    assert len(captured.err.splitlines()) == 1
+    assert WHEEL in captured.out
+    assert main(["lint", str(bad)]) == 2
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,19 @@ def _venv_option(p: argparse.ArgumentParser) -> None:
 def _venv(args: argparse.Namespace) -> Path:
     from resolver_hook.install.venvhook import active_venv
 
-    return Path(args.venv).resolve() if args.venv else active_venv()
+    if args.venv is None:
+        return active_venv()
+    if args.venv == "":
+        raise UsageError(f"--venv {args.venv!r}: an empty path is not a folder")
+    return Path(args.venv).resolve()
+
+
+def _checked_venv(args: argparse.Namespace) -> Path:
+    """:func:`_venv`, refused (usage error) when it is not a virtual environment."""
+    venv = _venv(args)
+    if not (venv / "pyvenv.cfg").is_file():
+        raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
+    return venv
 
 
 def run_enable(args: argparse.Namespace) -> int:
@@ -66,9 +78,7 @@ def run_enable(args: argparse.Namespace) -> int:
     from resolver_hook.install.backends import Installer, venv_python
     from resolver_hook.install.venvhook import enable_plan
 
-    venv = _venv(args)
-    if not (venv / "pyvenv.cfg").is_file():
-        raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
+    venv = _checked_venv(args)
     python = venv_python(str(venv))
     profile = profile_for(Installer(tool="pip", command=(), python=python), args)
     done = enable_plan(venv, profile, manifests_from_args(args))
@@ -146,7 +156,7 @@ def run_status(args: argparse.Namespace) -> int:
     from resolver_hook.host import detect
     from resolver_hook.install.venvhook import machine_changes, read_state
 
-    venv = _venv(args)
+    venv = _checked_venv(args)
     state = read_state(venv)
     if not state.enabled or state.profile is None:
         sys.stdout.write(f"off in {venv}\n")

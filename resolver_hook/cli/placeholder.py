@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from resolver_hook.placeholder.check import CheckResult, Verdict
 
 __all__ = ["register"]
 
@@ -100,6 +106,10 @@ def run_build(args: argparse.Namespace) -> int:
     from resolver_hook.errors import UsageError
     from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder, build_retired
 
+    if args.version is not None and not args.version.strip():
+        raise UsageError(
+            f"--version {args.version!r}: an empty version; leave it out for {DEFAULT_VERSION}"
+        )
     version = args.version or DEFAULT_VERSION
     retired = args.retired_name is not None or args.replacement is not None
     if retired and args.manifest is not None:
@@ -131,12 +141,8 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from resolver_hook.placeholder.check import (
-        CheckInterrupted,
-        CheckResult,
-        Verdict,
-        check_placeholder,
-    )
+    from resolver_hook._fs import sigterm_raises
+    from resolver_hook.placeholder.check import Verdict
 
     def show(item: CheckResult | Verdict) -> None:
         if isinstance(item, Verdict):
@@ -148,8 +154,18 @@ def run_check(args: argparse.Namespace) -> int:
         sys.stdout.write("".join(f"      {line}\n" for line in detail.splitlines()))
         sys.stdout.flush()
 
+    # SIGTERM raises (as Ctrl-C does) from here on: the check's own handlers restore this
+    # one, so a SIGTERM during or after its final cleanup is one "error: interrupted" line
+    # (cli/__init__.py) and 143, never a silent exit after "check passed".
+    with sigterm_raises():
+        return _check(args.dist, args.find_links, show)
+
+
+def _check(dist: str, find_links: list[str], show: Callable[[CheckResult | Verdict], None]) -> int:
+    from resolver_hook.placeholder.check import CheckInterrupted, check_placeholder
+
     try:
-        report = check_placeholder(args.dist, find_links=args.find_links, progress=show)
+        report = check_placeholder(dist, find_links=find_links, progress=show)
     except CheckInterrupted as exc:
         sys.stderr.write("error: interrupted; the check's processes and folder are gone\n")
         return 128 + exc.signum

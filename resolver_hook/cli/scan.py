@@ -12,7 +12,9 @@ manifest of bare file names would be useless to the resolver, and guessing a ``f
 URL would publish a path of this machine.
 
 A wheel that cannot be read gets one ``error:`` line; the others are still scanned and
-the exit code is 1. No manifest is written then (it would silently lack that wheel).
+the exit code is 1, or 2 when a path is no file to read (a folder, a FIFO or
+pipe, a device: a usage error, as for ``lint``). No manifest is written then (it would
+silently lack that wheel).
 Wheels of different projects cannot go in one manifest (exit 2).
 """
 
@@ -149,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
             _check_url_flag(flag, value)
 
     reports: list[WheelReport] = []
-    failed: list[tuple[str, str]] = []
+    # (path, message, whether the path is no file to read: a usage error, exit 2)
+    failed: list[tuple[str, str, bool]] = []
     with Progress("scan", len(args.wheels)) as bar:
         for n, path in enumerate(args.wheels):
             name = os.path.basename(path)
@@ -161,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 check_archive_input(path)
                 reports.append(scan_wheel(path, progress=step))
             except (ScanError, InputError) as exc:
-                failed.append((path, exc.message))
+                failed.append((path, exc.message, isinstance(exc, InputError)))
                 bar.close()
                 sys.stderr.write(f"error: {exc.message}\n")
             bar.update(n + 1, name, force=True)
@@ -173,20 +176,20 @@ def run(args: argparse.Namespace) -> int:
                 {**r.to_dict(), "variant_properties": scan_properties(r.cuda, r.gpu)}
                 for r in reports
             ],
-            "errors": [{"file": f, "error": e} for f, e in failed],
+            "errors": [{"file": f, "error": e} for f, e, _ in failed],
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     elif args.output != "-":
         sys.stdout.write("\n\n".join(_describe(r) for r in reports) + ("\n" if reports else ""))
 
     if args.output is None:
-        return 1 if failed else 0
+        return (2 if any(u for *_, u in failed) else 1) if failed else 0
     if failed:
         n = len(failed)
         sys.stderr.write(
             f"error: manifest not written: {n} wheel{'' if n == 1 else 's'} could not be read\n"
         )
-        return 1
+        return 2 if any(u for *_, u in failed) else 1
     if len(names) != 1:
         raise UsageError(
             f"one manifest describes one project, these wheels are {', '.join(names)}",

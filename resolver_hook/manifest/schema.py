@@ -248,13 +248,6 @@ class IndexFlavour:
         return self.url is None and self.template is None and self.install is None
 
     @property
-    def install_name(self) -> NormalizedName:
-        """The distribution the flavour installs (the package itself unless ``install``)."""
-        if self.install is None:
-            return self.name
-        return canonicalize_name(Requirement(self.install).name)
-
-    @property
     def python_versions(self) -> tuple[str, ...]:
         return self.python
 

@@ -290,7 +290,6 @@ class _Artifact:
     version: str
     metadata_version: str = ""
     dynamic: tuple[str, ...] = ()
-    has_pkg_info: bool = False
     data: dict[str, Any] | None = None  # a resolver-hook placeholder's data
     data_dir: Path | None = None
 
@@ -354,7 +353,6 @@ def _read_sdist(dist: Path, dest: Path) -> _Artifact:
         version=version,
         metadata_version=meta,
         dynamic=tuple(map(str, dynamic)),
-        has_pkg_info=pkg_info.is_file(),
         data=data,
         data_dir=data_dir,
     )
@@ -395,7 +393,7 @@ def _scrubbed_env(tmp: Path) -> dict[str, str]:
         UV_NO_CONFIG="1",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONNOUSERSITE="1",
-        NO_COLOR="1",  # plain text from twine and uv
+        NO_COLOR="1",  # plain text from uv; twine 7 ignores it: it runs with --no-color
     )
     return env
 
@@ -556,7 +554,7 @@ def _static_checks(ctx: _Ctx, art: _Artifact) -> None:
         record("twine check --strict", "SKIP", "twine is not installed: pip install twine")
         return
     # twine reads the artifact as data; it runs from this interpreter's site-packages.
-    twine = run([python, "-m", "twine", "check", "--strict", str(art.path)], env, tmp)
+    twine = run([python, "-m", "twine", "--no-color", "check", "--strict", str(art.path)], env, tmp)
     record(
         "twine check --strict",
         "PASS" if twine.returncode == 0 else "FAIL",

@@ -127,26 +127,27 @@ class WheelFacts:
     cuda_runtime: int | None = None
     cuda_evidence: str = ""  # "tilert/libk.so links libcudart.so.13"
 
-    @property
-    def platform_specific(self) -> bool:
-        return any(p != "any" for p in self.platforms)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Package:
     """What a placeholder check needs of a wheel's or sdist's package files."""
 
-    init_files: tuple[tuple[str, str], ...] = ()  # (path, text) of every __init__.py
-    other_modules: int = 0  # .py/.pyi files that are not __init__.py, C/C++/CUDA sources
+    # (path, text) of every __init__.py and every top-level module (``mod1.py`` beside
+    # the packages, or in ``src/``): a placeholder may be one small module, no package.
+    init_files: tuple[tuple[str, str], ...] = ()
+    other_modules: int = 0  # package submodules (.py/.pyi), C/C++/CUDA sources
     binaries: int = 0
 
     @property
     def trivial(self) -> bool:
-        """Nothing beyond ``__init__.py`` files of a few statements, or no code at all."""
+        """Nothing beyond ``__init__.py`` files and top-level modules of a few statements
+        in all, or no code at all."""
         if self.other_modules or self.binaries:
             return False
         counts = [_statements(t) for _, t in self.init_files]
-        return all(c is not None and c <= _SMALL_INIT_STATEMENTS for c in counts)
+        if any(c is None for c in counts):
+            return False
+        return sum(c for c in counts if c is not None) <= _SMALL_INIT_STATEMENTS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,8 +181,10 @@ def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
     inits: list[tuple[str, str]] = []
     others = binaries = 0
     for path, size, reader in files:
-        name = PurePosixPath(path).name
-        if name == "__init__.py":
+        pure = PurePosixPath(path)
+        name = pure.name
+        top_level = pure.parent.as_posix() in (".", "src") and name.endswith((".py", ".pyi"))
+        if name == "__init__.py" or top_level:
             text = reader().decode("utf-8", "replace") if size <= _MAX_INIT else "x = 1\n" * 99
             inits.append((path, text))
         elif name.endswith((".py", ".pyi", *_SOURCE_SUFFIXES)):
@@ -677,12 +680,11 @@ def _check_placeholder(item: LintInput) -> list[Finding]:
             )
         )
     elif pkg is not None and not loud_import and not item.build_fails:
-        where = "installs" if item.kind == "wheel" else "builds, installs"
         out.append(
             Finding(
                 file=item.path,
                 code="silent-placeholder",
-                message=f"placeholder {where} and imports without a message; users get "
+                message="placeholder builds, installs and imports without a message; users get "
                 "ModuleNotFoundError for its submodules and think their install is broken",
                 evidence=(why, _init_words(pkg)),
                 hint="generate one that fails at install and at import: resolver-hook placeholder "

@@ -208,7 +208,6 @@ class _MemberSource:
         self._prefix = bytearray()
         self._win_start = 0
         self._win = bytearray()
-        self.passes = 0
 
     @property
     def size(self) -> int:
@@ -218,7 +217,6 @@ class _MemberSource:
         if self._stream is not None:
             self._stream.close()
         self._stream = self._zf.open(self._info)
-        self.passes += 1
         self._pos = 0
         self._win_start = 0
         self._win = bytearray()

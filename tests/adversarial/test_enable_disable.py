@@ -45,6 +45,24 @@ def disable(capsys: pytest.CaptureFixture[str], venv: Path) -> tuple[int, str, s
     return cli(capsys, "disable", "--venv", str(venv))
 
 
+@pytest.mark.parametrize(
+    ("command", "path", "error"),
+    [
+        ("enable", "", "error: --venv '': an empty path is not a folder"),
+        ("status", "", "error: --venv '': an empty path is not a folder"),
+        ("status", "/nonexistent-venv", "error: /nonexistent-venv is not a virtual environment "
+         "(no pyvenv.cfg)"),
+    ],
+)  # fmt: skip
+def test_a_venv_that_is_none_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, command: str, path: str,
+    error: str,
+) -> None:  # fmt: skip
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    code, out, err = cli(capsys, command, "--venv", path)
+    assert (code, out, err) == (2, "", error + "\n")
+
+
 def test_failed_enable_leaves_nothing_behind(
     venv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 import pytest
@@ -90,6 +91,50 @@ def test_lock_through_a_symlinked_output_keeps_the_link(
     assert code == 0
     assert (tmp_path / "out.txt").is_symlink()
     assert "six" in (tmp_path / "locks/real.txt").read_text()
+
+
+def test_lock_to_a_fifo_is_refused_and_the_fifo_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "req.in").write_text("six\n")
+    os.mkfifo(tmp_path / "out")
+    code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out", "--target", TARGET)
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "error: out: cannot write: it is a FIFO (named pipe), not a regular file; "
+        "to write to standard output, use -o - instead\n"
+    )
+    assert stat.S_ISFIFO((tmp_path / "out").lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "req.in"]
+
+
+@pytest.mark.parametrize("what", ["pipe-by-fd", "dev-null", "proc-file"])
+def test_write_atomic_refuses_what_is_no_regular_file(tmp_path: Path, what: str) -> None:
+    # /dev/stdout and >(...) are /proc/self/fd/N of a pipe: realpath cannot follow them.
+    read_end, write_end = os.pipe()
+    try:
+        target, kind = {
+            "pipe-by-fd": (f"/proc/self/fd/{write_end}", "a FIFO (named pipe)"),
+            "dev-null": (str(tmp_path / "null"), "a device"),
+            "proc-file": ("/proc/version", "a kernel file"),
+        }[what]
+        if what == "dev-null":  # a /dev/null of our own: never risk the real one
+            try:
+                os.mknod(target, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+            except PermissionError:
+                pytest.skip("making a device node needs CAP_MKNOD")
+        before = Path(target).read_text() if what == "proc-file" else None
+        with pytest.raises(
+            UsageError, match=f"^{re.escape(target)}: cannot write: it is {re.escape(kind)}"
+        ):
+            write_atomic(target, "a = 1\n")
+        assert before is None or Path(target).read_text() == before
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert all(stat.S_ISCHR(p.lstat().st_mode) for p in tmp_path.iterdir())
 
 
 # --- the writer itself ----------------------------------------------------------------------

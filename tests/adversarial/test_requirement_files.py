@@ -20,6 +20,15 @@ TARGET = ["--target", "linux-x86_64-py312"]
 HUGE = "1" * 5000
 
 
+@pytest.mark.parametrize("command", [["plan"], ["lock", "-o", "-"]])
+def test_an_empty_requirement_is_refused_as_pip_does(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    # pip install '' says "ERROR: Invalid requirement: ''" (exit 1 there; a usage error here).
+    assert main([*command, "", "six", "--target", "linux-x86_64-py312"]) == 2
+    assert capsys.readouterr().err == "error: invalid requirement '': an empty requirement\n"
+
+
 def test_utf8_bom_is_accepted_as_pip_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -252,3 +252,40 @@ def test_a_closed_stdout_keeps_the_commands_own_status(
 
 def test_alive_helper_sees_this_process() -> None:
     assert alive(os.getpid())
+
+
+_TERM_AFTER_CLEANUP = """
+import os, signal, sys
+from pathlib import Path
+from resolver_hook.cli import main
+from resolver_hook.placeholder import check
+
+def passing(dist, *, find_links=(), progress=None, **kw):
+    # The real check's signal handling around a check that passed; SIGTERM comes once
+    # its handlers are restored, as in the final cleanup.
+    with check._interruptible():
+        report = check.CheckReport(artifact=str(dist))
+        for installer in ("pip", "uv"):
+            report.verdicts.append(check.Verdict(installer=installer, verdict=check.FAILS_LOUDLY))
+    os.kill(os.getpid(), signal.SIGTERM)
+    return report
+
+check.check_placeholder = passing
+sys.exit(main(["placeholder", "check", sys.argv[1]]))
+"""
+
+
+def test_placeholder_check_terminated_in_its_final_cleanup_says_so(tmp_path: Path) -> None:
+    dist = tmp_path / "x-0.0.0.tar.gz"
+    dist.write_bytes(b"")
+    done = subprocess.run(
+        [sys.executable, "-c", _TERM_AFTER_CLEANUP, str(dist)],
+        env={**clean_env(), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert done.stderr.splitlines()[-1:] == ["error: interrupted by SIGTERM"]
+    assert "check passed" not in done.stdout
