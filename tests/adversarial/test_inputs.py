@@ -68,9 +68,9 @@ SURFACES = list(surfaces("x", Path("/tmp")))
 
 
 def _code(surface: str) -> int:
-    # scan reports each unreadable wheel and goes on with the others: exit 1, as for a
-    # file that is not a zip; every other surface stops on bad input: exit 2.
-    return 1 if surface == "scan" else 2
+    # A FIFO, folder or device is bad input on every surface: exit 2 (scan still goes on
+    # with the other wheels, and keeps exit 1 for a corrupt wheel: README "Exit codes").
+    return 2
 
 
 def _error_lines(err: str) -> list[str]:
