@@ -20,6 +20,8 @@ __all__ = [
     "MAX_ELF_SECTION_NAME",
     "MAX_ELF_SHSTRTAB_BYTES",
     "MAX_FATBIN_ENTRIES",
+    "MAX_HINTED_PACKAGES",
+    "MAX_HINT_CHANGES",
     "MAX_HOSTCONFIG_NESTING",
     "MAX_HOSTCONFIG_TOKENS",
     "MAX_INCLUDE_DEPTH",
@@ -103,6 +105,13 @@ MAX_FATBIN_ENTRIES = 100_000  # libcublasLt.so.13 has ~5,400
 # nesting inside it.
 MAX_HOSTCONFIG_TOKENS = 512
 MAX_HOSTCONFIG_NESTING = 32
+
+# --- hints (resolve.py) --------------------------------------------------------------------
+# A hint re-plans with one fact of the machine changed: at most this many changes of one
+# kind (nearest first) and this many packages with no fit get one per plan, so a
+# manifest listing thousands of Pythons or a plan of 1,000 refused packages stays quick.
+MAX_HINT_CHANGES = 32
+MAX_HINTED_PACKAGES = 24
 
 # --- inputs, subprocesses and the network ----------------------------------------------
 # One input file or pipe (requirement files, manifests, profiles, saved pages) and the

@@ -83,7 +83,11 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._patterns import version_numbers
 from resolver_hook._plain import plain
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
-from resolver_hook.limits import MAX_MACHINE_VERSION_DIGITS
+from resolver_hook.limits import (
+    MAX_HINT_CHANGES,
+    MAX_HINTED_PACKAGES,
+    MAX_MACHINE_VERSION_DIGITS,
+)
 from resolver_hook.manifest.schema import (
     Flavour,
     IndexFlavour,
@@ -568,11 +572,10 @@ def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
         if not f.l4t.contains(Version(p.l4t), prereleases=True):
             return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
         return None
+    if not (p.needs_jetson_builds and (f.cuda is not None or f.gpu)):
+        return None
     plats = _flavour_platforms(f)  # none, or "any": a build for every platform
-    linux_arm = not plats or any(
-        x == "any" or _os_arch_of(x) == ("linux", "aarch64") for x in plats
-    )
-    if (f.cuda is not None or f.gpu) and p.needs_jetson_builds and linux_arm:
+    if not plats or any(x == "any" or _os_arch_of(x) == ("linux", "aarch64") for x in plats):
         return (
             "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
             f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
@@ -1766,13 +1769,14 @@ def _changes(profile: HostProfile, manifests: Sequence[Manifest]) -> list[list[C
     """Single changes worth trying, by kind in the order of preference: a newer driver,
     another Python, another OS/arch (or glibc), a GPU of another family, ROCm."""
     flavours = [f for man in manifests for f in man.flavours]
-    return [
+    kinds = [
         _driver_changes(profile, flavours),
         _python_changes(profile, flavours),
         _place_changes(profile, flavours),
         _gpu_changes(profile, flavours),
         _rocm_changes(profile, flavours),
     ]
+    return [kind[:MAX_HINT_CHANGES] for kind in kinds]  # nearest first: limits.py
 
 
 def _driver_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
@@ -1886,7 +1890,9 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
     it one, found by re-planning the whole plan with that change; or a plain sentence
     saying that no single change does."""
     by_name = _by_canonical_name(manifests)
-    todo = {p.name: p for p in plan.errors if p.name in by_name}
+    refused = [p for p in plan.errors if p.name in by_name]
+    todo = {p.name: p for p in refused[:MAX_HINTED_PACKAGES]}
+    skipped = {p.name for p in refused[MAX_HINTED_PACKAGES:]}
     found: dict[str, Change] = {}
     roots = {e.name for e in reqs.requirements if e.name} | set(todo)
     edges = _coupling_edges(by_name, roots)
@@ -1930,6 +1936,12 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
             packages.append(dataclasses.replace(p, fix=fix, hint=_fix_words(fix)))
         elif p.name in todo:
             hint = _none_helps(p, by_name[p.name], plan.profile)
+            packages.append(dataclasses.replace(p, hint=hint))
+        elif p.name in skipped:
+            hint = (
+                f"no hint computed: {len(refused)} packages have no fit in this plan and "
+                f"the first {MAX_HINTED_PACKAGES} get one; plan fewer at a time"
+            )
             packages.append(dataclasses.replace(p, hint=hint))
         else:
             packages.append(p)

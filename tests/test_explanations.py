@@ -538,3 +538,33 @@ def test_a_pure_python_gpu_wheel_is_not_called_missing_for_this_os() -> None:
     assert err is not None
     assert err.reason.startswith("no build of demo fits this machine;")
     assert err.hint == "a driver of 580 or newer (CUDA 13.0) gets demo 1.0"
+
+
+def test_hint_work_is_bounded() -> None:
+    # limits.py: a manifest listing thousands of Pythons, or a plan of many refused
+    # packages, keeps its hints to the nearest changes and the first packages.
+    from resolver_hook.limits import MAX_HINT_CHANGES, MAX_HINTED_PACKAGES
+    from resolver_hook.manifest import parse_manifest
+
+    pythons = [f"3.{m}" for m in range(20, 20 + 4 * MAX_HINT_CHANGES)]
+    many = parse_manifest(
+        {
+            "package": {"name": "many"},
+            "index": [{"url": "https://e.org/many/", "version": "1.0", "python": pythons}],
+        }
+    )
+    p = plan("linux-x86_64-py312", "many", manifests={"many": many})
+    fix = p.package("many").fix  # type: ignore[union-attr]
+    assert fix is not None
+    assert fix.python == "3.20"  # the nearest: only the nearest changes are tried
+    names = [f"pkg{i}" for i in range(MAX_HINTED_PACKAGES + 3)]
+    refused = {
+        n: parse_manifest(
+            {"package": {"name": n}, "index": [{"version": "1.0", "python": ["3.13"]}]}
+        )
+        for n in names
+    }
+    p = plan("linux-x86_64-py312", *names, manifests=refused)
+    hints = [p.package(n).hint for n in names]  # type: ignore[union-attr]
+    assert all(h.startswith("Python 3.13 gets") for h in hints[:MAX_HINTED_PACKAGES])
+    assert all(h.startswith("no hint computed: ") for h in hints[MAX_HINTED_PACKAGES:])
