@@ -237,13 +237,7 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
     if "sm" in overrides:
         value, where = overrides["sm"]
         ccs = _cc_list(value, where)
-        jetson = [cc for cc in ccs if cc in JETSON_ONLY_CCS]
-        if jetson and (profile.os, arch) != ("linux", "aarch64"):
-            cc = jetson[0]
-            raise UsageError(
-                f"{where}: compute capability {format_cc(cc)} is "
-                f"{GPU_NAMES.get(cc, 'a Jetson')}, a Jetson module: Linux aarch64 only"
-            )
+        _jetson_only_on_linux_arm(ccs, profile.os, arch, where)
         if nvidia is None and "cuda" in overrides:
             pass  # an explicit "no NVIDIA GPU" wins over a GPU list
         else:
@@ -286,6 +280,21 @@ def _glibc(value: str, where: str) -> str:
     if not _GLIBC.fullmatch(value):
         _bad(where, value, _GLIBC_WORDS)
     return value
+
+
+def _jetson_only_on_linux_arm(
+    ccs: list[tuple[int, int]], os_name: str, arch: str, where: str
+) -> list[tuple[int, int]]:
+    """The compute capabilities that exist only on Jetson modules; UsageError when the
+    machine described is not Linux aarch64 (a target or an override alike)."""
+    jetson = [cc for cc in ccs if cc in JETSON_ONLY_CCS]
+    if jetson and (os_name, arch) != ("linux", "aarch64"):
+        cc = jetson[0]
+        raise UsageError(
+            f"{where}: compute capability {format_cc(cc)} is {GPU_NAMES.get(cc, 'a Jetson')}, "
+            "a Jetson module: Linux aarch64 only"
+        )
+    return jetson
 
 
 def _bad(where: str, value: str, expected: str) -> NoReturn:
@@ -407,13 +416,7 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
             notes.append(f"glibc not given in the target; assumed {glibc}")
     if l4t is not None and (os_name, arch) != ("linux", "aarch64"):
         raise UsageError(f"{where}: L4T (Jetson) is Linux aarch64 only")
-    jetson = [cc for cc in ccs if cc in JETSON_ONLY_CCS]
-    if jetson and (os_name, arch) != ("linux", "aarch64"):
-        cc = jetson[0]
-        raise UsageError(
-            f"{where}: compute capability {format_cc(cc)} is {GPU_NAMES.get(cc, 'a Jetson')}, "
-            "a Jetson module: Linux aarch64 only"
-        )
+    jetson = _jetson_only_on_linux_arm(ccs, os_name, arch, where)
     if jetson and l4t is None:
         notes.append(
             f"compute capability {format_cc(jetson[0])} is a Jetson's; its L4T release is "
