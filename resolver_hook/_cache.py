@@ -70,19 +70,27 @@ def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
 
 
 def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
-    """Store ``value`` for ``key`` atomically with mode 0600; failures are ignored."""
+    """Store ``value`` for ``key`` atomically with mode 0600; failures are ignored.
+
+    Not :func:`resolver_hook._fs.write_atomic`: that one writes through a symlink to a
+    user's file and keeps its mode; a cache file is private and a link in its place is
+    replaced, never followed. The temporary file goes on SIGTERM too (the same handler).
+    """
+    from resolver_hook._fs import sigterm_raises
+
     text = json.dumps({"key": key, "value": value}, sort_keys=True)
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError:
         return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp makes it 0600
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with sigterm_raises():
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp makes it 0600
+                f.write(text)
+            os.replace(tmp, path)
+        except OSError:
+            pass
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)

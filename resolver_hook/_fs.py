@@ -147,7 +147,10 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
                 mode: int | None = stat.S_IMODE(target.stat().st_mode)
             except FileNotFoundError:
                 mode = None
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0))
+            # Owner-only until its final mode is set: a 0600 file's new content is
+            # never readable by others, not even for a moment.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            fd = os.open(tmp, flags, 0o600)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(payload)
                 handle.flush()

@@ -204,3 +204,18 @@ def test_no_cache_is_written_for_a_target_or_a_profile(
     if cache.cache_key(os.environ) is not None:  # and detection does write it
         assert main(["detect", "--json"]) == 0
         assert (folder / "host-profile.json").exists()
+
+
+def test_a_link_in_the_cache_is_replaced_never_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    path = tmp_path / "cache" / "host-profile.json"
+    path.parent.mkdir()
+    path.symlink_to(victim)
+    root = fake_root(tmp_path)
+    key = cache.cache_key({}, root=root)
+    assert key is not None
+    cache.store(path, key, PROFILE)
+    assert victim.read_text() == "keep me\n"
+    assert not path.is_symlink()
+    assert cache.load(path, key) == (PROFILE, None)

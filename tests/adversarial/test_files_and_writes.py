@@ -209,3 +209,25 @@ def test_manifest_outputs_to_a_folder_are_one_error_line(
     assert code == 1
     assert err.splitlines()[-1] == f"error: {out}: cannot write: it is a folder"
     assert "Traceback" not in err
+
+
+def test_the_temporary_file_is_owner_only_until_its_mode_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resolver_hook import _fs
+
+    target = tmp_path / "private.txt"
+    target.write_text("old\n")
+    target.chmod(0o600)
+    seen: list[int] = []
+    chmod = os.chmod
+
+    def spy(path: str | os.PathLike[str], mode: int) -> None:
+        seen.append(os.stat(path).st_mode & 0o777)
+        chmod(path, mode)
+
+    monkeypatch.setattr(_fs.os, "chmod", spy)
+    _fs.write_atomic(target, "new\n")
+    assert seen == [0o600]
+    assert target.read_text() == "new\n"
+    assert target.stat().st_mode & 0o777 == 0o600
