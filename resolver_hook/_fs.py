@@ -45,7 +45,6 @@ from resolver_hook.limits import INPUT_DEADLINE, MAX_INPUT_BYTES
 
 __all__ = [
     "INPUT_DEADLINE",
-    "INPUT_LIMIT",
     "InputError",
     "check_archive_input",
     "read_input",
@@ -53,9 +52,6 @@ __all__ = [
     "sigterm_raises",
     "write_atomic",
 ]
-
-# Bytes read at most from one input, and a pipe's seconds to deliver it: resolver_hook/limits.
-INPUT_LIMIT = MAX_INPUT_BYTES
 
 
 # --- writing ------------------------------------------------------------------------
@@ -191,10 +187,10 @@ def read_input(
     ``what`` prefixes the path in messages (``"--profile "``). Folders, devices and
     sockets are refused at open; a regular file larger than ``limit`` is refused
     before reading; a pipe is read until its writer closes it, at most ``limit``
-    bytes and ``deadline`` seconds in all (defaults: :data:`INPUT_LIMIT`,
+    bytes and ``deadline`` seconds in all (defaults: :data:`~resolver_hook.limits.MAX_INPUT_BYTES`,
     :data:`INPUT_DEADLINE`, read when called).
     """
-    limit = INPUT_LIMIT if limit is None else limit
+    limit = MAX_INPUT_BYTES if limit is None else limit
     deadline = INPUT_DEADLINE if deadline is None else deadline
     shown = f"{what}{os.fspath(path)}"
     if os.fspath(path) == "":

@@ -40,7 +40,6 @@ from resolver_hook.limits import FORWARD_GRACE, MAX_SUBPROCESS_OUTPUT
 
 __all__ = [
     "FORWARD_GRACE",
-    "OUTPUT_LIMIT",
     "Interrupted",
     "Result",
     "Runner",
@@ -48,9 +47,6 @@ __all__ = [
     "foreground",
 ]
 
-# Bytes kept of each of a captured command's stdout and stderr (past it the command is
-# killed), and an installer's seconds to exit after a forwarded signal: resolver_hook/limits.
-OUTPUT_LIMIT = MAX_SUBPROCESS_OUTPUT
 
 _CHUNK = 64 * 1024
 _EXIT_DRAIN = 1.0  # seconds to read what is left in the pipes once the command exited
@@ -97,7 +93,7 @@ class Result:
         if self.timed_out:
             return f"'{self.shown}' did not finish within {self.timeout:g} s"
         if self.truncated:
-            return f"'{self.shown}' printed more than {OUTPUT_LIMIT // (1024 * 1024)} MiB"
+            return f"'{self.shown}' printed more than {MAX_SUBPROCESS_OUTPUT // (1024 * 1024)} MiB"
         if self.returncode != 0:
             last = (self.stderr.strip() or self.stdout.strip()).splitlines()
             return f"'{self.shown}' failed: " + (
@@ -136,7 +132,7 @@ def capture(
     timeout: float,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    limit: int = OUTPUT_LIMIT,
+    limit: int = MAX_SUBPROCESS_OUTPUT,
 ) -> Result:
     """Run a query in its own process group; see the module docstring. Never raises."""
     args = tuple(argv)

@@ -161,7 +161,7 @@ def test_a_pipe_larger_than_the_cap_is_refused(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(_fs, "INPUT_LIMIT", 1000)
+    monkeypatch.setattr(_fs, "MAX_INPUT_BYTES", 1000)
     path = feed(b"six\n" * 1000)
     code, _, err = cli(capsys, "plan", "--target", TARGET, "-r", path)
     assert code == 2

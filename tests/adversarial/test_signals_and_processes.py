@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from resolver_hook import _fs
-from resolver_hook._proc import OUTPUT_LIMIT, Interrupted, capture
+from resolver_hook._proc import Interrupted, capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.host.probes import probe_nvidia_smi, run_subprocess
 from resolver_hook.installed import environment_of
+from resolver_hook.limits import MAX_SUBPROCESS_OUTPUT
 from tests.adversarial._procs import alive, wait_for_file, wait_gone, wait_group_gone
 from tests.installenv import clean_env
 from tests.paths import REPO
@@ -95,7 +96,7 @@ def test_output_is_capped_and_the_flood_stopped(tmp_path: Path) -> None:
     )
     done = capture([str(smi)], timeout=120)
     assert done.truncated
-    assert len(done.stdout.encode()) <= OUTPUT_LIMIT
+    assert len(done.stdout.encode()) <= MAX_SUBPROCESS_OUTPUT
     assert "printed more than" in (done.reason() or "")
     _, group = _recorded(pids)
     assert wait_group_gone(group) == []
