@@ -9,10 +9,13 @@
   holding the pipes open hangs the caller anyway). It never raises for an exit status, a
   timeout or a program that cannot start: the :class:`Result` says what happened.
 - :func:`foreground`: installers (pip, uv). The installer stays in the terminal's process
-  group, so its prompts and Ctrl-C work as if it were run by hand. SIGINT and SIGTERM
-  received by resolver-hook are forwarded to it (never SIGKILL first: uv leaves its
-  temporary folders behind when killed, docs/facts.md section 3); after
-  :data:`FORWARD_GRACE` seconds it is killed; then :class:`Interrupted` is raised so the
+  group, so its prompts and Ctrl-C work as if it were run by hand. SIGTERM received by
+  resolver-hook is forwarded to it at once; SIGINT only when the installer is still
+  running :data:`FORWARD_SIGINT_AFTER` seconds later, because a terminal's Ctrl-C has
+  reached it already and a second SIGINT would interrupt pip's own cleanup of its
+  temporary folders. Never SIGKILL first (uv leaves its temporary folders behind when
+  killed, docs/facts.md section 3): only :data:`FORWARD_GRACE` seconds after the first
+  signal is it killed; then :class:`Interrupted` is raised so the
   caller's ``finally`` removes its temp files and the CLI exits 128+N (130 for Ctrl-C).
   Optionally its stdout is passed through line by line to a callback (``tee``) and the
   tail kept.
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
-from resolver_hook.limits import FORWARD_GRACE, MAX_SUBPROCESS_OUTPUT
+from resolver_hook.limits import FORWARD_GRACE, FORWARD_SIGINT_AFTER, MAX_SUBPROCESS_OUTPUT
 
 __all__ = [
     "FORWARD_GRACE",
@@ -246,15 +249,22 @@ class _Forwarder:
     """SIGINT/SIGTERM handlers that forward to the installer; installed before it starts.
 
     A signal that arrives before the installer exists is kept and forwarded as soon as
-    it does. ``grace`` seconds after the first one the installer is killed. On the main
+    it does. SIGTERM is forwarded at once. The first SIGINT is forwarded only if the
+    installer is still running ``sigint_after`` seconds later: Ctrl-C in a terminal
+    reaches the whole foreground process group, installer included, and a second
+    SIGINT a moment later interrupts pip while it removes its temporary folders
+    (``kill -INT`` aimed at resolver-hook alone still reaches the installer, late).
+    ``grace`` seconds after the first signal the installer is killed. On the main
     thread only (elsewhere Python cannot install handlers: nothing is forwarded).
     """
 
-    def __init__(self, grace: float) -> None:
+    def __init__(self, grace: float, sigint_after: float = FORWARD_SIGINT_AFTER) -> None:
         self.grace = grace
+        self.sigint_after = sigint_after
         self.received: list[int] = []
         self.proc: subprocess.Popen[str] | None = None
-        self._timer: threading.Timer | None = None
+        self._timers: list[threading.Timer] = []
+        self._killing = False
         self._previous: dict[signal.Signals, Any] = {}
 
     def __enter__(self) -> _Forwarder:
@@ -265,31 +275,43 @@ class _Forwarder:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        for timer in self._timers:
+            timer.cancel()
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
 
     def started(self, proc: subprocess.Popen[str]) -> None:
         self.proc = proc
         if self.received:
-            self._forward(self.received[0])
+            self._forward(self.received[0], first=True)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
         if self.proc is not None:
-            self._forward(signum)
+            self._forward(signum, first=len(self.received) == 1)
 
-    def _forward(self, signum: int) -> None:
+    def _forward(self, signum: int, *, first: bool) -> None:
         assert self.proc is not None
-        # A terminal's Ctrl-C reached the installer too (same process group); a second
-        # SIGINT is what pressing Ctrl-C twice does, and pip and uv both stop on it.
+        if signum == signal.SIGINT and first:
+            self._later(self.sigint_after, _send, self.proc, signum)
+        else:
+            # SIGTERM, or Ctrl-C pressed twice: pip and uv both stop on a second SIGINT.
+            _send(self.proc, signum)
+        if not self._killing:
+            self._killing = True
+            self._later(self.grace, _kill, self.proc)
+
+    def _later(self, seconds: float, action: Callable[..., None], *args: object) -> None:
+        timer = threading.Timer(seconds, action, args)
+        timer.daemon = True
+        timer.start()
+        self._timers.append(timer)
+
+
+def _send(proc: subprocess.Popen[str], signum: int) -> None:
+    if proc.poll() is None:
         with contextlib.suppress(OSError):
-            self.proc.send_signal(signum)
-        if self._timer is None:
-            self._timer = threading.Timer(self.grace, _kill, (self.proc,))
-            self._timer.daemon = True
-            self._timer.start()
+            proc.send_signal(signum)
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "FORWARD_GRACE",
+    "FORWARD_SIGINT_AFTER",
     "INPUT_DEADLINE",
     "MAX_ARCHIVE_MEMBERS",
     "MAX_COMPRESSION_RATIO",
@@ -123,6 +124,10 @@ INPUT_DEADLINE = 5.0
 MAX_SUBPROCESS_OUTPUT = 8 << 20
 # Seconds an installer gets to exit after a forwarded SIGINT/SIGTERM before it is killed.
 FORWARD_GRACE = 10.0
+# Seconds an installer gets to stop on a terminal's Ctrl-C (which reaches it directly)
+# before resolver-hook forwards the SIGINT it received too. pip stops in well under a
+# second; a second SIGINT during its cleanup leaves its temporary folders behind.
+FORWARD_SIGINT_AFTER = 2.0
 # ``placeholder check``: an sdist's members and unpacked bytes, its data file.
 MAX_SDIST_MEMBERS = 10_000
 MAX_SDIST_BYTES = 64 << 20

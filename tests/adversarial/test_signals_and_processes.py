@@ -175,6 +175,45 @@ def test_signal_reaches_the_installer_and_exits_128_plus_n(
     assert "Traceback" not in err
 
 
+# An installer that needs a moment to clean up after Ctrl-C, as pip does: a second
+# SIGINT during that moment would interrupt the cleanup (docs/facts.md section 3).
+SLOW_CLEANUP = """#!/bin/sh
+echo $$ > "{pidfile}"
+trap 'echo INT >> "{got}"; sleep 0.5; exit 7' INT
+while :; do sleep 0.1; done
+"""
+
+
+def test_ctrl_c_to_the_group_reaches_the_installer_once(tmp_path: Path) -> None:
+    pidfile, got = tmp_path / "installer.pid", tmp_path / "installer.got"
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    _script(venv / "bin/python", SLOW_CLEANUP.format(pidfile=pidfile, got=got))
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = clean_env(tmp, PYTHONPATH=str(REPO), VIRTUAL_ENV=str(venv))
+    argv = [sys.executable, "-m", "resolver_hook", "pip", "--target", "linux-x86_64-py312"]
+    hook = subprocess.Popen(
+        [*argv, "install", "six"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        start_new_session=True,  # its own group, as a shell gives a foreground job
+    )
+    try:
+        installer = int(wait_for_file(pidfile))
+        os.killpg(hook.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+        _, err = hook.communicate(timeout=60)
+    finally:
+        if hook.poll() is None:
+            os.killpg(hook.pid, signal.SIGKILL)
+    assert hook.returncode == 130, err
+    assert wait_gone([installer]) == []
+    assert got.read_text().split() == ["INT"]  # its cleanup ran once, uninterrupted
+
+
 # --- the atomic writer under SIGTERM --------------------------------------------------
 
 
