@@ -116,18 +116,30 @@ def test_jetson_thor_under_cuda_13_gets_the_aarch64_cu130_build() -> None:
     assert p.package("torch").find_links == "https://download.pytorch.org/whl/cu130/torch/"
 
 
-def test_windows_on_arm_refuses_torch_without_a_source_for_its_wheels() -> None:
-    # No source read shows which Pythons have win_arm64 CPU wheels of torch 2.13.0
-    # (docs/facts.md section 1.5), so the built-in data lists none: refused, and said.
+def test_windows_on_arm_gets_the_cpu_build_for_the_pythons_a_source_lists() -> None:
+    # win_arm64 CPU wheels of 2.13.0 exist for cp311-cp313 (docs/facts.md section 1.5).
     p = plan("windows-arm64-py312", "torch")
     torch = p.package("torch")
+    assert (torch.action, torch.version) == ("rewrite", "2.13.0+cpu")
+    assert torch.find_links == "https://download.pytorch.org/whl/cpu/torch/"
+    # Python 3.14 has none (pytorch/pytorch#195033), 3.10 no source: refused, with the
+    # nearest Python that has one.
+    for py, nearest in (("314", "3.13"), ("310", "3.11")):
+        torch = plan(f"windows-arm64-py{py}", "torch").package("torch")
+        assert torch.action == "error"
+        assert torch.fix is not None
+        assert torch.fix.gets == "torch 2.13.0+cpu"
+        assert torch.hint.startswith(f"Python {nearest} gets torch 2.13.0+cpu")
+
+
+def test_windows_on_arm_with_an_nvidia_gpu_is_not_given_the_cpu_build_silently() -> None:
+    # No win_arm64 CUDA build is published: refused; the x64 interpreter (emulated, GPU
+    # native) comes first, the CPU pin second.
+    torch = plan("windows-arm64-py312-cuda13.0-sm121", "torch").package("torch")
     assert torch.action == "error"
-    exists = torch.reason.split("exist for:")[1].split(";")[0]
-    assert "Windows x86_64" in exists
-    assert "Windows aarch64" not in exists
-    # The computed alternative: an x64 interpreter, which Windows on Arm runs by emulation.
     assert torch.fix is not None
     assert (torch.fix.os, torch.fix.arch) == ("windows", "x86_64")
+    assert [a.pin for a in torch.alternatives] == ["torch==2.13.0+cpu"]
 
 
 @pytest.mark.parametrize(
