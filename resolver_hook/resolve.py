@@ -1897,7 +1897,11 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
     roots = {e.name for e in reqs.requirements if e.name} | set(todo)
     edges = _coupling_edges(by_name, roots)
     parts: dict[frozenset[str], ReqFile] = {}
-    for kind in _changes(plan.profile, [by_name[n] for n in todo]):
+    # The changes worth trying come from the refused packages' builds and from those of
+    # the packages they couple with: torch-scatter, which fits any machine, is refused
+    # when no torch build it couples with fits, and a newer driver may give one.
+    reach = sorted(n for n in _coupled_names(edges, todo) if n in by_name)
+    for kind in _changes(plan.profile, [by_name[n] for n in reach]):
         fitting: dict[str, list[tuple[Change, Flavour]]] = {}
         for change in kind:
             done = found if change.kind == "gpu" else {**found, **fitting}
@@ -2008,16 +2012,22 @@ def _coupling_edges(by_name: Mapping[str, Manifest], roots: Iterable[str]) -> di
     return edges
 
 
-def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset[str]) -> ReqFile:
-    """The requirements of ``names`` and of every package coupled with them (options
-    and constraints kept)."""
+def _coupled_names(edges: Mapping[str, set[str]], names: Iterable[str]) -> set[str]:
+    """``names`` and every package coupled with them, directly or through others."""
     seen = set(names)
-    stack = list(names)
+    stack = list(seen)
     while stack:
         for y in edges.get(stack.pop(), ()):
             if y not in seen:
                 seen.add(y)
                 stack.append(y)
+    return seen
+
+
+def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset[str]) -> ReqFile:
+    """The requirements of ``names`` and of every package coupled with them (options
+    and constraints kept)."""
+    seen = _coupled_names(edges, names)
     keep = tuple(
         e for e in reqs.entries if e.kind == "option" or e.constraint or (e.name or e.text) in seen
     )

@@ -98,7 +98,7 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     torch = p.package("torch")
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
-    assert len(cuda) == 3
+    assert len(cuda) == 4  # 2.13.0 cu126, cu130, cu132 and 2.12.1 cu130
     assert all(r.reason.startswith("kernels sm_80") for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
 
@@ -285,13 +285,37 @@ def test_pyg_lib_page_follows_the_chosen_torch_and_is_computed() -> None:
     )
 
 
-def test_torch_scatter_reports_that_no_page_for_torch_2_13_is_cited() -> None:
-    # PyG's README installs torch-scatter from the torch 2.9-2.12 pages only (6.6).
-    p = plan("linux-x86_64-py312-cuda13.0-sm89", "torch", "torch-scatter")
+def test_torch_scatter_takes_the_newest_torch_it_has_wheels_for() -> None:
+    # torch-scatter and torch-sparse stop at torch 2.12 (docs/facts.md section 6.6): on a
+    # cu130 machine torch goes to 2.12.1+cu130 and both to its PyG page, computed.
+    p = plan("linux-x86_64-py312-cuda13.0-sm89", "torch", "torch-scatter", "torch-sparse")
+    torch = p.package("torch")
+    assert torch is not None
+    assert torch.version == "2.12.1+cu130"
+    for name in ("torch-scatter", "torch-sparse"):
+        pkg = p.package(name)
+        assert pkg is not None
+        assert (pkg.action, pkg.find_links, pkg.computed) == (
+            "rewrite",
+            "https://data.pyg.org/whl/torch-2.12.0+cu130.html",
+            True,
+        )
+    # torch alone, or with a package that follows 2.13, stays on 2.13.0.
+    assert plan("linux-x86_64-py312-cuda13.0-sm89", "torch").package("torch").version == (  # type: ignore[union-attr]
+        "2.13.0+cu130"
+    )
+
+
+def test_torch_scatter_on_cuda_12_names_the_driver_that_gives_it_a_build() -> None:
+    # No 2.12 cu126 build is listed (docs/facts.md section 1.5): refused, and the hint is
+    # the newer driver that brings torch 2.12.1+cu130, read through the coupling.
+    p = plan("linux-x86_64-py312-cuda12.6-sm89", "torch", "torch-scatter")
     scatter = p.package("torch-scatter")
     assert scatter is not None
     assert scatter.action == "error"
-    assert p.package("torch").action == "rewrite"  # type: ignore[union-attr]
+    assert scatter.fix is not None
+    assert (scatter.fix.kind, scatter.fix.cuda) == ("driver", "13.0")
+    assert p.package("torch").version == "2.13.0+cu126"  # type: ignore[union-attr]
 
 
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:

@@ -124,6 +124,10 @@ def test_a_torch_build_without_a_page_is_a_coupling_failure() -> None:
     assert any(
         "its page exists for torch builds cpu, cu130, not 2.12.0+cu126" in x for x in reasons
     )
+    # The hint reads the builds of the package it couples with: torch's cu130 build
+    # needs a newer driver, and that driver gives torch-scatter its page.
+    assert scatter.fix is not None
+    assert (scatter.fix.kind, scatter.fix.cuda) == ("driver", "13.0")
 
 
 def test_every_template_fact_is_filled_from_the_chosen_build() -> None:
