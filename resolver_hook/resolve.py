@@ -239,6 +239,9 @@ class Change:
     text: str  # the change in words: "a driver of 580 or newer (CUDA 13.0)"
     how: str = ""  # how to make it, when that needs saying (an x64 interpreter's venv)
     gets: str = ""  # what the package then gets: "torch 2.13.0+cu130"
+    # Packages coupled with it that the plan gets now and the change moves to another
+    # build: "torch 2.12.1+cu130" (torch-scatter's fix on a CUDA 12 driver).
+    also: tuple[str, ...] = ()
     cuda: str | None = None
     python: str | None = None
     os: str | None = None
@@ -1901,8 +1904,11 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
     # the packages they couple with: torch-scatter, which fits any machine, is refused
     # when no torch build it couples with fits, and a newer driver may give one.
     reach = sorted(n for n in _coupled_names(edges, todo) if n in by_name)
+    kept: dict[str, str] = {
+        p.name: p.version for p in plan.packages if p.action != "error" and p.version
+    }
     for kind in _changes(plan.profile, [by_name[n] for n in reach]):
-        fitting: dict[str, list[tuple[Change, Flavour]]] = {}
+        fitting: dict[str, list[tuple[Change, Flavour, tuple[str, ...]]]] = {}
         for change in kind:
             done = found if change.kind == "gpu" else {**found, **fitting}
             left = [n for n in todo if n not in done]
@@ -1922,17 +1928,19 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
             for name in hopeful:
                 q = slots[name].chosen if name in slots else None
                 if q is not None:
-                    fitting.setdefault(name, []).append((change, q))
+                    also = _moved(name, slots, edges, kept)
+                    fitting.setdefault(name, []).append((change, q, also))
         for key, options in fitting.items():
-            change, q = options[0]
+            change, q, also = options[0]
             text = change.text
             if change.kind == "gpu":  # every family that fits, named once
-                text = _gpu_families([c.sm or "" for c, _ in options], plan.profile)
+                text = _gpu_families([c.sm or "" for c, _, _ in options], plan.profile)
                 if change.cuda:
                     major, _, minor = change.cuda.partition(".")
                     driver = min_driver_for_cuda((int(major), int(minor or 0)), plan.profile.os)
                     text += f", with a driver of {driver} or newer," if driver else ""
-            found[key] = dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}")
+            gets = f"{q.name} {q.version}"
+            found[key] = dataclasses.replace(change, text=text, gets=gets, also=also)
     packages = []
     for p in plan.packages:
         if p.name in found:
@@ -1950,6 +1958,21 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
         else:
             packages.append(p)
     return dataclasses.replace(plan, packages=tuple(packages))
+
+
+def _moved(
+    name: str, slots: Mapping[str, _Slot], edges: Mapping[str, set[str]], kept: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The packages coupled with ``name`` that the plan gets now and that the change
+    would move to another build, with that build: ("torch 2.12.1+cu130",)."""
+    return tuple(
+        f"{c.name} {c.version}"
+        for n in sorted(_coupled_names(edges, [name]) - {name})
+        if n in kept
+        and n in slots
+        and (c := slots[n].chosen) is not None
+        and str(c.version) != kept[n]
+    )
 
 
 def _gpu_families(sms: Sequence[str], profile: HostProfile) -> str:
@@ -2035,7 +2058,8 @@ def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset
 
 
 def _fix_words(fix: Change) -> str:
-    return f"{fix.text} gets {fix.gets}" + (f"; {fix.how}" if fix.how else "")
+    also = f" (with {', '.join(fix.also)})" if fix.also else ""
+    return f"{fix.text} gets {fix.gets}{also}" + (f"; {fix.how}" if fix.how else "")
 
 
 def _none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:

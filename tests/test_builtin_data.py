@@ -315,6 +315,9 @@ def test_torch_scatter_on_cuda_12_names_the_driver_that_gives_it_a_build() -> No
     assert scatter.action == "error"
     assert scatter.fix is not None
     assert (scatter.fix.kind, scatter.fix.cuda) == ("driver", "13.0")
+    assert scatter.fix.also == ("torch 2.12.1+cu130",)  # torch moves with it, and it says so
+    assert scatter.hint.startswith("a driver of 580 or newer (CUDA 13.0) gets torch-scatter")
+    assert "(with torch 2.12.1+cu130)" in scatter.hint
     assert p.package("torch").version == "2.13.0+cu126"  # type: ignore[union-attr]
 
 

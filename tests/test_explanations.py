@@ -391,10 +391,19 @@ def _check_hints(target: str, manifests: dict[str, Manifest]) -> int:
         assert pkg.fix.gets
         assert pkg.fix.gets in pkg.hint
         other = changed_target(target, pkg.fix)
-        q = resolve(list(STACK), manifests, parse_target(other)).package(pkg.name)
+        replanned = resolve(list(STACK), manifests, parse_target(other))
+        q = replanned.package(pkg.name)
         assert q is not None, (target, other)
         assert q.cause == "fit", (target, other, pkg.hint)
         assert f"{q.name} {q.version}" == pkg.fix.gets
+        # A package the hint says moves with it does: from the build the plan has to
+        # the one named.
+        for moved in pkg.fix.also:
+            name, version = moved.split(" ")
+            before, after = p.package(name), replanned.package(name)
+            assert before is not None
+            assert after is not None
+            assert before.version != version == after.version, (target, moved)
         checked += 1
     return checked
 

@@ -128,6 +128,7 @@ def test_a_torch_build_without_a_page_is_a_coupling_failure() -> None:
     # needs a newer driver, and that driver gives torch-scatter its page.
     assert scatter.fix is not None
     assert (scatter.fix.kind, scatter.fix.cuda) == ("driver", "13.0")
+    assert scatter.fix.also == ("torch 2.12.0+cu130",)
 
 
 def test_every_template_fact_is_filled_from_the_chosen_build() -> None:
