@@ -152,8 +152,9 @@ STALE_DAYS = 180  # a chosen entry checked longer ago than this gets a note
 Action = Literal["pass", "rewrite", "build", "error"]
 #: Why: ``fit`` (a flavour fits), ``marker`` (the requirement's marker is false here),
 #: ``no-manifest``, ``as-written`` (a URL or path), ``unlisted`` (a version the
-#: manifest does not list), ``no-fit`` (nothing fits: error or build).
-Cause = Literal["fit", "marker", "no-manifest", "as-written", "unlisted", "no-fit"]
+#: manifest does not list), ``no-fit`` (nothing fits: error or build), ``conflict``
+#: (builds fit this machine, but none goes with the builds chosen for the others).
+Cause = Literal["fit", "marker", "no-manifest", "as-written", "unlisted", "no-fit", "conflict"]
 #: The rule a flavour failed. ``tags``: platform, glibc or ABI; ``python``: the
 #: Python version; ``jetson``: a Jetson build off its Jetson, or a server-Arm build on
 #: JetPack 6 or older (part of rule 1); ``properties``: a wheel variant of a namespace
@@ -1399,10 +1400,11 @@ def _slot_plan(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> PackageP
             **base,
         )
     if chosen is None:
+        cause: Cause = "conflict" if slot.candidates else "no-fit"
         if slot.manifest.buildable:
             return PackagePlan(
                 action="build",
-                cause="no-fit",
+                cause=cause,
                 reason=f"{_no_fit(slot, m)}; the installer builds it from source",
                 build_needs=slot.manifest.build_needs,
                 line=_original_line(e) if e else None,
@@ -1412,7 +1414,7 @@ def _slot_plan(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> PackageP
             )
         return PackagePlan(
             action="error",
-            cause="no-fit",
+            cause=cause,
             reason=_no_fit(slot, m),
             alternatives=tuple(_alternatives(slot)),
             **base,

@@ -8,6 +8,7 @@ shipped data breaks only tests in this file. Facts cite docs/facts.md.
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
 import pytest
 
@@ -319,6 +320,26 @@ def test_torch_scatter_on_cuda_12_names_the_driver_that_gives_it_a_build() -> No
     assert scatter.hint.startswith("a driver of 580 or newer (CUDA 13.0) gets torch-scatter")
     assert "(with torch 2.12.1+cu130)" in scatter.hint
     assert p.package("torch").version == "2.13.0+cu126"  # type: ignore[union-attr]
+
+
+def test_enable_names_the_packages_that_do_not_go_with_torch_2_13(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # enable plans every built-in package together: torchvision and pyg-lib take torch
+    # 2.13.0, which torch-scatter and torch-sparse have no wheels for. Said apart from
+    # packages with no build for the machine at all.
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    target = "linux-x86_64-py312-cuda13.0-sm100"
+    assert main(["enable", "--venv", str(venv), "--target", target]) == 0
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if "no build goes with the others' builds" in x]
+    assert "torch-scatter, torch-sparse" in line
+    assert "'resolver-hook plan NAME' finds builds for it alone" in line
+    # xformers couples with torch releases the built-in torch lacks: no fit at all.
+    (line,) = [x for x in out.splitlines() if "no build fits this machine for" in x]
+    assert line.endswith(": xformers ('resolver-hook explain NAME' says why)")
 
 
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:

@@ -119,7 +119,8 @@ def test_a_torch_build_without_a_page_is_a_coupling_failure() -> None:
     p = plan(CUDA126, ["torch", "torch-scatter"], "torch", "torch-scatter")
     scatter = p.package("torch-scatter")
     assert scatter is not None
-    assert scatter.action == "error"
+    # No torch build this machine runs has a page: no fit, not a clash with the others.
+    assert (scatter.action, scatter.cause) == ("error", "no-fit")
     reasons = [f.reason for r in scatter.rejected for f in r.failures]
     assert any(
         "its page exists for torch builds cpu, cu130, not 2.12.0+cu126" in x for x in reasons
@@ -129,6 +130,39 @@ def test_a_torch_build_without_a_page_is_a_coupling_failure() -> None:
     assert scatter.fix is not None
     assert (scatter.fix.kind, scatter.fix.cuda) == ("driver", "13.0")
     assert scatter.fix.also == ("torch 2.12.0+cu130",)
+
+
+def test_a_package_that_fits_alone_but_not_beside_the_others_is_a_conflict() -> None:
+    # Two torch releases fit; one package needs the older, one the newer. The plan
+    # takes one torch; the package left over fits this machine, just not this plan.
+    head = 'schema = 1\n[package]\nname = "{0}"\n'
+    torch = head.format("torch") + "".join(
+        f'[[index]]\nurl = "https://example.org/cu130/torch/"\nversion = "{v}+cu130"\n'
+        'cuda = ">=13.0"\n'
+        for v in ("2.12.0", "2.13.0")
+    )
+    old = head.format("old-ext") + (
+        '[[index]]\nurl = "https://example.org/old/"\nversion = "1.0"\nrequires = ["torch<2.13"]\n'
+    )
+    new = head.format("new-ext") + (
+        '[[index]]\nurl = "https://example.org/new/"\nversion = "1.0"\nrequires = ["torch>=2.13"]\n'
+    )
+    ms = {
+        n: loads_manifest(t, source=f"{n}.toml")
+        for n, t in (("torch", torch), ("old-ext", old), ("new-ext", new))
+    }
+    p = resolve(["torch", "old-ext", "new-ext"], ms, parse_target(CUDA13))
+    causes = {x.name: (x.action, x.cause) for x in p.packages}
+    assert causes["torch"] == ("rewrite", "fit")
+    assert sorted(causes[n] for n in ("old-ext", "new-ext")) == [
+        ("error", "conflict"),
+        ("rewrite", "fit"),
+    ]
+    # Alone, each fits: the conflict is the plan's, not the machine's.
+    for name in ("old-ext", "new-ext"):
+        alone = resolve(["torch", name], ms, parse_target(CUDA13)).package(name)
+        assert alone is not None
+        assert alone.action == "rewrite"
 
 
 def test_every_template_fact_is_filled_from_the_chosen_build() -> None:

@@ -88,7 +88,9 @@ def run_enable(args: argparse.Namespace) -> int:
 
     out(f"enabled in {venv} for {profile.describe()}\n")
     verbose = verbosity() > 0
-    unfit = [p.name for p in plan.packages if p.action == "error"]
+    unfit = [p.name for p in plan.packages if p.action == "error" and p.cause != "conflict"]
+    # Builds fit here, but none goes with the others' (torch-scatter beside torch 2.13).
+    clash = [p.name for p in plan.packages if p.action == "error" and p.cause == "conflict"]
     for p in plan.packages:
         if p.action == "rewrite" and p.installs is not None:
             # Another distribution or extras: a constraints file cannot rename a
@@ -110,6 +112,11 @@ def run_enable(args: argparse.Namespace) -> int:
         out(
             f"  no build fits this machine for {len(unfit)} of them, left as they are: "
             f"{', '.join(unfit)} ('resolver-hook explain NAME' says why)\n"
+        )
+    if clash and not verbose:
+        out(
+            f"  no build goes with the others' builds for {len(clash)} of them, left as they "
+            f"are: {', '.join(clash)} ('resolver-hook plan NAME' finds builds for it alone)\n"
         )
     out(f"pip: {venv / 'pip.conf'} now reads constraints from {cons}\n")
     out("uv ignores pip.conf; for uv, set:\n")
