@@ -1237,6 +1237,9 @@ def _prune(slots: Mapping[str, _Slot], m: _Machine) -> None:
 def _why_dead(f: Flavour, r: Requirement, other: _Slot) -> str:
     """Why no candidate of ``other`` meets ``r``: a page template's fact the builds lack
     (their local label, C++ ABI), else none exists or none fits."""
+    pinned = _pinned_out(f, r, other)
+    if pinned:
+        return pinned
     for g, _ in other.candidates:
         if _version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
             why = _meets(f, r, g)
@@ -1302,6 +1305,31 @@ def _candidate(f: Flavour) -> str:
     return f.describe()
 
 
+# How a coupling failure says that the user's own requirement on the other package
+# excludes the build it needs (read back by the head line and the hint).
+_RULES_OUT = "rules out"
+
+
+def _ruled_out(failures: Iterable[Failure]) -> str | None:
+    """The first coupling failure's "your requirement X rules out Y" clause, if any."""
+    for x in failures:
+        if x.rule == "coupling" and f" {_RULES_OUT} " in x.reason:
+            return x.reason.partition("; ")[2]
+    return None
+
+
+def _pinned_out(f: Flavour, r: Requirement, other: _Slot) -> str | None:
+    """The user's own requirement on ``other`` rules out a build of it that fits this
+    machine and meets ``r`` (``f``'s coupling): say so, as the one thing to change."""
+    for g, fails in other.rejected:
+        if fails and all(x.rule == "specifier" for x in fails) and _meets(f, r, g) is None:
+            return (
+                f"your requirement {other.name}{other.spec} {_RULES_OUT} {other.name} "
+                f"{g.version}, which fits this machine"
+            )
+    return None
+
+
 def _no_such(r: Requirement, other: _Slot) -> str:
     """Why no build of ``other`` meets ``r``: none exists, or none fits this machine."""
     if any(r.specifier.contains(g.version, prereleases=True) for g in other.manifest.flavours):
@@ -1319,7 +1347,7 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, _Slot], m: _Machine) -> l
         if other.chosen is not None and _meets(f, r, other.chosen) is None:
             continue
         if not any(_meets(f, r, g) is None for g, _ in other.candidates):
-            why = _no_such(r, other)
+            why = _pinned_out(f, r, other) or _no_such(r, other)
         elif other.chosen is not None:
             why = f"the plan has {other.name} {other.chosen.version}"
             detail = _meets(f, r, other.chosen)
@@ -1602,6 +1630,8 @@ def _no_fit(slot: _Slot, m: _Machine) -> str:
     head = f"no build of {name} fits this machine"
     if slot.candidates:
         head = f"no build of {name} is consistent with the rest of the plan"
+    elif any(_ruled_out(fails) for _, fails in slot.rejected):
+        head = f"no build of {name} goes with your requirements"
     elif (
         slot.rejected
         and all(any(x.rule == "tags" for x in fails) for _, fails in slot.rejected)
@@ -2067,6 +2097,10 @@ def _fix_words(fix: Change) -> str:
 def _none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
     """No single change helps: say what no build exists for (rules every build fails)."""
     name = manifest.display_name
+    for r in p.rejected:
+        clause = _ruled_out(r.failures)
+        if clause:
+            return f"{clause}, and {name} needs it: loosen or drop that requirement"
     common: set[str] = set(p.rejected[0].rules) if p.rejected else set()
     for r in p.rejected[1:]:
         common &= set(r.rules)

@@ -132,6 +132,27 @@ def test_a_torch_build_without_a_page_is_a_coupling_failure() -> None:
     assert scatter.fix.also == ("torch 2.12.0+cu130",)
 
 
+def test_a_pin_that_rules_out_the_build_a_coupling_needs_is_named() -> None:
+    # torch 2.12.0+cu130 fits this machine and has a page; the user's own pin on torch
+    # excludes it. The reason and the hint name the pin, not the machine.
+    p = plan(CUDA13, ["torch==2.12.0+cu126", "torch-scatter"], "torch", "torch-scatter")
+    scatter = p.package("torch-scatter")
+    assert scatter is not None
+    assert scatter.action == "error"
+    assert scatter.reason.startswith("no build of torch-scatter goes with your requirements")
+    clause = "your requirement torch==2.12.0+cu126 rules out torch 2.12.0+cu130"
+    assert any(clause in r.reason for r in scatter.rejected)
+    assert scatter.fix is None
+    assert scatter.hint.startswith(clause)
+    assert scatter.hint.endswith("loosen or drop that requirement")
+    # Without the pin the machine decides, and the words say the machine.
+    p = plan(CUDA126, ["torch", "torch-scatter"], "torch", "torch-scatter")
+    scatter = p.package("torch-scatter")
+    assert scatter is not None
+    assert scatter.reason.startswith("no build of torch-scatter fits this machine")
+    assert "your requirement" not in scatter.hint
+
+
 def test_a_package_that_fits_alone_but_not_beside_the_others_is_a_conflict() -> None:
     # Two torch releases fit; one package needs the older, one the newer. The plan
     # takes one torch; the package left over fits this machine, just not this plan.
