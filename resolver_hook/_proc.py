@@ -283,16 +283,18 @@ class _Forwarder:
     def started(self, proc: subprocess.Popen[str]) -> None:
         self.proc = proc
         if self.received:
-            self._forward(self.received[0], first=True)
+            # It arrived before the installer existed: the installer never saw it.
+            self._forward(self.received[0], seen=False)
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
         if self.proc is not None:
-            self._forward(signum, first=len(self.received) == 1)
+            self._forward(signum, seen=len(self.received) == 1)
 
-    def _forward(self, signum: int, *, first: bool) -> None:
+    def _forward(self, signum: int, *, seen: bool) -> None:
+        """``seen``: a first Ctrl-C, which may have reached the installer directly."""
         assert self.proc is not None
-        if signum == signal.SIGINT and first:
+        if signum == signal.SIGINT and seen:
             self._later(self.sigint_after, _send, self.proc, signum)
         else:
             # SIGTERM, or Ctrl-C pressed twice: pip and uv both stop on a second SIGINT.

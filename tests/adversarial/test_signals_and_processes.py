@@ -214,6 +214,22 @@ def test_ctrl_c_to_the_group_reaches_the_installer_once(tmp_path: Path) -> None:
     assert got.read_text().split() == ["INT"]  # its cleanup ran once, uninterrupted
 
 
+def test_ctrl_c_before_the_installer_started_reaches_it_at_once() -> None:
+    # A SIGINT that came while the installer was being started never reached it: it is
+    # passed on without the wait meant for a terminal's Ctrl-C.
+    from resolver_hook._proc import _Forwarder
+
+    with _Forwarder(grace=30, sigint_after=30) as forwarder:
+        forwarder._on_signal(signal.SIGINT, None)  # as the handler would be called
+        proc = subprocess.Popen(["sleep", "60"], text=True)
+        try:
+            forwarder.started(proc)
+            assert proc.wait(timeout=10) == -signal.SIGINT
+        finally:
+            proc.kill()
+            proc.wait()
+
+
 # --- the atomic writer under SIGTERM --------------------------------------------------
 
 
