@@ -1926,57 +1926,28 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
     saying that no single change does."""
     by_name = _by_canonical_name(manifests)
     refused = [p for p in plan.errors if p.name in by_name]
-    todo = {p.name: p for p in refused[:MAX_HINTED_PACKAGES]}
+    todo = [p.name for p in refused[:MAX_HINTED_PACKAGES]]
     skipped = {p.name for p in refused[MAX_HINTED_PACKAGES:]}
-    found: dict[str, Change] = {}
     roots = {e.name for e in reqs.requirements if e.name} | set(todo)
     edges = _coupling_edges(by_name, roots)
-    parts: dict[frozenset[str], ReqFile] = {}
-    # The changes worth trying come from the refused packages' builds and from those of
-    # the packages they couple with: torch-scatter, which fits any machine, is refused
-    # when no torch build it couples with fits, and a newer driver may give one.
-    reach = sorted(n for n in _coupled_names(edges, todo) if n in by_name)
-    kept: dict[str, str] = {
-        p.name: p.version for p in plan.packages if p.action != "error" and p.version
-    }
-    for kind in _changes(plan.profile, [by_name[n] for n in reach]):
-        fitting: dict[str, list[tuple[Change, Flavour, tuple[str, ...]]]] = {}
-        for change in kind:
-            done = found if change.kind == "gpu" else {**found, **fitting}
-            left = [n for n in todo if n not in done]
-            if not left:
-                break
-            changed = apply_change(plan.profile, change)
-            m = _Machine(changed)
-            # Re-plan only for packages one of whose builds then passes rules 1-5, and
-            # only the part of the plan coupled with them: the search solves each group
-            # of coupled packages apart, so that part answers as the whole plan would.
-            hopeful = frozenset(n for n in left if _could_fit(by_name[n], m))
-            if not hopeful:
-                continue
-            if hopeful not in parts:
-                parts[hopeful] = _coupled_part(reqs, edges, hopeful)
-            slots = _solve(parts[hopeful], manifests, changed).slots
-            for name in hopeful:
-                q = slots[name].chosen if name in slots else None
-                if q is not None:
-                    also = _moved(name, slots, edges, kept)
-                    fitting.setdefault(name, []).append((change, q, also))
-        for key, options in fitting.items():
-            change, q, also = options[0]
-            text = change.text
-            if change.kind == "gpu":  # every family that fits, named once
-                text = _gpu_families([c.sm or "" for c, _, _ in options], plan.profile)
-                if change.cuda:
-                    major, _, minor = change.cuda.partition(".")
-                    driver = min_driver_for_cuda((int(major), int(minor or 0)), plan.profile.os)
-                    text += f", with a driver of {driver} or newer," if driver else ""
-            gets = f"{q.name} {q.version}"
-            found[key] = dataclasses.replace(change, text=text, gets=gets, also=also)
+    hints = _HintSearch(
+        plan, reqs=reqs, manifests=manifests, by_name=by_name, todo=todo, edges=edges
+    )
+    own = _changes(plan.profile, [by_name[n] for n in todo])
+    hints.search(own)
+    if any(n not in hints.found for n in todo):
+        # A package whose own builds suggest no change that helps: torch-scatter fits
+        # any machine, and is refused when no torch build it couples with fits here.
+        # Then the changes the coupled packages' builds suggest (a newer driver for
+        # torch's CUDA builds), those not tried yet.
+        tried = {c for kind in own for c in kind}
+        coupled = sorted(n for n in _coupled_names(hints.edges, todo) if n in by_name)
+        more = _changes(plan.profile, [by_name[n] for n in coupled if n not in todo])
+        hints.search([[c for c in kind if c not in tried] for kind in more])
     packages = []
     for p in plan.packages:
-        if p.name in found:
-            fix = found[p.name]
+        if p.name in hints.found:
+            fix = hints.found[p.name]
             packages.append(dataclasses.replace(p, fix=fix, hint=_fix_words(fix)))
         elif p.name in todo:
             hint = _none_helps(p, by_name[p.name], plan.profile)
@@ -1990,6 +1961,78 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
         else:
             packages.append(p)
     return dataclasses.replace(plan, packages=tuple(packages))
+
+
+class _HintSearch:
+    """The single changes tried for a plan's refused packages, and the fixes found."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        *,
+        reqs: ReqFile,
+        manifests: Mapping[str, Manifest],
+        by_name: Mapping[str, Manifest],
+        todo: Sequence[str],
+        edges: dict[str, set[str]],
+    ) -> None:
+        self.plan, self.reqs, self.manifests, self.by_name = plan, reqs, manifests, by_name
+        self.todo, self.edges = todo, edges
+        self.found: dict[str, Change] = {}
+        self.parts: dict[frozenset[str], ReqFile] = {}
+        # What the plan gets now, to name what a change would move.
+        self.kept: dict[str, str] = {
+            p.name: p.version for p in plan.packages if p.action != "error" and p.version
+        }
+
+    def search(self, kinds: Sequence[Sequence[Change]]) -> None:
+        """Try each change, kind by kind in the order of preference; the first that
+        gives a package a fit is its fix (for a GPU, every family that fits)."""
+        for kind in kinds:
+            fitting: dict[str, list[tuple[Change, Flavour, tuple[str, ...]]]] = {}
+            for change in kind:
+                done = self.found if change.kind == "gpu" else {**self.found, **fitting}
+                left = [n for n in self.todo if n not in done]
+                if not left:
+                    break
+                self._try(change, left, fitting)
+            for key, options in fitting.items():
+                self.found[key] = self._fix(options)
+
+    def _try(
+        self,
+        change: Change,
+        left: Sequence[str],
+        fitting: dict[str, list[tuple[Change, Flavour, tuple[str, ...]]]],
+    ) -> None:
+        changed = apply_change(self.plan.profile, change)
+        m = _Machine(changed)
+        # Re-plan only for packages one of whose builds then passes rules 1-5, and only
+        # the part of the plan coupled with them: the search solves each group of
+        # coupled packages apart, so that part answers as the whole plan would.
+        hopeful = frozenset(n for n in left if _could_fit(self.by_name[n], m))
+        if not hopeful:
+            return
+        if hopeful not in self.parts:
+            self.parts[hopeful] = _coupled_part(self.reqs, self.edges, hopeful)
+        slots = _solve(self.parts[hopeful], self.manifests, changed).slots
+        for name in hopeful:
+            q = slots[name].chosen if name in slots else None
+            if q is not None:
+                also = _moved(name, slots, self.edges, self.kept)
+                fitting.setdefault(name, []).append((change, q, also))
+
+    def _fix(self, options: Sequence[tuple[Change, Flavour, tuple[str, ...]]]) -> Change:
+        change, q, also = options[0]
+        text = change.text
+        if change.kind == "gpu":  # every family that fits, named once
+            profile = self.plan.profile
+            text = _gpu_families([c.sm or "" for c, _, _ in options], profile)
+            if change.cuda:
+                major, _, minor = change.cuda.partition(".")
+                driver = min_driver_for_cuda((int(major), int(minor or 0)), profile.os)
+                text += f", with a driver of {driver} or newer," if driver else ""
+        return dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}", also=also)
 
 
 def _moved(
