@@ -169,7 +169,7 @@ def capture(
                 if now >= deadline:
                     timed_out = exited_at is None
                     break
-                if exited_at is None and _exited(proc.pid):
+                if exited_at is None and _exited(proc):
                     exited_at = now
                 if exited_at is not None and now - exited_at > _EXIT_DRAIN:
                     break  # a grandchild holds the pipes open: it is killed below
@@ -185,7 +185,8 @@ def capture(
                 if truncated:
                     break
     finally:
-        # The leader is not reaped yet, so its pid still names the group: no reuse race.
+        # The leader is not reaped yet (or, without waitid, a member still holds the
+        # group), so its pid still names the group: no reuse race.
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.stdout.close()
@@ -202,13 +203,18 @@ def capture(
     )
 
 
-def _exited(pid: int) -> bool:
-    """Whether ``pid`` exited, without reaping it (it stays a zombie, keeping its group id)."""
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the command exited, without reaping it (it stays a zombie, keeping its
+    group id for the kill that follows)."""
+    if not hasattr(os, "waitid"):
+        # macOS before Python 3.13 has no waitid: reap it. Its group id stays taken
+        # while a member (a grandchild holding the pipes) lives, so the kill is safe.
+        return proc.poll() is not None
     try:
-        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        info = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:
         return True
-    return info is not None and info.si_pid == pid
+    return info is not None and info.si_pid == proc.pid
 
 
 def _capture_simple(

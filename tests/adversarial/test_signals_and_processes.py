@@ -73,7 +73,12 @@ def test_doctor_python_that_hangs_leaves_no_process(tmp_path: Path) -> None:
     assert wait_group_gone(group) == []
 
 
-def test_a_query_that_exits_leaves_no_background_child(tmp_path: Path) -> None:
+@pytest.mark.parametrize("waitid", [True, False], ids=["waitid", "no-waitid"])
+def test_a_query_that_exits_leaves_no_background_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, waitid: bool
+) -> None:
+    if not waitid:  # macOS before Python 3.13 has no os.waitid
+        monkeypatch.delattr(os, "waitid")
     pids = tmp_path / "pids"
     script = _script(
         tmp_path / "tool",
