@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
@@ -16,6 +16,7 @@ __all__ = [
     "add_manifest_options",
     "add_requirement_options",
     "manifests_from_args",
+    "refuse_writing_inputs",
     "requirements_from_args",
 ]
 
@@ -88,3 +89,22 @@ def manifests_from_args(args: argparse.Namespace) -> Mapping[str, Manifest]:
 
     insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
     return collect_manifests(args.manifest, allow_insecure=insecure)
+
+
+def refuse_writing_inputs(path: str, inputs: Iterable[str]) -> None:
+    """A usage error when writing ``-o path`` would change one of ``inputs``: the same
+    path, or the same file through a symlink or a hard link. Inputs are never modified."""
+    from resolver_hook.errors import UsageError
+
+    if path != "-" and any(_same_file(path, f) for f in inputs):
+        raise UsageError(f"-o {path} is one of the input files: inputs are never modified")
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether writing ``a`` would change ``b``: through symlinks (realpath) and hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return False

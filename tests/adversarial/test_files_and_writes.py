@@ -31,12 +31,14 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 # --- lock ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("fmt", ["requirements", "pylock", "uv"])
 @pytest.mark.parametrize("kind", ["symlink", "hardlink", "dot-path"])
 def test_lock_refuses_an_output_that_is_its_input(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     kind: str,
+    fmt: str,
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "req.in").write_text("six\n")
@@ -49,6 +51,8 @@ def test_lock_refuses_an_output_that_is_its_input(
     else:
         (tmp_path / "sub").mkdir()
         argv = ["-r", "sub/../req.in", "-o", "./req.in"]
+    if fmt != "requirements":
+        argv += ["--format", fmt]
     code, _, err = cli(capsys, "lock", *argv, "--target", TARGET)
     assert code == 2
     assert "is one of the input files" in err
