@@ -938,8 +938,9 @@ def _solve(  # noqa: PLR0915 - the numbered steps read best in one place
     reqs: ReqFile,
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
+    m: _Machine | None = None,  # the profile's, when the caller has it already
 ) -> _Solved:
-    m = _Machine(profile)
+    m = _Machine(profile) if m is None else m
     by_name = _by_canonical_name(manifests)
     notes: list[str] = list(reqs.warnings)
     packages: dict[str, PackagePlan] = {}
@@ -1314,7 +1315,7 @@ def _ruled_out(failures: Iterable[Failure]) -> str | None:
     """The first coupling failure's "your requirement X rules out Y" clause, if any."""
     for x in failures:
         if x.rule == "coupling" and f" {_RULES_OUT} " in x.reason:
-            return x.reason.partition("; ")[2]
+            return x.reason.rpartition("; ")[2]  # "needs {r}; ..." and r's marker has "; "
     return None
 
 
@@ -1332,7 +1333,7 @@ def _pinned_out(f: Flavour, r: Requirement, other: _Slot) -> str | None:
 
 def _no_such(r: Requirement, other: _Slot) -> str:
     """Why no build of ``other`` meets ``r``: none exists, or none fits this machine."""
-    if any(r.specifier.contains(g.version, prereleases=True) for g in other.manifest.flavours):
+    if any(_version_ok(r.specifier, g) for g in other.manifest.flavours):
         return f"no such build of {other.name} fits this machine"
     return f"{other.name}'s manifest has no such build"
 
@@ -1347,7 +1348,7 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, _Slot], m: _Machine) -> l
         if other.chosen is not None and _meets(f, r, other.chosen) is None:
             continue
         if not any(_meets(f, r, g) is None for g, _ in other.candidates):
-            why = _pinned_out(f, r, other) or _no_such(r, other)
+            why = _why_dead(f, r, other)
         elif other.chosen is not None:
             why = f"the plan has {other.name} {other.chosen.version}"
             detail = _meets(f, r, other.chosen)
@@ -1411,7 +1412,7 @@ def _slot_plan(slot: _Slot, slots: Mapping[str, _Slot], m: _Machine) -> PackageP
     if (
         chosen is None
         and e is not None
-        and not any(slot.spec.contains(f.version, prereleases=True) for f in slot.manifest.flavours)
+        and not any(_version_ok(slot.spec, f) for f in slot.manifest.flavours)
     ):
         # The manifest does not describe the version asked for (torch==2.0.0 against a
         # 2.13 manifest): nothing is known about its builds, so it is not refused.
@@ -1923,16 +1924,18 @@ def _rocm_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
 def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> Plan:
     """Each package with no fit gets the first single change of the machine that gives
     it one, found by re-planning the whole plan with that change; or a plain sentence
-    saying that no single change does."""
+    saying that no single change does.
+
+    The changes come in two passes, each in the order of preference of :func:`_changes`:
+    first those the refused packages' own builds suggest; then, for a package still
+    without a fix, those the builds of the packages it couples with suggest."""
     by_name = _by_canonical_name(manifests)
     refused = [p for p in plan.errors if p.name in by_name]
     todo = [p.name for p in refused[:MAX_HINTED_PACKAGES]]
     skipped = {p.name for p in refused[MAX_HINTED_PACKAGES:]}
     roots = {e.name for e in reqs.requirements if e.name} | set(todo)
     edges = _coupling_edges(by_name, roots)
-    hints = _HintSearch(
-        plan, reqs=reqs, manifests=manifests, by_name=by_name, todo=todo, edges=edges
-    )
+    hints = _HintSearch(plan, reqs=reqs, by_name=by_name, todo=todo, edges=edges)
     own = _changes(plan.profile, [by_name[n] for n in todo])
     hints.search(own)
     if any(n not in hints.found for n in todo):
@@ -1941,8 +1944,8 @@ def _with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) ->
         # Then the changes the coupled packages' builds suggest (a newer driver for
         # torch's CUDA builds), those not tried yet.
         tried = {c for kind in own for c in kind}
-        coupled = sorted(n for n in _coupled_names(hints.edges, todo) if n in by_name)
-        more = _changes(plan.profile, [by_name[n] for n in coupled if n not in todo])
+        coupled = sorted(n for n in _coupled_names(edges, todo) if n in by_name and n not in todo)
+        more = _changes(plan.profile, [by_name[n] for n in coupled])
         hints.search([[c for c in kind if c not in tried] for kind in more])
     packages = []
     for p in plan.packages:
@@ -1971,12 +1974,11 @@ class _HintSearch:
         plan: Plan,
         *,
         reqs: ReqFile,
-        manifests: Mapping[str, Manifest],
         by_name: Mapping[str, Manifest],
         todo: Sequence[str],
         edges: dict[str, set[str]],
     ) -> None:
-        self.plan, self.reqs, self.manifests, self.by_name = plan, reqs, manifests, by_name
+        self.plan, self.reqs, self.by_name = plan, reqs, by_name
         self.todo, self.edges = todo, edges
         self.found: dict[str, Change] = {}
         self.parts: dict[frozenset[str], ReqFile] = {}
@@ -2015,7 +2017,7 @@ class _HintSearch:
             return
         if hopeful not in self.parts:
             self.parts[hopeful] = _coupled_part(self.reqs, self.edges, hopeful)
-        slots = _solve(self.parts[hopeful], self.manifests, changed).slots
+        slots = _solve(self.parts[hopeful], self.by_name, changed, m).slots
         for name in hopeful:
             q = slots[name].chosen if name in slots else None
             if q is not None:

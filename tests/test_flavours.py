@@ -153,6 +153,45 @@ def test_a_pin_that_rules_out_the_build_a_coupling_needs_is_named() -> None:
     assert "your requirement" not in scatter.hint
 
 
+def test_a_pin_ruling_out_a_coupling_with_a_marker_is_named_whole() -> None:
+    # The coupling's marker holds "; " too: the hint is the pin clause, not a piece of it.
+    head = 'schema = 1\n[package]\nname = "{0}"\n'
+    torch = head.format("torch") + "".join(
+        f'[[index]]\nurl = "https://example.org/{v}/torch/"\nversion = "{v}"\n'
+        for v in ("2.12.0", "2.13.0")
+    )
+    ext = head.format("ext") + (
+        '[[index]]\nurl = "https://example.org/ext/"\nversion = "1.0"\n'
+        "requires = [\"torch>=2.13; sys_platform == 'linux'\"]\n"
+    )
+    ms = {n: loads_manifest(t, source=f"{n}.toml") for n, t in (("torch", torch), ("ext", ext))}
+    e = resolve(["torch==2.12.0", "ext"], ms, parse_target("linux-x86_64-py312")).package("ext")
+    assert e is not None
+    assert e.hint.startswith("your requirement torch==2.12.0 rules out torch 2.13.0, which fits")
+
+
+def test_each_refused_entry_says_why_the_chosen_torch_has_no_page() -> None:
+    # Two torch-scatter entries, one for another Python: both fail on the page's labels,
+    # and both say so (not "no such build of torch fits", which the chosen one does).
+    text = (FIXTURES / "torch-scatter.toml").read_text()
+    text = text.replace(
+        'local_labels = ["cpu", "cu130"]\n', 'local_labels = ["cpu", "cu130"]\npython = ["3.12"]\n'
+    )
+    text += (
+        '\n[[index]]\nurl = "https://data.example.org/whl/torch-{torch.minor}.0+{torch.local}.html"'
+        '\nversions = ">=2.1.2"\nrequires = ["torch>=2.12,<2.13"]\n'
+        'local_labels = ["cpu", "cu130"]\npython = ["3.11"]\n'
+    )
+    ms = {**fixtures("torch"), "torch-scatter": loads_manifest(text, source="torch-scatter.toml")}
+    p = resolve(["torch", "torch-scatter"], ms, parse_target(CUDA126))
+    scatter = p.package("torch-scatter")
+    assert scatter is not None
+    assert len(scatter.rejected) == 2
+    for r in scatter.rejected:
+        assert "its page exists for torch builds cpu, cu130, not 2.12.0+cu126" in r.reason
+        assert "no such build of torch" not in r.reason
+
+
 def test_a_package_that_fits_alone_but_not_beside_the_others_is_a_conflict() -> None:
     # Two torch releases fit; one package needs the older, one the newer. The plan
     # takes one torch; the package left over fits this machine, just not this plan.
@@ -244,6 +283,11 @@ def test_a_pin_inside_the_pattern_fits_and_one_outside_does_not() -> None:
     assert old is not None
     assert old.action == "pass"
     assert old.cause == "unlisted"
+    # A range the pattern allows is described by the manifest: refused with the machine's
+    # reason where no build fits, never passed on as a version the manifest lacks.
+    later = plan("linux-x86_64-py312", ["llamaish>=0.9"], "llamaish").package("llamaish")
+    assert later is not None
+    assert (later.action, later.cause) == ("error", "no-fit")
 
 
 # --- load-time validation, with key paths -------------------------------------------
