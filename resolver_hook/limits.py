@@ -17,6 +17,7 @@ __all__ = [
     "MAX_COMPRESSION_RATIO",
     "MAX_ELF_DYNAMIC_BYTES",
     "MAX_ELF_DYNSTR_BYTES",
+    "MAX_ELF_LIBRARY_NAME",
     "MAX_ELF_SECTIONS",
     "MAX_ELF_SECTION_NAME",
     "MAX_ELF_SHSTRTAB_BYTES",
@@ -96,6 +97,9 @@ MAX_ELF_SECTIONS = 1 << 16
 # Bytes of a section name kept (the names read are ``.nv_fatbin``, ``.dynamic``): a
 # longer name is cut, so 65,535 headers naming one long string stay small.
 MAX_ELF_SECTION_NAME = 256
+# Bytes of a DT_NEEDED/DT_SONAME library name kept (``libcudart.so.13``; a path is at
+# most 4,096 bytes): a million entries naming one long string stay small.
+MAX_ELF_LIBRARY_NAME = 4096
 MAX_ELF_SHSTRTAB_BYTES = 16 << 20
 MAX_ELF_DYNSTR_BYTES = 64 << 20  # libtorch_cuda.so's .dynstr is ~4 MB
 MAX_ELF_DYNAMIC_BYTES = 16 << 20

@@ -31,6 +31,7 @@ from resolver_hook.errors import OperationalError
 from resolver_hook.limits import (
     MAX_ELF_DYNAMIC_BYTES,
     MAX_ELF_DYNSTR_BYTES,
+    MAX_ELF_LIBRARY_NAME,
     MAX_ELF_SECTION_NAME,
     MAX_ELF_SECTIONS,
     MAX_ELF_SHSTRTAB_BYTES,
@@ -195,16 +196,29 @@ def _read(src: ByteSource, what: str, offset: int, length: int, cap: int | None 
     return data
 
 
-def _cstring(table: bytes, index: int, what: str, cap: int | None = None) -> str:
-    """The NUL-terminated string at ``index``; with ``cap``, at most ``cap`` bytes of it."""
-    if not 0 <= index < len(table):
-        raise ElfError(f"{what}: string index {index} outside its {len(table)}-byte table")
-    end = table.find(b"\0", index)
-    if end < 0:
-        raise ElfError(f"{what}: string at index {index} is not NUL-terminated")
-    if cap is not None:
-        end = min(end, index + cap)
-    return table[index:end].decode("utf-8", "replace")
+class _Strings:
+    """A string table (``.shstrtab``, ``.dynstr``) read by index, each string cut to
+    ``cap`` bytes and decoded once. The search for a string's end stops at the cap, so
+    65,535 indices into one 16 MiB string cost 65,535 short searches, not 1 TB of them."""
+
+    def __init__(self, table: bytes, cap: int) -> None:
+        self.table, self.cap = table, cap
+        self.last_nul = table.rfind(b"\0")  # a string at or before it is NUL-terminated
+        self.decoded: dict[int, str] = {}
+
+    def at(self, index: int, what: str) -> str:
+        hit = self.decoded.get(index)
+        if hit is not None:
+            return hit
+        table = self.table
+        if not 0 <= index < len(table):
+            raise ElfError(f"{what}: string index {index} outside its {len(table)}-byte table")
+        if index > self.last_nul:
+            raise ElfError(f"{what}: string at index {index} is not NUL-terminated")
+        end = table.find(b"\0", index, index + self.cap)
+        text = table[index : index + self.cap if end < 0 else end].decode("utf-8", "replace")
+        self.decoded[index] = text
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,16 +283,11 @@ def _read_sections(
     sections: list[Section] = []
     # 65,535 headers may all name one long string: names are cut to MAX_ELF_SECTION_NAME
     # bytes and decoded once per distinct index, so memory stays bounded.
-    decoded: dict[int, str] = {}
+    strings = _Strings(names, MAX_ELF_SECTION_NAME)
     for i, (name_idx, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, _es) in enumerate(
         rows
     ):
-        name = ""
-        if names:
-            name = decoded.get(name_idx) or _cstring(
-                names, name_idx, f"section {i} name", MAX_ELF_SECTION_NAME
-            )
-            decoded[name_idx] = name
+        name = strings.at(name_idx, f"section {i} name") if names else ""
         if sh_type != _SHT_NOBITS:
             _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
         sections.append(
@@ -292,15 +301,16 @@ def _dynamic_entries(
 ) -> tuple[tuple[str, ...], str | None]:
     needed: list[str] = []
     soname: str | None = None
+    strings = _Strings(dynstr, MAX_ELF_LIBRARY_NAME)
     step = struct.calcsize(layout.dyn_fmt)
     for pos in range(0, len(dyn) - step + 1, step):
         tag, val = struct.unpack_from(layout.dyn_fmt, dyn, pos)
         if tag == _DT_NULL:
             break
         if tag == _DT_NEEDED:
-            needed.append(_cstring(dynstr, val, "DT_NEEDED"))
+            needed.append(strings.at(val, "DT_NEEDED"))
         elif tag == _DT_SONAME:
-            soname = _cstring(dynstr, val, "DT_SONAME")
+            soname = strings.at(val, "DT_SONAME")
     return tuple(needed), soname
 
 

@@ -21,7 +21,7 @@ import pytest
 from resolver_hook.cli import main
 from resolver_hook.limits import MAX_ELF_SECTION_NAME
 from resolver_hook.publish import scan as scan_module
-from resolver_hook.publish.elf import parse_elf
+from resolver_hook.publish.elf import ElfError, parse_elf
 from resolver_hook.publish.lint import LintError, lint_paths
 from resolver_hook.publish.scan import ScanError, scan_wheel
 from tests.cudawheels import metadata, sdist
@@ -54,6 +54,24 @@ def test_section_names_are_bounded_in_memory() -> None:
     assert len(obj.sections) == 65_535
     assert {len(s.name) for s in obj.sections} == {MAX_ELF_SECTION_NAME}
     assert peak < 64, f"{peak:.0f} MiB"  # was 65,535 copies of a 20 KB name: 1.3 GB
+
+
+def test_distinct_indices_into_one_long_name_are_each_cut() -> None:
+    # Every header names a different suffix of one 16 MiB string: each name is found
+    # within MAX_ELF_SECTION_NAME bytes of its start, not by a search to the string's end.
+    long = (16 << 20) - 1
+    obj = bytearray(many_sections_one_long_name(name_bytes=long, count=4096))
+    for i in range(4096):
+        struct.pack_into("<I", obj, 64 + long + 1 + i * 64, i * 4096)
+    parsed = parse_elf(bytes(obj))
+    assert [len(s.name) for s in parsed.sections] == [MAX_ELF_SECTION_NAME] * 4096
+
+
+def test_a_name_past_the_tables_last_nul_is_refused() -> None:
+    obj = bytearray(many_sections_one_long_name(name_bytes=100, count=2))
+    obj[64 + 100] = ord("A")  # the table's only NUL is gone
+    with pytest.raises(ElfError, match="string at index 0 is not NUL-terminated"):
+        parse_elf(bytes(obj))
 
 
 def hostile_wheel(tmp_path: Path, member: bytes, pad: int) -> Path:
