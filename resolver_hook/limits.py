@@ -9,6 +9,13 @@ says what real inputs look like); the README's "Limits" table lists them for use
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.tags import Tag
+    from packaging.utils import BuildTag, NormalizedName
+    from packaging.version import Version
+
 __all__ = [
     "FORWARD_GRACE",
     "FORWARD_SIGINT_AFTER",
@@ -48,6 +55,7 @@ __all__ = [
     "MAX_VERSION_LENGTH",
     "NETWORK_DEADLINE",
     "check_version_text",
+    "parse_wheel_name",
 ]
 
 # --- versions -------------------------------------------------------------------------
@@ -162,3 +170,17 @@ def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH
         if run > MAX_VERSION_DIGITS:
             return f"has a number of more than {MAX_VERSION_DIGITS} digits"
     return None
+
+
+def parse_wheel_name(
+    filename: str,
+) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]]:
+    """``packaging.utils.parse_wheel_filename`` within the version bounds: a name that
+    breaks them raises ``InvalidWheelFilename`` (a ValueError) like any bad name,
+    instead of the plain ValueError ``int()`` gives past 4,300 digits."""
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    too_big = check_version_text(filename)
+    if too_big is not None:
+        raise InvalidWheelFilename(too_big)
+    return parse_wheel_filename(filename)

@@ -37,11 +37,11 @@ from packaging.utils import (
     InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
-    parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.limits import parse_wheel_name
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -163,7 +163,7 @@ def _best_link(
         if link.yanked or not link.filename.endswith(".whl"):
             continue
         try:
-            wname, wversion, _build, tags = parse_wheel_filename(link.filename)
+            wname, wversion, _build, tags = parse_wheel_name(link.filename)
         except (InvalidWheelFilename, InvalidVersion):
             continue
         if wname != canonicalize_name(name):
@@ -238,7 +238,7 @@ def lock_wheels(
             )
         fetcher.check(link.url)  # a page cannot point the lock at another scheme or host class
         sha = link.sha256 or fetcher.sha256(link.url)
-        version = str(parse_wheel_filename(link.filename)[1])
+        version = str(parse_wheel_name(link.filename)[1])
         out.append(LockedWheel(name=name, version=version, url=link.url, sha256=sha, index=page))
     return tuple(out)
 

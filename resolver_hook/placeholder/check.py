@@ -55,7 +55,6 @@ from packaging.utils import (
     InvalidWheelFilename,
     canonicalize_name,
     parse_sdist_filename,
-    parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
 
@@ -67,6 +66,7 @@ from resolver_hook.limits import (
     MAX_SDIST_BYTES,
     MAX_SDIST_MEMBERS,
     MAX_SUBPROCESS_OUTPUT,
+    parse_wheel_name,
 )
 from resolver_hook.placeholder.render import runtime
 
@@ -308,7 +308,7 @@ def _read_artifact(dist: Path, tmp: Path) -> _Artifact:
 
 def _read_wheel(dist: Path) -> _Artifact:
     try:
-        name, version, _build, _tags = parse_wheel_filename(dist.name)
+        name, version, _build, _tags = parse_wheel_name(dist.name)
     except InvalidWheelFilename as exc:
         raise UsageError(f"{dist}: not a wheel file name: {exc}") from None
     if not zipfile.is_zipfile(dist):

@@ -34,10 +34,8 @@ from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from packaging.utils import (
-    InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
-    parse_wheel_filename,
 )
 
 from resolver_hook._patterns import is_sha256
@@ -47,7 +45,7 @@ from resolver_hook.limits import (
     MAX_PAGE_LINKS,
     MAX_PAGE_URL_BYTES,
     NETWORK_DEADLINE,
-    check_version_text,
+    parse_wheel_name,
 )
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 from resolver_hook.manifest.write import WheelEntry
@@ -331,10 +329,7 @@ def import_manifest(
                 notes.append(f"skipped a link: {bad}")
             continue
         try:
-            too_big = check_version_text(link.filename)
-            if too_big is not None:
-                raise InvalidWheelFilename(too_big)
-            name, version, _build, _tags = parse_wheel_filename(link.filename)
+            name, version, _build, _tags = parse_wheel_name(link.filename)
         except ValueError:  # InvalidWheelFilename, InvalidVersion
             notes.append(f"skipped {_shown(link.filename)}: not a valid wheel file name")
             continue

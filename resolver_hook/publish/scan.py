@@ -37,14 +37,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import (
     MAX_ARCHIVE_MEMBERS,
     MAX_COMPRESSION_RATIO,
     MAX_MEMBER_BYTES,
-    check_version_text,
+    parse_wheel_name,
 )
 from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
@@ -472,10 +472,7 @@ def scan_wheel(
     path = Path(path)
     filename = path.name
     try:
-        too_big = check_version_text(filename)
-        if too_big is not None:
-            raise InvalidWheelFilename(too_big)
-        dist, version, _build, tag_set = parse_wheel_filename(filename)
+        dist, version, _build, tag_set = parse_wheel_name(filename)
     except ValueError as exc:  # InvalidWheelFilename, InvalidVersion
         raise ScanError(f"{filename[:200]}: not a wheel file name ({exc})") from None
     hashed: dict[str, Any] = {}

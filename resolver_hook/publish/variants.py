@@ -32,11 +32,11 @@ from packaging.utils import (
     InvalidWheelFilename,
     NormalizedName,
     canonicalize_name,
-    parse_wheel_filename,
 )
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest.variantname import NULL_LABEL, VARIANT_LABEL, split_variant_label
 from resolver_hook.manifest.write import WheelEntry
 
@@ -216,7 +216,7 @@ def import_variant_links(
         if label is None or link.yanked:
             continue
         try:
-            name, version, _build, _tags = parse_wheel_filename(plain)
+            name, version, _build, _tags = parse_wheel_name(plain)
         except (InvalidWheelFilename, InvalidVersion):
             notes.append(f"skipped {link.filename}: not a valid variant wheel filename")
             continue
