@@ -414,6 +414,7 @@ def test_every_hint_re_planned_gives_a_fit_frozen(target: str) -> None:
     _check_hints(target, CUDA_ONLY_TORCH)
 
 
+@pytest.mark.builtin_data  # without it, conftest swaps in the frozen copies
 def test_every_hint_re_planned_gives_a_fit_builtin() -> None:
     builtin = builtin_manifests()
     checked = sum(_check_hints(t, builtin) for t in MACHINES)
@@ -449,6 +450,10 @@ def test_sha256_note_once_for_all_unverified_wheels() -> None:
     assert unverified == [
         "flash-attn, tilert: no sha256 in their manifest for the wheel URL: not verified by hash"
     ]
+
+
+@pytest.mark.builtin_data
+def test_sha256_note_once_for_the_builtin_manifests() -> None:
     builtin = resolve(
         list(STACK), builtin_manifests(), parse_target("linux-x86_64-py312-cuda13.0-sm100")
     )

@@ -18,7 +18,7 @@ from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.host.detect import detect_host, parse_target
 from resolver_hook.host.probes import probe_jetson
-from resolver_hook.manifest import builtin_manifests, parse_manifest
+from resolver_hook.manifest import parse_manifest
 from resolver_hook.resolve import resolve
 from tests.fake_nvml import FakeNVML
 from tests.fakeproc import missing
@@ -247,6 +247,7 @@ def test_kernels_on_orin(gpu: list[str], fits: bool) -> None:
         )
 
 
+@pytest.mark.builtin_data  # the shipped manifests, not the frozen copies
 def test_builtin_torch_is_never_sbsa_on_orin(capsys: pytest.CaptureFixture[str]) -> None:
     # The case: the built-in torch for an Orin target never goes to
     # download.pytorch.org, whatever the built-in data holds.
@@ -254,6 +255,7 @@ def test_builtin_torch_is_never_sbsa_on_orin(capsys: pytest.CaptureFixture[str])
     data = json.loads(capsys.readouterr().out)
     (pkg,) = data["packages"]
     assert not (pkg.get("url") or "").startswith("https://download.pytorch.org"), pkg
+    assert not (pkg.get("find_links") or "").startswith("https://download.pytorch.org"), pkg
     if pkg["action"] == "error":
         assert code == 1
         assert any(
@@ -275,4 +277,3 @@ def test_l4t_in_a_manifest_must_be_a_specifier() -> None:
             },
             source="test",
         )
-    _ = builtin_manifests  # the built-in data is rewritten elsewhere; it parses today

@@ -471,13 +471,13 @@ def test_interrupted_run_leaves_no_temporary_files(
         text=True,
         start_new_session=True,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not any(tmpdir_for_hook.iterdir()):
-        time.sleep(0.05)
-    assert any(tmpdir_for_hook.iterdir()), "the hook never wrote its files"
-    time.sleep(0.5)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
     try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(tmpdir_for_hook.iterdir()):
+            time.sleep(0.05)
+        assert any(tmpdir_for_hook.iterdir()), "the hook never wrote its files"
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
         proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:

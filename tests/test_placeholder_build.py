@@ -90,19 +90,20 @@ def test_versions_are_normalised() -> None:
 
 
 @pytest.mark.parametrize(
-    "url",
+    ("url", "problem"),
     [
-        "ftp://x.org/a",
-        "https://x.org/a b",
-        'https://x.org/"a',
-        "https://x.org/a\nProject-URL: evil",
-        "https://x.org/<a>",
-        "javascript:alert(1)",
+        ("ftp://x.org/a", "uses ftp:, not https"),
+        ("https://x.org/a b", "contains ' ': percent-encode it"),
+        ('https://x.org/"a', "contains '\"': percent-encode it"),
+        ("https://x.org/a\nProject-URL: evil", "contains '\\n': percent-encode it"),
+        ("https://x.org/<a>", "contains '<': percent-encode it"),
+        ("javascript:alert(1)", "uses javascript:, not https"),
     ],
 )
-def test_urls_that_could_break_out_are_refused(url: str) -> None:
-    with pytest.raises(UsageError, match=r"^package\.downloads: "):
+def test_urls_that_could_break_out_are_refused(url: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=r"^package\.downloads: ") as info:
         placeholder_data(manifest(downloads=url))
+    assert problem in str(info.value)
 
 
 def test_a_placeholder_must_say_where_the_real_downloads_are() -> None:
