@@ -29,17 +29,15 @@ import datetime
 import json
 import re
 import shutil
-import signal
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from resolver_hook._fs import write_atomic
-from resolver_hook._proc import Interrupted, Runner, capture, foreground
+from resolver_hook._fs import sigterm_raises, write_atomic
+from resolver_hook._proc import Runner, capture, foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
@@ -219,24 +217,11 @@ def private_tempdir() -> Iterator[Path]:
     :func:`resolver_hook._proc.foreground` forwards it first.
     """
     path = Path(tempfile.mkdtemp(prefix="resolver-hook-"))
-    installed = False
-    previous: Any = signal.SIG_DFL
-    try:
-
-        def on_term(signum: int, frame: FrameType | None) -> None:
-            raise Interrupted(signum)
-
+    with sigterm_raises():
         try:
-            # None: the old handler was not set from Python; SIG_DFL is what it did.
-            previous = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
-            installed = True
-        except ValueError:  # not the main thread: nothing to install
-            pass
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-        if installed:
-            signal.signal(signal.SIGTERM, previous)
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 # --- what to hand the installer ----------------------------------------------------

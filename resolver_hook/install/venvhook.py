@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from resolver_hook._fs import write_atomic
+from resolver_hook._fs import _through_links, write_atomic
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 
@@ -168,10 +168,6 @@ def _bytes_or_none(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
-
-
-def _through_links(path: Path) -> Path:
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _read_conf(path: Path, conf: Path) -> str:

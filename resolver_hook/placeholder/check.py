@@ -61,6 +61,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._patterns import is_project_name
 from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
+from resolver_hook.install.backends import venv_python
 from resolver_hook.limits import (
     MAX_PLACEHOLDER_DATA_BYTES,
     MAX_SDIST_BYTES,
@@ -68,6 +69,7 @@ from resolver_hook.limits import (
     MAX_SUBPROCESS_OUTPUT,
     parse_wheel_name,
 )
+from resolver_hook.placeholder.data import import_name
 from resolver_hook.placeholder.render import runtime
 
 __all__ = [
@@ -538,12 +540,9 @@ def _static_checks(ctx: _Ctx, art: _Artifact) -> None:
             f"Metadata-Version {art.metadata_version or 'missing'}, Dynamic {list(art.dynamic)}",
         )
     if art.kind == "wheel":
-        from resolver_hook.publish.lint import LintError, lint_paths
+        from resolver_hook.publish.lint import lint_paths
 
-        try:
-            findings, _errors = lint_paths([art.path])
-        except LintError:  # pragma: no cover - lint_paths returns its errors
-            findings = []
+        findings, _errors = lint_paths([art.path])  # a LintError comes back in _errors
         silent = [f for f in findings if f.code == "silent-placeholder"]
         record(
             "not a placeholder wheel (pip and uv install any wheel silently)",
@@ -578,7 +577,7 @@ def _installers(
     else:
         venv = tmp / "venv-pip"
         made = run([python, "-m", "venv", "--without-pip", str(venv)], env, work)
-        vpy = str(_venv_python(venv))
+        vpy = venv_python(str(venv))
         if record("python -m venv", "PASS" if made.returncode == 0 else "FAIL", made.stderr):
             found.append(
                 _Installer(
@@ -609,7 +608,7 @@ def _installers(
         env,
         work,
     )
-    vpy = str(_venv_python(venv))
+    vpy = venv_python(str(venv))
     if not record("uv venv", "PASS" if made.returncode == 0 else "FAIL", made.stderr):
         return found
     if art.kind == "sdist":
@@ -714,7 +713,7 @@ def _escape_hatch_checks(
         _tail_lines(done.stdout + done.stderr),
     ):
         return
-    package = str(art.data.get("import_name") or str(canonicalize_name(art.name)).replace("-", "_"))
+    package = str(art.data.get("import_name") or import_name(canonicalize_name(art.name)))
     if not package.isidentifier():
         record(f"{tool}: import {package!r}", "FAIL", "the data's import name is not an identifier")
         return
@@ -743,9 +742,3 @@ def _escape_hatch_checks(
         record(
             f"{tool}: {label} fails with the message", "PASS" if ok else "FAIL", _tail_lines(output)
         )
-
-
-def _venv_python(venv: Path) -> Path:
-    if sys.platform == "win32":
-        return venv / "Scripts" / "python.exe"
-    return venv / "bin" / "python"
