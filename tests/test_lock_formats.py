@@ -322,3 +322,13 @@ def test_targets_one_marker_apart_refused_in_both_formats(fmt: str, clash: str, 
         f"(GPU, driver): {clash}"
     )
     assert hint in (caught.value.hint or "")
+
+
+def test_a_path_line_whose_marker_is_false_here_is_not_unlockable() -> None:
+    # The plan marks it (cause "marker"); a Requirement cannot parse a path line.
+    from resolver_hook.lockfmt.wheels import unlockable
+    from resolver_hook.resolve import resolve
+
+    reqs = ['./foo-1.0-py3-none-any.whl ; sys_platform == "win32"', "six2"]
+    p = resolve(reqs, {}, parse_target("linux-x86_64-py312"))
+    assert [x.name for x in unlockable(p)] == ["six2"]

@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
-from packaging.markers import UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import (
     InvalidWheelFilename,
@@ -94,22 +93,10 @@ def _page_of(index_url: str, name: str) -> str:
     return index_url.rstrip("/") + f"/{name}/"
 
 
-def _applies(p: PackagePlan, profile: HostProfile) -> bool:
-    """False when the user's marker leaves the package out on this target."""
-    from resolver_hook.resolve import marker_environment
-
-    if not p.requested:
-        return True
-    try:
-        req = Requirement(p.requested)
-    except InvalidRequirement:
-        return True
-    if req.marker is None:
-        return True
-    try:
-        return req.marker.evaluate(marker_environment(profile))
-    except UndefinedEnvironmentName:
-        return False
+def _applies(p: PackagePlan) -> bool:
+    """False when the user's marker leaves the package out on this target (the plan
+    says so; a URL or path line's marker too, which a Requirement cannot parse)."""
+    return p.cause != "marker"
 
 
 def _wheel_url(p: PackagePlan) -> bool:
@@ -120,7 +107,7 @@ def unlockable(plan: Plan) -> list[PackagePlan]:
     """Packages on this target that a lock file of wheels cannot hold (no manifest, build)."""
     out = []
     for p in plan.packages:
-        if not _applies(p, plan.profile):
+        if not _applies(p):
             continue
         if p.action == "rewrite" or (p.action == "pass" and p.flavour is not None and p.version):
             continue
@@ -132,7 +119,7 @@ def network_needs(plan: Plan, index_url: str) -> list[str]:
     """What locking this plan would read from the network, one line each (for --offline)."""
     out = []
     for p in plan.packages:
-        if not _applies(p, plan.profile):
+        if not _applies(p):
             continue
         if _wheel_url(p):
             if p.sha256 is None:
@@ -210,7 +197,7 @@ def lock_wheels(
     """
     out: list[LockedWheel] = []
     for p in plan.packages:
-        if not _applies(p, plan.profile):
+        if not _applies(p):
             continue
         if _wheel_url(p):
             assert p.url is not None
