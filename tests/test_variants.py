@@ -149,6 +149,8 @@ def _flavours(path: Path) -> list[dict[str, Any]]:
         ("a-1.0-py3-none-any-cu13.whl", "a-1.0-py3-none-any.whl", "cu13"),
         ("a-1.0-1-py3-none-any-null.whl", "a-1.0-1-py3-none-any.whl", "null"),
         ("a-1.0-py3-none-any-BAD.whl", "a-1.0-py3-none-any-BAD.whl", None),
+        # A percent-decoded "%0A" is no label ("$" would have matched before it).
+        ("a-1.0-py3-none-any-cu13\n.whl", "a-1.0-py3-none-any-cu13\n.whl", None),
     ],
 )
 def test_split_variant_label(filename: str, plain: str, label: str | None) -> None:
@@ -179,6 +181,7 @@ def test_nvidia_properties_become_needs_and_others_are_kept() -> None:
         ),
         pytest.param({**variants_json({}), "default-priorities": {}}, "namespace", id="no-ns"),
         pytest.param(variants_json({"Bad": {}}), "not a variant label", id="label"),
+        pytest.param(variants_json({"cu13\n": {}}), "not a variant label", id="label-newline"),
         pytest.param(
             variants_json({"null": {"nvidia": {"sm_arch": ["90_real"]}}}), "null variant", id="null"
         ),

@@ -18,7 +18,7 @@ import re
 __all__ = ["NULL_LABEL", "VARIANT_LABEL", "split_variant_label"]
 
 NULL_LABEL = "null"
-VARIANT_LABEL = re.compile(r"^[0-9a-z_.]+$")
+VARIANT_LABEL = re.compile(r"[0-9a-z_.]+")  # fullmatch only: "$" also matches before "\n"
 
 
 def split_variant_label(filename: str) -> tuple[str, str | None]:
@@ -28,6 +28,6 @@ def split_variant_label(filename: str) -> tuple[str, str | None]:
     parts = filename[: -len(".whl")].split("-")
     if len(parts) == 7 or (len(parts) == 6 and not parts[2][:1].isdigit()):
         label = parts[-1]
-        if VARIANT_LABEL.match(label):
+        if VARIANT_LABEL.fullmatch(label):
             return "-".join(parts[:-1]) + ".whl", label
     return filename, None

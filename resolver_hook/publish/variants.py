@@ -110,7 +110,7 @@ def parse_variants_json(data: Any, source: str) -> VariantsJson:
         raw = {}
     for label, nss in raw.items():
         where = f"variants.{label}"
-        if not isinstance(label, str) or not VARIANT_LABEL.match(label):
+        if not isinstance(label, str) or not VARIANT_LABEL.fullmatch(label):
             problems.append(f"{where}: not a variant label ([0-9a-z_.]+)")
             continue
         if not isinstance(nss, Mapping):
