@@ -9,6 +9,7 @@ leave mode 0600; a write that fails costs only the next run's time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -79,12 +80,12 @@ def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
     from resolver_hook._fs import sigterm_raises
 
     text = json.dumps({"key": key, "value": value}, sort_keys=True)
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError:
-        return
     with sigterm_raises():
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError:
+            return
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp makes it 0600
                 f.write(text)
@@ -92,5 +93,5 @@ def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
         except OSError:
             pass
         finally:
-            if os.path.exists(tmp):
+            with contextlib.suppress(OSError):  # gone already once replaced
                 os.unlink(tmp)

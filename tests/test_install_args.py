@@ -139,6 +139,18 @@ def test_pip_on_path_behind_a_sh_trampoline(tmp_path: Path) -> None:
     assert installer.python == str(python)
 
 
+def test_uv_is_found_on_the_path_of_the_environment_given(tmp_path: Path) -> None:
+    # The installer runs with the environment passed in; its PATH names the uv.
+    uv = tmp_path / "uv"
+    uv.write_text("#!/bin/sh\n")
+    uv.chmod(0o755)
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "bin" / "python").write_text("")
+    env = {"PATH": str(tmp_path), "VIRTUAL_ENV": str(tmp_path / "venv")}
+    installer = find_installer("uv", parse_install_args("uv", ["numpy"]), env)
+    assert installer.command[0] == str(uv)
+
+
 def test_private_tempdir_restores_a_default_sigterm_handler() -> None:
     import signal
 

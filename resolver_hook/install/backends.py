@@ -161,7 +161,7 @@ def find_installer(
             pip = shutil.which("pip", path=env.get("PATH"))
             python = (pip and _shebang_python(pip)) or sys.executable
         return Installer(tool="pip", command=(python, "-m", "pip", "install"), python=python)
-    uv = find_uv()
+    uv = find_uv(env)
     if parsed.python and os.path.exists(parsed.python):
         python = parsed.python
         if os.path.isdir(python):

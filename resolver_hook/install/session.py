@@ -159,9 +159,10 @@ def _run(
     report: Reporter,
 ) -> int:
     rewriting = needs_rewrite(parsed, reqs, env)
-    if rewriting and missing_hashes(plan):
+    unhashed = missing_hashes(plan) if rewriting else []
+    if unhashed:
         raise OperationalError(
-            f"--require-hashes: no sha256 is known for {', '.join(missing_hashes(plan))} "
+            f"--require-hashes: no sha256 is known for {', '.join(unhashed)} "
             "(an index flavour, or a manifest without sha256)",
             hint="add the hash to the requirement line or the manifest, or drop --require-hashes",
         )
