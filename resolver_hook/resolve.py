@@ -826,7 +826,7 @@ class _Slot:
 def _rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ...]:
     """Rules 7-9: tag, then which CUDA build wins, then version (best first)."""
     f, rank = item
-    runtime = f.cuda_runtime or _floor(f.cuda)
+    runtime = _runtime(f)
     if runtime is not None and driver is not None and runtime > driver:
         # Newer than the driver: only after every older one, the nearest first.
         cuda_key: tuple[int, Any] = (1, runtime)

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "add_manifest_options",
     "add_requirement_options",
+    "allow_insecure",
     "manifests_from_args",
     "refuse_writing_inputs",
     "requirements_from_args",
@@ -85,10 +86,9 @@ def requirements_from_args(args: argparse.Namespace) -> ReqFile:
 
 
 def manifests_from_args(args: argparse.Namespace) -> Mapping[str, Manifest]:
-    from resolver_hook.manifest import ENV_INSECURE, collect_manifests
+    from resolver_hook.manifest import collect_manifests
 
-    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
-    return collect_manifests(args.manifest, allow_insecure=insecure)
+    return collect_manifests(args.manifest, allow_insecure=allow_insecure(args))
 
 
 def refuse_writing_inputs(path: str, inputs: Iterable[str]) -> None:
@@ -108,3 +108,11 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # one of them does not exist (yet)
         return False
+
+
+def allow_insecure(args: argparse.Namespace) -> bool:
+    """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS set to 1/true/yes."""
+    from resolver_hook.manifest import ENV_INSECURE
+
+    from_env = os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
+    return bool(args.allow_insecure_urls) or from_env

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resolver_hook.cli._inputs import refuse_writing_inputs
+from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -85,7 +85,6 @@ def _write_pylock(
         network_needs,
         unlockable,
     )
-    from resolver_hook.manifest import ENV_INSECURE
 
     if out != "-" and not is_valid_pylock_path(Path(os.path.basename(out))):
         raise UsageError(
@@ -122,7 +121,7 @@ def _write_pylock(
                 "--offline: these entries need the network to be locked: " + "; ".join(needs),
                 hint="add sha256 to the manifest entries, or lock without --offline",
             )
-    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
+    insecure = allow_insecure(args)
     if args.index_url:
         from resolver_hook.manifest.urls import url_problem
 

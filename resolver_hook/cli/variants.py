@@ -109,16 +109,16 @@ def register_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_export(args: argparse.Namespace) -> int:
     import json
-    import os
     import sys
     from pathlib import Path
 
     from resolver_hook._fs import write_atomic
+    from resolver_hook.cli._inputs import allow_insecure
     from resolver_hook.errors import UsageError
-    from resolver_hook.manifest import ENV_INSECURE, load_manifest
+    from resolver_hook.manifest import load_manifest
     from resolver_hook.publish.variants import export_variants
 
-    insecure = args.allow_insecure_urls or os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
+    insecure = allow_insecure(args)
     manifest = load_manifest(args.manifest, allow_insecure=insecure)
     out = Path(args.output)
     if out.exists() and not out.is_dir():
