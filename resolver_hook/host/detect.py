@@ -15,6 +15,7 @@ import re
 import sys
 import sysconfig
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -229,10 +230,8 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
             )
         else:
             cuda = _version2(value, where, "a driver CUDA version such as 13.0")
-            base = nvidia or NvidiaInfo()
-            nvidia = NvidiaInfo(
-                driver_version=base.driver_version, cuda_version=cuda, gpus=base.gpus
-            )  # an override is never inferred
+            # An override is never inferred.
+            nvidia = replace(nvidia or NvidiaInfo(), cuda_version=cuda, cuda_inferred=False)
         changed.append("cuda")
     if "sm" in overrides:
         value, where = overrides["sm"]
@@ -241,13 +240,8 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
         if nvidia is None and "cuda" in overrides:
             pass  # an explicit "no NVIDIA GPU" wins over a GPU list
         else:
-            base = nvidia or NvidiaInfo()
-            nvidia = NvidiaInfo(
-                driver_version=base.driver_version,
-                cuda_version=base.cuda_version,
-                gpus=tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs)),
-                cuda_inferred=base.cuda_inferred,
-            )
+            gpus = tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs))
+            nvidia = replace(nvidia or NvidiaInfo(), gpus=gpus)
         changed.append("sm")
     tags = profile.tags
     if arch != profile.arch or libc_version != profile.libc_version:

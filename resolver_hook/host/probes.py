@@ -16,6 +16,7 @@ import contextlib
 import re
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -327,12 +328,7 @@ def probe_nvidia(
         shown, note = filter_visible(info.gpus, env)
         if note:
             notes.append(note)
-            info = NvidiaInfo(
-                driver_version=info.driver_version,
-                cuda_version=info.cuda_version,
-                gpus=shown,
-                cuda_inferred=info.cuda_inferred,
-            )
+            info = replace(info, gpus=shown)
             if not shown:
                 probes.append(Probe(name="nvidia-visible", found=False, detail=note))
     return info, notes, probes
@@ -350,15 +346,7 @@ def _infer_cuda(info: NvidiaInfo) -> tuple[NvidiaInfo, str]:
         f"driver CUDA version {words} inferred from driver {driver} with NVIDIA's table "
         "(NVML did not report it)"
     )
-    return (
-        NvidiaInfo(
-            driver_version=info.driver_version,
-            cuda_version=format_cc(cuda),
-            gpus=info.gpus,
-            cuda_inferred=True,
-        ),
-        note,
-    )
+    return replace(info, cuda_version=format_cc(cuda), cuda_inferred=True), note
 
 
 # --- Jetson (Tegra) ---------------------------------------------------------------
