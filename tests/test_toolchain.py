@@ -649,12 +649,14 @@ def test_cli_hanging_nvcc_no_traceback(
             "error: --python /nonexistent/python: no such file",
         ),
         (["doctor", "--build", "--timeout", "0"], "error: --timeout must be positive, not 0"),
+        (["doctor", "--build", "--timeout", "nan"], "error: --timeout must be positive, not nan"),
+        (["doctor", "--build", "--timeout", "inf"], "error: --timeout must be positive, not inf"),
         (
             ["doctor", "--build", "--timeout", "soon"],
             "error: argument --timeout: invalid float value: 'soon'",
         ),
     ],
-    ids=["no-such-python", "zero-timeout", "bad-timeout"],
+    ids=["no-such-python", "zero-timeout", "nan-timeout", "inf-timeout", "bad-timeout"],
 )
 def test_cli_usage_errors_exit_2(
     argv: list[str], message: str, capsys: pytest.CaptureFixture[str]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -112,7 +113,7 @@ def register(subparsers: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.timeout <= 0:
+    if not 0 < args.timeout < math.inf:  # nan and inf too: a hung tool must time out
         raise UsageError(f"--timeout must be positive, not {args.timeout:g}")
     for need in args.need:
         _check_need(need)
