@@ -1,7 +1,8 @@
 """Explanations that lead to the fix: every failed rule, computed hints, explain columns.
 
-Against frozen manifests (tests/data/frozen/), not the built-in ones, so the exact
-texts here do not move when the built-in data is revised. The table test at the end
+Against frozen manifests (the rule tests' own, tests/data/frozen-manifests/, and two
+torch variants in tests/data/frozen/), not the built-in ones, so the exact texts here
+do not move when the built-in data is revised. The table test at the end
 also runs over the built-in manifests: whatever they hold, a hint must be true.
 """
 
@@ -18,16 +19,22 @@ from resolver_hook.host import parse_target
 from resolver_hook.manifest import Manifest, builtin_manifests, load_manifest
 from resolver_hook.resolve import RULES, Change, Plan, resolve
 
+from .frozen import FROZEN_DIR
 from .paths import DATA
 
-FROZEN = DATA / "frozen"
+FROZEN = DATA / "frozen"  # two torch variants only these tests read
 STACK = ("torch", "flash-attn", "natten", "tilert")
+
+
+def frozen_path(name: str) -> Path:
+    """The stack's manifests are the rule tests' frozen ones (tests/frozen.py)."""
+    return FROZEN_DIR / f"{name}.toml" if name in STACK else FROZEN / f"{name}.toml"
 
 
 def frozen(*names: str) -> dict[str, Manifest]:
     out = {}
     for n in names:
-        m = load_manifest(FROZEN / f"{n}.toml")
+        m = load_manifest(frozen_path(n))
         out[m.name] = m
     return out
 
@@ -190,7 +197,7 @@ def test_windows_arm64_cli_exits_1_and_names_the_x64_build(
             "--target",
             "windows-arm64-py312-cuda13.0-sm121",
             "--manifest",
-            str(FROZEN / "torch.toml"),
+            str(frozen_path("torch")),
         ]
     )
     _out, err = capsys.readouterr()
@@ -264,7 +271,7 @@ def test_json_comes_from_every_dataclass_field() -> None:
 def explain(capsys: pytest.CaptureFixture[str], pkg: str, target: str) -> list[list[str]]:
     args = ["explain", pkg, "--target", target]
     for n in STACK:
-        args += ["--manifest", str(FROZEN / f"{n}.toml")]
+        args += ["--manifest", str(frozen_path(n))]
     main(args)
     out = capsys.readouterr().out.splitlines()
     head = next(i for i, x in enumerate(out) if x.lstrip().startswith("flavour"))
@@ -438,7 +445,7 @@ def test_the_table_checks_real_hints() -> None:
 def test_probe_reasons_once_per_plan(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["plan", "--example", "--target", "linux-x86_64-py312"]
     for n in STACK:
-        args += ["--manifest", str(FROZEN / f"{n}.toml")]
+        args += ["--manifest", str(frozen_path(n))]
     assert main(args) == 1
     out, err = capsys.readouterr()
     assert (out + err).count("the target names no NVIDIA GPU") == 1
@@ -471,9 +478,9 @@ def test_machine_line_names_the_rocm_version() -> None:
 
 
 def test_explain_says_one_flavour(capsys: pytest.CaptureFixture[str]) -> None:
-    main(["explain", "tilert", "--target", GB10_T, "--manifest", str(FROZEN / "tilert.toml")])
+    main(["explain", "tilert", "--target", GB10_T, "--manifest", str(frozen_path("tilert"))])
     out = capsys.readouterr().out
-    assert out.startswith(f"tilert: 1 flavour from {FROZEN / 'tilert.toml'}\n")
+    assert out.startswith(f"tilert: 1 flavour from {frozen_path('tilert')}\n")
 
 
 GB10_T = "linux-aarch64-py312-cuda13.0-sm121"
@@ -485,7 +492,7 @@ def test_enable_says_no_fit_once(capsys: pytest.CaptureFixture[str], tmp_path: P
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
     args = ["enable", "--venv", str(venv), "--target", "macos-arm64-py312"]
     for n in STACK:
-        args += ["--manifest", str(FROZEN / f"{n}.toml")]
+        args += ["--manifest", str(frozen_path(n))]
     assert main(args) == 0
     out = capsys.readouterr().out
     # enable plans every package with a manifest: those with no build here are named
@@ -511,7 +518,7 @@ def test_pip_install_says_the_x64_interpreter_before_refusing(
             "--target",
             "windows-arm64-py312-cuda13.0-sm121",
             "--manifest",
-            str(FROZEN / "torch.toml"),
+            str(frozen_path("torch")),
             "install",
             "torch",
         ]
