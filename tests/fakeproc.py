@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from resolver_hook._proc import Result
 
@@ -20,3 +21,13 @@ def missing(argv: Sequence[str]) -> Result:
 def timed_out(argv: Sequence[str], timeout: float) -> Result:
     """A command that did not finish within ``timeout``."""
     return Result(argv=tuple(argv), returncode=None, timed_out=True, timeout=timeout)
+
+
+def no_programs(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
+    """A runner on a machine where no program exists (no nvidia-smi, no nvcc)."""
+    return missing(argv)
+
+
+def no_pynvml() -> Any:
+    """An NVML loader on a machine without nvidia-ml-py."""
+    raise ImportError("No module named 'pynvml'")

@@ -6,26 +6,16 @@ is NVIDIA's "CUDA Toolkit and Corresponding Driver Versions" (docs/facts.md 1.3)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from resolver_hook._proc import Result
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest import parse_manifest
 from resolver_hook.resolve import resolve
-from tests.fakeproc import missing
-
-
-def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
-    return missing(argv)
-
-
-def _no_pynvml() -> Any:
-    raise ImportError("No module named 'pynvml'")
+from tests.fakeproc import no_programs, no_pynvml
 
 
 def detect_with(tmp_path: Path, *, proc: str | None = None, sys_module: str | None = None) -> Any:
@@ -41,8 +31,8 @@ def detect_with(tmp_path: Path, *, proc: str | None = None, sys_module: str | No
     return detect_host(
         env={},
         root=tmp_path,
-        run=_no_program,
-        load_nvml=_no_pynvml,
+        run=no_programs,
+        load_nvml=no_pynvml,
         system="linux",
         machine="x86_64",
     )

@@ -7,13 +7,11 @@ detection, JetPack 6 = L4T r36, server-Arm builds vs Jetson builds, Thor on CUDA
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from resolver_hook._proc import Result
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.host.detect import detect_host, parse_target
@@ -21,7 +19,7 @@ from resolver_hook.host.probes import probe_jetson
 from resolver_hook.manifest import parse_manifest
 from resolver_hook.resolve import resolve
 from tests.fake_nvml import FakeNVML
-from tests.fakeproc import missing
+from tests.fakeproc import no_programs
 
 ORIN_RELEASE = (
     "# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, "
@@ -65,16 +63,12 @@ def test_probe_jetson_reads_fake_trees(
     assert probe.detail == detail
 
 
-def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
-    return missing(argv)
-
-
 def detect_orin(tmp_path: Path) -> Any:
     root = fake_tree(tmp_path, ORIN_RELEASE, ORIN_COMPATIBLE)
     return detect_host(
         env={},
         root=root,
-        run=_no_program,
+        run=no_programs,
         load_nvml=lambda: FakeNVML([ORIN_GPU], driver="540.4.0", cuda=12060),
         system="linux",
         machine="aarch64",

@@ -19,11 +19,7 @@ from tests.fake_nvml import (
     NVMLError_DriverNotLoaded,
     NVMLError_LibraryNotFound,
 )
-from tests.fakeproc import done, missing, timed_out
-
-
-def no_programs(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
-    return missing(argv)
+from tests.fakeproc import done, missing, no_programs, timed_out
 
 
 def detect(

@@ -8,20 +8,18 @@ the resolver and the placeholder runtime all read it. Wheel-tag facts: PEP 425, 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from resolver_hook._proc import Result
 from resolver_hook.cli import main
 from resolver_hook.host.detect import detect_host, parse_target
 from resolver_hook.manifest import parse_manifest
 from resolver_hook.placeholder.render import runtime
 from resolver_hook.portable import platforms
 from resolver_hook.resolve import resolve
-from tests.fakeproc import missing
+from tests.fakeproc import no_programs
 
 WIN32_URL = "https://example.org/w/pkg-1.0-cp312-cp312-win32.whl"
 AMD64_URL = "https://example.org/w/pkg-1.0-cp312-cp312-win_amd64.whl"
@@ -156,10 +154,6 @@ def test_index_flavours_can_name_free_threaded_pythons() -> None:
     assert plan.packages[0].version == "1.0+gil"
 
 
-def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
-    return missing(argv)
-
-
 @pytest.mark.parametrize(("flag", "expected"), [(1, True), (0, False), (None, False)])
 def test_detection_reads_py_gil_disabled(tmp_path: Path, flag: int | None, expected: bool) -> None:
     def config_var(name: str) -> Any:  # a faked sysconfig.get_config_var
@@ -168,7 +162,7 @@ def test_detection_reads_py_gil_disabled(tmp_path: Path, flag: int | None, expec
     profile = detect_host(
         env={},
         root=tmp_path,
-        run=_no_program,
+        run=no_programs,
         load_nvml=lambda: (_ for _ in ()).throw(ImportError("no pynvml")),
         system="linux",
         machine="x86_64",

@@ -22,7 +22,7 @@ from resolver_hook.host.probes import run_subprocess
 from resolver_hook.placeholder.render import runtime
 from resolver_hook.portable.visible import select
 from tests.fake_nvml import GB10, H100, FakeNVML, FakeNvmlLib, fake_nvidia_smi
-from tests.fakeproc import missing
+from tests.fakeproc import missing, no_programs, no_pynvml
 
 L4 = {
     "name": "NVIDIA L4",
@@ -55,21 +55,13 @@ TABLE: list[tuple[str | None, list[tuple[int, int]]]] = [
 IDS = [repr(v) for v, _ in TABLE]
 
 
-def _no_program(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
-    return missing(argv)
-
-
-def _no_pynvml() -> Any:
-    raise ImportError("No module named 'pynvml'")
-
-
 def detect_ccs(value: str | None, source: str, tmp_path: Path) -> list[tuple[int, int]]:
     env = {} if value is None else {"CUDA_VISIBLE_DEVICES": value}
-    run = _no_program
+    run = no_programs
     load_nvml: Any = lambda: FakeNVML(GPUS)  # noqa: E731
     if source == "nvidia-smi":
         smi = fake_nvidia_smi(tmp_path, GPUS)
-        load_nvml = _no_pynvml
+        load_nvml = no_pynvml
 
         def run(argv: Sequence[str], *, timeout: float, **kw: object) -> Result:
             if argv[0] != "nvidia-smi":
