@@ -7,18 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.cli import main
+from tests.clirun import cli as run
 
 from .test_manifest import BAD as BAD_MANIFESTS
 from .test_reqfile import BAD_LINES
 
 SM100 = "linux-x86_64-py312-cuda13.0-sm100"
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:

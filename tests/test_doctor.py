@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from packaging.utils import canonicalize_name
 
-from resolver_hook.cli import main
 from resolver_hook.doctor import check_installed
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import parse_target
 from resolver_hook.installed import Installed, environment_of, this_environment
 from resolver_hook.manifest import parse_manifest
+from tests.clirun import cli as run
 from tests.frozen import frozen_manifests
 from tests.paths import FAKE_PYNVML, REPO, child_env
 
@@ -330,12 +330,6 @@ def test_other_python_usage_errors(tmp_path: Path) -> None:
 
 
 # --- the command line, in process (overrides emulate the machine) --------------------------
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 TORCH_CU126 = [

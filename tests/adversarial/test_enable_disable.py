@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.cli import main
 from resolver_hook.install import venvhook
+from tests.clirun import cli
 from tests.installenv import clean_env
 from tests.paths import REPO
 from tests.wheelfactory import build_wheel
@@ -29,12 +29,6 @@ def venv(tmp_path: Path) -> Path:
     path.mkdir()
     (path / "pyvenv.cfg").write_text("home = /usr/bin\n")
     return path
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def enable(capsys: pytest.CaptureFixture[str], venv: Path) -> tuple[int, str, str]:

@@ -15,17 +15,11 @@ from pathlib import Path
 import pytest
 
 from resolver_hook._fs import write_atomic
-from resolver_hook.cli import main
 from resolver_hook.errors import OperationalError, UsageError
+from tests.clirun import cli
 from tests.paths import REPO
 
 TARGET = "linux-x86_64-py312"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- lock ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook import _fs
-from resolver_hook.cli import main
+from tests.clirun import cli
 from tests.wheelfactory import build_wheel
 
 TARGET = "linux-x86_64-py312"
@@ -40,12 +40,6 @@ def folder(tmp_path: Path) -> Path:
     path = tmp_path / "folder"
     path.mkdir()
     return path
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def surfaces(path: str, tmp: Path) -> dict[str, list[str]]:
