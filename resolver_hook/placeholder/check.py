@@ -100,8 +100,6 @@ INCONCLUSIVE = "inconclusive"
 NO_MESSAGE = "fails at install without its message"
 
 TIMEOUT = 600
-MAX_OUTPUT = MAX_SUBPROCESS_OUTPUT  # bytes of stdout and of stderr per command
-MAX_DATA_FILE = MAX_PLACEHOLDER_DATA_BYTES
 # PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
 # name-normalization/): letters, digits, and -_. between them.
 # Variables a scrubbed environment keeps: the command search path, the locale, and
@@ -167,13 +165,13 @@ def run_subprocess(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` through the one runner (:func:`resolver_hook._proc.capture`): its own
     process group, killed whole when it ends (a build backend's children with it), one
-    deadline (``TIMEOUT``), output capped at ``MAX_OUTPUT`` bytes per stream.
+    deadline (``TIMEOUT``), output capped at ``MAX_SUBPROCESS_OUTPUT`` bytes per stream.
 
     A command that cannot start or runs past the deadline is reported as a failed
     process (exit 127 / 124, the reason on stderr), not raised, so it becomes a failed
     step or verdict.
     """
-    result = capture(argv, timeout=TIMEOUT, env=env, cwd=str(cwd), limit=MAX_OUTPUT)
+    result = capture(argv, timeout=TIMEOUT, env=env, cwd=str(cwd), limit=MAX_SUBPROCESS_OUTPUT)
     if result.timed_out:
         reason = f"{argv[0]}: no answer after {TIMEOUT:g} seconds; stopped"
         return subprocess.CompletedProcess(list(argv), 124, result.stdout, reason)
@@ -182,7 +180,7 @@ def run_subprocess(
         return subprocess.CompletedProcess(list(argv), 127, "", reason)
     stderr = result.stderr
     if result.truncated:
-        stderr += f"\n{argv[0]}: printed more than {MAX_OUTPUT} bytes; stopped"
+        stderr += f"\n{argv[0]}: printed more than {MAX_SUBPROCESS_OUTPUT} bytes; stopped"
     return subprocess.CompletedProcess(list(argv), result.returncode, result.stdout, stderr)
 
 
@@ -365,7 +363,7 @@ def _placeholder_data(root: Path, name: str) -> tuple[dict[str, Any] | None, Pat
     for candidate in sorted((root / "src").glob("*/_placeholder_data.json")):
         if candidate.is_symlink() or not candidate.is_file():
             continue
-        if candidate.stat().st_size > MAX_DATA_FILE:
+        if candidate.stat().st_size > MAX_PLACEHOLDER_DATA_BYTES:
             continue
         try:
             data = json.loads(candidate.read_text(encoding="utf-8"))

@@ -56,10 +56,6 @@ _T = TypeVar("_T")
 
 # Caps on what one object may ask us to read (resolver_hook/limits.py). Real objects are
 # far below them: libtorch_cuda.so has ~40 sections and a ~4 MB .dynstr.
-_MAX_SECTIONS = MAX_ELF_SECTIONS
-_MAX_SHSTRTAB = MAX_ELF_SHSTRTAB_BYTES
-_MAX_DYNSTR = MAX_ELF_DYNSTR_BYTES
-_MAX_DYNAMIC = MAX_ELF_DYNAMIC_BYTES
 
 _SHT_NOBITS = 8
 _SHT_DYNAMIC = 6
@@ -271,15 +267,15 @@ def _read_sections(
     count = e_shnum or zero[5]
     if e_shstrndx == _SHN_XINDEX:
         e_shstrndx = zero[6]
-    if count > _MAX_SECTIONS:
-        raise ElfError(f"{count} section headers, more than the {_MAX_SECTIONS} allowed")
+    if count > MAX_ELF_SECTIONS:
+        raise ElfError(f"{count} section headers, more than the {MAX_ELF_SECTIONS} allowed")
     table = _read(src, "section header table", e_shoff, count * e_shentsize)
     rows = [struct.unpack_from(shdr_fmt, table, i * e_shentsize) for i in range(count)]
     names = b""
     if 0 < e_shstrndx < count:
         row = rows[e_shstrndx]
         if row[1] != _SHT_NOBITS:
-            names = _read(src, "section name table", row[4], row[5], _MAX_SHSTRTAB)
+            names = _read(src, "section name table", row[4], row[5], MAX_ELF_SHSTRTAB_BYTES)
     sections: list[Section] = []
     # 65,535 headers may all name one long string: names are cut to MAX_ELF_SECTION_NAME
     # bytes and decoded once per distinct index, so memory stays bounded.
@@ -353,7 +349,7 @@ def read_elf(
             jobs.append((found.offset, name, found, visitor))
     blobs: dict[str, bytes] = {}
     results: dict[str, _T] = {}
-    caps = {"dynamic": _MAX_DYNAMIC, "dynstr": _MAX_DYNSTR}
+    caps = {"dynamic": MAX_ELF_DYNAMIC_BYTES, "dynstr": MAX_ELF_DYNSTR_BYTES}
     for _offset, key, sec, visit in sorted(jobs, key=lambda job: job[0]):
         if visit is None:
             blobs[key] = _read(src, f"section {sec.name or key}", sec.offset, sec.size, caps[key])

@@ -73,7 +73,6 @@ _ENTRY_BASE = 64
 # An entry header is 64-112 bytes with nvcc 11-13; anything past this is corruption.
 _MAX_ENTRY_HEADER = 4096
 # Caps the work a hostile section can cause (libcublasLt.so.13 has ~5,400 entries).
-_MAX_ENTRIES = MAX_FATBIN_ENTRIES
 _PTX_PEEK = 4096
 _ZERO_SCAN_CHUNK = 1 << 16
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)
@@ -211,8 +210,8 @@ def read_fatbin(
             if entry.is_ptx and not entry.compressed and payload:
                 _check_ptx_target(entry, read(payload_at, min(payload, _PTX_PEEK), "PTX"))
             entries.append(entry)
-            if len(entries) > _MAX_ENTRIES:
-                raise FatbinError(f"more than {_MAX_ENTRIES} fatbin entries")
+            if len(entries) > MAX_FATBIN_ENTRIES:
+                raise FatbinError(f"more than {MAX_FATBIN_ENTRIES} fatbin entries")
             entry_pos = payload_at + payload
         pos = container_end
     return tuple(entries)

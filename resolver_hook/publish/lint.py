@@ -72,7 +72,6 @@ OS_INDEPENDENT = "Operating System :: OS Independent"
 
 _MAX_TEXT = 16 << 20  # PKG-INFO, METADATA, pyproject.toml
 _MAX_INIT = 1 << 20  # an __init__.py past this is not a placeholder's
-_MAX_MEMBERS = MAX_ARCHIVE_MEMBERS
 _SMALL_INIT_STATEMENTS = 5
 # GPUs worth naming when left out: CUDA 13 dropped offline compilation below CC 7.5
 # (docs/facts.md section 1), so older ones are not a maintainer's action item.
@@ -329,8 +328,8 @@ def _read_sdist(path: Path) -> LintInput:
             members: list[tarfile.TarInfo] = []
             for member in tar:
                 members.append(member)
-                if len(members) > _MAX_MEMBERS:
-                    raise LintError(f"{path.name}: more than {_MAX_MEMBERS} members")
+                if len(members) > MAX_ARCHIVE_MEMBERS:
+                    raise LintError(f"{path.name}: more than {MAX_ARCHIVE_MEMBERS} members")
             files = {m.name: m for m in members if m.isfile()}
             roots = {n.split("/", 1)[0] for n in files}
             if len(roots) != 1:

@@ -17,7 +17,7 @@ targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
   else the coupling is reported unpinned (``torch``).
 
 Hostile input is bounded: members declaring more than ``max_member_size`` bytes, or
-compressing better than ``_MAX_RATIO``:1, are refused, and the bytes actually
+compressing better than ``MAX_COMPRESSION_RATIO``:1, are refused, and the bytes actually
 decompressed per member are counted against a budget, so a lying zip header cannot
 make the scan read (or allocate) without limit.
 """
@@ -66,7 +66,6 @@ __all__ = [
 Progress = Callable[[int, int, int], None]
 
 DEFAULT_MAX_MEMBER_SIZE = MAX_MEMBER_BYTES  # libtorch_cuda.so is ~1.5 GB uncompressed
-_MAX_RATIO = MAX_COMPRESSION_RATIO  # real shared objects deflate 2-6:1
 _RATIO_MIN_SIZE = 8 << 20  # small members may compress well and harm nobody
 _IN_MEMORY = 32 << 20  # members up to this size are read once, into memory
 _CHUNK = 4 << 20
@@ -270,7 +269,7 @@ def _scan_object(
         raise ScanError(
             f"{name}: declares {info.file_size} bytes, more than the {max_member_size} allowed"
         )
-    if info.file_size >= _RATIO_MIN_SIZE and info.file_size > _MAX_RATIO * max(
+    if info.file_size >= _RATIO_MIN_SIZE and info.file_size > MAX_COMPRESSION_RATIO * max(
         info.compress_size, 1
     ):
         raise ScanError(
