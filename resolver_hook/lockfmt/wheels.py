@@ -163,28 +163,10 @@ def _best_link(
         ranks = [rank[str(t)] for t in tags if str(t) in rank]
         if not ranks:
             continue
-        key = (_Newest(wversion), min(ranks))
-        if best is None or key < best[:2]:
+        key = (wversion, -min(ranks))  # the newest version, then the best tag
+        if best is None or key > best[:2]:
             best = (*key, link)
     return best[2] if best else None
-
-
-class _Newest:
-    """Sorts versions newest first."""
-
-    __slots__ = ("v",)
-
-    def __init__(self, v: Version) -> None:
-        self.v = v
-
-    def __lt__(self, other: _Newest) -> bool:
-        return self.v > other.v
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Newest) and self.v == other.v
-
-    def __hash__(self) -> int:
-        return hash(self.v)
 
 
 def lock_wheels(
