@@ -1,0 +1,56 @@
+"""What an index page says, as values: a :class:`Page` of :class:`Link` s.
+
+One model for both page forms (docs/facts.md section 3): PEP 503 HTML (``<a href>``
+with ``#sha256=`` fragments, ``data-requires-python``, ``data-yanked``,
+``data-dist-info-metadata`` / ``data-core-metadata``) and PEP 691 JSON (``files`` with
+``hashes``, ``requires-python``, ``yanked``, ``core-metadata``). Parsers fill these;
+the planner, the lock writer and ``manifest import`` read them. No I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Link", "Page", "Source"]
+
+# Where a page's content came from: read now, a cached copy (fresh or revalidated),
+# or the shipped snapshot (offline, or the fetch failed).
+Source = Literal["network", "cache", "snapshot"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Link:
+    """One file of an index page, its URL resolved against the page and without fragment."""
+
+    url: str
+    filename: str
+    # Hash name -> lower-case hex digest, from the fragment (HTML) or ``hashes`` (JSON).
+    hashes: Mapping[str, str] = field(default_factory=dict)
+    # PEP 503 ``data-requires-python`` / PEP 691 ``requires-python``, unescaped; None if absent.
+    requires_python: str | None = None
+    # PEP 592: None when not yanked; the reason ("" when none was given) when yanked.
+    yanked: str | None = None
+    # PEP 658/714: None when the page offers no metadata file; else the hashes of the
+    # ``<url>.metadata`` file (empty when offered without a hash).
+    core_metadata: Mapping[str, str] | None = None
+
+    @property
+    def sha256(self) -> str | None:
+        return self.hashes.get("sha256")
+
+    @property
+    def is_yanked(self) -> bool:
+        return self.yanked is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Page:
+    """An index page as read: its final URL (after redirects), its links, and their source."""
+
+    url: str
+    links: tuple[Link, ...]
+    source: Source = "network"
+    # When the content was read from the server (ISO 8601, UTC); for a snapshot, its date.
+    fetched: str | None = None
