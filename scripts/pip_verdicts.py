@@ -1,8 +1,8 @@
-"""Record pip's own reading of the shared requirements corpus (tests/data/pip-verdicts.json).
+"""Record pip's own reading of the requirements corpus (tests/data/pip-verdicts.json).
 
 Run with the pip whose verdict the tests compare against (pip 26.3 when recorded):
 
-    /path/to/venv-with-pip/bin/python scripts/pip_verdicts.py ../shared/data/requirements-corpus
+    /path/to/venv-with-pip/bin/python scripts/pip_verdicts.py tests/data/requirements-corpus
 
 It uses pip's internal parser (parse phase only, no network), which is fine for a
 maintainer script; resolver-hook itself never imports pip.

@@ -1,4 +1,4 @@
-"""Where the tests find the repository and the shared material beside it, and the
+"""Where the tests find the repository and its test data, and the
 environment a test gives a ``python -m resolver_hook`` it starts."""
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
-# The requirement-file corpus lives beside the checkout in ../shared (see the README).
-SHARED = REPO.parent / "shared"
 # The fake pynvml package (tests/data/fake_pynvml) a child process imports.
 FAKE_PYNVML = str(DATA / "fake_pynvml")
 

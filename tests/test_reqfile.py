@@ -18,18 +18,12 @@ from resolver_hook.reqfile import (
 )
 
 HERE = Path(__file__).parent
-# CI has the shared folder beside the checkout (../shared relative to the repo root).
-CORPUS = HERE.parent.parent / "shared" / "data" / "requirements-corpus"
+# Real requirement files of public GPU projects, each with its source in SOURCES.tsv.
+CORPUS = HERE / "data" / "requirements-corpus"
 # Recorded by scripts/pip_verdicts.py with pip 26.3 (parse phase, no network).
 VERDICTS = json.loads((HERE / "data" / "pip-verdicts.json").read_text())
 # Repository layouts that give corpus files the neighbours they include (-r common.txt).
 LAYOUTS = json.loads((HERE / "data" / "corpus-layouts.json").read_text())
-
-needs_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"requirement corpus not found at {CORPUS}: it comes from ../shared beside the checkout",
-)
-
 
 def _ours(e: ReqEntry) -> dict[str, object]:
     req = e.requirement
@@ -78,13 +72,20 @@ def _compare(path: Path, verdict: dict[str, object], env: dict[str, str]) -> Non
     assert [_ours(e) for e in entries] == [_pips(d) for d in expected]
 
 
-@needs_corpus
+def test_every_corpus_file_has_a_source_and_a_verdict() -> None:
+    files = {p.name for p in CORPUS.iterdir()} - {"SOURCES.tsv"}
+    rows = (CORPUS / "SOURCES.tsv").read_text().splitlines()
+    assert rows[0].split("\t")[:4] == ["file", "repository", "path", "commit"]
+    sourced = {row.split("\t")[0] for row in rows[1:] if row}
+    assert sourced == files
+    assert set(VERDICTS["files"]) == files
+
+
 @pytest.mark.parametrize("name", sorted(VERDICTS["files"]))
 def test_corpus_file_as_pip_reads_it(name: str) -> None:
     _compare(CORPUS / name, VERDICTS["files"][name], env={})
 
 
-@needs_corpus
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_corpus_layout_as_pip_reads_it(layout: str, tmp_path: Path) -> None:
     files = LAYOUTS[layout]
@@ -93,7 +94,6 @@ def test_corpus_layout_as_pip_reads_it(layout: str, tmp_path: Path) -> None:
     _compare(tmp_path / next(iter(files)), VERDICTS["layouts"][layout], env={})
 
 
-@needs_corpus
 def test_env_expansion_like_pip() -> None:
     name = "EveryVoiceTTS__EveryVoice__requirements.torch.txt"
     verdict = dict(VERDICTS["env"][name])
@@ -104,7 +104,6 @@ def test_env_expansion_like_pip() -> None:
     assert str(parsed.requirements[2].requirement) == 'torch==2.7.1+cu126; sys_platform != "darwin"'
 
 
-@needs_corpus
 def test_two_requirements_on_one_line_is_rejected_like_pip() -> None:
     path = CORPUS / "bmaltais__kohya_ss__requirements_linux.txt"
     with pytest.raises(UsageError) as info:
