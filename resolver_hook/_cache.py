@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -77,9 +76,13 @@ def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
     user's file and keeps its mode; a cache file is private and a link in its place is
     replaced, never followed. The temporary file goes on SIGTERM too (the same handler).
     """
+    # Imported here: reading is on the start-up path (the warm ``detect --json``), writing is not.
+    import tempfile
+
     from resolver_hook._fs import sigterm_raises
 
-    text = json.dumps({"key": key, "value": value}, sort_keys=True)
+    # The value keeps its order: the warm path of ``detect --json`` prints it as stored.
+    text = json.dumps({"key": key, "value": value})
     with sigterm_raises():
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -1,19 +1,51 @@
-"""Shared by the benchmarks: measure the tool as `pip install` leaves it.
+"""Shared by the benchmarks: measure the tool as a user's install leaves it.
 
-`pip install` compiles every module to bytecode; an editable checkout run with
-PYTHONDONTWRITEBYTECODE=1 (as on our CI machines) compiles resolver_hook from source
-at every start instead, which is not what users run. So the benchmarks compile it
-first, into the usual (git-ignored) __pycache__ folders.
+:func:`clean_venv` installs a wheel of the checkout, bytecode compiled, into a venv of
+its own with nothing else beside it (no editable-install hooks, no ``.pth`` files of
+other packages), so the interpreter's own start-up, the baseline, is not slowed by
+what a development environment carries. Both sides of a ratio run that venv's python.
 """
 
 from __future__ import annotations
 
-import compileall
+import subprocess
+import sys
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "resolver_hook"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def clean_venv(root: Path, source: Path = REPO) -> Path:
+    """A fresh venv under ``root`` holding resolver-hook (a wheel of ``source``) and its
+    dependencies, bytecode compiled; returns its python. Needs the package registry."""
+    uv = [sys.executable, "-m", "uv"]
+    venv = root / "venv"
+    subprocess.run(
+        [*uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    subprocess.run(
+        [*uv, "build", "-q", "--wheel", "--out-dir", str(root / "wheel"), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    wheel = next((root / "wheel").glob("resolver_hook-*.whl"))
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [*uv, "pip", "install", "-q", "--compile-bytecode", "--python", str(python), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    return python
 
 
 def compile_package() -> None:
-    """Write resolver_hook's bytecode, as installing the package would."""
-    compileall.compile_dir(str(PACKAGE), quiet=1)
+    """Write resolver_hook's bytecode in the checkout, as installing it would (for the
+    benchmarks that time the checkout's own interpreter, in-process)."""
+    import compileall
+
+    compileall.compile_dir(str(REPO / "resolver_hook"), quiet=1)

@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Start-up cost of the hook, side by side with a baseline measured in the same run.
 
+Everything runs with the python of a clean venv that holds only resolver-hook (a wheel
+of the checkout, bytecode compiled: scripts/_benchutil.py), so neither side is slowed
+or flattered by a development environment:
+
 - `resolver-hook detect --json` with a cold cache (`--no-cache`) and a warm one, next to
-  `python -c pass`;
+  `python -c pass` (whose own figure is printed: a slow baseline shows);
 - `resolver-hook plan --example` (five packages, the detected machine, warm cache), next
   to `pip --version` (what every pip install pays before it starts work).
 
 The commands run in turn (A, B, A, B, ...) so a drifting machine hits both alike; the
 medians and their ratios are printed. Not a test: figures go in notes.
 
-Usage: python3 scripts/bench_detect.py [--runs N]
+Usage: python3 scripts/bench_detect.py [--runs N] [--source DIR]
+  --source: the tree to build the wheel from (default: this checkout), e.g. a
+  `git worktree` of an older commit, to measure before and after in the same way.
 """
 
 from __future__ import annotations
@@ -18,11 +24,11 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+from pathlib import Path
 
-from _benchutil import compile_package
+from _benchutil import REPO, clean_venv
 
 
 def wall(argv: list[str], env: dict[str, str]) -> float:
@@ -34,13 +40,14 @@ def wall(argv: list[str], env: dict[str, str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--source", type=Path, default=REPO)
     args = parser.parse_args()
-    compile_package()  # as `pip install` would: see scripts/_benchutil.py
-    py = sys.executable
-    hook = [py, "-m", "resolver_hook"]
-    with tempfile.TemporaryDirectory(prefix="bench-detect-") as cache:
+    with tempfile.TemporaryDirectory(prefix="bench-detect-") as tmp:
+        py = str(clean_venv(Path(tmp), args.source))
+        hook = [str(Path(py).parent / "resolver-hook")]
         env = {k: v for k, v in os.environ.items() if not k.startswith("RESOLVER_HOOK_")}
-        env["RESOLVER_HOOK_CACHE_DIR"] = cache
+        env["RESOLVER_HOOK_CACHE_DIR"] = str(Path(tmp) / "cache")
+        env.pop("PYTHONPATH", None)
         commands = {
             "python -c pass": [py, "-c", "pass"],
             "detect --json (cold)": [*hook, "detect", "--json", "--no-cache"],
@@ -53,12 +60,13 @@ def main() -> None:
         for _ in range(args.runs):
             for label, argv in commands.items():
                 times[label].append(wall(argv, env))
+    print(f"source: {args.source}; python: a clean venv of it ({args.runs} runs each)")
     med = {k: statistics.median(v) for k, v in times.items()}
     for label, value in med.items():
         low, high = min(times[label]), max(times[label])
         print(
             f"{label:<24} median {value * 1000:7.1f} ms  "
-            f"(min {low * 1000:.1f}, max {high * 1000:.1f}, {args.runs} runs)"
+            f"(min {low * 1000:.1f}, max {high * 1000:.1f})"
         )
     floor = med["python -c pass"]
     cold, warm = med["detect --json (cold)"] / floor, med["detect --json (warm)"] / floor

@@ -1,0 +1,107 @@
+"""What the cached host profile depends on, and the warm path of ``detect --json``.
+
+Computed with the standard library alone: :func:`cached_detect_json` runs before the
+command line is parsed (``resolver_hook/_entry.py``), so a warm ``detect --json``
+imports neither the profile model, ``dataclasses``, ``packaging`` nor the probes.
+``host/cache.py`` uses the same :func:`cache_key` and :func:`cache_file` to read and
+write the profile on the full path: one key, one file, either way.
+
+The key's parts, and why each, are listed in :mod:`resolver_hook.host.cache`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from resolver_hook import __version__, _cache
+from resolver_hook.portable.overrides import ENV_OVERRIDES
+
+__all__ = ["PROFILE_KEYS", "cache_file", "cache_key", "cached_detect_json"]
+
+# Variables the probes read (host/probes.py): a change must re-detect.
+_ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "WSL_DISTRO_NAME", "KUBERNETES_SERVICE_HOST", "container")
+# 2: the stored profile keeps the order of HostProfile.to_dict (the warm path prints it).
+_FORMAT = 2
+# The keys of HostProfile.to_dict, in order (held to the model by a test).
+PROFILE_KEYS = (
+    "schema",
+    "os",
+    "arch",
+    "python",
+    "implementation",
+    "free_threaded",
+    "tags",
+    "libc",
+    "libc_version",
+    "wsl",
+    "container",
+    "nvidia",
+    "rocm",
+    "mps",
+    "l4t",
+    "probes",
+    "notes",
+    "overridden",
+    "origin",
+)
+
+
+def cache_file(env: Mapping[str, str]) -> Path | None:
+    """Where the profile is cached, in the user cache folder (``_cache.cache_dir``)."""
+    folder = _cache.cache_dir(env)
+    return folder / "host-profile.json" if folder else None
+
+
+def _read_small(path: Path) -> str | None:
+    try:
+        with path.open("rb") as f:
+            return f.read(4096).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+
+
+def cache_key(
+    env: Mapping[str, str], *, root: Path = Path("/"), executable: str = sys.executable
+) -> dict[str, Any] | None:
+    """What the cached profile depends on, or None where caching is not safe."""
+    boot_id = _read_small(root / "proc/sys/kernel/random/boot_id")
+    if not boot_id:
+        return None  # no boot id to tie the cache to: detect every time
+    try:
+        interpreter_mtime = os.stat(executable).st_mtime_ns
+    except OSError:
+        return None
+    return {
+        "format": _FORMAT,
+        "tool": __version__,
+        "boot_id": boot_id,
+        "driver": _read_small(root / "sys/module/nvidia/version"),
+        "env": {k: env.get(k) for k in _ENV_KEYS},
+        "interpreter": [executable, interpreter_mtime],
+    }
+
+
+def cached_detect_json(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """What ``detect --json`` prints, from this boot's cache; None for the full path.
+
+    Only the plain command (``detect --json``, no other option) with no override
+    variable set, and only a hit whose profile has exactly the model's keys: anything
+    unusual (a miss, a note to give, a file written by another version) goes the full
+    way, which also refreshes the cache.
+    """
+    if list(argv) != ["detect", "--json"] or any(v in env for v in ENV_OVERRIDES.values()):
+        return None
+    path = cache_file(env)
+    key = cache_key(env) if path else None
+    if path is None or key is None:
+        return None
+    value, note = _cache.read(path, key)
+    if note is not None or not isinstance(value, dict) or tuple(value) != PROFILE_KEYS:
+        return None
+    import json  # already loaded by _cache.read: the name only
+
+    return json.dumps(value, indent=2) + "\n"

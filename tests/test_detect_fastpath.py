@@ -1,0 +1,137 @@
+"""The warm path of ``detect --json`` prints exactly what the full path prints.
+
+``resolver-hook detect --json`` with a warm cache answers from the stored profile
+without importing the profile model (``resolver_hook/_hostkey.py``). Each profile of the
+table is stored in a cache, then printed by the program (the warm path) and by the
+command line's own ``main`` (the full path, which reads the same cache through the
+model); the bytes must be equal, and the warm path must really be taken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolver_hook import _hostkey
+from resolver_hook.host import HostProfile, cache, parse_target
+from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
+from tests.paths import child_env
+
+DETECTED = HostProfile(
+    os="linux",
+    arch="x86_64",
+    python="3.12",
+    tags=("cp312-cp312-manylinux_2_39_x86_64", "cp312-abi3-manylinux_2_39_x86_64"),
+    libc="glibc",
+    libc_version="2.39",
+    nvidia=NvidiaInfo(
+        driver_version="580.65.06",
+        cuda_version="13.0",
+        gpus=(
+            NvidiaGpu(index=0, name="NVIDIA B200", cc=(10, 0), memory_mib=183359, uuid="GPU-1"),
+            NvidiaGpu(index=1, name="NVIDIA H100 80GB HBM3", cc=(9, 0)),
+        ),
+    ),
+    probes=(Probe(name="nvml", found=True, detail="driver 580.65.06, 2 GPUs"),),
+    notes=('a note with ünïcode and "quotes"',),
+)
+
+PROFILES = {
+    "gpus": DETECTED,
+    "no-gpu": dataclasses.replace(DETECTED, nvidia=None),
+    "jetson": parse_target("linux-aarch64-py310-cuda12.6-sm87-l4t36.4"),
+    "rocm": dataclasses.replace(
+        DETECTED, nvidia=None, rocm=RocmInfo(version="6.4", gfx=("gfx942",))
+    ),
+    "target": parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm100"),
+    "overridden": dataclasses.replace(DETECTED, overridden=("sm",), origin="detected"),
+}
+
+FULL_PATH = "from resolver_hook.cli import main; raise SystemExit(main())"
+COMMAND = ["detect", "--json"]
+
+
+def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def _store(folder: Path, profile: HostProfile, env: dict[str, str]) -> Path:
+    path = _hostkey.cache_file(env)
+    key = _hostkey.cache_key(env)
+    if path is None or key is None:
+        pytest.skip("this system has no boot id, so nothing is cached (macOS, Windows)")
+    cache.store(path, key, profile)
+    return path
+
+
+def test_profile_keys_are_the_models() -> None:
+    assert tuple(DETECTED.to_dict()) == _hostkey.PROFILE_KEYS
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_warm_path_prints_what_the_full_path_prints(name: str, tmp_path: Path) -> None:
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    _store(tmp_path, PROFILES[name], env)
+    # -X importtime lists every module imported: the warm path must not load the model.
+    warm = _run(
+        [sys.executable, "-X", "importtime", "-m", "resolver_hook", "detect", "--json"], env
+    )
+    full = _run([sys.executable, "-c", FULL_PATH, *COMMAND], env)
+    assert warm.returncode == full.returncode == 0, warm.stderr + full.stderr
+    assert warm.stdout == full.stdout
+    assert warm.stdout.startswith('{\n  "schema": ')
+    imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines()}
+    assert "resolver_hook._hostkey" in imported
+    assert not imported & {"resolver_hook.host.profile", "dataclasses", "packaging", "argparse"}
+
+
+def test_an_override_variable_takes_the_full_path(tmp_path: Path) -> None:
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    _store(tmp_path, PROFILES["gpus"], env)
+    assert _hostkey.cached_detect_json(["detect", "--json"], env) is not None
+    env["RESOLVER_HOOK_OVERRIDE_SM"] = "12.0"
+    assert _hostkey.cached_detect_json(["detect", "--json"], env) is None
+    proc = _run([sys.executable, "-m", "resolver_hook", "detect", "--json"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert '"cc": "12.0"' in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["detect"],
+        ["detect", "--json", "--all-tags"],
+        ["detect", "--json", "--no-cache"],
+        ["--json", "detect"],
+        ["plan", "--json"],
+    ],
+)
+def test_only_the_plain_command_is_answered_warm(argv: list[str], tmp_path: Path) -> None:
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    _store(tmp_path, PROFILES["gpus"], env)
+    assert _hostkey.cached_detect_json(argv, env) is None
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["other-keys", "not-a-dict", "world-writable", "other-key"],
+)
+def test_anything_unusual_takes_the_full_path(damage: str, tmp_path: Path) -> None:
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    path = _store(tmp_path, PROFILES["gpus"], env)
+    key = _hostkey.cache_key(env)
+    assert key is not None
+    if damage == "other-keys":
+        cache._cache.write(path, key, {"os": "linux"})
+    elif damage == "not-a-dict":
+        cache._cache.write(path, key, ["linux"])
+    elif damage == "world-writable":
+        os.chmod(path, 0o666)
+    else:
+        cache._cache.write(path, {**key, "boot_id": "another boot"}, DETECTED.to_dict())
+    assert _hostkey.cached_detect_json(["detect", "--json"], env) is None
