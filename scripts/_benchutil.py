@@ -21,7 +21,7 @@ def clean_venv(root: Path, source: Path = REPO) -> Path:
     uv = [sys.executable, "-m", "uv"]
     venv = root / "venv"
     subprocess.run(
-        [*uv, "venv", "-q", "--seed", "--python", sys.executable, str(venv)],
+        [*uv, "venv", "-q", "--python", sys.executable, str(venv)],
         check=True,
         capture_output=True,
         timeout=300,
@@ -35,7 +35,12 @@ def clean_venv(root: Path, source: Path = REPO) -> Path:
     wheel = next((root / "wheel").glob("resolver_hook-*.whl"))
     python = venv / "bin" / "python"
     subprocess.run(
-        [*uv, "pip", "install", "-q", "--compile-bytecode", "--python", str(python), str(wheel)],
+        # pip for the `pip --version` baseline; no setuptools (its distutils-precedence.pth
+        # would slow every start of the interpreter, the baseline too).
+        [
+            *[*uv, "pip", "install", "-q", "--compile-bytecode"],
+            *["--python", str(python), str(wheel), "pip"],
+        ],
         check=True,
         capture_output=True,
         timeout=600,
