@@ -38,6 +38,7 @@ _COMMANDS = {
     "plan": "plan",
     "explain": "explain",
     "lock": "lock",
+    "env": "env",
     "pip": "install",
     "uv": "install",
     "enable": "hook",

@@ -222,8 +222,8 @@ def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
         raise ManifestError([f"{where}: expected a table"])
     problems = []
     for key in tool:
-        if key not in ("manifests", "manifest"):
-            problems.append(f"{where}: {key}: unknown key (known: manifests, manifest)")
+        if key not in ("manifests", "manifest", "env"):  # env: read by `resolver-hook env`
+            problems.append(f"{where}: {key}: unknown key (known: manifests, manifest, env)")
     out: list[Manifest] = []
     paths = tool.get("manifests", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):

@@ -1,0 +1,141 @@
+"""``env create`` / ``env sync``: make the venv with uv and run an :class:`EnvPlan`'s passes.
+
+Each pass is one run of the install session (:func:`resolver_hook.install.session.install`)
+with ``uv pip install --python VENV`` and the stack's requirements beside the pass's own:
+the session plans them again, so the stack's flavoured pins go to uv as constraints
+(and overrides) on every pass. Optional packages go through the session's
+``--optional`` path: installed one by one, import-checked, rolled back on failure.
+
+``create`` refuses a folder that exists; when a required pass fails (or on Ctrl-C) the
+venv it made is removed, so no half-built environment is left at the requested path.
+``sync`` runs the passes in an existing venv and, when one fails, says which passes
+were installed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from resolver_hook._fs import sigterm_raises
+from resolver_hook._proc import foreground
+from resolver_hook.appenv.plan import EnvPass, EnvPlan
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.install.backends import find_uv, venv_python
+from resolver_hook.install.session import Reporter, install
+from resolver_hook.manifest import Manifest
+
+__all__ = ["create_environment", "pass_arguments", "sync_environment"]
+
+
+def pass_arguments(step: EnvPass, python: str, stack: tuple[str, ...]) -> list[str]:
+    """The ``uv pip install`` arguments (after ``install``) of one pass."""
+    args = ["--python", python, *step.options]
+    if step.kind == "no-deps":
+        return [*args, *step.packages]
+    args += list(stack)
+    if step.kind == "requirements" and step.file is not None:
+        args += ["-r", str(step.file)]
+    elif step.kind == "extras":
+        args += list(step.packages)
+    return args
+
+
+def _name(requirement: str) -> str:
+    return str(canonicalize_name(Requirement(requirement).name))
+
+
+def _run_passes(
+    eplan: EnvPlan,
+    venv: Path,
+    *,
+    manifests: Mapping[str, Manifest],
+    env: dict[str, str],
+    report: Reporter,
+    today: datetime.date | None,
+) -> list[str]:
+    """Run every pass; the kinds done. OperationalError when a required pass fails."""
+    python = venv_python(str(venv))
+    stack = next((p.packages for p in eplan.passes if p.kind == "stack"), ())
+    done: list[str] = []
+    for number, step in enumerate(eplan.passes, 1):
+        what = step.file.name if step.file else ", ".join(step.packages)
+        report.say(f"pass {number}/{len(eplan.passes)}, {step.kind}: {what}")
+        optional = []
+        if step.kind == "optional":
+            optional = [p for p in step.packages if _name(p) not in step.skipped]
+        for name, reason in step.skipped.items():
+            report.warning(f"optional {name} skipped: {reason}")
+        code = install(
+            "uv",
+            pass_arguments(step, python, stack),
+            profile_for=lambda _installer: eplan.profile,
+            manifests=manifests,
+            optional=optional,
+            env=env,
+            report=report,
+            today=today,
+        )
+        if code != 0:
+            installed = f" (installed: {', '.join(done)})" if done else ""
+            raise OperationalError(
+                f"pass {number}, {step.kind}, failed: uv exited with {code}{installed}"
+            )
+        done.append(step.kind)
+    return done
+
+
+def create_environment(
+    eplan: EnvPlan,
+    venv: Path,
+    *,
+    manifests: Mapping[str, Manifest],
+    env: dict[str, str],
+    report: Reporter,
+    today: datetime.date | None = None,
+) -> None:
+    """Make ``venv`` with uv's interpreter request and run every pass; on failure remove it."""
+    if not eplan.ok:
+        raise OperationalError(eplan.refused, hint=eplan.hint or None)
+    if venv.exists() or venv.is_symlink():
+        raise UsageError(
+            f"{venv} exists: 'env create' makes a new environment",
+            hint=f"'resolver-hook env sync {venv}' installs into an existing one",
+        )
+    uv = find_uv(env)
+    report.say(f"creating {venv} with uv venv --python {eplan.interpreter}")
+    with sigterm_raises():
+        try:
+            code, _ = foreground([uv, "venv", "--python", eplan.interpreter, str(venv)], env=env)
+            if code != 0:
+                raise OperationalError(f"uv venv exited with {code}")
+            _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)
+        except BaseException:
+            shutil.rmtree(venv, ignore_errors=True)
+            report.warning(f"removed the unfinished environment {venv}")
+            raise
+
+
+def sync_environment(
+    eplan: EnvPlan,
+    venv: Path,
+    *,
+    manifests: Mapping[str, Manifest],
+    env: dict[str, str],
+    report: Reporter,
+    today: datetime.date | None = None,
+) -> None:
+    """Run every pass in the existing ``venv``."""
+    if not eplan.ok:
+        raise OperationalError(eplan.refused, hint=eplan.hint or None)
+    if not Path(venv_python(str(venv))).exists():
+        raise UsageError(
+            f"{venv} is not a virtual environment",
+            hint=f"'resolver-hook env create {venv}' makes one",
+        )
+    _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)
