@@ -119,7 +119,7 @@ MAX_FATBIN_ENTRIES = 100_000  # libcublasLt.so.13 has ~5,400
 MAX_HOSTCONFIG_TOKENS = 512
 MAX_HOSTCONFIG_NESTING = 32
 
-# --- hints (resolve.py) --------------------------------------------------------------------
+# --- hints (resolve/hints.py) -------------------------------------------------------------
 # A hint re-plans with one fact of the machine changed: at most this many changes of one
 # kind (nearest first) and this many packages with no fit get one per plan, so a
 # manifest listing thousands of Pythons or a plan of 1,000 refused packages stays quick.

@@ -77,7 +77,7 @@ def test_the_words_tables_live_only_in_portable() -> None:
     # No second copy of the OS/arch tables in the modules that used to hold one.
     root = Path(__file__).resolve().parents[1]
     for rel in (
-        "resolver_hook/resolve.py",
+        *(f"resolver_hook/resolve/{part}.py" for part in ("model", "rules", "words", "hints")),
         "resolver_hook/host/profile.py",
         "resolver_hook/host/detect.py",
         "placeholder_template/package/_placeholder.py",

@@ -1,0 +1,458 @@
+"""The solver's choices as a :class:`~.model.Plan`: per package what and why.
+
+Owns: :func:`build_plan` (solve, then one :class:`~.model.PackagePlan` per package
+with its rejections, alternatives and reason; the notes; the requirement, constraint
+and find-links lines for the installer), and the page a template flavour computes.
+
+May import: :mod:`.model`, :mod:`.rules`, :mod:`.solve`, :mod:`.words`, ``reqfile`` and
+the manifest schema; never the hints.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from resolver_hook.host.profile import HostProfile
+from resolver_hook.manifest.schema import (
+    Flavour,
+    IndexFlavour,
+    Manifest,
+    WheelFlavour,
+    fill_template,
+)
+from resolver_hook.portable.platforms import OS_WORDS
+from resolver_hook.reqfile import (
+    ReqEntry,
+    ReqFile,
+    format_requirement,
+    url_lines_first,
+)
+from resolver_hook.resolve.model import (
+    Alternative,
+    Cause,
+    Failure,
+    PackagePlan,
+    Plan,
+    Rejection,
+    flavour_platforms,
+    marker_true,
+    os_arch_of,
+    runtime_of,
+)
+from resolver_hook.resolve.rules import (
+    Machine,
+    meets,
+    version_ok,
+)
+from resolver_hook.resolve.solve import (
+    Slot,
+    original_line,
+    solve,
+    why_dead,
+)
+from resolver_hook.resolve.words import (
+    chosen_words,
+    exists_summary,
+    other_name_notes,
+    ruled_out,
+    stale_note,
+)
+
+__all__ = [
+    "build_plan",
+]
+
+
+def build_plan(
+    reqs: ReqFile,
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    *,
+    today: datetime.date | None = None,
+) -> Plan:
+    """Solve, then say what and why for every package."""
+    s = solve(reqs, manifests, profile)
+    for name, slot in s.slots.items():
+        s.packages[name] = _slot_plan(slot, s.slots, s.m)
+    ordered = [s.packages[k] for k in s.order if k in s.packages]
+    notes = list(s.notes)
+    notes.extend(other_name_notes(ordered, {n: x.chosen for n, x in s.slots.items()}))
+    notes.extend(
+        f"{p.name}: the page {p.find_links} is computed from its manifest's template and "
+        f"the {_coupled_words(p, s.slots)} build chosen, not a page seen for that build"
+        for p in ordered
+        if p.computed and p.action == "rewrite"
+    )
+    if today is not None:
+        notes.extend(stale_note(ordered, today))
+    return _assemble(profile, ordered, reqs, s.user_constraints, notes)
+
+
+def _coupled_words(p: PackagePlan, slots: Mapping[str, Slot]) -> str:
+    f = p.flavour
+    if not isinstance(f, IndexFlavour) or f.coupled is None or f.coupled not in slots:
+        return "coupled"
+    chosen = slots[f.coupled].chosen
+    return f"{f.coupled} {chosen.version}" if chosen is not None else f.coupled
+
+
+def _candidate(f: Flavour) -> str:
+    return f.describe()
+
+
+def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> list[Failure]:
+    """Rule 6 for one flavour against the plan as chosen: each ``requires`` that fails."""
+    out = []
+    for r in f.requires:
+        other = slots.get(canonicalize_name(r.name))
+        if other is None or not marker_true(r.marker, m.env):
+            continue
+        if other.chosen is not None and meets(f, r, other.chosen) is None:
+            continue
+        if not any(meets(f, r, g) is None for g, _ in other.candidates):
+            why = why_dead(f, r, other)
+        elif other.chosen is not None:
+            why = f"the plan has {other.name} {other.chosen.version}"
+            detail = meets(f, r, other.chosen)
+            if detail and not detail.startswith("needs "):
+                why = f"{detail}; {why}"
+        else:
+            why = f"no build of {other.name} is consistent with the rest of the plan"
+        out.append(Failure(rule="coupling", reason=f"needs {r}; {why}"))
+    return out
+
+
+def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejection]:
+    """Every flavour not chosen, with every rule it fails (couplings against the plan)."""
+    out = []
+    for f, fails in slot.rejected:
+        more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
+        out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
+    chosen = slot.chosen
+    for i, (f, _) in enumerate(slot.candidates):
+        if f is chosen:
+            continue
+        if i in slot.coupling_rejects:
+            fails = [Failure(rule="coupling", reason=slot.coupling_rejects[i])]
+        else:
+            fails = _coupling_failures(f, slots, m)
+        if not fails:
+            fails = [
+                Failure(rule="ranked", reason="fits, ranked below the chosen build")
+                if chosen is not None
+                else Failure(rule="coupling", reason="no consistent choice of coupled packages")
+            ]
+        out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
+    return out
+
+
+def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan:
+    e = slot.entry
+    more = tuple(original_line(o) for o in slot.others)
+    asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
+    rejected = _rejections(slot, slots, m)
+    chosen = slot.chosen
+    base: dict[str, Any] = {
+        "name": slot.name,
+        "source": slot.manifest.source,
+        "rejected": tuple(rejected),
+        "requested": e.text if e else "",
+        "where": e.where if e else "",
+        "implied_by": tuple(slot.implied_by),
+    }
+    if chosen is None and slot.manifest.buildable and not slot.manifest.flavours:
+        return PackagePlan(
+            action="build",
+            cause="no-fit",
+            reason=f"{slot.manifest.display_name} publishes no wheels (its manifest has only "
+            "[build]): the installer builds it from source",
+            build_needs=slot.manifest.build_needs,
+            line=original_line(e) if e else None,
+            more_lines=more,
+            **base,
+        )
+    if (
+        chosen is None
+        and e is not None
+        and not any(version_ok(slot.spec, f) for f in slot.manifest.flavours)
+    ):
+        # The manifest does not describe the version asked for (torch==2.0.0 against a
+        # 2.13 manifest): nothing is known about its builds, so it is not refused.
+        versions = ", ".join(sorted({str(f.version.public) for f in slot.manifest.flavours}))
+        return PackagePlan(
+            action="pass",
+            cause="unlisted",
+            line=original_line(e),
+            more_lines=more,
+            reason=(
+                f"no build in its manifest ({slot.manifest.source}) matches {asked}; the manifest "
+                f"knows {versions or 'no versions'}: left to the installer unchanged"
+            ),
+            **base,
+        )
+    if chosen is None:
+        cause: Cause = "conflict" if slot.candidates else "no-fit"
+        if slot.manifest.buildable:
+            return PackagePlan(
+                action="build",
+                cause=cause,
+                reason=f"{_no_fit(slot, m)}; the installer builds it from source",
+                build_needs=slot.manifest.build_needs,
+                line=original_line(e) if e else None,
+                more_lines=more,
+                alternatives=tuple(_alternatives(slot)),
+                **base,
+            )
+        return PackagePlan(
+            action="error",
+            cause=cause,
+            reason=_no_fit(slot, m),
+            alternatives=tuple(_alternatives(slot)),
+            **base,
+        )
+    why = chosen_words(
+        chosen, m.profile, tag=_best_tag(chosen, m), rocm=m.rocm, fitting=len(slot.candidates)
+    )
+    extras = e.requirement.extras if e and e.requirement else set()
+    marker = e.marker if e else None
+    if isinstance(chosen, IndexFlavour) and chosen.passthrough:
+        return PackagePlan(
+            action="pass",
+            version=str(chosen.version),
+            flavour=chosen,
+            reason=f"the plain build from your index fits: {why}",
+            line=original_line(e) if e else None,
+            more_lines=more,
+            **base,
+        )
+    if isinstance(chosen, WheelFlavour):
+        line = format_requirement(
+            slot.manifest.display_name,
+            url=chosen.url,
+            sha256=chosen.sha256,
+            extras=extras,
+            marker=marker,
+        )
+        constraint = format_requirement(slot.name, url=chosen.url, sha256=chosen.sha256)
+        return PackagePlan(
+            action="rewrite",
+            version=str(chosen.version),
+            url=chosen.url,
+            sha256=chosen.sha256,
+            flavour=chosen,
+            reason=why,
+            line=line if e else None,
+            constraint=constraint,
+            **base,
+        )
+    page = chosen.url
+    if chosen.template is not None:
+        page = _fill(chosen, slots, m)
+        why = f"{why}; page computed from {chosen.template}"
+    name = slot.manifest.display_name
+    if chosen.install is not None:
+        inst = Requirement(chosen.install)
+        name, extras = inst.name, {*extras, *inst.extras}
+        other = canonicalize_name(inst.name) != slot.name
+        kind = "another distribution" if other else "the package with extras"
+        why = f"{why}; installs {chosen.install} ({kind})"
+    if chosen.versions is not None:
+        # Every release the page serves from the floor on: the user's specifier and the
+        # pattern both hold, pip takes the newest.
+        line = format_requirement(
+            name,
+            specifier=str(slot.spec & chosen.versions),
+            extras=extras,
+            marker=marker,
+        )
+        constraint = format_requirement(name, specifier=str(chosen.versions))
+    else:
+        line = format_requirement(name, version=str(chosen.version), extras=extras, marker=marker)
+        constraint = f"{canonicalize_name(name)}=={chosen.version}"
+    return PackagePlan(
+        action="rewrite",
+        version=str(chosen.version),
+        url=page,
+        flavour=chosen,
+        reason=why,
+        line=line if e else None,
+        # Another distribution cannot travel in a constraints file: only the rewritten
+        # requirement line installs it (and ``enable`` says it cannot apply it).
+        constraint=None if chosen.install is not None else constraint,
+        find_links=page,
+        installs=chosen.install,
+        computed=chosen.template is not None,
+        versions=str(chosen.versions) if chosen.versions is not None else None,
+        **base,
+    )
+
+
+def _best_tag(f: Flavour, m: Machine) -> str | None:
+    """A wheel's best tag on this machine (rule 7); None for an index flavour."""
+    if not isinstance(f, WheelFlavour):
+        return None
+    return str(min((t for t in f.tags if str(t) in m.tag_rank), key=lambda t: m.tag_rank[str(t)]))
+
+
+def _fill(f: IndexFlavour, slots: Mapping[str, Slot], m: Machine) -> str | None:
+    """The page of a template flavour, from the build chosen for its coupled package
+    (the search only chooses it when that build has every fact the template reads)."""
+    assert f.template is not None
+    values = {"py": _py_tag(m.profile), "platform": _platform_tag(m.profile)}
+    other = slots[f.coupled].chosen if f.coupled is not None and f.coupled in slots else None
+    if other is not None:
+        pkg = other.name
+        public = other.version.public
+        release = other.version.release
+        values |= {
+            f"{pkg}.version": public,
+            f"{pkg}.local": other.version.local or "",
+            f"{pkg}.minor": ".".join(str(x) for x in release[:2]),
+        }
+        runtime = runtime_of(other)
+        if runtime is not None:
+            values["cuda"] = f"cu{runtime.major}{runtime.minor}"
+            values["cuda_major"] = str(runtime.major)
+        if other.cxx11abi is not None:
+            values["cxx11abi"] = "TRUE" if other.cxx11abi else "FALSE"
+    return fill_template(f.template, _spellings(values, f.template))
+
+
+def _spellings(values: dict[str, str], template: str) -> dict[str, str]:
+    """Map each ``{pkg.fact}`` as the template spells the package to its value."""
+    out = dict(values)
+    for part in re.findall(r"\{([^{}]*)\}", template):
+        pkg, dot, fact = part.rpartition(".")
+        if dot:
+            key = f"{canonicalize_name(pkg)}.{fact}"
+            if key in values:
+                out[part] = values[key]
+    return out
+
+
+def _py_tag(p: HostProfile) -> str:
+    """``cp312`` (``cp313t`` free-threaded)."""
+    return f"{p.implementation}{p.python.replace('.', '')}{'t' if p.free_threaded else ''}"
+
+
+def _platform_tag(p: HostProfile) -> str:
+    """The profile's most general platform tag: ``linux_x86_64``, ``win_amd64``."""
+    plats = [t.split("-")[-1] for t in p.tags if not t.endswith("-any")]
+    return plats[-1] if plats else ""
+
+
+def _no_fit(slot: Slot, m: Machine) -> str:
+    name = slot.manifest.display_name
+    head = f"no build of {name} fits this machine"
+    if slot.candidates:
+        head = f"no build of {name} is consistent with the rest of the plan"
+    elif any(ruled_out(fails) for _, fails in slot.rejected):
+        head = f"no build of {name} goes with your requirements"
+    elif (
+        slot.rejected
+        and all(any(x.rule == "tags" for x in fails) for _, fails in slot.rejected)
+        and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours)
+        and not any(
+            x == "any" or os_arch_of(x)[0] == m.profile.os
+            for f in slot.manifest.flavours
+            for x in flavour_platforms(f)
+        )
+    ):
+        head = f"no {OS_WORDS.get(m.profile.os, m.profile.os)} builds of {name} exist"
+    return f"{head}; {exists_summary(slot.manifest)}"
+
+
+def _alternatives(slot: Slot) -> list[Alternative]:
+    """Builds the user may pin on purpose: one that runs without the GPU, or one
+    outside their specifier. (Changes to the machine are hints: :func:`with_hints`.)"""
+    out = []
+    name = slot.manifest.display_name
+    for f, fails in slot.rejected:
+        rules = {x.rule for x in fails}
+        if isinstance(f, IndexFlavour) and f.versions is not None:
+            continue  # a pattern: no pin tells it apart
+        if rules == {"accelerator"}:
+            out.append(Alternative(pin=f"{name}=={f.version}", why="runs without the GPU"))
+        elif rules == {"specifier"}:
+            out.append(Alternative(pin=f"{name}=={f.version}", why="outside your specifier"))
+    return list(dict.fromkeys(out))[:3]
+
+
+def _assemble(
+    profile: HostProfile,
+    packages: list[PackagePlan],
+    reqs: ReqFile,
+    user_constraints: Mapping[str, list[ReqEntry]],
+    notes: list[str],
+) -> Plan:
+    option_lines: list[str] = []
+    for o in reqs.options:
+        if o.constraint:
+            continue
+        option_lines.append(o.text)
+        if o.option == "--extra-index-url":
+            notes.append(
+                f"{o.where}: --extra-index-url {o.value} lets pip take any package "
+                "from that index; resolver-hook uses per-package find-links instead"
+            )
+    lines = list(dict.fromkeys(line for p in packages for line in (p.line, *p.more_lines) if line))
+    constraints = [p.constraint for p in packages if p.constraint]
+    pinned = {p.name: p for p in packages if p.constraint}
+    for name, entries in user_constraints.items():
+        for c in entries:
+            ours = pinned.get(NormalizedName(name))
+            if ours is None:
+                constraints.append(original_line(c))
+            elif (
+                c.requirement is not None
+                and ours.version
+                and not c.requirement.specifier.contains(Version(ours.version), prereleases=True)
+            ):
+                notes.append(
+                    f"{c.where}: your constraint {c.text} conflicts with "
+                    f"{name} {ours.version} chosen for this machine"
+                )
+    find_links = list(dict.fromkeys(p.find_links for p in packages if p.find_links))
+    if any(e.hashes for e in reqs.requirements):
+        notes.append(
+            "your requirements use --hash: pip will then require a hash for every "
+            "package, and flavours without a sha256 cannot be installed that way"
+        )
+    if any(
+        p.action != "pass"
+        and p.url is not None
+        and p.source
+        and p.source.startswith("built-in")
+        and not (isinstance(p.flavour, WheelFlavour) and p.flavour.sha256)
+        for p in packages
+    ):
+        notes.append(
+            "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
+        )
+    unverified = [
+        p.name
+        for p in packages
+        if isinstance(p.flavour, WheelFlavour)
+        and p.sha256 is None
+        and not (p.source or "").startswith("built-in")
+    ]
+    if unverified:  # one note for all (built-in ones: the note above)
+        notes.append(
+            f"{', '.join(unverified)}: no sha256 in {'its' if len(unverified) == 1 else 'their'} "
+            "manifest for the wheel URL: not verified by hash"
+        )
+    return Plan(
+        profile=profile,
+        packages=tuple(packages),
+        requirements=tuple(option_lines + url_lines_first(lines)),
+        constraints=tuple(dict.fromkeys(constraints)),
+        find_links=tuple(find_links),
+        notes=tuple(dict.fromkeys(notes)),
+    )

@@ -1,0 +1,369 @@
+"""The plan's value objects and the marker environment: what the rest of the package
+and every other module import (:class:`Plan`, :class:`PackagePlan`,
+:func:`marker_environment`).
+
+Owns: the outcome types (:class:`Failure`, :class:`RuleOutcome`, :class:`Rejection`,
+:class:`Alternative`, :class:`Change`, :class:`PackagePlan`, :class:`Plan`), the rule ids,
+the marker environment of a profile, and the few facts of a flavour that the rules, the
+words and the hints all read (its platforms, the glibc a tag needs, its CUDA runtime).
+
+May import: the host profile, the manifest schema, ``portable/`` and ``_plain``; nothing
+else of ``resolve/``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from packaging.markers import Marker, UndefinedEnvironmentName
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook._plain import plain
+from resolver_hook.host.profile import HostProfile
+from resolver_hook.manifest.schema import Flavour
+from resolver_hook.portable.platforms import (
+    PLATFORM_MACHINE,
+    PLATFORM_SYSTEM,
+    SYS_PLATFORM,
+    parse_platform,
+)
+
+__all__ = [
+    "RULES",
+    "STALE_DAYS",
+    "Action",
+    "Alternative",
+    "Cause",
+    "Change",
+    "ChangeKind",
+    "Failure",
+    "PackagePlan",
+    "Plan",
+    "Rejection",
+    "Rule",
+    "RuleOutcome",
+    "Status",
+    "flavour_platforms",
+    "glibc_of",
+    "has_accelerator",
+    "marker_environment",
+    "marker_true",
+    "os_arch_of",
+    "plan_target",
+    "runtime_of",
+    "spec_floor",
+]
+
+STALE_DAYS = 180  # a chosen entry checked longer ago than this gets a note
+
+
+# --- the plan ---------------------------------------------------------------------
+
+#: What the plan does with a package.
+Action = Literal["pass", "rewrite", "build", "error"]
+#: Why: ``fit`` (a flavour fits), ``marker`` (the requirement's marker is false here),
+#: ``no-manifest``, ``as-written`` (a URL or path), ``unlisted`` (a version the
+#: manifest does not list), ``no-fit`` (nothing fits: error or build), ``conflict``
+#: (builds fit this machine, but none goes with the builds chosen for the others).
+Cause = Literal["fit", "marker", "no-manifest", "as-written", "unlisted", "no-fit", "conflict"]
+#: The rule a flavour failed. ``tags``: platform, glibc or ABI; ``python``: the
+#: Python version; ``jetson``: a Jetson build off its Jetson, or a server-Arm build on
+#: JetPack 6 or older (part of rule 1); ``properties``: a wheel variant of a namespace
+#: we do not check; ``ranked``: it fits but another was chosen (not a failure).
+Rule = Literal[
+    "tags",
+    "python",
+    "cuda",
+    "rocm",
+    "gpu",
+    "accelerator",
+    "specifier",
+    "coupling",
+    "jetson",
+    "properties",
+    "ranked",
+]
+RULES: tuple[Rule, ...] = get_args(Rule)
+Status = Literal["pass", "fail", "n/a"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Failure:
+    """One rule a flavour failed: its id and the reason in words."""
+
+    rule: Rule
+    reason: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleOutcome:
+    """One rule for one flavour: ``pass``, ``fail`` or ``n/a`` (it does not apply)."""
+
+    rule: Rule
+    status: Status
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rejection:
+    """A flavour that was not chosen and every rule it failed."""
+
+    candidate: str
+    failures: tuple[Failure, ...]
+    where: str = ""  # the flavour's key path in its manifest
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        return tuple(f.rule for f in self.failures)
+
+    @property
+    def reason(self) -> str:
+        """Every failure in words, `` | ``-separated (one reason may hold a ``;``)."""
+        return " | ".join(f.reason for f in self.failures)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Alternative:
+    """A build the user may pin on purpose: ``torch==2.13.0+cpu`` (runs without the GPU)."""
+
+    pin: str  # "torch==2.13.0+cpu"
+    why: str  # "runs without the GPU"
+
+    def __str__(self) -> str:
+        return f"{self.pin} ({self.why})"
+
+
+ChangeKind = Literal["driver", "python", "platform", "glibc", "gpu", "rocm"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One fact about the machine changed, that gives a package a fit (a hint).
+
+    Found by re-planning the whole plan with that fact changed
+    (:func:`apply_change`), never guessed. The fields not ``None`` are the new facts:
+    ``cuda`` the driver's CUDA version, ``sm`` one GPU of that compute capability
+    ("10.0"; with ``cuda`` when the machine had no driver), ``os``/``arch``,
+    ``glibc``, ``python``, ``rocm`` (an AMD GPU with that ROCm instead of NVIDIA).
+    """
+
+    kind: ChangeKind
+    text: str  # the change in words: "a driver of 580 or newer (CUDA 13.0)"
+    how: str = ""  # how to make it, when that needs saying (an x64 interpreter's venv)
+    gets: str = ""  # what the package then gets: "torch 2.13.0+cu130"
+    # Packages coupled with it that the plan gets now and the change moves to another
+    # build: "torch 2.12.1+cu130" (torch-scatter's fix on a CUDA 12 driver).
+    also: tuple[str, ...] = ()
+    cuda: str | None = None
+    python: str | None = None
+    os: str | None = None
+    arch: str | None = None
+    glibc: str | None = None
+    sm: str | None = None
+    rocm: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PackagePlan:
+    """What the plan does with one package: ``pass``, ``rewrite``, ``build`` or ``error``.
+
+    ``build``: no flavour fits and the manifest allows building from source; the
+    requirement is passed to the installer, ``build_needs`` says what the build needs.
+    ``fix``: for a package with no fit, the first single change of the machine that
+    gives it one (None: no single change does; ``hint`` says so).
+    """
+
+    name: NormalizedName
+    action: Action
+    reason: str
+    cause: Cause = "fit"
+    version: str | None = None
+    url: str | None = None  # the wheel URL or find-links page
+    sha256: str | None = None
+    source: str | None = None  # where the manifest came from
+    rejected: tuple[Rejection, ...] = ()
+    requested: str = ""  # the requirement as the user wrote it ("" when implied)
+    where: str = ""  # file:line of the requirement
+    line: str | None = None  # the rewritten requirement line (None: constraint only)
+    # Further lines for the same name, kept when the package passes through as written,
+    # so the installer still sees every specifier the user gave.
+    more_lines: tuple[str, ...] = ()
+    constraint: str | None = None
+    find_links: str | None = None
+    implied_by: tuple[str, ...] = ()  # packages whose couplings brought this one in
+    alternatives: tuple[Alternative, ...] = ()  # builds the user may pin (the CPU build)
+    build_needs: tuple[str, ...] = ()  # for action "build": the manifest's [build] needs
+    fix: Change | None = None
+    hint: str = ""  # the fix in words, or why no single change gives a fit
+    # The distribution (and extras) installed instead of the package ("cupy-cuda12x",
+    # "jax[cuda12]"): the requirement line is rewritten to it; a constraints file
+    # cannot say that, so ``enable`` cannot apply it. None: the package itself.
+    installs: str | None = None
+    # The find-links page was computed from a template over the build chosen for
+    # another package (PyG's page per torch build), not seen in the manifest as is.
+    computed: bool = False
+    versions: str | None = None  # a version pattern (">=0.3.35") instead of one version
+    flavour: Flavour | None = field(default=None, compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = plain(self)
+        return data
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """The result of resolving: per package what and why, and what to hand pip or uv.
+
+    ``requirements`` are the rewritten requirement lines (option lines, then URL
+    lines, then plain lines: pip wants a URL line before a plain line of the same
+    name); ``constraints`` pin every flavour (``name @ url#sha256=...`` for wheels,
+    ``name==version+local`` for index flavours); ``find_links`` are per-package pages
+    (never ``--extra-index-url``, docs/facts.md section 3).
+    """
+
+    profile: HostProfile = field(metadata={"json": False})
+    packages: tuple[PackagePlan, ...] = ()
+    requirements: tuple[str, ...] = ()
+    constraints: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def errors(self) -> tuple[PackagePlan, ...]:
+        return tuple(p for p in self.packages if p.action == "error")
+
+    @property
+    def builds(self) -> tuple[PackagePlan, ...]:
+        """Packages the installer will build from source (no flavour fits)."""
+        return tuple(p for p in self.packages if p.action == "build")
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def package(self, name: str) -> PackagePlan | None:
+        key = canonicalize_name(name)
+        return next((p for p in self.packages if p.name == key), None)
+
+    def rewritten_lines(self) -> list[str]:
+        """The requirements file to hand the installer (with ``-c``/``-f`` given apart)."""
+        return list(self.requirements)
+
+    def constraint_lines(self) -> list[str]:
+        return list(self.constraints)
+
+    def explain_lines(self) -> list[str]:
+        """One line per rewritten (or pinned) package: what and why."""
+        out = []
+        for p in self.packages:
+            if p.action == "rewrite":
+                what = (
+                    p.url if p.flavour is not None and p.flavour.kind == "wheel" else plan_target(p)
+                )
+                implied = f" (needed by {', '.join(p.implied_by)})" if p.implied_by else ""
+                out.append(f"{p.name}: {what}{implied}: {p.reason}")
+            elif p.action == "build":
+                needs = f" (needs {', '.join(p.build_needs)})" if p.build_needs else ""
+                out.append(f"{p.name}: build from source{needs}: {p.reason}")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "profile": self.profile.to_dict(),
+            "machine": self.profile.describe(),
+            **plain(self),
+            "ok": self.ok,
+        }
+        return data
+
+
+def plan_target(p: PackagePlan) -> str:
+    """What an index flavour installs, in words: ``cupy-cuda12x==14.2.0 (for cupy)``,
+    ``torch-scatter==2.1.2 from <page> (computed)``."""
+    name = p.installs or p.name
+    pin = f"{name}{p.versions}" if p.versions else f"{name}=={p.version}"
+    if p.installs:
+        pin += f" (for {p.name})"
+    if p.find_links:
+        pin += f" from {p.find_links}"
+        if p.computed:
+            pin += " (computed)"
+    return pin
+
+
+def marker_environment(profile: HostProfile) -> dict[str, str]:
+    """A complete PEP 508 marker environment for the profile (nothing from this host)."""
+    impl = {"cp": ("cpython", "CPython"), "pp": ("pypy", "PyPy")}.get(
+        profile.implementation, (profile.implementation, profile.implementation)
+    )
+    full = f"{profile.python}.0"
+    return {
+        "implementation_name": impl[0],
+        "implementation_version": full,
+        "os_name": "nt" if profile.os == "windows" else "posix",
+        "platform_machine": PLATFORM_MACHINE.get(profile.os, {}).get(profile.arch, profile.arch),
+        "platform_release": "",
+        "platform_system": PLATFORM_SYSTEM.get(profile.os, profile.os),
+        "platform_version": "",
+        "python_full_version": full,
+        "platform_python_implementation": impl[1],
+        "python_version": profile.python,
+        "sys_platform": SYS_PLATFORM.get(profile.os, profile.os),
+        "extra": "",
+    }
+
+
+def marker_true(marker: Marker | None, env: Mapping[str, str]) -> bool:
+    if marker is None:
+        return True
+    try:
+        return marker.evaluate(dict(env))
+    except UndefinedEnvironmentName:
+        return False
+
+
+def os_arch_of(tag: str) -> tuple[str, str]:
+    p = parse_platform(tag)
+    return p["os"], p["arch"]
+
+
+def glibc_of(tag: str) -> tuple[int, int] | None:
+    """The glibc a manylinux tag needs: ``manylinux_2_28_x86_64`` -> (2, 28)."""
+    m = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", tag)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    legacy = re.fullmatch(r"manylinux(1|2010|2014)_\w+", tag)
+    if legacy:
+        return {"1": (2, 5), "2010": (2, 12), "2014": (2, 17)}[legacy.group(1)]
+    return None
+
+
+def flavour_platforms(f: Flavour) -> list[str]:
+    """The single platform tags of a flavour (compressed tag sets split)."""
+    return [x for pl in f.platforms for x in pl.split(".")]
+
+
+def has_accelerator(f: Flavour) -> bool:
+    return f.cuda is not None or f.rocm is not None or bool(f.gpu)
+
+
+def runtime_of(f: Flavour) -> Version | None:
+    return f.cuda_runtime or spec_floor(f.cuda)
+
+
+def spec_floor(spec: SpecifierSet | None) -> Version | None:
+    if spec is None:
+        return None
+    floors = []
+    for s in spec:
+        if s.operator in (">=", ">", "==", "~=", "==="):
+            try:
+                floors.append(Version(s.version.replace(".*", "")))
+            except InvalidVersion:
+                continue
+    return max(floors) if floors else None

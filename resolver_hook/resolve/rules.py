@@ -1,0 +1,434 @@
+"""One flavour against one machine: rules 1-5 and the ranking (rules 7-9).
+
+Owns: :class:`Machine` (what the rules need from a profile, computed once per plan),
+each rule's failures (:class:`~.model.Failure`: the rule id and its reason),
+:func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
+chosen build meets a flavour's coupling (:func:`meets`, as data), and the rank key.
+
+May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema and
+``portable/``; never the solver, the plan's assembly or the hints.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.host.profile import HostProfile
+from resolver_hook.manifest.schema import (
+    Flavour,
+    IndexFlavour,
+    Manifest,
+    WheelFlavour,
+)
+from resolver_hook.portable.cuda import (
+    JETSON_AI_LAB_JP6,
+    min_driver_for_cuda,
+    uncovered,
+)
+from resolver_hook.portable.overrides import OVERRIDE_SM
+from resolver_hook.portable.platforms import (
+    OS_WORDS,
+    platform_name,
+)
+from resolver_hook.resolve.model import (
+    Failure,
+    Rule,
+    RuleOutcome,
+    flavour_platforms,
+    glibc_of,
+    has_accelerator,
+    marker_environment,
+    os_arch_of,
+    runtime_of,
+    spec_floor,
+)
+from resolver_hook.resolve.words import gpu_words
+
+__all__ = [
+    "Machine",
+    "evaluate_flavour",
+    "flavour_failures",
+    "meets",
+    "rank_key",
+    "version_ok",
+]
+
+
+class Machine:
+    """What the rules need from a profile, computed once per plan."""
+
+    def __init__(self, profile: HostProfile) -> None:
+        self.profile = profile
+        # The hints re-plan with one fact changed; a driver or GPU change keeps the tags.
+        self.tag_rank, self.platforms, self.interp_abi, self.first_platform_rank = _tag_facts(
+            profile.tags
+        )
+        self.cuda = (
+            Version(profile.nvidia.cuda_version)
+            if profile.nvidia and profile.nvidia.cuda_version
+            else None
+        )
+        self.rocm: Version | None = None
+        if profile.rocm is not None:
+            try:
+                self.rocm = Version(profile.rocm.version or "0")
+            except InvalidVersion:
+                self.rocm = Version("0")
+        self.env = marker_environment(profile)
+        # Per manifest, computed once: (any flavour needs NVIDIA, any needs ROCm). Asking
+        # it per flavour made resolution quadratic in the number of flavours.
+        self._accelerated: dict[int, tuple[Manifest, bool, bool]] = {}
+
+    def accelerated(self, manifest: Manifest) -> tuple[bool, bool]:
+        """Whether some flavour of ``manifest`` needs NVIDIA (CUDA or kernels) / ROCm."""
+        hit = self._accelerated.get(id(manifest))
+        if hit is None or hit[0] is not manifest:
+            nvidia = rocm = False
+            for g in manifest.flavours:
+                nvidia = nvidia or g.cuda is not None or bool(g.gpu)
+                rocm = rocm or g.rocm is not None
+            hit = (manifest, nvidia, rocm)
+            self._accelerated[id(manifest)] = hit
+        return hit[1], hit[2]
+
+
+@functools.lru_cache(maxsize=8)
+def _tag_facts(
+    tags: tuple[str, ...],
+) -> tuple[dict[str, int], set[str], set[tuple[str, str]], dict[str, int]]:
+    """Rank of each tag, the platforms, the interpreter/ABI pairs, each platform's best rank."""
+    tag_rank = {t: i for i, t in enumerate(tags)}
+    parsed = [t.split("-") for t in tags]
+    platforms = {p[2] for p in parsed if len(p) == 3}
+    interp_abi = {(p[0], p[1]) for p in parsed if len(p) == 3}
+    first_platform_rank: dict[str, int] = {}
+    for i, p in enumerate(parsed):
+        if len(p) == 3:
+            first_platform_rank.setdefault(p[2], i)
+    return tag_rank, platforms, interp_abi, first_platform_rank
+
+
+def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
+    """Rule 1: platform and Python failures, and the tag rank (lower is better)."""
+    p = m.profile
+    here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
+    out: list[Failure] = []
+    if isinstance(f, WheelFlavour):
+        ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
+        if ranks:
+            return [], min(ranks)
+        plats = sorted({t.platform for t in f.tags})
+        py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
+        plat_ok = any(pl in m.platforms for pl in plats)
+        if not plat_ok:
+            out.append(Failure(rule="tags", reason=_platform_reason(plats, p, here)))
+        if not py_ok:
+            pys = ", ".join(f.python_versions) or ", ".join(sorted({t.interpreter for t in f.tags}))
+            out.append(
+                Failure(
+                    rule="python",
+                    reason=f"built for Python {pys}; this machine has {p.python_words}",
+                )
+            )
+        if not out:
+            out.append(Failure(rule="tags", reason="its tags match no tag of this Python"))
+        return out, 0
+    # Index flavour: platforms and Pythons as listed.
+    if f.platforms and not any(pl in m.platforms for pl in f.platforms):
+        out.append(Failure(rule="tags", reason=_platform_reason(sorted(f.platforms), p, here)))
+    if f.python and p.python_label not in f.python:
+        out.append(
+            Failure(
+                rule="python",
+                reason=f"built for Python {', '.join(f.python)}; this machine has {p.python_words}",
+            )
+        )
+    if out or not f.platforms:
+        return out, 0
+    return [], min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
+
+
+def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
+    for pl in plats:
+        first = pl.split(".")[0]
+        os_name, arch = os_arch_of(first)
+        floor = glibc_of(first)
+        if os_name == p.os and arch == p.arch and floor and p.libc_version:
+            return (
+                f"needs glibc >= {floor[0]}.{floor[1]} ({pl}); this machine has "
+                f"{p.libc or 'libc'} {p.libc_version}"
+            )
+    words = ", ".join(
+        dict.fromkeys(platform_name(pl) for pl in (x for pl in plats for x in pl.split(".")))
+    )
+    return f"built for {words} ({', '.join(plats)}); this machine is {here}"
+
+
+def _no_cc_reason(p: HostProfile) -> str:
+    reason = p.nvidia_reason
+    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
+        return "no GPU is listed"
+    return reason
+
+
+def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
+    """Jetson builds fit Jetsons only; SBSA builds never fit JetPack 6 and older."""
+    if f.l4t is not None:
+        if not p.jetson:
+            return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
+        if p.l4t is None:
+            return (
+                f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
+                "(add l4tX.Y to --target, e.g. l4t36.4)"
+            )
+        if not f.l4t.contains(Version(p.l4t), prereleases=True):
+            return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
+        return None
+    if not (p.needs_jetson_builds and (f.cuda is not None or f.gpu)):
+        return None
+    plats = flavour_platforms(f)  # none, or "any": a build for every platform
+    if not plats or any(x == "any" or os_arch_of(x) == ("linux", "aarch64") for x in plats):
+        return (
+            "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
+            f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
+        )
+    return None
+
+
+def _exact_pin(spec: SpecifierSet, version: Version) -> bool:
+    return any(
+        s.operator in ("==", "===") and "+" in s.version and s.contains(version) for s in spec
+    )
+
+
+def flavour_failures(
+    f: Flavour,
+    m: Machine,
+    spec: SpecifierSet,
+    manifest: Manifest,
+) -> tuple[list[Failure], int]:
+    """Every rule (1-5) the flavour fails, and its tag rank."""
+    out, rank = _tag_failures(f, m)
+    p = m.profile
+    jetson_reason = _jetson_failure(f, p)
+    if jetson_reason:
+        out.append(Failure(rule="jetson", reason=jetson_reason))
+    if isinstance(f, WheelFlavour) and f.other_properties:
+        # A PEP 825 variant of another namespace (docs/facts.md section 2).
+        out.append(
+            Failure(
+                rule="properties",
+                reason=f"variant {f.variant} needs {', '.join(f.other_properties)}; "
+                "resolver-hook checks only nvidia properties",
+            )
+        )
+    if f.cuda is not None:
+        if m.cuda is None:
+            has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
+            out.append(
+                Failure(
+                    rule="cuda",
+                    reason=f"needs an NVIDIA driver with CUDA {f.cuda}; this machine has {has}",
+                )
+            )
+        elif not f.cuda.contains(m.cuda, prereleases=True):
+            hint = ""
+            floor = spec_floor(f.cuda)
+            if floor is not None and floor > m.cuda:
+                driver = min_driver_for_cuda((floor.major, floor.minor), p.os)
+                hint = f" (driver {driver} or newer)" if driver else ""
+            out.append(
+                Failure(
+                    rule="cuda",
+                    reason=f"needs a driver with CUDA {f.cuda}{hint}; this driver has "
+                    f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}",
+                )
+            )
+    if f.rocm is not None:
+        if m.rocm is None:
+            out.append(
+                Failure(rule="rocm", reason=f"needs AMD ROCm {f.rocm}; this machine has no ROCm")
+            )
+        elif not f.rocm.contains(m.rocm, prereleases=True):
+            out.append(
+                Failure(rule="rocm", reason=f"needs ROCm {f.rocm}; this machine has ROCm {m.rocm}")
+            )
+    if f.gpu:
+        kernels = ", ".join(map(str, f.gpu))
+        if p.nvidia is None:
+            out.append(
+                Failure(
+                    rule="gpu",
+                    reason=f"needs an NVIDIA GPU that runs {kernels}; this machine has none",
+                )
+            )
+        elif not p.gpus:
+            # No compute capability known (a driver without NVML, a target without smXY):
+            # say so rather than guess (docs/facts.md section 1.3).
+            out.append(
+                Failure(
+                    rule="gpu",
+                    reason=f"needs a GPU for kernels {kernels}; this machine's GPU compute "
+                    f"capability is unknown ({_no_cc_reason(p)}); set {OVERRIDE_SM}=X.Y "
+                    "(or --sm X.Y) to name it",
+                )
+            )
+        else:
+            missing = uncovered(f.gpu, p.gpu_ccs)
+            if missing:
+                verb = "does" if len(f.gpu) == 1 else "do"
+                out.append(
+                    Failure(
+                        rule="gpu",
+                        reason=f"kernels {kernels} {verb} not run on "
+                        f"{', '.join(gpu_words(cc) for cc in missing)}",
+                    )
+                )
+    if not has_accelerator(f) and not _exact_pin(spec, f.version):
+        any_nvidia, any_rocm = m.accelerated(manifest)
+        # A version pattern shares its versions with the CUDA builds: no pin tells it
+        # apart, so none is suggested.
+        pin = (
+            "; no pin selects it (the CUDA builds have the same versions)"
+            if isinstance(f, IndexFlavour) and f.versions is not None
+            else f"; pin {manifest.display_name}=={f.version} to use it"
+        )
+        if p.nvidia is not None and any_nvidia:
+            out.append(
+                Failure(
+                    rule="accelerator",
+                    reason="builds without CUDA are not chosen on a machine with "
+                    f"an NVIDIA GPU{pin}",
+                )
+            )
+        elif p.rocm is not None and any_rocm:
+            out.append(
+                Failure(
+                    rule="accelerator",
+                    reason=f"builds without ROCm are not chosen on a machine with ROCm{pin}",
+                )
+            )
+    if str(spec) and not version_ok(spec, f):
+        shown = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
+        out.append(
+            Failure(rule="specifier", reason=f"{shown} does not match your requirement {spec}")
+        )
+    return out, rank
+
+
+def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
+    """Rule 5. A version pattern (``versions``) holds unless the user pins a version
+    (``==``/``===``, no wildcard) the pattern does not allow."""
+    if not isinstance(f, IndexFlavour) or f.versions is None:
+        return spec.contains(f.version, prereleases=True)
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                pinned = Version(s.version)
+            except InvalidVersion:
+                return False
+            if not f.versions.contains(pinned, prereleases=True):
+                return False
+    return True
+
+
+def meets(f: Flavour, r: Requirement, other: Flavour) -> str | None:
+    """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
+    None, or why not. A page template over ``other``'s build needs more than the
+    version: one of ``local_labels``, and the facts the template reads."""
+    if not version_ok(r.specifier, other):
+        return f"needs {r}"
+    if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
+        return None
+    local = other.version.local or ""
+    if f.local_labels and local not in f.local_labels:
+        return (
+            f"its page exists for {other.name} builds {', '.join(f.local_labels)}, "
+            f"not {other.version}"
+        )
+    assert f.template is not None
+    if "{cxx11abi}" in f.template and other.cxx11abi is None:
+        return f"its page needs the C++ ABI of {other.describe()}, which its manifest does not give"
+    if ("{cuda}" in f.template or "{cuda_major}" in f.template) and runtime_of(other) is None:
+        return f"its page needs the CUDA version of {other.describe()}, a build without CUDA"
+    return None
+
+
+def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool:
+    """Whether a rule says anything about this flavour on this machine."""
+    if rule == "python":
+        return bool(f.python_versions)
+    if rule == "cuda":
+        return f.cuda is not None
+    if rule == "rocm":
+        return f.rocm is not None
+    if rule == "gpu":
+        # With a driver but no visible GPU, the kernels cannot be checked.
+        return bool(f.gpu) and (p.nvidia is None or bool(p.gpu_ccs))
+    if rule == "accelerator":
+        return not has_accelerator(f) and (p.nvidia is not None or p.rocm is not None)
+    if rule == "specifier":
+        return bool(str(spec))
+    return rule == "tags"
+
+
+def evaluate_flavour(
+    f: Flavour, manifest: Manifest, profile: HostProfile, spec: SpecifierSet | None = None
+) -> dict[Rule, RuleOutcome]:
+    """Rules 1-5 for one flavour: per rule ``pass``, ``fail`` (with the reason) or
+    ``n/a``. The same evaluation the resolver makes (couplings need a plan)."""
+    spec = spec or SpecifierSet()
+    fails, _ = flavour_failures(f, Machine(profile), spec, manifest)
+    # A Jetson build on another machine, or a server-Arm build on a Jetson: the
+    # platform column (rule "jetson" is part of rule 1).
+    failed = {("tags" if x.rule == "jetson" else x.rule): x.reason for x in reversed(fails)}
+    out: dict[Rule, RuleOutcome] = {}
+    for rule in ("tags", "python", "cuda", "rocm", "gpu", "accelerator", "specifier"):
+        if rule in failed:
+            out[rule] = RuleOutcome(rule=rule, status="fail", reason=failed[rule])
+        elif _applies(rule, f, profile, spec):
+            out[rule] = RuleOutcome(rule=rule, status="pass")
+        else:
+            out[rule] = RuleOutcome(rule=rule, status="n/a")
+    return out
+
+
+def rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ...]:
+    """Rules 7-9: tag, then which CUDA build wins, then version (best first)."""
+    f, rank = item
+    runtime = runtime_of(f)
+    if runtime is not None and driver is not None and runtime > driver:
+        # Newer than the driver: only after every older one, the nearest first.
+        cuda_key: tuple[int, Any] = (1, runtime)
+    else:
+        cuda_key = (0, _Desc(runtime or spec_floor(f.rocm) or Version("0")))
+    # PEP 825: variants before the null variant, before non-variant wheels (docs/facts.md
+    # section 2), among builds that are otherwise equal.
+    label = f.variant if isinstance(f, WheelFlavour) else None
+    variant_rank = 2 if label is None else 1 if label == "null" else 0
+    return (rank, cuda_key, _Desc(f.version), variant_rank, f.describe())
+
+
+class _Desc:
+    """Wraps a value to sort it in descending order."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Version) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.v == other.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)

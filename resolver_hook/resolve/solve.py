@@ -1,0 +1,436 @@
+"""The coupling solver: requirements as slots, then one flavour per slot so that every
+coupling holds (rule 6).
+
+Owns: :class:`Slot` (one package to resolve), :func:`solve` (pass-through entries,
+rules 1-5 per slot, couplings bringing in implied slots, the search), the pruning of
+candidates coupled with a package that has no fit, and the depth-first search per
+group of coupled packages. A coupling failure carries what caused it as data.
+
+May import: :mod:`.model`, :mod:`.rules`, :mod:`.words`, ``reqfile`` and the manifest
+schema; never the plan's assembly or the hints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import NormalizedName, canonicalize_name
+
+from resolver_hook.host.profile import HostProfile
+from resolver_hook.manifest.schema import (
+    Flavour,
+    Manifest,
+)
+from resolver_hook.reqfile import (
+    ReqEntry,
+    ReqFile,
+    parse_requirements,
+)
+from resolver_hook.resolve.model import (
+    Cause,
+    Failure,
+    PackagePlan,
+    marker_true,
+)
+from resolver_hook.resolve.rules import (
+    Machine,
+    flavour_failures,
+    meets,
+    rank_key,
+    version_ok,
+)
+from resolver_hook.resolve.words import RULES_OUT
+
+__all__ = [
+    "Slot",
+    "Solved",
+    "as_reqfile",
+    "by_canonical_name",
+    "original_line",
+    "solve",
+    "why_dead",
+]
+
+_SEARCH_BUDGET = 20_000  # DFS nodes per group of coupled packages
+
+
+@dataclass(slots=True)
+class Slot:
+    name: NormalizedName
+    manifest: Manifest
+    spec: SpecifierSet
+    entry: ReqEntry | None  # None when implied by a coupling
+    implied_by: list[str]
+    candidates: list[tuple[Flavour, int]] = field(default_factory=list)  # pass 1-5, ranked
+    rejected: list[tuple[Flavour, list[Failure]]] = field(default_factory=list)
+    chosen: Flavour | None = None
+    coupling_rejects: dict[int, str] = field(default_factory=dict)
+    others: list[ReqEntry] = field(default_factory=list)  # the same name asked again
+
+
+@dataclass(slots=True)
+class Solved:
+    """The choices, before they are put in words."""
+
+    m: Machine
+    slots: dict[str, Slot]
+    packages: dict[str, PackagePlan]  # those passed through (no slot)
+    order: list[str]
+    user_constraints: dict[str, list[ReqEntry]]
+    notes: list[str]
+
+
+def as_reqfile(requirements: ReqFile | Iterable[str | Requirement | ReqEntry]) -> ReqFile:
+    if isinstance(requirements, ReqFile):
+        return requirements
+    entries: list[ReqEntry] = []
+    lines: list[str] = []
+    for r in requirements:
+        if isinstance(r, ReqEntry):
+            entries.append(r)
+        elif isinstance(r, Requirement):
+            lines.append(str(r))
+        else:
+            lines.append(r)
+    parsed = parse_requirements("\n".join(lines), source="<requirements>") if lines else ReqFile()
+    return ReqFile(entries=(*entries, *parsed.entries), warnings=parsed.warnings)
+
+
+def by_canonical_name(manifests: Mapping[str, Manifest]) -> Mapping[str, Manifest]:
+    """The manifests by canonical name, reading none that is read on first use
+    (:class:`resolver_hook.manifest.load.ManifestSet`): a plan looks up only its own."""
+    if all(canonicalize_name(k) == k for k in manifests):
+        return manifests
+    return {canonicalize_name(k): v for k, v in manifests.items()}
+
+
+def solve(  # noqa: PLR0915 - the numbered steps read best in one place
+    reqs: ReqFile,
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    m: Machine | None = None,  # the profile's, when the caller has it already
+) -> Solved:
+    m = Machine(profile) if m is None else m
+    by_name = by_canonical_name(manifests)
+    notes: list[str] = list(reqs.warnings)
+    packages: dict[str, PackagePlan] = {}
+    order: list[str] = []
+    slots: dict[str, Slot] = {}
+    user_constraints: dict[str, list[ReqEntry]] = {}
+    for c in reqs.constraints:
+        if c.name and marker_true(c.marker, m.env):
+            user_constraints.setdefault(c.name, []).append(c)
+
+    # Requested packages: pass-through, or a slot to resolve.
+    for e in reqs.requirements:
+        key = e.name or e.text
+        if not marker_true(e.marker, m.env):
+            if key not in packages and key not in slots:
+                packages[key] = PackagePlan(
+                    name=NormalizedName(key),
+                    action="pass",
+                    requested=e.text,
+                    where=e.where,
+                    line=original_line(e),
+                    cause="marker",
+                    reason=f"marker '{e.marker}' is false on this machine: pip skips it",
+                )
+                order.append(key)
+            continue
+        manifest = by_name.get(e.name) if e.name else None
+        twin = packages.get(key)
+        if twin is not None and twin.cause == "marker":
+            del packages[key]  # a marker-false twin seen first: this line counts
+            order.remove(key)
+            twin = None
+        if manifest is None or e.kind != "requirement" or e.url or e.editable:
+            why = (
+                "no manifest: left to the installer"
+                if manifest is None
+                else "you gave a URL or path: left as written"
+            )
+            cause: Cause = "no-manifest" if manifest is None else "as-written"
+            slot = slots.pop(key, None)
+            if slot is None and twin is not None:  # the same name again: pip sees every line
+                packages[key] = dataclasses.replace(
+                    twin, more_lines=(*twin.more_lines, original_line(e))
+                )
+                continue
+            # A URL or path for a name asked for before (a slot): as written, with the
+            # earlier lines; else a new name.
+            earlier = [] if slot is None else [slot.entry, *slot.others]
+            packages[key] = PackagePlan(
+                name=NormalizedName(key),
+                action="pass",
+                reason=why,
+                cause=cause,
+                requested=e.text,
+                where=e.where,
+                line=original_line(e),
+                more_lines=tuple(original_line(x) for x in earlier if x is not None),
+            )
+            if slot is None:
+                order.append(key)
+            continue
+        assert e.requirement is not None
+        assert e.name is not None
+        if twin is not None:  # asked for by URL or path already: left as written
+            packages[key] = dataclasses.replace(
+                twin, more_lines=(*twin.more_lines, original_line(e))
+            )
+            continue
+        if e.name in slots:  # the same name twice: both specifiers hold (as in pip)
+            slots[e.name].spec &= e.requirement.specifier
+            slots[e.name].others.append(e)
+            continue
+        spec = e.requirement.specifier & _constraint_spec(user_constraints, e.name)
+        slots[e.name] = Slot(name=e.name, manifest=manifest, spec=spec, entry=e, implied_by=[])
+        order.append(e.name)
+
+    # Rules 1-5 for every slot; couplings bring in implied slots.
+    pending = list(slots)
+    while pending:
+        name = pending.pop(0)
+        slot = slots[name]
+        for f in slot.manifest.flavours:
+            fails, rank = flavour_failures(f, m, slot.spec, slot.manifest)
+            if fails:
+                slot.rejected.append((f, fails))
+            else:
+                slot.candidates.append((f, rank))
+        slot.candidates.sort(key=lambda item: rank_key(item, m.cuda))
+        for f, _ in slot.candidates:
+            for r in f.requires:
+                target = canonicalize_name(r.name)
+                if not marker_true(r.marker, m.env) or target not in by_name:
+                    continue
+                if target not in slots:
+                    if target in packages:  # asked for by URL or marker-skipped: leave it
+                        continue
+                    slots[target] = Slot(
+                        name=target,
+                        manifest=by_name[target],
+                        spec=_constraint_spec(user_constraints, target),
+                        entry=None,
+                        implied_by=[],
+                    )
+                    order.append(target)
+                    pending.append(target)
+                if slots[target].entry is None and slot.name not in slots[target].implied_by:
+                    slots[target].implied_by.append(slot.name)
+
+    _search(slots, m)
+    return Solved(
+        m=m,
+        slots=slots,
+        packages=packages,
+        order=order,
+        user_constraints=user_constraints,
+        notes=notes,
+    )
+
+
+def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) -> SpecifierSet:
+    spec = SpecifierSet()
+    for c in user_constraints.get(name, []):
+        if c.requirement is not None:
+            spec &= c.requirement.specifier
+    return spec
+
+
+def _couplings_hold(
+    f: Flavour,
+    assigned: Mapping[NormalizedName, Flavour],
+    env: Mapping[str, str],
+) -> str | None:
+    for r in f.requires:
+        target = canonicalize_name(r.name)
+        other = assigned.get(target)
+        if other is None or not marker_true(r.marker, env):
+            continue
+        why = meets(f, r, other)
+        if why is not None:
+            return f"{why}; the plan has {target} {other.version}"
+    return None
+
+
+def _consistent(
+    slot: Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour], env: Mapping[str, str]
+) -> str | None:
+    why = _couplings_hold(f, assigned, env)
+    if why:
+        return why
+    probe = {slot.name: f}
+    for other in assigned.values():
+        why = _couplings_hold(other, probe, env)
+        if why:
+            return f"{other.name} {other.version} {why.replace('; the plan has', '; this is')}"
+    return None
+
+
+def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
+    """Connected groups of coupled packages, each ordered providers first."""
+    edges: dict[str, set[str]] = {n: set() for n in slots}
+    deps: dict[str, set[str]] = {n: set() for n in slots}
+    for n, s in slots.items():
+        for f, _ in s.candidates:
+            for r in f.requires:
+                t = canonicalize_name(r.name)
+                if t in slots and t != n:
+                    edges[n].add(t)
+                    edges[t].add(n)
+                    deps[n].add(t)
+    seen: set[str] = set()
+    groups = []
+    for n in slots:
+        if n in seen:
+            continue
+        stack, group = [n], []
+        seen.add(n)
+        while stack:
+            x = stack.pop()
+            group.append(x)
+            for y in sorted(edges[x]):
+                if y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+        # Providers first: a package before those whose flavours require it.
+        ordered: list[str] = []
+        remaining = [x for x in slots if x in set(group)]
+        while remaining:
+            ready = [x for x in remaining if not (deps[x] & set(remaining)) - {x}]
+            pick = ready[0] if ready else remaining[0]
+            ordered.append(pick)
+            remaining.remove(pick)
+        groups.append(ordered)
+    return groups
+
+
+def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
+    """Drop candidates coupled with a package that has no fitting build (to a fixed point)."""
+    changed = True
+    while changed:
+        changed = False
+        for slot in slots.values():
+            keep = []
+            for f, rank in slot.candidates:
+                dead = next(
+                    (
+                        r
+                        for r in f.requires
+                        if canonicalize_name(r.name) in slots
+                        and marker_true(r.marker, m.env)
+                        and not any(
+                            meets(f, r, g) is None
+                            for g, _ in slots[canonicalize_name(r.name)].candidates
+                        )
+                    ),
+                    None,
+                )
+                if dead is None:
+                    keep.append((f, rank))
+                else:
+                    changed = True
+                    slot.rejected.append(
+                        (
+                            f,
+                            [
+                                Failure(
+                                    rule="coupling",
+                                    reason=f"needs {dead}; "
+                                    + why_dead(f, dead, slots[canonicalize_name(dead.name)]),
+                                )
+                            ],
+                        )
+                    )
+            slot.candidates = keep
+
+
+def why_dead(f: Flavour, r: Requirement, other: Slot) -> str:
+    """Why no candidate of ``other`` meets ``r``: a page template's fact the builds lack
+    (their local label, C++ ABI), else none exists or none fits."""
+    pinned = _pinned_out(f, r, other)
+    if pinned:
+        return pinned
+    for g, _ in other.candidates:
+        if version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
+            why = meets(f, r, g)
+            if why is not None:
+                return why
+    return _no_such(r, other)
+
+
+def _search(slots: Mapping[str, Slot], m: Machine) -> None:
+    """Rule 6: choose one candidate per slot so that every coupling holds."""
+    _prune(slots, m)
+    for group in _groups(slots):
+        live = [n for n in group if slots[n].candidates]
+        budget = [_SEARCH_BUDGET]
+        solution = _dfs(live, 0, {}, slots, m.env, budget)
+        if solution is not None:
+            for key, f in solution.items():
+                slots[key].chosen = f
+            continue
+        # No full solution: choose greedily, best first, and say what clashed.
+        assigned: dict[NormalizedName, Flavour] = {}
+        for n in live:
+            slot = slots[n]
+            for i, (f, _) in enumerate(slot.candidates):
+                why = _consistent(slot, f, assigned, m.env)
+                if why is None:
+                    slot.chosen = f
+                    assigned[slot.name] = f
+                    break
+                slot.coupling_rejects[i] = why
+
+
+def _dfs(  # noqa: PLR0917 - a recursive helper
+    names: list[str],
+    i: int,
+    assigned: dict[NormalizedName, Flavour],
+    slots: Mapping[str, Slot],
+    env: Mapping[str, str],
+    budget: list[int],
+) -> dict[NormalizedName, Flavour] | None:
+    if i == len(names):
+        return dict(assigned)
+    slot = slots[names[i]]
+    for f, _ in slot.candidates:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        if _consistent(slot, f, assigned, env) is None:
+            assigned[slot.name] = f
+            found = _dfs(names, i + 1, assigned, slots, env, budget)
+            del assigned[slot.name]
+            if found is not None:
+                return found
+    return None
+
+
+def original_line(e: ReqEntry) -> str:
+    head = f"-e {e.text}" if e.editable else e.text
+    return " ".join([head, *(f"--hash={h}" for h in e.hashes)])
+
+
+def _pinned_out(f: Flavour, r: Requirement, other: Slot) -> str | None:
+    """The user's own requirement on ``other`` rules out a build of it that fits this
+    machine and meets ``r`` (``f``'s coupling): say so, as the one thing to change."""
+    for g, fails in other.rejected:
+        if fails and all(x.rule == "specifier" for x in fails) and meets(f, r, g) is None:
+            return (
+                f"your requirement {other.name}{other.spec} {RULES_OUT} {other.name} "
+                f"{g.version}, which fits this machine"
+            )
+    return None
+
+
+def _no_such(r: Requirement, other: Slot) -> str:
+    """Why no build of ``other`` meets ``r``: none exists, or none fits this machine."""
+    if any(version_ok(r.specifier, g) for g in other.manifest.flavours):
+        return f"no such build of {other.name} fits this machine"
+    return f"{other.name}'s manifest has no such build"
