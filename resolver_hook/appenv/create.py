@@ -30,7 +30,7 @@ from resolver_hook.install.backends import find_uv, venv_python
 from resolver_hook.install.session import Reporter, install
 from resolver_hook.manifest import Manifest
 
-__all__ = ["create_environment", "pass_arguments", "sync_environment"]
+__all__ = ["make_environment", "pass_arguments"]
 
 
 def pass_arguments(step: EnvPass, python: str, stack: tuple[str, ...]) -> list[str]:
@@ -90,18 +90,28 @@ def _run_passes(
     return done
 
 
-def create_environment(
+def make_environment(
     eplan: EnvPlan,
     venv: Path,
     *,
+    create: bool,
     manifests: Mapping[str, Manifest],
     env: dict[str, str],
     report: Reporter,
     today: datetime.date | None = None,
 ) -> None:
-    """Make ``venv`` with uv's interpreter request and run every pass; on failure remove it."""
+    """Run every pass in ``venv``; with ``create``, first make it with uv's interpreter
+    request (refused when it exists), and remove it again when anything fails."""
     if not eplan.ok:
         raise OperationalError(eplan.refused, hint=eplan.hint or None)
+    if not create:
+        if not Path(venv_python(str(venv))).exists():
+            raise UsageError(
+                f"{venv} is not a virtual environment",
+                hint=f"'resolver-hook env create {venv}' makes one",
+            )
+        _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)
+        return
     if venv.exists() or venv.is_symlink():
         raise UsageError(
             f"{venv} exists: 'env create' makes a new environment",
@@ -119,23 +129,3 @@ def create_environment(
             shutil.rmtree(venv, ignore_errors=True)
             report.warning(f"removed the unfinished environment {venv}")
             raise
-
-
-def sync_environment(
-    eplan: EnvPlan,
-    venv: Path,
-    *,
-    manifests: Mapping[str, Manifest],
-    env: dict[str, str],
-    report: Reporter,
-    today: datetime.date | None = None,
-) -> None:
-    """Run every pass in the existing ``venv``."""
-    if not eplan.ok:
-        raise OperationalError(eplan.refused, hint=eplan.hint or None)
-    if not Path(venv_python(str(venv))).exists():
-        raise UsageError(
-            f"{venv} is not a virtual environment",
-            hint=f"'resolver-hook env create {venv}' makes one",
-        )
-    _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)

@@ -14,13 +14,19 @@ failure); ``no-deps`` (``--no-deps``).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from resolver_hook.appenv.declaration import Declaration, Group, accelerator_of
+from resolver_hook.appenv.declaration import (
+    Declaration,
+    Group,
+    RequirementsChoice,
+    accelerator_of,
+)
 from resolver_hook.host import HostProfile, apply_overrides
 from resolver_hook.manifest import Manifest
 from resolver_hook.reqfile import read_requirements
@@ -173,57 +179,36 @@ def plan_environment(
         reqs = read_requirements([str(f) for f in files], [*decl.stack, *lines])
         return resolve(reqs, manifests, profile, today=today)
 
-    passes = []
-    stack = planned(())
-    if not stack.ok:
-        return _refuse(base, "the stack has no build for this machine", "", stack)
-    passes.append(EnvPass(kind="stack", packages=decl.stack, plan=stack))
     choice = next((r for r in decl.requirements if r.when.matches(machine)), None)
+    Step = tuple[PassKind, tuple[str, ...], RequirementsChoice | None]
+    steps: list[Step] = [("stack", decl.stack, None)]
     if choice is not None:
-        plan = planned((), (choice.file,))
-        if not plan.ok:
-            return _refuse(base, f"{choice.file.name} has no build for this machine", "", plan)
-        passes.append(
-            EnvPass(kind="requirements", file=choice.file, why=choice.when.describe(), plan=plan)
-        )
-    for kind, groups in (("extras", decl.extras), ("optional", decl.optional)):
-        packages = _selected(groups, machine)
-        if not packages:
+        steps.append(("requirements", (), choice))
+    steps += [
+        ("extras", _selected(decl.extras, machine), None),
+        ("optional", _selected(decl.optional, machine), None),
+        ("no-deps", _selected(decl.no_deps, machine), None),
+    ]
+    passes = []
+    for kind, packages, file in steps:
+        if not packages and file is None:
             continue
-        plan = planned(packages)
+        plan = planned(() if kind == "stack" else packages, (file.file,) if file else ())
         if kind == "optional":
             skipped = {str(e.name): e.reason for e in plan.errors}
-            passes.append(EnvPass(kind="optional", packages=packages, plan=plan, skipped=skipped))
+            passes.append(EnvPass(kind=kind, packages=packages, plan=plan, skipped=skipped))
             continue
         if not plan.ok:
-            return _refuse(base, f"the {kind} have no build for this machine", "", plan)
-        passes.append(EnvPass(kind="extras", packages=packages, plan=plan))
-    packages = _selected(decl.no_deps, machine)
-    if packages:
-        plan = planned(packages)
-        if not plan.ok:
-            return _refuse(base, "the no-deps packages have no build for this machine", "", plan)
-        passes.append(EnvPass(kind="no-deps", packages=packages, plan=plan))
-    return EnvPlan(
-        source=base.source,
-        machine=machine,
-        profile=profile,
-        accelerator=accelerator,
-        interpreter=request,
-        passes=tuple(passes),
-        notes=base.notes,
-    )
+            what = file.file.name if file else "the stack" if kind == "stack" else f"the {kind}"
+            return _refuse(base, f"{what} has no build for this machine", "", plan)
+        why = file.when.describe() if file else ""
+        passes.append(
+            EnvPass(
+                kind=kind, packages=packages, file=file.file if file else None, why=why, plan=plan
+            )
+        )
+    return dataclasses.replace(base, passes=tuple(passes))
 
 
 def _refuse(base: EnvPlan, why: str, hint: str, plan: Plan | None = None) -> EnvPlan:
-    return EnvPlan(
-        source=base.source,
-        machine=base.machine,
-        profile=base.profile,
-        accelerator=base.accelerator,
-        interpreter=base.interpreter,
-        notes=base.notes,
-        refused=why,
-        hint=hint,
-        failed=plan,
-    )
+    return dataclasses.replace(base, refused=why, hint=hint, failed=plan)

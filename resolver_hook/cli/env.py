@@ -97,12 +97,18 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.verb == "plan":
         return 0
-    from resolver_hook.appenv.create import create_environment, sync_environment
+    from resolver_hook.appenv.create import make_environment
     from resolver_hook.cli.install import _Printer
 
-    act = create_environment if args.verb == "create" else sync_environment
-    env = dict(os.environ)
-    act(eplan, Path(args.dir), manifests=manifests, env=env, report=_Printer(), today=today)
+    make_environment(
+        eplan,
+        Path(args.dir),
+        create=args.verb == "create",
+        manifests=manifests,
+        env=dict(os.environ),
+        report=_Printer(),
+        today=today,
+    )
     sys.stderr.write(f"resolver-hook: environment ready in {args.dir}\n")
     return 0
 
