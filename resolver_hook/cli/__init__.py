@@ -39,6 +39,7 @@ _COMMANDS = {
     "explain": "explain",
     "lock": "lock",
     "env": "env",
+    "sync": "sync",
     "pip": "install",
     "uv": "install",
     "enable": "hook",

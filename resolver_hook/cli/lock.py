@@ -167,6 +167,18 @@ def run(args: argparse.Namespace) -> int:
             continue
         write_atomic(path, text)  # an unwritable path is one error line (exit 1)
         sys.stdout.write(f"wrote {path} ({len(lines)} lines)\n")
+    if "{target}" in args.output and len({os.path.dirname(p) for p, *_ in outputs}) == 1:
+        # One file per machine class: the index that tells a machine which is its own.
+        from pathlib import Path
+
+        from resolver_hook.lockset import write_index
+
+        rows = [
+            (Path(path), s, prof, plan)
+            for (path, *_), (s, prof, plan) in zip(outputs, plans, strict=True)
+        ]
+        index = write_index(Path(outputs[0][0]).parent, rows)
+        sys.stdout.write(f"wrote {index} (which lock serves which machine class)\n")
     return 0
 
 

@@ -1,0 +1,92 @@
+"""``resolver-hook sync LOCKDIR``: install the lock of this machine's class from a lock set.
+
+The lock set is what ``resolver-hook lock -o 'LOCKDIR/{target}.txt' --target ...``
+writes: one lock file per target and ``LOCKDIR/index.toml`` (resolver_hook/lockset.py).
+``sync`` detects the machine (as seen by the environment's Python), picks the lock whose
+builds all run here, checks its sha256 against the index and installs it with uv
+(``uv pip install -r``) or pip (``pip install -r``), into the active virtual environment
+or ``--python``'s. Exit codes: the installer's own; 1 when no lock fits (nothing is
+installed; the nearest lock is named with each rule it fails) or a lock file changed;
+2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from resolver_hook.cli._machine import add_machine_options, machine_from_args
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "sync",
+        help="install this machine's lock from a lock set",
+        description="Read LOCKDIR/index.toml (written by 'resolver-hook lock -o "
+        '"LOCKDIR/{target}.txt"\'), pick the lock whose builds run on this machine, '
+        "verify its sha256 and install it with uv or pip. Nothing is installed when no "
+        "lock fits.",
+    )
+    p.add_argument("lockdir", metavar="LOCKDIR")
+    p.add_argument(
+        "--installer",
+        choices=("uv", "pip"),
+        help="install with uv or pip (default: uv when it is installed, else pip)",
+    )
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="the environment to install into (default: the active venv)",
+    )
+    add_machine_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from resolver_hook._proc import foreground
+    from resolver_hook.errors import OperationalError
+    from resolver_hook.install.args import parse_install_args
+    from resolver_hook.install.backends import find_installer, python_version_of, which_uv
+    from resolver_hook.lockset import choose, read_index, verified_file
+
+    folder = Path(args.lockdir)
+    locks = read_index(folder)
+    env = dict(os.environ)
+    tool = args.installer or ("uv" if which_uv(env) else "pip")
+    python = ["--python", args.python] if args.python else []
+    if tool == "pip" and args.python:
+        env["VIRTUAL_ENV"] = str(Path(args.python).parent.parent)
+    installer = find_installer(tool, parse_install_args(tool, python if tool == "uv" else []), env)
+    profile = machine_from_args(args)
+    if not (args.profile or args.target):
+        profile = profile.for_python(python_version_of(installer.python))
+    chosen, why = choose(locks, profile)
+    if chosen is None:
+        if not locks:
+            raise OperationalError(f"{folder / 'index.toml'} lists no lock")
+        nearest = min(locks, key=lambda lock: len(why[lock.file]))
+        reasons = "; ".join(why[nearest.file])
+        raise OperationalError(
+            f"no lock in {folder} fits {profile.describe()}: the nearest, {nearest.file} "
+            f"(for {nearest.machine}), fails: {reasons}",
+            hint=f"add a lock for this machine class: resolver-hook lock ... -o "
+            f"'{folder}/{{target}}.txt' --target {nearest.target} --target <this machine>",
+        )
+    fitting = [lock for lock in locks if not why[lock.file]]
+    more = ""
+    if len(fitting) > 1:
+        more = (
+            f" ({len(fitting)} locks fit; this one is the most specific: planned for this "
+            "machine's GPUs, then the most GPU builds, then the highest CUDA floor)"
+        )
+    sys.stderr.write(
+        f"resolver-hook: {chosen.file} (for {chosen.machine}) fits {profile.describe()}{more}\n"
+    )
+    path = verified_file(folder, chosen)
+    extra = ["--python", installer.python] if tool == "uv" else []
+    code, _ = foreground(installer.argv(["-r", str(path)], extra), env=env)
+    return code

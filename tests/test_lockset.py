@@ -1,0 +1,162 @@
+"""Lock sets for machine classes: ``lock -o 'DIR/{target}.txt'`` writes an index, ``sync``
+installs the lock of this machine's class, with real uv and real pip on a loopback index.
+
+The classes: an sm_90 machine on a CUDA 12.6 driver (demo-gpu 1.0+cu126) and an sm_120
+machine on CUDA 13.0 (demo-gpu 1.0+cu130); machines are given by --target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from resolver_hook._toml import loads as toml_loads
+from tests.installenv import (
+    PY,
+    GpuIndex,
+    build_gpu_index,
+    clean_env,
+    installed,
+    make_venv,
+    write_manifests,
+)
+
+SM90 = f"linux-x86_64-py{PY}-cuda12.6-sm90"
+SM120 = f"linux-x86_64-py{PY}-cuda13.0-sm120"
+SM70 = f"linux-x86_64-py{PY}-cuda13.0-sm70"
+SM90_NEW_DRIVER = f"linux-x86_64-py{PY}-cuda13.0-sm90"
+
+
+@pytest.fixture(scope="module")
+def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
+    gi = build_gpu_index(tmp_path_factory.mktemp("gpu-index"))
+    with gi.index.serving():
+        write_manifests(gi)
+        yield gi
+
+
+def hook(gi: GpuIndex, *args: str, venv: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        UV_DEFAULT_INDEX=gi.simple,
+        PIP_INDEX_URL=gi.simple,
+    )
+    if venv is not None:
+        env["VIRTUAL_ENV"] = str(venv)
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def lockset(gpu_index: GpuIndex, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("locks")
+    proc = hook(
+        gpu_index, "lock", "demo-gpu", "-o", f"{folder}/{{target}}.txt",
+        "--target", SM90, "--target", SM120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"wrote {folder}/index.toml" in proc.stdout
+    return folder
+
+
+def test_the_index_names_each_lock_its_hash_and_its_builds(lockset: Path) -> None:
+    index = toml_loads((lockset / "index.toml").read_text())
+    by_target = {lock["target"]: lock for lock in index["lock"]}
+    assert set(by_target) == {SM90, SM120}
+    for target, lock in by_target.items():
+        assert lock["file"] == f"{target}.txt"
+        assert lock["sha256"] == hashlib.sha256((lockset / lock["file"]).read_bytes()).hexdigest()
+    (package,) = by_target[SM90]["package"]
+    assert package["name"] == "demo-gpu"
+    assert package["wheel"][0]["cuda"] == ">=12.6"
+    assert by_target[SM120]["gpus"] == ["12.0"]
+
+
+@pytest.mark.parametrize("tool", ["uv", "pip"])
+@pytest.mark.parametrize("machine", [(SM90, "1.0+cu126"), (SM120, "1.0+cu130")])
+def test_sync_installs_the_lock_of_the_machines_class(
+    gpu_index: GpuIndex, lockset: Path, tmp_path: Path, tool: str, machine: tuple[str, str]
+) -> None:
+    machine, version = machine
+    make_venv(tmp_path / "venv")
+    proc = hook(
+        gpu_index, "sync", str(lockset), "--installer", tool, "--target", machine,
+        venv=tmp_path / "venv",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"resolver-hook: {machine}.txt (for " in proc.stderr
+    assert installed(tmp_path / "venv" / "bin" / "python")["demo-gpu"] == version
+
+
+def test_the_most_specific_of_two_fitting_locks_wins(
+    gpu_index: GpuIndex, lockset: Path, tmp_path: Path
+) -> None:
+    make_venv(tmp_path / "venv")
+    proc = hook(
+        gpu_index, "sync", str(lockset), "--installer", "uv", "--target", SM90_NEW_DRIVER,
+        venv=tmp_path / "venv",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"resolver-hook: {SM90}.txt (for " in proc.stderr
+    assert "(2 locks fit; this one is the most specific: planned for this machine's GPUs" in (
+        proc.stderr
+    )
+    assert installed(tmp_path / "venv" / "bin" / "python")["demo-gpu"] == "1.0+cu126"
+
+
+def test_a_machine_no_lock_serves_is_refused_with_the_nearest(
+    gpu_index: GpuIndex, lockset: Path, tmp_path: Path
+) -> None:
+    make_venv(tmp_path / "venv")
+    before = installed(tmp_path / "venv" / "bin" / "python")
+    proc = hook(gpu_index, "sync", str(lockset), "--target", SM70, venv=tmp_path / "venv")
+    assert proc.returncode == 1
+    assert "error: no lock in " in proc.stderr
+    assert f"the nearest, {SM90}.txt" in proc.stderr or f"the nearest, {SM120}.txt" in proc.stderr
+    assert "do not run on V100 (sm_70)" in proc.stderr
+    assert "\nhint: add a lock for this machine class" in proc.stderr
+    assert installed(tmp_path / "venv" / "bin" / "python") == before
+
+
+def test_a_changed_lock_file_is_refused(gpu_index: GpuIndex, lockset: Path, tmp_path: Path) -> None:
+    tampered = tmp_path / "locks"
+    tampered.mkdir()
+    for f in lockset.iterdir():
+        (tampered / f.name).write_bytes(f.read_bytes())
+    with (tampered / f"{SM120}.txt").open("a") as f:
+        f.write("helperlib==2.0\n")
+    make_venv(tmp_path / "venv")
+    before = installed(tmp_path / "venv" / "bin" / "python")
+    proc = hook(gpu_index, "sync", str(tampered), "--target", SM120, venv=tmp_path / "venv")
+    assert proc.returncode == 1
+    assert f"{SM120}.txt: sha256 " in proc.stderr
+    assert "the lock file changed after it was written" in proc.stderr
+    assert installed(tmp_path / "venv" / "bin" / "python") == before
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("schema = 1\n", "not a resolver-hook lock index"),
+        ('schema = 1\n[[lock]]\nfile = "../x"\nsha256 = "0"\ntarget = "t"\nmachine = "m"\n',
+         "is not a file name in"),
+        ("[[[", "not TOML"),
+    ],
+)  # fmt: skip
+def test_a_bad_index_is_one_error(
+    gpu_index: GpuIndex, tmp_path: Path, text: str, words: str
+) -> None:
+    (tmp_path / "index.toml").write_text(text)
+    proc = hook(gpu_index, "sync", str(tmp_path), "--target", SM90)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert words in proc.stderr
+    assert "Traceback" not in proc.stderr
