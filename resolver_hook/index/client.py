@@ -58,7 +58,8 @@ __all__ = ["ACCEPT", "IndexClient", "PageResult", "is_local", "parse_page"]
 
 # PEP 691's content negotiation, as pip asks: JSON first, HTML as the fallback.
 ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html; q=0.2, text/html; q=0.01"
-# Media types an index (or find-links) page is served as; anything else is not a page.
+# Media types an index (or find-links) page is served as, and any text/* (a saved page on
+# a plain file server); anything else (an image, a wheel, application/json) is not a page.
 _PAGE_TYPES = frozenset(
     {JSON_TYPE, "application/vnd.pypi.simple.v1+html", "text/html", "application/xhtml+xml"}
 )
@@ -220,7 +221,7 @@ class IndexClient:
 
     def _parse(self, response: Response, base_url: str | None) -> tuple[Link, ...]:
         kind = response.content_type
-        if kind and kind not in _PAGE_TYPES:
+        if kind and kind not in _PAGE_TYPES and not kind.startswith("text/"):
             raise PageError(
                 f"{redact(response.url)}: not an index page (served as {kind[:60]})",
                 hint="give the URL of a PEP 503/691 project page or a find-links page",
