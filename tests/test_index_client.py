@@ -503,3 +503,13 @@ def test_a_refused_url_never_shows_its_password(client: Callable[..., IndexClien
     from resolver_hook.index import redact
 
     assert redact("https://me:pa55@h.example/x/") == "https://****@h.example/x/"
+
+
+def test_a_certificate_file_that_cannot_be_loaded_names_its_variable(
+    client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    bad = tmp_path / "no-such.pem"
+    with pytest.raises(UsageError) as caught:
+        client(env={"SSL_CERT_FILE": str(bad)}).page("https://index.example/simple/x/")
+    assert str(caught.value).startswith(f"SSL_CERT_FILE={bad}: cannot load certificates")
+    assert caught.value.hint == "point SSL_CERT_FILE at a PEM bundle, or unset it"

@@ -182,11 +182,8 @@ class IndexClient:
         if response.status == 304:
             if entry is None:
                 raise PageError(f"{redact(target)}: answered 304 Not Modified to a plain request")
-            entry = CacheEntry(
-                url=entry.url,
-                body=entry.body,
-                content_type=entry.content_type,
-                charset=entry.charset,
+            entry = dataclasses.replace(
+                entry,
                 etag=response.etag or entry.etag,
                 last_modified=response.last_modified or entry.last_modified,
                 fetched=now,
@@ -194,18 +191,8 @@ class IndexClient:
             self._store(key, entry)
             return self._from_entry(entry, base_url, "cache")
         links = self._parse(response, base_url)
-        self._store(
-            key,
-            CacheEntry(
-                url=response.url,
-                body=response.body,
-                content_type=response.content_type,
-                charset=response.charset,
-                etag=response.etag,
-                last_modified=response.last_modified,
-                fetched=now,
-            ),
-        )
+        fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
+        self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
         return Page(url=response.url, links=links, source="network", fetched=_iso(now))
 
     def _store(self, key: str, entry: CacheEntry) -> None:

@@ -226,7 +226,6 @@ class Transport:
         self.settings = Settings.from_env(os.environ if env is None else env)
         self.notes: list[str] = []
         self._lock = threading.Lock()
-        self._context: ssl.SSLContext | None = None
         self._netrc: netrc.netrc | None = None
         self._netrc_read = False
         self._credentials: dict[str, tuple[str, str]] = {}  # host[:port] -> (user, password)
@@ -239,27 +238,9 @@ class Transport:
                 self.notes.append(text)
 
     def ssl_context(self) -> ssl.SSLContext:
-        with self._lock:
-            if self._context is None:
-                self._context = self._make_context()
-            return self._context
-
-    def _make_context(self) -> ssl.SSLContext:
-        if self.settings.cafile is not None:
-            path, var = self.settings.cafile
-            try:
-                return ssl.create_default_context(cafile=path)
-            except (OSError, ssl.SSLError) as exc:
-                raise UsageError(
-                    f"{var}={path}: cannot load certificates ({exc})",
-                    hint=f"point {var} at a PEM bundle, or unset it",
-                ) from None
-        try:
-            truststore: Any = importlib.import_module("truststore")
-        except ImportError:
-            return ssl.create_default_context()
-        context: ssl.SSLContext = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        return context
+        """The context for https (made once per process per CA file: loading the
+        store takes a fifth of a second)."""
+        return _ssl_context(self.settings.cafile)
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
         parts = urlsplit(url)
@@ -305,11 +286,13 @@ class Transport:
     def _opener(self, url: str, what: str) -> urllib.request.OpenerDirector:
         proxy = self.settings.proxy_for(url)
         scheme = urlsplit(url).scheme.lower()
-        return urllib.request.build_opener(
+        handlers: list[urllib.request.BaseHandler] = [
             urllib.request.ProxyHandler({scheme: proxy[0]} if proxy else {}),
-            urllib.request.HTTPSHandler(context=self.ssl_context()),
             PolicyRedirects(self.allow_insecure, what=what),
-        )
+        ]
+        if scheme == "https":  # loopback http (tests) does without loading the store
+            handlers.append(urllib.request.HTTPSHandler(context=self.ssl_context()))
+        return urllib.request.build_opener(*handlers)
 
     def _unreachable(self, url: str, exc: BaseException, doing: str) -> PageError:
         """Words for a connection that failed: the proxy's fault named as the proxy's."""
@@ -428,6 +411,35 @@ class Transport:
             raise PageError(
                 f"{redact(url)}: not a valid HTTP answer ({type(exc).__name__}: {str(exc)[:80]})"
             ) from None
+
+
+_CONTEXTS: dict[tuple[str, str] | None, ssl.SSLContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def _ssl_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
+    with _CONTEXTS_LOCK:
+        if cafile not in _CONTEXTS:
+            _CONTEXTS[cafile] = _make_context(cafile)
+        return _CONTEXTS[cafile]
+
+
+def _make_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
+    if cafile is not None:
+        path, var = cafile
+        try:
+            return ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(
+                f"{var}={path}: cannot load certificates ({exc})",
+                hint=f"point {var} at a PEM bundle, or unset it",
+            ) from None
+    try:
+        truststore: Any = importlib.import_module("truststore")
+    except ImportError:
+        return ssl.create_default_context()
+    context: ssl.SSLContext = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return context
 
 
 def _within(timeout: float, work: Callable[[], T], late: str) -> T:
