@@ -62,6 +62,13 @@ JSON = json.dumps(
 )
 
 
+class _Quiet(http.server.ThreadingHTTPServer):
+    """A client that gave up (the point of several tests) is no traceback on stderr."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
 @dataclass
 class Route:
     status: int = 200
@@ -106,7 +113,8 @@ class Server:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.stopped = threading.Event()
+        self.httpd = _Quiet(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -122,8 +130,8 @@ class Server:
             )
         else:
             route = self.routes.get(path, Route(status=404, body=b"not here"))
-        if route.delay:
-            time.sleep(route.delay)
+        if route.delay and self.stopped.wait(route.delay):
+            return
         if route.etag and h.headers.get("If-None-Match") == route.etag:
             h.send_response(304)
             h.send_header("ETag", route.etag)
@@ -141,6 +149,7 @@ class Server:
         h.wfile.write(route.body)
 
     def stop(self) -> None:
+        self.stopped.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

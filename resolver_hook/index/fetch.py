@@ -299,6 +299,12 @@ class Transport:
         reason = getattr(exc, "reason", exc)
         shown = redact(url)
         proxy = self.settings.proxy_for(url)
+        if isinstance(reason, TimeoutError) and proxy is None:
+            # A read that outlived the deadline: the same words as the deadline itself.
+            return PageError(
+                f"{shown}: no complete answer within {self.timeout:g} s",
+                hint="the server is slow or stalled; try again or raise --timeout",
+            )
         if proxy is not None and isinstance(reason, OSError | str):
             where = f"the proxy {redact(proxy[0])} (from {proxy[1]})"
             if str(reason).startswith("Tunnel connection failed"):
