@@ -450,10 +450,14 @@ def test_netrc_credentials_go_to_their_host_only(
     server.routes["/away/"] = Route(
         status=302, headers={"Location": f"http://localhost:{port}/whl/cu130/torch/"}
     )
-    client(env={"NETRC": str(netrc)}).page(server.url + "/away/")
+    server.routes["/here/"] = Route(status=301, headers={"Location": "/whl/cu130/torch/"})
+    c = client(env={"NETRC": str(netrc)})
+    c.page(server.url + "/away/")
     first, second = server.log
-    assert first.headers["Authorization"].startswith("Basic ")
+    assert first.headers["Authorization"] == "Basic bWU6bjN0cmM="
     assert "Authorization" not in second.headers  # localhost is another host
+    c.page(server.url + "/here/")
+    assert [s.headers.get("Authorization") for s in server.log[2:]] == ["Basic bWU6bjN0cmM="] * 2
 
 
 # --- concurrency and mirrors ------------------------------------------------------------

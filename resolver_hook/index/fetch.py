@@ -211,6 +211,19 @@ class Settings:
         return found
 
 
+class _Credentials(urllib.request.BaseHandler):
+    """Runs before every request urllib sends for one fetch (redirects too)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
+        self.transport.authorize(request)
+        return request
+
+    https_request = http_request
+
+
 class Transport:
     """Reads URLs with the user's settings and the project's URL policy; thread-safe."""
 
@@ -275,13 +288,18 @@ class Transport:
     # --- requests --------------------------------------------------------------------
 
     def _request(self, url: str, headers: Mapping[str, str]) -> urllib.request.Request:
-        request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT, **headers})
-        auth = self._auth_for(url)
+        return urllib.request.Request(url, headers={"User-Agent": _USER_AGENT, **headers})
+
+    def authorize(self, request: urllib.request.Request) -> None:
+        """Add the credentials of ``request``'s host, if any, to it: on every request,
+        redirects included, each for its own host only (an ``unredirected`` header,
+        which urllib does not copy onto the next request)."""
+        if request.has_header("Authorization"):
+            return
+        auth = self._auth_for(request.full_url)
         if auth is not None:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode("ascii")
-            # Unredirected: urllib does not copy it onto a redirect (another host).
             request.add_unredirected_header("Authorization", f"Basic {token}")
-        return request
 
     def _opener(self, url: str, what: str) -> urllib.request.OpenerDirector:
         proxy = self.settings.proxy_for(url)
@@ -289,6 +307,7 @@ class Transport:
         handlers: list[urllib.request.BaseHandler] = [
             urllib.request.ProxyHandler({scheme: proxy[0]} if proxy else {}),
             PolicyRedirects(self.allow_insecure, what=what),
+            _Credentials(self),
         ]
         if scheme == "https":  # loopback http (tests) does without loading the store
             handlers.append(urllib.request.HTTPSHandler(context=self.ssl_context()))
@@ -368,7 +387,9 @@ class Transport:
         except urllib.error.HTTPError as exc:
             exc.close()
             if exc.code == 304:
-                return Response(url=url, status=304, body=b"")
+                etag = exc.headers.get("ETag") if exc.headers else None
+                modified = exc.headers.get("Last-Modified") if exc.headers else None
+                return Response(url=url, status=304, body=b"", etag=etag, last_modified=modified)
             raise PageError(f"{shown}: HTTP {exc.code} {exc.reason}") from None
         except (urllib.error.URLError, OSError) as exc:
             raise self._unreachable(url, exc, "cannot fetch") from None
