@@ -526,3 +526,22 @@ def test_a_certificate_file_that_cannot_be_loaded_names_its_variable(
         client(env={"SSL_CERT_FILE": str(bad)}).page("https://index.example/simple/x/")
     assert str(caught.value).startswith(f"SSL_CERT_FILE={bad}: cannot load certificates")
     assert caught.value.hint == "point SSL_CERT_FILE at a PEM bundle, or unset it"
+
+
+def test_manifest_import_reads_through_the_cache_and_says_when_an_entry_is_corrupt(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.cli import main
+
+    url = server.url + "/whl/cu130/torch/"
+    assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
+    first = capsys.readouterr().out
+    assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
+    assert capsys.readouterr().out == first
+    assert len(server.log) == 1  # the second import read the cache
+    [entry] = (Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index").iterdir()
+    entry.write_bytes(b"not a cache entry")
+    assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: cache {entry} ignored: corrupt (no header)" in err
+    assert len(server.log) == 2

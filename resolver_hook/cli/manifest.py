@@ -195,7 +195,7 @@ def run_import(args: argparse.Namespace) -> int:
             allow_file_links=page_url.startswith("file:"),
             progress=lambda done, total: bar.update(done, f"of {total} links", force=done == total),
         )
-    for note in result.notes:
+    for note in (*client.notes, *result.notes):
         sys.stderr.write(f"note: {note}\n")
     local = sum(1 for w in result.wheels if w.url.startswith("file:"))
     if local:

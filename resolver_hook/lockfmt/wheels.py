@@ -224,6 +224,10 @@ class NetFetcher:
             self.client = IndexClient(allow_insecure=self.allow_insecure, timeout=self.timeout)
         return self.client
 
+    def notes(self) -> list[str]:
+        """What the index client noted (cache entries ignored, a netrc not read)."""
+        return self.client.notes if self.client is not None else []
+
     def links(self, page_url: str) -> tuple[Link, ...]:
         if urlsplit(page_url).scheme == "file" and not self.allow_insecure:
             raise UsageError(
