@@ -174,7 +174,8 @@ def run_import(args: argparse.Namespace) -> int:
             check_url(value, allow_insecure=insecure, what=flag)
     with Progress("manifest import") as bar:
         bar.update(0, f"fetching {args.location}")
-        client = IndexClient(allow_insecure=insecure, timeout=args.timeout)
+        # refresh: a publisher imports the page as it is now (a 304 still saves the body).
+        client = IndexClient(allow_insecure=insecure, timeout=args.timeout, refresh=True)
         saved = _local_page(args.location)
         if saved is not None:
             html, page_url = saved
