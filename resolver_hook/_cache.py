@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CACHE_ENV", "cache_dir", "read", "write"]
+__all__ = ["CACHE_ENV", "cache_dir", "read", "read_private", "write", "write_private"]
 
 CACHE_ENV = "RESOLVER_HOOK_CACHE_DIR"
 MAX_BYTES = 1 << 20  # our entries are a few kB; anything larger is not ours
@@ -35,9 +35,10 @@ def cache_dir(env: Mapping[str, str]) -> Path | None:
     return None
 
 
-def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
-    """``(value, None)`` on a hit; ``(None, why)`` for a file we could not use;
-    ``(None, None)`` for no file or one written for another key."""
+def read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
+    """The bytes of a private cache file: ``(data, None)``; ``(None, why)`` for a file
+    we could not use (a link, another user's, writable by others, larger than
+    ``limit``); ``(None, None)`` for no file."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
@@ -53,14 +54,27 @@ def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
             return None, f"cache {path} ignored: owned by another user"
         if st.st_mode & 0o022:
             return None, f"cache {path} ignored: writable by others"
-        raw = os.read(fd, MAX_BYTES + 1)
+        chunks = []
+        got = 0
+        while chunk := os.read(fd, min(limit + 1 - got, 1 << 20)):
+            chunks.append(chunk)
+            got += len(chunk)
+            if got > limit:
+                return None, f"cache {path} ignored: unreadable (too large)"
     except OSError as exc:
         return None, f"cache {path} not read ({exc.strerror or exc})"
     finally:
         os.close(fd)
+    return b"".join(chunks), None
+
+
+def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """``(value, None)`` on a hit; ``(None, why)`` for a file we could not use;
+    ``(None, None)`` for no file or one written for another key."""
+    raw, note = read_private(path, MAX_BYTES)
+    if raw is None:
+        return None, note
     try:
-        if len(raw) > MAX_BYTES:
-            raise ValueError("too large")
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"cache {path} ignored: unreadable ({exc})"
@@ -70,7 +84,13 @@ def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
 
 
 def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
-    """Store ``value`` for ``key`` atomically with mode 0600; failures are ignored.
+    """Store ``value`` for ``key`` atomically with mode 0600; failures are ignored."""
+    # The value keeps its order: the warm path of ``detect --json`` prints it as stored.
+    write_private(path, json.dumps({"key": key, "value": value}).encode())
+
+
+def write_private(path: Path, data: bytes) -> bool:
+    """Write ``data`` atomically with mode 0600 (folder 0700); False when it failed.
 
     Not :func:`resolver_hook._fs.write_atomic`: that one writes through a symlink to a
     user's file and keeps its mode; a cache file is private and a link in its place is
@@ -81,20 +101,19 @@ def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
 
     from resolver_hook._fs import sigterm_raises
 
-    # The value keeps its order: the warm path of ``detect --json`` prints it as stored.
-    text = json.dumps({"key": key, "value": value})
     with sigterm_raises():
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         except OSError:
-            return
+            return False
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp makes it 0600
-                f.write(text)
+            with os.fdopen(fd, "wb") as f:  # mkstemp makes it 0600
+                f.write(data)
             os.replace(tmp, path)
+            return True
         except OSError:
-            pass
+            return False
         finally:
             with contextlib.suppress(OSError):  # gone already once replaced
                 os.unlink(tmp)

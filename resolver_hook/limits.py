@@ -22,6 +22,7 @@ __all__ = [
     "INPUT_DEADLINE",
     "MAX_ARCHIVE_MEMBERS",
     "MAX_COMPRESSION_RATIO",
+    "MAX_CONCURRENT_PAGES",
     "MAX_ELF_DYNAMIC_BYTES",
     "MAX_ELF_DYNSTR_BYTES",
     "MAX_ELF_LIBRARY_NAME",
@@ -40,8 +41,12 @@ __all__ = [
     "MAX_MATRIX_EXCLUDES",
     "MAX_MATRIX_WHEELS",
     "MAX_MEMBER_BYTES",
+    "MAX_METADATA_BYTES",
+    "MAX_MIRRORS",
     "MAX_NETWORK_SECONDS",
+    "MAX_PAGES_PER_CALL",
     "MAX_PAGE_BYTES",
+    "MAX_PAGE_CACHE_BYTES",
     "MAX_PAGE_LINKS",
     "MAX_PAGE_URL_BYTES",
     "MAX_PLACEHOLDER_DATA_BYTES",
@@ -54,6 +59,7 @@ __all__ = [
     "MAX_VERSION_DIGITS",
     "MAX_VERSION_LENGTH",
     "NETWORK_DEADLINE",
+    "PAGE_FRESH_SECONDS",
     "check_version_text",
     "parse_wheel_name",
 ]
@@ -153,6 +159,18 @@ MAX_PAGE_URL_BYTES = 16 << 20
 # redirects included, and the largest ``--timeout`` accepted.
 NETWORK_DEADLINE = 30.0
 MAX_NETWORK_SECONDS = 3600.0
+# The index client (resolver_hook/index/): pages read at once (threads; a plan reads a
+# handful, a lock a few dozen), pages one call may ask for, one metadata file (torch's
+# METADATA is ~10 KB; a long description makes some ~200 KB), and mirror pairs.
+MAX_CONCURRENT_PAGES = 8
+MAX_PAGES_PER_CALL = 1_000
+MAX_METADATA_BYTES = 4 << 20
+MAX_MIRRORS = 64
+# The page cache (user cache folder, ``index/``): how long a page is used without asking
+# the server again (then it is revalidated with ETag / Last-Modified), and its total size
+# (download.pytorch.org's torch page is ~1 MB; oldest entries go first past it).
+PAGE_FRESH_SECONDS = 600.0
+MAX_PAGE_CACHE_BYTES = 256 << 20
 
 
 def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH) -> str | None:

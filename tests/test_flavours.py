@@ -380,12 +380,10 @@ class _Pages:
         self.pages = pages
 
     def links(self, page_url: str) -> tuple[Any, ...]:
-        from resolver_hook.publish.indexpage import Link
+        from resolver_hook.index.model import Link
 
         names = self.pages.get(page_url, [])
-        return tuple(
-            Link(url=page_url + n, filename=n, sha256="a" * 64, yanked=False) for n in names
-        )
+        return tuple(Link(url=page_url + n, filename=n, hashes={"sha256": "a" * 64}) for n in names)
 
     def sha256(self, url: str) -> str:
         raise AssertionError(url)

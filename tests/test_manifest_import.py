@@ -17,7 +17,9 @@ import pytest
 
 from resolver_hook.cli import main
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.publish.indexpage import check_url, import_manifest, parse_links
+from resolver_hook.index.fetch import check_url
+from resolver_hook.index.htmlpage import parse_html as parse_links
+from resolver_hook.publish.indexpage import import_manifest
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -219,11 +219,11 @@ def test_scan_prints_variant_properties(tmp_path: Path) -> None:
 
 
 def test_import_skips_a_variant_link_with_a_5000_digit_version() -> None:
-    from resolver_hook.publish.indexpage import Link
+    from resolver_hook.index.model import Link
     from resolver_hook.publish.variants import import_variant_links
 
     name = f"demo-1.{'9' * 5000}-py3-none-any-cu130.whl"
-    link = Link(url=f"https://example.org/{name}", filename=name, sha256=None, yanked=False)
+    link = Link(url=f"https://example.org/{name}", filename=name)
     done = import_variant_links([link], lambda url: b"")
     assert done.wheels == ()
     assert [n[:13] for n in done.notes] == ["skipped demo-"]

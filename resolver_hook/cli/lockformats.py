@@ -133,6 +133,8 @@ def _write_pylock(
         TargetWheels(spec=s, profile=p, wheels=lock_wheels(plan, fetcher, index_url=index_url))
         for s, p, plan in plans
     ]
+    for note in fetcher.notes():
+        sys.stderr.write(f"note: {note}\n")
     doc = pylock_document(targets)
     check(doc, targets)
     count = len(doc["packages"])

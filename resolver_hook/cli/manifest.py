@@ -114,7 +114,7 @@ def _local_page(location: str) -> tuple[str, str] | None:
     """A saved page given as a plain path, read by the one input opener; else None.
 
     Folders and devices are refused at open; a pipe (``<(curl ...)``) is read with the
-    page size cap and a total deadline. URLs (``file:`` included) go to fetch_page.
+    page size cap and a total deadline. URLs (``file:`` included) go to the index client.
     """
     import pathlib
     from urllib.parse import urlsplit
@@ -124,7 +124,7 @@ def _local_page(location: str) -> tuple[str, str] | None:
 
     try:
         scheme = urlsplit(location).scheme
-    except ValueError:  # "https://[::1": fetch_page says what is wrong with it
+    except ValueError:  # "https://[::1": the index client says what is wrong with it
         return None
     if scheme and not (len(scheme) == 1 and location[1:3] in (":\\", ":/")):
         return None
@@ -140,9 +140,10 @@ def run_import(args: argparse.Namespace) -> int:
 
     from resolver_hook._fs import write_atomic
     from resolver_hook.cli._output import Progress
+    from resolver_hook.index.client import IndexClient, parse_page
+    from resolver_hook.index.fetch import check_url
     from resolver_hook.manifest.write import render_manifest
     from resolver_hook.portable.cuda import parse_target
-    from resolver_hook.publish.indexpage import check_url, fetch_page, parse_links
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():
@@ -173,25 +174,29 @@ def run_import(args: argparse.Namespace) -> int:
             check_url(value, allow_insecure=insecure, what=flag)
     with Progress("manifest import") as bar:
         bar.update(0, f"fetching {args.location}")
+        # refresh: a publisher imports the page as it is now (a 304 still saves the body).
+        client = IndexClient(allow_insecure=insecure, timeout=args.timeout, refresh=True)
         saved = _local_page(args.location)
         if saved is not None:
             html, page_url = saved
+            page_url = args.base_url or page_url
+            links = parse_page(html, page_url)
         else:
-            html, page_url = fetch_page(
-                args.location, allow_insecure=insecure, timeout=args.timeout
-            )
-        page_url = args.base_url or page_url
+            page = client.page(args.location, base_url=args.base_url, local=True)
+            page_url = args.base_url or page.url
+            links = page.links
         from resolver_hook.cli.variants import import_with_variants
 
         result = import_with_variants(
-            parse_links(html, page_url),
+            links,
             args,
+            client=client,
             cuda_map=cuda_map,
             gpu_map=gpu_map,
             allow_file_links=page_url.startswith("file:"),
             progress=lambda done, total: bar.update(done, f"of {total} links", force=done == total),
         )
-    for note in result.notes:
+    for note in (*client.notes, *result.notes):
         sys.stderr.write(f"note: {note}\n")
     local = sum(1 for w in result.wheels if w.url.startswith("file:"))
     if local:

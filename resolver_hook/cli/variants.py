@@ -8,7 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resolver_hook.publish.indexpage import ImportResult, Link
+    from resolver_hook.index.client import IndexClient
+    from resolver_hook.index.model import Link
+    from resolver_hook.publish.indexpage import ImportResult
 
 __all__ = ["import_with_variants", "register_export", "run_export"]
 
@@ -20,6 +22,7 @@ def import_with_variants(
     cuda_map: Mapping[str, str],
     gpu_map: Mapping[str, tuple[str, ...]],
     allow_file_links: bool,
+    client: IndexClient,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
     """Ordinary wheels as :func:`import_manifest` reads them, plus the page's variant wheels."""
@@ -27,22 +30,13 @@ def import_with_variants(
 
     from resolver_hook.errors import OperationalError, UsageError
     from resolver_hook.manifest.variantname import split_variant_label
-    from resolver_hook.publish.indexpage import (
-        ImportResult,
-        check_url,
-        fetch_page,
-        import_manifest,
-    )
-    from resolver_hook.publish.variants import import_variant_links
+    from resolver_hook.publish.indexpage import ImportResult, import_manifest
+    from resolver_hook.publish.variants import MAX_JSON_BYTES, import_variant_links
 
     def fetch(url: str) -> bytes:
-        if urlsplit(url).scheme == "file":
-            if not allow_file_links:
-                raise UsageError(f"{url}: a file: link on a page that is not a local file")
-        else:
-            check_url(url, allow_insecure=args.allow_insecure_urls)
-        text, _ = fetch_page(url, allow_insecure=args.allow_insecure_urls, timeout=args.timeout)
-        return text.encode()
+        if urlsplit(url).scheme == "file" and not allow_file_links:
+            raise UsageError(f"{url}: a file: link on a page that is not a local file")
+        return client.fetch(url, max_bytes=MAX_JSON_BYTES, local=allow_file_links)
 
     variants = import_variant_links(links, fetch, package=args.package)
     plain = [x for x in links if split_variant_label(x.filename)[1] is None]

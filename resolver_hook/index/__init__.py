@@ -1,12 +1,39 @@
 """The one index client: every page resolver-hook reads comes through here.
 
 :mod:`resolver_hook.index.model` holds the values (a page and its links, with the
-attributes PEP 503, PEP 592, PEP 658/714 and PEP 691 give them); the fetching, parsing
-and caching modules beside it produce them. Nothing else in the package opens a URL.
+attributes PEP 503, PEP 592, PEP 658/714 and PEP 691 give them); the modules beside it
+produce them: :mod:`~resolver_hook.index.fetch` (the only place a socket is opened: URL
+policy, proxies, certificates, credentials, one deadline, bounded bodies),
+:mod:`~resolver_hook.index.htmlpage` and :mod:`~resolver_hook.index.jsonpage` (the two
+page forms), :mod:`~resolver_hook.index.metadata` (PEP 658 files),
+:mod:`~resolver_hook.index.cache` (the page cache), :mod:`~resolver_hook.index.mirrors`
+(``UPSTREAM=MIRROR``) and :mod:`~resolver_hook.index.client` (:class:`IndexClient`,
+which puts them together). Nothing else in the package opens a URL.
+
+This package imports only the errors, limits, the user cache folder and the URL policy
+(:mod:`resolver_hook.manifest.urls`): callers sit above it.
 """
 
 from __future__ import annotations
 
+from resolver_hook.index.client import IndexClient, PageResult, parse_page
+from resolver_hook.index.errors import PageError
+from resolver_hook.index.fetch import redact
+from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.mirrors import MIRRORS_ENV, Mirror, apply_mirrors, mirrors_from
 from resolver_hook.index.model import Link, Page
 
-__all__ = ["Link", "Page"]
+__all__ = [
+    "MIRRORS_ENV",
+    "IndexClient",
+    "Link",
+    "Metadata",
+    "Mirror",
+    "Page",
+    "PageError",
+    "PageResult",
+    "apply_mirrors",
+    "mirrors_from",
+    "parse_page",
+    "redact",
+]

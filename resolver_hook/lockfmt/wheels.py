@@ -15,18 +15,15 @@ Packages the plan passes through without a manifest (or builds from source) cann
 locked here: resolver-hook does not resolve what it has no manifest for.
 
 The reading goes through a :class:`Fetcher` so the rules stay testable;
-:class:`NetFetcher` is the real one (https only, loopback http and ``file:`` only when
-asked, redirects under the same rule, bounded reads).
+:class:`NetFetcher` is the real one: the one index client (https only, loopback http
+and ``file:`` only when asked, redirects under the same rule, bounded reads, the page
+cache and the user's proxy, certificate and credential settings).
 """
 
 from __future__ import annotations
 
-import hashlib
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -40,11 +37,13 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.index.client import IndexClient
+from resolver_hook.index.fetch import check_url
+from resolver_hook.index.model import Link
 from resolver_hook.limits import parse_wheel_name
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
-    from resolver_hook.publish.indexpage import Link
     from resolver_hook.resolve import PackagePlan, Plan
 
 __all__ = [
@@ -60,7 +59,6 @@ __all__ = [
 
 DEFAULT_INDEX = "https://pypi.org/simple/"
 MAX_WHEEL_BYTES = 16 << 30  # the largest CUDA wheels are a few GB; a bound, not a guess
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,7 +145,7 @@ def _best_link(
     pattern = SpecifierSet(versions) if versions else None
     best: tuple[Any, int, Link] | None = None
     for link in links:
-        if link.yanked or not link.filename.endswith(".whl"):
+        if link.is_yanked or not link.filename.endswith(".whl"):
             continue
         try:
             wname, wversion, _build, tags = parse_wheel_name(link.filename)
@@ -214,25 +212,30 @@ def lock_wheels(
 
 @dataclass(slots=True)
 class NetFetcher:
-    """Reads pages with :mod:`resolver_hook.publish.indexpage` and hashes files, bounded."""
+    """Reads pages and hashes files with the one index client (:mod:`resolver_hook.index`)."""
 
     allow_insecure: bool = False
     timeout: float = 30.0
     max_bytes: int = MAX_WHEEL_BYTES
+    client: IndexClient | None = None
+
+    def _client(self) -> IndexClient:
+        if self.client is None:
+            self.client = IndexClient(allow_insecure=self.allow_insecure, timeout=self.timeout)
+        return self.client
+
+    def notes(self) -> list[str]:
+        """What the index client noted (cache entries ignored, a netrc not read)."""
+        return self.client.notes if self.client is not None else []
 
     def links(self, page_url: str) -> tuple[Link, ...]:
-        from resolver_hook.publish.indexpage import fetch_page, parse_links
-
         if urlsplit(page_url).scheme == "file" and not self.allow_insecure:
             raise UsageError(
                 f"{page_url}: a file: page", hint="file: URLs need --allow-insecure-urls"
             )
-        html, final = fetch_page(page_url, allow_insecure=self.allow_insecure, timeout=self.timeout)
-        return parse_links(html, final)
+        return self._client().page(page_url).links
 
     def check(self, url: str) -> None:
-        from resolver_hook.publish.indexpage import check_url
-
         if urlsplit(url).scheme == "file":
             if not self.allow_insecure:
                 raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
@@ -240,39 +243,6 @@ class NetFetcher:
         check_url(url, allow_insecure=self.allow_insecure)
 
     def sha256(self, url: str) -> str:
-        from resolver_hook.publish.indexpage import check_url
-
-        digest = hashlib.sha256()
-        size = 0
-        if urlsplit(url).scheme == "file":
-            if not self.allow_insecure:
-                raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
-            try:
-                with Path(unquote(urlsplit(url).path)).open("rb") as handle:
-                    while chunk := handle.read(_CHUNK):
-                        size += len(chunk)
-                        if size > self.max_bytes:
-                            raise OperationalError(f"{url}: larger than {self.max_bytes} bytes")
-                        digest.update(chunk)
-            except OSError as exc:
-                raise OperationalError(f"{url}: cannot read: {exc.strerror or exc}") from None
-            return digest.hexdigest()
-        check_url(url, allow_insecure=self.allow_insecure)
-        from resolver_hook.publish.indexpage import PolicyRedirects
-
-        # Refusals read "page: ..." here, as before; index pages say "redirect: ...".
-        opener = urllib.request.build_opener(PolicyRedirects(self.allow_insecure, what="page"))
-        request = urllib.request.Request(url, headers={"User-Agent": "resolver-hook"})
-        try:
-            with opener.open(request, timeout=self.timeout) as response:
-                while chunk := response.read(_CHUNK):
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        raise OperationalError(f"{url}: larger than {self.max_bytes} bytes")
-                    digest.update(chunk)
-        except urllib.error.HTTPError as exc:
-            raise OperationalError(f"{url}: HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise OperationalError(f"{url}: cannot download to hash it: {reason}") from None
-        return digest.hexdigest()
+        if urlsplit(url).scheme == "file" and not self.allow_insecure:
+            raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
+        return self._client().sha256(url, max_bytes=self.max_bytes)

@@ -41,8 +41,8 @@ from resolver_hook.manifest.variantname import NULL_LABEL, VARIANT_LABEL, split_
 from resolver_hook.manifest.write import WheelEntry
 
 if TYPE_CHECKING:
+    from resolver_hook.index.model import Link
     from resolver_hook.manifest.schema import Manifest, WheelFlavour
-    from resolver_hook.publish.indexpage import Link
 
 __all__ = [
     "PEP825_COMMIT",
@@ -213,7 +213,7 @@ def import_variant_links(
     by_version: dict[tuple[NormalizedName, Version], list[tuple[Link, str]]] = {}
     for link in links:
         plain, label = split_variant_label(link.filename)
-        if label is None or link.yanked:
+        if label is None or link.is_yanked:
             continue
         try:
             name, version, _build, _tags = parse_wheel_name(plain)

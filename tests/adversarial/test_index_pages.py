@@ -230,7 +230,8 @@ def test_the_old_flag_name_is_gone(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_link_with_a_5000_digit_version_is_skipped_with_a_note() -> None:
-    from resolver_hook.publish.indexpage import import_manifest, parse_links
+    from resolver_hook.index.htmlpage import parse_html as parse_links
+    from resolver_hook.publish.indexpage import import_manifest
 
     huge = f"pkg-1.{'1' * 5000}-py3-none-any.whl"
     links = parse_links(wheel_links(GOOD, huge), "https://index.example/simple/pkg/")
@@ -240,3 +241,41 @@ def test_link_with_a_5000_digit_version_is_skipped_with_a_note() -> None:
     ]
     assert any("not a valid wheel file name" in note for note in result.notes)
     assert all(len(note) < 400 for note in result.notes)
+
+
+def test_a_page_the_html_parser_chokes_on_still_imports(
+    serve: Callable[[Behaviour], str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "<![OCTYPE": a typo html.parser answered with an AssertionError (Python 3.11.7).
+    url = serve(page("<![OCTYPE html>" + wheel_links(GOOD)))
+    code, out, _ = run([url + "/", "--allow-insecure-urls"], capsys)
+    assert code == 0
+    assert "pkg-1.0-py3-none-any.whl" in out
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("variable", "location"),
+    [("HTTPS_PROXY", "https://index.example/simple/pkg/"), ("http_proxy", "http://127.0.0.1:1/")],
+)
+def test_a_proxy_that_cannot_be_reached_is_named(
+    variable: str,
+    location: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    for name in ("https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = f"http://user:secret@127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv(variable, proxy)
+    code, _, err = run([location, "--allow-insecure-urls", "--timeout", "5"], capsys)
+    assert code == 1
+    shown = proxy.replace("user:secret@", "****@")
+    assert err.startswith(f"error: {location}: cannot reach the proxy {shown} (from {variable}): ")
+    assert "secret" not in err
+    assert f"hint: check {variable}" in err

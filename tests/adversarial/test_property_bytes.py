@@ -20,16 +20,20 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from resolver_hook.build.hostconfig import HostConfigError, evaluate, parse_host_config
-from resolver_hook.errors import ResolverHookError
+from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
+from resolver_hook.index.errors import PageError
+from resolver_hook.index.htmlpage import parse_html
+from resolver_hook.index.jsonpage import parse_json
+from resolver_hook.index.metadata import parse_metadata
 from resolver_hook.limits import MAX_FATBIN_ENTRIES, MAX_PAGE_LINKS, MAX_REQUIREMENT_LINES
 from resolver_hook.manifest import ManifestError, loads_manifest
 from resolver_hook.publish.elf import ElfError, parse_elf
 from resolver_hook.publish.fatbin import FATBIN_MAGIC, FatbinError, parse_fatbin
-from resolver_hook.publish.indexpage import import_manifest, parse_links
+from resolver_hook.publish.indexpage import import_manifest
 from resolver_hook.reqfile import parse_requirements
 from tests.adversarial.test_archives import many_sections_one_long_name
 from tests.cudawheels import CPU, KERNELS, PTX
@@ -42,6 +46,15 @@ MANIFESTS = [
     for f in sorted(resources.files("resolver_hook").joinpath("manifests").iterdir())
     if f.name.endswith(".toml")
 ]
+JSON_PAGES = [
+    (
+        '{"meta": {"api-version": "1.1"}, "name": "pkg", "files": [{"filename": '
+        f'"pkg-1.0-py3-none-any.whl", "url": "pkg-1.0-py3-none-any.whl", "hashes": '
+        f'{{"sha256": "{"ab" * 32}"}}, "requires-python": ">=3.9", "yanked": "bad", '
+        '"core-metadata": {"sha256": "' + "cd" * 32 + '"}}]}'
+    ).encode()
+]
+METADATA = b"Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\nRequires-Dist: torch>=2.1\n\nText\n"
 REQUIREMENTS = b"torch>=2.13\n-r other.txt\nflash-attn @ https://x.org/f-1.0-py3-none-any.whl\n"
 HOST_CONFIG = header(15).encode()
 PAGE_URL = "https://index.example/simple/pkg/"
@@ -111,9 +124,36 @@ def test_host_config_evaluator_raises_only_its_error(data: bytes, gnu: str) -> N
 
 @FEW
 @given(inputs(PAGES))
+@example(b"<![OCTYPE html>")  # html.parser asserted on it (Python 3.11.7)
+@example(b"<!DOCTYPE html [ x")
 def test_index_page_parser_raises_only_its_errors(data: bytes) -> None:
-    with contextlib.suppress(ResolverHookError):
-        import_manifest(parse_links(text(data), PAGE_URL))
+    try:
+        links = parse_html(text(data), PAGE_URL)
+    except PageError:
+        return
+    try:
+        import_manifest(links)
+    except (OperationalError, UsageError) as exc:  # what the import itself says, no more
+        assert exc.message.startswith(("no wheels on the page", "the page lists wheels of"))
+
+
+def test_an_unknown_marked_section_is_skipped_like_a_browser_does() -> None:
+    links = parse_html('<![OCTYPE html><a href="x-1.0-py3-none-any.whl">x</a>', PAGE_URL)
+    assert [link.url for link in links] == [PAGE_URL + "x-1.0-py3-none-any.whl"]
+
+
+@FEW
+@given(inputs(JSON_PAGES))
+def test_json_page_parser_raises_only_page_error(data: bytes) -> None:
+    with contextlib.suppress(PageError):
+        parse_json(text(data), PAGE_URL)
+
+
+@FEW
+@given(inputs([METADATA]))
+def test_metadata_parser_raises_only_page_error(data: bytes) -> None:
+    with contextlib.suppress(PageError):
+        parse_metadata(data, PAGE_URL + "pkg-1.0-py3-none-any.whl.metadata")
 
 
 @FEW
@@ -175,17 +215,17 @@ HOSTILE: list[tuple[str, Callable[[], object], Callable[[], object]]] = [
     (
         "page-too-many-links",
         lambda: '<a href="x-1.0-py3-none-any.whl">x</a>' * (MAX_PAGE_LINKS + 1),
-        lambda t: parse_links(t, PAGE_URL),
+        lambda t: parse_html(t, PAGE_URL),
     ),
     (
         "page-long-base",
         lambda: '<base href="https://e.org/' + "a/" * 4000 + '">' + '<a href="x.whl">' * 50_000,
-        lambda t: parse_links(t, PAGE_URL),
+        lambda t: parse_html(t, PAGE_URL),
     ),
     (
         "page-unclosed-tag",
         lambda: '<a href="' + "x" * (30 * MIB),
-        lambda t: parse_links(t, PAGE_URL),
+        lambda t: parse_html(t, PAGE_URL),
     ),
     (
         "requirements-many-lines",

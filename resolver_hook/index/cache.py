@@ -1,0 +1,137 @@
+"""The page cache: index pages kept under the user cache folder, revalidated, bounded.
+
+One file per page in ``<cache folder>/index/`` (the folder of
+:func:`resolver_hook._cache.cache_dir`), named by the sha256 of its key (what was asked
+for and the URL, credentials never part of it). A file is one JSON header line (format,
+key, final URL, content type and charset, ``ETag`` / ``Last-Modified``, the time it was
+read, the body's size and sha256) and then the body. Files are written atomically with
+mode 0600 (:func:`resolver_hook._cache.write_private`) and read only when they are a
+regular file of this user not writable by others
+(:func:`resolver_hook._cache.read_private`); a file that is corrupt (bad header, body
+not matching its hash) or foreign (another format or key) is ignored with a note and
+replaced by the next fetch. The folder is kept under ``MAX_PAGE_CACHE_BYTES``: after each
+write the oldest files go first. ``rm -r`` of the folder clears it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from resolver_hook import _cache
+from resolver_hook.limits import MAX_PAGE_BYTES, MAX_PAGE_CACHE_BYTES
+
+__all__ = ["CacheEntry", "PageCache"]
+
+_FORMAT = 1
+_SUFFIX = ".page"
+_MAX_HEADER = 64 << 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheEntry:
+    """A cached answer: what :class:`~resolver_hook.index.fetch.Response` carried."""
+
+    url: str
+    body: bytes
+    content_type: str = ""
+    charset: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    fetched: float = 0.0  # seconds since the epoch, when the server last confirmed it
+
+
+class PageCache:
+    """Pages by key in one folder; every failure to write only costs a later fetch."""
+
+    def __init__(self, folder: Path, *, max_bytes: int = MAX_PAGE_CACHE_BYTES) -> None:
+        self.folder = folder
+        self.max_bytes = max_bytes
+
+    def path(self, key: str) -> Path:
+        return self.folder / (hashlib.sha256(key.encode()).hexdigest()[:40] + _SUFFIX)
+
+    def get(self, key: str) -> tuple[CacheEntry | None, str | None]:
+        """``(entry, None)``; ``(None, why)`` for a file that could not be used;
+        ``(None, None)`` when nothing is cached for ``key``."""
+        path = self.path(key)
+        raw, note = _cache.read_private(path, MAX_PAGE_BYTES + _MAX_HEADER)
+        if raw is None:
+            return None, note
+        head, sep, body = raw.partition(b"\n")
+        try:
+            data = json.loads(head.decode("utf-8")) if sep else None
+        except (ValueError, UnicodeDecodeError):
+            data = None
+        if not isinstance(data, dict):
+            return None, f"cache {path} ignored: corrupt (no header)"
+        if data.get("format") != _FORMAT or data.get("key") != key:
+            return None, f"cache {path} ignored: not a page cache entry of this version"
+        if data.get("size") != len(body) or data.get("sha256") != hashlib.sha256(body).hexdigest():
+            return None, f"cache {path} ignored: corrupt (the page does not match its hash)"
+        try:
+            entry = CacheEntry(
+                url=_text(data["url"]),
+                body=body,
+                content_type=_text(data.get("content_type") or ""),
+                charset=_optional(data.get("charset")),
+                etag=_optional(data.get("etag")),
+                last_modified=_optional(data.get("last_modified")),
+                fetched=float(data["fetched"]),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None, f"cache {path} ignored: corrupt (header fields)"
+        return entry, None
+
+    def put(self, key: str, entry: CacheEntry) -> None:
+        """Store ``entry`` for ``key`` (atomic, 0600), then keep the folder bounded."""
+        header = {
+            "format": _FORMAT,
+            "key": key,
+            "url": entry.url,
+            "content_type": entry.content_type,
+            "charset": entry.charset,
+            "etag": entry.etag,
+            "last_modified": entry.last_modified,
+            "fetched": entry.fetched,
+            "size": len(entry.body),
+            "sha256": hashlib.sha256(entry.body).hexdigest(),
+        }
+        data = json.dumps(header, sort_keys=True).encode() + b"\n" + entry.body
+        if len(data) > self.max_bytes:
+            return
+        if _cache.write_private(self.path(key), data):
+            self._evict()
+
+    def _evict(self) -> None:
+        """Oldest first (modification time: written or revalidated), down to the bound."""
+        files = []
+        try:
+            with os.scandir(self.folder) as found:
+                for item in found:
+                    if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
+                        st = item.stat(follow_symlinks=False)
+                        files.append((st.st_mtime_ns, st.st_size, item.path))
+        except OSError:
+            return
+        total = sum(size for _, size, _ in files)
+        for _, size, path in sorted(files):
+            if total <= self.max_bytes:
+                break
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+                total -= size
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _optional(value: object) -> str | None:
+    return None if value is None else _text(value)

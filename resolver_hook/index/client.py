@@ -1,0 +1,331 @@
+"""The index client: every page, metadata file and hashed file goes through here.
+
+:class:`IndexClient` puts the parts together: mirrors (:mod:`~resolver_hook.index.mirrors`)
+applied to every URL, the URL policy and the user's network settings
+(:mod:`~resolver_hook.index.fetch`), the page cache (:mod:`~resolver_hook.index.cache`),
+the two page forms (:mod:`~resolver_hook.index.htmlpage`, PEP 503;
+:mod:`~resolver_hook.index.jsonpage`, PEP 691, asked for by ``Accept`` with HTML as the
+fallback) and core metadata files (:mod:`~resolver_hook.index.metadata`).
+
+The API the planner, the lock writer and ``manifest import`` use::
+
+    client = IndexClient(allow_insecure=..., offline=..., refresh=..., mirrors=...)
+    client.page(url)          # -> Page, or raises PageError / UsageError (URL policy)
+    client.pages(urls)        # -> {url: Page | ResolverHookError}, fetched concurrently
+    client.metadata(link)     # -> Metadata of a link whose page offers it (PEP 658)
+    client.notes              # what a person should hear (cache entries ignored, ...)
+
+Caching: a page read within ``PAGE_FRESH_SECONDS`` is used as is; an older one is
+revalidated (``If-None-Match`` / ``If-Modified-Since``; a 304 keeps it); ``refresh``
+revalidates every page now; ``offline`` never opens a connection and serves what the
+cache holds, any age, or a PageError saying the page is not cached. Local files
+(``file:``) are never cached. Metadata files are cached by URL and used without asking
+again when the page gave their hash (the hash is checked on every read).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from resolver_hook import _cache
+from resolver_hook.errors import ResolverHookError, UsageError
+from resolver_hook.index.cache import CacheEntry, PageCache
+from resolver_hook.index.errors import PageError
+from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact
+from resolver_hook.index.htmlpage import parse_html
+from resolver_hook.index.jsonpage import JSON_TYPE, parse_json
+from resolver_hook.index.metadata import Metadata, check_hashes, parse_metadata
+from resolver_hook.index.mirrors import Mirror, apply_mirrors
+from resolver_hook.index.model import Link, Page, Source
+from resolver_hook.limits import (
+    MAX_CONCURRENT_PAGES,
+    MAX_METADATA_BYTES,
+    MAX_PAGES_PER_CALL,
+    NETWORK_DEADLINE,
+    PAGE_FRESH_SECONDS,
+)
+
+__all__ = ["ACCEPT", "IndexClient", "PageResult", "is_local", "parse_page"]
+
+# PEP 691's content negotiation, as pip asks: JSON first, HTML as the fallback.
+ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html; q=0.2, text/html; q=0.01"
+# Media types an index (or find-links) page is served as, and any text/* (a saved page on
+# a plain file server); anything else (an image, a wheel, application/json) is not a page.
+_PAGE_TYPES = frozenset(
+    {JSON_TYPE, "application/vnd.pypi.simple.v1+html", "text/html", "application/xhtml+xml"}
+)
+
+PageResult = Page | ResolverHookError
+
+
+def is_local(location: str) -> bool:
+    """A path or ``file:`` URL (a Windows drive path too), not a network URL."""
+    try:
+        scheme = urlsplit(location).scheme
+    except ValueError:
+        return False
+    return scheme in ("", "file") or (len(scheme) == 1 and location[1:3] in (":\\", ":/"))
+
+
+def _is_file_url(url: str) -> bool:
+    try:
+        return urlsplit(url).scheme.lower() == "file"
+    except ValueError:  # "https://[::1": the URL policy says what is wrong with it
+        return False
+
+
+def parse_page(text: str, url: str, content_type: str = "") -> tuple[Link, ...]:
+    """The links of a page: PEP 691 JSON when served (or saved) as such, else HTML."""
+    if content_type == JSON_TYPE or (not content_type and text.lstrip()[:1] == "{"):
+        return parse_json(text, url)
+    return parse_html(text, url)
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+class IndexClient:
+    """One client per command: its settings, its cache, its notes."""
+
+    def __init__(
+        self,
+        *,
+        allow_insecure: bool = False,
+        offline: bool = False,
+        refresh: bool = False,
+        mirrors: Iterable[Mirror] = (),
+        cache: bool = True,
+        cache_dir: Path | None = None,
+        timeout: float = NETWORK_DEADLINE,
+        env: Mapping[str, str] | None = None,
+        max_workers: int = MAX_CONCURRENT_PAGES,
+    ) -> None:
+        environ = os.environ if env is None else env
+        self.allow_insecure = allow_insecure
+        self.offline = offline
+        self.refresh = refresh
+        self.mirrors = tuple(mirrors)
+        self.max_workers = max(1, min(max_workers, MAX_CONCURRENT_PAGES))
+        self.transport = Transport(allow_insecure=allow_insecure, timeout=timeout, env=environ)
+        folder = cache_dir
+        if folder is None and cache:
+            base = _cache.cache_dir(environ)
+            folder = base / "index" if base else None
+        self.cache = PageCache(folder) if cache and folder is not None else None
+        self._notes: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def notes(self) -> list[str]:
+        """Notes of this client so far (cache entries ignored, a netrc not read, ...)."""
+        with self._lock:
+            return [*self._notes, *(n for n in self.transport.notes if n not in self._notes)]
+
+    def _note(self, text: str | None) -> None:
+        if text:
+            with self._lock:
+                if text not in self._notes:
+                    self._notes.append(text)
+
+    def url_of(self, url: str) -> str:
+        """The URL the client reads for ``url``: credentials kept aside, mirrors applied."""
+        return apply_mirrors(self.transport.remember(url), self.mirrors)
+
+    # --- pages -----------------------------------------------------------------------
+
+    def page(self, url: str, *, base_url: str | None = None, local: bool = False) -> Page:
+        """The page at ``url`` (links resolved against ``base_url`` when given).
+
+        ``local``: a path or ``file:`` URL the user named themselves is read without
+        ``--allow-insecure-urls`` (never cached); otherwise ``file:`` needs it.
+        """
+        if local and is_local(url):
+            raw, uri = read_local(url)
+            text = raw.decode("utf-8", "replace")
+            return Page(url=uri, links=self._mirrored(parse_page(text, base_url or uri)))
+        target = self.url_of(url)
+        if _is_file_url(target):
+            check_url(target, allow_insecure=self.allow_insecure)
+            raw, uri = read_local(target)
+            text = raw.decode("utf-8", "replace")
+            return Page(url=uri, links=self._mirrored(parse_page(text, base_url or uri)))
+        check_url(target, allow_insecure=self.allow_insecure)
+        key = f"page\n{target}"
+        entry, note = self.cache.get(key) if self.cache else (None, None)
+        self._note(note)
+        now = time.time()
+        if self.offline:
+            if entry is None:
+                raise PageError(
+                    f"{redact(target)}: not in the page cache, and --offline reads no network",
+                    hint="run once without --offline to fill the cache",
+                )
+            return self._from_entry(entry, base_url, "cache")
+        if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
+            return self._from_entry(entry, base_url, "cache")
+        conditional = {}
+        if entry is not None and entry.etag:
+            conditional["If-None-Match"] = entry.etag
+        if entry is not None and entry.last_modified:
+            conditional["If-Modified-Since"] = entry.last_modified
+        response = self.transport.get(target, accept=ACCEPT, headers=conditional)
+        if response.status == 304:
+            if entry is None:
+                raise PageError(f"{redact(target)}: answered 304 Not Modified to a plain request")
+            entry = dataclasses.replace(
+                entry,
+                etag=response.etag or entry.etag,
+                last_modified=response.last_modified or entry.last_modified,
+                fetched=now,
+            )
+            self._store(key, entry)
+            return self._from_entry(entry, base_url, "cache")
+        links = self._parse(response, base_url)
+        fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
+        self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
+        return Page(url=response.url, links=links, source="network", fetched=_iso(now))
+
+    def _store(self, key: str, entry: CacheEntry) -> None:
+        if self.cache is not None:
+            self.cache.put(key, entry)
+
+    def _mirrored(self, links: tuple[Link, ...]) -> tuple[Link, ...]:
+        if not self.mirrors:
+            return links
+        return tuple(
+            dataclasses.replace(link, url=apply_mirrors(link.url, self.mirrors)) for link in links
+        )
+
+    def _parse(self, response: Response, base_url: str | None) -> tuple[Link, ...]:
+        kind = response.content_type
+        if kind and kind not in _PAGE_TYPES and not kind.startswith("text/"):
+            raise PageError(
+                f"{redact(response.url)}: not an index page (served as {kind[:60]})",
+                hint="give the URL of a PEP 503/691 project page or a find-links page",
+            )
+        try:
+            links = parse_page(response.text(), base_url or response.url, kind)
+        except PageError as exc:
+            raise PageError(f"{redact(response.url)}: {exc.message}", hint=exc.hint) from None
+        return self._mirrored(links)
+
+    def _from_entry(self, entry: CacheEntry, base_url: str | None, source: Source) -> Page:
+        response = Response(
+            url=entry.url,
+            status=200,
+            body=entry.body,
+            content_type=entry.content_type,
+            charset=entry.charset,
+        )
+        return Page(
+            url=entry.url,
+            links=self._parse(response, base_url),
+            source=source,
+            fetched=_iso(entry.fetched),
+        )
+
+    def pages(self, urls: Iterable[str]) -> dict[str, PageResult]:
+        """Each page of ``urls`` (in their order), read concurrently by a bounded pool of
+        threads; a page that fails is its error value, never an exception here."""
+        wanted = list(dict.fromkeys(urls))
+        if len(wanted) > MAX_PAGES_PER_CALL:
+            raise UsageError(f"more than {MAX_PAGES_PER_CALL} pages asked for at once")
+
+        def one(url: str) -> PageResult:
+            try:
+                return self.page(url)
+            except ResolverHookError as exc:
+                return exc
+
+        if len(wanted) <= 1:
+            return {url: one(url) for url in wanted}
+        with ThreadPoolExecutor(
+            max_workers=min(self.max_workers, len(wanted)), thread_name_prefix="resolver-hook-page"
+        ) as pool:
+            return dict(zip(wanted, pool.map(one, wanted), strict=True))
+
+    # --- files -----------------------------------------------------------------------
+
+    def fetch(self, url: str, *, max_bytes: int, local: bool = False) -> bytes:
+        """The bytes of one small file (a ``variants.json``), under the same rules; not
+        cached. ``local`` as for :meth:`page`."""
+        target = url if local and is_local(url) else self.url_of(url)
+        if is_local(target):
+            if not local:
+                check_url(target, allow_insecure=self.allow_insecure)
+            return read_local(target)[0]
+        if self.offline:
+            raise PageError(f"{redact(target)}: --offline reads no network")
+        return self.transport.get(target, accept="*/*", max_bytes=max_bytes).body
+
+    def metadata(self, link: Link) -> Metadata:
+        """The core metadata of ``link``'s file, from ``<url>.metadata`` (PEP 658/714)."""
+        if link.core_metadata is None:
+            raise PageError(f"{redact(link.url)}: the page offers no metadata file for it")
+        target = self.url_of(link.url + ".metadata")
+        shown = redact(target)
+        if is_local(target):
+            check_url(target, allow_insecure=self.allow_insecure)
+            data = read_local(target)[0]
+            check_hashes(data, link.core_metadata, shown)
+            return parse_metadata(data, shown)
+        check_url(target, allow_insecure=self.allow_insecure)
+        key = f"metadata\n{target}"
+        entry, note = self.cache.get(key) if self.cache else (None, None)
+        self._note(note)
+        if entry is not None and (
+            self.offline
+            or (link.core_metadata and not self.refresh)
+            or (not self.refresh and 0 <= time.time() - entry.fetched < PAGE_FRESH_SECONDS)
+        ):
+            try:
+                check_hashes(entry.body, link.core_metadata, shown)
+                return parse_metadata(entry.body, shown)
+            except PageError as exc:
+                if self.offline:
+                    raise
+                self._note(f"cached {shown} ignored: {exc.message}")
+        if self.offline:
+            raise PageError(
+                f"{shown}: not in the page cache, and --offline reads no network",
+                hint="run once without --offline to fill the cache",
+            )
+        response = self.transport.get(target, accept="*/*", max_bytes=MAX_METADATA_BYTES)
+        check_hashes(response.body, link.core_metadata, shown)
+        found = parse_metadata(response.body, shown)
+        self._store(key, CacheEntry(url=response.url, body=response.body, fetched=time.time()))
+        return found
+
+    def sha256(self, url: str, *, max_bytes: int) -> str:
+        """The sha256 of the file at ``url``, streamed (nothing of it kept)."""
+        digest = hashlib.sha256()
+        target = self.url_of(url)
+        if _is_file_url(target):
+            check_url(target, allow_insecure=self.allow_insecure)
+            size = 0
+            try:
+                with Path(unquote(urlsplit(target).path)).open("rb") as handle:
+                    while chunk := handle.read(1 << 20):
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise PageError(f"{target}: larger than {max_bytes} bytes")
+                        digest.update(chunk)
+            except OSError as exc:
+                raise PageError(f"{target}: cannot read: {exc.strerror or exc}") from None
+            return digest.hexdigest()
+        if self.offline:
+            raise PageError(f"{redact(target)}: --offline reads no network (to hash the file)")
+        self.transport.stream(
+            target, digest.update, max_bytes=max_bytes, doing="cannot download to hash it"
+        )
+        return digest.hexdigest()

@@ -1,0 +1,495 @@
+"""Fetching one URL under the project's rules: the only place resolver-hook opens a socket.
+
+Every request, and every redirect it follows, passes the one URL policy
+(:func:`resolver_hook.manifest.urls.url_problem`: https; loopback http and ``file:``
+only with ``--allow-insecure-urls``). A page is read within one total deadline
+(connecting, redirects, headers, every byte: a socket timeout bounds one read only) and
+streamed against ``MAX_PAGE_BYTES`` (a declared or actual body past it stops the read;
+no more than the bound plus one chunk is ever held). Failures are one
+:class:`~resolver_hook.index.errors.PageError` in words a person can act on.
+
+The user's settings, read from the environment the command runs in:
+
+- ``https_proxy`` / ``http_proxy`` / ``no_proxy`` (either case; lower case wins, as in
+  urllib); an error reaching the proxy names the proxy and the variable it came from;
+- ``SSL_CERT_FILE``, else ``PIP_CERT`` (pip's ``cert`` setting as a variable): the CA
+  bundle to trust; otherwise ``truststore`` (the system certificate store, as pip uses
+  it) when it is installed, else Python's default store;
+- credentials: ``user:password@`` in a URL, else the host's entry in ``$NETRC`` or
+  ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
+  ``unredirected`` header, so a redirect to another host never carries them), never
+  shown (:func:`redact` replaces them in every message) and never part of a cache key.
+
+Why the standard library (``urllib.request``/``http.client``) and not an HTTP library:
+resolver-hook runs inside every ``pip install`` the hook wraps, and its runtime
+dependencies are kept to what it cannot do without; urllib already honours the proxy
+variables and tunnels https through a proxy, ``ssl`` takes a CA file or truststore's
+context, and the pages read per command are few and fetched concurrently
+(:mod:`resolver_hook.index.client`), so connection reuse would save one handshake per
+page, not the seconds a library would cost in start-up and upkeep.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import importlib
+import netrc
+import os
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from resolver_hook.errors import UsageError
+from resolver_hook.index.errors import PageError
+from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
+from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
+
+__all__ = [
+    "PolicyRedirects",
+    "Response",
+    "Settings",
+    "Transport",
+    "check_url",
+    "read_local",
+    "redact",
+    "split_credentials",
+]
+
+_READ_CHUNK = 64 << 10
+# urllib's NO_PROXY matcher (not in its documented API, stable since Python 3.0).
+_bypass: Callable[[str, Mapping[str, str]], bool] = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+_USER_AGENT = "resolver-hook"
+T = TypeVar("T")
+
+
+def redact(url: str) -> str:
+    """``url`` with any ``user:password@`` shown as ``****@`` (safe to print)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url.rpartition("@")[2] if "@" in url.partition("?")[0] else url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="****@" + parts.netloc.rpartition("@")[2]))
+
+
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``(url without userinfo, (user, password) or None)``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
+
+
+def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
+    """The one URL policy (:mod:`resolver_hook.manifest.urls`); UsageError when refused."""
+    problem = url_problem(redact(url), allow_insecure=allow_insecure)
+    if problem is not None:
+        hint = None
+        if INSECURE_FLAG in problem:
+            hint = f"add {INSECURE_FLAG} for a local test index"
+        raise UsageError(f"{what}: {problem}", hint=hint)
+
+
+class PolicyRedirects(urllib.request.HTTPRedirectHandler):
+    """Apply the same URL policy to every redirect target (no https -> http downgrade).
+
+    ``what`` names the refused target in the error (index pages say ``redirect``).
+    """
+
+    def __init__(self, allow_insecure: bool, *, what: str = "redirect") -> None:
+        super().__init__()
+        self.allow = allow_insecure
+        self.what = what
+
+    # Signature fixed by urllib.request.HTTPRedirectHandler.
+    def redirect_request(  # type: ignore[no-untyped-def]  # noqa: PLR0917
+        self, req, fp, code, msg, headers, newurl
+    ):
+        try:
+            check_url(newurl, allow_insecure=self.allow, what=self.what)
+        except UsageError:
+            fp.close()  # urllib closes it only after a redirect it follows
+            raise
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def read_local(location: str) -> tuple[bytes, str]:
+    """``(bytes, file: URL)`` of a local page given as a path or ``file:`` URL, bounded."""
+    is_file_url = urlsplit(location).scheme == "file"
+    path = Path(unquote(urlsplit(location).path) if is_file_url else location)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_PAGE_BYTES + 1)
+    except OSError as exc:
+        raise PageError(f"{location}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_PAGE_BYTES:
+        raise PageError(f"{location}: larger than {MAX_PAGE_BYTES} bytes")
+    return raw, path.resolve().as_uri()
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """One answer: the final URL (credentials removed), status 200 or 304, the body."""
+
+    url: str
+    status: int
+    body: bytes
+    content_type: str = ""  # the media type, lower case ("" when not sent)
+    charset: str | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+
+    def text(self) -> str:
+        try:
+            return self.body.decode(self.charset or "utf-8", "replace")
+        except (LookupError, UnicodeError):
+            # An unknown label, or a codec that is not a text encoding (hex, idna): read
+            # as UTF-8, as browsers fall back.
+            return self.body.decode("utf-8", "replace")
+
+
+def _env_value(env: Mapping[str, str], name: str) -> tuple[str, str] | None:
+    """``(value, variable)`` of ``name`` in lower case, else upper case (urllib's order)."""
+    for var in (name.lower(), name.upper()):
+        if env.get(var):
+            return env[var], var
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """The user's network settings, read once from an environment."""
+
+    proxies: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # scheme -> (url, var)
+    no_proxy: str = ""
+    cafile: tuple[str, str] | None = None  # (path, variable)
+    netrc_path: Path | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        proxies = {}
+        for scheme in ("https", "http"):
+            if scheme == "http" and "REQUEST_METHOD" in env:
+                continue  # CGI: HTTP_PROXY is a request header there (urllib's rule)
+            found = _env_value(env, f"{scheme}_proxy")
+            if found:
+                proxies[scheme] = found
+        no = _env_value(env, "no_proxy")
+        cafile = next(
+            ((env[var], var) for var in ("SSL_CERT_FILE", "PIP_CERT") if env.get(var)), None
+        )
+        if env.get("NETRC"):
+            netrc_path: Path | None = Path(env["NETRC"])
+        else:
+            netrc_path = Path(env["HOME"]) / ".netrc" if env.get("HOME") else None
+        return cls(proxies=proxies, no_proxy=no[0] if no else "", cafile=cafile,
+                   netrc_path=netrc_path)  # fmt: skip
+
+    def proxy_for(self, url: str) -> tuple[str, str] | None:
+        """``(proxy URL, variable)`` that a request for ``url`` goes through, or None."""
+        parts = urlsplit(url)
+        found = self.proxies.get(parts.scheme.lower())
+        if found is None:
+            return None
+        host = parts.netloc.rpartition("@")[2]
+        if self.no_proxy and _bypass(host, {"no": self.no_proxy}):
+            return None
+        return found
+
+
+class _Credentials(urllib.request.BaseHandler):
+    """Runs before every request urllib sends for one fetch (redirects too)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+
+    def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
+        self.transport.authorize(request)
+        return request
+
+    https_request = http_request
+
+
+class Transport:
+    """Reads URLs with the user's settings and the project's URL policy; thread-safe."""
+
+    def __init__(
+        self,
+        *,
+        allow_insecure: bool = False,
+        timeout: float = NETWORK_DEADLINE,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.allow_insecure = allow_insecure
+        self.timeout = timeout
+        self.settings = Settings.from_env(os.environ if env is None else env)
+        self.notes: list[str] = []
+        self._lock = threading.Lock()
+        self._netrc: netrc.netrc | None = None
+        self._netrc_read = False
+        self._credentials: dict[str, tuple[str, str]] = {}  # host[:port] -> (user, password)
+
+    # --- settings --------------------------------------------------------------------
+
+    def _note(self, text: str) -> None:
+        with self._lock:
+            if text not in self.notes:
+                self.notes.append(text)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """The context for https (made once per process per CA file: loading the
+        store takes a fifth of a second)."""
+        return _ssl_context(self.settings.cafile)
+
+    def _auth_for(self, url: str) -> tuple[str, str] | None:
+        parts = urlsplit(url)
+        with self._lock:
+            if parts.netloc in self._credentials:
+                return self._credentials[parts.netloc]
+            if not self._netrc_read:
+                self._netrc_read = True
+                path = self.settings.netrc_path
+                if path is not None and path.is_file():
+                    try:
+                        self._netrc = netrc.netrc(str(path))
+                    except (OSError, netrc.NetrcParseError) as exc:
+                        # The message may quote the file: only its line number is shown.
+                        line = getattr(exc, "lineno", None)
+                        where = f" (line {line})" if line else ""
+                        self.notes.append(f"{path} not read: not a valid netrc file{where}")
+            entry = self._netrc.authenticators(parts.hostname or "") if self._netrc else None
+            if entry is None:
+                return None
+            login, _account, password = entry
+            return login, password or ""
+
+    def remember(self, url: str) -> str:
+        """``url`` without its credentials, which are kept (in memory) for its host."""
+        clean, creds = split_credentials(url)
+        if creds is not None:
+            with self._lock:
+                self._credentials[urlsplit(clean).netloc] = creds
+        return clean
+
+    # --- requests --------------------------------------------------------------------
+
+    def _request(self, url: str, headers: Mapping[str, str]) -> urllib.request.Request:
+        return urllib.request.Request(url, headers={"User-Agent": _USER_AGENT, **headers})
+
+    def authorize(self, request: urllib.request.Request) -> None:
+        """Add the credentials of ``request``'s host, if any, to it: on every request,
+        redirects included, each for its own host only (an ``unredirected`` header,
+        which urllib does not copy onto the next request)."""
+        if request.has_header("Authorization"):
+            return
+        auth = self._auth_for(request.full_url)
+        if auth is not None:
+            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode("ascii")
+            request.add_unredirected_header("Authorization", f"Basic {token}")
+
+    def _opener(self, url: str, what: str) -> urllib.request.OpenerDirector:
+        proxy = self.settings.proxy_for(url)
+        scheme = urlsplit(url).scheme.lower()
+        handlers: list[urllib.request.BaseHandler] = [
+            urllib.request.ProxyHandler({scheme: proxy[0]} if proxy else {}),
+            PolicyRedirects(self.allow_insecure, what=what),
+            _Credentials(self),
+        ]
+        if scheme == "https":  # loopback http (tests) does without loading the store
+            handlers.append(urllib.request.HTTPSHandler(context=self.ssl_context()))
+        return urllib.request.build_opener(*handlers)
+
+    def _unreachable(self, url: str, exc: BaseException, doing: str) -> PageError:
+        """Words for a connection that failed: the proxy's fault named as the proxy's."""
+        reason = getattr(exc, "reason", exc)
+        shown = redact(url)
+        proxy = self.settings.proxy_for(url)
+        if isinstance(reason, TimeoutError) and proxy is None:
+            # A read that outlived the deadline: the same words as the deadline itself.
+            return PageError(
+                f"{shown}: no complete answer within {self.timeout:g} s",
+                hint="the server is slow or stalled; try again or raise --timeout",
+            )
+        if proxy is not None and isinstance(reason, OSError | str):
+            where = f"the proxy {redact(proxy[0])} (from {proxy[1]})"
+            if str(reason).startswith("Tunnel connection failed"):
+                return PageError(f"{shown}: {where} did not connect: {reason}")
+            return PageError(
+                f"{shown}: cannot reach {where}: {reason}",
+                hint=f"check {proxy[1]} (and NO_PROXY), or unset it",
+            )
+        return PageError(f"{shown}: {doing}: {reason}")
+
+    def get(
+        self,
+        url: str,
+        *,
+        accept: str = "text/html",
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int = MAX_PAGE_BYTES,
+    ) -> Response:
+        """GET ``url`` within one total deadline (``self.timeout``), body bounded.
+
+        ``headers`` may carry ``If-None-Match`` / ``If-Modified-Since``: a 304 answer is
+        a :class:`Response` with status 304 and no body. The URL passes the URL policy
+        first (UsageError); every other failure is a PageError.
+        """
+        url = self.remember(url)
+        check_url(url, allow_insecure=self.allow_insecure)
+        all_headers = {"Accept": accept, **(headers or {})}
+        deadline = time.monotonic() + self.timeout
+        return _within(
+            self.timeout,
+            lambda: self._download(url, all_headers, max_bytes, deadline),
+            f"{redact(url)}: no complete answer within {self.timeout:g} s",
+        )
+
+    def _download(
+        self, url: str, headers: Mapping[str, str], max_bytes: int, deadline: float
+    ) -> Response:
+        shown = redact(url)
+        try:
+            with self._opener(url, "redirect").open(
+                self._request(url, headers), timeout=self.timeout
+            ) as response:
+                declared = response.headers.get("Content-Length")
+                size = declared.strip()[:20] if declared else ""
+                if size.isdigit() and int(size) > max_bytes:
+                    raise PageError(f"{shown}: larger than {max_bytes} bytes")
+                chunks: list[bytes] = []
+                got = 0
+                while True:
+                    if time.monotonic() > deadline:
+                        raise PageError(f"{shown}: no complete answer within {self.timeout:g} s")
+                    chunk = response.read1(_READ_CHUNK)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+                    if got > max_bytes:
+                        raise PageError(f"{shown}: larger than {max_bytes} bytes")
+                    chunks.append(chunk)
+                final = response.geturl()
+                info = response.headers
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            if exc.code == 304:
+                etag = exc.headers.get("ETag") if exc.headers else None
+                modified = exc.headers.get("Last-Modified") if exc.headers else None
+                return Response(url=url, status=304, body=b"", etag=etag, last_modified=modified)
+            raise PageError(f"{shown}: HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise self._unreachable(url, exc, "cannot fetch") from None
+        except http.client.HTTPException as exc:  # BadStatusLine, IncompleteRead, InvalidURL...
+            raise PageError(
+                f"{shown}: not a valid HTTP answer ({type(exc).__name__}: {str(exc)[:80]})"
+            ) from None
+        if size.isdigit() and got < int(size):
+            raise PageError(
+                f"{shown}: the page ended after {got} of its {size} bytes "
+                "(connection cut); nothing written"
+            )
+        return Response(
+            url=split_credentials(final)[0],
+            status=200,
+            body=b"".join(chunks),
+            content_type=info.get_content_type().lower() if info.get("Content-Type") else "",
+            charset=info.get_content_charset(),
+            etag=info.get("ETag"),
+            last_modified=info.get("Last-Modified"),
+        )
+
+    def stream(
+        self, url: str, sink: Callable[[bytes], None], *, max_bytes: int, doing: str
+    ) -> None:
+        """Feed the body of ``url`` to ``sink`` in chunks (a wheel to hash: no total
+        deadline, ``self.timeout`` per read). Refused redirects read ``page: ...``."""
+        url = self.remember(url)
+        check_url(url, allow_insecure=self.allow_insecure)
+        size = 0
+        try:
+            with self._opener(url, "page").open(
+                self._request(url, {}), timeout=self.timeout
+            ) as response:
+                while chunk := response.read(1 << 20):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise PageError(f"{redact(url)}: larger than {max_bytes} bytes")
+                    sink(chunk)
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            raise PageError(f"{redact(url)}: HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            raise self._unreachable(url, exc, doing) from None
+        except http.client.HTTPException as exc:
+            raise PageError(
+                f"{redact(url)}: not a valid HTTP answer ({type(exc).__name__}: {str(exc)[:80]})"
+            ) from None
+
+
+_CONTEXTS: dict[tuple[str, str] | None, ssl.SSLContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
+def _ssl_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
+    with _CONTEXTS_LOCK:
+        if cafile not in _CONTEXTS:
+            _CONTEXTS[cafile] = _make_context(cafile)
+        return _CONTEXTS[cafile]
+
+
+def _make_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
+    if cafile is not None:
+        path, var = cafile
+        try:
+            return ssl.create_default_context(cafile=path)
+        except (OSError, ssl.SSLError) as exc:
+            raise UsageError(
+                f"{var}={path}: cannot load certificates ({exc})",
+                hint=f"point {var} at a PEM bundle, or unset it",
+            ) from None
+    try:
+        truststore: Any = importlib.import_module("truststore")
+    except ImportError:
+        return ssl.create_default_context()
+    context: ssl.SSLContext = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return context
+
+
+def _within(timeout: float, work: Callable[[], T], late: str) -> T:
+    """Run ``work`` in a worker thread; give up when ``timeout`` seconds have passed.
+
+    A socket timeout bounds one read only, and http.client reads headers a line at a
+    time: only a deadline kept outside the download bounds the whole of it.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the waiting thread, raised there
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, name="resolver-hook-fetch", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        # The daemon worker stops at its own deadline check or socket timeout.
+        raise PageError(late, hint="the server is slow or stalled; try again or raise --timeout")
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value

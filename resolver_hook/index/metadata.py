@@ -1,0 +1,60 @@
+"""Core metadata files (PEP 658/714): ``<file-url>.metadata``, hash-checked, parsed.
+
+A page that offers the file (``Link.core_metadata`` is not None) lets a planner read a
+wheel's ``Requires-Dist`` and ``Requires-Python`` without downloading the wheel. The
+file is the wheel's ``METADATA`` (the core metadata format: RFC 822 style headers),
+read with :mod:`email.parser` as the packaging specification describes. The hash the
+page gives is checked before a byte of it is used; a mismatch is a PageError.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from resolver_hook.index.errors import PageError
+
+__all__ = ["Metadata", "check_hashes", "parse_metadata"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Metadata:
+    """What a planner needs of one wheel's core metadata."""
+
+    url: str  # the .metadata file's URL
+    name: str
+    version: str
+    requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
+
+
+def check_hashes(data: bytes, hashes: Mapping[str, str], shown: str) -> None:
+    """PageError unless ``data`` matches every hash given (names hashlib knows)."""
+    for name, want in sorted(hashes.items()):
+        got = hashlib.new(name, data).hexdigest()
+        if got != want:
+            raise PageError(
+                f"{shown}: its {name} is {got}, not the {want} the page gives",
+                hint="the mirror or the index is serving another file; nothing was used",
+            )
+
+
+def parse_metadata(data: bytes, url: str) -> Metadata:
+    """The fields of a METADATA file; PageError when it has no Name or Version."""
+    message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
+        data, headersonly=True
+    )
+    name, version = message.get("Name"), message.get("Version")
+    if not isinstance(name, str) or not isinstance(version, str) or not name or not version:
+        raise PageError(f"{url}: not a core metadata file (no Name or Version)")
+    requires_python = message.get("Requires-Python")
+    return Metadata(
+        url=url,
+        name=name.strip(),
+        version=version.strip(),
+        requires_dist=tuple(str(v).strip() for v in message.get_all("Requires-Dist") or ()),
+        requires_python=str(requires_python).strip() if requires_python else None,
+    )

@@ -1,0 +1,77 @@
+"""Mirrors: ``UPSTREAM=MIRROR`` URL prefixes, applied to every URL the client reads.
+
+A company proxy of ``https://download.pytorch.org/whl`` is named once
+(``RESOLVER_HOOK_MIRRORS``: space-separated pairs; a command's ``--mirror`` flags: one
+pair each, added after the variable's) and every page, metadata file and link under the
+upstream prefix is read from, and pinned as, the mirror's URL. A prefix matches at a
+path boundary (``.../whl`` covers ``.../whl/cu130/`` but not ``.../whlx``); the longest
+matching upstream wins. The mirror obeys the URL policy (https; loopback http only with
+``--allow-insecure-urls``); the upstream need only be a URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from resolver_hook.errors import UsageError
+from resolver_hook.index.fetch import redact
+from resolver_hook.limits import MAX_MIRRORS
+from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
+
+__all__ = ["MIRRORS_ENV", "Mirror", "apply_mirrors", "mirrors_from"]
+
+MIRRORS_ENV = "RESOLVER_HOOK_MIRRORS"
+
+
+@dataclass(frozen=True, slots=True)
+class Mirror:
+    upstream: str  # without a trailing slash
+    mirror: str
+
+    def apply(self, url: str) -> str | None:
+        if url == self.upstream or url.startswith(self.upstream + "/"):
+            return self.mirror + url[len(self.upstream) :]
+        return None
+
+
+def _pair(text: str, where: str, allow_insecure: bool) -> Mirror:
+    upstream, sep, mirror = text.partition("=")
+    if not sep or not upstream or not mirror:
+        raise UsageError(
+            f"{where} {redact(text)!r}: expected UPSTREAM=MIRROR",
+            hint="e.g. https://download.pytorch.org/whl=https://mirror.example/pytorch",
+        )
+    try:
+        scheme = urlsplit(upstream).scheme.lower()
+    except ValueError:
+        scheme = ""
+    if scheme not in ("http", "https", "file"):
+        raise UsageError(f"{where} {redact(upstream)!r}: the upstream is not a URL")
+    problem = url_problem(redact(mirror), allow_insecure=allow_insecure)
+    if problem is not None:
+        hint = f"add {INSECURE_FLAG} for a local mirror" if INSECURE_FLAG in problem else None
+        raise UsageError(f"{where}: mirror {problem}", hint=hint)
+    return Mirror(upstream.rstrip("/"), mirror.rstrip("/"))
+
+
+def mirrors_from(
+    env: Mapping[str, str], flags: Iterable[str] = (), *, allow_insecure: bool = False
+) -> tuple[Mirror, ...]:
+    """The mirrors of ``RESOLVER_HOOK_MIRRORS`` in ``env`` and of ``--mirror`` flags."""
+    found = [_pair(t, MIRRORS_ENV, allow_insecure) for t in env.get(MIRRORS_ENV, "").split()]
+    found += [_pair(t, "--mirror", allow_insecure) for t in flags]
+    if len(found) > MAX_MIRRORS:
+        raise UsageError(f"more than {MAX_MIRRORS} mirrors given")
+    return tuple(found)
+
+
+def apply_mirrors(url: str, mirrors: Iterable[Mirror]) -> str:
+    """``url`` read through the mirror of its longest matching upstream prefix."""
+    best: tuple[int, str] | None = None
+    for m in mirrors:
+        mapped = m.apply(url)
+        if mapped is not None and (best is None or len(m.upstream) > best[0]):
+            best = (len(m.upstream), mapped)
+    return best[1] if best else url

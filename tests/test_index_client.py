@@ -1,0 +1,548 @@
+"""The one index client (resolver_hook.index) against loopback replicas of real pages.
+
+A PyTorch-style PEP 503 HTML page (``#sha256=`` on every link, PEP 658 metadata files)
+and a PyPI-style PEP 691 JSON page, served by an http.server bound to 127.0.0.1 that
+logs every request it answers and is stopped at the end of each test. Nothing here
+reaches beyond this machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import http.server
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.errors import UsageError
+from resolver_hook.index import IndexClient, Link, PageError, apply_mirrors, mirrors_from
+from resolver_hook.index.cache import CacheEntry, PageCache
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+METADATA = b"Metadata-Version: 2.1\nName: torch\nVersion: 2.15.0+cu130\nRequires-Dist: filelock\nRequires-Dist: nvidia-cublas==13.1.0.3; platform_system == 'Linux'\nRequires-Python: >=3.10\n\nThe description.\n"  # noqa: E501
+META_SHA = hashlib.sha256(METADATA).hexdigest()
+WHEEL = "torch-2.15.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+OLD = "torch-2.14.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+HA, HB = "a" * 64, "b" * 64
+
+# download.pytorch.org/whl/cu130/torch/ in form (docs/facts.md section 3).
+HTML = (
+    "<!DOCTYPE html><html><body><h1>Links for torch</h1>\n"
+    f'<a href="/whl/cu130/{WHEEL}#sha256={HA}" data-requires-python="&gt;=3.10" '
+    f'data-dist-info-metadata="sha256={META_SHA}" data-core-metadata="sha256={META_SHA}">'
+    f"{WHEEL}</a><br/>\n"
+    f'<a href="/whl/cu130/{OLD}#sha256={HB}" data-yanked="broken CUDA build">{OLD}</a><br/>\n'
+    "</body></html>\n"
+)
+# pypi.org/simple/torch/ asked for with Accept: application/vnd.pypi.simple.v1+json.
+JSON = json.dumps(
+    {
+        "meta": {"api-version": "1.4"},
+        "name": "torch",
+        "files": [
+            {
+                "filename": WHEEL.replace("%2B", "+"),
+                "url": f"/files/{WHEEL}",
+                "hashes": {"sha256": HA},
+                "requires-python": ">=3.10",
+                "core-metadata": {"sha256": META_SHA},
+                "yanked": False,
+            },
+            {"filename": OLD, "url": f"/files/{OLD}", "hashes": {}, "yanked": "broken"},
+        ],
+    }
+)
+
+
+class _Quiet(http.server.ThreadingHTTPServer):
+    """A client that gave up (the point of several tests) is no traceback on stderr."""
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass
+
+
+@dataclass
+class Route:
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "text/html; charset=utf-8"
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    etag: str | None = None
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+
+
+class Server:
+    """Routes by path; ``/negotiated`` answers JSON or HTML by the request's Accept."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.log: list[Seen] = []
+        self.active = 0
+        self.most_active = 0
+        self.lock = threading.Lock()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                with owner.lock:
+                    owner.log.append(Seen(self.path, dict(self.headers.items())))
+                    owner.active += 1
+                    owner.most_active = max(owner.most_active, owner.active)
+                try:
+                    owner.answer(self)
+                finally:
+                    with owner.lock:
+                        owner.active -= 1
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.stopped = threading.Event()
+        self.httpd = _Quiet(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def answer(self, h: http.server.BaseHTTPRequestHandler) -> None:
+        path = h.path
+        if path == "/negotiated/":
+            wants_json = JSON_TYPE in h.headers.get("Accept", "")
+            route = Route(
+                body=(JSON if wants_json else HTML).encode(),
+                content_type=JSON_TYPE if wants_json else "text/html",
+            )
+        else:
+            route = self.routes.get(path, Route(status=404, body=b"not here"))
+        if route.delay and self.stopped.wait(route.delay):
+            return
+        if route.etag and h.headers.get("If-None-Match") == route.etag:
+            h.send_response(304)
+            h.send_header("ETag", route.etag)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        h.send_response(route.status)
+        h.send_header("Content-Type", route.content_type)
+        h.send_header("Content-Length", str(len(route.body)))
+        if route.etag:
+            h.send_header("ETag", route.etag)
+        for k, v in route.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(route.body)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    s = Server()
+    s.routes["/whl/cu130/torch/"] = Route(body=HTML.encode(), etag='"v1"')
+    s.routes[f"/whl/cu130/{WHEEL}.metadata"] = Route(body=METADATA, content_type="binary/x")
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Callable[..., IndexClient]:
+    def make(**kw: object) -> IndexClient:
+        kw.setdefault("allow_insecure", True)
+        kw.setdefault("cache_dir", tmp_path / "cache")
+        kw.setdefault("env", {})
+        kw.setdefault("timeout", 5.0)
+        return IndexClient(**kw)  # type: ignore[arg-type]
+
+    return make
+
+
+# --- the two page forms ------------------------------------------------------------
+
+
+def test_html_page_links_hashes_requires_python_yanked_and_metadata(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    page = client().page(server.url + "/whl/cu130/torch/")
+    new, old = page.links
+    assert new.url == f"{server.url}/whl/cu130/{WHEEL}"
+    assert new.filename == WHEEL.replace("%2B", "+")
+    assert (new.sha256, new.requires_python, new.is_yanked) == (HA, ">=3.10", False)
+    assert new.core_metadata == {"sha256": META_SHA}
+    assert (old.sha256, old.yanked, old.core_metadata) == (HB, "broken CUDA build", None)
+    assert page.source == "network"
+    assert page.fetched is not None
+
+
+def test_json_is_asked_for_by_accept_and_html_is_the_fallback(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    page = client().page(server.url + "/negotiated/")
+    assert JSON_TYPE in server.log[-1].headers["Accept"]
+    assert "text/html" in server.log[-1].headers["Accept"]
+    new, old = page.links
+    assert new.url == f"{server.url}/files/{WHEEL}"
+    assert (new.sha256, new.requires_python, new.core_metadata) == (
+        HA,
+        ">=3.10",
+        {"sha256": META_SHA},
+    )
+    assert (old.hashes, old.yanked) == ({}, "broken")
+
+
+def test_metadata_is_read_and_hash_checked(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    c = client()
+    link = c.page(server.url + "/whl/cu130/torch/").links[0]
+    meta = c.metadata(link)
+    assert (meta.name, meta.version, meta.requires_python) == ("torch", "2.15.0+cu130", ">=3.10")
+    assert meta.requires_dist == ("filelock", "nvidia-cublas==13.1.0.3; platform_system == 'Linux'")
+
+
+def test_metadata_with_another_hash_is_refused(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    server.routes[f"/whl/cu130/{WHEEL}.metadata"] = Route(body=METADATA + b"Requires-Dist: evil\n")
+    c = client()
+    link = c.page(server.url + "/whl/cu130/torch/").links[0]
+    with pytest.raises(PageError, match=f"its sha256 is .*, not the {META_SHA} the page gives"):
+        c.metadata(link)
+
+
+def test_metadata_not_offered_is_one_error_and_reads_nothing(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    c = client()
+    old = c.page(server.url + "/whl/cu130/torch/").links[1]
+    before = len(server.log)
+    with pytest.raises(PageError, match="the page offers no metadata file"):
+        c.metadata(old)
+    assert len(server.log) == before
+
+
+# --- the cache ------------------------------------------------------------------------
+
+
+def test_a_fresh_page_is_not_asked_for_again(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    client().page(url)
+    again = client().page(url)
+    assert len(server.log) == 1
+    assert again.source == "cache"
+    assert again.links == client().page(url).links
+
+
+def test_refresh_revalidates_and_a_304_keeps_the_page(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    first = client().page(url)
+    again = client(refresh=True).page(url)
+    assert [s.headers.get("If-None-Match") for s in server.log] == [None, '"v1"']
+    assert again.source == "cache"
+    assert again.links == first.links
+
+
+def test_a_stale_page_is_revalidated_and_a_new_one_replaces_it(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    client().page(url)
+    cache = PageCache(tmp_path / "cache")
+    key = f"page\n{url}"
+    entry, _ = cache.get(key)
+    assert entry is not None
+    cache.put(key, CacheEntry(**{**_fields(entry), "fetched": entry.fetched - 3600}))
+    server.routes["/whl/cu130/torch/"] = Route(body=HTML.replace(HB, HA).encode(), etag='"v2"')
+    page = client().page(url)
+    assert server.log[-1].headers.get("If-None-Match") == '"v1"'
+    assert page.source == "network"
+    assert page.links[1].sha256 == HA
+
+
+def _fields(entry: CacheEntry) -> dict[str, object]:
+    return {k: getattr(entry, k) for k in CacheEntry.__dataclass_fields__}
+
+
+def test_offline_reads_nothing(server: Server, client: Callable[..., IndexClient]) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    with pytest.raises(PageError, match="not in the page cache, and --offline reads no network"):
+        client(offline=True).page(url)
+    assert server.log == []
+    client().page(url)
+    assert client(offline=True, refresh=True).page(url).source == "cache"
+    assert len(server.log) == 1
+
+
+def test_cache_files_are_private_and_a_corrupt_one_is_a_note(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    client().page(url)
+    [path] = (tmp_path / "cache").iterdir()
+    assert path.stat().st_mode & 0o777 == 0o600
+    path.write_bytes(path.read_bytes().replace(b"Links for", b"Links f0r"))
+    c = client()
+    assert c.page(url).source == "network"
+    assert any("ignored: corrupt (the page does not match its hash)" in n for n in c.notes)
+
+
+def test_the_cache_keeps_its_bound_oldest_first(tmp_path: Path) -> None:
+    cache = PageCache(tmp_path, max_bytes=3000)
+    for i in range(5):
+        cache.put(f"page\n{i}", CacheEntry(url=str(i), body=b"x" * 1000, fetched=i))
+        path = cache.path(f"page\n{i}")
+        os.utime(path, ns=(i * 10**9, i * 10**9))
+    kept = [i for i in range(5) if cache.get(f"page\n{i}")[0] is not None]
+    assert kept == [3, 4]
+
+
+# --- failures, each one PageError within its bound ------------------------------------
+
+
+def test_500_and_not_an_index_page(server: Server, client: Callable[..., IndexClient]) -> None:
+    server.routes["/boom/"] = Route(status=500, body=b"oops")
+    server.routes["/logo/"] = Route(body=b"\x89PNG", content_type="image/png")
+    with pytest.raises(PageError, match="HTTP 500"):
+        client().page(server.url + "/boom/")
+    with pytest.raises(PageError, match=r"not an index page \(served as image/png\)"):
+        client().page(server.url + "/logo/")
+
+
+def test_timeout_is_one_error(server: Server, client: Callable[..., IndexClient]) -> None:
+    server.routes["/slow/"] = Route(body=HTML.encode(), delay=3)
+    start = time.monotonic()
+    with pytest.raises(PageError, match=r"no complete answer within 0\.5 s"):
+        client(timeout=0.5).page(server.url + "/slow/")
+    assert time.monotonic() - start < 2.5
+
+
+def test_redirect_to_plain_http_is_refused(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    server.routes["/moved/"] = Route(status=302, headers={"Location": "http://example.org/x/"})
+    with pytest.raises(UsageError, match=r"redirect: 'http://example\.org/x/' is plain http"):
+        client().page(server.url + "/moved/")
+
+
+def _raw_server(send: Callable[[socket.socket], None]) -> tuple[str, Callable[[], None]]:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1)
+
+    def serve() -> None:
+        conn, _ = sock.accept()
+        with conn:
+            conn.recv(65536)
+            with contextlib.suppress(OSError):
+                send(conn)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        sock.close()
+        thread.join(timeout=5)
+
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/", stop
+
+
+def test_truncated_body_is_one_error(client: Callable[..., IndexClient]) -> None:
+    body = HTML.encode()
+
+    def cut(conn: socket.socket) -> None:
+        head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body) + 100}\r\n\r\n"
+        conn.sendall(head.encode() + body)
+
+    url, stop = _raw_server(cut)
+    try:
+        with pytest.raises(PageError, match=f"ended after {len(body)} of its {len(body) + 100}"):
+            client().page(url)
+    finally:
+        stop()
+
+
+def test_a_body_past_the_bound_is_streamed_and_stopped(client: Callable[..., IndexClient]) -> None:
+    sent = [0]
+
+    def endless(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+        chunk = b"<a>" * (1 << 16)
+        while sent[0] < 256 << 20:
+            conn.sendall(chunk)
+            sent[0] += len(chunk)
+
+    url, stop = _raw_server(endless)
+    try:
+        with pytest.raises(PageError, match="larger than 65536 bytes"):
+            client().transport.get(url, max_bytes=1 << 16)
+    finally:
+        stop()
+    assert sent[0] < 64 << 20  # the reader stopped; the server could not send it all
+
+
+def test_a_declared_length_past_the_bound_is_refused_before_reading(
+    client: Callable[..., IndexClient],
+) -> None:
+    def huge(conn: socket.socket) -> None:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n<a>")
+
+    url, stop = _raw_server(huge)
+    try:
+        with pytest.raises(PageError, match="larger than"):
+            client().page(url)
+    finally:
+        stop()
+
+
+# --- credentials ----------------------------------------------------------------------
+
+
+def test_credentials_in_the_url_are_sent_never_shown_never_cached(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    host = server.url.removeprefix("http://")
+    c = client()
+    page = c.page(f"http://user:s3cret@{host}/whl/cu130/torch/")
+    assert server.log[-1].headers["Authorization"] == "Basic dXNlcjpzM2NyZXQ="
+    assert "s3cret" not in page.url
+    assert all("s3cret" not in x.url for x in page.links)
+    with pytest.raises(PageError) as caught:
+        c.page(f"http://user:s3cret@{host}/nowhere/")
+    assert "s3cret" not in str(caught.value)
+    assert str(caught.value) == f"http://{host}/nowhere/: HTTP 404 Not Found"
+    for path in (tmp_path / "cache").iterdir():
+        assert b"s3cret" not in path.read_bytes()
+        assert b"user" not in path.read_bytes().partition(b"\n")[0]
+
+
+def test_netrc_credentials_go_to_their_host_only(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login me password n3trc\n")
+    netrc.chmod(0o600)
+    port = server.url.rsplit(":", 1)[1]
+    server.routes["/away/"] = Route(
+        status=302, headers={"Location": f"http://localhost:{port}/whl/cu130/torch/"}
+    )
+    server.routes["/here/"] = Route(status=301, headers={"Location": "/whl/cu130/torch/"})
+    c = client(env={"NETRC": str(netrc)})
+    c.page(server.url + "/away/")
+    first, second = server.log
+    assert first.headers["Authorization"] == "Basic bWU6bjN0cmM="
+    assert "Authorization" not in second.headers  # localhost is another host
+    c.page(server.url + "/here/")
+    assert [s.headers.get("Authorization") for s in server.log[2:]] == ["Basic bWU6bjN0cmM="] * 2
+
+
+# --- concurrency and mirrors ------------------------------------------------------------
+
+
+def test_pages_are_fetched_concurrently_and_a_failure_is_a_value(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    urls = []
+    for i in range(5):
+        server.routes[f"/p{i}/"] = Route(body=HTML.encode(), delay=0.4)
+        urls.append(f"{server.url}/p{i}/")
+    urls.append(server.url + "/missing/")
+    got = client().pages(urls)
+    assert list(got) == urls
+    assert all(not isinstance(got[u], Exception) for u in urls[:5])
+    assert isinstance(got[urls[5]], PageError)
+    assert server.most_active >= 3  # the delays overlapped
+
+
+def test_mirrors_map_pages_and_links_and_obey_the_url_policy(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    env = {"RESOLVER_HOOK_MIRRORS": f"https://download.pytorch.org/whl={server.url}/whl"}
+    mirrors = mirrors_from(env, allow_insecure=True)
+    page = client(mirrors=mirrors).page("https://download.pytorch.org/whl/cu130/torch/")
+    assert server.log[-1].path == "/whl/cu130/torch/"
+    assert page.links[0].url == f"{server.url}/whl/cu130/{WHEEL}"
+    assert apply_mirrors("https://download.pytorch.org/whlx/", mirrors) == (
+        "https://download.pytorch.org/whlx/"
+    )
+    with pytest.raises(UsageError, match=r"RESOLVER_HOOK_MIRRORS: mirror .* is plain http"):
+        mirrors_from(env)
+    with pytest.raises(UsageError, match="expected UPSTREAM=MIRROR"):
+        mirrors_from({}, ["https://a.example/"])
+
+
+def test_a_link_built_by_hand_reads_its_metadata_through_the_mirror(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    mirrors = mirrors_from({}, [f"https://download.pytorch.org/whl={server.url}/whl"],
+                           allow_insecure=True)  # fmt: skip
+    link = Link(
+        url=f"https://download.pytorch.org/whl/cu130/{WHEEL}",
+        filename=WHEEL,
+        core_metadata={"sha256": META_SHA},
+    )
+    assert client(mirrors=mirrors).metadata(link).version == "2.15.0+cu130"
+
+
+def test_a_refused_url_never_shows_its_password(client: Callable[..., IndexClient]) -> None:
+    with pytest.raises(UsageError) as caught:
+        client(allow_insecure=False).page("http://me:pa55@example.org/simple/x/")
+    assert "pa55" not in str(caught.value)
+    assert "is plain http" in str(caught.value)
+    from resolver_hook.index import redact
+
+    assert redact("https://me:pa55@h.example/x/") == "https://****@h.example/x/"
+
+
+def test_a_certificate_file_that_cannot_be_loaded_names_its_variable(
+    client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    bad = tmp_path / "no-such.pem"
+    with pytest.raises(UsageError) as caught:
+        client(env={"SSL_CERT_FILE": str(bad)}).page("https://index.example/simple/x/")
+    assert str(caught.value).startswith(f"SSL_CERT_FILE={bad}: cannot load certificates")
+    assert caught.value.hint == "point SSL_CERT_FILE at a PEM bundle, or unset it"
+
+
+def test_manifest_import_revalidates_its_page_and_says_when_a_cache_entry_is_corrupt(
+    server: Server, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.cli import main
+
+    url = server.url + "/whl/cu130/torch/"
+    assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
+    first = capsys.readouterr().out
+    assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
+    assert capsys.readouterr().out == first
+    # The second import asked whether the page changed, and was answered 304.
+    assert [x.headers.get("If-None-Match") for x in server.log] == [None, '"v1"']
+    [entry] = (Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index").iterdir()
+    entry.write_bytes(b"not a cache entry")
+    assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: cache {entry} ignored: corrupt (no header)" in err
+    assert server.log[-1].headers.get("If-None-Match") is None
