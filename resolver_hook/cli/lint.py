@@ -6,7 +6,8 @@ Usage::
 
 Inputs: wheels, sdists (``.tar.gz``), ``pyproject.toml`` files and flavour manifests.
 Inputs of one project are judged together (a release lacks an aarch64 wheel, not one
-file). One line per warning, ``warning: FILE: what (evidence)``, then ``hint: ...``.
+file): given a single wheel, lint says what that file is for instead. One line per
+warning, ``warning: FILE: what (evidence)``, then ``hint: ...``.
 Exit 0 when clean, 1 when there are warnings, 2 when an input cannot be read (one
 ``error:`` line each; the others are still linted).
 """
