@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.publish.fatbin import FatbinError, cubin_target
-from resolver_hook.publish.scan import scan_wheel
+from resolver_hook.publish.scan import _jetson_notes, scan_wheel
 from tests.cudawheels import KERNELS, binary_wheel, fixture
 from tests.test_scan import _tiny_elf
 
@@ -129,3 +129,15 @@ def test_jetson_build_lists_its_tegra_target(tmp_path: Path) -> None:
     report = scan_wheel(wheel)
     (obj,) = report.objects
     assert (obj.machine, obj.targets, obj.cuda_runtime) == ("aarch64", ("sm_87",), 12)
+    # SASS for a Tegra CC runs on that Jetson only (docs/facts.md 1.1); which L4T
+    # releases the host side supports is not in the binary, so nothing is guessed.
+    (note,) = report.notes
+    assert note.startswith("Jetson-capable: SASS for sm_87 (Jetson Orin), which runs on")
+    assert "no l4t range is written" in note
+
+
+def test_sass_for_thor_under_cuda_13_is_no_jetson_note(tmp_path: Path) -> None:
+    # CC 11.0 (Thor, JetPack 7) uses the server-Arm builds (docs/facts.md 1.2).
+    assert _jetson_notes(["cp312-cp312-manylinux_2_28_aarch64"], ["sm_110"]) == []
+    assert _jetson_notes(["cp312-cp312-manylinux_2_28_x86_64"], ["sm_87"]) == []
+    assert _jetson_notes(["cp312-cp312-manylinux_2_28_aarch64"], ["sm_72"]) != []

@@ -57,7 +57,13 @@ from resolver_hook.limits import (
     MAX_MEMBER_BYTES,
     parse_wheel_name,
 )
-from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
+from resolver_hook.portable.cuda import (
+    TEGRA_CCS,
+    describe_cc,
+    parse_cc,
+    parse_target,
+    ptx_isa_cuda,
+)
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.publish.fatbin import (
     CUBIN_TKINFO,
@@ -640,6 +646,7 @@ def scan_wheel(
     gpu = sort_targets(t for o in objects for t in o.targets)
     floors = _target_floors(objects, gpu, runtime, label_floor)
     notes.extend(_rocm_notes(objects, cuda))
+    notes.extend(_jetson_notes(tags, gpu))
     requires = _couplings(
         str(canonicalize_name(dist)),
         objects=objects,
@@ -728,6 +735,26 @@ def _target_floors(
             if floor is not None and (target not in best or floor < best[target]):
                 best[target] = floor
     return tuple((t, _floor_words(best[t])) for t in gpu if t in best)
+
+
+def _jetson_notes(tags: Iterable[str], gpu: Sequence[str]) -> list[str]:
+    """An aarch64 wheel with SASS for a Tegra GPU was built for Jetson: say what a scan
+    can claim of it (docs/facts.md section 1.12) and what it cannot."""
+    if not any(tag.endswith("aarch64") for tag in tags):
+        return []
+    # Tegra CCs only: Thor's 11.0 uses the server-Arm (SBSA) builds (docs/facts.md 1.2).
+    tegra = [
+        t for t in gpu if (k := parse_target(t)).kind == "sass" and (k.major, k.minor) in TEGRA_CCS
+    ]
+    if not tegra:
+        return []
+    named = ", ".join(describe_cc(parse_cc(t)) for t in tegra)
+    return [
+        f"Jetson-capable: SASS for {named}, which runs on that Jetson GPU only; which "
+        "L4T (JetPack) releases the wheel's host side supports is not in the binary, so "
+        'no l4t range is written: add one (l4t = ">=36,<37" for JetPack 6) if the '
+        "build is meant for JetPack 6 or older"
+    ]
 
 
 def _rocm_libraries(objects: Iterable[ObjectReport]) -> tuple[str, ...]:
