@@ -219,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
             cuda=r.cuda,
             gpu=r.gpu,
             requires=r.requires,
+            # Only where targets differ: otherwise cuda alone says it.
+            cuda_floors=r.floors if len({f for _, f in r.floors}) > 1 else (),
         )
         for r in reports
     ]

@@ -202,6 +202,35 @@ def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
     return None
 
 
+def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
+    """The driver rule from a wheel's ``cuda_floors``: each GPU of the machine needs the
+    lowest floor among the targets that run on it (SASS: its runtime's; PTX: its ISA's).
+    None when it does not apply (no floors, driver CUDA or GPUs unknown, or no target
+    runs on any GPU: the flat ``cuda`` then decides, the gpu rule says the rest)."""
+    floors = dict(f.cuda_floors) if isinstance(f, WheelFlavour) else {}
+    ccs = m.profile.gpu_ccs
+    if not floors or m.cuda is None or not ccs or f.cuda is None:
+        return None
+    failures = []
+    served = False
+    for cc in ccs:
+        targets = [t for t in f.gpu if t.runs_on(cc)]
+        if not targets:
+            continue  # the gpu rule says so
+        served = True
+        specs = [(t, floors.get(t, f.cuda)) for t in targets]
+        if any(spec.contains(m.cuda, prereleases=True) for _, spec in specs):
+            continue
+        need = ", ".join(f"{t} needs CUDA {spec}" for t, spec in specs)
+        failures.append(
+            Failure(
+                rule="cuda",
+                reason=f"on {gpu_words(cc)} only {need}; this driver has CUDA {m.cuda}",
+            )
+        )
+    return failures if served else None
+
+
 def _exact_pin(spec: SpecifierSet, version: Version) -> bool:
     return any(
         s.operator in ("==", "===") and "+" in s.version and s.contains(version) for s in spec
@@ -229,7 +258,10 @@ def flavour_failures(
                 "resolver-hook checks only nvidia properties",
             )
         )
-    if f.cuda is not None:
+    per_gpu = _per_gpu_cuda(f, m)
+    if per_gpu is not None:
+        out.extend(per_gpu)
+    elif f.cuda is not None:
         if m.cuda is None:
             has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
             out.append(
