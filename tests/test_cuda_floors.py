@@ -1,6 +1,7 @@
 """Driver floors per kernel target, from scan to explain: a cupy-like wheel (sm_89 SASS
 beside PTX of ISA 8.8) fits a CUDA 12.6 driver on sm_89 and needs 12.9 where only the
-PTX runs; a bitsandbytes-like wheel (one library per runtime) fits CUDA 12.x. The wheels wrap the
+PTX runs; a bitsandbytes-like wheel (one library per runtime) fits CUDA 12.x; a Jetson
+build without an l4t range is told apart from a server-Arm build. The wheels wrap the
 nvcc-built objects of tests/data/cuda (tests/cudawheels.py)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from tests.cudawheels import binary_wheel, fixture
 PREFIX = "https://example.org/wheels/"
 CUPY = "cupy_cuda12x-14.2.0-cp312-cp312-manylinux_2_28_x86_64.whl"
 BNB = "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl"
+JETSON = "cupy_cuda12x-14.2.0-cp310-cp310-manylinux_2_35_aarch64.whl"
 
 
 def _scan(tmp_path: Path, filename: str, members: dict[str, bytes]) -> Path:
@@ -99,6 +101,24 @@ def test_the_bitsandbytes_like_wheel_fits_cuda_12_machines(tmp_path: Path, cuda:
     assert (str(wheel.cuda), wheel.cuda_floors) == (">=11.0", ())
     action, reasons = _action(manifest, f"linux-x86_64-py312-cuda{cuda}-sm80", "bitsandbytes")
     assert action == "rewrite", reasons
+
+
+def test_a_jetson_build_without_l4t_is_not_called_sbsa(tmp_path: Path) -> None:
+    manifest = load_manifest(_scan(tmp_path, JETSON, {"cupy/_core.so": fixture("libjetson.so")}))
+    action, reasons = _action(manifest, "linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "cupy-cuda12x")
+    assert action == "error"
+    assert "carries SASS for this Jetson's GPU (sm_87)" in reasons
+    assert "server-Arm (SBSA)" not in reasons
+    # With the l4t range its publisher adds, the same wheel fits.
+    text = (
+        (tmp_path / "m.toml")
+        .read_text()
+        .replace('cuda = ">=12.0"', 'cuda = ">=12.0"\nl4t = ">=36,<37"')
+    )
+    fitted = loads_manifest(text, source="m.toml")
+    assert _action(fitted, "linux-aarch64-py310-cuda12.6-sm87-l4t36.4", "cupy-cuda12x")[0] == (
+        "rewrite"
+    )
 
 
 def _wheel_toml(extra: str, gpu: str = '["sm_89", "compute_89"]', cuda: str = '">=12.9"') -> str:

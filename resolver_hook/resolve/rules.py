@@ -195,6 +195,15 @@ def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
         return None
     plats = flavour_platforms(f)  # none, or "any": a build for every platform
     if not plats or any(x == "any" or os_arch_of(x) == ("linux", "aarch64") for x in plats):
+        # SASS for this Jetson's Tegra CC means it was compiled for this Jetson; which L4T
+        # releases it supports is not known without an l4t range (docs/facts.md 1.12).
+        tegra = [t for t in f.gpu if t.kind == "sass" and any(t.runs_on(cc) for cc in p.gpu_ccs)]
+        if tegra:
+            return (
+                f"carries SASS for this Jetson's GPU ({', '.join(map(str, tegra))}), but its "
+                "manifest gives no l4t range, so which L4T (JetPack) releases it supports is "
+                'unknown; its publisher can add l4t = ">=36,<37" (JetPack 6) to the entry'
+            )
         return (
             "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
             f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
