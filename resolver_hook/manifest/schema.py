@@ -522,6 +522,23 @@ def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> 
             c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
 
 
+def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet | None:
+    """A non-empty PEP 440 specifier (shared), or None with the problem said at ``path``."""
+    too_big = check_version_text(text)
+    if too_big is not None:
+        c.bad(path, f"{text[:40]!r}... is not a version specifier ({too_big})")
+        return None
+    try:
+        spec = SpecifierSet(text)
+    except InvalidSpecifier:
+        c.bad(path, f"{text!r} is not a version specifier such as '>=13.0'")
+        return None
+    if not str(spec):
+        c.bad(path, f"empty specifier ({if_empty})")
+        return None
+    return c.shared(spec)
+
+
 def _read_needs(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
 ) -> _Needs:
@@ -530,19 +547,9 @@ def _read_needs(
         text = c.string(t, key, path)
         if text is None:
             continue
-        too_big = check_version_text(text)
-        if too_big is not None:
-            c.bad(_join(path, key), f"{text[:40]!r}... is not a version specifier ({too_big})")
-            continue
-        try:
-            spec = SpecifierSet(text)
-        except InvalidSpecifier:
-            c.bad(_join(path, key), f"{text!r} is not a version specifier such as '>=13.0'")
-            continue
-        if not str(spec):
-            c.bad(_join(path, key), "empty specifier (leave the key out when no driver is needed)")
-            continue
-        setattr(needs, key, c.shared(spec))
+        spec = _specifier(c, text, _join(path, key), "leave the key out when no driver is needed")
+        if spec is not None:
+            setattr(needs, key, spec)
     gpu: list[KernelTarget] = []
     for i, text in enumerate(c.strings(t, "gpu", path) or ()):
         try:
@@ -695,19 +702,9 @@ def _read_cuda_floors(
         if not isinstance(value, str):
             c.bad(kpath, f"expected a string, got {_kind(value)}")
             continue
-        too_big = check_version_text(value)
-        if too_big is not None:
-            c.bad(kpath, f"{value[:40]!r}... is not a version specifier ({too_big})")
-            continue
-        try:
-            spec = SpecifierSet(value)
-        except InvalidSpecifier:
-            c.bad(kpath, f"{value!r} is not a version specifier such as '>=12.0'")
-            continue
-        if not str(spec):
-            c.bad(kpath, "empty specifier (leave the target out to use cuda)")
-            continue
-        floors.append((target, c.shared(spec)))
+        spec = _specifier(c, value, kpath, "leave the target out to use cuda")
+        if spec is not None:
+            floors.append((target, spec))
     return tuple(floors)
 
 

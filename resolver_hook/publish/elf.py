@@ -48,6 +48,7 @@ __all__ = [
     "machine_name",
     "parse_elf",
     "read_elf",
+    "section_reader",
 ]
 
 ELF_MAGIC = b"\x7fELF"
@@ -171,6 +172,27 @@ def machine_name(e_machine: int, *, bits: int, little_endian: bool) -> str:
     if name == "riscv":
         return "riscv64" if bits == 64 else "riscv32"
     return name
+
+
+def section_reader(
+    src: ByteSource, offset: int, size: int, error: type[OperationalError]
+) -> Callable[[int, int, str], bytes]:
+    """``read(at, length, what)`` confined to ``src[offset:offset+size]``: a region past
+    either end, or a short read, raises ``error`` naming ``what`` and its offset in the
+    section. The fatbin and offload-bundle readers share it."""
+
+    def read(at: int, length: int, what: str) -> bytes:
+        if at < offset or at + length > offset + size:
+            raise error(
+                f"{what} at section offset {at - offset} ({length} bytes) runs past the "
+                f"end of the {size}-byte section"
+            )
+        data = src.read_at(at, length)
+        if len(data) != length:
+            raise error(f"{what} at section offset {at - offset}: short read")
+        return data
+
+    return read
 
 
 def parse_elf(data: bytes) -> ElfObject:

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_FATBIN_ENTRIES
-from resolver_hook.publish.elf import ByteSource, BytesSource
+from resolver_hook.publish.elf import ByteSource, BytesSource, section_reader
 
 __all__ = [
     "CUBIN_TKINFO",
@@ -181,16 +181,7 @@ def read_fatbin(
     pos = offset
     entries: list[FatbinEntry] = []
 
-    def read(at: int, length: int, what: str) -> bytes:
-        if at + length > end:
-            raise FatbinError(
-                f"{what} at section offset {at - offset} ({length} bytes) runs past the "
-                f"end of the {size}-byte section"
-            )
-        data = src.read_at(at, length)
-        if len(data) != length:
-            raise FatbinError(f"{what} at section offset {at - offset}: short read")
-        return data
+    read = section_reader(src, offset, size, FatbinError)
 
     while pos < end:
         # Zero padding may separate containers; skip it in chunks.

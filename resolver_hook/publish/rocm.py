@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_OFFLOAD_BUNDLE_ENTRIES, MAX_OFFLOAD_BUNDLE_ID
-from resolver_hook.publish.elf import ByteSource
+from resolver_hook.publish.elf import ByteSource, section_reader
 
 __all__ = ["HIP_FATBIN", "BundleError", "RocmCode", "is_rocm_library", "read_offload_bundles"]
 
@@ -58,16 +58,7 @@ def read_offload_bundles(src: ByteSource, offset: int, size: int) -> RocmCode:
     compressed = False
     entries = 0
 
-    def read(at: int, length: int, what: str) -> bytes:
-        if at < offset or at + length > end:
-            raise BundleError(
-                f"{what} at section offset {at - offset} ({length} bytes) runs past the end "
-                f"of the {size}-byte section"
-            )
-        data = src.read_at(at, length)
-        if len(data) != length:
-            raise BundleError(f"{what} at section offset {at - offset}: short read")
-        return data
+    read = section_reader(src, offset, size, BundleError)
 
     while pos < end:
         head = read(pos, min(len(_MAGIC), end - pos), "offload bundle header")
