@@ -592,3 +592,41 @@ def test_cuda13_from_ptx_isa_when_no_runtime_is_linked(tmp_path: Path) -> None:
     findings, _ = lint_paths([path])
     [f] = [f for f in findings if f.code == "cuda13-driver"]
     assert f.evidence == ("PTX ISA 9.0, no CUDA runtime linked",)
+
+
+# --- a saved index page: the project's wheels -----------------------------------------
+
+
+def _page(tmp_path: Path, *filenames: str) -> Path:
+    links = "".join(f'<a href="https://e.org/{f}#sha256={"0" * 64}">{f}</a>\n' for f in filenames)
+    page = tmp_path / "tilert.html"
+    page.write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+    return page
+
+
+def test_a_saved_page_gives_the_project_wide_checks(tmp_path: Path) -> None:
+    wheel = tilert_like(tmp_path, obj=KERNELS, classifiers=())
+    page = _page(tmp_path, wheel.name, "tilert-0.1.5.post2.tar.gz")
+    # The one wheel file alone: about itself. With the project's page: about the project.
+    assert "no-aarch64" not in codes(wheel)
+    assert codes(wheel, page) == ["cuda13-driver", "no-aarch64", "no-windows", "one-python"]
+
+
+def test_a_page_listing_aarch64_and_windows_wheels_clears_those(tmp_path: Path) -> None:
+    wheel = tilert_like(tmp_path, obj=KERNELS, classifiers=())
+    page = _page(
+        tmp_path,
+        wheel.name,
+        "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_aarch64.whl",
+        "tilert-0.1.5.post2-cp313-cp313-win_amd64.whl",
+    )
+    assert codes(wheel, page) == ["cuda13-driver"]
+
+
+def test_a_page_of_no_wheels_is_an_error(tmp_path: Path) -> None:
+    page = _page(tmp_path, "tilert-0.1.5.post2.tar.gz")
+    findings, errors = lint_paths([page])
+    assert findings == []
+    assert [e.message for e in errors] == [
+        f"{page}: a page of one project's wheels expected; projects: none"
+    ]

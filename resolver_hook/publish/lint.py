@@ -2,7 +2,8 @@
 
 :func:`read_input` turns one file into :class:`LintInput` facts (I/O at the edge: a
 wheel through :func:`resolver_hook.publish.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
-``pyproject.toml`` / package files, a ``pyproject.toml``, or a flavour manifest);
+``pyproject.toml`` / package files, a ``pyproject.toml``, a flavour manifest, or a saved
+index page (``.html``: the wheel file names it links, read for their tags));
 :func:`lint` checks the facts of every input together (pure), because "no aarch64
 wheel" is a property of a release, not of one file. Each :class:`Finding` carries the
 evidence it rests on and, where one helps, a hint.
@@ -17,8 +18,8 @@ The checks and the facts behind them (docs/facts.md sections 1 and 4):
 * ``one-wheel``: given a single wheel, the three checks above would state what the
   project publishes from one file; instead this says what the file is for ("this wheel
   is for manylinux_2_28_x86_64 and CPython 3.12 only") and how to check the project
-  (its wheels together, or its manifest). A manifest or several wheels of one project
-  get the project-wide checks.
+  (its wheels together, its manifest, or its saved index page). A manifest, a page or
+  several wheels of one project get the project-wide checks.
 * ``one-gpu-family``: the kernels run on one GPU generation only; the popular GPUs left
   out are named (``sm_100f`` does not run on GB10, RTX 50xx, H100).
 * ``no-current-gpus``: no SASS for Hopper or newer and no PTX, so nothing runs on
@@ -62,10 +63,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._fs import InputError
+from resolver_hook._fs import read_input as read_bytes
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
-from resolver_hook.errors import UsageError
-from resolver_hook.limits import MAX_ARCHIVE_MEMBERS
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     KernelTarget,
@@ -73,6 +76,7 @@ from resolver_hook.portable.cuda import (
     min_driver_for_runtime,
     parse_target,
 )
+from resolver_hook.publish.indexpage import parse_links
 
 __all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
 
@@ -162,7 +166,7 @@ class LintInput:
     """The facts of one input file."""
 
     path: str
-    kind: str  # wheel, sdist, pyproject, manifest
+    kind: str  # wheel, sdist, pyproject, manifest, page
     name: str
     version: str | None = None
     summary: str = ""
@@ -569,19 +573,53 @@ def _from_manifest(text: str, path: Path) -> LintInput:
     )
 
 
+def _read_page(path: Path) -> LintInput:
+    """A saved simple-index or find-links page: the project's wheels, by file name."""
+    try:
+        html = read_bytes(path, limit=MAX_PAGE_BYTES).decode("utf-8", "replace")
+        links = parse_links(html, path.resolve().as_uri())
+    except (InputError, OperationalError) as exc:
+        raise LintError(f"{path}: {exc.message}") from None
+    wheels: dict[str, list[WheelFacts]] = {}
+    for link in links:
+        try:
+            dist, _version, _build, tags = parse_wheel_name(link.filename)
+        except ValueError:
+            continue  # an sdist, a signature, another link
+        wheels.setdefault(str(canonicalize_name(dist)), []).append(
+            WheelFacts(
+                filename=link.filename,
+                interpreters=tuple(sorted({t.interpreter for t in tags})),
+                abis=tuple(sorted({t.abi for t in tags})),
+                platforms=tuple(sorted({t.platform for t in tags})),
+            )
+        )
+    if len(wheels) != 1:
+        found = ", ".join(sorted(wheels)) or "none"
+        raise LintError(f"{path}: a page of one project's wheels expected; projects: {found}")
+    ((name, facts),) = wheels.items()
+    return LintInput(path=str(path), kind="page", name=name, wheels=tuple(facts))
+
+
 def read_input(path: str | Path) -> LintInput:
-    """Read one wheel, sdist, pyproject.toml or manifest. Raises :class:`LintError`."""
+    """Read one wheel, sdist, pyproject.toml, manifest or saved index page. Raises
+    :class:`LintError`."""
     p = Path(path)
     if not p.is_file():
         raise LintError(f"{p}: no such file")
     name = p.name.lower()
     if name.endswith(".whl"):
         return _read_wheel(p)
+    if name.endswith((".html", ".htm")):
+        return _read_page(p)
     if name.endswith((".tar.gz", ".tgz")):
         return _read_sdist(p)
     if name.endswith(".toml"):
         return _read_toml(p)
-    raise LintError(f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml or manifest (.toml)")
+    raise LintError(
+        f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml, manifest (.toml) or "
+        "saved index page (.html)"
+    )
 
 
 # --- the checks (pure) ------------------------------------------------------------------
@@ -771,8 +809,8 @@ def _check_one_wheel(
             message=f"this wheel is for {' and '.join(limits)} only; one file cannot tell "
             "which other platforms or Pythons the project publishes",
             evidence=(f"wheel tags: {wheel.filename}",),
-            hint="lint the release's wheels together, or its flavour manifest, to check "
-            "the project (aarch64, Windows, several Pythons)",
+            hint="lint the release's wheels together, its flavour manifest, or its saved "
+            "index page (.html) to check the project (aarch64, Windows, several Pythons)",
         )
     ]
 
@@ -922,7 +960,9 @@ class _Group:
 
     def label(self, name: str) -> str:
         wheels = [
-            i for i in self.items if i.kind in ("wheel", "manifest") and not _placeholder_signals(i)
+            i
+            for i in self.items
+            if i.kind in ("wheel", "manifest", "page") and not _placeholder_signals(i)
         ]
         if len(wheels) == 1:
             return wheels[0].path
@@ -946,7 +986,8 @@ def lint(inputs: Sequence[LintInput]) -> list[Finding]:
         label = group.label(name)
         # One wheel file speaks of itself; the project's wheels or manifest of the project.
         kinds = [i.kind for i in group.items]
-        single = len(release) == 1 and kinds.count("wheel") == 1 and "manifest" not in kinds
+        single = len(release) == 1 and kinds.count("wheel") == 1
+        single = single and not {"manifest", "page"} & set(kinds)
         scoped = (_check_one_wheel,) if single else (_check_platforms, _check_python)
         for check in (*scoped, _check_gpu_family, _check_current_gpus, _check_cuda13):
             findings += check(label, release, single)
