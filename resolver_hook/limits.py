@@ -44,6 +44,8 @@ __all__ = [
     "MAX_METADATA_BYTES",
     "MAX_MIRRORS",
     "MAX_NETWORK_SECONDS",
+    "MAX_OFFLOAD_BUNDLE_ENTRIES",
+    "MAX_OFFLOAD_BUNDLE_ID",
     "MAX_PAGES_PER_CALL",
     "MAX_PAGE_BYTES",
     "MAX_PAGE_CACHE_BYTES",
@@ -118,6 +120,10 @@ MAX_ELF_SHSTRTAB_BYTES = 16 << 20
 MAX_ELF_DYNSTR_BYTES = 64 << 20  # libtorch_cuda.so's .dynstr is ~4 MB
 MAX_ELF_DYNAMIC_BYTES = 16 << 20
 MAX_FATBIN_ENTRIES = 100_000  # libcublasLt.so.13 has ~5,400
+# Entries of one clang offload bundle (a ROCm ``.hip_fatbin``: one per gfx target plus
+# the host's; real ones have under 20), and bytes of one entry's target ID.
+MAX_OFFLOAD_BUNDLE_ENTRIES = 4096
+MAX_OFFLOAD_BUNDLE_ID = 1024
 
 # --- host_config.h (doctor --build) ----------------------------------------------------
 # Tokens of one ``#if`` condition (CUDA 13's longest has ~40) and parenthesis/unary

@@ -8,6 +8,18 @@ stated in scripts/make_cuda_fixtures.sh (and checked by tests/test_scan.py):
 * ``libptx.so``: x86_64; SASS sm_80 + uncompressed PTX compute_100f (PTX ISA 9.0); no
   CUDA runtime in NEEDED.
 * ``libcpu.so``: x86_64, no CUDA. ``libtorchext.so``: NEEDED libtorch.so, libc10.so.
+* ``k_sm100f.cubin`` / ``k_sm100a.cubin`` / ``k_sm103a.cubin``: standalone cubins
+  (``compute_100f,code=sm_100``, ``sm_100a``, ``sm_103a``); ``k.fatbin``: a bare fat
+  binary with sm_100f SASS and compute_100f PTX.
+* ``libcupylike.so``: SASS sm_89 + uncompressed PTX compute_89 of ISA 8.8 (CUDA 12.9's);
+  NEEDED libcudart.so.12.
+* ``libbnb_cuda11.so`` / ``12`` / ``13``: SASS sm_75, sm_80; NEEDED libcudart.so.11.0,
+  libcudart.so.12, libcudart.so.13 (one library per runtime, as bitsandbytes ships).
+* ``librenamed.so``: SASS sm_90; NEEDED libcudart-53d54daa.so.12.6.68 (auditwheel).
+* ``libjetson.so``: aarch64 (e_machine set after the build); SASS sm_87; NEEDED
+  libcudart.so.12.
+* ``librocmk.so``: NEEDED libamdhip64.so.7; a ``.hip_fatbin`` offload bundle for gfx90a
+  and gfx942.
 """
 
 from __future__ import annotations
@@ -23,6 +35,12 @@ KERNELS = (CUDA / "libkernels.so").read_bytes()
 PTX = (CUDA / "libptx.so").read_bytes()
 CPU = (CUDA / "libcpu.so").read_bytes()
 TORCHEXT = (CUDA / "libtorchext.so").read_bytes()
+
+
+def fixture(name: str) -> bytes:
+    """The bytes of one committed object under tests/data/cuda/."""
+    return (CUDA / name).read_bytes()
+
 
 _FIXED_DATE = (2020, 1, 1, 0, 0, 0)
 

@@ -17,7 +17,7 @@ from resolver_hook.cli import main
 from resolver_hook.publish.elf import parse_elf
 from resolver_hook.publish.fatbin import parse_fatbin
 from resolver_hook.publish.lint import lint_paths
-from tests.cudawheels import CPU, KERNELS, PTX, binary_wheel, metadata, sdist
+from tests.cudawheels import CPU, KERNELS, PTX, binary_wheel, fixture, metadata, sdist
 from tests.frozen import FROZEN_DIR
 
 REPO = Path(__file__).resolve().parent.parent
@@ -68,8 +68,25 @@ def codes(*paths: Path) -> list[str]:
 # --- a TileRT-like release ------------------------------------------------------------
 
 
-def test_tilert_like_wheel_gets_every_release_warning(tmp_path: Path) -> None:
+def test_tilert_like_wheel_gets_every_warning_one_file_can_support(tmp_path: Path) -> None:
+    # One file says what it is for, not what the project lacks (no-aarch64, no-windows,
+    # one-python need the release's wheels or its manifest).
     assert codes(tilert_like(tmp_path)) == [
+        "cuda13-driver",
+        "one-gpu-family",
+        "one-wheel",
+        "os-independent",
+    ]
+
+
+def test_the_same_wheel_with_a_manifest_gets_the_project_warnings(tmp_path: Path) -> None:
+    wheel = tilert_like(tmp_path)
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(
+        'schema = 1\n[package]\nname = "tilert"\n'
+        f'[[wheel]]\nurl = "https://e.org/{wheel.name}"\ncuda = ">=13.0"\ngpu = ["sm_100f"]\n'
+    )
+    assert codes(wheel, manifest) == [
         "cuda13-driver",
         "no-aarch64",
         "no-windows",
@@ -79,13 +96,58 @@ def test_tilert_like_wheel_gets_every_release_warning(tmp_path: Path) -> None:
     ]
 
 
+def test_one_wheel_speaks_of_itself(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tilert_like(tmp_path, obj=KERNELS, classifiers=())
+    assert main(["lint", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert (
+        f"warning: {path}: this wheel is for {X86} and CPython 3.12 only; one file cannot "
+        "tell which other platforms or Pythons the project publishes"
+    ) in out
+    assert "no aarch64 wheel" not in out
+    assert "CPython 3.12 only; every other Python" not in out
+    assert f"warning: {path}: this wheel needs runtime 13" in out
+
+
+def test_no_kernels_for_hopper_or_newer_and_no_ptx(tmp_path: Path) -> None:
+    # faiss-gpu-cu12's pattern: sm_70 and sm_80 SASS only (bnb fixtures: sm_75, sm_80).
+    old = binary_wheel(
+        tmp_path,
+        f"old-1.0-cp312-cp312-{X86}.whl",
+        {"old/__init__.py": b"x = 1\n", "old/libk.so": fixture("libbnb_cuda12.so")},
+    )
+    findings, _ = lint_paths([old])
+    [f] = [f for f in findings if f.code == "no-current-gpus"]
+    assert f.message == (
+        "this wheel has no kernels for Hopper or newer, and no PTX: nothing runs on "
+        "sm_90 (H100, H200, GH200) or sm_100 (B200/GB200)"
+    )
+    assert f.evidence == ("kernels sm_75, sm_80",)
+    # PTX (compute_89, JIT-compiled on newer GPUs) or SASS for sm_90 clears it.
+    cupy = binary_wheel(
+        tmp_path,
+        f"cp-1.0-cp312-cp312-{X86}.whl",
+        {"cp/__init__.py": b"x = 1\n", "cp/libk.so": fixture("libcupylike.so")},
+    )
+    assert "no-current-gpus" not in codes(cupy)
+
+
+def test_one_library_per_runtime_is_no_cuda13_driver_warning(tmp_path: Path) -> None:
+    # bitsandbytes ships a library per CUDA runtime (11, 12, 13) and loads the one the
+    # machine's driver supports: a CUDA 12 driver has a build.
+    members = {f"bnb/libbnb_cuda{v}.so": fixture(f"libbnb_cuda{v}.so") for v in (11, 12, 13)}
+    wheel = binary_wheel(tmp_path, f"bnb-1.0-py3-none-{X86}.whl", members)
+    assert "cuda13-driver" not in codes(wheel)
+
+
 def test_one_family_names_the_gpus_left_out(tmp_path: Path) -> None:
     # docs/facts.md section 1: sm_100f runs on 10.0 and 10.3 only, not on GB10 (12.1),
     # RTX 50xx (12.0), Jetson Thor (11.0, or 10.1 under CUDA 12.9 naming) or H100 (9.0).
     findings, _ = lint_paths([tilert_like(tmp_path)])
     [f] = [f for f in findings if f.code == "one-gpu-family"]
     assert f.message.startswith(
-        "GPU kernels cover one family only (sm_10x); left out: sm_121 (GB10 (DGX Spark)), "
+        "this wheel's GPU kernels cover one family only (sm_10x); left out: "
+        "sm_121 (GB10 (DGX Spark)), "
         "sm_120 (RTX 50xx, RTX PRO 6000 Blackwell), sm_110 (Jetson Thor), "
         "sm_101 (Jetson Thor (CUDA 12.9 naming)), sm_90 (H100, H200, GH200), "
         "sm_89 (L4, L40S, RTX 40xx)"
@@ -108,9 +170,9 @@ def test_cli_text_output_of_a_tilert_like_wheel(
     )
     # CUDA 13 runtime -> driver >= 580 (docs/facts.md section 1, minor-version compatibility).
     assert (
-        f"warning: {path}: every CUDA build needs runtime 13, so an NVIDIA driver >= 580; "
+        f"warning: {path}: this wheel needs runtime 13, so an NVIDIA driver >= 580; "
         "machines whose driver is older (CUDA 12 drivers, 525.60.13 up to 580, common on "
-        "clusters and cloud images) have no build (tilert/libtilert_dsv32.so links "
+        "clusters and cloud images) cannot use it (tilert/libtilert_dsv32.so links "
         "libcudart.so.13)"
     ) in lines
     assert all(line.startswith(("warning: ", "hint: ")) for line in lines)
@@ -118,12 +180,13 @@ def test_cli_text_output_of_a_tilert_like_wheel(
 
 def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tilert_like(tmp_path)
-    assert main(["lint", "--json", str(path)]) == 1
+    other = tilert_like(tmp_path, version="0.1.5.post2+other")
+    assert main(["lint", "--json", str(path), str(other)]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["errors"] == []
     by_code = {w["code"]: w for w in doc["warnings"]}
     assert by_code["one-python"] == {
-        "file": str(path),
+        "file": "tilert (2 inputs)",
         "code": "one-python",
         "message": "wheels for CPython 3.12 only; every other Python finds no build",
         "evidence": ["interpreter tags: cp312"],
@@ -163,7 +226,7 @@ def test_abi3_is_not_one_python(tmp_path: Path) -> None:
 
 def test_correct_classifier_and_multi_family_kernels(tmp_path: Path) -> None:
     path = tilert_like(tmp_path, obj=KERNELS, classifiers=("Operating System :: POSIX :: Linux",))
-    assert codes(path) == ["cuda13-driver", "no-aarch64", "no-windows", "one-python"]
+    assert codes(path) == ["cuda13-driver", "one-wheel"]
 
 
 def test_cuda12_flavour_clears_the_driver_warning(tmp_path: Path) -> None:
@@ -207,7 +270,7 @@ def test_cpu_only_linux_wheel_says_nothing_about_gpus(tmp_path: Path) -> None:
         f"cpu-1.0-cp312-abi3-{X86}.whl",
         {"cpu/__init__.py": b"x = 1\n", "cpu/libcpu.so": CPU},
     )
-    assert codes(path) == ["no-aarch64", "no-windows"]
+    assert codes(path) == ["one-wheel"]  # abi3: only the platform is one
 
 
 # --- placeholders ---------------------------------------------------------------------
@@ -529,3 +592,41 @@ def test_cuda13_from_ptx_isa_when_no_runtime_is_linked(tmp_path: Path) -> None:
     findings, _ = lint_paths([path])
     [f] = [f for f in findings if f.code == "cuda13-driver"]
     assert f.evidence == ("PTX ISA 9.0, no CUDA runtime linked",)
+
+
+# --- a saved index page: the project's wheels -----------------------------------------
+
+
+def _page(tmp_path: Path, *filenames: str) -> Path:
+    links = "".join(f'<a href="https://e.org/{f}#sha256={"0" * 64}">{f}</a>\n' for f in filenames)
+    page = tmp_path / "tilert.html"
+    page.write_text(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n")
+    return page
+
+
+def test_a_saved_page_gives_the_project_wide_checks(tmp_path: Path) -> None:
+    wheel = tilert_like(tmp_path, obj=KERNELS, classifiers=())
+    page = _page(tmp_path, wheel.name, "tilert-0.1.5.post2.tar.gz")
+    # The one wheel file alone: about itself. With the project's page: about the project.
+    assert "no-aarch64" not in codes(wheel)
+    assert codes(wheel, page) == ["cuda13-driver", "no-aarch64", "no-windows", "one-python"]
+
+
+def test_a_page_listing_aarch64_and_windows_wheels_clears_those(tmp_path: Path) -> None:
+    wheel = tilert_like(tmp_path, obj=KERNELS, classifiers=())
+    page = _page(
+        tmp_path,
+        wheel.name,
+        "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_aarch64.whl",
+        "tilert-0.1.5.post2-cp313-cp313-win_amd64.whl",
+    )
+    assert codes(wheel, page) == ["cuda13-driver"]
+
+
+def test_a_page_of_no_wheels_is_an_error(tmp_path: Path) -> None:
+    page = _page(tmp_path, "tilert-0.1.5.post2.tar.gz")
+    findings, errors = lint_paths([page])
+    assert findings == []
+    assert [e.message for e in errors] == [
+        f"{page}: a page of one project's wheels expected; projects: none"
+    ]

@@ -295,7 +295,11 @@ def test_scan_torch_coupling_from_metadata_pin(tmp_path: Path) -> None:
     [
         pytest.param("1.0+torch2130cu130", (), ("torch==2.13.0",), id="label-undotted"),
         pytest.param("1.0+cu130torch2.13", (), ("torch==2.13.*",), id="label-dotted"),
-        pytest.param("1.0", ("torch>=2.0",), ("torch",), id="unpinned"),
+        pytest.param("1.0", ("torch>=2.0",), ("torch>=2.0",), id="lower-bound"),
+        # tilert 0.1.6.post3's METADATA: the range is the coupling, lower bound first.
+        pytest.param("1.0", ("torch<2.13,>=2.11",), ("torch>=2.11,<2.13",), id="range"),
+        pytest.param("1.0", ("torch",), ("torch",), id="unpinned"),
+        pytest.param("1.0", ('torch>=2.0; extra == "gpu"',), ("torch",), id="extra-only"),
         pytest.param("1.0+cu130torch2.13", ("torch==2.13.1",), ("torch==2.13.1",),
                      id="metadata-beats-label"),
     ],

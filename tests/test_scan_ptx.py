@@ -15,10 +15,15 @@ from tests.cudawheels import KERNELS, PTX, binary_wheel
 NEWPTX = (Path(__file__).resolve().parent / "data" / "cuda" / "libnewptx.so").read_bytes()
 
 
-# NVIDIA PTX ISA release notes, "PTX release history" (also cuda-python's _ptx_utils.py).
+# NVIDIA PTX ISA release notes, "PTX release history" (also cuda-python's _ptx_utils.py);
+# 9.5 from a secondary source (docs/facts.md section 1.8).
 @pytest.mark.parametrize(
     ("isa", "cuda"),
     [
+        ((9, 5), (13, 5)),
+        ((9, 4), (13, 4)),
+        ((9, 3), (13, 3)),
+        ((9, 2), (13, 2)),
         ((9, 1), (13, 1)),
         ((9, 0), (13, 0)),
         ((8, 8), (12, 9)),
@@ -34,7 +39,18 @@ def test_ptx_isa_to_cuda(isa: tuple[int, int], cuda: tuple[int, int]) -> None:
 
 
 def test_unknown_newer_isa_is_a_lower_bound() -> None:
-    assert ptx_isa_cuda((9, 9)) == ((13, 1), False)
+    assert ptx_isa_cuda((9, 9)) == ((13, 5), False)
+
+
+def test_a_guessed_floor_is_worded_as_a_guess_in_every_note() -> None:
+    notes: list[str] = []
+    assert _cuda_from_ptx([_obj(("sm_90", "compute_90"), (9, 9))], notes, 13) == ">=13.5"
+    assert len(notes) == 2
+    assert notes[0].startswith("PTX ISA 9.9 is not in this tool's table; assuming")
+    assert "a guess" in notes[0]
+    # The follow-up never states the guess as fact ("PTX ISA 9.9 comes from CUDA 13.5").
+    assert "comes from" not in notes[1]
+    assert "at the least (the guess above)" in notes[1]
 
 
 def test_ptx_beside_sass_without_runtime_needs_the_toolkit_major(tmp_path: Path) -> None:

@@ -4,9 +4,11 @@ Usage::
 
     resolver-hook lint DIST_OR_PYPROJECT... [--json]
 
-Inputs: wheels, sdists (``.tar.gz``), ``pyproject.toml`` files and flavour manifests.
+Inputs: wheels, sdists (``.tar.gz``), ``pyproject.toml`` files, flavour manifests and
+saved index pages (``.html``, the project's wheel links).
 Inputs of one project are judged together (a release lacks an aarch64 wheel, not one
-file). One line per warning, ``warning: FILE: what (evidence)``, then ``hint: ...``.
+file): given a single wheel, lint says what that file is for instead. One line per
+warning, ``warning: FILE: what (evidence)``, then ``hint: ...``.
 Exit 0 when clean, 1 when there are warnings, 2 when an input cannot be read (one
 ``error:`` line each; the others are still linted).
 """
@@ -33,7 +35,7 @@ def register(subparsers: Any) -> None:
         "inputs",
         nargs="+",
         metavar="DIST_OR_PYPROJECT",
-        help="wheels, sdists, pyproject.toml files or manifests",
+        help="wheels, sdists, pyproject.toml files, manifests or saved index pages (.html)",
     )
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
     parser.set_defaults(func=run)

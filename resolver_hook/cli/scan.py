@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+_OBJECTS_SHOWN = 20  # objects listed in words; a wheel may hold 16,000 cubins
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -109,9 +111,17 @@ def _describe(report: WheelReport) -> str:
         lines.append(f"  needs an NVIDIA driver supporting CUDA {report.cuda} ({why})")
     else:
         lines.append("  needs no CUDA runtime")
+    if len({floor for _, floor in report.floors}) > 1:
+        lines.append(
+            "  driver floor per kernel target (a GPU needs the lowest among those that run "
+            "on it): " + ", ".join(f"{t} {floor}" for t, floor in report.floors)
+        )
     if report.gpu:
         lines.append("  GPU kernels:")
         lines.extend(f"    {describe_target(parse_target(t))}" for t in report.gpu)
+    if report.rocm or report.rocm_libraries:
+        parts = [*report.rocm_libraries, *report.rocm]
+        lines.append(f"  ROCm (AMD GPUs): {', '.join(parts)}")
     for req in report.requires:
         lines.append(f"  must be installed with {req} (links libtorch/libc10)")
     props = scan_properties(report.cuda, report.gpu)
@@ -120,10 +130,16 @@ def _describe(report: WheelReport) -> str:
         lines.extend(f"    {p}" for p in props)
     if report.objects:
         lines.append("  objects:")
-        for obj in report.objects:
+        for obj in report.objects[:_OBJECTS_SHOWN]:
             kernels = f"; kernels {', '.join(obj.targets)}" if obj.targets else ""
+            if obj.device_code:
+                lines.append(f"    {obj.path}: CUDA {obj.kind}{kernels}")
+                continue
             needed = ", ".join(obj.needed) or "nothing"
             lines.append(f"    {obj.path}: {obj.machine}; needs {needed}{kernels}")
+        if len(report.objects) > _OBJECTS_SHOWN:
+            more = len(report.objects) - _OBJECTS_SHOWN
+            lines.append(f"    ... and {more} more (--json lists every object)")
     lines.extend(f"  note: {note}" for note in report.notes)
     return "\n".join(lines)
 
@@ -203,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
             cuda=r.cuda,
             gpu=r.gpu,
             requires=r.requires,
+            # Only where targets differ: otherwise cuda alone says it.
+            cuda_floors=r.floors if len({f for _, f in r.floors}) > 1 else (),
         )
         for r in reports
     ]

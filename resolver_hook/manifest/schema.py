@@ -17,7 +17,11 @@ without a GPU), ``rocm`` (specifier on the ROCm version; absent = no ROCm needed
 JetPack 6; absent = not a Jetson build), ``requires`` (couplings with other packages
 of the same plan). ``properties`` in the PEP 817 vocabulary
 (``nvidia :: cuda_version_lower_bound :: 13.0``, ``nvidia :: sm_arch :: 100_real``)
-may stand in for ``cuda``/``gpu``.
+may stand in for ``cuda``/``gpu``. A ``[[wheel]]`` may add ``cuda_floors``, a driver
+floor per kernel target (``{ sm_89 = ">=12.0", compute_89 = ">=12.9" }``: SASS needs its
+runtime's driver, PTX also its ISA's): the resolver then takes, for each GPU of the
+machine, the lowest floor among the targets that run on it, and ``cuda`` (required
+beside it, the highest floor) is what resolvers that do not know ``cuda_floors`` use.
 
 Where a fact comes from: ``evidence`` (an https URL of the build script, release
 page or index page that shows the entry's tags, CUDA floor and kernel list) and
@@ -96,7 +100,7 @@ _PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
 _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
-_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, *_ABOUT_KEYS, *_FACT_KEYS)
+_WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
 _FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels")
 _INDEX_KEYS = (
     "url",
@@ -154,6 +158,9 @@ class WheelFlavour:
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
+    # Driver floor per kernel target, each target in ``gpu`` (see the module docstring);
+    # () = ``cuda`` holds for every GPU.
+    cuda_floors: tuple[tuple[KernelTarget, SpecifierSet], ...] = ()
     evidence: str | None = None  # https URL of the page that shows its facts
     checked: datetime.date | None = None  # when the entry was last compared with it
     where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
@@ -198,6 +205,7 @@ class WheelFlavour:
             "tags": sorted(str(t) for t in self.tags),
             "sha256": self.sha256,
             **_needs_dict(self),
+            "cuda_floors": {str(t): str(spec) for t, spec in self.cuda_floors},
             "variant": self.variant,
             "other_properties": list(self.other_properties),
             "cxx11abi": self.cxx11abi,
@@ -514,6 +522,23 @@ def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> 
             c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
 
 
+def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet | None:
+    """A non-empty PEP 440 specifier (shared), or None with the problem said at ``path``."""
+    too_big = check_version_text(text)
+    if too_big is not None:
+        c.bad(path, f"{text[:40]!r}... is not a version specifier ({too_big})")
+        return None
+    try:
+        spec = SpecifierSet(text)
+    except InvalidSpecifier:
+        c.bad(path, f"{text!r} is not a version specifier such as '>=13.0'")
+        return None
+    if not str(spec):
+        c.bad(path, f"empty specifier ({if_empty})")
+        return None
+    return c.shared(spec)
+
+
 def _read_needs(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
 ) -> _Needs:
@@ -522,19 +547,9 @@ def _read_needs(
         text = c.string(t, key, path)
         if text is None:
             continue
-        too_big = check_version_text(text)
-        if too_big is not None:
-            c.bad(_join(path, key), f"{text[:40]!r}... is not a version specifier ({too_big})")
-            continue
-        try:
-            spec = SpecifierSet(text)
-        except InvalidSpecifier:
-            c.bad(_join(path, key), f"{text!r} is not a version specifier such as '>=13.0'")
-            continue
-        if not str(spec):
-            c.bad(_join(path, key), "empty specifier (leave the key out when no driver is needed)")
-            continue
-        setattr(needs, key, c.shared(spec))
+        spec = _specifier(c, text, _join(path, key), "leave the key out when no driver is needed")
+        if spec is not None:
+            setattr(needs, key, spec)
     gpu: list[KernelTarget] = []
     for i, text in enumerate(c.strings(t, "gpu", path) or ()):
         try:
@@ -660,6 +675,39 @@ def _split_hash_fragment(c: _Checker, url: str, path: str) -> tuple[str, str | N
     return bare, found
 
 
+def _read_cuda_floors(
+    c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs
+) -> tuple[tuple[KernelTarget, SpecifierSet], ...]:
+    """``cuda_floors``: a table of kernel target -> specifier, each target one of ``gpu``,
+    and ``cuda`` beside it (the floor for resolvers that do not read this table)."""
+    if "cuda_floors" not in t:
+        return ()
+    fpath = _join(path, "cuda_floors")
+    table = c.table(t["cuda_floors"], fpath)
+    if table is None:
+        return ()
+    if needs.cuda is None:
+        c.bad(fpath, "needs 'cuda' too (the floor for resolvers that do not read cuda_floors)")
+    floors: list[tuple[KernelTarget, SpecifierSet]] = []
+    for key, value in table.items():
+        kpath = _join(fpath, str(key))
+        try:
+            target = parse_target(str(key))
+        except ValueError as exc:
+            c.bad(kpath, str(exc))
+            continue
+        if target not in needs.gpu:
+            c.bad(kpath, f"{target} is not in gpu (a floor is for a kernel the wheel carries)")
+            continue
+        if not isinstance(value, str):
+            c.bad(kpath, f"expected a string, got {_kind(value)}")
+            continue
+        spec = _specifier(c, value, kpath, "leave the target out to use cuda")
+        if spec is not None:
+            floors.append((target, spec))
+    return tuple(floors)
+
+
 def _read_wheel(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
 ) -> WheelFlavour | None:
@@ -672,6 +720,7 @@ def _read_wheel(
     filename = url_filename(url) if url is not None else ""
     plain, label = split_variant_label(filename)
     needs = _read_needs(c, t, path, name, variant=label is not None)
+    floors = _read_cuda_floors(c, t, path, needs)
     cxx11abi = _read_cxx11abi(c, t, path)
     if url is None or not c.url(url, _join(path, "url")):
         return None
@@ -718,6 +767,7 @@ def _read_wheel(
         gpu=needs.gpu,
         requires=needs.requires,
         cuda_runtime=needs.cuda_runtime,
+        cuda_floors=floors,
         evidence=needs.evidence,
         checked=needs.checked,
         where=path,

@@ -13,6 +13,9 @@ The form written is the flat one the resolver accepts::
     cuda = ">=13.0"                 # omitted when no CUDA runtime is needed
     gpu = ["sm_100f"]               # omitted when no kernels
     requires = ["torch==2.13.*"]    # omitted when no couplings
+    [wheel.cuda_floors]             # omitted when one floor holds for every target
+    sm_89 = ">=12.0"
+    compute_89 = ">=12.9"
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class WheelEntry:
     gpu: tuple[str, ...] = ()
     requires: tuple[str, ...] = ()
     properties: tuple[str, ...] = ()  # PEP 825 properties kept as written (other namespaces)
+    cuda_floors: tuple[tuple[str, str], ...] = ()  # (target, specifier), targets of gpu
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {"url": self.url}
@@ -50,6 +54,8 @@ class WheelEntry:
             out["requires"] = list(self.requires)
         if self.properties:
             out["properties"] = list(self.properties)
+        if self.cuda_floors:
+            out["cuda_floors"] = dict(self.cuda_floors)
         return out
 
 

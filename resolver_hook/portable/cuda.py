@@ -124,9 +124,10 @@ _MIN_DRIVER = {
 # PTX ISA version -> the CUDA release that introduced it, which is the oldest driver
 # CUDA version that can JIT-compile PTX of that ISA (cudaErrorUnsupportedPtxVersion
 # otherwise; docs/facts.md section 1). From NVIDIA's PTX ISA release notes, "PTX release
-# history" (docs.nvidia.com/cuda/parallel-thread-execution/#release-notes), as encoded in
-# NVIDIA's cuda-python (cuda/bindings/utils/_ptx_utils.py). Note the gap: there is no
-# PTX ISA for CUDA 12.6 (8.5 is 12.5, 8.6 is 12.7).
+# history" (docs.nvidia.com/cuda/parallel-thread-execution/#release-notes-ptx-release-history;
+# to 9.4 as printed in the 9.4 edition, CUDA 13.4.1), 9.5 from a secondary source
+# (docs/facts.md section 1.8). Note the gap: there is no PTX ISA for CUDA 12.6 (8.5 is
+# 12.5, 8.6 is 12.7).
 _PTX_ISA_CUDA = {
     (7, 0): (11, 0),
     (7, 1): (11, 1),
@@ -148,6 +149,10 @@ _PTX_ISA_CUDA = {
     (8, 8): (12, 9),
     (9, 0): (13, 0),
     (9, 1): (13, 1),
+    (9, 2): (13, 2),
+    (9, 3): (13, 3),
+    (9, 4): (13, 4),
+    (9, 5): (13, 5),
 }
 
 _SM = re.compile(r"^sm_(\d+)([af]?)$")

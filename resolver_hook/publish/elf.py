@@ -48,6 +48,7 @@ __all__ = [
     "machine_name",
     "parse_elf",
     "read_elf",
+    "section_reader",
 ]
 
 ELF_MAGIC = b"\x7fELF"
@@ -79,6 +80,7 @@ _MACHINES: Mapping[int, str] = {
     62: "x86_64",
     183: "aarch64",
     190: "cuda",
+    224: "amdgpu",
     243: "riscv",
     258: "loongarch64",
 }
@@ -140,6 +142,10 @@ class ElfObject:
     sections: tuple[Section, ...]
     needed: tuple[str, ...]
     soname: str | None
+    flags: int = 0
+    """``e_flags``: for a cubin (``EM_CUDA``) it holds the SM number."""
+    abi_version: int = 0
+    """``e_ident[EI_ABIVERSION]``: a cubin's layout of ``e_flags`` depends on it."""
 
     def section(self, name: str) -> Section | None:
         """The first section called ``name``, if any."""
@@ -166,6 +172,27 @@ def machine_name(e_machine: int, *, bits: int, little_endian: bool) -> str:
     if name == "riscv":
         return "riscv64" if bits == 64 else "riscv32"
     return name
+
+
+def section_reader(
+    src: ByteSource, offset: int, size: int, error: type[OperationalError]
+) -> Callable[[int, int, str], bytes]:
+    """``read(at, length, what)`` confined to ``src[offset:offset+size]``: a region past
+    either end, or a short read, raises ``error`` naming ``what`` and its offset in the
+    section. The fatbin and offload-bundle readers share it."""
+
+    def read(at: int, length: int, what: str) -> bytes:
+        if at < offset or at + length > offset + size:
+            raise error(
+                f"{what} at section offset {at - offset} ({length} bytes) runs past the "
+                f"end of the {size}-byte section"
+            )
+        data = src.read_at(at, length)
+        if len(data) != length:
+            raise error(f"{what} at section offset {at - offset}: short read")
+        return data
+
+    return read
 
 
 def parse_elf(data: bytes) -> ElfObject:
@@ -221,6 +248,7 @@ class _Strings:
 class _Layout:
     bits: int
     little: bool
+    abi_version: int
     shdr_fmt: str
     dyn_fmt: str
 
@@ -241,7 +269,11 @@ def _read_header(src: ByteSource) -> tuple[_Layout, tuple[int, ...]]:
         ehdr_fmt, shdr_fmt, dyn_fmt = bo + "HHIIIIIHHHHHH", bo + "IIIIIIIIII", bo + "iI"
     raw = _read(src, "ELF header", 16, struct.calcsize(ehdr_fmt))
     layout = _Layout(
-        bits=64 if ei_class == 2 else 32, little=ei_data == 1, shdr_fmt=shdr_fmt, dyn_fmt=dyn_fmt
+        bits=64 if ei_class == 2 else 32,
+        little=ei_data == 1,
+        abi_version=ident[8],
+        shdr_fmt=shdr_fmt,
+        dyn_fmt=dyn_fmt,
     )
     return layout, struct.unpack(ehdr_fmt, raw)
 
@@ -324,7 +356,7 @@ def read_elf(
     the end, once more for the sections).
     """
     layout, header = _read_header(src)
-    (e_type, e_machine, _ver, _entry, _phoff, e_shoff, _flags, _ehsize, _phentsize, _phnum,
+    (e_type, e_machine, _ver, _entry, _phoff, e_shoff, e_flags, _ehsize, _phentsize, _phnum,
      e_shentsize, e_shnum, e_shstrndx) = header  # fmt: skip
     sections = _read_sections(
         src,
@@ -370,5 +402,7 @@ def read_elf(
         sections=sections,
         needed=needed,
         soname=soname,
+        flags=e_flags,
+        abi_version=layout.abi_version,
     )
     return obj, results

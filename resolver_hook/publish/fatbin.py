@@ -38,6 +38,16 @@ The cubin's own ELF ``e_flags`` do *not* distinguish ``sm_100f`` from ``sm_100``
 PTX payloads are usually compressed (zstd is not in the standard library), so the entry
 flags are the source of the suffix. When a PTX payload is stored uncompressed its
 ``.target`` line is read too and must agree.
+
+A standalone cubin (a ``.cubin`` member: an ELF object with ``e_machine`` 190,
+``EM_CUDA``) is one SASS entry without the container. Its SM number is in ``e_flags``:
+bits 0-7 up to ELF ABI version 7 (``EF_CUDA_SM``), bits 8-15 from ABI version 8 (what
+nvcc 13 writes: ``0x06006402`` for sm_100, ``0x06005704`` for sm_87). The suffix is not
+in ``e_flags`` (sm_100, sm_100a and sm_100f cubins carry the same value); ptxas records
+its command line in the ``.note.nv.tkinfo`` note (``-arch sm_100a -m 64``), and a build
+with ``arch=compute_100f,code=sm_100`` says ``-arch sm_100f`` there, which is the name
+the fatbin entry flags give the same code. Observed on nvcc 13.0 output
+(scripts/make_cuda_fixtures.sh); without that note the target is the plain ``sm_XY``.
 """
 
 from __future__ import annotations
@@ -48,12 +58,15 @@ from dataclasses import dataclass
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_FATBIN_ENTRIES
-from resolver_hook.publish.elf import ByteSource, BytesSource
+from resolver_hook.publish.elf import ByteSource, BytesSource, section_reader
 
 __all__ = [
+    "CUBIN_TKINFO",
     "FATBIN_MAGIC",
     "FatbinEntry",
     "FatbinError",
+    "cubin_target",
+    "is_fatbin",
     "parse_fatbin",
     "read_fatbin",
 ]
@@ -76,6 +89,11 @@ _MAX_ENTRY_HEADER = 4096
 _PTX_PEEK = 4096
 _ZERO_SCAN_CHUNK = 1 << 16
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)
+_TKINFO_ARCH = re.compile(rb"-arch[= ]+sm_(\d+)([af]?)\b")
+
+CUBIN_TKINFO = ".note.nv.tkinfo"
+"""The cubin note section whose ptxas command line names the target with its suffix."""
+MAX_TKINFO_BYTES = 4096
 
 
 class FatbinError(OperationalError):
@@ -120,6 +138,28 @@ class FatbinEntry:
         return None
 
 
+def is_fatbin(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) starts like a fat binary container."""
+    return len(head) >= 4 and struct.unpack_from("<I", head)[0] == FATBIN_MAGIC
+
+
+def cubin_target(flags: int, abi_version: int, tkinfo: bytes | None) -> str:
+    """The SASS target of a standalone cubin: ``e_flags`` give the SM, ``tkinfo`` (the
+    ``.note.nv.tkinfo`` bytes, if any) the suffix. Raises :class:`FatbinError` when the
+    two disagree on the SM number."""
+    arch = (flags >> 8) & 0xFF if abi_version >= 8 else flags & 0xFF
+    suffix = ""
+    match = _TKINFO_ARCH.search(tkinfo or b"")
+    if match is not None:
+        said = int(match.group(1))
+        if said != arch:
+            raise FatbinError(
+                f"cubin e_flags {flags:#010x} say sm_{arch} but its ptxas note says sm_{said}"
+            )
+        suffix = match.group(2).decode("ascii")
+    return f"sm_{arch}{suffix}"
+
+
 def parse_fatbin(data: bytes, *, little_endian: bool = True) -> tuple[FatbinEntry, ...]:
     """Parse a fat binary held in memory (the bytes of a ``.nv_fatbin`` section)."""
     return read_fatbin(BytesSource(data), 0, len(data), little_endian=little_endian)
@@ -141,16 +181,7 @@ def read_fatbin(
     pos = offset
     entries: list[FatbinEntry] = []
 
-    def read(at: int, length: int, what: str) -> bytes:
-        if at + length > end:
-            raise FatbinError(
-                f"{what} at section offset {at - offset} ({length} bytes) runs past the "
-                f"end of the {size}-byte section"
-            )
-        data = src.read_at(at, length)
-        if len(data) != length:
-            raise FatbinError(f"{what} at section offset {at - offset}: short read")
-        return data
+    read = section_reader(src, offset, size, FatbinError)
 
     while pos < end:
         # Zero padding may separate containers; skip it in chunks.

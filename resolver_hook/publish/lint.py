@@ -2,7 +2,8 @@
 
 :func:`read_input` turns one file into :class:`LintInput` facts (I/O at the edge: a
 wheel through :func:`resolver_hook.publish.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
-``pyproject.toml`` / package files, a ``pyproject.toml``, or a flavour manifest);
+``pyproject.toml`` / package files, a ``pyproject.toml``, a flavour manifest, or a saved
+index page (``.html``: the wheel file names it links, read for their tags));
 :func:`lint` checks the facts of every input together (pure), because "no aarch64
 wheel" is a property of a release, not of one file. Each :class:`Finding` carries the
 evidence it rests on and, where one helps, a hint.
@@ -13,11 +14,19 @@ The checks and the facts behind them (docs/facts.md sections 1 and 4):
   project whose wheels carry platform tags (TileRT's did; users read it as "runs here").
 * ``no-aarch64`` / ``no-windows``: Linux x86_64 wheels but none for aarch64 (GH200,
   GB200, GB10 and Jetson hosts are aarch64) or none for Windows.
-* ``one-gpu-family``: the kernels of the whole release run on one GPU generation only;
-  the popular GPUs left out are named (``sm_100f`` does not run on GB10, RTX 50xx, H100).
+* ``one-python``: all wheels are for one CPython minor and not ``abi3``.
+* ``one-wheel``: given a single wheel, the three checks above would state what the
+  project publishes from one file; instead this says what the file is for ("this wheel
+  is for manylinux_2_28_x86_64 and CPython 3.12 only") and how to check the project
+  (its wheels together, its manifest, or its saved index page). A manifest, a page or
+  several wheels of one project get the project-wide checks.
+* ``one-gpu-family``: the kernels run on one GPU generation only; the popular GPUs left
+  out are named (``sm_100f`` does not run on GB10, RTX 50xx, H100).
+* ``no-current-gpus``: no SASS for Hopper or newer and no PTX, so nothing runs on
+  H100/H200 (9.0) or B200 (10.0), today's datacenter GPUs (faiss-gpu-cu12: sm_70 and
+  sm_80 only).
 * ``cuda13-driver``: every CUDA build needs runtime 13, hence an NVIDIA driver >= 580;
   machines with older drivers have no build.
-* ``one-python``: all wheels are for one CPython minor and not ``abi3``.
 * ``silent-placeholder``: a placeholder (name reservation) that installs without a
   word. Any placeholder *wheel* does: pip and uv prefer a wheel to an sdist and install
   it without running any of its code, so a message can come at import at the earliest
@@ -54,10 +63,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._fs import InputError
+from resolver_hook._fs import read_input as read_bytes
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
-from resolver_hook.errors import UsageError
-from resolver_hook.limits import MAX_ARCHIVE_MEMBERS
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     KernelTarget,
@@ -65,6 +76,7 @@ from resolver_hook.portable.cuda import (
     min_driver_for_runtime,
     parse_target,
 )
+from resolver_hook.publish.indexpage import parse_links
 
 __all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
 
@@ -154,7 +166,7 @@ class LintInput:
     """The facts of one input file."""
 
     path: str
-    kind: str  # wheel, sdist, pyproject, manifest
+    kind: str  # wheel, sdist, pyproject, manifest, page
     name: str
     version: str | None = None
     summary: str = ""
@@ -561,19 +573,53 @@ def _from_manifest(text: str, path: Path) -> LintInput:
     )
 
 
+def _read_page(path: Path) -> LintInput:
+    """A saved simple-index or find-links page: the project's wheels, by file name."""
+    try:
+        html = read_bytes(path, limit=MAX_PAGE_BYTES).decode("utf-8", "replace")
+        links = parse_links(html, path.resolve().as_uri())
+    except (InputError, OperationalError) as exc:
+        raise LintError(f"{path}: {exc.message}") from None
+    wheels: dict[str, list[WheelFacts]] = {}
+    for link in links:
+        try:
+            dist, _version, _build, tags = parse_wheel_name(link.filename)
+        except ValueError:
+            continue  # an sdist, a signature, another link
+        wheels.setdefault(str(canonicalize_name(dist)), []).append(
+            WheelFacts(
+                filename=link.filename,
+                interpreters=tuple(sorted({t.interpreter for t in tags})),
+                abis=tuple(sorted({t.abi for t in tags})),
+                platforms=tuple(sorted({t.platform for t in tags})),
+            )
+        )
+    if len(wheels) != 1:
+        found = ", ".join(sorted(wheels)) or "none"
+        raise LintError(f"{path}: a page of one project's wheels expected; projects: {found}")
+    ((name, facts),) = wheels.items()
+    return LintInput(path=str(path), kind="page", name=name, wheels=tuple(facts))
+
+
 def read_input(path: str | Path) -> LintInput:
-    """Read one wheel, sdist, pyproject.toml or manifest. Raises :class:`LintError`."""
+    """Read one wheel, sdist, pyproject.toml, manifest or saved index page. Raises
+    :class:`LintError`."""
     p = Path(path)
     if not p.is_file():
         raise LintError(f"{p}: no such file")
     name = p.name.lower()
     if name.endswith(".whl"):
         return _read_wheel(p)
+    if name.endswith((".html", ".htm")):
+        return _read_page(p)
     if name.endswith((".tar.gz", ".tgz")):
         return _read_sdist(p)
     if name.endswith(".toml"):
         return _read_toml(p)
-    raise LintError(f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml or manifest (.toml)")
+    raise LintError(
+        f"{p}: not a wheel (.whl), sdist (.tar.gz), pyproject.toml, manifest (.toml) or "
+        "saved index page (.html)"
+    )
 
 
 # --- the checks (pure) ------------------------------------------------------------------
@@ -742,7 +788,36 @@ def _plat_words(plats: Iterable[str]) -> str:
     return ", ".join(sorted(set(plats)))
 
 
-def _check_platforms(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+def _check_one_wheel(
+    label: str, release: Sequence[WheelFacts], single: bool = False
+) -> list[Finding]:
+    """What a single wheel is for, in place of the project-wide platform checks."""
+    (wheel,) = release
+    plats = [p for p in wheel.platforms if p != "any"]
+    cpython = sorted(i for i in wheel.interpreters if re.fullmatch(r"cp3\d+", i))
+    limits = []
+    if plats:
+        limits.append(_plat_words(plats))
+    if len(cpython) == 1 and "abi3" not in wheel.abis and set(wheel.interpreters) == {cpython[0]}:
+        limits.append(f"CPython 3.{cpython[0][3:]}")
+    if not limits:
+        return []
+    return [
+        Finding(
+            file=label,
+            code="one-wheel",
+            message=f"this wheel is for {' and '.join(limits)} only; one file cannot tell "
+            "which other platforms or Pythons the project publishes",
+            evidence=(f"wheel tags: {wheel.filename}",),
+            hint="lint the release's wheels together, its flavour manifest, or its saved "
+            "index page (.html) to check the project (aarch64, Windows, several Pythons)",
+        )
+    ]
+
+
+def _check_platforms(
+    label: str, release: Sequence[WheelFacts], single: bool = False
+) -> list[Finding]:
     plats = {p for w in release for p in w.platforms}
     linux_x86 = {p for p in plats if p.startswith(("manylinux", "linux")) and p.endswith("x86_64")}
     if not linux_x86:
@@ -777,7 +852,9 @@ def _check_platforms(label: str, release: Sequence[WheelFacts]) -> list[Finding]
     return out
 
 
-def _check_gpu_family(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+def _check_gpu_family(
+    label: str, release: Sequence[WheelFacts], single: bool = False
+) -> list[Finding]:
     targets = sorted({t for w in release for t in w.gpu})
     if not targets:
         return []
@@ -792,12 +869,12 @@ def _check_gpu_family(label: str, release: Sequence[WheelFacts]) -> list[Finding
     ]
     family = f"sm_{min(majors)}x" if majors else "no GPU anyone names"
     names = ", ".join(str(t) for t in targets)
+    whose = "this wheel's GPU kernels" if single else "GPU kernels"
     return [
         Finding(
             file=label,
             code="one-gpu-family",
-            message=f"GPU kernels cover one family only ({family}); left out: "
-            f"{', '.join(left_out)}",
+            message=f"{whose} cover one family only ({family}); left out: {', '.join(left_out)}",
             evidence=(f"kernels {names}",),
             hint="add targets for the GPUs users have, e.g. -gencode arch=compute_120,code=sm_120 "
             "(RTX 50xx, GB10) and -gencode arch=compute_90,code=sm_90 (H100); a PTX "
@@ -806,20 +883,49 @@ def _check_gpu_family(label: str, release: Sequence[WheelFacts]) -> list[Finding
     ]
 
 
-def _check_cuda13(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+# Today's datacenter GPUs: H100/H200 (9.0) and B200/GB200 (10.0) (docs/facts.md 1.9).
+_CURRENT_DATACENTER = ((9, 0), (10, 0))
+
+
+def _check_current_gpus(
+    label: str, release: Sequence[WheelFacts], single: bool = False
+) -> list[Finding]:
+    targets = sorted({t for w in release for t in w.gpu})
+    if not targets or any(t.runs_on(cc) for t in targets for cc in _CURRENT_DATACENTER):
+        return []
+    whose = "this wheel has" if single else "the builds have"
+    return [
+        Finding(
+            file=label,
+            code="no-current-gpus",
+            message=f"{whose} no kernels for Hopper or newer, and no PTX: nothing runs on "
+            f"{describe_cc((9, 0))} or {describe_cc((10, 0))}",
+            evidence=(f"kernels {', '.join(str(t) for t in targets)}",),
+            hint="add -gencode arch=compute_90,code=sm_90 (and a PTX target, "
+            "code=compute_90, which newer GPUs JIT-compile)",
+        )
+    ]
+
+
+def _check_cuda13(label: str, release: Sequence[WheelFacts], single: bool = False) -> list[Finding]:
     majors = {w.cuda_runtime for w in release if w.cuda_runtime is not None}
     if not majors or min(majors) < 13:
         return []
     driver = min_driver_for_runtime(min(majors)) or "580"
     older = min_driver_for_runtime(12)
     evidence = next((w.cuda_evidence for w in release if w.cuda_evidence), "")
+    which, fate = (
+        ("this wheel needs", "cannot use it")
+        if single
+        else ("every CUDA build needs", "have no build")
+    )
     return [
         Finding(
             file=label,
             code="cuda13-driver",
-            message=f"every CUDA build needs runtime {min(majors)}, so an NVIDIA driver >= "
+            message=f"{which} runtime {min(majors)}, so an NVIDIA driver >= "
             f"{driver}; machines whose driver is older (CUDA 12 drivers, {older} up "
-            f"to {driver}, common on clusters and cloud images) have no build",
+            f"to {driver}, common on clusters and cloud images) {fate}",
             evidence=tuple(e for e in (evidence,) if e),
             hint=f"also publish a CUDA 12 build (runs on drivers >= {older}), or state the "
             f"driver >= {driver} requirement in the README",
@@ -827,7 +933,7 @@ def _check_cuda13(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
     ]
 
 
-def _check_python(label: str, release: Sequence[WheelFacts]) -> list[Finding]:
+def _check_python(label: str, release: Sequence[WheelFacts], single: bool = False) -> list[Finding]:
     if not release or any("abi3" in w.abis for w in release):
         return []
     interps = {i for w in release for i in w.interpreters}
@@ -854,7 +960,9 @@ class _Group:
 
     def label(self, name: str) -> str:
         wheels = [
-            i for i in self.items if i.kind in ("wheel", "manifest") and not _placeholder_signals(i)
+            i
+            for i in self.items
+            if i.kind in ("wheel", "manifest", "page") and not _placeholder_signals(i)
         ]
         if len(wheels) == 1:
             return wheels[0].path
@@ -876,8 +984,13 @@ def lint(inputs: Sequence[LintInput]) -> list[Finding]:
                 findings += _check_os_independent(item, release)
             findings += _check_placeholder(item)
         label = group.label(name)
-        for check in (_check_platforms, _check_gpu_family, _check_cuda13, _check_python):
-            findings += check(label, release)
+        # One wheel file speaks of itself; the project's wheels or manifest of the project.
+        kinds = [i.kind for i in group.items]
+        single = len(release) == 1 and kinds.count("wheel") == 1
+        single = single and not {"manifest", "page"} & set(kinds)
+        scoped = (_check_one_wheel,) if single else (_check_platforms, _check_python)
+        for check in (*scoped, _check_gpu_family, _check_current_gpus, _check_cuda13):
+            findings += check(label, release, single)
     return findings
 
 

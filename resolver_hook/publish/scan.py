@@ -7,14 +7,25 @@ ELF object it takes the CPU (``e_machine``), the ``DT_NEEDED`` libraries and the
 targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
 
 * ``libcudart.so.13`` (or ``libcublas``/``libcublasLt``/``libnvrtc``/``libnvJitLink``/
-  ``libcupti`` ``.so.13``) -> built against CUDA runtime 13 -> the driver must support
-  CUDA ``>=13.0`` (NVIDIA minor-version compatibility; docs/facts.md section 1). These
-  libraries' soname major is the toolkit major (nvidia-*-cu12 wheels ship ``.so.12``);
-  cuFFT, cuRAND, cuSPARSE, cuSOLVER and cuDNN number theirs differently and say nothing.
+  ``libcupti`` ``.so.13``; ``libcudart.so.11.0``; auditwheel's renamed copies such as
+  ``libcudart-53d54daa.so.12.6.68``) -> built against CUDA runtime 13 -> the driver must
+  support CUDA ``>=13.0`` (NVIDIA minor-version compatibility; docs/facts.md section 1).
+  These libraries' soname major is the toolkit major (nvidia-*-cu12 wheels ship
+  ``.so.12``); cuFFT, cuRAND, cuSPARSE, cuSOLVER and cuDNN number theirs differently and
+  say nothing. Libraries that each link a different runtime major, none two, are one
+  library per CUDA version chosen at run time (bitsandbytes): the wheel serves the
+  lowest.
+* Kernel targets come from ``.nv_fatbin`` sections, from standalone ``.cubin`` members
+  (ELF, ``EM_CUDA``) and ``.fatbin`` members; a PTX target's driver floor is its ISA's
+  (:func:`resolver_hook.portable.cuda.ptx_isa_cuda`), a SASS target's its runtime's, kept
+  per target in :attr:`WheelReport.floors`.
+* ROCm libraries (``libamdhip64``, ``librocm*``) in NEEDED and the gfx targets of a
+  ``.hip_fatbin`` section are reported (:mod:`resolver_hook.publish.rocm`).
 * ``libtorch*.so`` / ``libc10*.so`` -> the extension is bound to the torch build it was
-  compiled against: the version comes from the wheel's own ``Requires-Dist: torch==...``
-  when pinned, else from the local version label (:mod:`resolver_hook.publish.locallabel`),
-  else the coupling is reported unpinned (``torch``).
+  compiled against: the version comes from the wheel's own ``Requires-Dist`` on torch
+  (any range: ``torch==2.13.*``, ``torch>=2.11,<2.13``), else from the local version
+  label (:mod:`resolver_hook.publish.locallabel`), else the coupling is reported
+  unpinned (``torch``).
 
 Hostile input is bounded: members declaring more than ``max_member_size`` bytes, or
 compressing better than ``MAX_COMPRESSION_RATIO``:1, are refused, and the bytes actually
@@ -31,7 +42,7 @@ import re
 import threading
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -46,10 +57,31 @@ from resolver_hook.limits import (
     MAX_MEMBER_BYTES,
     parse_wheel_name,
 )
-from resolver_hook.portable.cuda import parse_target, ptx_isa_cuda
+from resolver_hook.portable.cuda import (
+    TEGRA_CCS,
+    describe_cc,
+    parse_cc,
+    parse_target,
+    ptx_isa_cuda,
+)
 from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
-from resolver_hook.publish.fatbin import FatbinEntry, FatbinError, read_fatbin
+from resolver_hook.publish.fatbin import (
+    CUBIN_TKINFO,
+    MAX_TKINFO_BYTES,
+    FatbinEntry,
+    FatbinError,
+    cubin_target,
+    is_fatbin,
+    read_fatbin,
+)
 from resolver_hook.publish.locallabel import LabelFacts, parse_local_label
+from resolver_hook.publish.rocm import (
+    HIP_FATBIN,
+    BundleError,
+    RocmCode,
+    is_rocm_library,
+    read_offload_bundles,
+)
 
 __all__ = [
     "DEFAULT_MAX_MEMBER_SIZE",
@@ -66,6 +98,7 @@ __all__ = [
 Progress = Callable[[int, int, int], None]
 
 DEFAULT_MAX_MEMBER_SIZE = MAX_MEMBER_BYTES  # libtorch_cuda.so is ~1.5 GB uncompressed
+EM_CUDA = 190  # /usr/include/elf.h
 _RATIO_MIN_SIZE = 8 << 20  # small members may compress well and harm nobody
 _IN_MEMORY = 32 << 20  # members up to this size are read once, into memory
 _CHUNK = 4 << 20
@@ -74,7 +107,13 @@ _PREFIX_KEEP = 16 << 20  # .dynstr and friends sit near the start; keep it acros
 _MAX_METADATA = 16 << 20
 _HASH_CHUNK = 4 << 20
 
-_CUDA_RUNTIME_LIB = re.compile(r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink|cupti)\.so\.(\d+)$")
+# The soname major, also of auditwheel's renamed copies (``libcudart-53d54daa.so.12.6.68``)
+# and of CUDA 11's ``libcudart.so.11.0``.
+_CUDA_RUNTIME_LIB = re.compile(
+    r"^lib(?:cudart|cublas|cublasLt|nvrtc|nvJitLink|cupti)(?:-[0-9a-f]{8})?\.so\.(\d+)(?:\.\d+)*$"
+)
+# Objects named in one note before "and N more": a wheel may hold 16,000 cubins.
+_NOTE_EXAMPLES = 3
 _TORCH_LIB = re.compile(r"^lib(?:torch|c10)[A-Za-z0-9_]*\.so")
 _METADATA = re.compile(r"^[^/]+\.dist-info/METADATA$")
 # What zipfile raises for a damaged or unreadable archive or member: garbage deflate data
@@ -108,10 +147,21 @@ class ObjectReport:
     torch_linked: bool
     ptx_isa: tuple[int, int] | None = None
     """Newest PTX ISA among the object's PTX entries (9.0 = CUDA 13.0's), if any."""
+    kind: str = "elf"
+    """``elf`` (a host object), ``cubin`` (an ``EM_CUDA`` ELF) or ``fatbin`` (a bare fat
+    binary)."""
+    rocm_targets: tuple[str, ...] = ()
+    """AMD GPU processors of its ``.hip_fatbin`` (``gfx942``)."""
+
+    @property
+    def device_code(self) -> bool:
+        """A standalone cubin or fatbin: GPU code, no host CPU."""
+        return self.kind != "elf"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
+            "kind": self.kind,
             "machine": self.machine,
             "bits": self.bits,
             "needed": list(self.needed),
@@ -119,6 +169,7 @@ class ObjectReport:
             "cuda_runtime": self.cuda_runtime,
             "torch_linked": self.torch_linked,
             "ptx_isa": "{}.{}".format(*self.ptx_isa) if self.ptx_isa else None,
+            "rocm_targets": list(self.rocm_targets),
         }
 
 
@@ -140,6 +191,14 @@ class WheelReport:
     requires: tuple[str, ...]
     """Couplings to other distributions, as PEP 508 strings (``torch==2.13.*``)."""
     notes: tuple[str, ...] = field(default=())
+    floors: tuple[tuple[str, str], ...] = ()
+    """Driver floor per kernel target (``("sm_89", ">=12.0")``, ``("compute_89",
+    ">=12.9")``), in :attr:`gpu` order: SASS needs its library's runtime, PTX also its
+    ISA's CUDA. Empty when no runtime, PTX ISA or label gives one."""
+    rocm: tuple[str, ...] = ()
+    """AMD GPU processors over all objects (``gfx90a``, ``gfx942``)."""
+    rocm_libraries: tuple[str, ...] = ()
+    """ROCm libraries in NEEDED (``libamdhip64.so.7``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -151,6 +210,9 @@ class WheelReport:
             "size": self.size,
             "cuda": self.cuda,
             "gpu": list(self.gpu),
+            "cuda_floors": dict(self.floors),
+            "rocm": list(self.rocm),
+            "rocm_libraries": list(self.rocm_libraries),
             "requires": list(self.requires),
             "objects": [obj.to_dict() for obj in self.objects],
             "notes": list(self.notes),
@@ -290,14 +352,31 @@ def _scan_object(
     else:
         src = member = _MemberSource(zf, info, budget)
 
-    def visit(source: ByteSource, sec: Section) -> tuple[FatbinEntry, ...]:
+    def fatbin(source: ByteSource, sec: Section) -> tuple[FatbinEntry, ...]:
         return read_fatbin(source, sec.offset, sec.size, little_endian=little)
 
+    def note(source: ByteSource, sec: Section) -> bytes:
+        return source.read_at(sec.offset, min(sec.size, MAX_TKINFO_BYTES))
+
+    def bundle(source: ByteSource, sec: Section) -> RocmCode:
+        return read_offload_bundles(source, sec.offset, sec.size)
+
+    visitors: dict[str, Callable[[ByteSource, Section], Any]] = {
+        ".nv_fatbin": fatbin,
+        CUBIN_TKINFO: note,
+        HIP_FATBIN: bundle,
+    }
     try:
         head = src.read_at(0, 6)
         little = len(head) < 6 or head[5] != 2
-        obj, found = read_elf(src, visitors={".nv_fatbin": visit})
-    except (ElfError, FatbinError) as exc:
+        if is_fatbin(head):
+            entries = read_fatbin(src, 0, src.size)
+            return _device_code(name, "fatbin", entries, ())
+        obj, found = read_elf(src, visitors=visitors)
+        if obj.e_machine == EM_CUDA:
+            target = cubin_target(obj.flags, obj.abi_version, found.get(CUBIN_TKINFO))
+            return _device_code(name, "cubin", (), (target,))
+    except (ElfError, FatbinError, BundleError) as exc:
         raise ScanError(f"{name}: {exc.message}") from None
     finally:
         if member is not None:
@@ -305,6 +384,7 @@ def _scan_object(
     entries = found.get(".nv_fatbin", ())
     targets = sort_targets(e.target for e in entries if e.target is not None)
     majors = [m for lib in obj.needed if (m := cuda_runtime_major(lib)) is not None]
+    rocm: RocmCode | None = found.get(HIP_FATBIN)
     return ObjectReport(
         path=name,
         machine=obj.machine,
@@ -313,6 +393,25 @@ def _scan_object(
         targets=targets,
         cuda_runtime=max(majors) if majors else None,
         torch_linked=any(_TORCH_LIB.match(lib) for lib in obj.needed),
+        ptx_isa=max((e.version for e in entries if e.is_ptx), default=None),
+        rocm_targets=rocm.targets if rocm is not None else (),
+    )
+
+
+def _device_code(
+    name: str, kind: str, entries: tuple[FatbinEntry, ...], cubin: tuple[str, ...]
+) -> ObjectReport:
+    """The report of a standalone cubin or fatbin member."""
+    targets = sort_targets([*cubin, *(e.target for e in entries if e.target is not None)])
+    return ObjectReport(
+        path=name,
+        kind=kind,
+        machine="cuda",
+        bits=64,
+        needed=(),
+        targets=targets,
+        cuda_runtime=None,
+        torch_linked=False,
         ptx_isa=max((e.version for e in entries if e.is_ptx), default=None),
     )
 
@@ -323,8 +422,18 @@ def cuda_runtime_major(soname: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
+def _spec_text(req: Requirement) -> str:
+    """The requirement's specifiers, lower bounds first (``>=2.11,<2.13``)."""
+
+    def key(spec: Any) -> tuple[int, str]:
+        return (0 if spec.operator.startswith((">", "=", "~")) else 1, str(spec))
+
+    return ",".join(str(spec) for spec in sorted(req.specifier, key=key))
+
+
 def _torch_from_metadata(zf: zipfile.ZipFile, names: list[str]) -> str | None:
-    """``torch==X`` from the wheel's own ``Requires-Dist`` when it pins torch exactly."""
+    """``torch`` with the wheel's own ``Requires-Dist`` range on it (``torch==2.13.*``,
+    ``torch>=2.11,<2.13``), if the wheel states one."""
     for member in names:
         if not _METADATA.match(member):
             continue
@@ -345,19 +454,42 @@ def _torch_from_metadata(zf: zipfile.ZipFile, names: list[str]) -> str | None:
                 continue
             if req.marker is not None and "extra" in str(req.marker):
                 continue
-            if any(spec.operator in ("==", "===") for spec in req.specifier):
-                return f"torch{req.specifier}"
+            if len(req.specifier):
+                return f"torch{_spec_text(req)}"
         return None
     return None
 
 
+def _some(paths: Sequence[str]) -> str:
+    """``a, b, c and 15967 more``: a bounded list for a note."""
+    shown = ", ".join(paths[:_NOTE_EXAMPLES])
+    more = len(paths) - _NOTE_EXAMPLES
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
 def _check_platform(tags: Iterable[str], objects: Iterable[ObjectReport]) -> list[str]:
     platforms = {tag.rsplit("-", 1)[-1] for tag in tags}
+    objects = list(objects)
     if platforms & {"any"}:
-        return [f"{o.path} is a {o.machine} binary in a wheel tagged 'any'" for o in objects]
+        notes = []
+        device = [o.path for o in objects if o.device_code]
+        if device:
+            n = len(device)
+            notes.append(
+                f"{n} CUDA binar{'y' if n == 1 else 'ies'} (cubin/fatbin: GPU code, no host "
+                f"CPU) in a wheel tagged 'any': {_some(device)}"
+            )
+        for machine in sorted({o.machine for o in objects if not o.device_code}):
+            host = [o.path for o in objects if not o.device_code and o.machine == machine]
+            n = len(host)
+            notes.append(
+                f"{n} {machine} binar{'y' if n == 1 else 'ies'} in a wheel tagged 'any': "
+                f"{_some(host)}"
+            )
+        return notes
     notes = []
     for obj in objects:
-        if obj.machine == "cuda":
+        if obj.machine == "cuda" or obj.device_code:
             continue
         if not any(plat.endswith(obj.machine) for plat in platforms):
             notes.append(
@@ -389,16 +521,22 @@ def _cuda_from_ptx(
     if not exact:
         notes.append(
             f"{isa_words} is not in this tool's table; assuming it needs at least "
-            f"CUDA {major}.{minor}"
+            f"CUDA {major}.{minor} (a guess: the newest CUDA the table knows)"
         )
     floor = max((major, minor), (runtime, 0)) if runtime is not None else (major, minor)
     if runtime is not None and floor == (runtime, 0):
         return f">={runtime}.0"  # the runtime already asks as much: nothing to add
     sass = sorted({t for o in objects for t in o.targets if not t.startswith("compute_")})
     where = f"links CUDA runtime {runtime}" if runtime is not None else "no CUDA runtime in NEEDED"
+    origin = (
+        f"{isa_words} comes from CUDA {major}.{minor}: JIT-compiling that PTX needs a "
+        f"driver for CUDA >= {major}.{minor}"
+        if exact
+        else f"{isa_words} is newer than this tool's table: JIT-compiling that PTX needs a "
+        f"driver for CUDA >= {major}.{minor} at the least (the guess above)"
+    )
     notes.append(
-        f"{where}; {isa_words} comes from CUDA {major}.{minor}: JIT-compiling that PTX "
-        f"needs a driver for CUDA >= {major}.{minor}"
+        f"{where}; {origin}"
         + (f" (the SASS targets alone would run on CUDA >= {major}.0)" if sass else "")
     )
     return ">={}.{}".format(*floor)
@@ -425,7 +563,7 @@ def _read_members(
                 continue
             with zf.open(info) as handle:
                 head = handle.read(4)
-            if is_elf(head):
+            if is_elf(head) or is_fatbin(head):
                 objects.append(_scan_object(zf, info, max_member_size=max_member_size))
         return objects, _torch_from_metadata(zf, zf.namelist()), shipped
 
@@ -494,18 +632,21 @@ def scan_wheel(
 
     tags = tuple(sorted(str(tag) for tag in tag_set))
     notes = _check_platform(tags, objects)
-    majors = sorted({o.cuda_runtime for o in objects if o.cuda_runtime is not None})
-    if len(majors) > 1:
-        notes.append(f"links CUDA runtimes of several majors: {majors}")
-    cuda = _cuda_from_ptx(objects, notes, majors[-1] if majors else None)
-    if cuda is None and majors:
-        cuda = f">={majors[-1]}.0"
+    runtime = _wheel_runtime(objects, notes)
+    cuda = _cuda_from_ptx(objects, notes, runtime)
+    if cuda is None and runtime is not None:
+        cuda = f">={runtime}.0"
     label = parse_local_label(version.local) if version.local else None
+    label_floor = None
     if label is not None:
         notes.extend(label.notes)
         if cuda is None and label.cuda is not None and any(o.targets for o in objects):
             # Kernels but no runtime in NEEDED (static cudart): trust the label.
-            cuda = label.cuda_lower_bound
+            cuda = label_floor = label.cuda_lower_bound
+    gpu = sort_targets(t for o in objects for t in o.targets)
+    floors = _target_floors(objects, gpu, runtime, label_floor)
+    notes.extend(_rocm_notes(objects, cuda))
+    notes.extend(_jetson_notes(tags, gpu))
     requires = _couplings(
         str(canonicalize_name(dist)),
         objects=objects,
@@ -523,7 +664,123 @@ def scan_wheel(
         size=size,
         objects=tuple(objects),
         cuda=cuda,
-        gpu=sort_targets(t for o in objects for t in o.targets),
+        gpu=gpu,
         requires=tuple(requires),
         notes=tuple(notes),
+        floors=floors,
+        rocm=tuple(dict.fromkeys(t for o in objects for t in o.rocm_targets)),
+        rocm_libraries=_rocm_libraries(objects),
     )
+
+
+def _wheel_runtime(objects: Sequence[ObjectReport], notes: list[str]) -> int | None:
+    """The CUDA runtime major the wheel's floor rests on.
+
+    One major: that one. Several, each library linking one (bitsandbytes ships
+    ``libbitsandbytes_cuda118.so`` ... ``_cuda130.so`` and loads the one matching the
+    machine): the lowest, which the oldest driver can load. A library that links two
+    majors at once needs the higher."""
+    by_major: dict[int, list[str]] = {}
+    mixed = []
+    for obj in objects:
+        linked = {m for lib in obj.needed if (m := cuda_runtime_major(lib)) is not None}
+        for major in linked:
+            by_major.setdefault(major, []).append(obj.path)
+        if len(linked) > 1:
+            mixed.append(obj.path)
+    if not by_major:
+        return None
+    majors = sorted(by_major)
+    if len(majors) == 1:
+        return majors[0]
+    if mixed:
+        notes.append(
+            f"links CUDA runtimes of several majors: {majors} ({_some(mixed)} links more "
+            f"than one, so CUDA {majors[-1]} is needed)"
+        )
+        return majors[-1]
+    sets = "; ".join(f"CUDA {m}: {_some(by_major[m])}" for m in majors)
+    notes.append(
+        f"one library per CUDA runtime, chosen at run time ({sets}): the wheel serves the "
+        f"lowest, CUDA >= {majors[0]}.0, and each library needs its own runtime's driver"
+    )
+    return majors[0]
+
+
+def _floor_words(floor: tuple[int, int]) -> str:
+    return ">={}.{}".format(*floor)
+
+
+def _target_floors(
+    objects: Sequence[ObjectReport],
+    gpu: Sequence[str],
+    runtime: int | None,
+    label_floor: str | None,
+) -> tuple[tuple[str, str], ...]:
+    """The driver floor of each kernel target: SASS needs the runtime of the library it
+    is in (or the wheel's, for a library or cubin that links none), PTX also its ISA's
+    CUDA; a target in several libraries takes the lowest. Empty when nothing gives a
+    floor, or when only the version label does (no per-target knowledge)."""
+    if label_floor is not None:
+        return ()
+    best: dict[str, tuple[int, int]] = {}
+    for obj in objects:
+        own = obj.cuda_runtime if obj.cuda_runtime is not None else runtime
+        base = (own, 0) if own is not None else None
+        for target in obj.targets:
+            floor = base
+            if target.startswith("compute_") and obj.ptx_isa is not None:
+                isa_floor, _exact = ptx_isa_cuda(obj.ptx_isa)
+                floor = max(floor, isa_floor) if floor is not None else isa_floor
+            if floor is not None and (target not in best or floor < best[target]):
+                best[target] = floor
+    return tuple((t, _floor_words(best[t])) for t in gpu if t in best)
+
+
+def _jetson_notes(tags: Iterable[str], gpu: Sequence[str]) -> list[str]:
+    """An aarch64 wheel with SASS for a Tegra GPU was built for Jetson: say what a scan
+    can claim of it (docs/facts.md section 1.12) and what it cannot."""
+    if not any(tag.endswith("aarch64") for tag in tags):
+        return []
+    # Tegra CCs only: Thor's 11.0 uses the server-Arm (SBSA) builds (docs/facts.md 1.2).
+    tegra = [
+        t for t in gpu if (k := parse_target(t)).kind == "sass" and (k.major, k.minor) in TEGRA_CCS
+    ]
+    if not tegra:
+        return []
+    named = ", ".join(describe_cc(parse_cc(t)) for t in tegra)
+    return [
+        f"Jetson-capable: SASS for {named}, which runs on that Jetson GPU only; which "
+        "L4T (JetPack) releases the wheel's host side supports is not in the binary, so "
+        'no l4t range is written: add one (l4t = ">=36,<37" for JetPack 6) if the '
+        "build is meant for JetPack 6 or older"
+    ]
+
+
+def _rocm_libraries(objects: Iterable[ObjectReport]) -> tuple[str, ...]:
+    return tuple(sorted({lib for o in objects for lib in o.needed if is_rocm_library(lib)}))
+
+
+def _rocm_notes(objects: Sequence[ObjectReport], cuda: str | None) -> list[str]:
+    """What the wheel carries for AMD GPUs; said once, with CUDA beside it if both."""
+    libs = _rocm_libraries(objects)
+    gfx = tuple(dict.fromkeys(t for o in objects for t in o.rocm_targets))
+    if not libs and not gfx:
+        return []
+    users = [o.path for o in objects if o.rocm_targets or any(is_rocm_library(x) for x in o.needed)]
+    what = ", ".join(
+        part
+        for part in (
+            f"links {', '.join(libs)}" if libs else "",
+            f"AMD GPU code for {', '.join(gfx)}" if gfx else "",
+        )
+        if part
+    )
+    cuda_side = any(o.targets or o.cuda_runtime is not None for o in objects) or cuda is not None
+    both = (
+        "; the wheel carries both CUDA and ROCm libraries: its cuda and gpu fields describe "
+        "the CUDA side only"
+        if cuda_side
+        else "; ROCm only: no CUDA requirement is derived from it"
+    )
+    return [f"ROCm: {_some(users)} ({what}){both}"]

@@ -195,11 +195,49 @@ def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
         return None
     plats = flavour_platforms(f)  # none, or "any": a build for every platform
     if not plats or any(x == "any" or os_arch_of(x) == ("linux", "aarch64") for x in plats):
+        # SASS for this Jetson's Tegra CC means it was compiled for this Jetson; which L4T
+        # releases it supports is not known without an l4t range (docs/facts.md 1.12).
+        tegra = [t for t in f.gpu if t.kind == "sass" and any(t.runs_on(cc) for cc in p.gpu_ccs)]
+        if tegra:
+            return (
+                f"carries SASS for this Jetson's GPU ({', '.join(map(str, tegra))}), but its "
+                "manifest gives no l4t range, so which L4T (JetPack) releases it supports is "
+                'unknown; its publisher can add l4t = ">=36,<37" (JetPack 6) to the entry'
+            )
         return (
             "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
             f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
         )
     return None
+
+
+def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
+    """The driver rule from a wheel's ``cuda_floors``: each GPU of the machine needs the
+    lowest floor among the targets that run on it (SASS: its runtime's; PTX: its ISA's).
+    None when it does not apply (no floors, driver CUDA or GPUs unknown, or no target
+    runs on any GPU: the flat ``cuda`` then decides, the gpu rule says the rest)."""
+    floors = dict(f.cuda_floors) if isinstance(f, WheelFlavour) else {}
+    ccs = m.profile.gpu_ccs
+    if not floors or m.cuda is None or not ccs or f.cuda is None:
+        return None
+    failures = []
+    served = False
+    for cc in ccs:
+        targets = [t for t in f.gpu if t.runs_on(cc)]
+        if not targets:
+            continue  # the gpu rule says so
+        served = True
+        specs = [(t, floors.get(t, f.cuda)) for t in targets]
+        if any(spec.contains(m.cuda, prereleases=True) for _, spec in specs):
+            continue
+        need = ", ".join(f"{t} needs CUDA {spec}" for t, spec in specs)
+        failures.append(
+            Failure(
+                rule="cuda",
+                reason=f"on {gpu_words(cc)} only {need}; this driver has CUDA {m.cuda}",
+            )
+        )
+    return failures if served else None
 
 
 def _exact_pin(spec: SpecifierSet, version: Version) -> bool:
@@ -229,7 +267,10 @@ def flavour_failures(
                 "resolver-hook checks only nvidia properties",
             )
         )
-    if f.cuda is not None:
+    per_gpu = _per_gpu_cuda(f, m)
+    if per_gpu is not None:
+        out.extend(per_gpu)
+    elif f.cuda is not None:
         if m.cuda is None:
             has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
             out.append(
