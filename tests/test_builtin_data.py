@@ -99,21 +99,24 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     torch = p.package("torch")
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
-    assert len(cuda) == 4  # 2.13.0 cu126, cu130, cu132 and 2.12.1 cu130
+    # 2.15.0 cu130, cu132; 2.14.1 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130
+    assert len(cuda) == 9
     assert all(r.reason.startswith("kernels sm_80") for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
 
 
 def test_x86_64_with_the_same_gpu_gets_cu130() -> None:
+    # torch 2.15.0 is the newest release; its x86_64 CUDA 13 builds start at sm_75
+    # (docs/facts.md section 1.5).
     p = plan("linux-x86_64-py312-cuda13.0-sm75", "torch")
-    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("torch").version == "2.15.0+cu130"
     assert p.package("torch").flavour.platforms == ("manylinux_2_28_x86_64",)
 
 
 def test_jetson_thor_under_cuda_13_gets_the_aarch64_cu130_build() -> None:
     # CC 11.0 is in PyTorch's aarch64 13.0 list (docs/facts.md section 1.5).
     p = plan("linux-aarch64-py312-cuda13.0-sm110", "torch")
-    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("torch").version == "2.15.0+cu130"
     assert p.package("torch").find_links == "https://download.pytorch.org/whl/cu130/torch/"
 
 
@@ -146,9 +149,11 @@ def test_windows_on_arm_with_an_nvidia_gpu_is_not_given_the_cpu_build_silently()
 @pytest.mark.parametrize(
     ("target", "version"),
     [
-        ("linux-x86_64-py312-cuda13.0-sm90", "2.13.0+cu130"),
-        ("linux-x86_64-py312-cuda13.2-sm90", "2.13.0+cu132"),
-        ("linux-x86_64-py312-cuda12.8-sm90", "2.13.0+cu126"),
+        # torch 2.15.0 has no CUDA 12 build; 2.14.1 is the newest with cu126
+        # (docs/facts.md section 1.5).
+        ("linux-x86_64-py312-cuda13.0-sm90", "2.15.0+cu130"),
+        ("linux-x86_64-py312-cuda13.2-sm90", "2.15.0+cu132"),
+        ("linux-x86_64-py312-cuda12.8-sm90", "2.14.1+cu126"),
     ],
 )
 def test_which_torch_cuda_build_wins(target: str, version: str) -> None:
@@ -213,9 +218,10 @@ def test_orin_asking_for_torch_2_13_is_refused_naming_the_jetson_build() -> None
 )
 def test_the_jetson_build_is_never_offered_off_jetpack_6(target: str) -> None:
     # GH200 (a server, not a Jetson) and Thor on CUDA 13 (JetPack 7, SBSA).
+    # Python 3.10: torch 2.14.1 is the newest with cp310 wheels (docs/facts.md 1.5).
     torch = plan(target, "torch").package("torch")
     assert torch.version is not None
-    assert torch.version.startswith("2.13.0+cu")
+    assert torch.version.startswith("2.14.1+cu")
 
 
 def test_the_no_sha256_note_is_not_given_for_a_hashed_builtin_wheel() -> None:
@@ -301,9 +307,9 @@ def test_torch_scatter_takes_the_newest_torch_it_has_wheels_for() -> None:
             "https://data.pyg.org/whl/torch-2.12.0+cu130.html",
             True,
         )
-    # torch alone, or with a package that follows 2.13, stays on 2.13.0.
+    # torch alone takes the newest release, 2.15.0 (docs/facts.md section 1.5).
     assert plan("linux-x86_64-py312-cuda13.0-sm89", "torch").package("torch").version == (  # type: ignore[union-attr]
-        "2.13.0+cu130"
+        "2.15.0+cu130"
     )
 
 
@@ -319,7 +325,8 @@ def test_torch_scatter_on_cuda_12_names_the_driver_that_gives_it_a_build() -> No
     assert scatter.fix.also == ("torch 2.12.1+cu130",)  # torch moves with it, and it says so
     assert scatter.hint.startswith("a driver of 580 or newer (CUDA 13.0) gets torch-scatter")
     assert "(with torch 2.12.1+cu130)" in scatter.hint
-    assert p.package("torch").version == "2.13.0+cu126"  # type: ignore[union-attr]
+    # 2.14.1 is the newest torch with a cu126 build (docs/facts.md section 1.5).
+    assert p.package("torch").version == "2.14.1+cu126"  # type: ignore[union-attr]
 
 
 def test_enable_names_the_packages_that_do_not_go_with_torch_2_13(
