@@ -162,13 +162,35 @@ def test_which_torch_cuda_build_wins(target: str, version: str) -> None:
 
 def test_torchvision_on_aarch64_cu130_has_no_local_label() -> None:
     # pytorch/vision#9330: aarch64 wheels on /whl/cu130/torchvision/ carry no +cu130.
-    p = plan("linux-aarch64-py312-cuda13.0-sm100", "torch", "torchvision")
+    # torch 2.13 takes torchvision 0.28.0 (0.29 needs torch>=2.14, docs/facts.md 1.5).
+    p = plan("linux-aarch64-py312-cuda13.0-sm100", "torch==2.13.*", "torchvision")
     tv = p.package("torchvision")
     assert (tv.version, tv.find_links) == (
         "0.28.0",
         "https://download.pytorch.org/whl/cu130/torchvision/",
     )
     assert p.package("torch").version == "2.13.0+cu130"
+
+
+def test_torchvision_0_29_from_pypi_is_a_cuda_13_build_on_both_linux_cpus() -> None:
+    # PyPI's torchvision 0.29.2 wheels link CUDA 13 and carry sm_121 SASS (1.5).
+    for target in ("linux-aarch64-py312-cuda13.0-sm121", "linux-x86_64-py312-cuda13.0-sm89"):
+        p = plan(target, "torch", "torchvision")
+        tv, torch = p.package("torchvision"), p.package("torch")
+        assert (tv.action, torch.version) == ("pass", "2.15.0+cu130"), target
+    # On a CUDA 12 driver it does not fit; 0.28.0+cu126 couples with torch 2.13.0+cu126.
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "torch", "torchvision")
+    assert p.package("torchvision").version == "0.28.0+cu126"
+    assert p.package("torch").version == "2.13.0+cu126"
+
+
+def test_dgx_spark_gets_torchaudio_from_its_cuda_13_aarch64_wheel() -> None:
+    # PyPI's torchaudio 2.11.1 aarch64 wheel is a CUDA 13 build with sm_120 SASS, which
+    # covers GB10 (sm_121) (docs/facts.md section 1.5); it needs torch>=2.11.
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "torch", "torchaudio")
+    ta, torch = p.package("torchaudio"), p.package("torch")
+    assert (ta.action, torch.version) == ("pass", "2.15.0+cu130")
+    assert ta.flavour.platforms == ("manylinux_2_28_aarch64",)
 
 
 def test_natten_cu132_couples_with_a_torch_build_that_exists() -> None:
