@@ -351,12 +351,14 @@ def test_torch_scatter_on_cuda_12_names_the_driver_that_gives_it_a_build() -> No
     assert p.package("torch").version == "2.14.1+cu126"  # type: ignore[union-attr]
 
 
-def test_enable_names_the_packages_that_do_not_go_with_torch_2_13(
+def test_enable_names_the_packages_that_do_not_go_with_the_newest_torch(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # enable plans every built-in package together: torchvision and pyg-lib take torch
-    # 2.13.0, which torch-scatter and torch-sparse have no wheels for. Said apart from
-    # packages with no build for the machine at all.
+    # enable plans every built-in package together: torch takes 2.15.0 (torchvision
+    # 0.29.2 and xformers 0.0.35 go with it, docs/facts.md sections 1.5 and 6.8), which
+    # the flash-attn, natten and pyg-lib builds (torch 2.13) and torch-scatter and
+    # torch-sparse (torch 2.12) were not made for. Said apart from packages with no
+    # build for the machine at all (none here).
     venv = tmp_path / "venv"
     venv.mkdir()
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
@@ -364,11 +366,22 @@ def test_enable_names_the_packages_that_do_not_go_with_torch_2_13(
     assert main(["enable", "--venv", str(venv), "--target", target]) == 0
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if "no build goes with the others' builds" in x]
-    assert "torch-scatter, torch-sparse" in line
+    assert "flash-attn, natten, pyg-lib, torch-scatter, torch-sparse" in line
     assert "'resolver-hook plan NAME' finds builds for it alone" in line
-    # xformers couples with torch releases the built-in torch lacks: no fit at all.
-    (line,) = [x for x in out.splitlines() if "no build fits this machine for" in x]
-    assert line.endswith(": xformers ('resolver-hook explain NAME' says why)")
+    assert not [x for x in out.splitlines() if "no build fits this machine for" in x]
+    assert "  xformers: 0.0.35: " in out
+
+
+def test_xformers_goes_with_any_torch_from_2_10_of_its_cuda_major() -> None:
+    # xformers 0.0.35 declares torch>=2.10 (docs/facts.md section 6.8).
+    p = plan("linux-x86_64-py312-cuda13.0-sm89", "xformers", "torch")
+    xf, torch = p.package("xformers"), p.package("torch")
+    assert xf.find_links == "https://download.pytorch.org/whl/cu130/xformers/"
+    assert torch.version == "2.15.0+cu130"
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "xformers", "torch")
+    xf, torch = p.package("xformers"), p.package("torch")
+    assert xf.find_links == "https://download.pytorch.org/whl/cu128/xformers/"
+    assert torch.version == "2.14.1+cu126"
 
 
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
