@@ -384,6 +384,16 @@ def test_xformers_goes_with_any_torch_from_2_10_of_its_cuda_major() -> None:
     assert torch.version == "2.14.1+cu126"
 
 
+def test_windows_torch_and_triton_take_the_newest_pair_triton_windows_has() -> None:
+    # torch 2.14 pins Triton 3.8 and 2.15 pins 3.9; triton-windows has no 3.9, so
+    # Windows gets torch 2.14.1 with triton-windows 3.8 (docs/facts.md section 6.11).
+    p = plan("windows-x86_64-py312-cuda13.0-sm89", "torch", "triton")
+    triton, torch = p.package("triton"), p.package("torch")
+    assert torch.version == "2.14.1+cu130"
+    assert triton.action == "rewrite"
+    assert "triton-windows<3.9,>=3.8.0" in p.requirements
+
+
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
     # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
