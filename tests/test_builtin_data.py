@@ -199,6 +199,15 @@ def test_natten_cu132_couples_with_a_torch_build_that_exists() -> None:
     assert p.package("torch").version == "2.13.0+cu132"
 
 
+def test_natten_claims_its_build_scripts_kernel_lists() -> None:
+    # NATTEN's pkg_helpers.bash (docs/facts.md section 1.7): no 11.0, so Thor is refused;
+    # GB10 (12.1) is covered by sm_120.
+    thor = plan("linux-aarch64-py312-cuda13.0-sm110", "natten").package("natten")
+    assert thor.action == "error"
+    spark = plan("linux-aarch64-py312-cuda13.0-sm121", "natten").package("natten")
+    assert spark.version == "0.21.7+torch2130cu130"
+
+
 def test_tilert_is_refused_on_aarch64_and_gb10() -> None:
     p = plan("linux-aarch64-py312-cuda13.0-sm121", "tilert")
     assert p.package("tilert").action == "error"
