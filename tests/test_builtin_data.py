@@ -403,6 +403,13 @@ def test_windows_torch_and_triton_take_the_newest_pair_triton_windows_has() -> N
     assert "triton-windows<3.9,>=3.8.0" in p.requirements
 
 
+def test_onnxruntime_gpu_from_pypi_is_cuda_13_from_1_27() -> None:
+    # docs/facts.md section 6.3: 1.27+ on PyPI need CUDA 13; CUDA 12 takes 1.19-1.26.
+    cu13 = plan("linux-x86_64-py312-cuda13.0-sm89", "onnxruntime").package("onnxruntime")
+    cu12 = plan("linux-x86_64-py312-cuda12.8-sm89", "onnxruntime").package("onnxruntime")
+    assert (cu13.versions, cu12.versions) == (">=1.27", "<1.27,>=1.19")
+
+
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
     # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
