@@ -410,6 +410,13 @@ def test_onnxruntime_gpu_from_pypi_is_cuda_13_from_1_27() -> None:
     assert (cu13.versions, cu12.versions) == (">=1.27", "<1.27,>=1.19")
 
 
+def test_nvidia_dali_has_aarch64_builds() -> None:
+    # PyPI has manylinux_2_28_aarch64 DALI wheels from 1.53.0 (docs/facts.md section 6.4).
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "nvidia-dali").package("nvidia-dali")
+    assert (p.action, p.versions) == ("rewrite", ">=1.53.0")
+    assert "nvidia-dali-cuda130" in (p.installs or "")
+
+
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
     # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
