@@ -417,6 +417,14 @@ def test_nvidia_dali_has_aarch64_builds() -> None:
     assert "nvidia-dali-cuda130" in (p.installs or "")
 
 
+def test_faiss_gpu_is_metas_own_pypi_build_where_it_has_wheels() -> None:
+    # docs/facts.md section 6.5: Meta's faiss-gpu 1.15.1 is manylinux_2_27 x86_64 only.
+    meta = plan("linux-x86_64-py312-cuda12.8-sm89", "faiss-gpu").package("faiss-gpu")
+    assert meta.action == "pass"
+    old_glibc = plan("linux-x86_64-py312-glibc2.17-cuda12.8-sm89", "faiss-gpu")
+    assert old_glibc.package("faiss-gpu").installs == "faiss-gpu-cu12"
+
+
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
     # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
