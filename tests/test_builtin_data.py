@@ -99,21 +99,24 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     torch = p.package("torch")
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
-    assert len(cuda) == 4  # 2.13.0 cu126, cu130, cu132 and 2.12.1 cu130
+    # 2.15.0 cu130, cu132; 2.14.1 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130
+    assert len(cuda) == 9
     assert all(r.reason.startswith("kernels sm_80") for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
 
 
 def test_x86_64_with_the_same_gpu_gets_cu130() -> None:
+    # torch 2.15.0 is the newest release; its x86_64 CUDA 13 builds start at sm_75
+    # (docs/facts.md section 1.5).
     p = plan("linux-x86_64-py312-cuda13.0-sm75", "torch")
-    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("torch").version == "2.15.0+cu130"
     assert p.package("torch").flavour.platforms == ("manylinux_2_28_x86_64",)
 
 
 def test_jetson_thor_under_cuda_13_gets_the_aarch64_cu130_build() -> None:
     # CC 11.0 is in PyTorch's aarch64 13.0 list (docs/facts.md section 1.5).
     p = plan("linux-aarch64-py312-cuda13.0-sm110", "torch")
-    assert p.package("torch").version == "2.13.0+cu130"
+    assert p.package("torch").version == "2.15.0+cu130"
     assert p.package("torch").find_links == "https://download.pytorch.org/whl/cu130/torch/"
 
 
@@ -146,9 +149,11 @@ def test_windows_on_arm_with_an_nvidia_gpu_is_not_given_the_cpu_build_silently()
 @pytest.mark.parametrize(
     ("target", "version"),
     [
-        ("linux-x86_64-py312-cuda13.0-sm90", "2.13.0+cu130"),
-        ("linux-x86_64-py312-cuda13.2-sm90", "2.13.0+cu132"),
-        ("linux-x86_64-py312-cuda12.8-sm90", "2.13.0+cu126"),
+        # torch 2.15.0 has no CUDA 12 build; 2.14.1 is the newest with cu126
+        # (docs/facts.md section 1.5).
+        ("linux-x86_64-py312-cuda13.0-sm90", "2.15.0+cu130"),
+        ("linux-x86_64-py312-cuda13.2-sm90", "2.15.0+cu132"),
+        ("linux-x86_64-py312-cuda12.8-sm90", "2.14.1+cu126"),
     ],
 )
 def test_which_torch_cuda_build_wins(target: str, version: str) -> None:
@@ -157,7 +162,8 @@ def test_which_torch_cuda_build_wins(target: str, version: str) -> None:
 
 def test_torchvision_on_aarch64_cu130_has_no_local_label() -> None:
     # pytorch/vision#9330: aarch64 wheels on /whl/cu130/torchvision/ carry no +cu130.
-    p = plan("linux-aarch64-py312-cuda13.0-sm100", "torch", "torchvision")
+    # torch 2.13 takes torchvision 0.28.0 (0.29 needs torch>=2.14, docs/facts.md 1.5).
+    p = plan("linux-aarch64-py312-cuda13.0-sm100", "torch==2.13.*", "torchvision")
     tv = p.package("torchvision")
     assert (tv.version, tv.find_links) == (
         "0.28.0",
@@ -166,10 +172,40 @@ def test_torchvision_on_aarch64_cu130_has_no_local_label() -> None:
     assert p.package("torch").version == "2.13.0+cu130"
 
 
+def test_torchvision_0_29_from_pypi_is_a_cuda_13_build_on_both_linux_cpus() -> None:
+    # PyPI's torchvision 0.29.2 wheels link CUDA 13 and carry sm_121 SASS (1.5).
+    for target in ("linux-aarch64-py312-cuda13.0-sm121", "linux-x86_64-py312-cuda13.0-sm89"):
+        p = plan(target, "torch", "torchvision")
+        tv, torch = p.package("torchvision"), p.package("torch")
+        assert (tv.action, torch.version) == ("pass", "2.15.0+cu130"), target
+    # On a CUDA 12 driver it does not fit; 0.28.0+cu126 couples with torch 2.13.0+cu126.
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "torch", "torchvision")
+    assert p.package("torchvision").version == "0.28.0+cu126"
+    assert p.package("torch").version == "2.13.0+cu126"
+
+
+def test_dgx_spark_gets_torchaudio_from_its_cuda_13_aarch64_wheel() -> None:
+    # PyPI's torchaudio 2.11.1 aarch64 wheel is a CUDA 13 build with sm_120 SASS, which
+    # covers GB10 (sm_121) (docs/facts.md section 1.5); it needs torch>=2.11.
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "torch", "torchaudio")
+    ta, torch = p.package("torchaudio"), p.package("torch")
+    assert (ta.action, torch.version) == ("pass", "2.15.0+cu130")
+    assert ta.flavour.platforms == ("manylinux_2_28_aarch64",)
+
+
 def test_natten_cu132_couples_with_a_torch_build_that_exists() -> None:
     p = plan("linux-x86_64-py312-cuda13.2-sm100", "natten")
     assert p.package("natten").version == "0.21.7+torch2130cu132"
     assert p.package("torch").version == "2.13.0+cu132"
+
+
+def test_natten_claims_its_build_scripts_kernel_lists() -> None:
+    # NATTEN's pkg_helpers.bash (docs/facts.md section 1.7): no 11.0, so Thor is refused;
+    # GB10 (12.1) is covered by sm_120.
+    thor = plan("linux-aarch64-py312-cuda13.0-sm110", "natten").package("natten")
+    assert thor.action == "error"
+    spark = plan("linux-aarch64-py312-cuda13.0-sm121", "natten").package("natten")
+    assert spark.version == "0.21.7+torch2130cu130"
 
 
 def test_tilert_is_refused_on_aarch64_and_gb10() -> None:
@@ -213,9 +249,10 @@ def test_orin_asking_for_torch_2_13_is_refused_naming_the_jetson_build() -> None
 )
 def test_the_jetson_build_is_never_offered_off_jetpack_6(target: str) -> None:
     # GH200 (a server, not a Jetson) and Thor on CUDA 13 (JetPack 7, SBSA).
+    # Python 3.10: torch 2.14.1 is the newest with cp310 wheels (docs/facts.md 1.5).
     torch = plan(target, "torch").package("torch")
     assert torch.version is not None
-    assert torch.version.startswith("2.13.0+cu")
+    assert torch.version.startswith("2.14.1+cu")
 
 
 def test_the_no_sha256_note_is_not_given_for_a_hashed_builtin_wheel() -> None:
@@ -301,9 +338,9 @@ def test_torch_scatter_takes_the_newest_torch_it_has_wheels_for() -> None:
             "https://data.pyg.org/whl/torch-2.12.0+cu130.html",
             True,
         )
-    # torch alone, or with a package that follows 2.13, stays on 2.13.0.
+    # torch alone takes the newest release, 2.15.0 (docs/facts.md section 1.5).
     assert plan("linux-x86_64-py312-cuda13.0-sm89", "torch").package("torch").version == (  # type: ignore[union-attr]
-        "2.13.0+cu130"
+        "2.15.0+cu130"
     )
 
 
@@ -319,15 +356,18 @@ def test_torch_scatter_on_cuda_12_names_the_driver_that_gives_it_a_build() -> No
     assert scatter.fix.also == ("torch 2.12.1+cu130",)  # torch moves with it, and it says so
     assert scatter.hint.startswith("a driver of 580 or newer (CUDA 13.0) gets torch-scatter")
     assert "(with torch 2.12.1+cu130)" in scatter.hint
-    assert p.package("torch").version == "2.13.0+cu126"  # type: ignore[union-attr]
+    # 2.14.1 is the newest torch with a cu126 build (docs/facts.md section 1.5).
+    assert p.package("torch").version == "2.14.1+cu126"  # type: ignore[union-attr]
 
 
-def test_enable_names_the_packages_that_do_not_go_with_torch_2_13(
+def test_enable_names_the_packages_that_do_not_go_with_the_newest_torch(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    # enable plans every built-in package together: torchvision and pyg-lib take torch
-    # 2.13.0, which torch-scatter and torch-sparse have no wheels for. Said apart from
-    # packages with no build for the machine at all.
+    # enable plans every built-in package together: torch takes 2.15.0 (torchvision
+    # 0.29.2 and xformers 0.0.35 go with it, docs/facts.md sections 1.5 and 6.8), which
+    # the flash-attn, natten and pyg-lib builds (torch 2.13) and torch-scatter and
+    # torch-sparse (torch 2.12) were not made for. Said apart from packages with no
+    # build for the machine at all (none here).
     venv = tmp_path / "venv"
     venv.mkdir()
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
@@ -335,11 +375,54 @@ def test_enable_names_the_packages_that_do_not_go_with_torch_2_13(
     assert main(["enable", "--venv", str(venv), "--target", target]) == 0
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if "no build goes with the others' builds" in x]
-    assert "torch-scatter, torch-sparse" in line
+    assert "flash-attn, natten, pyg-lib, torch-scatter, torch-sparse" in line
     assert "'resolver-hook plan NAME' finds builds for it alone" in line
-    # xformers couples with torch releases the built-in torch lacks: no fit at all.
-    (line,) = [x for x in out.splitlines() if "no build fits this machine for" in x]
-    assert line.endswith(": xformers ('resolver-hook explain NAME' says why)")
+    assert not [x for x in out.splitlines() if "no build fits this machine for" in x]
+    assert "  xformers: 0.0.35: " in out
+
+
+def test_xformers_goes_with_any_torch_from_2_10_of_its_cuda_major() -> None:
+    # xformers 0.0.35 declares torch>=2.10 (docs/facts.md section 6.8).
+    p = plan("linux-x86_64-py312-cuda13.0-sm89", "xformers", "torch")
+    xf, torch = p.package("xformers"), p.package("torch")
+    assert xf.find_links == "https://download.pytorch.org/whl/cu130/xformers/"
+    assert torch.version == "2.15.0+cu130"
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "xformers", "torch")
+    xf, torch = p.package("xformers"), p.package("torch")
+    assert xf.find_links == "https://download.pytorch.org/whl/cu128/xformers/"
+    assert torch.version == "2.14.1+cu126"
+
+
+def test_windows_torch_and_triton_take_the_newest_pair_triton_windows_has() -> None:
+    # torch 2.14 pins Triton 3.8 and 2.15 pins 3.9; triton-windows has no 3.9, so
+    # Windows gets torch 2.14.1 with triton-windows 3.8 (docs/facts.md section 6.11).
+    p = plan("windows-x86_64-py312-cuda13.0-sm89", "torch", "triton")
+    triton, torch = p.package("triton"), p.package("torch")
+    assert torch.version == "2.14.1+cu130"
+    assert triton.action == "rewrite"
+    assert "triton-windows<3.9,>=3.8.0" in p.requirements
+
+
+def test_onnxruntime_gpu_from_pypi_is_cuda_13_from_1_27() -> None:
+    # docs/facts.md section 6.3: 1.27+ on PyPI need CUDA 13; CUDA 12 takes 1.19-1.26.
+    cu13 = plan("linux-x86_64-py312-cuda13.0-sm89", "onnxruntime").package("onnxruntime")
+    cu12 = plan("linux-x86_64-py312-cuda12.8-sm89", "onnxruntime").package("onnxruntime")
+    assert (cu13.versions, cu12.versions) == (">=1.27", "<1.27,>=1.19")
+
+
+def test_nvidia_dali_has_aarch64_builds() -> None:
+    # PyPI has manylinux_2_28_aarch64 DALI wheels from 1.53.0 (docs/facts.md section 6.4).
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "nvidia-dali").package("nvidia-dali")
+    assert (p.action, p.versions) == ("rewrite", ">=1.53.0")
+    assert "nvidia-dali-cuda130" in (p.installs or "")
+
+
+def test_faiss_gpu_is_metas_own_pypi_build_where_it_has_wheels() -> None:
+    # docs/facts.md section 6.5: Meta's faiss-gpu 1.15.1 is manylinux_2_27 x86_64 only.
+    meta = plan("linux-x86_64-py312-cuda12.8-sm89", "faiss-gpu").package("faiss-gpu")
+    assert meta.action == "pass"
+    old_glibc = plan("linux-x86_64-py312-glibc2.17-cuda12.8-sm89", "faiss-gpu")
+    assert old_glibc.package("faiss-gpu").installs == "faiss-gpu-cu12"
 
 
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
