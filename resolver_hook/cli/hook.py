@@ -74,8 +74,9 @@ def _checked_venv(args: argparse.Namespace) -> Path:
 
 
 def run_enable(args: argparse.Namespace) -> int:
+    from resolver_hook._installers import venv_python
     from resolver_hook.cli.install import profile_for
-    from resolver_hook.install.backends import Installer, venv_python
+    from resolver_hook.install.backends import Installer
     from resolver_hook.install.venvhook import enable_plan
 
     venv = _checked_venv(args)

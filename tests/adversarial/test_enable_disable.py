@@ -320,11 +320,11 @@ def test_concurrent_enable_disable_status_lose_nothing(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-        )  # fmt: skip
+        )
         for n in range(4)
     ]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
+        _out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     # What the last of them left is coherent: on with its files, or off with the user's file.
     state = venvhook.read_state(venv)
@@ -352,7 +352,8 @@ def test_a_held_lock_is_one_error_line_after_the_wait(
         stdout=subprocess.PIPE, text=True,
     ) as holder:  # fmt: skip
         try:
-            assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+            assert holder.stdout is not None
+            assert holder.stdout.readline() == "held\n"
             monkeypatch.setattr(limits, "HOOK_LOCK_SECONDS", 0.3)
             for command in ("enable", "disable", "status"):
                 extra = ["--target", TARGET] if command == "enable" else []
@@ -360,7 +361,8 @@ def test_a_held_lock_is_one_error_line_after_the_wait(
                 assert code == 1, command
                 assert err.startswith(f"error: {venv}: another resolver-hook enable/disable/status")
                 assert "(waited 0.3 s for it)" in err
-                assert err.count("\n") == 2 and "hint:" in err
+                assert err.count("\n") == 2
+                assert "hint:" in err
             assert not venvhook.hook_dir(venv).exists()
         finally:
             holder.kill()
