@@ -130,12 +130,39 @@ class ReqEntry:
     constraint: bool = False
     hashes: tuple[str, ...] = ()  # "sha256:hex"
     line_options: tuple[str, ...] = ()  # options pip ignores on a requirement line
+    # The line's own build options, in order: ("-C", "key=value"), ("--global-option", x).
+    build_options: tuple[tuple[str, str], ...] = ()
     option: str | None = None
     value: str | None = None
 
     @property
     def where(self) -> str:
         return f"{self.source}:{self.lineno}" if self.lineno else self.source
+
+    def as_line(self) -> str:
+        """This entry as a line of a generated requirements file, meaning what it meant
+        where it was written: ``-e``, its hashes and build options kept; a relative local
+        path made absolute as pip and uv read it (from the current folder); ``-f`` with
+        the folder pip found (see :func:`parse_requirements`)."""
+        if self.kind == "option":
+            if self.option == "-f" and self.value is not None:
+                return f"-f {shlex.quote(self.value)}"
+            return self.text
+        head = self.text
+        local = (
+            self.kind == "path" and self.url and not _URL.match(self.url) and "@" not in self.url
+        )
+        if local and self.url and not os.path.isabs(self.url):
+            head = os.path.abspath(self.url) + head.strip()[len(self.url) :]
+        if self.editable:
+            head = f"-e {head}"
+        return " ".join(
+            [
+                head,
+                *(f"--hash={h}" for h in self.hashes),
+                *(f"{k} {shlex.quote(v)}" for k, v in self.build_options),
+            ]
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,6 +305,7 @@ def parse_requirement_line(
     constraint: bool = False,
     hashes: tuple[str, ...] = (),
     line_options: tuple[str, ...] = (),
+    build_options: tuple[tuple[str, str], ...] = (),
 ) -> ReqEntry:
     """One requirement as pip reads it: PEP 508, ``name @ url``, bare URL or local path."""
     common: dict[str, Any] = {
@@ -288,6 +316,7 @@ def parse_requirement_line(
         "constraint": constraint,
         "hashes": hashes,
         "line_options": line_options,
+        "build_options": build_options,
     }
     if _URL.match(text) or _VCS.match(text):
         # pip splits a URL's marker at "; " (a URL may hold ';').
@@ -415,6 +444,7 @@ def parse_requirements(
         if args:
             hashes = tuple(v for k, v in opts if k == "--hash" and v)
             ignored = tuple(k for k, _ in opts if k not in _REQ_OPTIONS and k != "-C")
+            build = tuple((k, v) for k, v in opts if k in ("-C", "--global-option") and v)
             entries.append(
                 parse_requirement_line(
                     args,
@@ -424,10 +454,12 @@ def parse_requirements(
                     constraint=constraint,
                     hashes=hashes,
                     line_options=ignored,
+                    build_options=build,
                 )
             )
             continue
-        for name, value in opts:
+        for name, given in opts:
+            value = given
             assert value is not None or not _FILE_OPTIONS.get(name, False)
             if name in ("-r", "-c"):
                 nested = _include(
@@ -450,6 +482,11 @@ def parse_requirements(
             elif name == "--hash":
                 continue  # pip: "has --hash but no requirement, and will be ignored"
             else:
+                if name == "-f" and value and not _URL.match(value) and source[:1] != "<":
+                    # pip (req_file.py, handle_option_line) and uv: a folder relative to
+                    # the requirements file when it exists there, else as written.
+                    beside = os.path.join(os.path.dirname(os.path.abspath(source)), value)
+                    value = beside if os.path.exists(beside) else value
                 entries.append(
                     ReqEntry(
                         kind="option",

@@ -25,6 +25,7 @@ VERDICTS = json.loads((HERE / "data" / "pip-verdicts.json").read_text())
 # Repository layouts that give corpus files the neighbours they include (-r common.txt).
 LAYOUTS = json.loads((HERE / "data" / "corpus-layouts.json").read_text())
 
+
 def _ours(e: ReqEntry) -> dict[str, object]:
     req = e.requirement
     return {
