@@ -128,7 +128,8 @@ def run_enable(args: argparse.Namespace) -> int:
     else:
         out(f"  export UV_CONSTRAINT={shlex.quote(str(cons))}\n")
     if plan.find_links:
-        out(f"  export UV_FIND_LINKS={shlex.quote(' '.join(plan.find_links))}\n")
+        # uv splits UV_FIND_LINKS on commas (docs/facts.md section 3), not on spaces.
+        out(f"  export UV_FIND_LINKS={shlex.quote(','.join(plan.find_links))}\n")
     # pip's environment variables take the place of pip.conf's keys.
     if os.environ.get("PIP_CONSTRAINT"):
         out(
