@@ -367,3 +367,44 @@ def test_a_held_lock_is_one_error_line_after_the_wait(
         finally:
             holder.kill()
     assert enable(capsys, venv)[0] == 0  # free again
+
+
+# --- the uv variables enable prints ------------------------------------------------------
+
+
+def test_uv_find_links_is_printed_comma_separated(
+    venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    code, out, _ = enable(capsys, venv)
+    assert code == 0
+    (line,) = [x for x in out.splitlines() if "UV_FIND_LINKS=" in x]
+    value = shlex.split(line.split("=", 1)[1])[0]
+    pages = venvhook.read_state(venv).find_links
+    assert len(pages) > 1  # the built-in manifests give several pages for this target
+    assert value.split(",") == list(pages)
+
+
+@pytest.mark.integration
+def test_uv_reads_a_comma_separated_find_links_variable(tmp_path: Path) -> None:
+    """What the line above relies on: uv splits UV_FIND_LINKS on commas."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    build_wheel(one, "alpha", "1.0")
+    build_wheel(two, "beta", "1.0")
+    venv = tmp_path / "uvenv"
+    subprocess.run(
+        [sys.executable, "-m", "uv", "venv", "-q", "--python", sys.executable, str(venv)],
+        check=True, env=clean_env(),
+    )  # fmt: skip
+    env = clean_env(tmp_path, UV_FIND_LINKS=f"{one},{two}")
+    done = subprocess.run(
+        [sys.executable, "-m", "uv", "pip", "install", "--dry-run", "--no-index",
+         "--python", str(venv / "bin" / "python"), "alpha", "beta"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "alpha==1.0" in done.stderr
+    assert "beta==1.0" in done.stderr
