@@ -47,6 +47,7 @@ __all__ = [
     "INPUT_DEADLINE",
     "InputError",
     "check_archive_input",
+    "locked",
     "read_input",
     "read_text_input",
     "sigterm_raises",
@@ -160,6 +161,45 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
             if not replaced:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def locked(path: Path, *, shared: bool, seconds: float, what: str) -> Iterator[None]:
+    """Hold an advisory lock on the existing file or folder ``path`` meanwhile.
+
+    ``flock`` on a descriptor of ``path`` itself, so no lock file is left behind; shared
+    for readers, exclusive for writers. Waits up to ``seconds``, then one
+    :class:`OperationalError` saying ``what`` holds it. Where ``flock`` does not exist
+    (Windows) nothing is locked (the README says so).
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise OperationalError(f"{path}: cannot lock it: {exc.strerror or exc}") from None
+    try:
+        mode = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB
+        end = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, mode)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= end:
+                    raise OperationalError(
+                        f"{path}: {what} (waited {seconds:g} s for it)",
+                        hint="let the other resolver-hook command finish, then run this again",
+                    ) from None
+                time.sleep(0.02)
+            except OSError as exc:
+                raise OperationalError(f"{path}: cannot lock it: {exc.strerror or exc}") from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 # --- reading ------------------------------------------------------------------------

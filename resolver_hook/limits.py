@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FORWARD_GRACE",
     "FORWARD_SIGINT_AFTER",
+    "HOOK_LOCK_SECONDS",
     "INPUT_DEADLINE",
     "MAX_ARCHIVE_MEMBERS",
     "MAX_COMPRESSION_RATIO",
@@ -143,6 +144,9 @@ MAX_HINTED_PACKAGES = 24
 # seconds a pipe (``-r <(...)``) may take to deliver all of it.
 MAX_INPUT_BYTES = 64 << 20
 INPUT_DEADLINE = 5.0
+# How long enable/disable/status wait for another one changing the same venv's hook
+# state (an enable plans and writes in about a second).
+HOOK_LOCK_SECONDS = 30.0
 # Output kept from one captured command, stdout and stderr each (nvidia-smi prints a
 # few KB; a pip run inside ``placeholder check`` some 100 KB); past it, it is killed.
 MAX_SUBPROCESS_OUTPUT = 8 << 20

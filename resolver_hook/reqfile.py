@@ -26,9 +26,12 @@ is pure given a ``read`` callable; :func:`read_requirements` is the file-system 
 
 from __future__ import annotations
 
+import codecs
+import locale
 import os
 import re
 import shlex
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +55,7 @@ from resolver_hook.limits import (
 __all__ = [
     "ReqEntry",
     "ReqFile",
+    "decode_requirements",
     "format_requirement",
     "is_url_line",
     "parse_requirement_line",
@@ -130,12 +134,39 @@ class ReqEntry:
     constraint: bool = False
     hashes: tuple[str, ...] = ()  # "sha256:hex"
     line_options: tuple[str, ...] = ()  # options pip ignores on a requirement line
+    # The line's own build options, in order: ("-C", "key=value"), ("--global-option", x).
+    build_options: tuple[tuple[str, str], ...] = ()
     option: str | None = None
     value: str | None = None
 
     @property
     def where(self) -> str:
         return f"{self.source}:{self.lineno}" if self.lineno else self.source
+
+    def as_line(self) -> str:
+        """This entry as a line of a generated requirements file, meaning what it meant
+        where it was written: ``-e``, its hashes and build options kept; a relative local
+        path made absolute as pip and uv read it (from the current folder); ``-f`` with
+        the folder pip found (see :func:`parse_requirements`)."""
+        if self.kind == "option":
+            if self.option == "-f" and self.value is not None:
+                return f"-f {shlex.quote(self.value)}"
+            return self.text
+        head = self.text
+        local = (
+            self.kind == "path" and self.url and not _URL.match(self.url) and "@" not in self.url
+        )
+        if local and self.url and not os.path.isabs(self.url):
+            head = os.path.abspath(self.url) + head.strip()[len(self.url) :]
+        if self.editable:
+            head = f"-e {head}"
+        return " ".join(
+            [
+                head,
+                *(f"--hash={h}" for h in self.hashes),
+                *(f"{k} {shlex.quote(v)}" for k, v in self.build_options),
+            ]
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,6 +309,7 @@ def parse_requirement_line(
     constraint: bool = False,
     hashes: tuple[str, ...] = (),
     line_options: tuple[str, ...] = (),
+    build_options: tuple[tuple[str, str], ...] = (),
 ) -> ReqEntry:
     """One requirement as pip reads it: PEP 508, ``name @ url``, bare URL or local path."""
     common: dict[str, Any] = {
@@ -288,6 +320,7 @@ def parse_requirement_line(
         "constraint": constraint,
         "hashes": hashes,
         "line_options": line_options,
+        "build_options": build_options,
     }
     if _URL.match(text) or _VCS.match(text):
         # pip splits a URL's marker at "; " (a URL may hold ';').
@@ -415,6 +448,7 @@ def parse_requirements(
         if args:
             hashes = tuple(v for k, v in opts if k == "--hash" and v)
             ignored = tuple(k for k, _ in opts if k not in _REQ_OPTIONS and k != "-C")
+            build = tuple((k, v) for k, v in opts if k in ("-C", "--global-option") and v)
             entries.append(
                 parse_requirement_line(
                     args,
@@ -424,10 +458,12 @@ def parse_requirements(
                     constraint=constraint,
                     hashes=hashes,
                     line_options=ignored,
+                    build_options=build,
                 )
             )
             continue
-        for name, value in opts:
+        for name, given in opts:
+            value = given
             assert value is not None or not _FILE_OPTIONS.get(name, False)
             if name in ("-r", "-c"):
                 nested = _include(
@@ -450,6 +486,11 @@ def parse_requirements(
             elif name == "--hash":
                 continue  # pip: "has --hash but no requirement, and will be ignored"
             else:
+                if name == "-f" and value and not _URL.match(value) and source[:1] != "<":
+                    # pip (req_file.py, handle_option_line) and uv: a folder relative to
+                    # the requirements file when it exists there, else as written.
+                    beside = os.path.join(os.path.dirname(os.path.abspath(source)), value)
+                    value = beside if os.path.exists(beside) else value
                 entries.append(
                     ReqEntry(
                         kind="option",
@@ -515,12 +556,72 @@ def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
         raise UsageError(f"{where}could not open {kind} file {path}: {reason}") from None
 
 
-def _read_text(path: str) -> str:
-    # The one input opener: folders and devices refused, pipes read with a cap and a
-    # deadline (a FIFO with no writer is an error, not a hang).
-    from resolver_hook._fs import read_text_input
+# pip's rules for the bytes of a requirements file (pip/_internal/req/req_file.py,
+# _decode_req_file, pip 26.0; docs/facts.md section 3): a byte-order mark (UTF-32's
+# before UTF-16's, whose little-endian mark begins UTF-32's), else a PEP 263 coding
+# comment in the first two lines, else UTF-8, else the locale's encoding, with a warning.
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF32, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF16, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+)
+_PEP263 = re.compile(rb"coding[:=]\s*([-\w.]+)")
 
-    return read_text_input(path)
+
+def decode_requirements(data: bytes, shown: str, warnings: list[str]) -> str:
+    """The text of a requirements file's bytes, decoded as pip decodes it; a UsageError
+    naming the file when pip could not decode it either."""
+    encoding = None
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            data, encoding = data[len(bom) :], name
+            break
+    else:
+        for line in data.split(b"\n")[:2]:
+            m = _PEP263.search(line) if line[:1] == b"#" else None
+            if m is not None:
+                encoding = m.group(1).decode("ascii")
+                break
+    if encoding is not None:
+        try:
+            return data.decode(encoding)
+        except LookupError:
+            raise UsageError(f"{shown}: unknown encoding {encoding!r} in its coding line") from None
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{shown}: not valid {encoding} text: {exc.reason}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    local = locale.getpreferredencoding(False) or sys.getdefaultencoding()
+    try:
+        text = data.decode(local)
+    except (UnicodeDecodeError, LookupError):
+        raise UsageError(
+            f"{shown}: neither UTF-8 nor this locale's {local} text",
+            hint="save it as UTF-8, or name its encoding in a first line "
+            "'# -*- coding: NAME -*-' as pip reads it",
+        ) from None
+    warnings.append(
+        f"{shown}: not UTF-8: read as this locale's {local}, as pip does; name the encoding "
+        f"in a first line '# -*- coding: {local} -*-' if that is right"
+    )
+    return text
+
+
+def _text_reader(warnings: list[str]) -> Reader:
+    """The file-system reader of requirement files: the one input opener (folders and
+    devices refused, pipes read with a cap and a deadline), pip's decoding."""
+    from resolver_hook._fs import read_input
+
+    def read(path: str) -> str:
+        return decode_requirements(read_input(path), path, warnings)
+
+    return read
 
 
 def read_requirements(
@@ -550,11 +651,10 @@ def read_requirements(
                 source=f"<command line {i}>",
             )
         )
+    read = _text_reader(warnings)
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
-        text = _open(_read_text, path, constraint=constraint)
-        parsed = parse_requirements(
-            text, source=path, read=_read_text, env=env, constraint=constraint
-        )
+        text = _open(read, path, constraint=constraint)
+        parsed = parse_requirements(text, source=path, read=read, env=env, constraint=constraint)
         entries.extend(parsed.entries)
         if len(entries) > MAX_REQUIREMENT_LINES:
             raise UsageError(f"{path}: more than {MAX_REQUIREMENT_LINES} requirement lines in all")

@@ -23,10 +23,10 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from resolver_hook._fs import sigterm_raises
+from resolver_hook._installers import find_uv, missing_uv, venv_python
 from resolver_hook._proc import foreground
 from resolver_hook.appenv.plan import EnvPass, EnvPlan
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.install.backends import find_uv, venv_python
 from resolver_hook.install.session import Reporter, install
 from resolver_hook.manifest import Manifest
 
@@ -118,6 +118,8 @@ def make_environment(
             hint=f"'resolver-hook env sync {venv}' installs into an existing one",
         )
     uv = find_uv(env)
+    if uv is None:
+        raise missing_uv()
     report.say(f"creating {venv} with uv venv --python {eplan.interpreter}")
     with sigterm_raises():
         try:

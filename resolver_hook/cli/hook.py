@@ -74,8 +74,9 @@ def _checked_venv(args: argparse.Namespace) -> Path:
 
 
 def run_enable(args: argparse.Namespace) -> int:
+    from resolver_hook._installers import venv_python
     from resolver_hook.cli.install import profile_for
-    from resolver_hook.install.backends import Installer, venv_python
+    from resolver_hook.install.backends import Installer
     from resolver_hook.install.venvhook import enable_plan
 
     venv = _checked_venv(args)
@@ -127,7 +128,8 @@ def run_enable(args: argparse.Namespace) -> int:
     else:
         out(f"  export UV_CONSTRAINT={shlex.quote(str(cons))}\n")
     if plan.find_links:
-        out(f"  export UV_FIND_LINKS={shlex.quote(' '.join(plan.find_links))}\n")
+        # uv splits UV_FIND_LINKS on commas (docs/facts.md section 3), not on spaces.
+        out(f"  export UV_FIND_LINKS={shlex.quote(','.join(plan.find_links))}\n")
     # pip's environment variables take the place of pip.conf's keys.
     if os.environ.get("PIP_CONSTRAINT"):
         out(

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resolver_hook._installers import QUERY_TIMEOUT, find_uv, missing_uv, pip_python, venv_python
 from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
 
@@ -28,14 +29,8 @@ if TYPE_CHECKING:
 __all__ = [
     "Installer",
     "find_installer",
-    "find_uv",
     "python_version_of",
-    "venv_python",
-    "which_uv",
 ]
-
-# Seconds `uv python find` and a version query of an interpreter may take.
-QUERY_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,60 +78,6 @@ def env_files(env: Mapping[str, str], name: str) -> list[str]:
     return env.get(name, "").split()
 
 
-# distlib (pip's script maker) writes "#!/bin/sh" and this exec line when the
-# interpreter's path has a space or is too long for a "#!" line.
-_TRAMPOLINE = re.compile(rb"""'''exec' "?(.+?)"? "\$0" "\$@"\s*""")
-
-
-def _shebang_python(script: str) -> str | None:
-    try:
-        with open(script, "rb") as f:
-            first, second = f.readline(512), f.readline(4096)
-    except OSError:
-        return None
-    if not first.startswith(b"#!"):
-        return None
-    m = _TRAMPOLINE.fullmatch(second)
-    if first.strip() == b"#!/bin/sh" and m:
-        path = m.group(1).decode(errors="replace")
-        return path if os.path.exists(path) else None
-    parts = first[2:].strip().split()
-    if not parts:
-        return None
-    path = parts[0].decode(errors="replace")
-    if path.endswith("/env") and len(parts) > 1:
-        return shutil.which(parts[1].decode(errors="replace"))
-    return path if os.path.exists(path) else None
-
-
-def venv_python(venv: str) -> str:
-    """The interpreter of a virtual environment."""
-    if sys.platform == "win32":
-        return os.path.join(venv, "Scripts", "python.exe")
-    return os.path.join(venv, "bin", "python")
-
-
-def which_uv(env: Mapping[str, str] | None = None) -> str | None:
-    """The uv that typing ``uv`` runs (PATH), else the binary of the ``uv`` package on PyPI."""
-    found = shutil.which("uv", path=None if env is None else env.get("PATH"))
-    if found:
-        return found
-    try:
-        from uv import find_uv_bin  # the `uv` package from PyPI ships the binary
-
-        return str(find_uv_bin())
-    except (ImportError, FileNotFoundError):
-        return None
-
-
-def find_uv(env: Mapping[str, str] | None = None) -> str:
-    """:func:`which_uv`, or an OperationalError saying how to install uv."""
-    found = which_uv(env)
-    if found is None:
-        raise OperationalError("uv not found on PATH", hint="install it: python3 -m pip install uv")
-    return found
-
-
 def find_installer(
     tool: str,
     parsed: InstallArgs,
@@ -146,7 +87,8 @@ def find_installer(
     """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
 
     pip: the active virtual environment, else the ``pip`` first on PATH (its
-    interpreter, read from the script's ``#!`` line), else this Python. (pip
+    interpreter, :func:`~resolver_hook._installers.pip_python`: a wrapper script is
+    asked, never run as a Python), else this Python. (pip
     refuses ``--python`` after ``install``, "must be placed before the pip
     subcommand name" since pip 22.3: that pip says so itself.)
     uv: ``--python``, else the active virtual environment, else what
@@ -159,9 +101,11 @@ def find_installer(
             python = venv_python(venv)
         else:
             pip = shutil.which("pip", path=env.get("PATH"))
-            python = (pip and _shebang_python(pip)) or sys.executable
+            python = pip_python(pip, run, env) if pip else sys.executable
         return Installer(tool="pip", command=(python, "-m", "pip", "install"), python=python)
     uv = find_uv(env)
+    if uv is None:
+        raise missing_uv()
     if parsed.python and os.path.exists(parsed.python):
         python = parsed.python
         if os.path.isdir(python):

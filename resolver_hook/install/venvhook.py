@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import configparser
 import contextlib
-import io
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from resolver_hook._fs import _through_links, write_atomic
+from resolver_hook import limits
+from resolver_hook._fs import _through_links, locked, write_atomic
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 
@@ -97,15 +98,33 @@ def enable_plan(venv: Path, profile: HostProfile, manifests: Mapping[str, Manife
     return Enabled(plan=plan, constraints=cons)
 
 
+def _hold(venv: Path, *, shared: bool = False) -> contextlib.AbstractContextManager[None]:
+    """The venv's hook state, locked: enable, disable and status never interleave (a
+    second terminal, a script, an IDE). The lock is on the venv folder itself."""
+    return locked(
+        venv,
+        shared=shared,
+        seconds=limits.HOOK_LOCK_SECONDS,
+        what="another resolver-hook enable/disable/status is using this venv's hook state",
+    )
+
+
 def enable(venv: Path, profile: HostProfile, constraints: list[str], find_links: list[str]) -> Path:
     """Point the venv's pip.conf at the plan's constraints; returns the constraints file.
 
     All or nothing: when a write fails (pip.conf read-only in a read-only folder, a
     full disk), every file this call wrote is removed or put back, so ``status`` and
-    the next ``enable``/``disable`` see the venv as it was.
+    the next ``enable``/``disable`` see the venv as it was. Under the venv's lock.
     """
     if not (venv / "pyvenv.cfg").is_file():
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
+    with _hold(venv):
+        return _enable(venv, profile, constraints, find_links)
+
+
+def _enable(
+    venv: Path, profile: HostProfile, constraints: list[str], find_links: list[str]
+) -> Path:
     folder = hook_dir(venv)
     conf = _pip_conf(venv)
     saved = folder / "pip.conf.orig"
@@ -117,7 +136,8 @@ def enable(venv: Path, profile: HostProfile, constraints: list[str], find_links:
     # dangling symlink counts as no configuration (its target is created, the link kept).
     source = conf if first else saved
     original = _read_conf(source, conf) if source.exists() else None
-    text = _MARK + _with_plan(original or "", conf, cons, find_links)
+    body, inserted = _with_plan(original or "", conf, cons, find_links)
+    text = _MARK + body
     # What is there now, to put back if a write fails.
     before = {f: _bytes_or_none(f) for f in (cons, state, conf)}
     made_folder = not folder.exists()
@@ -140,6 +160,7 @@ def enable(venv: Path, profile: HostProfile, constraints: list[str], find_links:
                         # What enable wrote to pip.conf: disable tells a user's edit by it.
                         "pip_conf": text,
                         "added": {"constraint": _conf_value(cons), "find-links": find_links},
+                        "inserted": inserted,
                     },
                     indent=2,
                 ),
@@ -193,48 +214,135 @@ def _conf_value(path: Path) -> str:
     return path.absolute().as_uri() if any(ch.isspace() for ch in text) else text
 
 
-def _with_plan(original: str, conf: Path, cons: Path, find_links: list[str]) -> str:
-    """``original`` pip configuration plus our constraints file and find-links pages."""
-    parser = configparser.ConfigParser(interpolation=None)
+def _with_plan(
+    original: str, conf: Path, cons: Path, find_links: list[str]
+) -> tuple[str, list[str]]:
+    """``original`` plus our constraints file and find-links pages, and the lines added.
+
+    Edited as lines, never rewritten through a parser: every byte of the user's file
+    stays (comments, key spelling, order, blank lines). A value goes in as a continuation
+    line under the key where the key is set (a list value's lines are joined by pip,
+    docs/facts.md section 3), or as a new ``key = ...`` line after the section header.
+    The result is read back as pip reads it, to be sure ours are in it.
+    """
+    parser = _parse(original, conf)
+    lines = original.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    added: list[str] = []
+    wanted = {"constraint": [_conf_value(cons)], "find-links": find_links}
+    if not parser.has_section("global"):
+        # Before the first section: pip reads [global] wherever it stands.
+        lines[:0] = ["[global]\n"]
+        added.append("[global]\n")
+    for key, values in wanted.items():
+        if values:
+            lines = _add_lines(lines, key, values, added)
+    text = "".join(lines)
+    check = _parse(text, conf)
+    for key, values in wanted.items():
+        for section in check.sections():
+            names = [k for k in check[section] if _pip_key(k) == key]
+            if section == "global" or names:
+                have = " ".join(check.get(section, k) for k in names).split()
+                if any(v not in have for v in values):
+                    raise OperationalError(
+                        f"{conf}: cannot add {key} to [{section}] without rewriting the file",
+                        hint="add the lines 'enable' prints by hand, or simplify the file",
+                    )
+    return text, added
+
+
+def _parse(text: str, conf: Path) -> configparser.RawConfigParser:
+    # As pip reads its configuration files (pip/_internal/configuration.py).
+    parser = configparser.RawConfigParser()
     try:
-        parser.read_string(original)
+        parser.read_string(text)
     except configparser.Error as exc:
         raise OperationalError(
             f"{conf}: cannot read the existing pip configuration: {exc}"
         ) from None
-    _add(parser, "constraint", [_conf_value(cons)])
-    _add(parser, "find-links", find_links)
-    out = io.StringIO()
-    parser.write(out)
-    return out.getvalue()
+    return parser
+
+
+_SECTION = re.compile(r"\[(?P<name>[^]]+)\]")
+_OPTION = re.compile(r"(?P<key>[^=:\s][^=:]*?)\s*[=:]")
+
+
+def _add_lines(lines: list[str], key: str, values: list[str], added: list[str]) -> list[str]:
+    """``lines`` with ``values`` added to ``key`` in [global] and in every section that
+    sets ``key`` itself (a command's section, ``[install]``, overrides [global] for that
+    command: pip's documentation, "Configuration"). Each inserted line goes to ``added``.
+    """
+    out: list[str] = []
+    section: str | None = None
+    in_key = False  # on the lines of a value of ``key``
+    have: list[str] = []
+    done: set[str] = set()
+
+    def close() -> None:
+        nonlocal in_key
+        if in_key:
+            for v in values:
+                if v not in have:
+                    line = f"    {v}\n"
+                    # after the value's last non-blank line, before blank lines/comments
+                    at = len(out)
+                    while at > 0 and (not out[at - 1].strip() or out[at - 1].lstrip()[:1] in "#;"):
+                        at -= 1
+                    out.insert(at, line)
+                    added.append(line)
+            in_key = False
+
+    for line in lines:
+        stripped = line.strip()
+        indented = line[:1].isspace()
+        if in_key and indented and stripped and stripped[:1] not in "#;":
+            have.extend(stripped.split())
+            out.append(line)
+            continue
+        if stripped and stripped[:1] not in "#;":
+            close()
+        header = _SECTION.fullmatch(stripped) if not indented else None
+        if header:
+            section = header.group("name")
+            out.append(line)
+            if section == "global" and not _sets(lines, section, key):
+                new = f"{key} = {' '.join(values)}\n"
+                out.append(new)
+                added.append(new)
+                done.add(section)
+            continue
+        opt = _OPTION.match(line) if not indented else None
+        if opt and section is not None and _pip_key(opt.group("key")) == key:
+            in_key = True
+            have = line.partition("=" if "=" in line.split(":")[0] else ":")[2].split()
+        out.append(line)
+    close()
+    return out
+
+
+def _sets(lines: list[str], section: str, key: str) -> bool:
+    """Whether ``section`` (its first occurrence on) sets ``key``."""
+    current: str | None = None
+    for line in lines:
+        if line[:1].isspace():
+            continue
+        header = _SECTION.fullmatch(line.strip())
+        if header:
+            current = header.group("name")
+            continue
+        opt = _OPTION.match(line)
+        if opt and current == section and _pip_key(opt.group("key")) == key:
+            return True
+    return False
 
 
 def _pip_key(name: str) -> str:
     # pip's normalisation of configuration keys (pip/_internal/configuration.py,
     # _normalize_name): case, "_" for "-" and a leading "--" make no difference.
-    name = name.lower().replace("_", "-")
+    name = name.strip().lower().replace("_", "-")
     return name[2:] if name.startswith("--") else name
-
-
-def _add(parser: configparser.ConfigParser, key: str, values: list[str]) -> None:
-    """Add ``values`` to the whitespace-separated list ``key``, keeping the user's entries.
-
-    Into ``[global]``, and into every other section that sets ``key`` itself: a
-    command's section (``[install]``) overrides ``[global]`` for that command (pip's
-    documentation, "Configuration").
-    """
-    if not parser.has_section("global"):
-        parser.add_section("global")
-    for section in parser.sections():
-        names = [k for k in parser[section] if _pip_key(k) == key]
-        if section != "global" and not names:
-            continue
-        old = " ".join(parser.get(section, k) for k in names).split()
-        for k in names:
-            parser.remove_option(section, k)
-        merged = [*old, *(v for v in values if v not in old)]
-        if merged:
-            parser.set(section, key, " ".join(merged))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -254,20 +362,27 @@ def disable(venv: Path) -> Disabled:
     since: only what enable added is removed (the mark line, our constraints file and
     find-links pages), the user's lines stay. A symlinked pip.conf stays a symlink (its
     target is written) and its mode is kept. OperationalError naming the file when it
-    cannot be written; nothing is removed then.
+    cannot be written; nothing is removed then. Under the venv's lock.
     """
+    if not venv.is_dir():
+        return Disabled(enabled=False)
+    with _hold(venv):
+        return _disable(venv)
+
+
+def _disable(venv: Path) -> Disabled:
     folder = hook_dir(venv)
     conf = _pip_conf(venv)
     saved = folder / "pip.conf.orig"
     absent = folder / "pip.conf.absent"
     if not saved.exists() and not absent.exists():
         return Disabled(enabled=False)
-    wrote, added = _enable_record(folder)
+    wrote, added, inserted = _enable_record(folder)
     current = _bytes_or_none(conf)
     edited = current is not None and wrote is not None and current != wrote.encode("utf-8")
     if edited:
         assert current is not None
-        write_atomic(conf, _remove_ours(current.decode("utf-8", "replace"), added, absent.exists()))
+        write_atomic(conf, _remove_ours(current.decode("utf-8", "replace"), added, inserted))
     elif saved.exists():
         try:
             original = saved.read_bytes()
@@ -288,46 +403,74 @@ def disable(venv: Path) -> Disabled:
     return Disabled(enabled=True, restored=not edited, removed_ours=edited)
 
 
-def _enable_record(folder: Path) -> tuple[str | None, dict[str, Any]]:
-    """What enable wrote to pip.conf and what it added (None, {} for an older state)."""
+def _enable_record(folder: Path) -> tuple[str | None, dict[str, Any], list[str]]:
+    """What enable wrote to pip.conf, what it added and the lines it inserted (None, {},
+    [] for an older state)."""
     try:
         data = json.loads((folder / "state.json").read_text(encoding="utf-8"))
         wrote = data.get("pip_conf")
         added = data.get("added") or {}
+        inserted = data.get("inserted") or []
     except (OSError, ValueError, AttributeError):
-        return None, {}
-    if not isinstance(wrote, str) or not isinstance(added, dict):
-        return None, {}
-    return wrote, added
+        return None, {}, []
+    if not isinstance(wrote, str) or not isinstance(added, dict) or not isinstance(inserted, list):
+        return None, {}, []
+    return wrote, added, [str(x) for x in inserted]
 
 
-def _remove_ours(text: str, added: dict[str, Any], was_absent: bool) -> str:
-    """``text`` less the mark line and the values enable added; every other line kept."""
+def _remove_ours(text: str, added: dict[str, Any], inserted: list[str]) -> str:
+    """``text`` less the mark line and what enable added; every other line kept as it is.
+
+    The lines enable inserted go when they are still there as written; a value of ours
+    the user moved onto a line of their own is taken off that line, the rest of it kept.
+    """
     ours: dict[str, set[str]] = {
         "constraint": {str(added.get("constraint", ""))},
         "find-links": {str(v) for v in added.get("find-links", [])},
     }
-    out: list[str] = []
-    for line in text.splitlines(keepends=True):
-        if line == _MARK:
+    lines = [line for line in text.splitlines(keepends=True) if line != _MARK]
+    header = "[global]\n" in inserted
+    for mine in inserted:
+        if mine == "[global]\n":
             continue
-        key, sep, value = line.partition("=")
-        if sep and not line[:1].isspace() and _pip_key(key.strip()) in ours:
-            kept = [v for v in value.split() if v not in ours[_pip_key(key.strip())]]
-            if kept:
-                out.append(f"{key.rstrip()} = {' '.join(kept)}\n")
+        for i, line in enumerate(lines):
+            if line.rstrip("\r\n") == mine.rstrip("\n"):
+                del lines[i]
+                break
+    out: list[str] = []
+    for line in lines:
+        opt = _OPTION.match(line) if not line[:1].isspace() else None
+        if opt and _pip_key(opt.group("key")) in ours:
+            key = _pip_key(opt.group("key"))
+            name, sep, value = line.partition("=" if "=" in line.split(":")[0] else ":")
+            kept = value.split()
+            if any(v in ours[key] for v in kept):
+                kept = [v for v in kept if v not in ours[key]]
+                out.append(f"{name}{sep} {' '.join(kept)}\n" if kept else f"{name}{sep}\n")
+                continue
+        elif (
+            line[:1].isspace()
+            and line.strip()
+            and all(v in ours["constraint"] | ours["find-links"] for v in line.split())
+        ):
             continue
         out.append(line)
-    if was_absent:  # the [global] header was ours too when nothing follows it
+    if header:  # the [global] header was ours: gone when nothing of the user's is under it
         for i, line in enumerate(out):
             rest = [x for x in out[i + 1 :] if x.strip()]
-            if line.strip() == "[global]" and (not rest or rest[0].lstrip().startswith("[")):
+            if line == "[global]\n" and (not rest or rest[0].lstrip().startswith("[")):
                 del out[i]
                 break
-    return "".join(out).strip("\n") + "\n" if "".join(out).strip() else ""
+    return "".join(out)
 
 
 def read_state(venv: Path) -> HookState:
+    """Whether the hook is on in ``venv``, and for what (under the venv's shared lock)."""
+    with _hold(venv, shared=True):
+        return _read_state(venv)
+
+
+def _read_state(venv: Path) -> HookState:
     state = hook_dir(venv) / "state.json"
     conf = _pip_conf(venv)
     try:

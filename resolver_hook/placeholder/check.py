@@ -58,10 +58,10 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._installers import venv_python
 from resolver_hook._patterns import is_project_name
 from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
-from resolver_hook.install.backends import venv_python
 from resolver_hook.limits import (
     MAX_PLACEHOLDER_DATA_BYTES,
     MAX_SDIST_BYTES,
@@ -212,7 +212,7 @@ def _interruptible() -> Iterator[None]:
 
 def find_uv() -> str | None:
     """The uv binary, found as ``resolver-hook uv pip install`` finds it (one search order)."""
-    from resolver_hook.install.backends import which_uv
+    from resolver_hook._installers import find_uv as which_uv
 
     return which_uv()
 

@@ -396,7 +396,7 @@ def _assemble(
     for o in reqs.options:
         if o.constraint:
             continue
-        option_lines.append(o.text)
+        option_lines.append(o.as_line())
         if o.option == "--extra-index-url":
             notes.append(
                 f"{o.where}: --extra-index-url {o.value} lets pip take any package "

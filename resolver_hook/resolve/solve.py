@@ -413,8 +413,7 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
 
 
 def original_line(e: ReqEntry) -> str:
-    head = f"-e {e.text}" if e.editable else e.text
-    return " ".join([head, *(f"--hash={h}" for h in e.hashes)])
+    return e.as_line()
 
 
 def _pinned_out(f: Flavour, r: Requirement, other: Slot) -> str | None:

@@ -228,3 +228,183 @@ def test_venv_path_with_a_space_keeps_pip_working(tmp_path: Path) -> None:
     )
     assert refused.returncode != 0
     assert "Could not open requirements file" not in refused.stderr
+
+
+# --- the user's own lines, kept as bytes --------------------------------------------------
+
+USERS = (
+    "# my pip settings, keep this comment\n"
+    "[global]\n"
+    "Index-URL = https://example.org/simple\n"
+    "; an old-style comment\n"
+    "\n"
+    "[install]\n"
+    "Constraint = /mine.txt\n"
+    "    /also-mine.txt\n"
+    "no-compile = yes\n"
+)
+
+
+def test_enable_keeps_every_line_and_disable_after_an_edit_gives_them_back(
+    venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conf = venv / "pip.conf"
+    conf.write_text(USERS)
+    assert enable(capsys, venv)[0] == 0
+    enabled = conf.read_text().splitlines()
+    # Every line of the user's is there, in order, as written: ours only go between.
+    it = iter(enabled)
+    assert all(any(line == e for e in it) for line in USERS.splitlines())
+    with conf.open("a") as f:
+        f.write("[list]\nformat = columns\n")
+    code, out, _ = disable(capsys, venv)
+    assert code == 0
+    assert "edited since 'enable'" in out
+    assert conf.read_text() == USERS + "[list]\nformat = columns\n"
+
+
+def test_enable_adds_our_constraint_as_pip_reads_it(
+    venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import configparser
+
+    conf = venv / "pip.conf"
+    conf.write_text(USERS)
+    assert enable(capsys, venv)[0] == 0
+    parser = configparser.RawConfigParser()  # as pip reads it
+    parser.read_string(conf.read_text())
+    ours = str(venvhook.hook_dir(venv) / "constraints.txt")
+    assert parser.get("install", "constraint").split() == ["/mine.txt", "/also-mine.txt", ours]
+    assert parser.get("global", "constraint").split() == [ours]
+    assert parser.get("global", "index-url") == "https://example.org/simple"
+
+
+# --- enable, disable and status at the same time, in real processes ----------------------
+
+
+_WORKER = """
+import random, sys
+from pathlib import Path
+from resolver_hook.host import HostProfile
+from resolver_hook.install import venvhook
+
+venv, seed = Path(sys.argv[1]), int(sys.argv[2])
+profile = HostProfile(os="linux", arch="x86_64", python="3.12")
+rng = random.Random(seed)
+for _ in range(40):
+    step = rng.choice(["enable", "disable", "status"])
+    if step == "enable":
+        venvhook.enable(venv, profile, ["demo==1.0"], ["https://example.org/links/"])
+    elif step == "disable":
+        venvhook.disable(venv)
+    else:
+        state = venvhook.read_state(venv)
+        # One whole answer: on with its constraints, never half of a state.
+        assert not state.enabled or state.constraints == ("demo==1.0",), state
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("seed", range(3))
+def test_concurrent_enable_disable_status_lose_nothing(
+    venv: Path, tmp_path: Path, seed: int
+) -> None:
+    """Four processes each enable, disable and read the state 40 times in a random order."""
+    conf = venv / "pip.conf"
+    conf.write_text(USERS)
+    env = clean_env(tmp_path, PYTHONPATH=str(REPO))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(venv), str(seed * 10 + n)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(4)
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    # What the last of them left is coherent: on with its files, or off with the user's file.
+    state = venvhook.read_state(venv)
+    if state.enabled:
+        assert conf.read_text().startswith("# resolver-hook: generated")
+        assert (venvhook.hook_dir(venv) / "constraints.txt").is_file()
+        assert venvhook.disable(venv).restored
+    assert conf.read_text() == USERS
+    assert not venvhook.hook_dir(venv).exists()
+
+
+def test_a_held_lock_is_one_error_line_after_the_wait(
+    venv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resolver_hook import limits
+
+    with subprocess.Popen(
+        [sys.executable, "-c",
+         "import fcntl, os, sys, time\n"
+         "fd = os.open(sys.argv[1], os.O_RDONLY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+         "print('held', flush=True)\n"
+         "time.sleep(60)\n",
+         str(venv)],
+        stdout=subprocess.PIPE, text=True,
+    ) as holder:  # fmt: skip
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline() == "held\n"
+            monkeypatch.setattr(limits, "HOOK_LOCK_SECONDS", 0.3)
+            for command in ("enable", "disable", "status"):
+                extra = ["--target", TARGET] if command == "enable" else []
+                code, _, err = cli(capsys, command, "--venv", str(venv), *extra)
+                assert code == 1, command
+                assert err.startswith(f"error: {venv}: another resolver-hook enable/disable/status")
+                assert "(waited 0.3 s for it)" in err
+                assert err.count("\n") == 2
+                assert "hint:" in err
+            assert not venvhook.hook_dir(venv).exists()
+        finally:
+            holder.kill()
+    assert enable(capsys, venv)[0] == 0  # free again
+
+
+# --- the uv variables enable prints ------------------------------------------------------
+
+
+def test_uv_find_links_is_printed_comma_separated(
+    venv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shlex
+
+    code, out, _ = enable(capsys, venv)
+    assert code == 0
+    (line,) = [x for x in out.splitlines() if "UV_FIND_LINKS=" in x]
+    value = shlex.split(line.split("=", 1)[1])[0]
+    pages = venvhook.read_state(venv).find_links
+    assert len(pages) > 1  # the built-in manifests give several pages for this target
+    assert value.split(",") == list(pages)
+
+
+@pytest.mark.integration
+def test_uv_reads_a_comma_separated_find_links_variable(tmp_path: Path) -> None:
+    """What the line above relies on: uv splits UV_FIND_LINKS on commas."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    build_wheel(one, "alpha", "1.0")
+    build_wheel(two, "beta", "1.0")
+    venv = tmp_path / "uvenv"
+    subprocess.run(
+        [sys.executable, "-m", "uv", "venv", "-q", "--python", sys.executable, str(venv)],
+        check=True, env=clean_env(),
+    )  # fmt: skip
+    env = clean_env(tmp_path, UV_FIND_LINKS=f"{one},{two}")
+    done = subprocess.run(
+        [sys.executable, "-m", "uv", "pip", "install", "--dry-run", "--no-index",
+         "--python", str(venv / "bin" / "python"), "alpha", "beta"],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "alpha==1.0" in done.stderr
+    assert "beta==1.0" in done.stderr

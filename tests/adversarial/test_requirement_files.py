@@ -98,3 +98,87 @@ def test_requirement_text_larger_than_the_limit_is_refused() -> None:
     text = "numpy\n" + "#" * MAX_REQUIREMENTS_BYTES
     with pytest.raises(UsageError, match="larger than"):
         parse_requirements(text, source="big.txt")
+
+
+# --- pip's encoding rules ----------------------------------------------------------------
+
+TEXT = "# café\nno-such-dist>=1\n"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xef\xbb\xbf" + TEXT.encode("utf-8"),
+        TEXT.encode("utf-16"),  # PowerShell's 'pip freeze >': UTF-16 with its mark
+        b"\xfe\xff" + TEXT.encode("utf-16-be"),
+        TEXT.encode("utf-32"),
+        b"\x00\x00\xfe\xff" + TEXT.encode("utf-32-be"),
+        b"# -*- coding: latin-1 -*-\n" + TEXT.encode("latin-1"),
+        b"\n# vim: set fileencoding=cp1252 :\n" + TEXT.encode("cp1252"),
+    ],
+    ids=["utf-8-bom", "utf-16", "utf-16-be", "utf-32", "utf-32-be", "coding-line", "second-line"],
+)
+def test_encodings_pip_reads_are_read(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "req.txt"
+    path.write_bytes(data)
+    (entry,) = read_requirements([str(path)]).requirements
+    assert entry.name == "no-such-dist"
+    assert str(entry.requirement) == "no-such-dist>=1"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "data",
+    [TEXT.encode("utf-16"), b"# -*- coding: latin-1 -*-\n" + TEXT.encode("latin-1")],
+    ids=["utf-16", "coding-line"],
+)
+def test_pip_reads_the_same_files(tmp_path: Path, data: bytes) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "req.txt"
+    path.write_bytes(data)
+    # pip's own reading of it: a dry run with no index fails on its one requirement, having read it.
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", "-r", str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert "No matching distribution found for no-such-dist>=1" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (b"# -*- coding: no-such-codec -*-\nnumpy\n", "unknown encoding 'no-such-codec'"),
+        (b"\xff\xfe\x00", "not valid utf-16 text"),
+    ],
+    ids=["unknown-codec", "broken-utf-16"],
+)
+def test_undecodable_files_are_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes, error: str
+) -> None:
+    path = tmp_path / "req.txt"
+    path.write_bytes(data)
+    assert main(["plan", "-r", str(path), *TARGET]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: {error}")
+    assert "Traceback" not in err
+
+
+def test_a_locale_file_is_read_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import locale
+
+    path = tmp_path / "req.txt"
+    path.write_bytes(TEXT.encode("latin-1"))
+    monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "latin-1")
+    got = read_requirements([str(path)])
+    assert [e.name for e in got.requirements] == ["no-such-dist"]
+    assert got.warnings == (
+        f"{path}: not UTF-8: read as this locale's latin-1, as pip does; name the encoding "
+        "in a first line '# -*- coding: latin-1 -*-' if that is right",
+    )
+    monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "utf-8")
+    with pytest.raises(UsageError, match="neither UTF-8 nor this locale's utf-8 text"):
+        read_requirements([str(path)])

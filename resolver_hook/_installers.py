@@ -1,0 +1,138 @@
+"""Where the installers are: the one home for finding pip's interpreter, uv and a venv's
+Python, used by the install side and by ``placeholder check`` alike.
+
+One contract: each ``find_*`` returns what it found or None (never raises); the caller
+that cannot go on without it says so with :func:`missing_uv` or its own words.
+:func:`pip_python` finds the interpreter a ``pip`` on PATH runs: from pip's own script
+(its ``#!`` line, or distlib's ``/bin/sh`` trampoline); when ``pip`` is a wrapper script
+(pyenv's shims are ``#!/usr/bin/env bash``, distributions wrap pip too) by asking it
+``pip --version`` and taking the interpreter that imports that very pip. A wrapper's
+interpreter is never taken for Python.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from resolver_hook._proc import Runner, capture
+from resolver_hook.errors import OperationalError
+
+__all__ = ["QUERY_TIMEOUT", "find_uv", "missing_uv", "pip_python", "venv_python"]
+
+# Seconds a query of an installer or an interpreter may take.
+QUERY_TIMEOUT = 60.0
+
+
+def venv_python(venv: str | os.PathLike[str]) -> str:
+    """The interpreter of a virtual environment."""
+    if sys.platform == "win32":
+        return os.path.join(venv, "Scripts", "python.exe")
+    return os.path.join(venv, "bin", "python")
+
+
+def find_uv(env: Mapping[str, str] | None = None) -> str | None:
+    """The uv that typing ``uv`` runs (PATH), else the binary of the ``uv`` package on
+    PyPI, else None."""
+    found = shutil.which("uv", path=None if env is None else env.get("PATH"))
+    if found:
+        return found
+    try:
+        from uv import find_uv_bin  # the `uv` package from PyPI ships the binary
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return None
+
+
+def missing_uv() -> OperationalError:
+    """The error for a command that needs uv where :func:`find_uv` found none."""
+    return OperationalError("uv not found on PATH", hint="install it: python3 -m pip install uv")
+
+
+# distlib (pip's script maker) writes "#!/bin/sh" and this exec line when the
+# interpreter's path has a space or is too long for a "#!" line.
+_TRAMPOLINE = re.compile(rb"""'''exec' "?(.+?)"? "\$0" "\$@"\s*""")
+# What an interpreter's file is called: python, python3, python3.12, pypy3, python.exe.
+_PYTHON_NAME = re.compile(r"(python|pypy)(\d+(\.\d+)?)?[tdm]?(\.exe)?", re.IGNORECASE)
+# `pip --version`: "pip 24.0 from /x/lib/python3.12/site-packages/pip (python 3.12)".
+_PIP_VERSION = re.compile(r"pip \S+ from (?P<dir>.+) \(python (?P<py>\d+\.\d+)\)\s*")
+
+
+def _shebang_python(script: str) -> str | None:
+    """The Python named by ``script``'s ``#!`` line; None when it names something else."""
+    try:
+        with open(script, "rb") as f:
+            first, second = f.readline(512), f.readline(4096)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    m = _TRAMPOLINE.fullmatch(second)
+    if first.strip() == b"#!/bin/sh" and m:
+        path = m.group(1).decode(errors="replace")
+        return path if _is_python_name(path) and os.path.exists(path) else None
+    parts = first[2:].strip().split()
+    if not parts:
+        return None
+    path = parts[0].decode(errors="replace")
+    if path.endswith("/env") and len(parts) > 1:
+        name = parts[1].decode(errors="replace")
+        return shutil.which(name) if _is_python_name(name) else None
+    return path if _is_python_name(path) and os.path.exists(path) else None
+
+
+def _is_python_name(path: str) -> bool:
+    return _PYTHON_NAME.fullmatch(os.path.basename(path)) is not None
+
+
+def pip_python(pip: str, run: Runner = capture, env: Mapping[str, str] | None = None) -> str:
+    """The interpreter whose pip the script ``pip`` runs. OperationalError when no
+    interpreter can be shown to run it (a wrapper whose pip cannot be found)."""
+    python = _shebang_python(pip)
+    if python is not None:
+        return python
+    done = run([pip, "--version"], timeout=QUERY_TIMEOUT, env=None if env is None else dict(env))
+    m = _PIP_VERSION.fullmatch(done.stdout) if done.returncode == 0 else None
+    if m is None:
+        raise OperationalError(
+            f"{pip} (the pip on PATH) is a wrapper script, and 'pip --version' did not say "
+            "which Python it runs",
+            hint="activate the virtual environment to install into, or run "
+            "'python3 -m resolver_hook pip install ...' with the Python whose pip to use",
+        )
+    pip_dir = m.group("dir")
+    for candidate in _pythons_near(Path(pip_dir), m.group("py")):
+        check = run(
+            [candidate, "-c", "import os, pip; print(os.path.realpath(pip.__path__[0]))"],
+            timeout=QUERY_TIMEOUT,
+        )
+        if check.returncode == 0 and check.stdout.strip() == os.path.realpath(pip_dir):
+            return candidate
+    raise OperationalError(
+        f"{pip} (the pip on PATH) is a wrapper script running the pip in {pip_dir}, and "
+        "no Python beside that folder imports it",
+        hint="activate the virtual environment to install into, or run "
+        "'python3 -m resolver_hook pip install ...' with the Python whose pip to use",
+    )
+
+
+def _pythons_near(pip_dir: Path, version: str) -> list[str]:
+    """Interpreters that may own ``pip_dir`` (``PREFIX/lib/pythonX.Y/site-packages/pip``,
+    ``PREFIX/Lib/site-packages/pip``, ``/usr/lib/python3/dist-packages/pip``), nearest
+    prefix first."""
+    names = [f"python{version}", "python3", "python"]
+    found: list[str] = []
+    for prefix in list(pip_dir.parents)[1:5]:
+        for folder in (prefix / "bin", prefix / "Scripts", prefix):
+            for name in names:
+                for path in (folder / name, folder / f"{name}.exe"):
+                    if path.is_file() and str(path) not in found:
+                        found.append(str(path))
+    if pip_dir.parts[:3] == ("/", "usr", "lib"):  # a distribution's pip: /usr/bin/python3
+        found += [p for p in (f"/usr/bin/python{version}", "/usr/bin/python3") if p not in found]
+    return found
