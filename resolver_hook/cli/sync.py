@@ -47,16 +47,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from resolver_hook._installers import find_uv
     from resolver_hook._proc import foreground
     from resolver_hook.errors import OperationalError
     from resolver_hook.install.args import parse_install_args
-    from resolver_hook.install.backends import find_installer, python_version_of, which_uv
+    from resolver_hook.install.backends import find_installer, python_version_of
     from resolver_hook.lockset import choose, read_index, verified_file
 
     folder = Path(args.lockdir)
     locks = read_index(folder)
     env = dict(os.environ)
-    tool = args.installer or ("uv" if which_uv(env) else "pip")
+    tool = args.installer or ("uv" if find_uv(env) else "pip")
     python = ["--python", args.python] if args.python else []
     if tool == "pip" and args.python:
         env["VIRTUAL_ENV"] = str(Path(args.python).parent.parent)

@@ -68,6 +68,7 @@ from resolver_hook._fs import read_input as read_bytes
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.index import parse_page
 from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
@@ -76,7 +77,6 @@ from resolver_hook.portable.cuda import (
     min_driver_for_runtime,
     parse_target,
 )
-from resolver_hook.publish.indexpage import parse_links
 
 __all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
 
@@ -577,7 +577,7 @@ def _read_page(path: Path) -> LintInput:
     """A saved simple-index or find-links page: the project's wheels, by file name."""
     try:
         html = read_bytes(path, limit=MAX_PAGE_BYTES).decode("utf-8", "replace")
-        links = parse_links(html, path.resolve().as_uri())
+        links = parse_page(html, path.resolve().as_uri())
     except (InputError, OperationalError) as exc:
         raise LintError(f"{path}: {exc.message}") from None
     wheels: dict[str, list[WheelFacts]] = {}
