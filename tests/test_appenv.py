@@ -286,3 +286,17 @@ def test_env_create_refuses_an_existing_folder(gpu_index: GpuIndex, tmp_path: Pa
     assert proc.returncode == 2
     assert f"error: {venv} exists" in proc.stderr
     assert (venv / "keep").read_text() == "mine"
+
+
+@pytest.mark.builtin_data
+def test_the_example_on_a_dgx_spark_uses_the_dgx_file_and_the_aarch64_stack(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = env_plan(capsys, "--target", "linux-aarch64-py312-cuda13.0-sm121", "--json")
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert data["passes"][1]["file"].endswith("dgx_requirements.txt")
+    assert data["passes"][1]["why"] == "grace"
+    torch = data["passes"][0]["choices"][0]
+    assert torch.startswith("torch: torch==2.13.0+cu130 ")
+    assert "Linux aarch64" in torch
