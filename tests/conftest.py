@@ -1,10 +1,13 @@
-"""Shared fixtures: fakes for what cannot exist here (the GPU), nothing else."""
+"""Shared fixtures: fakes for what cannot exist here (the GPU, the internet), nothing else."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
+
+from tests.installenv import GpuIndex, build_gpu_index, write_manifests
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,3 +63,12 @@ from hypothesis import settings as _settings  # noqa: E402
 
 _settings.register_profile("resolver-hook", deadline=None)
 _settings.load_profile("resolver-hook")
+
+
+@pytest.fixture(scope="module")
+def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
+    """The loopback index of tests/installenv.py with its manifests, served for a module."""
+    gi = build_gpu_index(tmp_path_factory.mktemp("gpu-index"))
+    with gi.index.serving():
+        write_manifests(gi)
+        yield gi

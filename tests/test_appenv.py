@@ -11,7 +11,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ import pytest
 from resolver_hook.appenv.declaration import parse_declaration
 from resolver_hook.manifest import ManifestError
 from tests.clirun import cli
-from tests.installenv import PY, GpuIndex, build_gpu_index, clean_env, installed, write_manifests
+from tests.installenv import PY, GpuIndex, clean_env, installed
 
 RTX4090 = "linux-x86_64-py312-cuda13.0-sm89"
 RTX5090_OLD_DRIVER = "linux-x86_64-py312-cuda12.8-sm120"
@@ -196,14 +195,6 @@ def test_no_declaration_is_one_error_with_a_hint(
 # --- env create with real uv -------------------------------------------------------
 
 B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
-
-
-@pytest.fixture(scope="module")
-def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
-    gi = build_gpu_index(tmp_path_factory.mktemp("gpu-index"))
-    with gi.index.serving():
-        write_manifests(gi)
-        yield gi
 
 
 def _create(gi: GpuIndex, project: Path, venv: Path) -> subprocess.CompletedProcess[str]:

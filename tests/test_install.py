@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,14 +35,6 @@ L4 = f"linux-x86_64-py{PY}-cuda12.6-sm89"  # picks cu126
 OLD_DRIVER_BLACKWELL = f"linux-x86_64-py{PY}-cuda12.6-sm120"  # no fit
 
 UV = [sys.executable, "-m", "uv"]
-
-
-@pytest.fixture(scope="module")
-def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
-    gi = build_gpu_index(tmp_path_factory.mktemp("gpu-index"))
-    with gi.index.serving():
-        write_manifests(gi)
-        yield gi
 
 
 def hook(

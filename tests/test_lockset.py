@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,25 +18,15 @@ from resolver_hook._toml import loads as toml_loads
 from tests.installenv import (
     PY,
     GpuIndex,
-    build_gpu_index,
     clean_env,
     installed,
     make_venv,
-    write_manifests,
 )
 
 SM90 = f"linux-x86_64-py{PY}-cuda12.6-sm90"
 SM120 = f"linux-x86_64-py{PY}-cuda13.0-sm120"
 SM70 = f"linux-x86_64-py{PY}-cuda13.0-sm70"
 SM90_NEW_DRIVER = f"linux-x86_64-py{PY}-cuda13.0-sm90"
-
-
-@pytest.fixture(scope="module")
-def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
-    gi = build_gpu_index(tmp_path_factory.mktemp("gpu-index"))
-    with gi.index.serving():
-        write_manifests(gi)
-        yield gi
 
 
 def hook(gi: GpuIndex, *args: str, venv: Path | None = None) -> subprocess.CompletedProcess[str]:
