@@ -24,7 +24,7 @@ import pytest
 
 from resolver_hook.errors import UsageError
 from resolver_hook.index import IndexClient, Link, PageError, apply_mirrors, mirrors_from
-from resolver_hook.index.cache import CacheEntry, PageCache
+from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 METADATA = b"Metadata-Version: 2.1\nName: torch\nVersion: 2.15.0+cu130\nRequires-Dist: filelock\nRequires-Dist: nvidia-cublas==13.1.0.3; platform_system == 'Linux'\nRequires-Python: >=3.10\n\nThe description.\n"  # noqa: E501
@@ -303,12 +303,29 @@ def test_cache_files_are_private_and_a_corrupt_one_is_a_note(
 ) -> None:
     url = server.url + "/whl/cu130/torch/"
     client().page(url)
-    [path] = (tmp_path / "cache").iterdir()
-    assert path.stat().st_mode & 0o777 == 0o600
+    path = PageCache(tmp_path / "cache").path(f"page\n{url}")
+    kept = PageCache(tmp_path / "cache").path(f"links\n{url}")
+    assert sorted((tmp_path / "cache").iterdir()) == sorted([path, kept])
+    assert {p.stat().st_mode & 0o777 for p in (path, kept)} == {0o600}
     path.write_bytes(path.read_bytes().replace(b"Links for", b"Links f0r"))
     c = client()
     assert c.page(url).source == "network"
     assert any("ignored: corrupt (the page does not match its hash)" in n for n in c.notes)
+
+
+def test_links_kept_beside_a_page_are_used_only_for_that_very_page(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    first = client().page(url)
+    cache = PageCache(tmp_path / "cache")
+    kept = cache.path(f"links\n{url}")
+    # Links kept for another body of the page are not used: the page is parsed again.
+    other = links_to_json(first.links[:1], "0" * 64)
+    cache.put(f"links\n{url}", CacheEntry(url=url, body=other, fetched=0))
+    assert client().page(url).links == first.links
+    assert links_from_json(cache.get(f"links\n{url}")[0].body, "0" * 64) is None  # type: ignore[union-attr]
+    assert kept.exists()
 
 
 def test_the_cache_keeps_its_bound_oldest_first(tmp_path: Path) -> None:
@@ -540,7 +557,7 @@ def test_manifest_import_revalidates_its_page_and_says_when_a_cache_entry_is_cor
     assert capsys.readouterr().out == first
     # The second import asked whether the page changed, and was answered 304.
     assert [x.headers.get("If-None-Match") for x in server.log] == [None, '"v1"']
-    [entry] = (Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index").iterdir()
+    entry = PageCache(Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index").path(f"page\n{url}")
     entry.write_bytes(b"not a cache entry")
     assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
     err = capsys.readouterr().err

@@ -42,7 +42,7 @@ from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
 from resolver_hook.errors import ResolverHookError, UsageError
-from resolver_hook.index.cache import CacheEntry, PageCache
+from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError
 from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact
 from resolver_hook.index.htmlpage import parse_html
@@ -182,9 +182,9 @@ class IndexClient:
                     f"{redact(target)}: not in the page cache, and --offline reads no network",
                     hint="run once without --offline to fill the cache",
                 )
-            return self._from_entry(entry, base_url, "cache")
+            return self._from_entry(key, entry, base_url, "cache")
         if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
-            return self._from_entry(entry, base_url, "cache")
+            return self._from_entry(key, entry, base_url, "cache")
         conditional = {}
         if entry is not None and entry.etag:
             conditional["If-None-Match"] = entry.etag
@@ -201,8 +201,8 @@ class IndexClient:
                 fetched=now,
             )
             self._store(key, entry)
-            return self._from_entry(entry, base_url, "cache")
-        links = self._parse(response, base_url)
+            return self._from_entry(key, entry, base_url, "cache")
+        links = self._links(key, response, base_url)
         fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
         self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
         return Page(url=response.url, links=links, source="network", fetched=_iso(now))
@@ -226,12 +226,29 @@ class IndexClient:
                 hint="give the URL of a PEP 503/691 project page or a find-links page",
             )
         try:
-            links = parse_page(response.text(), base_url or response.url, kind)
+            return parse_page(response.text(), base_url or response.url, kind)
         except PageError as exc:
             raise PageError(f"{redact(response.url)}: {exc.message}", hint=exc.hint) from None
+
+    def _links(self, key: str, response: Response, base_url: str | None) -> tuple[Link, ...]:
+        """The page's links (mirrors applied), from the links kept beside a cached page
+        when they were read from this very body, else parsed (and kept)."""
+        if base_url is not None or self.cache is None:
+            return self._mirrored(self._parse(response, base_url))
+        links_key = "links" + key.removeprefix("page")
+        body_sha = hashlib.sha256(response.body).hexdigest()
+        kept, note = self.cache.get(links_key)
+        self._note(note)
+        links = links_from_json(kept.body, body_sha) if kept is not None else None
+        if links is None:
+            links = self._parse(response, None)
+            data = links_to_json(links, body_sha)
+            self.cache.put(links_key, CacheEntry(url=response.url, body=data, fetched=time.time()))
         return self._mirrored(links)
 
-    def _from_entry(self, entry: CacheEntry, base_url: str | None, source: Source) -> Page:
+    def _from_entry(
+        self, key: str, entry: CacheEntry, base_url: str | None, source: Source
+    ) -> Page:
         response = Response(
             url=entry.url,
             status=200,
@@ -241,7 +258,7 @@ class IndexClient:
         )
         return Page(
             url=entry.url,
-            links=self._parse(response, base_url),
+            links=self._links(key, response, base_url),
             source=source,
             fetched=_iso(entry.fetched),
         )
