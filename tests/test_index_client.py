@@ -171,7 +171,8 @@ def client(tmp_path: Path) -> Callable[..., IndexClient]:
     def make(**kw: object) -> IndexClient:
         kw.setdefault("allow_insecure", True)
         kw.setdefault("cache_dir", tmp_path / "cache")
-        kw.setdefault("env", {})
+        # No pip configuration of this machine's (its cert would change what is trusted).
+        kw["env"] = {"PIP_CONFIG_FILE": os.devnull, **kw.get("env", {})}  # type: ignore[dict-item]
         kw.setdefault("timeout", 5.0)
         return IndexClient(**kw)  # type: ignore[arg-type]
 
@@ -541,8 +542,9 @@ def test_a_certificate_file_that_cannot_be_loaded_names_its_variable(
     bad = tmp_path / "no-such.pem"
     with pytest.raises(UsageError) as caught:
         client(env={"SSL_CERT_FILE": str(bad)}).page("https://index.example/simple/x/")
-    assert str(caught.value).startswith(f"SSL_CERT_FILE={bad}: cannot load certificates")
-    assert caught.value.hint == "point SSL_CERT_FILE at a PEM bundle, or unset it"
+    assert str(caught.value).startswith(
+        f"cannot load the certificates of {bad} (from SSL_CERT_FILE): "
+    )
 
 
 def test_manifest_import_revalidates_its_page_and_says_when_a_cache_entry_is_corrupt(
@@ -584,3 +586,31 @@ def test_the_planners_page_source_gives_pages_and_metadata_text(
     served = METADATA + b"Requires-Dist: evil\n"
     server.routes[f"/whl/cu130/{WHEEL}.metadata"] = Route(body=served)
     assert ClientSource(client(cache=False)).metadata(new).encode() == served
+
+
+def test_pips_cert_setting_is_read_from_its_configuration_files(tmp_path: Path) -> None:
+    from resolver_hook.index.fetch import Settings
+    from resolver_hook.index.pipconfig import config_files, pip_cert
+
+    home = tmp_path / "home"
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".config" / "pip" / "pip.conf").write_text("[global]\ncert = /etc/ssl/corp.pem\n")
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
+    assert pip_cert(env) == ("/etc/ssl/corp.pem", f"cert in {home}/.config/pip/pip.conf")
+    # The site file comes later and wins; [install] beats [global] within a file.
+    (venv / "pip.conf").write_text("[install]\ncert = /v/a.pem\n[global]\ncert = /v/b.pem\n")
+    assert pip_cert({**env, "VIRTUAL_ENV": str(venv)}) == ("/v/a.pem", f"cert in {venv}/pip.conf")
+    assert pip_cert({**env, "PIP_CERT": "/x.pem"}) == ("/x.pem", "PIP_CERT")
+    assert config_files({**env, "PIP_CONFIG_FILE": os.devnull}) == []
+    # pip's setting comes before OpenSSL's variable.
+    both = {**env, "SSL_CERT_FILE": "/o.pem"}
+    assert Settings.from_env(both).cafile == (
+        "/etc/ssl/corp.pem",
+        f"cert in {home}/.config/pip/pip.conf",
+    )
+    assert Settings.from_env({"SSL_CERT_FILE": "/o.pem", "PIP_CONFIG_FILE": os.devnull}).cafile == (
+        "/o.pem",
+        "SSL_CERT_FILE",
+    )
