@@ -385,6 +385,9 @@ class _Pages:
         names = self.pages.get(page_url, [])
         return tuple(Link(url=page_url + n, filename=n, hashes={"sha256": "a" * 64}) for n in names)
 
+    def prefetch(self, page_urls: list[str]) -> None:
+        self.prefetched = list(page_urls)
+
     def sha256(self, url: str) -> str:
         raise AssertionError(url)
 
@@ -412,6 +415,7 @@ def test_pylock_locks_the_other_distribution_and_the_newest_of_a_pattern() -> No
     )
     locked = {(w.name, w.version) for w in lock_wheels(p, pages)}
     assert locked == {("cupy-cuda13x", "14.2.0"), ("llamaish", "0.4.0")}
+    assert sorted(pages.prefetched) == sorted(pages.pages)  # both pages asked for at once
 
 
 def test_the_enable_command_says_it_cannot_apply_a_name_flavour(

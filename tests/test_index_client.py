@@ -24,7 +24,7 @@ import pytest
 
 from resolver_hook.errors import UsageError
 from resolver_hook.index import IndexClient, Link, PageError, apply_mirrors, mirrors_from
-from resolver_hook.index.cache import CacheEntry, PageCache
+from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 METADATA = b"Metadata-Version: 2.1\nName: torch\nVersion: 2.15.0+cu130\nRequires-Dist: filelock\nRequires-Dist: nvidia-cublas==13.1.0.3; platform_system == 'Linux'\nRequires-Python: >=3.10\n\nThe description.\n"  # noqa: E501
@@ -171,7 +171,8 @@ def client(tmp_path: Path) -> Callable[..., IndexClient]:
     def make(**kw: object) -> IndexClient:
         kw.setdefault("allow_insecure", True)
         kw.setdefault("cache_dir", tmp_path / "cache")
-        kw.setdefault("env", {})
+        # No pip configuration of this machine's (its cert would change what is trusted).
+        kw["env"] = {"PIP_CONFIG_FILE": os.devnull, **kw.get("env", {})}  # type: ignore[dict-item]
         kw.setdefault("timeout", 5.0)
         return IndexClient(**kw)  # type: ignore[arg-type]
 
@@ -303,12 +304,29 @@ def test_cache_files_are_private_and_a_corrupt_one_is_a_note(
 ) -> None:
     url = server.url + "/whl/cu130/torch/"
     client().page(url)
-    [path] = (tmp_path / "cache").iterdir()
-    assert path.stat().st_mode & 0o777 == 0o600
+    path = PageCache(tmp_path / "cache").path(f"page\n{url}")
+    kept = PageCache(tmp_path / "cache").path(f"links\n{url}")
+    assert sorted((tmp_path / "cache").iterdir()) == sorted([path, kept])
+    assert {p.stat().st_mode & 0o777 for p in (path, kept)} == {0o600}
     path.write_bytes(path.read_bytes().replace(b"Links for", b"Links f0r"))
     c = client()
     assert c.page(url).source == "network"
     assert any("ignored: corrupt (the page does not match its hash)" in n for n in c.notes)
+
+
+def test_links_kept_beside_a_page_are_used_only_for_that_very_page(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    url = server.url + "/whl/cu130/torch/"
+    first = client().page(url)
+    cache = PageCache(tmp_path / "cache")
+    kept = cache.path(f"links\n{url}")
+    # Links kept for another body of the page are not used: the page is parsed again.
+    other = links_to_json(first.links[:1], "0" * 64)
+    cache.put(f"links\n{url}", CacheEntry(url=url, body=other, fetched=0))
+    assert client().page(url).links == first.links
+    assert links_from_json(cache.get(f"links\n{url}")[0].body, "0" * 64) is None  # type: ignore[union-attr]
+    assert kept.exists()
 
 
 def test_the_cache_keeps_its_bound_oldest_first(tmp_path: Path) -> None:
@@ -524,8 +542,9 @@ def test_a_certificate_file_that_cannot_be_loaded_names_its_variable(
     bad = tmp_path / "no-such.pem"
     with pytest.raises(UsageError) as caught:
         client(env={"SSL_CERT_FILE": str(bad)}).page("https://index.example/simple/x/")
-    assert str(caught.value).startswith(f"SSL_CERT_FILE={bad}: cannot load certificates")
-    assert caught.value.hint == "point SSL_CERT_FILE at a PEM bundle, or unset it"
+    assert str(caught.value).startswith(
+        f"cannot load the certificates of {bad} (from SSL_CERT_FILE): "
+    )
 
 
 def test_manifest_import_revalidates_its_page_and_says_when_a_cache_entry_is_corrupt(
@@ -540,9 +559,58 @@ def test_manifest_import_revalidates_its_page_and_says_when_a_cache_entry_is_cor
     assert capsys.readouterr().out == first
     # The second import asked whether the page changed, and was answered 304.
     assert [x.headers.get("If-None-Match") for x in server.log] == [None, '"v1"']
-    [entry] = (Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index").iterdir()
+    entry = PageCache(Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index").path(f"page\n{url}")
     entry.write_bytes(b"not a cache entry")
     assert main(["manifest", "import", url, "--allow-insecure-urls"]) == 0
     err = capsys.readouterr().err
     assert f"note: cache {entry} ignored: corrupt (no header)" in err
     assert server.log[-1].headers.get("If-None-Match") is None
+
+
+def test_the_planners_page_source_gives_pages_and_metadata_text(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    from resolver_hook.index import ClientSource
+
+    source = ClientSource(client())
+    url = server.url + "/whl/cu130/torch/"
+    got = source.pages([url, server.url + "/missing/"])
+    page = got[url]
+    assert not isinstance(page, Exception)
+    assert isinstance(got[server.url + "/missing/"], PageError)
+    new, old = page.links
+    assert source.metadata(new).encode() == METADATA
+    with pytest.raises(LookupError, match="offers no metadata file"):
+        source.metadata(old)
+    # A file not matching its page's hash comes back as served: the caller refuses it.
+    served = METADATA + b"Requires-Dist: evil\n"
+    server.routes[f"/whl/cu130/{WHEEL}.metadata"] = Route(body=served)
+    assert ClientSource(client(cache=False)).metadata(new).encode() == served
+
+
+def test_pips_cert_setting_is_read_from_its_configuration_files(tmp_path: Path) -> None:
+    from resolver_hook.index.fetch import Settings
+    from resolver_hook.index.pipconfig import config_files, pip_cert
+
+    home = tmp_path / "home"
+    (home / ".config" / "pip").mkdir(parents=True)
+    (home / ".config" / "pip" / "pip.conf").write_text("[global]\ncert = /etc/ssl/corp.pem\n")
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    env = {"HOME": str(home), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
+    assert pip_cert(env) == ("/etc/ssl/corp.pem", f"cert in {home}/.config/pip/pip.conf")
+    # The site file comes later and wins; [install] beats [global] within a file.
+    (venv / "pip.conf").write_text("[install]\ncert = /v/a.pem\n[global]\ncert = /v/b.pem\n")
+    assert pip_cert({**env, "VIRTUAL_ENV": str(venv)}) == ("/v/a.pem", f"cert in {venv}/pip.conf")
+    assert pip_cert({**env, "PIP_CERT": "/x.pem"}) == ("/x.pem", "PIP_CERT")
+    assert config_files({**env, "PIP_CONFIG_FILE": os.devnull}) == []
+    # pip's setting comes before OpenSSL's variable.
+    both = {**env, "SSL_CERT_FILE": "/o.pem"}
+    assert Settings.from_env(both).cafile == (
+        "/etc/ssl/corp.pem",
+        f"cert in {home}/.config/pip/pip.conf",
+    )
+    assert Settings.from_env({"SSL_CERT_FILE": "/o.pem", "PIP_CONFIG_FILE": os.devnull}).cafile == (
+        "/o.pem",
+        "SSL_CERT_FILE",
+    )

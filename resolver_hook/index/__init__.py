@@ -16,7 +16,13 @@ This package imports only the errors, limits, the user cache folder and the URL 
 
 from __future__ import annotations
 
-from resolver_hook.index.client import IndexClient, PageResult, parse_page
+from resolver_hook.index.client import (
+    ClientSource,
+    IndexClient,
+    PageResult,
+    page_source,
+    parse_page,
+)
 from resolver_hook.index.errors import PageError
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
@@ -25,6 +31,7 @@ from resolver_hook.index.model import Link, Page
 
 __all__ = [
     "MIRRORS_ENV",
+    "ClientSource",
     "IndexClient",
     "Link",
     "Metadata",
@@ -34,6 +41,7 @@ __all__ = [
     "PageResult",
     "apply_mirrors",
     "mirrors_from",
+    "page_source",
     "parse_page",
     "redact",
 ]

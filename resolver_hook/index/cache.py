@@ -9,7 +9,9 @@ mode 0600 (:func:`resolver_hook._cache.write_private`) and read only when they a
 regular file of this user not writable by others
 (:func:`resolver_hook._cache.read_private`); a file that is corrupt (bad header, body
 not matching its hash) or foreign (another format or key) is ignored with a note and
-replaced by the next fetch. The folder is kept under ``MAX_PAGE_CACHE_BYTES``: after each
+replaced by the next fetch. Beside each page, the links read from it are kept (tied to
+the page body's sha256), so a cached page is not parsed again. The folder is kept
+under ``MAX_PAGE_CACHE_BYTES``: after each
 write the oldest files go first. ``rm -r`` of the folder clears it.
 """
 
@@ -19,13 +21,16 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from resolver_hook import _cache
+from resolver_hook.index.model import Link
 from resolver_hook.limits import MAX_PAGE_BYTES, MAX_PAGE_CACHE_BYTES
 
-__all__ = ["CacheEntry", "PageCache"]
+__all__ = ["CacheEntry", "PageCache", "links_from_json", "links_to_json"]
 
 _FORMAT = 1
 _SUFFIX = ".page"
@@ -125,6 +130,39 @@ class PageCache:
             with contextlib.suppress(OSError):
                 os.unlink(path)
                 total -= size
+
+
+def links_to_json(links: Sequence[Link], page_sha256: str) -> bytes:
+    """A page's parsed links, tied to the page body they were read from (reading them
+    back is ~10x quicker than parsing the page again)."""
+    rows = [
+        [x.url, x.filename, dict(x.hashes), x.requires_python, x.yanked,
+         None if x.core_metadata is None else dict(x.core_metadata)]
+        for x in links
+    ]  # fmt: skip
+    return json.dumps({"page_sha256": page_sha256, "links": rows}).encode()
+
+
+def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
+    """The links :func:`links_to_json` wrote for this very page body, else None."""
+    try:
+        found: Any = json.loads(data)
+        if found.get("page_sha256") != page_sha256:
+            return None
+        return tuple(
+            Link(
+                url=_text(url),
+                filename=_text(name),
+                hashes={_text(k): _text(v) for k, v in hashes.items()},
+                requires_python=_optional(rp),
+                yanked=_optional(yanked),
+                core_metadata=None if meta is None
+                else {_text(k): _text(v) for k, v in meta.items()},
+            )
+            for url, name, hashes, rp, yanked, meta in found["links"]
+        )  # fmt: skip
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 def _text(value: object) -> str:

@@ -13,7 +13,11 @@ The API the planner, the lock writer and ``manifest import`` use::
     client.page(url)          # -> Page, or raises PageError / UsageError (URL policy)
     client.pages(urls)        # -> {url: Page | ResolverHookError}, fetched concurrently
     client.metadata(link)     # -> Metadata of a link whose page offers it (PEP 658)
+    client.metadata_file(link)  # -> its bytes, hash-checked
     client.notes              # what a person should hear (cache entries ignored, ...)
+
+:func:`page_source` wraps a client for the planner (:class:`ClientSource`: ``pages``
+and ``metadata`` as text, the planner's own page-source protocol).
 
 Caching: a page read within ``PAGE_FRESH_SECONDS`` is used as is; an older one is
 revalidated (``If-None-Match`` / ``If-Modified-Since``; a 304 keeps it); ``refresh``
@@ -38,12 +42,12 @@ from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
 from resolver_hook.errors import ResolverHookError, UsageError
-from resolver_hook.index.cache import CacheEntry, PageCache
+from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError
 from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact
 from resolver_hook.index.htmlpage import parse_html
 from resolver_hook.index.jsonpage import JSON_TYPE, parse_json
-from resolver_hook.index.metadata import Metadata, check_hashes, parse_metadata
+from resolver_hook.index.metadata import HashMismatch, Metadata, check_hashes, parse_metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import Link, Page, Source
 from resolver_hook.limits import (
@@ -54,7 +58,15 @@ from resolver_hook.limits import (
     PAGE_FRESH_SECONDS,
 )
 
-__all__ = ["ACCEPT", "IndexClient", "PageResult", "is_local", "parse_page"]
+__all__ = [
+    "ACCEPT",
+    "ClientSource",
+    "IndexClient",
+    "PageResult",
+    "is_local",
+    "page_source",
+    "parse_page",
+]
 
 # PEP 691's content negotiation, as pip asks: JSON first, HTML as the fallback.
 ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html; q=0.2, text/html; q=0.01"
@@ -170,9 +182,9 @@ class IndexClient:
                     f"{redact(target)}: not in the page cache, and --offline reads no network",
                     hint="run once without --offline to fill the cache",
                 )
-            return self._from_entry(entry, base_url, "cache")
+            return self._from_entry(key, entry, base_url, "cache")
         if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
-            return self._from_entry(entry, base_url, "cache")
+            return self._from_entry(key, entry, base_url, "cache")
         conditional = {}
         if entry is not None and entry.etag:
             conditional["If-None-Match"] = entry.etag
@@ -189,8 +201,8 @@ class IndexClient:
                 fetched=now,
             )
             self._store(key, entry)
-            return self._from_entry(entry, base_url, "cache")
-        links = self._parse(response, base_url)
+            return self._from_entry(key, entry, base_url, "cache")
+        links = self._links(key, response, base_url)
         fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
         self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
         return Page(url=response.url, links=links, source="network", fetched=_iso(now))
@@ -214,12 +226,29 @@ class IndexClient:
                 hint="give the URL of a PEP 503/691 project page or a find-links page",
             )
         try:
-            links = parse_page(response.text(), base_url or response.url, kind)
+            return parse_page(response.text(), base_url or response.url, kind)
         except PageError as exc:
             raise PageError(f"{redact(response.url)}: {exc.message}", hint=exc.hint) from None
+
+    def _links(self, key: str, response: Response, base_url: str | None) -> tuple[Link, ...]:
+        """The page's links (mirrors applied), from the links kept beside a cached page
+        when they were read from this very body, else parsed (and kept)."""
+        if base_url is not None or self.cache is None:
+            return self._mirrored(self._parse(response, base_url))
+        links_key = "links" + key.removeprefix("page")
+        body_sha = hashlib.sha256(response.body).hexdigest()
+        kept, note = self.cache.get(links_key)
+        self._note(note)
+        links = links_from_json(kept.body, body_sha) if kept is not None else None
+        if links is None:
+            links = self._parse(response, None)
+            data = links_to_json(links, body_sha)
+            self.cache.put(links_key, CacheEntry(url=response.url, body=data, fetched=time.time()))
         return self._mirrored(links)
 
-    def _from_entry(self, entry: CacheEntry, base_url: str | None, source: Source) -> Page:
+    def _from_entry(
+        self, key: str, entry: CacheEntry, base_url: str | None, source: Source
+    ) -> Page:
         response = Response(
             url=entry.url,
             status=200,
@@ -229,7 +258,7 @@ class IndexClient:
         )
         return Page(
             url=entry.url,
-            links=self._parse(response, base_url),
+            links=self._links(key, response, base_url),
             source=source,
             fetched=_iso(entry.fetched),
         )
@@ -270,19 +299,25 @@ class IndexClient:
 
     def metadata(self, link: Link) -> Metadata:
         """The core metadata of ``link``'s file, from ``<url>.metadata`` (PEP 658/714)."""
+        return parse_metadata(self.metadata_file(link), redact(self.url_of(link.url + ".metadata")))
+
+    def metadata_file(self, link: Link) -> bytes:
+        """The bytes of ``link``'s ``.metadata`` file, checked against the hashes its page
+        gives (:class:`~resolver_hook.index.metadata.HashMismatch` when they differ);
+        PageError when the page offers none or it cannot be read."""
         if link.core_metadata is None:
             raise PageError(f"{redact(link.url)}: the page offers no metadata file for it")
         target = self.url_of(link.url + ".metadata")
         shown = redact(target)
+        check_url(target, allow_insecure=self.allow_insecure)
         if is_local(target):
-            check_url(target, allow_insecure=self.allow_insecure)
             data = read_local(target)[0]
             check_hashes(data, link.core_metadata, shown)
-            return parse_metadata(data, shown)
-        check_url(target, allow_insecure=self.allow_insecure)
+            return data
         key = f"metadata\n{target}"
         entry, note = self.cache.get(key) if self.cache else (None, None)
         self._note(note)
+        # A metadata file with a hash never changes: no need to ask the server again.
         if entry is not None and (
             self.offline
             or (link.core_metadata and not self.refresh)
@@ -290,11 +325,11 @@ class IndexClient:
         ):
             try:
                 check_hashes(entry.body, link.core_metadata, shown)
-                return parse_metadata(entry.body, shown)
-            except PageError as exc:
+                return entry.body
+            except HashMismatch:
                 if self.offline:
                     raise
-                self._note(f"cached {shown} ignored: {exc.message}")
+                self._note(f"cached {shown} ignored: not the file its page gives now")
         if self.offline:
             raise PageError(
                 f"{shown}: not in the page cache, and --offline reads no network",
@@ -302,9 +337,8 @@ class IndexClient:
             )
         response = self.transport.get(target, accept="*/*", max_bytes=MAX_METADATA_BYTES)
         check_hashes(response.body, link.core_metadata, shown)
-        found = parse_metadata(response.body, shown)
         self._store(key, CacheEntry(url=response.url, body=response.body, fetched=time.time()))
-        return found
+        return response.body
 
     def sha256(self, url: str, *, max_bytes: int) -> str:
         """The sha256 of the file at ``url``, streamed (nothing of it kept)."""
@@ -329,3 +363,49 @@ class IndexClient:
             target, digest.update, max_bytes=max_bytes, doing="cannot download to hash it"
         )
         return digest.hexdigest()
+
+
+class ClientSource:
+    """The client as the planner's page source: ``pages`` concurrently, each page or its
+    error; ``metadata`` as text, ``LookupError`` when the file cannot be had. A file
+    whose hash differs from its page's comes back as served, for the caller's own
+    hash check to refuse in its words."""
+
+    def __init__(self, client: IndexClient) -> None:
+        self.client = client
+
+    @property
+    def notes(self) -> list[str]:
+        return self.client.notes
+
+    def pages(self, urls: Iterable[str]) -> dict[str, PageResult]:
+        return self.client.pages(urls)
+
+    def metadata(self, link: Link) -> str:
+        try:
+            data = self.client.metadata_file(link)
+        except HashMismatch as exc:
+            data = exc.data
+        except ResolverHookError as exc:
+            raise LookupError(exc.message) from None
+        return data.decode("utf-8", "surrogateescape")
+
+
+def page_source(
+    *,
+    refresh: bool = False,
+    offline: bool = False,
+    allow_insecure: bool = False,
+    mirrors: Iterable[Mirror] = (),
+    timeout: float = NETWORK_DEADLINE,
+) -> ClientSource:
+    """A :class:`ClientSource` over a client with the user's settings and cache."""
+    return ClientSource(
+        IndexClient(
+            refresh=refresh,
+            offline=offline,
+            allow_insecure=allow_insecure,
+            mirrors=mirrors,
+            timeout=timeout,
+        )
+    )

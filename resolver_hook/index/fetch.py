@@ -12,9 +12,10 @@ The user's settings, read from the environment the command runs in:
 
 - ``https_proxy`` / ``http_proxy`` / ``no_proxy`` (either case; lower case wins, as in
   urllib); an error reaching the proxy names the proxy and the variable it came from;
-- ``SSL_CERT_FILE``, else ``PIP_CERT`` (pip's ``cert`` setting as a variable): the CA
-  bundle to trust; otherwise ``truststore`` (the system certificate store, as pip uses
-  it) when it is installed, else Python's default store;
+- pip's ``cert`` setting (``PIP_CERT``, else its configuration files:
+  :mod:`~resolver_hook.index.pipconfig`), else ``SSL_CERT_FILE``: the CA bundle to
+  trust; otherwise ``truststore`` (the system certificate store, as pip uses it) when
+  it is installed, else Python's default store;
 - credentials: ``user:password@`` in a URL, else the host's entry in ``$NETRC`` or
   ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
   ``unredirected`` header, so a redirect to another host never carries them), never
@@ -49,6 +50,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.index.errors import PageError
+from resolver_hook.index.pipconfig import pip_cert
 from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
@@ -189,8 +191,9 @@ class Settings:
             if found:
                 proxies[scheme] = found
         no = _env_value(env, "no_proxy")
-        cafile = next(
-            ((env[var], var) for var in ("SSL_CERT_FILE", "PIP_CERT") if env.get(var)), None
+        # What pip trusts first (the hook's pages are read for pip), then OpenSSL's own.
+        cafile = pip_cert(env) or (
+            (env["SSL_CERT_FILE"], "SSL_CERT_FILE") if env.get("SSL_CERT_FILE") else None
         )
         if env.get("NETRC"):
             netrc_path: Path | None = Path(env["NETRC"])
@@ -458,8 +461,8 @@ def _make_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
             return ssl.create_default_context(cafile=path)
         except (OSError, ssl.SSLError) as exc:
             raise UsageError(
-                f"{var}={path}: cannot load certificates ({exc})",
-                hint=f"point {var} at a PEM bundle, or unset it",
+                f"cannot load the certificates of {path} (from {var}): {exc}",
+                hint="point it at a PEM bundle of CA certificates, or remove it",
             ) from None
     try:
         truststore: Any = importlib.import_module("truststore")

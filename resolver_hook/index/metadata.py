@@ -17,7 +17,15 @@ from dataclasses import dataclass
 
 from resolver_hook.index.errors import PageError
 
-__all__ = ["Metadata", "check_hashes", "parse_metadata"]
+__all__ = ["HashMismatch", "Metadata", "check_hashes", "parse_metadata"]
+
+
+class HashMismatch(PageError):
+    """A file whose hash is not the one its page gives; ``data`` is what was served."""
+
+    def __init__(self, message: str, *, data: bytes, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.data = data
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,8 +44,9 @@ def check_hashes(data: bytes, hashes: Mapping[str, str], shown: str) -> None:
     for name, want in sorted(hashes.items()):
         got = hashlib.new(name, data).hexdigest()
         if got != want:
-            raise PageError(
+            raise HashMismatch(
                 f"{shown}: its {name} is {got}, not the {want} the page gives",
+                data=data,
                 hint="the mirror or the index is serving another file; nothing was used",
             )
 

@@ -17,13 +17,14 @@ locked here: resolver-hook does not resolve what it has no manifest for.
 The reading goes through a :class:`Fetcher` so the rules stay testable;
 :class:`NetFetcher` is the real one: the one index client (https only, loopback http
 and ``file:`` only when asked, redirects under the same rule, bounded reads, the page
-cache and the user's proxy, certificate and credential settings).
+cache and the user's proxy, certificate and credential settings). The pages a plan
+needs are read at once (concurrently) before they are used in plan order.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -37,7 +38,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.index.client import IndexClient
+from resolver_hook.index.client import IndexClient, PageResult
 from resolver_hook.index.fetch import check_url
 from resolver_hook.index.model import Link
 from resolver_hook.limits import parse_wheel_name
@@ -81,10 +82,17 @@ class Fetcher(Protocol):
 
     def links(self, page_url: str) -> tuple[Link, ...]: ...
 
+    def prefetch(self, page_urls: Sequence[str]) -> None:
+        """Read these pages now (at once), so that :meth:`links` finds them read."""
+
     def sha256(self, url: str) -> str: ...
 
     def check(self, url: str) -> None:
         """Raise when a URL read from a page may not go into a lock file."""
+
+
+def _is_file(url: str) -> bool:
+    return urlsplit(url).scheme == "file"
 
 
 def _page_of(index_url: str, name: str) -> str:
@@ -167,6 +175,19 @@ def _best_link(
     return best[2] if best else None
 
 
+def _page_for(p: PackagePlan, index_url: str) -> tuple[NormalizedName, str] | None:
+    """The distribution a page-read flavour locks and the page it is read from."""
+    # A flavour that is another distribution (cupy as cupy-cuda12x) locks that one.
+    name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
+    if p.action == "rewrite" and p.find_links and p.version:
+        return name, p.find_links
+    if (p.action == "pass" and p.flavour is not None and p.version) or (
+        p.action == "rewrite" and p.installs and p.version
+    ):
+        return name, _page_of(index_url, name)
+    return None
+
+
 def lock_wheels(
     plan: Plan, fetcher: Fetcher, *, index_url: str = DEFAULT_INDEX
 ) -> tuple[LockedWheel, ...]:
@@ -176,6 +197,14 @@ def lock_wheels(
     the target. Call :func:`unlockable` first: packages it lists are skipped here.
     """
     out: list[LockedWheel] = []
+    # Every page the plan needs, read at once (concurrently), then used in plan order.
+    fetcher.prefetch(
+        [
+            f[1]
+            for p in plan.packages
+            if _applies(p) and not _wheel_url(p) and (f := _page_for(p, index_url))
+        ]
+    )
     for p in plan.packages:
         if not _applies(p):
             continue
@@ -185,16 +214,10 @@ def lock_wheels(
             sha = p.sha256 or fetcher.sha256(p.url)
             out.append(LockedWheel(name=p.name, version=p.version, url=p.url, sha256=sha))
             continue
-        # A flavour that is another distribution (cupy as cupy-cuda12x) locks that one.
-        name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
-        if p.action == "rewrite" and p.find_links and p.version:
-            page = p.find_links
-        elif (p.action == "pass" and p.flavour is not None and p.version) or (
-            p.action == "rewrite" and p.installs and p.version
-        ):
-            page = _page_of(index_url, name)
-        else:
+        found = _page_for(p, index_url)
+        if found is None:
             continue
+        name, page = found
         assert p.version is not None
         link = _best_link(fetcher.links(page), name, p.version, plan.profile, p.versions)
         if link is None:
@@ -218,6 +241,7 @@ class NetFetcher:
     timeout: float = 30.0
     max_bytes: int = MAX_WHEEL_BYTES
     client: IndexClient | None = None
+    _read: dict[str, PageResult] = field(default_factory=dict)
 
     def _client(self) -> IndexClient:
         if self.client is None:
@@ -228,12 +252,21 @@ class NetFetcher:
         """What the index client noted (cache entries ignored, a netrc not read)."""
         return self.client.notes if self.client is not None else []
 
+    def prefetch(self, page_urls: Sequence[str]) -> None:
+        wanted = [u for u in dict.fromkeys(page_urls) if u not in self._read and not _is_file(u)]
+        self._read.update(self._client().pages(wanted))
+
     def links(self, page_url: str) -> tuple[Link, ...]:
-        if urlsplit(page_url).scheme == "file" and not self.allow_insecure:
+        if _is_file(page_url) and not self.allow_insecure:
             raise UsageError(
                 f"{page_url}: a file: page", hint="file: URLs need --allow-insecure-urls"
             )
-        return self._client().page(page_url).links
+        read = self._read.get(page_url)
+        if read is None:
+            return self._client().page(page_url).links
+        if isinstance(read, Exception):
+            raise read
+        return read.links
 
     def check(self, url: str) -> None:
         if urlsplit(url).scheme == "file":
