@@ -431,6 +431,12 @@ def test_tilelang_on_a_mac_takes_the_wheel_not_a_source_build() -> None:
     assert p.action == "pass"
 
 
+def test_llama_cpp_python_cuda_wheels_are_for_any_python() -> None:
+    # The CUDA wheels are py3 (docs/facts.md section 6.7): Python 3.13 gets one too.
+    p = plan("linux-x86_64-py313-cuda13.0-sm89", "llama-cpp-python").package("llama-cpp-python")
+    assert p.find_links == "https://abetlen.github.io/llama-cpp-python/whl/cu130/llama-cpp-python/"
+
+
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
     # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
