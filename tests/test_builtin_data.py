@@ -425,6 +425,18 @@ def test_faiss_gpu_is_metas_own_pypi_build_where_it_has_wheels() -> None:
     assert old_glibc.package("faiss-gpu").installs == "faiss-gpu-cu12"
 
 
+def test_tilelang_on_a_mac_takes_the_wheel_not_a_source_build() -> None:
+    # PyPI has macosx_11_0_arm64 tilelang wheels from 0.1.13 (docs/facts.md 6.13).
+    p = plan("macos-arm64-py312", "tilelang").package("tilelang")
+    assert p.action == "pass"
+
+
+def test_llama_cpp_python_cuda_wheels_are_for_any_python() -> None:
+    # The CUDA wheels are py3 (docs/facts.md section 6.7): Python 3.13 gets one too.
+    p = plan("linux-x86_64-py313-cuda13.0-sm89", "llama-cpp-python").package("llama-cpp-python")
+    assert p.find_links == "https://abetlen.github.io/llama-cpp-python/whl/cu130/llama-cpp-python/"
+
+
 def test_llama_cpp_python_takes_the_nearest_cuda_index() -> None:
     # build-wheels-cuda.yaml: cu124/cu125 Windows and Linux; 12.6 driver -> cu125 (6.7).
     p = plan("linux-x86_64-py312-cuda12.6-sm89", "llama-cpp-python").package("llama-cpp-python")
