@@ -24,6 +24,7 @@ from resolver_hook.placeholder.versions import (
 )
 from tests.clirun import cli
 from tests.installenv import clean_env, make_venv
+from tests.paths import REPO
 from tests.placeholder_support import TILERT
 from tests.uploadindex import UploadIndex
 from tests.wheelfactory import build_wheel
@@ -188,7 +189,7 @@ def _loopback_manifest(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Pa
 
 
 def test_every_command_refuses_a_loopback_url_without_the_flag(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     manifest = _loopback_manifest(tmp_path, capsys)
     prefix = ["--url-prefix", "http://127.0.0.1:8765/tilert/"]
@@ -215,12 +216,11 @@ def test_every_command_refuses_a_loopback_url_without_the_flag(
     assert cli(capsys, *commands["lint"], "--allow-insecure-urls")[0] in (0, 1)
     code, _, err = cli(capsys, *commands["placeholder build"], "--allow-insecure-urls")
     assert code == 0, err
-    os.environ["RESOLVER_HOOK_ALLOW_INSECURE_URLS"] = "1"
-    try:
-        assert cli(capsys, *commands["lint"])[0] in (0, 1)
-        assert cli(capsys, *commands["scan"])[0] == 0
-    finally:
-        del os.environ["RESOLVER_HOOK_ALLOW_INSECURE_URLS"]
+    monkeypatch.setenv("RESOLVER_HOOK_ALLOW_INSECURE_URLS", "1")
+    assert cli(capsys, *commands["lint"])[0] in (0, 1)
+    assert cli(capsys, *commands["scan"])[0] == 0
+    code, _, err = cli(capsys, *commands["placeholder build"])
+    assert code == 0, err
 
 
 def test_check_holds_a_placeholders_urls_to_the_same_policy(
@@ -345,3 +345,40 @@ def test_maintainer_flow_in_six_commands(
             assert done.returncode != 0, (tool, output)
             assert "tilert 0.0.2.dev0" in output, (tool, output)
 
+
+# --- scripts/regenerate_placeholders.py --check ------------------------------------------
+
+
+def _regenerate(*args: str) -> subprocess.CompletedProcess[str]:
+    script = REPO / "scripts" / "regenerate_placeholders.py"
+    env = clean_env(PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def test_regenerate_check_finds_a_placeholder_out_of_date(tmp_path: Path) -> None:
+    folder, dist = tmp_path / "manifests", tmp_path / "dist"
+    folder.mkdir()
+    manifest = folder / "tilert.toml"
+    manifest.write_text(TILERT.read_text())
+    built = _regenerate(str(folder), "-o", str(dist), "--no-check", "--version", "0.0.4.dev0")
+    assert built.returncode == 0, built.stderr
+    assert "[built 1/1] tilert-0.0.4.dev0.tar.gz" in built.stderr
+    # A comment changes nothing the placeholder says: still up to date.
+    manifest.write_text(TILERT.read_text() + "# reviewed\n")
+    fresh = _regenerate(str(folder), "-o", str(dist), "--check")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert fresh.stdout == "tilert  0.0.4.dev0  tilert-0.0.4.dev0.tar.gz  up to date\n"
+    # A new homepage is a different placeholder.
+    manifest.write_text(TILERT.read_text().replace('tile-ai/TileRT"', 'tile-ai/TileRT2"', 1))
+    stale = _regenerate(str(folder), "-o", str(dist), "--check")
+    assert stale.returncode == 1
+    assert stale.stdout == (
+        "tilert  0.0.4.dev0  tilert-0.0.4.dev0.tar.gz  OUT OF DATE with tilert.toml\n"
+    )
+    assert list(dist.iterdir()) == [dist / "tilert-0.0.4.dev0.tar.gz"]  # nothing written
+    empty = _regenerate(str(folder), "-o", str(tmp_path / "none"), "--check")
+    assert empty.returncode == 1
+    assert empty.stdout.startswith("tilert  missing: no tilert-*.tar.gz in ")

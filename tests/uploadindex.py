@@ -23,6 +23,8 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 
+from tests.wheelfactory import serve_loopback
+
 __all__ = ["UploadIndex"]
 
 
@@ -134,16 +136,6 @@ class UploadIndex:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        thread.start()
-        try:
+        with serve_loopback(Handler) as server:
+            self.url = f"http://127.0.0.1:{server.server_address[1]}"
             yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=5)
