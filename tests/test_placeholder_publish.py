@@ -127,6 +127,13 @@ def test_project_status_is_read_from_the_page() -> None:
     page += '<meta name="pypi:project-status-reason" content="moved"></head></html>'
     assert project_status(page) == ("archived", "moved")
     assert project_status("<html><body><a href='x'>x</a></body></html>") == ("active", None)
+    json_page = '{"meta": {"api-version": "1.4"}, "name": "tilert", "files": [], '
+    json_page += '"project-status": {"status": "quarantined"}}'
+    assert project_status(json_page, "application/vnd.pypi.simple.v1+json") == (
+        "quarantined",
+        None,
+    )
+    assert project_status('{"name": "tilert", "files": []}') == ("active", None)
 
 
 # --- against a loopback index ------------------------------------------------------------

@@ -19,13 +19,16 @@ wheel is installed without running any of its code, so it is silent, and it stil
 for ``--only-binary :all:`` (uv: ``--no-build``), for ``NAME==ITS_VERSION`` and for uv's
 ``--resolution lowest``; the fix is to yank (PEP 592) or delete it.
 
-The page is read through the project's page client (:mod:`resolver_hook.publish.indexpage`);
-its PEP 792 project status (``<meta name="pypi:project-status">``) is read here: an
-archived or quarantined project takes no uploads.
+The page is read through the one index client (:mod:`resolver_hook.index`: its
+transport, URL policy and page parsers), never from its cache: the choice must see
+what is on the index now. Its PEP 792 project status (HTML ``<meta
+name="pypi:project-status">``, JSON ``project-status``) is read here: an archived or
+quarantined project takes no uploads.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -44,7 +47,7 @@ from resolver_hook.limits import NETWORK_DEADLINE, parse_wheel_name
 from resolver_hook.placeholder.data import DEFAULT_VERSION
 
 if TYPE_CHECKING:
-    from resolver_hook.publish.indexpage import Link
+    from resolver_hook.index import Link
 
 __all__ = [
     "PYPI_SIMPLE",
@@ -113,7 +116,9 @@ def index_files(links: Sequence[Link], name: str) -> tuple[IndexFile, ...]:
             continue
         if found == wanted:
             files.append(
-                IndexFile(filename=link.filename, version=version, wheel=wheel, yanked=link.yanked)
+                IndexFile(
+                    filename=link.filename, version=version, wheel=wheel, yanked=link.is_yanked
+                )
             )
     return tuple(files)
 
@@ -238,13 +243,30 @@ class _StatusMeta(HTMLParser):
             self.found.setdefault(key, content)
 
 
-def project_status(html: str) -> tuple[str, str | None]:
-    """The page's PEP 792 project status and reason; ``active`` when none is given."""
-    parser = _StatusMeta()
-    parser.feed(html)
-    parser.close()
-    status = parser.found.get("pypi:project-status", "active").strip().lower() or "active"
-    return status, parser.found.get("pypi:project-status-reason")
+def project_status(text: str, content_type: str = "") -> tuple[str, str | None]:
+    """The page's PEP 792 project status and reason; ``active`` when none is given.
+
+    A PEP 691 JSON page (served as such, or text that starts with ``{``) has them as
+    ``project-status: {status, reason}``; an HTML page as ``<meta>`` tags.
+    """
+    status: object = None
+    reason: object = None
+    if content_type.endswith("+json") or (not content_type and text.lstrip()[:1] == "{"):
+        try:
+            doc = json.loads(text)
+        except (ValueError, RecursionError):
+            doc = None  # the page parser words what is wrong with it
+        marker = doc.get("project-status") if isinstance(doc, dict) else None
+        if isinstance(marker, dict):
+            status, reason = marker.get("status"), marker.get("reason")
+    else:
+        parser = _StatusMeta()
+        parser.feed(text)
+        parser.close()
+        status = parser.found.get("pypi:project-status")
+        reason = parser.found.get("pypi:project-status-reason")
+    shown = status.strip().lower() if isinstance(status, str) else ""
+    return shown or "active", reason if isinstance(reason, str) else None
 
 
 def choose_from_index(
@@ -260,18 +282,24 @@ def choose_from_index(
     A project the index does not know (HTTP 404) has no files yet. An archived or
     quarantined project (PEP 792) is refused: the index takes no uploads for it.
     """
-    from resolver_hook.publish.indexpage import fetch_page, parse_links
+    from resolver_hook.index import IndexClient, PageError, parse_page
+    from resolver_hook.index.client import ACCEPT
 
     page = project_page_url(index_url, name)
+    client = IndexClient(allow_insecure=allow_insecure, cache=False, timeout=timeout)
     try:
-        html, final = fetch_page(page, allow_insecure=allow_insecure, timeout=timeout)
-    except OperationalError as exc:
-        if f"{page}: HTTP 404 " not in exc.message:
-            raise OperationalError(
+        response = client.transport.get(client.url_of(page), accept=ACCEPT)
+        text = response.text()
+        links = parse_page(text, response.url, response.content_type)
+    except PageError as exc:
+        # The transport words an HTTP error "URL: HTTP 404 Not Found": a name the index
+        # does not know yet has no files.
+        if ": HTTP 404 " not in exc.message:
+            raise PageError(
                 exc.message, hint="give --version V to build without reading the index"
             ) from None
         return choose_version((), name=name, where=page, requested=requested)
-    status, reason = project_status(html)
+    status, reason = project_status(text, response.content_type)
     if status in _NO_UPLOADS:
         because = f" ({reason})" if reason else ""
         raise OperationalError(
@@ -280,9 +308,7 @@ def choose_from_index(
             hint="an archived name already tells installers it is done; unarchive it first "
             "only if a placeholder should speak for it",
         )
-    choice = choose_version(
-        index_files(parse_links(html, final), name), name=name, where=page, requested=requested
-    )
+    choice = choose_version(index_files(links, name), name=name, where=page, requested=requested)
     if status == "deprecated":
         note = f"the index marks {name} deprecated (PEP 792); installers may warn about it"
         choice = VersionChoice(
