@@ -71,7 +71,7 @@ def test_a_silent_wheel_is_outbid_and_named() -> None:
     choice = choose_version(files, name="tilert", where=WHERE)
     assert choice.version == "0.0.1.dev0"
     assert "above 0.0.0.dev0" in choice.why
-    assert "below 0.1.6.post3, the first real release" in choice.why
+    assert "below 0.1.6.post3 (the first real release)" in choice.why
     (warning,) = choice.warnings
     assert warning.startswith("tilert-0.0.0.dev0-py3-none-any.whl is a placeholder-looking wheel")
     assert "yank it (PEP 592) or delete it" in warning
@@ -312,7 +312,7 @@ def test_maintainer_flow_in_six_commands(
         sdist = dist / "tilert-0.0.1.dev0.tar.gz"
         assert out.startswith(f"{sdist}  sha256=")
         assert "version tilert 0.0.1.dev0: above 0.0.0.dev0" in err
-        assert "below 0.1.6, the first real release" in err
+        assert "below 0.1.6 (the first real release)" in err
         assert "warning: tilert-0.0.0.dev0-py3-none-any.whl is a placeholder-looking wheel" in err
         assert "yank it (PEP 592) or delete it on the index" in err
         # 4. check it with pip and uv.

@@ -163,9 +163,9 @@ def choose_version(
             )
     bounds = []
     if top is not None:
-        bounds.append(f"above {top}, the highest placeholder-looking release there")
+        bounds.append(f"above {top} (the highest placeholder-looking release there)")
     if first_real is not None:
-        bounds.append(f"below {first_real}, the first real release")
+        bounds.append(f"below {first_real} (the first real release)")
     if requested is None:
         if automatic is None:
             raise OperationalError(
