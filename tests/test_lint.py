@@ -500,9 +500,10 @@ def test_our_generated_placeholders_lint_clean(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manifest = Path(__file__).parent / "data" / "tilert.toml"
-    assert main(["placeholder", "build", str(manifest), "-o", str(tmp_path)]) == 0
+    offline = ["--version", "0.0.0.dev0"]
+    assert main(["placeholder", "build", str(manifest), "-o", str(tmp_path), *offline]) == 0
     assert main(["placeholder", "build", "--retired-name", "sklearn", "--replacement",
-                 "scikit-learn", "-o", str(tmp_path)]) == 0  # fmt: skip
+                 "scikit-learn", "-o", str(tmp_path), *offline]) == 0  # fmt: skip
     built = sorted(tmp_path.iterdir())
     assert [p.name for p in built] == ["sklearn-0.0.0.dev0.tar.gz", "tilert-0.0.0.dev0.tar.gz"]
     capsys.readouterr()

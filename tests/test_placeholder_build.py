@@ -277,7 +277,7 @@ def test_output_folder_that_cannot_be_made_is_one_error_line(
 ) -> None:
     taken = tmp_path / "dist"
     taken.write_text("a file where the folder should be\n")
-    assert main(["placeholder", "build", str(TILERT), "-o", str(taken)]) == 1
+    assert main(["placeholder", "build", str(TILERT), "-o", str(taken), "--version", "0.0.1"]) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"error: {taken}: cannot make the output folder: "), err
     assert "Traceback" not in err

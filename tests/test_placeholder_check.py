@@ -246,6 +246,7 @@ def test_check_passes_on_the_tilert_placeholder(
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "PASS  static metadata (Metadata-Version >= 2.2, no Dynamic)",
+        "PASS  its URLs pass the URL policy (https; loopback only with --allow-insecure-urls)",
         "PASS  twine check --strict",
         "PASS  python -m venv",
         "PASS  uv venv",
@@ -258,7 +259,7 @@ def test_check_passes_on_the_tilert_placeholder(
         "PASS  uv install with TILERT_ALLOW_PLACEHOLDER=1 succeeds",
         "PASS  uv: import tilert fails with the message",
         "PASS  uv: python -m tilert.placeholder.submodule fails with the message",
-        "11 passed, 0 failed, 0 skipped; verdicts: pip: fails loudly at install; "
+        "12 passed, 0 failed, 0 skipped; verdicts: pip: fails loudly at install; "
         "uv: fails loudly at install",
         "check passed: it fails loudly at install under pip and uv",
     ]
@@ -276,7 +277,7 @@ def test_check_passes_on_every_manifest(manifest: Path, tmp_path: Path) -> None:
     assert [r for r in report.results if not r.ok] == []
     assert [v.verdict for v in report.verdicts] == [FAILS_LOUDLY, FAILS_LOUDLY]
     assert report.passed
-    assert len(report.results) == 11
+    assert len(report.results) == 12
 
 
 def test_twine_missing_is_a_skip_never_a_pass(links: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -547,17 +548,51 @@ def test_check_passes_a_retired_name(retired_links: Path) -> None:
     assert report.passed
 
 
-def test_a_missing_uv_is_a_skip_and_the_check_fails(
+def test_a_missing_uv_is_one_line_and_pip_alone_is_judged(
     links: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from resolver_hook.placeholder import check as check_module
 
     monkeypatch.setattr(check_module, "find_uv", lambda: None)
-    assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 1
+    assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 0
     out = capsys.readouterr().out
-    assert "SKIP  uv\n      uv not found: pip install uv\n" in out
+    assert (
+        "SKIP  uv\n      uv is not installed, so only pip is judged: "
+        "pip install 'resolver-hook[publish]'\n"
+    ) in out
     assert "pip: fails loudly at install\n" in out
     assert out.endswith(
         "verdicts: pip: fails loudly at install\n"
-        "check failed: only 'fails loudly at install' under both pip and uv passes\n"
+        "check passed: it fails loudly at install under pip "
+        "(uv not judged: pip install 'resolver-hook[publish]')\n"
     )
+
+
+def test_a_silent_artifact_still_fails_without_uv(
+    links: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from resolver_hook.placeholder import check as check_module
+
+    def run(
+        argv: Sequence[str], env: dict[str, str], cwd: Path
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(list(argv), 0, "", "")  # installs, imports: silent
+
+    monkeypatch.setattr(check_module, "find_uv", lambda: None)
+    report = check_placeholder(links / "tilert-0.0.0.dev0.tar.gz", run=run)
+    assert report.missing == ["uv"]
+    assert [(v.installer, v.verdict) for v in report.verdicts] == [("pip", INSTALLS_SILENTLY)]
+    assert not report.passed
+
+
+def test_verbose_shows_what_the_user_sees_under_each_installer(
+    retired_links: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sdist = retired_links / "sklearn-0.0.0.dev0.tar.gz"
+    assert main(["placeholder", "check", "-v", str(sdist)]) == 0
+    out = capsys.readouterr().out
+    for tool in ("pip", "uv"):
+        _, _, rest = out.partition(f"{tool}: fails loudly at install\n")
+        assert rest.startswith(f"      what the user sees under {tool}:\n"), out
+        shown = [line.strip() for line in rest.split("\nPASS ", 1)[0].splitlines()]
+        assert all(line in shown for line in RETIRED_LINES), rest

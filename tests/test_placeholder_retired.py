@@ -122,7 +122,7 @@ def test_a_bad_retired_file_is_one_error_line(
          "error: give a MANIFEST or --retired-name/--replacement, not both"),
         ([], "error: nothing to build"),
         (["--retired-name", "sklearn", "--replacement", "x", "--version", ""],
-         "error: --version '': an empty version; leave it out for 0.0.0.dev0"),
+         "error: --version '': an empty version; leave it out to choose one from the index"),
         (["--retired-name", "json", "--replacement", "x"],
          "error: --retired-name 'json': import name 'json' would shadow the standard library "
          "module 'json'"),
@@ -140,7 +140,9 @@ def test_command_line_builds_with_an_import_name(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--retired-name", "3d-old", "--replacement", "threed", "--import-name", "old3d"]
-    assert main(["placeholder", "build", "-o", str(tmp_path), *args]) == 0
+    assert (
+        main(["placeholder", "build", "-o", str(tmp_path), *args, "--version", "0.0.0.dev0"]) == 0
+    )
     sdist = tmp_path / "3d_old-0.0.0.dev0.tar.gz"
     assert capsys.readouterr().out.startswith(f"{sdist}  sha256=")
     assert "src/old3d/__init__.py" in _members(sdist)

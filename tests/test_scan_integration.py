@@ -156,7 +156,8 @@ def test_placeholder_build_from_scanned_manifest(
     binary_wheel(tmp_path, WHEEL)
     out = tmp_path / "m.toml"
     assert main(["scan", str(tmp_path / WHEEL), "--url-prefix", PREFIX, "-o", str(out)]) == 0
-    assert main(["placeholder", "build", str(out), "-o", str(tmp_path / "dist")]) == 0
+    offline = ["--version", "0.0.0.dev0"]
+    assert main(["placeholder", "build", str(out), "-o", str(tmp_path / "dist"), *offline]) == 0
     sdist = tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz"
     assert str(sdist) in capsys.readouterr().out
     data = json.loads(_sdist_member(sdist, "/_placeholder_data.json"))
@@ -226,7 +227,10 @@ def test_imported_manifest_resolves_against_the_base_url(imported: Path) -> None
 
 
 def test_placeholder_build_from_imported_manifest(imported: Path, tmp_path: Path) -> None:
-    assert main(["placeholder", "build", str(imported), "-o", str(tmp_path / "dist")]) == 0
+    offline = ["--version", "0.0.0.dev0"]
+    assert (
+        main(["placeholder", "build", str(imported), "-o", str(tmp_path / "dist"), *offline]) == 0
+    )
     data = json.loads(
         _sdist_member(tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz", "/_placeholder_data.json")
     )

@@ -175,18 +175,29 @@ class LoopbackIndex:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        thread.start()
-        self._server = server
-        try:
-            yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=5)
-            self._server = None
+        with serve_loopback(Handler) as server:
+            self.url = f"http://127.0.0.1:{server.server_address[1]}"
+            self._server = server
+            try:
+                yield self
+            finally:
+                self._server = None
+
+
+@contextmanager
+def serve_loopback(
+    handler: type[http.server.BaseHTTPRequestHandler],
+) -> Iterator[http.server.ThreadingHTTPServer]:
+    """A threaded HTTP server on 127.0.0.1 (a free port) while the block runs."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from resolver_hook.reqfile import ReqFile
 
 __all__ = [
+    "INSECURE_HELP",
+    "add_insecure_option",
     "add_manifest_options",
     "add_requirement_options",
     "allow_insecure",
@@ -59,12 +61,19 @@ def add_manifest_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a flavour manifest (TOML); replaces the built-in one of its package (repeatable)",
     )
-    parser.add_argument(
-        "--allow-insecure-urls",
-        action="store_true",
-        help="accept loopback http:// and file: URLs in manifests "
-        "(also RESOLVER_HOOK_ALLOW_INSECURE_URLS=1)",
-    )
+    add_insecure_option(parser)
+
+
+# One flag, one policy, on every command that reads a URL (resolver_hook/manifest/urls.py).
+INSECURE_HELP = (
+    "accept loopback http:// (127.0.0.1, ::1, localhost) and file: URLs, for a local test "
+    "index (also RESOLVER_HOOK_ALLOW_INSECURE_URLS=1)"
+)
+
+
+def add_insecure_option(parser: argparse.ArgumentParser) -> None:
+    """``--allow-insecure-urls``: read back with :func:`allow_insecure`."""
+    parser.add_argument("--allow-insecure-urls", action="store_true", help=INSECURE_HELP)
 
 
 def example_path() -> str:
@@ -115,4 +124,4 @@ def allow_insecure(args: argparse.Namespace) -> bool:
     from resolver_hook.manifest import ENV_INSECURE
 
     from_env = os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
-    return bool(args.allow_insecure_urls) or from_env
+    return bool(getattr(args, "allow_insecure_urls", False)) or from_env

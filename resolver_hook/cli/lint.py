@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
+
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 
 __all__ = ["register"]
 
@@ -38,22 +41,49 @@ def register(subparsers: Any) -> None:
         help="wheels, sdists, pyproject.toml files, manifests or saved index pages (.html)",
     )
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    add_insecure_option(parser)
     parser.set_defaults(func=run)
+
+
+def _url_refusal(path: str, insecure: bool) -> str | None:
+    """For a flavour manifest, the URL policy's refusal of its loopback http:// or file:
+    URLs without the flag (the same refusal as ``placeholder build`` and the resolver's),
+    else None; every other problem is left to lint to report."""
+    from resolver_hook._fs import InputError, read_text_input
+    from resolver_hook.manifest import ManifestError, loads_manifest
+    from resolver_hook.manifest.urls import INSECURE_FLAG
+
+    if insecure or not path.endswith(".toml") or os.path.basename(path) == "pyproject.toml":
+        return None
+    try:
+        loads_manifest(read_text_input(path), source=path, allow_insecure=False)
+    except (InputError, ManifestError) as exc:
+        problems = getattr(exc, "problems", ())
+        refused = [p for p in problems if INSECURE_FLAG in p]
+        return "; ".join(refused) if refused else None
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
     # Lazy import keeps `resolver-hook --help` fast (cli/__init__.py).
     from resolver_hook._fs import InputError, check_archive_input
+    from resolver_hook.errors import UsageError
     from resolver_hook.publish.lint import lint_paths
 
+    insecure = allow_insecure(args)
     inputs: list[str] = []
-    refused: list[InputError] = []
+    refused: list[UsageError] = []
     for path in args.inputs:
         try:
             check_archive_input(path)
-            inputs.append(path)
         except InputError as refusal:
             refused.append(refusal)
+            continue
+        problem = _url_refusal(path, insecure)
+        if problem is not None:
+            refused.append(UsageError(problem))
+            continue
+        inputs.append(path)
     findings, linted = lint_paths(inputs)
     errors: list[Any] = [*refused, *linted]
     for exc in errors:

@@ -32,6 +32,7 @@ import argparse
 import sys
 from typing import Any
 
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.errors import UsageError
 
 __all__ = ["register"]
@@ -81,10 +82,7 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="[package] downloads (default: the page URL, unless it is a local file)",
     )
-    imp.add_argument(
-        "--allow-insecure-urls", action="store_true",
-        help="allow plain http on 127.0.0.1/localhost/::1 (local test indexes)",
-    )  # fmt: skip
+    add_insecure_option(imp)
     imp.add_argument(
         "--base-url", metavar="URL",
         help="resolve the page's relative links against URL (the address a saved page "
@@ -164,7 +162,7 @@ def run_import(args: argparse.Namespace) -> int:
                 raise UsageError(f"--gpu {label}={text}: {exc}") from None
         gpu_map[label] = tuple(targets)
 
-    insecure = args.allow_insecure_urls
+    insecure = args.allow_insecure_urls = allow_insecure(args)  # the flag or the variable
     for flag, value in (
         ("--base-url", args.base_url),
         ("--homepage", args.homepage),

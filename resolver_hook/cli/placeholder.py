@@ -7,6 +7,8 @@ import hashlib
 import sys
 from typing import TYPE_CHECKING
 
+from resolver_hook.cli._inputs import add_insecure_option
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -76,8 +78,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--version",
         default=None,
         metavar="V",
-        help="the placeholder's version (default: 0.0.0.dev0)",
+        help="the placeholder's version; without --index-url the index is not read (offline)",
     )
+    b.add_argument(
+        "--index-url",
+        metavar="URL",
+        default=None,
+        help="the index the placeholder goes to (default: https://pypi.org/simple/); its "
+        "project page decides the version: above every placeholder-looking release there "
+        "(0.0.N.devK), below the first real release; a version already there is refused",
+    )
+    add_insecure_option(b)
     b.set_defaults(func=run_build)
 
     c = actions.add_parser(
@@ -87,8 +98,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "throwaway virtual environment (fresh caches, a scrubbed environment), import what "
         "installed with the venv's own interpreter, and give one verdict per installer: "
         "fails loudly at install / installs, fails at import / installs silently / "
-        "inconclusive. Exit 0 only when both installers fail loudly at install; steps that "
-        "cannot run print SKIP and never count as passing. Nothing from the artifact runs "
+        "inconclusive. Exit 0 only when every installer that ran fails loudly at install; "
+        "an installer that is missing is one SKIP line saying how to add it "
+        "(pip install 'resolver-hook[publish]' brings uv and twine), and the others are "
+        "judged; steps that cannot run print SKIP and never count as passing. -v shows, "
+        "under each installer, what the end user sees. Nothing from the artifact runs "
         "in resolver-hook's own interpreter.",
     )
     c.add_argument("dist", metavar="DIST", help="an sdist (.tar.gz) or a wheel (.whl)")
@@ -99,24 +113,44 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         help="a folder of wheels the installers may use offline, e.g. build backends (repeatable)",
     )
+    add_insecure_option(c)
     c.set_defaults(func=run_check)
 
 
 def run_build(args: argparse.Namespace) -> int:
+    from resolver_hook.cli._inputs import allow_insecure
     from resolver_hook.errors import UsageError
-    from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder, build_retired
+    from resolver_hook.manifest.urls import check_url
+    from resolver_hook.placeholder import build_placeholder, build_retired
+    from resolver_hook.placeholder.build import placeholder_name
 
     if args.version is not None and not args.version.strip():
         raise UsageError(
-            f"--version {args.version!r}: an empty version; leave it out for {DEFAULT_VERSION}"
+            f"--version {args.version!r}: an empty version; leave it out to choose one "
+            "from the index"
         )
-    version = args.version or DEFAULT_VERSION
+    insecure = allow_insecure(args)
+    if args.index_url is not None:
+        check_url(args.index_url, key="--index-url", allow_insecure=insecure)
+    if args.homepage is not None:
+        check_url(args.homepage, key="--homepage", allow_insecure=insecure)
     retired = args.retired_name is not None or args.replacement is not None
     if retired and args.manifest is not None:
         raise UsageError("give a MANIFEST or --retired-name/--replacement, not both")
     if retired:
         if args.retired_name is None or args.replacement is None:
             raise UsageError("--retired-name and --replacement go together")
+        name = args.retired_name
+    elif args.manifest is None:
+        raise UsageError(
+            "nothing to build", hint="give a MANIFEST, or --retired-name OLD --replacement NEW"
+        )
+    else:
+        if args.homepage is not None:
+            raise UsageError("--homepage is for a retired name; a manifest has its own")
+        name = placeholder_name(args.manifest, allow_insecure=insecure)
+    version, notes = _choose_version(args, name, insecure)
+    if retired:
         built = build_retired(
             args.retired_name,
             args.replacement,
@@ -125,29 +159,51 @@ def run_build(args: argparse.Namespace) -> int:
             import_name=args.import_name,
             homepage=args.homepage,
         )
-    elif args.manifest is None:
-        raise UsageError(
-            "nothing to build", hint="give a MANIFEST, or --retired-name OLD --replacement NEW"
-        )
     else:
-        if args.homepage is not None:
-            raise UsageError("--homepage is for a retired name; a manifest has its own")
         built = build_placeholder(
-            args.manifest, args.out, version=version, import_name=args.import_name
+            args.manifest,
+            args.out,
+            version=version,
+            import_name=args.import_name,
+            allow_insecure=insecure,
         )
     digest = hashlib.sha256(built.sdist.read_bytes()).hexdigest()
+    sys.stderr.write(notes)
     sys.stdout.write(f"{built.sdist}  sha256={digest}\n")
     return 0
 
 
+def _choose_version(args: argparse.Namespace, name: str, insecure: bool) -> tuple[str, str]:
+    """``--version`` as given (offline) or checked against ``--index-url``; else the
+    version the index's page calls for. Also the lines that say why and what to remove
+    from the index, printed once the build succeeded (an error stays one line)."""
+    from resolver_hook.placeholder.versions import PYPI_SIMPLE, choose_from_index
+
+    if args.version is not None and args.index_url is None:
+        note = (
+            f"note: {name} {args.version}: the index was not read (--version without "
+            "--index-url); a version already there is refused only at upload\n"
+        )
+        return str(args.version), note
+    choice = choose_from_index(
+        name, args.index_url or PYPI_SIMPLE, requested=args.version, allow_insecure=insecure
+    )
+    notes = f"version {choice.why}\n" + "".join(f"warning: {w}\n" for w in choice.warnings)
+    return choice.version, notes
+
+
 def run_check(args: argparse.Namespace) -> int:
     from resolver_hook._fs import sigterm_raises
+    from resolver_hook.cli._inputs import allow_insecure
     from resolver_hook.placeholder.check import Verdict
 
     def show(item: CheckResult | Verdict) -> None:
         if isinstance(item, Verdict):
             sys.stdout.write(f"{item.installer}: {item.verdict}\n")
             detail = item.detail
+            if getattr(args, "verbose", 0) and item.output:  # -v: resolver-hook's own
+                sys.stdout.write(f"      what the user sees under {item.installer}:\n")
+                detail = item.output
         else:
             sys.stdout.write(f"{item.status:<4}  {item.name}\n")
             detail = item.detail if item.status != "PASS" else ""
@@ -158,14 +214,26 @@ def run_check(args: argparse.Namespace) -> int:
     # one, so a SIGTERM during or after its final cleanup is one "error: interrupted" line
     # (cli/__init__.py) and 143, never a silent exit after "check passed".
     with sigterm_raises():
-        return _check(args.dist, args.find_links, show)
+        return _check(args.dist, args.find_links, show, allow_insecure=allow_insecure(args))
 
 
-def _check(dist: str, find_links: list[str], show: Callable[[CheckResult | Verdict], None]) -> int:
-    from resolver_hook.placeholder.check import CheckInterrupted, check_placeholder
+def _check(
+    dist: str,
+    find_links: list[str],
+    show: Callable[[CheckResult | Verdict], None],
+    *,
+    allow_insecure: bool = False,
+) -> int:
+    from resolver_hook.placeholder.check import (
+        PUBLISH_EXTRA,
+        CheckInterrupted,
+        check_placeholder,
+    )
 
     try:
-        report = check_placeholder(dist, find_links=find_links, progress=show)
+        report = check_placeholder(
+            dist, find_links=find_links, progress=show, allow_insecure=allow_insecure
+        )
     except CheckInterrupted as exc:
         sys.stderr.write("error: interrupted; the check's processes and folder are gone\n")
         return 128 + exc.signum
@@ -175,8 +243,14 @@ def _check(dist: str, find_links: list[str], show: Callable[[CheckResult | Verdi
         f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped; "
         f"verdicts: {verdicts}\n"
     )
+    judged = " and ".join(v.installer for v in report.verdicts)
+    missing = ""
+    if report.missing:
+        missing = f" ({' and '.join(report.missing)} not judged: {PUBLISH_EXTRA})"
     if report.passed:
-        sys.stdout.write("check passed: it fails loudly at install under pip and uv\n")
+        sys.stdout.write(f"check passed: it fails loudly at install under {judged}{missing}\n")
         return 0
-    sys.stdout.write("check failed: only 'fails loudly at install' under both pip and uv passes\n")
+    sys.stdout.write(
+        f"check failed: only 'fails loudly at install' under every installer passes{missing}\n"
+    )
     return 1

@@ -27,6 +27,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ def register(subparsers: Any) -> None:
         "--url-prefix",
         metavar="URL",
         help="where the wheels will be downloaded from; each url = prefix + file name "
-        "(required with -o; https, file:, or http on 127.0.0.1/localhost/::1)",
+        "(required with -o; https, or with --allow-insecure-urls file: or http on "
+        "127.0.0.1/localhost/::1)",
     )
     parser.add_argument("--homepage", metavar="URL", help="[package] homepage in the manifest")
     parser.add_argument(
@@ -61,26 +63,28 @@ def register(subparsers: Any) -> None:
         metavar="URL",
         help="[package] downloads: where people get the real wheels (default: --url-prefix)",
     )
+    add_insecure_option(parser)
     parser.set_defaults(func=run)
 
 
-def _check_prefix(prefix: str) -> str:
-    # The one URL policy, with its opt-in granted: what a manifest may later accept.
-    from resolver_hook.manifest.urls import url_problem
+def _check_prefix(prefix: str, insecure: bool) -> str:
+    # The one URL policy, the same opt-in as every other command's.
+    from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
-    problem = url_problem(prefix, allow_insecure=True)
+    problem = url_problem(prefix, allow_insecure=insecure)
     if problem is not None:
         raise UsageError(
             f"--url-prefix: {problem}",
-            hint="use https://..., a file: URL, or http:// on 127.0.0.1 for a local index",
+            hint=f"use https://...; for a local test index, http:// on 127.0.0.1 or a file: "
+            f"URL with {INSECURE_FLAG}",
         )
     return prefix if prefix.endswith("/") else prefix + "/"
 
 
-def _check_url_flag(flag: str, value: str) -> None:
+def _check_url_flag(flag: str, value: str, insecure: bool) -> None:
     from resolver_hook.manifest.urls import url_problem
 
-    problem = url_problem(value, allow_insecure=True)
+    problem = url_problem(value, allow_insecure=insecure)
     if problem is not None:
         raise UsageError(f"{flag}: {problem}")
 
@@ -152,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook.publish.scan import ScanError, scan_wheel
     from resolver_hook.publish.variants import scan_properties
 
+    insecure = allow_insecure(args)
     prefix = None
     if args.output is not None:
         if not args.url_prefix:
@@ -159,12 +164,12 @@ def run(args: argparse.Namespace) -> int:
                 "-o needs --url-prefix: the manifest must say where each wheel is downloaded",
                 hint="e.g. --url-prefix https://github.com/OWNER/REPO/releases/download/v1.0/",
             )
-        prefix = _check_prefix(args.url_prefix)
+        prefix = _check_prefix(args.url_prefix, insecure)
     elif args.url_prefix:
-        prefix = _check_prefix(args.url_prefix)
+        prefix = _check_prefix(args.url_prefix, insecure)
     for flag, value in (("--homepage", args.homepage), ("--downloads", args.downloads)):
         if value:
-            _check_url_flag(flag, value)
+            _check_url_flag(flag, value, insecure)
 
     reports: list[WheelReport] = []
     # (path, message, whether the path is no file to read: a usage error, exit 2)

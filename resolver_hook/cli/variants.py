@@ -7,6 +7,8 @@ import argparse
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from resolver_hook.cli._inputs import add_insecure_option
+
 if TYPE_CHECKING:
     from resolver_hook.index.client import IndexClient
     from resolver_hook.index.model import Link
@@ -94,10 +96,7 @@ def register_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--variants", action="store_true", required=True, help="write variant metadata"
     )
     exp.add_argument("-o", "--output", required=True, metavar="DIR", help="folder to write into")
-    exp.add_argument(
-        "--allow-insecure-urls", action="store_true",
-        help="accept loopback http:// and file: URLs in the manifest",
-    )  # fmt: skip
+    add_insecure_option(exp)
     exp.set_defaults(func=run_export)
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "build_from_data",
     "build_placeholder",
     "build_retired",
+    "placeholder_name",
     "read_retired_file",
 ]
 
@@ -48,11 +49,13 @@ def build_placeholder(
     *,
     version: str = DEFAULT_VERSION,
     import_name: str | None = None,
+    allow_insecure: bool = False,
 ) -> BuiltPlaceholder:
     """Build the placeholder sdist of the manifest at ``manifest_path``.
 
     A TOML file with a ``[retired]`` table (see :func:`read_retired_file`) builds a
-    retired-name placeholder instead.
+    retired-name placeholder instead. ``allow_insecure``: the manifest may hold loopback
+    ``http://`` and ``file:`` URLs (``--allow-insecure-urls``).
     """
     retired = read_retired_file(manifest_path)
     if retired is not None:
@@ -68,7 +71,7 @@ def build_placeholder(
         return build_from_data(data, out_dir)
     from resolver_hook.manifest import load_manifest
 
-    manifest = load_manifest(manifest_path)
+    manifest = load_manifest(manifest_path, allow_insecure=allow_insecure)
     return build_from_data(placeholder_data(manifest, version, import_as=import_name), out_dir)
 
 
@@ -84,6 +87,19 @@ def build_retired(
     """Build the placeholder sdist of the retired name ``name`` -> ``replacement``."""
     data = retired_data(name, replacement, version, import_as=import_name, homepage=homepage)
     return build_from_data(data, out_dir)
+
+
+def placeholder_name(manifest_path: str | Path, *, allow_insecure: bool = False) -> str:
+    """The project name the placeholder of ``manifest_path`` (a manifest or a
+    ``[retired]`` file) will have, canonical; the same errors as :func:`build_placeholder`."""
+    from packaging.utils import canonicalize_name
+
+    retired = read_retired_file(manifest_path)
+    if retired is not None:
+        return str(canonicalize_name(retired[0]))
+    from resolver_hook.manifest import load_manifest
+
+    return str(load_manifest(manifest_path, allow_insecure=allow_insecure).name)
 
 
 _RETIRED_KEYS = {"name", "replacement", "homepage", "import-name"}

@@ -100,6 +100,8 @@ INCONCLUSIVE = "inconclusive"
 NO_MESSAGE = "fails at install without its message"
 
 TIMEOUT = 600
+# How to add what the publish side needs (pyproject.toml's ``publish`` extra).
+PUBLISH_EXTRA = "pip install 'resolver-hook[publish]'"
 # PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
 # name-normalization/): letters, digits, and -_. between them.
 # Variables a scrubbed environment keeps: the command search path, the locale, and
@@ -137,22 +139,29 @@ class Verdict:
     installer: str
     verdict: str
     detail: str = ""
+    # What the end user sees: the install's own output (its last lines), for ``check -v``.
+    output: str = ""
 
 
 @dataclass(slots=True)
 class CheckReport:
-    """Every step and one verdict per installer; ``passed`` only when both fail loudly."""
+    """Every step and one verdict per installer that could run.
+
+    ``passed`` when every installer that ran fails loudly at install, at least one ran,
+    and no step failed; an installer that is not installed is listed in ``missing`` (a
+    SKIP step says how to add it) and is neither a pass nor a failure.
+    """
 
     artifact: str
     results: list[CheckResult] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        installers = {v.installer: v.verdict for v in self.verdicts}
         return (
-            installers.get("pip") == FAILS_LOUDLY
-            and installers.get("uv") == FAILS_LOUDLY
+            bool(self.verdicts)
+            and all(v.verdict == FAILS_LOUDLY for v in self.verdicts)
             and not any(r.status == "FAIL" for r in self.results)
         )
 
@@ -453,6 +462,7 @@ class _Ctx:
     work: Path  # the empty folder commands run in
     python: str
     record: Callable[[str, str, str], bool]
+    missing: list[str]  # installers that are not there (the report's ``missing``)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -469,8 +479,12 @@ def check_placeholder(
     python: str = sys.executable,
     run: Runner = run_subprocess,
     progress: Callable[[CheckResult | Verdict], None] | None = None,
+    allow_insecure: bool = False,
 ) -> CheckReport:
     """Install ``dist`` with pip and with uv offline in throwaway venvs; report what happened.
+
+    A resolver-hook placeholder's URLs (what its message sends people to) must pass the
+    URL policy: loopback ``http://`` only with ``allow_insecure`` (``--allow-insecure-urls``).
 
     Raises UsageError for an input that is not a readable sdist or wheel, and
     :class:`CheckInterrupted` when SIGINT or SIGTERM arrives (after every process it
@@ -499,8 +513,16 @@ def check_placeholder(
         # Commands run in an empty folder: nothing there can be imported by mistake.
         tmp = folder / "work"
         tmp.mkdir()
-        ctx = _Ctx(run=run, env=env, folder=folder, work=tmp, python=python, record=record)
-        _static_checks(ctx, art)
+        ctx = _Ctx(
+            run=run,
+            env=env,
+            folder=folder,
+            work=tmp,
+            python=python,
+            record=record,
+            missing=report.missing,
+        )
+        _static_checks(ctx, art, allow_insecure)
         links = folder / "links"
         links.mkdir()
         shutil.copy2(dist, links / dist.name)
@@ -526,7 +548,19 @@ def _expected_message(art: _Artifact, env: dict[str, str]) -> str | None:
     return text
 
 
-def _static_checks(ctx: _Ctx, art: _Artifact) -> None:
+def _data_urls(data: object) -> Iterator[str]:
+    """Every string of a placeholder's data that is a URL (``scheme://``)."""
+    if isinstance(data, dict):
+        for value in data.values():
+            yield from _data_urls(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _data_urls(value)
+    elif isinstance(data, str) and "://" in data[:16]:
+        yield data
+
+
+def _static_checks(ctx: _Ctx, art: _Artifact, allow_insecure: bool = False) -> None:
     record, run, env, tmp, python = ctx.record, ctx.run, ctx.env, ctx.work, ctx.python
     if art.kind == "sdist":
         static = False
@@ -536,6 +570,19 @@ def _static_checks(ctx: _Ctx, art: _Artifact) -> None:
             "static metadata (Metadata-Version >= 2.2, no Dynamic)",
             "PASS" if static else "FAIL",
             f"Metadata-Version {art.metadata_version or 'missing'}, Dynamic {list(art.dynamic)}",
+        )
+    if art.data is not None:
+        from resolver_hook.manifest.urls import url_problem
+
+        refused = [
+            problem
+            for url in _data_urls(art.data)
+            if (problem := url_problem(url, allow_insecure=allow_insecure)) is not None
+        ]
+        record(
+            "its URLs pass the URL policy (https; loopback only with --allow-insecure-urls)",
+            "FAIL" if refused else "PASS",
+            "\n".join(refused[:5]),
         )
     if art.kind == "wheel":
         from resolver_hook.publish.lint import lint_paths
@@ -548,7 +595,7 @@ def _static_checks(ctx: _Ctx, art: _Artifact) -> None:
             "; ".join(silent[0].evidence) if silent else "",
         )
     if importlib.util.find_spec("twine") is None:
-        record("twine check --strict", "SKIP", "twine is not installed: pip install twine")
+        record("twine check --strict", "SKIP", f"twine is not installed: {PUBLISH_EXTRA}")
         return
     # twine reads the artifact as data; it runs from this interpreter's site-packages.
     twine = run([python, "-m", "twine", "--no-color", "check", "--strict", str(art.path)], env, tmp)
@@ -571,7 +618,13 @@ def _installers(
     pip_version = _pip_version()
     if pip_version is None or pip_version < (22, 3):
         have = "not installed" if pip_version is None else "{}.{}".format(*pip_version)
-        record("pip", "SKIP", f"needs pip >= 22.3 (pip --python) for this interpreter: {have}")
+        record(
+            "pip",
+            "SKIP",
+            f"pip is not judged: it needs pip >= 22.3 (pip --python) for this interpreter, "
+            f"found {have}: python -m pip install -U pip",
+        )
+        ctx.missing.append("pip")
     else:
         venv = tmp / "venv-pip"
         made = run([python, "-m", "venv", "--without-pip", str(venv)], env, work)
@@ -597,7 +650,8 @@ def _installers(
             )
     uv = find_uv()
     if uv is None:
-        record("uv", "SKIP", "uv not found: pip install uv")
+        record("uv", "SKIP", f"uv is not installed, so only pip is judged: {PUBLISH_EXTRA}")
+        ctx.missing.append("uv")
         return found
     cache = str(tmp / "uv-cache")
     venv = tmp / "venv-uv"
@@ -668,11 +722,14 @@ def _verdict(ctx: _Ctx, art: _Artifact, installer: _Installer, expected: str | N
             return Verdict(
                 installer=tool, verdict=INCONCLUSIVE, detail=why + "\n" + _tail_lines(output)
             )
+        seen = _tail_lines(output, 200)
         if expected is None:
-            return Verdict(installer=tool, verdict=FAILS_LOUDLY, detail=_tail_lines(output))
+            return Verdict(
+                installer=tool, verdict=FAILS_LOUDLY, detail=_tail_lines(output), output=seen
+            )
         if shows_message(expected, output) and "Traceback" not in output:
-            return Verdict(installer=tool, verdict=FAILS_LOUDLY, detail="")
-        return Verdict(installer=tool, verdict=NO_MESSAGE, detail=_tail_lines(output))
+            return Verdict(installer=tool, verdict=FAILS_LOUDLY, detail="", output=seen)
+        return Verdict(installer=tool, verdict=NO_MESSAGE, detail=_tail_lines(output), output=seen)
     names = run([installer.python, "-I", "-c", _TOP_LEVEL, art.name], env, tmp)
     if names.returncode != 0:
         return Verdict(

@@ -182,7 +182,9 @@ def test_write_atomic_errors_name_the_path(tmp_path: Path, where: str) -> None:
 
 def test_placeholder_build_into_an_unwritable_folder(capsys: pytest.CaptureFixture[str]) -> None:
     manifest = REPO / "resolver_hook" / "manifests" / "tilert.toml"
-    code, _, err = cli(capsys, "placeholder", "build", str(manifest), "-o", "/sys")
+    code, _, err = cli(
+        capsys, "placeholder", "build", str(manifest), "-o", "/sys", "--version", "0.0.0.dev0"
+    )
     assert code == 1
     assert err == "error: /sys: cannot write in it: Operation not permitted\n"
 
