@@ -226,6 +226,8 @@ def test_env_create_runs_the_passes_in_order_with_the_stack_pinned(
         packages = ["helperlib==1.0"]
         [[optional]]
         packages = ["demo-broken"]
+        [[no-deps]]
+        packages = ["app"]
         """,
         ("requirements.txt",),
     )
@@ -234,10 +236,11 @@ def test_env_create_runs_the_passes_in_order_with_the_stack_pinned(
     assert proc.returncode == 0, proc.stderr
     passes = [line for line in proc.stderr.splitlines() if line.startswith("resolver-hook: pass ")]
     assert passes == [
-        "resolver-hook: pass 1/4, stack: demo-gpu",
-        "resolver-hook: pass 2/4, requirements: requirements.txt",
-        "resolver-hook: pass 3/4, extras: helperlib==1.0",
-        "resolver-hook: pass 4/4, optional: demo-broken",
+        "resolver-hook: pass 1/5, stack: demo-gpu",
+        "resolver-hook: pass 2/5, requirements: requirements.txt",
+        "resolver-hook: pass 3/5, extras: helperlib==1.0",
+        "resolver-hook: pass 4/5, optional: demo-broken",
+        "resolver-hook: pass 5/5, no-deps: app",
     ]
     found = installed(venv / "bin" / "python")
     # demo-broken needs helperlib 2.0 and fails to import: rolled back, helperlib put back.
@@ -245,6 +248,8 @@ def test_env_create_runs_the_passes_in_order_with_the_stack_pinned(
     assert found["helperlib"] == "1.0"
     assert found["demo-gpu"] == "1.0+cu130"  # the stack's flavour, kept on every pass
     assert found["plainpkg"] == "1.0"
+    # app pins demo-gpu==1.0+cu126; installed with --no-deps it moves nothing.
+    assert found["app"] == "1.0"
     assert "warning: optional demo-broken skipped: installed but does not import" in proc.stderr
 
 
