@@ -20,6 +20,7 @@ from packaging.tags import parse_tag
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.host.detect import parse_target
 from resolver_hook.resolve import marker_environment
+from tests.clirun import cli
 from tests.installenv import PY, GpuIndex, build_gpu_index, clean_env, installed, make_venv
 from tests.installenv import write_manifests as write_demo_manifests
 
@@ -91,6 +92,53 @@ def test_pylock_two_targets_select_their_own_wheels(gpu_index: GpuIndex, tmp_pat
         assert hashes[idx.wheel_url(w[key])] == w[key].sha256
 
 
+def test_pylock_locks_the_whole_environment_through_uv(gpu_index: GpuIndex, tmp_path: Path) -> None:
+    """plainpkg has no manifest: uv resolves it for each target, with the plan's pins as
+    constraints; the lock validates, selects per target, and real uv installs it."""
+    out = tmp_path / "pylock.toml"
+    proc = lock(gpu_index, "demo-gpu", "plainpkg", "--target", X86_B200, "--target", ARM_L4,
+                "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lockfile = Pylock.from_dict(toml_loads(out.read_text()))
+    w, idx = gpu_index.wheels, gpu_index.index
+    for spec, gpu in ((X86_B200, "gpu130"), (ARM_L4, "gpu126")):
+        assert selected(lockfile, spec) == {
+            "demo-gpu": idx.wheel_url(w[gpu]),
+            "plainpkg": idx.wheel_url(w["plain"]),
+        }
+    if platform.machine() != "x86_64":
+        return  # the install half needs the x86_64 target to be this machine
+    venv = tmp_path / "venv"
+    make_venv(venv, with_pip=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "uv", "pip", "install", "--python", str(venv / "bin/python"),
+         "-r", str(out)],
+        capture_output=True, text=True, env=clean_env(), timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = installed(venv / "bin/python")
+    assert (found["demo-gpu"], found["plainpkg"]) == ("1.0+cu130", "1.0")
+
+
+def test_pylock_without_uv_is_one_error(
+    gpu_index: GpuIndex,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from resolver_hook.lockfmt import resolved
+
+    monkeypatch.setattr(resolved, "find_uv", lambda env=None: None)
+    monkeypatch.setenv("RESOLVER_HOOK_MANIFESTS", str(gpu_index.manifests))
+    monkeypatch.setenv("RESOLVER_HOOK_ALLOW_INSECURE_URLS", "1")
+    out = tmp_path / "pylock.toml"
+    code, _, err = cli(capsys, "lock", "demo-gpu", "plainpkg", "--target", X86_B200,
+                       "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+    assert code == 1
+    assert err == "error: uv not found on PATH\nhint: install it: python3 -m pip install uv\n"
+    assert not out.exists()
+
+
 def test_pylock_offline_refuses_and_names_what_needs_the_network(
     gpu_index: GpuIndex, tmp_path: Path
 ) -> None:
@@ -160,11 +208,6 @@ def test_pylock_refuses_a_page_link_to_another_scheme(gpu_index: GpuIndex, tmp_p
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(
-            ["demo-gpu", "plainpkg", "-o", "pylock.toml"],
-            "plainpkg (has no manifest",
-            id="no-manifest",
-        ),
         pytest.param(
             ["demo-gpu", "-o", "lock.toml", "--format", "pylock"], "pylock.NAME.toml", id="bad-name"
         ),

@@ -101,17 +101,20 @@ def _write_pylock(
             hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
         )
     index_url = args.index_url or DEFAULT_INDEX
-    refused = []
-    for spec, _, plan in plans:
-        for p in unlockable(plan):
-            why = "is built from source" if p.action == "build" else "has no manifest"
-            refused.append(f"{p.name} ({why}, for {spec})")
+    refused = [
+        f"{p.name} (for {spec})"
+        for spec, _, plan in plans
+        for p in unlockable(plan)
+        if p.action == "build"
+    ]
     if refused:
         raise UsageError(
-            "a pylock.toml lists every wheel to install; these packages are not chosen by "
-            f"resolver-hook: {', '.join(dict.fromkeys(refused))}",
-            hint="lock them with another tool, or use --format requirements",
+            "a pylock.toml lists every wheel to install; these packages are built from "
+            f"source: {', '.join(dict.fromkeys(refused))}",
+            hint="use --format requirements, which leaves them to the installer",
         )
+    # Packages without a manifest: uv resolves them for each target (lockfmt/resolved.py).
+    rest = any(p.action != "build" for _, _, plan in plans for p in unlockable(plan))
     if args.offline:
         needs = list(
             dict.fromkeys(n for _, _, plan in plans for n in network_needs(plan, index_url))
@@ -129,10 +132,15 @@ def _write_pylock(
         if problem:
             raise UsageError(f"--index-url: {problem}")
     fetcher = NetFetcher(allow_insecure=insecure, timeout=args.timeout)
-    targets = [
-        TargetWheels(spec=s, profile=p, wheels=lock_wheels(plan, fetcher, index_url=index_url))
-        for s, p, plan in plans
-    ]
+    targets = []
+    for spec, profile, plan in plans:
+        wheels = lock_wheels(plan, fetcher, index_url=index_url)
+        if rest:
+            from resolver_hook.lockfmt.resolved import resolve_rest
+
+            others = resolve_rest(plan, wheels, profile, index_url=index_url, env=os.environ)
+            wheels = (*wheels, *others)
+        targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
         sys.stderr.write(f"note: {note}\n")
     doc = pylock_document(targets)
