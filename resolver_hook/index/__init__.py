@@ -7,7 +7,8 @@ policy, proxies, certificates, credentials, one deadline, bounded bodies),
 :mod:`~resolver_hook.index.htmlpage` and :mod:`~resolver_hook.index.jsonpage` (the two
 page forms), :mod:`~resolver_hook.index.metadata` (PEP 658 files),
 :mod:`~resolver_hook.index.cache` (the page cache), :mod:`~resolver_hook.index.mirrors`
-(``UPSTREAM=MIRROR``) and :mod:`~resolver_hook.index.client` (:class:`IndexClient`,
+(``UPSTREAM=MIRROR``), :mod:`~resolver_hook.index.pipconfig` (pip's ``cert`` setting)
+and :mod:`~resolver_hook.index.client` (:class:`IndexClient`,
 which puts them together). Nothing else in the package opens a URL.
 
 This package imports only the errors, limits, the user cache folder and the URL policy
