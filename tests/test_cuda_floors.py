@@ -181,3 +181,12 @@ def test_a_manifest_without_cuda_floors_keeps_the_one_floor() -> None:
     action, reasons = _action(manifest, "linux-x86_64-py312-cuda12.6-sm89", "x")
     assert action == "error"
     assert "needs a driver with CUDA >=12.9" in reasons
+
+
+def test_a_target_floor_keeps_the_upper_bound_of_cuda() -> None:
+    floors = 'cuda_floors = { sm_89 = ">=12.0" }\n'
+    manifest = loads_manifest(_wheel_toml(floors, cuda='">=12.9,<13"'), source="m.toml")
+    assert _action(manifest, "linux-x86_64-py312-cuda12.6-sm89", "x")[0] == "rewrite"
+    action, reasons = _action(manifest, "linux-x86_64-py312-cuda13.0-sm89", "x")
+    assert action == "error"
+    assert "sm_89 needs CUDA <13,>=12.0" in reasons

@@ -220,6 +220,7 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
     ccs = m.profile.gpu_ccs
     if not floors or m.cuda is None or not ccs or f.cuda is None:
         return None
+    ceiling = SpecifierSet(",".join(str(s) for s in f.cuda if s.operator in ("<", "<=", "!=")))
     failures = []
     served = False
     for cc in ccs:
@@ -227,7 +228,8 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
         if not targets:
             continue  # the gpu rule says so
         served = True
-        specs = [(t, floors.get(t, f.cuda)) for t in targets]
+        # A target's floor replaces cuda's lower bound only: an upper bound still holds.
+        specs = [(t, floors[t] & ceiling if t in floors else f.cuda) for t in targets]
         if any(spec.contains(m.cuda, prereleases=True) for _, spec in specs):
             continue
         need = ", ".join(f"{t} needs CUDA {spec}" for t, spec in specs)
