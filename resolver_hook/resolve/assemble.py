@@ -37,6 +37,7 @@ from resolver_hook.reqfile import (
 from resolver_hook.resolve.model import (
     Alternative,
     Cause,
+    Coupling,
     Failure,
     PackagePlan,
     Plan,
@@ -44,6 +45,7 @@ from resolver_hook.resolve.model import (
     flavour_platforms,
     marker_true,
     os_arch_of,
+    pinned_coupling,
     runtime_of,
 )
 from resolver_hook.resolve.rules import (
@@ -59,9 +61,9 @@ from resolver_hook.resolve.solve import (
 )
 from resolver_hook.resolve.words import (
     chosen_words,
+    coupling_failure,
     exists_summary,
     other_name_notes,
-    ruled_out,
     stale_note,
 )
 
@@ -119,13 +121,16 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> lis
         if not any(meets(f, r, g) is None for g, _ in other.candidates):
             why = why_dead(f, r, other)
         elif other.chosen is not None:
-            why = f"the plan has {other.name} {other.chosen.version}"
-            detail = meets(f, r, other.chosen)
-            if detail and not detail.startswith("needs "):
-                why = f"{detail}; {why}"
+            why = Coupling(
+                cause="plan",
+                requirement=str(r),
+                package=other.name,
+                version=str(other.chosen.version),
+                unmet=meets(f, r, other.chosen),
+            )
         else:
-            why = f"no build of {other.name} is consistent with the rest of the plan"
-        out.append(Failure(rule="coupling", reason=f"needs {r}; {why}"))
+            why = Coupling(cause="inconsistent", requirement=str(r), package=other.name)
+        out.append(coupling_failure(why))
     return out
 
 
@@ -140,14 +145,14 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         if f is chosen:
             continue
         if i in slot.coupling_rejects:
-            fails = [Failure(rule="coupling", reason=slot.coupling_rejects[i])]
+            fails = [coupling_failure(slot.coupling_rejects[i])]
         else:
             fails = _coupling_failures(f, slots, m)
         if not fails:
             fails = [
                 Failure(rule="ranked", reason="fits, ranked below the chosen build")
                 if chosen is not None
-                else Failure(rule="coupling", reason="no consistent choice of coupled packages")
+                else coupling_failure(Coupling(cause="no-choice"))
             ]
         out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
     return out
@@ -353,7 +358,7 @@ def _no_fit(slot: Slot, m: Machine) -> str:
     head = f"no build of {name} fits this machine"
     if slot.candidates:
         head = f"no build of {name} is consistent with the rest of the plan"
-    elif any(ruled_out(fails) for _, fails in slot.rejected):
+    elif any(pinned_coupling(fails) is not None for _, fails in slot.rejected):
         head = f"no build of {name} goes with your requirements"
     elif (
         slot.rejected

@@ -41,6 +41,8 @@ from resolver_hook.resolve.model import (
     Failure,
     Rule,
     RuleOutcome,
+    Unmet,
+    UnmetKind,
     flavour_platforms,
     glibc_of,
     has_accelerator,
@@ -380,26 +382,36 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     return True
 
 
-def meets(f: Flavour, r: Requirement, other: Flavour) -> str | None:
+def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
     None, or why not. A page template over ``other``'s build needs more than the
     version: one of ``local_labels``, and the facts the template reads."""
     if not version_ok(r.specifier, other):
-        return f"needs {r}"
+        return _unmet("version", r, other)
     if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
         return None
     local = other.version.local or ""
     if f.local_labels and local not in f.local_labels:
-        return (
-            f"its page exists for {other.name} builds {', '.join(f.local_labels)}, "
-            f"not {other.version}"
-        )
+        return _unmet("local-label", r, other, labels=f.local_labels)
     assert f.template is not None
     if "{cxx11abi}" in f.template and other.cxx11abi is None:
-        return f"its page needs the C++ ABI of {other.describe()}, which its manifest does not give"
+        return _unmet("cxx11abi", r, other, build=other.describe())
     if ("{cuda}" in f.template or "{cuda_major}" in f.template) and runtime_of(other) is None:
-        return f"its page needs the CUDA version of {other.describe()}, a build without CUDA"
+        return _unmet("cuda", r, other, build=other.describe())
     return None
+
+
+def _unmet(
+    kind: UnmetKind, r: Requirement, other: Flavour, *, labels: Sequence[str] = (), build: str = ""
+) -> Unmet:
+    return Unmet(
+        kind=kind,
+        requirement=str(r),
+        package=other.name,
+        version=str(other.version),
+        build=build,
+        labels=tuple(labels),
+    )
 
 
 def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool:

@@ -12,7 +12,7 @@ never the rules, the solver or the hints.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -37,26 +37,31 @@ from resolver_hook.portable.platforms import (
 from resolver_hook.resolve.model import (
     STALE_DAYS,
     Change,
+    Coupling,
     Failure,
     PackagePlan,
+    Unmet,
     flavour_platforms,
     has_accelerator,
     os_arch_of,
+    pinned_coupling,
 )
 
 __all__ = [
-    "RULES_OUT",
     "WIN_X64_VENV",
     "chosen_words",
+    "coupling_failure",
+    "coupling_words",
     "exists_summary",
     "fix_words",
     "gpu_families",
     "gpu_words",
     "none_helps",
     "other_name_notes",
+    "pinned_words",
     "place_words",
-    "ruled_out",
     "stale_note",
+    "unmet_words",
 ]
 
 
@@ -218,9 +223,9 @@ def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
     """No single change helps: say what no build exists for (rules every build fails)."""
     name = manifest.display_name
     for r in p.rejected:
-        clause = ruled_out(r.failures)
-        if clause:
-            return f"{clause}, and {name} needs it: loosen or drop that requirement"
+        pinned = pinned_coupling(r.failures)
+        if pinned is not None:
+            return f"{pinned_words(pinned)}, and {name} needs it: loosen or drop that requirement"
     common: set[str] = set(p.rejected[0].rules) if p.rejected else set()
     for r in p.rejected[1:]:
         common &= set(r.rules)
@@ -264,14 +269,52 @@ WIN_X64_VENV = (
 )
 
 
-# How a coupling failure says that the user's own requirement on the other package
-# excludes the build it needs (read back by the head line and the hint).
-RULES_OUT = "rules out"
+def unmet_words(u: Unmet) -> str:
+    """Why a build of a coupled package does not meet a coupling, in words."""
+    if u.kind == "version":
+        return f"needs {u.requirement}"
+    if u.kind == "local-label":
+        return f"its page exists for {u.package} builds {', '.join(u.labels)}, not {u.version}"
+    if u.kind == "cxx11abi":
+        return f"its page needs the C++ ABI of {u.build}, which its manifest does not give"
+    return f"its page needs the CUDA version of {u.build}, a build without CUDA"
 
 
-def ruled_out(failures: Iterable[Failure]) -> str | None:
-    """The first coupling failure's "your requirement X rules out Y" clause, if any."""
-    for x in failures:
-        if x.rule == "coupling" and f" {RULES_OUT} " in x.reason:
-            return x.reason.rpartition("; ")[2]  # "needs {r}; ..." and r's marker has "; "
-    return None
+def pinned_words(c: Coupling) -> str:
+    """``your requirement torch==2.0.0 rules out torch 2.13.0, which fits this machine``."""
+    return (
+        f"your requirement {c.pinned_by} rules out {c.package} {c.version}, which fits this machine"
+    )
+
+
+def coupling_words(c: Coupling) -> str:
+    """A coupling failure's reason, from what caused it (:class:`~.model.Coupling`)."""
+    needs = f"needs {c.requirement}"
+    if c.cause == "pinned":
+        return f"{needs}; {pinned_words(c)}"
+    if c.cause == "page":
+        assert c.unmet is not None
+        return f"{needs}; {unmet_words(c.unmet)}"
+    if c.cause == "unfit":
+        return f"{needs}; no such build of {c.package} fits this machine"
+    if c.cause == "missing":
+        return f"{needs}; {c.package}'s manifest has no such build"
+    if c.cause == "plan":
+        # A page fact the plan's build lacks is said; a version that does not hold is
+        # the "needs" already said.
+        detail = f"{unmet_words(c.unmet)}; " if c.unmet and c.unmet.kind != "version" else ""
+        return f"{needs}; {detail}the plan has {c.package} {c.version}"
+    if c.cause == "inconsistent":
+        return f"{needs}; no build of {c.package} is consistent with the rest of the plan"
+    if c.cause == "clash":
+        assert c.unmet is not None
+        return f"{unmet_words(c.unmet)}; the plan has {c.package} {c.version}"
+    if c.cause == "reverse":
+        assert c.unmet is not None
+        return f"{c.holder} {unmet_words(c.unmet)}; this is {c.package} {c.version}"
+    return "no consistent choice of coupled packages"
+
+
+def coupling_failure(c: Coupling) -> Failure:
+    """A rule-6 failure: what caused it, and its words."""
+    return Failure(rule="coupling", reason=coupling_words(c), coupling=c)
