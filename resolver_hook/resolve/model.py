@@ -44,6 +44,7 @@ __all__ = [
     "Coupling",
     "CouplingCause",
     "Failure",
+    "JetsonMiss",
     "PackagePlan",
     "Plan",
     "Rejection",
@@ -96,6 +97,12 @@ Rule = Literal[
 RULES: tuple[Rule, ...] = get_args(Rule)
 Status = Literal["pass", "fail", "n/a"]
 
+
+#: Why a flavour does not fit as a Jetson build (part of rule 1): a Jetson build on a
+#: machine that is ``not-a-jetson``, on a Jetson whose L4T release is unknown
+#: (``l4t-unknown``) or another (``other-l4t``); an ``sbsa`` build on JetPack 6 or older,
+#: or one with SASS for this Jetson's GPU but no l4t range (``tegra-no-l4t``).
+JetsonMiss = Literal["not-a-jetson", "l4t-unknown", "other-l4t", "tegra-no-l4t", "sbsa"]
 
 #: Why one build of a coupled package does not meet a flavour's coupling: ``version``
 #: (the coupling's specifier does not hold); a page template over that build needs one

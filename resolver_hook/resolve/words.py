@@ -15,21 +15,26 @@ import datetime
 from collections.abc import Mapping, Sequence
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
     Flavour,
+    IndexFlavour,
     Manifest,
     WheelFlavour,
     python_sort_key,
 )
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
+    JETSON_AI_LAB_JP6,
     JETSON_ONLY_CCS,
     KernelTarget,
+    min_driver_for_cuda,
 )
+from resolver_hook.portable.overrides import OVERRIDE_SM
 from resolver_hook.portable.platforms import (
     OS_WORDS,
     platform_name,
@@ -39,27 +44,41 @@ from resolver_hook.resolve.model import (
     Change,
     Coupling,
     Failure,
+    JetsonMiss,
     PackagePlan,
     Unmet,
     flavour_platforms,
+    glibc_of,
     has_accelerator,
     os_arch_of,
     pinned_coupling,
+    spec_floor,
 )
 
 __all__ = [
+    "NO_TAG_MATCHES",
     "WIN_X64_VENV",
+    "accelerator_reason",
     "chosen_words",
     "coupling_failure",
     "coupling_words",
+    "cuda_reason",
     "exists_summary",
     "fix_words",
     "gpu_families",
+    "gpu_reason",
     "gpu_words",
+    "jetson_reason",
     "none_helps",
     "other_name_notes",
+    "per_gpu_cuda_reason",
     "pinned_words",
     "place_words",
+    "platform_reason",
+    "properties_reason",
+    "python_reason",
+    "rocm_reason",
+    "specifier_reason",
     "stale_note",
     "unmet_words",
 ]
@@ -258,6 +277,146 @@ def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
         )
     either = phrases[0] if len(phrases) == 1 else f"{', '.join(phrases[:-1])} or {phrases[-1]}"
     return f"no build of {name} exists {either}: no single change to this machine gives one"
+
+
+# --- rules 1-5: why one flavour does not fit this machine ----------------------------
+
+#: A wheel whose platform and Python each match, but no tag as a whole.
+NO_TAG_MATCHES = "its tags match no tag of this Python"
+
+
+def platform_reason(plats: Sequence[str], p: HostProfile) -> str:
+    """Rule 1: the platforms a build is for, against this machine (a glibc too old
+    for a build of this OS and CPU is said as such)."""
+    for pl in plats:
+        first = pl.split(".")[0]
+        os_name, arch = os_arch_of(first)
+        floor = glibc_of(first)
+        if os_name == p.os and arch == p.arch and floor and p.libc_version:
+            return (
+                f"needs glibc >= {floor[0]}.{floor[1]} ({pl}); this machine has "
+                f"{p.libc or 'libc'} {p.libc_version}"
+            )
+    names = ", ".join(
+        dict.fromkeys(platform_name(pl) for pl in (x for pl in plats for x in pl.split(".")))
+    )
+    here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
+    return f"built for {names} ({', '.join(plats)}); this machine is {here}"
+
+
+def python_reason(pythons: Sequence[str], p: HostProfile) -> str:
+    """Rule 1: the Pythons (or interpreter tags) a build is for."""
+    return f"built for Python {', '.join(pythons)}; this machine has {p.python_words}"
+
+
+def jetson_reason(
+    miss: JetsonMiss, f: Flavour, p: HostProfile, *, tegra: Sequence[KernelTarget] = ()
+) -> str:
+    """Rule 1 on Jetsons: a Jetson build elsewhere, or a server-Arm build on a Jetson
+    (``tegra``: its SASS for this Jetson's GPU, when it has some but no l4t range)."""
+    if miss == "not-a-jetson":
+        return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
+    if miss == "l4t-unknown":
+        return (
+            f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
+            "(add l4tX.Y to --target, e.g. l4t36.4)"
+        )
+    if miss == "other-l4t":
+        return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
+    if miss == "tegra-no-l4t":
+        return (
+            f"carries SASS for this Jetson's GPU ({', '.join(map(str, tegra))}), but its "
+            "manifest gives no l4t range, so which L4T (JetPack) releases it supports is "
+            'unknown; its publisher can add l4t = ">=36,<37" (JetPack 6) to the entry'
+        )
+    return (
+        "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
+        f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
+    )
+
+
+def properties_reason(f: WheelFlavour) -> str:
+    """A PEP 825 variant of a namespace resolver-hook does not check."""
+    return (
+        f"variant {f.variant} needs {', '.join(f.other_properties)}; "
+        "resolver-hook checks only nvidia properties"
+    )
+
+
+def cuda_reason(cuda: SpecifierSet, have: Version | None, p: HostProfile) -> str:
+    """Rule 2: the driver's CUDA version (``have``; None: no driver, or unknown)."""
+    if have is None:
+        has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
+        return f"needs an NVIDIA driver with CUDA {cuda}; this machine has {has}"
+    hint = ""
+    floor = spec_floor(cuda)
+    if floor is not None and floor > have:
+        driver = min_driver_for_cuda((floor.major, floor.minor), p.os)
+        hint = f" (driver {driver} or newer)" if driver else ""
+    return (
+        f"needs a driver with CUDA {cuda}{hint}; this driver has "
+        f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}"
+    )
+
+
+def per_gpu_cuda_reason(
+    cc: tuple[int, int], specs: Sequence[tuple[KernelTarget, SpecifierSet]], have: Version
+) -> str:
+    """Rule 2 from a wheel's per-target CUDA floors: what each target that runs on this
+    GPU needs, against the driver's CUDA (``have``)."""
+    need = ", ".join(f"{t} needs CUDA {spec}" for t, spec in specs)
+    return f"on {gpu_words(cc)} only {need}; this driver has CUDA {have}"
+
+
+def rocm_reason(rocm: SpecifierSet, have: Version | None) -> str:
+    """Rule 2 for ROCm (``have``: the machine's ROCm, None without)."""
+    if have is None:
+        return f"needs AMD ROCm {rocm}; this machine has no ROCm"
+    return f"needs ROCm {rocm}; this machine has ROCm {have}"
+
+
+def _no_cc_reason(p: HostProfile) -> str:
+    reason = p.nvidia_reason
+    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
+        return "no GPU is listed"
+    return reason
+
+
+def gpu_reason(
+    gpu: Sequence[KernelTarget], missing: Sequence[tuple[int, int]], p: HostProfile
+) -> str:
+    """Rule 3: no NVIDIA GPU, a GPU of unknown compute capability, or the GPUs
+    (``missing``) the kernels do not run on."""
+    kernels = ", ".join(map(str, gpu))
+    if p.nvidia is None:
+        return f"needs an NVIDIA GPU that runs {kernels}; this machine has none"
+    if not p.gpus:
+        return (
+            f"needs a GPU for kernels {kernels}; this machine's GPU compute "
+            f"capability is unknown ({_no_cc_reason(p)}); set {OVERRIDE_SM}=X.Y "
+            "(or --sm X.Y) to name it"
+        )
+    verb = "does" if len(gpu) == 1 else "do"
+    return f"kernels {kernels} {verb} not run on {', '.join(gpu_words(cc) for cc in missing)}"
+
+
+def accelerator_reason(accelerator: str, f: Flavour, manifest: Manifest) -> str:
+    """Rule 4: a build without ``accelerator`` ("CUDA", "ROCm") on a machine with it,
+    and the pin that asks for it (none for a version pattern: the accelerated builds
+    have the same versions)."""
+    pin = (
+        "; no pin selects it (the CUDA builds have the same versions)"
+        if isinstance(f, IndexFlavour) and f.versions is not None
+        else f"; pin {manifest.display_name}=={f.version} to use it"
+    )
+    machine = "an NVIDIA GPU" if accelerator == "CUDA" else "ROCm"
+    return f"builds without {accelerator} are not chosen on a machine with {machine}{pin}"
+
+
+def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
+    """Rule 5: the user's own specifier (with their constraints)."""
+    shown = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
+    return f"{shown} does not match your requirement {spec}"
 
 
 # Windows on Arm runs x64 programs by emulation; uv's interpreter request names an x64
