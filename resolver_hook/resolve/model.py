@@ -45,6 +45,7 @@ __all__ = [
     "CouplingCause",
     "Failure",
     "JetsonMiss",
+    "NoFit",
     "PackagePlan",
     "Plan",
     "Rejection",
@@ -97,6 +98,12 @@ Rule = Literal[
 RULES: tuple[Rule, ...] = get_args(Rule)
 Status = Literal["pass", "fail", "n/a"]
 
+
+#: The head line of a package with no fit: no build fits this machine (``unfit``);
+#: builds fit but none is ``conflict``-free with the rest of the plan; the user's own
+#: requirement on a coupled package rules out what it needs (``pinned``); no build for
+#: this OS exists at all (``no-os``).
+NoFit = Literal["unfit", "conflict", "pinned", "no-os"]
 
 #: Why a flavour does not fit as a Jetson build (part of rule 1): a Jetson build on a
 #: machine that is ``not-a-jetson``, on a Jetson whose L4T release is unknown

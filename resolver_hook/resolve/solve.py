@@ -44,7 +44,7 @@ from resolver_hook.resolve.rules import (
     rank_key,
     version_ok,
 )
-from resolver_hook.resolve.words import coupling_failure
+from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, coupling_failure, marker_reason
 
 __all__ = [
     "Slot",
@@ -138,7 +138,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                     where=e.where,
                     line=original_line(e),
                     cause="marker",
-                    reason=f"marker '{e.marker}' is false on this machine: pip skips it",
+                    reason=marker_reason(e.marker),
                 )
                 order.append(key)
             continue
@@ -149,11 +149,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
             order.remove(key)
             twin = None
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
-            why = (
-                "no manifest: left to the installer"
-                if manifest is None
-                else "you gave a URL or path: left as written"
-            )
+            why = NO_MANIFEST if manifest is None else AS_WRITTEN
             cause: Cause = "no-manifest" if manifest is None else "as-written"
             slot = slots.pop(key, None)
             if slot is None and twin is not None:  # the same name again: pip sees every line

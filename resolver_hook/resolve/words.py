@@ -39,12 +39,14 @@ from resolver_hook.portable.platforms import (
     OS_WORDS,
     platform_name,
 )
+from resolver_hook.reqfile import ReqEntry
 from resolver_hook.resolve.model import (
     STALE_DAYS,
     Change,
     Coupling,
     Failure,
     JetsonMiss,
+    NoFit,
     PackagePlan,
     Unmet,
     flavour_platforms,
@@ -56,31 +58,55 @@ from resolver_hook.resolve.model import (
 )
 
 __all__ = [
+    "AS_WRITTEN",
+    "BUILT_IN_SHA256_NOTE",
+    "HASH_NOTE",
+    "NO_MANIFEST",
     "NO_TAG_MATCHES",
-    "WIN_X64_VENV",
+    "OUTSIDE_YOUR_SPECIFIER",
+    "WITHOUT_THE_GPU",
+    "X64_INTERPRETER",
     "accelerator_reason",
+    "build_only_reason",
+    "build_reason",
     "chosen_words",
+    "computed_page_note",
+    "constraint_conflict_note",
     "coupling_failure",
     "coupling_words",
     "cuda_reason",
+    "driver_change_words",
     "exists_summary",
+    "extra_index_note",
     "fix_words",
+    "glibc_change_words",
     "gpu_families",
     "gpu_reason",
     "gpu_words",
+    "installs_reason",
     "jetson_reason",
+    "marker_reason",
+    "no_fit_words",
     "none_helps",
     "other_name_notes",
+    "passthrough_reason",
     "per_gpu_cuda_reason",
     "pinned_words",
     "place_words",
     "platform_reason",
     "properties_reason",
+    "python_change_words",
     "python_reason",
+    "rocm_change_words",
     "rocm_reason",
+    "skipped_hint_words",
     "specifier_reason",
     "stale_note",
+    "template_reason",
+    "unlisted_reason",
     "unmet_words",
+    "unverified_note",
+    "x64_venv_words",
 ]
 
 
@@ -212,9 +238,11 @@ def stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[st
     ]
 
 
-def gpu_families(sms: Sequence[str], profile: HostProfile) -> str:
+def gpu_families(sms: Sequence[str], profile: HostProfile, *, driver: str | None = None) -> str:
     """The GPU families that fit, in words: every known one from some compute
-    capability on ("compute capability 8.0 or newer", but for one or two), else each."""
+    capability on ("compute capability 8.0 or newer", but for one or two), else each;
+    with the ``driver`` they need when the machine has none."""
+    with_driver = f", with a driver of {driver} or newer," if driver else ""
     fit = sorted((int(a), int(b)) for a, _, b in (sm.partition(".") for sm in sms))
     lowest = fit[0]
     known = [
@@ -228,9 +256,9 @@ def gpu_families(sms: Sequence[str], profile: HostProfile) -> str:
         but = f"; not {' or '.join(gpu_words(cc) for cc in missing)}" if missing else ""
         return (
             f"{article} of compute capability {lowest[0]}.{lowest[1]} or newer "
-            f"({GPU_NAMES[lowest]} and later{but})"
+            f"({GPU_NAMES[lowest]} and later{but}){with_driver}"
         )
-    return f"{article}: " + " or ".join(gpu_words(cc) for cc in reversed(fit))
+    return f"{article}: " + " or ".join(gpu_words(cc) for cc in reversed(fit)) + with_driver
 
 
 def fix_words(fix: Change) -> str:
@@ -419,13 +447,158 @@ def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
     return f"{shown} does not match your requirement {spec}"
 
 
+# --- the plan: each package's reason and head line, the notes ---------------------------
+
+#: Why an :class:`~.model.Alternative` may be pinned on purpose.
+WITHOUT_THE_GPU = "runs without the GPU"
+OUTSIDE_YOUR_SPECIFIER = "outside your specifier"
+
+NO_MANIFEST = "no manifest: left to the installer"
+AS_WRITTEN = "you gave a URL or path: left as written"
+
+HASH_NOTE = (
+    "your requirements use --hash: pip will then require a hash for every "
+    "package, and flavours without a sha256 cannot be installed that way"
+)
+BUILT_IN_SHA256_NOTE = (
+    "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
+)
+
+
+def marker_reason(marker: object) -> str:
+    """A requirement whose marker is false on this machine."""
+    return f"marker '{marker}' is false on this machine: pip skips it"
+
+
+def build_only_reason(manifest: Manifest) -> str:
+    """A manifest with only ``[build]``: the installer builds it."""
+    return (
+        f"{manifest.display_name} publishes no wheels (its manifest has only "
+        "[build]): the installer builds it from source"
+    )
+
+
+def unlisted_reason(manifest: Manifest, asked: str) -> str:
+    """A version the manifest does not list: passed to the installer unchanged."""
+    versions = ", ".join(sorted({str(f.version.public) for f in manifest.flavours}))
+    return (
+        f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
+        f"knows {versions or 'no versions'}: left to the installer unchanged"
+    )
+
+
+def no_fit_words(head: NoFit, manifest: Manifest, p: HostProfile) -> str:
+    """The reason of a package with no fit: its head line, then what builds exist."""
+    name = manifest.display_name
+    if head == "conflict":
+        line = f"no build of {name} is consistent with the rest of the plan"
+    elif head == "pinned":
+        line = f"no build of {name} goes with your requirements"
+    elif head == "no-os":
+        line = f"no {OS_WORDS.get(p.os, p.os)} builds of {name} exist"
+    else:
+        line = f"no build of {name} fits this machine"
+    return f"{line}; {exists_summary(manifest)}"
+
+
+def build_reason(no_fit: str) -> str:
+    """No wheel fits, and the manifest allows a source build."""
+    return f"{no_fit}; the installer builds it from source"
+
+
+def passthrough_reason(why: str) -> str:
+    """An index flavour that is the plain build from the user's own index."""
+    return f"the plain build from your index fits: {why}"
+
+
+def template_reason(why: str, template: str) -> str:
+    return f"{why}; page computed from {template}"
+
+
+def installs_reason(why: str, install: str, *, other: bool) -> str:
+    """An index flavour that installs another distribution (``other``) or extras."""
+    kind = "another distribution" if other else "the package with extras"
+    return f"{why}; installs {install} ({kind})"
+
+
+def computed_page_note(p: PackagePlan, coupled: str | None, build: Flavour | None) -> str:
+    """A page computed from a template over the build chosen for ``coupled``."""
+    if coupled is None:
+        chosen = "coupled"
+    else:
+        chosen = f"{coupled} {build.version}" if build is not None else coupled
+    return (
+        f"{p.name}: the page {p.find_links} is computed from its manifest's template and "
+        f"the {chosen} build chosen, not a page seen for that build"
+    )
+
+
+def extra_index_note(o: ReqEntry) -> str:
+    return (
+        f"{o.where}: --extra-index-url {o.value} lets pip take any package "
+        "from that index; resolver-hook uses per-package find-links instead"
+    )
+
+
+def constraint_conflict_note(c: ReqEntry, name: str, version: str) -> str:
+    return (
+        f"{c.where}: your constraint {c.text} conflicts with "
+        f"{name} {version} chosen for this machine"
+    )
+
+
+def unverified_note(names: Sequence[str]) -> str:
+    """Wheels of manifests other than the built-in ones that give no sha256."""
+    return (
+        f"{', '.join(names)}: no sha256 in {'its' if len(names) == 1 else 'their'} "
+        "manifest for the wheel URL: not verified by hash"
+    )
+
+
+# --- hints: the changes of the machine, in words ----------------------------------------
+
+X64_INTERPRETER = "an x86_64 (x64) Python interpreter"
+
 # Windows on Arm runs x64 programs by emulation; uv's interpreter request names an x64
 # CPython (docs/facts.md sections 3 and 5).
-WIN_X64_VENV = (
+_WIN_X64_VENV = (
     "Windows on Arm runs an x64 Python by emulation{gpu}: make the venv with "
     "'uv venv --python cpython-{py}-windows-x86_64-none' or with the x64 installer from "
     "python.org"
 )
+
+
+def x64_venv_words(p: HostProfile) -> str:
+    """How to get an x64 interpreter on Windows on Arm (the GPU kept, when there is one)."""
+    gpu = ", with the GPU driven natively by the NVIDIA driver" if p.gpus else ""
+    return _WIN_X64_VENV.format(py=p.python, gpu=gpu)
+
+
+def driver_change_words(driver: str | None, cuda: str) -> str:
+    """A newer driver: the first driver version for ``cuda`` where NVIDIA's table gives one."""
+    if driver:
+        return f"a driver of {driver} or newer (CUDA {cuda})"
+    return f"a driver with CUDA {cuda} or newer"
+
+
+def python_change_words(version: str) -> str:
+    return f"Python {version}"
+
+
+def glibc_change_words(version: str) -> str:
+    return f"glibc {version} or newer"
+
+
+def rocm_change_words(version: object) -> str:
+    return f"an AMD GPU with ROCm {version} or newer"
+
+
+def skipped_hint_words(refused: int, hinted: int) -> str:
+    """More packages without a fit than the hints are computed for (limits.py)."""
+    return (
+        f"no hint computed: {refused} packages have no fit in this plan and "
+        f"the first {hinted} get one; plan fewer at a time"
+    )
 
 
 def unmet_words(u: Unmet) -> str:
