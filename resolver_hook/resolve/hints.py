@@ -57,15 +57,13 @@ from resolver_hook.resolve.solve import (
 )
 from resolver_hook.resolve.words import (
     X64_INTERPRETER,
+    change_words,
     driver_change_words,
     fix_words,
-    glibc_change_words,
     gpu_families,
     gpu_words,
     none_helps,
     place_words,
-    python_change_words,
-    rocm_change_words,
     skipped_hint_words,
     x64_venv_words,
 )
@@ -167,7 +165,8 @@ def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
 
     pys = {v for f in flavours for v in f.python_versions if _machine_sized(v)} - {p.python}
     return [
-        Change(kind="python", text=python_change_words(v), python=v) for v in sorted(pys, key=key)
+        Change(kind="python", text=change_words("python", v), python=v)
+        for v in sorted(pys, key=key)
     ]
 
 
@@ -212,7 +211,7 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     for floor in sorted(glibcs):
         if floor > have:
             v = f"{floor[0]}.{floor[1]}"
-            out.append(Change(kind="glibc", text=glibc_change_words(v), glibc=v))
+            out.append(Change(kind="glibc", text=change_words("glibc", v), glibc=v))
     return out
 
 
@@ -238,7 +237,7 @@ def _rocm_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     have = Version(p.rocm.version) if p.rocm and p.rocm.version else None
     floors = sorted({fl for f in flavours if (fl := spec_floor(f.rocm)) is not None})
     return [
-        Change(kind="rocm", text=rocm_change_words(v), rocm=str(v))
+        Change(kind="rocm", text=change_words("rocm", v), rocm=str(v))
         for v in floors
         if p.os == "linux" and (have is None or v > have)
     ]

@@ -1,7 +1,7 @@
 """One flavour against one machine: rules 1-5 and the ranking (rules 7-9).
 
 Owns: :class:`Machine` (what the rules need from a profile, computed once per plan),
-each rule's failures (:class:`~.model.Failure`: the rule id and its reason),
+each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.words`),
 :func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
 chosen build meets a flavour's coupling (:func:`meets`, as data), and the rank key.
 
@@ -28,7 +28,6 @@ from resolver_hook.manifest.schema import (
     WheelFlavour,
 )
 from resolver_hook.portable.cuda import KernelTarget, uncovered
-from resolver_hook.resolve import words
 from resolver_hook.resolve.model import (
     Failure,
     JetsonMiss,
@@ -42,6 +41,19 @@ from resolver_hook.resolve.model import (
     os_arch_of,
     runtime_of,
     spec_floor,
+)
+from resolver_hook.resolve.words import (
+    NO_TAG_MATCHES,
+    accelerator_reason,
+    cuda_reason,
+    gpu_reason,
+    jetson_reason,
+    per_gpu_cuda_reason,
+    platform_reason,
+    properties_reason,
+    python_reason,
+    rocm_reason,
+    specifier_reason,
 )
 
 __all__ = [
@@ -120,18 +132,18 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
         py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
         plat_ok = any(pl in m.platforms for pl in plats)
         if not plat_ok:
-            out.append(Failure(rule="tags", reason=words.platform_reason(plats, p)))
+            out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
         if not py_ok:
             pys = f.python_versions or sorted({t.interpreter for t in f.tags})
-            out.append(Failure(rule="python", reason=words.python_reason(pys, p)))
+            out.append(Failure(rule="python", reason=python_reason(pys, p)))
         if not out:
-            out.append(Failure(rule="tags", reason=words.NO_TAG_MATCHES))
+            out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))
         return out, 0
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
-        out.append(Failure(rule="tags", reason=words.platform_reason(sorted(f.platforms), p)))
+        out.append(Failure(rule="tags", reason=platform_reason(sorted(f.platforms), p)))
     if f.python and p.python_label not in f.python:
-        out.append(Failure(rule="python", reason=words.python_reason(f.python, p)))
+        out.append(Failure(rule="python", reason=python_reason(f.python, p)))
     if out or not f.platforms:
         return out, 0
     return [], min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
@@ -181,7 +193,7 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
         specs = [(t, floors.get(t, f.cuda)) for t in targets]
         if any(spec.contains(m.cuda, prereleases=True) for _, spec in specs):
             continue
-        failures.append(Failure(rule="cuda", reason=words.per_gpu_cuda_reason(cc, specs, m.cuda)))
+        failures.append(Failure(rule="cuda", reason=per_gpu_cuda_reason(cc, specs, m.cuda)))
     return failures if served else None
 
 
@@ -203,33 +215,33 @@ def flavour_failures(
     jetson = _jetson_miss(f, p)
     if jetson is not None:
         tegra = _tegra_sass(f, p) if jetson == "tegra-no-l4t" else ()
-        out.append(Failure(rule="jetson", reason=words.jetson_reason(jetson, f, p, tegra=tegra)))
+        out.append(Failure(rule="jetson", reason=jetson_reason(jetson, f, p, tegra=tegra)))
     if isinstance(f, WheelFlavour) and f.other_properties:
         # A PEP 825 variant of another namespace (docs/facts.md section 2).
-        out.append(Failure(rule="properties", reason=words.properties_reason(f)))
+        out.append(Failure(rule="properties", reason=properties_reason(f)))
     per_gpu = _per_gpu_cuda(f, m)
     if per_gpu is not None:
         out.extend(per_gpu)
     elif f.cuda is not None and (m.cuda is None or not f.cuda.contains(m.cuda, prereleases=True)):
-        out.append(Failure(rule="cuda", reason=words.cuda_reason(f.cuda, m.cuda, p)))
+        out.append(Failure(rule="cuda", reason=cuda_reason(f.cuda, m.cuda, p)))
     if f.rocm is not None and (m.rocm is None or not f.rocm.contains(m.rocm, prereleases=True)):
-        out.append(Failure(rule="rocm", reason=words.rocm_reason(f.rocm, m.rocm)))
+        out.append(Failure(rule="rocm", reason=rocm_reason(f.rocm, m.rocm)))
     if f.gpu:
         # No compute capability known (a driver without NVML, a target without smXY):
         # the reason says so rather than guess (docs/facts.md section 1.3).
         missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
-            out.append(Failure(rule="gpu", reason=words.gpu_reason(f.gpu, missing, p)))
+            out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
     if not has_accelerator(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
-            reason = words.accelerator_reason("CUDA", f, manifest)
+            reason = accelerator_reason("CUDA", f, manifest)
             out.append(Failure(rule="accelerator", reason=reason))
         elif p.rocm is not None and any_rocm:
-            reason = words.accelerator_reason("ROCm", f, manifest)
+            reason = accelerator_reason("ROCm", f, manifest)
             out.append(Failure(rule="accelerator", reason=reason))
     if str(spec) and not version_ok(spec, f):
-        out.append(Failure(rule="specifier", reason=words.specifier_reason(f, spec)))
+        out.append(Failure(rule="specifier", reason=specifier_reason(f, spec)))
     return out, rank
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -44,6 +45,7 @@ from resolver_hook.resolve.model import (
     STALE_DAYS,
     Change,
     Coupling,
+    CouplingCause,
     Failure,
     JetsonMiss,
     NoFit,
@@ -69,6 +71,7 @@ __all__ = [
     "accelerator_reason",
     "build_only_reason",
     "build_reason",
+    "change_words",
     "chosen_words",
     "computed_page_note",
     "constraint_conflict_note",
@@ -79,7 +82,6 @@ __all__ = [
     "exists_summary",
     "extra_index_note",
     "fix_words",
-    "glibc_change_words",
     "gpu_families",
     "gpu_reason",
     "gpu_words",
@@ -95,9 +97,7 @@ __all__ = [
     "place_words",
     "platform_reason",
     "properties_reason",
-    "python_change_words",
     "python_reason",
-    "rocm_change_words",
     "rocm_reason",
     "skipped_hint_words",
     "specifier_reason",
@@ -581,16 +581,16 @@ def driver_change_words(driver: str | None, cuda: str) -> str:
     return f"a driver with CUDA {cuda} or newer"
 
 
-def python_change_words(version: str) -> str:
-    return f"Python {version}"
+_CHANGE_WORDS = {
+    "python": "Python {}",
+    "glibc": "glibc {} or newer",
+    "rocm": "an AMD GPU with ROCm {} or newer",
+}
 
 
-def glibc_change_words(version: str) -> str:
-    return f"glibc {version} or newer"
-
-
-def rocm_change_words(version: object) -> str:
-    return f"an AMD GPU with ROCm {version} or newer"
+def change_words(kind: Literal["python", "glibc", "rocm"], version: object) -> str:
+    """Another Python, a newer glibc, or an AMD GPU with ROCm, in words."""
+    return _CHANGE_WORDS[kind].format(version)
 
 
 def skipped_hint_words(refused: int, hinted: int) -> str:
@@ -619,32 +619,37 @@ def pinned_words(c: Coupling) -> str:
     )
 
 
+#: Each coupling cause in words; ``{unmet}``: why the build at issue does not meet it.
+_COUPLING_WORDS: dict[CouplingCause, str] = {
+    "pinned": "needs {requirement}; {pinned}",
+    "page": "needs {requirement}; {unmet}",
+    "unfit": "needs {requirement}; no such build of {package} fits this machine",
+    "missing": "needs {requirement}; {package}'s manifest has no such build",
+    # A page fact the plan's build lacks is said; a version that does not hold is the
+    # "needs" already said.
+    "plan": "needs {requirement}; {page_fact}the plan has {package} {version}",
+    "inconsistent": (
+        "needs {requirement}; no build of {package} is consistent with the rest of the plan"
+    ),
+    "clash": "{unmet}; the plan has {package} {version}",
+    "reverse": "{holder} {unmet}; this is {package} {version}",
+    "no-choice": "no consistent choice of coupled packages",
+}
+
+
 def coupling_words(c: Coupling) -> str:
     """A coupling failure's reason, from what caused it (:class:`~.model.Coupling`)."""
-    needs = f"needs {c.requirement}"
-    if c.cause == "pinned":
-        return f"{needs}; {pinned_words(c)}"
-    if c.cause == "page":
-        assert c.unmet is not None
-        return f"{needs}; {unmet_words(c.unmet)}"
-    if c.cause == "unfit":
-        return f"{needs}; no such build of {c.package} fits this machine"
-    if c.cause == "missing":
-        return f"{needs}; {c.package}'s manifest has no such build"
-    if c.cause == "plan":
-        # A page fact the plan's build lacks is said; a version that does not hold is
-        # the "needs" already said.
-        detail = f"{unmet_words(c.unmet)}; " if c.unmet and c.unmet.kind != "version" else ""
-        return f"{needs}; {detail}the plan has {c.package} {c.version}"
-    if c.cause == "inconsistent":
-        return f"{needs}; no build of {c.package} is consistent with the rest of the plan"
-    if c.cause == "clash":
-        assert c.unmet is not None
-        return f"{unmet_words(c.unmet)}; the plan has {c.package} {c.version}"
-    if c.cause == "reverse":
-        assert c.unmet is not None
-        return f"{c.holder} {unmet_words(c.unmet)}; this is {c.package} {c.version}"
-    return "no consistent choice of coupled packages"
+    unmet = unmet_words(c.unmet) if c.unmet is not None else ""
+    page_fact = f"{unmet}; " if c.unmet is not None and c.unmet.kind != "version" else ""
+    return _COUPLING_WORDS[c.cause].format(
+        requirement=c.requirement,
+        package=c.package,
+        version=c.version,
+        holder=c.holder,
+        unmet=unmet,
+        page_fact=page_fact,
+        pinned=pinned_words(c) if c.cause == "pinned" else "",
+    )
 
 
 def coupling_failure(c: Coupling) -> Failure:
