@@ -27,7 +27,6 @@ from resolver_hook.manifest.schema import (
     WheelFlavour,
     fill_template,
 )
-from resolver_hook.portable.platforms import OS_WORDS
 from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,
@@ -37,13 +36,16 @@ from resolver_hook.reqfile import (
 from resolver_hook.resolve.model import (
     Alternative,
     Cause,
+    Coupling,
     Failure,
+    NoFit,
     PackagePlan,
     Plan,
     Rejection,
     flavour_platforms,
     marker_true,
     os_arch_of,
+    pinned_coupling,
     runtime_of,
 )
 from resolver_hook.resolve.rules import (
@@ -58,11 +60,25 @@ from resolver_hook.resolve.solve import (
     why_dead,
 )
 from resolver_hook.resolve.words import (
+    BUILT_IN_SHA256_NOTE,
+    HASH_NOTE,
+    OUTSIDE_YOUR_SPECIFIER,
+    WITHOUT_THE_GPU,
+    build_only_reason,
+    build_reason,
     chosen_words,
-    exists_summary,
+    computed_page_note,
+    constraint_conflict_note,
+    coupling_failure,
+    extra_index_note,
+    installs_reason,
+    no_fit_words,
     other_name_notes,
-    ruled_out,
+    passthrough_reason,
     stale_note,
+    template_reason,
+    unlisted_reason,
+    unverified_note,
 )
 
 __all__ = [
@@ -85,8 +101,7 @@ def build_plan(
     notes = list(s.notes)
     notes.extend(other_name_notes(ordered, {n: x.chosen for n, x in s.slots.items()}))
     notes.extend(
-        f"{p.name}: the page {p.find_links} is computed from its manifest's template and "
-        f"the {_coupled_words(p, s.slots)} build chosen, not a page seen for that build"
+        computed_page_note(p, *_coupled(p, s.slots))
         for p in ordered
         if p.computed and p.action == "rewrite"
     )
@@ -95,12 +110,12 @@ def build_plan(
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
 
 
-def _coupled_words(p: PackagePlan, slots: Mapping[str, Slot]) -> str:
+def _coupled(p: PackagePlan, slots: Mapping[str, Slot]) -> tuple[str | None, Flavour | None]:
+    """The package a template flavour's page follows, and the build chosen for it."""
     f = p.flavour
     if not isinstance(f, IndexFlavour) or f.coupled is None or f.coupled not in slots:
-        return "coupled"
-    chosen = slots[f.coupled].chosen
-    return f"{f.coupled} {chosen.version}" if chosen is not None else f.coupled
+        return None, None
+    return f.coupled, slots[f.coupled].chosen
 
 
 def _candidate(f: Flavour) -> str:
@@ -119,13 +134,16 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> lis
         if not any(meets(f, r, g) is None for g, _ in other.candidates):
             why = why_dead(f, r, other)
         elif other.chosen is not None:
-            why = f"the plan has {other.name} {other.chosen.version}"
-            detail = meets(f, r, other.chosen)
-            if detail and not detail.startswith("needs "):
-                why = f"{detail}; {why}"
+            why = Coupling(
+                cause="plan",
+                requirement=str(r),
+                package=other.name,
+                version=str(other.chosen.version),
+                unmet=meets(f, r, other.chosen),
+            )
         else:
-            why = f"no build of {other.name} is consistent with the rest of the plan"
-        out.append(Failure(rule="coupling", reason=f"needs {r}; {why}"))
+            why = Coupling(cause="inconsistent", requirement=str(r), package=other.name)
+        out.append(coupling_failure(why))
     return out
 
 
@@ -140,14 +158,14 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         if f is chosen:
             continue
         if i in slot.coupling_rejects:
-            fails = [Failure(rule="coupling", reason=slot.coupling_rejects[i])]
+            fails = [coupling_failure(slot.coupling_rejects[i])]
         else:
             fails = _coupling_failures(f, slots, m)
         if not fails:
             fails = [
                 Failure(rule="ranked", reason="fits, ranked below the chosen build")
                 if chosen is not None
-                else Failure(rule="coupling", reason="no consistent choice of coupled packages")
+                else coupling_failure(Coupling(cause="no-choice"))
             ]
         out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
     return out
@@ -171,8 +189,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         return PackagePlan(
             action="build",
             cause="no-fit",
-            reason=f"{slot.manifest.display_name} publishes no wheels (its manifest has only "
-            "[build]): the installer builds it from source",
+            reason=build_only_reason(slot.manifest),
             build_needs=slot.manifest.build_needs,
             line=original_line(e) if e else None,
             more_lines=more,
@@ -185,16 +202,12 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
     ):
         # The manifest does not describe the version asked for (torch==2.0.0 against a
         # 2.13 manifest): nothing is known about its builds, so it is not refused.
-        versions = ", ".join(sorted({str(f.version.public) for f in slot.manifest.flavours}))
         return PackagePlan(
             action="pass",
             cause="unlisted",
             line=original_line(e),
             more_lines=more,
-            reason=(
-                f"no build in its manifest ({slot.manifest.source}) matches {asked}; the manifest "
-                f"knows {versions or 'no versions'}: left to the installer unchanged"
-            ),
+            reason=unlisted_reason(slot.manifest, asked),
             **base,
         )
     if chosen is None:
@@ -203,7 +216,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             return PackagePlan(
                 action="build",
                 cause=cause,
-                reason=f"{_no_fit(slot, m)}; the installer builds it from source",
+                reason=build_reason(no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)),
                 build_needs=slot.manifest.build_needs,
                 line=original_line(e) if e else None,
                 more_lines=more,
@@ -213,7 +226,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         return PackagePlan(
             action="error",
             cause=cause,
-            reason=_no_fit(slot, m),
+            reason=no_fit_words(_no_fit(slot, m), slot.manifest, m.profile),
             alternatives=tuple(_alternatives(slot)),
             **base,
         )
@@ -227,7 +240,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             action="pass",
             version=str(chosen.version),
             flavour=chosen,
-            reason=f"the plain build from your index fits: {why}",
+            reason=passthrough_reason(why),
             line=original_line(e) if e else None,
             more_lines=more,
             **base,
@@ -255,14 +268,12 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
     page = chosen.url
     if chosen.template is not None:
         page = _fill(chosen, slots, m)
-        why = f"{why}; page computed from {chosen.template}"
+        why = template_reason(why, chosen.template)
     name = slot.manifest.display_name
     if chosen.install is not None:
         inst = Requirement(chosen.install)
         name, extras = inst.name, {*extras, *inst.extras}
-        other = canonicalize_name(inst.name) != slot.name
-        kind = "another distribution" if other else "the package with extras"
-        why = f"{why}; installs {chosen.install} ({kind})"
+        why = installs_reason(why, chosen.install, other=canonicalize_name(inst.name) != slot.name)
     if chosen.versions is not None:
         # Every release the page serves from the floor on: the user's specifier and the
         # pattern both hold, pip takes the newest.
@@ -348,14 +359,13 @@ def _platform_tag(p: HostProfile) -> str:
     return plats[-1] if plats else ""
 
 
-def _no_fit(slot: Slot, m: Machine) -> str:
-    name = slot.manifest.display_name
-    head = f"no build of {name} fits this machine"
+def _no_fit(slot: Slot, m: Machine) -> NoFit:
+    """Which head line a package with no fit gets (:data:`~.model.NoFit`)."""
     if slot.candidates:
-        head = f"no build of {name} is consistent with the rest of the plan"
-    elif any(ruled_out(fails) for _, fails in slot.rejected):
-        head = f"no build of {name} goes with your requirements"
-    elif (
+        return "conflict"
+    if any(pinned_coupling(fails) is not None for _, fails in slot.rejected):
+        return "pinned"
+    if (
         slot.rejected
         and all(any(x.rule == "tags" for x in fails) for _, fails in slot.rejected)
         and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours)
@@ -365,8 +375,8 @@ def _no_fit(slot: Slot, m: Machine) -> str:
             for x in flavour_platforms(f)
         )
     ):
-        head = f"no {OS_WORDS.get(m.profile.os, m.profile.os)} builds of {name} exist"
-    return f"{head}; {exists_summary(slot.manifest)}"
+        return "no-os"
+    return "unfit"
 
 
 def _alternatives(slot: Slot) -> list[Alternative]:
@@ -379,9 +389,9 @@ def _alternatives(slot: Slot) -> list[Alternative]:
         if isinstance(f, IndexFlavour) and f.versions is not None:
             continue  # a pattern: no pin tells it apart
         if rules == {"accelerator"}:
-            out.append(Alternative(pin=f"{name}=={f.version}", why="runs without the GPU"))
+            out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
         elif rules == {"specifier"}:
-            out.append(Alternative(pin=f"{name}=={f.version}", why="outside your specifier"))
+            out.append(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER))
     return list(dict.fromkeys(out))[:3]
 
 
@@ -398,10 +408,7 @@ def _assemble(
             continue
         option_lines.append(o.as_line())
         if o.option == "--extra-index-url":
-            notes.append(
-                f"{o.where}: --extra-index-url {o.value} lets pip take any package "
-                "from that index; resolver-hook uses per-package find-links instead"
-            )
+            notes.append(extra_index_note(o))
     lines = list(dict.fromkeys(line for p in packages for line in (p.line, *p.more_lines) if line))
     constraints = [p.constraint for p in packages if p.constraint]
     pinned = {p.name: p for p in packages if p.constraint}
@@ -415,16 +422,10 @@ def _assemble(
                 and ours.version
                 and not c.requirement.specifier.contains(Version(ours.version), prereleases=True)
             ):
-                notes.append(
-                    f"{c.where}: your constraint {c.text} conflicts with "
-                    f"{name} {ours.version} chosen for this machine"
-                )
+                notes.append(constraint_conflict_note(c, name, ours.version))
     find_links = list(dict.fromkeys(p.find_links for p in packages if p.find_links))
     if any(e.hashes for e in reqs.requirements):
-        notes.append(
-            "your requirements use --hash: pip will then require a hash for every "
-            "package, and flavours without a sha256 cannot be installed that way"
-        )
+        notes.append(HASH_NOTE)
     if any(
         p.action != "pass"
         and p.url is not None
@@ -433,9 +434,7 @@ def _assemble(
         and not (isinstance(p.flavour, WheelFlavour) and p.flavour.sha256)
         for p in packages
     ):
-        notes.append(
-            "built-in manifests carry no sha256 yet: their wheels are not verified by hash"
-        )
+        notes.append(BUILT_IN_SHA256_NOTE)
     unverified = [
         p.name
         for p in packages
@@ -444,10 +443,7 @@ def _assemble(
         and not (p.source or "").startswith("built-in")
     ]
     if unverified:  # one note for all (built-in ones: the note above)
-        notes.append(
-            f"{', '.join(unverified)}: no sha256 in {'its' if len(unverified) == 1 else 'their'} "
-            "manifest for the wheel URL: not verified by hash"
-        )
+        notes.append(unverified_note(unverified))
     return Plan(
         profile=profile,
         packages=tuple(packages),

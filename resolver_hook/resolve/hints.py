@@ -56,12 +56,16 @@ from resolver_hook.resolve.solve import (
     solve,
 )
 from resolver_hook.resolve.words import (
-    WIN_X64_VENV,
+    X64_INTERPRETER,
+    change_words,
+    driver_change_words,
     fix_words,
     gpu_families,
     gpu_words,
     none_helps,
     place_words,
+    skipped_hint_words,
+    x64_venv_words,
 )
 
 __all__ = [
@@ -147,12 +151,7 @@ def _driver_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
             continue
         cuda = f"{fl.major}.{fl.minor}"
         driver = min_driver_for_cuda((fl.major, fl.minor), p.os)
-        text = (
-            f"a driver of {driver} or newer (CUDA {cuda})"
-            if driver
-            else f"a driver with CUDA {cuda} or newer"
-        )
-        out.append(Change(kind="driver", text=text, cuda=cuda))
+        out.append(Change(kind="driver", text=driver_change_words(driver, cuda), cuda=cuda))
     return out
 
 
@@ -165,7 +164,10 @@ def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
         return (abs(minor - here[1]) if major == here[0] else 99, -major, -minor)
 
     pys = {v for f in flavours for v in f.python_versions if _machine_sized(v)} - {p.python}
-    return [Change(kind="python", text=f"Python {v}", python=v) for v in sorted(pys, key=key)]
+    return [
+        Change(kind="python", text=change_words("python", v), python=v)
+        for v in sorted(pys, key=key)
+    ]
 
 
 def _machine_sized(version: str) -> bool:
@@ -194,12 +196,11 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
         places = {}  # a Jetson is its own machine: no other OS or CPU for it
     for os_name, arch in sorted(places, key=lambda oa: (oa[0] != p.os, oa)):
         if (p.os, p.arch, os_name, arch) == ("windows", "aarch64", "windows", "x86_64"):
-            gpu = ", with the GPU driven natively by the NVIDIA driver" if p.gpus else ""
             out.append(
                 Change(
                     kind="platform",
-                    text="an x86_64 (x64) Python interpreter",
-                    how=WIN_X64_VENV.format(py=p.python, gpu=gpu),
+                    text=X64_INTERPRETER,
+                    how=x64_venv_words(p),
                     os=os_name,
                     arch=arch,
                 )
@@ -210,7 +211,7 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     for floor in sorted(glibcs):
         if floor > have:
             v = f"{floor[0]}.{floor[1]}"
-            out.append(Change(kind="glibc", text=f"glibc {v} or newer", glibc=v))
+            out.append(Change(kind="glibc", text=change_words("glibc", v), glibc=v))
     return out
 
 
@@ -236,7 +237,7 @@ def _rocm_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     have = Version(p.rocm.version) if p.rocm and p.rocm.version else None
     floors = sorted({fl for f in flavours if (fl := spec_floor(f.rocm)) is not None})
     return [
-        Change(kind="rocm", text=f"an AMD GPU with ROCm {v} or newer", rocm=str(v))
+        Change(kind="rocm", text=change_words("rocm", v), rocm=str(v))
         for v in floors
         if p.os == "linux" and (have is None or v > have)
     ]
@@ -277,10 +278,7 @@ def with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> 
             hint = none_helps(p, by_name[p.name], plan.profile)
             packages.append(dataclasses.replace(p, hint=hint))
         elif p.name in skipped:
-            hint = (
-                f"no hint computed: {len(refused)} packages have no fit in this plan and "
-                f"the first {MAX_HINTED_PACKAGES} get one; plan fewer at a time"
-            )
+            hint = skipped_hint_words(len(refused), MAX_HINTED_PACKAGES)
             packages.append(dataclasses.replace(p, hint=hint))
         else:
             packages.append(p)
@@ -350,11 +348,11 @@ class _HintSearch:
         text = change.text
         if change.kind == "gpu":  # every family that fits, named once
             profile = self.plan.profile
-            text = gpu_families([c.sm or "" for c, _, _ in options], profile)
+            driver = None
             if change.cuda:
                 major, _, minor = change.cuda.partition(".")
                 driver = min_driver_for_cuda((int(major), int(minor or 0)), profile.os)
-                text += f", with a driver of {driver} or newer," if driver else ""
+            text = gpu_families([c.sm or "" for c, _, _ in options], profile, driver=driver)
         return dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}", also=also)
 
 

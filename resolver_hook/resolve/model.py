@@ -14,7 +14,7 @@ else of ``resolve/``.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -41,19 +41,26 @@ __all__ = [
     "Cause",
     "Change",
     "ChangeKind",
+    "Coupling",
+    "CouplingCause",
     "Failure",
+    "JetsonMiss",
+    "NoFit",
     "PackagePlan",
     "Plan",
     "Rejection",
     "Rule",
     "RuleOutcome",
     "Status",
+    "Unmet",
+    "UnmetKind",
     "flavour_platforms",
     "glibc_of",
     "has_accelerator",
     "marker_environment",
     "marker_true",
     "os_arch_of",
+    "pinned_coupling",
     "plan_target",
     "runtime_of",
     "spec_floor",
@@ -92,12 +99,86 @@ RULES: tuple[Rule, ...] = get_args(Rule)
 Status = Literal["pass", "fail", "n/a"]
 
 
+#: The head line of a package with no fit: no build fits this machine (``unfit``);
+#: builds fit but none is ``conflict``-free with the rest of the plan; the user's own
+#: requirement on a coupled package rules out what it needs (``pinned``); no build for
+#: this OS exists at all (``no-os``).
+NoFit = Literal["unfit", "conflict", "pinned", "no-os"]
+
+#: Why a flavour does not fit as a Jetson build (part of rule 1): a Jetson build on a
+#: machine that is ``not-a-jetson``, on a Jetson whose L4T release is unknown
+#: (``l4t-unknown``) or another (``other-l4t``); an ``sbsa`` build on JetPack 6 or older,
+#: or one with SASS for this Jetson's GPU but no l4t range (``tegra-no-l4t``).
+JetsonMiss = Literal["not-a-jetson", "l4t-unknown", "other-l4t", "tegra-no-l4t", "sbsa"]
+
+#: Why one build of a coupled package does not meet a flavour's coupling: ``version``
+#: (the coupling's specifier does not hold); a page template over that build needs one
+#: of the ``local-label`` builds its page exists for, the build's ``cxx11abi``, or its
+#: ``cuda`` version (a build without CUDA).
+UnmetKind = Literal["version", "local-label", "cxx11abi", "cuda"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unmet:
+    """Why one build of a coupled package does not meet a flavour's coupling, as data."""
+
+    kind: UnmetKind
+    requirement: str  # the coupling as written: "torch==2.12.*"
+    package: str  # the coupled package's name, as its build names it
+    version: str  # that build's version: "2.12.0+cu126"
+    build: str  # that build in words (Flavour.describe())
+    labels: tuple[str, ...] = ()  # local-label: the builds the page exists for
+
+
+#: What a coupling failure (rule 6) is about:
+#:
+#: - ``pinned``: your own requirement on the coupled package (``pinned_by``) rules out
+#:   its build ``version``, which fits this machine and meets the coupling;
+#: - ``page``: the coupled package's builds that hold the version lack a fact the
+#:   flavour's page template reads (``unmet``);
+#: - ``unfit``: such builds exist but none fits this machine; ``missing``: none exists;
+#: - ``plan``: the build the plan has (``version``) does not meet it (``unmet``);
+#: - ``inconsistent``: no build of the coupled package goes with the rest of the plan;
+#: - ``clash``: in the search, the build already chosen for the coupled package
+#:   (``version``) does not meet this flavour's coupling (``unmet``); ``reverse``: this
+#:   flavour does not meet the coupling of ``holder``, a build already chosen;
+#: - ``no-choice``: the search found no consistent choice at all.
+CouplingCause = Literal[
+    "pinned", "page", "unfit", "missing", "plan", "inconsistent", "clash", "reverse", "no-choice"
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Coupling:
+    """What a coupling failure is about, as data (its words: :mod:`.words`)."""
+
+    cause: CouplingCause
+    requirement: str = ""  # the flavour's coupling as written: "torch==2.12.*"
+    package: str = ""  # the coupled package (``reverse``: this flavour's own package)
+    version: str = ""  # the build at issue: the plan's, the one pinned out, this one
+    unmet: Unmet | None = None  # why that build does not meet the coupling
+    pinned_by: str = ""  # ``pinned``: your requirement that rules it out: "torch==2.0.0"
+    holder: str = ""  # ``reverse``: the chosen build whose coupling fails: "pkg 1.0"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Failure:
-    """One rule a flavour failed: its id and the reason in words."""
+    """One rule a flavour failed: its id and the reason in words. A coupling failure
+    also carries what caused it (``coupling``), which is what anything that decides on
+    it reads; the reason is only its words (and ``--json`` keeps to id and reason)."""
 
     rule: Rule
     reason: str
+    coupling: Coupling | None = field(default=None, metadata={"json": False})
+
+
+def pinned_coupling(failures: Iterable[Failure]) -> Coupling | None:
+    """The first coupling failure caused by the user's own requirement on the coupled
+    package (``pinned``): the one thing to change, for the head line and the hint."""
+    return next(
+        (x.coupling for x in failures if x.coupling is not None and x.coupling.cause == "pinned"),
+        None,
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,7 @@
 """One flavour against one machine: rules 1-5 and the ranking (rules 7-9).
 
 Owns: :class:`Machine` (what the rules need from a profile, computed once per plan),
-each rule's failures (:class:`~.model.Failure`: the rule id and its reason),
+each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.words`),
 :func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
 chosen build meets a flavour's coupling (:func:`meets`, as data), and the rank key.
 
@@ -27,29 +27,34 @@ from resolver_hook.manifest.schema import (
     Manifest,
     WheelFlavour,
 )
-from resolver_hook.portable.cuda import (
-    JETSON_AI_LAB_JP6,
-    min_driver_for_cuda,
-    uncovered,
-)
-from resolver_hook.portable.overrides import OVERRIDE_SM
-from resolver_hook.portable.platforms import (
-    OS_WORDS,
-    platform_name,
-)
+from resolver_hook.portable.cuda import KernelTarget, uncovered
 from resolver_hook.resolve.model import (
     Failure,
+    JetsonMiss,
     Rule,
     RuleOutcome,
+    Unmet,
+    UnmetKind,
     flavour_platforms,
-    glibc_of,
     has_accelerator,
     marker_environment,
     os_arch_of,
     runtime_of,
     spec_floor,
 )
-from resolver_hook.resolve.words import gpu_words
+from resolver_hook.resolve.words import (
+    NO_TAG_MATCHES,
+    accelerator_reason,
+    cuda_reason,
+    gpu_reason,
+    jetson_reason,
+    per_gpu_cuda_reason,
+    platform_reason,
+    properties_reason,
+    python_reason,
+    rocm_reason,
+    specifier_reason,
+)
 
 __all__ = [
     "Machine",
@@ -118,7 +123,6 @@ def _tag_facts(
 def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     """Rule 1: platform and Python failures, and the tag rank (lower is better)."""
     p = m.profile
-    here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
     out: list[Failure] = []
     if isinstance(f, WheelFlavour):
         ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
@@ -128,68 +132,32 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
         py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
         plat_ok = any(pl in m.platforms for pl in plats)
         if not plat_ok:
-            out.append(Failure(rule="tags", reason=_platform_reason(plats, p, here)))
+            out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
         if not py_ok:
-            pys = ", ".join(f.python_versions) or ", ".join(sorted({t.interpreter for t in f.tags}))
-            out.append(
-                Failure(
-                    rule="python",
-                    reason=f"built for Python {pys}; this machine has {p.python_words}",
-                )
-            )
+            pys = f.python_versions or sorted({t.interpreter for t in f.tags})
+            out.append(Failure(rule="python", reason=python_reason(pys, p)))
         if not out:
-            out.append(Failure(rule="tags", reason="its tags match no tag of this Python"))
+            out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))
         return out, 0
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
-        out.append(Failure(rule="tags", reason=_platform_reason(sorted(f.platforms), p, here)))
+        out.append(Failure(rule="tags", reason=platform_reason(sorted(f.platforms), p)))
     if f.python and p.python_label not in f.python:
-        out.append(
-            Failure(
-                rule="python",
-                reason=f"built for Python {', '.join(f.python)}; this machine has {p.python_words}",
-            )
-        )
+        out.append(Failure(rule="python", reason=python_reason(f.python, p)))
     if out or not f.platforms:
         return out, 0
     return [], min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
 
 
-def _platform_reason(plats: Sequence[str], p: HostProfile, here: str) -> str:
-    for pl in plats:
-        first = pl.split(".")[0]
-        os_name, arch = os_arch_of(first)
-        floor = glibc_of(first)
-        if os_name == p.os and arch == p.arch and floor and p.libc_version:
-            return (
-                f"needs glibc >= {floor[0]}.{floor[1]} ({pl}); this machine has "
-                f"{p.libc or 'libc'} {p.libc_version}"
-            )
-    words = ", ".join(
-        dict.fromkeys(platform_name(pl) for pl in (x for pl in plats for x in pl.split(".")))
-    )
-    return f"built for {words} ({', '.join(plats)}); this machine is {here}"
-
-
-def _no_cc_reason(p: HostProfile) -> str:
-    reason = p.nvidia_reason
-    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
-        return "no GPU is listed"
-    return reason
-
-
-def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
+def _jetson_miss(f: Flavour, p: HostProfile) -> JetsonMiss | None:
     """Jetson builds fit Jetsons only; SBSA builds never fit JetPack 6 and older."""
     if f.l4t is not None:
         if not p.jetson:
-            return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
+            return "not-a-jetson"
         if p.l4t is None:
-            return (
-                f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
-                "(add l4tX.Y to --target, e.g. l4t36.4)"
-            )
+            return "l4t-unknown"
         if not f.l4t.contains(Version(p.l4t), prereleases=True):
-            return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
+            return "other-l4t"
         return None
     if not (p.needs_jetson_builds and (f.cuda is not None or f.gpu)):
         return None
@@ -197,18 +165,13 @@ def _jetson_failure(f: Flavour, p: HostProfile) -> str | None:
     if not plats or any(x == "any" or os_arch_of(x) == ("linux", "aarch64") for x in plats):
         # SASS for this Jetson's Tegra CC means it was compiled for this Jetson; which L4T
         # releases it supports is not known without an l4t range (docs/facts.md 1.12).
-        tegra = [t for t in f.gpu if t.kind == "sass" and any(t.runs_on(cc) for cc in p.gpu_ccs)]
-        if tegra:
-            return (
-                f"carries SASS for this Jetson's GPU ({', '.join(map(str, tegra))}), but its "
-                "manifest gives no l4t range, so which L4T (JetPack) releases it supports is "
-                'unknown; its publisher can add l4t = ">=36,<37" (JetPack 6) to the entry'
-            )
-        return (
-            "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
-            f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
-        )
+        return "tegra-no-l4t" if _tegra_sass(f, p) else "sbsa"
     return None
+
+
+def _tegra_sass(f: Flavour, p: HostProfile) -> tuple[KernelTarget, ...]:
+    """The flavour's SASS targets that run on this machine's GPUs (a Jetson's Tegra)."""
+    return tuple(t for t in f.gpu if t.kind == "sass" and any(t.runs_on(cc) for cc in p.gpu_ccs))
 
 
 def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
@@ -232,13 +195,7 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
         specs = [(t, floors[t] & ceiling if t in floors else f.cuda) for t in targets]
         if any(spec.contains(m.cuda, prereleases=True) for _, spec in specs):
             continue
-        need = ", ".join(f"{t} needs CUDA {spec}" for t, spec in specs)
-        failures.append(
-            Failure(
-                rule="cuda",
-                reason=f"on {gpu_words(cc)} only {need}; this driver has CUDA {m.cuda}",
-            )
-        )
+        failures.append(Failure(rule="cuda", reason=per_gpu_cuda_reason(cc, specs, m.cuda)))
     return failures if served else None
 
 
@@ -257,112 +214,36 @@ def flavour_failures(
     """Every rule (1-5) the flavour fails, and its tag rank."""
     out, rank = _tag_failures(f, m)
     p = m.profile
-    jetson_reason = _jetson_failure(f, p)
-    if jetson_reason:
-        out.append(Failure(rule="jetson", reason=jetson_reason))
+    jetson = _jetson_miss(f, p)
+    if jetson is not None:
+        tegra = _tegra_sass(f, p) if jetson == "tegra-no-l4t" else ()
+        out.append(Failure(rule="jetson", reason=jetson_reason(jetson, f, p, tegra=tegra)))
     if isinstance(f, WheelFlavour) and f.other_properties:
         # A PEP 825 variant of another namespace (docs/facts.md section 2).
-        out.append(
-            Failure(
-                rule="properties",
-                reason=f"variant {f.variant} needs {', '.join(f.other_properties)}; "
-                "resolver-hook checks only nvidia properties",
-            )
-        )
+        out.append(Failure(rule="properties", reason=properties_reason(f)))
     per_gpu = _per_gpu_cuda(f, m)
     if per_gpu is not None:
         out.extend(per_gpu)
-    elif f.cuda is not None:
-        if m.cuda is None:
-            has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
-            out.append(
-                Failure(
-                    rule="cuda",
-                    reason=f"needs an NVIDIA driver with CUDA {f.cuda}; this machine has {has}",
-                )
-            )
-        elif not f.cuda.contains(m.cuda, prereleases=True):
-            hint = ""
-            floor = spec_floor(f.cuda)
-            if floor is not None and floor > m.cuda:
-                driver = min_driver_for_cuda((floor.major, floor.minor), p.os)
-                hint = f" (driver {driver} or newer)" if driver else ""
-            out.append(
-                Failure(
-                    rule="cuda",
-                    reason=f"needs a driver with CUDA {f.cuda}{hint}; this driver has "
-                    f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}",
-                )
-            )
-    if f.rocm is not None:
-        if m.rocm is None:
-            out.append(
-                Failure(rule="rocm", reason=f"needs AMD ROCm {f.rocm}; this machine has no ROCm")
-            )
-        elif not f.rocm.contains(m.rocm, prereleases=True):
-            out.append(
-                Failure(rule="rocm", reason=f"needs ROCm {f.rocm}; this machine has ROCm {m.rocm}")
-            )
+    elif f.cuda is not None and (m.cuda is None or not f.cuda.contains(m.cuda, prereleases=True)):
+        out.append(Failure(rule="cuda", reason=cuda_reason(f.cuda, m.cuda, p)))
+    if f.rocm is not None and (m.rocm is None or not f.rocm.contains(m.rocm, prereleases=True)):
+        out.append(Failure(rule="rocm", reason=rocm_reason(f.rocm, m.rocm)))
     if f.gpu:
-        kernels = ", ".join(map(str, f.gpu))
-        if p.nvidia is None:
-            out.append(
-                Failure(
-                    rule="gpu",
-                    reason=f"needs an NVIDIA GPU that runs {kernels}; this machine has none",
-                )
-            )
-        elif not p.gpus:
-            # No compute capability known (a driver without NVML, a target without smXY):
-            # say so rather than guess (docs/facts.md section 1.3).
-            out.append(
-                Failure(
-                    rule="gpu",
-                    reason=f"needs a GPU for kernels {kernels}; this machine's GPU compute "
-                    f"capability is unknown ({_no_cc_reason(p)}); set {OVERRIDE_SM}=X.Y "
-                    "(or --sm X.Y) to name it",
-                )
-            )
-        else:
-            missing = uncovered(f.gpu, p.gpu_ccs)
-            if missing:
-                verb = "does" if len(f.gpu) == 1 else "do"
-                out.append(
-                    Failure(
-                        rule="gpu",
-                        reason=f"kernels {kernels} {verb} not run on "
-                        f"{', '.join(gpu_words(cc) for cc in missing)}",
-                    )
-                )
+        # No compute capability known (a driver without NVML, a target without smXY):
+        # the reason says so rather than guess (docs/facts.md section 1.3).
+        missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
+        if p.nvidia is None or not p.gpus or missing:
+            out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
     if not has_accelerator(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
-        # A version pattern shares its versions with the CUDA builds: no pin tells it
-        # apart, so none is suggested.
-        pin = (
-            "; no pin selects it (the CUDA builds have the same versions)"
-            if isinstance(f, IndexFlavour) and f.versions is not None
-            else f"; pin {manifest.display_name}=={f.version} to use it"
-        )
         if p.nvidia is not None and any_nvidia:
-            out.append(
-                Failure(
-                    rule="accelerator",
-                    reason="builds without CUDA are not chosen on a machine with "
-                    f"an NVIDIA GPU{pin}",
-                )
-            )
+            reason = accelerator_reason("CUDA", f, manifest)
+            out.append(Failure(rule="accelerator", reason=reason))
         elif p.rocm is not None and any_rocm:
-            out.append(
-                Failure(
-                    rule="accelerator",
-                    reason=f"builds without ROCm are not chosen on a machine with ROCm{pin}",
-                )
-            )
+            reason = accelerator_reason("ROCm", f, manifest)
+            out.append(Failure(rule="accelerator", reason=reason))
     if str(spec) and not version_ok(spec, f):
-        shown = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
-        out.append(
-            Failure(rule="specifier", reason=f"{shown} does not match your requirement {spec}")
-        )
+        out.append(Failure(rule="specifier", reason=specifier_reason(f, spec)))
     return out, rank
 
 
@@ -382,26 +263,36 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     return True
 
 
-def meets(f: Flavour, r: Requirement, other: Flavour) -> str | None:
+def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
     None, or why not. A page template over ``other``'s build needs more than the
     version: one of ``local_labels``, and the facts the template reads."""
     if not version_ok(r.specifier, other):
-        return f"needs {r}"
+        return _unmet("version", r, other)
     if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
         return None
     local = other.version.local or ""
     if f.local_labels and local not in f.local_labels:
-        return (
-            f"its page exists for {other.name} builds {', '.join(f.local_labels)}, "
-            f"not {other.version}"
-        )
+        return _unmet("local-label", r, other, labels=f.local_labels)
     assert f.template is not None
     if "{cxx11abi}" in f.template and other.cxx11abi is None:
-        return f"its page needs the C++ ABI of {other.describe()}, which its manifest does not give"
+        return _unmet("cxx11abi", r, other, build=other.describe())
     if ("{cuda}" in f.template or "{cuda_major}" in f.template) and runtime_of(other) is None:
-        return f"its page needs the CUDA version of {other.describe()}, a build without CUDA"
+        return _unmet("cuda", r, other, build=other.describe())
     return None
+
+
+def _unmet(
+    kind: UnmetKind, r: Requirement, other: Flavour, *, labels: Sequence[str] = (), build: str = ""
+) -> Unmet:
+    return Unmet(
+        kind=kind,
+        requirement=str(r),
+        package=other.name,
+        version=str(other.version),
+        build=build,
+        labels=tuple(labels),
+    )
 
 
 def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool:

@@ -32,6 +32,7 @@ from resolver_hook.reqfile import (
 )
 from resolver_hook.resolve.model import (
     Cause,
+    Coupling,
     Failure,
     PackagePlan,
     marker_true,
@@ -43,7 +44,7 @@ from resolver_hook.resolve.rules import (
     rank_key,
     version_ok,
 )
-from resolver_hook.resolve.words import RULES_OUT
+from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, coupling_failure, marker_reason
 
 __all__ = [
     "Slot",
@@ -68,7 +69,7 @@ class Slot:
     candidates: list[tuple[Flavour, int]] = field(default_factory=list)  # pass 1-5, ranked
     rejected: list[tuple[Flavour, list[Failure]]] = field(default_factory=list)
     chosen: Flavour | None = None
-    coupling_rejects: dict[int, str] = field(default_factory=dict)
+    coupling_rejects: dict[int, Coupling] = field(default_factory=dict)  # by candidate
     others: list[ReqEntry] = field(default_factory=list)  # the same name asked again
 
 
@@ -137,7 +138,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                     where=e.where,
                     line=original_line(e),
                     cause="marker",
-                    reason=f"marker '{e.marker}' is false on this machine: pip skips it",
+                    reason=marker_reason(e.marker),
                 )
                 order.append(key)
             continue
@@ -148,11 +149,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
             order.remove(key)
             twin = None
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
-            why = (
-                "no manifest: left to the installer"
-                if manifest is None
-                else "you gave a URL or path: left as written"
-            )
+            why = NO_MANIFEST if manifest is None else AS_WRITTEN
             cause: Cause = "no-manifest" if manifest is None else "as-written"
             slot = slots.pop(key, None)
             if slot is None and twin is not None:  # the same name again: pip sees every line
@@ -246,29 +243,38 @@ def _couplings_hold(
     f: Flavour,
     assigned: Mapping[NormalizedName, Flavour],
     env: Mapping[str, str],
-) -> str | None:
+) -> Coupling | None:
+    """The first coupling of ``f`` that the build ``assigned`` to its package does not meet."""
     for r in f.requires:
         target = canonicalize_name(r.name)
         other = assigned.get(target)
         if other is None or not marker_true(r.marker, env):
             continue
-        why = meets(f, r, other)
-        if why is not None:
-            return f"{why}; the plan has {target} {other.version}"
+        unmet = meets(f, r, other)
+        if unmet is not None:
+            return Coupling(
+                cause="clash",
+                requirement=str(r),
+                package=target,
+                version=str(other.version),
+                unmet=unmet,
+            )
     return None
 
 
 def _consistent(
     slot: Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour], env: Mapping[str, str]
-) -> str | None:
+) -> Coupling | None:
+    """Whether ``f`` for ``slot`` goes with the builds ``assigned`` so far, both ways:
+    None, or the first coupling that fails (``f``'s own, or one of theirs on ``f``)."""
     why = _couplings_hold(f, assigned, env)
-    if why:
+    if why is not None:
         return why
     probe = {slot.name: f}
     for other in assigned.values():
         why = _couplings_hold(other, probe, env)
-        if why:
-            return f"{other.name} {other.version} {why.replace('; the plan has', '; this is')}"
+        if why is not None:
+            return dataclasses.replace(why, cause="reverse", holder=f"{other.name} {other.version}")
     return None
 
 
@@ -335,33 +341,37 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                     keep.append((f, rank))
                 else:
                     changed = True
-                    slot.rejected.append(
-                        (
-                            f,
-                            [
-                                Failure(
-                                    rule="coupling",
-                                    reason=f"needs {dead}; "
-                                    + why_dead(f, dead, slots[canonicalize_name(dead.name)]),
-                                )
-                            ],
-                        )
-                    )
+                    why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
+                    slot.rejected.append((f, [coupling_failure(why)]))
             slot.candidates = keep
 
 
-def why_dead(f: Flavour, r: Requirement, other: Slot) -> str:
-    """Why no candidate of ``other`` meets ``r``: a page template's fact the builds lack
-    (their local label, C++ ABI), else none exists or none fits."""
-    pinned = _pinned_out(f, r, other)
-    if pinned:
-        return pinned
+def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
+    """Why no candidate of ``other`` meets ``f``'s coupling ``r``: the user's own
+    requirement on ``other`` rules out a build that would (``pinned``), a page
+    template's fact the builds lack (``page``: their local label, C++ ABI), else none
+    fits this machine (``unfit``) or none exists (``missing``)."""
+    requirement = str(r)
+    for g, fails in other.rejected:
+        if fails and all(x.rule == "specifier" for x in fails) and meets(f, r, g) is None:
+            return Coupling(
+                cause="pinned",
+                requirement=requirement,
+                package=other.name,
+                version=str(g.version),
+                pinned_by=f"{other.name}{other.spec}",
+            )
     for g, _ in other.candidates:
         if version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
-            why = meets(f, r, g)
-            if why is not None:
-                return why
-    return _no_such(r, other)
+            unmet = meets(f, r, g)
+            if unmet is not None:
+                return Coupling(
+                    cause="page", requirement=requirement, package=other.name, unmet=unmet
+                )
+    exists = any(version_ok(r.specifier, g) for g in other.manifest.flavours)
+    return Coupling(
+        cause="unfit" if exists else "missing", requirement=requirement, package=other.name
+    )
 
 
 def _search(slots: Mapping[str, Slot], m: Machine) -> None:
@@ -414,22 +424,3 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
 
 def original_line(e: ReqEntry) -> str:
     return e.as_line()
-
-
-def _pinned_out(f: Flavour, r: Requirement, other: Slot) -> str | None:
-    """The user's own requirement on ``other`` rules out a build of it that fits this
-    machine and meets ``r`` (``f``'s coupling): say so, as the one thing to change."""
-    for g, fails in other.rejected:
-        if fails and all(x.rule == "specifier" for x in fails) and meets(f, r, g) is None:
-            return (
-                f"your requirement {other.name}{other.spec} {RULES_OUT} {other.name} "
-                f"{g.version}, which fits this machine"
-            )
-    return None
-
-
-def _no_such(r: Requirement, other: Slot) -> str:
-    """Why no build of ``other`` meets ``r``: none exists, or none fits this machine."""
-    if any(version_ok(r.specifier, g) for g in other.manifest.flavours):
-        return f"no such build of {other.name} fits this machine"
-    return f"{other.name}'s manifest has no such build"
