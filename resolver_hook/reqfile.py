@@ -553,7 +553,8 @@ def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
             if isinstance(exc, InputError)
             else (exc.strerror or exc)
         )
-        raise UsageError(f"{where}could not open {kind} file {path}: {reason}") from None
+        shown = repr(path) if "\0" in path else path
+        raise UsageError(f"{where}could not open {kind} file {shown}: {reason}") from None
 
 
 # pip's rules for the bytes of a requirements file (pip/_internal/req/req_file.py,
