@@ -715,3 +715,38 @@ def test_source_build_needs_are_checked_before_the_installer(
     assert "a source build's needs are not met" in proc.stderr
     assert proc.stdout == ""
     assert versions(venv) == before
+
+
+@pytest.mark.parametrize("how", ["-c", "PIP_CONSTRAINT", "pip.conf"])
+def test_constraints_pip_reads_elsewhere_are_planned_like_c(
+    gpu_index: GpuIndex, tmp_path: Path, how: str
+) -> None:
+    """A constraint on the flavour pip will read, however it is given, reaches the plan."""
+    venv = tmp_path / "v"
+    make_venv(venv)
+    cons = tmp_path / "cons.txt"
+    cons.write_text("demo-gpu==1.0+cu126\n")
+    args = ["pip", "--target", L4, "install", "--index-url", gpu_index.simple, "demo-gpu"]
+    env: dict[str, str] = {}
+    if how == "-c":
+        args += ["-c", str(cons)]
+    elif how == "PIP_CONSTRAINT":
+        env["PIP_CONSTRAINT"] = str(cons)
+    else:
+        site = tmp_path / "site.conf"  # named by PIP_CONFIG_FILE, read after the others
+        site.write_text(f"# mine\n[install]\nconstraint = {cons}\n")
+        env["PIP_CONFIG_FILE"] = str(site)
+    proc = hook(*args, venv=venv, env=env, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert versions(venv)["demo-gpu"] == "1.0+cu126"
+    if how != "-c":
+        assert "planned with the constraints the installer reads from" in proc.stderr
+    # On a machine where that pin is not the flavour: refused with the reason, before pip.
+    other = tmp_path / "other"
+    make_venv(other)
+    refused = hook(*args[:2], B200, *args[3:], venv=other, env=env, manifests=gpu_index.manifests)
+    assert refused.returncode == 1
+    assert "1.0+cu130 does not match your requirement ==1.0+cu126" in refused.stderr
+    assert "ResolutionImpossible" not in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "demo-gpu" not in versions(other)

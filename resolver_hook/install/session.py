@@ -41,6 +41,7 @@ from resolver_hook._proc import Runner, capture, foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
+from resolver_hook.install.pipconfig import implied_constraints
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -111,10 +112,16 @@ def install(
     parsed = parse_install_args(tool, installer_args)
     installer = find_installer(tool, parsed, env)
     profile = profile_for(installer)
+    implied = implied_constraints(tool, env, _prefix(installer.python))
+    if implied.files:
+        report.say(
+            f"planned with the constraints the installer reads from {implied.source}: "
+            f"{' '.join(implied.files)}"
+        )
     reqs = read_requirements(
         parsed.requirement_files,
         [*parsed.requirements, *optional],
-        constraints=parsed.constraint_files,
+        constraints=[*parsed.constraint_files, *implied.files],
     )
     plan = resolve(reqs, manifests, profile, today=today)
     optional_names = frozenset(requirement_name(o) or o for o in optional)
@@ -146,6 +153,13 @@ def install(
             )
             return 1
     return _run(installer, parsed, plan, reqs, env=env, optional=optional, report=report)
+
+
+def _prefix(python: str) -> Path | None:
+    """The environment of ``python`` when it is a virtual environment's (pip's site file
+    is ``PREFIX/pip.conf``); None otherwise."""
+    root = Path(python).parent.parent
+    return root if (root / "pyvenv.cfg").is_file() else None
 
 
 def _run(
