@@ -750,3 +750,26 @@ def test_constraints_pip_reads_elsewhere_are_planned_like_c(
     assert "ResolutionImpossible" not in refused.stderr
     assert "Traceback" not in refused.stderr
     assert "demo-gpu" not in versions(other)
+
+
+def test_uv_requirements_from_stdin_are_planned_and_installed(
+    gpu_index: GpuIndex, uv_venv: Path, tmp_path: Path
+) -> None:
+    e = clean_env(tmp_path, VIRTUAL_ENV=str(uv_venv))
+    e["RESOLVER_HOOK_MANIFESTS"] = str(gpu_index.manifests)
+    e["RESOLVER_HOOK_ALLOW_INSECURE_URLS"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver_hook", "uv", "--target", B200, "pip", "install",
+         "--index-url", gpu_index.simple, "-r", "-"],
+        input="demo-gpu\nplainpkg==1.0\n", capture_output=True, text=True, env=e, timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = versions(uv_venv)
+    assert (v["demo-gpu"], v["plainpkg"]) == ("1.0+cu130", "1.0")
+
+
+def test_pip_has_no_stdin_requirements_and_says_so(gpu_index: GpuIndex, venv: Path) -> None:
+    proc = hook("pip", "--target", B200, "install", "-r", "-", venv=venv)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: could not open requirements file -")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -118,10 +119,13 @@ def install(
             f"planned with the constraints the installer reads from {implied.source}: "
             f"{' '.join(implied.files)}"
         )
+    # uv reads '-r -' from standard input (pip has no such spelling: it says so itself).
+    stdin = _read_stdin() if tool == "uv" and "-" in parsed.requirement_files else None
     reqs = read_requirements(
         parsed.requirement_files,
         [*parsed.requirements, *optional],
         constraints=[*parsed.constraint_files, *implied.files],
+        stdin=stdin,
     )
     plan = resolve(reqs, manifests, profile, today=today)
     optional_names = frozenset(requirement_name(o) or o for o in optional)
@@ -152,7 +156,20 @@ def install(
                 "('resolver-hook doctor --build' shows the toolchain)"
             )
             return 1
-    return _run(installer, parsed, plan, reqs, env=env, optional=optional, report=report)
+    return _run(
+        installer, parsed, plan, reqs, env=env, optional=optional, report=report, stdin=stdin
+    )
+
+
+def _read_stdin() -> bytes:
+    """Standard input, read once for the plan and handed to uv again (a pipe or a file:
+    a terminal is refused, as a pipe nobody writes to is after a few seconds)."""
+    from resolver_hook._fs import InputError, read_input
+
+    try:
+        return read_input("/dev/stdin")
+    except InputError as exc:
+        raise OperationalError(f"-r -: standard input {exc.problem}", hint=exc.hint) from None
 
 
 def _prefix(python: str) -> Path | None:
@@ -171,6 +188,7 @@ def _run(
     env: dict[str, str],
     optional: Sequence[str],
     report: Reporter,
+    stdin: bytes | None = None,
 ) -> int:
     rewriting = needs_rewrite(parsed, reqs, env)
     unhashed = missing_hashes(plan) if rewriting else []
@@ -198,7 +216,17 @@ def _run(
         )
         for name, text in inv.files.items():
             write_atomic(folder / name, text)
-        code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=report.output)
+        given = None
+        if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
+            write_atomic(folder / "stdin.txt", stdin)
+            given = os.open(folder / "stdin.txt", os.O_RDONLY)
+        try:
+            code, output = run_installer(
+                inv.argv, env, tee=installer.tool == "pip", out=report.output, stdin=given
+            )
+        finally:
+            if given is not None:
+                os.close(given)
         if code != 0:
             for conflict in transitive_conflicts(output, plan):
                 report.error(
@@ -326,7 +354,12 @@ _CONFLICT = re.compile(r"^\s+(\S+) (\S+) depends on (\S+?)(==\S+)\s*$")
 
 
 def run_installer(
-    argv: Sequence[str], env: Mapping[str, str], *, tee: bool, out: Callable[[str], None]
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    tee: bool,
+    out: Callable[[str], None],
+    stdin: int | None = None,
 ) -> tuple[int, str]:
     """Run the installer in the foreground; with ``tee``, pass its stdout through, keep the tail.
 
@@ -335,7 +368,7 @@ def run_installer(
     :class:`Interrupted` after forwarding SIGINT/SIGTERM and seeing the installer exit.
     """
     try:
-        return foreground(argv, env=env, tee=out if tee else None)
+        return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
     except OSError as exc:  # the installer is missing or cannot be executed
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
