@@ -269,3 +269,41 @@ def test_a_huge_number_in_a_manifest_is_never_tried_as_a_machine(
     (foo,) = plan.packages
     assert foo.action == "error"
     assert foo.fix is None
+
+
+# --- a range no version can meet ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "why"),
+    [
+        ("cuda", ">=13.0,<12.0", ">=13.0 and <12.0 leave nothing between them"),
+        ("cuda", ">12.8,<=12.8", ">12.8 and <=12.8 leave nothing between them"),
+        ("rocm", "==6.2,==6.3", "==6.3 and ==6.2 leave nothing between them"),
+        ("cuda", "~=12.4,>=13", ">=13 and ~=12.4 leave nothing between them"),
+    ],
+)
+def test_an_empty_range_is_a_manifest_error(key: str, text: str, why: str) -> None:
+    problem = only_problem(manifest(**{key: text}))
+    assert problem == f"m.toml: wheel[0].{key}: {text!r} matches no version: {why}"
+
+
+@pytest.mark.parametrize(
+    "text", [">=12.0,<13.0", "==12.8", ">=12.8,<=12.8", "~=12.4", ">=12,!=12.5"]
+)
+def test_a_range_with_room_loads(text: str) -> None:
+    assert parse_manifest(manifest(cuda=text), source="m.toml").name == "pkg"
+
+
+def test_an_empty_range_is_exit_2_from_lint_and_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(
+        f'schema = 1\n[package]\nname = "pkg"\n[[wheel]]\nurl = "{WHEEL}"\ncuda = ">=13.0,<12.0"\n'
+    )
+    for argv in (["lint", str(path)], ["plan", "pkg", "--manifest", str(path), "--target",
+                                       "linux-x86_64-py312-cuda13.0-sm100"]):  # fmt: skip
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "wheel[0].cuda: '>=13.0,<12.0' matches no version" in err
