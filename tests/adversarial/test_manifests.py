@@ -307,3 +307,32 @@ def test_an_empty_range_is_exit_2_from_lint_and_plan(
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert "wheel[0].cuda: '>=13.0,<12.0' matches no version" in err
+
+
+# --- thousands of builds, none fits: bounded output --------------------------------------
+
+
+def test_none_fits_among_thousands_is_a_short_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.limits import SHOWN_REJECTED_BUILDS, SHOWN_VERSIONS
+
+    n = 3000
+    path = tmp_path / "big.toml"
+    lines = ["schema = 1", "[package]", 'name = "pkg"']
+    for i in range(n):
+        url = f"https://example.org/dl/pkg-1.{i}+cu99-py3-none-any.whl"
+        lines += ["[[wheel]]", f'url = "{url}"', 'cuda = ">=99.0"']
+    path.write_text("\n".join(lines) + "\n")
+    argv = ["plan", "pkg", "--manifest", str(path), "--target", "linux-x86_64-py312-cuda13.0-sm100"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 + SHOWN_REJECTED_BUILDS + 1 + 1  # error, the nearest, a count, hint
+    assert max(map(len, err)) < 400
+    assert f"and {n - SHOWN_VERSIONS:,} older versions exist for" in err[0]
+    assert err[-2] == (
+        f"  ... and {n - SHOWN_REJECTED_BUILDS:,} more builds that do not fit here "
+        "(-v or --json lists every one)"
+    )
+    assert main(["-v", *argv]) == 1
+    assert len(capsys.readouterr().err.splitlines()) > n  # -v: every one
