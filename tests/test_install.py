@@ -44,6 +44,7 @@ def hook(
     env: dict[str, str] | None = None,
     manifests: Path | None = None,
     check: bool = False,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run resolver-hook as a user would: in the venv (VIRTUAL_ENV, PATH)."""
     e = clean_env(tmp, **(env or {}))
@@ -60,6 +61,7 @@ def hook(
         env=e,
         timeout=600,
         check=False,
+        cwd=cwd,
     )
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -773,3 +775,39 @@ def test_pip_has_no_stdin_requirements_and_says_so(gpu_index: GpuIndex, venv: Pa
     proc = hook("pip", "--target", B200, "install", "-r", "-", venv=venv)
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: could not open requirements file -")
+
+
+def test_a_target_for_another_python_is_planned_with_a_warning(
+    gpu_index: GpuIndex, venv: Path
+) -> None:
+    other = f"linux-x86_64-py{sys.version_info[0]}{sys.version_info[1] + 1}-cuda13.0-sm100"
+    proc = hook("pip", "--target", other, "install", "--dry-run", "--index-url",
+                gpu_index.simple, "plainpkg", venv=venv, manifests=gpu_index.manifests)  # fmt: skip
+    have = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert f"but {venv / 'bin' / 'python'} is Python {have}: the plan is for Python" in proc.stderr
+    assert proc.stderr.count("warning:") == 1
+
+
+@pytest.mark.parametrize("spelling", [["--target", B200], [f"--target={B200}"], ["-t", B200]])
+def test_pips_target_dir_that_reads_as_a_spec_gets_one_warning(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path, spelling: list[str]
+) -> None:
+    proc = hook("pip", "install", "--index-url", gpu_index.simple, *spelling, "plainpkg",
+                venv=venv, manifests=gpu_index.manifests, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("warning:")]
+    assert (tmp_path / B200 / "plainpkg").is_dir()  # pip's --target DIR, as documented
+    assert lines == [
+        f"warning: --target {B200} after 'install' is the installer's --target DIR: it "
+        f"installs into a folder named {B200}; to plan for that machine, put it before "
+        "'install' (resolver-hook pip --target SPEC install ...)"
+    ]
+
+
+def test_a_target_dir_that_is_no_spec_gets_no_warning(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path
+) -> None:
+    proc = hook("pip", "install", "--index-url", gpu_index.simple, "--target", "vendor",
+                "plainpkg", venv=venv, manifests=gpu_index.manifests, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" not in proc.stderr
