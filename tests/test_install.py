@@ -811,3 +811,33 @@ def test_a_target_dir_that_is_no_spec_gets_no_warning(
                 "plainpkg", venv=venv, manifests=gpu_index.manifests, cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "warning:" not in proc.stderr
+
+
+def test_a_pip_too_old_for_url_constraints_is_named_before_it_runs(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """pip 20.3 and 21.0 stop at 'Links are not allowed as constraints': say it first.
+
+    No such pip can be installed offline, so the venv's pip is a stand-in that answers
+    ``--version`` as pip 21.0 does and records any other call.
+    """
+    venv = tmp_path / "old"
+    make_venv(venv, with_pip=False)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    (site / "pip").mkdir()
+    (site / "pip" / "__init__.py").write_text("")
+    ran = tmp_path / "pip-ran"
+    (site / "pip" / "__main__.py").write_text(
+        "import os, sys\n"
+        "if sys.argv[1:] == ['--version']:\n"
+        "    print('pip 21.0.1 from ' + os.path.dirname(__file__) + ' (python 3.x)')\n"
+        f"else:\n    open({str(ran)!r}, 'w').close()\n"
+    )
+    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple,
+                "demo-gpu", venv=venv, manifests=gpu_index.manifests)  # fmt: skip
+    assert proc.returncode == 1
+    assert (
+        f"error: pip 21.0 (of {venv / 'bin' / 'python'}) cannot read the plan's URL "
+        "constraints: that needs pip >= 21.1"
+    ) in proc.stderr
+    assert not ran.exists()

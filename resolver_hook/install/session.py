@@ -38,11 +38,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from resolver_hook._fs import sigterm_raises, write_atomic
+from resolver_hook._installers import pip_version
 from resolver_hook._proc import Runner, capture, foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -172,6 +174,22 @@ def _read_stdin() -> bytes:
         raise OperationalError(f"-r -: standard input {exc.problem}", hint=exc.hint) from None
 
 
+# pip reads 'name @ url' lines in a constraints file from 21.1 on (docs/facts.md
+# section 3); an older one stops with "Links are not allowed as constraints".
+PIP_URL_CONSTRAINTS = (21, 1)
+
+
+def _check_url_constraints(python: str) -> None:
+    have = pip_version(python)
+    if have is not None and have < PIP_URL_CONSTRAINTS:
+        floor = "{}.{}".format(*PIP_URL_CONSTRAINTS)
+        raise OperationalError(
+            f"pip {have[0]}.{have[1]} (of {python}) cannot read the plan's URL constraints: "
+            f"that needs pip >= {floor}",
+            hint=f"upgrade it: {python} -m pip install 'pip>={floor}'",
+        )
+
+
 def _prefix(python: str) -> Path | None:
     """The environment of ``python`` when it is a virtual environment's (pip's site file
     is ``PREFIX/pip.conf``); None otherwise."""
@@ -190,6 +208,8 @@ def _run(
     report: Reporter,
     stdin: bytes | None = None,
 ) -> int:
+    if installer.tool == "pip" and any(is_url_line(c) for c in plan.constraints):
+        _check_url_constraints(installer.python)
     rewriting = needs_rewrite(parsed, reqs, env)
     unhashed = missing_hashes(plan) if rewriting else []
     if unhashed:
