@@ -25,11 +25,15 @@ MAX_BYTES = 1 << 20  # our entries are a few kB; anything larger is not ours
 
 def cache_dir(env: Mapping[str, str]) -> Path | None:
     """``$RESOLVER_HOOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/resolver-hook``, else
-    ``~/.cache/resolver-hook``; None without a home folder."""
+    ``~/.cache/resolver-hook``; None without a home folder. A relative
+    ``XDG_CACHE_HOME`` is ignored, as the XDG Base Directory specification says ("If an
+    implementation encounters a relative path in any of these variables it should
+    consider the path invalid and ignore it")."""
     if env.get(CACHE_ENV):
         return Path(env[CACHE_ENV])
-    if env.get("XDG_CACHE_HOME"):
-        return Path(env["XDG_CACHE_HOME"]) / "resolver-hook"
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "resolver-hook"
     if env.get("HOME"):
         return Path(env["HOME"]) / ".cache" / "resolver-hook"
     return None

@@ -50,6 +50,7 @@ __all__ = [
     "locked",
     "read_input",
     "read_text_input",
+    "shown_path",
     "sigterm_raises",
     "write_atomic",
 ]
@@ -118,6 +119,16 @@ def _umask() -> int:
     return mask
 
 
+def shown_path(path: str) -> str:
+    """``path`` as text for a person: its bytes read as UTF-8, any that are not shown as
+    ``\\xNN`` (a name made in another locale, or under ``LC_ALL=C``)."""
+    try:
+        raw = os.fsencode(path)
+    except (UnicodeEncodeError, ValueError):
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     """Write ``data`` (``str`` as UTF-8, ``\\n`` line ends) to ``path``; see the module doc."""
     if os.fspath(path) == "":
@@ -133,7 +144,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
             "to write to standard output, use -o - instead"
         )
     target = _through_links(shown)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
+    # A file name that is not UTF-8 (read with surrogateescape) keeps its bytes as on disk.
+    payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     if target.is_dir():
         raise OperationalError(f"{shown}: cannot write: it is a folder")
     tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
@@ -239,6 +251,10 @@ def read_input(
         # O_NONBLOCK: opening a FIFO that has no writer returns at once instead of
         # waiting for one; the read below waits, with the deadline.
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except ValueError:  # "embedded null byte"
+        raise InputError(
+            f"{what}{os.fspath(path)!r}", "a file name cannot hold a NUL byte", opening=True
+        ) from None
     except OSError as exc:
         raise InputError(shown, f"cannot read: {exc.strerror or exc}", opening=True) from None
     try:

@@ -22,7 +22,14 @@ from pathlib import Path
 from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
 
-__all__ = ["QUERY_TIMEOUT", "find_uv", "missing_uv", "pip_python", "venv_python"]
+__all__ = [
+    "QUERY_TIMEOUT",
+    "find_uv",
+    "missing_uv",
+    "pip_python",
+    "pip_version",
+    "venv_python",
+]
 
 # Seconds a query of an installer or an interpreter may take.
 QUERY_TIMEOUT = 60.0
@@ -136,3 +143,10 @@ def _pythons_near(pip_dir: Path, version: str) -> list[str]:
     if pip_dir.parts[:3] == ("/", "usr", "lib"):  # a distribution's pip: /usr/bin/python3
         found += [p for p in (f"/usr/bin/python{version}", "/usr/bin/python3") if p not in found]
     return found
+
+
+def pip_version(python: str, run: Runner = capture) -> tuple[int, int] | None:
+    """The major.minor of the pip ``python -m pip`` runs; None when it does not say."""
+    done = run([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
+    m = re.match(r"pip (\d+)\.(\d+)", done.stdout) if done.returncode == 0 else None
+    return (int(m.group(1)), int(m.group(2))) if m else None

@@ -334,6 +334,7 @@ def foreground(
     tee: Callable[[str], None] | None = None,
     grace: float = FORWARD_GRACE,
     tail_lines: int = 200,
+    stdin: int | None = None,
 ) -> tuple[int, str]:
     """Run an installer in the terminal's process group; (exit code, kept stdout tail).
 
@@ -346,6 +347,7 @@ def foreground(
         proc = subprocess.Popen(
             list(argv),
             env=None if env is None else dict(env),
+            stdin=stdin,
             stdout=subprocess.PIPE if tee is not None else None,
             text=True,
             errors="replace",

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.requirements import Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -144,10 +145,12 @@ def _fix(
     plan_of: Mapping[NormalizedName, PackagePlan],
     installed: Mapping[NormalizedName, Installed],
     installer: str,
+    uninstaller: str,
 ) -> tuple[str | None, list[str]]:
     """The repair command for ``names`` (those whose planned build differs from the
     installed one), and reasons for those the plan cannot fix."""
     reinstall: list[str] = []
+    uninstall: list[str] = []
     picks: list[str] = []
     problems: list[str] = []
     names = list(dict.fromkeys(names))
@@ -173,14 +176,29 @@ def _fix(
             reinstall.append(inst.display_name)
             needs = f", needs {', '.join(p.build_needs)}" if p.build_needs else ""
             picks.append(f"{inst.display_name} from source: no wheel fits{needs}")
+        elif p.installs is not None and canonicalize_name(Requirement(p.installs).name) != name:
+            # Another distribution (onnxruntime -> onnxruntime-gpu): installed beside the
+            # one there, it would clobber its files; that one goes first.
+            uninstall.append(inst.display_name)
+            reinstall.append(inst.display_name)
+            picks.append(_picked(p, p.installs))
         elif p.version and p.version != inst.version:
             reinstall.append(inst.display_name)
-            picks.append(p.version if len(names) == 1 else f"{inst.display_name} {p.version}")
+            picks.append(_picked(p, None if len(names) == 1 else inst.display_name))
     if not reinstall:
         return ("; ".join(problems) or None), []
+    first = f"{uninstaller} {' '.join(uninstall)} && " if uninstall else ""
     return (
-        f"{installer} --force-reinstall {' '.join(reinstall)} (picks {', '.join(picks)})"
+        f"{first}{installer} --force-reinstall {' '.join(reinstall)} (picks {', '.join(picks)})"
     ), problems
+
+
+def _picked(p: PackagePlan, name: str | None) -> str:
+    """What the plan picks, in words: ``2.13.0+cu130``; for a version pattern (an index
+    flavour, ``>=1.19``) the newest release it allows, never one version it may not be."""
+    if p.versions:
+        return f"the newest {name or p.installs or p.name}{p.versions}"
+    return f"{name} {p.version}" if name else p.version or ""
 
 
 def check_installed(
@@ -189,6 +207,7 @@ def check_installed(
     profile: HostProfile,
     *,
     installer: str = "resolver-hook pip install",
+    uninstaller: str = "pip uninstall -y",
 ) -> tuple[PackageCheck, ...]:
     """One :class:`PackageCheck` per installed distribution that has a manifest, by name.
 
@@ -238,7 +257,7 @@ def check_installed(
             "source": manifest.source,
         }
         if inst.name not in matched:
-            fix, problems = _fix([inst.name], plan_of, present, installer)
+            fix, problems = _fix([inst.name], plan_of, present, installer, uninstaller)
             others = _same_build(inst, manifest)
             why = (
                 f"{manifest.display_name}'s manifest ({manifest.source}) lists "
@@ -264,7 +283,7 @@ def check_installed(
         if hard and not coupling and _runs_on_cpu(manifest, profile):
             # A GPU build on a machine with no GPU at all: it runs, on the CPU (torch
             # cu130 imports and computes on the CPU), as the package's CPU build would.
-            fix, problems = _fix([inst.name], plan_of, present, installer)
+            fix, problems = _fix([inst.name], plan_of, present, installer, uninstaller)
             out.append(
                 PackageCheck(
                     status="warn",
@@ -283,6 +302,7 @@ def check_installed(
                 plan_of,
                 present,
                 installer,
+                uninstaller,
             )
             out.append(
                 PackageCheck(
@@ -296,7 +316,7 @@ def check_installed(
             )
         elif "accelerator" in fails:
             gpu = "an NVIDIA GPU" if profile.nvidia is not None else "ROCm"
-            fix, problems = _fix([inst.name], plan_of, present, installer)
+            fix, problems = _fix([inst.name], plan_of, present, installer, uninstaller)
             out.append(
                 PackageCheck(
                     status="warn",

@@ -63,6 +63,8 @@ __all__ = [
     "MAX_VERSION_LENGTH",
     "NETWORK_DEADLINE",
     "PAGE_FRESH_SECONDS",
+    "SHOWN_REJECTED_BUILDS",
+    "SHOWN_VERSIONS",
     "check_version_text",
     "parse_wheel_name",
 ]
@@ -138,6 +140,10 @@ MAX_HOSTCONFIG_NESTING = 32
 # manifest listing thousands of Pythons or a plan of 1,000 refused packages stays quick.
 MAX_HINT_CHANGES = 32
 MAX_HINTED_PACKAGES = 24
+# Output, not input: without -v, a package with no fit shows this many rejected builds
+# (the nearest: fewest rules failed) and this many of its versions, then a count.
+SHOWN_REJECTED_BUILDS = 10
+SHOWN_VERSIONS = 12
 
 # --- inputs, subprocesses and the network ----------------------------------------------
 # One input file or pipe (requirement files, manifests, profiles, saved pages) and the

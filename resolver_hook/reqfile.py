@@ -553,7 +553,8 @@ def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
             if isinstance(exc, InputError)
             else (exc.strerror or exc)
         )
-        raise UsageError(f"{where}could not open {kind} file {path}: {reason}") from None
+        shown = repr(path) if "\0" in path else path
+        raise UsageError(f"{where}could not open {kind} file {shown}: {reason}") from None
 
 
 # pip's rules for the bytes of a requirements file (pip/_internal/req/req_file.py,
@@ -613,12 +614,15 @@ def decode_requirements(data: bytes, shown: str, warnings: list[str]) -> str:
     return text
 
 
-def _text_reader(warnings: list[str]) -> Reader:
+def _text_reader(warnings: list[str], stdin: bytes | None = None) -> Reader:
     """The file-system reader of requirement files: the one input opener (folders and
-    devices refused, pipes read with a cap and a deadline), pip's decoding."""
+    devices refused, pipes read with a cap and a deadline), pip's decoding; ``-`` is
+    ``stdin`` when given."""
     from resolver_hook._fs import read_input
 
     def read(path: str) -> str:
+        if path == "-" and stdin is not None:
+            return decode_requirements(stdin, "-", warnings)
         return decode_requirements(read_input(path), path, warnings)
 
     return read
@@ -630,10 +634,12 @@ def read_requirements(
     *,
     constraints: Iterable[str] = (),
     env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
 ) -> ReqFile:
     """The file-system edge: read ``-r`` files, ``-c`` files and command-line requirements.
 
-    Command-line requirements come first, as pip lists them.
+    Command-line requirements come first, as pip lists them. ``stdin``: what ``-r -``
+    reads (uv's standard input; its ``-r`` lines are relative to the current folder).
     """
     env = os.environ if env is None else env
     entries: list[ReqEntry] = []
@@ -651,7 +657,7 @@ def read_requirements(
                 source=f"<command line {i}>",
             )
         )
-    read = _text_reader(warnings)
+    read = _text_reader(warnings, stdin)
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
         text = _open(read, path, constraint=constraint)
         parsed = parse_requirements(text, source=path, read=read, env=env, constraint=constraint)

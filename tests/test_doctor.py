@@ -539,3 +539,53 @@ def test_gpu_build_without_gpu_fails_when_the_package_has_no_cpu_build() -> None
     )
     assert fa["torch"].status == "warn"
     assert fa["flash-attn"].status == "fail"
+
+
+ORT_CPU = [
+    {"name": "onnxruntime", "version": "1.22.0", "tags": ["cp312-cp312-manylinux_2_27_x86_64"]}
+]
+# A name flavour, as onnxruntime's: the GPU build is another distribution, from a version on.
+ORT_MANIFEST = """schema = 1
+[package]
+name = "onnxruntime"
+[[index]]
+install = "onnxruntime-gpu"
+versions = ">=1.19"
+cuda = ">=12.0"
+platforms = ["linux_x86_64"]
+[[index]]
+versions = ">=1.19"
+"""
+
+
+@pytest.mark.parametrize("uv", [True, False], ids=["uv", "no-uv"])
+def test_a_name_flavour_fix_uninstalls_the_other_distribution_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], uv: bool
+) -> None:
+    import resolver_hook._installers as installers
+
+    monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_CUDA", "12.8")
+    monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "9.0")
+    monkeypatch.setattr(installers, "find_uv", lambda env=None: "/usr/bin/uv" if uv else None)
+    python = fake_python(tmp_path, ORT_CPU)
+    manifest = tmp_path / "onnxruntime.toml"
+    manifest.write_text(ORT_MANIFEST)
+    code, out, err = run(
+        capsys, "doctor", "--installed", "--python", python, "--manifest", str(manifest)
+    )
+    assert code == 0, err
+    (fix,) = [x.strip() for x in out.splitlines() if x.strip().startswith("fix:")]
+    # onnxruntime-gpu beside the CPU onnxruntime would clobber its files: that goes first;
+    # a version pattern picks the newest release it allows, never one version.
+    if uv:
+        assert fix == (
+            f"fix: uv pip uninstall --python {python} onnxruntime && resolver-hook uv pip "
+            f"install --python {python} --force-reinstall onnxruntime "
+            "(picks the newest onnxruntime-gpu>=1.19)"
+        )
+    else:  # no uv on this machine: pip uninstalls, and uv is installed before it is used
+        assert fix == (
+            f"fix: {python} -m pip uninstall -y onnxruntime && python3 -m pip install uv && "
+            f"resolver-hook uv pip install --python {python} --force-reinstall onnxruntime "
+            "(picks the newest onnxruntime-gpu>=1.19)"
+        )

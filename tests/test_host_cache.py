@@ -219,3 +219,19 @@ def test_a_link_in_the_cache_is_replaced_never_written_through(tmp_path: Path) -
     assert victim.read_text() == "keep me\n"
     assert not path.is_symlink()
     assert cache.load(path, key) == (PROFILE, None)
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"XDG_CACHE_HOME": "relcache", "HOME": "/home/u"}, "/home/u/.cache/resolver-hook"),
+        ({"XDG_CACHE_HOME": "./x", "HOME": "/home/u"}, "/home/u/.cache/resolver-hook"),
+        ({"XDG_CACHE_HOME": "/var/c", "HOME": "/home/u"}, "/var/c/resolver-hook"),
+        ({"XDG_CACHE_HOME": "", "HOME": "/home/u"}, "/home/u/.cache/resolver-hook"),
+    ],
+    ids=["relative", "dot-relative", "absolute", "empty"],
+)
+def test_a_relative_xdg_cache_home_is_ignored(env: dict[str, str], expected: str) -> None:
+    from resolver_hook._cache import cache_dir
+
+    assert str(cache_dir(env)) == expected

@@ -44,6 +44,7 @@ def hook(
     env: dict[str, str] | None = None,
     manifests: Path | None = None,
     check: bool = False,
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run resolver-hook as a user would: in the venv (VIRTUAL_ENV, PATH)."""
     e = clean_env(tmp, **(env or {}))
@@ -60,6 +61,7 @@ def hook(
         env=e,
         timeout=600,
         check=False,
+        cwd=cwd,
     )
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -715,3 +717,127 @@ def test_source_build_needs_are_checked_before_the_installer(
     assert "a source build's needs are not met" in proc.stderr
     assert proc.stdout == ""
     assert versions(venv) == before
+
+
+@pytest.mark.parametrize("how", ["-c", "PIP_CONSTRAINT", "pip.conf"])
+def test_constraints_pip_reads_elsewhere_are_planned_like_c(
+    gpu_index: GpuIndex, tmp_path: Path, how: str
+) -> None:
+    """A constraint on the flavour pip will read, however it is given, reaches the plan."""
+    venv = tmp_path / "v"
+    make_venv(venv)
+    cons = tmp_path / "cons.txt"
+    cons.write_text("demo-gpu==1.0+cu126\n")
+    args = ["pip", "--target", L4, "install", "--index-url", gpu_index.simple, "demo-gpu"]
+    env: dict[str, str] = {}
+    if how == "-c":
+        args += ["-c", str(cons)]
+    elif how == "PIP_CONSTRAINT":
+        env["PIP_CONSTRAINT"] = str(cons)
+    else:
+        site = tmp_path / "site.conf"  # named by PIP_CONFIG_FILE, read after the others
+        site.write_text(f"# mine\n[install]\nconstraint = {cons}\n")
+        env["PIP_CONFIG_FILE"] = str(site)
+    proc = hook(*args, venv=venv, env=env, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert versions(venv)["demo-gpu"] == "1.0+cu126"
+    if how != "-c":
+        assert "planned with the constraints the installer reads from" in proc.stderr
+    # On a machine where that pin is not the flavour: refused with the reason, before pip.
+    other = tmp_path / "other"
+    make_venv(other)
+    refused = hook(*args[:2], B200, *args[3:], venv=other, env=env, manifests=gpu_index.manifests)
+    assert refused.returncode == 1
+    assert "1.0+cu130 does not match your requirement ==1.0+cu126" in refused.stderr
+    assert "ResolutionImpossible" not in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert "demo-gpu" not in versions(other)
+
+
+def test_uv_requirements_from_stdin_are_planned_and_installed(
+    gpu_index: GpuIndex, uv_venv: Path, tmp_path: Path
+) -> None:
+    e = clean_env(tmp_path, VIRTUAL_ENV=str(uv_venv))
+    e["RESOLVER_HOOK_MANIFESTS"] = str(gpu_index.manifests)
+    e["RESOLVER_HOOK_ALLOW_INSECURE_URLS"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver_hook", "uv", "--target", B200, "pip", "install",
+         "--index-url", gpu_index.simple, "-r", "-"],
+        input="demo-gpu\nplainpkg==1.0\n", capture_output=True, text=True, env=e, timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = versions(uv_venv)
+    assert (v["demo-gpu"], v["plainpkg"]) == ("1.0+cu130", "1.0")
+
+
+def test_pip_has_no_stdin_requirements_and_says_so(gpu_index: GpuIndex, venv: Path) -> None:
+    proc = hook("pip", "--target", B200, "install", "-r", "-", venv=venv)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: could not open requirements file -")
+
+
+def test_a_target_for_another_python_is_planned_with_a_warning(
+    gpu_index: GpuIndex, venv: Path
+) -> None:
+    other = f"linux-x86_64-py{sys.version_info[0]}{sys.version_info[1] + 1}-cuda13.0-sm100"
+    proc = hook("pip", "--target", other, "install", "--dry-run", "--index-url",
+                gpu_index.simple, "plainpkg", venv=venv, manifests=gpu_index.manifests)  # fmt: skip
+    have = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert f"but {venv / 'bin' / 'python'} is Python {have}: the plan is for Python" in proc.stderr
+    assert proc.stderr.count("warning:") == 1
+
+
+@pytest.mark.parametrize("spelling", [["--target", B200], [f"--target={B200}"], ["-t", B200]])
+def test_pips_target_dir_that_reads_as_a_spec_gets_one_warning(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path, spelling: list[str]
+) -> None:
+    proc = hook("pip", "install", "--index-url", gpu_index.simple, *spelling, "plainpkg",
+                venv=venv, manifests=gpu_index.manifests, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("warning:")]
+    assert (tmp_path / B200 / "plainpkg").is_dir()  # pip's --target DIR, as documented
+    assert lines == [
+        f"warning: --target {B200} after 'install' is the installer's --target DIR: it "
+        f"installs into a folder named {B200}; to plan for that machine, put it before "
+        "'install' (resolver-hook pip --target SPEC install ...)"
+    ]
+
+
+def test_a_target_dir_that_is_no_spec_gets_no_warning(
+    gpu_index: GpuIndex, venv: Path, tmp_path: Path
+) -> None:
+    proc = hook("pip", "install", "--index-url", gpu_index.simple, "--target", "vendor",
+                "plainpkg", venv=venv, manifests=gpu_index.manifests, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "warning:" not in proc.stderr
+
+
+def test_a_pip_too_old_for_url_constraints_is_named_before_it_runs(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """pip 20.3 and 21.0 stop at 'Links are not allowed as constraints': say it first.
+
+    No such pip can be installed offline, so the venv's pip is a stand-in that answers
+    ``--version`` as pip 21.0 does and records any other call.
+    """
+    venv = tmp_path / "old"
+    make_venv(venv, with_pip=False)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    (site / "pip").mkdir()
+    (site / "pip" / "__init__.py").write_text("")
+    ran = tmp_path / "pip-ran"
+    (site / "pip" / "__main__.py").write_text(
+        "import os, sys\n"
+        "if sys.argv[1:] == ['--version']:\n"
+        "    print('pip 21.0.1 from ' + os.path.dirname(__file__) + ' (python 3.x)')\n"
+        f"else:\n    open({str(ran)!r}, 'w').close()\n"
+    )
+    proc = hook("pip", "--target", B200, "install", "--index-url", gpu_index.simple,
+                "demo-gpu", venv=venv, manifests=gpu_index.manifests)  # fmt: skip
+    assert proc.returncode == 1
+    assert (
+        f"error: pip 21.0 (of {venv / 'bin' / 'python'}) cannot read the plan's URL "
+        "constraints: that needs pip >= 21.1"
+    ) in proc.stderr
+    assert not ran.exists()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,20 @@ def test_command_line_builds_with_an_import_name(
     sdist = tmp_path / "3d_old-0.0.0.dev0.tar.gz"
     assert capsys.readouterr().out.startswith(f"{sdist}  sha256=")
     assert "src/old3d/__init__.py" in _members(sdist)
+
+
+def test_a_failed_build_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # what TMPDIR sets
+    out = tmp_path / "out"
+    # A name whose sdist file name is longer than a file system allows: hatchling fails.
+    code = main(["placeholder", "build", "--retired-name", "a" * 250, "--replacement", "b",
+                 "-o", str(out)])  # fmt: skip
+    assert code == 1
+    assert capsys.readouterr().err.count("error:") == 1
+    assert list(scratch.iterdir()) == []
+    assert list(out.iterdir()) == []
+    assert tempfile.tempdir == str(scratch)  # put back

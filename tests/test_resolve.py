@@ -542,3 +542,29 @@ def test_stale_note_is_one_note_for_every_stale_entry() -> None:
         "https://example.org/build-table",
         "2026-01-01",
     )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "torch @ https://x.org/whl/cu126/torch-2.13.0%2Bcu126-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "./torch-2.13.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl",
+    ],
+    ids=["url", "path"],
+)
+def test_a_wheel_left_as_written_that_cannot_run_here_is_named(line: str) -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", line)
+    assert p.package("torch").reason == "you gave a URL or path: left as written"
+    (note,) = [n for n in p.notes if "left as written" in n]
+    assert note.startswith(
+        "<requirements>:1: torch-2.13.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl is left as "
+        "written, but torch's manifest says build 2.13.0+cu126 cannot run here (rule gpu): "
+    )
+
+
+def test_a_wheel_left_as_written_that_runs_here_gets_no_note() -> None:
+    p = plan(
+        "linux-x86_64-py312-cuda13.0-sm100",
+        "./torch-2.13.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
+    )
+    assert not [n for n in p.notes if "left as written" in n]

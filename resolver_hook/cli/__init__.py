@@ -143,6 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
+    _never_unencodable()
     stdout = sys.stdout
     sys.stdout = _DropAfterClose(stdout)
     try:
@@ -169,6 +170,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         sys.stdout = stdout
     return code
+
+
+def _never_unencodable() -> None:
+    """Text this terminal's encoding cannot show (non-ASCII markers under ``LC_ALL=C
+    PYTHONUTF8=0``, a file name from another locale) comes out as ``\\xNN`` escapes, never
+    as a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, io.UnsupportedOperation):
+                reconfigure(errors="backslashreplace")
 
 
 def _quiet_stdout(args: argparse.Namespace) -> bool:

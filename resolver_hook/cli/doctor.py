@@ -227,13 +227,13 @@ def _host_part(
         env_error = exc.message
     # The fix installs where the check looked: --python X's environment through uv
     # (pip takes no --python after its command word), else where pip installs.
-    installer = (
-        f"resolver-hook uv pip install --python {shlex.quote(args.python)}"
-        if args.python is not None
-        else "resolver-hook pip install"
-    )
+    installer, uninstaller = _fixers(args.python)
     checks = (
-        check_installed(environment, manifests, profile, installer=installer) if environment else ()
+        check_installed(
+            environment, manifests, profile, installer=installer, uninstaller=uninstaller
+        )
+        if environment
+        else ()
     )
     seen = profile_for_environment(profile, environment.python) if environment else profile
     data["profile"] = profile.to_dict()
@@ -261,6 +261,29 @@ def _host_part(
         lines.append("")
         lines.append(_package_verdict(checks, env_error))
     return failed, profile
+
+
+def _fixers(python: str | None) -> tuple[str, str]:
+    """The install and uninstall commands a fix names, for where the check looked: pip's
+    environment; ``--python X``'s through uv, or, where uv is not installed, through pip
+    with that venv as the active one (pip takes no ``--python`` after its command word)."""
+    from resolver_hook._installers import find_uv
+
+    if python is None:
+        return "resolver-hook pip install", "pip uninstall -y"
+    quoted = shlex.quote(python)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+    if find_uv() is None and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+        return (
+            f"VIRTUAL_ENV={shlex.quote(root)} resolver-hook pip install",
+            f"{quoted} -m pip uninstall -y",
+        )
+    if find_uv() is None:  # not a venv, no uv: uv first
+        return (
+            f"python3 -m pip install uv && resolver-hook uv pip install --python {quoted}",
+            f"{quoted} -m pip uninstall -y",
+        )
+    return f"resolver-hook uv pip install --python {quoted}", f"uv pip uninstall --python {quoted}"
 
 
 def _pip_environment(this: Any, other: Any) -> Environment:

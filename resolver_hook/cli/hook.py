@@ -81,7 +81,7 @@ def run_enable(args: argparse.Namespace) -> int:
 
     venv = _checked_venv(args)
     python = venv_python(str(venv))
-    profile = profile_for(Installer(tool="pip", command=(), python=python), args)
+    profile = profile_for(Installer(tool="pip", command=(), python=python), args, strict=True)
     done = enable_plan(venv, profile, manifests_from_args(args))
     plan, cons = done.plan, done.constraints
     out = sys.stdout.write

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -100,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             f"expected '{' '.join(expected)}' after 'resolver-hook {tool}' and its own options",
             hint=f"resolver-hook {tool} [--target SPEC] {' '.join(expected)} ...",
         )
+    _warn_target_directory(rest[len(expected) :])
     return install(
         tool,
         rest[len(expected) :],
@@ -112,11 +114,68 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def profile_for(installer: Installer, args: argparse.Namespace) -> HostProfile:
-    """The machine, with the Python of the environment being installed into."""
+def _warn_target_directory(installer_args: list[str]) -> None:
+    """pip's ``--target DIR`` after ``install`` whose value reads as a target spec: the
+    user most likely meant the hook's ``--target`` (which goes before ``install``)."""
+    from resolver_hook.errors import ResolverHookError
+    from resolver_hook.host.detect import parse_target
+
+    for i, arg in enumerate(installer_args):
+        if arg == "--":
+            return
+        value = None
+        if arg in ("--target", "-t") and i + 1 < len(installer_args):
+            value = installer_args[i + 1]
+        elif arg.startswith("--target="):
+            value = arg.partition("=")[2]
+        if value is None or os.sep in value:
+            continue
+        try:
+            parse_target(value)
+        except (ResolverHookError, ValueError):
+            continue
+        sys.stderr.write(
+            f"warning: --target {value} after 'install' is the installer's --target DIR: it "
+            f"installs into a folder named {value}; to plan for that machine, put it before "
+            "'install' (resolver-hook pip --target SPEC install ...)\n"
+        )
+        return
+
+
+_PYTHON_IN_SPEC = re.compile(r"(?:^|-)(?:py|cp)(\d)(\d+)t?(?:-|$)")
+
+
+def profile_for(
+    installer: Installer, args: argparse.Namespace, *, strict: bool = False
+) -> HostProfile:
+    """The machine, with the Python of the environment being installed into.
+
+    A ``--target`` naming another Python than that environment's is planned as asked,
+    with a warning; ``strict`` (``enable``, whose pins stay in the venv) refuses it.
+    """
     from resolver_hook.install.backends import python_version_of
 
     profile = machine_from_args(args)
-    if args.profile or args.target:
+    if args.profile:
+        return profile
+    if args.target:
+        m = _PYTHON_IN_SPEC.search(args.target)
+        if m is not None and os.path.exists(installer.python):
+            have = "{}.{}".format(*python_version_of(installer.python))
+            asked = f"{m.group(1)}.{m.group(2)}"
+            if have != asked:
+                words = (
+                    f"--target {args.target} names Python {asked}, but {installer.python} "
+                    f"is Python {have}"
+                )
+                if strict:
+                    raise UsageError(
+                        f"{words}: pip.conf would pin builds this environment cannot install",
+                        hint=f"give py{have.replace('.', '')} in --target, or leave --target out",
+                    )
+                sys.stderr.write(
+                    f"warning: {words}: the plan is for Python {asked}, as asked; the "
+                    "installer may refuse its wheels\n"
+                )
         return profile
     return profile.for_python(python_version_of(installer.python))

@@ -98,7 +98,7 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import write_atomic
+    from resolver_hook._fs import shown_path, write_atomic
     from resolver_hook.cli.plan import render_errors
     from resolver_hook.lock import dropped_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("".join(_split_hints(plans)))
         sys.stderr.write("nothing written\n")
         return 1
-    inputs = ", ".join(reqs.files) or "the command line"
+    inputs = ", ".join(shown_path(f) for f in reqs.files) or "the command line"
     if fmt != "requirements":
         from resolver_hook.cli.lockformats import write_format
 

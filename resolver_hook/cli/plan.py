@@ -15,6 +15,7 @@ from resolver_hook.cli._inputs import (
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.limits import SHOWN_REJECTED_BUILDS
 
 if TYPE_CHECKING:
     from typing import TextIO
@@ -153,11 +154,23 @@ def rejection_lines(p: PackagePlan, indent: str, *, verbose: bool = False) -> li
     if not detail:  # every build is for another platform or Python: show a few
         detail = list({r.reason: r for r in rejected}.values())[:4]
     other = len(rejected) - len(detail)
+    nearer = 0
+    if not verbose and len(detail) > SHOWN_REJECTED_BUILDS:
+        # Thousands of builds: the nearest few (fewest rules failed, in the plan's order).
+        order = sorted(range(len(detail)), key=lambda i: (len(detail[i].rules), i))
+        keep = sorted(order[:SHOWN_REJECTED_BUILDS])
+        nearer = len(detail) - len(keep)
+        detail = [detail[i] for i in keep]
     out = [f"{indent}{r.candidate}: {r.reason}" for r in detail]
+    if nearer > 0:
+        out.append(
+            f"{indent}... and {nearer:,} more builds that do not fit here "
+            "(-v or --json lists every one)"
+        )
     if other > 0:
         builds = "build" if other == 1 else "builds"
         out.append(
-            f"{indent}... and {other} {builds} for other platforms or Pythons "
+            f"{indent}... and {other:,} {builds} for other platforms or Pythons "
             "(-v or --json lists every one)"
         )
     return out

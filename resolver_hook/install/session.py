@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -37,10 +38,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from resolver_hook._fs import sigterm_raises, write_atomic
+from resolver_hook._installers import pip_version
 from resolver_hook._proc import Runner, capture, foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
+from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -111,10 +115,19 @@ def install(
     parsed = parse_install_args(tool, installer_args)
     installer = find_installer(tool, parsed, env)
     profile = profile_for(installer)
+    implied = implied_constraints(tool, env, _prefix(installer.python))
+    if implied.files:
+        report.say(
+            f"planned with the constraints the installer reads from {implied.source}: "
+            f"{' '.join(implied.files)}"
+        )
+    # uv reads '-r -' from standard input (pip has no such spelling: it says so itself).
+    stdin = _read_stdin() if tool == "uv" and "-" in parsed.requirement_files else None
     reqs = read_requirements(
         parsed.requirement_files,
         [*parsed.requirements, *optional],
-        constraints=parsed.constraint_files,
+        constraints=[*parsed.constraint_files, *implied.files],
+        stdin=stdin,
     )
     plan = resolve(reqs, manifests, profile, today=today)
     optional_names = frozenset(requirement_name(o) or o for o in optional)
@@ -145,7 +158,43 @@ def install(
                 "('resolver-hook doctor --build' shows the toolchain)"
             )
             return 1
-    return _run(installer, parsed, plan, reqs, env=env, optional=optional, report=report)
+    return _run(
+        installer, parsed, plan, reqs, env=env, optional=optional, report=report, stdin=stdin
+    )
+
+
+def _read_stdin() -> bytes:
+    """Standard input, read once for the plan and handed to uv again (a pipe or a file:
+    a terminal is refused, as a pipe nobody writes to is after a few seconds)."""
+    from resolver_hook._fs import InputError, read_input
+
+    try:
+        return read_input("/dev/stdin")
+    except InputError as exc:
+        raise OperationalError(f"-r -: standard input {exc.problem}", hint=exc.hint) from None
+
+
+# pip reads 'name @ url' lines in a constraints file from 21.1 on (docs/facts.md
+# section 3); an older one stops with "Links are not allowed as constraints".
+PIP_URL_CONSTRAINTS = (21, 1)
+
+
+def _check_url_constraints(python: str) -> None:
+    have = pip_version(python)
+    if have is not None and have < PIP_URL_CONSTRAINTS:
+        floor = "{}.{}".format(*PIP_URL_CONSTRAINTS)
+        raise OperationalError(
+            f"pip {have[0]}.{have[1]} (of {python}) cannot read the plan's URL constraints: "
+            f"that needs pip >= {floor}",
+            hint=f"upgrade it: {python} -m pip install 'pip>={floor}'",
+        )
+
+
+def _prefix(python: str) -> Path | None:
+    """The environment of ``python`` when it is a virtual environment's (pip's site file
+    is ``PREFIX/pip.conf``); None otherwise."""
+    root = Path(python).parent.parent
+    return root if (root / "pyvenv.cfg").is_file() else None
 
 
 def _run(
@@ -157,7 +206,10 @@ def _run(
     env: dict[str, str],
     optional: Sequence[str],
     report: Reporter,
+    stdin: bytes | None = None,
 ) -> int:
+    if installer.tool == "pip" and any(is_url_line(c) for c in plan.constraints):
+        _check_url_constraints(installer.python)
     rewriting = needs_rewrite(parsed, reqs, env)
     unhashed = missing_hashes(plan) if rewriting else []
     if unhashed:
@@ -184,7 +236,17 @@ def _run(
         )
         for name, text in inv.files.items():
             write_atomic(folder / name, text)
-        code, output = run_installer(inv.argv, env, tee=installer.tool == "pip", out=report.output)
+        given = None
+        if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
+            write_atomic(folder / "stdin.txt", stdin)
+            given = os.open(folder / "stdin.txt", os.O_RDONLY)
+        try:
+            code, output = run_installer(
+                inv.argv, env, tee=installer.tool == "pip", out=report.output, stdin=given
+            )
+        finally:
+            if given is not None:
+                os.close(given)
         if code != 0:
             for conflict in transitive_conflicts(output, plan):
                 report.error(
@@ -312,7 +374,12 @@ _CONFLICT = re.compile(r"^\s+(\S+) (\S+) depends on (\S+?)(==\S+)\s*$")
 
 
 def run_installer(
-    argv: Sequence[str], env: Mapping[str, str], *, tee: bool, out: Callable[[str], None]
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    tee: bool,
+    out: Callable[[str], None],
+    stdin: int | None = None,
 ) -> tuple[int, str]:
     """Run the installer in the foreground; with ``tee``, pass its stdout through, keep the tail.
 
@@ -321,7 +388,7 @@ def run_installer(
     :class:`Interrupted` after forwarding SIGINT/SIGTERM and seeing the installer exit.
     """
     try:
-        return foreground(argv, env=env, tee=out if tee else None)
+        return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
     except OSError as exc:  # the installer is missing or cannot be executed
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 

@@ -536,6 +536,10 @@ def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet
     if not str(spec):
         c.bad(path, f"empty specifier ({if_empty})")
         return None
+    empty = _no_version_between(spec)
+    if empty is not None:
+        c.bad(path, f"{text!r} matches no version: {empty}")
+        return None
     return c.shared(spec)
 
 
@@ -881,6 +885,46 @@ def _read_versions(
         )
         return None, None
     return spec, floor
+
+
+def _no_version_between(spec: SpecifierSet) -> str | None:
+    """Why no version can meet ``spec`` (``>=13.0,<12.0``), in words; None when one can.
+
+    Bounds from ``>``, ``>=``, ``<``, ``<=``, ``==`` and ``~=`` without wildcards; ``!=``
+    and wildcards are left out, so an answer of None may still be an empty range.
+    """
+    low: tuple[Version, bool, str] | None = None  # (version, inclusive, as written)
+    high: tuple[Version, bool, str] | None = None
+    for s in spec:
+        if "*" in s.version or s.operator in ("!=", "==="):
+            continue
+        try:
+            v = Version(s.version)
+        except InvalidVersion:
+            continue
+        lows: list[tuple[Version, bool]] = []
+        highs: list[tuple[Version, bool]] = []
+        if s.operator in (">=", "==", "~="):
+            lows.append((v, True))
+        if s.operator == ">":
+            lows.append((v, False))
+        if s.operator in ("<=", "=="):
+            highs.append((v, True))
+        if s.operator == "<":
+            highs.append((v, False))
+        if s.operator == "~=" and len(v.release) > 1:
+            highs.append((Version(".".join(map(str, [*v.release[:-2], v.release[-2] + 1]))), False))
+        for bound, inclusive in lows:
+            if low is None or bound > low[0] or (bound == low[0] and not inclusive):
+                low = (bound, inclusive, str(s))
+        for bound, inclusive in highs:
+            if high is None or bound < high[0] or (bound == high[0] and not inclusive):
+                high = (bound, inclusive, str(s))
+    if low is None or high is None:
+        return None
+    if low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1])):
+        return f"{low[2]} and {high[2]} leave nothing between them"
+    return None
 
 
 def _spec_floor(spec: SpecifierSet) -> Version | None:

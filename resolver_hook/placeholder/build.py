@@ -187,8 +187,13 @@ def _inside(path: Path, folder: Path) -> Path:
 def _hatchling_sdist(tree: Path, out: Path) -> Path:
     from hatchling.builders.sdist import SdistBuilder
 
+    # hatchling writes its tarball to a temporary file first (tempfile.mkstemp) and leaves
+    # it when the build fails: made beside the tree, it goes when the tree's folder goes.
+    previous, tempfile.tempdir = tempfile.tempdir, str(tree.parent)
     try:
         artifacts = list(SdistBuilder(str(tree)).build(directory=str(out), versions=["standard"]))
     except Exception as exc:  # hatchling reports bad metadata with plain exceptions
         raise OperationalError(f"hatchling could not build the sdist: {exc}") from exc
+    finally:
+        tempfile.tempdir = previous
     return _inside(Path(artifacts[0]), out)

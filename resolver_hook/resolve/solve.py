@@ -15,10 +15,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
@@ -151,6 +152,10 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
             why = NO_MANIFEST if manifest is None else AS_WRITTEN
             cause: Cause = "no-manifest" if manifest is None else "as-written"
+            if manifest is not None:
+                unfit = _as_written_unfit(e, manifest, m)
+                if unfit is not None:
+                    notes.append(unfit)
             slot = slots.pop(key, None)
             if slot is None and twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
@@ -420,6 +425,30 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
             if found is not None:
                 return found
     return None
+
+
+def _as_written_unfit(e: ReqEntry, manifest: Manifest, m: Machine) -> str | None:
+    """A wheel path or URL left as written whose build the manifest says cannot run here
+    (a ``+cu126`` wheel on a B200): the rule it fails, in words; None otherwise."""
+    where = (e.url or e.text).split("#", 1)[0].split("?", 1)[0]
+    filename = unquote(where.rstrip("/").rsplit("/", 1)[-1])
+    if not filename.endswith(".whl"):
+        return None
+    try:
+        version = parse_wheel_filename(filename)[1]
+    except ValueError:
+        return None
+    builds = [f for f in manifest.flavours if f.version == version]
+    if not builds:
+        return None
+    failures = [flavour_failures(f, m, SpecifierSet(), manifest)[0] for f in builds]
+    if not all(failures):
+        return None  # one build of that version runs here
+    first = failures[0][0]
+    return (
+        f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
+        f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
+    )
 
 
 def original_line(e: ReqEntry) -> str:

@@ -21,6 +21,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
+from resolver_hook.limits import SHOWN_VERSIONS
 from resolver_hook.manifest.schema import (
     Flavour,
     IndexFlavour,
@@ -154,7 +155,15 @@ def exists_summary(man: Manifest) -> str:
         parts.append("kernels " + ", ".join(map(str, sorted(gpus))))
     versions = sorted({f.version.public for f in man.flavours}, key=Version, reverse=True)
     verb = "exists" if len(versions) == 1 else "exist"
-    return f"{man.display_name} {', '.join(versions)} {verb} for: {'; '.join(parts)}"
+    shown = ", ".join(versions[:SHOWN_VERSIONS])
+    if len(versions) > SHOWN_VERSIONS:  # a manifest of thousands: the newest, and a count
+        shown += f" and {len(versions) - SHOWN_VERSIONS:,} older versions"
+    return f"{man.display_name} {shown} {verb} for: {'; '.join(_bounded(parts))}"
+
+
+def _bounded(parts: list[str], limit: int = 600) -> list[str]:
+    """Each part at most ``limit`` characters (thousands of CUDA ranges or kernels)."""
+    return [p if len(p) <= limit else p[: limit - 5].rsplit(", ", 1)[0] + ", ..." for p in parts]
 
 
 def chosen_words(

@@ -21,6 +21,7 @@ from tests.paths import REPO
 from tests.wheelfactory import build_wheel
 
 TARGET = "linux-x86_64-py312"
+SAME_PY = f"linux-x86_64-py{sys.version_info[0]}{sys.version_info[1]}"  # a real venv's Python
 
 
 @pytest.fixture
@@ -200,7 +201,7 @@ def test_venv_path_with_a_space_keeps_pip_working(tmp_path: Path) -> None:
     # the user's own configuration out while the site one is read.
     env = clean_env(tmp_path, PIP_CONFIG_FILE=str(empty), PYTHONPATH=str(REPO))
     hook = subprocess.run(
-        [sys.executable, "-m", "resolver_hook", "enable", "--venv", str(venv), "--target", TARGET],
+        [sys.executable, "-m", "resolver_hook", "enable", "--venv", str(venv), "--target", SAME_PY],
         env=env,
         capture_output=True,
         text=True,
@@ -408,3 +409,24 @@ def test_uv_reads_a_comma_separated_find_links_variable(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "alpha==1.0" in done.stderr
     assert "beta==1.0" in done.stderr
+
+
+# --- a target whose Python is not the venv's ---------------------------------------------
+
+
+@pytest.mark.integration
+def test_enable_for_another_python_than_the_venvs_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    other = f"linux-x86_64-py{sys.version_info[0]}{sys.version_info[1] + 1}"
+    code, out, err = cli(capsys, "enable", "--venv", str(venv), "--target", other)
+    have = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"error: --target {other} names Python {sys.version_info[0]}.{sys.version_info[1] + 1}, "
+        f"but {venv / 'bin' / 'python'} is Python {have}: pip.conf would pin builds"
+    )
+    assert not venvhook.hook_dir(venv).exists()
+    assert cli(capsys, "enable", "--venv", str(venv), "--target", SAME_PY)[0] == 0

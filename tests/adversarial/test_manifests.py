@@ -269,3 +269,70 @@ def test_a_huge_number_in_a_manifest_is_never_tried_as_a_machine(
     (foo,) = plan.packages
     assert foo.action == "error"
     assert foo.fix is None
+
+
+# --- a range no version can meet ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "why"),
+    [
+        ("cuda", ">=13.0,<12.0", ">=13.0 and <12.0 leave nothing between them"),
+        ("cuda", ">12.8,<=12.8", ">12.8 and <=12.8 leave nothing between them"),
+        ("rocm", "==6.2,==6.3", "==6.3 and ==6.2 leave nothing between them"),
+        ("cuda", "~=12.4,>=13", ">=13 and ~=12.4 leave nothing between them"),
+    ],
+)
+def test_an_empty_range_is_a_manifest_error(key: str, text: str, why: str) -> None:
+    problem = only_problem(manifest(**{key: text}))
+    assert problem == f"m.toml: wheel[0].{key}: {text!r} matches no version: {why}"
+
+
+@pytest.mark.parametrize(
+    "text", [">=12.0,<13.0", "==12.8", ">=12.8,<=12.8", "~=12.4", ">=12,!=12.5"]
+)
+def test_a_range_with_room_loads(text: str) -> None:
+    assert parse_manifest(manifest(cuda=text), source="m.toml").name == "pkg"
+
+
+def test_an_empty_range_is_exit_2_from_lint_and_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text(
+        f'schema = 1\n[package]\nname = "pkg"\n[[wheel]]\nurl = "{WHEEL}"\ncuda = ">=13.0,<12.0"\n'
+    )
+    for argv in (["lint", str(path)], ["plan", "pkg", "--manifest", str(path), "--target",
+                                       "linux-x86_64-py312-cuda13.0-sm100"]):  # fmt: skip
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "wheel[0].cuda: '>=13.0,<12.0' matches no version" in err
+
+
+# --- thousands of builds, none fits: bounded output --------------------------------------
+
+
+def test_none_fits_among_thousands_is_a_short_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from resolver_hook.limits import SHOWN_REJECTED_BUILDS, SHOWN_VERSIONS
+
+    n = 3000
+    path = tmp_path / "big.toml"
+    lines = ["schema = 1", "[package]", 'name = "pkg"']
+    for i in range(n):
+        url = f"https://example.org/dl/pkg-1.{i}+cu99-py3-none-any.whl"
+        lines += ["[[wheel]]", f'url = "{url}"', 'cuda = ">=99.0"']
+    path.write_text("\n".join(lines) + "\n")
+    argv = ["plan", "pkg", "--manifest", str(path), "--target", "linux-x86_64-py312-cuda13.0-sm100"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 + SHOWN_REJECTED_BUILDS + 1 + 1  # error, the nearest, a count, hint
+    assert max(map(len, err)) < 400
+    assert f"and {n - SHOWN_VERSIONS:,} older versions exist for" in err[0]
+    assert err[-2] == (
+        f"  ... and {n - SHOWN_REJECTED_BUILDS:,} more builds that do not fit here "
+        "(-v or --json lists every one)"
+    )
+    assert main(["-v", *argv]) == 1
+    assert len(capsys.readouterr().err.splitlines()) > n  # -v: every one

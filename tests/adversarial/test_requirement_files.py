@@ -7,6 +7,9 @@ Python's int digit limit, include chains thousands deep, files of gigabytes.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,8 @@ from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import MAX_INCLUDE_DEPTH, MAX_REQUIREMENTS_BYTES
 from resolver_hook.reqfile import parse_requirements, read_requirements
+from tests.installenv import clean_env
+from tests.paths import REPO
 
 TARGET = ["--target", "linux-x86_64-py312"]
 HUGE = "1" * 5000
@@ -133,9 +138,6 @@ def test_encodings_pip_reads_are_read(tmp_path: Path, data: bytes) -> None:
     ids=["utf-16", "coding-line"],
 )
 def test_pip_reads_the_same_files(tmp_path: Path, data: bytes) -> None:
-    import subprocess
-    import sys
-
     path = tmp_path / "req.txt"
     path.write_bytes(data)
     # pip's own reading of it: a dry run with no index fails on its one requirement, having read it.
@@ -182,3 +184,51 @@ def test_a_locale_file_is_read_with_a_warning(
     monkeypatch.setattr(locale, "getpreferredencoding", lambda do_setlocale=True: "utf-8")
     with pytest.raises(UsageError, match="neither UTF-8 nor this locale's utf-8 text"):
         read_requirements([str(path)])
+
+
+# --- no traceback for odd names and odd terminals -----------------------------------------
+
+
+def test_a_nul_byte_in_an_included_path_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "req.txt"
+    path.write_bytes(b"-r base\x00.txt\n")
+    assert main(["plan", "-r", str(path), *TARGET]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {path}:1: could not open requirements file '{tmp_path}/base\\x00.txt': "
+        "a file name cannot hold a NUL byte\n"
+    )
+
+
+def _run_c_locale(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    env = clean_env(tmp_path, PYTHONPATH=str(REPO), LC_ALL="C", PYTHONUTF8="0")
+    env.pop("PYTHONIOENCODING", None)
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        env=env, cwd=tmp_path, capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.integration
+def test_non_ascii_output_in_the_c_locale(tmp_path: Path) -> None:
+    (tmp_path / "req.txt").write_text('six ; platform_release == "café"\n', encoding="utf-8")
+    done = _run_c_locale(tmp_path, "plan", "-r", "req.txt", *TARGET)
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b'six ; platform_release == "caf\\xe9"' in done.stdout
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", [b"caf\xe9.txt", b"caf\xc3\xa9.txt"], ids=["latin-1", "utf-8"])
+def test_lock_from_a_file_name_of_another_locale(tmp_path: Path, name: bytes) -> None:
+    path = os.path.join(os.fsencode(tmp_path), name)
+    with open(path, "wb") as f:
+        f.write(b"six\n")
+    done = _run_c_locale(tmp_path, "lock", "-r", os.fsdecode(name), *TARGET, "-o", "out.txt")
+    assert done.returncode == 0, done.stderr
+    header = (tmp_path / "out.txt").read_bytes().splitlines()[1]
+    # The name's bytes read as UTF-8; a byte that is not UTF-8 shown as an escape.
+    shown = name.decode("utf-8", "backslashreplace").encode("utf-8")
+    assert header == b"# from " + shown
