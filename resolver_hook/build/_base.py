@@ -4,11 +4,13 @@
 preflight). :func:`tool_output` runs a command through :mod:`resolver_hook._proc` (its
 own process group, killed whole on timeout, capped output) and turns whatever went wrong
 into a reason; :func:`which` and :func:`path_dirs` read the given environment's PATH,
-never the process's own; :func:`release` reads a major.minor.
+never the process's own; :func:`release` reads a major.minor; :func:`fields_dict` is the
+``to_dict`` of the build modules' records.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import shutil
@@ -26,6 +28,7 @@ __all__ = [
     "Output",
     "Runner",
     "Status",
+    "fields_dict",
     "path_dirs",
     "release",
     "run_subprocess",
@@ -91,6 +94,17 @@ def path_dirs(env: Mapping[str, str]) -> list[str]:
     return seen
 
 
+def fields_dict(record: Any, *, omit: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A dataclass record's fields by name, in their order, tuples as lists (for JSON);
+    the fields named in ``omit`` left out."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(record):
+        if f.name not in omit:
+            value = getattr(record, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
 def release(version: str | None) -> str | None:
     """'13.0.88' -> '13.0'."""
     parts = version_numbers(version)
@@ -108,10 +122,4 @@ class Check:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "summary": self.summary,
-            "fix": list(self.fix),
-            "notes": list(self.notes),
-        }
+        return fields_dict(self)

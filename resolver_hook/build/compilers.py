@@ -24,6 +24,7 @@ from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
     Runner,
+    fields_dict,
     path_dirs,
     run_subprocess,
     tool_output,
@@ -72,15 +73,7 @@ class Compiler:
         return f"{name} {self.version} ({family[self.family]})"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "command": self.command,
-            "source": self.source,
-            "path": self.path,
-            "family": self.family,
-            "version": self.version,
-            "macro_source": self.macro_source,
-            "reason": self.reason,
-        }
+        return fields_dict(self, omit=("macros",))
 
 
 _CLANG_RE = re.compile(r"clang version (\d+(?:\.\d+)*)")

@@ -23,6 +23,7 @@ from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     Check,
     Runner,
+    fields_dict,
     run_subprocess,
     tool_output,
     which,
@@ -44,12 +45,7 @@ class Tool:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "path": self.path,
-            "version": self.version,
-            "reason": self.reason,
-        }
+        return fields_dict(self)
 
 
 def probe_tool(

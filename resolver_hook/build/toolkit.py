@@ -22,6 +22,7 @@ from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
     Runner,
+    fields_dict,
     release,
     run_subprocess,
     tool_output,
@@ -61,15 +62,7 @@ class Toolkit:
         return release(self.version)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "root": self.root,
-            "source": self.source,
-            "nvcc": self.nvcc,
-            "version": self.version,
-            "version_source": self.version_source,
-            "host_config": self.host_config,
-            "notes": list(self.notes),
-        }
+        return fields_dict(self)
 
 
 # `nvcc --version` ends with "Cuda compilation tools, release 13.0, V13.0.88" and
