@@ -15,6 +15,14 @@ from .test_reqfile import BAD_LINES
 SM100 = "linux-x86_64-py312-cuda13.0-sm100"
 
 
+def lock(
+    capsys: pytest.CaptureFixture[str], *inputs: str, output: str, targets: list[str]
+) -> tuple[int, str, str]:
+    """``resolver-hook lock INPUTS... -o OUTPUT --target T...``: (exit code, stdout, stderr)."""
+    options = [word for target in targets for word in ("--target", target)]
+    return run(capsys, "lock", *inputs, "-o", output, *options)
+
+
 def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(
         capsys, "plan", "torch", "flash-attn", "natten", "--target", SM100, "--json"
@@ -55,17 +63,12 @@ def test_lock_one_file_per_target_and_inputs_untouched(
     req = tmp_path / "requirements.in"
     req.write_text('torch\ntilert ; sys_platform == "linux"\nnumpy\n')
     before = req.read_bytes()
-    code, _, err = run(
+    code, _, err = lock(
         capsys,
-        "lock",
         "-r",
         str(req),
-        "-o",
-        str(tmp_path / "{target}.txt"),
-        "--target",
-        SM100,
-        "--target",
-        "linux-x86_64-py312-cuda13.0-sm103",
+        output=str(tmp_path / "{target}.txt"),
+        targets=[SM100, "linux-x86_64-py312-cuda13.0-sm103"],
     )
     assert (code, err) == (0, "")
     text = (tmp_path / f"{SM100}.txt").read_text().splitlines()
@@ -94,16 +97,8 @@ def test_lock_file_is_readable_like_any_other(
 
 def test_lock_one_file_with_markers(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out = tmp_path / "lock.txt"
-    code, _, _ = run(
-        capsys,
-        "lock",
-        "flash-attn",
-        "-o",
-        str(out),
-        "--target",
-        SM100,
-        "--target",
-        "linux-aarch64-py312-cuda13.0-sm100",
+    code, _, _ = lock(
+        capsys, "flash-attn", output=str(out), targets=[SM100, "linux-aarch64-py312-cuda13.0-sm100"]
     )
     assert code == 0
     lines = [x for x in out.read_text().splitlines() if x.startswith("flash-attn")]
@@ -111,16 +106,8 @@ def test_lock_one_file_with_markers(capsys: pytest.CaptureFixture[str], tmp_path
         '; (sys_platform == "linux" and platform_machine == "x86_64" and python_version == "3.12")'
     )
     assert "manylinux_2_34_aarch64.whl ; " in lines[1]
-    code, _, err = run(
-        capsys,
-        "lock",
-        "torch",
-        "-o",
-        str(out),
-        "--target",
-        SM100,
-        "--target",
-        "linux-x86_64-py312-cuda12.6-sm89",
+    code, _, err = lock(
+        capsys, "torch", output=str(out), targets=[SM100, "linux-x86_64-py312-cuda12.6-sm89"]
     )
     assert code == 2
     assert err.count("error:") == 1
@@ -157,19 +144,14 @@ def test_lock_guard_goes_before_hash_options(
     req = tmp_path / "requirements.in"
     hash_option = "--hash=sha256:" + "0" * 64
     req.write_text(f'kern;python_version>="3.10" {hash_option}\n')
-    code, out, err = run(
+    code, out, err = lock(
         capsys,
-        "lock",
         "-r",
         str(req),
         "--manifest",
         str(manifest),
-        "-o",
-        "-",
-        "--target",
-        "linux-x86_64-py312",
-        "--target",
-        "linux-aarch64-py312",
+        output="-",
+        targets=["linux-x86_64-py312", "linux-aarch64-py312"],
     )
     assert (code, err) == (0, "")
     assert out.splitlines()[-1] == (
@@ -208,17 +190,12 @@ def test_lock_refuses_an_input_before_writing_any_output(
 ) -> None:
     req = tmp_path / "macos-arm64-py312.txt"
     req.write_text("torch\n")
-    code, _, err = run(
+    code, _, err = lock(
         capsys,
-        "lock",
         "-r",
         str(req),
-        "-o",
-        str(tmp_path / "{target}.txt"),
-        "--target",
-        SM100,
-        "--target",
-        "macos-arm64-py312",
+        output=str(tmp_path / "{target}.txt"),
+        targets=[SM100, "macos-arm64-py312"],
     )
     assert code == 2
     assert "is one of the input files" in err
@@ -347,18 +324,13 @@ def test_lock_one_version_built_per_platform_is_one_line(
     from tests.paths import DATA
 
     out = tmp_path / "lock.txt"
-    code, _, err = run(
+    code, _, err = lock(
         capsys,
-        "lock",
         "demo",
         "--manifest",
         str(DATA / "manifests" / "cuda-builds.toml"),
-        "-o",
-        str(out),
-        "--target",
-        "linux-x86_64-py312-cuda13.0-sm90",
-        "--target",
-        "linux-aarch64-py312-cuda13.0-sm110",
+        output=str(out),
+        targets=["linux-x86_64-py312-cuda13.0-sm90", "linux-aarch64-py312-cuda13.0-sm110"],
     )
     assert (code, err) == (0, "")
     body = [x for x in out.read_text().splitlines() if not x.startswith("#")]
@@ -371,17 +343,8 @@ def test_lock_names_the_marker_that_leaves_a_package_out(
     req = tmp_path / "requirements.in"
     req.write_text("torch\ntilert\n")
     out = tmp_path / "lock.txt"
-    code, _, err = run(
-        capsys,
-        "lock",
-        "-r",
-        str(req),
-        "-o",
-        str(out),
-        "--target",
-        SM100,
-        "--target",
-        "macos-arm64-py312",
+    code, _, err = lock(
+        capsys, "-r", str(req), output=str(out), targets=[SM100, "macos-arm64-py312"]
     )
     assert code == 1
     assert not out.exists()
@@ -391,18 +354,7 @@ def test_lock_names_the_marker_that_leaves_a_package_out(
     )
     # The suggested marker works: with it, the lock is written.
     req.write_text('torch\ntilert ; sys_platform == "linux"\n')
-    code, _, _ = run(
-        capsys,
-        "lock",
-        "-r",
-        str(req),
-        "-o",
-        str(out),
-        "--target",
-        SM100,
-        "--target",
-        "macos-arm64-py312",
-    )
+    code, _, _ = lock(capsys, "-r", str(req), output=str(out), targets=[SM100, "macos-arm64-py312"])
     assert code == 0
 
 
@@ -437,16 +389,11 @@ def test_lock_never_writes_a_line_whose_marker_cannot_hold(
 def test_lock_targets_no_marker_tells_apart_name_the_difference(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = run(
+    code, _, err = lock(
         capsys,
-        "lock",
         "torch",
-        "-o",
-        str(tmp_path / "lock.txt"),
-        "--target",
-        SM100,
-        "--target",
-        "linux-x86_64-py312-glibc2.28-cuda13.0-sm100",
+        output=str(tmp_path / "lock.txt"),
+        targets=[SM100, "linux-x86_64-py312-glibc2.28-cuda13.0-sm100"],
     )
     assert code == 2
     assert "differ only in what markers cannot tell apart: glibc (2.35 vs 2.28)" in err
