@@ -37,6 +37,14 @@ def stored(tmp_path: Path, env: dict[str, str], root: Path) -> tuple[Path, dict[
     return path, key
 
 
+def refused(path: Path, key: dict[str, object]) -> str:
+    """The note of a cache that :func:`cache.load` will not use (no profile comes back)."""
+    profile, note = cache.load(path, key)
+    assert profile is None
+    assert note is not None
+    return note
+
+
 def test_a_stored_profile_is_read_back_for_the_same_key(tmp_path: Path) -> None:
     root = fake_root(tmp_path)
     path, key = stored(tmp_path, {}, root)
@@ -78,9 +86,7 @@ def test_no_boot_id_means_no_cache(tmp_path: Path) -> None:
 def test_a_corrupt_cache_is_ignored_with_a_note(tmp_path: Path, content: bytes, why: str) -> None:
     path, key = stored(tmp_path, {}, fake_root(tmp_path))
     path.write_bytes(content)
-    profile, note = cache.load(path, key)
-    assert profile is None
-    assert note is not None
+    note = refused(path, key)
     assert why in note
     assert str(path) in note
 
@@ -88,18 +94,14 @@ def test_a_corrupt_cache_is_ignored_with_a_note(tmp_path: Path, content: bytes, 
 def test_a_cache_with_a_bad_profile_is_ignored_with_a_note(tmp_path: Path) -> None:
     path, key = stored(tmp_path, {}, fake_root(tmp_path))
     path.write_text(json.dumps({"key": key, "value": {"os": "plan9"}}))
-    profile, note = cache.load(path, key)
-    assert profile is None
-    assert note is not None
+    note = refused(path, key)
     assert "plan9" in note
 
 
 def test_a_cache_others_can_write_is_ignored(tmp_path: Path) -> None:
     path, key = stored(tmp_path, {}, fake_root(tmp_path))
     path.chmod(0o666)
-    profile, note = cache.load(path, key)
-    assert profile is None
-    assert note is not None
+    note = refused(path, key)
     assert "writable by others" in note
 
 
@@ -108,19 +110,30 @@ def test_a_symlinked_cache_is_not_followed(tmp_path: Path) -> None:
     real = path.with_name("elsewhere.json")
     path.rename(real)
     path.symlink_to(real)
-    profile, note = cache.load(path, key)
-    assert profile is None
-    assert note is not None
+    refused(path, key)
+
+
+@pytest.fixture
+def cache_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The host cache's folder (by its variable), with detect's memo cleared."""
+    folder = tmp_path / "c"
+    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
+    detect.cache_clear()  # type: ignore[attr-defined]
+    return folder
+
+
+@pytest.fixture
+def live_cache(cache_folder: Path) -> Path:
+    """:func:`cache_folder` on a machine where the cache is on (it has a boot id)."""
+    if cache.cache_key(os.environ) is None:
+        pytest.skip("this machine has no boot id: the cache is off by design")
+    return cache_folder
 
 
 def test_detect_writes_the_cache_and_overrides_bypass_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    live_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    folder = tmp_path / "c"
-    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
-    if cache.cache_key(os.environ) is None:
-        pytest.skip("this machine has no boot id: the cache is off by design")
-    detect.cache_clear()  # type: ignore[attr-defined]
+    folder = live_cache
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_CUDA", "12.8")
     assert detect().cuda == (12, 8)
     assert not (folder / "host-profile.json").exists()  # an overridden machine is never stored
@@ -137,12 +150,8 @@ def test_detect_writes_the_cache_and_overrides_bypass_it(
     assert again.replace(notes=first.notes) == first
 
 
-def test_detect_without_the_cache_writes_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = tmp_path / "c"
-    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
-    detect.cache_clear()  # type: ignore[attr-defined]
+def test_detect_without_the_cache_writes_nothing(cache_folder: Path) -> None:
+    folder = cache_folder
     detect(use_cache=False)
     assert not folder.exists()
 
@@ -162,17 +171,13 @@ def test_a_driver_without_visible_gpus_is_not_kept_for_the_boot(tmp_path: Path) 
 
 
 def test_doctor_and_status_never_read_the_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    live_cache: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # detect reads the cache; doctor reports what the probes find now (and status
     # compares the machine as it is now): a planted cached profile shows the difference.
     from resolver_hook.cli import main
 
-    folder = tmp_path / "c"
-    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
-    if cache.cache_key(os.environ) is None:
-        pytest.skip("this machine has no boot id: the cache is off by design")
-    detect.cache_clear()  # type: ignore[attr-defined]
+    folder = live_cache
     assert main(["detect", "--json"]) == 0
     real = json.loads(capsys.readouterr().out)["arch"]
     path = folder / "host-profile.json"
@@ -188,13 +193,11 @@ def test_doctor_and_status_never_read_the_cache(
 
 
 def test_no_cache_is_written_for_a_target_or_a_profile(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, cache_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from resolver_hook.cli import main
 
-    folder = tmp_path / "c"
-    monkeypatch.setenv(cache.CACHE_ENV, str(folder))
-    detect.cache_clear()  # type: ignore[attr-defined]
+    folder = cache_folder
     assert main(["detect", "--json", "--target", "linux-x86_64-py312-cuda13.0-sm90"]) == 0
     saved = tmp_path / "profile.json"
     saved.write_text(capsys.readouterr().out)
