@@ -26,11 +26,15 @@ WHEEL = "tilert-0.1.5.post2-cp312-cp312-manylinux_2_28_x86_64.whl"
 PAGES = Path(__file__).parent / "data" / "index"
 
 
-def _scan_to_manifest(tmp_path: Path, *wheels: Path) -> Manifest:
+def _scan_to_file(tmp_path: Path, *wheels: Path) -> Path:
     out = tmp_path / "m.toml"
     code = main(["scan", *map(str, wheels), "--url-prefix", PREFIX, "-o", str(out)])
     assert code == 0
-    return load_manifest(out)
+    return out
+
+
+def _scan_to_manifest(tmp_path: Path, *wheels: Path) -> Manifest:
+    return load_manifest(_scan_to_file(tmp_path, *wheels))
 
 
 def _plan(manifest: Manifest, target: str, req: str = "tilert") -> Plan:
@@ -98,9 +102,7 @@ def test_plan_refuses_targets_the_scanned_wheel_does_not_cover(
 def test_cli_plan_with_the_scanned_manifest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    binary_wheel(tmp_path, WHEEL)
-    out = tmp_path / "m.toml"
-    assert main(["scan", str(tmp_path / WHEEL), "--url-prefix", PREFIX, "-o", str(out)]) == 0
+    out = _scan_to_file(tmp_path, binary_wheel(tmp_path, WHEEL))
     capsys.readouterr()
     target = "linux-x86_64-py312-cuda13.0-sm89"
     assert main(["plan", "tilert", "--manifest", str(out), "--target", target]) == 1
@@ -153,9 +155,7 @@ def _sdist_member(sdist: Path, suffix: str) -> str:
 def test_placeholder_build_from_scanned_manifest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    binary_wheel(tmp_path, WHEEL)
-    out = tmp_path / "m.toml"
-    assert main(["scan", str(tmp_path / WHEEL), "--url-prefix", PREFIX, "-o", str(out)]) == 0
+    out = _scan_to_file(tmp_path, binary_wheel(tmp_path, WHEEL))
     offline = ["--version", "0.0.0.dev0"]
     assert main(["placeholder", "build", str(out), "-o", str(tmp_path / "dist"), *offline]) == 0
     sdist = tmp_path / "dist" / "tilert-0.0.0.dev0.tar.gz"
