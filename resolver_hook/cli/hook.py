@@ -16,35 +16,38 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    e = sub.add_parser(
-        "enable",
-        help="make plain 'pip install' in this venv use the plan",
-        description="Plan every package that has a manifest for this machine "
-        "and point the active venv's pip.conf at the resulting constraints and "
-        "find-links pages. Your pip.conf is saved and 'disable' restores it "
-        "byte for byte. Prints the variables that do the same for uv.",
-    )
-    _venv_option(e)
-    add_manifest_options(e)
-    add_machine_options(e)
-    e.set_defaults(func=run_enable)
-    d = sub.add_parser(
-        "disable",
-        help="restore the venv's pip configuration",
-        description="Restore the venv's pip.conf exactly as it was before "
-        "'enable' (or remove it if there was none).",
-    )
-    _venv_option(d)
-    d.set_defaults(func=run_disable)
-    s = sub.add_parser(
-        "status",
-        help="is the hook on, and does the machine still match?",
-        description="Say whether the hook is enabled in the venv and whether "
-        "this machine still matches the one it was enabled for. Exit 0 when "
-        "it is on and matches, 1 when it is off or the machine changed.",
-    )
-    _venv_option(s)
-    s.set_defaults(func=run_status)
+    for name, func, helptext, description in (
+        (
+            "enable",
+            run_enable,
+            "make plain 'pip install' in this venv use the plan",
+            "Plan every package that has a manifest for this machine "
+            "and point the active venv's pip.conf at the resulting constraints and "
+            "find-links pages. Your pip.conf is saved and 'disable' restores it "
+            "byte for byte. Prints the variables that do the same for uv.",
+        ),
+        (
+            "disable",
+            run_disable,
+            "restore the venv's pip configuration",
+            "Restore the venv's pip.conf exactly as it was before "
+            "'enable' (or remove it if there was none).",
+        ),
+        (
+            "status",
+            run_status,
+            "is the hook on, and does the machine still match?",
+            "Say whether the hook is enabled in the venv and whether "
+            "this machine still matches the one it was enabled for. Exit 0 when "
+            "it is on and matches, 1 when it is off or the machine changed.",
+        ),
+    ):
+        p = sub.add_parser(name, help=helptext, description=description)
+        _venv_option(p)
+        if name == "enable":
+            add_manifest_options(p)
+            add_machine_options(p)
+        p.set_defaults(func=func)
 
 
 def _venv_option(p: argparse.ArgumentParser) -> None:
