@@ -918,6 +918,11 @@ def render_message(data: dict, host: dict) -> str:
     lines.append("")
     if data.get("downloads"):
         lines.append("Real downloads: %s" % data["downloads"])
+    return _closing(data, name, lines)
+
+
+def _closing(data: dict, name: str, lines: list) -> str:
+    """``lines`` and the closing every message shares (homepage, escape hatch), joined."""
     if data.get("homepage"):
         lines.append("Homepage: %s" % data["homepage"])
     lines.append(
@@ -949,13 +954,7 @@ def render_retired(data: dict) -> str:
         "  " + uv_line,
         "",
     ]
-    if data.get("homepage"):
-        lines.append("Homepage: %s" % data["homepage"])
-    lines.append(
-        "(%s=1 only lets this placeholder install; it still cannot be imported.)"
-        % escape_hatch(name)
-    )
-    return "\n".join(lines)
+    return _closing(data, name, lines)
 
 
 def message(env: dict | None = None, directory: str | None = None) -> str:
