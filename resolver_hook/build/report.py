@@ -132,27 +132,15 @@ def _toolkit_check(toolkit: Toolkit) -> Check:
             fix=("install the CUDA toolkit and set CUDA_HOME=<its root>",),
         )
     where = f"{toolkit.root} (from {toolkit.source})"
+    status: Status = "fail"
     if toolkit.version is None:
-        return Check(
-            name="cuda toolkit",
-            status="fail",
-            summary=f"CUDA toolkit at {where}, version unknown",
-            notes=toolkit.notes,
-        )
-    if toolkit.nvcc is None:
-        return Check(
-            name="cuda toolkit",
-            status="fail",
-            summary=f"CUDA {toolkit.version} at {where} has no nvcc",
-            notes=toolkit.notes,
-        )
-    status: Status = "warn" if toolkit.notes else "ok"
-    return Check(
-        name="cuda toolkit",
-        status=status,
-        summary=f"CUDA {toolkit.version} at {where}; version from {toolkit.version_source}",
-        notes=toolkit.notes,
-    )
+        summary = f"CUDA toolkit at {where}, version unknown"
+    elif toolkit.nvcc is None:
+        summary = f"CUDA {toolkit.version} at {where} has no nvcc"
+    else:
+        status = "warn" if toolkit.notes else "ok"
+        summary = f"CUDA {toolkit.version} at {where}; version from {toolkit.version_source}"
+    return Check(name="cuda toolkit", status=status, summary=summary, notes=toolkit.notes)
 
 
 def toolchain_report(
