@@ -30,7 +30,21 @@ from resolver_hook.build.needs import check_build_needs
 from resolver_hook.build.report import ToolchainReport, toolchain_report
 
 if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from typing_extensions import Unpack
+
     from resolver_hook.resolve import Plan
+
+    class _Options(TypedDict, total=False):
+        """The keyword arguments of :func:`preflight_checks`, for :func:`preflight`."""
+
+        report: ToolchainReport | None
+        env: Mapping[str, str] | None
+        run: Runner
+        timeout: float
+        prefixes: Sequence[str] | None
+
 
 __all__ = ["preflight", "preflight_checks"]
 
@@ -91,15 +105,7 @@ def preflight_checks(
     return out
 
 
-def preflight(
-    plan: Plan,
-    *,
-    report: ToolchainReport | None = None,
-    env: Mapping[str, str] | None = None,
-    run: Runner = run_subprocess,
-    timeout: float = DEFAULT_TIMEOUT,
-    prefixes: Sequence[str] | None = None,
-) -> list[str]:
+def preflight(plan: Plan, **options: Unpack[_Options]) -> list[str]:
     """Failure lines for the plan's source builds; ``[]`` when every build can start.
 
     One line per failed check, ready to print:
@@ -109,9 +115,7 @@ def preflight(
     Keyword arguments as for :func:`preflight_checks`.
     """
     lines = []
-    for name, c in preflight_checks(
-        plan, report=report, env=env, run=run, timeout=timeout, prefixes=prefixes
-    ):
+    for name, c in preflight_checks(plan, **options):
         if c.status != "fail":
             continue
         fix = f"; fix: {' / '.join(c.fix)}" if c.fix else ""
