@@ -592,14 +592,16 @@ def use_env(monkeypatch: pytest.MonkeyPatch, env: Mapping[str, str]) -> None:
         monkeypatch.setenv(key, value)
 
 
-def test_cli_json_and_exit_0(
-    tmp_path: Path,
-    fake: dict[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+@pytest.fixture
+def gnu16_toolkit(tmp_path: Path, fake: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command line's environment: the fake compilers and a CUDA 13.2 toolkit whose
+    host_config.h takes GNU up to 16 (so the default gcc 16 passes)."""
     cuda = toolkit(tmp_path / "cuda-16", gnu_max=16)
     use_env(monkeypatch, {"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
+
+
+@pytest.mark.usefixtures("gnu16_toolkit")
+def test_cli_json_and_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--build", "--json", "--driver-cuda", "13.2"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["ok"] is True
@@ -614,14 +616,8 @@ def check_status(data: dict[str, object], name: str) -> object:
     return next(c["status"] for c in checks if c["name"] == name)
 
 
-def test_cli_need_failure_exits_1(
-    tmp_path: Path,
-    fake: dict[str, Path],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    cuda = toolkit(tmp_path / "cuda-16", gnu_max=16)
-    use_env(monkeypatch, {"PATH": str(fake["bin"]), "CUDA_HOME": str(cuda)})
+@pytest.mark.usefixtures("gnu16_toolkit")
+def test_cli_need_failure_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["doctor", "--build", "--driver-cuda", "13.2", "--need", "nvcc>=14"]) == 1
     out = capsys.readouterr().out
     assert "fail  nvcc>=14: nvcc 13.2.51 at" in out
