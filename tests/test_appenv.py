@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,23 @@ def env_plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     return cli(capsys, "env", "plan", "--example", *argv)
 
 
+def env_plan_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    """``env plan --example ARGV... --json``, which must succeed quietly: the plan."""
+    code, out, err = env_plan(capsys, *argv, "--json")
+    assert (code, err) == (0, "")
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``env plan --example ARGV...``, which must refuse the machine (exit 1, no pass
+    printed): its standard error."""
+    code, out, err = env_plan(capsys, *argv)
+    assert code == 1
+    assert "pass 1" not in out
+    return err
+
+
 def test_a_gpu_workstation_gets_every_pass(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = env_plan(capsys, "--target", RTX4090)
     assert (code, err) == (0, "")
@@ -49,9 +67,7 @@ def test_a_gpu_workstation_gets_every_pass(capsys: pytest.CaptureFixture[str]) -
 def test_an_old_driver_is_refused_with_the_driver_hint(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = env_plan(capsys, "--target", RTX5090_OLD_DRIVER)
-    assert code == 1
-    assert "pass 1" not in out
+    err = refused(capsys, "--target", RTX5090_OLD_DRIVER)
     assert "error: torch: no build of torch fits this machine" in err
     assert "hint: a driver of 580 or newer (CUDA 13.0) gets torch 2.13.0+cu130" in err
     assert err.endswith("error: the stack has no build for this machine\n")
@@ -81,9 +97,7 @@ def test_apple_silicon_gets_the_plain_stack_and_no_accelerators(
 
 
 def test_a_cpu_only_machine_is_refused_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = env_plan(capsys, "--target", CPU_ONLY)
-    assert code == 1
-    assert "pass 1" not in out
+    err = refused(capsys, "--target", CPU_ONLY)
     assert "this environment refuses CPU-only machines" in err
     assert err.endswith("hint: pass --cpu to make a CPU-only environment anyway\n")
     code, out, err = env_plan(capsys, "--target", CPU_ONLY, "--cpu")
@@ -96,9 +110,7 @@ def test_a_cpu_only_machine_is_refused_unless_asked(capsys: pytest.CaptureFixtur
 def test_rocm_gets_the_rocm_stack_and_no_cuda_accelerators(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = env_plan(capsys, "--target", ROCM, "--json")
-    assert (code, err) == (0, "")
-    data = json.loads(out)
+    data = env_plan_json(capsys, "--target", ROCM)
     assert data["accelerator"] == "rocm"
     assert [p["kind"] for p in data["passes"]] == ["stack", "requirements", "extras", "optional"]
     stack = data["passes"][0]["choices"]
@@ -288,9 +300,7 @@ def test_env_create_refuses_an_existing_folder(gpu_index: GpuIndex, tmp_path: Pa
 def test_the_example_on_a_dgx_spark_uses_the_dgx_file_and_the_aarch64_stack(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, err = env_plan(capsys, "--target", "linux-aarch64-py312-cuda13.0-sm121", "--json")
-    assert (code, err) == (0, "")
-    data = json.loads(out)
+    data = env_plan_json(capsys, "--target", "linux-aarch64-py312-cuda13.0-sm121")
     assert data["passes"][1]["file"].endswith("dgx_requirements.txt")
     assert data["passes"][1]["why"] == "grace"
     torch = data["passes"][0]["choices"][0]
