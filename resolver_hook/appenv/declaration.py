@@ -62,6 +62,7 @@ __all__ = [
     "Interpreter",
     "Note",
     "RequirementsChoice",
+    "Selected",
     "Selector",
     "accelerator_of",
     "load_declaration",
@@ -149,30 +150,33 @@ ANY = Selector()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Group:
-    """Packages of one pass (extras, optional, no-deps) for the machines ``when`` selects."""
+class Selected:
+    """An entry of the declaration for the machines ``when`` selects (every one: ANY)."""
 
     when: Selector = ANY
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Group(Selected):
+    """Packages of one pass (extras, optional, no-deps)."""
+
     packages: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RequirementsChoice:
-    when: Selector = ANY
+class RequirementsChoice(Selected):
     file: Path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Interpreter:
-    when: Selector = ANY
+class Interpreter(Selected):
     request: str  # uv's interpreter request; "{python}" is the declared version
     arch: str | None = None  # the interpreter's architecture, when not the machine's
     note: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Note:
-    when: Selector = ANY
+class Note(Selected):
     text: str
 
 
