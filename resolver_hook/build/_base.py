@@ -4,13 +4,12 @@
 preflight). :func:`tool_output` runs a command through :mod:`resolver_hook._proc` (its
 own process group, killed whole on timeout, capped output) and turns whatever went wrong
 into a reason; :func:`which` and :func:`path_dirs` read the given environment's PATH,
-never the process's own; :func:`release` reads a major.minor; :func:`fields_dict` is the
-``to_dict`` of the build modules' records.
+never the process's own; :func:`release` reads a major.minor. The records' ``to_dict`` is
+:func:`resolver_hook._plain.plain`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import shutil
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from resolver_hook._patterns import version_numbers
+from resolver_hook._plain import plain
 from resolver_hook._proc import Runner, capture
 
 __all__ = [
@@ -28,7 +28,6 @@ __all__ = [
     "Output",
     "Runner",
     "Status",
-    "fields_dict",
     "path_dirs",
     "release",
     "run_subprocess",
@@ -94,17 +93,6 @@ def path_dirs(env: Mapping[str, str]) -> list[str]:
     return seen
 
 
-def fields_dict(record: Any, *, omit: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A dataclass record's fields by name, in their order, tuples as lists (for JSON);
-    the fields named in ``omit`` left out."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(record):
-        if f.name not in omit:
-            value = getattr(record, f.name)
-            out[f.name] = list(value) if isinstance(value, tuple) else value
-    return out
-
-
 def release(version: str | None) -> str | None:
     """'13.0.88' -> '13.0'."""
     parts = version_numbers(version)
@@ -122,4 +110,4 @@ class Check:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
+        return dict(plain(self))

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from resolver_hook._patterns import version_numbers
+from resolver_hook._plain import plain
 from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
     Runner,
-    fields_dict,
     path_dirs,
     run_subprocess,
     tool_output,
@@ -60,7 +60,7 @@ class Compiler:
     family: Family | None = None
     version: str | None = None
     macro_source: str | None = None
-    macros: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    macros: tuple[tuple[str, str], ...] = field(default=(), repr=False, metadata={"json": False})
     reason: str | None = None
 
     @property
@@ -73,7 +73,7 @@ class Compiler:
         return f"{name} {self.version} ({family[self.family]})"
 
     def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self, omit=("macros",))
+        return dict(plain(self))
 
 
 _CLANG_RE = re.compile(r"clang version (\d+(?:\.\d+)*)")

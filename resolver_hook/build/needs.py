@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._plain import plain
 from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     Check,
     Runner,
-    fields_dict,
     run_subprocess,
     tool_output,
     which,
@@ -45,7 +45,7 @@ class Tool:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
+        return dict(plain(self))
 
 
 def probe_tool(

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from resolver_hook._plain import plain
 from resolver_hook.build._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
     Runner,
-    fields_dict,
     release,
     run_subprocess,
     tool_output,
@@ -62,7 +62,7 @@ class Toolkit:
         return release(self.version)
 
     def to_dict(self) -> dict[str, Any]:
-        return fields_dict(self)
+        return dict(plain(self))
 
 
 # `nvcc --version` ends with "Cuda compilation tools, release 13.0, V13.0.88" and
