@@ -6,7 +6,8 @@ Markers are evaluated against the profile (a complete marker environment built f
 it), never against the running interpreter, so plans for other targets are right.
 
 The rules, each with its id; a rejected flavour keeps every rule it fails
-(:class:`Failure`: id and reason), and nothing downstream reads the wording:
+(:class:`Failure`: id and reason; a coupling failure also carries its cause as data,
+:class:`Coupling`), and nothing downstream reads the wording:
 
 1. Tags (``tags``; ``python`` for the Python version): the wheel's tags (or the index
    flavour's platforms and Pythons) are compatible with the profile's Python, ABI,

@@ -4,7 +4,9 @@ and every other module import (:class:`Plan`, :class:`PackagePlan`,
 
 Owns: the outcome types (:class:`Failure`, :class:`RuleOutcome`, :class:`Rejection`,
 :class:`Alternative`, :class:`Change`, :class:`PackagePlan`, :class:`Plan`), the rule ids,
-the marker environment of a profile, and the few facts of a flavour that the rules, the
+what a coupling failure is about (:class:`Coupling`, :class:`Unmet`) and the other kinds
+the words are chosen by (:data:`NoFit`, :data:`JetsonMiss`), the marker environment of a
+profile, and the few facts of a flavour that the rules, the
 words and the hints all read (its platforms, the glibc a tag needs, its CUDA runtime).
 
 May import: the host profile, the manifest schema, ``portable/`` and ``_plain``; nothing
