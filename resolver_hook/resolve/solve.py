@@ -45,7 +45,13 @@ from resolver_hook.resolve.rules import (
     rank_key,
     version_ok,
 )
-from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, coupling_failure, marker_reason
+from resolver_hook.resolve.words import (
+    AS_WRITTEN,
+    NO_MANIFEST,
+    as_written_unfit_note,
+    coupling_failure,
+    marker_reason,
+)
 
 __all__ = [
     "Slot",
@@ -429,7 +435,7 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
 
 def _as_written_unfit(e: ReqEntry, manifest: Manifest, m: Machine) -> str | None:
     """A wheel path or URL left as written whose build the manifest says cannot run here
-    (a ``+cu126`` wheel on a B200): the rule it fails, in words; None otherwise."""
+    (a ``+cu126`` wheel on a B200): a note with the first rule it fails; None otherwise."""
     where = (e.url or e.text).split("#", 1)[0].split("?", 1)[0]
     filename = unquote(where.rstrip("/").rsplit("/", 1)[-1])
     if not filename.endswith(".whl"):
@@ -444,11 +450,7 @@ def _as_written_unfit(e: ReqEntry, manifest: Manifest, m: Machine) -> str | None
     failures = [flavour_failures(f, m, SpecifierSet(), manifest)[0] for f in builds]
     if not all(failures):
         return None  # one build of that version runs here
-    first = failures[0][0]
-    return (
-        f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
-        f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
-    )
+    return as_written_unfit_note(e, filename, manifest, version, failures[0][0])
 
 
 def original_line(e: ReqEntry) -> str:

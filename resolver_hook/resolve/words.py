@@ -70,6 +70,7 @@ __all__ = [
     "WITHOUT_THE_GPU",
     "X64_INTERPRETER",
     "accelerator_reason",
+    "as_written_unfit_note",
     "build_only_reason",
     "build_reason",
     "change_words",
@@ -553,6 +554,16 @@ def constraint_conflict_note(c: ReqEntry, name: str, version: str) -> str:
     return (
         f"{c.where}: your constraint {c.text} conflicts with "
         f"{name} {version} chosen for this machine"
+    )
+
+
+def as_written_unfit_note(
+    e: ReqEntry, filename: str, manifest: Manifest, version: object, first: Failure
+) -> str:
+    """A wheel left as written whose build the manifest says cannot run here."""
+    return (
+        f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
+        f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
     )
 
 
