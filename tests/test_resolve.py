@@ -568,3 +568,16 @@ def test_a_wheel_left_as_written_that_runs_here_gets_no_note() -> None:
         "./torch-2.13.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
     )
     assert not [n for n in p.notes if "left as written" in n]
+
+
+@pytest.mark.builtin_data
+def test_the_readme_example_without_a_gpu() -> None:
+    """What the README's quick start says a machine without an NVIDIA GPU gets."""
+    from resolver_hook.manifest import builtin_manifests
+
+    p = resolve(["torch", "flash-attn", "natten", "tilert"], builtin_manifests(),
+                parse_target("linux-x86_64-py312"))  # fmt: skip
+    actions = {x.name: x.action for x in p.packages}
+    assert actions == {"torch": "rewrite", "flash-attn": "error", "natten": "pass",
+                       "tilert": "error"}  # fmt: skip
+    assert p.package("torch").version.endswith("+cpu")

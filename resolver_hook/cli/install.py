@@ -142,6 +142,24 @@ def _warn_target_directory(installer_args: list[str]) -> None:
         return
 
 
+def _venv_python_version(python: str) -> str | None:
+    """``3.11`` for the Python of a virtual environment, read from its ``pyvenv.cfg``
+    (``version`` as ``python -m venv`` writes it, ``version_info`` as uv does) without
+    running anything; None when ``python`` is no venv's or the file does not say."""
+    cfg = os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")
+    try:
+        with open(cfg, encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 16).splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, sep, value = line.partition("=")
+        m = re.match(r"\s*(\d+)\.(\d+)", value) if sep else None
+        if key.strip() in ("version", "version_info") and m:
+            return f"{m.group(1)}.{m.group(2)}"
+    return None
+
+
 _PYTHON_IN_SPEC = re.compile(r"(?:^|-)(?:py|cp)(\d)(\d+)t?(?:-|$)")
 
 
@@ -160,8 +178,8 @@ def profile_for(
         return profile
     if args.target:
         m = _PYTHON_IN_SPEC.search(args.target)
-        if m is not None and os.path.exists(installer.python):
-            have = "{}.{}".format(*python_version_of(installer.python))
+        have = _venv_python_version(installer.python)
+        if m is not None and have is not None:
             asked = f"{m.group(1)}.{m.group(2)}"
             if have != asked:
                 words = (
