@@ -47,7 +47,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
 @pytest.fixture(autouse=True)
 def _frozen_builtin(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule tests see the frozen manifests under tests/data/frozen-manifests in place of
-    the shipped ones, so correcting shipped data never breaks them (issue 11). Tests of
+    the shipped ones, so correcting shipped data never breaks them. Tests of
     the shipped data are marked ``builtin_data`` and see the real thing."""
     if request.node.get_closest_marker("builtin_data") is not None:
         return

@@ -33,7 +33,7 @@ def test_builtin_manifests_load() -> None:
         "flash-attn",
         "natten",
         "tilert",
-        # issue 18 (docs/facts.md section 6)
+        # the flavour forms (docs/facts.md section 6)
         "bitsandbytes",
         "cupy",
         "deepspeed",
@@ -285,7 +285,7 @@ def test_a_plan_reads_only_the_builtin_manifests_it_needs() -> None:
     assert load._parse_builtin.cache_info().currsize == 2
 
 
-# --- issue 18: the flavour forms in the shipped data (docs/facts.md section 6) --------
+# --- the flavour forms in the shipped data (docs/facts.md section 6) -----------------
 
 
 def test_cupy_on_a_cuda12_driver_installs_cupy_cuda12x() -> None:

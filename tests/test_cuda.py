@@ -137,7 +137,7 @@ def test_cover_several_gpus() -> None:
 
 
 def test_describe() -> None:
-    # The placeholder message quotes these words (issue 5).
+    # The placeholder message quotes these words.
     assert describe_target(parse_target("sm_100f")) == "sm_100f: NVIDIA B200/GB200, B300/GB300"
     assert describe_cc((12, 1)) == "sm_121 (GB10 (DGX Spark))"
     assert describe_cc((6, 1)) == "sm_61"

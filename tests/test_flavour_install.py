@@ -1,4 +1,4 @@
-"""The three flavour forms end to end, with real pip and real uv (issue 18).
+"""The three flavour forms end to end, with real pip and real uv.
 
 One loopback index (tests/wheelfactory.py) serves: a name flavour (``demo-cuda`` is
 installed as the distribution ``demo-cuda-cu13``), a page template over the coupled

@@ -1,4 +1,4 @@
-"""The flavour forms of issue 18, against fixtures (tests/data/flavours/):
+"""The flavour forms, against fixtures (tests/data/flavours/):
 
 - a flavour that installs another distribution or extras (``install``),
 - a page computed from the build chosen for a coupled package (``url`` template),

@@ -1,4 +1,4 @@
-"""A driver without NVML: its CUDA version inferred from NVIDIA's table (issue 16).
+"""A driver without NVML: its CUDA version inferred from NVIDIA's table.
 
 Fake /proc and /sys trees stand in for the kernel module; NVML is missing. The table
 is NVIDIA's "CUDA Toolkit and Corresponding Driver Versions" (docs/facts.md 1.3).

@@ -1,4 +1,4 @@
-"""Jetson: detection from fake trees, targets, and the plan rules (issue 12).
+"""Jetson: detection from fake trees, targets, and the plan rules.
 
 Facts: docs/facts.md section 1.1 (Tegra binary compatibility) and 1.2 (Jetson
 detection, JetPack 6 = L4T r36, server-Arm builds vs Jetson builds, Thor on CUDA 13).

@@ -187,7 +187,7 @@ def test_generated_paths_never_leave_the_output_folder(name: str) -> None:
 
 
 def test_the_portable_modules_are_embedded_verbatim() -> None:
-    # Every module of resolver_hook/portable/ the runtime imports, byte for byte (issue 10).
+    # Every module of resolver_hook/portable/ the runtime imports, byte for byte.
     files = render_files(tilert())
     for name in ("cuda", "overrides", "platforms", "visible"):
         original = (REPO / "resolver_hook" / "portable" / f"{name}.py").read_bytes()

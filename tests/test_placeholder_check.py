@@ -1,4 +1,4 @@
-"""Placeholders against real pip and real uv, offline (issue 5, "Done when").
+"""Placeholders against real pip and real uv, offline.
 
 Every install uses ``--no-index --find-links`` on a folder holding only the
 placeholder sdist, and an empty cache: pip and uv cache a wheel built with the escape

@@ -1,6 +1,6 @@
 """The placeholder's message and its own detection (the runtime in placeholder_template/).
 
-The message is the product (issue 5), so these tests compare it exactly. Hosts are
+The message is the product, so these tests compare it exactly. Hosts are
 injected as data; detection is exercised through the same override variables that
 resolver-hook reads (RESOLVER_HOOK_OVERRIDE_*), so no GPU is needed.
 """
@@ -49,7 +49,7 @@ def host(**changes: Any) -> dict[str, Any]:
     return base
 
 
-# Issue 5 and the seed report: GB10 (DGX Spark) is aarch64, CC 12.1, driver CUDA 13.0.
+# The seed report: GB10 (DGX Spark) is aarch64, CC 12.1, driver CUDA 13.0.
 GB10 = {
     "arch": "aarch64",
     "nvidia": {"cuda": "13.0", "gpus": [{"name": "NVIDIA GB10 (DGX Spark)", "cc": [12, 1]}]},
@@ -463,7 +463,7 @@ def test_ascii_words_only_in_the_fixed_text() -> None:
     assert set(text) <= set(string.printable)
 
 
-# --- no build for this machine at all (issue 14) ----------------------------------------------
+# --- no build for this machine at all ---------------------------------------------------------
 
 NOTHING_HELPS = (
     " Nothing you change on this machine (another Python, a newer NVIDIA driver, pip or uv "

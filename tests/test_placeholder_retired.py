@@ -1,4 +1,4 @@
-"""Placeholders for retired or renamed names (issue 15): data, files, command line.
+"""Placeholders for retired or renamed names: data, files, command line.
 
 Their install and import against real pip and uv are in test_placeholder_check.py.
 """

@@ -1,4 +1,4 @@
-"""OS/arch words, platform tags and Python/ABI words: one copy (issue 10, issue 12).
+"""OS/arch words, platform tags and Python/ABI words: one copy.
 
 resolver_hook/portable/platforms.py is the only place these facts live; the profile,
 the resolver and the placeholder runtime all read it. Wheel-tag facts: PEP 425, PEP
@@ -89,7 +89,7 @@ def test_the_words_tables_live_only_in_portable() -> None:
         assert "// 1000" not in text, rel  # NVML version decoding lives in portable/cuda.py
 
 
-# --- free-threaded CPython (issue 12) ---------------------------------------------------
+# --- free-threaded CPython --------------------------------------------------------------
 
 FT_URL = "https://example.org/f/pkg-1.0-cp313-cp313t-manylinux_2_28_x86_64.whl"
 GIL_URL = "https://example.org/f/pkg-1.0-cp313-cp313-manylinux_2_28_x86_64.whl"

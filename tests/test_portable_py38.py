@@ -1,4 +1,4 @@
-"""resolver_hook/portable/ runs on Python 3.8 with nothing installed (issue 10).
+"""resolver_hook/portable/ runs on Python 3.8 with nothing installed.
 
 Placeholders embed these modules verbatim and run wherever pip or uv builds them, so
 they must parse as Python 3.8 and run on a bare 3.8 interpreter. The syntax check

@@ -1,4 +1,4 @@
-"""The placeholder's stdlib version-specifier check against ``packaging`` (issue 10).
+"""The placeholder's stdlib version-specifier check against ``packaging``.
 
 The placeholder runtime cannot import ``packaging`` (it runs on a bare Python >= 3.8), so
 it carries a small PEP 440 check for numeric versions. Hypothesis holds it to

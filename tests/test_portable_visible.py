@@ -1,4 +1,4 @@
-"""CUDA_VISIBLE_DEVICES means the same GPUs in ``detect`` and in a placeholder (issue 10).
+"""CUDA_VISIBLE_DEVICES means the same GPUs in ``detect`` and in a placeholder.
 
 One table of the forms NVIDIA documents (docs/facts.md section 1.4: indices, UUIDs,
 UUID prefixes, MIG ids, empty, -1, an invalid entry mid-list), each checked against

@@ -1,4 +1,4 @@
-"""Issue 6, "Done when": the manifest `scan` (and `manifest import`) writes makes
+"""The manifest `scan` (and `manifest import`) writes makes
 `placeholder build` and `plan` work unchanged.
 
 Wheels are zipped around the nvcc-built objects in tests/data/cuda/ (tests/cudawheels.py

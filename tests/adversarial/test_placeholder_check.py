@@ -1,4 +1,4 @@
-"""``placeholder check`` on artifacts it did not build (issue 15, issue 13).
+"""``placeholder check`` on artifacts it did not build.
 
 Every sdist here is made in the test with an in-tree PEP 517 backend that needs
 nothing from an index, so pip and uv can build it offline; the one that needs a
