@@ -335,11 +335,13 @@ def foreground(
     grace: float = FORWARD_GRACE,
     tail_lines: int = 200,
     stdin: int | None = None,
+    merge_stderr: bool = False,
 ) -> tuple[int, str]:
     """Run an installer in the terminal's process group; (exit code, kept stdout tail).
 
     With ``tee``, stdout is read line by line, passed to ``tee`` and its last
-    ``tail_lines`` lines kept. Raises :class:`Interrupted` after forwarding a signal
+    ``tail_lines`` lines kept; ``merge_stderr`` reads stderr in the same stream (uv
+    prints everything there). Raises :class:`Interrupted` after forwarding a signal
     and seeing the installer exit, and :class:`OSError` when it cannot start.
     """
     tail: list[str] = []
@@ -349,6 +351,7 @@ def foreground(
             env=None if env is None else dict(env),
             stdin=stdin,
             stdout=subprocess.PIPE if tee is not None else None,
+            stderr=subprocess.STDOUT if tee is not None and merge_stderr else None,
             text=True,
             errors="replace",
             bufsize=1,

@@ -171,6 +171,9 @@ MAX_PLACEHOLDER_DATA_BYTES = 4 << 20
 MAX_PAGE_BYTES = 32 << 20
 MAX_PAGE_LINKS = 100_000
 MAX_PAGE_URL_BYTES = 16 << 20
+# pip's installation report (``install --dry-run --report``): ~2 KB per package, so a
+# 1,000-package resolution is ~2 MB.
+MAX_INSTALL_REPORT_BYTES = 64 << 20
 # ``manifest import``: the default total deadline for a page, connect to last byte,
 # redirects included, and the largest ``--timeout`` accepted.
 NETWORK_DEADLINE = 30.0

@@ -55,6 +55,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help="install PKG after the main set, import-check it, and roll it "
             "back with a warning when it fails (repeatable)",
         )
+        p.add_argument(
+            "--no-proof",
+            dest="proof",
+            action="store_false",
+            help="do not ask the installer what it would install before installing "
+            "(by default its dry run is held to the plan, and exactly that set is installed)",
+        )
         add_machine_options(p)
         p.add_argument("installer_args", nargs=argparse.REMAINDER, metavar=usage_tail)
         p.set_defaults(func=run, tool=tool)
@@ -82,6 +89,10 @@ class _Printer:
     def output(self, text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+    def installer_stderr(self, text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
 
     def no_fit(self, plan: Plan) -> None:
         from resolver_hook.cli._output import paint_lines, verbosity
@@ -111,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
         env=dict(os.environ),
         report=_Printer(),
         today=datetime.date.today(),
+        proof=args.proof,
     )
 
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -47,6 +46,8 @@ from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
+    from packaging.utils import NormalizedName
+
     from resolver_hook.host import HostProfile
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
@@ -62,7 +63,6 @@ __all__ = [
     "optional_install",
     "private_tempdir",
     "run_installer",
-    "transitive_conflicts",
 ]
 
 
@@ -80,6 +80,9 @@ class Reporter(Protocol):
 
     def output(self, text: str) -> None:
         """The installer's own stdout, passed through as it comes."""
+
+    def installer_stderr(self, text: str) -> None:
+        """The installer's own stderr, where it was read (uv's dry run), passed through."""
 
     def no_fit(self, plan: Plan) -> None:
         """The plan's packages that no build fits, with the reasons."""
@@ -101,10 +104,13 @@ def install(
     env: dict[str, str],
     report: Reporter,
     today: datetime.date | None = None,
+    proof: bool = True,
 ) -> int:
     """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
 
     ``today`` (from the caller's clock) lets the plan note built-in data checked long ago.
+    ``proof``: ask the installer what it would install first and hold it to the plan
+    (:mod:`resolver_hook.install.checked`); off, the installer runs unchecked.
 
     1 when a package has no fit or a source build's needs are not met (the installer
     never runs); the installer's own code otherwise.
@@ -158,9 +164,21 @@ def install(
                 "('resolver-hook doctor --build' shows the toolchain)"
             )
             return 1
-    return _run(
-        installer, parsed, plan, reqs, env=env, optional=optional, report=report, stdin=stdin
+    session = _Session(
+        manifests=manifests, profile=profile, today=today, proof=proof, optional=optional
     )
+    return _run(installer, parsed, plan, reqs, env=env, session=session, report=report, stdin=stdin)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Session:
+    """What a session needs beyond the plan: to plan dependencies and to check."""
+
+    manifests: Mapping[str, Manifest]
+    profile: HostProfile
+    today: datetime.date | None
+    proof: bool
+    optional: Sequence[str]
 
 
 def _read_stdin() -> bytes:
@@ -204,10 +222,11 @@ def _run(
     reqs: ReqFile,
     *,
     env: dict[str, str],
-    optional: Sequence[str],
+    session: _Session,
     report: Reporter,
     stdin: bytes | None = None,
 ) -> int:
+    optional = session.optional
     if installer.tool == "pip" and any(is_url_line(c) for c in plan.constraints):
         _check_url_constraints(installer.python)
     rewriting = needs_rewrite(parsed, reqs, env)
@@ -222,7 +241,12 @@ def _run(
         report.say(line)
     if rewriting:
         report.say("--require-hashes: requirement lines rewritten (URL lines first)")
-    if installer.tool == "uv" and plan.constraints:
+    from resolver_hook.install.checked import proof_unavailable
+
+    why_not = proof_unavailable(installer, parsed) if session.proof else "--no-proof"
+    if why_not is not None and why_not != "--no-proof":
+        report.say(f"note: {why_not}")
+    if installer.tool == "uv" and plan.constraints and why_not is not None:
         report.say(
             "uv: flavour pins passed as --overrides too, so a dependency's exact pin on "
             "another flavour is replaced"
@@ -239,22 +263,32 @@ def _run(
         given = None
         if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
             write_atomic(folder / "stdin.txt", stdin)
+        argv = inv.argv
+        if why_not is None:
+            checked = _checked(installer, parsed, plan, reqs, inv, folder, env, session, report)
+            if checked.code is not None:
+                return checked.code
+            argv = checked.argv
+            plan = checked.plan
+            stdin = None  # the resolved set is a file of its own: '-r -' was read already
+        if stdin is not None:
             given = os.open(folder / "stdin.txt", os.O_RDONLY)
         try:
-            code, output = run_installer(
-                inv.argv, env, tee=installer.tool == "pip", out=report.output, stdin=given
+            code, output = (
+                run_installer(
+                    argv, env, tee=installer.tool == "pip", out=report.output, stdin=given
+                )
+                if argv
+                else (0, "")
             )
         finally:
             if given is not None:
                 os.close(given)
         if code != 0:
-            for conflict in transitive_conflicts(output, plan):
-                report.error(
-                    conflict,
-                    hint="pip cannot replace a dependency's exact pin; "
-                    "'resolver-hook uv pip install' does (uv --overrides), or ask "
-                    "that package for a looser pin",
-                )
+            from resolver_hook.install.checked import explain_failure
+
+            for text, hint in explain_failure(output, plan, installer.tool):
+                report.error(text, hint=hint)
             return code
         for requirement in optional:
             outcome = optional_install(
@@ -267,6 +301,106 @@ def _run(
                 if outcome.restored:
                     report.warning(f"rolled back: {outcome.restored}")
     return 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Proven:
+    code: int | None  # stop with it
+    argv: tuple[str, ...]  # else: install with this
+    plan: Plan
+
+
+def _checked(  # noqa: PLR0917 - the session's state, passed down
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    reqs: ReqFile,
+    inv: Invocation,
+    folder: Path,
+    env: dict[str, str],
+    session: _Session,
+    report: Reporter,
+) -> _Proven:
+    """The installer's resolution checked against the plan; dependencies with a manifest
+    that the plan never saw are planned like requested ones and checked once more."""
+    from resolver_hook.install.checked import check_resolution
+
+    exclude = frozenset(requirement_name(o) or o for o in session.optional)
+    for again in (True, False):
+        checked = check_resolution(
+            installer,
+            parsed,
+            plan,
+            reqs,
+            argv=inv.argv,
+            folder=folder,
+            env=env,
+            manifests=session.manifests,
+            report=report,
+            extra=installer.plan_options(plan, folder, env),
+            replan=again,
+        )
+        if not checked.unplanned:
+            return _Proven(code=checked.code, argv=checked.argv, plan=plan)
+        planned = _plan_dependencies(reqs, checked.unplanned, checked.pulled_by, session, report)
+        if isinstance(planned, int):
+            return _Proven(code=planned, argv=(), plan=plan)
+        plan, reqs = planned
+        inv = build_invocation(
+            installer, parsed, plan, reqs, folder=folder, env=env, exclude=exclude
+        )
+        for name, text in inv.files.items():
+            write_atomic(folder / name, text)
+    raise AssertionError("unreachable: the second check never hands packages back")
+
+
+def _plan_dependencies(
+    reqs: ReqFile,
+    found: Mapping[NormalizedName, Sequence[str]],
+    pulled_by: Mapping[NormalizedName, Sequence[str]],
+    session: _Session,
+    report: Reporter,
+) -> tuple[Plan, ReqFile] | int:
+    """Plan again with the dependencies that have a manifest, each with the requirements
+    its dependents put on it; 1 when one of them has no fit."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    from resolver_hook.reqfile import ReqEntry, ReqFile
+    from resolver_hook.resolve import resolve
+
+    entries = []
+    for name, specs in found.items():
+        text = f"{name}{','.join(specs)}"
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            text, requirement = name, Requirement(name)
+        who = "; ".join(pulled_by.get(name, ())) or "a dependency"
+        report.say(f"{name} arrives as a dependency ({who}): planned like a requested package")
+        entries.append(
+            ReqEntry(
+                kind="requirement",
+                text=text,
+                source=f"required by {who}",
+                requirement=requirement,
+                name=canonicalize_name(requirement.name),
+            )
+        )
+    more = ReqFile(entries=(*reqs.entries, *entries), files=reqs.files, warnings=reqs.warnings)
+    plan = resolve(more, session.manifests, session.profile, today=session.today)
+    blocking = [p for p in plan.errors if p.name in found]
+    if blocking:
+        report.no_fit(plan)
+        report.refused(
+            f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
+            f"(arriving as a dependency) fits {session.profile.describe()}"
+        )
+        return 1
+    for line in plan.explain_lines():
+        if line.split(":", 1)[0] in found:
+            report.say(line)
+    return plan, more
 
 
 # --- temporary files that never outlive the run ------------------------------------
@@ -370,8 +504,6 @@ def missing_hashes(plan: Plan) -> list[str]:
 
 # --- running it -------------------------------------------------------------------
 
-_CONFLICT = re.compile(r"^\s+(\S+) (\S+) depends on (\S+?)(==\S+)\s*$")
-
 
 def run_installer(
     argv: Sequence[str],
@@ -391,24 +523,6 @@ def run_installer(
         return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
     except OSError as exc:  # the installer is missing or cannot be executed
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-
-
-def transitive_conflicts(output: str, plan: Plan) -> list[str]:
-    """``app 1.0 pins demo==1.0+cu126`` lines for pinned packages of the plan."""
-    from packaging.utils import canonicalize_name
-
-    found = []
-    for line in output.splitlines():
-        m = _CONFLICT.match(line)
-        if not m:
-            continue
-        p = plan.package(m.group(3))
-        if p is not None and p.action == "rewrite" and canonicalize_name(m.group(1)) != p.name:
-            found.append(
-                f"{m.group(1)} {m.group(2)} pins {m.group(3)}{m.group(4)}, but this "
-                f"machine needs {p.name} {p.version}: {p.reason}"
-            )
-    return found
 
 
 # --- optional packages: install, import-check, roll back ---------------------------

@@ -1,0 +1,413 @@
+"""The checked install: ask the installer what it would install, judge it, install exactly that.
+
+Before anything is installed, the installer runs once with the plan's constraints as a
+dry run (pip: ``--dry-run --report FILE``, pip 22.2 and newer; uv: ``--dry-run``). Its
+resolution is judged against the plan (:func:`resolver_hook.install.proof.judge`); a
+package with a manifest that would arrive in a build the plan did not approve stops the
+session with the requirement that pulled it. Otherwise the resolved set is installed
+with ``--no-deps`` from exact (and, where every sha256 is known, hash-pinned) lines, so
+the install cannot diverge from what was judged.
+
+uv's ``--overrides`` replace *every* requirement on a package, so the dry run goes
+without them; only where uv fails on a dependency's exact pin on another build of the
+very version the plan pins (what overrides exist for) is it retried with overrides for
+those packages, and said so. A dependency's version range is never overridden: the
+session refuses and names the dependency.
+
+A pip too old for ``--report`` gets a note and the unchecked path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from packaging.utils import NormalizedName
+
+from resolver_hook._fs import write_atomic
+from resolver_hook._proc import capture, foreground
+from resolver_hook.errors import OperationalError
+from resolver_hook.install.backends import QUERY_TIMEOUT, Installer
+from resolver_hook.install.proof import (
+    Problem,
+    Resolution,
+    conflicts,
+    judge,
+    override_lines,
+    pinned_lines,
+    pip_reports,
+    read_pip_report,
+    read_uv_dry_run,
+    same_build_pins,
+    unplanned,
+)
+
+if TYPE_CHECKING:
+    from resolver_hook.install.args import InstallArgs
+    from resolver_hook.install.session import Reporter
+    from resolver_hook.manifest import Manifest
+    from resolver_hook.reqfile import ReqFile
+    from resolver_hook.resolve import Plan
+
+__all__ = ["Checked", "check_resolution", "explain_failure", "proof_unavailable"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Checked:
+    """What the check decided.
+
+    ``code`` set: stop with it (refused, the dry run failed). ``argv``: the install
+    command for the resolved set; empty when nothing is left to run (the user's own
+    ``--dry-run`` was answered, or everything is installed already).
+    ``unplanned``: packages with a manifest that arrive only as a dependency, with the
+    requirements on them: plan them and check again.
+    """
+
+    code: int | None = None
+    argv: tuple[str, ...] = ()
+    unplanned: Mapping[NormalizedName, tuple[str, ...]] = field(default_factory=dict)
+    pulled_by: Mapping[NormalizedName, tuple[str, ...]] = field(default_factory=dict)
+
+
+def proof_unavailable(installer: Installer, parsed: InstallArgs) -> str | None:
+    """Why the installer's resolution cannot be read first (a note), or None."""
+    if installer.tool == "uv":
+        return None
+    if any(o == "--report" or o.startswith("--report=") for o in parsed.options):
+        return "your --report is given to pip: its resolution is not checked first"
+    done = capture([installer.python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
+    if done.ok and pip_reports(done.stdout) is not None:
+        return None
+    found = done.stdout.split(" from ")[0].strip() if done.ok else "a pip that does not answer"
+    return (
+        f"{found} cannot report what it would install (--report needs pip 22.2 or newer): "
+        "installing without checking its resolution first"
+    )
+
+
+def _dry_run_flags(installer: Installer, parsed: InstallArgs, report: Path) -> list[str]:
+    flags = [] if "--dry-run" in parsed.options else ["--dry-run"]
+    if installer.tool == "pip":
+        flags += ["--report", str(report)]
+    return flags
+
+
+def _with(installer: Installer, argv: Sequence[str], flags: Sequence[str]) -> list[str]:
+    """``argv`` with ``flags`` right after the installer's own command (before a "--")."""
+    n = len(installer.command)
+    return [*argv[:n], *flags, *argv[n:]]
+
+
+def without_overrides(argv: Sequence[str], folder: Path) -> list[str]:
+    """``argv`` without the ``--overrides`` of the plan's own file (the user's stay)."""
+    ours = str(folder / "overrides.txt")
+    out: list[str] = []
+    skip = False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == "--overrides" and i + 1 < len(argv) and argv[i + 1] == ours:
+            skip = True
+            continue
+        out.append(a)
+    return out
+
+
+def _dry_run(
+    installer: Installer, argv: Sequence[str], env: Mapping[str, str], report: Reporter
+) -> tuple[int, str]:
+    uv = installer.tool == "uv"
+    kept: list[str] = []
+
+    def tee(line: str) -> None:
+        kept.append(line)
+        (report.installer_stderr if uv else report.output)(line)
+
+    code = _quiet_run(argv, env, tee=tee, merge_stderr=uv)
+    return code, "".join(kept)
+
+
+def _quiet_run(
+    argv: Sequence[str], env: Mapping[str, str], *, tee: Callable[[str], None], merge_stderr: bool
+) -> int:
+    """One dry run in the foreground; uv's ``-r -`` reads the bytes the session kept
+    (``stdin.txt`` beside the generated files) afresh each time."""
+    kept = next((Path(a).parent / "stdin.txt" for a in argv if a.endswith("constraints.txt")), None)
+    given = os.open(kept, os.O_RDONLY) if kept is not None and kept.is_file() else None
+    try:
+        code, _ = foreground(
+            argv, env=env, tee=tee, merge_stderr=merge_stderr, tail_lines=1, stdin=given
+        )
+    except OSError as exc:
+        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+    finally:
+        if given is not None:
+            os.close(given)
+    return code
+
+
+def _read(installer: Installer, output: str, path: Path) -> Resolution:
+    if installer.tool == "uv":
+        return read_uv_dry_run(output)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise OperationalError(
+            f"pip's dry run wrote no report ({exc.strerror or exc})",
+            hint="run again with --no-proof to install without checking pip's resolution first",
+        ) from None
+    return read_pip_report(text)
+
+
+_EDITABLE = re.compile(r"^(?:-e|--editable)(?:=|$)|^-e.")
+
+
+def _drop_editables(options: Sequence[str]) -> list[str]:
+    """``options`` without ``-e X`` (the resolved set names every editable itself)."""
+    out: list[str] = []
+    skip = False
+    for a in options:
+        if skip:
+            skip = False
+            continue
+        if a in ("-e", "--editable"):
+            skip = True
+            continue
+        if _EDITABLE.match(a):
+            continue
+        out.append(a)
+    return out
+
+
+def check_resolution(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    reqs: ReqFile,
+    *,
+    argv: Sequence[str],
+    folder: Path,
+    env: Mapping[str, str],
+    manifests: Mapping[str, Manifest],
+    report: Reporter,
+    extra: Sequence[str],
+    replan: bool,
+) -> Checked:
+    """Run the dry run for ``argv`` (the unchecked install command), judge, and return
+    the command that installs exactly the resolved set (or the exit code to stop with).
+
+    ``extra``: the plan's own options (constraints, find-links) for the install.
+    ``replan``: whether dependencies with manifests may still be handed back to plan.
+    """
+    path = folder / "report.json"
+    flags = _dry_run_flags(installer, parsed, path)
+    base = list(argv)
+    if installer.tool == "uv":
+        base = without_overrides(base, folder)
+        extra = without_overrides(extra, folder)
+    how = "uv pip install --dry-run" if installer.tool == "uv" else "pip install --dry-run --report"
+    report.say(f"checking what {installer.tool} would install first ({how})")
+    code, output = _dry_run(installer, _with(installer, base, flags), env, report)
+    if code != 0 and installer.tool == "uv":
+        same, other = same_build_pins(conflicts(output), plan)
+        if same and not other:
+            overridden = sorted({c.name for c in same})  # what --overrides may replace
+            for c in same:
+                report.say(
+                    f"uv: {c.text()}, another build of the version this machine gets: "
+                    f"--overrides replace that pin with the plan's {c.name} build"
+                )
+            write_atomic(
+                folder / "overrides.txt",
+                "".join(f"{line}\n" for line in override_lines(plan, overridden)),
+            )
+            more = ["--overrides", str(folder / "overrides.txt")]
+            base = _with(installer, base, more)
+            extra = [*more, *extra]
+            code, output = _dry_run(installer, _with(installer, base, flags), env, report)
+    if code != 0:
+        for text, hint in explain_failure(output, plan, installer.tool):
+            report.error(text, hint=hint)
+        report.refused(f"nothing was installed: {installer.tool}'s dry run failed (exit {code})")
+        return Checked(code=code)
+    resolution = _read(installer, output, path)
+    later = unplanned(resolution, plan, manifests)
+    if later and replan:
+        from resolver_hook.install.proof import requirers
+
+        return Checked(
+            unplanned={k: tuple(v) for k, v in later.items()},
+            pulled_by={k: tuple(requirers(resolution, k)) for k in later},
+        )
+    problems = judge(resolution, plan, manifests)
+    if problems:
+        for problem in problems:
+            why = _why_not(installer, base, flags, plan, problem, env, folder)
+            report.error(problem.text() + (f" ({why})" if why else ""), hint=_hint(problem, why))
+        report.refused(
+            "nothing was installed: the installer's resolution differs from the plan "
+            "('--no-proof' installs without this check)"
+        )
+        return Checked(code=1)
+    judged = sum(1 for r in resolution.items if _judged_name(r.name, plan, manifests))
+    report.say(
+        f"{installer.tool}'s resolution holds the plan: {len(resolution.items)} package(s), "
+        f"{judged} with a manifest checked"
+    )
+    if "--dry-run" in parsed.options or not resolution.items:
+        return Checked()  # the user's dry run is answered, or nothing is left to install
+    options = [o for o in _drop_editables(parsed.options) if o != "--no-deps"]
+    known: dict[str, list[str]] = {}
+    for e in reqs.entries:
+        # The user's hash of a package the plan rewrites names another build's file.
+        p = plan.package(e.name) if e.name is not None else None
+        if e.name is not None and e.hashes and (p is None or p.action != "rewrite"):
+            known.setdefault(e.name, []).extend(e.hashes)
+    lines = pinned_lines(
+        resolution,
+        option_lines=[o.text for o in reqs.options if not o.constraint],
+        known=known,
+    )
+    write_atomic(folder / "resolved.txt", "".join(f"{line}\n" for line in lines))
+    install = installer.argv(
+        [*options, "--no-deps", "-r", str(folder / "resolved.txt")], _pages_only(extra)
+    )
+    return Checked(argv=tuple(install))
+
+
+def _judged_name(name: str, plan: Plan, manifests: Mapping[str, Manifest]) -> bool:
+    from packaging.utils import canonicalize_name
+
+    return plan.package(name) is not None and any(canonicalize_name(k) == name for k in manifests)
+
+
+def _pages_only(extra: Sequence[str]) -> list[str]:
+    """The plan's options less its constraints and overrides: the resolved set is exact
+    and installed without dependencies, so only the pages that serve it are needed (a
+    URL constraint would even differ from the resolved line by its ``#sha256``; the
+    user's ``UV_CONSTRAINT``/``UV_OVERRIDE``, no longer replaced, apply by themselves)."""
+    out: list[str] = []
+    skip = False
+    for a in extra:
+        if skip:
+            skip = False
+        elif a in ("-c", "--overrides"):
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+def _why_not(  # noqa: PLR0917 - the dry run's state, passed down
+    installer: Installer,
+    base: Sequence[str],
+    flags: Sequence[str],
+    plan: Plan,
+    problem: Problem,
+    env: Mapping[str, str],
+    folder: Path,
+) -> str:
+    """Why the installer did not take the approved version: ask it with that version
+    pinned (one more dry run, only on this failure), and read its conflict."""
+    p = plan.package(problem.name)
+    if p is None or p.version is None or p.versions or (p.flavour and p.flavour.kind == "wheel"):
+        return ""
+    pin = folder / "approved.txt"
+    write_atomic(pin, f"{p.name}=={p.version}\n")
+    argv = _with(installer, base, [*flags, "-c", str(pin)])
+    sink: list[str] = []
+    try:
+        code = _quiet_run(argv, env, tee=sink.append, merge_stderr=installer.tool == "uv")
+    except OperationalError:
+        return ""
+    if code == 0:
+        return ""
+    found = [c for c in conflicts("".join(sink)) if c.who.startswith(str(p.name))]
+    return "; ".join(c.text() for c in found)
+
+
+def _hint(problem: Problem, why: str) -> str:
+    if why:
+        return (
+            f"loosen a pin or add a constraint: ask for a {problem.name} release that "
+            "accepts the builds this machine gets, or constrain the package it requires "
+            "(-c a file with its range) so the plan picks a build inside it"
+        )
+    return (
+        "add a constraint (-c) that names the approved build, or loosen the requirement "
+        "that pulled the other one in; 'resolver-hook plan' shows the plan"
+    )
+
+
+def explain_failure(output: str, plan: Plan, tool: str) -> list[tuple[str, str]]:
+    """For an installer that failed after the plan's constraints: which of the plan's pins
+    or pages was involved, and what to try (``(error, hint)`` pairs)."""
+    out: list[tuple[str, str]] = []
+    explained: set[str] = set()
+    same, other = same_build_pins(conflicts(output), plan)
+    for c in [*same, *other]:
+        p = plan.package(c.name)
+        assert p is not None
+        explained.add(p.name)
+        if c.spec.startswith("==") and "," not in c.spec:
+            text = (
+                f"{c.who} pins {c.name}{c.spec}, but this machine needs {p.name} "
+                f"{p.version}: {p.reason}"
+            )
+        else:
+            text = (
+                f"{c.who} requires {c.name}{c.spec}, but this machine needs {p.name} "
+                f"{p.version}: {p.reason}"
+            )
+        if c in same and tool == "pip":
+            hint = (
+                "pip cannot replace a dependency's exact pin; 'resolver-hook uv pip install' "
+                "does (uv --overrides), or ask that package for a looser pin"
+            )
+        else:
+            hint = (
+                f"pick a release of {c.who_name} that accepts {p.name} {p.version}, or "
+                f"constrain {p.name} (-c a file with '{p.name}{c.spec}') so the plan picks "
+                "a build inside that range"
+            )
+        out.append((text, hint))
+    bad = [line.lower() for line in output.splitlines() if _TROUBLE.search(line)]
+    low = output.lower()
+    for p in plan.packages:
+        if p.action != "rewrite" or p.name in explained:
+            continue
+        pin = f"{p.name}=={p.version}".lower()
+        page = (p.find_links or "").lower()
+        if p.find_links and (pin in low or any(page in line for line in bad)):
+            out.append(
+                (
+                    f"resolver-hook pinned {p.name}=={p.version} for this machine, a build "
+                    f"served by the page {p.find_links}, and {tool} did not find it there",
+                    f"check that {p.find_links} can be read from here (proxy, mirror, "
+                    "--offline); 'resolver-hook plan' shows the choice",
+                )
+            )
+        elif (
+            p.url
+            and p.flavour is not None
+            and p.flavour.kind == "wheel"
+            and any(p.url.lower() in line for line in bad)
+        ):
+            out.append(
+                (
+                    f"resolver-hook pinned {p.name} to the file {p.url} for this machine, "
+                    f"and {tool} could not install it",
+                    "check that the URL can be read from here and that its sha256 in the "
+                    "manifest is the file's",
+                )
+            )
+    return out
+
+
+# A line of an installer's output that reports trouble with a URL or page.
+_TROUBLE = re.compile(r"error|fail|could not|cannot|ignored|not found|404|hash", re.IGNORECASE)

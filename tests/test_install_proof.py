@@ -1,0 +1,263 @@
+"""The installer's resolution held to the plan before anything is installed, with real pip
+and real uv against a loopback index.
+
+The index is shaped like torch and tilert (docs/facts.md section 5): ``ktorch`` has two
+CUDA 13 builds (2.12.0, 2.13.0) behind wheel URLs and a plain 2.15.0 on the simple
+index (PyPI's newest); ``ktil`` 0.1.4 (the release its manifest approves) requires
+``ktorch<2.13`` while 0.1.3 takes any; ``tvision`` pins ``ktorch==2.12.0+cu130``;
+``kmodel`` needs ``ktorch>=2.0`` and has no manifest (timm pulling torch in).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.installenv import clean_env, make_venv
+from tests.test_install import B200, UV, hook, versions
+from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass
+class CoupledIndex:
+    index: LoopbackIndex
+    wheels: dict[str, BuiltWheel]
+    manifests: Path
+
+    @property
+    def simple(self) -> str:
+        return self.index.simple_url
+
+
+@pytest.fixture(scope="module")
+def coupled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CoupledIndex]:
+    root = tmp_path_factory.mktemp("coupled")
+    out = root / "built"
+    w = {
+        "t12": build_wheel(out, "ktorch", "2.12.0+cu130"),
+        "t13": build_wheel(out, "ktorch", "2.13.0+cu130"),
+        "t15": build_wheel(out, "ktorch", "2.15.0"),
+        "k3": build_wheel(out, "ktil", "0.1.3", requires=["ktorch"]),
+        "k4": build_wheel(out, "ktil", "0.1.4", requires=["ktorch<2.13"]),
+        "tv": build_wheel(out, "tvision", "1.0", requires=["ktorch==2.12.0+cu130"]),
+        "model": build_wheel(out, "kmodel", "1.0", requires=["ktorch>=2.0"]),
+    }
+    index = LoopbackIndex(root / "index")
+    for key in ("t15", "k3", "k4", "tv", "model"):
+        index.add(w[key])
+    for key in ("t12", "t13"):
+        index.add(w[key], simple=False)
+    manifests = root / "manifests"
+    manifests.mkdir()
+    with index.serving():
+        (manifests / "ktorch.toml").write_text(
+            textwrap.dedent(f"""\
+            schema = 1
+            [package]
+            name = "ktorch"
+
+            [[wheel]]
+            url = "{index.wheel_url(w["t13"])}"
+            sha256 = "{w["t13"].sha256}"
+            cuda = ">=13.0"
+            gpu = ["sm_100"]
+
+            [[wheel]]
+            url = "{index.wheel_url(w["t12"])}"
+            sha256 = "{w["t12"].sha256}"
+            cuda = ">=13.0"
+            gpu = ["sm_100"]
+            """)
+        )
+        (manifests / "ktil.toml").write_text(
+            textwrap.dedent("""\
+            schema = 1
+            [package]
+            name = "ktil"
+
+            [[index]]
+            version = "0.1.4"
+            cuda = ">=13.0"
+            gpu = ["sm_100"]
+            """)
+        )
+        yield CoupledIndex(index=index, wheels=w, manifests=manifests)
+
+
+@pytest.fixture(scope="module")
+def pip_wheel(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]:
+    """A wheel of pip from the package registry, by requirement (docs/facts.md section 3:
+    users run pips from the one bundled with their interpreter to the newest)."""
+    folder = tmp_path_factory.mktemp("pips")
+    found: dict[str, Path] = {}
+
+    def get(spec: str) -> Path:
+        if spec not in found:
+            target = folder / str(len(found))
+            proc = subprocess.run(
+                [*_DOWNLOAD, "-d", str(target), spec],
+                capture_output=True,
+                text=True,
+                env=clean_env(),
+                timeout=300,
+                check=False,
+            )
+            wheels = sorted(target.glob("pip-*.whl"))
+            if proc.returncode != 0 or not wheels:
+                pytest.skip(f"no {spec} from the package registry: {proc.stderr.strip()[-200:]}")
+            found[spec] = wheels[-1]
+        return found[spec]
+
+    return get
+
+
+PIPS = ["pip==23.2.1", "pip>=25"]
+_DOWNLOAD = (sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:")
+
+
+def _venv(tmp_path: Path, tool: str, pip_wheel: Callable[[str], Path], pip: str) -> Path:
+    venv = tmp_path / "venv"
+    if tool == "uv":
+        subprocess.run(
+            [*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=clean_env()
+        )
+        return venv
+    make_venv(venv)
+    subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index", str(pip_wheel(pip))],
+        check=True,
+        env=clean_env(),
+    )
+    return venv
+
+
+INSTALLERS = [("pip", pip) for pip in PIPS] + [("uv", "")]
+IDS = ["pip 23.2.1", "newest pip", "uv"]
+
+
+def _install(
+    tool: str, venv: Path, ci: CoupledIndex, *args: str
+) -> subprocess.CompletedProcess[str]:
+    head = ["pip", "--target", B200, "install"] if tool == "pip" else ["uv", "--target", B200]
+    head += ["pip", "install"] if tool == "uv" else []
+    return hook(*head, "--index-url", ci.simple, *args, venv=venv, manifests=ci.manifests)
+
+
+@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
+def test_a_dependency_pinning_another_build_stops_before_anything_is_installed(
+    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path], tool: str, pip: str
+) -> None:
+    venv = _venv(tmp_path, tool, pip_wheel, pip)
+    before = versions(venv)
+    proc = _install(tool, venv, coupled, "tvision", "ktorch")
+    assert proc.returncode != 0
+    assert versions(venv) == before
+    who = "tvision 1.0" if tool == "pip" else "tvision"
+    assert f"error: {who}" in proc.stderr
+    assert "ktorch==2.12.0+cu130" in proc.stderr
+    assert "this machine needs ktorch 2.13.0+cu130" in proc.stderr
+    assert "nothing was installed" in proc.stderr
+    # Another version, not another build of the same one: never overridden.
+    assert "--overrides replace" not in proc.stderr
+
+
+@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
+def test_an_older_release_taken_for_the_plans_torch_is_caught(
+    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path], tool: str, pip: str
+) -> None:
+    venv = _venv(tmp_path, tool, pip_wheel, pip)
+    before = versions(venv)
+    proc = _install(tool, venv, coupled, "ktil", "ktorch")
+    assert proc.returncode == 1, proc.stderr
+    assert versions(venv) == before
+    assert (
+        "error: ktil 0.1.3 would be installed, pulled in by your requirement, "
+        "but the plan approved ktil 0.1.4"
+        if tool == "pip"
+        else "error: ktil 0.1.3 would be installed, but the plan approved ktil 0.1.4"
+    ) in proc.stderr
+    # Why: asked with the approved release pinned, the installer names the requirement.
+    assert "requires ktorch<2.13" in proc.stderr
+    assert "hint: loosen a pin or add a constraint" in proc.stderr
+
+
+def test_no_proof_keeps_the_unchecked_install(coupled: CoupledIndex, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    proc = hook(
+        "pip",
+        "--no-proof",
+        "--target",
+        B200,
+        "install",
+        "--index-url",
+        coupled.simple,
+        "ktil",
+        "ktorch",
+        venv=venv,
+        manifests=coupled.manifests,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (versions(venv)["ktil"], versions(venv)["ktorch"]) == ("0.1.3", "2.13.0+cu130")
+    assert "checking what pip would install" not in proc.stderr
+
+
+@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
+def test_a_flavoured_dependency_is_planned(
+    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path], tool: str, pip: str
+) -> None:
+    """kmodel never names a build of ktorch: unplanned, the installer takes 2.15.0."""
+    venv = _venv(tmp_path, tool, pip_wheel, pip)
+    proc = _install(tool, venv, coupled, "kmodel")
+    assert proc.returncode == 0, proc.stderr
+    assert versions(venv)["ktorch"] == "2.13.0+cu130"
+    who = "kmodel 1.0 (requires ktorch>=2.0)" if tool == "pip" else "a dependency"
+    assert f"ktorch arrives as a dependency ({who}): planned like a requested" in proc.stderr
+    assert f"ktorch: {coupled.index.wheel_url(coupled.wheels['t13'])}" in proc.stderr
+
+
+def test_a_pip_without_report_gets_the_note_and_the_old_path(
+    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path]
+) -> None:
+    venv = _venv(tmp_path, "pip", pip_wheel, "pip==22.0.4")
+    proc = _install("pip", venv, coupled, "ktorch")
+    assert proc.returncode == 0, proc.stderr
+    assert versions(venv)["ktorch"] == "2.13.0+cu130"
+    assert proc.stderr.count("cannot report what it would install") == 1
+    assert "pip 22.0.4 cannot report what it would install (--report needs pip 22.2" in proc.stderr
+    assert "checking what pip would install" not in proc.stderr
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_an_unreadable_page_is_named(tmp_path: Path, tool: str) -> None:
+    """The flavour's find-links page answers 404: the installer fails on the plan's pin."""
+    out = tmp_path / "built"
+    index = LoopbackIndex(tmp_path / "index")
+    index.add(build_wheel(out, "kidx", "1.0"))  # the plain build only
+    with index.serving():
+        page = index.links_url("cu130", "kidx")  # never written: 404
+        manifests = tmp_path / "manifests"
+        manifests.mkdir()
+        (manifests / "kidx.toml").write_text(
+            f'schema = 1\n[package]\nname = "kidx"\n[[index]]\nurl = "{page}"\n'
+            'version = "1.0+cu130"\ncuda = ">=13.0"\ngpu = ["sm_100"]\n'
+        )
+        ci = CoupledIndex(index=index, wheels={}, manifests=manifests)
+        venv = _venv(tmp_path, tool, lambda _: Path(), "") if tool == "uv" else tmp_path / "v"
+        if tool == "pip":
+            make_venv(venv)
+        proc = _install(tool, venv, ci, "kidx")
+    assert proc.returncode != 0
+    assert (
+        f"error: resolver-hook pinned kidx==1.0+cu130 for this machine, a build served by "
+        f"the page {page}, and {tool} did not find it there"
+    ) in proc.stderr
+    assert f"hint: check that {page} can be read from here" in proc.stderr
