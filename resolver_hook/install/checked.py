@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 from packaging.utils import NormalizedName
 
 from resolver_hook._fs import write_atomic
+from resolver_hook._installers import QUERY_TIMEOUT
 from resolver_hook._proc import capture, foreground
 from resolver_hook.errors import OperationalError
-from resolver_hook.install.backends import QUERY_TIMEOUT, Installer
+from resolver_hook.install.backends import Installer
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
