@@ -5,7 +5,9 @@ Both install the same packages from a loopback index of wheels built here into
 fresh venvs (made outside the timed part): plain pip gets the already-resolved
 lines (URL with sha256, pinned local version and its find-links page), the hook
 gets the bare names and resolves them. Same for uv. Prints the medians and the
-ratio of medians, which is the hook's overhead.
+ratio of medians, which is the hook's overhead; and the hook with ``--no-proof`` (no
+dry run of the installer first), so the time that dry run adds stands beside the
+install time.
 
 Usage: python3 scripts/bench_install.py [--runs N]
 """
@@ -35,6 +37,15 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
+
+
+def hook_argv(
+    python: str, tool: str, index: list[str], names: list[str], *, proof: bool
+) -> list[str]:
+    """``resolver-hook pip|uv [--no-proof] --target T [pip] install INDEX NAMES``."""
+    argv = [python, "-m", "resolver_hook", tool, *([] if proof else ["--no-proof"])]
+    argv += ["--target", TARGET, *(["pip"] if tool == "uv" else []), "install"]
+    return [*argv, *index, *names]
 
 
 def tool_python(root: Path) -> tuple[str, str]:
@@ -99,11 +110,20 @@ def main() -> None:
             from uv import find_uv_bin
 
             uv_bin = str(find_uv_bin())
-            results: dict[str, list[float]] = {k: [] for k in ("pip", "hook pip", "uv", "hook uv")}
+            labels = (
+                "pip",
+                "hook pip",
+                "hook pip --no-proof",
+                "uv",
+                "hook uv",
+                "hook uv --no-proof",
+            )
+            results: dict[str, list[float]] = {k: [] for k in labels}
             for i in range(args.runs):
                 for label, times in results.items():
                     venv = root / f"venv-{label.replace(' ', '-')}-{i}"
-                    if label.endswith("pip"):
+                    tool = "pip" if "pip" in label.split()[:2] else "uv"
+                    if tool == "pip":
                         make_venv(venv)
                     else:
                         subprocess.run(
@@ -121,40 +141,25 @@ def main() -> None:
                     )
                     py = str(venv / "bin" / "python")
                     index = ["--index-url", gi.simple]
-                    argv = {
-                        "pip": [py, "-m", "pip", "install", *index, *resolved],
-                        "hook pip": [
-                            hook_python,
-                            "-m",
-                            "resolver_hook",
-                            "pip",
-                            "--target",
-                            TARGET,
-                            "install",
-                            *index,
-                            *names,
-                        ],
-                        "uv": [uv_bin, "pip", "install", "--python", py, *index, *resolved],
-                        "hook uv": [
-                            hook_python,
-                            "-m",
-                            "resolver_hook",
-                            "uv",
-                            "--target",
-                            TARGET,
-                            "pip",
-                            "install",
-                            *index,
-                            *names,
-                        ],
-                    }[label]
+                    if label == "pip":
+                        argv = [py, "-m", "pip", "install", *index, *resolved]
+                    elif label == "uv":
+                        argv = [uv_bin, "pip", "install", "--python", py, *index, *resolved]
+                    else:
+                        proof = not label.endswith("--no-proof")
+                        argv = hook_argv(hook_python, tool, index, names, proof=proof)
                     times.append(timed(argv, env))
                     shutil.rmtree(venv)
         med = {k: statistics.median(v) for k, v in results.items()}
         for k, v in med.items():
-            print(f"{k:<9} median {v * 1000:8.1f} ms over {args.runs} runs")
-        print(f"overhead with pip: ratio of medians {med['hook pip'] / med['pip']:.2f}")
-        print(f"overhead with uv:  ratio of medians {med['hook uv'] / med['uv']:.2f}")
+            print(f"{k:<19} median {v * 1000:8.1f} ms over {args.runs} runs")
+        for tool in ("pip", "uv"):
+            hooked, unchecked = med[f"hook {tool}"], med[f"hook {tool} --no-proof"]
+            print(
+                f"overhead with {tool}: ratio of medians {hooked / med[tool]:.2f} "
+                f"({unchecked / med[tool]:.2f} with --no-proof); the dry run adds "
+                f"{(hooked - unchecked) * 1000:.1f} ms to the {unchecked * 1000:.1f} ms install"
+            )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
