@@ -182,7 +182,7 @@ def _fix(
             uninstall.append(inst.display_name)
             reinstall.append(inst.display_name)
             picks.append(_picked(p, p.installs))
-        elif p.version and p.version != inst.version:
+        elif p.entry_version and p.entry_version != inst.version:
             reinstall.append(inst.display_name)
             picks.append(_picked(p, None if len(names) == 1 else inst.display_name))
     if not reinstall:
@@ -198,7 +198,7 @@ def _picked(p: PackagePlan, name: str | None) -> str:
     flavour, ``>=1.19``) the newest release it allows, never one version it may not be."""
     if p.versions:
         return f"the newest {name or p.installs or p.name}{p.versions}"
-    return f"{name} {p.version}" if name else p.version or ""
+    return f"{name} {p.entry_version}" if name else p.entry_version or ""
 
 
 def check_installed(

@@ -78,7 +78,7 @@ def lock_lines(plan: Plan) -> list[str]:
             req = Requirement(p.requested) if p.requested else None
             line = format_requirement(
                 p.name,
-                version=p.version,
+                version=p.entry_version,
                 extras=req.extras if req else (),
                 marker=req.marker if req else None,
             )

@@ -33,6 +33,19 @@ def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["packages"][2]["version"] == "0.21.7+torch2130cu130"
 
 
+def test_plan_reports_no_version_it_does_not_pin(capsys: pytest.CaptureFixture[str]) -> None:
+    """On macOS torch's plain build fits and the line stays unpinned: no version is said."""
+    code, out, err = run(capsys, "plan", "torch", "--target", "macos-arm64-py312", "--json")
+    assert (code, err) == (0, "")
+    (torch,) = json.loads(out)["packages"]
+    assert (torch["action"], torch["line"], torch["version"]) == ("pass", "torch", None)
+    assert torch["reason"].endswith("; left to the installer")
+    code, out, _ = run(capsys, "plan", "torch", "--target", "macos-arm64-py312")
+    assert code == 0
+    assert "left to the installer" in out
+    assert "2.13" not in out
+
+
 def test_plan_no_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "plan", "tilert", "--target", "linux-aarch64-py312-cuda13.0-sm121")
     assert code == 1

@@ -316,10 +316,11 @@ def _why_not(  # noqa: PLR0917 - the dry run's state, passed down
     """Why the installer did not take the approved version: ask it with that version
     pinned (one more dry run, only on this failure), and read its conflict."""
     p = plan.package(problem.name)
-    if p is None or p.version is None or p.versions or (p.flavour and p.flavour.kind == "wheel"):
+    version = p.entry_version if p is not None else None
+    if p is None or version is None or p.versions or (p.flavour and p.flavour.kind == "wheel"):
         return ""
     pin = folder / "approved.txt"
-    write_atomic(pin, f"{p.name}=={p.version}\n")
+    write_atomic(pin, f"{p.name}=={version}\n")
     argv = _with(installer, base, [*flags, "-c", str(pin)])
     sink: list[str] = []
     try:

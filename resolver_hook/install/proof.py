@@ -263,7 +263,7 @@ def _approved_words(p: PackagePlan) -> str:
         return f"{p.name} {p.version} ({p.url})"
     if p.versions:
         return f"{p.name}{p.versions}"
-    return f"{p.name} {p.version}"
+    return f"{p.name} {p.entry_version}"
 
 
 def _approves(p: PackagePlan, r: Resolved) -> bool:
@@ -285,7 +285,8 @@ def _approves(p: PackagePlan, r: Resolved) -> bool:
             return SpecifierSet(p.versions).contains(got, prereleases=True)
         except InvalidSpecifier:
             return False
-    return p.version is not None and got == Version(p.version)
+    # A plain build left to the installer is held to the version its entry describes.
+    return p.entry_version is not None and got == Version(p.entry_version)
 
 
 def _judged(p: PackagePlan | None) -> bool:

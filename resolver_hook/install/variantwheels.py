@@ -72,7 +72,7 @@ def pip_refusal(
     for p in chosen:
         q = alternative.package(p.name)
         if q is not None and q.action in ("rewrite", "pass") and q.flavour is not None:
-            offers.append(q.line or q.constraint or f"{p.name}=={q.version}")
+            offers.append(q.line or q.constraint or f"{p.name}=={q.entry_version}")
         nulls = [
             w.filename
             for k, m in manifests.items()

@@ -115,7 +115,7 @@ def unlockable(plan: Plan) -> list[PackagePlan]:
     for p in plan.packages:
         if not _applies(p):
             continue
-        if p.action == "rewrite" or (p.action == "pass" and p.flavour is not None and p.version):
+        if p.action == "rewrite" or (p.action == "pass" and p.entry_version):
             continue
         out.append(p)
     return out
@@ -132,9 +132,9 @@ def network_needs(plan: Plan, index_url: str) -> list[str]:
                 out.append(f"{p.name}: {p.url} has no sha256 (the file must be hashed)")
         elif p.action == "rewrite" and p.find_links:
             out.append(f"{p.name}=={p.version}: known only as the page {p.find_links}")
-        elif p.action == "pass" and p.flavour is not None and p.version:
+        elif p.action == "pass" and p.entry_version:
             out.append(
-                f"{p.name}=={p.version}: known only as the page {_page_of(index_url, p.name)}"
+                f"{p.name}=={p.entry_version}: known only as the page {_page_of(index_url, p.name)}"
             )
     return out
 
@@ -181,7 +181,7 @@ def _page_for(p: PackagePlan, index_url: str) -> tuple[NormalizedName, str] | No
     name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
     if p.action == "rewrite" and p.find_links and p.version:
         return name, p.find_links
-    if (p.action == "pass" and p.flavour is not None and p.version) or (
+    if (p.action == "pass" and p.entry_version) or (
         p.action == "rewrite" and p.installs and p.version
     ):
         return name, _page_of(index_url, name)
@@ -218,10 +218,11 @@ def lock_wheels(
         if found is None:
             continue
         name, page = found
-        assert p.version is not None
-        link = _best_link(fetcher.links(page), name, p.version, plan.profile, p.versions)
+        version = p.entry_version
+        assert version is not None
+        link = _best_link(fetcher.links(page), name, version, plan.profile, p.versions)
         if link is None:
-            want = f"{name}{p.versions}" if p.versions else f"{name}=={p.version}"
+            want = f"{name}{p.versions}" if p.versions else f"{name}=={version}"
             raise OperationalError(
                 f"{page} lists no wheel of {want} for {plan.profile.describe()}",
                 hint="the page may have changed since the manifest was written",

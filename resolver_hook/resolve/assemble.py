@@ -236,9 +236,9 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
     extras = e.requirement.extras if e and e.requirement else set()
     marker = e.marker if e else None
     if isinstance(chosen, IndexFlavour) and chosen.passthrough:
+        # Not pinned, so no version is reported: the installer picks the release.
         return PackagePlan(
             action="pass",
-            version=str(chosen.version),
             flavour=chosen,
             reason=passthrough_reason(why),
             line=original_line(e) if e else None,

@@ -60,6 +60,7 @@ from resolver_hook.resolve.words import (
     change_words,
     driver_change_words,
     fix_words,
+    gets_words,
     gpu_families,
     gpu_words,
     none_helps,
@@ -353,7 +354,7 @@ class _HintSearch:
                 major, _, minor = change.cuda.partition(".")
                 driver = min_driver_for_cuda((int(major), int(minor or 0)), profile.os)
             text = gpu_families([c.sm or "" for c, _, _ in options], profile, driver=driver)
-        return dataclasses.replace(change, text=text, gets=f"{q.name} {q.version}", also=also)
+        return dataclasses.replace(change, text=text, gets=gets_words(q), also=also)
 
 
 def _moved(

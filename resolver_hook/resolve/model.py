@@ -293,6 +293,15 @@ class PackagePlan:
     versions: str | None = None  # a version pattern (">=0.3.35") instead of one version
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
+    @property
+    def entry_version(self) -> str | None:
+        """The version of the manifest entry chosen, pinned or not: ``version`` is None for
+        a plain build left to the installer, whose entry still names the version it
+        describes (a lock file pins that one; the installer's choice is held to it)."""
+        if self.version is not None:
+            return self.version
+        return str(self.flavour.version) if self.flavour is not None else None
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = plain(self)
         return data

@@ -84,6 +84,7 @@ __all__ = [
     "exists_summary",
     "extra_index_note",
     "fix_words",
+    "gets_words",
     "gpu_families",
     "gpu_reason",
     "gpu_words",
@@ -231,10 +232,18 @@ def other_name_notes(
     return out
 
 
+def gets_words(f: Flavour) -> str:
+    """What a package gets with a build chosen, in words: ``torch 2.13.0+cu130``; a plain
+    build left to the installer names no version, since none is pinned."""
+    if isinstance(f, IndexFlavour) and f.passthrough:
+        return f"{f.name}'s plain build (left to the installer)"
+    return f"{f.name} {f.version}"
+
+
 def stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[str]:
     """One note for every chosen entry checked more than STALE_DAYS days before today."""
     stale = [
-        f"{p.name} {p.version} (checked {p.flavour.checked.isoformat()})"
+        f"{p.name} {p.entry_version} (checked {p.flavour.checked.isoformat()})"
         for p in packages
         if p.flavour is not None
         and p.flavour.checked is not None
@@ -518,7 +527,7 @@ def build_reason(no_fit: str) -> str:
 
 def passthrough_reason(why: str) -> str:
     """An index flavour that is the plain build from the user's own index."""
-    return f"the plain build from your index fits: {why}"
+    return f"the plain build from your index fits: {why}; left to the installer"
 
 
 def template_reason(why: str, template: str) -> str:
