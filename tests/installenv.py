@@ -56,6 +56,27 @@ def installed(python: Path) -> dict[str, str]:
     return dict(json.loads(out.stdout))
 
 
+def download_pip(folder: Path, spec: str) -> Path | str:
+    """A wheel of pip (``spec``, e.g. "pip==23.2.1") from the package registry, or why not.
+
+    The integration tests run the pip bundled with the interpreter and others users run
+    (docs/facts.md section 3); the registry is the one place this reaches beyond 127.0.0.1.
+    """
+    download = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:"]
+    proc = subprocess.run(
+        [*download, "-d", str(folder), spec],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=300,
+        check=False,
+    )
+    wheels = sorted(folder.glob("pip-*.whl"))
+    if proc.returncode != 0 or not wheels:
+        return f"no {spec} from the package registry: {proc.stderr.strip()[-200:]}"
+    return wheels[-1]
+
+
 _TEMPLATE: list[Path] = []
 
 

@@ -23,6 +23,7 @@ from tests.installenv import (
     GpuIndex,
     build_gpu_index,
     clean_env,
+    download_pip,
     installed,
     make_venv,
     write_manifests,
@@ -131,30 +132,10 @@ def test_pip_installs_the_flavour_for_the_target(
 def current_pip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel of the newest pip from the package registry (docs/facts.md section 3: test the
     oldest pip we claim, the venv's bundled one, and a current one)."""
-    folder = tmp_path_factory.mktemp("pip")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary",
-            ":all:",
-            "-d",
-            str(folder),
-            "pip>=25",
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=300,
-        check=False,
-    )
-    wheels = sorted(folder.glob("pip-*.whl"))
-    if proc.returncode != 0 or not wheels:
-        pytest.skip(f"no current pip from the package registry: {proc.stderr.strip()[-200:]}")
-    return wheels[-1]
+    found = download_pip(tmp_path_factory.mktemp("pip"), "pip>=25")
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
 
 
 def test_current_pip_installs_the_flavour(

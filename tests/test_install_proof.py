@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.installenv import clean_env, make_venv
+from tests.installenv import clean_env, download_pip, make_venv
 from tests.test_install import B200, UV, hook, versions
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
 
@@ -101,26 +101,16 @@ def pip_wheel(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Path]
 
     def get(spec: str) -> Path:
         if spec not in found:
-            target = folder / str(len(found))
-            proc = subprocess.run(
-                [*_DOWNLOAD, "-d", str(target), spec],
-                capture_output=True,
-                text=True,
-                env=clean_env(),
-                timeout=300,
-                check=False,
-            )
-            wheels = sorted(target.glob("pip-*.whl"))
-            if proc.returncode != 0 or not wheels:
-                pytest.skip(f"no {spec} from the package registry: {proc.stderr.strip()[-200:]}")
-            found[spec] = wheels[-1]
+            wheel = download_pip(folder / str(len(found)), spec)
+            if isinstance(wheel, str):
+                pytest.skip(wheel)
+            found[spec] = wheel
         return found[spec]
 
     return get
 
 
 PIPS = ["pip==23.2.1", "pip>=25"]
-_DOWNLOAD = (sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:")
 
 
 def _venv(tmp_path: Path, tool: str, pip_wheel: Callable[[str], Path], pip: str) -> Path:

@@ -80,14 +80,28 @@ def proof_unavailable(installer: Installer, parsed: InstallArgs) -> str | None:
         return None
     if any(o == "--report" or o.startswith("--report=") for o in parsed.options):
         return "your --report is given to pip: its resolution is not checked first"
-    done = capture([installer.python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
-    if done.ok and pip_reports(done.stdout) is not None:
+    text = _pip_version_text(installer.python)
+    if pip_reports(text) is not None:
         return None
-    found = done.stdout.split(" from ")[0].strip() if done.ok else "a pip that does not answer"
+    found = text.split(" from ")[0].strip() or "a pip that does not answer"
     return (
         f"{found} cannot report what it would install (--report needs pip 22.2 or newer): "
         "installing without checking its resolution first"
     )
+
+
+def _pip_version_text(python: str) -> str:
+    """``pip X.Y`` of the environment of ``python``: from the one ``pip-*.dist-info`` folder
+    of a virtual environment's site-packages where there is exactly one (no interpreter
+    start, which costs more than the rest of the check on a small install), else by
+    asking ``python -m pip --version``."""
+    prefix = Path(python).parent.parent
+    found = [*prefix.glob("lib/python*/site-packages/pip-*.dist-info")]
+    found += prefix.glob("Lib/site-packages/pip-*.dist-info")
+    if len(found) == 1 and (prefix / "pyvenv.cfg").is_file():
+        return f"pip {found[0].name[len('pip-') : -len('.dist-info')]}"
+    done = capture([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
+    return done.stdout if done.ok else ""
 
 
 def _dry_run_flags(installer: Installer, parsed: InstallArgs, report: Path) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag
@@ -296,25 +296,29 @@ def _judged(p: PackagePlan | None) -> bool:
     return p.action == "rewrite" or (p.action == "pass" and p.cause == "fit")
 
 
-def requirers(resolution: Resolution, name: str) -> list[str]:
-    """Who pulls ``name`` in: "you" (pip: requested) and each item whose Requires-Dist
-    names it, with that requirement ("app 1.0 (requires demo-gpu==1.0+cu126)")."""
-    key = canonicalize_name(name)
-    out = []
-    target = resolution.get(key)
-    if target is not None and target.requested:
-        out.append("your requirement")
+def _requirements(resolution: Resolution) -> Iterator[tuple[Resolved, Requirement]]:
+    """Every Requires-Dist entry of the resolution that applies in its environment."""
     for r in resolution.items:
         for text in r.requires:
             try:
                 req = Requirement(text)
             except InvalidRequirement:
                 continue
-            if canonicalize_name(req.name) != key:
-                continue
-            if not _holds(req, resolution):
-                continue
-            out.append(f"{r.label()} (requires {text})")
+            if _holds(req, resolution):
+                yield r, req
+
+
+def requirers(resolution: Resolution, name: str) -> list[str]:
+    """Who pulls ``name`` in: "your requirement" (pip: requested) and each item whose
+    Requires-Dist names it, with that requirement ("app 1.0 (requires demo-gpu==...)")."""
+    key = canonicalize_name(name)
+    out = []
+    target = resolution.get(key)
+    if target is not None and target.requested:
+        out.append("your requirement")
+    for r, req in _requirements(resolution):
+        if canonicalize_name(req.name) == key:
+            out.append(f"{r.label()} (requires {req})")
     return out
 
 
@@ -328,17 +332,16 @@ def judge(resolution: Resolution, plan: Plan, manifests: Mapping[str, Manifest])
         if r.name not in names:
             continue
         p = plan.package(r.name)
-        if not _judged(p) or p is None:
+        if p is None or not _judged(p) or _approves(p, r):
             continue
-        if not _approves(p, r):
-            problems.append(
-                Problem(
-                    name=r.name,
-                    got=r.label() if r.version else f"{r.name} from {r.url}",
-                    approved=_approved_words(p),
-                    pulled_by=tuple(requirers(resolution, r.name)),
-                )
+        problems.append(
+            Problem(
+                name=r.name,
+                got=r.label() if r.version else f"{r.name} from {r.url}",
+                approved=_approved_words(p),
+                pulled_by=tuple(requirers(resolution, r.name)),
             )
+        )
     return problems
 
 
@@ -348,23 +351,13 @@ def unplanned(
     """Packages with a manifest that arrive only as a dependency the plan never saw:
     name -> the requirements on it in the resolution's Requires-Dist (pip; none for uv)."""
     names = _manifest_names(manifests)
-    out: dict[NormalizedName, list[str]] = {}
-    for r in resolution.items:
-        if r.name in names and plan.package(r.name) is None:
-            out[r.name] = []
-    for item in resolution.items:
-        for text in item.requires:
-            try:
-                req = Requirement(text)
-            except InvalidRequirement:
-                continue
-            key = canonicalize_name(req.name)
-            if key not in out:
-                continue
-            if not _holds(req, resolution):
-                continue
-            if req.url is None and str(req.specifier):
-                out[key].append(str(req.specifier))
+    out: dict[NormalizedName, list[str]] = {
+        r.name: [] for r in resolution.items if r.name in names and plan.package(r.name) is None
+    }
+    for _, req in _requirements(resolution):
+        key = canonicalize_name(req.name)
+        if key in out and req.url is None and str(req.specifier):
+            out[key].append(str(req.specifier))
     return out
 
 
