@@ -116,6 +116,12 @@ def test_hashes_on_every_line_or_on_none() -> None:
     assert pinned_lines(one_folder) == ["a==1.0", "-e file:///src/c"]
 
 
+def test_a_vcs_requirement_is_pinned_to_its_commit() -> None:
+    vcs = {"vcs": "git", "commit_id": "abc123", "requested_revision": "main"}
+    report = {"version": "1", "install": [_item("a", "1.0", url="https://g/a", vcs_info=vcs)]}
+    assert pinned_lines(read_pip_report(json.dumps(report))) == ["a @ git+https://g/a@abc123"]
+
+
 def test_conflicts_as_pip_and_uv_word_them() -> None:
     pip = "The conflict is caused by:\n    ktil 0.1.4 depends on ktorch<2.13\n"
     uv = (

@@ -285,7 +285,7 @@ def check_resolution(
             known.setdefault(e.name, []).extend(e.hashes)
     lines = pinned_lines(
         resolution,
-        option_lines=[o.text for o in reqs.options if not o.constraint],
+        option_lines=[o.as_line() for o in reqs.options if not o.constraint],
         known=known,
     )
     write_atomic(folder / "resolved.txt", "".join(f"{line}\n" for line in lines))

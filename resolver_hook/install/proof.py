@@ -170,6 +170,11 @@ def _pip_item(i: int, item: Any) -> Resolved:
     url = info.get("url") if isinstance(info.get("url"), str) else None
     archive = info.get("archive_info") if isinstance(info.get("archive_info"), dict) else None
     folder = info.get("dir_info") if isinstance(info.get("dir_info"), dict) else None
+    vcs = info.get("vcs_info") if isinstance(info.get("vcs_info"), dict) else None
+    if vcs is not None and url and isinstance(vcs.get("vcs"), str):
+        # PEP 610 keeps the VCS apart from the URL: the line names both, and the commit.
+        commit = vcs.get("commit_id")
+        url = f"{vcs['vcs']}+{url}" + (f"@{commit}" if isinstance(commit, str) else "")
     sha = None
     if archive is not None:
         hashes = archive.get("hashes")
@@ -183,7 +188,7 @@ def _pip_item(i: int, item: Any) -> Resolved:
         version=meta["version"],
         url=url,
         sha256=sha,
-        direct=bool(item.get("is_direct")),
+        direct=bool(item.get("is_direct")) or vcs is not None,
         requested=bool(item.get("requested")),
         editable=bool(folder and folder.get("editable")),
         local=folder is not None or bool(url and url.startswith("file:")),
