@@ -174,6 +174,8 @@ MAX_PAGE_URL_BYTES = 16 << 20
 # pip's installation report (``install --dry-run --report``): ~2 KB per package, so a
 # 1,000-package resolution is ~2 MB.
 MAX_INSTALL_REPORT_BYTES = 64 << 20
+# ``--verify-kernels``: wheel scans kept in the cache (one small JSON file each, by sha256).
+MAX_KERNEL_SCANS = 256
 # ``manifest import``: the default total deadline for a page, connect to last byte,
 # redirects included, and the largest ``--timeout`` accepted.
 NETWORK_DEADLINE = 30.0

@@ -14,7 +14,7 @@ import html
 import http.server
 import threading
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,13 +52,15 @@ def build_wheel(
     filename_name: str | None = None,
     code: str | None = None,
     variant: tuple[str, str] | None = None,
+    binaries: Mapping[str, bytes] | None = None,
 ) -> BuiltWheel:
     """Write ``NAME-VERSION-TAG.whl`` into ``out``; its module records the version.
 
     ``filename_name`` writes another project's name into the filename (the
     wrong-project case); ``code`` replaces the module's body. ``variant`` is a PEP 825
     ``(label, variant.json text)``: the label ends the filename, the text goes into
-    ``*.dist-info/variant.json``.
+    ``*.dist-info/variant.json``. ``binaries`` adds members as they are (an nvcc-built
+    library).
     """
     dist = name.replace("-", "_")
     module = module or dist
@@ -67,7 +69,7 @@ def build_wheel(
     info = f"{dist}-{version}.dist-info"
     meta = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
     meta += [f"Requires-Dist: {r}" for r in requires]
-    files = {
+    files: dict[str, str | bytes] = {
         f"{module}/__init__.py": (code or f"__version__ = {version!r}\nFLAVOUR = {version!r}\n"),
         f"{info}/METADATA": "\n".join(meta) + "\n",
         f"{info}/WHEEL": (
@@ -78,12 +80,13 @@ def build_wheel(
     }
     if variant:
         files[f"{info}/variant.json"] = variant[1]
+    files.update(binaries or {})
     out.mkdir(parents=True, exist_ok=True)
     path = out / filename
     record = []
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for arcname, text in files.items():
-            data = text.encode()
+            data = text.encode() if isinstance(text, str) else text
             zf.writestr(zipfile.ZipInfo(arcname, FIXED_DATE), data)
             record.append(f"{arcname},{_record_hash(data)},{len(data)}")
         record.append(f"{info}/RECORD,,")

@@ -62,6 +62,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help="do not ask the installer what it would install before installing "
             "(by default its dry run is held to the plan, and exactly that set is installed)",
         )
+        p.add_argument(
+            "--verify-kernels",
+            action="store_true",
+            help="download the flavoured wheels of the checked resolution once (pip "
+            "download), read their kernels, refuse one whose SASS/PTX runs on none of a "
+            "visible GPU, and install that very file",
+        )
         add_machine_options(p)
         p.add_argument("installer_args", nargs=argparse.REMAINDER, metavar=usage_tail)
         p.set_defaults(func=run, tool=tool)
@@ -123,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         report=_Printer(),
         today=datetime.date.today(),
         proof=args.proof,
+        verify_kernels=args.verify_kernels,
     )
 
 

@@ -212,12 +212,15 @@ def check_resolution(
     report: Reporter,
     extra: Sequence[str],
     replan: bool,
+    kernels_for: Sequence[tuple[int, int]] | None = None,
 ) -> Checked:
     """Run the dry run for ``argv`` (the unchecked install command), judge, and return
     the command that installs exactly the resolved set (or the exit code to stop with).
 
     ``extra``: the plan's own options (constraints, find-links) for the install.
     ``replan``: whether dependencies with manifests may still be handed back to plan.
+    ``kernels_for``: the visible GPUs to read the flavoured wheels' kernels for
+    (``--verify-kernels``), or None.
     """
     path = folder / "report.json"
     flags = _dry_run_flags(installer, parsed, path)
@@ -276,6 +279,12 @@ def check_resolution(
     )
     if "--dry-run" in parsed.options or not resolution.items:
         return Checked()  # the user's dry run is answered, or nothing is left to install
+    files: Mapping[str, Path] = {}
+    if kernels_for is not None:
+        read = _read_kernels(resolution, plan, manifests, kernels_for, folder, env, report)
+        if read is None:
+            return Checked(code=1)
+        files = read
     options = [o for o in _drop_editables(parsed.options) if o != "--no-deps"]
     known: dict[str, list[str]] = {}
     for e in reqs.entries:
@@ -287,12 +296,45 @@ def check_resolution(
         resolution,
         option_lines=[o.as_line() for o in reqs.options if not o.constraint],
         known=known,
+        files=files,
     )
     write_atomic(folder / "resolved.txt", "".join(f"{line}\n" for line in lines))
     install = installer.argv(
         [*options, "--no-deps", "-r", str(folder / "resolved.txt")], _pages_only(extra)
     )
     return Checked(argv=tuple(install))
+
+
+def _read_kernels(  # noqa: PLR0917 - the check's state, passed down
+    resolution: Resolution,
+    plan: Plan,
+    manifests: Mapping[str, Manifest],
+    ccs: Sequence[tuple[int, int]],
+    folder: Path,
+    env: Mapping[str, str],
+    report: Reporter,
+) -> Mapping[str, Path] | None:
+    """``--verify-kernels``: the wheels read (name -> file to install), or None: refused."""
+    from resolver_hook.install.kernels import verify_kernels
+
+    names = frozenset(r.name for r in resolution.items if _judged_name(r.name, plan, manifests))
+    verified = verify_kernels(resolution, names, ccs, folder=folder, env=env, out=report.output)
+    for note in verified.notes:
+        report.say(f"note: {note}")
+    for problem in verified.problems:
+        report.error(
+            problem,
+            hint="pick another build (a manifest entry whose kernels cover this GPU), or "
+            "install without --verify-kernels at your own risk",
+        )
+    if verified.problems:
+        report.refused("nothing was installed: a wheel's kernels do not run on this machine")
+        return None
+    for name in sorted(verified.files):
+        r = resolution.get(name)
+        assert r is not None
+        report.say(f"kernels read: {r.label()} runs on every visible GPU")
+    return verified.files
 
 
 def _judged_name(name: str, plan: Plan, manifests: Mapping[str, Manifest]) -> bool:

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag
 
@@ -391,14 +392,17 @@ def pinned_lines(
     *,
     option_lines: Sequence[str] = (),
     known: Mapping[str, Sequence[str]] | None = None,
+    files: Mapping[str, Path] | None = None,
 ) -> list[str]:
     """The resolved set as requirement lines: ``name==version``, ``name @ url`` for a
     direct or local file, ``-e URL`` for an editable; each with ``--hash`` when every
     file's hash is known (pip's and uv's hash-checking is all or nothing), none otherwise.
     ``known``: ``sha256:hex`` hashes by name from elsewhere (the user's own ``--hash``
     lines; uv's dry run names no hashes). ``option_lines`` (index options from the user's
-    requirement files) come first."""
+    requirement files) come first. ``files``: wheels already downloaded (and read), by
+    name: their line names that very file."""
     known = known or {}
+    files = files or {}
 
     def hashes(r: Resolved) -> list[str]:
         return [f"sha256:{r.sha256}"] if r.sha256 else list(known.get(r.name, ()))
@@ -409,7 +413,9 @@ def pinned_lines(
         if r.editable and r.url:
             lines.append(f"-e {r.url}")
             continue
-        if (r.direct or r.local) and r.url:
+        if r.name in files:
+            line = f"{r.name} @ {files[r.name].resolve().as_uri()}"
+        elif (r.direct or r.local) and r.url:
             fragment = f"#sha256={r.sha256}" if r.sha256 and "#" not in r.url else ""
             line = f"{r.name} @ {r.url}{fragment}"
         else:

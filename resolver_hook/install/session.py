@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 from resolver_hook._fs import sigterm_raises, write_atomic
 from resolver_hook._installers import pip_version
 from resolver_hook._proc import Runner, capture, foreground
-from resolver_hook.errors import OperationalError
+from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.pipconfig import implied_constraints
@@ -105,12 +105,15 @@ def install(
     report: Reporter,
     today: datetime.date | None = None,
     proof: bool = True,
+    verify_kernels: bool = False,
 ) -> int:
     """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
 
     ``today`` (from the caller's clock) lets the plan note built-in data checked long ago.
     ``proof``: ask the installer what it would install first and hold it to the plan
     (:mod:`resolver_hook.install.checked`); off, the installer runs unchecked.
+    ``verify_kernels``: read the flavoured wheels' kernels before installing them
+    (:mod:`resolver_hook.install.kernels`; needs the checked resolution).
 
     1 when a package has no fit or a source build's needs are not met (the installer
     never runs); the installer's own code otherwise.
@@ -165,7 +168,12 @@ def install(
             )
             return 1
     session = _Session(
-        manifests=manifests, profile=profile, today=today, proof=proof, optional=optional
+        manifests=manifests,
+        profile=profile,
+        today=today,
+        proof=proof,
+        optional=optional,
+        verify_kernels=verify_kernels,
     )
     return _run(installer, parsed, plan, reqs, env=env, session=session, report=report, stdin=stdin)
 
@@ -179,6 +187,7 @@ class _Session:
     today: datetime.date | None
     proof: bool
     optional: Sequence[str]
+    verify_kernels: bool = False
 
 
 def _read_stdin() -> bytes:
@@ -244,6 +253,12 @@ def _run(
     from resolver_hook.install.checked import proof_unavailable
 
     why_not = proof_unavailable(installer, parsed) if session.proof else "--no-proof"
+    if session.verify_kernels and why_not is not None:
+        raise UsageError(
+            "--verify-kernels reads the wheels of the installer's checked resolution, "
+            f"which this run does not have ({why_not})",
+            hint="drop --no-proof, or use a pip of 22.2 or newer",
+        )
     if why_not is not None and why_not != "--no-proof":
         report.say(f"note: {why_not}")
     if installer.tool == "uv" and plan.constraints and why_not is not None:
@@ -339,6 +354,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
             report=report,
             extra=installer.plan_options(plan, folder, env),
             replan=again,
+            kernels_for=session.profile.gpu_ccs if session.verify_kernels else None,
         )
         if not checked.unplanned:
             return _Proven(code=checked.code, argv=checked.argv, plan=plan)
