@@ -5,6 +5,11 @@
   installer, its Python, building its commands);
 - :mod:`~resolver_hook.install.session`: the use-case (plan, preflight, run, clean up,
   optional installs);
+- :mod:`~resolver_hook.install.proof`: the installer's resolution read (pip's report,
+  uv's dry run) and judged against the plan; :mod:`~resolver_hook.install.checked`:
+  running that dry run and installing exactly what it resolved;
+- :mod:`~resolver_hook.install.kernels`: ``--verify-kernels``, the wheels' own kernels
+  read before they are installed;
 - :mod:`~resolver_hook.install.venvhook`: ``enable`` / ``disable`` / ``status``.
 """
 

@@ -8,8 +8,11 @@ untouched plus generated files:
 - a constraints file of ``name @ url#sha256=...`` lines (wheel flavours) and
   ``name==version+local`` lines (index flavours, with their per-package
   find-links page). uv replaces ``UV_CONSTRAINT`` when given ``-c``, so we forward
-  it; uv also gets the pins as ``--overrides`` so a dependency's exact pin on
-  another flavour is replaced (only uv can; under pip that is reported);
+  it. Unless ``--no-proof``, the installer first runs as a dry run with these files,
+  its resolution is held to the plan and exactly that set is installed
+  (:mod:`resolver_hook.install.checked`, which also decides where uv's
+  ``--overrides`` may replace a dependency's exact pin on another flavour); with
+  ``--no-proof`` uv gets every pin as ``--overrides``;
 - under ``--require-hashes`` the requirement lines themselves are rewritten into a
   generated top-level file (URL lines first), since uv refuses unpinned lines and
   a user's hash of another flavour's file can never match.
