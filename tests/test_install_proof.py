@@ -209,7 +209,9 @@ def test_a_flavoured_dependency_is_planned(
     proc = _install(tool, venv, coupled, "kmodel")
     assert proc.returncode == 0, proc.stderr
     assert versions(venv)["ktorch"] == "2.13.0+cu130"
-    who = "kmodel 1.0 (requires ktorch>=2.0)" if tool == "pip" else "a dependency"
+    who = (
+        "kmodel 1.0 (requires ktorch>=2.0)" if tool == "pip" else "uv does not say of which package"
+    )
     assert f"ktorch arrives as a dependency ({who}): planned like a requested" in proc.stderr
     assert f"ktorch: {coupled.index.wheel_url(coupled.wheels['t13'])}" in proc.stderr
 

@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING
 from packaging.utils import NormalizedName
 
 from resolver_hook._fs import write_atomic
-from resolver_hook._installers import QUERY_TIMEOUT
-from resolver_hook._proc import capture, foreground
+from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.proof import (
@@ -100,8 +99,14 @@ def _pip_version_text(python: str) -> str:
     found += prefix.glob("Lib/site-packages/pip-*.dist-info")
     if len(found) == 1 and (prefix / "pyvenv.cfg").is_file():
         return f"pip {found[0].name[len('pip-') : -len('.dist-info')]}"
-    done = capture([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
-    return done.stdout if done.ok else ""
+    # In the foreground, as the installer runs: this is pip itself, and a Ctrl-C or a
+    # SIGTERM meant for the install reaches it the same way (then exit 128+N).
+    said: list[str] = []
+    try:
+        code, _ = foreground([python, "-m", "pip", "--version"], tee=said.append, tail_lines=1)
+    except OSError:
+        return ""
+    return "".join(said) if code == 0 else ""
 
 
 def _dry_run_flags(installer: Installer, parsed: InstallArgs, report: Path) -> list[str]:

@@ -395,7 +395,7 @@ def _plan_dependencies(
             requirement = Requirement(text)
         except InvalidRequirement:
             text, requirement = name, Requirement(name)
-        who = "; ".join(pulled_by.get(name, ())) or "a dependency"
+        who = "; ".join(pulled_by.get(name, ())) or "uv does not say of which package"
         report.say(f"{name} arrives as a dependency ({who}): planned like a requested package")
         entries.append(
             ReqEntry(
