@@ -278,7 +278,6 @@ def _run(
         )
         for name, text in inv.files.items():
             write_atomic(folder / name, text)
-        given = None
         if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
             write_atomic(folder / "stdin.txt", stdin)
         argv = inv.argv
@@ -289,19 +288,7 @@ def _run(
             argv = checked.argv
             plan = checked.plan
             stdin = None  # the resolved set is a file of its own: '-r -' was read already
-        if stdin is not None:
-            given = os.open(folder / "stdin.txt", os.O_RDONLY)
-        try:
-            code, output = (
-                run_installer(
-                    argv, env, tee=installer.tool == "pip", out=report.output, stdin=given
-                )
-                if argv
-                else (0, "")
-            )
-        finally:
-            if given is not None:
-                os.close(given)
+        code, output = _install_main(installer, argv, env, report, folder if stdin else None)
         if code != 0:
             from resolver_hook.install.checked import explain_failure
 
@@ -420,6 +407,25 @@ def _plan_dependencies(
         if line.split(":", 1)[0] in found:
             report.say(line)
     return plan, more
+
+
+def _install_main(
+    installer: Installer,
+    argv: Sequence[str],
+    env: dict[str, str],
+    report: Reporter,
+    stdin_in: Path | None,
+) -> tuple[int, str]:
+    """Run the main install (nothing to run: success); ``stdin_in``: the folder whose
+    ``stdin.txt`` holds what uv reads for ``-r -``."""
+    if not argv:
+        return 0, ""
+    given = os.open(stdin_in / "stdin.txt", os.O_RDONLY) if stdin_in is not None else None
+    try:
+        return run_installer(argv, env, tee=installer.tool == "pip", out=report.output, stdin=given)
+    finally:
+        if given is not None:
+            os.close(given)
 
 
 # --- temporary files that never outlive the run ------------------------------------
