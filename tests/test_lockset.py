@@ -8,6 +8,7 @@ machine on CUDA 13.0 (demo-gpu 1.0+cu130); machines are given by --target.
 from __future__ import annotations
 
 import hashlib
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook._toml import loads as toml_loads
+from tests.adversarial._procs import wait_for_file
 from tests.installenv import (
     PY,
     GpuIndex,
@@ -149,3 +151,36 @@ def test_a_bad_index_is_one_error(
     assert proc.stderr.startswith("error: ")
     assert words in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_ctrl_c_during_sync_reaches_the_installer_and_leaves_nothing(
+    gpu_index: GpuIndex, lockset: Path, tmp_path: Path
+) -> None:
+    """The installer (a stand-in that waits) gets the SIGINT; sync exits 130 and leaves no
+    temporary file behind."""
+    pidfile, got = tmp_path / "installer.pid", tmp_path / "installer.got"
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(
+        f'#!/bin/sh\necho $$ > "{pidfile}"\ntrap \'echo INT > "{got}"; exit 7\' INT\n'
+        "while :; do sleep 0.1; done\n"
+    )
+    python.chmod(0o755)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = clean_env(tmp, VIRTUAL_ENV=str(tmp_path / "venv"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resolver_hook", "sync", str(lockset), "--installer", "pip",
+         "--target", SM90],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_for_file(pidfile)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert got.read_text().strip() == "INT"
+    assert list(tmp.iterdir()) == []
