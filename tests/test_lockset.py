@@ -184,3 +184,22 @@ def test_ctrl_c_during_sync_reaches_the_installer_and_leaves_nothing(
     assert proc.returncode == 130, err
     assert got.read_text().strip() == "INT"
     assert list(tmp.iterdir()) == []
+
+
+def test_a_pylock_set_is_indexed_and_synced_with_uv(gpu_index: GpuIndex, tmp_path: Path) -> None:
+    folder = tmp_path / "locks"
+    folder.mkdir()
+    proc = hook(
+        gpu_index, "lock", "demo-gpu", "plainpkg", "-o", f"{folder}/pylock.{{target}}.toml",
+        "--target", SM90, "--target", SM120, "--index-url", gpu_index.simple,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    files = sorted(p.name for p in folder.iterdir())
+    names = [f"pylock.{t.replace('.', '_')}.toml" for t in (SM90, SM120)]
+    assert files == sorted(["index.toml", *names])
+    make_venv(tmp_path / "venv")
+    proc = hook(gpu_index, "sync", str(folder), "--installer", "uv", "--target", SM120,
+                venv=tmp_path / "venv")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = installed(tmp_path / "venv" / "bin" / "python")
+    assert (found["demo-gpu"], found["plainpkg"]) == ("1.0+cu130", "1.0")
