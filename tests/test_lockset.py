@@ -203,3 +203,19 @@ def test_a_pylock_set_is_indexed_and_synced_with_uv(gpu_index: GpuIndex, tmp_pat
     assert proc.returncode == 0, proc.stderr
     found = installed(tmp_path / "venv" / "bin" / "python")
     assert (found["demo-gpu"], found["plainpkg"]) == ("1.0+cu130", "1.0")
+
+
+@pytest.mark.parametrize("tool", ["uv", "pip"])
+def test_install_with_lock_is_sync_with_that_installer(
+    gpu_index: GpuIndex, lockset: Path, tmp_path: Path, tool: str
+) -> None:
+    make_venv(tmp_path / "venv")
+    words = ["install"] if tool == "pip" else ["pip", "install"]
+    proc = hook(gpu_index, tool, "--lock", str(lockset), "--target", SM120, *words,
+                venv=tmp_path / "venv")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f"resolver-hook: {SM120}.txt (for " in proc.stderr
+    assert installed(tmp_path / "venv" / "bin" / "python")["demo-gpu"] == "1.0+cu130"
+    proc = hook(gpu_index, tool, "--lock", str(lockset), *words, "numpy", venv=tmp_path / "venv")
+    assert proc.returncode == 2
+    assert "--lock installs the lock set's file, so nothing else can follow: numpy" in proc.stderr

@@ -56,6 +56,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "back with a warning when it fails (repeatable)",
         )
         p.add_argument(
+            "--lock",
+            metavar="LOCKDIR",
+            help="install this machine's lock from a lock set instead of planning "
+            "(the same as 'resolver-hook sync LOCKDIR --installer "
+            f"{tool}'; nothing may follow '{'pip install' if tool == 'uv' else 'install'}' "
+            "but --python PATH)",
+        )
+        p.add_argument(
             "--no-proof",
             dest="proof",
             action="store_false",
@@ -119,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
             f"expected '{' '.join(expected)}' after 'resolver-hook {tool}' and its own options",
             hint=f"resolver-hook {tool} [--target SPEC] {' '.join(expected)} ...",
         )
+    if args.lock is not None:
+        return _install_lock(args, rest[len(expected) :])
     _warn_target_directory(rest[len(expected) :])
     return install(
         tool,
@@ -181,6 +191,23 @@ def _venv_python_version(python: str) -> str | None:
 
 
 _PYTHON_IN_SPEC = re.compile(r"(?:^|-)(?:py|cp)(\d)(\d+)t?(?:-|$)")
+
+
+def _install_lock(args: argparse.Namespace, rest: list[str]) -> int:
+    """``--lock LOCKDIR``: what ``resolver-hook sync`` does, with this installer."""
+    from resolver_hook.cli import sync
+
+    python = None
+    if rest[:1] == ["--python"] and len(rest) == 2:
+        python, rest = rest[1], []
+    if rest:
+        raise UsageError(
+            f"--lock installs the lock set's file, so nothing else can follow: {' '.join(rest)}",
+            hint=f"resolver-hook {args.tool} --lock {args.lock} "
+            f"{'pip ' if args.tool == 'uv' else ''}install [--python PATH]",
+        )
+    given = {**vars(args), "lockdir": args.lock, "installer": args.tool, "python": python}
+    return sync.run(argparse.Namespace(**given))
 
 
 def profile_for(
