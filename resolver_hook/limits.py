@@ -43,6 +43,7 @@ __all__ = [
     "MAX_MATRIX_WHEELS",
     "MAX_MEMBER_BYTES",
     "MAX_METADATA_BYTES",
+    "MAX_METADATA_READS",
     "MAX_MIRRORS",
     "MAX_NETWORK_SECONDS",
     "MAX_OFFLOAD_BUNDLE_ENTRIES",
@@ -57,6 +58,7 @@ __all__ = [
     "MAX_REQUIREMENT_LINES",
     "MAX_SDIST_BYTES",
     "MAX_SDIST_MEMBERS",
+    "MAX_SNAPSHOT_BYTES",
     "MAX_SUBPROCESS_OUTPUT",
     "MAX_URL_LENGTH",
     "MAX_VERSION_DIGITS",
@@ -192,6 +194,11 @@ MAX_MIRRORS = 64
 # (download.pytorch.org's torch page is ~1 MB; oldest entries go first past it).
 PAGE_FRESH_SECONDS = 600.0
 MAX_PAGE_CACHE_BYTES = 256 << 20
+# The inventory (resolver_hook/inventory/): metadata files one plan reads (one per
+# flavoured file that fits the machine, newest first), and the shipped snapshot (wheel
+# links of the built-in flavours only; ~5 KB).
+MAX_METADATA_READS = 64
+MAX_SNAPSHOT_BYTES = 8 << 20
 
 
 def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH) -> str | None:

@@ -101,7 +101,7 @@ _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
-_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels")
+_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until")
 _INDEX_KEYS = (
     "url",
     "version",
@@ -171,6 +171,14 @@ class WheelFlavour:
     # Built with the C++11 ABI (torch._C._GLIBCXX_USE_CXX11_ABI); None: not known.
     # Only templates of other packages read it ({cxx11abi}).
     cxx11abi: bool | None = None
+    # Read from an index page (resolver_hook.inventory), not written in a manifest:
+    # the page's ``requires-python``; the verified release whose kernel list this newer
+    # release is assumed to share (None: its own entry, verified); where the file was
+    # seen ("network", "cache", "snapshot") and when.
+    requires_python: SpecifierSet | None = None
+    assumed_from: Version | None = None
+    inventory: str | None = None
+    inventory_date: str | None = None
 
     kind = "wheel"
 
@@ -209,7 +217,20 @@ class WheelFlavour:
             "variant": self.variant,
             "other_properties": list(self.other_properties),
             "cxx11abi": self.cxx11abi,
+            "requires_python": str(self.requires_python) if self.requires_python else None,
+            "assumed_from": str(self.assumed_from) if self.assumed_from else None,
+            "inventory": self.inventory,
+            "inventory_date": self.inventory_date,
         }
+
+    @property
+    def assumed(self) -> str | None:
+        """``kernels assumed from 2.13.0, checked 2026-11-30`` for a carried-forward
+        release; None for a verified one."""
+        if self.assumed_from is None:
+            return None
+        checked = f", checked {self.checked.isoformat()}" if self.checked else ""
+        return f"kernels assumed from {self.assumed_from}{checked}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -247,6 +268,10 @@ class IndexFlavour:
     template: str | None = None
     coupled: NormalizedName | None = None
     local_labels: tuple[str, ...] = ()
+    # ``kernels_until = "2.16"``: a rule says this entry's kernel list does not hold from
+    # that release on (CUDA 13 dropped pre-Turing), so newer releases on the page are
+    # not planned with it. None: newer releases carry the list forward, marked.
+    kernels_until: Version | None = None
 
     kind = "index"
 
@@ -291,6 +316,7 @@ class IndexFlavour:
             "coupled": self.coupled,
             "local_labels": list(self.local_labels),
             "cxx11abi": self.cxx11abi,
+            "kernels_until": str(self.kernels_until) if self.kernels_until else None,
         }
 
 
@@ -312,6 +338,9 @@ class Manifest:
     build_needs: tuple[str, ...] = ()  # [build] needs, e.g. ("nvcc>=12.8", "z3")
     source: str = "built-in"
     replaced: tuple[str, ...] = field(default=())  # sources this one overrides
+    # What reading its pages showed that a plan should say (a release not planned
+    # because a rule says its kernel list changed); set by resolver_hook.inventory.
+    notes: tuple[str, ...] = ()
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:
@@ -838,6 +867,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     for i, label in enumerate(labels):
         if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", label):
             c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
+    kernels_until = _read_kernels_until(c, t, path, version, versions)
     if version is None or not url_ok:
         return None
     return IndexFlavour(
@@ -861,7 +891,37 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         template=template,
         coupled=coupled,
         local_labels=tuple(labels),
+        kernels_until=kernels_until,
     )
+
+
+def _read_kernels_until(
+    c: _Checker,
+    t: Mapping[str, Any],
+    path: str,
+    version: Version | None,
+    versions: SpecifierSet | None,
+) -> Version | None:
+    """``kernels_until = "2.16"``: a public release after the entry's own, on an entry
+    for one release (a pattern states its range itself)."""
+    text = c.string(t, "kernels_until", path)
+    if text is None:
+        return None
+    kpath = _join(path, "kernels_until")
+    if versions is not None:
+        c.bad(kpath, "only for an entry of one release ('version'); a pattern bounds itself")
+        return None
+    try:
+        until = Version(text) if check_version_text(text) is None else None
+    except InvalidVersion:
+        until = None
+    if until is None or until.local is not None:
+        c.bad(kpath, f"{text[:40]!r} is not a public version such as '2.16'")
+        return None
+    if version is not None and until.release <= version.release:
+        c.bad(kpath, f"{text!r} is not after the entry's release {version.public}")
+        return None
+    return until
 
 
 def _read_versions(

@@ -1,0 +1,200 @@
+"""The files of an index page that belong to one flavour, as :class:`Candidate` values.
+
+A flavour of a manifest names a page (``https://download.pytorch.org/whl/cu130/torch/``)
+and either one release (``version = "2.13.0+cu130"``) or a pattern
+(``versions = ">=0.3.35"``). :func:`candidates` reads the page's links and keeps the
+wheels of the package (or of the distribution the flavour installs) that carry the
+flavour's local label (``+cu130``; none when the flavour has none), one of its
+platforms and one of its Pythons, newest first. Yanked files (PEP 592) are skipped;
+``requires-python`` is kept for the planner to check against the machine.
+
+``Requires-Dist`` is not on the page: :func:`requires_dist` reads it from the PEP 658
+metadata file (``<url>.metadata``) through the :class:`PageSource` (the index client,
+which checks the file against the hash the page gives), only when asked.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from resolver_hook.errors import ResolverHookError
+from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.model import Link, Page
+from resolver_hook.limits import parse_wheel_name
+from resolver_hook.manifest.schema import IndexFlavour
+from resolver_hook.portable.platforms import parse_platform
+
+__all__ = [
+    "Candidate",
+    "MetadataError",
+    "PageSource",
+    "candidates",
+    "distribution_of",
+    "python_of",
+    "requires_dist",
+]
+
+
+class PageSource(Protocol):
+    """Where pages come from: the index client (:class:`~resolver_hook.index.IndexClient`),
+    the shipped snapshot, or both."""
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        """Each URL's page, or the exception that reading it ended in (never raised)."""
+        ...
+
+    def metadata(self, link: Link) -> Metadata:
+        """The PEP 658 metadata of ``link``'s file; raises ``ResolverHookError`` (or
+        ``LookupError``) when it cannot be had."""
+        ...
+
+
+class MetadataError(ValueError):
+    """A metadata file that could not be read or used (its message says why)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """One wheel file of a page that a flavour may install."""
+
+    name: NormalizedName
+    version: Version
+    filename: str
+    url: str
+    tags: frozenset[Tag]
+    sha256: str | None
+    requires_python: SpecifierSet | None
+    link: Link
+    page: Page
+
+    @property
+    def pythons(self) -> frozenset[str]:
+        """The Python versions of its tags (``cp313`` -> 3.13, ABI ``cp313t`` -> 3.13t)."""
+        return frozenset(p for t in self.tags if (p := python_of(t)) is not None)
+
+    @property
+    def platforms(self) -> frozenset[str]:
+        return frozenset(t.platform for t in self.tags)
+
+
+def python_of(tag: Tag) -> str | None:
+    """``cp312`` -> ``3.12``; ``cp313t`` ABI -> ``3.13t``; ``py3`` and others: None."""
+    interp = tag.interpreter
+    if not interp.startswith("cp") or not interp[2:].isdigit() or len(interp) < 4:
+        return None
+    digits = interp[2:]
+    free = "t" if tag.abi.startswith("cp") and tag.abi.endswith("t") else ""
+    return f"{digits[0]}.{digits[1:]}{free}"
+
+
+def distribution_of(flavour: IndexFlavour) -> NormalizedName:
+    """The distribution a flavour's files are named by (``cupy-cuda12x`` for cupy)."""
+    if flavour.install is not None:
+        return canonicalize_name(Requirement(flavour.install).name)
+    return flavour.name
+
+
+def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
+    """The page's wheels of ``flavour``'s distribution with its local label, platforms
+    and Pythons, yanked ones left out, newest first (then by filename, for a stable
+    order). Every version is kept: which of them a flavour's rules cover is for
+    :mod:`resolver_hook.inventory.expand` to say."""
+    name = distribution_of(flavour)
+    label = flavour.version.local
+    places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
+    out: list[Candidate] = []
+    for link in page.links:
+        if link.is_yanked or not link.filename.endswith(".whl"):
+            continue
+        parsed = _wheel_name(link.filename)
+        if parsed is None:
+            continue
+        wname, version, tags = parsed
+        if wname != name or version.local != label:
+            continue
+        # The flavour's platforms name an OS and architecture (the planner checks the
+        # exact tags, glibc included, against the machine).
+        if places and not any(_place(t.platform) in places for t in tags):
+            continue
+        if flavour.python:
+            pys = {python_of(t) for t in tags}
+            # py3 / abi3 wheels name no single Python: requires-python decides.
+            if None not in pys and not pys & set(flavour.python):
+                continue
+        out.append(
+            Candidate(
+                name=wname,
+                version=version,
+                filename=link.filename,
+                url=link.url,
+                tags=tags,
+                sha256=link.sha256,
+                requires_python=_specifier(link.requires_python),
+                link=link,
+                page=page,
+            )
+        )
+    out.sort(key=lambda c: c.filename)
+    out.sort(key=lambda c: c.version, reverse=True)
+    return out
+
+
+@functools.lru_cache(maxsize=16384)
+def _wheel_name(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag]] | None:
+    """A wheel filename's name, version and tags (None: not a wheel's name); cached, as
+    every flavour of a page reads the same links."""
+    try:
+        name, version, _build, tags = parse_wheel_name(filename)
+    except InvalidWheelFilename:
+        return None
+    return name, version, tags
+
+
+@functools.lru_cache(maxsize=1024)
+def _place(platform: str) -> tuple[str, str]:
+    p = parse_platform(platform)
+    return p["os"], p["arch"]
+
+
+def _specifier(text: str | None) -> SpecifierSet | None:
+    if not text:
+        return None
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        return None  # a page's bad requires-python is ignored, as pip ignores it
+
+
+def requires_dist(candidate: Candidate, source: PageSource) -> tuple[Requirement, ...] | None:
+    """The ``Requires-Dist`` of a candidate from its PEP 658 metadata file; None when the
+    page offers none or the snapshot has none. A file that cannot be read or does not
+    match the hash its page gives raises :class:`MetadataError` (one note, nothing used)."""
+    if candidate.link.core_metadata is None:
+        return None
+    try:
+        found = source.metadata(candidate.link)
+    except LookupError:
+        return None
+    except ResolverHookError as exc:
+        raise MetadataError(exc.message) from None
+    return parse_requires_dist(found.requires_dist)
+
+
+def parse_requires_dist(values: Sequence[str]) -> tuple[Requirement, ...]:
+    """``Requires-Dist`` values as requirements (bad ones skipped)."""
+    out = []
+    for value in values:
+        try:
+            out.append(Requirement(value))
+        except InvalidRequirement:
+            continue
+    return tuple(out)

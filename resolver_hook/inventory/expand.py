@@ -1,0 +1,451 @@
+"""A manifest's index flavours turned into the exact files the planner may pin.
+
+For each index flavour with a page (``url``; the plain build on the default index
+reads ``<default index>/<name>/``), the page's files of that flavour
+(:func:`~resolver_hook.inventory.candidates.candidates`) become
+:class:`~resolver_hook.manifest.schema.WheelFlavour` values carrying the flavour's
+rules (CUDA floor, kernel list, runtime, couplings, evidence) and the file's facts
+(URL, tags, sha256, ``requires-python``). The planner then takes the newest that fits
+and pins it as ``name @ url#sha256=...``.
+
+Which files a flavour's rules cover (docs/facts.md, "The inventory"):
+
+- a pattern (``versions = ">=0.3.35"``): every release the page has in it;
+- one release (``version = "2.13.0+cu130"``): that release, verified; and releases
+  newer than the newest verified one of the same page, label and platform, with that
+  entry's kernel list carried forward and marked (``assumed_from``), unless the entry
+  says the list changed (``kernels_until = "2.16"``: releases from 2.16 on are not
+  planned with it, and a note says so). Older releases no entry lists are left out.
+- a carried-forward release of an entry with couplings takes its couplings from its
+  own ``Requires-Dist`` (the entry's pins were for the verified release); when its
+  metadata cannot be read it is left out, never paired by guess.
+
+``Requires-Dist`` couplings: a requirement without markers on another package that
+has a manifest (tilert's ``torch>=2.11,<2.13``) joins the file's ``requires``, so the
+planner's coupling search picks a build of the other package that it accepts.
+Metadata is read only for files whose tags the machine accepts (``wanted``), newest
+first, at most :data:`~resolver_hook.limits.MAX_METADATA_READS` per plan.
+
+A page the source could not give keeps its flavours as written (today's page form),
+and so does a flavour the snapshot (partial by design) lists no file of.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from packaging.requirements import Requirement
+from packaging.tags import Tag
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import Version
+
+from resolver_hook.index.model import Page
+from resolver_hook.inventory.candidates import (
+    Candidate,
+    MetadataError,
+    PageSource,
+    candidates,
+    requires_dist,
+)
+from resolver_hook.limits import MAX_METADATA_READS
+from resolver_hook.manifest.schema import IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.portable.platforms import parse_platform
+
+__all__ = [
+    "DEFAULT_INDEX",
+    "Expansion",
+    "expand_manifests",
+    "page_of",
+    "pages_needed",
+    "with_notes",
+]
+
+# Metadata files read at once (each a small file; the index client bounds connections).
+_METADATA_WORKERS = 8
+
+# The plain build's page, where a flavour names none (PEP 503 project pages).
+DEFAULT_INDEX = "https://pypi.org/simple"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expansion:
+    """The manifests with files in place of pages, and what the planner should say."""
+
+    manifests: Mapping[str, Manifest]
+    notes: tuple[str, ...] = ()
+    pages: Mapping[str, Page] = dataclasses.field(default_factory=dict)
+    touched: frozenset[str] = frozenset()  # the packages whose pages were asked for
+
+
+def page_of(f: IndexFlavour, default_index: str = DEFAULT_INDEX) -> str | None:
+    """The page a flavour's files are listed on; None for a computed (template) page
+    and for a flavour installing another distribution or extras from the default
+    index (its requirement line is rewritten, not pinned to a file)."""
+    if f.template is not None:
+        return None
+    if f.url is not None:
+        return f.url
+    if f.install is not None:
+        return None
+    return f"{default_index.rstrip('/')}/{f.name}/"
+
+
+def pages_needed(
+    manifests: Mapping[str, Manifest], names: Iterable[str], default_index: str = DEFAULT_INDEX
+) -> list[str]:
+    """The pages of the named packages and of every package their manifests couple
+    with, in a stable order (what one plan reads, all at once)."""
+    return _closure(manifests, names, default_index)[0]
+
+
+def _closure(
+    manifests: Mapping[str, Manifest], names: Iterable[str], default_index: str
+) -> tuple[list[str], list[str]]:
+    """(pages, package names) of ``names`` and what their manifests couple with; only
+    those manifests are read (a lazy mapping reads no other)."""
+    seen: dict[str, None] = {}
+    todo = [canonicalize_name(n) for n in names]
+    done: dict[str, None] = {}
+    while todo:
+        name = todo.pop(0)
+        if name in done or name not in manifests:
+            continue
+        done[name] = None
+        for f in manifests[name].indexes:
+            page = page_of(f, default_index)
+            if page is not None:
+                seen.setdefault(page)
+            todo.extend(canonicalize_name(r.name) for r in f.requires)
+        for w in manifests[name].wheels:
+            todo.extend(canonicalize_name(r.name) for r in w.requires)
+    return list(seen), list(done)
+
+
+class _Overlay(Mapping[str, Manifest]):
+    """``base`` with some manifests replaced; reads no other manifest of ``base``."""
+
+    def __init__(self, base: Mapping[str, Manifest], replaced: Mapping[str, Manifest]) -> None:
+        self._base, self._replaced = base, dict(replaced)
+
+    def __getitem__(self, name: str) -> Manifest:
+        hit = self._replaced.get(name)
+        return hit if hit is not None else self._base[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._base)
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._base
+
+
+def expand_manifests(
+    manifests: Mapping[str, Manifest],
+    names: Iterable[str],
+    source: PageSource,
+    *,
+    wanted: Callable[[frozenset[Tag]], bool] | None = None,
+    default_index: str = DEFAULT_INDEX,
+) -> Expansion:
+    """Read the pages of ``names`` (and what they couple with) from ``source`` and
+    expand those manifests; the others are returned as they are, unread. A package a
+    file's ``Requires-Dist`` brings in (tilert's torch) has its pages read in a second
+    round, all at once."""
+    if all(canonicalize_name(k) == k for k in manifests):  # names only: nothing is read
+        by_name: Mapping[str, Manifest] = manifests
+    else:
+        by_name = {canonicalize_name(k): v for k, v in manifests.items()}
+    ctx = _Context(by_name, source, wanted, default_index)
+    replaced: dict[str, Manifest] = {}
+    pages: dict[str, Page] = {}
+    asked: set[str] = set()
+    touched: set[str] = set()
+    todo = list(names)
+    for _round in range(2):
+        urls, closure = _closure(by_name, todo, default_index)
+        urls = [u for u in urls if u not in asked]
+        closure = [n for n in closure if n not in touched]
+        if not closure:
+            break
+        got = source.pages(urls) if urls else {}
+        asked.update(urls)
+        pages.update({u: p for u, p in got.items() if isinstance(p, Page)})
+        mine = {n: by_name[n] for n in closure}
+        ctx.prefetch(mine, pages)
+        for name, man in mine.items():
+            own = {page_of(f, default_index) for f in man.indexes}
+            if own & asked:
+                touched.add(name)
+            if own & set(pages):
+                replaced[name] = ctx.expand(man, pages)
+        todo = [
+            r.name
+            for name in closure
+            if name in replaced
+            for w in replaced[name].wheels
+            for r in w.requires
+            if canonicalize_name(r.name) not in touched
+        ]
+        if not todo:
+            break
+    notes = []
+    if ctx.failed:
+        n = len(ctx.failed)
+        notes.append(
+            f"could not use the metadata of {n} file{'' if n == 1 else 's'} "
+            f"({ctx.failed[0]}{'; ...' if n > 1 else ''}): "
+            f"{'its' if n == 1 else 'their'} Requires-Dist is not used as couplings"
+        )
+    return Expansion(
+        manifests=_Overlay(by_name, replaced),
+        notes=tuple(notes),
+        pages=pages,
+        touched=frozenset(touched),
+    )
+
+
+def with_notes(done: Expansion, notes: Sequence[str]) -> Mapping[str, Manifest]:
+    """The expanded manifests, ``notes`` (what the page source said) added to those of
+    the packages whose pages were asked for."""
+    if not notes:
+        return done.manifests
+    extra = {
+        n: dataclasses.replace(done.manifests[n], notes=(*done.manifests[n].notes, *notes))
+        for n in done.touched
+    }
+    return _Overlay(done.manifests, extra)
+
+
+class _Context:
+    def __init__(
+        self,
+        manifests: Mapping[str, Manifest],
+        source: PageSource,
+        wanted: Callable[[frozenset[Tag]], bool] | None,
+        default_index: str,
+    ) -> None:
+        self.manifests = manifests
+        self.source = source
+        self.wanted = wanted
+        self.default_index = default_index
+        self.reads = 0
+        self._lock = threading.Lock()
+        self._failed: list[str] = []  # metadata files that could not be used, and why
+        self._candidates: dict[tuple[int, int], tuple[IndexFlavour, Page, list[Candidate]]] = {}
+        self._requires: dict[str, tuple[Requirement, ...] | None] = {}
+
+    @property
+    def failed(self) -> list[str]:
+        return list(dict.fromkeys(self._failed))
+
+    def candidates(self, f: IndexFlavour, page: Page) -> list[Candidate]:
+        key = (id(f), id(page))
+        hit = self._candidates.get(key)
+        if hit is None or hit[0] is not f or hit[1] is not page:
+            hit = (f, page, candidates(f, page))
+            self._candidates[key] = hit
+        return hit[2]
+
+    def prefetch(self, manifests: Mapping[str, Manifest], pages: Mapping[str, Page]) -> None:
+        """Read the metadata files the expansion will ask for, concurrently (each is one
+        round trip; one after another they would add up on a cold cache)."""
+        wanted: dict[str, Candidate] = {}
+        for man in manifests.values():
+            for f in man.indexes:
+                url = page_of(f, self.default_index)
+                page = pages.get(url) if url is not None else None
+                for c in self.candidates(f, page) if page is not None else ():
+                    if c.link.core_metadata is not None and (
+                        self.wanted is None or self.wanted(c.tags)
+                    ):
+                        wanted.setdefault(c.url, c)
+        todo = sorted(wanted.values(), key=lambda c: c.version, reverse=True)
+        todo = todo[: MAX_METADATA_READS - self.reads]
+        if not todo:
+            return
+        self.reads += len(todo)
+        with ThreadPoolExecutor(max_workers=min(len(todo), _METADATA_WORKERS)) as pool:
+            for c, result in zip(todo, pool.map(self._read, todo), strict=True):
+                self._requires[c.url] = result
+
+    def _read(self, c: Candidate) -> tuple[Requirement, ...] | None:
+        try:
+            return requires_dist(c, self.source)
+        except MetadataError as exc:
+            with self._lock:
+                self._failed.append(str(exc))
+            return None
+
+    def expand(self, man: Manifest, pages: Mapping[str, Page]) -> Manifest:
+        wheels: list[WheelFlavour] = []
+        kept: list[IndexFlavour] = []
+        notes: list[str] = []
+        for f in man.indexes:
+            url = page_of(f, self.default_index)
+            page = pages.get(url) if url is not None else None
+            if page is None:
+                kept.append(f)
+                continue
+            files = self._files(f, man, page, notes)
+            wheels.extend(files)
+            if page.source == "snapshot":
+                # The snapshot is partial: the page form stays for the Pythons it
+                # lists no file of this release for.
+                rest = _uncovered(f, files)
+                if rest is not None:
+                    kept.append(rest)
+        return dataclasses.replace(
+            man,
+            wheels=(*man.wheels, *wheels),
+            indexes=tuple(kept),
+            notes=(*man.notes, *dict.fromkeys(notes)),
+        )
+
+    def _files(
+        self, f: IndexFlavour, man: Manifest, page: Page, notes: list[str]
+    ) -> list[WheelFlavour]:
+        out = []
+        for c in self.candidates(f, page):
+            rule = self._rule_for(f, man, c, page, notes)
+            if rule is None:
+                continue
+            entry, assumed = rule
+            requires = self._couplings(entry, c, assumed)
+            if requires is None:
+                continue
+            out.append(_wheel(entry, c, requires, assumed))
+        return out
+
+    def _rule_for(
+        self, f: IndexFlavour, man: Manifest, c: Candidate, page: Page, notes: list[str]
+    ) -> tuple[IndexFlavour, Version | None] | None:
+        """Which entry's rules cover ``c`` (and the release its kernels come from when
+        carried forward); None when none does."""
+        if f.versions is not None:
+            return (f, None) if f.versions.contains(c.version, prereleases=False) else None
+        if c.version.is_prerelease or c.version.is_devrelease:
+            return None
+        siblings = [
+            g
+            for g in man.indexes
+            if g.versions is None
+            and page_of(g, self.default_index) == page_of(f, self.default_index)
+            and g.version.local == f.version.local
+            and _covers(g, c)
+        ]
+        if any(g.version == c.version for g in siblings):
+            return (f, None) if f.version == c.version else None
+        newest = max(siblings, key=lambda g: g.version, default=None)
+        if newest is not f or c.version < f.version:
+            return None
+        if f.kernels_until is not None and c.version.release >= f.kernels_until.release:
+            notes.append(
+                f"{man.display_name} {c.version} on {page.url} is not planned: its manifest "
+                f"says the kernel list of {f.version} changed at {f.kernels_until} "
+                f"({f.evidence or 'no evidence given'})"
+            )
+            return None
+        return f, f.version
+
+    def _couplings(
+        self, entry: IndexFlavour, c: Candidate, assumed: Version | None
+    ) -> tuple[Requirement, ...] | None:
+        own = self._requires_dist(c)
+        from_meta = tuple(
+            r
+            for r in own or ()
+            if r.marker is None
+            and canonicalize_name(r.name) in self.manifests
+            and canonicalize_name(r.name) != entry.name
+        )
+        if assumed is not None and entry.requires:
+            if own is None:
+                return None  # the entry's pins were for another release: no guess
+            return from_meta
+        return (*entry.requires, *from_meta)
+
+    def _requires_dist(self, c: Candidate) -> tuple[Requirement, ...] | None:
+        if c.url in self._requires:
+            return self._requires[c.url]
+        result: tuple[Requirement, ...] | None = None
+        if (
+            c.link.core_metadata is not None
+            and (self.wanted is None or self.wanted(c.tags))
+            and self.reads < MAX_METADATA_READS
+        ):
+            self.reads += 1
+            result = self._read(c)
+        self._requires[c.url] = result
+        return result
+
+
+def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:
+    """``f`` limited to the Pythons that ``files`` (of its release) do not cover on
+    every one of its platforms; None when they cover all."""
+    mine = [w for w in files if w.version == f.version]
+    if not mine:
+        return f
+    if not f.python:
+        return None  # every Python: the files found stand for the release
+    places = {_place(x) for pl in f.platforms for x in pl.split(".")} or {
+        _place(t.platform) for w in mine for t in w.tags
+    }
+    covered = set(f.python)
+    for place in places:
+        here = {
+            p for w in mine if any(_place(t.platform) == place for t in w.tags) for p in _pys(w)
+        }
+        covered &= here
+    rest = tuple(p for p in f.python if p not in covered)
+    return dataclasses.replace(f, python=rest) if rest else None
+
+
+def _pys(w: WheelFlavour) -> set[str]:
+    return set(w.python_versions)
+
+
+def _covers(g: IndexFlavour, c: Candidate) -> bool:
+    if not g.platforms:
+        return True
+    places = {_place(x) for pl in g.platforms for x in pl.split(".")}
+    return any(_place(t.platform) in places for t in c.tags)
+
+
+@functools.lru_cache(maxsize=1024)
+def _place(platform: str) -> tuple[str, str]:
+    p = parse_platform(platform)
+    return p["os"], p["arch"]
+
+
+def _wheel(
+    f: IndexFlavour, c: Candidate, requires: Sequence[Requirement], assumed: Version | None
+) -> WheelFlavour:
+    return WheelFlavour(
+        url=c.url,
+        filename=c.filename,
+        name=NormalizedName(f.name),
+        version=c.version,
+        tags=c.tags,
+        sha256=c.sha256,
+        cuda=f.cuda,
+        rocm=f.rocm,
+        l4t=f.l4t,
+        gpu=f.gpu,
+        requires=tuple(dict.fromkeys(requires)),
+        cuda_runtime=f.cuda_runtime,
+        evidence=f.evidence,
+        checked=f.checked,
+        where=f"{f.where} {c.filename}",
+        cxx11abi=f.cxx11abi,
+        requires_python=c.requires_python,
+        assumed_from=assumed,
+        inventory=c.page.source,
+        inventory_date=c.page.fetched,
+    )

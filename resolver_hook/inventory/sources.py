@@ -1,0 +1,144 @@
+"""How a plan gets its pages: the index client, with the shipped snapshot behind it.
+
+:class:`FallbackSource` asks its primary source (an
+:class:`~resolver_hook.index.IndexClient`; with ``--offline`` one that reads only its
+page cache) for every page at once. A page it cannot give is served from the shipped
+snapshot with one note naming the page, the failure and the snapshot's date; one the
+snapshot lacks too is left out with a note (its flavours keep their page form).
+:class:`SnapshotOnly` reads nothing but the snapshot (no client at all). Mirrors: the
+client applies them to what it reads; snapshot pages get them here, so a plan pins the
+mirror's URLs either way. Nothing here opens a URL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from resolver_hook.index.fetch import redact
+from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.mirrors import Mirror, apply_mirrors
+from resolver_hook.index.model import Link, Page
+from resolver_hook.inventory.candidates import PageSource
+from resolver_hook.inventory.snapshot import Snapshot, SnapshotSource
+
+__all__ = ["FallbackSource", "SnapshotOnly"]
+
+
+class SnapshotOnly:
+    """The shipped snapshot alone; ``why`` starts its notes (``offline``)."""
+
+    def __init__(
+        self, snapshot: Snapshot, mirrors: Sequence[Mirror] = (), *, why: str = "offline"
+    ) -> None:
+        self._snap = SnapshotSource(snapshot)
+        self._mirrors = tuple(mirrors)
+        self._why = why
+        self.snapshot = snapshot
+        self.notes: list[str] = []
+        self._upstream: dict[str, str] = {}  # a mirrored link URL -> the snapshot's
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        out: dict[str, Page | Exception] = {}
+        missing = []
+        for url, page in self._snap.pages(urls).items():
+            if isinstance(page, Page):
+                out[url] = self._keep(page)
+            else:
+                out[url] = page
+                missing.append(redact(url))
+        if len(missing) < len(out):
+            self._note(
+                f"{self._why}: files and hashes from the shipped snapshot of "
+                f"{self.snapshot.date.isoformat()}; releases since then are not seen"
+            )
+        if missing:
+            self._note(
+                f"{self._why}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not "
+                "in the shipped snapshot: planned from the manifests alone, without files or hashes"
+            )
+        return out
+
+    def _keep(self, page: Page) -> Page:
+        if not self._mirrors:
+            return page
+        links = []
+        for x in page.links:
+            shown = apply_mirrors(x.url, self._mirrors)
+            self._upstream[shown] = x.url
+            links.append(dataclasses.replace(x, url=shown))
+        return dataclasses.replace(
+            page, url=apply_mirrors(page.url, self._mirrors), links=tuple(links)
+        )
+
+    def metadata(self, link: Link) -> Metadata:
+        upstream = dataclasses.replace(link, url=self._upstream.get(link.url, link.url))
+        return self._snap.metadata(upstream)
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+class FallbackSource(SnapshotOnly):
+    """The primary source (the index client), the snapshot for pages that fail."""
+
+    def __init__(
+        self,
+        primary: PageSource,
+        snapshot: Snapshot,
+        mirrors: Sequence[Mirror] = (),
+        *,
+        offline: bool = False,
+    ) -> None:
+        super().__init__(snapshot, mirrors)
+        self._primary = primary
+        self._offline = offline
+        self._from_snapshot: set[str] = set()
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        got = self._primary.pages(list(urls))
+        out: dict[str, Page | Exception] = {}
+        served: list[str] = []
+        lacking: list[str] = []
+        for url in urls:
+            page = got.get(url, LookupError(f"{url}: no answer"))
+            if isinstance(page, Page):
+                out[url] = page
+                continue
+            snap = self._snap.pages([url])[url]
+            shown = redact(apply_mirrors(url, self._mirrors))
+            if isinstance(snap, Page):
+                out[url] = kept = self._keep(snap)
+                self._from_snapshot.update(x.url for x in kept.links)
+                served.append(shown if self._offline else f"{shown} ({_reason(page)})")
+            else:
+                out[url] = page
+                lacking.append(shown if self._offline else f"{shown} ({_reason(page)})")
+        if lacking:
+            head = "offline: not in the page cache" if self._offline else "could not read"
+            self._note(
+                f"{head}: {', '.join(lacking)}; the shipped snapshot has no copy "
+                f"({self.snapshot.date.isoformat()}): their flavours are planned from the "
+                "manifests alone, without files or hashes"
+            )
+        if served:
+            date = self.snapshot.date.isoformat()
+            head = "offline, not in the page cache" if self._offline else "could not read"
+            self._note(
+                f"{head}: {', '.join(served)}: using the shipped snapshot of {date} "
+                f"for {'it' if len(served) == 1 else 'them'}"
+            )
+        return out
+
+    def metadata(self, link: Link) -> Metadata:
+        if link.url in self._from_snapshot:
+            return super().metadata(link)
+        found: Metadata = self._primary.metadata(link)
+        return found
+
+
+def _reason(exc: Exception) -> str:
+    message = getattr(exc, "message", None)
+    text = str(message or exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."

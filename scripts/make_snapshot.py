@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Regenerate the shipped inventory snapshot from the built-in flavours' pages.
+
+    python scripts/make_snapshot.py [--links FILE] [--date YYYY-MM-DD] [-o OUT] [--check]
+
+The pages come from ``--links`` (default ``scripts/data/snapshot_links.toml``): wheel
+links as public sources record them, each row with its page, URL, filename, sha256
+and the source it was read from. Only links some built-in flavour could plan are
+kept (its distribution, local label, platforms and Pythons; not older than the
+entry's release), so the snapshot stays small. ``--date`` defaults to the newest
+``read`` date of the rows kept. ``--check`` writes nothing and exits 1 when the
+shipped file differs from what would be written (the test suite runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_LINKS = ROOT / "scripts" / "data" / "snapshot_links.toml"
+DEFAULT_OUT = ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json"
+
+
+def render(links_file: Path, date: datetime.date | None) -> str:
+    from resolver_hook._toml import loads
+    from resolver_hook.index.model import Link, Page
+    from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
+    from resolver_hook.manifest import collect_manifests
+
+    rows = loads(links_file.read_text(encoding="utf-8")).get("link", [])
+    by_page: dict[str, list[Link]] = {}
+    evidence: dict[str, str] = {}
+    read: dict[str, str] = {}
+    for row in rows:
+        link = Link(url=row["url"], filename=row["filename"], hashes={"sha256": row["sha256"]})
+        by_page.setdefault(row["page"], []).append(link)
+        evidence[link.url] = row["evidence"]
+        read[link.url] = row["read"]
+    pages = {url: Page(url=url, links=tuple(links)) for url, links in by_page.items()}
+    manifests = collect_manifests(env={}, entry_points=None)
+    kept = relevant_links({n: manifests[n] for n in manifests}, pages)
+    if date is None:
+        dates = [read[x.url] for links in kept.values() for x in links]
+        date = datetime.date.fromisoformat(max(dates)) if dates else datetime.date.today()
+    tables = {
+        url: [link_table(x, evidence.get(x.url)) for x in links] for url, links in kept.items()
+    }
+    return dump_snapshot(date, tables)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--links", type=Path, default=DEFAULT_LINKS, metavar="FILE")
+    parser.add_argument("--date", type=datetime.date.fromisoformat, default=None)
+    parser.add_argument("-o", "--out", type=Path, default=DEFAULT_OUT, metavar="OUT")
+    parser.add_argument("--check", action="store_true", help="compare, write nothing")
+    args = parser.parse_args(argv)
+    text = render(args.links, args.date)
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        if current != text:
+            print(f"{args.out} is not what {args.links} gives: run scripts/make_snapshot.py")
+            return 1
+        print(f"{args.out} is up to date")
+        return 0
+    from resolver_hook._fs import write_atomic
+
+    write_atomic(args.out, text)
+    print(f"wrote {args.out} ({len(text)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
