@@ -25,7 +25,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(autouse=True)
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never see the developer's overrides, GPU selection or host-profile cache.
+    """Tests never see the developer's overrides, GPU selection or host-profile cache,
+    and never read an index page from the internet.
 
     Each test gets an empty cache folder of its own, so a profile detected (with a fake
     NVML, say) in one test is never read back by another, and the developer's own
@@ -36,6 +37,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
             monkeypatch.delenv(name)
     cache = str(tmp_path_factory.mktemp("cache"))
     monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", cache)
+    # Plans read no index page from the internet in tests: the page cache and the
+    # shipped snapshot serve (a test of a loopback replica unsets this).
+    monkeypatch.setenv("RESOLVER_HOOK_OFFLINE", "1")
     # A child process whose environment drops RESOLVER_HOOK_* falls back to the XDG
     # cache folder: that is the test's too, never the user's ~/.cache.
     monkeypatch.setenv("XDG_CACHE_HOME", cache)

@@ -31,9 +31,11 @@ def clean_env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(("PIP_", "UV_", "RESOLVER_HOOK_", "VIRTUAL_ENV", "CUDA_VISIBLE"))
     }
-    # The test's own host-profile cache folder (tests/conftest.py), never the user's.
-    if "RESOLVER_HOOK_CACHE_DIR" in os.environ:
-        env["RESOLVER_HOOK_CACHE_DIR"] = os.environ["RESOLVER_HOOK_CACHE_DIR"]
+    # The test's own cache folder, never the user's, and no index page read from the
+    # internet (tests/conftest.py).
+    for kept in ("RESOLVER_HOOK_CACHE_DIR", "RESOLVER_HOOK_OFFLINE"):  # tests/conftest.py
+        if kept in os.environ:
+            env[kept] = os.environ[kept]
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_CONFIG_FILE"] = os.devnull  # no user configuration (global/site still apply)
     env["PIP_NO_CACHE_DIR"] = "1"

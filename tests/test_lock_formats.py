@@ -217,9 +217,6 @@ def test_pylock_refuses_a_page_link_to_another_scheme(gpu_index: GpuIndex, tmp_p
             "never writes into a pyproject.toml",
             id="uv-pyproject",
         ),
-        pytest.param(
-            ["demo-gpu", "--offline", "-o", "r.txt"], "--offline is for", id="offline-req"
-        ),
     ],
 )
 def test_lock_format_refusals(

@@ -9,17 +9,22 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from resolver_hook.host import HostProfile
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
 
 __all__ = [
     "INSECURE_HELP",
     "add_insecure_option",
+    "add_inventory_options",
     "add_manifest_options",
     "add_requirement_options",
     "allow_insecure",
     "manifests_from_args",
+    "offline",
+    "planning_manifests",
     "refuse_writing_inputs",
+    "requirement_names",
     "requirements_from_args",
 ]
 
@@ -74,6 +79,84 @@ INSECURE_HELP = (
 def add_insecure_option(parser: argparse.ArgumentParser) -> None:
     """``--allow-insecure-urls``: read back with :func:`allow_insecure`."""
     parser.add_argument("--allow-insecure-urls", action="store_true", help=INSECURE_HELP)
+
+
+ENV_OFFLINE = "RESOLVER_HOOK_OFFLINE"
+
+
+def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = True) -> None:
+    """``--offline``, ``--refresh`` and ``--mirror``: how a command that plans reads the
+    packages' index pages (``offline=False``: the command defines ``--offline`` itself)."""
+    if offline:
+        parser.add_argument(
+            "--offline",
+            action="store_true",
+            help="read no index page from the network: the page cache, then the shipped "
+            f"snapshot (also {ENV_OFFLINE}=1)",
+        )
+    parser.add_argument(
+        "--refresh",
+        action="store_true",
+        help="revalidate cached index pages now instead of within their freshness window",
+    )
+    parser.add_argument(
+        "--mirror",
+        action="append",
+        default=[],
+        metavar="UPSTREAM=MIRROR",
+        help="read and pin URLs under UPSTREAM from MIRROR instead (repeatable; also "
+        "RESOLVER_HOOK_MIRRORS, space-separated pairs)",
+    )
+
+
+def offline(args: argparse.Namespace) -> bool:
+    """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes."""
+    from_env = os.environ.get(ENV_OFFLINE, "") in ("1", "true", "yes")
+    return bool(getattr(args, "offline", False)) or from_env
+
+
+def requirement_names(reqs: ReqFile) -> list[str]:
+    """The names the requirements ask for (what a plan reads the pages of)."""
+    return [e.requirement.name for e in reqs.requirements if e.requirement is not None]
+
+
+def planning_manifests(
+    args: argparse.Namespace,
+    manifests: Mapping[str, Manifest],
+    names: Iterable[str] | None = None,
+    profile: HostProfile | None = None,
+) -> Mapping[str, Manifest]:
+    """``manifests`` with the index flavours of ``names`` (every manifest when None) and
+    of what they couple with replaced by the files their pages list (the inventory),
+    read through the index client; the shipped snapshot serves a page the client cannot
+    give (``--offline``: one not in its page cache). What the reading showed is in the
+    manifests' ``notes``."""
+    from resolver_hook.index import IndexClient, mirrors_from
+    from resolver_hook.inventory import expand_manifests
+    from resolver_hook.inventory.expand import with_notes
+    from resolver_hook.inventory.snapshot import builtin_snapshot
+    from resolver_hook.inventory.sources import FallbackSource
+
+    insecure = allow_insecure(args)
+    mirrors = mirrors_from(os.environ, getattr(args, "mirror", []), allow_insecure=insecure)
+    quiet = offline(args)
+    client = IndexClient(
+        allow_insecure=insecure,
+        offline=quiet,
+        refresh=bool(getattr(args, "refresh", False)),
+        mirrors=mirrors,
+    )
+    source = FallbackSource(client, builtin_snapshot(), mirrors, offline=quiet)
+    wanted = None
+    if profile is not None and profile.tags:
+        accepted = frozenset(profile.tags)
+
+        def wanted(tags: frozenset[object]) -> bool:
+            return any(str(t) in accepted for t in tags)
+
+    chosen = list(manifests) if names is None else list(names)
+    done = expand_manifests(manifests, chosen, source, wanted=wanted)
+    return with_notes(done, [*done.notes, *source.notes, *client.notes])
 
 
 def example_path() -> str:

@@ -7,7 +7,12 @@ import datetime
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
+from resolver_hook.cli._inputs import (
+    add_inventory_options,
+    add_manifest_options,
+    manifests_from_args,
+    planning_manifests,
+)
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
 if TYPE_CHECKING:
@@ -32,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "package", metavar="PKG", help="a package name, or a requirement such as 'torch==2.13.*'"
     )
     add_manifest_options(p)
+    add_inventory_options(p)
     add_machine_options(p)
     p.set_defaults(func=run)
 
@@ -61,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
             hint=f"did you mean {close[0]!r}?" if close else "add one with --manifest FILE",
         )
     profile = machine_from_args(args)
+    manifests = planning_manifests(args, manifests, [name], profile)
+    manifest = manifests[name]
     plan = resolve([str(req)], manifests, profile, today=datetime.date.today())
     chosen = plan.package(name)
     rows = explain_rows(plan, manifest, req)
@@ -126,6 +134,9 @@ def explain_rows(plan: Plan, manifest: Manifest, req: Requirement) -> list[tuple
             why = r.reason
         else:
             why = ""
+        assumed = getattr(f, "assumed", None)  # a release newer than the verified one
+        if assumed:
+            why = f"{why}; {assumed}" if why else assumed
         rows.append(
             (
                 "*" if f is chosen else " ",

@@ -8,7 +8,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
+from resolver_hook.cli._inputs import (
+    add_inventory_options,
+    add_manifest_options,
+    manifests_from_args,
+    planning_manifests,
+)
 from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.errors import UsageError
 
@@ -46,6 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         _venv_option(p)
         if name == "enable":
             add_manifest_options(p)
+            add_inventory_options(p)
             add_machine_options(p)
         p.set_defaults(func=func)
 
@@ -85,7 +91,9 @@ def run_enable(args: argparse.Namespace) -> int:
     venv = _checked_venv(args)
     python = venv_python(str(venv))
     profile = profile_for(Installer(tool="pip", command=(), python=python), args, strict=True)
-    done = enable_plan(venv, profile, manifests_from_args(args))
+    done = enable_plan(
+        venv, profile, planning_manifests(args, manifests_from_args(args), None, profile)
+    )
     plan, cons = done.plan, done.constraints
     out = sys.stdout.write
     from resolver_hook.cli._output import verbosity

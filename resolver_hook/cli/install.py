@@ -23,7 +23,12 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
+from resolver_hook.cli._inputs import (
+    add_inventory_options,
+    add_manifest_options,
+    manifests_from_args,
+    planning_manifests,
+)
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import UsageError
 
@@ -47,6 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "package has no fit.",
         )
         add_manifest_options(p)
+        add_inventory_options(p)
         p.add_argument(
             "--optional",
             action="append",
@@ -134,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         tool,
         rest[len(expected) :],
         profile_for=lambda installer: profile_for(installer, args),
-        manifests=manifests_from_args(args),
+        manifests=planning_manifests(args, manifests_from_args(args)),
         optional=list(args.optional),
         env=dict(os.environ),
         report=_Printer(),

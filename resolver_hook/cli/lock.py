@@ -10,10 +10,13 @@ import sys
 from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import (
+    add_inventory_options,
     add_manifest_options,
     add_requirement_options,
     manifests_from_args,
+    planning_manifests,
     refuse_writing_inputs,
+    requirement_names,
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
@@ -55,9 +58,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--offline",
         action="store_true",
-        help="pylock: read nothing from the network; refuse (naming them) entries known "
-        "only as an index page or without a sha256",
+        help="read nothing from the network: files and hashes from the shipped snapshot; "
+        "pylock: refuse (naming them) entries known only as an index page or without a "
+        "sha256",
     )
+    add_inventory_options(p, offline=False)
     p.add_argument(
         "--index-url",
         default=None,
@@ -92,8 +97,6 @@ def _format(args: argparse.Namespace) -> str:
         if fmt != "uv":
             raise UsageError(f"lock --format {fmt} needs -o FILE ('-' for standard output)")
         args.output = "-"
-    if args.offline and fmt != "pylock":
-        raise UsageError("--offline is for --format pylock (the other formats read nothing)")
     return fmt
 
 
@@ -111,11 +114,12 @@ def run(args: argparse.Namespace) -> int:
     for spec in specs:
         ns = argparse.Namespace(**{**vars(args), "target": spec})
         profile = machine_from_args(ns)
+        planned = planning_manifests(args, manifests, requirement_names(reqs), profile)
         plans.append(
             (
                 spec or "detected",
                 profile,
-                resolve(reqs, manifests, profile, today=datetime.date.today()),
+                resolve(reqs, planned, profile, today=datetime.date.today()),
             )
         )
     failed = [plan for _, _, plan in plans if not plan.ok]

@@ -9,9 +9,12 @@ import sys
 from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import (
+    add_inventory_options,
     add_manifest_options,
     add_requirement_options,
     manifests_from_args,
+    planning_manifests,
+    requirement_names,
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
@@ -38,6 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_requirement_options(p)
     add_manifest_options(p)
+    add_inventory_options(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     add_machine_options(p)
     p.set_defaults(func=run)
@@ -48,8 +52,10 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook.resolve import resolve
 
     reqs = requirements_from_args(args)
-    manifests = manifests_from_args(args)
     profile = machine_from_args(args)
+    manifests = planning_manifests(
+        args, manifests_from_args(args), requirement_names(reqs), profile
+    )
     plan = resolve(reqs, manifests, profile, today=datetime.date.today())
     if args.json:
         json.dump(plan.to_dict(), sys.stdout, indent=2)

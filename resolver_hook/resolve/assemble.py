@@ -107,6 +107,8 @@ def build_plan(
     )
     if today is not None:
         notes.extend(stale_note(ordered, today))
+    # What reading the packages' pages showed (resolver_hook.inventory).
+    notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
 
 
@@ -263,6 +265,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             reason=why,
             line=line if e else None,
             constraint=constraint,
+            kernels_assumed=chosen.assumed,
             **base,
         )
     page = chosen.url

@@ -291,6 +291,9 @@ class PackagePlan:
     # another package (PyG's page per torch build), not seen in the manifest as is.
     computed: bool = False
     versions: str | None = None  # a version pattern (">=0.3.35") instead of one version
+    # A release newer than its manifest's verified one, its kernel list carried forward:
+    # "kernels assumed from 2.13.0, checked 2026-11-30". None: verified (or no list).
+    kernels_assumed: str | None = None
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -126,6 +126,15 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     out: list[Failure] = []
     if isinstance(f, WheelFlavour):
         ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
+        if (
+            ranks
+            and f.requires_python is not None
+            and not f.requires_python.contains(Version(p.python), prereleases=True)
+        ):
+            # The page's requires-python (PEP 503 data-requires-python): a py3 wheel's
+            # tags do not say which Pythons it runs on.
+            reason = f"its page says Requires-Python {f.requires_python}; this machine has "
+            return [Failure(rule="python", reason=reason + p.python_words)], 0
         if ranks:
             return [], min(ranks)
         plats = sorted({t.platform for t in f.tags})

@@ -189,6 +189,8 @@ def chosen_words(
         parts.append("no GPU needed")
     if f.requires:
         parts.append("couples with " + ", ".join(str(r) for r in f.requires))
+    if isinstance(f, WheelFlavour) and f.assumed:
+        parts.append(f.assumed)
     others = fitting - 1
     if others > 0:
         parts.append(f"best of {others + 1} that fit")
