@@ -1,0 +1,475 @@
+"""The inventory read from index pages: loopback replicas of both page forms.
+
+A PyTorch-style HTML page (torch 2.12.1 to 2.15.0 +cu130, metadata files) and a
+PyPI-style JSON page (a tilert-like package whose releases pin torch through
+Requires-Dist) are served on 127.0.0.1; the manifests name only the rules (the
+verified 2.13.0 kernel list), the files come from the pages.
+"""
+
+from __future__ import annotations
+
+import datetime
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from resolver_hook.host import resolve_machine
+from resolver_hook.index import IndexClient, mirrors_from
+from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory.candidates import candidates
+from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.snapshot import (
+    Snapshot,
+    SnapshotError,
+    builtin_snapshot,
+    dump_snapshot,
+    link_table,
+    load_snapshot,
+)
+from resolver_hook.inventory.sources import FallbackSource, SnapshotOnly
+from resolver_hook.manifest import Manifest, ManifestError
+from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.resolve import Plan, resolve
+from tests.clirun import cli
+from tests.indexreplica import (
+    File,
+    PageServer,
+    Response,
+    metadata_text,
+    pypi_json,
+    pytorch_html,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TODAY = datetime.date(2026, 12, 1)
+X86 = "manylinux_2_28_x86_64"
+
+
+def _torch_files() -> list[File]:
+    out = []
+    for v in ("2.12.1", "2.13.0", "2.14.0", "2.15.0"):
+        for py in ("cp312", "cp313"):
+            fn = f"torch-{v}+cu130-{py}-{py}-{X86}.whl"
+            out.append(File(fn, metadata=metadata_text("torch", f"{v}+cu130", ["filelock"])))
+    out.append(File(f"torch-2.16.0.dev20261101+cu130-cp312-cp312-{X86}.whl"))  # a nightly
+    out.append(File(f"torch-2.15.0+cu126-cp312-cp312-{X86}.whl"))  # another label
+    return out
+
+
+def _tilert_files() -> list[File]:
+    def wheel(v: str, requires: list[str], **kw: str | None) -> File:
+        return File(
+            f"tilert-{v}-cp312-cp312-{X86}.whl",
+            metadata=metadata_text("tilert", v, requires),
+            **kw,  # type: ignore[arg-type]
+        )
+
+    return [
+        wheel("0.1.5", ["torch==2.12.1"]),
+        wheel("0.1.6", ["torch<2.14,>=2.12", "numpy; extra == 'test'"]),
+        wheel("0.1.7", ["torch>=2.12"], yanked="broken upload"),
+        wheel("0.1.8", ["torch>=2.12"], requires_python=">=3.13"),
+    ]
+
+
+def _torch_manifest(base: str, extra: str = "") -> Manifest:
+    return loads_manifest(
+        f"""
+schema = 1
+[package]
+name = "torch"
+[[index]]
+url = "{base}/whl/cu130/torch/"
+version = "2.13.0+cu130"
+cuda = ">=13.0"
+gpu = ["sm_80", "sm_90", "sm_100", "sm_120"]
+platforms = ["{X86}"]
+python = ["3.12", "3.13"]
+checked = "2026-11-30"
+{extra}
+[[index]]
+url = "{base}/whl/cu130/torch/"
+version = "2.12.1+cu130"
+cuda = ">=13.0"
+gpu = ["sm_80", "sm_90", "sm_100", "sm_120"]
+platforms = ["{X86}"]
+python = ["3.12", "3.13"]
+checked = "2026-11-30"
+""",
+        source="test",
+        allow_insecure=True,
+    )
+
+
+def _tilert_manifest(base: str) -> Manifest:
+    return loads_manifest(
+        f"""
+schema = 1
+[package]
+name = "tilert"
+[[index]]
+url = "{base}/simple/tilert/"
+versions = ">=0.1.5"
+cuda = ">=13.0"
+gpu = ["sm_100"]
+platforms = ["linux_x86_64"]
+""",
+        source="test",
+        allow_insecure=True,
+    )
+
+
+def _client(**kw: object) -> IndexClient:
+    """The index client as a plan uses it, reading the loopback replica."""
+    kw.setdefault("cache", "cache_dir" in kw)  # no page cache unless a folder is given
+    return IndexClient(allow_insecure=True, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def replica() -> Iterator[PageServer]:
+    server = PageServer()
+    with server.serving():
+        pytorch_html(server, "/whl/cu130/torch/", "/whl/cu130/", _torch_files())
+        pypi_json(server, "/simple/tilert/", "/files/", _tilert_files())
+        yield server
+
+
+def _machine(py: str = "312") -> object:
+    return resolve_machine(
+        profile=None, target=f"linux-x86_64-py{py}-cuda13.0-sm100", flags={}, use_cache=False
+    )
+
+
+def _plan(manifests: dict[str, Manifest], reqs: list[str], source: object, py: str = "312") -> Plan:
+    profile = _machine(py)
+    names = [r.split("<")[0].split(">")[0].split("=")[0] for r in reqs]
+    done = expand_manifests(manifests, names, source)  # type: ignore[arg-type]
+    planned = with_notes(done, done.notes)
+    return resolve(reqs, planned, profile, today=TODAY)  # type: ignore[arg-type]
+
+
+def test_html_page_newest_first_pinned_and_marked(replica: PageServer) -> None:
+    plan = _plan({"torch": _torch_manifest(replica.url)}, ["torch"], _client())
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.action == "rewrite"
+    assert torch.version == "2.15.0+cu130"
+    assert torch.url == f"{replica.url}/whl/cu130/torch-2.15.0%2Bcu130-cp312-cp312-{X86}.whl"
+    files = {f.filename: f for f in _torch_files()}
+    assert torch.sha256 == files[f"torch-2.15.0+cu130-cp312-cp312-{X86}.whl"].digest()
+    assert plan.constraints == (f"torch @ {torch.url}#sha256={torch.sha256}",)
+    assert torch.kernels_assumed == "kernels assumed from 2.13.0+cu130, checked 2026-11-30"
+    assert "kernels assumed from 2.13.0+cu130" in torch.reason
+    assert plan.to_dict()["packages"][0]["kernels_assumed"] == torch.kernels_assumed
+    assert not any("no sha256" in n for n in plan.notes)
+
+
+def test_user_specifier_and_verified_release(replica: PageServer) -> None:
+    manifests = {"torch": _torch_manifest(replica.url)}
+    newer = _plan(manifests, ["torch>=2.14"], _client()).package("torch")
+    assert newer is not None
+    assert newer.version == "2.15.0+cu130"
+    older = _plan(manifests, ["torch<2.14"], _client()).package("torch")
+    assert older is not None
+    assert older.version == "2.13.0+cu130"
+    assert older.kernels_assumed is None  # the verified release
+    assert "cp312" in (older.url or "")
+
+
+def test_a_rule_that_says_the_list_changed_refuses_newer(replica: PageServer) -> None:
+    manifests = {"torch": _torch_manifest(replica.url, 'kernels_until = "2.15"')}
+    plan = _plan(manifests, ["torch"], _client())
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.version == "2.14.0+cu130"
+    assert any("2.15.0+cu130" in n and "changed at 2.15" in n for n in plan.notes)
+    pinned = _plan(manifests, ["torch==2.15.0"], _client()).package("torch")
+    assert pinned is not None
+    assert pinned.action != "rewrite"
+
+
+def test_candidates_skip_other_labels_nightlies_and_yanked(replica: PageServer) -> None:
+    source = _client()
+    page = source.pages([f"{replica.url}/whl/cu130/torch/"])[f"{replica.url}/whl/cu130/torch/"]
+    assert not isinstance(page, Exception)
+    found = candidates(_torch_manifest(replica.url).indexes[0], page)
+    versions = [str(c.version) for c in found]
+    assert versions == sorted(versions, key=Version, reverse=True)
+    assert "2.15.0+cu126" not in versions
+    tilert_page = source.pages([f"{replica.url}/simple/tilert/"])
+    page2 = tilert_page[f"{replica.url}/simple/tilert/"]
+    assert not isinstance(page2, Exception)
+    got = [str(c.version) for c in candidates(_tilert_manifest(replica.url).indexes[0], page2)]
+    assert got == ["0.1.8", "0.1.6", "0.1.5"]  # 0.1.7 is yanked
+
+
+def test_requires_python_honoured_and_requires_dist_couples(replica: PageServer) -> None:
+    manifests = {"torch": _torch_manifest(replica.url), "tilert": _tilert_manifest(replica.url)}
+    alone = _plan(manifests, ["torch"], _client()).package("torch")
+    assert alone is not None
+    assert alone.version == "2.15.0+cu130"
+    plan = _plan(manifests, ["torch", "tilert"], _client())
+    tilert, torch = plan.package("tilert"), plan.package("torch")
+    assert tilert is not None
+    assert torch is not None
+    # 0.1.8 needs Python 3.13, 0.1.7 is yanked: 0.1.6, whose metadata says torch<2.14.
+    assert tilert.version == "0.1.6"
+    assert torch.version == "2.13.0+cu130"
+    assert "torch<2.14,>=2.12" in tilert.reason
+    rejected = {r.candidate: r for r in tilert.rejected}
+    newest = next(r for c, r in rejected.items() if "0.1.8" in c)
+    assert "python" in newest.rules
+    assert "Requires-Python >=3.13" in newest.reason
+    assert not any("0.1.7" in c for c in rejected)  # yanked: never a candidate
+    on313 = _plan(manifests, ["torch", "tilert"], _client(), py="313").package("tilert")
+    assert on313 is not None
+    assert on313.version != "0.1.8"
+
+
+def _snapshot_of(urls: list[str], date: datetime.date = TODAY) -> Snapshot:
+    """A snapshot made of the replica's pages as read now (as make_snapshot does)."""
+    pages = _client().pages(urls)
+    tables = {
+        u: [link_table(x, "https://example.invalid/read") for x in p.links]  # type: ignore[union-attr]
+        for u, p in pages.items()
+    }
+    return load_snapshot(dump_snapshot(date, tables))
+
+
+def test_offline_reads_nothing(replica: PageServer, tmp_path: Path) -> None:
+    torch_page = f"{replica.url}/whl/cu130/torch/"
+    snap = _snapshot_of([torch_page])
+    manifests = {"torch": _torch_manifest(replica.url), "tilert": _tilert_manifest(replica.url)}
+    # A plan fills the page cache; offline, the cache and then the snapshot serve.
+    _plan(manifests, ["tilert"], _client(cache_dir=tmp_path))
+    assert any(p.endswith("/simple/tilert/") for p in replica.log)
+    replica.log.clear()
+    offline = _client(cache_dir=tmp_path / "empty", offline=True)
+    source = FallbackSource(offline, snap, offline=True)
+    plan = _plan(manifests, ["torch"], source)
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.version == "2.15.0+cu130"
+    assert torch.sha256
+    assert replica.log == []
+    assert source.notes == [
+        f"offline, not in the page cache: {torch_page}: using the shipped snapshot of "
+        "2026-12-01 for it"
+    ]
+    cached = FallbackSource(_client(cache_dir=tmp_path, offline=True), snap, offline=True)
+    tilert = _plan(manifests, ["tilert"], cached).package("tilert")
+    assert tilert is not None
+    assert tilert.version == "0.1.6"  # from the cached page and metadata files
+    assert replica.log == []
+
+
+def test_snapshot_only_says_what_it_lacks(replica: PageServer) -> None:
+    snap = _snapshot_of([f"{replica.url}/whl/cu130/torch/"])
+    source = SnapshotOnly(snap)
+    manifests = {"torch": _torch_manifest(replica.url), "tilert": _tilert_manifest(replica.url)}
+    _plan(manifests, ["torch", "tilert"], source)
+    assert source.notes == [
+        "offline: files and hashes from the shipped snapshot of 2026-12-01; "
+        "releases since then are not seen",
+        f"offline: {replica.url}/simple/tilert/ is not in the shipped snapshot: planned from "
+        "the manifests alone, without files or hashes",
+    ]
+
+
+def test_a_failed_page_is_one_note_and_the_snapshot_serves(replica: PageServer) -> None:
+    page = f"{replica.url}/whl/cu130/torch/"
+    snap = _snapshot_of([page], datetime.date(2026, 11, 2))
+    replica.responses["/whl/cu130/torch/"] = Response(b"oops", "text/plain", 500)
+    source = FallbackSource(_client(), snap)
+    plan = _plan({"torch": _torch_manifest(replica.url)}, ["torch"], source)
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.version == "2.15.0+cu130"
+    assert len(source.notes) == 1
+    assert page in source.notes[0]
+    assert "2026-11-02" in source.notes[0]
+    assert "500" in source.notes[0]
+
+
+def test_credentials_in_a_failed_url_are_never_shown(replica: PageServer) -> None:
+    host = replica.url.split("://", 1)[1]
+    pair = f"{replica.url}/whl=http://user:s3cret@{host}/gone"
+    mirrors = mirrors_from({}, [pair], allow_insecure=True)
+    client = _client(mirrors=mirrors)
+    source = FallbackSource(client, load_snapshot(dump_snapshot(TODAY, {})), mirrors)
+    plan = _plan({"torch": _torch_manifest(replica.url)}, ["torch"], source)
+    assert source.notes
+    assert all("s3cret" not in n for n in [*source.notes, *plan.notes, *client.notes])
+
+
+def test_mirror_pins_the_mirror(replica: PageServer) -> None:
+    pair = f"https://download.example/whl={replica.url}/whl"
+    mirrors = mirrors_from({}, [pair], allow_insecure=True)
+    upstream = _torch_manifest("https://download.example")
+    client = _client(mirrors=mirrors)
+    source = FallbackSource(client, load_snapshot(dump_snapshot(TODAY, {})), mirrors)
+    torch = _plan({"torch": upstream}, ["torch"], source).package("torch")
+    assert torch is not None
+    assert (torch.url or "").startswith(f"{replica.url}/whl/cu130/")
+    assert source.notes == []
+
+
+def test_metadata_that_does_not_match_its_hash_is_not_used(replica: PageServer) -> None:
+    tilert = next(f for f in _tilert_files() if f.filename.startswith("tilert-0.1.6"))
+    path = "/files/" + tilert.filename.replace("+", "%2B") + ".metadata"
+    replica.responses[path] = Response(metadata_text("tilert", "0.1.6", ["torch<2.0"]).encode())
+    manifests = {"torch": _torch_manifest(replica.url), "tilert": _tilert_manifest(replica.url)}
+    plan = _plan(manifests, ["torch", "tilert"], _client())
+    (note,) = [n for n in plan.notes if "metadata" in n]
+    assert "the page gives" in note
+    assert "Requires-Dist is not used" in note
+    tilert_plan = plan.package("tilert")
+    assert tilert_plan is not None
+    assert "torch<2.0" not in tilert_plan.reason
+
+
+# --- the shipped snapshot ------------------------------------------------------------
+
+
+def test_shipped_snapshot_is_what_the_script_generates() -> None:
+    script = ROOT / "scripts" / "make_snapshot.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    snap = builtin_snapshot()
+    assert snap.date == datetime.date(2026, 12, 1)
+    assert all(e.startswith("https://github.com/") for e in snap.evidence.values())
+    assert all(x.sha256 for p in snap.pages.values() for x in p.links)
+
+
+def test_a_snapshot_edited_by_hand_is_refused() -> None:
+    text = (ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json").read_text()
+    edited = text.replace("95bdbad2", "95bdbad3", 1)
+    assert edited != text
+    with pytest.raises(SnapshotError, match="does not match"):
+        load_snapshot(edited)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('kernels_until = "2.12"', "not after"),
+        ('kernels_until = "two"', "not a public version"),
+        ('kernels_until = "2.16+cu130"', "not a public version"),
+    ],
+)
+def test_kernels_until_is_validated(extra: str, message: str) -> None:
+    with pytest.raises(ManifestError, match=message):
+        _torch_manifest("https://download.example", extra)
+
+
+# --- the CLI ----------------------------------------------------------------------
+
+
+def test_cli_offline_plan_pins_the_snapshot_file(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(
+        capsys, "plan", "torch", "--offline", "--target", "linux-x86_64-py313-cuda13.0-sm100"
+    )
+    assert code == 0
+    snap = builtin_snapshot()
+    urls = {x.url: x.sha256 for p in snap.pages.values() for x in p.links}
+    pinned = next(u for u in urls if "cp313-cp313-manylinux_2_28_x86_64" in u and "/torch-" in u)
+    assert f"torch @ {pinned}#sha256={urls[pinned]}" in out
+    assert (
+        "offline, not in the page cache: https://download.pytorch.org/whl/cu130/torch/: "
+        "using the shipped snapshot of 2026-12-01 for it"
+    ) in out
+
+
+def test_cli_bad_mirror_is_one_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(capsys, "plan", "torch", "--offline", "--mirror", "nothing-here")
+    assert code == 2
+    assert err.startswith("error: --mirror 'nothing-here': expected UPSTREAM=MIRROR")
+    code, _, err = cli(
+        capsys, "plan", "torch", "--offline", "--mirror", "https://a.example/=http://b.example/"
+    )
+    assert code == 2
+    assert err.startswith("error: --mirror: mirror 'http://b.example/' is plain http")
+
+
+def _write_manifests(replica: PageServer, folder: Path) -> list[str]:
+    torch = folder / "torch.toml"
+    torch.write_text(
+        f"""
+schema = 1
+[package]
+name = "torch"
+[[index]]
+url = "{replica.url}/whl/cu130/torch/"
+version = "2.13.0+cu130"
+cuda = ">=13.0"
+gpu = ["sm_100"]
+platforms = ["{X86}"]
+python = ["3.12"]
+checked = "2026-11-30"
+"""
+    )
+    tilert = folder / "tilert.toml"
+    tilert.write_text(
+        f"""
+schema = 1
+[package]
+name = "tilert"
+[[index]]
+url = "{replica.url}/simple/tilert/"
+versions = ">=0.1.5"
+cuda = ">=13.0"
+gpu = ["sm_100"]
+platforms = ["linux_x86_64"]
+"""
+    )
+    return ["--manifest", str(torch), "--manifest", str(tilert), "--allow-insecure-urls"]
+
+
+def test_explain_marks_a_carried_release(
+    replica: PageServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """explain reads the replica through the index client and marks the carried list."""
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # read the replica
+    flags = _write_manifests(replica, tmp_path)
+    target = ["--target", "linux-x86_64-py312-cuda13.0-sm100"]
+    code, out, _ = cli(capsys, "explain", "torch", *flags, *target)
+    assert code == 0
+    chosen = next(line for line in out.splitlines() if line.startswith("*"))
+    assert "2.15.0+cu130" in chosen
+    assert "kernels assumed from 2.13.0+cu130, checked 2026-11-30" in chosen
+    assert "/whl/cu130/torch/" in "".join(replica.log)
+
+
+def test_cli_plan_json_and_offline(
+    replica: PageServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import json
+
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # read the replica
+    flags = [*_write_manifests(replica, tmp_path), "--target", "linux-x86_64-py312-cuda13.0-sm100"]
+    code, out, _ = cli(capsys, "plan", "torch", "--json", *flags)
+    assert code == 0
+    (torch,) = json.loads(out)["packages"]
+    assert torch["version"] == "2.15.0+cu130"
+    assert torch["kernels_assumed"] == "kernels assumed from 2.13.0+cu130, checked 2026-11-30"
+    code, out, _ = cli(capsys, "plan", "torch", "tilert", "--json", *flags)
+    versions = {p["name"]: p["version"] for p in json.loads(out)["packages"]}
+    assert versions == {"torch": "2.13.0+cu130", "tilert": "0.1.6"}
+    replica.log.clear()
+    code, out, _ = cli(capsys, "plan", "torch", "tilert", "--offline", *flags)
+    assert replica.log == []  # --offline reads nothing: the page cache serves
+    assert code == 0
+    assert f"torch @ {replica.url}/whl/cu130/torch-2.13.0%2Bcu130-cp312" in out
+    assert "#sha256=" in out
