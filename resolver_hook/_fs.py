@@ -31,8 +31,10 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import stat
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -48,6 +50,7 @@ __all__ = [
     "InputError",
     "check_archive_input",
     "locked",
+    "private_tempdir",
     "read_input",
     "read_text_input",
     "shown_path",
@@ -111,6 +114,21 @@ def sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def private_tempdir() -> Iterator[Path]:
+    """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
+
+    SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
+    :func:`resolver_hook._proc.foreground` forwards it first.
+    """
+    path = Path(tempfile.mkdtemp(prefix="resolver-hook-"))
+    with sigterm_raises():
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _umask() -> int:

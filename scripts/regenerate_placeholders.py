@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from resolver_hook.placeholder import BuiltPlaceholder
-    from resolver_hook.placeholder.check import CheckReport
+    from resolver_hook.publish.placeholder import BuiltPlaceholder
+    from resolver_hook.publish.placeholder.check import CheckReport
 
 
 def _sha256(path: Path) -> str:
@@ -67,8 +67,8 @@ def check_mode(paths: list[Path], dist: Path) -> int:
     from packaging.utils import parse_sdist_filename
 
     from resolver_hook.errors import ResolverHookError
-    from resolver_hook.placeholder import build_placeholder
-    from resolver_hook.placeholder.build import placeholder_name
+    from resolver_hook.publish.placeholder import build_placeholder
+    from resolver_hook.publish.placeholder.build import placeholder_name
 
     stale = 0
     with tempfile.TemporaryDirectory(prefix="resolver-hook-regenerate-") as tmp:
@@ -99,8 +99,12 @@ def check_mode(paths: list[Path], dist: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from resolver_hook.errors import ResolverHookError
-    from resolver_hook.placeholder import DEFAULT_VERSION, build_placeholder, check_placeholder
-    from resolver_hook.placeholder.build import placeholder_name
+    from resolver_hook.publish.placeholder import (
+        DEFAULT_VERSION,
+        build_placeholder,
+        check_placeholder,
+    )
+    from resolver_hook.publish.placeholder.build import placeholder_name
 
     default_dir = Path(__file__).resolve().parents[1] / "resolver_hook" / "manifests"
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -130,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             version = args.version or DEFAULT_VERSION
             if args.index_url is not None:
-                from resolver_hook.placeholder.versions import choose_from_index
+                from resolver_hook.publish.placeholder.versions import choose_from_index
 
                 choice = choose_from_index(
                     placeholder_name(path, allow_insecure=args.allow_insecure_urls),
@@ -178,7 +182,7 @@ def _check_all(
     """Check every placeholder, ``jobs`` at a time, with a progress line as each ends.
 
     Ctrl-C drops the checks not yet started and waits for the running ones: each ends
-    its own processes and removes its own folder (resolver_hook.placeholder.check).
+    its own processes and removes its own folder (resolver_hook.publish.placeholder.check).
     """
     reports: dict[Path, CheckReport] = {}
     started = time.monotonic()

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from packaging.utils import canonicalize_name
 
-from resolver_hook.doctor import check_installed
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import parse_target
-from resolver_hook.installed import Installed, environment_of, this_environment
+from resolver_hook.install.doctor import check_installed
+from resolver_hook.install.installed import Installed, environment_of, this_environment
 from resolver_hook.manifest import parse_manifest
 from tests.clirun import cli as run
 from tests.frozen import frozen_manifests

@@ -18,7 +18,7 @@ import pytest
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.install.venvhook import enable_plan
-from resolver_hook.lock import lock_lines
+from resolver_hook.lock.lines import lock_lines
 from resolver_hook.manifest import Manifest, ManifestError, loads_manifest
 from resolver_hook.resolve import Coupling, PackagePlan, Plan, resolve
 from tests.paths import DATA
@@ -382,8 +382,8 @@ def test_only_a_build_table_is_an_sdist_only_package() -> None:
 
 
 def test_a_placeholder_names_the_other_distribution_and_the_template() -> None:
-    from resolver_hook.placeholder.data import placeholder_data
-    from resolver_hook.placeholder.render import runtime
+    from resolver_hook.publish.placeholder.data import placeholder_data
+    from resolver_hook.publish.placeholder.render import runtime
 
     rt = runtime()
     cupy = placeholder_data(fixtures("cupy")["cupy"])
@@ -421,7 +421,7 @@ class _Pages:
 
 
 def test_pylock_locks_the_other_distribution_and_the_newest_of_a_pattern() -> None:
-    from resolver_hook.lockfmt.wheels import lock_wheels
+    from resolver_hook.lock.wheels import lock_wheels
 
     p = plan(CUDA13, ["cupy", "llamaish"], "cupy", "llamaish")
     tag = "cp312-cp312-manylinux_2_17_x86_64"
@@ -456,7 +456,7 @@ def test_the_enable_command_says_it_cannot_apply_a_name_flavour(
 
 
 def test_a_uv_project_lock_names_a_flavour_it_cannot_write_as_a_source() -> None:
-    from resolver_hook.lockfmt.uvproject import UvTarget, uv_project_text
+    from resolver_hook.lock.uvproject import UvTarget, uv_project_text
 
     p = plan(CUDA13, ["cupy"], "cupy")
     text = uv_project_text([UvTarget(spec=CUDA13, profile=p.profile, plan=p)])

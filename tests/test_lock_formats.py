@@ -126,7 +126,7 @@ def test_pylock_without_uv_is_one_error(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from resolver_hook.lockfmt import resolved
+    from resolver_hook.lock.lines import resolved
 
     monkeypatch.setattr(resolved, "find_uv", lambda env=None: None)
     monkeypatch.setenv("RESOLVER_HOOK_MANIFESTS", str(gpu_index.manifests))
@@ -330,8 +330,8 @@ _CLASHING = ("linux-x86_64-py312-cuda12.6-sm89", "linux-x86_64-py312-cuda12.8-sm
 
 
 def _write_clashing(fmt: str) -> None:
-    from resolver_hook.lockfmt.pylock import TargetWheels, pylock_document
-    from resolver_hook.lockfmt.uvproject import UvTarget, uv_project_text
+    from resolver_hook.lock.pylock import TargetWheels, pylock_document
+    from resolver_hook.lock.uvproject import UvTarget, uv_project_text
     from resolver_hook.resolve import resolve
 
     profiles = [parse_target(s) for s in _CLASHING]
@@ -366,7 +366,7 @@ def test_targets_one_marker_apart_refused_in_both_formats(fmt: str, clash: str, 
 
 def test_a_path_line_whose_marker_is_false_here_is_not_unlockable() -> None:
     # The plan marks it (cause "marker"); a Requirement cannot parse a path line.
-    from resolver_hook.lockfmt.wheels import unlockable
+    from resolver_hook.lock.wheels import unlockable
     from resolver_hook.resolve import resolve
 
     reqs = ['./foo-1.0-py3-none-any.whl ; sys_platform == "win32"', "six2"]
@@ -376,7 +376,7 @@ def test_a_path_line_whose_marker_is_false_here_is_not_unlockable() -> None:
 
 def test_a_version_pattern_locks_the_newest_wheel_with_the_best_tag() -> None:
     from resolver_hook.index.model import Link
-    from resolver_hook.lockfmt.wheels import _best_link
+    from resolver_hook.lock.wheels import _best_link
 
     profile = parse_target("linux-x86_64-py312")
     names = [

@@ -247,7 +247,7 @@ def test_wheel_hashing_refuses_a_redirect_the_url_policy_refuses(server: str) ->
     """Hashing a wheel for a lock follows redirects through the index pages' handler,
     with its own message prefix ("page:", as before the handlers were one)."""
     from resolver_hook.errors import UsageError
-    from resolver_hook.lockfmt.wheels import NetFetcher
+    from resolver_hook.lock.wheels import NetFetcher
 
     with pytest.raises(UsageError) as caught:
         NetFetcher(allow_insecure=True).sha256(f"{server}/redirect-to-http")

@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest import Manifest, load_manifest
-from resolver_hook.placeholder import build_from_data, build_placeholder, placeholder_data
-from resolver_hook.placeholder.render import (
+from resolver_hook.publish.placeholder import build_from_data, build_placeholder, placeholder_data
+from resolver_hook.publish.placeholder.render import (
     render_files,
     render_project,
     runtime,
@@ -462,8 +462,8 @@ def test_template_is_found_in_an_installed_wheel(tmp_path: Path) -> None:
         assert "resolver_hook/_placeholder_template/package/_placeholder.py" in zf.namelist()
         zf.extractall(tmp_path / "site")
     code = (
-        "import sys; from resolver_hook.placeholder import build_placeholder; "
-        "from resolver_hook.placeholder.render import template_dir; "
+        "import sys; from resolver_hook.publish.placeholder import build_placeholder; "
+        "from resolver_hook.publish.placeholder.render import template_dir; "
         "print(template_dir()); "
         "print(build_placeholder(sys.argv[1], sys.argv[2]).sdist.name)"
     )
@@ -534,7 +534,7 @@ def test_a_failed_build_leaves_nothing_in_the_output_folder(
 ) -> None:
     """A build that fails after the sdist was written leaves nothing in -o."""
     from resolver_hook.errors import OperationalError
-    from resolver_hook.placeholder import build
+    from resolver_hook.publish.placeholder import build
 
     def fail(artifact: Path, out: Path) -> Path:
         raise OperationalError("cannot publish: boom")

@@ -19,15 +19,15 @@ import pytest
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest import load_manifest
-from resolver_hook.placeholder import build_placeholder, check_placeholder, placeholder_data
-from resolver_hook.placeholder.check import (
+from resolver_hook.publish.placeholder import build_placeholder, check_placeholder, placeholder_data
+from resolver_hook.publish.placeholder.check import (
     FAILS_LOUDLY,
     INSTALLS_SILENTLY,
     CheckResult,
     find_uv,
     shows_message,
 )
-from resolver_hook.placeholder.render import runtime
+from resolver_hook.publish.placeholder.render import runtime
 from tests.placeholder_support import DATA, TILERT, find_python
 
 pytestmark = pytest.mark.integration
@@ -454,7 +454,7 @@ def test_check_refuses_a_name_that_is_not_a_project_name(
 def test_check_refuses_an_oversized_sdist_before_extracting(
     links: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resolver_hook.placeholder import check as check_module
+    from resolver_hook.publish.placeholder import check as check_module
 
     monkeypatch.setattr(check_module, "MAX_SDIST_BYTES", 100_000)
     sdist = _repack(
@@ -471,7 +471,7 @@ def test_check_refuses_an_oversized_sdist_before_extracting(
 def test_a_command_that_hangs_or_cannot_start_is_a_failed_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resolver_hook.placeholder import check as check_module
+    from resolver_hook.publish.placeholder import check as check_module
 
     monkeypatch.setattr(check_module, "TIMEOUT", 0.5)
     hung = check_module.run_subprocess(
@@ -497,7 +497,7 @@ RETIRED_LINES = [
 
 @pytest.fixture(scope="module")
 def retired_links(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from resolver_hook.placeholder import build_retired
+    from resolver_hook.publish.placeholder import build_retired
 
     folder = tmp_path_factory.mktemp("retired")
     build_retired("sklearn", "scikit-learn", folder)
@@ -551,7 +551,7 @@ def test_check_passes_a_retired_name(retired_links: Path) -> None:
 def test_a_missing_uv_is_one_line_and_pip_alone_is_judged(
     links: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from resolver_hook.placeholder import check as check_module
+    from resolver_hook.publish.placeholder import check as check_module
 
     monkeypatch.setattr(check_module, "find_uv", lambda: None)
     assert main(["placeholder", "check", str(links / "tilert-0.0.0.dev0.tar.gz")]) == 0
@@ -571,7 +571,7 @@ def test_a_missing_uv_is_one_line_and_pip_alone_is_judged(
 def test_a_silent_artifact_still_fails_without_uv(
     links: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resolver_hook.placeholder import check as check_module
+    from resolver_hook.publish.placeholder import check as check_module
 
     def run(
         argv: Sequence[str], env: dict[str, str], cwd: Path

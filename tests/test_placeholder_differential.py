@@ -23,14 +23,14 @@ import pytest
 
 from resolver_hook.host import detect
 from resolver_hook.manifest import Manifest, load_manifest
-from resolver_hook.placeholder.data import placeholder_data
-from resolver_hook.placeholder.render import runtime
 from resolver_hook.portable.overrides import (
     OVERRIDE_ARCH,
     OVERRIDE_CUDA,
     OVERRIDE_GLIBC,
     OVERRIDE_SM,
 )
+from resolver_hook.publish.placeholder.data import placeholder_data
+from resolver_hook.publish.placeholder.render import runtime
 from resolver_hook.resolve import evaluate_flavour
 
 FROZEN = Path(__file__).resolve().parent / "data" / "frozen-manifests"

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resolver_hook.manifest import load_manifest
-from resolver_hook.placeholder.data import placeholder_data
-from resolver_hook.placeholder.render import runtime
+from resolver_hook.publish.placeholder.data import placeholder_data
+from resolver_hook.publish.placeholder.render import runtime
 
 DATA = Path(__file__).resolve().parent / "data"
 TILERT_URL = (
@@ -528,7 +528,7 @@ def test_something_this_machine_can_change_is_not_called_hopeless(
 
 
 def test_a_retired_name_says_so_with_the_exact_lines() -> None:
-    from resolver_hook.placeholder.data import retired_data
+    from resolver_hook.publish.placeholder.data import retired_data
 
     data = retired_data("sklearn", "scikit-learn", homepage="https://scikit-learn.org")
     assert runtime().render_retired(data) == (
@@ -549,7 +549,7 @@ def test_a_retired_name_says_so_with_the_exact_lines() -> None:
 def test_a_retired_message_never_depends_on_the_machine(tmp_path: Path) -> None:
     import json
 
-    from resolver_hook.placeholder.data import retired_data
+    from resolver_hook.publish.placeholder.data import retired_data
 
     data = retired_data("nvidia-npp-cu12", "nvidia-npp")
     (tmp_path / "_placeholder_data.json").write_text(json.dumps(data))

@@ -13,9 +13,9 @@ import pytest
 from packaging.version import Version
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.placeholder import build_placeholder, check_placeholder
-from resolver_hook.placeholder.check import find_uv
-from resolver_hook.placeholder.versions import (
+from resolver_hook.publish.placeholder import build_placeholder, check_placeholder
+from resolver_hook.publish.placeholder.check import find_uv
+from resolver_hook.publish.placeholder.versions import (
     IndexFile,
     choose_from_index,
     choose_version,

@@ -14,9 +14,9 @@ import pytest
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
-from resolver_hook.placeholder import build_placeholder, build_retired
-from resolver_hook.placeholder.data import retired_data
-from resolver_hook.placeholder.render import render_files
+from resolver_hook.publish.placeholder import build_placeholder, build_retired
+from resolver_hook.publish.placeholder.data import retired_data
+from resolver_hook.publish.placeholder.render import render_files
 
 
 def _members(sdist: Path) -> dict[str, bytes]:

@@ -16,8 +16,8 @@ import pytest
 from resolver_hook.cli import main
 from resolver_hook.host.detect import detect_host, parse_target
 from resolver_hook.manifest import parse_manifest
-from resolver_hook.placeholder.render import runtime
 from resolver_hook.portable import platforms
+from resolver_hook.publish.placeholder.render import runtime
 from resolver_hook.resolve import resolve
 from tests.fakeproc import no_programs
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.placeholder.render import PORTABLE_MODULES
+from resolver_hook.publish.placeholder.render import PORTABLE_MODULES
 
 PORTABLE = Path(__file__).resolve().parents[1] / "resolver_hook" / "portable"
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from resolver_hook.placeholder.render import runtime
+from resolver_hook.publish.placeholder.render import runtime
 
 RELEASE = st.lists(st.integers(min_value=0, max_value=12), min_size=1, max_size=4)
 OPS = st.sampled_from(["==", "!=", "<=", ">=", "<", ">", "~=", "==="])

@@ -3,7 +3,7 @@
 ``doctor`` (the detection report): every probe's outcome and reason, the overrides and
 ``CUDA_VISIBLE_DEVICES`` in effect, this interpreter's wheel tags, and for each
 installed package that has a manifest whether the installed build fits the machine,
-with the fix (:mod:`resolver_hook.doctor`). The environment checked is the one
+with the fix (:mod:`resolver_hook.install.doctor`). The environment checked is the one
 ``resolver-hook pip install`` would install into (the active virtual environment, else
 ``pip``'s on PATH, else this Python), or the one of ``--python PATH``. Exit 0 when
 everything fits (warnings are fine), 1 when an installed package does not fit (or the
@@ -33,9 +33,9 @@ from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
     from resolver_hook.build.report import Check, ToolchainReport
-    from resolver_hook.doctor import PackageCheck
     from resolver_hook.host import HostProfile
-    from resolver_hook.installed import Environment
+    from resolver_hook.install.doctor import PackageCheck
+    from resolver_hook.install.installed import Environment
 
 __all__ = [
     "driver_cuda_version",
@@ -209,9 +209,9 @@ def _host_part(
     from resolver_hook.cli._inputs import manifests_from_args
     from resolver_hook.cli._machine import machine_from_args
     from resolver_hook.cli.detect import render_profile
-    from resolver_hook.doctor import check_installed, profile_for_environment
     from resolver_hook.errors import OperationalError
-    from resolver_hook.installed import environment_of, this_environment
+    from resolver_hook.install.doctor import check_installed, profile_for_environment
+    from resolver_hook.install.installed import environment_of, this_environment
 
     profile = machine_from_args(args, fresh=True)  # a report of what the probes find now
     manifests = manifests_from_args(args)

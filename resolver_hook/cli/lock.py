@@ -103,7 +103,7 @@ def _format(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import shown_path, write_atomic
     from resolver_hook.cli.plan import render_errors
-    from resolver_hook.lock import dropped_notes, lock_lines, merge_targets
+    from resolver_hook.lock.lines import dropped_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
 
     fmt = _format(args)
@@ -175,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
         # One file per machine class: the index that tells a machine which is its own.
         from pathlib import Path
 
-        from resolver_hook.lockset import write_index
+        from resolver_hook.lock.sets import write_index
 
         rows = [
             (Path(path), s, prof, plan)
@@ -189,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
 def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
     """For a package with no fit on some targets only: the marker that leaves it out
     there, or that no marker can tell those targets apart."""
-    from resolver_hook.lock import split_marker, unmarkable_difference
+    from resolver_hook.lock.lines import split_marker, unmarkable_difference
 
     out = []
     names = dict.fromkeys(p.name for _, _, plan in plans for p in plan.errors)

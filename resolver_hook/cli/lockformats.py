@@ -50,7 +50,7 @@ def write_format(
         else:
             _write_pylock(path, args, group, header)
     if "{target}" in out:
-        from resolver_hook.lockset import write_index
+        from resolver_hook.lock.sets import write_index
 
         rows = [(Path(path), s, p, plan) for path, [(s, p, plan)] in groups]
         index = write_index(Path(groups[0][0]).parent, rows)
@@ -70,7 +70,7 @@ def _emit(out: str, text: str, what: str) -> None:
 
 def _write_uv(out: str, plans: Sequence[tuple[str, HostProfile, Plan]], header: list[str]) -> int:
     from resolver_hook.errors import UsageError
-    from resolver_hook.lockfmt.uvproject import UvTarget, uv_project_text
+    from resolver_hook.lock.uvproject import UvTarget, uv_project_text
 
     if out != "-" and os.path.basename(out) == "pyproject.toml":
         raise UsageError(
@@ -91,8 +91,8 @@ def _write_pylock(
     from packaging.pylock import is_valid_pylock_path
 
     from resolver_hook.errors import OperationalError, UsageError
-    from resolver_hook.lockfmt.pylock import TargetWheels, check, pylock_document, render
-    from resolver_hook.lockfmt.wheels import (
+    from resolver_hook.lock.pylock import TargetWheels, check, pylock_document, render
+    from resolver_hook.lock.wheels import (
         DEFAULT_INDEX,
         NetFetcher,
         lock_wheels,
@@ -105,9 +105,7 @@ def _write_pylock(
             f"-o {out}: PEP 751 names a lock file pylock.toml or pylock.NAME.toml",
             hint="e.g. -o pylock.toml",
         )
-    from resolver_hook.install.variantwheels import variant_packages
-
-    variants = [f"{p.name} ({spec})" for spec, _, plan in plans for p in variant_packages(plan)]
+    variants = [f"{p.name} ({spec})" for spec, _, plan in plans for p in plan.variants]
     if variants:
         raise UsageError(
             f"the plan chose wheel variants (PEP 825) for {', '.join(variants)}: their "
@@ -150,7 +148,7 @@ def _write_pylock(
     for spec, profile, plan in plans:
         wheels = lock_wheels(plan, fetcher, index_url=index_url)
         if rest:
-            from resolver_hook.lockfmt.resolved import resolve_rest
+            from resolver_hook.lock.resolved import resolve_rest
 
             others = resolve_rest(plan, wheels, profile, index_url=index_url, env=os.environ)
             wheels = (*wheels, *others)

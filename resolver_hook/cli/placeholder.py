@@ -12,7 +12,7 @@ from resolver_hook.cli._inputs import add_insecure_option
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from resolver_hook.placeholder.check import CheckResult, Verdict
+    from resolver_hook.publish.placeholder.check import CheckResult, Verdict
 
 __all__ = ["register"]
 
@@ -121,8 +121,8 @@ def run_build(args: argparse.Namespace) -> int:
     from resolver_hook.cli._inputs import allow_insecure
     from resolver_hook.errors import UsageError
     from resolver_hook.manifest.urls import check_url
-    from resolver_hook.placeholder import build_placeholder, build_retired
-    from resolver_hook.placeholder.build import placeholder_name
+    from resolver_hook.publish.placeholder import build_placeholder, build_retired
+    from resolver_hook.publish.placeholder.build import placeholder_name
 
     if args.version is not None and not args.version.strip():
         raise UsageError(
@@ -177,7 +177,7 @@ def _choose_version(args: argparse.Namespace, name: str, insecure: bool) -> tupl
     """``--version`` as given (offline) or checked against ``--index-url``; else the
     version the index's page calls for. Also the lines that say why and what to remove
     from the index, printed once the build succeeded (an error stays one line)."""
-    from resolver_hook.placeholder.versions import PYPI_SIMPLE, choose_from_index
+    from resolver_hook.publish.placeholder.versions import PYPI_SIMPLE, choose_from_index
 
     if args.version is not None and args.index_url is None:
         note = (
@@ -195,7 +195,7 @@ def _choose_version(args: argparse.Namespace, name: str, insecure: bool) -> tupl
 def run_check(args: argparse.Namespace) -> int:
     from resolver_hook._fs import sigterm_raises
     from resolver_hook.cli._inputs import allow_insecure
-    from resolver_hook.placeholder.check import Verdict
+    from resolver_hook.publish.placeholder.check import Verdict
 
     def show(item: CheckResult | Verdict) -> None:
         if isinstance(item, Verdict):
@@ -224,7 +224,7 @@ def _check(
     *,
     allow_insecure: bool = False,
 ) -> int:
-    from resolver_hook.placeholder.check import (
+    from resolver_hook.publish.placeholder.check import (
         PUBLISH_EXTRA,
         CheckInterrupted,
         check_placeholder,

@@ -1,7 +1,7 @@
 """``resolver-hook sync LOCKDIR``: install the lock of this machine's class from a lock set.
 
 The lock set is what ``resolver-hook lock -o 'LOCKDIR/{target}.txt' --target ...``
-writes: one lock file per target and ``LOCKDIR/index.toml`` (resolver_hook/lockset.py).
+writes: one lock file per target and ``LOCKDIR/index.toml`` (resolver_hook/lock/sets.py).
 ``sync`` detects the machine (as seen by the environment's Python), picks the lock whose
 builds all run here, checks its sha256 against the index and installs it with uv
 (``uv pip install -r``) or pip (``pip install -r``), into the active virtual environment
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook.errors import OperationalError
     from resolver_hook.install.args import parse_install_args
     from resolver_hook.install.backends import find_installer, python_version_of
-    from resolver_hook.lockset import choose, read_index, verified_file
+    from resolver_hook.lock.sets import choose, read_index, verified_file
 
     folder = Path(args.lockdir)
     locks = read_index(folder)

@@ -66,9 +66,9 @@ class Installer:
         for page in plan.find_links:
             extra += ["--find-links", page]
         if self.tool == "uv":
-            from resolver_hook.install.variantwheels import UV_PREVIEW, variant_packages
+            from resolver_hook.install.variantwheels import UV_PREVIEW
 
-            if variant_packages(plan):  # docs/facts.md section 3: uv 0.13 needs the preview flag
+            if plan.variants:  # docs/facts.md section 3: uv 0.13 needs the preview flag
                 extra += UV_PREVIEW
         return extra
 

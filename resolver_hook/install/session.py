@@ -31,15 +31,12 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from resolver_hook._fs import sigterm_raises, write_atomic
+from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import pip_version
 from resolver_hook._proc import Runner, capture, foreground
 from resolver_hook.errors import OperationalError, UsageError
@@ -151,9 +148,9 @@ def install(
             f"fits {profile.describe()}"
         )
         return 1
-    from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env, variant_packages
+    from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env
 
-    if variant_packages(plan):
+    if plan.variants:
         if installer.tool == "pip":
             raise pip_refusal(plan, reqs, manifests, profile)
         env = {**env, **uv_variant_env(profile, env)}
@@ -429,21 +426,6 @@ def _install_main(
 
 
 # --- temporary files that never outlive the run ------------------------------------
-
-
-@contextmanager
-def private_tempdir() -> Iterator[Path]:
-    """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
-
-    SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
-    :func:`resolver_hook._proc.foreground` forwards it first.
-    """
-    path = Path(tempfile.mkdtemp(prefix="resolver-hook-"))
-    with sigterm_raises():
-        try:
-            yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
 
 
 # --- what to hand the installer ----------------------------------------------------

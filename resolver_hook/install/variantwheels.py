@@ -25,22 +25,13 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
-    from resolver_hook.resolve import PackagePlan, Plan
+    from resolver_hook.resolve import Plan
 
-__all__ = ["UV_PREVIEW", "pip_refusal", "uv_variant_env", "variant_packages"]
+__all__ = ["UV_PREVIEW", "pip_refusal", "uv_variant_env"]
 
 UV_PREVIEW = ("--preview-features", "wheel-variants")
 FORCE_CUDA = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
 FORCE_SM = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
-
-
-def variant_packages(plan: Plan) -> list[PackagePlan]:
-    """Packages for which the plan chose a variant wheel."""
-    return [
-        p
-        for p in plan.packages
-        if p.action == "rewrite" and isinstance(p.flavour, WheelFlavour) and p.flavour.variant
-    ]
 
 
 def uv_variant_env(profile: HostProfile, env: Mapping[str, str]) -> dict[str, str]:
@@ -61,7 +52,7 @@ def pip_refusal(
     """The error for pip, with the non-variant builds that fit (from a plan without variants)."""
     from resolver_hook.resolve import resolve
 
-    chosen = variant_packages(plan)
+    chosen = plan.variants
     plain = {
         k: dataclasses.replace(m, wheels=tuple(w for w in m.wheels if w.variant is None))
         for k, m in manifests.items()

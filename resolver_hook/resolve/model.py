@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook._plain import plain
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import Flavour
+from resolver_hook.manifest.schema import Flavour, WheelFlavour
 from resolver_hook.portable.platforms import (
     PLATFORM_MACHINE,
     PLATFORM_SYSTEM,
@@ -336,6 +336,15 @@ class Plan:
     def builds(self) -> tuple[PackagePlan, ...]:
         """Packages the installer will build from source (no flavour fits)."""
         return tuple(p for p in self.packages if p.action == "build")
+
+    @property
+    def variants(self) -> tuple[PackagePlan, ...]:
+        """Packages for which the plan chose a wheel variant (PEP 825)."""
+        return tuple(
+            p
+            for p in self.packages
+            if p.action == "rewrite" and isinstance(p.flavour, WheelFlavour) and p.flavour.variant
+        )
 
     @property
     def ok(self) -> bool:

@@ -162,7 +162,7 @@ def test_placeholder_version_with_5000_digits_is_refused(
 def test_the_placeholder_runtime_survives_huge_override_numbers(name: str, value: str) -> None:
     # The generated placeholder detects the machine with its own stdlib code: a number
     # Python will not turn into an int must not turn its message into a traceback.
-    from resolver_hook.placeholder.render import runtime
+    from resolver_hook.publish.placeholder.render import runtime
 
     # detect() never raises; the huge value is ignored and the rest of detection stands
     # (before, the ValueError threw the whole detection away: arch "unknown").

@@ -82,7 +82,7 @@ def test_placeholder_data_applies_the_policy_to_urls_it_is_given() -> None:
     # A Manifest built in code (an entry point) skips parse_manifest: placeholder data
     # checks every URL again before it reaches README, metadata and commands.
     from resolver_hook.errors import UsageError
-    from resolver_hook.placeholder.data import placeholder_data
+    from resolver_hook.publish.placeholder.data import placeholder_data
 
     good = parse_manifest(manifest(), source="m.toml")
     bad = dataclasses.replace(good, downloads=INJECTION)

@@ -22,8 +22,8 @@ import pytest
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
-from resolver_hook.placeholder import check_placeholder
-from resolver_hook.placeholder.check import (
+from resolver_hook.publish.placeholder import check_placeholder
+from resolver_hook.publish.placeholder.check import (
     FAILS_AT_IMPORT,
     FAILS_LOUDLY,
     INCONCLUSIVE,

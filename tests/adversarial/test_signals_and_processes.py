@@ -19,7 +19,7 @@ from resolver_hook import _fs
 from resolver_hook._proc import Interrupted, capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.host.probes import probe_nvidia_smi, run_subprocess
-from resolver_hook.installed import environment_of
+from resolver_hook.install.installed import environment_of
 from resolver_hook.limits import MAX_SUBPROCESS_OUTPUT
 from tests.adversarial._procs import alive, wait_for_file, wait_gone, wait_group_gone
 from tests.installenv import clean_env
@@ -319,7 +319,7 @@ _TERM_AFTER_CLEANUP = """
 import os, signal, sys
 from pathlib import Path
 from resolver_hook.cli import main
-from resolver_hook.placeholder import check
+from resolver_hook.publish.placeholder import check
 
 def passing(dist, *, find_links=(), progress=None, **kw):
     # The real check's signal handling around a check that passed; SIGTERM comes once

@@ -21,8 +21,8 @@ from typing import Any
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data, retired_data
-from resolver_hook.placeholder.render import render_project
+from resolver_hook.publish.placeholder.data import DEFAULT_VERSION, placeholder_data, retired_data
+from resolver_hook.publish.placeholder.render import render_project
 
 __all__ = [
     "BuiltPlaceholder",

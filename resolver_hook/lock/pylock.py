@@ -21,7 +21,7 @@ from resolver_hook.errors import OperationalError
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
-    from resolver_hook.lockfmt.wheels import LockedWheel
+    from resolver_hook.lock.wheels import LockedWheel
 
 __all__ = ["LOCK_VERSION", "TargetWheels", "check", "pylock_document", "render"]
 
@@ -38,7 +38,7 @@ class TargetWheels:
 
 
 def _markers(targets: Sequence[TargetWheels]) -> dict[str, str]:
-    from resolver_hook.lock import target_markers
+    from resolver_hook.lock.lines import target_markers
 
     return target_markers(
         ((t.spec, t.profile) for t in targets),

@@ -64,7 +64,7 @@ def _index_name(package: str, version: str | None, url: str, taken: set[str]) ->
 
 def uv_project_text(targets: Sequence[UvTarget], header: Sequence[str] = ()) -> str:
     """The TOML text to paste into a project's ``pyproject.toml``."""
-    from resolver_hook.lock import target_markers
+    from resolver_hook.lock.lines import target_markers
 
     markers = target_markers(
         ((t.spec, t.profile) for t in targets),

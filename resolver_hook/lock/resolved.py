@@ -20,16 +20,15 @@ from pathlib import Path
 from packaging.tags import Tag, parse_tag
 from packaging.utils import canonicalize_name
 
-from resolver_hook._fs import write_atomic
+from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import find_uv, missing_uv
 from resolver_hook._proc import capture
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError
 from resolver_hook.host import HostProfile
-from resolver_hook.install.session import private_tempdir
 from resolver_hook.limits import parse_wheel_name
-from resolver_hook.lockfmt.wheels import LockedWheel
+from resolver_hook.lock.wheels import LockedWheel
 from resolver_hook.resolve import Plan
 
 __all__ = ["COMPILE_TIMEOUT", "python_platform", "resolve_rest"]

@@ -27,7 +27,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.installed import Environment, Installed
+from resolver_hook.install.installed import Environment, Installed
 from resolver_hook.manifest.schema import Flavour, Manifest, WheelFlavour
 from resolver_hook.resolve import PackagePlan, evaluate_flavour, marker_environment, resolve
 

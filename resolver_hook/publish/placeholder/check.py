@@ -69,8 +69,8 @@ from resolver_hook.limits import (
     MAX_SUBPROCESS_OUTPUT,
     parse_wheel_name,
 )
-from resolver_hook.placeholder.data import import_name
-from resolver_hook.placeholder.render import runtime
+from resolver_hook.publish.placeholder.data import import_name
+from resolver_hook.publish.placeholder.render import runtime
 
 __all__ = [
     "FAILS_AT_IMPORT",

@@ -44,7 +44,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.limits import NETWORK_DEADLINE, parse_wheel_name
-from resolver_hook.placeholder.data import DEFAULT_VERSION
+from resolver_hook.publish.placeholder.data import DEFAULT_VERSION
 
 if TYPE_CHECKING:
     from resolver_hook.index import Link

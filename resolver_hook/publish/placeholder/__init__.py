@@ -6,14 +6,14 @@ builds a reproducible sdist (never a wheel: pip and uv would install it silently
 ``check_placeholder`` proves with real pip and uv that it fails loudly.
 """
 
-from resolver_hook.placeholder.build import (
+from resolver_hook.publish.placeholder.build import (
     BuiltPlaceholder,
     build_from_data,
     build_placeholder,
     build_retired,
 )
-from resolver_hook.placeholder.check import CheckResult, check_placeholder
-from resolver_hook.placeholder.data import DEFAULT_VERSION, placeholder_data
+from resolver_hook.publish.placeholder.check import CheckResult, check_placeholder
+from resolver_hook.publish.placeholder.data import DEFAULT_VERSION, placeholder_data
 
 __all__ = [
     "DEFAULT_VERSION",

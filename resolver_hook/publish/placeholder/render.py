@@ -24,7 +24,7 @@ from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.manifest.urls import markdown_url
-from resolver_hook.placeholder.data import import_name
+from resolver_hook.publish.placeholder.data import import_name
 
 __all__ = [
     "PORTABLE_MODULES",
@@ -47,7 +47,7 @@ def template_dir() -> Path:
     installed = Path(str(importlib.resources.files("resolver_hook"))) / "_placeholder_template"
     if installed.is_dir():
         return installed
-    checkout = Path(__file__).resolve().parents[2] / "placeholder_template"
+    checkout = Path(__file__).resolve().parents[3] / "placeholder_template"
     if checkout.is_dir():
         return checkout
     raise OperationalError(

@@ -1,0 +1,22 @@
+"""Lock files, one way down from the plan: plan -> the wheels of each target -> a format.
+
+- :mod:`resolver_hook.lock.lines`: pinned requirement lines, several targets in one file
+  told apart by markers (pure);
+- :mod:`resolver_hook.lock.wheels`: the wheels a plan installs, with URL and sha256
+  (reads index pages and hashes files when the manifest does not say: the network edge);
+- :mod:`resolver_hook.lock.pylock`: a PEP 751 document for several targets, checked with
+  ``packaging.pylock`` (pure);
+- :mod:`resolver_hook.lock.resolved`: the packages without a manifest, resolved by uv for
+  each target (a pylock.toml lists every wheel);
+- :mod:`resolver_hook.lock.uvproject`: ``[tool.uv.sources]`` / ``[[tool.uv.index]]`` text
+  to paste into a project (pure);
+- :mod:`resolver_hook.lock.sets`: one lock per machine class and the index ``sync`` reads.
+
+Nothing here imports the install side.
+
+Sources: docs/facts.md section 3 (PEP 751, uv project sources).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
