@@ -126,7 +126,7 @@ def test_pylock_without_uv_is_one_error(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from resolver_hook.lock.lines import resolved
+    from resolver_hook.lock import resolved
 
     monkeypatch.setattr(resolved, "find_uv", lambda env=None: None)
     monkeypatch.setenv("RESOLVER_HOOK_MANIFESTS", str(gpu_index.manifests))
