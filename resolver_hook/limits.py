@@ -9,7 +9,7 @@ says what real inputs look like); the README's "Limits" table lists them for use
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from packaging.tags import Tag
@@ -68,6 +68,7 @@ __all__ = [
     "SHOWN_REJECTED_BUILDS",
     "SHOWN_VERSIONS",
     "check_version_text",
+    "load_json",
     "parse_wheel_name",
 ]
 
@@ -230,3 +231,18 @@ def parse_wheel_name(
     if too_big is not None:
         raise InvalidWheelFilename(too_big)
     return parse_wheel_filename(filename)
+
+
+def load_json(text: str | bytes, *, limit: int) -> Any:
+    """``json.loads`` of at most ``limit`` bytes (characters for text); a ValueError
+    saying which bound or what parse error otherwise, for the caller's own error."""
+    import json
+
+    if len(text) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    try:
+        return json.loads(text)
+    except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes
+        raise ValueError(f"not JSON ({exc})") from None
+    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
+        raise ValueError("not JSON (nested too deeply)") from None

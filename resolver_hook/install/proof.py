@@ -15,7 +15,6 @@ known, so that the install that follows cannot diverge from what was judged.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError
-from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES
+from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES, load_json
 
 if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest
@@ -141,12 +140,10 @@ def _bad(why: str) -> OperationalError:
 
 def read_pip_report(text: str) -> Resolution:
     """Read pip's ``--report`` JSON (versions "0" and "1" of the format)."""
-    if len(text) > MAX_INSTALL_REPORT_BYTES:
-        raise _bad(f"larger than {MAX_INSTALL_REPORT_BYTES >> 20} MiB")
     try:
-        data = json.loads(text)
+        data = load_json(text, limit=MAX_INSTALL_REPORT_BYTES)
     except ValueError as exc:
-        raise _bad(f"not JSON ({exc})") from None
+        raise _bad(str(exc)) from None
     if not isinstance(data, dict) or str(data.get("version")) not in ("0", "1"):
         found = data.get("version") if isinstance(data, dict) else None
         raise _bad(f"report version {found!r}, not 0 or 1")

@@ -24,7 +24,7 @@ from typing import Any
 
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
+from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, load_json
 
 __all__ = [
     "FORMAT",
@@ -61,12 +61,10 @@ def canonical_hash(pages: Any) -> str:
 
 def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
     """Parse and check a snapshot document; :class:`SnapshotError` when it is not one."""
-    if len(text) > MAX_SNAPSHOT_BYTES:
-        raise SnapshotError(f"{where}: larger than {MAX_SNAPSHOT_BYTES} bytes")
     try:
-        doc = json.loads(text)
+        doc = load_json(text, limit=MAX_SNAPSHOT_BYTES)
     except ValueError as exc:
-        raise SnapshotError(f"{where}: not JSON ({exc})") from None
+        raise SnapshotError(f"{where}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise SnapshotError(f"{where}: not a snapshot of format {FORMAT}")
     pages_doc = doc.get("pages")

@@ -21,7 +21,6 @@ Out: :func:`export_variants` writes the index-level file per version and the
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.limits import parse_wheel_name
+from resolver_hook.limits import load_json, parse_wheel_name
 from resolver_hook.manifest.variantname import NULL_LABEL, VARIANT_LABEL, split_variant_label
 from resolver_hook.manifest.write import WheelEntry
 
@@ -236,12 +235,11 @@ def import_variant_links(
             )
             continue
         raw = fetch(jl.url)
-        if len(raw) > MAX_JSON_BYTES:
-            raise OperationalError(f"{jl.url}: larger than {MAX_JSON_BYTES} bytes")
         try:
-            data = json.loads(raw)
-        except ValueError as exc:
-            raise UsageError(f"{jl.url}: not JSON: {exc}") from None
+            data = load_json(raw, limit=MAX_JSON_BYTES)
+        except ValueError as exc:  # too large: the server's fault; not JSON: the page's
+            kind = OperationalError if len(raw) > MAX_JSON_BYTES else UsageError
+            raise kind(f"{jl.url}: {exc}") from None
         meta = parse_variants_json(data, jl.url)
         for link, label in items:
             props = meta.variants.get(label)
