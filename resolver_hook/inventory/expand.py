@@ -53,7 +53,7 @@ from resolver_hook.inventory.candidates import (
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
-from resolver_hook.manifest.schema import IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.manifest.schema import IndexFlavour, Manifest, WheelFlavour, needs_of
 from resolver_hook.portable.platforms import parse_platform
 
 __all__ = [
@@ -434,14 +434,7 @@ def _wheel(
         version=c.version,
         tags=c.tags,
         sha256=c.sha256,
-        cuda=f.cuda,
-        rocm=f.rocm,
-        l4t=f.l4t,
-        gpu=f.gpu,
-        requires=tuple(dict.fromkeys(requires)),
-        cuda_runtime=f.cuda_runtime,
-        evidence=f.evidence,
-        checked=f.checked,
+        **{**needs_of(f), "requires": tuple(dict.fromkeys(requires))},
         where=f"{f.where} {c.filename}",
         cxx11abi=f.cxx11abi,
         requires_python=c.requires_python,

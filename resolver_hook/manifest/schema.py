@@ -500,6 +500,16 @@ def _kind(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
+# What a flavour needs and where that fact comes from, field for field the same in both
+# flavour classes and in the validator's _Needs (one list, not five copies).
+NEEDS_FIELDS = ("cuda", "rocm", "l4t", "gpu", "requires", "cuda_runtime", "evidence", "checked")
+
+
+def needs_of(source: Any) -> dict[str, Any]:
+    """The :data:`NEEDS_FIELDS` of a flavour (or of the validator's needs), as keywords."""
+    return {name: getattr(source, name) for name in NEEDS_FIELDS}
+
+
 @dataclass(slots=True)
 class _Needs:
     cuda: SpecifierSet | None = None
@@ -794,15 +804,8 @@ def _read_wheel(
         version=version,
         tags=c.shared(frozenset(tags)),
         sha256=sha.lower() if sha else None,
-        cuda=needs.cuda,
-        rocm=needs.rocm,
-        l4t=needs.l4t,
-        gpu=needs.gpu,
-        requires=needs.requires,
-        cuda_runtime=needs.cuda_runtime,
+        **needs_of(needs),
         cuda_floors=floors,
-        evidence=needs.evidence,
-        checked=needs.checked,
         where=path,
         variant=label,
         other_properties=needs.other_properties,
@@ -876,14 +879,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         version=version,
         platforms=tuple(platforms),
         python=tuple(python),
-        cuda=needs.cuda,
-        rocm=needs.rocm,
-        l4t=needs.l4t,
-        gpu=needs.gpu,
-        requires=needs.requires,
-        cuda_runtime=needs.cuda_runtime,
-        evidence=needs.evidence,
-        checked=needs.checked,
+        **needs_of(needs),
         where=path,
         cxx11abi=cxx11abi,
         install=install,
