@@ -280,11 +280,27 @@ def test_snapshot_only_says_what_it_lacks(replica: PageServer) -> None:
     ]
 
 
-def test_a_failed_page_is_one_note_and_the_snapshot_serves(replica: PageServer) -> None:
+@pytest.mark.parametrize(
+    ("failure", "words"),
+    [
+        ("500", "500"),
+        ("not an index", "not an index page"),
+        ("timeout", "no complete answer within 0.5 s"),
+    ],
+)
+def test_a_failed_page_is_one_note_and_the_snapshot_serves(
+    replica: PageServer, failure: str, words: str
+) -> None:
     page = f"{replica.url}/whl/cu130/torch/"
     snap = _snapshot_of([page], datetime.date(2026, 11, 2))
-    replica.responses["/whl/cu130/torch/"] = Response(b"oops", "text/plain", 500)
-    source = FallbackSource(_client(), snap)
+    client = _client()
+    if failure == "500":
+        replica.responses["/whl/cu130/torch/"] = Response(b"oops", "text/plain", 500)
+    elif failure == "not an index":
+        replica.responses["/whl/cu130/torch/"] = Response(b"\x89PNG\r\n", "image/png")
+    else:
+        replica.delay, client = 3.0, _client(timeout=0.5)
+    source = FallbackSource(client, snap)
     plan = _plan({"torch": _torch_manifest(replica.url)}, ["torch"], source)
     torch = plan.package("torch")
     assert torch is not None
@@ -292,7 +308,7 @@ def test_a_failed_page_is_one_note_and_the_snapshot_serves(replica: PageServer) 
     assert len(source.notes) == 1
     assert page in source.notes[0]
     assert "2026-11-02" in source.notes[0]
-    assert "500" in source.notes[0]
+    assert words in source.notes[0]
 
 
 def test_credentials_in_a_failed_url_are_never_shown(replica: PageServer) -> None:
