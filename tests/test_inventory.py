@@ -76,38 +76,25 @@ def _tilert_files() -> list[File]:
     ]
 
 
-def _torch_manifest(base: str, extra: str = "") -> Manifest:
-    return loads_manifest(
-        f"""
-schema = 1
-[package]
-name = "torch"
-[[index]]
-url = "{base}/whl/cu130/torch/"
-version = "2.13.0+cu130"
-cuda = ">=13.0"
-gpu = ["sm_80", "sm_90", "sm_100", "sm_120"]
-platforms = ["{X86}"]
-python = ["3.12", "3.13"]
-checked = "2026-11-30"
-{extra}
-[[index]]
-url = "{base}/whl/cu130/torch/"
-version = "2.12.1+cu130"
-cuda = ">=13.0"
-gpu = ["sm_80", "sm_90", "sm_100", "sm_120"]
-platforms = ["{X86}"]
-python = ["3.12", "3.13"]
-checked = "2026-11-30"
-""",
-        source="test",
-        allow_insecure=True,
-    )
+TORCH_HEAD = '\nschema = 1\n[package]\nname = "torch"'
+ALL_GPUS = '["sm_80", "sm_90", "sm_100", "sm_120"]'
 
 
-def _tilert_manifest(base: str) -> Manifest:
-    return loads_manifest(
-        f"""
+def _torch_index(base: str, version: str, gpu: str, python: str, extra: str = "") -> str:
+    return f"""
+[[index]]
+url = "{base}/whl/cu130/torch/"
+version = "{version}"
+cuda = ">=13.0"
+gpu = {gpu}
+platforms = ["{X86}"]
+python = {python}
+checked = "2026-11-30"
+{extra}"""
+
+
+def _tilert_text(base: str) -> str:
+    return f"""
 schema = 1
 [package]
 name = "tilert"
@@ -117,10 +104,22 @@ versions = ">=0.1.5"
 cuda = ">=13.0"
 gpu = ["sm_100"]
 platforms = ["linux_x86_64"]
-""",
+"""
+
+
+def _torch_manifest(base: str, extra: str = "") -> Manifest:
+    both = '["3.12", "3.13"]'
+    return loads_manifest(
+        TORCH_HEAD
+        + _torch_index(base, "2.13.0+cu130", ALL_GPUS, both, extra)
+        + _torch_index(base, "2.12.1+cu130", ALL_GPUS, both),
         source="test",
         allow_insecure=True,
     )
+
+
+def _tilert_manifest(base: str) -> Manifest:
+    return loads_manifest(_tilert_text(base), source="test", allow_insecure=True)
 
 
 def _client(**kw: object) -> IndexClient:
@@ -416,48 +415,25 @@ def test_cli_bad_mirror_is_one_error(capsys: pytest.CaptureFixture[str]) -> None
 def _write_manifests(replica: PageServer, folder: Path) -> list[str]:
     torch = folder / "torch.toml"
     torch.write_text(
-        f"""
-schema = 1
-[package]
-name = "torch"
-[[index]]
-url = "{replica.url}/whl/cu130/torch/"
-version = "2.13.0+cu130"
-cuda = ">=13.0"
-gpu = ["sm_100"]
-platforms = ["{X86}"]
-python = ["3.12"]
-checked = "2026-11-30"
-"""
+        TORCH_HEAD + _torch_index(replica.url, "2.13.0+cu130", '["sm_100"]', '["3.12"]')
     )
     tilert = folder / "tilert.toml"
-    tilert.write_text(
-        f"""
-schema = 1
-[package]
-name = "tilert"
-[[index]]
-url = "{replica.url}/simple/tilert/"
-versions = ">=0.1.5"
-cuda = ">=13.0"
-gpu = ["sm_100"]
-platforms = ["linux_x86_64"]
-"""
-    )
+    tilert.write_text(_tilert_text(replica.url))
     return ["--manifest", str(torch), "--manifest", str(tilert), "--allow-insecure-urls"]
 
 
+@pytest.fixture
+def live_flags(replica: PageServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The CLI flags naming manifests on the replica and an sm_100 target; the replica is read."""
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # read the replica
+    return [*_write_manifests(replica, tmp_path), "--target", "linux-x86_64-py312-cuda13.0-sm100"]
+
+
 def test_explain_marks_a_carried_release(
-    replica: PageServer,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    replica: PageServer, live_flags: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """explain reads the replica through the index client and marks the carried list."""
-    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # read the replica
-    flags = _write_manifests(replica, tmp_path)
-    target = ["--target", "linux-x86_64-py312-cuda13.0-sm100"]
-    code, out, _ = cli(capsys, "explain", "torch", *flags, *target)
+    code, out, _ = cli(capsys, "explain", "torch", *live_flags)
     assert code == 0
     chosen = next(line for line in out.splitlines() if line.startswith("*"))
     assert "2.15.0+cu130" in chosen
@@ -466,15 +442,11 @@ def test_explain_marks_a_carried_release(
 
 
 def test_cli_plan_json_and_offline(
-    replica: PageServer,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    replica: PageServer, live_flags: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     import json
 
-    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # read the replica
-    flags = [*_write_manifests(replica, tmp_path), "--target", "linux-x86_64-py312-cuda13.0-sm100"]
+    flags = live_flags
     code, out, _ = cli(capsys, "plan", "torch", "--json", *flags)
     assert code == 0
     (torch,) = json.loads(out)["packages"]
