@@ -13,9 +13,9 @@ import pytest
 
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest import parse_manifest
 from resolver_hook.resolve import resolve
 from tests.fakeproc import no_programs, no_pynvml
+from tests.manifestdata import index_manifest
 
 
 def detect_with(tmp_path: Path, *, proc: str | None = None, sys_module: str | None = None) -> Any:
@@ -80,21 +80,15 @@ def test_inferred_survives_a_saved_profile(tmp_path: Path) -> None:
     assert again.nvidia.cuda_inferred
 
 
-MANIFEST = parse_manifest(
+MANIFEST = index_manifest(
+    "kern",
     {
-        "schema": 1,
-        "package": {"name": "kern"},
-        "index": [
-            {
-                "url": "https://example.org/cu130/kern/",
-                "version": "1.0+cu130",
-                "cuda": ">=13.0",
-                "gpu": ["sm_90"],
-            },
-            {"url": "https://example.org/cu130/any/", "version": "1.0+cuda", "cuda": ">=13.0"},
-        ],
+        "url": "https://example.org/cu130/kern/",
+        "version": "1.0+cu130",
+        "cuda": ">=13.0",
+        "gpu": ["sm_90"],
     },
-    source="test",
+    {"url": "https://example.org/cu130/any/", "version": "1.0+cuda", "cuda": ">=13.0"},
 )
 
 

@@ -20,6 +20,7 @@ from resolver_hook.manifest import parse_manifest
 from resolver_hook.resolve import resolve
 from tests.fake_nvml import FakeNVML
 from tests.fakeproc import no_programs
+from tests.manifestdata import index_manifest
 
 ORIN_RELEASE = (
     "# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, "
@@ -114,30 +115,24 @@ def test_an_unknown_l4t_release_is_noted() -> None:
 
 # --- plans --------------------------------------------------------------------------
 
-SBSA_AND_JETSON = parse_manifest(
+SBSA_AND_JETSON = index_manifest(
+    "torch",
     {
-        "schema": 1,
-        "package": {"name": "torch"},
-        "index": [
-            {
-                "url": "https://download.pytorch.org/whl/cu126/torch/",
-                "version": "2.13.0+cu126",
-                "cuda": ">=12.0",
-                "gpu": ["sm_80", "sm_90"],
-                "platforms": ["manylinux_2_28_aarch64"],
-            },
-            {
-                "url": "https://pypi.jetson-ai-lab.io/jp6/cu126/+simple/torch/",
-                "version": "2.8.0",
-                "cuda": ">=12.6",
-                "l4t": ">=36,<37",
-                "gpu": ["sm_87"],
-                "platforms": ["linux_aarch64"],
-                "python": ["3.10"],
-            },
-        ],
+        "url": "https://download.pytorch.org/whl/cu126/torch/",
+        "version": "2.13.0+cu126",
+        "cuda": ">=12.0",
+        "gpu": ["sm_80", "sm_90"],
+        "platforms": ["manylinux_2_28_aarch64"],
     },
-    source="test",
+    {
+        "url": "https://pypi.jetson-ai-lab.io/jp6/cu126/+simple/torch/",
+        "version": "2.8.0",
+        "cuda": ">=12.6",
+        "l4t": ">=36,<37",
+        "gpu": ["sm_87"],
+        "platforms": ["linux_aarch64"],
+        "python": ["3.10"],
+    },
 )
 
 
@@ -186,21 +181,15 @@ def test_jetson_builds_fit_only_their_jetsons(spec: str, why: str) -> None:
 
 
 def test_thor_on_cuda13_uses_the_server_arm_build() -> None:
-    manifest = parse_manifest(
+    manifest = index_manifest(
+        "torch",
         {
-            "schema": 1,
-            "package": {"name": "torch"},
-            "index": [
-                {
-                    "url": "https://download.pytorch.org/whl/cu130/torch/",
-                    "version": "2.13.0+cu130",
-                    "cuda": ">=13.0",
-                    "gpu": ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"],
-                    "platforms": ["manylinux_2_28_aarch64"],
-                }
-            ],
+            "url": "https://download.pytorch.org/whl/cu130/torch/",
+            "version": "2.13.0+cu130",
+            "cuda": ">=13.0",
+            "gpu": ["sm_80", "sm_90", "sm_100", "sm_110", "sm_120"],
+            "platforms": ["manylinux_2_28_aarch64"],
         },
-        source="test",
     )
     for spec in (
         "linux-aarch64-py312-cuda13.0-sm110",
@@ -215,21 +204,15 @@ def test_thor_on_cuda13_uses_the_server_arm_build() -> None:
 )
 def test_kernels_on_orin(gpu: list[str], fits: bool) -> None:
     # sm_80 SASS does not run on Tegra 8.7; PTX JITs; sm_87 is exact (docs/facts.md 1.1).
-    manifest = parse_manifest(
+    manifest = index_manifest(
+        "kern",
         {
-            "schema": 1,
-            "package": {"name": "kern"},
-            "index": [
-                {
-                    "url": "https://example.org/jp6/kern/",
-                    "version": "1.0",
-                    "cuda": ">=12.0",
-                    "l4t": ">=36,<37",
-                    "gpu": gpu,
-                }
-            ],
+            "url": "https://example.org/jp6/kern/",
+            "version": "1.0",
+            "cuda": ">=12.0",
+            "l4t": ">=36,<37",
+            "gpu": gpu,
         },
-        source="test",
     )
     plan = resolve(
         ["kern"], {"kern": manifest}, parse_target("linux-aarch64-py310-cuda12.6-sm87-l4t36.4")
