@@ -13,6 +13,7 @@ import pytest
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.proof import (
+    Resolution,
     conflicts,
     pinned_lines,
     pip_reports,
@@ -78,39 +79,26 @@ def test_uv_lines_for_folders_urls_and_pins() -> None:
     assert (plain.name, plain.version, plain.direct) == ("plainpkg", "1.0", False)
 
 
+def _report(*items: dict[str, object]) -> Resolution:
+    """A pip report (version 1) installing ``items``, read."""
+    return read_pip_report(json.dumps({"version": "1", "install": list(items)}))
+
+
+def _hashed(name: str, version: str, sha256: str) -> dict[str, object]:
+    url = f"https://x/{name}.whl"
+    return _item(name, version, url=url, archive_info={"hashes": {"sha256": sha256}})
+
+
 def test_hashes_on_every_line_or_on_none() -> None:
-    hashed = read_pip_report(
-        json.dumps(
-            {
-                "version": "1",
-                "install": [
-                    _item(
-                        "a", "1.0", url="https://x/a.whl", archive_info={"hashes": {"sha256": "aa"}}
-                    ),
-                    _item(
-                        "b", "2.0", url="https://x/b.whl", archive_info={"hashes": {"sha256": "bb"}}
-                    ),
-                ],
-            }
-        )
-    )
+    hashed = _report(_hashed("a", "1.0", "aa"), _hashed("b", "2.0", "bb"))
     assert pinned_lines(hashed, option_lines=["--index-url https://i/"]) == [
         "--index-url https://i/",
         "a==1.0 --hash=sha256:aa",
         "b==2.0 --hash=sha256:bb",
     ]
-    one_folder = read_pip_report(
-        json.dumps(
-            {
-                "version": "1",
-                "install": [
-                    _item(
-                        "a", "1.0", url="https://x/a.whl", archive_info={"hashes": {"sha256": "aa"}}
-                    ),
-                    _item("c", "0.1", url="file:///src/c", dir_info={"editable": True}),
-                ],
-            }
-        )
+    one_folder = _report(
+        _hashed("a", "1.0", "aa"),
+        _item("c", "0.1", url="file:///src/c", dir_info={"editable": True}),
     )
     # An editable folder has no hash: pip would then want one everywhere, so none is given.
     assert pinned_lines(one_folder) == ["a==1.0", "-e file:///src/c"]
