@@ -15,12 +15,13 @@ import hashlib
 import html
 import http.server
 import json
-import threading
 import time
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+
+from tests.wheelfactory import serve_loopback
 
 
 @dataclass
@@ -62,24 +63,11 @@ class PageServer:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        class Server(http.server.ThreadingHTTPServer):
-            # The default listen backlog (5) drops concurrent connects, which then
-            # wait a second for the SYN to be sent again.
-            request_queue_size = 128
-
-        server = Server(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        thread.start()
-        try:
+        # The default listen backlog (5) drops concurrent connects, which then
+        # wait a second for the SYN to be sent again.
+        with serve_loopback(Handler, backlog=128) as server:
+            self.url = f"http://127.0.0.1:{server.server_address[1]}"
             yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=5)
 
 
 @dataclass(frozen=True)

@@ -189,10 +189,15 @@ class LoopbackIndex:
 
 @contextmanager
 def serve_loopback(
-    handler: type[http.server.BaseHTTPRequestHandler],
+    handler: type[http.server.BaseHTTPRequestHandler], *, backlog: int = 5
 ) -> Iterator[http.server.ThreadingHTTPServer]:
-    """A threaded HTTP server on 127.0.0.1 (a free port) while the block runs."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    """A threaded HTTP server on 127.0.0.1 (a free port) while the block runs; ``backlog``
+    is its listen queue (the standard library's default is 5)."""
+
+    class Server(http.server.ThreadingHTTPServer):
+        request_queue_size = backlog
+
+    server = Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
