@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import textwrap
 import venv as venv_module
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from pathlib import Path
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
 
 PY = f"{sys.version_info[0]}{sys.version_info[1]}"
+UV = [sys.executable, "-m", "uv"]
 
 
 def clean_env(tmpdir: Path | None = None, **extra: str) -> dict[str, str]:
@@ -134,6 +134,21 @@ def make_venv(path: Path, *, with_pip: bool = True) -> Path:
     return python
 
 
+def make_uv_venv(path: Path) -> Path:
+    """A venv made by real uv (``uv venv``, no pip in it) for the running interpreter."""
+    cmd = [*UV, "venv", "-q", "--python", sys.executable, str(path)]
+    subprocess.run(cmd, check=True, env=clean_env())
+    return path
+
+
+def venv_for(tool: str, path: Path) -> Path:
+    """A fresh venv at ``path`` for the installer ``tool``: pip's own, or one uv makes."""
+    if tool == "pip":
+        make_venv(path)
+        return path
+    return make_uv_venv(path)
+
+
 @dataclass
 class GpuIndex:
     """The loopback index every install test uses, with its manifests."""
@@ -187,64 +202,56 @@ def build_gpu_index(root: Path) -> GpuIndex:
     return GpuIndex(index=index, wheels=w, manifests=root / "manifests")
 
 
+Entry = dict[str, str | list[str]]
+
+
+def wheel_entry(index: LoopbackIndex, wheel: BuiltWheel, cuda: str, gpu: list[str]) -> Entry:
+    """One ``[[wheel]]`` table: the wheel's URL on ``index`` and its own sha256."""
+    return {"url": index.wheel_url(wheel), "sha256": wheel.sha256, "cuda": cuda, "gpu": gpu}
+
+
+def write_manifest(folder: Path, name: str, table: str, *entries: Entry, **package: str) -> Path:
+    """Write ``folder/name.toml``: a flavour manifest with one ``[[table]]`` per entry.
+
+    Values are strings or lists of strings, written as JSON, which TOML reads alike.
+    """
+    pairs = {"name": name, **package}
+    lines = ["schema = 1", "[package]", *(f"{k} = {json.dumps(v)}" for k, v in pairs.items())]
+    for entry in entries:
+        lines += ["", f"[[{table}]]", *(f"{k} = {json.dumps(v)}" for k, v in entry.items())]
+    path = folder / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def write_manifests(gi: GpuIndex, *, bad_sha: bool = False) -> Path:
     """Write the manifests for ``gi`` (its server must be running: URLs carry the port)."""
     gi.manifests.mkdir(exist_ok=True)
-    w, idx = gi.wheels, gi.index
+    w, idx, m = gi.wheels, gi.index, gi.manifests
 
-    def sha(key: str) -> str:
-        return "0" * 64 if bad_sha else w[key].sha256
+    def wheel(key: str, cuda: str, gpu: list[str]) -> Entry:
+        entry = wheel_entry(idx, w[key], cuda, gpu)
+        return {**entry, "sha256": "0" * 64} if bad_sha else entry
 
-    (gi.manifests / "demo-gpu.toml").write_text(
-        textwrap.dedent(f"""\
-        schema = 1
-        [package]
-        name = "demo-gpu"
-        downloads = "{idx.url}/files/"
+    def flavour(label: str, cuda: str, gpu: list[str]) -> Entry:
+        url = idx.links_url(label, "demo-idx")
+        return {"url": url, "version": f"2.0+{label}", "cuda": cuda, "gpu": gpu}
 
-        [[wheel]]
-        url = "{idx.wheel_url(w["gpu126"])}"
-        sha256 = "{sha("gpu126")}"
-        cuda = ">=12.6"
-        gpu = ["sm_80", "sm_86", "sm_89", "sm_90"]
-
-        [[wheel]]
-        url = "{idx.wheel_url(w["gpu130"])}"
-        sha256 = "{sha("gpu130")}"
-        cuda = ">=13.0"
-        gpu = ["sm_90", "sm_100", "sm_120"]
-        """)
+    new_gpus = ["sm_90", "sm_100", "sm_120"]
+    write_manifest(
+        m,
+        "demo-gpu",
+        "wheel",
+        wheel("gpu126", ">=12.6", ["sm_80", "sm_86", "sm_89", "sm_90"]),
+        wheel("gpu130", ">=13.0", new_gpus),
+        downloads=f"{idx.url}/files/",
     )
-    (gi.manifests / "demo-idx.toml").write_text(
-        textwrap.dedent(f"""\
-        schema = 1
-        [package]
-        name = "demo-idx"
-
-        [[index]]
-        url = "{idx.links_url("cu126", "demo-idx")}"
-        version = "2.0+cu126"
-        cuda = ">=12.6"
-        gpu = ["sm_80", "sm_90"]
-
-        [[index]]
-        url = "{idx.links_url("cu130", "demo-idx")}"
-        version = "2.0+cu130"
-        cuda = ">=13.0"
-        gpu = ["sm_90", "sm_100", "sm_120"]
-        """)
+    write_manifest(
+        m,
+        "demo-idx",
+        "index",
+        flavour("cu126", ">=12.6", ["sm_80", "sm_90"]),
+        flavour("cu130", ">=13.0", new_gpus),
     )
-    (gi.manifests / "demo-broken.toml").write_text(
-        textwrap.dedent(f"""\
-        schema = 1
-        [package]
-        name = "demo-broken"
-
-        [[wheel]]
-        url = "{idx.wheel_url(w["broken"])}"
-        sha256 = "{w["broken"].sha256}"
-        cuda = ">=13.0"
-        gpu = ["sm_100"]
-        """)
-    )
-    return gi.manifests
+    write_manifest(m, "demo-broken", "wheel", wheel_entry(idx, w["broken"], ">=13.0", ["sm_100"]))
+    return m

@@ -9,7 +9,6 @@ an RTX 50 (sm_120) the scan finds that kbad's kernels run on none of them.
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
@@ -17,7 +16,7 @@ from urllib.parse import unquote
 import pytest
 
 from tests.cudawheels import KERNELS, PTX
-from tests.installenv import PY, make_venv
+from tests.installenv import PY, make_venv, wheel_entry, write_manifest
 from tests.test_install import hook, versions
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
 
@@ -41,18 +40,8 @@ def kernel_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
     manifests.mkdir()
     with index.serving():
         for name, w in wheels.items():
-            (manifests / f"{name}.toml").write_text(
-                textwrap.dedent(f"""\
-                schema = 1
-                [package]
-                name = "{name}"
-
-                [[wheel]]
-                url = "{index.wheel_url(w)}"
-                sha256 = "{w.sha256}"
-                cuda = ">=13.0"
-                gpu = ["sm_100", "sm_120"]
-                """)
+            write_manifest(
+                manifests, name, "wheel", wheel_entry(index, w, ">=13.0", ["sm_100", "sm_120"])
             )
         yield manifests, index
 

@@ -16,7 +16,7 @@ import pytest
 
 from resolver_hook.install import venvhook
 from tests.clirun import cli
-from tests.installenv import clean_env
+from tests.installenv import clean_env, make_uv_venv
 from tests.paths import REPO
 from tests.wheelfactory import build_wheel
 
@@ -395,11 +395,7 @@ def test_uv_reads_a_comma_separated_find_links_variable(tmp_path: Path) -> None:
     two.mkdir()
     build_wheel(one, "alpha", "1.0")
     build_wheel(two, "beta", "1.0")
-    venv = tmp_path / "uvenv"
-    subprocess.run(
-        [sys.executable, "-m", "uv", "venv", "-q", "--python", sys.executable, str(venv)],
-        check=True, env=clean_env(),
-    )  # fmt: skip
+    venv = make_uv_venv(tmp_path / "uvenv")
     env = clean_env(tmp_path, UV_FIND_LINKS=f"{one},{two}")
     done = subprocess.run(
         [sys.executable, "-m", "uv", "pip", "install", "--dry-run", "--no-index",

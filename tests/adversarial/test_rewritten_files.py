@@ -19,11 +19,9 @@ import pytest
 from resolver_hook.host import HostProfile
 from resolver_hook.reqfile import parse_requirements, read_requirements
 from resolver_hook.resolve import resolve
-from tests.installenv import clean_env, installed, make_venv
+from tests.installenv import clean_env, installed, venv_for
 from tests.paths import REPO
 from tests.wheelfactory import build_wheel
-
-UV = [sys.executable, "-m", "uv"]
 
 
 def test_build_options_and_paths_survive_the_rewrite(tmp_path: Path) -> None:
@@ -78,13 +76,7 @@ def test_relative_paths_in_a_hashed_file_install_with_the_real_installer(
         f"demo==1.0 --hash=sha256:{demo.sha256}\n"
         f"./{local.path.name} --hash=sha256:{local.sha256}\n"
     )
-    venv = tmp_path / "venv"
-    if tool == "pip":
-        make_venv(venv)
-    else:
-        subprocess.run(
-            [*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=clean_env()
-        )
+    venv = venv_for(tool, tmp_path / "venv")
     env = clean_env(tmp_path, PYTHONPATH=str(REPO), VIRTUAL_ENV=str(venv))
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
     cmd = ["pip"] if tool == "pip" else ["uv", "pip"]
