@@ -9,34 +9,23 @@ One install per installer covers all three, each checked on its own.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.installenv import PY, clean_env, installed, make_venv
-from tests.test_install import hook
+from tests.installenv import PY, GpuIndex, installed, venv_for, write_manifest
+from tests.test_install import install
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
 pytestmark = pytest.mark.integration
 
 CUDA13 = f"linux-x86_64-py{PY}-cuda13.0-sm89"
-UV = [sys.executable, "-m", "uv"]
 ASKED = ("demo-cuda", "demo-torch", "demo-ext", "demo-llama")
 
 
-@dataclass
-class FlavourIndex:
-    index: LoopbackIndex
-    manifests: Path
-
-
 @pytest.fixture(scope="module")
-def flavour_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlavourIndex]:
+def flavour_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
     root = tmp_path_factory.mktemp("flavour-index")
     out = root / "built"
     index = LoopbackIndex(root / "index")
@@ -57,56 +46,26 @@ def flavour_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FlavourI
     with index.serving():
         m = root / "manifests"
         m.mkdir()
-        (m / "demo-cuda.toml").write_text(
-            textwrap.dedent("""\
-            schema = 1
-            [package]
-            name = "demo-cuda"
-
-            [[index]]
-            install = "demo-cuda-cu13"
-            version = "1.0"
-            cuda = ">=13.0"
-            """)
+        cuda13 = {"cuda": ">=13.0"}
+        write_manifest(
+            m, "demo-cuda", "index", {"install": "demo-cuda-cu13", "version": "1.0", **cuda13}
         )
-        (m / "demo-torch.toml").write_text(
-            textwrap.dedent(f"""\
-            schema = 1
-            [package]
-            name = "demo-torch"
-
-            [[index]]
-            url = "{index.links_url("cu130", "demo-torch")}"
-            version = "2.12.0+cu130"
-            cuda = ">=13.0"
-            """)
+        torch_url = index.links_url("cu130", "demo-torch")
+        write_manifest(
+            m, "demo-torch", "index", {"url": torch_url, "version": "2.12.0+cu130", **cuda13}
         )
-        (m / "demo-ext.toml").write_text(
-            textwrap.dedent(f"""\
-            schema = 1
-            [package]
-            name = "demo-ext"
-
-            [[index]]
-            url = "{index.url}/links/torch-{{demo-torch.minor}}.0+{{demo-torch.local}}/demo-ext/"
-            versions = ">=1.0"
-            requires = ["demo-torch>=2.12,<2.13"]
-            local_labels = ["cpu", "cu130"]
-            """)
+        ext = {
+            "url": f"{index.url}/links/torch-{{demo-torch.minor}}.0+{{demo-torch.local}}/demo-ext/",
+            "versions": ">=1.0",
+            "requires": ["demo-torch>=2.12,<2.13"],
+            "local_labels": ["cpu", "cu130"],
+        }
+        write_manifest(m, "demo-ext", "index", ext)
+        llama_url = index.links_url("cu130", "demo-llama")
+        write_manifest(
+            m, "demo-llama", "index", {"url": llama_url, "versions": ">=0.3.0", **cuda13}
         )
-        (m / "demo-llama.toml").write_text(
-            textwrap.dedent(f"""\
-            schema = 1
-            [package]
-            name = "demo-llama"
-
-            [[index]]
-            url = "{index.links_url("cu130", "demo-llama")}"
-            versions = ">=0.3.0"
-            cuda = ">=13.0"
-            """)
-        )
-        yield FlavourIndex(index=index, manifests=m)
+        yield GpuIndex(index=index, wheels={}, manifests=m)
 
 
 def _check(v: dict[str, str], stderr: str) -> None:
@@ -121,40 +80,8 @@ def _check(v: dict[str, str], stderr: str) -> None:
     assert v["demo-llama"] == "0.4.0"
 
 
-def test_pip_installs_each_flavour_form(flavour_index: FlavourIndex, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    make_venv(venv)
-    proc = hook(
-        "pip",
-        "--target",
-        CUDA13,
-        "install",
-        "--index-url",
-        flavour_index.index.simple_url,
-        *ASKED,
-        venv=venv,
-        manifests=flavour_index.manifests,
-        check=True,
-    )
-    _check(installed(venv / "bin" / "python"), proc.stderr)
-
-
-def test_uv_installs_each_flavour_form(flavour_index: FlavourIndex, tmp_path: Path) -> None:
-    venv = tmp_path / "uvenv"
-    subprocess.run(
-        [*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=clean_env()
-    )
-    proc = hook(
-        "uv",
-        "--target",
-        CUDA13,
-        "pip",
-        "install",
-        "--index-url",
-        flavour_index.index.simple_url,
-        *ASKED,
-        venv=venv,
-        manifests=flavour_index.manifests,
-        check=True,
-    )
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_each_flavour_form_installs(flavour_index: GpuIndex, tmp_path: Path, tool: str) -> None:
+    venv = venv_for(tool, tmp_path / "venv")
+    proc = install(tool, flavour_index, venv, *ASKED, target=CUDA13, check=True)
     _check(installed(venv / "bin" / "python"), proc.stderr)

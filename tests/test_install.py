@@ -14,7 +14,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +27,9 @@ from tests.installenv import (
     clean_env,
     download_pip,
     installed,
+    make_uv_venv,
     make_venv,
+    venv_for,
     write_manifests,
 )
 
@@ -34,8 +38,6 @@ pytestmark = pytest.mark.integration
 B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"  # picks cu130
 L4 = f"linux-x86_64-py{PY}-cuda12.6-sm89"  # picks cu126
 OLD_DRIVER_BLACKWELL = f"linux-x86_64-py{PY}-cuda12.6-sm120"  # no fit
-
-UV = [sys.executable, "-m", "uv"]
 
 
 def hook(
@@ -69,6 +71,22 @@ def hook(
     return proc
 
 
+def install(
+    tool: str,
+    gi: GpuIndex,
+    venv: Path,
+    *args: str,
+    target: str = B200,
+    flags: Sequence[str] = (),
+    **kw: Any,
+) -> subprocess.CompletedProcess[str]:
+    """``resolver-hook TOOL --target T FLAGS [pip] install --index-url <gi> ARGS`` in
+    ``venv``, with ``gi``'s manifests: pip or uv installing from the loopback index."""
+    sub = ["install"] if tool == "pip" else ["pip", "install"]
+    head = [tool, "--target", target, *flags, *sub, "--index-url", gi.simple]
+    return hook(*head, *args, venv=venv, manifests=gi.manifests, **kw)
+
+
 @pytest.fixture
 def venv(tmp_path: Path) -> Path:
     make_venv(tmp_path / "venv")
@@ -77,12 +95,7 @@ def venv(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def uv_venv(tmp_path: Path) -> Path:
-    subprocess.run(
-        [*UV, "venv", "-q", "--python", sys.executable, str(tmp_path / "uvenv")],
-        check=True,
-        env=clean_env(),
-    )
-    return tmp_path / "uvenv"
+    return make_uv_venv(tmp_path / "uvenv")
 
 
 @pytest.fixture
@@ -100,19 +113,15 @@ def versions(venv: Path) -> dict[str, str]:
 def test_pip_installs_the_flavour_for_the_target(
     gpu_index: GpuIndex, venv: Path, tmpdir_for_hook: Path, target: str, flavour: str
 ) -> None:
-    proc = hook(
+    proc = install(
         "pip",
-        "--target",
-        target,
-        "install",
-        "--index-url",
-        gpu_index.simple,
+        gpu_index,
+        venv,
         "demo-gpu",
         "demo-idx",
         "plainpkg",
-        venv=venv,
+        target=target,
         tmp=tmpdir_for_hook,
-        manifests=gpu_index.manifests,
         check=True,
     )
     v = versions(venv)
@@ -209,18 +218,7 @@ def test_env_override_drives_detection(gpu_index: GpuIndex, uv_venv: Path) -> No
 
 def test_no_fit_stops_before_the_installer(gpu_index: GpuIndex, venv: Path) -> None:
     before = versions(venv)
-    proc = hook(
-        "pip",
-        "--target",
-        OLD_DRIVER_BLACKWELL,
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "demo-gpu",
-        "plainpkg",
-        venv=venv,
-        manifests=gpu_index.manifests,
-    )
+    proc = install("pip", gpu_index, venv, "demo-gpu", "plainpkg", target=OLD_DRIVER_BLACKWELL)
     assert proc.returncode == 1
     assert "error: demo-gpu:" in proc.stderr
     assert "sm_120" in proc.stderr
@@ -234,18 +232,7 @@ def test_wrong_sha256_installs_nothing(tmp_path: Path, venv: Path) -> None:
     with gi.index.serving():
         write_manifests(gi, bad_sha=True)
         before = versions(venv)
-        proc = hook(
-            "pip",
-            "--target",
-            B200,
-            "install",
-            "--index-url",
-            gi.simple,
-            "demo-gpu",
-            "plainpkg",
-            venv=venv,
-            manifests=gi.manifests,
-        )
+        proc = install("pip", gi, venv, "demo-gpu", "plainpkg")
         assert proc.returncode != 0
         assert "THESE PACKAGES DO NOT MATCH THE HASHES" in proc.stderr + proc.stdout
         assert versions(venv) == before
@@ -256,18 +243,7 @@ def test_wrong_sha256_under_uv(tmp_path: Path, uv_venv: Path) -> None:
     with gi.index.serving():
         write_manifests(gi, bad_sha=True)
         before = versions(uv_venv)
-        proc = hook(
-            "uv",
-            "--target",
-            B200,
-            "pip",
-            "install",
-            "--index-url",
-            gi.simple,
-            "demo-gpu",
-            venv=uv_venv,
-            manifests=gi.manifests,
-        )
+        proc = install("uv", gi, uv_venv, "demo-gpu")
         assert proc.returncode != 0
         assert "hash" in proc.stderr.lower()
         assert versions(uv_venv) == before
@@ -305,13 +281,7 @@ def test_url_naming_another_project_is_refused(
 
 @pytest.mark.parametrize("tool", ["pip", "uv"])
 def test_require_hashes(gpu_index: GpuIndex, tmp_path: Path, tool: str) -> None:
-    venv = tmp_path / "v"
-    if tool == "pip":
-        make_venv(venv)
-    else:
-        subprocess.run(
-            [*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=clean_env()
-        )
+    venv = venv_for(tool, tmp_path / "v")
     plain = gpu_index.wheels["plain"]
     reqs = tmp_path / "requirements.txt"
     # The user's hash for demo-gpu is of another flavour's file: it must be replaced.
@@ -354,18 +324,7 @@ def test_transitive_pin_reported_under_pip(
             check=True,
             env=clean_env(),
         )
-    proc = hook(
-        "pip",
-        "--target",
-        B200,
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "app",
-        "demo-gpu",
-        venv=venv,
-        manifests=gpu_index.manifests,
-    )
+    proc = install("pip", gpu_index, venv, "app", "demo-gpu")
     assert proc.returncode != 0
     assert (
         "error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu 1.0+cu130"
@@ -375,19 +334,7 @@ def test_transitive_pin_reported_under_pip(
 
 
 def test_transitive_pin_overridden_under_uv(gpu_index: GpuIndex, uv_venv: Path) -> None:
-    proc = hook(
-        "uv",
-        "--target",
-        B200,
-        "pip",
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "app",
-        "demo-gpu",
-        venv=uv_venv,
-        manifests=gpu_index.manifests,
-    )
+    proc = install("uv", gpu_index, uv_venv, "app", "demo-gpu")
     assert proc.returncode == 0, proc.stderr
     v = versions(uv_venv)
     assert (v["app"], v["demo-gpu"]) == ("1.0", "1.0+cu130")
@@ -398,19 +345,8 @@ def test_uv_constraint_env_is_forwarded(gpu_index: GpuIndex, uv_venv: Path, tmp_
     """uv drops UV_CONSTRAINT when given -c (docs/facts.md section 3): we pass it on."""
     user = tmp_path / "user-constraints.txt"
     user.write_text("plainpkg<1.0\n")  # unsatisfiable: proves the file is in force
-    proc = hook(
-        "uv",
-        "--target",
-        B200,
-        "pip",
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "demo-gpu",
-        "plainpkg",
-        venv=uv_venv,
-        manifests=gpu_index.manifests,
-        env={"UV_CONSTRAINT": str(user)},
+    proc = install(
+        "uv", gpu_index, uv_venv, "demo-gpu", "plainpkg", env={"UV_CONSTRAINT": str(user)}
     )
     assert proc.returncode != 0
     assert "plainpkg" in proc.stderr
@@ -512,19 +448,8 @@ def test_enable_without_pip_conf_and_machine_change(gpu_index: GpuIndex, venv: P
 
 def test_optional_rollback_keeps_main_install(gpu_index: GpuIndex, venv: Path) -> None:
     """demo-broken upgrades helperlib 1.0 -> 2.0 and fails to import: both are undone."""
-    proc = hook(
-        "pip",
-        "--target",
-        B200,
-        "--optional",
-        "demo-broken",
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "demo-gpu",
-        "helperlib==1.0",
-        venv=venv,
-        manifests=gpu_index.manifests,
+    proc = install(
+        "pip", gpu_index, venv, "demo-gpu", "helperlib==1.0", flags=["--optional", "demo-broken"]
     )
     assert proc.returncode == 0, proc.stderr
     v = versions(venv)
@@ -543,56 +468,22 @@ def test_dry_run_with_nested_requirement_files(
     (tmp_path / "inner/gpu.txt").write_text("demo-gpu\n")
     (tmp_path / "outer.txt").write_text("-r inner/gpu.txt\nplainpkg\n")
     before = versions(venv)
-    proc = hook(
-        "pip",
-        "--target",
-        B200,
-        "install",
-        "--dry-run",
-        "--index-url",
-        gpu_index.simple,
-        "-r",
-        str(tmp_path / "outer.txt"),
-        venv=venv,
-        manifests=gpu_index.manifests,
-        check=True,
+    proc = install(
+        "pip", gpu_index, venv, "--dry-run", "-r", str(tmp_path / "outer.txt"), check=True
     )
     assert "Would install demo-gpu-1.0+cu130 plainpkg-1.0" in proc.stdout
     assert versions(venv) == before
 
 
 def test_optional_that_fits_is_kept(gpu_index: GpuIndex, uv_venv: Path) -> None:
-    proc = hook(
-        "uv",
-        "--target",
-        B200,
-        "--optional",
-        "demo-idx",
-        "pip",
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "demo-gpu",
-        venv=uv_venv,
-        manifests=gpu_index.manifests,
-    )
+    proc = install("uv", gpu_index, uv_venv, "demo-gpu", flags=["--optional", "demo-idx"])
     assert proc.returncode == 0, proc.stderr
     assert versions(uv_venv)["demo-idx"] == "2.0+cu130"
     assert "optional demo-idx: installed and imports" in proc.stderr
 
 
 def test_installer_exit_code_is_passed_on(gpu_index: GpuIndex, venv: Path) -> None:
-    proc = hook(
-        "pip",
-        "--target",
-        B200,
-        "install",
-        "--index-url",
-        gpu_index.simple,
-        "no-such-package-here",
-        venv=venv,
-        manifests=gpu_index.manifests,
-    )
+    proc = install("pip", gpu_index, venv, "no-such-package-here")
     assert proc.returncode == 1  # pip's own code for "no matching distribution"
     assert "no-such-package-here" in proc.stderr
 

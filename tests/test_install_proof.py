@@ -11,34 +11,29 @@ index (PyPI's newest); ``ktil`` 0.1.4 (the release its manifest approves) requir
 from __future__ import annotations
 
 import subprocess
-import sys
-import textwrap
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.installenv import clean_env, download_pip, make_venv
-from tests.test_install import B200, UV, hook, versions
-from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
+from tests.installenv import (
+    GpuIndex,
+    clean_env,
+    download_pip,
+    make_uv_venv,
+    make_venv,
+    venv_for,
+    wheel_entry,
+    write_manifest,
+)
+from tests.test_install import install, versions
+from tests.wheelfactory import LoopbackIndex, build_wheel
 
 pytestmark = pytest.mark.integration
 
 
-@dataclass
-class CoupledIndex:
-    index: LoopbackIndex
-    wheels: dict[str, BuiltWheel]
-    manifests: Path
-
-    @property
-    def simple(self) -> str:
-        return self.index.simple_url
-
-
 @pytest.fixture(scope="module")
-def coupled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CoupledIndex]:
+def coupled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
     root = tmp_path_factory.mktemp("coupled")
     out = root / "built"
     w = {
@@ -58,38 +53,13 @@ def coupled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CoupledIndex]:
     manifests = root / "manifests"
     manifests.mkdir()
     with index.serving():
-        (manifests / "ktorch.toml").write_text(
-            textwrap.dedent(f"""\
-            schema = 1
-            [package]
-            name = "ktorch"
-
-            [[wheel]]
-            url = "{index.wheel_url(w["t13"])}"
-            sha256 = "{w["t13"].sha256}"
-            cuda = ">=13.0"
-            gpu = ["sm_100"]
-
-            [[wheel]]
-            url = "{index.wheel_url(w["t12"])}"
-            sha256 = "{w["t12"].sha256}"
-            cuda = ">=13.0"
-            gpu = ["sm_100"]
-            """)
+        sm100 = ["sm_100"]
+        t13, t12 = (wheel_entry(index, w[k], ">=13.0", sm100) for k in ("t13", "t12"))
+        write_manifest(manifests, "ktorch", "wheel", t13, t12)
+        write_manifest(
+            manifests, "ktil", "index", {"version": "0.1.4", "cuda": ">=13.0", "gpu": sm100}
         )
-        (manifests / "ktil.toml").write_text(
-            textwrap.dedent("""\
-            schema = 1
-            [package]
-            name = "ktil"
-
-            [[index]]
-            version = "0.1.4"
-            cuda = ">=13.0"
-            gpu = ["sm_100"]
-            """)
-        )
-        yield CoupledIndex(index=index, wheels=w, manifests=manifests)
+        yield GpuIndex(index=index, wheels=w, manifests=manifests)
 
 
 @pytest.fixture(scope="module")
@@ -116,10 +86,7 @@ PIPS = ["pip==23.2.1", "pip>=25"]
 def _venv(tmp_path: Path, tool: str, pip_wheel: Callable[[str], Path], pip: str) -> Path:
     venv = tmp_path / "venv"
     if tool == "uv":
-        subprocess.run(
-            [*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, env=clean_env()
-        )
-        return venv
+        return make_uv_venv(venv)
     make_venv(venv)
     subprocess.run(
         [str(venv / "bin/python"), "-m", "pip", "install", "-q", "--no-index", str(pip_wheel(pip))],
@@ -133,21 +100,21 @@ INSTALLERS = [("pip", pip) for pip in PIPS] + [("uv", "")]
 IDS = ["pip 23.2.1", "newest pip", "uv"]
 
 
-def _install(
-    tool: str, venv: Path, ci: CoupledIndex, *args: str
-) -> subprocess.CompletedProcess[str]:
-    head = ["pip", "--target", B200, "install"] if tool == "pip" else ["uv", "--target", B200]
-    head += ["pip", "install"] if tool == "uv" else []
-    return hook(*head, "--index-url", ci.simple, *args, venv=venv, manifests=ci.manifests)
+@pytest.fixture(params=INSTALLERS, ids=IDS)
+def each_installer(
+    request: pytest.FixtureRequest, tmp_path: Path, pip_wheel: Callable[[str], Path]
+) -> tuple[str, Path]:
+    """Each installer in turn, with a fresh venv for it: (``pip`` or ``uv``, the venv)."""
+    tool, pip = request.param
+    return tool, _venv(tmp_path, tool, pip_wheel, pip)
 
 
-@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
 def test_a_dependency_pinning_another_build_stops_before_anything_is_installed(
-    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path], tool: str, pip: str
+    coupled: GpuIndex, each_installer: tuple[str, Path]
 ) -> None:
-    venv = _venv(tmp_path, tool, pip_wheel, pip)
+    tool, venv = each_installer
     before = versions(venv)
-    proc = _install(tool, venv, coupled, "tvision", "ktorch")
+    proc = install(tool, coupled, venv, "tvision", "ktorch")
     assert proc.returncode != 0
     assert versions(venv) == before
     who = "tvision 1.0" if tool == "pip" else "tvision"
@@ -159,13 +126,12 @@ def test_a_dependency_pinning_another_build_stops_before_anything_is_installed(
     assert "--overrides replace" not in proc.stderr
 
 
-@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
 def test_an_older_release_taken_for_the_plans_torch_is_caught(
-    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path], tool: str, pip: str
+    coupled: GpuIndex, each_installer: tuple[str, Path]
 ) -> None:
-    venv = _venv(tmp_path, tool, pip_wheel, pip)
+    tool, venv = each_installer
     before = versions(venv)
-    proc = _install(tool, venv, coupled, "ktil", "ktorch")
+    proc = install(tool, coupled, venv, "ktil", "ktorch")
     assert proc.returncode == 1, proc.stderr
     assert versions(venv) == before
     assert (
@@ -179,34 +145,21 @@ def test_an_older_release_taken_for_the_plans_torch_is_caught(
     assert "hint: loosen a pin or add a constraint" in proc.stderr
 
 
-def test_no_proof_keeps_the_unchecked_install(coupled: CoupledIndex, tmp_path: Path) -> None:
+def test_no_proof_keeps_the_unchecked_install(coupled: GpuIndex, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     make_venv(venv)
-    proc = hook(
-        "pip",
-        "--no-proof",
-        "--target",
-        B200,
-        "install",
-        "--index-url",
-        coupled.simple,
-        "ktil",
-        "ktorch",
-        venv=venv,
-        manifests=coupled.manifests,
-    )
+    proc = install("pip", coupled, venv, "ktil", "ktorch", flags=["--no-proof"])
     assert proc.returncode == 0, proc.stderr
     assert (versions(venv)["ktil"], versions(venv)["ktorch"]) == ("0.1.3", "2.13.0+cu130")
     assert "checking what pip would install" not in proc.stderr
 
 
-@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
 def test_a_flavoured_dependency_is_planned(
-    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path], tool: str, pip: str
+    coupled: GpuIndex, each_installer: tuple[str, Path]
 ) -> None:
     """kmodel never names a build of ktorch: unplanned, the installer takes 2.15.0."""
-    venv = _venv(tmp_path, tool, pip_wheel, pip)
-    proc = _install(tool, venv, coupled, "kmodel")
+    tool, venv = each_installer
+    proc = install(tool, coupled, venv, "kmodel")
     assert proc.returncode == 0, proc.stderr
     assert versions(venv)["ktorch"] == "2.13.0+cu130"
     who = (
@@ -217,10 +170,10 @@ def test_a_flavoured_dependency_is_planned(
 
 
 def test_a_pip_without_report_gets_the_note_and_the_old_path(
-    coupled: CoupledIndex, tmp_path: Path, pip_wheel: Callable[[str], Path]
+    coupled: GpuIndex, tmp_path: Path, pip_wheel: Callable[[str], Path]
 ) -> None:
     venv = _venv(tmp_path, "pip", pip_wheel, "pip==22.0.4")
-    proc = _install("pip", venv, coupled, "ktorch")
+    proc = install("pip", coupled, venv, "ktorch")
     assert proc.returncode == 0, proc.stderr
     assert versions(venv)["ktorch"] == "2.13.0+cu130"
     assert proc.stderr.count("cannot report what it would install") == 1
@@ -238,15 +191,11 @@ def test_an_unreadable_page_is_named(tmp_path: Path, tool: str) -> None:
         page = index.links_url("cu130", "kidx")  # never written: 404
         manifests = tmp_path / "manifests"
         manifests.mkdir()
-        (manifests / "kidx.toml").write_text(
-            f'schema = 1\n[package]\nname = "kidx"\n[[index]]\nurl = "{page}"\n'
-            'version = "1.0+cu130"\ncuda = ">=13.0"\ngpu = ["sm_100"]\n'
-        )
-        ci = CoupledIndex(index=index, wheels={}, manifests=manifests)
-        venv = _venv(tmp_path, tool, lambda _: Path(), "") if tool == "uv" else tmp_path / "v"
-        if tool == "pip":
-            make_venv(venv)
-        proc = _install(tool, venv, ci, "kidx")
+        flavour = {"url": page, "version": "1.0+cu130", "cuda": ">=13.0", "gpu": ["sm_100"]}
+        write_manifest(manifests, "kidx", "index", flavour)
+        ci = GpuIndex(index=index, wheels={}, manifests=manifests)
+        venv = venv_for(tool, tmp_path / "venv")
+        proc = install(tool, ci, venv, "kidx")
     assert proc.returncode != 0
     assert (
         f"error: resolver-hook pinned kidx==1.0+cu130 for this machine, a build served by "
