@@ -1,4 +1,5 @@
-"""Helpers shared by the placeholder tests: other interpreters, built placeholders."""
+"""Helpers shared by the placeholder tests: other interpreters, built placeholders, the
+host dict the runtime reads."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data"
 TILERT = DATA / "tilert.toml"
@@ -40,3 +42,21 @@ def find_python(version: str) -> str | None:
         if out.returncode == 0 and out.stdout.strip() == version:
             return candidate
     return None
+
+
+def host(**changes: Any) -> dict[str, Any]:
+    """A host dict as the runtime's detect() returns it: Linux x86_64, CPython 3.12."""
+    base: dict[str, Any] = {
+        "os": "linux",
+        "arch": "x86_64",
+        "python": [3, 12],
+        "implementation": "cpython",
+        "free_threaded": False,
+        "libc": "glibc",
+        "libc_version": "2.39",
+        "nvidia": None,
+        "nvidia_reason": "nvidia-smi not found",
+        "overridden": [],
+    }
+    base.update(changes)
+    return base

@@ -32,7 +32,7 @@ from resolver_hook.publish.placeholder.render import (
     template_dir,
     toml_string,
 )
-from tests.placeholder_support import TILERT, find_python
+from tests.placeholder_support import TILERT, find_python, host
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -158,18 +158,7 @@ def test_manifest_strings_round_trip_through_the_generated_files(
         ).read_bytes()
 
 
-_HOST = {
-    "os": "linux",
-    "arch": "x86_64",
-    "python": [3, 12],
-    "implementation": "cpython",
-    "free_threaded": False,
-    "libc": "glibc",
-    "libc_version": "2.39",
-    "nvidia": None,
-    "nvidia_reason": "none",
-    "overridden": [],
-}
+_HOST = host(nvidia_reason="none")
 
 
 @settings(max_examples=200, deadline=None)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from resolver_hook.manifest import load_manifest
 from resolver_hook.publish.placeholder.data import placeholder_data
 from resolver_hook.publish.placeholder.render import runtime
+from tests.placeholder_support import host
 
 DATA = Path(__file__).resolve().parent / "data"
 TILERT_URL = (
@@ -29,24 +30,6 @@ TILERT_URL = (
 
 def tilert() -> dict[str, Any]:
     return placeholder_data(load_manifest(DATA / "tilert.toml"))
-
-
-def host(**changes: Any) -> dict[str, Any]:
-    """A host dict as the runtime's detect() returns it: Linux x86_64, CPython 3.12."""
-    base: dict[str, Any] = {
-        "os": "linux",
-        "arch": "x86_64",
-        "python": [3, 12],
-        "implementation": "cpython",
-        "free_threaded": False,
-        "libc": "glibc",
-        "libc_version": "2.39",
-        "nvidia": None,
-        "nvidia_reason": "nvidia-smi not found",
-        "overridden": [],
-    }
-    base.update(changes)
-    return base
 
 
 # The seed report: GB10 (DGX Spark) is aarch64, CC 12.1, driver CUDA 13.0.
