@@ -360,7 +360,7 @@ def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
         Note(when=when, text=_text(p, t["text"], f"{where}.text"))
         for where, when, t in _entries(p, table.get("notes", []), "notes", ["text"], "text")
     ]
-    if not stack:
+    if table.get("stack") in (None, []):
         p.add("stack", "missing or empty: name the packages the environment is built around")
     if p.items:
         raise ManifestError(p.items)
