@@ -376,7 +376,7 @@ def test_a_path_line_whose_marker_is_false_here_is_not_unlockable() -> None:
 
 def test_a_version_pattern_locks_the_newest_wheel_with_the_best_tag() -> None:
     from resolver_hook.index.model import Link
-    from resolver_hook.lock.wheels import _best_link
+    from resolver_hook.lock.wheels import best_link
 
     profile = parse_target("linux-x86_64-py312")
     names = [
@@ -386,6 +386,6 @@ def test_a_version_pattern_locks_the_newest_wheel_with_the_best_tag() -> None:
         "demo-3.0-cp312-cp312-win_amd64.whl",  # newest, but not for this target
     ]
     links = [Link(url=f"https://x.org/{n}", filename=n) for n in names]
-    best = _best_link(links, "demo", "1.0", profile, versions=">=1.0")
+    best = best_link(links, "demo", "1.0", profile, versions=">=1.0")
     assert best is not None
     assert best.filename == "demo-2.0-cp312-cp312-manylinux_2_28_x86_64.whl"

@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from packaging.tags import Tag, parse_tag
 from packaging.utils import canonicalize_name
 
 from resolver_hook._fs import private_tempdir, write_atomic
@@ -27,8 +26,8 @@ from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError
 from resolver_hook.host import HostProfile
-from resolver_hook.limits import parse_wheel_name
-from resolver_hook.lock.wheels import LockedWheel
+from resolver_hook.index import Link
+from resolver_hook.lock.wheels import LockedWheel, best_link
 from resolver_hook.resolve import Plan
 
 __all__ = ["COMPILE_TIMEOUT", "python_platform", "resolve_rest"]
@@ -53,23 +52,22 @@ def python_platform(profile: HostProfile) -> str:
     raise OperationalError(f"uv cannot resolve for {profile.os} {arch}")
 
 
-def _best_wheel(
-    name: str, files: Sequence[Mapping[str, object]], profile: HostProfile
-) -> Mapping[str, object] | None:
-    """The wheel of ``files`` with the best tag for the target (its tag order)."""
-    rank = {tag: i for i, text in enumerate(profile.tags) for tag in parse_tag(text)}
-    best: tuple[int, Mapping[str, object]] | None = None
+def _links(files: Sequence[Mapping[str, object]]) -> list[Link]:
+    """uv's pylock wheel entries as page links, for :func:`best_link`."""
+    out = []
     for f in files:
-        url = f.get("url")
-        filename = f.get("name") or (url.rsplit("/", 1)[-1] if isinstance(url, str) else "")
-        try:
-            _, _, _, tags = parse_wheel_name(str(filename))
-        except ValueError:
+        url, name, hashes = f.get("url"), f.get("name"), f.get("hashes")
+        if not isinstance(url, str):
             continue
-        score = min((rank[t] for t in tags if isinstance(t, Tag) and t in rank), default=None)
-        if score is not None and (best is None or score < best[0]):
-            best = (score, f)
-    return best[1] if best else None
+        sha256 = hashes.get("sha256") if isinstance(hashes, dict) else None
+        out.append(
+            Link(
+                url=url,
+                filename=name if isinstance(name, str) else url.rsplit("/", 1)[-1],
+                hashes={"sha256": sha256} if isinstance(sha256, str) else {},
+            )
+        )
+    return out
 
 
 def resolve_rest(
@@ -117,25 +115,22 @@ def resolve_rest(
                     f"uv resolved {name} {version}, not the plan's {ours[name].version}"
                 )
             continue
-        wheel = _best_wheel(name, package.get("wheels") or [], profile)
+        wheel = best_link(_links(package.get("wheels") or []), name, version, profile)
         if wheel is None:
             raise OperationalError(
                 f"{name} {version} has no wheel for {profile.describe()}: a pylock.toml lists "
                 "wheels to install, and this one would be built from source",
                 hint="lock --format requirements leaves it to the installer",
             )
-        hashes = wheel.get("hashes")
-        sha256 = hashes.get("sha256") if isinstance(hashes, dict) else None
-        url = wheel.get("url")
-        if not isinstance(url, str) or not isinstance(sha256, str):
-            raise OperationalError(f"uv's pylock.toml gives {name} {version} no URL and sha256")
+        if wheel.sha256 is None:
+            raise OperationalError(f"uv's pylock.toml gives {name} {version} no sha256")
         index = package.get("index")
         out.append(
             LockedWheel(
                 name=canonicalize_name(name),
                 version=version,
-                url=url,
-                sha256=sha256,
+                url=wheel.url,
+                sha256=wheel.sha256,
                 index=index if isinstance(index, str) else None,
             )
         )

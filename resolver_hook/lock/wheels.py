@@ -53,6 +53,7 @@ __all__ = [
     "Fetcher",
     "LockedWheel",
     "NetFetcher",
+    "best_link",
     "lock_wheels",
     "network_needs",
     "unlockable",
@@ -139,7 +140,7 @@ def network_needs(plan: Plan, index_url: str) -> list[str]:
     return out
 
 
-def _best_link(
+def best_link(
     links: Sequence[Link],
     name: str,
     version: str,
@@ -220,7 +221,7 @@ def lock_wheels(
         name, page = found
         version = p.entry_version
         assert version is not None
-        link = _best_link(fetcher.links(page), name, version, plan.profile, p.versions)
+        link = best_link(fetcher.links(page), name, version, plan.profile, p.versions)
         if link is None:
             want = f"{name}{p.versions}" if p.versions else f"{name}=={version}"
             raise OperationalError(
