@@ -14,6 +14,7 @@ The API the planner, the lock writer and ``manifest import`` use::
     client.pages(urls)        # -> {url: Page | ResolverHookError}, fetched concurrently
     client.metadata(link)     # -> Metadata of a link whose page offers it (PEP 658)
     client.metadata_file(link)  # -> its bytes, hash-checked
+    client.download(url, path, max_bytes=...)  # -> the file written, its sha256
     client.notes              # what a person should hear (cache entries ignored, ...)
 
 :func:`page_source` wraps a client for the planner (:class:`ClientSource`: ``pages``
@@ -34,7 +35,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,7 +44,7 @@ from urllib.parse import unquote, urlsplit
 from resolver_hook import _cache
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
-from resolver_hook.index.errors import PageError
+from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact
 from resolver_hook.index.htmlpage import parse_html
 from resolver_hook.index.jsonpage import JSON_TYPE, parse_json
@@ -343,6 +344,26 @@ class IndexClient:
     def sha256(self, url: str, *, max_bytes: int) -> str:
         """The sha256 of the file at ``url``, streamed (nothing of it kept)."""
         digest = hashlib.sha256()
+        self._stream(url, digest.update, max_bytes=max_bytes, doing="cannot download to hash it")
+        return digest.hexdigest()
+
+    def download(self, url: str, dest: Path, *, max_bytes: int) -> str:
+        """Write the file at ``url`` to ``dest`` (a path in the caller's private folder)
+        and return its sha256; :class:`~resolver_hook.index.errors.TooLarge` past
+        ``max_bytes``. The caller compares the digest with its page's before using it."""
+        digest = hashlib.sha256()
+        with dest.open("wb") as out:
+
+            def sink(chunk: bytes) -> None:
+                digest.update(chunk)
+                out.write(chunk)
+
+            self._stream(url, sink, max_bytes=max_bytes, doing="cannot download")
+        return digest.hexdigest()
+
+    def _stream(
+        self, url: str, sink: Callable[[bytes], None], *, max_bytes: int, doing: str
+    ) -> None:
         target = self.url_of(url)
         if _is_file_url(target):
             check_url(target, allow_insecure=self.allow_insecure)
@@ -352,17 +373,14 @@ class IndexClient:
                     while chunk := handle.read(1 << 20):
                         size += len(chunk)
                         if size > max_bytes:
-                            raise PageError(f"{target}: larger than {max_bytes} bytes")
-                        digest.update(chunk)
+                            raise TooLarge(target, max_bytes)
+                        sink(chunk)
             except OSError as exc:
                 raise PageError(f"{target}: cannot read: {exc.strerror or exc}") from None
-            return digest.hexdigest()
+            return
         if self.offline:
-            raise PageError(f"{redact(target)}: --offline reads no network (to hash the file)")
-        self.transport.stream(
-            target, digest.update, max_bytes=max_bytes, doing="cannot download to hash it"
-        )
-        return digest.hexdigest()
+            raise PageError(f"{redact(target)}: --offline reads no network: {doing}")
+        self.transport.stream(target, sink, max_bytes=max_bytes, doing=doing)
 
 
 class ClientSource:

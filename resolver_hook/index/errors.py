@@ -11,8 +11,16 @@ from __future__ import annotations
 
 from resolver_hook.errors import OperationalError
 
-__all__ = ["PageError"]
+__all__ = ["PageError", "TooLarge"]
 
 
 class PageError(OperationalError):
     """A page that could not be fetched, was cut short, too large, or not an index page."""
+
+
+class TooLarge(PageError):
+    """A body larger than the bound it was read under (``limit`` bytes)."""
+
+    def __init__(self, shown: str, limit: int) -> None:
+        super().__init__(f"{shown}: larger than {limit} bytes")
+        self.limit = limit

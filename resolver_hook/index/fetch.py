@@ -49,7 +49,7 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
-from resolver_hook.index.errors import PageError
+from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.pipconfig import pip_cert
 from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
@@ -419,7 +419,9 @@ class Transport:
         self, url: str, sink: Callable[[bytes], None], *, max_bytes: int, doing: str
     ) -> None:
         """Feed the body of ``url`` to ``sink`` in chunks (a wheel to hash: no total
-        deadline, ``self.timeout`` per read). Refused redirects read ``page: ...``."""
+        deadline, ``self.timeout`` per read). Refused redirects read ``page: ...``; a body
+        declared or found larger than ``max_bytes`` is :class:`TooLarge` (a declared one
+        before any of it is read)."""
         url = self.remember(url)
         check_url(url, allow_insecure=self.allow_insecure)
         size = 0
@@ -427,10 +429,13 @@ class Transport:
             with self._opener(url, "page").open(
                 self._request(url, {}), timeout=self.timeout
             ) as response:
+                declared = (response.headers.get("Content-Length") or "").strip()[:20]
+                if declared.isdigit() and int(declared) > max_bytes:
+                    raise TooLarge(redact(url), max_bytes)
                 while chunk := response.read(1 << 20):
                     size += len(chunk)
                     if size > max_bytes:
-                        raise PageError(f"{redact(url)}: larger than {max_bytes} bytes")
+                        raise TooLarge(redact(url), max_bytes)
                     sink(chunk)
         except urllib.error.HTTPError as exc:
             exc.close()

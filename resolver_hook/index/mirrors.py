@@ -20,7 +20,7 @@ from resolver_hook.index.fetch import redact
 from resolver_hook.limits import MAX_MIRRORS
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
-__all__ = ["MIRRORS_ENV", "Mirror", "apply_mirrors", "mirrors_from"]
+__all__ = ["MIRRORS_ENV", "Mirror", "apply_mirrors", "mirrors_from", "upstream_of"]
 
 MIRRORS_ENV = "RESOLVER_HOOK_MIRRORS"
 
@@ -33,6 +33,11 @@ class Mirror:
     def apply(self, url: str) -> str | None:
         if url == self.upstream or url.startswith(self.upstream + "/"):
             return self.mirror + url[len(self.upstream) :]
+        return None
+
+    def unapply(self, url: str) -> str | None:
+        if url == self.mirror or url.startswith(self.mirror + "/"):
+            return self.upstream + url[len(self.mirror) :]
         return None
 
 
@@ -74,4 +79,15 @@ def apply_mirrors(url: str, mirrors: Iterable[Mirror]) -> str:
         mapped = m.apply(url)
         if mapped is not None and (best is None or len(m.upstream) > best[0]):
             best = (len(m.upstream), mapped)
+    return best[1] if best else url
+
+
+def upstream_of(url: str, mirrors: Iterable[Mirror]) -> str:
+    """The upstream URL a mirrored ``url`` stands for (the longest matching mirror
+    prefix); ``url`` itself when no mirror covers it."""
+    best: tuple[int, str] | None = None
+    for m in mirrors:
+        mapped = m.unapply(url)
+        if mapped is not None and (best is None or len(m.mirror) > best[0]):
+            best = (len(m.mirror), mapped)
     return best[1] if best else url
