@@ -37,6 +37,7 @@ __all__ = [
     "MAX_HOSTCONFIG_TOKENS",
     "MAX_INCLUDE_DEPTH",
     "MAX_INPUT_BYTES",
+    "MAX_KERNEL_RECORDS_BYTES",
     "MAX_MACHINE_VERSION_DIGITS",
     "MAX_MANIFEST_BYTES",
     "MAX_MATRIX_EXCLUDES",
@@ -54,6 +55,8 @@ __all__ = [
     "MAX_PAGE_LINKS",
     "MAX_PAGE_URL_BYTES",
     "MAX_PLACEHOLDER_DATA_BYTES",
+    "MAX_REFRESH_SCANS",
+    "MAX_REFRESH_WHEEL_BYTES",
     "MAX_REQUIREMENTS_BYTES",
     "MAX_REQUIREMENT_LINES",
     "MAX_SDIST_BYTES",
@@ -200,6 +203,13 @@ MAX_PAGE_CACHE_BYTES = 256 << 20
 # links of the built-in flavours only; ~5 KB).
 MAX_METADATA_READS = 64
 MAX_SNAPSHOT_BYTES = 8 << 20
+# The kernel lists read from wheel files (``inventory/data/kernels.json``, ~300 bytes a
+# file). ``scripts/refresh_data.py``: the largest wheel it downloads to scan unless
+# raised (torch's CUDA wheels are 0.9-3 GB; most extensions under 200 MB), and the
+# wheels one run scans (a rerun goes on with the rest).
+MAX_KERNEL_RECORDS_BYTES = 8 << 20
+MAX_REFRESH_WHEEL_BYTES = 512 << 20
+MAX_REFRESH_SCANS = 200
 
 
 def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH) -> str | None:

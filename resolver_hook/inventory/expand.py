@@ -16,6 +16,9 @@ Which files a flavour's rules cover (docs/facts.md, "The inventory"):
   entry's kernel list carried forward and marked (``assumed_from``), unless the entry
   says the list changed (``kernels_until = "2.16"``: releases from 2.16 on are not
   planned with it, and a note says so). Older releases no entry lists are left out.
+  A carried-forward file whose kernels were read from the file itself
+  (:mod:`resolver_hook.inventory.kernels`) is planned with that list instead,
+  verified, the file's URL and the date read as its evidence.
 - a carried-forward release of an entry with couplings takes its couplings from its
   own ``Requires-Dist`` (the entry's pins were for the verified release); when its
   metadata cannot be read it is left out, never paired by guess.
@@ -44,7 +47,8 @@ from packaging.tags import Tag
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
-from resolver_hook.index.model import Page
+from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import (
     Candidate,
     MetadataError,
@@ -52,6 +56,7 @@ from resolver_hook.inventory.candidates import (
     candidates,
     requires_dist,
 )
+from resolver_hook.inventory.kernels import KernelRecords, builtin_kernels
 from resolver_hook.limits import MAX_METADATA_READS
 from resolver_hook.manifest.schema import IndexFlavour, Manifest, WheelFlavour, needs_of
 from resolver_hook.portable.platforms import parse_platform
@@ -59,6 +64,7 @@ from resolver_hook.portable.platforms import parse_platform
 __all__ = [
     "DEFAULT_INDEX",
     "Expansion",
+    "carried_files",
     "expand_manifests",
     "page_of",
     "pages_needed",
@@ -153,16 +159,18 @@ def expand_manifests(
     *,
     wanted: Callable[[frozenset[Tag]], bool] | None = None,
     default_index: str = DEFAULT_INDEX,
+    kernels: KernelRecords | None = None,
 ) -> Expansion:
     """Read the pages of ``names`` (and what they couple with) from ``source`` and
     expand those manifests; the others are returned as they are, unread. A package a
     file's ``Requires-Dist`` brings in (tilert's torch) has its pages read in a second
-    round, all at once."""
+    round, all at once. ``kernels``: the kernel lists read from files (None: the
+    shipped records, read only when a carried-forward file is met)."""
     if all(canonicalize_name(k) == k for k in manifests):  # names only: nothing is read
         by_name: Mapping[str, Manifest] = manifests
     else:
         by_name = {canonicalize_name(k): v for k, v in manifests.items()}
-    ctx = _Context(by_name, source, wanted, default_index)
+    ctx = _Context(by_name, source, wanted, default_index, kernels)
     replaced: dict[str, Manifest] = {}
     pages: dict[str, Page] = {}
     asked: set[str] = set()
@@ -230,8 +238,10 @@ class _Context:
         source: PageSource,
         wanted: Callable[[frozenset[Tag]], bool] | None,
         default_index: str,
+        kernels: KernelRecords | None = None,
     ) -> None:
         self.manifests = manifests
+        self._kernels = kernels
         self.source = source
         self.wanted = wanted
         self.default_index = default_index
@@ -320,8 +330,19 @@ class _Context:
             requires = self._couplings(entry, c, assumed)
             if requires is None:
                 continue
+            record = self.kernels().get(c.sha256, c.filename) if assumed is not None else None
+            if record is not None:  # read from the file itself: verified
+                entry = dataclasses.replace(
+                    entry, gpu=record.targets, evidence=record.url, checked=record.read
+                )
+                assumed = None
             out.append(_wheel(entry, c, requires, assumed))
         return out
+
+    def kernels(self) -> KernelRecords:
+        if self._kernels is None:
+            self._kernels = builtin_kernels()
+        return self._kernels
 
     def _rule_for(
         self, f: IndexFlavour, man: Manifest, c: Candidate, page: Page, notes: list[str]
@@ -384,6 +405,41 @@ class _Context:
             result = self._read(c)
         self._requires[c.url] = result
         return result
+
+
+class _NoPages:
+    """A page source that has nothing (the pages are given)."""
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        return {u: LookupError(f"{u}: not given") for u in urls}
+
+    def metadata(self, link: Link) -> Metadata:
+        raise LookupError(f"{link.url}: no metadata")
+
+
+def carried_files(
+    manifests: Mapping[str, Manifest],
+    pages: Mapping[str, Page],
+    default_index: str = DEFAULT_INDEX,
+) -> list[tuple[IndexFlavour, Candidate]]:
+    """The files of ``pages`` the planner would plan with a kernel list carried forward
+    from an older release (each with the entry it comes from), newest first per entry:
+    what ``scripts/refresh_data.py`` reads to verify. Files a ``kernels_until`` rule
+    keeps out are not among them."""
+    ctx = _Context(manifests, _NoPages(), None, default_index, KernelRecords())
+    out: dict[str, tuple[IndexFlavour, Candidate]] = {}
+    notes: list[str] = []
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f, default_index)
+            page = pages.get(url) if url is not None else None
+            if page is None:
+                continue
+            for c in ctx.candidates(f, page):
+                rule = ctx._rule_for(f, man, c, page, notes)
+                if rule is not None and rule[1] is not None:
+                    out.setdefault(c.url, (rule[0], c))
+    return list(out.values())
 
 
 def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:
