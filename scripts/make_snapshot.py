@@ -10,6 +10,10 @@ kept (its distribution, local label, platforms and Pythons; not older than the
 entry's release), so the snapshot stays small. ``--date`` defaults to the newest
 ``read`` date of the rows kept. ``--check`` writes nothing and exits 1 when the
 shipped file differs from what would be written (the test suite runs it).
+
+``scripts/refresh_data.py`` reads the pages themselves, appends the files it finds to
+the same table (citing the page and the date read) and renders the snapshot the same
+way, so this script stays the offline check of what it wrote.
 """
 
 from __future__ import annotations
@@ -26,29 +30,12 @@ DEFAULT_OUT = ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json"
 
 def render(links_file: Path, date: datetime.date | None) -> str:
     from resolver_hook._toml import loads
-    from resolver_hook.index.model import Link, Page
-    from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
+    from resolver_hook.inventory.refresh import Row, render_snapshot
     from resolver_hook.manifest import collect_manifests
 
     rows = loads(links_file.read_text(encoding="utf-8")).get("link", [])
-    by_page: dict[str, list[Link]] = {}
-    evidence: dict[str, str] = {}
-    read: dict[str, str] = {}
-    for row in rows:
-        link = Link(url=row["url"], filename=row["filename"], hashes={"sha256": row["sha256"]})
-        by_page.setdefault(row["page"], []).append(link)
-        evidence[link.url] = row["evidence"]
-        read[link.url] = row["read"]
-    pages = {url: Page(url=url, links=tuple(links)) for url, links in by_page.items()}
     manifests = collect_manifests(env={}, entry_points=None)
-    kept = relevant_links({n: manifests[n] for n in manifests}, pages)
-    if date is None:
-        dates = [read[x.url] for links in kept.values() for x in links]
-        date = datetime.date.fromisoformat(max(dates)) if dates else datetime.date.today()
-    tables = {
-        url: [link_table(x, evidence.get(x.url)) for x in links] for url, links in kept.items()
-    }
-    return dump_snapshot(date, tables)
+    return render_snapshot([Row.from_table(r) for r in rows], manifests, date)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,281 @@
+"""scripts/refresh_data.py against a loopback replica of download.pytorch.org.
+
+The replica serves the cu130 torch page as download.pytorch.org writes it (PEP 503
+HTML, absolute hrefs to download-r2 with ``#sha256=``) and small real-format wheels
+carrying the nvcc-built fatbins of tests/data/cuda/; ``--mirror`` points the script's
+index client at it, so the data it writes cites the upstream URLs. The manifests are
+the frozen ones (torch 2.13.0+cu130 verified; newer releases carried forward). Every
+other page the torch manifest names is absent from the replica: "not read".
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import importlib.util
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from resolver_hook._toml import loads
+from resolver_hook.host import resolve_machine
+from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.kernels import KernelRecords, load_kernels
+from resolver_hook.inventory.snapshot import load_snapshot
+from resolver_hook.inventory.sources import SnapshotOnly
+from resolver_hook.publish.scan import scan_wheel
+from resolver_hook.resolve import resolve
+from tests.cudawheels import KERNELS, PTX, binary_wheel
+from tests.frozen import frozen_manifests
+from tests.indexreplica import File, PageServer, Response, pytorch_html
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = "https://download.pytorch.org/whl/cu130/torch/"
+FILES = "https://download-r2.pytorch.org/whl/cu130/"
+X86 = "manylinux_2_28_x86_64"
+READ = "2026-12-05"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "refresh_data", ROOT / "scripts" / "refresh_data.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REFRESH = _script()
+
+
+class Replica:
+    """The cu130 torch page (the shipped table's files plus what a test adds) and the
+    wheels it links to, on 127.0.0.1."""
+
+    def __init__(self, server: PageServer, folder: Path) -> None:
+        self.server = server
+        self.folder = folder
+        table = loads((ROOT / "scripts" / "data" / "snapshot_links.toml").read_text())
+        self.listed = [
+            File(r["filename"], sha256=r["sha256"]) for r in table["link"] if r["page"] == PAGE
+        ]
+        self.extra: list[File] = []
+        self.publish()
+
+    def add(self, filename: str, lib: bytes, *, served: bytes | None = None) -> Path:
+        """A wheel of ``filename`` holding ``lib``, listed with its sha256; ``served``:
+        other bytes served in its place (a file that does not match its page)."""
+        wheel = binary_wheel(
+            self.folder, filename, {"torch/__init__.py": b"", "torch/lib/libtorch_cuda.so": lib}
+        )
+        data = wheel.read_bytes()
+        self.extra.append(File(filename, sha256=hashlib.sha256(data).hexdigest()))
+        path = "/r2/whl/cu130/" + urllib.parse.quote(filename)
+        self.server.responses[path] = Response(served or data, "application/octet-stream")
+        self.publish()
+        return wheel
+
+    def publish(self) -> None:
+        pytorch_html(self.server, "/whl/cu130/torch/", FILES, [*self.listed, *self.extra])
+
+    def gone(self) -> None:
+        del self.server.responses["/whl/cu130/torch/"]
+
+
+@pytest.fixture
+def replica(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Replica]:
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # the script reads the replica
+    server = PageServer()
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    with server.serving():
+        yield Replica(server, folder)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> dict[str, Path]:
+    """Copies of the shipped table, snapshot and kernel records, for the script to write."""
+    out = {
+        "links": ROOT / "scripts" / "data" / "snapshot_links.toml",
+        "snapshot": ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json",
+        "kernels": ROOT / "resolver_hook" / "inventory" / "data" / "kernels.json",
+    }
+    copies = {}
+    for key, path in out.items():
+        copies[key] = tmp_path / path.name
+        copies[key].write_text(path.read_text())
+    return copies
+
+
+def _refresh(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[int, str]:
+    base = replica.server.url
+    code = REFRESH.main([
+        "--package", "torch",
+        "--mirror", f"https://download.pytorch.org/whl={base}/whl",
+        "--mirror", f"https://download-r2.pytorch.org/whl={base}/r2/whl",
+        "--mirror", f"https://pypi.org/simple={base}/simple",
+        "--allow-insecure-urls",
+        "--date", READ,
+        *(f"--{k}={v}" for k, v in data.items()),
+        *extra,
+    ])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert not err, err
+    return code, out
+
+
+def _texts(data: dict[str, Path]) -> dict[str, str]:
+    return {k: p.read_text() for k, p in data.items()}
+
+
+def _plan_torch(data: dict[str, Path], kernels: KernelRecords | None = None) -> object:
+    snapshot = load_snapshot(data["snapshot"].read_text())
+    records = kernels if kernels is not None else load_kernels(data["kernels"].read_text())
+    done = expand_manifests(frozen_manifests(), ["torch"], SnapshotOnly(snapshot), kernels=records)
+    profile = resolve_machine(
+        profile=None, target="linux-x86_64-py313-cuda13.0-sm100", flags={}, use_cache=False
+    )
+    plan = resolve(
+        ["torch"], with_notes(done, done.notes), profile, today=datetime.date(2026, 12, 5)
+    )
+    return plan.package("torch")
+
+
+def test_a_new_release_is_added_scanned_and_planned_verified(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl"
+    wheel = replica.add(name, KERNELS)
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    before = _texts(data)
+
+    code, out = _refresh(replica, data, capsys, "--check")
+    assert code == 1, out
+    assert f"new: torch 2.14.0+cu130: 1 file on {PAGE}" in out
+    assert f"scan: {name}: kernels assumed from 2.13.0+cu130" in out
+    assert "a refresh is due" in out
+    assert _texts(data) == before  # --check writes nothing
+    assert not any(p.startswith("/r2/") for p in replica.server.log)  # nor downloads
+
+    code, out = _refresh(replica, data, capsys)
+    assert code == 0, out
+    scanned = scan_wheel(wheel).gpu
+    assert f"recorded: {name}: {', '.join(scanned)} (sha256 {digest})" in out
+    assert "gone: https://download.pytorch.org/whl/cu126/torch/ (read as " in out  # not there
+    assert "summary: new files: 1, pages not read: 4, kernel lists recorded: 1" in out
+
+    (row,) = [r for r in loads(data["links"].read_text())["link"] if r["filename"] == name]
+    assert row == {
+        "page": PAGE,
+        "url": FILES + urllib.parse.quote(name),
+        "filename": name,
+        "sha256": digest,
+        "evidence": PAGE,
+        "read": READ,
+    }
+    assert data["links"].read_text().startswith(before["links"])  # rows only appended
+    snapshot = load_snapshot(data["snapshot"].read_text())
+    assert snapshot.date == datetime.date.fromisoformat(READ)
+    assert any(x.filename == name and x.sha256 == digest for x in snapshot.pages[PAGE].links)
+    record = load_kernels(data["kernels"].read_text()).files[digest]
+    assert (record.url, record.gpu, record.read.isoformat()) == (row["url"], scanned, READ)
+
+    # The planner: assumed before the record, verified (the file as evidence) after it.
+    assumed = _plan_torch(data, KernelRecords())
+    assert getattr(assumed, "version", None) == "2.14.0+cu130"
+    assert getattr(assumed, "kernels_assumed", None) == "kernels assumed from 2.13.0+cu130"
+    verified = _plan_torch(data)
+    assert getattr(verified, "version", None) == "2.14.0+cu130"
+    assert getattr(verified, "kernels_assumed", "?") is None
+    assert "assumed" not in getattr(verified, "reason", "assumed")
+
+    # Up to date now: a second check finds nothing to do.
+    code, out = _refresh(replica, data, capsys, "--check")
+    assert code == 0, out
+    assert "the data is up to date" in out
+
+
+def test_a_page_gone_is_reported_and_nothing_is_removed(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    replica.gone()
+    before = _texts(data)
+    code, out = _refresh(replica, data, capsys)
+    assert code == 0, out
+    read_as = f"{replica.server.url}/whl/cu130/torch/"
+    assert f"gone: {PAGE} (read as {read_as}): HTTP 404 Not Found: nothing of it is removed" in out
+    assert _texts(data) == before
+    shipped = load_snapshot(before["snapshot"])
+    assert (
+        load_snapshot(data["snapshot"].read_text()).pages[PAGE].links == shipped.pages[PAGE].links
+    )
+
+
+def test_a_file_that_does_not_match_its_page_is_refused(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl"
+    other = binary_wheel(replica.folder, f"torch-9.0-cp313-cp313-{X86}.whl").read_bytes()
+    listed = replica.add(name, KERNELS, served=other)
+    code, out = _refresh(replica, data, capsys)
+    assert code == 1, out
+    page_sha = hashlib.sha256(listed.read_bytes()).hexdigest()
+    served_sha = hashlib.sha256(other).hexdigest()
+    assert (
+        f"refused: {name}: its bytes have sha256 {served_sha}, its page gives {page_sha}: "
+        "not scanned, nothing recorded"
+    ) in out
+    assert load_kernels(data["kernels"].read_text()).files == {}
+    plan = _plan_torch(data)
+    assert getattr(plan, "kernels_assumed", None) == "kernels assumed from 2.13.0+cu130"
+
+
+def test_a_wheel_over_the_size_bound_is_skipped(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name = f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl"
+    replica.add(name, KERNELS)
+    code, out = _refresh(replica, data, capsys, "--max-wheel-bytes", "1000")
+    assert code == 0, out
+    assert f"skipped: {name}: larger than 1000 bytes (raise it with --max-wheel-bytes)" in out
+    assert load_kernels(data["kernels"].read_text()).files == {}
+
+
+def test_a_differing_list_for_a_verified_release_is_for_review(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = replica.add(f"torch-2.14.0+cu130-cp312-cp312-{X86}.whl", PTX)
+    code, out = _refresh(replica, data, capsys)
+    assert code == 0, out
+    recorded = load_kernels(data["kernels"].read_text())
+    assert list(recorded.files) == [hashlib.sha256(first.read_bytes()).hexdigest()]
+
+    name = f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl"
+    replica.add(name, KERNELS)  # the same release, label and platform, other kernels
+    code, out = _refresh(replica, data, capsys)
+    assert code == 1, out
+    (line,) = [x for x in out.splitlines() if x.startswith("review: ")]
+    assert line.startswith(
+        f"review: {name}: carries {', '.join(scan_wheel(replica.folder / name).gpu)}"
+    )
+    assert f"torch 2.14.0+cu130 {X86} is recorded with {', '.join(scan_wheel(first).gpu)}" in line
+    assert line.endswith("not recorded")
+    assert load_kernels(data["kernels"].read_text()) == recorded  # not applied
+
+
+def test_offline_is_refused(
+    data: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RESOLVER_HOOK_OFFLINE", "1")
+    code = REFRESH.main([f"--{k}={v}" for k, v in data.items()])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("error: RESOLVER_HOOK_OFFLINE is set")
