@@ -14,8 +14,12 @@ and ``Requires-Dist``, is read from the pages when planning:
   exact files the planner may pin (``name @ url#sha256=...``), with kernel lists
   carried forward, marked, to releases newer than the newest verified one.
 
+- :mod:`resolver_hook.inventory.kernels`: kernel lists read from the files themselves,
+  which turn a carried-forward list into a verified one.
+
 Pages come through a :class:`~resolver_hook.inventory.candidates.PageSource`; this
-package opens no URL itself.
+package opens no URL itself, except :mod:`resolver_hook.inventory.refresh` (the
+maintainers' data refresh), through the index client.
 """
 
 from __future__ import annotations
