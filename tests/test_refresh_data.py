@@ -24,7 +24,14 @@ from resolver_hook._toml import loads
 from resolver_hook.host import resolve_machine
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
-from resolver_hook.inventory.kernels import KernelRecords, load_kernels
+from resolver_hook.inventory.kernels import (
+    KernelRecord,
+    KernelRecords,
+    KernelRecordsError,
+    builtin_kernels,
+    dump_kernels,
+    load_kernels,
+)
 from resolver_hook.inventory.snapshot import load_snapshot
 from resolver_hook.inventory.sources import SnapshotOnly
 from resolver_hook.publish.scan import scan_wheel
@@ -279,3 +286,24 @@ def test_offline_is_refused(
     _, err = capsys.readouterr()
     assert code == 2
     assert err.startswith("error: RESOLVER_HOOK_OFFLINE is set")
+
+
+def test_kernel_records_are_checked_when_read() -> None:
+    for sha, shipped in builtin_kernels().files.items():  # the shipped file loads, and
+        assert shipped.sha256 == sha  # each record names the file it was read from
+        assert shipped.url.startswith("https://")
+        assert shipped.url.endswith(urllib.parse.quote(shipped.filename))
+        assert shipped.distribution == shipped.release[0]
+    record = KernelRecord(
+        distribution="torch",
+        filename=f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl",
+        url=FILES + "torch-2.14.0%2Bcu130-cp313-cp313-manylinux_2_28_x86_64.whl",
+        sha256="a" * 64,
+        gpu=("sm_100",),
+        read=datetime.date(2026, 12, 5),
+    )
+    text = dump_kernels(KernelRecords({record.sha256: record}))
+    assert load_kernels(text).get("a" * 64, record.filename) == record
+    assert load_kernels(text).get("a" * 64, "other.whl") is None
+    with pytest.raises(KernelRecordsError, match="edited by hand"):
+        load_kernels(text.replace('"sm_100"', '"sm_120"'))
