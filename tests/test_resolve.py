@@ -581,3 +581,47 @@ def test_the_readme_example_without_a_gpu() -> None:
     assert actions == {"torch": "rewrite", "flash-attn": "error", "natten": "pass",
                        "tilert": "error"}  # fmt: skip
     assert p.package("torch").version.endswith("+cpu")
+
+
+def _two_releases(newest_cuda: str = ">=13.0") -> dict[str, object]:
+    """torch 2.15.0 for Python 3.11-3.12 and 2.14.1 for 3.10-3.12, one page each."""
+
+    def entry(version: str, python: list[str], cuda: str) -> dict[str, object]:
+        return {
+            "url": "https://download.example/whl/cu130/torch/",
+            "version": version,
+            "cuda": cuda,
+            "gpu": ["sm_100"],
+            "platforms": ["manylinux_2_28_x86_64"],
+            "python": python,
+        }
+
+    torch = parse_manifest(
+        {
+            "package": {"name": "torch"},
+            "index": [
+                entry("2.15.0+cu130", ["3.11", "3.12"], newest_cuda),
+                entry("2.14.1+cu130", ["3.10", "3.11", "3.12"], ">=13.0"),
+            ],
+        },
+        source="mine.toml",
+    )
+    return {"torch": torch}
+
+
+def test_a_newest_release_without_a_build_for_this_python_is_named() -> None:
+    older = plan("linux-x86_64-py310-cuda13.0-sm100", "torch", manifests=_two_releases())
+    torch = older.package("torch")
+    assert torch is not None
+    assert torch.version == "2.14.1+cu130"
+    assert torch.reason.endswith(
+        "; newer torch 2.15.0 has no build for Python 3.10 (built for Python 3.11, 3.12)"
+    )
+    newest = plan("linux-x86_64-py312-cuda13.0-sm100", "torch", manifests=_two_releases())
+    assert "newer" not in newest.packages[0].reason  # the newest is chosen
+    capped = plan("linux-x86_64-py310-cuda13.0-sm100", "torch<2.15", manifests=_two_releases())
+    assert "newer" not in capped.packages[0].reason  # the user asked for older
+    # The newest fails on more than Python here (its driver floor): not named as such.
+    driver = plan("linux-x86_64-py310-cuda13.0-sm100", "torch", manifests=_two_releases(">=13.2"))
+    assert driver.packages[0].version == "2.14.1+cu130"
+    assert "newer" not in driver.packages[0].reason

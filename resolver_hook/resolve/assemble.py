@@ -72,6 +72,7 @@ from resolver_hook.resolve.words import (
     coupling_failure,
     extra_index_note,
     installs_reason,
+    newer_python_words,
     no_fit_words,
     other_name_notes,
     passthrough_reason,
@@ -173,6 +174,33 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
     return out
 
 
+def _newer_for_another_python(slot: Slot, chosen: Flavour, p: HostProfile) -> str | None:
+    """Why the newest release the user's specifier allows was not chosen, when it is
+    newer than ``chosen`` and a build of it for this platform fails only on Python
+    (torch 2.15.0 has no cp310 files): said without ``-v``, since the plan would
+    otherwise look stale. None when the newest release fails for other reasons too."""
+    if isinstance(chosen, IndexFlavour) and chosen.versions is not None:
+        return None
+    mine = Version(chosen.version.public)
+    newer = [
+        (Version(f.version.public), f, fails)
+        for f, fails in slot.rejected
+        if not (isinstance(f, IndexFlavour) and f.versions is not None)
+        and Version(f.version.public) > mine
+        and version_ok(slot.spec, f)
+        and not f.version.is_prerelease
+    ]
+    if not newer:
+        return None
+    newest = max(v for v, _, _ in newer)
+    if any(Version(f.version.public) == newest for f, _ in slot.candidates):
+        return None
+    for v, f, fails in newer:
+        if v == newest and [x.rule for x in fails] == ["python"]:
+            return newer_python_words(slot.manifest.display_name, str(newest), f, p)
+    return None
+
+
 def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan:
     e = slot.entry
     more = tuple(original_line(o) for o in slot.others)
@@ -235,6 +263,9 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
     why = chosen_words(
         chosen, m.profile, tag=_best_tag(chosen, m), rocm=m.rocm, fitting=len(slot.candidates)
     )
+    newer = _newer_for_another_python(slot, chosen, m.profile)
+    if newer is not None:
+        why = f"{why}; {newer}"
     extras = e.requirement.extras if e and e.requirement else set()
     marker = e.marker if e else None
     if isinstance(chosen, IndexFlavour) and chosen.passthrough:

@@ -197,6 +197,13 @@ def chosen_words(
     return "; ".join(parts) or "fits"
 
 
+def newer_python_words(name: str, version: str, f: Flavour, p: HostProfile) -> str:
+    """``newer torch 2.15.0 has no build for Python 3.10 (built for Python 3.11, ...)``:
+    the newest release, skipped only for want of a build for this Python."""
+    built = ", ".join(f.python_versions) or "other Pythons"
+    return f"newer {name} {version} has no build for {p.python_words} (built for Python {built})"
+
+
 def other_name_notes(
     packages: Sequence[PackagePlan], chosen: Mapping[str, Flavour | None]
 ) -> list[str]:
