@@ -51,7 +51,7 @@ def is_rocm_library(soname: str) -> bool:
 
 def read_offload_bundles(src: ByteSource, offset: int, size: int) -> RocmCode:
     """The gfx targets of the bundles in ``src[offset:offset+size]`` (zero padding
-    between bundles is skipped)."""
+    between bundles, of any length, is skipped)."""
     end = offset + size
     pos = offset
     targets: list[str] = []
@@ -62,8 +62,11 @@ def read_offload_bundles(src: ByteSource, offset: int, size: int) -> RocmCode:
 
     while pos < end:
         head = read(pos, min(len(_MAGIC), end - pos), "offload bundle header")
-        if not any(head):
-            pos += len(head)
+        if not head[0]:
+            # Zero padding up to the next bundle (hipcc aligns bundles to 4096 bytes,
+            # so the gap need not be a multiple of the header's length): skip exactly
+            # the zero bytes, never into the next magic.
+            pos += len(head) - len(head.lstrip(b"\0"))
             continue
         if head.startswith(_COMPRESSED_MAGIC):
             return RocmCode(targets=tuple(dict.fromkeys(targets)), compressed=True)
