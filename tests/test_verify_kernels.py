@@ -1,14 +1,21 @@
-"""``--verify-kernels`` with real pip: the wheel's own kernels read before it is installed.
+"""Reading the flavoured wheels' kernels before they are installed, with real pip and uv.
 
 Two wheels carry nvcc-built libraries (tests/cudawheels.py): ``kgood`` holds
 ``libkernels.so`` (SASS sm_90a, sm_100f, sm_120 + PTX compute_120), ``kbad`` holds
 ``libptx.so`` (SASS sm_80 + PTX compute_100f). Both manifests claim Blackwell GPUs; on
 an RTX 50 (sm_120) the scan finds that kbad's kernels run on none of them.
+
+``kfwd`` and ``kcarry`` are index flavours whose manifests verify release 1.0 only; the
+page also serves 1.1, planned with 1.0's kernel list carried forward (assumed): kfwd
+1.1 carries the same libraries, kcarry 1.1 only kbad's. Their wheels are read by
+default on a machine whose GPU is detected (the fake NVML module), not on a target.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote
@@ -16,26 +23,45 @@ from urllib.parse import unquote
 import pytest
 
 from tests.cudawheels import KERNELS, PTX
-from tests.installenv import PY, make_venv, wheel_entry, write_manifest
+from tests.installenv import PY, installed, venv_for, wheel_entry, write_manifest
+from tests.paths import FAKE_PYNVML, REPO
 from tests.test_install import hook, versions
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
 
 pytestmark = pytest.mark.integration
 
 RTX50 = f"linux-x86_64-py{PY}-cuda13.0-sm120"
+# The fake NVML module's RTX 5090 (tests/fake_nvml.py), for a detected machine.
+DETECTED_RTX50 = {
+    "driver": "580.95.05",
+    "cuda": 13000,
+    "gpus": [{"name": "NVIDIA GeForce RTX 5090", "cc": [12, 0], "mem": 32 * 1024**3}],
+}
 
 
 @pytest.fixture(scope="module")
-def kernel_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, LoopbackIndex]]:
+def kernel_index(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Path, LoopbackIndex, dict[str, BuiltWheel]]]:
     root = tmp_path_factory.mktemp("kernels")
     out = root / "built"
     wheels: dict[str, BuiltWheel] = {
         "kgood": build_wheel(out, "kgood", "1.0+cu130", binaries={"kgood/libkernels.so": KERNELS}),
         "kbad": build_wheel(out, "kbad", "1.0+cu130", binaries={"kbad/libptx.so": PTX}),
     }
+    carried: dict[str, BuiltWheel] = {}
+    for name, newer in (("kfwd", KERNELS), ("kcarry", PTX)):
+        carried[f"{name}-1.0"] = build_wheel(
+            out, name, "1.0+cu130", binaries={f"{name}/libkernels.so": KERNELS}
+        )
+        carried[f"{name}-1.1"] = build_wheel(
+            out, name, "1.1+cu130", binaries={f"{name}/libkernels.so": newer}
+        )
     index = LoopbackIndex(root / "index")
     for w in wheels.values():
         index.add(w, simple=False)
+    for w in carried.values():
+        index.add(w, simple=False, flavour="cu130")
     manifests = root / "manifests"
     manifests.mkdir()
     with index.serving():
@@ -43,34 +69,67 @@ def kernel_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
             write_manifest(
                 manifests, name, "wheel", wheel_entry(index, w, ">=13.0", ["sm_100", "sm_120"])
             )
-        yield manifests, index
+        for name in ("kfwd", "kcarry"):
+            entry = {
+                "url": index.links_url("cu130", name),
+                "version": "1.0+cu130",
+                "cuda": ">=13.0",
+                "gpu": ["sm_100", "sm_120"],
+                "checked": "2026-11-30",
+            }
+            write_manifest(manifests, name, "index", entry)
+        yield manifests, index, {**wheels, **carried}
 
 
 def _run(
-    kernel_index: tuple[Path, LoopbackIndex], venv: Path, tmp: Path, *names: str
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]],
+    venv: Path,
+    tmp: Path,
+    *names: str,
+    tool: str = "pip",
+    flags: tuple[str, ...] = ("--verify-kernels", "--target", RTX50),
+    env: dict[str, str] | None = None,
 ) -> tuple[int, str]:
-    manifests, index = kernel_index
+    manifests, index, _ = kernel_index
+    command = ["install"] if tool == "pip" else ["pip", "install"]
     proc = hook(
-        "pip",
-        "--verify-kernels",
-        "--target",
-        RTX50,
-        "install",
+        tool,
+        *flags,
+        *command,
         "--index-url",
         index.simple_url,
         *names,
         venv=venv,
         manifests=manifests,
-        env={"RESOLVER_HOOK_CACHE_DIR": str(tmp / "cache")},
+        env={"RESOLVER_HOOK_CACHE_DIR": str(tmp / "cache"), **(env or {})},
     )
     return proc.returncode, proc.stderr
 
 
+def _detected(tmp: Path) -> dict[str, str]:
+    """A child that detects an RTX 5090 (the fake NVML module) and reads the index pages."""
+    return {
+        "PYTHONPATH": os.pathsep.join([FAKE_PYNVML, str(REPO)]),
+        "FAKE_NVML": json.dumps(DETECTED_RTX50),
+        "RESOLVER_HOOK_OFFLINE": "0",
+    }
+
+
+def _installed_sha256(venv: Path, name: str) -> str:
+    """The sha256 of the file the installer installed, as it recorded it (PEP 610's
+    direct_url.json: pip's ``archive_info.hashes``, uv's URL fragment)."""
+    site = next((venv / "lib").glob("python*/site-packages"))
+    (info,) = site.glob(f"{name}-*.dist-info")
+    direct = json.loads((info / "direct_url.json").read_text())
+    assert unquote(direct["url"]).startswith("file://")
+    sha = direct.get("archive_info", {}).get("hashes", {}).get("sha256")
+    return str(sha or direct["url"].split("#sha256=", 1)[1])
+
+
 def test_a_wheel_whose_kernels_run_on_no_visible_gpu_is_refused(
-    kernel_index: tuple[Path, LoopbackIndex], tmp_path: Path
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
 ) -> None:
-    venv = tmp_path / "venv"
-    make_venv(venv)
+    venv = venv_for("pip", tmp_path / "venv")
     before = versions(venv)
     code, err = _run(kernel_index, venv, tmp_path, "kbad")
     assert code == 1, err
@@ -84,22 +143,89 @@ def test_a_wheel_whose_kernels_run_on_no_visible_gpu_is_refused(
     assert versions(venv) == before
 
 
-def test_the_file_scanned_is_the_file_installed(
-    kernel_index: tuple[Path, LoopbackIndex], tmp_path: Path
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_the_file_scanned_is_the_file_installed_from_one_download(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path, tool: str
 ) -> None:
-    venv = tmp_path / "venv"
-    make_venv(venv)
-    code, err = _run(kernel_index, venv, tmp_path, "kgood")
+    _, index, wheels = kernel_index
+    venv = venv_for(tool, tmp_path / "venv")
+    asked = index.gets(wheels["kgood"])
+    code, err = _run(kernel_index, venv, tmp_path, "kgood", tool=tool)
     assert code == 0, err
     assert versions(venv)["kgood"] == "1.0+cu130"
     assert "kernels read: kgood 1.0+cu130 runs on every visible GPU" in err
-    # Installed from the downloaded file itself (pip records where a wheel came from).
-    site = next((venv / "lib").glob("python*/site-packages"))
-    (info,) = site.glob("kgood-*.dist-info")
-    url = unquote(json.loads((info / "direct_url.json").read_text())["url"])
-    assert url.startswith("file://")
-    assert url.endswith("/wheels/kgood-1.0+cu130-py3-none-any.whl")
-    # The scan is cached by the file's sha256, private to this user.
+    # One download of the wheel in all: the dry run and the install read that file.
+    assert index.gets(wheels["kgood"]) - asked == 1
+    # The scan is cached by the file's sha256, private to this user, and the file
+    # installed has that sha256 (the file the server served).
     (entry,) = (tmp_path / "cache" / "kernel-scans").glob("*.json")
     assert entry.stat().st_mode & 0o777 == 0o600
-    assert entry.name == f"{json.loads(entry.read_text())['sha256']}.json"
+    scanned = json.loads(entry.read_text())["sha256"]
+    assert entry.name == f"{scanned}.json"
+    assert _installed_sha256(venv, "kgood") == scanned
+    assert scanned == hashlib.sha256(wheels["kgood"].path.read_bytes()).hexdigest()
+    if tool == "uv":
+        assert "uv has no download command: pip fetches the wheels to read, once" in err
+
+
+def test_an_index_flavour_is_read_after_the_dry_run_names_its_file(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    """A build pinned by version: the dry run names the file, which is then read."""
+    venv = venv_for("pip", tmp_path / "venv")
+    code, err = _run(kernel_index, venv, tmp_path, "kfwd==1.0+cu130")
+    assert code == 0, err
+    assert "kernels read: kfwd 1.0+cu130 runs on every visible GPU" in err
+    assert versions(venv)["kfwd"] == "1.0+cu130"
+
+
+def test_an_assumed_kernel_list_is_read_by_default_on_a_detected_gpu(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    _, index, wheels = kernel_index
+    venv = venv_for("pip", tmp_path / "venv")
+    asked = index.gets(wheels["kfwd-1.1"])
+    code, err = _run(kernel_index, venv, tmp_path, "kfwd", flags=(), env=_detected(tmp_path))
+    assert code == 0, err
+    said = (
+        "resolver-hook: kfwd 1.1+cu130: kernels assumed from 1.0+cu130, checked 2026-11-30: "
+        "its wheel is read before it is installed ('--no-verify-kernels' skips this)"
+    )
+    assert said in err.splitlines()
+    assert "kernels read: kfwd 1.1+cu130 runs on every visible GPU" in err
+    assert versions(venv)["kfwd"] == "1.1+cu130"
+    assert index.gets(wheels["kfwd-1.1"]) - asked == 1
+    assert _installed_sha256(venv, "kfwd") == wheels["kfwd-1.1"].sha256
+
+
+def test_an_assumed_kernel_list_that_does_not_hold_is_refused_unless_opted_out(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    venv = venv_for("pip", tmp_path / "venv")
+    before = versions(venv)
+    detected = _detected(tmp_path)
+    code, err = _run(kernel_index, venv, tmp_path, "kcarry", flags=(), env=detected)
+    assert code == 1, err
+    assert "error: kcarry-1.1+cu130-py3-none-any.whl: kcarry/libkernels.so carries " in err
+    assert "hint: pick another build" in err
+    assert versions(venv) == before
+    flags = ("--no-verify-kernels",)
+    code, err = _run(kernel_index, venv, tmp_path, "kcarry", flags=flags, env=detected)
+    assert code == 0, err
+    assert "read before it is installed" not in err
+    assert "kernels read" not in err
+    assert installed(venv / "bin" / "python")["kcarry"] == "1.1+cu130"
+
+
+def test_a_target_machine_reads_no_assumed_kernel_list(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    """A described machine has no GPU to hold the kernels to: the plan line says
+    'assumed', as before, and nothing is read."""
+    venv = venv_for("pip", tmp_path / "venv")
+    env = {"RESOLVER_HOOK_OFFLINE": "0"}
+    code, err = _run(kernel_index, venv, tmp_path, "kcarry", flags=("--target", RTX50), env=env)
+    assert code == 0, err
+    assert "kernels assumed from 1.0+cu130" in err
+    assert "kernels read" not in err
+    assert not (tmp_path / "cache" / "kernel-scans").exists()

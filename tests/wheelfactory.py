@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
@@ -116,6 +117,12 @@ class LoopbackIndex:
         self._server: http.server.ThreadingHTTPServer | None = None
         self._simple: dict[str, list[BuiltWheel]] = {}
         self._links: dict[tuple[str, str], list[BuiltWheel]] = {}
+        # Every request served, "GET /files/x.whl" (the server's threads append).
+        self.requests: list[str] = []
+
+    def gets(self, wheel: BuiltWheel) -> int:
+        """How many times the server was asked for the wheel's file (GET)."""
+        return sum(1 for r in self.requests if r == f"GET /files/{wheel.filename}")
 
     def add(self, wheel: BuiltWheel, *, simple: bool = True, flavour: str | None = None) -> None:
         """Publish a wheel: on the simple index and/or a flavour's find-links page."""
@@ -170,10 +177,15 @@ class LoopbackIndex:
     @contextmanager
     def serving(self) -> Iterator[LoopbackIndex]:
         root = str(self.root)
+        seen = self.requests
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def __init__(self, *args: object, **kwargs: object) -> None:
                 super().__init__(*args, directory=root, **kwargs)  # type: ignore[arg-type]
+
+            def send_head(self) -> object:
+                seen.append(f"{self.command} {unquote(self.path.split('?', 1)[0])}")
+                return super().send_head()
 
             def log_message(self, format: str, *args: object) -> None:
                 pass

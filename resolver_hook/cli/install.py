@@ -76,12 +76,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help="do not ask the installer what it would install before installing "
             "(by default its dry run is held to the plan, and exactly that set is installed)",
         )
-        p.add_argument(
+        kernels = p.add_mutually_exclusive_group()
+        kernels.add_argument(
             "--verify-kernels",
-            action="store_true",
-            help="download the flavoured wheels of the checked resolution once (pip "
-            "download), read their kernels, refuse one whose SASS/PTX runs on none of a "
-            "visible GPU, and install that very file",
+            action="store_const",
+            const=True,
+            default=None,
+            help="download every flavoured wheel once (pip download), read its kernels, "
+            "refuse one whose SASS/PTX runs on none of a visible GPU, and install that very "
+            "file (by default only wheels whose kernel list the plan assumes, on a machine "
+            "whose GPUs are detected)",
+        )
+        kernels.add_argument(
+            "--no-verify-kernels",
+            dest="verify_kernels",
+            action="store_const",
+            const=False,
+            help="read no wheel's kernels, not even those the plan only assumes",
         )
         add_machine_options(p)
         p.add_argument("installer_args", nargs=argparse.REMAINDER, metavar=usage_tail)

@@ -19,12 +19,14 @@ A pip too old for ``--report`` gets a note and the unchecked path.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from packaging.utils import NormalizedName
 
@@ -32,6 +34,7 @@ from resolver_hook._fs import write_atomic
 from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
+from resolver_hook.install.kernels import KernelReader, Verified, assumed_scope, terminal_lines
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
@@ -47,13 +50,21 @@ from resolver_hook.install.proof import (
 )
 
 if TYPE_CHECKING:
+    from resolver_hook.host import HostProfile
     from resolver_hook.install.args import InstallArgs
     from resolver_hook.install.session import Reporter
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
-__all__ = ["Checked", "check_resolution", "explain_failure", "proof_unavailable"]
+__all__ = [
+    "Checked",
+    "check_resolution",
+    "explain_failure",
+    "kernel_reader",
+    "proof_unavailable",
+    "read_planned_kernels",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -217,15 +228,15 @@ def check_resolution(
     report: Reporter,
     extra: Sequence[str],
     replan: bool,
-    kernels_for: Sequence[tuple[int, int]] | None = None,
+    kernels: KernelReader | None = None,
 ) -> Checked:
     """Run the dry run for ``argv`` (the unchecked install command), judge, and return
     the command that installs exactly the resolved set (or the exit code to stop with).
 
     ``extra``: the plan's own options (constraints, find-links) for the install.
     ``replan``: whether dependencies with manifests may still be handed back to plan.
-    ``kernels_for``: the visible GPUs to read the flavoured wheels' kernels for
-    (``--verify-kernels``), or None.
+    ``kernels``: the session's reader of the flavoured wheels' kernels (``--verify-kernels``,
+    or by default for kernel lists the plan assumes), or None.
     """
     path = folder / "report.json"
     flags = _dry_run_flags(installer, parsed, path)
@@ -285,11 +296,18 @@ def check_resolution(
     if "--dry-run" in parsed.options or not resolution.items:
         return Checked()  # the user's dry run is answered, or nothing is left to install
     files: Mapping[str, Path] = {}
-    if kernels_for is not None:
-        read = _read_kernels(resolution, plan, manifests, kernels_for, folder, env, report)
+    if kernels is not None:
+        read = _read_kernels(resolution, plan, manifests, kernels, report)
         if read is None:
             return Checked(code=1)
-        files = read
+        files = read.files
+        resolution = dataclasses.replace(
+            resolution,
+            items=tuple(
+                dataclasses.replace(r, sha256=read.sha256.get(r.name, r.sha256))
+                for r in resolution.items
+            ),
+        )
     options = [o for o in _drop_editables(parsed.options) if o != "--no-deps"]
     known: dict[str, list[str]] = {}
     for e in reqs.entries:
@@ -310,36 +328,107 @@ def check_resolution(
     return Checked(argv=tuple(install))
 
 
-def _read_kernels(  # noqa: PLR0917 - the check's state, passed down
-    resolution: Resolution,
+def kernel_reader(
+    installer: Installer,
+    parsed: InstallArgs,
     plan: Plan,
-    manifests: Mapping[str, Manifest],
-    ccs: Sequence[tuple[int, int]],
+    profile: HostProfile,
+    *,
+    asked: bool | None,
     folder: Path,
     env: Mapping[str, str],
     report: Reporter,
-) -> Mapping[str, Path] | None:
-    """``--verify-kernels``: the wheels read (name -> file to install), or None: refused."""
-    from resolver_hook.install.kernels import verify_kernels
+) -> KernelReader | None:
+    """The session's kernel reader: every flavoured wheel with ``--verify-kernels``
+    (``asked`` True); by default (None) the wheels whose kernel list the plan assumes, on
+    a machine whose GPUs were detected, said on one line; none with
+    ``--no-verify-kernels`` (False)."""
+    if asked is False:
+        return None
+    scope = None
+    if not asked:
+        scope = assumed_scope(plan, profile)
+        if not scope:
+            return None
+        for name in sorted(scope):
+            p = plan.package(name)
+            assert p is not None
+            report.say(
+                f"{p.name} {p.version}: {p.kernels_assumed}: its wheel is read before it is "
+                "installed ('--no-verify-kernels' skips this)"
+            )
+    return KernelReader(
+        scope=scope,
+        ccs=profile.gpu_ccs,
+        tool=installer.tool,
+        python=installer.python,
+        version=profile.python,
+        options=parsed.options,
+        folder=folder,
+        env=env,
+        out=report.output,
+        # pip's progress bar needs the terminal itself; our lines go where ours go.
+        terminal=_isatty(sys.stdout),
+        progress=terminal_lines(sys.stderr),
+    )
 
-    names = frozenset(r.name for r in resolution.items if _judged_name(r.name, plan, manifests))
-    verified = verify_kernels(resolution, names, ccs, folder=folder, env=env, out=report.output)
-    for note in verified.notes:
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def read_planned_kernels(reader: KernelReader, plan: Plan, report: Reporter) -> Plan | None:
+    """Read the wheels the plan pins by URL, before the dry run: the plan naming those
+    files instead (neither the dry run nor the install fetches them again), or None:
+    refused."""
+    before = set(reader.files)
+    problems = reader.read_plan(plan)
+    if not _said(reader, problems, report):
+        return None
+    for name in sorted(set(reader.files) - before):
+        p = plan.package(name)
+        if p is not None:
+            report.say(f"kernels read: {p.name} {p.version} runs on every visible GPU")
+    return reader.localize(plan)
+
+
+def _said(reader: KernelReader, problems: Sequence[str], report: Reporter) -> bool:
+    """Say the reader's notes and problems; whether there were no problems."""
+    for note in reader.take_notes():
         report.say(f"note: {note}")
-    for problem in verified.problems:
+    for problem in problems:
         report.error(
             problem,
             hint="pick another build (a manifest entry whose kernels cover this GPU), or "
-            "install without --verify-kernels at your own risk",
+            "install without reading them (--no-verify-kernels) at your own risk",
         )
-    if verified.problems:
+    if problems:
         report.refused("nothing was installed: a wheel's kernels do not run on this machine")
+    return not problems
+
+
+def _read_kernels(
+    resolution: Resolution,
+    plan: Plan,
+    manifests: Mapping[str, Manifest],
+    reader: KernelReader,
+    report: Reporter,
+) -> Verified | None:
+    """The wheels of the resolution not read from the plan already: read (name -> file
+    to install, with its sha256), or None: refused."""
+    names = [r.name for r in resolution.items if _judged_name(r.name, plan, manifests)]
+    before = set(reader.files)
+    verified = reader.verify(resolution, names)
+    if not _said(reader, verified.problems, report):
         return None
-    for name in sorted(verified.files):
+    for name in sorted(set(verified.files) - before):
         r = resolution.get(name)
         assert r is not None
         report.say(f"kernels read: {r.label()} runs on every visible GPU")
-    return verified.files
+    return verified
 
 
 def _judged_name(name: str, plan: Plan, manifests: Mapping[str, Manifest]) -> bool:

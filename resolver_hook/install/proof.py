@@ -404,14 +404,20 @@ def pinned_lines(
     def hashes(r: Resolved) -> list[str]:
         return [f"sha256:{r.sha256}"] if r.sha256 else list(known.get(r.name, ()))
 
-    hashed = all(hashes(r) and not r.editable and not r.local for r in resolution.items)
+    # A wheel downloaded (and read) is a file of known sha256: pip and uv check it too.
+    hashed = all(
+        hashes(r) and not r.editable and (not r.local or r.name in files) for r in resolution.items
+    )
     lines = list(option_lines)
     for r in resolution.items:
         if r.editable and r.url:
             lines.append(f"-e {r.url}")
             continue
         if r.name in files:
-            line = f"{r.name} @ {files[r.name].resolve().as_uri()}"
+            # The fragment travels into the installed direct_url.json (uv records
+            # no hash of its own there): 'doctor' finds the scan by it.
+            fragment = f"#sha256={r.sha256}" if r.sha256 else ""
+            line = f"{r.name} @ {files[r.name].resolve().as_uri()}{fragment}"
         elif (r.direct or r.local) and r.url:
             fragment = f"#sha256={r.sha256}" if r.sha256 and "#" not in r.url else ""
             line = f"{r.name} @ {r.url}{fragment}"

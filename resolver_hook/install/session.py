@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from resolver_hook.host import HostProfile
+    from resolver_hook.install.kernels import KernelReader
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
@@ -105,7 +106,7 @@ def install(
     report: Reporter,
     today: datetime.date | None = None,
     proof: bool = True,
-    verify_kernels: bool = False,
+    verify_kernels: bool | None = None,
 ) -> int:
     """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
 
@@ -113,7 +114,8 @@ def install(
     ``proof``: ask the installer what it would install first and hold it to the plan
     (:mod:`resolver_hook.install.checked`); off, the installer runs unchecked.
     ``verify_kernels``: read the flavoured wheels' kernels before installing them
-    (:mod:`resolver_hook.install.kernels`; needs the checked resolution).
+    (:mod:`resolver_hook.install.kernels`; needs the checked resolution); None: only
+    those whose kernel list the plan assumes, on a detected machine; False: none.
 
     1 when a package has no fit or a source build's needs are not met (the installer
     never runs); the installer's own code otherwise.
@@ -187,7 +189,7 @@ class _Session:
     today: datetime.date | None
     proof: bool
     optional: Sequence[str]
-    verify_kernels: bool = False
+    verify_kernels: bool | None = None
 
 
 def _read_stdin() -> bytes:
@@ -270,6 +272,26 @@ def _run(
         report.say(f"note: {note}")
     optional_names = frozenset(requirement_name(o) or o for o in optional)
     with private_tempdir() as folder:
+        reader = None
+        if why_not is None:
+            from resolver_hook.install.checked import kernel_reader, read_planned_kernels
+
+            reader = kernel_reader(
+                installer,
+                parsed,
+                plan,
+                session.profile,
+                asked=session.verify_kernels,
+                folder=folder,
+                env=env,
+                report=report,
+            )
+            # The wheels pinned by URL are read first, from one download, and named
+            # by their local files from here on.
+            localized = read_planned_kernels(reader, plan, report) if reader else plan
+            if localized is None:
+                return 1
+            plan = localized
         inv = build_invocation(
             installer, parsed, plan, reqs, folder=folder, env=env, exclude=optional_names
         )
@@ -279,7 +301,9 @@ def _run(
             write_atomic(folder / "stdin.txt", stdin)
         argv = inv.argv
         if why_not is None:
-            checked = _checked(installer, parsed, plan, reqs, inv, folder, env, session, report)
+            checked = _checked(
+                installer, parsed, plan, reqs, inv, folder, env, session, report, reader
+            )
             if checked.code is not None:
                 return checked.code
             argv = checked.argv
@@ -322,6 +346,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
     env: dict[str, str],
     session: _Session,
     report: Reporter,
+    reader: KernelReader | None = None,
 ) -> _Proven:
     """The installer's resolution checked against the plan; dependencies with a manifest
     that the plan never saw are planned like requested ones and checked once more."""
@@ -341,7 +366,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
             report=report,
             extra=installer.plan_options(plan, folder, env),
             replan=again,
-            kernels_for=session.profile.gpu_ccs if session.verify_kernels else None,
+            kernels=reader,
         )
         if not checked.unplanned:
             return _Proven(code=checked.code, argv=checked.argv, plan=plan)
@@ -349,6 +374,13 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
         if isinstance(planned, int):
             return _Proven(code=planned, argv=(), plan=plan)
         plan, reqs = planned
+        if reader is not None:
+            from resolver_hook.install.checked import read_planned_kernels
+
+            localized = read_planned_kernels(reader, plan, report)
+            if localized is None:
+                return _Proven(code=1, argv=(), plan=plan)
+            plan = localized
         inv = build_invocation(
             installer, parsed, plan, reqs, folder=folder, env=env, exclude=exclude
         )
