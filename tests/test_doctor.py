@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,12 @@ from packaging.utils import canonicalize_name
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import parse_target
 from resolver_hook.install.doctor import check_installed
-from resolver_hook.install.installed import Installed, environment_of, this_environment
+from resolver_hook.install.installed import (
+    Installed,
+    archive_sha256,
+    environment_of,
+    this_environment,
+)
 from resolver_hook.manifest import parse_manifest
 from tests.clirun import cli as run
 from tests.frozen import frozen_manifests
@@ -589,3 +595,73 @@ def test_a_name_flavour_fix_uninstalls_the_other_distribution_first(
             f"resolver-hook uv pip install --python {python} --force-reinstall onnxruntime "
             "(picks the newest onnxruntime-gpu>=1.19)"
         )
+
+
+# --- the kernel scan of the installed file ----------------------------------------------------
+
+BLACKWELL = "linux-x86_64-py312-glibc2.39-cuda13.0-sm120"
+TORCH_FILE = "cp312-cp312-manylinux_2_28_x86_64"
+
+
+def scanned(sha: str, *objects: tuple[str, list[str]]) -> Callable[[str], Any]:
+    """The scan cache as doctor reads it: the scan of one file, by its sha256."""
+    return lambda asked: list(objects) if asked == sha else None
+
+
+def test_a_scanned_wheel_whose_kernels_run_on_no_visible_gpu_fails_whatever_its_manifest_says() -> (
+    None
+):
+    sha = "ab" * 32
+    torch = Installed(
+        name=canonicalize_name("torch"),
+        display_name="torch",
+        version="2.13.0+cu130",
+        tags=(TORCH_FILE,),
+        sha256=sha,
+    )
+    profile = parse_target(BLACKWELL)
+    (plain,) = check_installed([torch], BUILTIN, profile)
+    assert (plain.status, plain.kernels) == ("ok", None)  # the manifest's claim holds
+    scans = scanned(sha, ("torch/lib/libtorch_cuda.so", ["sm_80", "sm_90"]))
+    (c,) = check_installed([torch], BUILTIN, profile, scans=scans)
+    assert c.status == "fail"
+    assert c.summary == (
+        f"torch 2.13.0+cu130: the installed wheel (sha256 {sha[:12]}): "
+        "torch/lib/libtorch_cuda.so carries sm_80, sm_90, none of which runs on sm_120 "
+        "(RTX 50xx, RTX PRO 6000 Blackwell)"
+    )
+    assert c.kernels == (
+        f"read from the installed wheel (sha256 {sha[:12]}): they do not run on this machine"
+    )
+    good = scanned(sha, ("torch/lib/libtorch_cuda.so", ["sm_100", "sm_120"]), ("x.so", []))
+    (ok,) = check_installed([torch], BUILTIN, profile, scans=good)
+    assert ok.status == "ok"
+    assert ok.kernels == (
+        f"read from the installed wheel (sha256 {sha[:12]}): 1 library with kernels, each runs "
+        "on every visible GPU"
+    )
+    # Another file's scan says nothing about this one.
+    (other,) = check_installed([torch], BUILTIN, profile, scans=scanned("cd" * 32, ("a", ["x"])))
+    assert other == plain
+
+
+@pytest.mark.parametrize(
+    ("text", "sha"),
+    [
+        # pip: PEP 610's archive_info.hashes (and the older single hash)
+        ('{"archive_info": {"hash": "sha256=AB", "hashes": {"sha256": "%s"}}, "url": "f"}', "ab"),
+        ('{"archive_info": {"hash": "sha256=%s"}, "url": "file:///x.whl"}', "cd"),
+        # uv: the hash only in the URL's fragment
+        ('{"url": "file:///w/x.whl#sha256=%s", "archive_info": {}}', "ef"),
+    ],
+)
+def test_the_installed_files_sha256_is_read_from_direct_url_json(text: str, sha: str) -> None:
+    assert archive_sha256(text % (sha * 32)) == sha * 32
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "[]", "not json", '{"dir_info": {}, "url": "file:///src"}', '{"url": "x#sha256=12"}'],
+)
+def test_no_sha256_where_direct_url_json_records_none(text: str) -> None:
+    assert archive_sha256(text) is None

@@ -14,6 +14,7 @@ default on a machine whose GPU is detected (the fake NVML module), not on a targ
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from resolver_hook.install.kernels import scan_kernels, terminal_lines
 from tests.cudawheels import KERNELS, PTX
 from tests.installenv import PY, installed, venv_for, wheel_entry, write_manifest
 from tests.paths import FAKE_PYNVML, REPO
@@ -229,3 +231,78 @@ def test_a_target_machine_reads_no_assumed_kernel_list(
     assert "kernels assumed from 1.0+cu130" in err
     assert "kernels read" not in err
     assert not (tmp_path / "cache" / "kernel-scans").exists()
+
+
+def test_doctor_holds_an_installed_wheel_to_its_cached_scan(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    """kbad's kernels run on a B200 (PTX compute_100f), not on an RTX 50, though its
+    manifest claims both: once its file was read, doctor says so."""
+    manifests, _, wheels = kernel_index
+    venv = venv_for("pip", tmp_path / "venv")
+    b200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+    code, err = _run(
+        kernel_index, venv, tmp_path, "kbad", flags=("--verify-kernels", "--target", b200)
+    )
+    assert code == 0, err
+    sha = wheels["kbad"].sha256
+
+    def doctor(target: str) -> tuple[int, list[str]]:
+        proc = hook(
+            "doctor",
+            "--python",
+            str(venv / "bin" / "python"),
+            "--target",
+            target,
+            manifests=manifests,
+            env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")},
+        )
+        return proc.returncode, proc.stdout.splitlines()
+
+    code, lines = doctor(b200)
+    assert code == 0, lines
+    assert (
+        f"        kernels: read from the installed wheel (sha256 {sha[:12]}): 1 library with "
+        "kernels, each runs on every visible GPU"
+    ) in lines
+    code, lines = doctor(RTX50)
+    assert code == 1, lines
+    (line,) = [x for x in lines if x.startswith("fail    kbad 1.0+cu130: ")]
+    assert f"the installed wheel (sha256 {sha[:12]}): kbad/libptx.so carries " in line
+    assert "none of which runs on sm_120" in line
+    # Without the scan (another cache), the manifest's claim is all doctor has.
+    proc = hook(
+        "doctor",
+        "--python",
+        str(venv / "bin" / "python"),
+        "--target",
+        RTX50,
+        manifests=manifests,
+        env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "empty")},
+    )
+    assert proc.returncode == 0, proc.stdout
+    assert "kernels:" not in proc.stdout
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_line_per_wheel_read_only_on_a_terminal(tmp_path: Path) -> None:
+    assert terminal_lines(io.StringIO()) is None  # a pipe or a log: nothing extra
+    stream = _Terminal()
+    say = terminal_lines(stream)
+    assert say is not None
+    w = build_wheel(tmp_path, "kgood", "1.0+cu130", binaries={"kgood/libkernels.so": KERNELS})
+    cache = tmp_path / "cache"
+    objects = scan_kernels(w.sha256, w.path, cache, say)
+    size = w.path.stat().st_size / 1e6
+    line = f"resolver-hook: reading kernels of {w.filename} ({size:.1f} MB)...\n"
+    assert stream.getvalue() == line
+    ((library, targets),) = objects
+    assert library == "kgood/libkernels.so"
+    assert set(targets) == {"sm_90a", "sm_100f", "sm_120", "compute_120"}
+    # The second time the scan comes from the cache: nothing is read, nothing said.
+    assert scan_kernels(w.sha256, w.path, cache, say) == objects
+    assert stream.getvalue() == line

@@ -212,6 +212,7 @@ def _host_part(
     from resolver_hook.errors import OperationalError
     from resolver_hook.install.doctor import check_installed, profile_for_environment
     from resolver_hook.install.installed import environment_of, this_environment
+    from resolver_hook.install.kernels import cached_scan, scan_cache
 
     profile = machine_from_args(args, fresh=True)  # a report of what the probes find now
     manifests = manifests_from_args(args)
@@ -228,9 +229,15 @@ def _host_part(
     # The fix installs where the check looked: --python X's environment through uv
     # (pip takes no --python after its command word), else where pip installs.
     installer, uninstaller = _fixers(args.python)
+    cache = scan_cache(os.environ)
     checks = (
         check_installed(
-            environment, manifests, profile, installer=installer, uninstaller=uninstaller
+            environment,
+            manifests,
+            profile,
+            installer=installer,
+            uninstaller=uninstaller,
+            scans=lambda sha: cached_scan(sha, cache),
         )
         if environment
         else ()
@@ -358,6 +365,8 @@ def package_lines(
         lines.append(f"{c.status:<7} {c.summary}")
         if c.flavour and c.status != "ok":
             lines.append(f"        installed build: {c.flavour}")
+        if c.kernels:
+            lines.append(f"        kernels: {c.kernels}")
         lines += (
             [f"        also: {r}" for r in c.reasons[1:]]
             if c.status == "fail"

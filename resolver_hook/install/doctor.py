@@ -14,11 +14,16 @@ For each installed distribution that has a manifest:
 4. The fix comes from a plan for the same packages (:func:`resolver_hook.resolve.resolve`):
    ``resolver-hook pip install --force-reinstall torch (picks 2.13.0+cu130)``, or why
    nothing fits.
+5. Where the installed wheel's kernels were read (the kernel-scan cache, by the sha256
+   the installer recorded in ``direct_url.json``; ``scans`` looks it up), its libraries
+   are held to every visible GPU under NVIDIA's rules: one that runs on none is ``fail``,
+   whatever the manifest claims.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +33,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.install.installed import Environment, Installed
+from resolver_hook.install.kernels import library_problems
 from resolver_hook.manifest.schema import Flavour, Manifest, WheelFlavour
 from resolver_hook.resolve import PackagePlan, evaluate_flavour, marker_environment, resolve
 
@@ -56,6 +62,8 @@ class PackageCheck:
     fix: str | None = None
     fitting: tuple[str, ...] = ()
     source: str = ""
+    # What the kernel scan of the installed file says (None: that file was never read).
+    kernels: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +76,7 @@ class PackageCheck:
             "fix": self.fix,
             "fitting": list(self.fitting),
             "manifest": self.source,
+            "kernels": self.kernels,
         }
 
 
@@ -208,12 +217,72 @@ def check_installed(
     *,
     installer: str = "resolver-hook pip install",
     uninstaller: str = "pip uninstall -y",
+    scans: Scans | None = None,
 ) -> tuple[PackageCheck, ...]:
     """One :class:`PackageCheck` per installed distribution that has a manifest, by name.
 
     Pure. For another environment, pass its :class:`Environment` (its Python's wheel
-    tags are used: :func:`profile_for_environment`).
+    tags are used: :func:`profile_for_environment`). ``scans``: the kernel scan of a
+    file by its sha256 ((library, targets) pairs), None where it was never read.
     """
+    items = installed if isinstance(installed, Environment) else tuple(installed)
+    checks = _check_installed(items, manifests, profile, installer, uninstaller)
+    if scans is None:
+        return checks
+    dists = items.distributions if isinstance(items, Environment) else items
+    by_name = {i.name: i for i in dists}
+    return tuple(_with_scan(c, by_name[c.name], scans, profile) for c in checks)
+
+
+# (library path, kernel targets) of a wheel by its sha256, or None: never read.
+Scans = Callable[[str], Sequence[tuple[str, Sequence[str]]] | None]
+
+
+def _with_scan(
+    c: PackageCheck, inst: Installed, scans: Scans, profile: HostProfile
+) -> PackageCheck:
+    """The check with what the scan of the installed file says."""
+    found = scans(inst.sha256) if inst.sha256 else None
+    if found is None:
+        return c
+    short = f"sha256 {inst.sha256[:12]}" if inst.sha256 else ""
+    if not profile.gpu_ccs:
+        return dataclasses.replace(
+            c,
+            kernels=f"the installed wheel ({short}) was read; no NVIDIA GPU visible to hold it to",
+        )
+    problems = library_problems(f"the installed wheel ({short})", found, profile.gpu_ccs)
+    if not problems:
+        libraries = sum(1 for _, targets in found if targets)
+        return dataclasses.replace(
+            c,
+            kernels=f"read from the installed wheel ({short}): {libraries} "
+            f"librar{'y' if libraries == 1 else 'ies'} with kernels, each runs on every "
+            "visible GPU",
+        )
+    head = f"{c.display_name} {c.version}"
+    if c.status == "fail":
+        reasons = (*c.reasons, *problems)
+        summary = c.summary
+    else:
+        reasons = (*problems, *c.reasons)
+        summary = f"{head}: {problems[0]}"
+    return dataclasses.replace(
+        c,
+        status="fail",
+        summary=summary,
+        reasons=reasons,
+        kernels=f"read from the installed wheel ({short}): they do not run on this machine",
+    )
+
+
+def _check_installed(
+    installed: Environment | Iterable[Installed],
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    installer: str,
+    uninstaller: str,
+) -> tuple[PackageCheck, ...]:
     if isinstance(installed, Environment):
         profile = profile_for_environment(profile, installed.python)
         items = installed.distributions

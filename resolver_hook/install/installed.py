@@ -25,6 +25,7 @@ from resolver_hook.errors import OperationalError, UsageError
 __all__ = [
     "Environment",
     "Installed",
+    "archive_sha256",
     "environment_of",
     "parse_environment",
     "this_environment",
@@ -49,7 +50,11 @@ for d in metadata.distributions():
     except Exception:
         continue
     tags = [l.split(":", 1)[1].strip() for l in wheel.splitlines() if l.startswith("Tag:")]
-    dists.append({"name": name, "version": d.version, "tags": tags})
+    try:
+        direct = d.read_text("direct_url.json") or ""
+    except Exception:
+        direct = ""
+    dists.append({"name": name, "version": d.version, "tags": tags, "direct_url": direct[:65536]})
 print(json.dumps({
     "python": "%d.%d" % sys.version_info[:2],
     "implementation": sys.implementation.name,
@@ -69,9 +74,44 @@ class Installed:
     display_name: str
     version: str
     tags: tuple[str, ...] = ()
+    # The sha256 of the file it was installed from, where the installer recorded it
+    # (PEP 610's direct_url.json, written for a URL or file install): see archive_sha256.
+    sha256: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.display_name, "version": self.version, "tags": list(self.tags)}
+        return {
+            "name": self.display_name,
+            "version": self.version,
+            "tags": list(self.tags),
+            "sha256": self.sha256,
+        }
+
+
+def archive_sha256(text: str) -> str | None:
+    """The sha256 a ``direct_url.json`` (PEP 610) records of the archive installed: its
+    ``archive_info.hashes`` (pip), the older ``archive_info.hash``, or the URL's
+    ``#sha256=`` fragment (uv keeps the hash only there); None for anything else."""
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    info = data.get("archive_info")
+    found: object = None
+    if isinstance(info, dict):
+        hashes = info.get("hashes")
+        if isinstance(hashes, dict):
+            found = hashes.get("sha256")
+        if not found and isinstance(info.get("hash"), str) and info["hash"].startswith("sha256="):
+            found = info["hash"][len("sha256=") :]
+    url = data.get("url")
+    if not found and isinstance(url, str) and "#sha256=" in url:
+        found = url.split("#sha256=", 1)[1].split("&", 1)[0]
+    if not isinstance(found, str):
+        return None
+    found = found.lower()
+    return found if len(found) == 64 and all(c in "0123456789abcdef" for c in found) else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,6 +160,7 @@ def this_environment(path: Sequence[str] | None = None) -> Environment:
             name = d.metadata["Name"]
             version = d.version
             wheel = d.read_text("WHEEL") or ""
+            direct = d.read_text("direct_url.json") or ""
         except Exception:  # a broken .dist-info must not take the report down
             continue
         if not name or not version:
@@ -128,7 +169,13 @@ def this_environment(path: Sequence[str] | None = None) -> Environment:
             line.split(":", 1)[1].strip() for line in wheel.splitlines() if line.startswith("Tag:")
         )
         found.append(
-            Installed(name=canonicalize_name(name), display_name=name, version=version, tags=tags)
+            Installed(
+                name=canonicalize_name(name),
+                display_name=name,
+                version=version,
+                tags=tags,
+                sha256=archive_sha256(direct),
+            )
         )
     return Environment(
         python=f"{sys.version_info[0]}.{sys.version_info[1]}",
@@ -210,12 +257,14 @@ def parse_environment(text: str, *, where: str) -> Environment:
         tags = d.get("tags") or []
         if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
             raise bad(f"distributions[{i}].tags is not a list of strings")
+        direct = d.get("direct_url")
         found.append(
             Installed(
                 name=canonicalize_name(d["name"]),
                 display_name=d["name"],
                 version=d["version"],
                 tags=tuple(tags),
+                sha256=archive_sha256(direct) if isinstance(direct, str) else None,
             )
         )
     return Environment(

@@ -54,6 +54,7 @@ __all__ = [
     "cached_scan",
     "library_problems",
     "scan_cache",
+    "scan_kernels",
     "terminal_lines",
 ]
 
@@ -140,7 +141,7 @@ def cached_scan(sha: str, cache: Path | None) -> list[tuple[str, list[str]]] | N
     return None
 
 
-def _scan(
+def scan_kernels(
     sha: str, path: Path, cache: Path | None, progress: Callable[[str], None] | None
 ) -> list[tuple[str, list[str]]]:
     """(library, kernel targets) of the wheel, from the cache by sha256 or by scanning."""
@@ -393,7 +394,7 @@ class KernelReader:
                 )
                 continue
             try:
-                objects = _scan(sha, path, cache, self.progress)
+                objects = scan_kernels(sha, path, cache, self.progress)
             except ScanError as exc:
                 problems.append(f"{w.label}: its kernels cannot be read: {exc.message}")
                 continue
