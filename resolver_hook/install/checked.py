@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from packaging.utils import NormalizedName
 
@@ -34,7 +34,13 @@ from resolver_hook._fs import write_atomic
 from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
-from resolver_hook.install.kernels import KernelReader, Verified, assumed_scope, terminal_lines
+from resolver_hook.install.kernels import (
+    KernelReader,
+    Verified,
+    assumed_scope,
+    is_terminal,
+    terminal_lines,
+)
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
@@ -368,16 +374,9 @@ def kernel_reader(
         env=env,
         out=report.output,
         # pip's progress bar needs the terminal itself; our lines go where ours go.
-        terminal=_isatty(sys.stdout),
+        terminal=is_terminal(sys.stdout),
         progress=terminal_lines(sys.stderr),
     )
-
-
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def read_planned_kernels(reader: KernelReader, plan: Plan, report: Reporter) -> Plan | None:

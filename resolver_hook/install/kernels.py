@@ -52,6 +52,7 @@ __all__ = [
     "Verified",
     "assumed_scope",
     "cached_scan",
+    "is_terminal",
     "library_problems",
     "scan_cache",
     "scan_kernels",
@@ -179,14 +180,18 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (a closed or odd stream is not)."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def terminal_lines(stream: TextIO) -> Callable[[str], None] | None:
     """A writer of ``resolver-hook:`` progress lines to ``stream`` when it is a terminal;
     None otherwise (nothing extra in a log or a pipe)."""
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        tty = False
-    if not tty:
+    if not is_terminal(stream):
         return None
 
     def say(text: str) -> None:
