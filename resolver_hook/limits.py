@@ -70,6 +70,7 @@ __all__ = [
     "PAGE_FRESH_SECONDS",
     "SHOWN_REJECTED_BUILDS",
     "SHOWN_VERSIONS",
+    "SNAPSHOT_RELEASES",
     "check_version_text",
     "load_json",
     "parse_wheel_name",
@@ -200,9 +201,11 @@ PAGE_FRESH_SECONDS = 600.0
 MAX_PAGE_CACHE_BYTES = 256 << 20
 # The inventory (resolver_hook/inventory/): metadata files one plan reads (one per
 # flavoured file that fits the machine, newest first), and the shipped snapshot (wheel
-# links of the built-in flavours only; ~5 KB).
+# links of the built-in flavours only, of each flavour's newest SNAPSHOT_RELEASES
+# releases: tens of KB; an offline plan of an older pin reads the manifest alone).
 MAX_METADATA_READS = 64
 MAX_SNAPSHOT_BYTES = 8 << 20
+SNAPSHOT_RELEASES = 3
 # The kernel lists read from wheel files (``inventory/data/kernels.json``, ~300 bytes a
 # file). ``scripts/refresh_data.py``: the largest wheel it downloads to scan unless
 # raised (torch's CUDA wheels are 0.9-3 GB; most extensions under 200 MB), and the

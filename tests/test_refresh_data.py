@@ -176,7 +176,7 @@ def test_a_new_release_is_added_scanned_and_planned_verified(
     assert code == 0, out
     scanned = scan_wheel(wheel).gpu
     assert f"recorded: {name}: {', '.join(scanned)} (sha256 {digest})" in out
-    assert "gone: https://download.pytorch.org/whl/cu126/torch/ (read as " in out  # not there
+    assert "unread: https://download.pytorch.org/whl/cu126/torch/ (read as " in out  # not there
     assert "summary: new files: 1, pages not read: 4, kernel lists recorded: 1" in out
 
     (row,) = [r for r in loads(data["links"].read_text())["link"] if r["filename"] == name]
@@ -218,7 +218,9 @@ def test_a_page_gone_is_reported_and_nothing_is_removed(
     code, out = _refresh(replica, data, capsys)
     assert code == 0, out
     read_as = f"{replica.server.url}/whl/cu130/torch/"
-    assert f"gone: {PAGE} (read as {read_as}): HTTP 404 Not Found: nothing of it is removed" in out
+    assert (
+        f"unread: {PAGE} (read as {read_as}): HTTP 404 Not Found: nothing of it is removed" in out
+    )
     assert _texts(data) == before
     shipped = load_snapshot(before["snapshot"])
     assert (
@@ -307,3 +309,20 @@ def test_kernel_records_are_checked_when_read() -> None:
     assert load_kernels(text).get("a" * 64, "other.whl") is None
     with pytest.raises(KernelRecordsError, match="edited by hand"):
         load_kernels(text.replace('"sm_100"', '"sm_120"'))
+
+
+def test_only_each_flavours_newest_releases_are_kept(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for version in ("2.14.0", "2.14.1", "2.15.0", "2.16.0"):
+        replica.add(f"torch-{version}+cu130-cp313-cp313-{X86}.whl", KERNELS)
+    code, out = _refresh(replica, data, capsys, "--check")
+    assert code == 1, out
+    new = [line for line in out.splitlines() if line.startswith("new: ")]
+    assert new == [
+        f"new: torch {v}+cu130: 1 file on {PAGE}" for v in ("2.14.1", "2.15.0", "2.16.0")
+    ]
+    code, out = _refresh(replica, data, capsys, "--max-scans=0")
+    snapshot = load_snapshot(data["snapshot"].read_text())
+    kept = {x.filename.split("-")[1] for x in snapshot.pages[PAGE].links}
+    assert kept == {"2.14.1+cu130", "2.15.0+cu130", "2.16.0+cu130"}

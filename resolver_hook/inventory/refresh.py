@@ -96,7 +96,7 @@ class Row:
 
 @dataclass(slots=True)
 class Report:
-    """What a refresh found, line by line, by kind (``new``, ``gone``, ``unlisted``,
+    """What a refresh found, line by line, by kind (``new``, ``unread``, ``unlisted``,
     ``review``, ``recorded``, ``differs``, ``refused``, ``skipped``, ``failed``,
     ``scan``: a file a run would scan)."""
 
@@ -117,7 +117,7 @@ class Report:
         out = [f"{kind}: {text}" for kind, text in self.lines]
         words = {
             "new": "new files",
-            "gone": "pages not read",
+            "unread": "pages not read",
             "unlisted": "files no longer listed",
             "recorded": "kernel lists recorded",
             "refused": "refused (sha256)",
@@ -160,7 +160,7 @@ def read_pages(client: IndexClient, urls: Sequence[str], report: Report) -> dict
             read = redact(client.url_of(url))
             why = got.message.removeprefix(f"{read}: ")
             where = redact(url) if read == redact(url) else f"{redact(url)} (read as {read})"
-            report.add("gone", f"{where}: {why}: nothing of it is removed")
+            report.add("unread", f"{where}: {why}: nothing of it is removed")
     return out
 
 
@@ -270,7 +270,9 @@ def scan_carried(
     from resolver_hook.publish.scan import ScanError, scan_wheel
 
     carried = carried_files(manifests, pages)
-    todo = [(f, c) for f, c in carried if records.get(c.sha256, c.filename) is None]
+    # A flavour without ``gpu`` claims no kernels (it runs without a GPU): nothing to
+    # verify, so its files are not downloaded.
+    todo = [(f, c) for f, c in carried if f.gpu and records.get(c.sha256, c.filename) is None]
     scans = 0
     for done, (f, c) in enumerate(todo):
         if client is None:

@@ -24,7 +24,7 @@ from typing import Any
 
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, load_json
+from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, SNAPSHOT_RELEASES, load_json
 
 __all__ = [
     "FORMAT",
@@ -168,7 +168,8 @@ def relevant_links(
     manifests: Mapping[str, Any], pages: Mapping[str, Page]
 ) -> dict[str, list[Link]]:
     """Per page, the links some index flavour of ``manifests`` could plan (its
-    distribution, local label, platforms and Pythons): what a snapshot keeps."""
+    distribution, local label, platforms and Pythons), of each flavour's newest
+    :data:`~resolver_hook.limits.SNAPSHOT_RELEASES` releases: what a snapshot keeps."""
     from resolver_hook.inventory.candidates import candidates
     from resolver_hook.inventory.expand import page_of
 
@@ -179,9 +180,14 @@ def relevant_links(
             page = pages.get(url) if url is not None else None
             if page is None:
                 continue
-            for c in candidates(f, page):
+            releases: list[Any] = []
+            for c in candidates(f, page):  # newest first
                 if f.versions is None and c.version < f.version:
                     continue  # older than the entry: never planned
+                if c.version not in releases:
+                    if len(releases) == SNAPSHOT_RELEASES:
+                        break  # an offline plan of an older pin reads the manifest alone
+                    releases.append(c.version)
                 keep.setdefault(page.url, {})[c.link.url] = c.link
     return {url: sorted(links.values(), key=lambda x: x.filename) for url, links in keep.items()}
 
