@@ -177,7 +177,7 @@ def test_a_new_release_is_added_scanned_and_planned_verified(
     scanned = scan_wheel(wheel).gpu
     assert f"recorded: {name}: {', '.join(scanned)} (sha256 {digest})" in out
     assert "unread: https://download.pytorch.org/whl/cu126/torch/ (read as " in out  # not there
-    assert "summary: new files: 1, pages not read: 4, kernel lists recorded: 1" in out
+    assert "summary: new releases: 1, pages not read: 4, kernel lists recorded: 1" in out
 
     (row,) = [r for r in loads(data["links"].read_text())["link"] if r["filename"] == name]
     assert row == {

@@ -116,7 +116,7 @@ class Report:
     def render(self) -> str:
         out = [f"{kind}: {text}" for kind, text in self.lines]
         words = {
-            "new": "new files",
+            "new": "new releases",
             "unread": "pages not read",
             "unlisted": "files no longer listed",
             "recorded": "kernel lists recorded",
