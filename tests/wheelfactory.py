@@ -4,6 +4,14 @@ The wheels are valid (METADATA, WHEEL, RECORD with hashes) so real pip and uv
 install them. The index is static files: ``/simple/NAME/`` (PEP 503 pages with
 ``#sha256=`` fragments), per-flavour find-links pages ``/links/FLAVOUR/NAME/``,
 and the wheels under ``/files/``. The server binds 127.0.0.1 on a free port.
+
+With ``core_metadata`` the pages serve each wheel's core metadata apart, as PyPI and
+download.pytorch.org do (PEP 658, https://peps.python.org/pep-0658/, and PEP 714,
+https://peps.python.org/pep-0714/; docs/facts.md, "Index pages"): the wheel's
+``*.dist-info/METADATA`` at ``<wheel URL>.metadata``, and on each anchor
+``data-core-metadata`` (PEP 714's name) and ``data-dist-info-metadata`` (the name
+PEP 658 gave it, which older clients read; PyPI sends both), valued ``sha256=<hex>`` of
+that metadata file.
 """
 
 from __future__ import annotations
@@ -98,10 +106,26 @@ def build_wheel(
     return BuiltWheel(path=path, name=name, version=version, sha256=sha)
 
 
-def _page(title: str, links: list[tuple[str, str]]) -> str:
-    body = "\n".join(
-        f'<a href="{html.escape(href)}">{html.escape(text)}</a><br/>' for href, text in links
-    )
+def core_metadata(wheel: Path) -> bytes:
+    """The wheel's ``*.dist-info/METADATA`` as it is stored (PEP 658's metadata file)."""
+    with zipfile.ZipFile(wheel) as zf:
+        (name,) = [
+            n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")
+        ]
+        return zf.read(name)
+
+
+def _page(title: str, links: list[tuple[str, str, str | None]]) -> str:
+    """A PEP 503 page: (href, text, sha256 of the file's core metadata or None)."""
+
+    def anchor(href: str, text: str, meta: str | None) -> str:
+        attrs = f'href="{html.escape(href)}"'
+        if meta is not None:
+            attrs += f' data-dist-info-metadata="sha256={meta}"'
+            attrs += f' data-core-metadata="sha256={meta}"'
+        return f"<a {attrs}>{html.escape(text)}</a><br/>"
+
+    body = "\n".join(anchor(*link) for link in links)
     return (
         f"<!DOCTYPE html>\n<html><head><title>{html.escape(title)}</title></head>"
         f"<body>\n{body}\n</body></html>\n"
@@ -111,8 +135,10 @@ def _page(title: str, links: list[tuple[str, str]]) -> str:
 class LoopbackIndex:
     """A static package index under ``root``, served on 127.0.0.1."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, core_metadata: bool = False) -> None:
         self.root = root
+        self.core_metadata = core_metadata
+        self._metadata: dict[str, str] = {}  # wheel filename -> sha256 of its .metadata
         self.files = root / "files"
         self.files.mkdir(parents=True, exist_ok=True)
         self.url = ""
@@ -126,11 +152,19 @@ class LoopbackIndex:
         """How many times the server was asked for the wheel's file (GET)."""
         return sum(1 for r in self.requests if r == f"GET /files/{wheel.filename}")
 
+    def metadata_gets(self, wheel: BuiltWheel) -> int:
+        """How many times the server was asked for the wheel's core metadata file (GET)."""
+        return sum(1 for r in self.requests if r == f"GET /files/{wheel.filename}.metadata")
+
     def add(self, wheel: BuiltWheel, *, simple: bool = True, flavour: str | None = None) -> None:
         """Publish a wheel: on the simple index and/or a flavour's find-links page."""
         target = self.files / wheel.filename
         if wheel.path != target:
             target.write_bytes(wheel.path.read_bytes())
+        if self.core_metadata:
+            data = core_metadata(target)
+            (self.files / f"{wheel.filename}.metadata").write_bytes(data)
+            self._metadata[wheel.filename] = hashlib.sha256(data).hexdigest()
         name = str(canonicalize_name(parse_wheel_filename(wheel.filename)[0]))
         if simple:
             self._simple.setdefault(name, []).append(wheel)
@@ -148,11 +182,15 @@ class LoopbackIndex:
     def simple_url(self) -> str:
         return f"{self.url}/simple/"
 
+    def _text(self, wheel: BuiltWheel) -> tuple[str, str | None]:
+        """An anchor's text and the sha256 of the wheel's core metadata, where served."""
+        return wheel.filename, self._metadata.get(wheel.filename)
+
     def _write_pages(self) -> None:
         simple = self.root / "simple"
         simple.mkdir(exist_ok=True)
         (simple / "index.html").write_text(
-            _page("Simple index", [(f"{n}/", n) for n in sorted(self._simple)])
+            _page("Simple index", [(f"{n}/", n, None) for n in sorted(self._simple)])
         )
         for name, wheels in self._simple.items():
             d = simple / name
@@ -160,7 +198,10 @@ class LoopbackIndex:
             (d / "index.html").write_text(
                 _page(
                     name,
-                    [(f"../../files/{w.filename}#sha256={w.sha256}", w.filename) for w in wheels],
+                    [
+                        (f"../../files/{w.filename}#sha256={w.sha256}", *self._text(w))
+                        for w in wheels
+                    ],
                 )
             )
         for (flavour, name), wheels in self._links.items():
@@ -170,7 +211,7 @@ class LoopbackIndex:
                 _page(
                     name,
                     [
-                        (f"../../../files/{w.filename}#sha256={w.sha256}", w.filename)
+                        (f"../../../files/{w.filename}#sha256={w.sha256}", *self._text(w))
                         for w in wheels
                     ],
                 )
