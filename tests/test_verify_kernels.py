@@ -9,6 +9,11 @@ an RTX 50 (sm_120) the scan finds that kbad's kernels run on none of them.
 page also serves 1.1, planned with 1.0's kernel list carried forward (assumed): kfwd
 1.1 carries the same libraries, kcarry 1.1 only kbad's. Their wheels are read by
 default on a machine whose GPU is detected (the fake NVML module), not on a target.
+``krange`` is an index flavour for every release on its page from 1.0 on (1.0, 1.1);
+``kplain`` a plain build on the simple index, left to the installer.
+The index serves each wheel's core metadata apart (PEP 658/714), as PyPI and
+download.pytorch.org do: an installer's resolution reads the ``.metadata`` file, and
+only a download meant to install fetches the wheel.
 """
 
 from __future__ import annotations
@@ -17,20 +22,25 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
 
 from resolver_hook.install.kernels import scan_kernels, terminal_lines
+from tests import test_install_proof
 from tests.cudawheels import KERNELS, PTX
 from tests.installenv import PY, installed, venv_for, wheel_entry, write_manifest
 from tests.paths import FAKE_PYNVML, REPO
 from tests.test_install import hook, versions
+from tests.test_install_proof import IDS, INSTALLERS, _venv
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
 
 pytestmark = pytest.mark.integration
+
+# pip 23.2.1 and the newest pip from the package registry, as the proof tests run them.
+pip_wheel = test_install_proof.pip_wheel
 
 RTX50 = f"linux-x86_64-py{PY}-cuda13.0-sm120"
 # The fake NVML module's RTX 5090 (tests/fake_nvml.py), for a detected machine.
@@ -59,11 +69,17 @@ def kernel_index(
         carried[f"{name}-1.1"] = build_wheel(
             out, name, "1.1+cu130", binaries={f"{name}/libkernels.so": newer}
         )
-    index = LoopbackIndex(root / "index")
+    for version in ("1.0", "1.1"):
+        carried[f"krange-{version}"] = build_wheel(
+            out, "krange", version, binaries={"krange/libkernels.so": KERNELS}
+        )
+    plain = build_wheel(out, "kplain", "1.0", binaries={"kplain/libkernels.so": KERNELS})
+    index = LoopbackIndex(root / "index", core_metadata=True)
     for w in wheels.values():
         index.add(w, simple=False)
     for w in carried.values():
         index.add(w, simple=False, flavour="cu130")
+    index.add(plain)
     manifests = root / "manifests"
     manifests.mkdir()
     with index.serving():
@@ -80,7 +96,11 @@ def kernel_index(
                 "checked": "2026-11-30",
             }
             write_manifest(manifests, name, "index", entry)
-        yield manifests, index, {**wheels, **carried}
+        gpus = {"cuda": ">=13.0", "gpu": ["sm_100", "sm_120"]}
+        page = {"url": index.links_url("cu130", "krange"), "versions": ">=1.0", **gpus}
+        write_manifest(manifests, "krange", "index", page)
+        write_manifest(manifests, "kplain", "index", {"version": "1.0", **gpus})
+        yield manifests, index, {**wheels, **carried, "kplain": plain}
 
 
 def _run(
@@ -170,15 +190,73 @@ def test_the_file_scanned_is_the_file_installed_from_one_download(
         assert "uv has no download command: pip fetches the wheels to read, once" in err
 
 
-def test_an_index_flavour_is_read_after_the_dry_run_names_its_file(
-    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+@pytest.mark.parametrize(("tool", "pip"), INSTALLERS, ids=IDS)
+def test_an_index_flavour_is_read_and_installed_from_one_download(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]],
+    tmp_path: Path,
+    pip_wheel: Callable[[str], Path],
+    tool: str,
+    pip: str,
 ) -> None:
-    """A build pinned by version: the dry run names the file, which is then read."""
-    venv = venv_for("pip", tmp_path / "venv")
-    code, err = _run(kernel_index, venv, tmp_path, "kfwd==1.0+cu130")
+    """A build the plan pins by version on its page (no URL in the plan): the file is
+    fetched once, read, and that very file is installed, whatever the pip (23.2.1's dry
+    run fetches every wheel it resolves, metadata or not; newer ones only the metadata)."""
+    _, index, wheels = kernel_index
+    wheel = wheels["kfwd-1.0"]
+    venv = _venv(tmp_path, tool, pip_wheel, pip)
+    asked, meta = index.gets(wheel), index.metadata_gets(wheel)
+    code, err = _run(kernel_index, venv, tmp_path, "kfwd==1.0+cu130", tool=tool)
     assert code == 0, err
     assert "kernels read: kfwd 1.0+cu130 runs on every visible GPU" in err
     assert versions(venv)["kfwd"] == "1.0+cu130"
+    assert index.gets(wheel) - asked == 1
+    # Its core metadata was read from the page's metadata file, once: by the download.
+    assert index.metadata_gets(wheel) - meta == 1
+    (entry,) = (tmp_path / "cache" / "kernel-scans").glob("*.json")
+    scanned = json.loads(entry.read_text())["sha256"]
+    assert _installed_sha256(venv, "kfwd") == scanned == wheel.sha256
+
+
+def test_a_release_range_is_read_from_the_version_uvs_dry_run_names(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    """uv's dry run names the version it takes from the page, not the file: that
+    version is fetched from the plan's page once, read, and that file installed."""
+    _, index, wheels = kernel_index
+    wheel = wheels["krange-1.1"]
+    venv = venv_for("uv", tmp_path / "venv")
+    asked = index.gets(wheel)
+    code, err = _run(kernel_index, venv, tmp_path, "krange", tool="uv")
+    assert code == 0, err
+    assert "kernels read: krange 1.1 runs on every visible GPU" in err
+    assert versions(venv)["krange"] == "1.1"
+    assert index.gets(wheel) - asked == 1
+    assert _installed_sha256(venv, "krange") == wheel.sha256
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_a_build_left_to_the_installer_is_read_or_named_unread(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path, tool: str
+) -> None:
+    """pip's report names the file of a build left to it (read); uv's dry run names a
+    version on the user's own index, which only uv reads: said, never skipped silently."""
+    _, _, wheels = kernel_index
+    venv = venv_for(tool, tmp_path / "venv")
+    code, err = _run(kernel_index, venv, tmp_path, "kplain", tool=tool)
+    assert code == 0, err
+    assert versions(venv)["kplain"] == "1.0"
+    unread = (
+        "resolver-hook: note: --verify-kernels: kernels not read: kplain 1.0 (uv names no "
+        "file for it, and no page of the plan serves it)"
+    )
+    if tool == "pip":
+        assert "kernels read: kplain 1.0 runs on every visible GPU" in err
+        assert _installed_sha256(venv, "kplain") == wheels["kplain"].sha256
+        assert "kernels not read" not in err
+    else:
+        assert unread in err.splitlines()
+        assert "kernels read" not in err
+        assert not (tmp_path / "cache" / "kernel-scans").exists()
 
 
 def test_an_assumed_kernel_list_is_read_by_default_on_a_detected_gpu(

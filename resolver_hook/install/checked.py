@@ -420,7 +420,8 @@ def _read_kernels(
     to install, with its sha256), or None: refused."""
     names = [r.name for r in resolution.items if _judged_name(r.name, plan, manifests)]
     before = set(reader.files)
-    verified = reader.verify(resolution, names)
+    pages = {str(p.name): p.find_links for p in plan.packages if p.find_links}
+    verified = reader.verify(resolution, names, pages)
     if not _said(reader, verified.problems, report):
         return None
     for name in sorted(set(verified.files) - before):

@@ -13,12 +13,23 @@ machine whose NVIDIA GPUs are detected. Each wheel is:
   and refused when a library's SASS and PTX run on none of the visible GPUs under
   NVIDIA's rules (:meth:`resolver_hook.portable.cuda.KernelTarget.runs_on`,
   docs/facts.md section 1.9), naming the library and its targets;
-- then named by its local path (``name @ file://...#sha256=...``): the plan's URL pin
-  is replaced by the file before the installer's dry run (:meth:`KernelReader.localize`),
-  so neither the dry run nor the install fetches it again, and the file installed is
-  the file read. A wheel the plan pins only by version (an index flavour) is known once
-  the dry run names it; pip's dry run fetched it whole unless the index serves its core
-  metadata apart (PEP 658/714), and it is downloaded once more to be read.
+- then named by its local path (``name @ file://...#sha256=...``) before the installer's
+  dry run (:meth:`KernelReader.localize`), so neither the dry run nor the install fetches
+  it again, and the file installed is the file read. That holds for the wheels the plan
+  pins by URL and for the builds it pins by version on their page (an index flavour,
+  ``name==version`` with the page as ``--find-links``): those are fetched by
+  ``pip download --no-deps name==version`` with the same index options and the page,
+  so pip picks the file its install would. The dry run cannot be the one download: a
+  pip before 25.3 fetches every wheel it resolves and throws it away, whether or not the
+  index serves the wheel's core metadata apart (PEP 658/714; pip 25.3 and newer then
+  fetch only the ``.metadata`` file; docs/facts.md section 3).
+
+A build the plan does not pin to one version (a page's every release from a floor, a
+package left to the installer, a dependency) is known once the dry run names it: under
+pip its file (the report's URL) is downloaded to be read, a second fetch where the dry
+run took the wheel whole; under uv, whose dry run names versions, not files, the version
+uv chose is fetched from the plan's page. A package in scope that is not read (no wheel,
+no page to take it from) is named in one note.
 
 Scans are cached by sha256 (a private JSON file each, 0600, at most
 :data:`~resolver_hook.limits.MAX_KERNEL_SCANS` kept, the oldest removed first);
@@ -37,11 +48,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 from urllib.parse import unquote, urldefrag, urlsplit
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
 from resolver_hook import _cache
 from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.proof import Resolution
 from resolver_hook.limits import MAX_KERNEL_SCANS
+from resolver_hook.reqfile import format_requirement
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -79,6 +95,10 @@ _FETCH_OPTIONS = frozenset(
     )
 )
 _FETCH_FLAGS = frozenset(("--isolated", "--no-cache-dir", "--no-input"))
+# And those that decide which file of a version pip takes from the pages it reads: for
+# a build fetched by ``name==version``, as the install would choose it.
+_CHOICE_OPTIONS = frozenset(("-f", "--find-links", "--only-binary", "--no-binary"))
+_CHOICE_FLAGS = frozenset(("--no-index", "--prefer-binary"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,10 +114,21 @@ class Verified:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Wanted:
+    """A wheel to fetch and read: the file at ``url``, else ``name==version`` from
+    ``page`` (None: from the user's index options alone)."""
+
     name: str
     label: str  # "kgood 1.0+cu130"
-    url: str  # without a fragment
+    url: str | None  # without a fragment
     sha256: str | None
+    version: str | None = None
+    page: str | None = None
+
+    @property
+    def requirement(self) -> str:
+        if self.url is None:
+            return f"{self.name}=={self.version}"
+        return f"{self.url}#sha256={self.sha256}" if self.sha256 else self.url
 
 
 def library_problems(
@@ -201,22 +232,26 @@ def terminal_lines(stream: TextIO) -> Callable[[str], None] | None:
     return say
 
 
-def fetch_options(tool: str, options: Sequence[str]) -> list[str]:
+def fetch_options(tool: str, options: Sequence[str], *, choice: bool = False) -> list[str]:
     """The user's pip options that decide how a file is fetched (``--proxy X``,
     ``--cert X``, ``--index-url X`` whose credentials pip also uses for files on that
-    host ...), for ``pip download``; none of uv's (another program's options)."""
+    host ...), for ``pip download``; with ``choice`` also those that decide which file
+    of a version pip takes (``--find-links``, ``--no-index``, ``--only-binary`` ...).
+    None of uv's (another program's options)."""
     if tool != "pip":
         return []
+    valued = _FETCH_OPTIONS | _CHOICE_OPTIONS if choice else _FETCH_OPTIONS
+    flags = _FETCH_FLAGS | _CHOICE_FLAGS if choice else _FETCH_FLAGS
     out: list[str] = []
     take = False
     for a in options:
         if take:
             out.append(a)
             take = False
-        elif a in _FETCH_OPTIONS:
+        elif a in valued:
             out.append(a)
             take = True
-        elif a in _FETCH_FLAGS or a.split("=", 1)[0] in _FETCH_OPTIONS:
+        elif a in flags or a.split("=", 1)[0] in valued:
             out.append(a)
     return out
 
@@ -264,6 +299,7 @@ class KernelReader:
         self._notes: list[str] = []
         self._said: set[str] = set()
         self._options = fetch_options(tool, options)
+        self._choice = fetch_options(tool, options, choice=True)
         if tool == "pip" or _has_pip(python):
             self._pip = [python, "-m", "pip"]
             self._target: list[str] = []
@@ -288,17 +324,27 @@ class KernelReader:
     # --- before the dry run: the plan's URL pins ---------------------------------
 
     def read_plan(self, plan: Plan) -> list[str]:
-        """Download and read the wheels the plan pins by URL (not yet read); problems."""
-        wanted = [
-            _Wanted(
-                name=p.name,
-                label=f"{p.name} {p.version}",
-                url=urldefrag(p.url or "")[0],
-                sha256=p.sha256,
-            )
-            for p in plan.packages
-            if _url_pinned(p) and self.wants(p.name) and p.name not in self.files
-        ]
+        """Download and read the wheels the plan pins by URL, and the builds it pins by
+        version on their page (not yet read); problems."""
+        wanted = []
+        for p in plan.packages:
+            if not self.wants(p.name) or p.name in self.files:
+                continue
+            label = f"{p.name} {p.version}"
+            if _url_pinned(p):
+                url = urldefrag(p.url or "")[0]
+                wanted.append(_Wanted(name=p.name, label=label, url=url, sha256=p.sha256))
+            elif _version_pinned(p):
+                wanted.append(
+                    _Wanted(
+                        name=p.name,
+                        label=label,
+                        url=None,
+                        sha256=None,
+                        version=p.version,
+                        page=p.find_links,
+                    )
+                )
         return self._read(wanted)
 
     def localize(self, plan: Plan) -> Plan:
@@ -307,6 +353,13 @@ class KernelReader:
         packages: list[PackagePlan] = []
         for p in plan.packages:
             path = self.files.get(p.name)
+            if path is not None and _version_pinned(p):
+                new = _as_file(p, f"{path.resolve().as_uri()}#sha256={self.sha256[p.name]}")
+                for before, after in ((p.line, new.line), (p.constraint, new.constraint)):
+                    if before and after:
+                        swap[before] = after
+                packages.append(new)
+                continue
             if path is None or not _url_pinned(p):
                 packages.append(p)
                 continue
@@ -334,21 +387,51 @@ class KernelReader:
 
     # --- after the dry run: what it named -----------------------------------------
 
-    def verify(self, resolution: Resolution, names: Iterable[str]) -> Verified:
+    def verify(
+        self, resolution: Resolution, names: Iterable[str], pages: Mapping[str, str]
+    ) -> Verified:
         """Read the wheels of ``names`` (those in scope) the resolution names and that
-        were not read from the plan already."""
+        were not read from the plan already; ``pages``: the plan's page of each package
+        (where a version the resolution names without a file is fetched from)."""
         chosen = frozenset(n for n in names if self.wants(n))
         wanted: list[_Wanted] = []
+        unread: list[str] = []
         for r in resolution.items:
-            if r.name not in chosen or not r.url:
+            if r.name not in chosen:
+                continue
+            read = self.files.get(r.name)
+            if not r.url:
+                # uv names the version it takes from a page, not the file: the plan's
+                # page serves that version (the file read is then the file installed).
+                p = pages.get(r.name)
+                if read is not None:
+                    continue
+                if p is None or not r.version:
+                    unread.append(
+                        f"{r.label()} ({self.tool} names no file for it, and no page "
+                        "of the plan serves it)"
+                    )
+                    continue
+                wanted.append(
+                    _Wanted(
+                        name=r.name,
+                        label=r.label(),
+                        url=None,
+                        sha256=None,
+                        version=r.version,
+                        page=p,
+                    )
+                )
                 continue
             url = urldefrag(r.url)[0]
             if not url.endswith(".whl"):
+                unread.append(f"{r.label()} (its file is not a wheel: {url})")
                 continue
-            read = self.files.get(r.name)
             if read is not None and _same_file(url, read):
                 continue  # read before the dry run: the dry run took that very file
             wanted.append(_Wanted(name=r.name, label=r.label(), url=url, sha256=r.sha256))
+        if unread and self.ccs:
+            self._note(f"--verify-kernels: kernels not read: {'; '.join(unread)}")
         problems = self._read(wanted)
         files = {n: p for n, p in self.files.items() if n in chosen}
         hashes = {n: self.sha256[n] for n in files}
@@ -370,24 +453,34 @@ class KernelReader:
             )
         dest = self.folder / "wheels"
         dest.mkdir(exist_ok=True)
-        argv = [*self._pip, "download", "--no-deps", *self._target, *self._options]
-        argv += ["-d", str(dest)]
-        argv += [f"{w.url}#sha256={w.sha256}" if w.sha256 else w.url for w in wanted]
-        try:
-            # On a terminal pip writes there itself (its progress bar); else through us.
-            code, _ = foreground(
-                argv, env=self.env, tee=None if self.terminal else self.out, tail_lines=1
-            )
-        except OSError as exc:
-            raise OperationalError(f"cannot run pip download: {exc.strerror or exc}") from None
-        if code != 0:
-            return [f"pip download of the wheels to read failed (exit {code})"]
+        by_url = [w for w in wanted if w.url is not None]
+        by_version = [w for w in wanted if w.url is None]
+        for group, options in ((by_url, self._options), (by_version, self._version_options)):
+            if not group:
+                continue
+            argv = [*self._pip, "download", "--no-deps", *self._target]
+            argv += options(group) if callable(options) else options
+            argv += ["-d", str(dest), *(w.requirement for w in group)]
+            try:
+                # On a terminal pip writes there itself (its progress bar); else through us.
+                code, _ = foreground(
+                    argv, env=self.env, tee=None if self.terminal else self.out, tail_lines=1
+                )
+            except OSError as exc:
+                raise OperationalError(f"cannot run pip download: {exc.strerror or exc}") from None
+            if code != 0:
+                return [f"pip download of the wheels to read failed (exit {code})"]
         from resolver_hook.publish.scan import ScanError
 
         cache = scan_cache(self.env)
         problems: list[str] = []
+        unread: list[str] = []
         for w in wanted:
-            path = dest / unquote(urlsplit(w.url).path.rsplit("/", 1)[-1])
+            path = _downloaded(dest, w)
+            if path is None:
+                # pip took a source distribution (or nothing it could name): no wheel to read.
+                unread.append(f"{w.label} (pip download fetched no wheel of it)")
+                continue
             if not path.is_file():
                 problems.append(f"{w.label}: pip download left no {path.name}")
                 continue
@@ -406,7 +499,49 @@ class KernelReader:
             problems += library_problems(path.name, objects, self.ccs)
             self.files[w.name] = path
             self.sha256[w.name] = sha
+        if unread:
+            self._note(f"--verify-kernels: kernels not read: {'; '.join(unread)}")
         return problems
+
+    def _version_options(self, group: Sequence[_Wanted]) -> list[str]:
+        """pip download's options for builds fetched by ``name==version``: the user's that
+        decide which file pip takes, and each build's page. Under uv, the pages only
+        (``--no-index``): uv's index options are another program's."""
+        out = list(self._choice) if self.tool == "pip" else ["--no-index"]
+        for page in dict.fromkeys(w.page for w in group if w.page):
+            out += ["--find-links", page]
+        return out
+
+
+def _downloaded(dest: Path, w: _Wanted) -> Path | None:
+    """The file ``pip download`` left for ``w``: the URL's file name, or the one wheel of
+    ``w``'s name and version in ``dest`` (None: none, or not one)."""
+    if w.url is not None:
+        return dest / unquote(urlsplit(w.url).path.rsplit("/", 1)[-1])
+    assert w.version is not None
+    found = []
+    for path in dest.glob("*.whl"):
+        try:
+            name, version, _, _ = parse_wheel_filename(path.name)
+            if name == canonicalize_name(w.name) and version == Version(w.version):
+                found.append(path)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+    return found[0] if len(found) == 1 else None
+
+
+def _as_file(p: PackagePlan, uri: str) -> PackagePlan:
+    """``p`` (pinned by version on its page) with its line and constraint naming the
+    local file ``uri`` instead (extras and marker kept)."""
+    line = p.line
+    if line:
+        try:
+            req = Requirement(line)
+            line = format_requirement(req.name, url=uri, extras=req.extras, marker=req.marker)
+        except InvalidRequirement:
+            pass  # not a line this module wrote: left as it is (the constraint names the file)
+    constraint = format_requirement(p.name, url=uri) if p.constraint else None
+    return dataclasses.replace(p, line=line, constraint=constraint)
 
 
 def _same_file(url: str, path: Path) -> bool:
@@ -422,6 +557,20 @@ def assumed_scope(plan: Plan, profile: HostProfile) -> frozenset[str]:
     if profile.origin != "detected" or "sm" in profile.overridden or not profile.gpu_ccs:
         return frozenset()
     return frozenset(p.name for p in plan.packages if _url_pinned(p) and p.kernels_assumed)
+
+
+def _version_pinned(p: PackagePlan) -> bool:
+    """A build the plan pins by version on its page (``name==version`` with the page as
+    ``--find-links``), the package itself (not another distribution installed for it)."""
+    return (
+        p.action == "rewrite"
+        and p.flavour is not None
+        and p.flavour.kind == "index"
+        and p.version is not None
+        and p.versions is None
+        and p.installs is None
+        and p.find_links is not None
+    )
 
 
 def _url_pinned(p: PackagePlan) -> bool:
