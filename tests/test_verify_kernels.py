@@ -27,8 +27,10 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from packaging.utils import canonicalize_name
 
-from resolver_hook.install.kernels import scan_kernels, terminal_lines
+from resolver_hook.install.kernels import _as_file, fetch_options, scan_kernels, terminal_lines
+from resolver_hook.resolve import PackagePlan
 from tests import test_install_proof
 from tests.cudawheels import KERNELS, PTX
 from tests.installenv import PY, installed, venv_for, wheel_entry, write_manifest
@@ -376,3 +378,39 @@ def test_a_line_per_wheel_read_only_on_a_terminal(tmp_path: Path) -> None:
     # The second time the scan comes from the cache: nothing is read, nothing said.
     assert scan_kernels(w.sha256, w.path, cache, say) == objects
     assert stream.getvalue() == line
+
+
+def test_a_build_fetched_by_version_takes_the_options_that_choose_its_file() -> None:
+    """``pip download name==version`` chooses the file as the install would: with the
+    user's pages and binary options; a URL download takes only how to fetch."""
+    given = ["--index-url", "https://mirror/simple", "-f", "./wheels", "--no-index"]
+    given += ["--only-binary=:all:", "--proxy", "http://proxy:3128", "--upgrade", "-q"]
+    fetch = ["--index-url", "https://mirror/simple", "--proxy", "http://proxy:3128"]
+    assert fetch_options("pip", given) == fetch
+    assert fetch_options("pip", given, choice=True) == [
+        "--index-url",
+        "https://mirror/simple",
+        "-f",
+        "./wheels",
+        "--no-index",
+        "--only-binary=:all:",
+        "--proxy",
+        "http://proxy:3128",
+    ]
+    assert fetch_options("uv", given, choice=True) == []  # another program's options
+
+
+def test_a_build_pinned_by_version_is_named_by_its_file_with_its_extras_and_marker() -> None:
+    uri = "file:///tmp/w/kfwd-1.0%2Bcu130-py3-none-any.whl#sha256=" + "a" * 64
+    p = PackagePlan(
+        name=canonicalize_name("kfwd"),
+        action="rewrite",
+        reason="fits",
+        version="1.0+cu130",
+        line='kfwd[fast]==1.0+cu130 ; python_version >= "3.10"',
+        constraint="kfwd==1.0+cu130",
+    )
+    new = _as_file(p, uri)
+    assert new.line == f'kfwd[fast] @ {uri} ; python_version >= "3.10"'
+    assert new.constraint == f"kfwd @ {uri}"
+    assert (new.version, new.name) == (p.version, p.name)
