@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
+from resolver_hook import _timings
 from resolver_hook.limits import FORWARD_GRACE, FORWARD_SIGINT_AFTER, MAX_SUBPROCESS_OUTPUT
 
 __all__ = [
@@ -139,6 +140,7 @@ def capture(
 ) -> Result:
     """Run a query in its own process group; see the module docstring. Never raises."""
     args = tuple(argv)
+    began = time.perf_counter()
     try:
         proc = subprocess.Popen(
             list(args),
@@ -192,6 +194,7 @@ def capture(
         proc.stdout.close()
         proc.stderr.close()
         code = proc.wait()
+        _timings.child(args, time.perf_counter() - began)
     return Result(
         argv=args,
         returncode=None if timed_out else code,
@@ -345,6 +348,7 @@ def foreground(
     and seeing the installer exit, and :class:`OSError` when it cannot start.
     """
     tail: list[str] = []
+    began = time.perf_counter()
     with _Forwarder(grace) as forwarder:
         proc = subprocess.Popen(
             list(argv),
@@ -370,6 +374,8 @@ def foreground(
             _kill(proc)
             proc.wait()
             raise
+        finally:
+            _timings.child(argv, time.perf_counter() - began)
     if forwarder.received:
         raise Interrupted(forwarder.received[0])
     return code, "".join(tail)

@@ -1,20 +1,32 @@
 #!/usr/bin/env python3
 """The hook's overhead on a real install: `resolver-hook pip install` vs plain `pip install`.
 
-Both install the same packages from a loopback index of wheels built here into
-fresh venvs (made outside the timed part): plain pip gets the already-resolved
-lines (URL with sha256, pinned local version and its find-links page), the hook
-gets the bare names and resolves them. Same for uv. Prints the medians and the
-ratio of medians, which is the hook's overhead; and the hook with ``--no-proof`` (no
-dry run of the installer first), so the time that dry run adds stands beside the
-install time.
+Both install the same three small wheels from a loopback index built here into fresh
+venvs (made outside the timed part): plain pip gets the already-resolved lines (URL with
+sha256, pinned local version and its find-links page), the hook gets the bare names and
+resolves them. Same for uv (its binary, on both sides). The hook runs with the python of
+a clean venv holding only a wheel of the checkout (scripts/_benchutil.py); the target
+venvs are made from the same interpreter, and both interpreters' own start-up
+(`python -c pass`) is printed, so a slow baseline shows.
 
-Usage: python3 scripts/bench_install.py [--runs N]
+Each hook run writes its timing record (``RESOLVER_HOOK_TIMINGS``:
+resolver_hook/_timings.py), which splits the run's wall time into the installer's dry run
+that proves the plan (its child processes), the install itself (its child processes),
+and the hook's own work: everything else, interpreter start-up and any probe the hook
+runs included. Printed: medians, and the ratios with the proof and without it
+(``--no-proof``), for pip and for uv. The commands run in turn, run after run, so a
+drifting machine hits every side alike. Not a test: figures go in notes.
+
+Usage: python3 scripts/bench_install.py [--runs N] [--source DIR ...]
+  --source: a tree to build the hook's wheel from (default: this checkout); give it more
+  than once (e.g. a `git worktree` of an older commit, then this checkout) to measure
+  before and after in one run, against the same baselines.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -22,146 +34,211 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package
 
-from _benchutil import compile_package
+from _benchutil import REPO, clean_venv
 
-from tests.installenv import PY, build_gpu_index, clean_env, make_venv, write_manifests
+from tests.installenv import PY, GpuIndex, build_gpu_index, clean_env, make_venv, write_manifests
 
 TARGET = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+NAMES = ["demo-gpu", "demo-idx", "plainpkg"]
+GOAL_OWN_MS = 60.0
+GOALS = {"pip": 1.10, "uv": 1.5}  # without the proof
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:
+    # Run from a folder of no package: `-m` and a script's folder put it on sys.path,
+    # and the checkout's own tree would be imported instead of the clean venv's wheel.
     start = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        argv,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tempfile.gettempdir(),
+    )
     return time.perf_counter() - start
 
 
 def hook_argv(
     python: str, tool: str, index: list[str], names: list[str], *, proof: bool
 ) -> list[str]:
-    """``resolver-hook pip|uv [--no-proof] --target T [pip] install INDEX NAMES``."""
-    argv = [python, "-m", "resolver_hook", tool, *([] if proof else ["--no-proof"])]
+    """``resolver-hook pip|uv [--no-proof] --target T [pip] install INDEX NAMES``, the
+    command the venv of ``python`` installed."""
+    hook = str(Path(python).parent / "resolver-hook")
+    argv = [hook, tool, *([] if proof else ["--no-proof"])]
     argv += ["--target", TARGET, *(["pip"] if tool == "uv" else []), "install"]
     return [*argv, *index, *names]
 
 
-def tool_python(root: Path) -> tuple[str, str]:
-    """resolver-hook installed in a venv of its own, as `pipx`/`uv tool` would do.
+def split(wall: float, record: dict[str, object]) -> dict[str, float]:
+    """A hook run's wall time (s) as ms: its dry run's and its install's child processes,
+    and the hook's own work (the rest)."""
+    children = record["children"]
+    assert isinstance(children, list)
+    proof = sum(c["ms"] for c in children if c["phase"] == "proof")
+    install = sum(c["ms"] for c in children if c["phase"] == "install")
+    probes = sum(c["ms"] for c in children if c["phase"] not in ("proof", "install"))
+    own = wall * 1000 - proof - install
+    return {"own": own, "proof": proof, "install": install, "probes": probes}
 
-    Its dependencies come from the package registry; without one, this checkout's
-    interpreter is used instead (and the figures say so).
-    """
-    venv = root / "tool"
-    uv = [sys.executable, "-m", "uv"]
-    repo = str(Path(__file__).resolve().parent.parent)
-    try:
-        subprocess.run(
-            [*uv, "venv", "-q", "--python", sys.executable, str(venv)],
-            check=True,
-            capture_output=True,
+
+def median_ms(argv: list[str], runs: int) -> float:
+    return statistics.median(timed(argv, clean_env()) for _ in range(runs)) * 1000
+
+
+@dataclass
+class Bench:
+    """One run's setting: the loopback index, the hooks' venvs, the uv binary."""
+
+    root: Path
+    gi: GpuIndex
+    hooks: dict[str, str]  # label prefix -> the python of a clean venv of one source
+    uv_bin: str
+
+    @property
+    def timings(self) -> Path:
+        return self.root / "timings.json"
+
+    def resolved(self) -> list[str]:
+        """What the plan resolves the names to, as plain pip/uv are given it."""
+        w, idx = self.gi.wheels, self.gi.index
+        return [
+            f"demo-gpu @ {idx.wheel_url(w['gpu130'])}#sha256={w['gpu130'].sha256}",
+            "demo-idx==2.0+cu130",
+            "plainpkg",
+            "--find-links",
+            idx.links_url("cu130", "demo-idx"),
+        ]
+
+    def target_venv(self, tool: str) -> Path:
+        venv = self.root / "venv"
+        if tool == "pip":
+            make_venv(venv)
+        else:
+            argv = [self.uv_bin, "venv", "-q", "--python", sys.executable, str(venv)]
+            subprocess.run(argv, check=True, env=clean_env())
+        return venv
+
+    def run(self, label: str) -> tuple[float, dict[str, float] | None]:
+        """Run ``label`` once into a fresh venv: its wall time (s), and the split of a
+        hook run (None for plain pip/uv, or a tree that writes no record)."""
+        words = label.split()
+        tool = "pip" if "pip" in words else "uv"
+        venv = self.target_venv(tool)
+        env = clean_env(
+            VIRTUAL_ENV=str(venv),
+            RESOLVER_HOOK_MANIFESTS=str(self.gi.manifests),
+            RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+            RESOLVER_HOOK_CACHE_DIR=str(self.root / "cache"),
+            RESOLVER_HOOK_TIMINGS=str(self.timings),
         )
-        subprocess.run(
-            [
-                *uv,
-                "pip",
-                "install",
-                "-q",
-                "--compile-bytecode",
-                "--python",
-                str(venv / "bin/python"),
-                repo,
-            ],
-            check=True,
-            capture_output=True,
-            timeout=600,
+        env["PATH"] = os.pathsep.join(
+            [str(venv / "bin"), os.path.dirname(self.uv_bin), env["PATH"]]
         )
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
-        compile_package()  # as `pip install` would: see scripts/_benchutil.py
-        return sys.executable, f"this checkout's interpreter ({exc})"
-    return str(venv / "bin/python"), "resolver-hook installed in its own venv (as pipx would)"
+        py = str(venv / "bin" / "python")
+        index = ["--index-url", self.gi.simple]
+        if label == "pip":
+            argv = [py, "-m", "pip", "install", *index, *self.resolved()]
+        elif label == "uv":
+            argv = [self.uv_bin, "pip", "install", "--python", py, *index, *self.resolved()]
+        else:
+            hook = self.hooks[label[: label.index("hook")]]
+            proof = not label.endswith("--no-proof")
+            argv = hook_argv(hook, tool, index, NAMES, proof=proof)
+        self.timings.unlink(missing_ok=True)
+        try:
+            wall = timed(argv, env)
+        finally:
+            shutil.rmtree(venv)
+        if "hook" not in words or not self.timings.exists():
+            return wall, None
+        return wall, split(wall, json.loads(self.timings.read_text()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--source", type=Path, action="append")
     args = parser.parse_args()
+    sources: list[Path] = args.source or [REPO]
     root = Path(tempfile.mkdtemp(prefix="bench-install-"))
     try:
-        hook_python, where = tool_python(root)
-        print(f"hook runs from: {where}")
-        gi = build_gpu_index(root)
-        with gi.index.serving():
-            write_manifests(gi)
-            w, idx = gi.wheels, gi.index
-            resolved = [
-                f"demo-gpu @ {idx.wheel_url(w['gpu130'])}#sha256={w['gpu130'].sha256}",
-                "demo-idx==2.0+cu130",
-                "plainpkg",
-                "--find-links",
-                idx.links_url("cu130", "demo-idx"),
-            ]
-            names = ["demo-gpu", "demo-idx", "plainpkg"]
-            uv = [sys.executable, "-m", "uv"]
-            # Time the uv binary itself on both sides: `python -m uv` and a pyenv shim each
-            # add tens of milliseconds of their own before uv starts.
-            from uv import find_uv_bin
+        tags = [f"[{i}] " if len(sources) > 1 else "" for i in range(len(sources))]
+        hooks = {
+            tag: str(clean_venv(root / f"hook{i}", src))
+            for i, (tag, src) in enumerate(zip(tags, sources, strict=True))
+        }
+        for tag, src in zip(tags, sources, strict=True):
+            print(f"{tag or 'hook: '}a clean venv of {src}")
+        probe = make_venv(root / "probe")
+        start_up = {
+            "python -c pass (hook's venv)": median_ms([hooks[tags[0]], "-c", "pass"], 11),
+            "python -c pass (target venv)": median_ms([str(probe), "-c", "pass"], 11),
+        }
+        shutil.rmtree(root / "probe")
+        from uv import find_uv_bin
 
-            uv_bin = str(find_uv_bin())
-            labels = (
-                "pip",
-                "hook pip",
-                "hook pip --no-proof",
-                "uv",
-                "hook uv",
-                "hook uv --no-proof",
-            )
-            results: dict[str, list[float]] = {k: [] for k in labels}
-            for i in range(args.runs):
-                for label, times in results.items():
-                    venv = root / f"venv-{label.replace(' ', '-')}-{i}"
-                    tool = "pip" if "pip" in label.split()[:2] else "uv"
-                    if tool == "pip":
-                        make_venv(venv)
-                    else:
-                        subprocess.run(
-                            [*uv, "venv", "-q", "--python", sys.executable, str(venv)],
-                            check=True,
-                            env=clean_env(),
-                        )
-                    env = clean_env(
-                        VIRTUAL_ENV=str(venv),
-                        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
-                        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
-                    )
-                    env["PATH"] = os.pathsep.join(
-                        [str(venv / "bin"), os.path.dirname(uv_bin), env["PATH"]]
-                    )
-                    py = str(venv / "bin" / "python")
-                    index = ["--index-url", gi.simple]
-                    if label == "pip":
-                        argv = [py, "-m", "pip", "install", *index, *resolved]
-                    elif label == "uv":
-                        argv = [uv_bin, "pip", "install", "--python", py, *index, *resolved]
-                    else:
-                        proof = not label.endswith("--no-proof")
-                        argv = hook_argv(hook_python, tool, index, names, proof=proof)
-                    times.append(timed(argv, env))
-                    shutil.rmtree(venv)
-        med = {k: statistics.median(v) for k, v in results.items()}
-        for k, v in med.items():
-            print(f"{k:<19} median {v * 1000:8.1f} ms over {args.runs} runs")
-        for tool in ("pip", "uv"):
-            hooked, unchecked = med[f"hook {tool}"], med[f"hook {tool} --no-proof"]
-            print(
-                f"overhead with {tool}: ratio of medians {hooked / med[tool]:.2f} "
-                f"({unchecked / med[tool]:.2f} with --no-proof); the dry run adds "
-                f"{(hooked - unchecked) * 1000:.1f} ms to the {unchecked * 1000:.1f} ms install"
-            )
+        # The uv binary itself on both sides: `python -m uv` and a shim each add tens of
+        # milliseconds of their own before uv starts.
+        bench = Bench(root=root, gi=build_gpu_index(root), hooks=hooks, uv_bin=str(find_uv_bin()))
+        labels = ["pip", "uv"]
+        for tag in tags:
+            for tool in ("pip", "uv"):
+                labels += [f"{tag}hook {tool}", f"{tag}hook {tool} --no-proof"]
+        walls: dict[str, list[float]] = {k: [] for k in labels}
+        parts: dict[str, list[dict[str, float]]] = {k: [] for k in labels}
+        with bench.gi.index.serving():
+            write_manifests(bench.gi)
+            for i in range(-1, args.runs):  # run -1 warms the caches; it is not counted
+                for label in labels:
+                    wall, part = bench.run(label)
+                    if i >= 0:
+                        walls[label].append(wall)
+                        parts[label] += [part] if part is not None else []
+        report(args.runs, start_up, walls, parts, tags)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def report(
+    runs: int,
+    start_up: dict[str, float],
+    walls: dict[str, list[float]],
+    parts: dict[str, list[dict[str, float]]],
+    tags: list[str],
+) -> None:
+    load = os.getloadavg()
+    print(f"{runs} runs each; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    for label, ms in start_up.items():
+        print(f"{label:<32} median {ms:8.1f} ms")
+    med = {k: statistics.median(v) * 1000 for k, v in walls.items()}
+    for label, ms in med.items():
+        line = f"{label:<32} median {ms:8.1f} ms"
+        if parts[label]:
+            m = {k: statistics.median(p[k] for p in parts[label]) for k in parts[label][0]}
+            line += (
+                f"  = hook's own {m['own']:6.1f} (probes {m['probes']:.1f})"
+                f" + dry run {m['proof']:6.1f} + install {m['install']:6.1f}"
+            )
+        elif "hook" in label:
+            line += "  (no timing record: a tree without RESOLVER_HOOK_TIMINGS)"
+        print(line)
+    for tag in tags:
+        for tool in ("pip", "uv"):
+            hooked, unchecked = med[f"{tag}hook {tool}"], med[f"{tag}hook {tool} --no-proof"]
+            own = [p["own"] for p in parts[f"{tag}hook {tool} --no-proof"]]
+            own_text = f"; hook's own work {statistics.median(own):.1f} ms" if own else ""
+            print(
+                f"{tag}{tool}: hook + {tool} / {tool} {hooked / med[tool]:.2f} with the proof, "
+                f"{unchecked / med[tool]:.2f} without (goal <= {GOALS[tool]:.2f}); "
+                f"the dry run adds {hooked - unchecked:.1f} ms{own_text} "
+                f"(goal < {GOAL_OWN_MS:.0f} ms)"
+            )
 
 
 if __name__ == "__main__":

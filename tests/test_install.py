@@ -8,6 +8,7 @@ loopback index of wheels built here). Facts checked come from docs/facts.md sect
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -179,6 +180,29 @@ def test_uv_installs_the_flavour_for_the_target(
     v = versions(uv_venv)
     assert (v["demo-gpu"], v["demo-idx"]) == (f"1.0+{flavour}", f"2.0+{flavour}")
     assert list(tmpdir_for_hook.iterdir()) == []
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_timings_record_names_the_dry_run_and_the_install(
+    gpu_index: GpuIndex, tmp_path: Path, tool: str
+) -> None:
+    """RESOLVER_HOOK_TIMINGS: the phases and each child process of one install."""
+    record = tmp_path / "timings.json"
+    env = {"RESOLVER_HOOK_TIMINGS": str(record)}
+    venv = venv_for(tool, tmp_path / "venv")
+    install(tool, gpu_index, venv, "demo-gpu", "plainpkg", env=env, check=True)
+    data = json.loads(record.read_text())
+    assert {"manifests", "machine", "plan", "proof", "install"} <= set(data["phases"])
+    phases = [c["phase"] for c in data["children"]]
+    assert phases.count("install") == 1
+    assert phases.count("proof") >= 1
+    ran = {c["phase"]: c["argv"] for c in data["children"]}
+    if tool == "pip":
+        assert ran["install"] == [str(venv / "bin" / "python"), "-m", "pip", "install"]
+    else:
+        assert Path(ran["install"][0]).name == "uv"
+        assert ran["install"][1:3] == ["pip", "install"]
+    assert data["total_ms"] >= sum(c["ms"] for c in data["children"])
 
 
 def test_env_override_drives_detection(gpu_index: GpuIndex, uv_venv: Path) -> None:

@@ -23,6 +23,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from resolver_hook import _timings
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
@@ -30,7 +31,7 @@ from resolver_hook.cli._inputs import (
     planning_manifests,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
-from resolver_hook.errors import UsageError
+from resolver_hook.errors import ResolverHookError, UsageError
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -147,24 +148,38 @@ def run(args: argparse.Namespace) -> int:
     if args.lock is not None:
         return _install_lock(args, rest[len(expected) :])
     _warn_target_directory(rest[len(expected) :])
-    return install(
-        tool,
-        rest[len(expected) :],
-        profile_for=lambda installer: profile_for(installer, args),
-        manifests=planning_manifests(args, manifests_from_args(args)),
-        optional=list(args.optional),
-        env=dict(os.environ),
-        report=_Printer(),
-        today=datetime.date.today(),
-        proof=args.proof,
-        verify_kernels=args.verify_kernels,
-    )
+    _timings.start(os.environ)
+    try:
+        with _timings.phase("manifests"):
+            manifests = planning_manifests(args, manifests_from_args(args))
+        return install(
+            tool,
+            rest[len(expected) :],
+            profile_for=lambda installer: profile_for(installer, args),
+            manifests=manifests,
+            optional=list(args.optional),
+            env=dict(os.environ),
+            report=_Printer(),
+            today=datetime.date.today(),
+            proof=args.proof,
+            verify_kernels=args.verify_kernels,
+        )
+    finally:
+        _stop_timings()
+
+
+def _stop_timings() -> None:
+    """Write the ``RESOLVER_HOOK_TIMINGS`` record; a file that cannot be written is a
+    warning, never the install's outcome."""
+    try:
+        _timings.stop()
+    except ResolverHookError as exc:
+        sys.stderr.write(f"warning: {_timings.ENV}: {exc}\n")
 
 
 def _warn_target_directory(installer_args: list[str]) -> None:
     """pip's ``--target DIR`` after ``install`` whose value reads as a target spec: the
     user most likely meant the hook's ``--target`` (which goes before ``install``)."""
-    from resolver_hook.errors import ResolverHookError
     from resolver_hook.host.detect import parse_target
 
     for i, arg in enumerate(installer_args):

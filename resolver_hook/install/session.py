@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from resolver_hook import _timings
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import pip_version
 from resolver_hook._proc import Runner, capture, foreground
@@ -125,7 +126,8 @@ def install(
 
     parsed = parse_install_args(tool, installer_args)
     installer = find_installer(tool, parsed, env)
-    profile = profile_for(installer)
+    with _timings.phase("machine"):
+        profile = profile_for(installer)
     implied = implied_constraints(tool, env, _prefix(installer.python))
     if implied.files:
         report.say(
@@ -134,13 +136,14 @@ def install(
         )
     # uv reads '-r -' from standard input (pip has no such spelling: it says so itself).
     stdin = _read_stdin() if tool == "uv" and "-" in parsed.requirement_files else None
-    reqs = read_requirements(
-        parsed.requirement_files,
-        [*parsed.requirements, *optional],
-        constraints=[*parsed.constraint_files, *implied.files],
-        stdin=stdin,
-    )
-    plan = resolve(reqs, manifests, profile, today=today)
+    with _timings.phase("plan"):
+        reqs = read_requirements(
+            parsed.requirement_files,
+            [*parsed.requirements, *optional],
+            constraints=[*parsed.constraint_files, *implied.files],
+            stdin=stdin,
+        )
+        plan = resolve(reqs, manifests, profile, today=today)
     optional_names = frozenset(requirement_name(o) or o for o in optional)
     blocking = [p for p in plan.errors if p.name not in optional_names]
     if blocking:
@@ -261,34 +264,15 @@ def _run(
             f"which this run does not have ({why_not})",
             hint="drop --no-proof, or use a pip of 22.2 or newer",
         )
-    if why_not is not None and why_not != "--no-proof":
-        report.say(f"note: {why_not}")
-    if installer.tool == "uv" and plan.constraints and why_not is not None:
-        report.say(
-            "uv: flavour pins passed as --overrides too, so a dependency's exact pin on "
-            "another flavour is replaced"
-        )
-    for note in plan.notes:
-        report.say(f"note: {note}")
+    _say_notes(installer, plan, why_not, report)
     optional_names = frozenset(requirement_name(o) or o for o in optional)
     with private_tempdir() as folder:
         reader = None
         if why_not is None:
-            from resolver_hook.install.checked import kernel_reader, read_planned_kernels
-
-            reader = kernel_reader(
-                installer,
-                parsed,
-                plan,
-                session.profile,
-                asked=session.verify_kernels,
-                folder=folder,
-                env=env,
-                report=report,
-            )
-            # The wheels pinned by URL are read first, from one download, and named
-            # by their local files from here on.
-            localized = read_planned_kernels(reader, plan, report) if reader else plan
+            with _timings.phase("proof"):
+                reader, localized = _kernels_first(
+                    installer, parsed, plan, folder, env, session, report
+                )
             if localized is None:
                 return 1
             plan = localized
@@ -301,15 +285,17 @@ def _run(
             write_atomic(folder / "stdin.txt", stdin)
         argv = inv.argv
         if why_not is None:
-            checked = _checked(
-                installer, parsed, plan, reqs, inv, folder, env, session, report, reader
-            )
+            with _timings.phase("proof"):
+                checked = _checked(
+                    installer, parsed, plan, reqs, inv, folder, env, session, report, reader
+                )
             if checked.code is not None:
                 return checked.code
             argv = checked.argv
             plan = checked.plan
             stdin = None  # the resolved set is a file of its own: '-r -' was read already
-        code, output = _install_main(installer, argv, env, report, folder if stdin else None)
+        with _timings.phase("install"):
+            code, output = _install_main(installer, argv, env, report, folder if stdin else None)
         if code != 0:
             from resolver_hook.install.checked import explain_failure
 
@@ -317,9 +303,10 @@ def _run(
                 report.error(text, hint=hint)
             return code
         for requirement in optional:
-            outcome = optional_install(
-                installer, parsed, plan, requirement, folder=folder, env=env, out=report.output
-            )
+            with _timings.phase("optional"):
+                outcome = optional_install(
+                    installer, parsed, plan, requirement, folder=folder, env=env, out=report.output
+                )
             if outcome.ok:
                 report.say(f"optional {requirement}: installed and imports")
             else:
@@ -327,6 +314,47 @@ def _run(
                 if outcome.restored:
                     report.warning(f"rolled back: {outcome.restored}")
     return 0
+
+
+def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Reporter) -> None:
+    """Why the resolution is not checked first (but for ``--no-proof``), what uv's
+    overrides then do, and the plan's notes."""
+    if why_not is not None and why_not != "--no-proof":
+        report.say(f"note: {why_not}")
+    if installer.tool == "uv" and plan.constraints and why_not is not None:
+        report.say(
+            "uv: flavour pins passed as --overrides too, so a dependency's exact pin on "
+            "another flavour is replaced"
+        )
+    for note in plan.notes:
+        report.say(f"note: {note}")
+
+
+def _kernels_first(  # noqa: PLR0917 - the session's state, passed down
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    folder: Path,
+    env: dict[str, str],
+    session: _Session,
+    report: Reporter,
+) -> tuple[KernelReader | None, Plan | None]:
+    """The kernel reader of a checked run, and the plan with the wheels pinned by URL
+    read first, from one download, and named by their local files from here on (None:
+    refused, said already)."""
+    from resolver_hook.install.checked import kernel_reader, read_planned_kernels
+
+    reader = kernel_reader(
+        installer,
+        parsed,
+        plan,
+        session.profile,
+        asked=session.verify_kernels,
+        folder=folder,
+        env=env,
+        report=report,
+    )
+    return reader, (read_planned_kernels(reader, plan, report) if reader else plan)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
