@@ -29,6 +29,7 @@ from resolver_hook.cli._inputs import (
     add_manifest_options,
     manifests_from_args,
     planning_manifests,
+    requirement_names,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import ResolverHookError, UsageError
@@ -151,12 +152,14 @@ def run(args: argparse.Namespace) -> int:
     _timings.start(os.environ)
     try:
         with _timings.phase("manifests"):
-            manifests = planning_manifests(args, manifests_from_args(args))
+            manifests = manifests_from_args(args)
         return install(
             tool,
             rest[len(expected) :],
             profile_for=lambda installer: profile_for(installer, args),
             manifests=manifests,
+            # Only the pages of the packages being planned are read (as `plan` does).
+            expand=lambda found, reqs: planning_manifests(args, found, requirement_names(reqs)),
             optional=list(args.optional),
             env=dict(os.environ),
             report=_Printer(),

@@ -28,6 +28,7 @@ Everything said goes through a :class:`Reporter`; the command line prints it.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -102,6 +103,7 @@ def install(
     *,
     profile_for: Callable[[Installer], HostProfile],
     manifests: Mapping[str, Manifest],
+    expand: Expand | None = None,
     optional: Sequence[str] = (),
     env: dict[str, str],
     report: Reporter,
@@ -110,6 +112,9 @@ def install(
     verify_kernels: bool | None = None,
 ) -> int:
     """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
+
+    ``expand`` reads the pages of the packages a plan needs (those asked for, then those
+    arriving as dependencies) into ``manifests``; None: ``manifests`` are planned as given.
 
     ``today`` (from the caller's clock) lets the plan note built-in data checked long ago.
     ``proof``: ask the installer what it would install first and hold it to the plan
@@ -143,6 +148,10 @@ def install(
             constraints=[*parsed.constraint_files, *implied.files],
             stdin=stdin,
         )
+    if expand is not None:
+        with _timings.phase("pages"):
+            manifests = expand(manifests, reqs)
+    with _timings.phase("plan"):
         plan = resolve(reqs, manifests, profile, today=today)
     optional_names = frozenset(requirement_name(o) or o for o in optional)
     blocking = [p for p in plan.errors if p.name not in optional_names]
@@ -174,6 +183,7 @@ def install(
             return 1
     session = _Session(
         manifests=manifests,
+        expand=expand,
         profile=profile,
         today=today,
         proof=proof,
@@ -188,11 +198,17 @@ class _Session:
     """What a session needs beyond the plan: to plan dependencies and to check."""
 
     manifests: Mapping[str, Manifest]
+    expand: Expand | None
     profile: HostProfile
     today: datetime.date | None
     proof: bool
     optional: Sequence[str]
     verify_kernels: bool | None = None
+
+
+# Manifests, with the pages of the packages the requirements ask for (and of what they
+# couple with) read.
+Expand = Callable[[Mapping[str, "Manifest"], "ReqFile"], Mapping[str, "Manifest"]]
 
 
 def _read_stdin() -> bytes:
@@ -401,7 +417,8 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
         planned = _plan_dependencies(reqs, checked.unplanned, checked.pulled_by, session, report)
         if isinstance(planned, int):
             return _Proven(code=planned, argv=(), plan=plan)
-        plan, reqs = planned
+        plan, reqs, manifests = planned
+        session = dataclasses.replace(session, manifests=manifests)
         if reader is not None:
             from resolver_hook.install.checked import read_planned_kernels
 
@@ -423,9 +440,9 @@ def _plan_dependencies(
     pulled_by: Mapping[NormalizedName, Sequence[str]],
     session: _Session,
     report: Reporter,
-) -> tuple[Plan, ReqFile] | int:
+) -> tuple[Plan, ReqFile, Mapping[str, Manifest]] | int:
     """Plan again with the dependencies that have a manifest, each with the requirements
-    its dependents put on it; 1 when one of them has no fit."""
+    its dependents put on it (their pages read first); 1 when one of them has no fit."""
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
@@ -451,7 +468,11 @@ def _plan_dependencies(
             )
         )
     more = ReqFile(entries=(*reqs.entries, *entries), files=reqs.files, warnings=reqs.warnings)
-    plan = resolve(more, session.manifests, session.profile, today=session.today)
+    manifests = session.manifests
+    if session.expand is not None:
+        arriving = ReqFile(entries=tuple(entries), files=(), warnings=())
+        manifests = session.expand(manifests, arriving)
+    plan = resolve(more, manifests, session.profile, today=session.today)
     blocking = [p for p in plan.errors if p.name in found]
     if blocking:
         report.no_fit(plan)
@@ -463,7 +484,7 @@ def _plan_dependencies(
     for line in plan.explain_lines():
         if line.split(":", 1)[0] in found:
             report.say(line)
-    return plan, more
+    return plan, more, manifests
 
 
 def _install_main(
