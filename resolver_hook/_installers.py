@@ -28,6 +28,7 @@ __all__ = [
     "missing_uv",
     "pip_python",
     "pip_version",
+    "venv_pip_version",
     "venv_python",
 ]
 
@@ -146,7 +147,29 @@ def _pythons_near(pip_dir: Path, version: str) -> list[str]:
 
 
 def pip_version(python: str, run: Runner = capture) -> tuple[int, int] | None:
-    """The major.minor of the pip ``python -m pip`` runs; None when it does not say."""
-    done = run([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
-    m = re.match(r"pip (\d+)\.(\d+)", done.stdout) if done.returncode == 0 else None
+    """The major.minor of the pip ``python -m pip`` runs; None when it does not say.
+    Read from a virtual environment's pip metadata where :func:`venv_pip_version` can,
+    else by asking it."""
+    found = venv_pip_version(python)
+    if found is not None:
+        text = f"pip {found}"
+    else:
+        done = run([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
+        text = done.stdout if done.returncode == 0 else ""
+    m = re.match(r"pip (\d+)\.(\d+)", text)
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def venv_pip_version(python: str) -> str | None:
+    """The version of the pip in the virtual environment of ``python`` (``24.0``), read from
+    the one ``pip-*.dist-info`` folder of its site-packages, without starting an
+    interpreter (which costs more than the rest of a small install's planning); None when
+    ``python`` is no venv's or it holds no such folder or more than one."""
+    prefix = Path(python).parent.parent
+    if not (prefix / "pyvenv.cfg").is_file():
+        return None
+    found = [*prefix.glob("lib/python*/site-packages/pip-*.dist-info")]
+    found += prefix.glob("Lib/site-packages/pip-*.dist-info")
+    if len(found) != 1:
+        return None
+    return found[0].name[len("pip-") : -len(".dist-info")]

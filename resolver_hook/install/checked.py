@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from packaging.utils import NormalizedName
 
 from resolver_hook._fs import write_atomic
+from resolver_hook._installers import venv_pip_version
 from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
@@ -111,11 +112,9 @@ def _pip_version_text(python: str) -> str:
     of a virtual environment's site-packages where there is exactly one (no interpreter
     start, which costs more than the rest of the check on a small install), else by
     asking ``python -m pip --version``."""
-    prefix = Path(python).parent.parent
-    found = [*prefix.glob("lib/python*/site-packages/pip-*.dist-info")]
-    found += prefix.glob("Lib/site-packages/pip-*.dist-info")
-    if len(found) == 1 and (prefix / "pyvenv.cfg").is_file():
-        return f"pip {found[0].name[len('pip-') : -len('.dist-info')]}"
+    found = venv_pip_version(python)
+    if found is not None:
+        return f"pip {found}"
     # In the foreground, as the installer runs: this is pip itself, and a Ctrl-C or a
     # SIGTERM meant for the install reaches it the same way (then exit 128+N).
     said: list[str] = []
