@@ -5,15 +5,17 @@ phases (:func:`phase`) and every child process it runs (:mod:`resolver_hook._pro
 reports each to :func:`child`), and writes one JSON object to that file when it ends
 (atomically, replacing what was there)::
 
-    {"schema": 1, "total_ms": 412.0,
+    {"schema": 1, "total_ms": 412.0, "started": 1767225600.125, "ended": 1767225600.537,
      "phases": {"manifests": 3.1, "plan": 20.5, "proof": 180.2, "install": 190.0},
      "children": [{"phase": "proof", "argv": ["/v/bin/python", "-m", "pip", "install"],
                    "ms": 175.0}, ...]}
 
 ``total_ms`` runs from the command's start (after the interpreter and the command line
-were set up) to its end; a child's ``phase`` is the phase it ran in, ``"other"`` outside
-any. Only the first words of a child's command are kept (never its arguments: they may
-name private URLs). Nothing is recorded or written when the variable is unset.
+were set up) to its end, ``started`` and ``ended`` (seconds since the epoch) say when,
+so a caller that knows when it started the process sees what came before and after; a
+child's ``phase`` is the phase it ran in, ``"other"`` outside any. Only the first words
+of a child's command are kept (never its arguments: they may name private URLs).
+Nothing is recorded or written when the variable is unset.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class _Record:
     def __init__(self, path: str) -> None:
         self.path = path
         self.started = time.perf_counter()
+        self.started_at = time.time()
         self.phases: dict[str, float] = {}
         self.children: list[dict[str, Any]] = []
         self.current = "other"
@@ -96,6 +99,8 @@ def stop() -> None:
     data = {
         "schema": 1,
         "total_ms": round(total, 3),
+        "started": record.started_at,
+        "ended": time.time(),
         "phases": {k: round(v, 3) for k, v in record.phases.items()},
         "children": record.children,
     }

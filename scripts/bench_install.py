@@ -36,6 +36,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests package
 
@@ -50,8 +51,15 @@ GOALS = {"pip": 1.10, "uv": 1.5}  # without the proof
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:
+    return launched(argv, env)[0]
+
+
+def launched(argv: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """Run ``argv``: its wall time (s), and when it was started and when it ended
+    (seconds since the epoch, to set beside its timing record's)."""
     # Run from a folder of no package: `-m` and a script's folder put it on sys.path,
     # and the checkout's own tree would be imported instead of the clean venv's wheel.
+    began = time.time()
     start = time.perf_counter()
     subprocess.run(
         argv,
@@ -61,7 +69,8 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
         stderr=subprocess.DEVNULL,
         cwd=tempfile.gettempdir(),
     )
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    return wall, began, time.time()
 
 
 def hook_argv(
@@ -75,16 +84,32 @@ def hook_argv(
     return [*argv, *index, *names]
 
 
-def split(wall: float, record: dict[str, object]) -> dict[str, float]:
-    """A hook run's wall time (s) as ms: its dry run's and its install's child processes,
-    and the hook's own work (the rest)."""
+def split(run: tuple[float, float, float], record: dict[str, Any]) -> dict[str, float]:
+    """A hook run (:func:`launched`) as ms: its dry run's and its install's child
+    processes, and the hook's own work (the rest), that in turn split into the start-up
+    before the command began (interpreter, imports, command line), its phases, the rest of
+    the session, and the exit."""
+    wall, began, ended = run
     children = record["children"]
-    assert isinstance(children, list)
     proof = sum(c["ms"] for c in children if c["phase"] == "proof")
     install = sum(c["ms"] for c in children if c["phase"] == "install")
     probes = sum(c["ms"] for c in children if c["phase"] not in ("proof", "install"))
-    own = wall * 1000 - proof - install
-    return {"own": own, "proof": proof, "install": install, "probes": probes}
+    phases = record["phases"]
+    part = {
+        "own": wall * 1000 - proof - install,
+        "proof": proof,
+        "install": install,
+        "probes": probes,
+        "start-up": (record["started"] - began) * 1000,
+        "exit": (ended - record["ended"]) * 1000,
+    }
+    for name in ("manifests", "pages", "plan"):
+        part[name] = phases.get(name, 0.0)
+    part["plan"] += phases.get("machine", 0.0)
+    part["session"] = record["total_ms"] - sum(phases.values())
+    # Work of the hook's own inside the proof and install phases (judging, reading).
+    part["session"] += phases.get("proof", 0.0) - proof + phases.get("install", 0.0) - install
+    return part
 
 
 def median_ms(argv: list[str], runs: int) -> float:
@@ -152,12 +177,12 @@ class Bench:
             argv = hook_argv(hook, tool, index, NAMES, proof=proof)
         self.timings.unlink(missing_ok=True)
         try:
-            wall = timed(argv, env)
+            run = launched(argv, env)
         finally:
             shutil.rmtree(venv)
         if "hook" not in words or not self.timings.exists():
-            return wall, None
-        return wall, split(wall, json.loads(self.timings.read_text()))
+            return run[0], None
+        return run[0], split(run, json.loads(self.timings.read_text()))
 
 
 def main() -> None:
@@ -228,6 +253,13 @@ def report(
         elif "hook" in label:
             line += "  (no timing record: a tree without RESOLVER_HOOK_TIMINGS)"
         print(line)
+    print("the hook's own work, medians (ms): start-up (interpreter, imports, command line)")
+    print("  | manifests | pages read | plan | rest of the session | exit")
+    for label, rows in parts.items():
+        if rows:
+            m = {k: statistics.median(p[k] for p in rows) for k in rows[0]}
+            names = ("start-up", "manifests", "pages", "plan", "session", "exit")
+            print(f"  {label:<30} " + " | ".join(f"{m[k]:6.1f}" for k in names))
     for tag in tags:
         for tool in ("pip", "uv"):
             hooked, unchecked = med[f"{tag}hook {tool}"], med[f"{tag}hook {tool} --no-proof"]

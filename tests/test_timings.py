@@ -31,7 +31,8 @@ def test_children_are_recorded_in_their_phase(tmp_path: Path) -> None:
         pass
     _timings.stop()
     data = json.loads(path.read_text())
-    assert set(data) == {"schema", "total_ms", "phases", "children"}
+    assert set(data) == {"schema", "total_ms", "started", "ended", "phases", "children"}
+    assert data["ended"] - data["started"] == pytest.approx(data["total_ms"] / 1000, abs=0.05)
     assert data["schema"] == 1
     assert set(data["phases"]) == {"proof", "install"}
     assert [c["phase"] for c in data["children"]] == ["other", "proof", "install"]

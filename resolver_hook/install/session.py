@@ -271,9 +271,7 @@ def _run(
         report.say(line)
     if rewriting:
         report.say("--require-hashes: requirement lines rewritten (URL lines first)")
-    from resolver_hook.install.checked import proof_unavailable
-
-    why_not = proof_unavailable(installer, parsed) if session.proof else "--no-proof"
+    why_not = _proof_unavailable(installer, parsed) if session.proof else "--no-proof"
     if session.verify_kernels and why_not is not None:
         raise UsageError(
             "--verify-kernels reads the wheels of the installer's checked resolution, "
@@ -371,6 +369,13 @@ def _kernels_first(  # noqa: PLR0917 - the session's state, passed down
         report=report,
     )
     return reader, (read_planned_kernels(reader, plan, report) if reader else plan)
+
+
+def _proof_unavailable(installer: Installer, parsed: InstallArgs) -> str | None:
+    # The check's modules are imported only for a run that checks (not under --no-proof).
+    from resolver_hook.install.checked import proof_unavailable
+
+    return proof_unavailable(installer, parsed)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
