@@ -16,7 +16,10 @@ new one, never half of either:
   ``>(...)``) is refused, never replaced by a regular file nor written into;
 - every file-system failure is one :class:`~resolver_hook.errors.OperationalError`
   naming the path (an empty path, or one refused above, is a
-  :class:`~resolver_hook.errors.UsageError`).
+  :class:`~resolver_hook.errors.UsageError`);
+- the data reaches the disk (``fsync``) before the rename, unless ``sync=False``: for a
+  file in a private temporary folder removed at the end of the run, which outlives no
+  crash (an ``fsync`` costs milliseconds, more on a busy disk).
 
 :func:`read_input` opens a file the user named (``--profile``, ``--manifest``, ``-r``
 and its includes, a page for ``manifest import``): folders and devices are refused at
@@ -147,7 +150,7 @@ def shown_path(path: str) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool = True) -> None:
     """Write ``data`` (``str`` as UTF-8, ``\\n`` line ends) to ``path``; see the module doc."""
     if os.fspath(path) == "":
         raise UsageError("an empty path is not a file name")
@@ -181,7 +184,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(payload)
                 handle.flush()
-                os.fsync(handle.fileno())
+                if sync:
+                    os.fsync(handle.fileno())
             os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
             os.replace(tmp, target)
             replaced = True

@@ -294,9 +294,9 @@ def _run(
             installer, parsed, plan, reqs, folder=folder, env=env, exclude=optional_names
         )
         for name, text in inv.files.items():
-            write_atomic(folder / name, text)
+            write_atomic(folder / name, text, sync=False)
         if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
-            write_atomic(folder / "stdin.txt", stdin)
+            write_atomic(folder / "stdin.txt", stdin, sync=False)
         argv = inv.argv
         if why_not is None:
             with _timings.phase("proof"):
@@ -435,7 +435,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
             installer, parsed, plan, reqs, folder=folder, env=env, exclude=exclude
         )
         for name, text in inv.files.items():
-            write_atomic(folder / name, text)
+            write_atomic(folder / name, text, sync=False)
     raise AssertionError("unreachable: the second check never hands packages back")
 
 

@@ -231,3 +231,21 @@ def test_the_temporary_file_is_owner_only_until_its_mode_is_set(
     assert seen == [0o600]
     assert target.read_text() == "new\n"
     assert target.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_write_atomic_syncs_unless_told_the_file_is_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sync: bool
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_atomic(tmp_path / "c.txt", "demo-gpu==1.0\n", sync=sync)
+    assert (tmp_path / "c.txt").read_text() == "demo-gpu==1.0\n"
+    assert len(synced) == (1 if sync else 0)
+    assert [p.name for p in tmp_path.iterdir()] == ["c.txt"]
