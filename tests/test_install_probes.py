@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -19,14 +19,7 @@ class Asked:
         self.answer = answer
         self.calls: list[tuple[str, ...]] = []
 
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        timeout: float,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-    ) -> Result:
+    def __call__(self, argv: Sequence[str], **kwargs: object) -> Result:
         self.calls.append(tuple(argv))
         return Result(argv=tuple(argv), returncode=0, stdout=self.answer)
 
