@@ -11,6 +11,7 @@ The key's parts, and why each, are listed in :mod:`resolver_hook.host.cache`.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -20,7 +21,14 @@ from typing import Any
 from resolver_hook import __version__, _cache
 from resolver_hook.portable.overrides import ENV_OVERRIDES
 
-__all__ = ["PROFILE_KEYS", "cache_file", "cache_key", "cached_detect_json"]
+__all__ = [
+    "PROFILE_KEYS",
+    "cache_file",
+    "cache_key",
+    "cached_detect_json",
+    "plain_detect",
+    "profile_json",
+]
 
 # Variables the probes read (host/probes.py): a change must re-detect.
 _ENV_KEYS = ("CUDA_VISIBLE_DEVICES", "WSL_DISTRO_NAME", "KUBERNETES_SERVICE_HOST", "container")
@@ -85,6 +93,29 @@ def cache_key(
     }
 
 
+def plain_detect(argv: Sequence[str], env: Mapping[str, str]) -> bool | None:
+    """Whether ``argv`` is the plain ``detect --json`` (True) or ``detect --json
+    --no-cache`` (False), with no override variable set; None for any other command.
+
+    The plain command needs none of the command line: ``resolver_hook/_entry.py`` runs
+    it without ``argparse`` (what it prints and exits with are the command line's).
+    """
+    args = list(argv)
+    if args[:1] != ["detect"] or any(v in env for v in ENV_OVERRIDES.values()):
+        return None
+    rest = sorted(args[1:])
+    if rest == ["--json"]:
+        return True
+    if rest == ["--json", "--no-cache"]:
+        return False
+    return None
+
+
+def profile_json(value: Mapping[str, Any]) -> str:
+    """What ``detect --json`` prints for a profile's dict (``HostProfile.to_dict``)."""
+    return json.dumps(value, indent=2) + "\n"
+
+
 def cached_detect_json(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     """What ``detect --json`` prints, from this boot's cache; None for the full path.
 
@@ -93,7 +124,7 @@ def cached_detect_json(argv: Sequence[str], env: Mapping[str, str]) -> str | Non
     unusual (a miss, a note to give, a file written by another version) goes the full
     way, which also refreshes the cache.
     """
-    if list(argv) != ["detect", "--json"] or any(v in env for v in ENV_OVERRIDES.values()):
+    if list(argv) != ["detect", "--json"] or not plain_detect(argv, env):
         return None
     path = cache_file(env)
     key = cache_key(env) if path else None
@@ -102,6 +133,4 @@ def cached_detect_json(argv: Sequence[str], env: Mapping[str, str]) -> str | Non
     value, note = _cache.read(path, key)
     if note is not None or not isinstance(value, dict) or tuple(value) != PROFILE_KEYS:
         return None
-    import json  # already loaded by _cache.read: the name only
-
-    return json.dumps(value, indent=2) + "\n"
+    return profile_json(value)

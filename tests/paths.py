@@ -3,8 +3,12 @@ environment a test gives a ``python -m resolver_hook`` it starts."""
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
+import shutil
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,4 +43,28 @@ def child_env(
     if fake_nvml is not None:
         full["PYTHONPATH"] = pythonpath
         full["FAKE_NVML"] = json.dumps(fake_nvml)
+        # Detection imports pynvml only once the NVML library loads (host/probes.py).
+        old = full.get("LD_LIBRARY_PATH")
+        full["LD_LIBRARY_PATH"] = os.pathsep.join([nvml_library_folder(), *([old] if old else [])])
     return full
+
+
+@functools.lru_cache(maxsize=1)
+def nvml_library_folder() -> str:
+    """A folder holding a stand-in ``libnvidia-ml.so.1`` (a link to the C library this
+    interpreter runs on, which the loader opens at no cost) for the fake pynvml's
+    children; removed when the tests end."""
+    folder = tempfile.mkdtemp(prefix="fake-nvml-lib-")
+    atexit.register(shutil.rmtree, folder, True)
+    (Path(folder) / "libnvidia-ml.so.1").symlink_to(_loaded_c_library())
+    return folder
+
+
+def _loaded_c_library() -> str:
+    """The C library's file, from this process's memory map (Linux)."""
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        for line in maps:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            if Path(path).name.startswith("libc.so") or Path(path).name.startswith("libc-"):
+                return path
+    raise RuntimeError("no C library in /proc/self/maps")

@@ -1,15 +1,19 @@
-"""The warm path of ``detect --json`` prints exactly what the full path prints.
+"""The warm and cold paths of ``detect --json`` print exactly what the full path prints.
 
 ``resolver-hook detect --json`` with a warm cache answers from the stored profile
 without importing the profile model (``resolver_hook/_hostkey.py``). Each profile of the
 table is stored in a cache, then printed by the program (the warm path) and by the
 command line's own ``main`` (the full path, which reads the same cache through the
-model); the bytes must be equal, and the warm path must really be taken.
+model); the bytes must be equal, and the warm path must really be taken. On a miss (or
+with ``--no-cache``) the plain command runs detection without the command line; each
+machine of a second table (fake NVML) is detected both ways and must print, and cache,
+the same bytes.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -135,3 +139,63 @@ def test_anything_unusual_takes_the_full_path(damage: str, tmp_path: Path) -> No
     else:
         cache._cache.write(path, {**key, "boot_id": "another boot"}, DETECTED.to_dict())
     assert _hostkey.cached_detect_json(["detect", "--json"], env) is None
+
+
+# The cold path: the plain command on a miss (or with --no-cache) runs detection without
+# the command line; what it prints, and the cache it leaves, are the full path's.
+H100 = {"name": "NVIDIA H100 80GB HBM3", "cc": [9, 0], "mem": 85899345920, "uuid": "GPU-a"}
+B200 = {"name": "NVIDIA B200", "cc": [10, 0], "mem": 192 * 2**30, "uuid": "GPU-b"}
+MACHINES: dict[str, tuple[dict[str, object], dict[str, str]]] = {
+    "gpus": ({"driver": "580.65.06", "cuda": 13000, "gpus": [H100, B200]}, {}),
+    "no-gpu": ({"init_error": "NVML Shared Library Not Found"}, {}),
+    "visible": ({"gpus": [H100, B200]}, {"CUDA_VISIBLE_DEVICES": "1"}),
+    "none-visible": ({"gpus": [H100]}, {"CUDA_VISIBLE_DEVICES": "-1"}),
+    "overridden": ({"gpus": [H100]}, {"RESOLVER_HOOK_OVERRIDE_SM": "12.0"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MACHINES))
+@pytest.mark.parametrize("flags", [[], ["--no-cache"]])
+def test_cold_path_prints_what_the_full_path_prints(
+    name: str, flags: list[str], tmp_path: Path
+) -> None:
+    nvml, extra = MACHINES[name]
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "a"), **extra}, fake_nvml=nvml)
+    full_env = {**env, "RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "b")}
+    argv = [*COMMAND, *flags]
+    cold = _run([sys.executable, "-X", "importtime", "-m", "resolver_hook", *argv], env)
+    full = _run([sys.executable, "-c", FULL_PATH, *argv], full_env)
+    assert cold.returncode == full.returncode == 0, cold.stderr + full.stderr
+    assert cold.stdout == full.stdout
+    gpus = (json.loads(cold.stdout)["nvidia"] or {}).get("gpus", [])
+    assert len(gpus) == {"gpus": 2, "visible": 1, "overridden": 1}.get(name, 0)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in cold.stderr.splitlines()}
+    assert ("argparse" in imported) == (name == "overridden")  # overrides: the command line
+    assert "resolver_hook.host.probes" in imported
+    stored = [(tmp_path / d / "host-profile.json").is_file() for d in ("a", "b")]
+    assert stored[0] == stored[1] == (not flags and name != "overridden")
+    if stored[0]:
+        assert (tmp_path / "a/host-profile.json").read_text() == (
+            tmp_path / "b/host-profile.json"
+        ).read_text()
+
+
+def test_no_nvml_library_spares_the_binding(tmp_path: Path) -> None:
+    """Without libnvidia-ml.so.1 nvidia-ml-py is not imported; the probe says what its
+    own nvmlInit says."""
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path)})
+    env.pop("LD_LIBRARY_PATH", None)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import ctypes; ctypes.CDLL('libnvidia-ml.so.1')"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    if probe.returncode == 0:
+        pytest.skip("this machine has the NVIDIA driver's NVML library")
+    cold = _run([sys.executable, "-X", "importtime", "-m", "resolver_hook", *COMMAND], env)
+    assert cold.returncode == 0, cold.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in cold.stderr.splitlines()}
+    assert "pynvml" not in imported
+    nvml = next(p for p in json.loads(cold.stdout)["probes"] if p["name"] == "nvidia-nvml")
+    assert nvml["detail"] == "NVML init failed: NVML Shared Library Not Found"

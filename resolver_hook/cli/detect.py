@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
+from resolver_hook._hostkey import profile_json
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
 if TYPE_CHECKING:
@@ -31,8 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     profile = machine_from_args(args)
     if args.json:
-        json.dump(profile.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(profile_json(profile.to_dict()))
     else:
         sys.stdout.write(render_profile(profile, all_tags=args.all_tags))
     return 0

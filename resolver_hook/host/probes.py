@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -55,10 +56,35 @@ def _read(path: Path) -> str | None:
         return None
 
 
+# The library nvidia-ml-py binds on Linux (its _LoadNvmlLibrary loads it by this name).
+NVML_LIBRARY = "libnvidia-ml.so.1"
+
+
 def _import_pynvml() -> Any:
+    """nvidia-ml-py, once the NVML library it binds loads; else :class:`_NoNvmlLibrary`.
+
+    Importing nvidia-ml-py costs more than the rest of detection, and on a machine
+    without the NVIDIA driver (most of them) it only fails in ``nvmlInit``: so on Linux
+    the library is loaded first, by the same name and the same ``ctypes.CDLL`` call.
+    """
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            ctypes.CDLL(NVML_LIBRARY)
+        except OSError:
+            return _NoNvmlLibrary()
     import pynvml  # type: ignore[import-untyped]  # nvidia-ml-py ships no type information
 
     return pynvml
+
+
+class _NoNvmlLibrary:
+    """nvidia-ml-py on a machine without its library: ``nvmlInit`` fails as its own does
+    (``NVMLError_LibraryNotFound``, whose text this is)."""
+
+    def nvmlInit(self) -> None:
+        raise LookupError("NVML Shared Library Not Found")
 
 
 # --- NVML -------------------------------------------------------------------------
