@@ -9,6 +9,7 @@ says what real inputs look like); the README's "Limits" table lists them for use
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -215,6 +216,10 @@ MAX_REFRESH_WHEEL_BYTES = 512 << 20
 MAX_REFRESH_SCANS = 200
 
 
+# An ASCII number longer than the bound (str.isdigit is [0-9] on ASCII text).
+_LONG_NUMBER = re.compile(f"[0-9]{{{MAX_VERSION_DIGITS + 1}}}")
+
+
 def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH) -> str | None:
     """None when ``text`` is within the version bounds, else the problem in words.
 
@@ -224,6 +229,10 @@ def check_version_text(text: str, *, max_length: int | None = MAX_VERSION_LENGTH
     """
     if max_length is not None and len(text) > max_length:
         return f"longer than {MAX_VERSION_LENGTH} characters"
+    if text.isascii():  # the common case, in one search (a plan checks thousands of names)
+        if _LONG_NUMBER.search(text) is None:
+            return None
+        return f"has a number of more than {MAX_VERSION_DIGITS} digits"
     run = 0
     for ch in text:
         run = run + 1 if ch.isdigit() else 0

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from resolver_hook.errors import UsageError
 from resolver_hook.host import HostProfile, parse_target
+from resolver_hook.limits import MAX_VERSION_DIGITS, check_version_text
 from resolver_hook.manifest import loads_manifest
 from resolver_hook.reqfile import parse_requirements
 
@@ -146,3 +147,19 @@ def test_manifests_load_or_refuse(entry: dict[str, object], kind: str) -> None:
         loads_manifest(text, source="m.toml")
     except UsageError as exc:
         assert "m.toml" in exc.message
+
+
+@given(
+    st.lists(
+        st.one_of(st.text(alphabet="0123456789", min_size=30, max_size=36), st.text(max_size=4)),
+        max_size=4,
+    ).map("".join)
+)
+def test_version_bound_counts_digits_as_str_isdigit(text: str) -> None:
+    """The bound on a version's numbers: any run of more than MAX_VERSION_DIGITS
+    characters that ``str.isdigit`` calls digits (what ``int()`` would convert)."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch.isdigit() else 0
+        longest = max(longest, run)
+    assert (check_version_text(text, max_length=None) is None) == (longest <= MAX_VERSION_DIGITS)

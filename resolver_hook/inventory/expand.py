@@ -250,6 +250,12 @@ class _Context:
         self._failed: list[str] = []  # metadata files that could not be used, and why
         self._candidates: dict[tuple[int, int], tuple[IndexFlavour, Page, list[Candidate]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
+        self._sibling_cache: dict[
+            tuple[int, int],
+            tuple[
+                IndexFlavour, Manifest, list[tuple[IndexFlavour, frozenset[tuple[str, str]] | None]]
+            ],
+        ] = {}
 
     @property
     def failed(self) -> list[str]:
@@ -353,14 +359,7 @@ class _Context:
             return (f, None) if f.versions.contains(c.version, prereleases=False) else None
         if c.version.is_prerelease or c.version.is_devrelease:
             return None
-        siblings = [
-            g
-            for g in man.indexes
-            if g.versions is None
-            and page_of(g, self.default_index) == page_of(f, self.default_index)
-            and g.version.local == f.version.local
-            and _covers(g, c)
-        ]
+        siblings = [g for g, places in self._siblings(f, man) if _covers(places, c)]
         if any(g.version == c.version for g in siblings):
             return (f, None) if f.version == c.version else None
         newest = max(siblings, key=lambda g: g.version, default=None)
@@ -374,6 +373,27 @@ class _Context:
             )
             return None
         return f, f.version
+
+    def _siblings(
+        self, f: IndexFlavour, man: Manifest
+    ) -> list[tuple[IndexFlavour, frozenset[tuple[str, str]] | None]]:
+        """The entries of ``man`` without a version range on ``f``'s page with its local
+        label, each with the places (OS, arch) of its platforms: the entries whose rules
+        may cover a file of that page. The same for every file, so found once."""
+        key = (id(f), id(man))
+        hit = self._sibling_cache.get(key)
+        if hit is None or hit[0] is not f or hit[1] is not man:
+            url = page_of(f, self.default_index)
+            found = [
+                (g, _places(g))
+                for g in man.indexes
+                if g.versions is None
+                and page_of(g, self.default_index) == url
+                and g.version.local == f.version.local
+            ]
+            hit = (f, man, found)
+            self._sibling_cache[key] = hit
+        return hit[2]
 
     def _couplings(
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None
@@ -467,11 +487,15 @@ def _pys(w: WheelFlavour) -> set[str]:
     return set(w.python_versions)
 
 
-def _covers(g: IndexFlavour, c: Candidate) -> bool:
+def _places(g: IndexFlavour) -> frozenset[tuple[str, str]] | None:
+    """The places (OS, arch) of an entry's platforms; None: it names none (any)."""
     if not g.platforms:
-        return True
-    places = {_place(x) for pl in g.platforms for x in pl.split(".")}
-    return any(_place(t.platform) in places for t in c.tags)
+        return None
+    return frozenset(_place(x) for pl in g.platforms for x in pl.split("."))
+
+
+def _covers(places: frozenset[tuple[str, str]] | None, c: Candidate) -> bool:
+    return places is None or any(_place(t.platform) in places for t in c.tags)
 
 
 @functools.lru_cache(maxsize=1024)
