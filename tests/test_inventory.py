@@ -20,6 +20,7 @@ from packaging.version import Version
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient, mirrors_from
+from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.candidates import candidates
 from resolver_hook.inventory.expand import with_notes
@@ -465,3 +466,56 @@ def test_cli_plan_json_and_offline(
     assert code == 0
     assert f"torch @ {replica.url}/whl/cu130/torch-2.13.0%2Bcu130-cp312" in out
     assert "#sha256=" in out
+
+
+# Wheel names of every kind a page may list: Pythons, ABIs (free-threaded, abi3, none),
+# dotted tag sets, build tags, upper case, other platforms, and names that are no
+# wheel's (too few fields, a number past the bounds).
+_ODD_NAMES = [
+    f"torch-2.13.0+cu130-cp3{m}-cp3{m}{t}-{plat}.whl"
+    for m in ("8", "9", "12", "13")
+    for t in ("", "t")
+    for plat in (X86, "manylinux_2_28_aarch64", "win_amd64", "macosx_14_0_arm64")
+] + [
+    f"torch-2.13.0+cu130-py3-none-{X86}.whl",
+    f"torch-2.13.0+cu130-cp310-abi3-{X86}.whl",
+    f"torch-2.13.0+cu130-cp311.cp312-cp311.cp312-{X86}.whl",
+    "torch-2.13.0+cu130-cp312-cp312-manylinux1_x86_64.win_amd64.whl",
+    f"torch-2.13.0+cu130-1build-cp312-cp312-{X86}.whl",
+    f"Torch-2.13.0+CU130-CP312-CP312-{X86.upper()}.whl",
+    "torch-2.13.0+cu130-cp312-cp312.whl",
+    f"torch-2.13.0+cu130-cp312-cp312-manylinux_{'9' * 40}_28_x86_64.whl",
+    "torch-2.13.0+cu130-py3-none-any.whl",
+]
+
+
+@pytest.mark.parametrize(
+    ("platforms", "python"),
+    [
+        (f'["{X86}"]', '["3.12", "3.13"]'),
+        ('["win_amd64", "macosx_14_0_arm64"]', '["3.13t"]'),
+        ("[]", "[]"),
+    ],
+)
+def test_names_left_unparsed_are_names_the_checks_refuse(
+    platforms: str, python: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's wheel names are first read from their tag fields, and a name whose
+    platforms or Pythons are not the flavour's is never parsed: the candidates are the
+    ones every name parsed and checked gives."""
+    text = (
+        f'{TORCH_HEAD}\n[[index]]\nurl = "https://download.pytorch.org/whl/cu130/torch/"\n'
+        f'version = "2.13.0+cu130"\ncuda = ">=13.0"\ngpu = {ALL_GPUS}\n'
+        f'platforms = {platforms}\npython = {python}\nchecked = "2026-11-30"\n'
+    )
+    flavour = loads_manifest(text, source="test").indexes[0]
+    page = Page(
+        url="https://download.pytorch.org/whl/cu130/torch/",
+        links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in _ODD_NAMES),
+    )
+    quick = candidates(flavour, page)
+    # (the package's name ``candidates`` is the function: the module from sys.modules)
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    monkeypatch.setattr(module, "_may_fit", lambda *_: True)
+    assert candidates(flavour, page) == quick
+    assert quick  # the table has names the flavour takes

@@ -29,7 +29,7 @@ from packaging.version import Version
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import parse_wheel_name
+from resolver_hook.limits import check_version_text, parse_wheel_name
 from resolver_hook.manifest.schema import IndexFlavour
 from resolver_hook.portable.platforms import parse_platform
 
@@ -88,11 +88,14 @@ class Candidate:
 
 def python_of(tag: Tag) -> str | None:
     """``cp312`` -> ``3.12``; ``cp313t`` ABI -> ``3.13t``; ``py3`` and others: None."""
-    interp = tag.interpreter
+    return _python(tag.interpreter, tag.abi)
+
+
+def _python(interp: str, abi: str) -> str | None:
     if not interp.startswith("cp") or not interp[2:].isdigit() or len(interp) < 4:
         return None
     digits = interp[2:]
-    free = "t" if tag.abi.startswith("cp") and tag.abi.endswith("t") else ""
+    free = "t" if abi.startswith("cp") and abi.endswith("t") else ""
     return f"{digits[0]}.{digits[1:]}{free}"
 
 
@@ -111,10 +114,13 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     name = distribution_of(flavour)
     label = flavour.version.local
     places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
+    pythons = frozenset(flavour.python)
     out: list[Candidate] = []
     for link in page.links:
         if link.is_yanked or not link.filename.endswith(".whl"):
             continue
+        if not _may_fit(link.filename, places, pythons):
+            continue  # its platforms or Pythons are not the flavour's: not worth parsing
         parsed = _wheel_name(link.filename)
         if parsed is None:
             continue
@@ -146,6 +152,24 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     out.sort(key=lambda c: c.filename)
     out.sort(key=lambda c: c.version, reverse=True)
     return out
+
+
+def _may_fit(filename: str, places: set[tuple[str, str]], pythons: frozenset[str]) -> bool:
+    """False for a wheel name whose tags cannot pass the platform and Python checks of
+    :func:`candidates` (most of a page's older releases), read from the name's last three
+    fields as ``packaging``'s parser reads them (lower-cased, dotted sets), so such a
+    name is never parsed; True for anything else, the parser and the checks decide."""
+    stem = filename[:-4].lower()
+    if stem.count("-") not in (4, 5) or check_version_text(filename) is not None:
+        return True  # not a wheel's name, or past the bounds: the parser says so
+    interps, abis, plats = (field.split(".") for field in stem.rsplit("-", 3)[1:])
+    if places and not any(_place(p) in places for p in plats):
+        return False
+    if pythons:
+        pys = {_python(i, a) for i in interps for a in abis}
+        if None not in pys and not pys & pythons:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=16384)

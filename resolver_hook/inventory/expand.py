@@ -54,6 +54,7 @@ from resolver_hook.inventory.candidates import (
     MetadataError,
     PageSource,
     candidates,
+    distribution_of,
     requires_dist,
 )
 from resolver_hook.inventory.kernels import KernelRecords, builtin_kernels
@@ -248,7 +249,7 @@ class _Context:
         self.reads = 0
         self._lock = threading.Lock()
         self._failed: list[str] = []  # metadata files that could not be used, and why
-        self._candidates: dict[tuple[int, int], tuple[IndexFlavour, Page, list[Candidate]]] = {}
+        self._candidates: dict[tuple[object, ...], tuple[Page, list[Candidate]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
         self._sibling_cache: dict[
             tuple[int, int],
@@ -262,12 +263,20 @@ class _Context:
         return list(dict.fromkeys(self._failed))
 
     def candidates(self, f: IndexFlavour, page: Page) -> list[Candidate]:
-        key = (id(f), id(page))
+        """:func:`candidates`, once per page and what it reads of a flavour (entries that
+        differ only in their release or rules share one list; callers only read it)."""
+        key = (
+            id(page),
+            distribution_of(f),
+            f.version.local,
+            frozenset(f.platforms),
+            frozenset(f.python),
+        )
         hit = self._candidates.get(key)
-        if hit is None or hit[0] is not f or hit[1] is not page:
-            hit = (f, page, candidates(f, page))
+        if hit is None or hit[0] is not page:
+            hit = (page, candidates(f, page))
             self._candidates[key] = hit
-        return hit[2]
+        return hit[1]
 
     def prefetch(self, manifests: Mapping[str, Manifest], pages: Mapping[str, Page]) -> None:
         """Read the metadata files the expansion will ask for, concurrently (each is one
