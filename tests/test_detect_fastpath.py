@@ -24,6 +24,7 @@ import pytest
 from resolver_hook import _hostkey
 from resolver_hook.host import HostProfile, cache, parse_target
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
+from tests.fake_nvml import fake_nvidia_smi
 from tests.paths import child_env
 
 DETECTED = HostProfile(
@@ -199,3 +200,27 @@ def test_no_nvml_library_spares_the_binding(tmp_path: Path) -> None:
     assert "pynvml" not in imported
     nvml = next(p for p in json.loads(cold.stdout)["probes"] if p["name"] == "nvidia-nvml")
     assert nvml["detail"] == "NVML init failed: NVML Shared Library Not Found"
+
+
+def test_programs_not_on_path_are_not_started(tmp_path: Path) -> None:
+    """With neither nvidia-smi nor rocm_agent_enumerator on PATH, detection starts no
+    process (nor loads the runner) and says what starting them would have said."""
+    env = child_env(
+        {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path), "PATH": str(tmp_path / "empty")},
+        fake_nvml={"init_error": "NVML Shared Library Not Found"},
+    )
+    argv = [*COMMAND, "--no-cache"]  # (writing the cache loads the runner's Interrupted)
+    cold = _run([sys.executable, "-X", "importtime", "-m", "resolver_hook", *argv], env)
+    assert cold.returncode == 0, cold.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in cold.stderr.splitlines()}
+    assert "resolver_hook.host.probes" in imported
+    assert "resolver_hook._proc" not in imported
+    probes = {p["name"]: p["detail"] for p in json.loads(cold.stdout)["probes"]}
+    assert probes["nvidia-smi"] == "nvidia-smi not found"
+    assert probes["rocm"] == "no AMD GPU (no KFD topology, no rocm_agent_enumerator)"
+    # A program of that name on PATH is started (it runs as nvidia-smi would).
+    (tmp_path / "empty").mkdir()
+    fake_nvidia_smi(tmp_path / "empty", [{"name": "NVIDIA H100", "cc": (9, 0), "uuid": "GPU-a"}])
+    found = _run([sys.executable, "-m", "resolver_hook", "detect", "--json", "--no-cache"], env)
+    probes = {p["name"]: p["detail"] for p in json.loads(found.stdout)["probes"]}
+    assert probes["nvidia-smi"] == "nvidia-smi: driver 580.95.05, 1 GPU(s)"

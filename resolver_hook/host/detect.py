@@ -74,6 +74,9 @@ def detect_host(
     # a command that finds its profile in the cache never needs them.
     from resolver_hook.host import probes
 
+    # The real runner starts only programs that are on PATH; a caller's runner (a fake)
+    # is asked for every program.
+    exists = probes.on_path if run is None else probes.anywhere
     run = probes.run_subprocess if run is None else run
     load_nvml = probes._import_pynvml if load_nvml is None else load_nvml
     nvml_timeout = probes.NVML_TIMEOUT if nvml_timeout is None else nvml_timeout
@@ -89,7 +92,13 @@ def detect_host(
     mps = False
     if os_name in ("linux", "windows"):
         nvidia, nv_notes, nv_probes = probes.probe_nvidia(
-            env, root, run, load_nvml=load_nvml, nvml_timeout=nvml_timeout, smi_timeout=smi_timeout
+            env,
+            root,
+            run,
+            load_nvml=load_nvml,
+            nvml_timeout=nvml_timeout,
+            smi_timeout=smi_timeout,
+            exists=exists,
         )
         notes += nv_notes
         probe_list += nv_probes
@@ -99,7 +108,7 @@ def detect_host(
         )
     l4t = None
     if os_name == "linux":
-        rocm, rocm_probe = probes.probe_rocm(root, run)
+        rocm, rocm_probe = probes.probe_rocm(root, run, exists=exists)
         probe_list.append(rocm_probe)
         l4t, jetson_probe = probes.probe_jetson(root)
         probe_list.append(jetson_probe)

@@ -13,22 +13,26 @@ Sources, best first (docs/facts.md section 1): NVML through ``nvidia-ml-py``; th
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from resolver_hook._proc import Runner, capture
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
 from resolver_hook.portable import visible
 from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc
 
+if TYPE_CHECKING:
+    from resolver_hook._proc import Result, Runner
+
 __all__ = [
-    "Runner",
+    "anywhere",
     "filter_visible",
+    "on_path",
     "probe_container",
     "probe_jetson",
     "probe_nvidia",
@@ -43,9 +47,31 @@ NVML_TIMEOUT = 5.0
 SMI_TIMEOUT = 5.0
 
 
-# The runner: resolver_hook._proc.capture (own process group, killed whole on timeout,
-# output capped); kept under this name for callers that pass it explicitly.
-run_subprocess: Runner = capture
+def run_subprocess(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Result:
+    """The probes' runner: :func:`resolver_hook._proc.capture` (own process group, killed
+    whole on timeout, output capped), imported when a probe first runs a program: a
+    machine with neither ``nvidia-smi`` nor ``rocm_agent_enumerator`` never loads it."""
+    from resolver_hook._proc import capture
+
+    return capture(argv, timeout=timeout, env=env, cwd=cwd)
+
+
+def on_path(name: str) -> bool:
+    """Whether a file ``name`` is in a folder of ``PATH``, the folders the runner's
+    ``exec`` searches (``os.get_exec_path``): where none is, starting it can only fail
+    with "not found", so it is not started."""
+    return any(os.path.exists(os.path.join(folder, name)) for folder in os.get_exec_path())
+
+
+def anywhere(name: str) -> bool:
+    """The lookup beside a runner given by the caller (a fake): it says what exists."""
+    return True
 
 
 def _read(path: Path) -> str | None:
@@ -244,9 +270,12 @@ _SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
 
 
 def probe_nvidia_smi(
-    run: Runner, timeout: float = SMI_TIMEOUT
+    run: Runner, timeout: float = SMI_TIMEOUT, *, exists: Callable[[str], bool] = anywhere
 ) -> tuple[NvidiaInfo | None, list[str], Probe]:
-    """``nvidia-smi --query-gpu=...`` with a timeout; ``[N/A]`` rows skipped with a note."""
+    """``nvidia-smi --query-gpu=...`` with a timeout; ``[N/A]`` rows skipped with a note.
+    ``exists``: whether the program is there to run (:func:`on_path` for the real runner)."""
+    if not exists("nvidia-smi"):
+        return None, [], Probe(name="nvidia-smi", found=False, detail="nvidia-smi not found")
     query = [
         "nvidia-smi",
         "--query-gpu=index,name,compute_cap,driver_version,memory.total,uuid",
@@ -332,6 +361,7 @@ def probe_nvidia(
     load_nvml: Callable[[], Any] = _import_pynvml,
     nvml_timeout: float = NVML_TIMEOUT,
     smi_timeout: float = SMI_TIMEOUT,
+    exists: Callable[[str], bool] = anywhere,
 ) -> tuple[NvidiaInfo | None, list[str], list[Probe]]:
     """All NVIDIA sources in order; the first that lists GPUs wins."""
     probes: list[Probe] = []
@@ -340,7 +370,7 @@ def probe_nvidia(
     if info is None or not info.gpus:
         driver, proc_probe = probe_procfs(root)
         probes.append(proc_probe)
-        smi_info, smi_notes, smi_probe = probe_nvidia_smi(run, smi_timeout)
+        smi_info, smi_notes, smi_probe = probe_nvidia_smi(run, smi_timeout, exists=exists)
         probes.append(smi_probe)
         notes += smi_notes
         if smi_info is not None and (smi_info.gpus or info is None):
@@ -422,8 +452,11 @@ def _gfx_name(target_version: int) -> str:
     return f"gfx{major}{minor:x}{step:x}"
 
 
-def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
-    """AMD GPUs from the KFD topology in sysfs, else ``rocm_agent_enumerator``."""
+def probe_rocm(
+    root: Path, run: Runner, *, exists: Callable[[str], bool] = anywhere
+) -> tuple[RocmInfo | None, Probe]:
+    """AMD GPUs from the KFD topology in sysfs, else ``rocm_agent_enumerator`` (when
+    ``exists`` says it is there)."""
     version = (_read(root / "opt/rocm/.info/version") or "").strip() or None
     gfx: list[str] = []
     nodes = root / "sys/class/kfd/kfd/topology/nodes"
@@ -434,7 +467,7 @@ def probe_rocm(root: Path, run: Runner) -> tuple[RocmInfo | None, Probe]:
                 gfx.append(_gfx_name(int(m.group(1))))
     except OSError:
         pass
-    if not gfx:
+    if not gfx and exists("rocm_agent_enumerator"):
         done = run(["rocm_agent_enumerator"], timeout=SMI_TIMEOUT)
         if done.ok:
             gfx = [w for w in done.stdout.split() if w.startswith("gfx") and w != "gfx000"]
