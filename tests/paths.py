@@ -41,12 +41,23 @@ def child_env(
     }
     full.update(env or {})
     if fake_nvml is not None:
-        full["PYTHONPATH"] = pythonpath
-        full["FAKE_NVML"] = json.dumps(fake_nvml)
-        # Detection imports pynvml only once the NVML library loads (host/probes.py).
-        old = full.get("LD_LIBRARY_PATH")
-        full["LD_LIBRARY_PATH"] = os.pathsep.join([nvml_library_folder(), *([old] if old else [])])
+        full.update(fake_nvml_env(fake_nvml, pythonpath, full))
     return full
+
+
+def fake_nvml_env(
+    fake_nvml: dict[str, Any], pythonpath: str = FAKE_PYNVML, env: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The variables that make a child detect the machine ``fake_nvml`` describes: the
+    fake pynvml first on ``PYTHONPATH`` and, as detection imports pynvml only once the
+    NVML library loads (host/probes.py), a stand-in library first on ``LD_LIBRARY_PATH``
+    (``env``'s own is kept behind it)."""
+    old = (os.environ if env is None else env).get("LD_LIBRARY_PATH")
+    return {
+        "PYTHONPATH": pythonpath,
+        "FAKE_NVML": json.dumps(fake_nvml),
+        "LD_LIBRARY_PATH": os.pathsep.join([nvml_library_folder(), *([old] if old else [])]),
+    }
 
 
 @functools.lru_cache(maxsize=1)

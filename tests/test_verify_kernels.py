@@ -34,7 +34,7 @@ from resolver_hook.resolve import PackagePlan
 from tests import test_install_proof
 from tests.cudawheels import KERNELS, PTX
 from tests.installenv import PY, installed, venv_for, wheel_entry, write_manifest
-from tests.paths import FAKE_PYNVML, REPO
+from tests.paths import FAKE_PYNVML, REPO, fake_nvml_env
 from tests.test_install import hook, versions
 from tests.test_install_proof import IDS, INSTALLERS, _venv
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
@@ -133,8 +133,7 @@ def _run(
 def _detected(tmp: Path) -> dict[str, str]:
     """A child that detects an RTX 5090 (the fake NVML module) and reads the index pages."""
     return {
-        "PYTHONPATH": os.pathsep.join([FAKE_PYNVML, str(REPO)]),
-        "FAKE_NVML": json.dumps(DETECTED_RTX50),
+        **fake_nvml_env(DETECTED_RTX50, os.pathsep.join([FAKE_PYNVML, str(REPO)])),
         "RESOLVER_HOOK_OFFLINE": "0",
     }
 
