@@ -1,6 +1,7 @@
 """A stand-in for nvidia-ml-py's ``pynvml``, for end-to-end CLI tests.
 
-Put this folder first on PYTHONPATH; FAKE_NVML (JSON) describes the machine:
+Put this folder first on PYTHONPATH and a stand-in libnvidia-ml.so.1 on LD_LIBRARY_PATH
+(tests/paths.py: fake_nvml_env); FAKE_NVML (JSON) describes the machine:
 {"driver": "580.95.05", "cuda": 13000, "gpus": [{"name": ..., "cc": [12, 1], ...}],
  "init_error": "Driver Not Loaded", "init_sleep": 60}
 """
