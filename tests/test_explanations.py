@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -591,3 +592,19 @@ def test_hint_work_is_bounded() -> None:
     hints = [p.package(n).hint for n in names]  # type: ignore[union-attr]
     assert all(h.startswith("Python 3.13 gets") for h in hints[:MAX_HINTED_PACKAGES])
     assert all(h.startswith("no hint computed: ") for h in hints[MAX_HINTED_PACKAGES:])
+
+
+@pytest.mark.parametrize("order", [("3.14", "3.14t"), ("3.14t", "3.14")])
+@pytest.mark.parametrize(("machine", "first"), [("py313t", "3.14t"), ("py313", "3.14")])
+def test_of_two_equally_near_pythons_the_one_built_like_the_machine_comes_first(
+    order: tuple[str, str], machine: str, first: str
+) -> None:
+    # Not the order a set happens to give (it changed with PYTHONHASHSEED).
+    from types import SimpleNamespace
+
+    from resolver_hook.resolve.hints import _python_changes
+
+    profile = parse_target(f"linux-x86_64-{machine}-cuda13.0-sm120")
+    flavours: Any = [SimpleNamespace(python_versions=order)]
+    changes = _python_changes(profile, flavours)
+    assert [c.python for c in changes][:2] == [first, "3.14t" if first == "3.14" else "3.14"]

@@ -157,12 +157,15 @@ def _driver_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
 
 
 def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
-    """Every other Python a build is for: the nearest first, the newer of two as near."""
+    """Every other Python a build is for: the nearest first, the newer of two as near,
+    and of 3.14 and 3.14t the one built like this machine's (free-threaded or not)."""
     here = p.python_tuple
+    threaded = p.free_threaded
 
-    def key(v: str) -> tuple[int, ...]:
+    def key(v: str) -> tuple[int, int, int, bool, str]:
         major, minor = version_numbers(v)[:2]
-        return (abs(minor - here[1]) if major == here[0] else 99, -major, -minor)
+        near = abs(minor - here[1]) if major == here[0] else 99
+        return (near, -major, -minor, v.endswith("t") != threaded, v)
 
     pys = {v for f in flavours for v in f.python_versions if _machine_sized(v)} - {p.python}
     return [
