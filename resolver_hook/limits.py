@@ -56,6 +56,8 @@ __all__ = [
     "MAX_PAGE_LINKS",
     "MAX_PAGE_URL_BYTES",
     "MAX_PLACEHOLDER_DATA_BYTES",
+    "MAX_REFRESH_METADATA",
+    "MAX_REFRESH_METADATA_WHEEL_BYTES",
     "MAX_REFRESH_SCANS",
     "MAX_REFRESH_WHEEL_BYTES",
     "MAX_REQUIREMENTS_BYTES",
@@ -210,10 +212,16 @@ SNAPSHOT_RELEASES = 3
 # The kernel lists read from wheel files (``inventory/data/kernels.json``, ~300 bytes a
 # file). ``scripts/refresh_data.py``: the largest wheel it downloads to scan unless
 # raised (torch's CUDA wheels are 0.9-3 GB; most extensions under 200 MB), and the
-# wheels one run scans (a rerun goes on with the rest).
+# wheels one run scans (a rerun goes on with the rest). The core metadata files one run
+# reads for the snapshot (a .metadata file is ~2-10 KB), and the largest wheel it
+# downloads to read its METADATA member from where the page offers no .metadata file
+# (tilert's and torchvision's wheels are under 9 MB; torch's and triton's are 80-300 MB
+# and are left without metadata unless raised).
 MAX_KERNEL_RECORDS_BYTES = 8 << 20
 MAX_REFRESH_WHEEL_BYTES = 512 << 20
 MAX_REFRESH_SCANS = 200
+MAX_REFRESH_METADATA = 500
+MAX_REFRESH_METADATA_WHEEL_BYTES = 16 << 20
 
 
 # An ASCII number longer than the bound (str.isdigit is [0-9] on ASCII text).

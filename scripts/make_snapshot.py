@@ -5,11 +5,13 @@
 
 The pages come from ``--links`` (default ``scripts/data/snapshot_links.toml``): wheel
 links as public sources record them, each row with its page, URL, filename, sha256
-and the source it was read from. Only links some built-in flavour could plan are
-kept (its distribution, local label, platforms and Pythons; not older than the
-entry's release), so the snapshot stays small. ``--date`` defaults to the newest
-``read`` date of the rows kept. ``--check`` writes nothing and exits 1 when the
-shipped file differs from what would be written (the test suite runs it).
+and the source it was read from; ``[[metadata]]`` rows give a file's core metadata
+(what the planner uses of it, with the file read and its sha256). Only links some
+built-in flavour could plan are kept (its distribution, local label, platforms and
+Pythons; not older than the entry's release), so the snapshot stays small.
+``--date`` defaults to the newest ``read`` date of the rows kept. ``--check`` writes
+nothing and exits 1 when the shipped file differs from what would be written (the
+test suite runs it).
 
 ``scripts/refresh_data.py`` reads the pages themselves, appends the files it finds to
 the same table (citing the page and the date read) and renders the snapshot the same
@@ -30,12 +32,14 @@ DEFAULT_OUT = ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json"
 
 def render(links_file: Path, date: datetime.date | None) -> str:
     from resolver_hook._toml import loads
-    from resolver_hook.inventory.refresh import Row, render_snapshot
+    from resolver_hook.inventory.refresh import MetaRow, Row, render_snapshot
     from resolver_hook.manifest import collect_manifests
 
-    rows = loads(links_file.read_text(encoding="utf-8")).get("link", [])
+    table = loads(links_file.read_text(encoding="utf-8"))
     manifests = collect_manifests(env={}, entry_points=None)
-    return render_snapshot([Row.from_table(r) for r in rows], manifests, date)
+    rows = [Row.from_table(r) for r in table.get("link", [])]
+    metas = [MetaRow.from_table(m) for m in table.get("metadata", [])]
+    return render_snapshot(rows, manifests, date, metadata=metas)
 
 
 def main(argv: list[str] | None = None) -> int:

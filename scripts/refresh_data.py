@@ -3,13 +3,18 @@
 
     python scripts/refresh_data.py [--package NAME]... [--mirror UPSTREAM=MIRROR]...
         [--allow-insecure-urls] [--date YYYY-MM-DD] [--max-wheel-bytes N]
-        [--max-scans N] [--timeout S] [--links FILE] [--snapshot FILE]
-        [--kernels FILE] [--check]
+        [--max-scans N] [--max-metadata N] [--max-metadata-wheel-bytes N]
+        [--timeout S] [--links FILE] [--snapshot FILE] [--kernels FILE] [--check]
 
 Reads every page the built-in manifests' flavours name (``--package``: only those
 packages') through the index client, appends the wheel files some flavour could plan
 that ``scripts/data/snapshot_links.toml`` lacks (each row citing its page and the date
-read), regenerates ``resolver_hook/inventory/data/snapshot.json`` from that table (as
+read), reads the core metadata of each file the snapshot keeps that has none recorded
+(the PEP 658 ``.metadata`` file, checked against the hash its page gives; where the
+page offers none, the wheel's own METADATA, the wheel checked against its page's
+sha256 first and skipped past ``--max-metadata-wheel-bytes``) and appends what the
+planner uses of it as a ``[[metadata]]`` row (what was read, its sha256, the date),
+regenerates ``resolver_hook/inventory/data/snapshot.json`` from that table (as
 ``scripts/make_snapshot.py`` does), then downloads every file the planner would plan
 with a kernel list assumed from an older release, checks its sha256 against its
 page's before reading it, scans it with the project's scanner and records its kernel
@@ -41,6 +46,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from resolver_hook.index import IndexClient
+    from resolver_hook.index.model import Page
+    from resolver_hook.inventory.refresh import MetaRow, Report, Row
     from resolver_hook.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +60,13 @@ DEFAULT_KERNELS = ROOT / "resolver_hook" / "inventory" / "data" / "kernels.json"
 
 
 def _parser() -> argparse.ArgumentParser:
-    from resolver_hook.limits import MAX_REFRESH_SCANS, MAX_REFRESH_WHEEL_BYTES, NETWORK_DEADLINE
+    from resolver_hook.limits import (
+        MAX_REFRESH_METADATA,
+        MAX_REFRESH_METADATA_WHEEL_BYTES,
+        MAX_REFRESH_SCANS,
+        MAX_REFRESH_WHEEL_BYTES,
+        NETWORK_DEADLINE,
+    )
     from resolver_hook.manifest.urls import INSECURE_FLAG
 
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
@@ -98,6 +112,21 @@ def _parser() -> argparse.ArgumentParser:
         help=f"wheels scanned in one run (default {MAX_REFRESH_SCANS})",
     )
     p.add_argument(
+        "--max-metadata",
+        type=int,
+        default=MAX_REFRESH_METADATA,
+        metavar="N",
+        help=f"core metadata files read in one run (default {MAX_REFRESH_METADATA})",
+    )
+    p.add_argument(
+        "--max-metadata-wheel-bytes",
+        type=int,
+        default=MAX_REFRESH_METADATA_WHEEL_BYTES,
+        metavar="N",
+        help="largest wheel downloaded to read its METADATA where the page offers no "
+        f".metadata file (default {MAX_REFRESH_METADATA_WHEEL_BYTES})",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=NETWORK_DEADLINE,
@@ -136,6 +165,40 @@ def _chosen(manifests: Mapping[str, Manifest], names: list[str]) -> Mapping[str,
     return {n: manifests[n] for n in manifests if n in names}
 
 
+def _with_metadata(
+    args: argparse.Namespace,
+    all_manifests: Mapping[str, Manifest],
+    client: IndexClient,
+    *,
+    rows: list[Row],
+    metas: list[MetaRow],
+    pages: Mapping[str, Page],
+    report: Report,
+) -> tuple[str, list[MetaRow]]:
+    """The snapshot of ``rows``, with the metadata rows read now for its files."""
+    from resolver_hook._fs import private_tempdir
+    from resolver_hook.inventory import refresh as r
+    from resolver_hook.inventory.snapshot import load_snapshot
+
+    snapshot = r.render_snapshot(rows, all_manifests, metadata=metas)
+    kept = load_snapshot(snapshot, where="the refreshed snapshot").pages
+    with private_tempdir() as folder:
+        new = r.read_metadata(
+            [x for page in kept.values() for x in page.links],
+            pages,
+            metas,
+            client=None if args.check else client,
+            folder=folder,
+            today=args.date or datetime.date.today(),
+            max_reads=args.max_metadata,
+            max_wheel_bytes=args.max_metadata_wheel_bytes,
+            report=report,
+        )
+    if new:
+        snapshot = r.render_snapshot(rows, all_manifests, metadata=[*metas, *new])
+    return snapshot, new
+
+
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import private_tempdir, write_atomic
     from resolver_hook._toml import loads
@@ -151,8 +214,12 @@ def run(args: argparse.Namespace) -> int:
             "RESOLVER_HOOK_OFFLINE is set: a refresh reads the pages themselves",
             hint="unset it (or run scripts/make_snapshot.py for the offline table)",
         )
-    if args.max_wheel_bytes < 1 or args.max_scans < 0 or args.timeout <= 0:
-        raise UsageError("--max-wheel-bytes, --max-scans and --timeout must be positive")
+    if (
+        min(args.max_wheel_bytes, args.max_metadata_wheel_bytes) < 1
+        or min(args.max_scans, args.max_metadata) < 0
+        or args.timeout <= 0
+    ):
+        raise UsageError("the --max-... bounds and --timeout must be positive")
     today = args.date or datetime.date.today()
     all_manifests = collect_manifests(env={}, entry_points=None)
     manifests = _chosen(all_manifests, args.package)
@@ -164,7 +231,9 @@ def run(args: argparse.Namespace) -> int:
     links_text = _read(args.links)
     kernels_text = _read(args.kernels)
     try:
-        rows = [r.Row.from_table(t) for t in loads(links_text).get("link", [])]
+        table = loads(links_text)
+        rows = [r.Row.from_table(t) for t in table.get("link", [])]
+        metas = [r.MetaRow.from_table(t) for t in table.get("metadata", [])]
         records = load_kernels(kernels_text, where=str(args.kernels)) if kernels_text else None
     except (ValueError, KeyError, TypeError) as exc:  # TomlError, KernelRecordsError, a row
         raise UsageError(f"{args.links} or {args.kernels}: {exc}") from None
@@ -173,18 +242,21 @@ def run(args: argparse.Namespace) -> int:
     urls = r.page_urls(manifests)
     pages = r.read_pages(client, urls, report)
     added = r.compare(manifests, pages, rows, today, report)
-    snapshot = r.render_snapshot([*rows, *added], all_manifests)
+    snapshot, new_metas = _with_metadata(
+        args, all_manifests, client, rows=[*rows, *added], metas=metas, pages=pages, report=report
+    )
+    snap_pages = load_snapshot(snapshot, where="the refreshed snapshot").pages
     snap_changed = snapshot != _read(args.snapshot)
     if not args.check:
-        if added:
-            write_atomic(args.links, links_text + r.rows_toml(added, today))
+        if added or new_metas:
+            text = links_text + r.rows_toml(added, today) + r.metadata_toml(new_metas, today)
+            write_atomic(args.links, text)
         if snap_changed:
             write_atomic(args.snapshot, snapshot)
 
     def save(done: KernelRecords) -> None:
         write_atomic(args.kernels, dump_kernels(done))
 
-    snap_pages = load_snapshot(snapshot, where="the refreshed snapshot").pages
     with private_tempdir() as folder:
         r.scan_carried(
             manifests,
@@ -203,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     sys.stdout.write(report.render())
     if args.check:
-        due = bool(added) or snap_changed or report.count("scan") > 0
+        due = bool(added) or snap_changed or report.count("scan") + report.count("meta") > 0
         print("a refresh is due" if due else "the data is up to date")
         return 1 if due or report.needs_a_person() else 0
     return 1 if report.needs_a_person() else 0

@@ -100,8 +100,17 @@ def _meta_hash(f: File) -> str:
     return hashlib.sha256(f.metadata.encode()).hexdigest()
 
 
-def pytorch_html(server: PageServer, page: str, files_dir: str, files: Sequence[File]) -> None:
-    """A download.pytorch.org-style page at ``page`` (a path), files under ``files_dir``."""
+def pytorch_html(
+    server: PageServer,
+    page: str,
+    files_dir: str,
+    files: Sequence[File],
+    *,
+    served_at: str | None = None,
+) -> None:
+    """A download.pytorch.org-style page at ``page`` (a path), files under ``files_dir``;
+    ``served_at``: the path the ``.metadata`` files are served under when ``files_dir``
+    is another host's URL (the upstream one, read through a mirror)."""
     rows = []
     for f in files:
         quoted = urllib.parse.quote(f.filename)
@@ -114,7 +123,7 @@ def pytorch_html(server: PageServer, page: str, files_dir: str, files: Sequence[
         if f.metadata is not None:
             meta = f"sha256={_meta_hash(f)}"
             attrs += f' data-dist-info-metadata="{meta}" data-core-metadata="{meta}"'
-            server.responses[f"{files_dir}{quoted}.metadata"] = Response(
+            server.responses[f"{served_at or files_dir}{quoted}.metadata"] = Response(
                 f.metadata.encode(), "binary/octet-stream"
             )
         rows.append(f'<a href="{html.escape(href)}"{attrs}>{html.escape(f.filename)}</a><br/>')
@@ -137,9 +146,8 @@ def pypi_json(server: PageServer, page: str, files_dir: str, files: Sequence[Fil
         }
         if f.metadata is not None:
             row["core-metadata"] = {"sha256": _meta_hash(f)}
-            server.responses[f"{files_dir}{quoted}.metadata"] = Response(
-                f.metadata.encode(), "binary/octet-stream"
-            )
+            path = urllib.parse.urlsplit(f"{files_dir}{quoted}.metadata").path
+            server.responses[path] = Response(f.metadata.encode(), "binary/octet-stream")
         else:
             row["core-metadata"] = False
         out.append(row)

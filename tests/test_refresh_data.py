@@ -1,8 +1,10 @@
 """scripts/refresh_data.py against a loopback replica of download.pytorch.org.
 
 The replica serves the cu130 torch page as download.pytorch.org writes it (PEP 503
-HTML, absolute hrefs to download-r2 with ``#sha256=``) and small real-format wheels
-carrying the nvcc-built fatbins of tests/data/cuda/; ``--mirror`` points the script's
+HTML, absolute hrefs to download-r2 with ``#sha256=``, ``data-core-metadata`` with the
+``.metadata`` file beside each wheel) and small real-format wheels carrying the
+nvcc-built fatbins of tests/data/cuda/; where a test needs it, tilert's PyPI page too
+(PEP 691 JSON, files on files.pythonhosted.org). ``--mirror`` points the script's
 index client at it, so the data it writes cites the upstream URLs. The manifests are
 the frozen ones (torch 2.13.0+cu130 verified; newer releases carried forward). Every
 other page the torch manifest names is absent from the replica: "not read".
@@ -14,6 +16,7 @@ import datetime
 import hashlib
 import importlib.util
 import urllib.parse
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -34,11 +37,12 @@ from resolver_hook.inventory.kernels import (
 )
 from resolver_hook.inventory.snapshot import load_snapshot
 from resolver_hook.inventory.sources import SnapshotOnly
+from resolver_hook.manifest import Manifest, load, loads_manifest
 from resolver_hook.publish.scan import scan_wheel
 from resolver_hook.resolve import resolve
 from tests.cudawheels import KERNELS, PTX, binary_wheel
-from tests.frozen import frozen_manifests
-from tests.indexreplica import File, PageServer, Response, pytorch_html
+from tests.frozen import frozen_manifests, frozen_sources
+from tests.indexreplica import File, PageServer, Response, metadata_text, pypi_json, pytorch_html
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "https://download.pytorch.org/whl/cu130/torch/"
@@ -70,29 +74,41 @@ class Replica:
         self.folder = folder
         table = loads((ROOT / "scripts" / "data" / "snapshot_links.toml").read_text())
         self.listed = [
-            File(r["filename"], sha256=r["sha256"]) for r in table["link"] if r["page"] == PAGE
+            File(r["filename"], sha256=r["sha256"], metadata=_torch_metadata(r["filename"]))
+            for r in table["link"]
+            if r["page"] == PAGE
         ]
         self.extra: list[File] = []
         self.publish()
 
-    def add(self, filename: str, lib: bytes, *, served: bytes | None = None) -> Path:
+    def add(
+        self, filename: str, lib: bytes, *, served: bytes | None = None, metadata: bool = False
+    ) -> Path:
         """A wheel of ``filename`` holding ``lib``, listed with its sha256; ``served``:
-        other bytes served in its place (a file that does not match its page)."""
+        other bytes served in its place (a file that does not match its page);
+        ``metadata``: its ``.metadata`` file offered beside it (else only in the wheel)."""
         wheel = binary_wheel(
             self.folder, filename, {"torch/__init__.py": b"", "torch/lib/libtorch_cuda.so": lib}
         )
         data = wheel.read_bytes()
-        self.extra.append(File(filename, sha256=hashlib.sha256(data).hexdigest()))
+        meta = _torch_metadata(filename) if metadata else None
+        self.extra.append(File(filename, sha256=hashlib.sha256(data).hexdigest(), metadata=meta))
         path = "/r2/whl/cu130/" + urllib.parse.quote(filename)
         self.server.responses[path] = Response(served or data, "application/octet-stream")
         self.publish()
         return wheel
 
     def publish(self) -> None:
-        pytorch_html(self.server, "/whl/cu130/torch/", FILES, [*self.listed, *self.extra])
+        files = [*self.listed, *self.extra]
+        pytorch_html(self.server, "/whl/cu130/torch/", FILES, files, served_at="/r2/whl/cu130/")
 
     def gone(self) -> None:
         del self.server.responses["/whl/cu130/torch/"]
+
+
+def _torch_metadata(filename: str) -> str:
+    version = filename.split("-")[1]
+    return metadata_text("torch", version, ["filelock", "sympy>=1.13.3", "numpy; extra == 'opt'"])
 
 
 @pytest.fixture
@@ -120,11 +136,9 @@ def data(tmp_path: Path) -> dict[str, Path]:
     return copies
 
 
-def _refresh(
-    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str], *extra: str
-) -> tuple[int, str]:
+def _args(replica: Replica, data: dict[str, Path]) -> list[str]:
     base = replica.server.url
-    code = REFRESH.main([
+    return [
         "--package", "torch",
         "--mirror", f"https://download.pytorch.org/whl={base}/whl",
         "--mirror", f"https://download-r2.pytorch.org/whl={base}/r2/whl",
@@ -132,8 +146,13 @@ def _refresh(
         "--allow-insecure-urls",
         "--date", READ,
         *(f"--{k}={v}" for k, v in data.items()),
-        *extra,
-    ])  # fmt: skip
+    ]  # fmt: skip
+
+
+def _refresh(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[int, str]:
+    code = REFRESH.main([*_args(replica, data), *extra])
     out, err = capsys.readouterr()
     assert not err, err
     return code, out
@@ -177,7 +196,15 @@ def test_a_new_release_is_added_scanned_and_planned_verified(
     scanned = scan_wheel(wheel).gpu
     assert f"recorded: {name}: {', '.join(scanned)} (sha256 {digest})" in out
     assert "unread: https://download.pytorch.org/whl/cu126/torch/ (read as " in out  # not there
-    assert "summary: new releases: 1, pages not read: 4, kernel lists recorded: 1" in out
+    # The shipped files' .metadata files and the new wheel's own METADATA (its page
+    # offers no .metadata file for it).
+    assert f"metadata: {name}: from {FILES}{urllib.parse.quote(name)} (sha256 " in out
+    kept = load_snapshot(data["snapshot"].read_text()).pages[PAGE].links
+    assert out.splitlines()[-1] == (
+        "summary: new releases: 1, pages not read: 4, kernel lists recorded: 1, "
+        f"metadata recorded: {len(kept)}, differ from their manifest: 1"
+    )
+    assert all(x.core_metadata is not None for x in kept)
 
     (row,) = [r for r in loads(data["links"].read_text())["link"] if r["filename"] == name]
     assert row == {
@@ -194,6 +221,16 @@ def test_a_new_release_is_added_scanned_and_planned_verified(
     assert any(x.filename == name and x.sha256 == digest for x in snapshot.pages[PAGE].links)
     record = load_kernels(data["kernels"].read_text()).files[digest]
     assert (record.url, record.gpu, record.read.isoformat()) == (row["url"], scanned, READ)
+    (meta,) = [m for m in loads(data["links"].read_text())["metadata"] if m["file"] == row["url"]]
+    with zipfile.ZipFile(wheel) as zf:
+        inside = zf.read("torch-2.14.0+cu130.dist-info/METADATA")
+    assert meta == {
+        "file": row["url"],
+        "source": row["url"],  # the wheel itself, its sha256 checked first
+        "sha256": hashlib.sha256(inside).hexdigest(),
+        "read": READ,
+        "text": "Metadata-Version: 2.1\nName: torch\nVersion: 2.14.0+cu130\n",
+    }
 
     # The planner: assumed before the record, verified (the file as evidence) after it.
     assumed = _plan_torch(data, KernelRecords())
@@ -326,3 +363,122 @@ def test_only_each_flavours_newest_releases_are_kept(
     snapshot = load_snapshot(data["snapshot"].read_text())
     kept = {x.filename.split("-")[1] for x in snapshot.pages[PAGE].links}
     assert kept == {"2.14.1+cu130", "2.15.0+cu130", "2.16.0+cu130"}
+
+
+# A tilert manifest as the shipped one has it: the plain build from PyPI, 0.1.5.post2
+# verified; newer releases carried forward (couplings from their own Requires-Dist).
+TILERT = """schema = 1
+[package]
+name = "tilert"
+[[index]]
+version = "0.1.5.post2"
+cuda = ">=13.0"
+gpu = ["sm_100f"]
+platforms = ["linux_x86_64"]
+evidence = "https://github.com/tile-ai/TileRT/issues/60"
+checked = "2026-11-30"
+"""
+PYPI_FILES = "https://files.pythonhosted.org/packages/"
+TILERT_NEW = f"tilert-0.1.6-cp313-cp313-{X86}.whl"
+
+
+def _with_tilert(monkeypatch: pytest.MonkeyPatch) -> dict[str, Manifest]:
+    tilert = loads_manifest(TILERT, source="built-in (tilert.toml)")
+    sources = {**frozen_sources(), "tilert": (tilert.source, lambda: tilert)}
+    monkeypatch.setattr(load, "_builtin_sources", lambda: sources)
+    return {**frozen_manifests(), "tilert": tilert}
+
+
+def _tilert_page(replica: Replica, metadata: str, *, served: str | None = None) -> None:
+    """tilert's PyPI page: 0.1.5.post2 and 0.1.6 (whose ``.metadata`` is ``metadata``;
+    ``served``: other bytes served in its place)."""
+    old = f"tilert-0.1.5.post2-cp313-cp313-{X86}.whl"
+    files = [
+        File(old, metadata=metadata_text("tilert", "0.1.5.post2", ["torch==2.13.0"])),
+        File(TILERT_NEW, metadata=metadata),
+    ]
+    base = f"{replica.server.url}/pypi-files/"
+    pypi_json(replica.server, "/simple/tilert/", base, files)
+    if served is not None:
+        replica.server.responses[f"/pypi-files/{TILERT_NEW}.metadata"] = Response(served.encode())
+
+
+def _plan(manifests: dict[str, Manifest], data: dict[str, Path], names: list[str]) -> object:
+    snapshot = load_snapshot(data["snapshot"].read_text())
+    done = expand_manifests(manifests, names, SnapshotOnly(snapshot), kernels=KernelRecords())
+    profile = resolve_machine(
+        profile=None, target="linux-x86_64-py313-cuda13.0-sm100", flags={}, use_cache=False
+    )
+    return resolve(names, with_notes(done, done.notes), profile, today=datetime.date(2026, 12, 5))
+
+
+def test_new_metadata_is_recorded_and_an_offline_plan_honours_its_pin(
+    replica: Replica,
+    data: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    manifests = _with_tilert(monkeypatch)
+    pin = ["torch>=2.11,<2.14", "pytest; extra == 'test'", "numpy>=2; python_version >= '3.12'"]
+    _tilert_page(replica, metadata_text("tilert", "0.1.6", pin))
+    replica.add(f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl", KERNELS, metadata=True)
+    mirror = ["--mirror", f"{PYPI_FILES[:-1]}={replica.server.url}/pypi-files"]
+    code, out = _refresh(replica, data, capsys, "--package=tilert", "--max-scans=0", *mirror)
+    assert code == 0, out
+    url = PYPI_FILES + TILERT_NEW
+    full = metadata_text("tilert", "0.1.6", pin).encode()
+    sha = hashlib.sha256(full).hexdigest()
+    assert f"metadata: {TILERT_NEW}: from {url}.metadata (sha256 {sha})" in out
+    (meta,) = [m for m in loads(data["links"].read_text())["metadata"] if m["file"] == url]
+    assert meta == {
+        "file": url,
+        "source": f"{url}.metadata",
+        "sha256": sha,
+        "read": READ,
+        # What the planner uses: no extra's requirement, no description.
+        "text": "Metadata-Version: 2.1\nName: tilert\nVersion: 0.1.6\n"
+        "Requires-Dist: torch>=2.11,<2.14\n"
+        "Requires-Dist: numpy>=2; python_version >= '3.12'\n",
+    }
+    (link,) = [
+        x
+        for x in load_snapshot(data["snapshot"].read_text())
+        .pages["https://pypi.org/simple/tilert/"]
+        .links
+        if x.url == url
+    ]
+    assert link.core_metadata == {"sha256": sha}
+    _, out = _refresh(replica, data, capsys, "--check", "--package=tilert", *mirror)
+    assert "summary: pages not read: 4, to scan: 2" in out  # no metadata left to read
+
+    # Offline, from the snapshot alone: torch alone is 2.14; beside tilert 0.1.6 (which
+    # accepts torch < 2.14 only), the plan takes 2.13.
+    alone = _plan(manifests, data, ["torch"]).package("torch")  # type: ignore[attr-defined]
+    assert alone.version == "2.14.0+cu130"
+    plan = _plan(manifests, data, ["tilert", "torch"])
+    assert plan.package("tilert").version == "0.1.6"  # type: ignore[attr-defined]
+    assert plan.package("torch").version == "2.13.0+cu130"  # type: ignore[attr-defined]
+
+
+def test_a_metadata_file_that_does_not_match_its_page_is_refused(
+    replica: Replica,
+    data: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _with_tilert(monkeypatch)
+    listed = metadata_text("tilert", "0.1.6", ["torch>=2.11,<2.14"])
+    served = metadata_text("tilert", "0.1.6", ["torch"])
+    _tilert_page(replica, listed, served=served)
+    mirror = ["--mirror", f"{PYPI_FILES[:-1]}={replica.server.url}/pypi-files"]
+    code, out = _refresh(replica, data, capsys, "--package=tilert", "--max-scans=0", *mirror)
+    assert code == 1, out
+    want, got = (hashlib.sha256(t.encode()).hexdigest() for t in (listed, served))
+    assert (
+        f"refused: {TILERT_NEW}: {replica.server.url}/pypi-files/{TILERT_NEW}.metadata: its "
+        f"sha256 is {got}, not the {want} the page gives: its metadata not recorded"
+    ) in out
+    url = PYPI_FILES + TILERT_NEW
+    assert all(m["file"] != url for m in loads(data["links"].read_text()).get("metadata", []))
+    snapshot = load_snapshot(data["snapshot"].read_text())
+    assert url not in snapshot.metadata

@@ -12,9 +12,17 @@ bounds and credentials). It:
    new file becomes a new row citing its page and the date read; a file no longer
    listed, or listed with another sha256 now, is reported for review and left as it
    is (:func:`compare`);
-3. renders the snapshot from the table (:func:`render_snapshot`, which
-   ``scripts/make_snapshot.py`` uses too, so ``--check`` there keeps holding);
-4. downloads each file the planner would plan with a kernel list carried forward
+3. reads the core metadata of every file the snapshot keeps that has none recorded
+   (:func:`read_metadata`): the PEP 658 ``.metadata`` file where the page offers one,
+   checked against the hash the page gives; else the wheel's own ``METADATA`` member,
+   the wheel downloaded (bounded) and checked against its page's sha256 first. What
+   the planner uses of it (:func:`core_text`) becomes a ``[[metadata]]`` row of the
+   table citing what was read, its sha256 and the date;
+4. renders the snapshot from the table (:func:`render_snapshot`, which
+   ``scripts/make_snapshot.py`` uses too, so ``--check`` there keeps holding): each
+   file with a metadata row carries it, so an offline plan takes couplings from its
+   ``Requires-Dist`` as an online one does;
+5. downloads each file the planner would plan with a kernel list carried forward
    (:func:`~resolver_hook.inventory.expand.carried_files`) and no record yet, checks
    its sha256 against its page's before anything reads it, scans it
    (:func:`resolver_hook.publish.scan.scan_wheel`) and records the kernel list
@@ -31,28 +39,43 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import email.parser
+import email.policy
+import hashlib
 import json
+import re
+import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.index.client import IndexClient
-from resolver_hook.index.errors import TooLarge
+from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.fetch import redact
+from resolver_hook.index.metadata import HashMismatch, parse_metadata
 from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import Candidate
 from resolver_hook.inventory.expand import carried_files, page_of
 from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release_key
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
+from resolver_hook.limits import MAX_METADATA_BYTES
 from resolver_hook.manifest.schema import IndexFlavour, Manifest
 
 __all__ = [
+    "MetaRow",
     "Report",
     "Row",
     "compare",
+    "core_text",
+    "metadata_toml",
+    "read_metadata",
     "read_pages",
     "render_snapshot",
     "rows_toml",
@@ -94,11 +117,31 @@ class Row:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetaRow:
+    """One ``[[metadata]]`` row of the table: what the planner uses of a file's core
+    metadata (``text``), the file it was read from (``source``: the ``.metadata`` file,
+    or the wheel itself), that file's sha256 and the date read."""
+
+    file: str  # the wheel's URL (a ``[[link]]`` row's ``url``)
+    source: str
+    sha256: str  # of the core metadata file as read (the wheel's METADATA member)
+    read: str
+    text: str
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> MetaRow:
+        return cls(
+            file=t["file"], source=t["source"], sha256=t["sha256"], read=t["read"], text=t["text"]
+        )
+
+
 @dataclass(slots=True)
 class Report:
     """What a refresh found, line by line, by kind (``new``, ``unread``, ``unlisted``,
-    ``review``, ``recorded``, ``differs``, ``refused``, ``skipped``, ``failed``,
-    ``scan``: a file a run would scan)."""
+    ``review``, ``recorded``, ``metadata``, ``differs``, ``refused``, ``skipped``,
+    ``failed``; ``scan`` and ``meta``: a file a run would scan, a metadata file it
+    would read)."""
 
     lines: list[tuple[str, str]] = field(default_factory=list)
 
@@ -120,12 +163,14 @@ class Report:
             "unread": "pages not read",
             "unlisted": "files no longer listed",
             "recorded": "kernel lists recorded",
+            "metadata": "metadata recorded",
             "refused": "refused (sha256)",
             "review": "for review",
             "differs": "differ from their manifest",
             "skipped": "skipped",
             "failed": "failed",
             "scan": "to scan",
+            "meta": "metadata to read",
         }
         counts = [f"{w}: {self.count(k)}" for k, w in words.items() if self.count(k)]
         out.append("summary: " + (", ".join(counts) if counts else "nothing changed"))
@@ -214,14 +259,23 @@ def compare(
 
 
 def render_snapshot(
-    rows: Iterable[Row], manifests: Mapping[str, Manifest], date: datetime.date | None = None
+    rows: Iterable[Row],
+    manifests: Mapping[str, Manifest],
+    date: datetime.date | None = None,
+    metadata: Iterable[MetaRow] = (),
 ) -> str:
-    """The snapshot of the table's rows that some flavour of ``manifests`` could plan;
-    ``date`` defaults to the newest ``read`` of the rows kept."""
+    """The snapshot of the table's rows that some flavour of ``manifests`` could plan,
+    each with its ``metadata`` row where there is one; ``date`` defaults to the newest
+    ``read`` of the rows kept."""
+    metas = {m.file: m for m in metadata}
     by_page: dict[str, list[Link]] = {}
     cited: dict[str, Row] = {}
     for row in rows:
-        by_page.setdefault(row.page, []).append(row.link())
+        link = row.link()
+        meta = metas.get(row.url)
+        if meta is not None:  # the planner reads metadata only where a page offers it
+            link = dataclasses.replace(link, core_metadata={"sha256": meta.sha256})
+        by_page.setdefault(row.page, []).append(link)
         cited[row.url] = row
     pages = {url: Page(url=url, links=tuple(links)) for url, links in by_page.items()}
     kept = relevant_links(manifests, pages)
@@ -229,9 +283,17 @@ def render_snapshot(
         dates = [cited[x.url].read for links in kept.values() for x in links]
         date = datetime.date.fromisoformat(max(dates)) if dates else datetime.date.today()
     tables = {
-        url: [link_table(x, cited[x.url].evidence) for x in links] for url, links in kept.items()
+        url: [_with_metadata(link_table(x, cited[x.url].evidence), metas.get(x.url)) for x in links]
+        for url, links in kept.items()
     }
     return dump_snapshot(date, tables)
+
+
+def _with_metadata(table: dict[str, Any], meta: MetaRow | None) -> dict[str, Any]:
+    if meta is not None:
+        table["metadata"] = meta.text
+        table["metadata_evidence"] = f"{meta.source} (read {meta.read})"
+    return table
 
 
 def rows_toml(rows: Sequence[Row], today: datetime.date) -> str:
@@ -246,6 +308,171 @@ def rows_toml(rows: Sequence[Row], today: datetime.date) -> str:
             if value is not None:
                 out.append(f"{key} = {json.dumps(value, ensure_ascii=False)}\n")
     return "".join(out)
+
+
+def metadata_toml(rows: Sequence[MetaRow], today: datetime.date) -> str:
+    """TOML text of metadata ``rows``, to append to the table."""
+    if not rows:
+        return ""
+    out = [f"\n# Core metadata read by scripts/refresh_data.py on {today}.\n"]
+    for m in rows:
+        out.append("\n[[metadata]]\n")
+        for key in ("file", "source", "sha256", "read", "text"):
+            out.append(f"{key} = {json.dumps(getattr(m, key), ensure_ascii=False)}\n")
+    return "".join(out)
+
+
+# --- core metadata ---------------------------------------------------------------------
+
+_KEPT_FIELDS = ("Metadata-Version", "Name", "Version", "Requires-Python")
+_EXTRA = re.compile(r"\bextra\b")
+_METADATA_MEMBER = re.compile(r"^[^/]+\.dist-info/METADATA$")
+
+
+def core_text(data: bytes) -> str:
+    """What the planner uses of a core metadata file (its Metadata-Version, Name,
+    Version, Requires-Python, and each Requires-Dist not under an ``extra`` marker), as
+    core metadata text; :class:`~resolver_hook.index.errors.PageError` when it has no
+    Name or Version."""
+    parse_metadata(data, "metadata")  # Name and Version, or PageError
+    message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
+        data, headersonly=True
+    )
+    lines = []
+    for key in _KEPT_FIELDS:
+        value = message.get(key)
+        if value:
+            lines.append(f"{key}: {str(value).strip()}")
+    for value in message.get_all("Requires-Dist") or ():
+        text = str(value).strip()
+        try:
+            marker = Requirement(text).marker
+        except InvalidRequirement:
+            continue  # the planner skips it too
+        if marker is None or not _EXTRA.search(str(marker)):
+            lines.append(f"Requires-Dist: {text}")
+    return "\n".join(lines) + "\n"
+
+
+def _wheel_metadata(path: Path) -> bytes:
+    """The ``*.dist-info/METADATA`` member of the wheel at ``path`` (bounded)."""
+    from resolver_hook.publish.scan import ZIP_ERRORS
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            found = [i for i in zf.infolist() if _METADATA_MEMBER.match(i.filename)]
+            if len(found) != 1:
+                raise PageError(f"{path.name}: {len(found)} .dist-info/METADATA members, not 1")
+            if found[0].file_size > MAX_METADATA_BYTES:
+                raise PageError(f"{path.name}: its METADATA is over {MAX_METADATA_BYTES} bytes")
+            with zf.open(found[0]) as handle:
+                return handle.read(MAX_METADATA_BYTES + 1)[:MAX_METADATA_BYTES]
+    except ZIP_ERRORS as exc:
+        raise PageError(f"{path.name}: not a readable wheel ({exc})") from None
+
+
+def read_metadata(
+    snapshot_links: Iterable[Link],
+    pages: Mapping[str, Page],
+    metas: Sequence[MetaRow],
+    *,
+    client: IndexClient | None,
+    folder: Path,
+    today: datetime.date,
+    max_reads: int,
+    max_wheel_bytes: int,
+    report: Report,
+) -> list[MetaRow]:
+    """Metadata rows for the files of ``snapshot_links`` (what the snapshot keeps) that
+    have none, read from the pages read now (``pages``: a file of a page not read is
+    left for a later run). The ``.metadata`` file where the page offers one, checked
+    against the page's hash; else the wheel, at most ``max_wheel_bytes``, its sha256
+    checked against the page's before it is opened. A file whose metadata names
+    another release, or whose bytes do not match, is refused. ``client=None`` (a
+    check) reports the ``.metadata`` files a run would read and reads nothing."""
+    have = {m.file for m in metas}
+    live = {x.url: x for page in pages.values() for x in page.links}
+    todo = [live[x.url] for x in snapshot_links if x.url not in have and x.url in live]
+    todo.sort(key=lambda x: x.filename)
+    added: list[MetaRow] = []
+    large: dict[str, int] = {}
+    for done, link in enumerate(todo):
+        if client is None:
+            if link.core_metadata is not None:
+                report.add("meta", f"{link.filename}: {link.url}.metadata")
+            continue
+        if done >= max_reads:
+            left = len(todo) - done
+            report.add("skipped", f"metadata of {left} more files: at most {max_reads} a run")
+            break
+        try:
+            got = _read_one(link, client, folder, max_wheel_bytes)
+        except TooLarge:
+            release = " ".join(release_key(link.filename)[:2])
+            large[release] = large.get(release, 0) + 1
+            continue
+        except HashMismatch as exc:
+            report.add("refused", f"{link.filename}: {exc.message}: its metadata not recorded")
+            continue
+        except ResolverHookError as exc:
+            report.add("failed", f"{link.filename}: metadata: {exc.message}")
+            continue
+        if isinstance(got, str):
+            report.add("refused", f"{link.filename}: {got}: its metadata not recorded")
+            continue
+        source, data = got
+        try:
+            text = core_text(data)
+        except ResolverHookError as exc:
+            report.add("refused", f"{link.filename}: {exc.message}")
+            continue
+        wrong = _names_other(text, link.filename)
+        if wrong:
+            report.add("refused", f"{link.filename}: its metadata names {wrong}: not recorded")
+            continue
+        sha = hashlib.sha256(data).hexdigest()
+        added.append(MetaRow(file=link.url, source=source, sha256=sha, read=today.isoformat(),
+                             text=text))  # fmt: skip
+        report.add("metadata", f"{link.filename}: from {source} (sha256 {sha})")
+    for release, n in large.items():
+        report.add(
+            "skipped",
+            f"metadata of {release} ({n} file{'' if n == 1 else 's'}): the page offers no "
+            f".metadata file and the wheel is over {max_wheel_bytes} bytes (raise it with "
+            "--max-metadata-wheel-bytes): not recorded",
+        )
+    return added
+
+
+def _read_one(
+    link: Link, client: IndexClient, folder: Path, max_wheel_bytes: int
+) -> tuple[str, bytes] | str:
+    """(what was read, the core metadata bytes), or why the wheel was refused."""
+    if link.core_metadata is not None:
+        return f"{link.url}.metadata", client.metadata_file(link)
+    if not link.sha256:
+        raise PageError("the page offers no .metadata file and no sha256 for the wheel")
+    if Path(link.filename).name != link.filename:
+        raise PageError("not a plain file name")
+    path = folder / link.filename
+    try:
+        digest = client.download(link.url, path, max_bytes=max_wheel_bytes)
+        if digest != link.sha256:
+            return f"its bytes have sha256 {digest}, its page gives {link.sha256}"
+        return link.url, _wheel_metadata(path)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _names_other(text: str, filename: str) -> str | None:
+    """The release ``text`` names when it is not the one of ``filename``."""
+    found = parse_metadata(text.encode("utf-8"), filename)
+    name, version, _ = release_key(filename)
+    try:
+        same = canonicalize_name(found.name) == name and Version(found.version) == Version(version)
+    except InvalidVersion:
+        same = False
+    return None if same else f"{found.name} {found.version}"
 
 
 # --- kernel lists ----------------------------------------------------------------------
