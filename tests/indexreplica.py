@@ -84,6 +84,7 @@ class File:
     requires_python: str | None = None
     yanked: str | None = None
     metadata: str | None = None
+    url: str | None = None  # where a JSON page says it is (default: the page's folder)
 
     def digest(self) -> str:
         return self.sha256 or hashlib.sha256(self.filename.encode()).hexdigest()
@@ -139,7 +140,7 @@ def pypi_json(server: PageServer, page: str, files_dir: str, files: Sequence[Fil
         quoted = urllib.parse.quote(f.filename)
         row: dict[str, object] = {
             "filename": f.filename,
-            "url": f"{files_dir}{quoted}",
+            "url": f.url or f"{files_dir}{quoted}",
             "hashes": {"sha256": f.digest()},
             "requires-python": f.requires_python,
             "yanked": f.yanked if f.yanked else False,

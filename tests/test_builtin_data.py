@@ -8,9 +8,11 @@ shipped data breaks only tests in this file. Facts cite docs/facts.md.
 from __future__ import annotations
 
 import datetime
+import json
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
@@ -218,6 +220,21 @@ def test_tilert_is_refused_on_aarch64_and_gb10() -> None:
 def test_readme_quick_start_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--example", "--target", "linux-x86_64-py312-cuda13.0-sm100"]) == 0
     assert "torch==2.13.0+cu130" in capsys.readouterr().out
+
+
+def test_an_offline_plan_of_tilert_honours_its_metadata(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """tilert 0.1.6.post1-3 require torch>=2.11,<2.13 (their METADATA, in the shipped
+    snapshot): offline, none of them is planned beside a torch outside that range."""
+    args = ["plan", "tilert", "torch", "--offline", "--json"]
+    assert main([*args, "--target", "linux-x86_64-py312-cuda13.0-sm100"]) == 0
+    packages = {p["name"]: p for p in json.loads(capsys.readouterr().out)["packages"]}
+    tilert, torch = packages["tilert"], packages["torch"]
+    assert Version(torch["version"]) >= Version("2.13")  # no torch 2.11-2.12 in the data
+    assert "0.1.6" not in (tilert["url"] or "")
+    why = " ".join(f["reason"] for r in tilert["rejected"] for f in r["failures"])
+    assert "needs torch<2.13,>=2.11" in why
 
 
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:

@@ -113,7 +113,7 @@ def test_force_color_zero_is_not_forcing() -> None:
 
 
 def test_quiet_prints_errors_only(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["plan", "-q", "--example", "--target", GB10]) == 1
+    assert main(["plan", "-q", "torch", "tilert", "--target", GB10]) == 1
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("error: tilert:")

@@ -33,17 +33,42 @@ def test_plan_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert d["packages"][2]["version"] == "0.21.7+torch2130cu130"
 
 
-def test_plan_reports_no_version_it_does_not_pin(capsys: pytest.CaptureFixture[str]) -> None:
-    """On macOS torch's plain build fits and the line stays unpinned: no version is said."""
+# A plain build whose page no source here lists (not in the shipped snapshot, and the
+# tests read no network): the planner knows no file of it.
+UNLISTED = """schema = 1
+[package]
+name = "kplain"
+[[index]]
+version = "1.4.0"
+platforms = ["macosx_11_0_arm64"]
+"""
+
+
+def test_plan_reports_no_version_it_does_not_pin(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A plain build that fits but whose files are not known stays unpinned, and no
+    version is said; where the files are known (torch on macOS, from the snapshot's
+    PyPI page), the line is pinned to one and the version said is that file's."""
+    manifest = tmp_path / "kplain.toml"
+    manifest.write_text(UNLISTED)
+    where = ["--manifest", str(manifest), "--target", "macos-arm64-py312"]
+    code, out, err = run(capsys, "plan", "kplain", *where, "--json")
+    assert (code, err) == (0, "")
+    (plain,) = json.loads(out)["packages"]
+    assert (plain["action"], plain["line"], plain["version"]) == ("pass", "kplain", None)
+    assert plain["reason"].endswith("; left to the installer")
+    code, out, _ = run(capsys, "plan", "kplain", *where)
+    assert code == 0
+    assert "left to the installer" in out
+    assert "1.4" not in out
+
     code, out, err = run(capsys, "plan", "torch", "--target", "macos-arm64-py312", "--json")
     assert (code, err) == (0, "")
     (torch,) = json.loads(out)["packages"]
-    assert (torch["action"], torch["line"], torch["version"]) == ("pass", "torch", None)
-    assert torch["reason"].endswith("; left to the installer")
-    code, out, _ = run(capsys, "plan", "torch", "--target", "macos-arm64-py312")
-    assert code == 0
-    assert "left to the installer" in out
-    assert "2.13" not in out
+    assert torch["action"] == "rewrite"
+    assert torch["line"] == f"torch @ {torch['url']}#sha256={torch['sha256']}"
+    assert f"/torch-{torch['version']}-cp312-cp312-macosx_" in torch["url"]
 
 
 def test_plan_no_fit_exits_1(capsys: pytest.CaptureFixture[str]) -> None:

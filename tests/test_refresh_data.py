@@ -35,6 +35,7 @@ from resolver_hook.inventory.kernels import (
     dump_kernels,
     load_kernels,
 )
+from resolver_hook.inventory.refresh import MetaRow, Row, render_snapshot
 from resolver_hook.inventory.snapshot import load_snapshot
 from resolver_hook.inventory.sources import SnapshotOnly
 from resolver_hook.manifest import Manifest, load, loads_manifest
@@ -123,17 +124,25 @@ def replica(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Replica
 
 @pytest.fixture
 def data(tmp_path: Path) -> dict[str, Path]:
-    """Copies of the shipped table, snapshot and kernel records, for the script to write."""
-    out = {
-        "links": ROOT / "scripts" / "data" / "snapshot_links.toml",
-        "snapshot": ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json",
-        "kernels": ROOT / "resolver_hook" / "inventory" / "data" / "kernels.json",
-    }
-    copies = {}
-    for key, path in out.items():
-        copies[key] = tmp_path / path.name
-        copies[key].write_text(path.read_text())
+    """A copy of the shipped table, the snapshot it gives for the frozen manifests (what
+    ``make_snapshot.py`` would write with them) and no kernel records, for the script
+    to write."""
+    table = ROOT / "scripts" / "data" / "snapshot_links.toml"
+    copies = {k: tmp_path / n for k, n in LINKS_SNAPSHOT_KERNELS.items()}
+    copies["links"].write_text(table.read_text())
+    doc = loads(table.read_text())
+    rows = [Row.from_table(r) for r in doc["link"]]
+    metas = [MetaRow.from_table(m) for m in doc.get("metadata", [])]
+    copies["snapshot"].write_text(render_snapshot(rows, frozen_manifests(), metadata=metas))
+    copies["kernels"].write_text(dump_kernels(KernelRecords()))
     return copies
+
+
+LINKS_SNAPSHOT_KERNELS = {
+    "links": "snapshot_links.toml",
+    "snapshot": "snapshot.json",
+    "kernels": "kernels.json",
+}
 
 
 def _args(replica: Replica, data: dict[str, Path]) -> list[str]:
@@ -365,13 +374,14 @@ def test_only_each_flavours_newest_releases_are_kept(
     assert kept == {"2.14.1+cu130", "2.15.0+cu130", "2.16.0+cu130"}
 
 
-# A tilert manifest as the shipped one has it: the plain build from PyPI, 0.1.5.post2
-# verified; newer releases carried forward (couplings from their own Requires-Dist).
+# A tilert manifest shaped as the shipped one: the plain build from PyPI, one release
+# verified (one the snapshot keeps files of, so no page form stands beside them); newer
+# releases carried forward, their couplings from their own Requires-Dist.
 TILERT = """schema = 1
 [package]
 name = "tilert"
 [[index]]
-version = "0.1.5.post2"
+version = "0.1.6.post3"
 cuda = ">=13.0"
 gpu = ["sm_100f"]
 platforms = ["linux_x86_64"]
@@ -379,7 +389,8 @@ evidence = "https://github.com/tile-ai/TileRT/issues/60"
 checked = "2026-11-30"
 """
 PYPI_FILES = "https://files.pythonhosted.org/packages/"
-TILERT_NEW = f"tilert-0.1.6-cp313-cp313-{X86}.whl"
+TILERT_NEW = f"tilert-0.1.7-cp313-cp313-{X86}.whl"
+TILERT_PAGE = "https://pypi.org/simple/tilert/"
 
 
 def _with_tilert(monkeypatch: pytest.MonkeyPatch) -> dict[str, Manifest]:
@@ -390,15 +401,18 @@ def _with_tilert(monkeypatch: pytest.MonkeyPatch) -> dict[str, Manifest]:
 
 
 def _tilert_page(replica: Replica, metadata: str, *, served: str | None = None) -> None:
-    """tilert's PyPI page: 0.1.5.post2 and 0.1.6 (whose ``.metadata`` is ``metadata``;
-    ``served``: other bytes served in its place)."""
-    old = f"tilert-0.1.5.post2-cp313-cp313-{X86}.whl"
+    """tilert's PyPI page: the table's files and a new 0.1.7 (whose ``.metadata`` is
+    ``metadata``; ``served``: other bytes served in its place)."""
+    table = loads((ROOT / "scripts" / "data" / "snapshot_links.toml").read_text())
     files = [
-        File(old, metadata=metadata_text("tilert", "0.1.5.post2", ["torch==2.13.0"])),
-        File(TILERT_NEW, metadata=metadata),
+        File(r["filename"], sha256=r["sha256"], url=r["url"])
+        for r in table["link"]
+        if r["page"] == TILERT_PAGE
     ]
     base = f"{replica.server.url}/pypi-files/"
-    pypi_json(replica.server, "/simple/tilert/", base, files)
+    pypi_json(
+        replica.server, "/simple/tilert/", base, [*files, File(TILERT_NEW, metadata=metadata)]
+    )
     if served is not None:
         replica.server.responses[f"/pypi-files/{TILERT_NEW}.metadata"] = Response(served.encode())
 
@@ -420,13 +434,13 @@ def test_new_metadata_is_recorded_and_an_offline_plan_honours_its_pin(
 ) -> None:
     manifests = _with_tilert(monkeypatch)
     pin = ["torch>=2.11,<2.14", "pytest; extra == 'test'", "numpy>=2; python_version >= '3.12'"]
-    _tilert_page(replica, metadata_text("tilert", "0.1.6", pin))
+    _tilert_page(replica, metadata_text("tilert", "0.1.7", pin))
     replica.add(f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl", KERNELS, metadata=True)
     mirror = ["--mirror", f"{PYPI_FILES[:-1]}={replica.server.url}/pypi-files"]
     code, out = _refresh(replica, data, capsys, "--package=tilert", "--max-scans=0", *mirror)
     assert code == 0, out
     url = PYPI_FILES + TILERT_NEW
-    full = metadata_text("tilert", "0.1.6", pin).encode()
+    full = metadata_text("tilert", "0.1.7", pin).encode()
     sha = hashlib.sha256(full).hexdigest()
     assert f"metadata: {TILERT_NEW}: from {url}.metadata (sha256 {sha})" in out
     (meta,) = [m for m in loads(data["links"].read_text())["metadata"] if m["file"] == url]
@@ -436,27 +450,26 @@ def test_new_metadata_is_recorded_and_an_offline_plan_honours_its_pin(
         "sha256": sha,
         "read": READ,
         # What the planner uses: no extra's requirement, no description.
-        "text": "Metadata-Version: 2.1\nName: tilert\nVersion: 0.1.6\n"
+        "text": "Metadata-Version: 2.1\nName: tilert\nVersion: 0.1.7\n"
         "Requires-Dist: torch>=2.11,<2.14\n"
         "Requires-Dist: numpy>=2; python_version >= '3.12'\n",
     }
     (link,) = [
         x
-        for x in load_snapshot(data["snapshot"].read_text())
-        .pages["https://pypi.org/simple/tilert/"]
-        .links
+        for x in load_snapshot(data["snapshot"].read_text()).pages[TILERT_PAGE].links
         if x.url == url
     ]
     assert link.core_metadata == {"sha256": sha}
     _, out = _refresh(replica, data, capsys, "--check", "--package=tilert", *mirror)
-    assert "summary: pages not read: 4, to scan: 2" in out  # no metadata left to read
+    assert not [x for x in out.splitlines() if x.startswith("meta: ")]  # nothing left to read
+    assert "metadata to read" not in out
 
-    # Offline, from the snapshot alone: torch alone is 2.14; beside tilert 0.1.6 (which
+    # Offline, from the snapshot alone: torch alone is 2.14; beside tilert 0.1.7 (which
     # accepts torch < 2.14 only), the plan takes 2.13.
     alone = _plan(manifests, data, ["torch"]).package("torch")  # type: ignore[attr-defined]
     assert alone.version == "2.14.0+cu130"
     plan = _plan(manifests, data, ["tilert", "torch"])
-    assert plan.package("tilert").version == "0.1.6"  # type: ignore[attr-defined]
+    assert plan.package("tilert").version == "0.1.7"  # type: ignore[attr-defined]
     assert plan.package("torch").version == "2.13.0+cu130"  # type: ignore[attr-defined]
 
 
@@ -467,8 +480,8 @@ def test_a_metadata_file_that_does_not_match_its_page_is_refused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     _with_tilert(monkeypatch)
-    listed = metadata_text("tilert", "0.1.6", ["torch>=2.11,<2.14"])
-    served = metadata_text("tilert", "0.1.6", ["torch"])
+    listed = metadata_text("tilert", "0.1.7", ["torch>=2.11,<2.14"])
+    served = metadata_text("tilert", "0.1.7", ["torch"])
     _tilert_page(replica, listed, served=served)
     mirror = ["--mirror", f"{PYPI_FILES[:-1]}={replica.server.url}/pypi-files"]
     code, out = _refresh(replica, data, capsys, "--package=tilert", "--max-scans=0", *mirror)
