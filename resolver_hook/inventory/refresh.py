@@ -298,27 +298,28 @@ def _with_metadata(table: dict[str, Any], meta: MetaRow | None) -> dict[str, Any
 
 def rows_toml(rows: Sequence[Row], today: datetime.date) -> str:
     """TOML text of ``rows``, to append to the table (its rows and comments stay)."""
-    if not rows:
-        return ""
-    out = [f"\n# Read from the pages themselves by scripts/refresh_data.py on {today}.\n"]
-    for r in rows:
-        out.append("\n[[link]]\n")
-        for key in ("page", "url", "filename", "sha256", "requires_python", "evidence", "read"):
-            value = getattr(r, key)
-            if value is not None:
-                out.append(f"{key} = {json.dumps(value, ensure_ascii=False)}\n")
-    return "".join(out)
+    keys = ("page", "url", "filename", "sha256", "requires_python", "evidence", "read")
+    head = f"Read from the pages themselves by scripts/refresh_data.py on {today}."
+    return _toml_rows("link", head, rows, keys)
 
 
 def metadata_toml(rows: Sequence[MetaRow], today: datetime.date) -> str:
     """TOML text of metadata ``rows``, to append to the table."""
+    head = f"Core metadata read by scripts/refresh_data.py on {today}."
+    return _toml_rows("metadata", head, rows, ("file", "source", "sha256", "read", "text"))
+
+
+def _toml_rows(table: str, head: str, rows: Sequence[object], keys: Sequence[str]) -> str:
+    """``[[table]]`` rows of ``keys`` (None values left out) under one comment line."""
     if not rows:
         return ""
-    out = [f"\n# Core metadata read by scripts/refresh_data.py on {today}.\n"]
-    for m in rows:
-        out.append("\n[[metadata]]\n")
-        for key in ("file", "source", "sha256", "read", "text"):
-            out.append(f"{key} = {json.dumps(getattr(m, key), ensure_ascii=False)}\n")
+    out = [f"\n# {head}\n"]
+    for r in rows:
+        out.append(f"\n[[{table}]]\n")
+        for key in keys:
+            value = getattr(r, key)
+            if value is not None:
+                out.append(f"{key} = {json.dumps(value, ensure_ascii=False)}\n")
     return "".join(out)
 
 
