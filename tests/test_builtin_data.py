@@ -226,15 +226,22 @@ def test_an_offline_plan_of_tilert_honours_its_metadata(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """tilert 0.1.6.post1-3 require torch>=2.11,<2.13 (their METADATA, in the shipped
-    snapshot): offline, none of them is planned beside a torch outside that range."""
-    args = ["plan", "tilert", "torch", "--offline", "--json"]
-    assert main([*args, "--target", "linux-x86_64-py312-cuda13.0-sm100"]) == 0
+    snapshot), 0.1.5.post2 torch==2.11.0 (its manifest entry): offline, the plan takes
+    a torch that the chosen tilert accepts, and with a newer torch asked for, none."""
+    target = ["--target", "linux-x86_64-py312-cuda13.0-sm100"]
+    assert main(["plan", "tilert", "torch", "--offline", "--json", *target]) == 0
     packages = {p["name"]: p for p in json.loads(capsys.readouterr().out)["packages"]}
     tilert, torch = packages["tilert"], packages["torch"]
-    assert Version(torch["version"]) >= Version("2.13")  # no torch 2.11-2.12 in the data
-    assert "0.1.6" not in (tilert["url"] or "")
+    assert "0.1.6" in (tilert["url"] or "")
+    assert Version("2.11") <= Version(torch["version"]) < Version("2.13")
+
+    assert main(["plan", "tilert", "torch>=2.13", "--offline", "--json", *target]) != 0
+    packages = {p["name"]: p for p in json.loads(capsys.readouterr().out)["packages"]}
+    tilert = packages["tilert"]
+    assert tilert["action"] == "error"
     why = " ".join(f["reason"] for r in tilert["rejected"] for f in r["failures"])
     assert "needs torch<2.13,>=2.11" in why
+    assert "needs torch==2.11.0" in why
 
 
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
@@ -382,9 +389,10 @@ def test_enable_names_the_packages_that_do_not_go_with_the_newest_torch(
 ) -> None:
     # enable plans every built-in package together: torch takes 2.15.0 (torchvision
     # 0.29.2 and xformers 0.0.35 go with it, docs/facts.md sections 1.5 and 6.8), which
-    # the flash-attn, natten and pyg-lib builds (torch 2.13) and torch-scatter and
-    # torch-sparse (torch 2.12) were not made for. Said apart from packages with no
-    # build for the machine at all (none here).
+    # the flash-attn, natten and pyg-lib builds (torch 2.13), torch-scatter and
+    # torch-sparse (torch 2.12) and tilert (torch>=2.11,<2.13 or ==2.11.0, section
+    # 6.15) were not made for. Said apart from packages with no build for the machine
+    # at all (none here).
     venv = tmp_path / "venv"
     venv.mkdir()
     (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
@@ -392,7 +400,7 @@ def test_enable_names_the_packages_that_do_not_go_with_the_newest_torch(
     assert main(["enable", "--venv", str(venv), "--target", target]) == 0
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if "no build goes with the others' builds" in x]
-    assert "flash-attn, natten, pyg-lib, torch-scatter, torch-sparse" in line
+    assert "flash-attn, natten, pyg-lib, tilert, torch-scatter, torch-sparse" in line
     assert "'resolver-hook plan NAME' finds builds for it alone" in line
     assert not [x for x in out.splitlines() if "no build fits this machine for" in x]
     assert "  xformers: 0.0.35: " in out
