@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ from packaging.version import Version
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient, mirrors_from
+from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.candidates import candidates
@@ -518,3 +519,47 @@ def test_names_left_unparsed_are_names_the_checks_refuse(
     monkeypatch.setattr(module, "_may_fit", lambda *_: True)
     assert candidates(flavour, page) == quick
     assert quick  # the table has names the flavour takes
+
+
+class _Served:
+    """A primary source that gives one page as read (no core metadata on its links)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        return {u: self.page if u == self.page.url else LookupError(u) for u in urls}
+
+    def metadata(self, link: Link) -> Metadata:
+        raise AssertionError(f"the primary was asked for {link.url}'s metadata")
+
+
+@pytest.mark.parametrize("same_bytes", [True, False])
+def test_a_page_without_core_metadata_borrows_the_snapshots_for_the_same_file(
+    same_bytes: bool,
+) -> None:
+    page_url = "https://pypi.org/simple/tilert/"
+    url = "https://files.example/tilert-0.1.6-cp312-cp312-manylinux_2_28_x86_64.whl"
+    name = url.rsplit("/", 1)[1]
+    text = "Metadata-Version: 2.1\nName: tilert\nVersion: 0.1.6\nRequires-Dist: torch<2.13\n"
+    row = {
+        "url": url,
+        "filename": name,
+        "sha256": "a" * 64,
+        "core_metadata": {"sha256": "b" * 64},
+        "metadata": text,
+    }
+    snap = load_snapshot(dump_snapshot(TODAY, {page_url: [row]}))
+    read = Page(
+        url=page_url,
+        links=(
+            Link(url=url, filename=name, hashes={"sha256": "a" * 64 if same_bytes else "c" * 64}),
+        ),
+    )
+    source = FallbackSource(_Served(read), snap, offline=True)
+    (link,) = source.pages([page_url])[page_url].links  # type: ignore[union-attr]
+    if not same_bytes:  # another file under the same name: nothing is borrowed
+        assert link.core_metadata is None
+        return
+    assert link.core_metadata == {"sha256": "b" * 64}
+    assert [str(r) for r in source.metadata(link).requires_dist] == ["torch<2.13"]

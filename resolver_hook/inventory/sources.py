@@ -7,7 +7,9 @@ snapshot with one note naming the page, the failure and the snapshot's date; one
 snapshot lacks too is left out with a note (its flavours keep their page form).
 :class:`SnapshotOnly` reads nothing but the snapshot (no client at all). Mirrors: the
 client applies them to what it reads; snapshot pages get them here, so a plan pins the
-mirror's URLs either way. Nothing here opens a URL.
+mirror's URLs either way. A page read without core metadata (an index or a cached
+copy that offers none) borrows the snapshot's for a file of the same URL and sha256:
+the same bytes have the same metadata. Nothing here opens a URL.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
-from resolver_hook.index.mirrors import Mirror, apply_mirrors
+from resolver_hook.index.mirrors import Mirror, apply_mirrors, upstream_of
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import PageSource
 from resolver_hook.inventory.snapshot import Snapshot, SnapshotSource
@@ -95,6 +97,7 @@ class FallbackSource(SnapshotOnly):
         self._primary = primary
         self._offline = offline
         self._from_snapshot: set[str] = set()
+        self._known: dict[str, Link] | None = None  # snapshot links with metadata, by URL
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
         got = self._primary.pages(list(urls))
@@ -104,7 +107,7 @@ class FallbackSource(SnapshotOnly):
         for url in urls:
             page = got.get(url, LookupError(f"{url}: no answer"))
             if isinstance(page, Page):
-                out[url] = page
+                out[url] = self._borrow(page)
                 continue
             snap = self._snap.pages([url])[url]
             shown = redact(apply_mirrors(url, self._mirrors))
@@ -130,6 +133,30 @@ class FallbackSource(SnapshotOnly):
                 f"for {'it' if len(served) == 1 else 'them'}"
             )
         return out
+
+    def _borrow(self, page: Page) -> Page:
+        """``page`` with the snapshot's core metadata on each link that has none and
+        whose file (upstream URL and sha256) the snapshot has metadata for."""
+        if not self.snapshot.metadata or all(x.core_metadata is not None for x in page.links):
+            return page
+        if self._known is None:
+            self._known = {
+                x.url: x
+                for p in self.snapshot.pages.values()
+                for x in p.links
+                if x.url in self.snapshot.metadata and x.core_metadata is not None
+            }
+        links = []
+        for x in page.links:
+            upstream = upstream_of(x.url, self._mirrors)
+            known = self._known.get(upstream) if x.core_metadata is None else None
+            if known is not None and x.sha256 and known.sha256 == x.sha256:
+                self._upstream[x.url] = upstream
+                self._from_snapshot.add(x.url)
+                links.append(dataclasses.replace(x, core_metadata=known.core_metadata))
+            else:
+                links.append(x)
+        return dataclasses.replace(page, links=tuple(links))
 
     def metadata(self, link: Link) -> Metadata:
         if link.url in self._from_snapshot:
