@@ -12,23 +12,47 @@ and :mod:`~resolver_hook.index.client` (:class:`IndexClient`,
 which puts them together). Nothing else in the package opens a URL.
 
 This package imports only the errors, limits, the user cache folder and the URL policy
-(:mod:`resolver_hook.manifest.urls`): callers sit above it.
+(:mod:`resolver_hook.manifest.urls`): callers sit above it. Its names are loaded when
+first used (PEP 562), so that importing one module of it (the page cache, pip's
+configuration) does not bring in the client and its HTTP machinery.
 """
 
 from __future__ import annotations
 
-from resolver_hook.index.client import (
-    ClientSource,
-    IndexClient,
-    PageResult,
-    page_source,
-    parse_page,
-)
-from resolver_hook.index.errors import PageError
-from resolver_hook.index.fetch import redact
-from resolver_hook.index.metadata import Metadata
-from resolver_hook.index.mirrors import MIRRORS_ENV, Mirror, apply_mirrors, mirrors_from
-from resolver_hook.index.model import Link, Page
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from resolver_hook.index.client import (
+        ClientSource,
+        IndexClient,
+        PageResult,
+        page_source,
+        parse_page,
+    )
+    from resolver_hook.index.errors import PageError
+    from resolver_hook.index.fetch import redact
+    from resolver_hook.index.metadata import Metadata
+    from resolver_hook.index.mirrors import MIRRORS_ENV, Mirror, apply_mirrors, mirrors_from
+    from resolver_hook.index.model import Link, Page
+
+# Public name -> the module of this package that defines it.
+_HOMES = {
+    "ClientSource": "client",
+    "IndexClient": "client",
+    "PageResult": "client",
+    "page_source": "client",
+    "parse_page": "client",
+    "PageError": "errors",
+    "redact": "fetch",
+    "Metadata": "metadata",
+    "MIRRORS_ENV": "mirrors",
+    "Mirror": "mirrors",
+    "apply_mirrors": "mirrors",
+    "mirrors_from": "mirrors",
+    "Link": "model",
+    "Page": "model",
+}
 
 __all__ = [
     "MIRRORS_ENV",
@@ -46,3 +70,16 @@ __all__ = [
     "parse_page",
     "redact",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -46,11 +46,9 @@ from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact
-from resolver_hook.index.htmlpage import parse_html
-from resolver_hook.index.jsonpage import JSON_TYPE, parse_json
 from resolver_hook.index.metadata import HashMismatch, Metadata, check_hashes, parse_metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
-from resolver_hook.index.model import Link, Page, Source
+from resolver_hook.index.model import JSON_TYPE, Link, Page, Source
 from resolver_hook.limits import (
     MAX_CONCURRENT_PAGES,
     MAX_METADATA_BYTES,
@@ -98,6 +96,10 @@ def _is_file_url(url: str) -> bool:
 
 def parse_page(text: str, url: str, content_type: str = "") -> tuple[Link, ...]:
     """The links of a page: PEP 691 JSON when served (or saved) as such, else HTML."""
+    # The parsers (html.parser) load when a page is read, not from the page cache.
+    from resolver_hook.index.htmlpage import parse_html
+    from resolver_hook.index.jsonpage import parse_json
+
     if content_type == JSON_TYPE or (not content_type and text.lstrip()[:1] == "{"):
         return parse_json(text, url)
     return parse_html(text, url)

@@ -27,35 +27,36 @@ dependencies are kept to what it cannot do without; urllib already honours the p
 variables and tunnels https through a proxy, ``ssl`` takes a CA file or truststore's
 context, and the pages read per command are few and fetched concurrently
 (:mod:`resolver_hook.index.client`), so connection reuse would save one handshake per
-page, not the seconds a library would cost in start-up and upkeep.
+page, not the seconds a library would cost in start-up and upkeep. Those modules (and
+``netrc``) are imported only when a connection is opened
+(:mod:`~resolver_hook.index.opener` holds the urllib side): a plan that the page cache
+answers never loads them, nor reads pip's configuration.
 """
 
 from __future__ import annotations
 
 import base64
-import http.client
-import importlib
-import netrc
+import functools
 import os
-import ssl
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.index.errors import PageError, TooLarge
-from resolver_hook.index.pipconfig import pip_cert
 from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
+if TYPE_CHECKING:
+    import netrc
+    import ssl
+    import urllib.request
+
 __all__ = [
-    "PolicyRedirects",
     "Response",
     "Settings",
     "Transport",
@@ -66,9 +67,6 @@ __all__ = [
 ]
 
 _READ_CHUNK = 64 << 10
-# urllib's NO_PROXY matcher (not in its documented API, stable since Python 3.0).
-_bypass: Callable[[str, Mapping[str, str]], bool] = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
-_USER_AGENT = "resolver-hook"
 T = TypeVar("T")
 
 
@@ -104,29 +102,6 @@ def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
         if INSECURE_FLAG in problem:
             hint = f"add {INSECURE_FLAG} for a local test index"
         raise UsageError(f"{what}: {problem}", hint=hint)
-
-
-class PolicyRedirects(urllib.request.HTTPRedirectHandler):
-    """Apply the same URL policy to every redirect target (no https -> http downgrade).
-
-    ``what`` names the refused target in the error (index pages say ``redirect``).
-    """
-
-    def __init__(self, allow_insecure: bool, *, what: str = "redirect") -> None:
-        super().__init__()
-        self.allow = allow_insecure
-        self.what = what
-
-    # Signature fixed by urllib.request.HTTPRedirectHandler.
-    def redirect_request(  # type: ignore[no-untyped-def]  # noqa: PLR0917
-        self, req, fp, code, msg, headers, newurl
-    ):
-        try:
-            check_url(newurl, allow_insecure=self.allow, what=self.what)
-        except UsageError:
-            fp.close()  # urllib closes it only after a redirect it follows
-            raise
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 def read_local(location: str) -> tuple[bytes, str]:
@@ -183,6 +158,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
+        from resolver_hook.index.pipconfig import pip_cert  # configparser: read when needed
+
         proxies = {}
         for scheme in ("https", "http"):
             if scheme == "http" and "REQUEST_METHOD" in env:
@@ -214,19 +191,6 @@ class Settings:
         return found
 
 
-class _Credentials(urllib.request.BaseHandler):
-    """Runs before every request urllib sends for one fetch (redirects too)."""
-
-    def __init__(self, transport: Transport) -> None:
-        self.transport = transport
-
-    def http_request(self, request: urllib.request.Request) -> urllib.request.Request:
-        self.transport.authorize(request)
-        return request
-
-    https_request = http_request
-
-
 class Transport:
     """Reads URLs with the user's settings and the project's URL policy; thread-safe."""
 
@@ -239,7 +203,7 @@ class Transport:
     ) -> None:
         self.allow_insecure = allow_insecure
         self.timeout = timeout
-        self.settings = Settings.from_env(os.environ if env is None else env)
+        self._env = os.environ if env is None else env
         self.notes: list[str] = []
         self._lock = threading.Lock()
         self._netrc: netrc.netrc | None = None
@@ -247,6 +211,12 @@ class Transport:
         self._credentials: dict[str, tuple[str, str]] = {}  # host[:port] -> (user, password)
 
     # --- settings --------------------------------------------------------------------
+
+    @functools.cached_property
+    def settings(self) -> Settings:
+        """The user's network settings, read when first needed (a request, a note on a
+        failed one): a command the page cache answers reads no pip configuration."""
+        return Settings.from_env(self._env)
 
     def _note(self, text: str) -> None:
         with self._lock:
@@ -256,7 +226,9 @@ class Transport:
     def ssl_context(self) -> ssl.SSLContext:
         """The context for https (made once per process per CA file: loading the
         store takes a fifth of a second)."""
-        return _ssl_context(self.settings.cafile)
+        from resolver_hook.index import opener  # connecting: urllib and ssl (see above)
+
+        return opener.ssl_context(self.settings.cafile)
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
         parts = urlsplit(url)
@@ -267,6 +239,8 @@ class Transport:
                 self._netrc_read = True
                 path = self.settings.netrc_path
                 if path is not None and path.is_file():
+                    import netrc  # only once a request is sent
+
                     try:
                         self._netrc = netrc.netrc(str(path))
                     except (OSError, netrc.NetrcParseError) as exc:
@@ -290,9 +264,6 @@ class Transport:
 
     # --- requests --------------------------------------------------------------------
 
-    def _request(self, url: str, headers: Mapping[str, str]) -> urllib.request.Request:
-        return urllib.request.Request(url, headers={"User-Agent": _USER_AGENT, **headers})
-
     def authorize(self, request: urllib.request.Request) -> None:
         """Add the credentials of ``request``'s host, if any, to it: on every request,
         redirects included, each for its own host only (an ``unredirected`` header,
@@ -304,17 +275,19 @@ class Transport:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode("ascii")
             request.add_unredirected_header("Authorization", f"Basic {token}")
 
-    def _opener(self, url: str, what: str) -> urllib.request.OpenerDirector:
+    def _open(self, url: str, headers: Mapping[str, str], what: str) -> Any:
+        """The response to a GET of ``url``: through its proxy, every redirect target
+        under the URL policy (refused: ``what: ...``), credentials on every request."""
+        from resolver_hook.index import opener  # connecting: urllib and ssl (see above)
+
         proxy = self.settings.proxy_for(url)
-        scheme = urlsplit(url).scheme.lower()
-        handlers: list[urllib.request.BaseHandler] = [
-            urllib.request.ProxyHandler({scheme: proxy[0]} if proxy else {}),
-            PolicyRedirects(self.allow_insecure, what=what),
-            _Credentials(self),
-        ]
-        if scheme == "https":  # loopback http (tests) does without loading the store
-            handlers.append(urllib.request.HTTPSHandler(context=self.ssl_context()))
-        return urllib.request.build_opener(*handlers)
+        return opener.build(
+            urlsplit(url).scheme.lower(),
+            proxy=proxy[0] if proxy else None,
+            check=lambda target: check_url(target, allow_insecure=self.allow_insecure, what=what),
+            authorize=self.authorize,
+            context=self.ssl_context,
+        ).open(opener.request(url, dict(headers)), timeout=self.timeout)
 
     def _unreachable(self, url: str, exc: BaseException, doing: str) -> PageError:
         """Words for a connection that failed: the proxy's fault named as the proxy's."""
@@ -364,11 +337,12 @@ class Transport:
     def _download(
         self, url: str, headers: Mapping[str, str], max_bytes: int, deadline: float
     ) -> Response:
+        import http.client  # loaded by the opener already: for the failures below
+        import urllib.error
+
         shown = redact(url)
         try:
-            with self._opener(url, "redirect").open(
-                self._request(url, headers), timeout=self.timeout
-            ) as response:
+            with self._open(url, headers, "redirect") as response:
                 declared = response.headers.get("Content-Length")
                 size = declared.strip()[:20] if declared else ""
                 if size.isdigit() and int(size) > max_bytes:
@@ -422,13 +396,14 @@ class Transport:
         deadline, ``self.timeout`` per read). Refused redirects read ``page: ...``; a body
         declared or found larger than ``max_bytes`` is :class:`TooLarge` (a declared one
         before any of it is read)."""
+        import http.client  # loaded by the opener already: for the failures below
+        import urllib.error
+
         url = self.remember(url)
         check_url(url, allow_insecure=self.allow_insecure)
         size = 0
         try:
-            with self._opener(url, "page").open(
-                self._request(url, {}), timeout=self.timeout
-            ) as response:
+            with self._open(url, {}, "page") as response:
                 declared = (response.headers.get("Content-Length") or "").strip()[:20]
                 if declared.isdigit() and int(declared) > max_bytes:
                     raise TooLarge(redact(url), max_bytes)
@@ -448,33 +423,12 @@ class Transport:
             ) from None
 
 
-_CONTEXTS: dict[tuple[str, str] | None, ssl.SSLContext] = {}
-_CONTEXTS_LOCK = threading.Lock()
+def _bypass(host: str, proxies: Mapping[str, str]) -> bool:
+    """urllib's NO_PROXY matcher (not in its documented API, stable since Python 3.0)."""
+    import urllib.request  # a proxy is set: a connection is on its way
 
-
-def _ssl_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
-    with _CONTEXTS_LOCK:
-        if cafile not in _CONTEXTS:
-            _CONTEXTS[cafile] = _make_context(cafile)
-        return _CONTEXTS[cafile]
-
-
-def _make_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
-    if cafile is not None:
-        path, var = cafile
-        try:
-            return ssl.create_default_context(cafile=path)
-        except (OSError, ssl.SSLError) as exc:
-            raise UsageError(
-                f"cannot load the certificates of {path} (from {var}): {exc}",
-                hint="point it at a PEM bundle of CA certificates, or remove it",
-            ) from None
-    try:
-        truststore: Any = importlib.import_module("truststore")
-    except ImportError:
-        return ssl.create_default_context()
-    context: ssl.SSLContext = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return context
+    matcher: Callable[[str, Mapping[str, str]], bool] = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    return matcher(host, proxies)
 
 
 def _within(timeout: float, work: Callable[[], T], late: str) -> T:

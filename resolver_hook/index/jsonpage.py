@@ -18,12 +18,10 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from resolver_hook.index.errors import PageError
 from resolver_hook.index.htmlpage import parse_hash
-from resolver_hook.index.model import Link
+from resolver_hook.index.model import JSON_TYPE, Link
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_PAGE_URL_BYTES
 
 __all__ = ["JSON_TYPE", "parse_json"]
-
-JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
 
 def _hashes(value: object) -> dict[str, str]:

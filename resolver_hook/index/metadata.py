@@ -5,12 +5,12 @@ wheel's ``Requires-Dist`` and ``Requires-Python`` without downloading the wheel.
 file is the wheel's ``METADATA`` (the core metadata format: RFC 822 style headers),
 read with :mod:`email.parser` as the packaging specification describes. The hash the
 page gives is checked before a byte of it is used; a mismatch is a PageError.
+:mod:`email.parser` is imported when a file is parsed: the planner imports this module
+on every plan, and most plans read no metadata file.
 """
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,9 +53,11 @@ def check_hashes(data: bytes, hashes: Mapping[str, str], shown: str) -> None:
 
 def parse_metadata(data: bytes, url: str) -> Metadata:
     """The fields of a METADATA file; PageError when it has no Name or Version."""
-    message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
-        data, headersonly=True
-    )
+    import email.parser  # only here (see above)
+
+    # The parser's default policy is compat32, the one the core metadata format is
+    # read with (email.policy, which the others need, is not imported for it).
+    message = email.parser.BytesParser().parsebytes(data, headersonly=True)
     name, version = message.get("Name"), message.get("Version")
     if not isinstance(name, str) or not isinstance(version, str) or not name or not version:
         raise PageError(f"{url}: not a core metadata file (no Name or Version)")

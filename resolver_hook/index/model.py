@@ -13,7 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["Link", "Page", "Source"]
+__all__ = ["JSON_TYPE", "Link", "Page", "Source"]
+
+# PEP 691's media type of a JSON page (HTML pages are text/html or PEP 691's +html).
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 
 # Where a page's content came from: read now, a cached copy (fresh or revalidated),
 # or the shipped snapshot (offline, or the fetch failed).
