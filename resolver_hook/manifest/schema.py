@@ -46,7 +46,6 @@ document before raising one :class:`ManifestError`.
 from __future__ import annotations
 
 import datetime
-import difflib
 import itertools
 import math
 import re
@@ -421,6 +420,8 @@ class _Checker:
         for key in table:
             if key in allowed:
                 continue
+            import difflib  # an unknown key only: every plan loads this module
+
             close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(allowed)})"
             self.bad(_join(path, str(key)), f"unknown key{hint}")
