@@ -28,8 +28,8 @@ from typing import Any
 from packaging.utils import parse_wheel_filename
 
 from resolver_hook._patterns import is_sha256
-from resolver_hook.inventory.snapshot import canonical_hash
-from resolver_hook.limits import MAX_KERNEL_RECORDS_BYTES, load_json
+from resolver_hook.inventory.snapshot import canonical_hash, read_hashed
+from resolver_hook.limits import MAX_KERNEL_RECORDS_BYTES
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = [
@@ -104,17 +104,15 @@ def release_key(filename: str) -> tuple[str, str, str]:
 
 def load_kernels(text: str, *, where: str = "kernel records") -> KernelRecords:
     """Parse and check a kernel-record document; :class:`KernelRecordsError` if not one."""
-    try:
-        doc = load_json(text, limit=MAX_KERNEL_RECORDS_BYTES)
-    except ValueError as exc:
-        raise KernelRecordsError(f"{where}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise KernelRecordsError(f"{where}: not a kernel-record file of format {FORMAT}")
-    files = doc.get("files")
-    if not isinstance(files, dict):
-        raise KernelRecordsError(f"{where}: no 'files' table")
-    if doc.get("sha256") != canonical_hash(files):
-        raise KernelRecordsError(f"{where}: its sha256 does not match its files (edited by hand?)")
+    _doc, files = read_hashed(
+        text,
+        version=FORMAT,
+        limit=MAX_KERNEL_RECORDS_BYTES,
+        kind="a kernel-record file",
+        table="files",
+        where=where,
+        error=KernelRecordsError,
+    )
     out: dict[str, KernelRecord] = {}
     for sha, row in files.items():
         out[sha] = _record(sha, row, where)

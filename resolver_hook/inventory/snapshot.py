@@ -35,6 +35,7 @@ __all__ = [
     "canonical_hash",
     "dump_snapshot",
     "load_snapshot",
+    "read_hashed",
 ]
 
 FORMAT = 1
@@ -59,19 +60,44 @@ def canonical_hash(pages: Any) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
+def read_hashed(
+    text: str,
+    *,
+    version: int,
+    limit: int,
+    kind: str,
+    table: str,
+    where: str,
+    error: type[ValueError],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A generated JSON document (``format``, ``sha256`` over its ``table``) and that
+    table, checked: ``error`` when it is not ``kind`` of format ``version`` or was
+    edited by hand."""
+    try:
+        doc = load_json(text, limit=limit)
+    except ValueError as exc:
+        raise error(f"{where}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != version:
+        raise error(f"{where}: not {kind} of format {version}")
+    body = doc.get(table)
+    if not isinstance(body, dict):
+        raise error(f"{where}: no {table!r} table")
+    if doc.get("sha256") != canonical_hash(body):
+        raise error(f"{where}: its sha256 does not match its {table} (edited by hand?)")
+    return doc, body
+
+
 def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
     """Parse and check a snapshot document; :class:`SnapshotError` when it is not one."""
-    try:
-        doc = load_json(text, limit=MAX_SNAPSHOT_BYTES)
-    except ValueError as exc:
-        raise SnapshotError(f"{where}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise SnapshotError(f"{where}: not a snapshot of format {FORMAT}")
-    pages_doc = doc.get("pages")
-    if not isinstance(pages_doc, dict):
-        raise SnapshotError(f"{where}: no 'pages' table")
-    if doc.get("sha256") != canonical_hash(pages_doc):
-        raise SnapshotError(f"{where}: its sha256 does not match its pages (edited by hand?)")
+    doc, pages_doc = read_hashed(
+        text,
+        version=FORMAT,
+        limit=MAX_SNAPSHOT_BYTES,
+        kind="a snapshot",
+        table="pages",
+        where=where,
+        error=SnapshotError,
+    )
     try:
         date = datetime.date.fromisoformat(str(doc.get("date")))
     except ValueError:
