@@ -32,6 +32,7 @@ FIFO nobody writes to is an error after a few seconds, never a hang.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import select
 import shutil
@@ -56,10 +57,25 @@ __all__ = [
     "private_tempdir",
     "read_input",
     "read_text_input",
+    "sha256_file",
     "shown_path",
     "sigterm_raises",
     "write_atomic",
 ]
+
+
+_HASH_CHUNK = 4 << 20
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of the file at ``path``, read in chunks (OSError passes through)."""
+    digest = hashlib.sha256()
+    with path.open("rb", buffering=0) as handle:
+        buf = bytearray(_HASH_CHUNK)
+        view = memoryview(buf)
+        while n := handle.readinto(buf):
+            digest.update(view[:n])
+    return digest.hexdigest()
 
 
 # --- writing ------------------------------------------------------------------------

@@ -39,7 +39,6 @@ Scans are cached by sha256 (a private JSON file each, 0600, at most
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -53,6 +52,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook import _cache
+from resolver_hook._fs import sha256_file
 from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.proof import Resolution
@@ -201,14 +201,6 @@ def _bound(cache: Path) -> None:
         return
     for old in entries[: max(0, len(entries) - MAX_KERNEL_SCANS)]:
         old.unlink(missing_ok=True)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(4 << 20):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -484,7 +476,7 @@ class KernelReader:
             if not path.is_file():
                 problems.append(f"{w.label}: pip download left no {path.name}")
                 continue
-            sha = _sha256(path)
+            sha = sha256_file(path)
             if w.sha256 and sha != w.sha256.lower():
                 problems.append(
                     f"{w.label}: the file downloaded has sha256 {sha}, not the {w.sha256} "

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
-import hashlib
 import re
 import threading
 import zipfile
@@ -50,6 +49,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from resolver_hook._fs import sha256_file
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import (
     MAX_ARCHIVE_MEMBERS,
@@ -105,7 +105,6 @@ _CHUNK = 4 << 20
 _WINDOW = 4 << 20
 _PREFIX_KEEP = 16 << 20  # .dynstr and friends sit near the start; keep it across rewinds
 _MAX_METADATA = 16 << 20
-_HASH_CHUNK = 4 << 20
 
 # The soname major, also of auditwheel's renamed copies (``libcudart-53d54daa.so.12.6.68``)
 # and of CUDA 11's ``libcudart.so.11.0``.
@@ -312,13 +311,7 @@ class _MemberSource:
 
 def _hash_file(path: Path, out: dict[str, Any]) -> None:
     try:
-        digest = hashlib.sha256()
-        with path.open("rb", buffering=0) as handle:
-            buf = bytearray(_HASH_CHUNK)
-            view = memoryview(buf)
-            while n := handle.readinto(buf):
-                digest.update(view[:n])
-        out["sha256"] = digest.hexdigest()
+        out["sha256"] = sha256_file(path)
     except OSError as exc:
         out["error"] = exc
 
