@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:
         # Ctrl-C (130), or a signal that reached a child first (_proc.Interrupted: 128+N).
         code = getattr(exc, "exit_code", 130)
-        sys.stderr.write(f"error: {exc or 'interrupted'}\n")
+        sys.stderr.write(f"error: {str(exc) or 'interrupted'}\n")
         return code if isinstance(code, int) else 130
     except BrokenPipeError:
         # Written past the wrapper (a child's stream): the run did not finish.

@@ -36,12 +36,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
+from resolver_hook._pool import map_threads
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
@@ -281,10 +281,8 @@ class IndexClient:
 
         if len(wanted) <= 1:
             return {url: one(url) for url in wanted}
-        with ThreadPoolExecutor(
-            max_workers=min(self.max_workers, len(wanted)), thread_name_prefix="resolver-hook-page"
-        ) as pool:
-            return dict(zip(wanted, pool.map(one, wanted), strict=True))
+        got = map_threads(one, wanted, workers=self.max_workers, name="resolver-hook-page")
+        return dict(zip(wanted, got, strict=True))
 
     # --- files -----------------------------------------------------------------------
 

@@ -39,7 +39,6 @@ import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
@@ -47,6 +46,7 @@ from packaging.tags import Tag
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
+from resolver_hook._pool import map_threads
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import (
@@ -296,9 +296,9 @@ class _Context:
         if not todo:
             return
         self.reads += len(todo)
-        with ThreadPoolExecutor(max_workers=min(len(todo), _METADATA_WORKERS)) as pool:
-            for c, result in zip(todo, pool.map(self._read, todo), strict=True):
-                self._requires[c.url] = result
+        got = map_threads(self._read, todo, workers=_METADATA_WORKERS, name="resolver-hook-meta")
+        for c, result in zip(todo, got, strict=True):
+            self._requires[c.url] = result
 
     def _read(self, c: Candidate) -> tuple[Requirement, ...] | None:
         try:
