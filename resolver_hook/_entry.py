@@ -3,7 +3,9 @@
 Kept apart from :mod:`resolver_hook.cli` so that the plain ``detect --json`` runs before
 ``argparse`` and the command modules are imported: warm, from the cache
 (:func:`resolver_hook._hostkey.cached_detect_json`); cold (a miss, ``--no-cache``),
-detection itself, printed as the command line prints it.
+detection itself, printed as the command line prints it. ``plan`` goes through the
+store of earlier plans (:mod:`resolver_hook._plancache`), which replays one where
+nothing it read has changed and runs the command line otherwise.
 """
 
 from __future__ import annotations
@@ -22,9 +24,7 @@ def main() -> int:
     if text is None:
         use_cache = plain_detect(argv, os.environ)
         if use_cache is None:
-            from resolver_hook.cli import main as cli_main
-
-            return cli_main()
+            return _command_line(argv)
         try:
             text = _detect_json(use_cache=use_cache)
         except KeyboardInterrupt:  # as the command line says it
@@ -38,6 +38,22 @@ def main() -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
     return 0
+
+
+def _command_line(argv: list[str]) -> int:
+    """Any other command; ``plan`` through its store of earlier plans
+    (:mod:`resolver_hook._plancache`), which runs the command line on a miss."""
+
+    def full() -> int:
+        from resolver_hook.cli import main as cli_main
+
+        return cli_main()
+
+    if argv[:1] == ["plan"]:
+        from resolver_hook._plancache import run_plan
+
+        return run_plan(argv, os.environ, full)
+    return full()
 
 
 def _detect_json(*, use_cache: bool) -> str:

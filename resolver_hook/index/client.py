@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -41,6 +42,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
+from resolver_hook._plancache import FRESH_EVENT
 from resolver_hook._pool import map_threads
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
@@ -187,6 +189,7 @@ class IndexClient:
                 )
             return self._from_entry(key, entry, base_url, "cache")
         if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
+            sys.audit(FRESH_EVENT, entry.fetched + PAGE_FRESH_SECONDS)  # read by the plan cache
             return self._from_entry(key, entry, base_url, "cache")
         conditional = {}
         if entry is not None and entry.etag:
@@ -324,6 +327,8 @@ class IndexClient:
             or (link.core_metadata and not self.refresh)
             or (not self.refresh and 0 <= time.time() - entry.fetched < PAGE_FRESH_SECONDS)
         ):
+            if not (self.offline or link.core_metadata):
+                sys.audit(FRESH_EVENT, entry.fetched + PAGE_FRESH_SECONDS)
             try:
                 check_hashes(entry.body, link.core_metadata, shown)
                 return entry.body

@@ -1,0 +1,405 @@
+"""The warm path of ``plan``: the same command, run again where nothing it read has
+changed, prints what it printed before without importing the planner.
+
+A plan is a function of what its run reads, and the run is watched to learn what that
+was. An audit hook (PEP 578) sees every file opened and every folder listed, by the
+planner, the manifests, the page cache and the import system alike; a wrapper of
+``os.stat`` sees the files only looked for (a ``pyproject.toml`` that is not there).
+The same audit events tell when a run did something whose result no file holds: a
+network request, a program started, a C library loaded (detection's NVML), a device,
+``/proc`` or ``/sys`` file read, a pipe. Such a run is not stored. What a stored plan
+depends on, then:
+
+- the key, hashed (never stored: the environment and the arguments may hold
+  credentials): the arguments, the current folder, the environment, today's date,
+  whether each stream is a terminal (its size, its encoding), the interpreter and the
+  folders of ``sys.path``, and this boot's host profile where the detect cache holds a
+  valid one (:mod:`resolver_hook._hostkey`, which reads the boot id and the driver
+  version itself);
+- the files: each path the run opened, listed or looked for, with its type, size,
+  inode and change times, or its absence. A file changed within
+  :data:`_RACY_SECONDS` of the run could change again within the same time stamp, so
+  such a run is not stored (the next one is);
+- the clock: a page served from the page cache because it was fresh says until when
+  (the :data:`FRESH_EVENT` audit event, raised by the index client); a stored plan is
+  not replayed after that.
+
+Only the exit codes of a plan (0, and 1 for no fit) are stored, with stdout and stderr
+in the order they were written. Replaying them gives the full path's bytes, which the
+tests hold it to for a table of machines. ``--refresh`` and ``-r -`` always go the full
+way. Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook._cache`),
+the newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from resolver_hook import __version__, _cache
+
+__all__ = ["FRESH_EVENT", "run_plan"]
+
+# Raised by the index client (with the time, in seconds since the epoch, until which a
+# cached page or metadata file it served stays fresh); watched here.
+FRESH_EVENT = "resolver_hook.cache.fresh"
+
+_FORMAT = 1
+_KEEP = 64  # plan files kept; each is a few kB to a few hundred
+_MAX_RECORD = 8 << 20
+_RACY_SECONDS = 2.0
+# Shell bookkeeping that differs between two runs of one command in one shell.
+_VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
+# Audit events whose result no file holds: the run they happen in is not stored.
+_UNCACHEABLE = frozenset(
+    {
+        "socket.connect",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "urllib.Request",
+        "http.client.connect",
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "pty.spawn",
+        "ctypes.dlopen",
+        "builtins.input",
+    }
+)
+_DEVICE_ROOTS = ("/proc/", "/sys/", "/dev/")
+
+
+def run_plan(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], int]) -> int:
+    """``resolver-hook plan ...``: the stored output where it is still the answer, else
+    ``full()`` (the command line) watched, and stored when it can be."""
+    key = _key(argv, env)
+    folder = _cache.cache_dir(env)
+    if key is None or folder is None:
+        return full()
+    path = folder / "plans" / f"{key}.json"
+    record = _valid_record(path, key)
+    if record is not None:
+        return _replay(record["output"], record["code"])
+    return _record(path, key, full)
+
+
+# --- the key -------------------------------------------------------------------------
+
+
+def _key(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
+    args = list(argv)
+    if args[:1] != ["plan"] or "-" in args or any(_is_refresh(a) for a in args):
+        return None
+    try:
+        cwd = os.getcwd()
+        python = [sys.executable, os.stat(sys.executable).st_mtime_ns, sys.version]
+    except OSError:
+        return None
+    environ = sorted((k, v) for k, v in env.items() if k not in _VOLATILE_ENV)
+    key = {
+        "format": _FORMAT,
+        "tool": __version__,
+        "argv": args,
+        "cwd": cwd,
+        "env": environ,
+        "date": time.strftime("%Y-%m-%d"),
+        "streams": [_stream_state(sys.stdout), _stream_state(sys.stderr)],
+        "python": python,
+        "sys.path": [[p, _mtime(p or ".")] for p in sys.path],
+        "host": _host_state(env),
+    }
+    text = json.dumps(key, sort_keys=True, ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _is_refresh(arg: str) -> bool:
+    name = arg.split("=", 1)[0]
+    return len(name) > 2 and "--refresh".startswith(name)  # argparse takes a prefix
+
+
+def _stream_state(stream: TextIO | None) -> list[Any]:
+    if stream is None:
+        return [None]
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    size = None
+    if tty:
+        try:
+            size = list(os.get_terminal_size(stream.fileno()))
+        except (AttributeError, OSError, ValueError):
+            size = None
+    return [tty, size, getattr(stream, "encoding", None), getattr(stream, "errors", None)]
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _host_state(env: Mapping[str, str]) -> str | None:
+    """The sha256 of this boot's cached host profile, None where the cache holds none
+    (then a plan that detects runs detection, and is not stored)."""
+    from resolver_hook import _hostkey
+
+    file = _hostkey.cache_file(env)
+    host_key = _hostkey.cache_key(env) if file is not None else None
+    if file is None or host_key is None:
+        return None
+    value, note = _cache.read(file, host_key)
+    if note is not None or not isinstance(value, dict):
+        return None
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+# What _hostkey.cache_key reads: covered by the host part of the key.
+_HOST_KEY_FILES = frozenset({"/proc/sys/kernel/random/boot_id", "/sys/module/nvidia/version"})
+
+
+# --- replaying -----------------------------------------------------------------------
+
+
+def _valid_record(path: Path, key: str) -> dict[str, Any] | None:
+    raw, _ = _cache.read_private(path, _MAX_RECORD)
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or data.get("format") != _FORMAT:
+        return None
+    until, code, output, inputs = (data.get(k) for k in ("until", "code", "output", "inputs"))
+    if until is not None and not (isinstance(until, (int, float)) and time.time() < until):
+        return None
+    if code not in (0, 1) or not isinstance(output, list) or not isinstance(inputs, list):
+        return None
+    for item in inputs:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+            return None
+        if _identity(item[0], whole=item[1] != [2]) != item[1]:
+            return None
+    if not all(
+        isinstance(x, list) and len(x) == 2 and x[0] in (1, 2) and isinstance(x[1], str)
+        for x in output
+    ):
+        return None
+    return data
+
+
+def _identity(path: str, *, whole: bool = True) -> list[int] | None:
+    """What tells a file changed: type, size, inode, device and both change times
+    (``whole=False``: only the type, for a folder whose entries the run did not read)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    kind = 1 if stat.S_ISREG(st.st_mode) else 2 if stat.S_ISDIR(st.st_mode) else 0
+    if not whole:
+        return [kind]
+    return [kind, st.st_size, st.st_ino, st.st_dev, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _replay(output: list[list[Any]], code: int) -> int:
+    """Write the stored output as the command line writes (``\\xNN`` for what the
+    terminal cannot show; a closed stdout drops the rest of it, as the full path does)."""
+    streams = {1: sys.stdout, 2: sys.stderr}
+    for stream in streams.values():
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+    gone: set[int] = set()
+    for number, text in output:
+        if number in gone:
+            continue
+        try:
+            streams[number].write(text)
+        except BrokenPipeError:
+            gone.add(number)
+    for number, stream in streams.items():
+        try:
+            stream.flush()
+        except BrokenPipeError:
+            gone.add(number)
+    if 1 in gone:  # `plan | head -1`: as on the full path, the rest goes nowhere
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return code
+
+
+# --- recording -----------------------------------------------------------------------
+
+
+class _Watch:
+    """What one run opened, listed and looked for, and why it may not be stored."""
+
+    def __init__(self) -> None:
+        self.cwd = os.getcwd()
+        self.paths: set[str] = set()
+        self.listed: set[str] = set()  # folders whose entries the run read
+        self.refused: str | None = None
+        self.until: float | None = None
+        self.output: list[list[Any]] = []
+
+    def saw(self, path: object, *, listed: bool = False) -> None:
+        if path is None and listed:
+            path = "."
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        elif isinstance(path, os.PathLike):
+            path = os.fspath(path)
+        if isinstance(path, str) and path:
+            full = path if os.path.isabs(path) else os.path.join(self.cwd, path)
+            (self.listed if listed else self.paths).add(full)
+
+    def refuse(self, why: str) -> None:
+        if self.refused is None:
+            self.refused = why
+
+
+_watching: list[_Watch] = []  # the run being watched; empty when none is
+_hooked: list[bool] = []
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _watching:
+        return
+    watch = _watching[0]
+    if event == "open":
+        watch.saw(args[0] if args else None)
+    elif event in ("os.listdir", "os.scandir"):
+        watch.saw(args[0] if args else None, listed=True)
+    elif event == FRESH_EVENT:
+        until = args[0] if args else None
+        if isinstance(until, (int, float)):
+            watch.until = until if watch.until is None else min(watch.until, until)
+        else:
+            watch.refuse(event)
+    elif event in _UNCACHEABLE:
+        watch.refuse(event)
+
+
+_os_stat = os.stat
+_os_lstat = os.lstat
+
+
+def _watched_stat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+    if _watching:
+        _watching[0].saw(path)
+    return _os_stat(path, *args, **kwargs)
+
+
+def _watched_lstat(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+    if _watching:
+        _watching[0].saw(path)
+    return _os_lstat(path, *args, **kwargs)
+
+
+class _Tee:
+    """A stream that keeps what is written to it, in order with the other stream."""
+
+    def __init__(self, inner: TextIO, number: int, watch: _Watch) -> None:
+        self._inner = inner
+        self._number = number
+        self._watch = watch
+
+    def write(self, text: str) -> int:
+        self._watch.output.append([self._number, text])
+        try:
+            return self._inner.write(text)
+        except BrokenPipeError:
+            self._watch.refuse("a closed stream")
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _record(path: Path, key: str, full: Callable[[], int]) -> int:
+    if not _hooked:
+        sys.addaudithook(_audit)  # for the life of the process: hooks cannot be removed
+        _hooked.append(True)
+    watch = _Watch()
+    started = time.time()
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout = _Tee(stdout, 1, watch)
+    sys.stderr = _Tee(stderr, 2, watch)
+    os.stat, os.lstat = _watched_stat, _watched_lstat
+    _watching.append(watch)
+    try:
+        code = full()
+    finally:
+        _watching.clear()
+        os.stat, os.lstat = _os_stat, _os_lstat
+        sys.stdout, sys.stderr = stdout, stderr
+    if code in (0, 1) and watch.refused is None:
+        _store(path, key, watch, code, started)
+    return code
+
+
+def _store(path: Path, key: str, watch: _Watch, code: int, started: float) -> None:
+    """Keep the run's output when every input it read is a plain file or folder whose
+    state is settled; else the next run tries again."""
+    # The code that made the output: an edited module (an editable install, an upgrade
+    # in place) is a miss even before its bytecode is written again.
+    sources = {
+        file
+        for m in list(sys.modules.values())
+        if isinstance(file := getattr(m, "__file__", None), str)
+    }
+    inputs = []
+    settled = (started - _RACY_SECONDS) * 1e9
+    for name in sorted(watch.paths | watch.listed | sources):
+        if name.startswith(_DEVICE_ROOTS):
+            if name in _HOST_KEY_FILES:
+                continue
+            return
+        identity = _identity(name)
+        if identity is not None:
+            if identity[0] == 0:
+                return  # a pipe, a socket, a device
+            if identity[0] == 2 and name not in watch.listed:
+                identity = [2]  # a folder only looked for (or made): that it is one
+            elif identity[4] >= settled:
+                return  # changed just now: it could change again within one time stamp
+        inputs.append([name, identity])
+    data = {
+        "format": _FORMAT,
+        "key": key,
+        "code": code,
+        "until": watch.until,
+        "output": watch.output,
+        "inputs": inputs,
+    }
+    raw = json.dumps(data).encode()
+    if len(raw) <= _MAX_RECORD and _cache.write_private(path, raw):
+        _evict(path.parent)
+
+
+def _evict(folder: Path) -> None:
+    """Keep the newest :data:`_KEEP` plan files."""
+    try:
+        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return
+    entries.sort(reverse=True)
+    for _, name in entries[_KEEP:]:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
