@@ -10,6 +10,7 @@ nothing it read has changed and runs the command line otherwise.
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -17,6 +18,17 @@ __all__ = ["main"]
 
 
 def main() -> int:
+    try:
+        return _main()
+    finally:
+        # The process ends now: the collection the interpreter runs at exit walks every
+        # object still alive (a plan's pages and candidates), 30 ms and more for nothing.
+        # Frozen, they are not walked; atexit handlers still run, and every file the
+        # commands write is closed (and temporary ones removed) before this point.
+        gc.freeze()
+
+
+def _main() -> int:
     from resolver_hook._hostkey import cached_detect_json, plain_detect
 
     argv = sys.argv[1:]
