@@ -15,6 +15,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.utils import InvalidWheelFilename
 from packaging.version import Version
 
 from resolver_hook._toml import loads as toml_loads
@@ -34,6 +37,7 @@ from resolver_hook.inventory.snapshot import (
     load_snapshot,
 )
 from resolver_hook.inventory.sources import FallbackSource, SnapshotOnly
+from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
 from resolver_hook.resolve import Plan, resolve
@@ -519,6 +523,46 @@ def test_names_left_unparsed_are_names_the_checks_refuse(
     monkeypatch.setattr(module, "_may_fit", lambda *_: True)
     assert candidates(flavour, page) == quick
     assert quick  # the table has names the flavour takes
+
+
+# Fields a wheel name is made of, good and bad as ``packaging`` reads them: names with
+# escapes, upper case, dots or bad characters; versions with labels, epochs, bad text;
+# build tags; dotted tag sets, empty parts, upper case.
+_FIELD = {
+    "name": ["torch", "Torch", "torch_x", "a.b", "a__b", "", "to-rch", "t\u00e9", "9"],
+    "version": ["2.13.0+cu130", "1.0", "1!2.0", "01.2", "1.0.dev1", "1+X_y", "bad!", "", "v1"],
+    "build": ["1", "1build", "b1", "", "12_x"],
+    "interp": ["cp312", "cp313", "py3", "cp311.cp312", "CP312", "", "3x", "cp312."],
+    "abi": ["cp312", "cp313t", "abi3", "none", "cp311.cp312", "", "A.B"],
+    "plat": [X86, "win_amd64", "any", "linux_x86_64.win_amd64", "", "MACOSX_14_0_ARM64"],
+}
+
+
+def _wheel_names() -> st.SearchStrategy[str]:
+    field = {k: st.one_of(st.sampled_from(v), st.text("aZ09._+!-t", max_size=6))
+             for k, v in _FIELD.items()}  # fmt: skip
+    build = st.one_of(st.just(None), field["build"])
+    return st.builds(
+        lambda n, v, b, i, a, p, ext: "-".join([n, v, *([b] if b is not None else []), i, a, p])
+        + ext,
+        field["name"], field["version"], build, field["interp"], field["abi"], field["plat"],
+        st.sampled_from([".whl", ".whl", ".WHL", ".zip"]),
+    )  # fmt: skip
+
+
+@settings(max_examples=500)
+@given(_wheel_names())
+def test_a_name_read_field_by_field_is_the_name_read_whole(filename: str) -> None:
+    """The candidates' parser reads each field of a wheel name once per run (a page's
+    names share a few versions and tag sets): it gives what ``packaging`` gives for the
+    whole name, and refuses what it refuses."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    try:
+        name, version, _build, tags = parse_wheel_name(filename)
+        whole: object = (name, version, tags)
+    except InvalidWheelFilename:
+        whole = None
+    assert module._wheel_name(filename) == whole
 
 
 class _Served:

@@ -16,14 +16,14 @@ which checks the file against the hash the page gives), only when asked.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
-from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name
+from packaging.utils import BuildTag, InvalidWheelFilename, NormalizedName, canonicalize_name
 from packaging.version import Version
 
 from resolver_hook.errors import ResolverHookError
@@ -154,33 +154,79 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     return out
 
 
-def _may_fit(filename: str, places: set[tuple[str, str]], pythons: frozenset[str]) -> bool:
+def _may_fit(filename: str, places: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
     """False for a wheel name whose tags cannot pass the platform and Python checks of
     :func:`candidates` (most of a page's older releases), read from the name's last three
     fields as ``packaging``'s parser reads them (lower-cased, dotted sets), so such a
     name is never parsed; True for anything else, the parser and the checks decide."""
+    fields = _tag_fields(filename)
+    if fields is None:
+        return True  # not a wheel's name, or past the bounds: the parser says so
+    plats, pys = fields
+    if places and plats.isdisjoint(places):
+        return False
+    return not (pythons and None not in pys and pys.isdisjoint(pythons))
+
+
+@functools.lru_cache(maxsize=16384)
+def _tag_fields(
+    filename: str,
+) -> tuple[frozenset[tuple[str, str]], frozenset[str | None]] | None:
+    """The places (OS, arch) and Pythons a wheel name's tag fields name, None when it
+    is no wheel's name or past the bounds; cached, as every flavour of a page asks."""
     stem = filename[:-4].lower()
     if stem.count("-") not in (4, 5) or check_version_text(filename) is not None:
-        return True  # not a wheel's name, or past the bounds: the parser says so
-    interps, abis, plats = (field.split(".") for field in stem.rsplit("-", 3)[1:])
-    if places and not any(_place(p) in places for p in plats):
-        return False
-    if pythons:
-        pys = {_python(i, a) for i in interps for a in abis}
-        if None not in pys and not pys & pythons:
-            return False
-    return True
+        return None
+    _rest, interps, abis, plats = stem.rsplit("-", 3)
+    return _tag_set(interps, abis, plats)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_set(
+    interps: str, abis: str, plats: str
+) -> tuple[frozenset[tuple[str, str]], frozenset[str | None]]:
+    """:func:`_tag_fields` of one tag set (a page's names share a few dozen)."""
+    return (
+        frozenset(_place(p) for p in plats.split(".")),
+        frozenset(_python(i, a) for i in interps.split(".") for a in abis.split(".")),
+    )
 
 
 @functools.lru_cache(maxsize=16384)
 def _wheel_name(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag]] | None:
     """A wheel filename's name, version and tags (None: not a wheel's name); cached, as
-    every flavour of a page reads the same links."""
+    every flavour of a page reads the same links.
+
+    ``packaging`` reads each field of a wheel name on its own (name, version, build
+    tag, tag set); the names of a page share a few versions and tag sets, so each field
+    is parsed once, by ``packaging``'s own parser, in a name of that field and fixed
+    valid others: the same values and the same refusals as parsing the whole name."""
+    if not filename.endswith(".whl") or check_version_text(filename) is not None:
+        return None
+    stem = filename[:-4]
+    dashes = stem.count("-")
+    if dashes not in (4, 5):
+        return None
+    parts = stem.split("-", dashes - 2)
+    if dashes == 5 and _field(f"x-0-{parts[2]}-py3-none-any.whl") is None:
+        return None  # a bad build tag (its value is not used)
+    name = _field(f"{parts[0]}-0-py3-none-any.whl")
+    version = _field(f"x-{parts[1]}-py3-none-any.whl")
+    tags = _field(f"x-0-{parts[-1]}.whl")
+    if name is None or version is None or tags is None:
+        return None
+    return name[0], version[1], tags[3]
+
+
+@functools.lru_cache(maxsize=4096)
+def _field(
+    filename: str,
+) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]] | None:
+    """:func:`parse_wheel_name` of a name made to read one field; None when refused."""
     try:
-        name, version, _build, tags = parse_wheel_name(filename)
+        return parse_wheel_name(filename)
     except InvalidWheelFilename:
         return None
-    return name, version, tags
 
 
 @functools.lru_cache(maxsize=1024)
@@ -189,7 +235,10 @@ def _place(platform: str) -> tuple[str, str]:
     return p["os"], p["arch"]
 
 
+@functools.lru_cache(maxsize=1024)
 def _specifier(text: str | None) -> SpecifierSet | None:
+    """``requires-python`` as a specifier set; cached, as a page's files share a few
+    (the set is only read, never changed)."""
     if not text:
         return None
     try:
