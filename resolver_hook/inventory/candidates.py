@@ -85,6 +85,11 @@ class Candidate:
     def platforms(self) -> frozenset[str]:
         return frozenset(t.platform for t in self.tags)
 
+    @property
+    def places(self) -> frozenset[tuple[str, str]]:
+        """The (OS, arch) of its platforms (``manylinux_2_28_x86_64`` -> linux, x86_64)."""
+        return _read_tags(self.tags)[0]
+
 
 def python_of(tag: Tag) -> str | None:
     """``cp312`` -> ``3.12``; ``cp313t`` ABI -> ``3.13t``; ``py3`` and others: None."""
@@ -129,13 +134,12 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
             continue
         # The flavour's platforms name an OS and architecture (the planner checks the
         # exact tags, glibc included, against the machine).
-        if places and not any(_place(t.platform) in places for t in tags):
+        tag_places, pys = _read_tags(tags)
+        if places and tag_places.isdisjoint(places):
             continue
-        if flavour.python:
-            pys = {python_of(t) for t in tags}
-            # py3 / abi3 wheels name no single Python: requires-python decides.
-            if None not in pys and not pys & set(flavour.python):
-                continue
+        # py3 / abi3 wheels name no single Python: requires-python decides.
+        if pythons and None not in pys and pys.isdisjoint(pythons):
+            continue
         out.append(
             Candidate(
                 name=wname,
@@ -190,6 +194,15 @@ def _tag_set(
         frozenset(_place(p) for p in plats.split(".")),
         frozenset(_python(i, a) for i in interps.split(".") for a in abis.split(".")),
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_tags(
+    tags: frozenset[Tag],
+) -> tuple[frozenset[tuple[str, str]], frozenset[str | None]]:
+    """The places (OS, arch) and Pythons of a tag set; cached, as the names of a page
+    share a few dozen tag sets (the same objects: see :func:`_wheel_name`)."""
+    return frozenset(_place(t.platform) for t in tags), frozenset(python_of(t) for t in tags)
 
 
 @functools.lru_cache(maxsize=16384)

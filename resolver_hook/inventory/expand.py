@@ -504,7 +504,7 @@ def _places(g: IndexFlavour) -> frozenset[tuple[str, str]] | None:
 
 
 def _covers(places: frozenset[tuple[str, str]] | None, c: Candidate) -> bool:
-    return places is None or any(_place(t.platform) in places for t in c.tags)
+    return places is None or not places.isdisjoint(c.places)
 
 
 @functools.lru_cache(maxsize=1024)
