@@ -1387,9 +1387,11 @@ def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFla
         groups.setdefault(key(f), []).append(f)
     out = []
     for i, f in enumerate(indexes):
-        siblings = [g for g in groups[key(f)] if g is not f]
+        # By identity: ``in`` would compare every field of two entries (never equal:
+        # each has its own ``where``).
+        siblings = {id(g) for g in groups[key(f)] if g is not f}
         for g in indexes[i + 1 :]:
-            if g not in siblings:
+            if id(g) not in siblings:
                 continue
             same_plat = not f.platforms or not g.platforms or set(f.platforms) & set(g.platforms)
             same_py = not f.python or not g.python or set(f.python) & set(g.python)
