@@ -12,7 +12,8 @@ from tests.installenv import GpuIndex, build_gpu_index, write_manifests
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before collection (test modules may plan at import): the user cache folder of
-    this run is a temporary one, never the user's ~/.cache (see _clean_env for tests)."""
+    this run is a temporary one, never the user's ~/.cache (see _clean_env for tests),
+    and the tests' children see no terminal width."""
     import atexit
     import shutil
     import tempfile
@@ -21,6 +22,15 @@ def pytest_configure(config: pytest.Config) -> None:
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     os.environ["RESOLVER_HOOK_CACHE_DIR"] = folder
     os.environ["XDG_CACHE_HOME"] = folder
+    # No terminal size reaches the tests' children. GNU readline, which pytest imports
+    # at start-up, writes one (COLUMNS, LINES; 80x24 without a terminal) into the C
+    # environment, out of os.environ's sight: parallel workers inherit it, and uv then
+    # wraps its messages at 80 columns, which breaks the tests (and resolver-hook's own
+    # reading of uv's conflict explanations) that read them line by line. A developer's
+    # exported COLUMNS would do the same.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+        os.unsetenv(name)
 
 
 @pytest.fixture(autouse=True)
