@@ -145,6 +145,17 @@ def test_an_older_release_taken_for_the_plans_torch_is_caught(
     assert "hint: loosen a pin or add a constraint" in proc.stderr
 
 
+def test_a_narrow_terminal_width_does_not_cut_uvs_reason(
+    coupled: GpuIndex, tmp_path: Path, pip_wheel: Callable[[str], Path]
+) -> None:
+    """uv wraps its conflict explanation at an exported $COLUMNS even into a pipe; the
+    dry run the hook reads runs without it, so the reason still reads whole."""
+    venv = _venv(tmp_path, "uv", pip_wheel, "")
+    proc = install("uv", coupled, venv, "ktil", "ktorch", env={"COLUMNS": "40"})
+    assert proc.returncode == 1, proc.stderr
+    assert "requires ktorch<2.13" in proc.stderr
+
+
 def test_no_proof_keeps_the_unchecked_install(coupled: GpuIndex, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     make_venv(venv)

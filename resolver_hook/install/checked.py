@@ -175,9 +175,12 @@ def _quiet_run(
     (``stdin.txt`` beside the generated files) afresh each time."""
     kept = next((Path(a).parent / "stdin.txt" for a in argv if a.endswith("constraints.txt")), None)
     given = os.open(kept, os.O_RDONLY) if kept is not None and kept.is_file() else None
+    # uv wraps what it prints at $COLUMNS even into a pipe, and its conflict explanation
+    # is read here line by line: a width the user exported would cut its reasons apart.
+    unwrapped = {k: v for k, v in env.items() if k != "COLUMNS"}
     try:
         code, _ = foreground(
-            argv, env=env, tee=tee, merge_stderr=merge_stderr, tail_lines=1, stdin=given
+            argv, env=unwrapped, tee=tee, merge_stderr=merge_stderr, tail_lines=1, stdin=given
         )
     except OSError as exc:
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
