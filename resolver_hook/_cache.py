@@ -5,6 +5,10 @@ a symlink) owned by this user, not writable by others, small, valid JSON, and wa
 written for exactly the key the caller computes now. Anything else is a miss; a file
 that exists but cannot be used also yields a note saying why. Writes are atomic and
 leave mode 0600; a write that fails costs only the next run's time.
+
+Paths are strings (``os.path``), and any ``os.PathLike`` is taken: reading is on the
+start-up path of ``detect --json`` (:mod:`resolver_hook._hostkey`), which runs without
+``pathlib`` (on Python 3.11 it imports ``urllib.parse`` and ``ipaddress``, a few ms).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 __all__ = ["CACHE_ENV", "cache_dir", "read", "read_private", "write", "write_private"]
@@ -23,23 +26,23 @@ CACHE_ENV = "RESOLVER_HOOK_CACHE_DIR"
 MAX_BYTES = 1 << 20  # our entries are a few kB; anything larger is not ours
 
 
-def cache_dir(env: Mapping[str, str]) -> Path | None:
+def cache_dir(env: Mapping[str, str]) -> str | None:
     """``$RESOLVER_HOOK_CACHE_DIR``, else ``$XDG_CACHE_HOME/resolver-hook``, else
     ``~/.cache/resolver-hook``; None without a home folder. A relative
     ``XDG_CACHE_HOME`` is ignored, as the XDG Base Directory specification says ("If an
     implementation encounters a relative path in any of these variables it should
     consider the path invalid and ignore it")."""
     if env.get(CACHE_ENV):
-        return Path(env[CACHE_ENV])
+        return env[CACHE_ENV]
     xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and Path(xdg).is_absolute():
-        return Path(xdg) / "resolver-hook"
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "resolver-hook")
     if env.get("HOME"):
-        return Path(env["HOME"]) / ".cache" / "resolver-hook"
+        return os.path.join(env["HOME"], ".cache", "resolver-hook")
     return None
 
 
-def read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
+def read_private(path: str | os.PathLike[str], limit: int) -> tuple[bytes | None, str | None]:
     """The bytes of a private cache file: ``(data, None)``; ``(None, why)`` for a file
     we could not use (a link, another user's, writable by others, larger than
     ``limit``); ``(None, None)`` for no file."""
@@ -72,7 +75,7 @@ def read_private(path: Path, limit: int) -> tuple[bytes | None, str | None]:
     return b"".join(chunks), None
 
 
-def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
+def read(path: str | os.PathLike[str], key: Mapping[str, Any]) -> tuple[Any, str | None]:
     """``(value, None)`` on a hit; ``(None, why)`` for a file we could not use;
     ``(None, None)`` for no file or one written for another key."""
     raw, note = read_private(path, MAX_BYTES)
@@ -87,13 +90,13 @@ def read(path: Path, key: Mapping[str, Any]) -> tuple[Any, str | None]:
     return data.get("value"), None
 
 
-def write(path: Path, key: Mapping[str, Any], value: Any) -> None:
+def write(path: str | os.PathLike[str], key: Mapping[str, Any], value: Any) -> None:
     """Store ``value`` for ``key`` atomically with mode 0600; failures are ignored."""
     # The value keeps its order: the warm path of ``detect --json`` prints it as stored.
     write_private(path, json.dumps({"key": key, "value": value}).encode())
 
 
-def write_private(path: Path, data: bytes) -> bool:
+def write_private(path: str | os.PathLike[str], data: bytes) -> bool:
     """Write ``data`` atomically with mode 0600 (folder 0700); False when it failed.
 
     Not :func:`resolver_hook._fs.write_atomic`: that one writes through a symlink to a
@@ -105,10 +108,13 @@ def write_private(path: Path, data: bytes) -> bool:
 
     from resolver_hook._fs import sigterm_raises
 
+    folder, name = os.path.split(os.fspath(path))
+    folder = folder or os.curdir
     with sigterm_raises():
         try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            # 0700 for the cache folder itself; folders above it get the default mode.
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
         except OSError:
             return False
         try:

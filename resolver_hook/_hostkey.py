@@ -2,7 +2,8 @@
 
 Computed with the standard library alone: :func:`cached_detect_json` runs before the
 command line is parsed (``resolver_hook/_entry.py``), so a warm ``detect --json``
-imports neither the profile model, ``dataclasses``, ``packaging`` nor the probes.
+imports neither the profile model, ``dataclasses``, ``packaging``, the probes nor
+``pathlib`` (paths are strings here, as in :mod:`resolver_hook._cache`).
 ``host/cache.py`` uses the same :func:`cache_key` and :func:`cache_file` to read and
 write the profile on the full path: one key, one file, either way.
 
@@ -15,7 +16,6 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from resolver_hook import __version__, _cache
@@ -58,25 +58,28 @@ PROFILE_KEYS = (
 )
 
 
-def cache_file(env: Mapping[str, str]) -> Path | None:
+def cache_file(env: Mapping[str, str]) -> str | None:
     """Where the profile is cached, in the user cache folder (``_cache.cache_dir``)."""
     folder = _cache.cache_dir(env)
-    return folder / "host-profile.json" if folder else None
+    return os.path.join(folder, "host-profile.json") if folder else None
 
 
-def _read_small(path: Path) -> str | None:
+def _read_small(path: str) -> str | None:
     try:
-        with path.open("rb") as f:
+        with open(path, "rb") as f:
             return f.read(4096).decode("ascii", "replace").strip()
     except OSError:
         return None
 
 
 def cache_key(
-    env: Mapping[str, str], *, root: Path = Path("/"), executable: str = sys.executable
+    env: Mapping[str, str],
+    *,
+    root: str | os.PathLike[str] = "/",
+    executable: str = sys.executable,
 ) -> dict[str, Any] | None:
     """What the cached profile depends on, or None where caching is not safe."""
-    boot_id = _read_small(root / "proc/sys/kernel/random/boot_id")
+    boot_id = _read_small(os.path.join(root, "proc/sys/kernel/random/boot_id"))
     if not boot_id:
         return None  # no boot id to tie the cache to: detect every time
     try:
@@ -87,7 +90,7 @@ def cache_key(
         "format": _FORMAT,
         "tool": __version__,
         "boot_id": boot_id,
-        "driver": _read_small(root / "sys/module/nvidia/version"),
+        "driver": _read_small(os.path.join(root, "sys/module/nvidia/version")),
         "env": {k: env.get(k) for k in _ENV_KEYS},
         "interpreter": [executable, interpreter_mtime],
     }

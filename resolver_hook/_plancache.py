@@ -88,7 +88,7 @@ def run_plan(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], int
     folder = _cache.cache_dir(env)
     if key is None or folder is None:
         return full()
-    path = folder / "plans" / f"{key}.json"
+    path = Path(folder) / "plans" / f"{key}.json"
     record = _valid_record(path, key)
     if record is not None:
         return _replay(record["output"], record["code"])

@@ -65,7 +65,7 @@ def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, check=False)
 
 
-def _store(folder: Path, profile: HostProfile, env: dict[str, str]) -> Path:
+def _store(folder: Path, profile: HostProfile, env: dict[str, str]) -> str:
     path = _hostkey.cache_file(env)
     key = _hostkey.cache_key(env)
     if path is None or key is None:
@@ -93,6 +93,30 @@ def test_warm_path_prints_what_the_full_path_prints(name: str, tmp_path: Path) -
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines()}
     assert "resolver_hook._hostkey" in imported
     assert not imported & {"resolver_hook.host.profile", "dataclasses", "packaging", "argparse"}
+
+
+@pytest.mark.parametrize("flags", [[], ["--no-cache"]], ids=["warm", "cold"])
+def test_the_plain_command_loads_no_pathlib(flags: list[str], tmp_path: Path) -> None:
+    """The warm path and detection work on strings (os.path): on Python 3.11 pathlib
+    imports urllib.parse and ipaddress, a few ms of a command that takes tens. The child
+    runs without site (-S), given this process's sys.path, so that a .pth file of the
+    environment importing pathlib at start-up cannot hide an import by the program."""
+    env = child_env(
+        {
+            "RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+        }
+    )
+    if not flags:
+        _store(tmp_path, PROFILES["gpus"], env)
+    argv = [*COMMAND, *flags]
+    proc = _run([sys.executable, "-S", "-X", "importtime", "-m", "resolver_hook", *argv], env)
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    # The path under test was taken: warm answers from the cache, cold detects.
+    assert ("resolver_hook.host.probes" in imported) == bool(flags)
+    assert "resolver_hook._hostkey" in imported
+    assert "pathlib" not in imported
 
 
 def test_an_override_variable_takes_the_full_path(tmp_path: Path) -> None:

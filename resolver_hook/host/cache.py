@@ -21,8 +21,8 @@ or writable by others is ignored, and the fresh profile says so in a note.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from resolver_hook import _cache
@@ -43,7 +43,9 @@ def conclusive(key: Mapping[str, Any], profile: HostProfile) -> bool:
     return key.get("driver") is None or bool(profile.gpus)
 
 
-def load(path: Path, key: Mapping[str, Any]) -> tuple[HostProfile | None, str | None]:
+def load(
+    path: str | os.PathLike[str], key: Mapping[str, Any]
+) -> tuple[HostProfile | None, str | None]:
     """The cached profile for ``key``, or None and (for a file we could not use) why."""
     value, note = _cache.read(path, key)
     if value is None:
@@ -54,6 +56,6 @@ def load(path: Path, key: Mapping[str, Any]) -> tuple[HostProfile | None, str | 
         return None, f"host cache {path} ignored: unreadable ({exc})"
 
 
-def store(path: Path, key: Mapping[str, Any], profile: HostProfile) -> None:
+def store(path: str | os.PathLike[str], key: Mapping[str, Any], profile: HostProfile) -> None:
     """Write the cache atomically with mode 0600; a failure only costs the next detection."""
     _cache.write(path, key, profile.to_dict())

@@ -16,7 +16,6 @@ import sys
 import sysconfig
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from resolver_hook.errors import UsageError
@@ -56,7 +55,7 @@ canonical_arch = platforms.canonical_arch
 def detect_host(
     *,
     env: Mapping[str, str],
-    root: Path = Path("/"),
+    root: str | os.PathLike[str] = "/",
     run: Runner | None = None,
     load_nvml: Callable[[], Any] | None = None,
     system: str = sys.platform,

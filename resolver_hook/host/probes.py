@@ -3,7 +3,9 @@
 A probe takes its inputs as arguments (the environment, a filesystem root, an
 NVML module loader, a subprocess runner) so tests feed it a fake NVML module or a
 fake ``/proc`` tree instead of patching it. It returns what it found, or ``None``,
-together with a :class:`Probe` saying why.
+together with a :class:`Probe` saying why. Paths are strings (``os.path``; a root may
+be any ``os.PathLike``): detection is the cold path of ``detect --json``, which loads
+no ``pathlib``.
 
 Sources, best first (docs/facts.md section 1): NVML through ``nvidia-ml-py``; then
 ``/proc/driver/nvidia`` and ``/sys/module/nvidia`` (driver version only); then
@@ -19,7 +21,6 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
@@ -74,10 +75,11 @@ def anywhere(name: str) -> bool:
     return True
 
 
-def _read(path: Path) -> str | None:
+def _read(path: str) -> str | None:
     """A small text file (``/proc``, ``/sys``), or None when it cannot be read. Never raises."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
     except OSError:
         return None
 
@@ -238,14 +240,14 @@ def probe_nvml(
 _NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
 
 
-def probe_procfs(root: Path) -> tuple[str | None, Probe]:
+def probe_procfs(root: str | os.PathLike[str]) -> tuple[str | None, Probe]:
     """The driver version from ``/sys/module/nvidia/version`` or ``/proc/driver/nvidia/version``."""
-    text = (_read(root / "sys/module/nvidia/version") or "").strip()
+    text = (_read(os.path.join(root, "sys/module/nvidia/version")) or "").strip()
     if text:
         return text, Probe(
             name="nvidia-procfs", found=True, detail=f"kernel module nvidia {text} loaded"
         )
-    proc_text = _read(root / "proc/driver/nvidia/version")
+    proc_text = _read(os.path.join(root, "proc/driver/nvidia/version"))
     if proc_text is None:
         return None, Probe(
             name="nvidia-procfs",
@@ -355,7 +357,7 @@ def filter_visible(
 
 def probe_nvidia(
     env: Mapping[str, str],
-    root: Path,
+    root: str | os.PathLike[str],
     run: Runner,
     *,
     load_nvml: Callable[[], Any] = _import_pynvml,
@@ -414,15 +416,15 @@ _TEGRA_RELEASE = re.compile(
 _TEGRA_SOCS = {"nvidia,tegra234": "Jetson Orin", "nvidia,tegra194": "Jetson Xavier"}
 
 
-def probe_jetson(root: Path) -> tuple[str | None, Probe]:
+def probe_jetson(root: str | os.PathLike[str]) -> tuple[str | None, Probe]:
     """The L4T release of a Jetson (``36.4``) from ``/etc/nv_tegra_release``, or None.
 
     ``/proc/device-tree/compatible`` names the module (``nvidia,tegra234`` is Orin);
     it is reported in the probe, and alone (no release file) gives no L4T release.
     """
-    release = _read(root / "etc/nv_tegra_release") or ""
+    release = _read(os.path.join(root, "etc/nv_tegra_release")) or ""
     m = _TEGRA_RELEASE.match(release.strip())
-    compatible = _read(root / "proc/device-tree/compatible") or ""
+    compatible = _read(os.path.join(root, "proc/device-tree/compatible")) or ""
     entries = [e.strip() for e in compatible.split("\0") if e.strip()]
     module = next((_TEGRA_SOCS[e] for e in entries if e in _TEGRA_SOCS), None)
     if module is None and any(e.startswith("nvidia,tegra") for e in entries):
@@ -453,16 +455,17 @@ def _gfx_name(target_version: int) -> str:
 
 
 def probe_rocm(
-    root: Path, run: Runner, *, exists: Callable[[str], bool] = anywhere
+    root: str | os.PathLike[str], run: Runner, *, exists: Callable[[str], bool] = anywhere
 ) -> tuple[RocmInfo | None, Probe]:
     """AMD GPUs from the KFD topology in sysfs, else ``rocm_agent_enumerator`` (when
     ``exists`` says it is there)."""
-    version = (_read(root / "opt/rocm/.info/version") or "").strip() or None
+    version = (_read(os.path.join(root, "opt/rocm/.info/version")) or "").strip() or None
     gfx: list[str] = []
-    nodes = root / "sys/class/kfd/kfd/topology/nodes"
+    nodes = os.path.join(root, "sys/class/kfd/kfd/topology/nodes")
     try:
-        for node in sorted(nodes.iterdir()):
-            m = re.search(r"^gfx_target_version\s+(\d+)", _read(node / "properties") or "", re.M)
+        for node in sorted(os.listdir(nodes)):
+            properties = _read(os.path.join(nodes, node, "properties")) or ""
+            m = re.search(r"^gfx_target_version\s+(\d+)", properties, re.M)
             if m and int(m.group(1)) > 0:  # 0 is a CPU node
                 gfx.append(_gfx_name(int(m.group(1))))
     except OSError:
@@ -482,16 +485,16 @@ def probe_rocm(
     )
 
 
-def probe_wsl(root: Path, env: Mapping[str, str]) -> bool:
+def probe_wsl(root: str | os.PathLike[str], env: Mapping[str, str]) -> bool:
     if env.get("WSL_DISTRO_NAME"):
         return True
-    return "microsoft" in (_read(root / "proc/version") or "").lower()
+    return "microsoft" in (_read(os.path.join(root, "proc/version")) or "").lower()
 
 
-def probe_container(root: Path, env: Mapping[str, str]) -> str | None:
-    if (root / ".dockerenv").exists():
+def probe_container(root: str | os.PathLike[str], env: Mapping[str, str]) -> str | None:
+    if os.path.exists(os.path.join(root, ".dockerenv")):
         return "docker"
-    if (root / "run/.containerenv").exists():
+    if os.path.exists(os.path.join(root, "run/.containerenv")):
         return "podman"
     if env.get("KUBERNETES_SERVICE_HOST"):
         return "kubernetes"

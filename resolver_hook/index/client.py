@@ -137,7 +137,7 @@ class IndexClient:
         folder = cache_dir
         if folder is None and cache:
             base = _cache.cache_dir(environ)
-            folder = base / "index" if base else None
+            folder = Path(base) / "index" if base else None
         self.cache = PageCache(folder) if cache and folder is not None else None
         self._notes: list[str] = []
         self._lock = threading.Lock()

@@ -153,7 +153,7 @@ def library_problems(
 def scan_cache(env: Mapping[str, str]) -> Path | None:
     """The folder of cached kernel scans (``kernel-scans`` in the user cache)."""
     root = _cache.cache_dir(env)
-    return root / "kernel-scans" if root is not None else None
+    return Path(root) / "kernel-scans" if root is not None else None
 
 
 def cached_scan(sha: str, cache: Path | None) -> list[tuple[str, list[str]]] | None:

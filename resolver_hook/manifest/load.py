@@ -176,7 +176,7 @@ def _entry_points() -> Iterable[Any]:
 
     folder = _cache.cache_dir(os.environ)
     key = {"format": 1, "group": ENTRY_POINT_GROUP, "path": _sys_path_state()}
-    path = folder / "entry-points.json" if folder else None
+    path = os.path.join(folder, "entry-points.json") if folder else None
     if path is not None:
         found, _ = _cache.read(path, key)
         if isinstance(found, list) and all(
