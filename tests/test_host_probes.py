@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,7 +11,13 @@ import pytest
 
 from resolver_hook._proc import Result, Runner
 from resolver_hook.host.detect import detect_host
-from resolver_hook.host.probes import filter_visible, probe_procfs, run_subprocess
+from resolver_hook.host.probes import (
+    _NoNvmlLibrary,
+    filter_visible,
+    probe_nvml,
+    probe_procfs,
+    run_subprocess,
+)
 from tests.fake_nvml import (
     GB10,
     H100,
@@ -135,6 +142,19 @@ def test_nvml_hang_times_out(tmp_path: Path) -> None:
     p = detect(FakeNVML([GB10], init_sleep=30), tmp_path, nvml_timeout=0.3)
     assert time.monotonic() - start < 5
     assert "NVML timed out after 0.3 s" in p.nvidia_reason
+
+
+def test_no_nvml_library_starts_no_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the library no driver call is made, so nothing can hang: the stand-in's
+    nvmlInit is asked at once, without a worker thread to start and wait for."""
+
+    def no_thread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a worker thread was started")
+
+    monkeypatch.setattr(threading, "Thread", no_thread)
+    info, notes, probe = probe_nvml(_NoNvmlLibrary)
+    assert (info, notes) == (None, [])
+    assert probe.detail == "NVML init failed: NVML Shared Library Not Found"
 
 
 SMI_OK = (

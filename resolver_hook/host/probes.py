@@ -185,7 +185,8 @@ def probe_nvml(
     """NVML through nvidia-ml-py, in a daemon thread so a hung driver cannot hang us.
 
     (conda runs its CUDA probe in a subprocess for the same reason; a thread is
-    cheaper and, being a daemon, does not keep the process alive.)
+    cheaper and, being a daemon, does not keep the process alive.) Without the NVML
+    library (:class:`_NoNvmlLibrary`) no driver is called, so no thread is started.
     """
     try:
         nvml = load()
@@ -200,11 +201,14 @@ def probe_nvml(
             ),
         )
     box: list[tuple[NvidiaInfo | None, list[str], str]] = []
-    worker = threading.Thread(
-        target=lambda: box.append(_nvml_query(nvml)), name="resolver-hook-nvml", daemon=True
-    )
-    worker.start()
-    worker.join(timeout)
+    if isinstance(nvml, _NoNvmlLibrary):
+        box.append(_nvml_query(nvml))
+    else:
+        worker = threading.Thread(
+            target=lambda: box.append(_nvml_query(nvml)), name="resolver-hook-nvml", daemon=True
+        )
+        worker.start()
+        worker.join(timeout)
     if not box:
         return (
             None,
