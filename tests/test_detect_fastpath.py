@@ -96,11 +96,14 @@ def test_warm_path_prints_what_the_full_path_prints(name: str, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("flags", [[], ["--no-cache"]], ids=["warm", "cold"])
-def test_the_plain_command_loads_no_pathlib(flags: list[str], tmp_path: Path) -> None:
+def test_the_plain_command_loads_neither_pathlib_nor_the_cache_module(
+    flags: list[str], tmp_path: Path
+) -> None:
     """The warm path and detection work on strings (os.path): on Python 3.11 pathlib
-    imports urllib.parse and ipaddress, a few ms of a command that takes tens. The child
-    runs without site (-S), given this process's sys.path, so that a .pth file of the
-    environment importing pathlib at start-up cannot hide an import by the program."""
+    imports urllib.parse and ipaddress, a few ms of a command that takes tens. Neither a
+    hit nor --no-cache loads the model's cache module (only a miss writes through it).
+    The child runs without site (-S), given this process's sys.path, so that a .pth file
+    of the environment importing pathlib at start-up cannot hide an import by the program."""
     env = child_env(
         {
             "RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache"),
@@ -117,6 +120,7 @@ def test_the_plain_command_loads_no_pathlib(flags: list[str], tmp_path: Path) ->
     assert ("resolver_hook.host.probes" in imported) == bool(flags)
     assert "resolver_hook._hostkey" in imported
     assert "pathlib" not in imported
+    assert "resolver_hook.host.cache" not in imported
 
 
 def test_an_override_variable_takes_the_full_path(tmp_path: Path) -> None:

@@ -164,10 +164,12 @@ def _interpreter_tags() -> tuple[tuple[str, ...], str | None, str | None]:
 
 @functools.lru_cache(maxsize=2)
 def _detect_cached(use_cache: bool) -> HostProfile:
+    env = dict(os.environ)
+    if not use_cache:
+        return detect_host(env=env)
     from resolver_hook.host import cache
 
-    env = dict(os.environ)
-    path = cache.cache_file(env) if use_cache else None
+    path = cache.cache_file(env)
     key = cache.cache_key(env) if path else None
     note = None
     if path and key:

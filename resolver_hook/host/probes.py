@@ -24,7 +24,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
-from resolver_hook.portable import visible
 from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc
 
 if TYPE_CHECKING:
@@ -349,9 +348,12 @@ def filter_visible(
 ) -> tuple[tuple[NvidiaGpu, ...], str | None]:
     """Apply ``CUDA_VISIBLE_DEVICES`` like the CUDA runtime does (docs/facts.md 1.4).
 
-    The rules live in :mod:`resolver_hook.portable.visible`, shared with placeholders.
+    The rules live in :mod:`resolver_hook.portable.visible`, shared with placeholders
+    (loaded here: a machine without GPUs never needs them).
     Returns the visible GPUs and a note when the variable changed anything.
     """
+    from resolver_hook.portable import visible
+
     value = env.get(visible.VARIABLE)
     if value is None:
         return gpus, None

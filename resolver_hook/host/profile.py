@@ -273,6 +273,8 @@ class HostProfile:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, str):  # most values: a detected profile holds ~900 wheel tags
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple):
