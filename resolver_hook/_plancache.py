@@ -41,7 +41,6 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 from resolver_hook import __version__, _cache
@@ -88,7 +87,7 @@ def run_plan(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], int
     folder = _cache.cache_dir(env)
     if key is None or folder is None:
         return full()
-    path = Path(folder) / "plans" / f"{key}.json"
+    path = os.path.join(folder, "plans", f"{key}.json")
     record = _valid_record(path, key)
     if record is not None:
         return _replay(record["output"], record["code"])
@@ -174,7 +173,7 @@ _HOST_KEY_FILES = frozenset({"/proc/sys/kernel/random/boot_id", "/sys/module/nvi
 # --- replaying -----------------------------------------------------------------------
 
 
-def _valid_record(path: Path, key: str) -> dict[str, Any] | None:
+def _valid_record(path: str, key: str) -> dict[str, Any] | None:
     raw, _ = _cache.read_private(path, _MAX_RECORD)
     if raw is None:
         return None
@@ -332,7 +331,7 @@ class _Tee:
         return getattr(self._inner, name)
 
 
-def _record(path: Path, key: str, full: Callable[[], int]) -> int:
+def _record(path: str, key: str, full: Callable[[], int]) -> int:
     if not _hooked:
         sys.addaudithook(_audit)  # for the life of the process: hooks cannot be removed
         _hooked.append(True)
@@ -354,7 +353,7 @@ def _record(path: Path, key: str, full: Callable[[], int]) -> int:
     return code
 
 
-def _store(path: Path, key: str, watch: _Watch, code: int, started: float) -> None:
+def _store(path: str, key: str, watch: _Watch, code: int, started: float) -> None:
     """Keep the run's output when every input it read is a plain file or folder whose
     state is settled; else the next run tries again."""
     # The code that made the output: an edited module (an editable install, an upgrade
@@ -390,10 +389,10 @@ def _store(path: Path, key: str, watch: _Watch, code: int, started: float) -> No
     }
     raw = json.dumps(data).encode()
     if len(raw) <= _MAX_RECORD and _cache.write_private(path, raw):
-        _evict(path.parent)
+        _evict(os.path.dirname(path))
 
 
-def _evict(folder: Path) -> None:
+def _evict(folder: str) -> None:
     """Keep the newest :data:`_KEEP` plan files."""
     try:
         entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.is_file()]
