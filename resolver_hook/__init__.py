@@ -12,7 +12,12 @@ command line's start-up) stays cheap.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+# typing is not imported at run time: this module is on the start-up path of the warm
+# commands, and the names below are only annotations.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "HostProfile",

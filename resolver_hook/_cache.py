@@ -18,7 +18,12 @@ import json
 import os
 import stat
 from collections.abc import Mapping
-from typing import Any
+
+# typing is not imported at run time: this module is on the start-up path of the warm
+# commands, and the names below are only annotations.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CACHE_ENV", "cache_dir", "read", "read_private", "write", "write_private"]
 

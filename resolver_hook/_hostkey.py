@@ -16,10 +16,15 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from resolver_hook import __version__, _cache
 from resolver_hook.portable.overrides import ENV_OVERRIDES
+
+# typing is not imported at run time: this module is on the start-up path of the warm
+# commands, and the names below are only annotations.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PROFILE_KEYS",

@@ -41,9 +41,14 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TextIO
 
 from resolver_hook import __version__, _cache
+
+# typing is not imported at run time: this module is on the start-up path of the warm
+# commands, and the names below are only annotations.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["FRESH_EVENT", "run_plan"]
 
