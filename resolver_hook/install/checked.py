@@ -35,13 +35,6 @@ from resolver_hook._installers import venv_pip_version
 from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
-from resolver_hook.install.kernels import (
-    KernelReader,
-    Verified,
-    assumed_scope,
-    is_terminal,
-    terminal_lines,
-)
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
@@ -59,6 +52,7 @@ from resolver_hook.install.proof import (
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.install.args import InstallArgs
+    from resolver_hook.install.kernels import KernelReader, Verified
     from resolver_hook.install.session import Reporter
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
@@ -353,6 +347,15 @@ def kernel_reader(
     ``--no-verify-kernels`` (False)."""
     if asked is False:
         return None
+    if not asked and not any(p.kernels_assumed for p in plan.packages):
+        return None  # nothing assumed, nothing to read: the reader's module stays unimported
+    from resolver_hook.install.kernels import (
+        KernelReader,
+        assumed_scope,
+        is_terminal,
+        terminal_lines,
+    )
+
     scope = None
     if not asked:
         scope = assumed_scope(plan, profile)
