@@ -40,6 +40,7 @@ import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.tags import Tag
@@ -57,10 +58,12 @@ from resolver_hook.inventory.candidates import (
     distribution_of,
     requires_dist,
 )
-from resolver_hook.inventory.kernels import KernelRecords, builtin_kernels
 from resolver_hook.limits import MAX_METADATA_READS
 from resolver_hook.manifest.schema import IndexFlavour, Manifest, WheelFlavour, needs_of
 from resolver_hook.portable.platforms import parse_platform
+
+if TYPE_CHECKING:
+    from resolver_hook.inventory.kernels import KernelRecords
 
 __all__ = [
     "DEFAULT_INDEX",
@@ -356,6 +359,9 @@ class _Context:
 
     def kernels(self) -> KernelRecords:
         if self._kernels is None:
+            # Only a carried-forward file asks: a plan of verified entries never imports it.
+            from resolver_hook.inventory.kernels import builtin_kernels
+
             self._kernels = builtin_kernels()
         return self._kernels
 
@@ -455,6 +461,8 @@ def carried_files(
     from an older release (each with the entry it comes from), newest first per entry:
     what ``scripts/refresh_data.py`` reads to verify. Files a ``kernels_until`` rule
     keeps out are not among them."""
+    from resolver_hook.inventory.kernels import KernelRecords
+
     ctx = _Context(manifests, _NoPages(), None, default_index, KernelRecords())
     out: dict[str, tuple[IndexFlavour, Candidate]] = {}
     notes: list[str] = []
