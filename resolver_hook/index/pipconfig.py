@@ -13,7 +13,6 @@ read or parsed is skipped. ``PIP_CERT`` in the environment beats every file.
 
 from __future__ import annotations
 
-import configparser
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -48,6 +47,9 @@ def pip_cert(env: Mapping[str, str]) -> tuple[str, str] | None:
     """``(path, where it was set)`` of pip's ``cert`` for ``pip install``, or None."""
     if env.get("PIP_CERT"):
         return env["PIP_CERT"], "PIP_CERT"
+    # Here, not at the top: the install side imports this module for config_files alone.
+    import configparser
+
     found = None
     for path in config_files(env):
         try:

@@ -12,7 +12,6 @@ pip's configuration files are found by :func:`resolver_hook.index.pipconfig.conf
 
 from __future__ import annotations
 
-import configparser
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,12 +56,17 @@ def implied_constraints(
 
 
 def _constraint_in(path: Path) -> str | None:
-    parser = configparser.RawConfigParser()
     try:
         text = path.read_text(encoding="utf-8")
-        parser.read_string(text)
-    except (OSError, UnicodeDecodeError, configparser.Error):
+    except (OSError, UnicodeDecodeError):
         return None  # pip says so itself when it reads the file
+    import configparser  # for a file that exists only: most machines have none
+
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None  # as above
     value = None
     for section in ("global", "install"):
         if parser.has_section(section):
