@@ -65,11 +65,10 @@ class Installer:
                     extra += ["--overrides", f]
         for page in plan.find_links:
             extra += ["--find-links", page]
-        if self.tool == "uv":
+        if self.tool == "uv" and plan.variants:
             from resolver_hook.install.variantwheels import UV_PREVIEW
 
-            if plan.variants:  # docs/facts.md section 3: uv 0.13 needs the preview flag
-                extra += UV_PREVIEW
+            extra += UV_PREVIEW  # docs/facts.md section 3: uv 0.13 needs the preview flag
         return extra
 
 

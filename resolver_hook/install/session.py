@@ -162,9 +162,9 @@ def install(
             f"fits {profile.describe()}"
         )
         return 1
-    from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env
-
     if plan.variants:
+        from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env
+
         if installer.tool == "pip":
             raise pip_refusal(plan, reqs, manifests, profile)
         env = {**env, **uv_variant_env(profile, env)}
