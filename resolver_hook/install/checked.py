@@ -261,6 +261,7 @@ def check_resolution(
             write_atomic(
                 folder / "overrides.txt",
                 "".join(f"{line}\n" for line in override_lines(plan, overridden)),
+                sync=False,
             )
             more = ["--overrides", str(folder / "overrides.txt")]
             base = _with(installer, base, more)
@@ -323,7 +324,7 @@ def check_resolution(
         known=known,
         files=files,
     )
-    write_atomic(folder / "resolved.txt", "".join(f"{line}\n" for line in lines))
+    write_atomic(folder / "resolved.txt", "".join(f"{line}\n" for line in lines), sync=False)
     install = installer.argv(
         [*options, "--no-deps", "-r", str(folder / "resolved.txt")], _pages_only(extra)
     )
@@ -475,7 +476,7 @@ def _why_not(  # noqa: PLR0917 - the dry run's state, passed down
     if p is None or version is None or p.versions or (p.flavour and p.flavour.kind == "wheel"):
         return ""
     pin = folder / "approved.txt"
-    write_atomic(pin, f"{p.name}=={version}\n")
+    write_atomic(pin, f"{p.name}=={version}\n", sync=False)
     argv = _with(installer, base, [*flags, "-c", str(pin)])
     sink: list[str] = []
     try:
