@@ -104,4 +104,6 @@ def stop() -> None:
         "phases": {k: round(v, 3) for k, v in record.phases.items()},
         "children": record.children,
     }
-    write_atomic(record.path, json.dumps(data, indent=1) + "\n")
+    # No fsync: the record is read at once by whoever asked for it, and the time an fsync
+    # takes after ``ended`` would be counted as the command's exit.
+    write_atomic(record.path, json.dumps(data, indent=1) + "\n", sync=False)
