@@ -49,8 +49,10 @@ def hook(
     manifests: Path | None = None,
     check: bool = False,
     cwd: Path | None = None,
+    python_flags: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """Run resolver-hook as a user would: in the venv (VIRTUAL_ENV, PATH)."""
+    """Run resolver-hook as a user would: in the venv (VIRTUAL_ENV, PATH);
+    ``python_flags`` go to its interpreter (``-X importtime``)."""
     e = clean_env(tmp, **(env or {}))
     if venv is not None:
         e["VIRTUAL_ENV"] = str(venv)
@@ -59,7 +61,7 @@ def hook(
         e["RESOLVER_HOOK_MANIFESTS"] = str(manifests)
         e["RESOLVER_HOOK_ALLOW_INSECURE_URLS"] = "1"
     proc = subprocess.run(
-        [sys.executable, "-m", "resolver_hook", *args],
+        [sys.executable, *python_flags, "-m", "resolver_hook", *args],
         capture_output=True,
         text=True,
         env=e,
@@ -203,6 +205,38 @@ def test_timings_record_names_the_dry_run_and_the_install(
         assert Path(ran["install"][0]).name == "uv"
         assert ran["install"][1:3] == ["pip", "install"]
     assert data["total_ms"] >= sum(c["ms"] for c in data["children"])
+
+
+def test_a_plain_install_imports_only_what_it_uses(gpu_index: GpuIndex, venv: Path) -> None:
+    """A checked install of verified flavours for a target (no kernel list assumed, no
+    pip configuration file, no variant wheel) leaves the kernel readers, configparser and
+    the variant-wheel module unimported: start-up time of every install."""
+    proc = install(
+        "pip",
+        gpu_index,
+        venv,
+        "demo-gpu",
+        "demo-idx",
+        "plainpkg",
+        python_flags=["-X", "importtime"],
+        check=True,
+    )
+    # -X importtime lists every module the hook imported (not the installer's: the flag
+    # is not passed on to child processes).
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "resolver_hook.install.checked" in imported  # the proof ran
+    unused = {
+        "resolver_hook.install.kernels",
+        "resolver_hook.inventory.kernels",
+        "resolver_hook.install.variantwheels",
+        "configparser",
+    }
+    assert not imported & unused
+    assert versions(venv)["demo-idx"] == "2.0+cu130"
 
 
 def test_env_override_drives_detection(gpu_index: GpuIndex, uv_venv: Path) -> None:
