@@ -534,7 +534,7 @@ def explain_failure(output: str, plan: Plan, tool: str) -> list[tuple[str, str]]
                 "a build inside that range"
             )
         out.append((text, hint))
-    bad = [line.lower() for line in output.splitlines() if _TROUBLE.search(line)]
+    bad = [line.lower() for line in output.splitlines() if re.search(_TROUBLE, line, re.IGNORECASE)]
     low = output.lower()
     for p in plan.packages:
         if p.action != "rewrite" or p.name in explained:
@@ -567,5 +567,6 @@ def explain_failure(output: str, plan: Plan, tool: str) -> list[tuple[str, str]]
     return out
 
 
-# A line of an installer's output that reports trouble with a URL or page.
-_TROUBLE = re.compile(r"error|fail|could not|cannot|ignored|not found|404|hash", re.IGNORECASE)
+# A line of an installer's output that reports trouble with a URL or page (compiled on
+# first use, by re's own cache: only a failed run is read for it).
+_TROUBLE = r"error|fail|could not|cannot|ignored|not found|404|hash"

@@ -242,7 +242,8 @@ def read_uv_dry_run(text: str) -> Resolution:
 # pip: "    app 1.0 depends on demo-gpu==1.0+cu126"
 # uv:  "Because app==1.0 depends on demo-gpu==1.0+cu126 and ...", "all versions of app
 #       depend on ...", "ktil>=0.1.4 depends on ktorch<2.13, we can conclude ..."
-_CONFLICT = re.compile(
+# Compiled on first use (re's own cache): only a failed or retried run reads conflicts.
+_CONFLICT = (
     rf"(?:all versions of |only )?(?P<who>{_NAME}(?: [0-9][^\s]*|{_SPEC})?) "
     rf"depends? on (?P<name>{_NAME})(?P<spec>{_SPEC})"
 )
@@ -251,7 +252,7 @@ _CONFLICT = re.compile(
 def conflicts(output: str) -> list[Conflict]:
     """Every "X depends on NAME SPEC" an installer printed while failing, once each."""
     found: dict[tuple[str, str, str], Conflict] = {}
-    for m in _CONFLICT.finditer(output):
+    for m in re.finditer(_CONFLICT, output):
         spec = m.group("spec").rstrip(".")
         c = Conflict(who=m.group("who"), name=canonicalize_name(m.group("name")), spec=spec)
         found.setdefault((c.who, c.name, c.spec), c)
