@@ -26,7 +26,9 @@ __all__ = [
     "QUERY_TIMEOUT",
     "find_uv",
     "missing_uv",
+    "parse_pip_version",
     "pip_python",
+    "pip_said",
     "pip_version",
     "venv_pip_version",
     "venv_python",
@@ -150,12 +152,24 @@ def pip_version(python: str, run: Runner = capture) -> tuple[int, int] | None:
     """The major.minor of the pip ``python -m pip`` runs; None when it does not say.
     Read from a virtual environment's pip metadata where :func:`venv_pip_version` can,
     else by asking it."""
+    return parse_pip_version(pip_said(python, run)[0])
+
+
+def pip_said(python: str, run: Runner = capture) -> tuple[str, bool]:
+    """What :func:`pip_version` reads: ``pip 24.0 ...`` ("" when pip does not say), and
+    whether that is all there was to it (read from the metadata, or asked and answered
+    with nothing on standard error): asking again would show nothing more."""
     found = venv_pip_version(python)
     if found is not None:
-        text = f"pip {found}"
-    else:
-        done = run([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
-        text = done.stdout if done.returncode == 0 else ""
+        return f"pip {found}", True
+    done = run([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
+    if done.returncode != 0:
+        return "", False
+    return done.stdout, not done.stderr
+
+
+def parse_pip_version(text: str) -> tuple[int, int] | None:
+    """The major.minor of ``pip X.Y ...``; None for any other text."""
     m = re.match(r"pip (\d+)\.(\d+)", text)
     return (int(m.group(1)), int(m.group(2))) if m else None
 

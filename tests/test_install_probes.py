@@ -7,21 +7,28 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._installers import pip_version, venv_pip_version
+from resolver_hook._installers import pip_said, pip_version, venv_pip_version
 from resolver_hook._proc import Result
+from resolver_hook.install.args import parse_install_args
+from resolver_hook.install.backends import Installer
+from resolver_hook.install.checked import proof_unavailable
 from tests.installenv import installed, make_venv
 
 
 class Asked:
     """A runner that answers ``pip --version`` as ``answer`` and counts its calls."""
 
-    def __init__(self, answer: str) -> None:
+    def __init__(self, answer: str, *, stderr: str = "", returncode: int = 0) -> None:
         self.answer = answer
+        self.stderr = stderr
+        self.returncode = returncode
         self.calls: list[tuple[str, ...]] = []
 
     def __call__(self, argv: Sequence[str], **kwargs: object) -> Result:
         self.calls.append(tuple(argv))
-        return Result(argv=tuple(argv), returncode=0, stdout=self.answer)
+        return Result(
+            argv=tuple(argv), returncode=self.returncode, stdout=self.answer, stderr=self.stderr
+        )
 
 
 def _venv(root: Path, *pips: str, cfg: bool = True) -> str:
@@ -61,3 +68,47 @@ def test_pip_is_asked_where_the_metadata_does_not_say(
 def test_the_metadata_of_a_real_venv_names_the_pip_it_runs(tmp_path: Path) -> None:
     python = make_venv(tmp_path / "venv")
     assert venv_pip_version(str(python)) == installed(python)["pip"]
+
+
+ANSWER = "pip 24.0 from /x/site-packages/pip (python 3.12)\n"
+
+
+@pytest.mark.parametrize(
+    ("stderr", "returncode", "said"),
+    [
+        ("", 0, (ANSWER, True)),
+        ("WARNING: Ignoring invalid distribution ~ip\n", 0, (ANSWER, False)),
+        ("", 1, ("", False)),
+    ],
+    ids=["answered", "with a warning", "failed"],
+)
+def test_what_pip_said_is_all_there_was_only_without_other_words(
+    tmp_path: Path, stderr: str, returncode: int, said: tuple[str, bool]
+) -> None:
+    """A second query could only show what the first one hid: its standard error."""
+    python = _venv(tmp_path, cfg=False)
+    asked = Asked(ANSWER, stderr=stderr, returncode=returncode)
+    assert pip_said(python, asked) == said
+    assert asked.calls == [(python, "-m", "pip", "--version")]
+
+
+def test_pip_metadata_is_all_there_was(tmp_path: Path) -> None:
+    python = _venv(tmp_path, "24.0")
+    asked = Asked(ANSWER)
+    assert pip_said(python, asked) == ("pip 24.0", True)
+    assert asked.calls == []
+
+
+def test_the_proof_check_takes_what_pip_said_already(tmp_path: Path) -> None:
+    """Given pip's words, the check starts no pip of its own: this interpreter does not
+    exist, and asked, it would be "a pip that does not answer"."""
+    python = str(tmp_path / "absent" / "bin" / "python")
+    installer = Installer(tool="pip", command=(python, "-m", "pip", "install"), python=python)
+    parsed = parse_install_args("pip", ["demo"])
+    assert proof_unavailable(installer, parsed, said=ANSWER) is None
+    asked_itself = proof_unavailable(installer, parsed)
+    assert asked_itself is not None
+    assert asked_itself.startswith("a pip that does not answer cannot report")
+    old = proof_unavailable(installer, parsed, said="pip 21.0 from /x (python 3.12)\n")
+    assert old is not None
+    assert old.startswith("pip 21.0 cannot report")

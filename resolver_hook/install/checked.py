@@ -85,13 +85,18 @@ class Checked:
     pulled_by: Mapping[NormalizedName, tuple[str, ...]] = field(default_factory=dict)
 
 
-def proof_unavailable(installer: Installer, parsed: InstallArgs) -> str | None:
-    """Why the installer's resolution cannot be read first (a note), or None."""
+def proof_unavailable(
+    installer: Installer, parsed: InstallArgs, *, said: str | None = None
+) -> str | None:
+    """Why the installer's resolution cannot be read first (a note), or None.
+
+    ``said``: what pip already said of its version in this session, with nothing else
+    (:func:`resolver_hook._installers.pip_said`); None: it is asked here."""
     if installer.tool == "uv":
         return None
     if any(o == "--report" or o.startswith("--report=") for o in parsed.options):
         return "your --report is given to pip: its resolution is not checked first"
-    text = _pip_version_text(installer.python)
+    text = said if said is not None else _pip_version_text(installer.python)
     if pip_reports(text) is not None:
         return None
     found = text.split(" from ")[0].strip() or "a pip that does not answer"

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from resolver_hook import _timings
 from resolver_hook._fs import private_tempdir, write_atomic
-from resolver_hook._installers import pip_version
+from resolver_hook._installers import parse_pip_version, pip_said
 from resolver_hook._proc import Runner, capture, foreground
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
@@ -227,8 +227,12 @@ def _read_stdin() -> bytes:
 PIP_URL_CONSTRAINTS = (21, 1)
 
 
-def _check_url_constraints(python: str) -> None:
-    have = pip_version(python)
+def _check_url_constraints(python: str) -> str | None:
+    """Refuse a pip too old for URL constraints. Returns what pip said of its version
+    where the proof's check may take it as its own (:func:`pip_said`): a pip outside a
+    virtual environment is then started once, not twice."""
+    said, alone = pip_said(python)
+    have = parse_pip_version(said)
     if have is not None and have < PIP_URL_CONSTRAINTS:
         floor = "{}.{}".format(*PIP_URL_CONSTRAINTS)
         raise OperationalError(
@@ -236,6 +240,7 @@ def _check_url_constraints(python: str) -> None:
             f"that needs pip >= {floor}",
             hint=f"upgrade it: {python} -m pip install 'pip>={floor}'",
         )
+    return said if alone else None
 
 
 def _prefix(python: str) -> Path | None:
@@ -257,8 +262,9 @@ def _run(
     stdin: bytes | None = None,
 ) -> int:
     optional = session.optional
+    said = None  # pip's words for its version, once asked
     if installer.tool == "pip" and any(is_url_line(c) for c in plan.constraints):
-        _check_url_constraints(installer.python)
+        said = _check_url_constraints(installer.python)
     rewriting = needs_rewrite(parsed, reqs, env)
     unhashed = missing_hashes(plan) if rewriting else []
     if unhashed:
@@ -271,7 +277,7 @@ def _run(
         report.say(line)
     if rewriting:
         report.say("--require-hashes: requirement lines rewritten (URL lines first)")
-    why_not = _proof_unavailable(installer, parsed) if session.proof else "--no-proof"
+    why_not = _proof_unavailable(installer, parsed, said) if session.proof else "--no-proof"
     if session.verify_kernels and why_not is not None:
         raise UsageError(
             "--verify-kernels reads the wheels of the installer's checked resolution, "
@@ -371,11 +377,13 @@ def _kernels_first(  # noqa: PLR0917 - the session's state, passed down
     return reader, (read_planned_kernels(reader, plan, report) if reader else plan)
 
 
-def _proof_unavailable(installer: Installer, parsed: InstallArgs) -> str | None:
+def _proof_unavailable(
+    installer: Installer, parsed: InstallArgs, said: str | None = None
+) -> str | None:
     # The check's modules are imported only for a run that checks (not under --no-proof).
     from resolver_hook.install.checked import proof_unavailable
 
-    return proof_unavailable(installer, parsed)
+    return proof_unavailable(installer, parsed, said=said)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
