@@ -8,6 +8,7 @@ what a development environment carries. Both sides of a ratio run that venv's py
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,20 @@ def clean_venv(root: Path, source: Path = REPO) -> Path:
         timeout=600,
     )
     return python
+
+
+def tree_arguments(doc: str | None, *, runs: int) -> tuple[argparse.Namespace, dict[str, Path]]:
+    """``--runs N``, ``--source DIR`` (default: this checkout) and ``--compare DIR`` (a
+    baseline tree, measured first): the parsed arguments and the trees by label."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--runs", type=int, default=runs)
+    parser.add_argument("--source", type=Path, default=REPO)
+    parser.add_argument("--compare", type=Path, metavar="DIR")
+    args = parser.parse_args()
+    trees = {f"source {args.source}": args.source}
+    if args.compare is not None:
+        trees = {f"compare {args.compare}": args.compare, **trees}
+    return args, trees
 
 
 def compile_package() -> None:

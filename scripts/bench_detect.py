@@ -29,7 +29,6 @@ Usage: python3 scripts/bench_detect.py [--runs N] [--source DIR] [--compare DIR]
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
@@ -38,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _benchutil import REPO, clean_venv
+from _benchutil import clean_venv, tree_arguments
 
 PLAN = [
     *["plan", "torch", "torchvision", "torchaudio", "xformers", "triton"],
@@ -102,14 +101,7 @@ def report(name: str, times: dict[str, list[float]], cache: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--source", type=Path, default=REPO)
-    parser.add_argument("--compare", type=Path, metavar="DIR")
-    args = parser.parse_args()
-    trees = {f"source {args.source}": args.source}
-    if args.compare is not None:
-        trees = {f"compare {args.compare}": args.compare, **trees}
+    args, trees = tree_arguments(__doc__, runs=20)
     with tempfile.TemporaryDirectory(prefix="bench-detect-") as tmp:
         setups = {
             name: commands(Path(tmp) / str(i), src) for i, (name, src) in enumerate(trees.items())

@@ -23,7 +23,6 @@ Usage: python3 scripts/bench_expand.py [--runs N] [--source DIR] [--compare DIR]
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import shutil
@@ -33,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _benchutil import REPO, clean_venv
+from _benchutil import clean_venv, tree_arguments
 
 PLAN = [
     *["plan", "torch", "torchvision", "torchaudio", "xformers", "triton"],
@@ -91,14 +90,7 @@ def command(hook: str, env: dict[str, str], cwd: Path) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--source", type=Path, default=REPO)
-    parser.add_argument("--compare", type=Path, metavar="DIR")
-    args = parser.parse_args()
-    trees = {f"source {args.source}": args.source}
-    if args.compare is not None:
-        trees = {f"compare {args.compare}": args.compare, **trees}
+    args, trees = tree_arguments(__doc__, runs=9)
     with tempfile.TemporaryDirectory(prefix="bench-expand-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RESOLVER_HOOK_")}
         env.pop("PYTHONPATH", None)
