@@ -176,14 +176,30 @@ def parse_pip_version(text: str) -> tuple[int, int] | None:
 
 def venv_pip_version(python: str) -> str | None:
     """The version of the pip in the virtual environment of ``python`` (``24.0``), read from
-    the one ``pip-*.dist-info`` folder of its site-packages, without starting an
-    interpreter (which costs more than the rest of a small install's planning); None when
-    ``python`` is no venv's or it holds no such folder or more than one."""
+    the ``__version__`` line of the one ``pip/__init__.py`` of its site-packages (the code
+    ``python -m pip`` runs), without starting an interpreter (which costs more than the
+    rest of a small install's planning); None when ``python`` is no venv's, or it holds no
+    such file or more than one, or the file does not say.
+
+    The folder of installed packages is never listed: an install changes it, and what a
+    plan read must stay as it was for a stored plan to be replayed
+    (:mod:`resolver_hook._plancache`)."""
     prefix = Path(python).parent.parent
     if not (prefix / "pyvenv.cfg").is_file():
         return None
-    found = [*prefix.glob("lib/python*/site-packages/pip-*.dist-info")]
-    found += prefix.glob("Lib/site-packages/pip-*.dist-info")
+    found = [*prefix.glob("lib/python*/site-packages/pip/__init__.py")]
+    found += prefix.glob("Lib/site-packages/pip/__init__.py")
     if len(found) != 1:
         return None
-    return found[0].name[len("pip-") : -len(".dist-info")]
+    try:
+        with open(found[0], encoding="utf-8", errors="replace") as f:
+            text = f.read(_PIP_INIT_LIMIT)
+    except OSError:
+        return None
+    m = _PIP_VERSION_LINE.search(text)
+    return m.group(1) if m else None
+
+
+# pip's __init__.py is a few hundred bytes; its version line reads `__version__ = "24.0"`.
+_PIP_INIT_LIMIT = 1 << 16
+_PIP_VERSION_LINE = re.compile(r"""^__version__\s*=\s*["']([0-9][0-9A-Za-z.+!-]*)["']""", re.M)

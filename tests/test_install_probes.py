@@ -32,17 +32,21 @@ class Asked:
 
 
 def _venv(root: Path, *pips: str, cfg: bool = True) -> str:
-    site = root / "lib" / "python3.12" / "site-packages"
-    site.mkdir(parents=True)
-    for version in pips:
-        (site / f"pip-{version}.dist-info").mkdir()
+    """A venv whose site-packages hold ``pips`` (one per Python, as pip's __init__.py
+    says its version: ``""`` for a file with no version line)."""
+    (root / "lib").mkdir()
+    for minor, version in enumerate(pips, start=12):
+        package = root / "lib" / f"python3.{minor}" / "site-packages" / "pip"
+        package.mkdir(parents=True)
+        line = f'__version__ = "{version}"\n' if version else "# no version here\n"
+        (package / "__init__.py").write_text(f"from typing import List, Optional\n\n{line}")
     if cfg:
         (root / "pyvenv.cfg").write_text("home = /usr/bin\n")
     (root / "bin").mkdir()
     return str(root / "bin" / "python")
 
 
-def test_a_venvs_pip_is_read_from_its_metadata(tmp_path: Path) -> None:
+def test_a_venvs_pip_is_read_from_its_package(tmp_path: Path) -> None:
     python = _venv(tmp_path, "24.0")
     asked = Asked("pip 21.0.1 from /elsewhere (python 3.12)\n")
     assert venv_pip_version(python) == "24.0"
@@ -52,10 +56,10 @@ def test_a_venvs_pip_is_read_from_its_metadata(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("pips", "cfg"),
-    [(("24.0", "23.2.1"), True), ((), True), (("24.0",), False)],
-    ids=["two pips", "no pip metadata", "no venv"],
+    [(("24.0", "23.2.1"), True), ((), True), (("",), True), (("24.0",), False)],
+    ids=["two pips", "no pip", "no version line", "no venv"],
 )
-def test_pip_is_asked_where_the_metadata_does_not_say(
+def test_pip_is_asked_where_its_package_does_not_say(
     tmp_path: Path, pips: tuple[str, ...], cfg: bool
 ) -> None:
     python = _venv(tmp_path, *pips, cfg=cfg)
@@ -65,7 +69,7 @@ def test_pip_is_asked_where_the_metadata_does_not_say(
     assert asked.calls == [(python, "-m", "pip", "--version")]
 
 
-def test_the_metadata_of_a_real_venv_names_the_pip_it_runs(tmp_path: Path) -> None:
+def test_the_package_of_a_real_venvs_pip_names_its_version(tmp_path: Path) -> None:
     python = make_venv(tmp_path / "venv")
     assert venv_pip_version(str(python)) == installed(python)["pip"]
 
