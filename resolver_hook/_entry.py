@@ -3,9 +3,9 @@
 Kept apart from :mod:`resolver_hook.cli` so that the plain ``detect --json`` runs before
 ``argparse`` and the command modules are imported: warm, from the cache
 (:func:`resolver_hook._hostkey.cached_detect_json`); cold (a miss, ``--no-cache``),
-detection itself, printed as the command line prints it. ``plan`` goes through the
-store of earlier plans (:mod:`resolver_hook._plancache`), which replays one where
-nothing it read has changed and runs the command line otherwise.
+detection itself, printed as the command line prints it. ``plan`` and the installs
+go through the store of earlier plans (:mod:`resolver_hook._plancache`), which
+replays one where nothing it read has changed and runs the command line otherwise.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _main() -> int:
 
 
 def _command_line(argv: list[str]) -> int:
-    """Any other command; ``plan`` through its store of earlier plans
+    """Any other command; ``plan``, ``pip`` and ``uv`` through the store of earlier plans
     (:mod:`resolver_hook._plancache`), which runs the command line on a miss."""
 
     def full() -> int:
@@ -61,10 +61,10 @@ def _command_line(argv: list[str]) -> int:
 
         return cli_main()
 
-    if argv[:1] == ["plan"]:
-        from resolver_hook._plancache import run_plan
+    if argv[:1] in (["plan"], ["pip"], ["uv"]):
+        from resolver_hook._plancache import run_stored
 
-        return run_plan(argv, os.environ, full)
+        return run_stored(argv, os.environ, full)
     return full()
 
 

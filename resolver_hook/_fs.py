@@ -1,11 +1,12 @@
-"""The one atomic writer and the one input opener.
+"""The one atomic writer and the one input opener (and, from :mod:`resolver_hook._tempdir`,
+the private temporary folder).
 
 :func:`write_atomic` writes a generated file so that readers see the old file or the
 new one, never half of either:
 
 - the temporary file is made in the target's folder (``os.replace`` is then a rename
   on one file system) and removed on any exit: an error, Ctrl-C, and SIGTERM (turned
-  into :class:`resolver_hook._proc.Interrupted` for the duration of the write);
+  into :class:`resolver_hook._foreground.Interrupted` for the duration of the write);
 - a symlink is written through: its final target is replaced, the link stays a link
   (a dangling link gets its target created, never deleted);
 - an existing file keeps its permission bits, read-only ones included: a 0444 file the
@@ -32,22 +33,21 @@ FIFO nobody writes to is an error after a few seconds, never a hang.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import select
-import shutil
-import signal
 import stat
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
-from types import FrameType
-from typing import Any
 
+from resolver_hook._tempdir import private_folder, sigterm_raises
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.limits import INPUT_DEADLINE, MAX_INPUT_BYTES
+
+# pathlib and hashlib are imported where used: a command that only writes a record (the
+# timings of a replayed install) should not pay for them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "INPUT_DEADLINE",
@@ -69,6 +69,8 @@ _HASH_CHUNK = 4 << 20
 
 def sha256_file(path: Path) -> str:
     """The hex sha256 of the file at ``path``, read in chunks (OSError passes through)."""
+    import hashlib
+
     digest = hashlib.sha256()
     with path.open("rb", buffering=0) as handle:
         buf = bytearray(_HASH_CHUNK)
@@ -81,7 +83,7 @@ def sha256_file(path: Path) -> str:
 # --- writing ------------------------------------------------------------------------
 
 
-def _not_replaceable(path: Path) -> str | None:
+def _not_replaceable(path: str | os.PathLike[str]) -> str | None:
     """What ``path`` is when it exists but is no regular file a rename may replace: a
     FIFO, a device, a socket, or a kernel file under /proc or /sys; None otherwise.
 
@@ -98,10 +100,7 @@ def _not_replaceable(path: Path) -> str | None:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    if stat.S_ISREG(mode) and Path(os.path.realpath(path)).parts[:2] in (
-        ("/", "proc"),
-        ("/", "sys"),
-    ):
+    if stat.S_ISREG(mode) and os.path.realpath(path).split(os.sep)[1:2] in (["proc"], ["sys"]):
         return "a kernel file"
     return None
 
@@ -111,43 +110,22 @@ def _through_links(path: Path) -> Path:
     (:func:`_not_replaceable` is checked first: a pipe is never the target)."""
     if not path.is_symlink():
         return path
+    return type(path)(_link_target(os.fspath(path)))
+
+
+def _link_target(path: str) -> str:
+    """:func:`_through_links` for a path as text."""
     # realpath follows every link, also a dangling one (to where it points).
-    return Path(os.path.realpath(path))
-
-
-@contextlib.contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises :class:`Interrupted` (as Ctrl-C raises KeyboardInterrupt) meanwhile."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    # Imported here, not in the handler (no import may run inside a signal handler),
-    # and not at module level (reading an input needs no subprocess machinery).
-    from resolver_hook._proc import Interrupted
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
-
-    previous: Any = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    return os.path.realpath(path) if os.path.islink(path) else path
 
 
 @contextlib.contextmanager
 def private_tempdir() -> Iterator[Path]:
-    """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
+    """:func:`resolver_hook._tempdir.private_folder` as a :class:`~pathlib.Path`."""
+    from pathlib import Path
 
-    SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
-    :func:`resolver_hook._proc.foreground` forwards it first.
-    """
-    path = Path(tempfile.mkdtemp(prefix="resolver-hook-"))
-    with sigterm_raises():
-        try:
-            yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
+    with private_folder() as path:
+        yield Path(path)
 
 
 def _umask() -> int:
@@ -170,7 +148,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool 
     """Write ``data`` (``str`` as UTF-8, ``\\n`` line ends) to ``path``; see the module doc."""
     if os.fspath(path) == "":
         raise UsageError("an empty path is not a file name")
-    shown = Path(path)
+    shown = os.fspath(path)
     # Replacing a FIFO, a device or a /proc file by a regular file would break it or fail
     # with a misleading message; writing into it could block forever (a FIFO nobody
     # reads) or poke the kernel. Refused: standard output has its own spelling.
@@ -180,17 +158,18 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool 
             f"{shown}: cannot write: it is {kind}, not a regular file; "
             "to write to standard output, use -o - instead"
         )
-    target = _through_links(shown)
+    target = _link_target(shown)
     # A file name that is not UTF-8 (read with surrogateescape) keeps its bytes as on disk.
     payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-    if target.is_dir():
+    if os.path.isdir(target):
         raise OperationalError(f"{shown}: cannot write: it is a folder")
-    tmp = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
+    folder, name = os.path.split(target)
+    tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
     replaced = False
     with sigterm_raises():
         try:
             try:
-                mode: int | None = stat.S_IMODE(target.stat().st_mode)
+                mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
             except FileNotFoundError:
                 mode = None
             # Owner-only until its final mode is set: a 0600 file's new content is

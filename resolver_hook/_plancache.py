@@ -1,5 +1,6 @@
-"""The warm path of ``plan``: the same command, run again where nothing it read has
-changed, prints what it printed before without importing the planner.
+"""The warm path of ``plan`` and of an unchecked install: the same command, run again
+where nothing it read has changed, prints what it printed before without importing
+the planner, and an install starts the installer as it did before.
 
 A plan is a function of what its run reads, and the run is watched to learn what that
 was. An audit hook (PEP 578) sees every file opened and every folder listed, by the
@@ -27,14 +28,23 @@ depends on, then:
 Only the exit codes of a plan (0, and 1 for no fit) are stored, with stdout and stderr
 in the order they were written. Replaying them gives the full path's bytes, which the
 tests hold it to for a table of machines. ``--refresh`` and ``-r -`` always go the full
-way. Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook._cache`),
-the newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
+way.
+
+An install (``resolver-hook pip|uv --no-proof ... install``) is watched up to the
+moment its session starts the installer: the session says so, and with what
+(:data:`~resolver_hook.install.launch.LAUNCH_EVENT`), and what happens from there
+(the installer, its output, the words for its failure) is not part of the record but
+done again on a replay (:func:`resolver_hook.install.launch.replay`). A plan the
+installer checks first (the default) is never stored: the check runs the installer,
+whose answer no file holds.
+
+Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook._cache`), the
+newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -44,19 +54,33 @@ from collections.abc import Callable, Mapping, Sequence
 
 from resolver_hook import __version__, _cache
 
+# The interpreter's own sha256, where it has one: hashlib loads OpenSSL first, a few
+# milliseconds of every replay's start for a hash of a few kilobytes.
+try:
+    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+
 # typing is not imported at run time: this module is on the start-up path of the warm
 # commands, and the names below are only annotations.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-__all__ = ["FRESH_EVENT", "run_plan"]
+__all__ = ["FRESH_EVENT", "run_stored"]
 
 # Raised by the index client (with the time, in seconds since the epoch, until which a
 # cached page or metadata file it served stays fresh); watched here.
 FRESH_EVENT = "resolver_hook.cache.fresh"
 
-_FORMAT = 1
+# The session's announcement that it starts the installer now
+# (resolver_hook.install.launch.LAUNCH_EVENT, kept equal by a test).
+_LAUNCH_EVENT = "resolver_hook.install.launch"
+
+_FORMAT = 2
 _KEEP = 64  # plan files kept; each is a few kB to a few hundred
 _MAX_RECORD = 8 << 20
 _RACY_SECONDS = 2.0
@@ -85,18 +109,24 @@ _UNCACHEABLE = frozenset(
 _DEVICE_ROOTS = ("/proc/", "/sys/", "/dev/")
 
 
-def run_plan(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], int]) -> int:
-    """``resolver-hook plan ...``: the stored output where it is still the answer, else
-    ``full()`` (the command line) watched, and stored when it can be."""
+def run_stored(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], int]) -> int:
+    """``resolver-hook plan ...`` (or ``pip|uv --no-proof ... install ...``): the stored
+    outcome where it is still the answer, else ``full()`` (the command line) watched, and
+    stored when it can be."""
     key = _key(argv, env)
     folder = _cache.cache_dir(env)
     if key is None or folder is None:
         return full()
     path = os.path.join(folder, "plans", f"{key}.json")
     record = _valid_record(path, key)
-    if record is not None:
-        return _replay(record["output"], record["code"])
-    return _record(path, key, full)
+    if record is None:
+        return _record(path, key, full, install=argv[0] != "plan")
+    code = _replay(record["output"], record["code"] or 0)
+    if record["launch"] is None:
+        return code
+    from resolver_hook.install.launch import replay
+
+    return replay(record["launch"])
 
 
 # --- the key -------------------------------------------------------------------------
@@ -104,7 +134,9 @@ def run_plan(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], int
 
 def _key(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     args = list(argv)
-    if args[:1] != ["plan"] or "-" in args or any(_is_refresh(a) for a in args):
+    if not (args[:1] == ["plan"] or (args[:1] in (["pip"], ["uv"]) and _unchecked(args))):
+        return None
+    if "-" in args or any(_is_refresh(a) for a in args):
         return None
     try:
         cwd = os.getcwd()
@@ -125,7 +157,14 @@ def _key(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         "host": _host_state(env),
     }
     text = json.dumps(key, sort_keys=True, ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return str(sha256(text.encode("ascii")).hexdigest())
+
+
+def _unchecked(args: list[str]) -> bool:
+    """An install with ``--no-proof`` among the hook's options (before ``install``):
+    the only kind whose plan can be stored (a checked one runs the installer first)."""
+    hook = args[: args.index("install")] if "install" in args else args
+    return any(len(a) > 5 and "--no-proof".startswith(a) for a in hook)
 
 
 def _is_refresh(arg: str) -> bool:
@@ -168,7 +207,7 @@ def _host_state(env: Mapping[str, str]) -> str | None:
     value, note = _cache.read(file, host_key)
     if note is not None or not isinstance(value, dict):
         return None
-    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+    return str(sha256(json.dumps(value, sort_keys=True).encode()).hexdigest())
 
 
 # What _hostkey.cache_key reads: covered by the host part of the key.
@@ -191,7 +230,10 @@ def _valid_record(path: str, key: str) -> dict[str, Any] | None:
     until, code, output, inputs = (data.get(k) for k in ("until", "code", "output", "inputs"))
     if until is not None and not (isinstance(until, (int, float)) and time.time() < until):
         return None
-    if code not in (0, 1) or not isinstance(output, list) or not isinstance(inputs, list):
+    launch = data.get("launch")
+    if not (code in (0, 1) and launch is None) and not (code is None and _is_launch(launch)):
+        return None
+    if not isinstance(output, list) or not isinstance(inputs, list):
         return None
     for item in inputs:
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
@@ -204,6 +246,31 @@ def _valid_record(path: str, key: str) -> dict[str, Any] | None:
     ):
         return None
     return data
+
+
+def _is_launch(launch: object) -> bool:
+    """Whether a stored launch has the shape :func:`resolver_hook.install.launch.replay`
+    reads (a record from another version, or damaged, is a miss)."""
+    if not isinstance(launch, dict) or launch.get("tool") not in ("pip", "uv"):
+        return False
+    argv, files, env, unset, pins = (
+        launch.get(k) for k in ("argv", "files", "env", "unset", "pins")
+    )
+    return (
+        isinstance(argv, list)
+        and all(
+            isinstance(a, list) and len(a) == 2 and a[0] in (0, 1) and isinstance(a[1], str)
+            for a in argv
+        )
+        and isinstance(files, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+        and isinstance(env, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and isinstance(unset, list)
+        and all(isinstance(k, str) for k in unset)
+        and isinstance(pins, list)
+        and all(isinstance(p, list) and len(p) == 6 for p in pins)
+    )
 
 
 def _identity(path: str, *, whole: bool = True) -> list[int] | None:
@@ -261,8 +328,14 @@ class _Watch:
         self.refused: str | None = None
         self.until: float | None = None
         self.output: list[list[Any]] = []
+        self.started = time.time()
+        self.install = False  # an install's run: it may end at a launch
+        self.launch: dict[str, Any] | None = None  # set: the watch ended there
+        self.inputs: list[list[Any]] | None = None  # taken at the launch, or the end
 
     def saw(self, path: object, *, listed: bool = False) -> None:
+        if self.launch is not None:
+            return
         if path is None and listed:
             path = "."
         if isinstance(path, bytes):
@@ -286,6 +359,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if not _watching:
         return
     watch = _watching[0]
+    if watch.launch is not None:
+        return  # the installer's run: done again on a replay, not recorded
     if event == "open":
         watch.saw(args[0] if args else None)
     elif event in ("os.listdir", "os.scandir"):
@@ -298,6 +373,13 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             watch.refuse(event)
     elif event in _UNCACHEABLE:
         watch.refuse(event)
+    elif event == _LAUNCH_EVENT:
+        launch = args[0] if args else None
+        if watch.install and isinstance(launch, dict) and watch.refused is None:
+            watch.launch = launch
+            watch.inputs = _inputs(watch)
+        else:
+            watch.refuse(event)
 
 
 _os_stat = os.stat
@@ -325,7 +407,8 @@ class _Tee:
         self._watch = watch
 
     def write(self, text: str) -> int:
-        self._watch.output.append([self._number, text])
+        if self._watch.launch is None:
+            self._watch.output.append([self._number, text])
         try:
             return self._inner.write(text)
         except BrokenPipeError:
@@ -336,12 +419,12 @@ class _Tee:
         return getattr(self._inner, name)
 
 
-def _record(path: str, key: str, full: Callable[[], int]) -> int:
+def _record(path: str, key: str, full: Callable[[], int], *, install: bool) -> int:
     if not _hooked:
         sys.addaudithook(_audit)  # for the life of the process: hooks cannot be removed
         _hooked.append(True)
     watch = _Watch()
-    started = time.time()
+    watch.install = install
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout = _Tee(stdout, 1, watch)
     sys.stderr = _Tee(stderr, 2, watch)
@@ -353,14 +436,38 @@ def _record(path: str, key: str, full: Callable[[], int]) -> int:
         _watching.clear()
         os.stat, os.lstat = _os_stat, _os_lstat
         sys.stdout, sys.stderr = stdout, stderr
-    if code in (0, 1) and watch.refused is None:
-        _store(path, key, watch, code, started)
+    if watch.refused is None:
+        if watch.launch is not None:
+            _store(path, key, watch, None)
+        elif code == 1 or (code == 0 and not install):
+            watch.inputs = _inputs(watch)
+            _store(path, key, watch, code)
     return code
 
 
-def _store(path: str, key: str, watch: _Watch, code: int, started: float) -> None:
-    """Keep the run's output when every input it read is a plain file or folder whose
-    state is settled; else the next run tries again."""
+def _store(path: str, key: str, watch: _Watch, code: int | None) -> None:
+    """Keep the run's output (and launch) where its inputs were settled."""
+    if watch.inputs is None:
+        return
+    data = {
+        "format": _FORMAT,
+        "key": key,
+        "code": code,
+        "until": watch.until,
+        "output": watch.output,
+        "launch": _kept(watch.launch),
+        "inputs": watch.inputs,
+    }
+    raw = json.dumps(data).encode()
+    if len(raw) <= _MAX_RECORD and _cache.write_private(path, raw):
+        _evict(os.path.dirname(path))
+
+
+def _inputs(watch: _Watch) -> list[list[Any]] | None:
+    """The identity of every input the run read, now: None where one is no plain file or
+    folder, or is not settled (the next run tries again). Taken when the plan is made:
+    at the end of the run, or at its launch, before the installer changes what the plan
+    read (the environment's packages)."""
     # The code that made the output: an edited module (an editable install, an upgrade
     # in place) is a miss even before its bytecode is written again.
     sources = {
@@ -369,32 +476,32 @@ def _store(path: str, key: str, watch: _Watch, code: int, started: float) -> Non
         if isinstance(file := getattr(m, "__file__", None), str)
     }
     inputs = []
-    settled = (started - _RACY_SECONDS) * 1e9
+    settled = (watch.started - _RACY_SECONDS) * 1e9
+    private = watch.launch["folder"] if watch.launch is not None else None
     for name in sorted(watch.paths | watch.listed | sources):
+        if isinstance(private, str) and (name == private or name.startswith(private + os.sep)):
+            continue  # the session's own folder, made anew by a replay
         if name.startswith(_DEVICE_ROOTS):
             if name in _HOST_KEY_FILES:
                 continue
-            return
+            return None
         identity = _identity(name)
         if identity is not None:
             if identity[0] == 0:
-                return  # a pipe, a socket, a device
+                return None  # a pipe, a socket, a device
             if identity[0] == 2 and name not in watch.listed:
                 identity = [2]  # a folder only looked for (or made): that it is one
             elif identity[4] >= settled:
-                return  # changed just now: it could change again within one time stamp
+                return None  # changed just now: it could change again within one time stamp
         inputs.append([name, identity])
-    data = {
-        "format": _FORMAT,
-        "key": key,
-        "code": code,
-        "until": watch.until,
-        "output": watch.output,
-        "inputs": inputs,
-    }
-    raw = json.dumps(data).encode()
-    if len(raw) <= _MAX_RECORD and _cache.write_private(path, raw):
-        _evict(os.path.dirname(path))
+    return inputs
+
+
+def _kept(launch: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a replay of the launch needs (the recorded folder's name is not)."""
+    if launch is None:
+        return None
+    return {k: launch[k] for k in ("tool", "argv", "files", "env", "unset", "pins")}
 
 
 def _evict(folder: str) -> None:

@@ -25,9 +25,13 @@ import json
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
 
-__all__ = ["ENV", "child", "phase", "start", "stop"]
+# typing is not imported at run time: a replayed install starts the record.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["ENV", "child", "finish", "phase", "start", "stop"]
 
 ENV = "RESOLVER_HOOK_TIMINGS"
 # Words kept of a child's command: the program and its subcommand (`python -m pip install`).
@@ -107,3 +111,16 @@ def stop() -> None:
     # No fsync: the record is read at once by whoever asked for it, and the time an fsync
     # takes after ``ended`` would be counted as the command's exit.
     write_atomic(record.path, json.dumps(data, indent=1) + "\n", sync=False)
+
+
+def finish() -> None:
+    """:func:`stop`, with a file that cannot be written said as a warning: the record is
+    never the command's outcome."""
+    from resolver_hook.errors import ResolverHookError
+
+    try:
+        stop()
+    except ResolverHookError as exc:
+        import sys
+
+        sys.stderr.write(f"warning: {ENV}: {exc}\n")

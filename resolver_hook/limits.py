@@ -10,9 +10,12 @@ says what real inputs look like); the README's "Limits" table lists them for use
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
+# typing is not imported at run time: a replayed install reads its bounds here.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from packaging.tags import Tag
     from packaging.utils import BuildTag, NormalizedName
     from packaging.version import Version

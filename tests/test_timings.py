@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from resolver_hook import _timings
-from resolver_hook._proc import capture, foreground
+from resolver_hook._foreground import foreground
+from resolver_hook._proc import capture
 
 
 @pytest.fixture(autouse=True)

@@ -22,9 +22,9 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from resolver_hook._foreground import foreground
 from resolver_hook._fs import sigterm_raises
 from resolver_hook._installers import find_uv, missing_uv, venv_python
-from resolver_hook._proc import foreground
 from resolver_hook.appenv.plan import EnvPass, EnvPlan
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.session import Reporter, install

@@ -21,12 +21,12 @@ import argparse
 import contextlib
 import importlib
 import io
-import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 from resolver_hook import __version__
+from resolver_hook._stdout import DropAfterClose
 from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity
 from resolver_hook.errors import ResolverHookError
 
@@ -92,50 +92,6 @@ def _leaves(action: argparse._SubParsersAction[Any]) -> list[argparse.ArgumentPa
     return out
 
 
-class _DropAfterClose(io.TextIOBase):
-    """stdout that drops what is written once its reader has gone (``| head -1``).
-
-    Python's recipe for a closed pipe (docs/facts.md section 3): point
-    the descriptor at ``os.devnull`` so the final flush at exit does not fail again.
-    """
-
-    def __init__(self, inner: TextIO) -> None:
-        self._inner = inner
-        self.gone = False
-
-    def write(self, text: str) -> int:
-        if not self.gone:
-            try:
-                self._inner.write(text)
-            except BrokenPipeError:
-                self._drop()
-        return len(text)
-
-    def flush(self) -> None:
-        if not self.gone:
-            try:
-                self._inner.flush()
-            except BrokenPipeError:
-                self._drop()
-
-    def _drop(self) -> None:
-        self.gone = True
-        with contextlib.suppress(OSError, ValueError):  # ValueError: no descriptor (tests)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._inner.fileno())
-            os.close(devnull)
-
-    def fileno(self) -> int:
-        return self._inner.fileno()
-
-    def isatty(self) -> bool:
-        return self._inner.isatty()
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return self._inner.encoding
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code."""
     quiet, verbose, rest = _output_flags_first(sys.argv[1:] if argv is None else list(argv))
@@ -145,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
     _never_unencodable()
     stdout = sys.stdout
-    sys.stdout = _DropAfterClose(stdout)
+    sys.stdout = DropAfterClose(stdout)
     try:
         if _quiet_stdout(args):
             # -q: errors only. The command's report is dropped; what was asked for as
@@ -154,22 +110,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 code: int = args.func(args)
         else:
             code = args.func(args)
-    except ResolverHookError as exc:
-        report_error(exc)
-        return exc.exit_code
-    except KeyboardInterrupt as exc:
-        # Ctrl-C (130), or a signal that reached a child first (_proc.Interrupted: 128+N).
-        code = getattr(exc, "exit_code", 130)
-        sys.stderr.write(f"error: {str(exc) or 'interrupted'}\n")
-        return code if isinstance(code, int) else 130
-    except BrokenPipeError:
-        # Written past the wrapper (a child's stream): the run did not finish.
-        return 1
+    except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
+        return exit_for(exc)
     finally:
         with contextlib.suppress(BrokenPipeError):
             sys.stdout.flush()
         sys.stdout = stdout
     return code
+
+
+def exit_for(exc: ResolverHookError | KeyboardInterrupt | BrokenPipeError) -> int:
+    """Say what stopped a command, as the command line says it; its exit code."""
+    if isinstance(exc, ResolverHookError):
+        report_error(exc)
+        return exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        # Ctrl-C (130), or a signal that reached a child first (_foreground.Interrupted: 128+N).
+        code = getattr(exc, "exit_code", 130)
+        sys.stderr.write(f"error: {str(exc) or 'interrupted'}\n")
+        return code if isinstance(code, int) else 130
+    # Written past the wrapper (a child's stream): the run did not finish.
+    return 1
 
 
 def _never_unencodable() -> None:

@@ -22,7 +22,14 @@ import time
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["Progress", "add_output_options", "paint", "set_verbosity", "use_colour", "verbosity"]
+__all__ = [
+    "Progress",
+    "add_output_options",
+    "paint",
+    "set_verbosity",
+    "use_colour",
+    "verbosity",
+]
 
 _VERBOSITY = [0]
 

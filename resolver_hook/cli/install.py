@@ -168,16 +168,7 @@ def run(args: argparse.Namespace) -> int:
             verify_kernels=args.verify_kernels,
         )
     finally:
-        _stop_timings()
-
-
-def _stop_timings() -> None:
-    """Write the ``RESOLVER_HOOK_TIMINGS`` record; a file that cannot be written is a
-    warning, never the install's outcome."""
-    try:
-        _timings.stop()
-    except ResolverHookError as exc:
-        sys.stderr.write(f"warning: {_timings.ENV}: {exc}\n")
+        _timings.finish()
 
 
 def _warn_target_directory(installer_args: list[str]) -> None:

@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from resolver_hook._foreground import foreground
     from resolver_hook._installers import find_uv
-    from resolver_hook._proc import foreground
     from resolver_hook.errors import OperationalError
     from resolver_hook.install.args import parse_install_args
     from resolver_hook.install.backends import find_installer, python_version_of

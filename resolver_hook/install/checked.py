@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import NormalizedName
 
+from resolver_hook._foreground import foreground
 from resolver_hook._fs import write_atomic
 from resolver_hook._installers import venv_pip_version
-from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
+from resolver_hook.install.launch import Pinned, pinned
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
@@ -107,10 +108,10 @@ def proof_unavailable(
 
 
 def _pip_version_text(python: str) -> str:
-    """``pip X.Y`` of the environment of ``python``: from the one ``pip-*.dist-info`` folder
-    of a virtual environment's site-packages where there is exactly one (no interpreter
-    start, which costs more than the rest of the check on a small install), else by
-    asking ``python -m pip --version``."""
+    """``pip X.Y`` of the environment of ``python``: read from a virtual environment's pip
+    where :func:`~resolver_hook._installers.venv_pip_version` can (no interpreter start,
+    which costs more than the rest of the check on a small install), else by asking
+    ``python -m pip --version``."""
     found = venv_pip_version(python)
     if found is not None:
         return f"pip {found}"
@@ -255,7 +256,7 @@ def check_resolution(
     report.say(f"checking what {installer.tool} would install first ({how})")
     code, output = _dry_run(installer, _with(installer, base, flags), env, report)
     if code != 0 and installer.tool == "uv":
-        same, other = same_build_pins(conflicts(output), plan)
+        same, other = same_build_pins(conflicts(output), pinned_versions(plan))
         if same and not other:
             overridden = sorted({c.name for c in same})  # what --overrides may replace
             for c in same:
@@ -273,7 +274,7 @@ def check_resolution(
             extra = [*more, *extra]
             code, output = _dry_run(installer, _with(installer, base, flags), env, report)
     if code != 0:
-        for text, hint in explain_failure(output, plan, installer.tool):
+        for text, hint in explain_failure(output, pinned(plan), installer.tool):
             report.error(text, hint=hint)
         report.refused(f"nothing was installed: {installer.tool}'s dry run failed (exit {code})")
         return Checked(code=code)
@@ -507,15 +508,21 @@ def _hint(problem: Problem, why: str) -> str:
     )
 
 
-def explain_failure(output: str, plan: Plan, tool: str) -> list[tuple[str, str]]:
+def pinned_versions(plan: Plan) -> dict[str, str]:
+    """Name -> version of the packages the plan rewrites (:func:`same_build_pins`)."""
+    return {p.name: p.version for p in pinned(plan)}
+
+
+def explain_failure(output: str, pins: Sequence[Pinned], tool: str) -> list[tuple[str, str]]:
     """For an installer that failed after the plan's constraints: which of the plan's pins
-    or pages was involved, and what to try (``(error, hint)`` pairs)."""
+    (:func:`~resolver_hook.install.launch.pinned`) or pages was involved, and what to try
+    (``(error, hint)`` pairs)."""
     out: list[tuple[str, str]] = []
     explained: set[str] = set()
-    same, other = same_build_pins(conflicts(output), plan)
+    by_name = {p.name: p for p in pins}
+    same, other = same_build_pins(conflicts(output), {p.name: p.version for p in pins})
     for c in [*same, *other]:
-        p = plan.package(c.name)
-        assert p is not None
+        p = by_name[c.name]
         explained.add(p.name)
         if c.spec.startswith("==") and "," not in c.spec:
             text = (
@@ -541,8 +548,8 @@ def explain_failure(output: str, plan: Plan, tool: str) -> list[tuple[str, str]]
         out.append((text, hint))
     bad = [line.lower() for line in output.splitlines() if re.search(_TROUBLE, line, re.IGNORECASE)]
     low = output.lower()
-    for p in plan.packages:
-        if p.action != "rewrite" or p.name in explained:
+    for p in pins:
+        if p.name in explained:
             continue
         pin = f"{p.name}=={p.version}".lower()
         page = (p.find_links or "").lower()
@@ -555,12 +562,7 @@ def explain_failure(output: str, plan: Plan, tool: str) -> list[tuple[str, str]]
                     "--offline); 'resolver-hook plan' shows the choice",
                 )
             )
-        elif (
-            p.url
-            and p.flavour is not None
-            and p.flavour.kind == "wheel"
-            and any(p.url.lower() in line for line in bad)
-        ):
+        elif p.url and p.wheel and any(p.url.lower() in line for line in bad):
             out.append(
                 (
                     f"resolver-hook pinned {p.name} to the file {p.url} for this machine, "

@@ -52,8 +52,8 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook import _cache
+from resolver_hook._foreground import foreground
 from resolver_hook._fs import sha256_file
-from resolver_hook._proc import foreground
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.proof import Resolution
 from resolver_hook.limits import MAX_KERNEL_SCANS

@@ -430,23 +430,24 @@ def pinned_lines(
     return lines
 
 
-def same_build_pins(found: Iterable[Conflict], plan: Plan) -> tuple[list[Conflict], list[Conflict]]:
-    """Split conflicts on the plan's pins: (a dependency's exact pin on another build of
-    the very version the plan pins: what uv's ``--overrides`` exist for; everything else
-    on a pinned package: a version range or another version, never overridden)."""
+def same_build_pins(
+    found: Iterable[Conflict], pinned: Mapping[str, str]
+) -> tuple[list[Conflict], list[Conflict]]:
+    """Split conflicts on the plan's pins (``pinned``: name -> the version the plan
+    rewrites it to): (a dependency's exact pin on another build of the very version the
+    plan pins: what uv's ``--overrides`` exist for; everything else on a pinned package:
+    a version range or another version, never overridden)."""
     same: list[Conflict] = []
     other: list[Conflict] = []
     for c in found:
-        p = plan.package(c.name)
-        if p is None or p.action != "rewrite" or p.version is None:
+        version = pinned.get(c.name)
+        if version is None:
             continue
-        if c.who_name == p.name:
+        if c.who_name == c.name:
             continue  # the package's own line, not a dependency's
-        pinned = c.spec[2:] if c.spec.startswith("==") and "," not in c.spec else None
+        spec = c.spec[2:] if c.spec.startswith("==") and "," not in c.spec else None
         try:
-            same_version = (
-                pinned is not None and Version(pinned).public == Version(p.version).public
-            )
+            same_version = spec is not None and Version(spec).public == Version(version).public
         except InvalidVersion:
             same_version = False
         if same_version:

@@ -20,8 +20,8 @@ untouched plus generated files:
 Generated files live in a private temporary folder, removed afterwards, also on
 Ctrl-C, on SIGTERM and when the installer fails. User files are only read. The
 installer runs in the terminal's process group with SIGINT/SIGTERM forwarded
-(:func:`resolver_hook._proc.foreground`); an interrupted session raises
-:class:`resolver_hook._proc.Interrupted` after cleaning up (exit 128+N).
+(:func:`resolver_hook._foreground.foreground`); an interrupted session raises
+:class:`resolver_hook._foreground.Interrupted` after cleaning up (exit 128+N).
 
 Everything said goes through a :class:`Reporter`; the command line prints it.
 """
@@ -32,6 +32,7 @@ import dataclasses
 import datetime
 import json
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,10 +41,11 @@ from typing import TYPE_CHECKING, Protocol
 from resolver_hook import _timings
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import parse_pip_version, pip_said
-from resolver_hook._proc import Runner, capture, foreground
+from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
+from resolver_hook.install.launch import LAUNCH_EVENT, install_main, pinned, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.reqfile import is_url_line
 
@@ -314,13 +316,13 @@ def _run(
             argv = checked.argv
             plan = checked.plan
             stdin = None  # the resolved set is a file of its own: '-r -' was read already
+        if why_not is not None and stdin is None and not optional:
+            # What a replay of this plan starts (resolver_hook._plancache): nothing after
+            # this point depends on the plan but the words for a failure.
+            _announce_launch(installer.tool, argv, inv.files, folder, env, plan)
         with _timings.phase("install"):
-            code, output = _install_main(installer, argv, env, report, folder if stdin else None)
+            code = _install_main(installer, argv, env, plan, report, folder if stdin else None)
         if code != 0:
-            from resolver_hook.install.checked import explain_failure
-
-            for text, hint in explain_failure(output, plan, installer.tool):
-                report.error(text, hint=hint)
             return code
         for requirement in optional:
             with _timings.phase("optional"):
@@ -500,23 +502,64 @@ def _plan_dependencies(
     return plan, more, manifests
 
 
-def _install_main(
+def _install_main(  # noqa: PLR0917 - the session's state, passed down
     installer: Installer,
     argv: Sequence[str],
     env: dict[str, str],
+    plan: Plan,
     report: Reporter,
     stdin_in: Path | None,
-) -> tuple[int, str]:
+) -> int:
     """Run the main install (nothing to run: success); ``stdin_in``: the folder whose
     ``stdin.txt`` holds what uv reads for ``-r -``."""
     if not argv:
-        return 0, ""
+        return 0
     given = os.open(stdin_in / "stdin.txt", os.O_RDONLY) if stdin_in is not None else None
     try:
-        return run_installer(argv, env, tee=installer.tool == "pip", out=report.output, stdin=given)
+        return install_main(
+            installer.tool,
+            argv,
+            env,
+            lambda: pinned(plan),
+            out=report.output,
+            error=lambda text, hint: report.error(text, hint=hint),
+            stdin=given,
+        )
     finally:
         if given is not None:
             os.close(given)
+
+
+def _announce_launch(  # noqa: PLR0917 - what the installer is started with
+    tool: str,
+    argv: Sequence[str],
+    files: Mapping[str, str],
+    folder: Path,
+    env: Mapping[str, str],
+    plan: Plan,
+) -> None:
+    """Raise :data:`~resolver_hook.install.launch.LAUNCH_EVENT` with the command: the
+    arguments (those in the private folder by their names in it), the generated files,
+    the variables changed from the process's own (never the others: they may hold
+    credentials), and the pins a failure is explained with."""
+    inside = f"{folder}{os.sep}"
+    shown: list[tuple[int, str]] = [
+        (1, a[len(inside) :]) if a.startswith(inside) else (0, a) for a in argv
+    ]
+    if any(str(folder) in a for _, a in shown) or any(str(folder) in t for t in files.values()):
+        return  # the folder named otherwise: a replay could not name its own
+    sys.audit(
+        LAUNCH_EVENT,
+        {
+            "tool": tool,
+            "argv": shown,
+            "files": dict(files),
+            "folder": str(folder),
+            "env": {k: v for k, v in env.items() if os.environ.get(k) != v},
+            "unset": sorted(k for k in os.environ if k not in env),
+            "pins": [p.as_list() for p in pinned(plan)],
+        },
+    )
 
 
 # --- temporary files that never outlive the run ------------------------------------
@@ -601,29 +644,6 @@ def missing_hashes(plan: Plan) -> list[str]:
         and "#sha256=" not in p.line
         and "--hash=" not in p.line
     ]
-
-
-# --- running it -------------------------------------------------------------------
-
-
-def run_installer(
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    *,
-    tee: bool,
-    out: Callable[[str], None],
-    stdin: int | None = None,
-) -> tuple[int, str]:
-    """Run the installer in the foreground; with ``tee``, pass its stdout through, keep the tail.
-
-    pip prints the lines that explain a resolution conflict on stdout; keeping
-    them lets us name a dependency's exact pin on another flavour. Raises
-    :class:`Interrupted` after forwarding SIGINT/SIGTERM and seeing the installer exit.
-    """
-    try:
-        return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
-    except OSError as exc:  # the installer is missing or cannot be executed
-        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
 
 # --- optional packages: install, import-check, roll back ---------------------------

@@ -1,0 +1,73 @@
+"""The private temporary folder of a session, removed on exit, on error, on Ctrl-C and on
+SIGTERM, and the files written into it.
+
+Kept apart from :mod:`resolver_hook._fs` (and its ``pathlib``): a replayed install
+(:mod:`resolver_hook.install.launch`) makes its folder here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import tempfile
+import threading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import FrameType
+    from typing import Any
+
+__all__ = ["private_folder", "sigterm_raises", "write_new"]
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`~resolver_hook._foreground.Interrupted` (as Ctrl-C raises
+    KeyboardInterrupt) meanwhile."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    # Imported here, not in the handler (no import may run inside a signal handler),
+    # and not at module level (reading an input needs no subprocess machinery).
+    from resolver_hook._foreground import Interrupted
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise Interrupted(signum)
+
+    previous: Any = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def private_folder() -> Iterator[str]:
+    """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
+
+    SIGTERM outside an installer run raises
+    :class:`~resolver_hook._foreground.Interrupted` (exit 143); during one,
+    :func:`resolver_hook._foreground.foreground` forwards it first.
+    """
+    path = tempfile.mkdtemp(prefix="resolver-hook-")
+    with sigterm_raises():
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def write_new(folder: str, name: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to the new file ``name`` of a private folder just made: no
+    one else can see the folder, so the file is made in place, owner-only (an existing
+    file, or a name with a folder in it, is an error: never written through)."""
+    if not name or os.sep in name or name in (".", ".."):
+        raise ValueError(f"not a file name: {name!r}")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(os.path.join(folder, name), flags, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(text.encode("utf-8", "surrogateescape"))

@@ -1,0 +1,184 @@
+"""The last step of an install: the installer run on the plan's files, and the words
+for its failure.
+
+Two callers share it: a session (:mod:`resolver_hook.install.session`), at the end of
+its plan, and the replay of a stored install plan (:mod:`resolver_hook._plancache`),
+which reaches it without importing the planner, the manifests or ``packaging``: this
+module needs only the process runner, and reads a failed installer's output (the
+proof's parsers) only when it failed.
+
+What the failure is explained with travels as :class:`Pinned` values, not the
+:class:`~resolver_hook.resolve.Plan`, so that a stored plan can carry them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from resolver_hook.errors import ResolverHookError
+
+# typing is not imported at run time: a replayed install starts here.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Any
+
+    from resolver_hook.resolve import Plan
+
+__all__ = ["LAUNCH_EVENT", "Pinned", "install_main", "pinned", "replay", "run_installer"]
+
+# Raised (PEP 578) by a session just before it starts the installer on a plan it did
+# not have checked, with what the installer is started with; the store of plans keeps
+# it, and a replay starts the same command (:func:`replay`).
+LAUNCH_EVENT = "resolver_hook.install.launch"
+
+
+class Pinned:
+    """One package the plan pinned (rewritten), as a failed install's output is read."""
+
+    __slots__ = ("find_links", "name", "reason", "url", "version", "wheel")
+
+    def __init__(  # noqa: PLR0917 - the fields, as stored
+        self,
+        name: str,
+        version: str,
+        reason: str,
+        find_links: str | None,
+        url: str | None,
+        wheel: bool,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.reason = reason
+        self.find_links = find_links
+        self.url = url
+        self.wheel = wheel  # a wheel flavour: pinned to one file by URL
+
+    def as_list(self) -> list[Any]:
+        return [self.name, self.version, self.reason, self.find_links, self.url, self.wheel]
+
+    @classmethod
+    def from_list(cls, item: Sequence[Any]) -> Pinned:
+        name, version, reason, find_links, url, wheel = item
+        return cls(str(name), str(version), str(reason), find_links, url, bool(wheel))
+
+
+def pinned(plan: Plan) -> tuple[Pinned, ...]:
+    """The plan's rewritten packages with a version."""
+    return tuple(
+        Pinned(
+            p.name,
+            p.version,
+            p.reason,
+            p.find_links,
+            p.url,
+            p.flavour is not None and p.flavour.kind == "wheel",
+        )
+        for p in plan.packages
+        if p.action == "rewrite" and p.version is not None
+    )
+
+
+def run_installer(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    *,
+    tee: bool,
+    out: Callable[[str], None],
+    stdin: int | None = None,
+) -> tuple[int, str]:
+    """Run the installer in the foreground; with ``tee``, pass its stdout through, keep the tail.
+
+    pip prints the lines that explain a resolution conflict on stdout; keeping
+    them lets us name a dependency's exact pin on another flavour. Raises
+    :class:`~resolver_hook._foreground.Interrupted` after forwarding SIGINT/SIGTERM and seeing
+    the installer exit.
+    """
+    from resolver_hook._foreground import foreground
+    from resolver_hook.errors import OperationalError
+
+    try:
+        return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
+    except OSError as exc:  # the installer is missing or cannot be executed
+        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+
+
+def install_main(
+    tool: str,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    pins: Callable[[], Sequence[Pinned]],
+    *,
+    out: Callable[[str], None],
+    error: Callable[[str, str], None],
+    stdin: int | None = None,
+) -> int:
+    """Run the install; when it fails, say which of the plan's pins (``pins()``, asked
+    only then) it involved. The installer's exit code."""
+    code, output = run_installer(argv, env, tee=tool == "pip", out=out, stdin=stdin)
+    if code != 0:
+        from resolver_hook.install.checked import explain_failure
+
+        for text, hint in explain_failure(output, pins(), tool):
+            error(text, hint)
+    return code
+
+
+def replay(launch: Mapping[str, Any]) -> int:
+    """Start the installer as a stored plan's session started it (a fresh private
+    folder in place of the one recorded, the same files in it), and finish as the
+    command line does; the exit code."""
+    from resolver_hook import _timings
+    from resolver_hook._stdout import DropAfterClose
+
+    _timings.start(os.environ)
+    stdout = sys.stdout
+    sys.stdout = DropAfterClose(stdout)  # as the command line's: `| head -1` drops the rest
+    try:
+        return _replay(launch)
+    except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
+        from resolver_hook.cli import exit_for
+
+        return exit_for(exc)
+    finally:
+        _timings.finish()
+        with contextlib.suppress(BrokenPipeError):
+            sys.stdout.flush()
+        sys.stdout = stdout
+
+
+def _replay(launch: Mapping[str, Any]) -> int:
+    from resolver_hook import _timings
+    from resolver_hook._tempdir import private_folder, write_new
+    from resolver_hook.errors import OperationalError
+
+    env = {**os.environ, **launch["env"]}
+    for name in launch["unset"]:
+        env.pop(name, None)
+    with private_folder() as folder:
+        for name, text in launch["files"].items():
+            try:
+                write_new(folder, name, text)
+            except (OSError, ValueError) as exc:
+                raise OperationalError(f"{folder}/{name}: cannot write: {exc}") from None
+        argv = [os.path.join(folder, a[1]) if a[0] else a[1] for a in launch["argv"]]
+        with _timings.phase("install"):
+            return install_main(
+                launch["tool"],
+                argv,
+                env,
+                lambda: [Pinned.from_list(p) for p in launch["pins"]],
+                out=_write_out,
+                error=_write_error,
+            )
+
+
+def _write_out(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def _write_error(text: str, hint: str) -> None:
+    sys.stderr.write(f"error: {text}\n" + (f"hint: {hint}\n" if hint else ""))

@@ -1,0 +1,206 @@
+"""An unchecked install run again replays its stored plan, and installs the same.
+
+``resolver_hook/_plancache.py`` watches ``resolver-hook pip|uv --no-proof ... install``
+up to the moment the session starts the installer (the launch event of
+``resolver_hook/install/launch.py``), and a later run that finds nothing changed starts
+the same installer command without planning. Real pip and real uv install real wheels
+from a loopback index into a venv kept between runs (the packages removed after each):
+the replay must say what the full path says, install the same set, explain a failed
+install as the full path does, and give way to planning when an input changed. A
+checked install (the default) and ``--optional`` are never stored.
+
+Children run ``python -I -B`` as in tests/test_plan_cache.py: ``-I`` keeps the current
+folder off ``sys.path``, ``-B`` writes no bytecode during the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from resolver_hook import _plancache
+from resolver_hook.install import launch
+from tests.installenv import PY, UV, GpuIndex, build_gpu_index, clean_env, installed, venv_for
+from tests.installenv import write_manifests as write_index_manifests
+from tests.test_plan_cache import Run, _settle
+
+pytestmark = pytest.mark.integration
+
+B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+NAMES = ["demo-gpu", "demo-idx", "plainpkg"]
+EXPECTED = {"demo-gpu": "1.0+cu130", "demo-idx": "2.0+cu130", "plainpkg": "1.0"}
+PLANNER = "resolver_hook.resolve"
+SECRET = "s3cr3t-t0ken"
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[GpuIndex]:
+    """A loopback index of this test's own (a test below damages a wheel on it)."""
+    gi = build_gpu_index(tmp_path / "index")
+    with gi.index.serving():
+        write_index_manifests(gi)
+        yield gi
+
+
+class Setting:
+    """One test's venv, cache, folders and environment, and the command it repeats."""
+
+    def __init__(
+        self, tmp_path: Path, gi: GpuIndex, tool: str, *hook_flags: str, names: list[str] = NAMES
+    ) -> None:
+        self.root = tmp_path
+        self.tool = tool
+        self.venv = venv_for(tool, tmp_path / "venv")
+        self.work = tmp_path / "work"
+        self.work.mkdir()
+        self.cache = tmp_path / "cache"
+        self.env = clean_env(
+            VIRTUAL_ENV=str(self.venv),
+            RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+            RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+            RESOLVER_HOOK_CACHE_DIR=str(self.cache),
+            MY_INDEX_TOKEN=SECRET,  # stands for a credential in the environment
+        )
+        self.env.pop("RESOLVER_HOOK_OFFLINE", None)  # the loopback index is read
+        self.env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{self.env['PATH']}"
+        sub = ["install"] if tool == "pip" else ["pip", "install"]
+        self.args = [tool, *hook_flags, "--target", B200, *sub, "--index-url", gi.simple, *names]
+        _settle(tmp_path)
+
+    def run(self, env: dict[str, str] | None = None) -> Run:
+        argv = [sys.executable, "-I", "-B", "-X", "importtime", "-m", "resolver_hook"]
+        proc = subprocess.run(
+            [*argv, *self.args],
+            capture_output=True,
+            text=True,
+            env=env or self.env,
+            cwd=self.work,
+            timeout=600,
+            check=False,
+        )
+        lines = proc.stderr.splitlines(keepends=True)
+        imported = {x.rsplit("|", 1)[-1].strip() for x in lines if x.startswith("import time:")}
+        stderr = "".join(x for x in lines if not x.startswith("import time:"))
+        return Run(proc.returncode, proc.stdout, stderr, imported)
+
+    def installed(self) -> dict[str, str]:
+        return {k: v for k, v in installed(self.venv / "bin" / "python").items() if k in EXPECTED}
+
+    def remove_installed(self) -> None:
+        python = str(self.venv / "bin" / "python")
+        subprocess.run([*UV, "pip", "uninstall", "-q", "--python", python, *NAMES], check=True)
+
+    def stored(self) -> list[Path]:
+        return sorted((self.cache / "plans").glob("*.json"))
+
+    def stored_then_replayed(self) -> tuple[Run, Run]:
+        """Two full runs (the first reads the index, whose pages then settle; the second
+        stores its plan), then the replay; the packages removed after each."""
+        first = self.run()
+        assert first.code == 0, first.stderr
+        assert self.installed() == EXPECTED
+        assert not self.stored()  # it read pages from the (loopback) network
+        self.remove_installed()
+        _settle(self.cache, self.root / "venv")
+        second = self.run()
+        assert second.code == 0, second.stderr
+        assert not _replayed(second)
+        assert self.installed() == EXPECTED
+        self.remove_installed()
+        third = self.run()
+        assert third.code == 0, third.stderr
+        assert self.installed() == EXPECTED
+        return second, third
+
+
+def _replayed(run: Run) -> bool:
+    return "resolver_hook.install.launch" in run.imported and PLANNER not in run.imported
+
+
+def _ours(stderr: str) -> list[str]:
+    """resolver-hook's own lines (the installers print times and temporary paths)."""
+    return [
+        line
+        for line in stderr.splitlines()
+        if line.startswith(("resolver-hook:", "error:", "hint:", "warning:"))
+    ]
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_an_unchecked_install_replays_its_plan(index: GpuIndex, tmp_path: Path, tool: str) -> None:
+    s = Setting(tmp_path, index, tool, "--no-proof")
+    full, replay = s.stored_then_replayed()
+    assert _replayed(replay), replay.imported & {PLANNER}
+    assert _ours(replay.stderr) == _ours(full.stderr)
+    assert any(line.startswith("resolver-hook: demo-gpu: ") for line in _ours(replay.stderr))
+    (record,) = s.stored()
+    raw = record.read_bytes()
+    assert SECRET.encode() not in raw  # the environment is hashed, never stored
+    data = json.loads(raw)
+    assert data["launch"]["tool"] == tool
+    assert data["launch"]["env"] == {}
+    # Not the folder of that run: a replay makes its own.
+    assert all(not a.startswith(("/", "resolver-hook-")) for k, a in data["launch"]["argv"] if k)
+
+
+def test_a_failed_install_is_explained_as_the_full_path_explains_it(
+    index: GpuIndex, tmp_path: Path
+) -> None:
+    """``app`` pins another build of demo-gpu: pip, unchecked, fails on it, and the
+    words for that come from the plan's pins, stored with the launch."""
+    s = Setting(tmp_path, index, "pip", "--no-proof", names=["app", "demo-gpu"])
+    first = s.run()
+    assert first.code != 0
+    _settle(s.cache, s.root / "venv")
+    full = s.run()
+    assert not _replayed(full)
+    assert s.stored()  # stored at the launch, whatever the installer then did
+    replay = s.run()
+    assert _replayed(replay)
+    assert replay.code == full.code != 0
+    assert _ours(replay.stderr) == _ours(full.stderr)
+    assert (
+        "error: app 1.0 pins demo-gpu==1.0+cu126, but this machine needs demo-gpu 1.0+cu130"
+    ) in replay.stderr
+    assert "hint: pip cannot replace a dependency's exact pin" in replay.stderr
+    assert s.installed() == {}
+
+
+def test_a_changed_manifest_is_planned_again(index: GpuIndex, tmp_path: Path) -> None:
+    s = Setting(tmp_path, index, "uv", "--no-proof")
+    s.stored_then_replayed()
+    s.remove_installed()
+    manifest = index.manifests / "demo-gpu.toml"
+    manifest.write_text(manifest.read_text().replace('cuda = ">=13.0"', 'cuda = ">=13.9"'))
+    again = s.run()
+    assert not _replayed(again)
+    assert again.code == 1
+    assert "nothing was installed: no build of demo-gpu fits" in again.stderr
+    assert s.installed() == {}
+
+
+@pytest.mark.parametrize(
+    "flags", [(), ("--no-proof", "--optional", "plainpkg")], ids=["checked", "optional"]
+)
+def test_checked_and_optional_installs_are_never_stored(
+    index: GpuIndex, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    s = Setting(tmp_path, index, "uv", *flags)
+    for _ in range(3):
+        run = s.run()
+        assert run.code == 0, run.stderr
+        assert not _replayed(run)
+        assert PLANNER in run.imported
+        s.remove_installed()
+        _settle(s.cache, s.root / "venv")
+    assert s.stored() == []
+
+
+def test_the_store_and_the_session_name_one_launch_event() -> None:
+    assert _plancache._LAUNCH_EVENT == launch.LAUNCH_EVENT
