@@ -4,10 +4,17 @@
 Both install the same three small wheels from a loopback index built here into fresh
 venvs (made outside the timed part): plain pip gets the already-resolved lines (URL with
 sha256, pinned local version and its find-links page), the hook gets the bare names and
-resolves them. Same for uv (its binary, on both sides). The hook runs with the python of
-a clean venv holding only a wheel of the checkout (scripts/_benchutil.py); the target
-venvs are made from the same interpreter, and both interpreters' own start-up
-(`python -c pass`) is printed, so a slow baseline shows.
+resolves them. Same for uv (its binary, on both sides).
+
+Rows ending in ``again`` install into one venv kept for the whole run (the three
+packages removed after each run, outside the timed part), as a repeated install of the
+same requirements does: there the hook replays the plan it stored the first time
+(resolver_hook/_plancache.py; an unchecked install only) and plain pip/uv are timed
+the same way. In a fresh venv the plan is made anew: its pyvenv.cfg is new.
+
+The hook runs with the python of a clean venv holding only a wheel of the checkout
+(scripts/_benchutil.py); the target venvs are made from the same interpreter, and both
+interpreters' own start-up (`python -c pass`) is printed, so a slow baseline shows.
 
 Each hook run writes its timing record (``RESOLVER_HOOK_TIMINGS``:
 resolver_hook/_timings.py), which splits the run's wall time into the installer's dry run
@@ -140,8 +147,8 @@ class Bench:
             idx.links_url("cu130", "demo-idx"),
         ]
 
-    def target_venv(self, tool: str) -> Path:
-        venv = self.root / "venv"
+    def target_venv(self, tool: str, name: str = "venv") -> Path:
+        venv = self.root / name
         if tool == "pip":
             make_venv(venv)
         else:
@@ -149,12 +156,25 @@ class Bench:
             subprocess.run(argv, check=True, env=clean_env())
         return venv
 
+    def kept_venv(self, label: str) -> Path:
+        """The venv of an ``again`` row, made on its first run."""
+        name = "kept-" + label.replace(" ", "_").replace("[", "").replace("]", "")
+        venv = self.root / name
+        if not venv.exists():
+            self.target_venv("pip" if "pip" in label.split() else "uv", name)
+        return venv
+
+    def remove_installed(self, venv: Path) -> None:
+        argv = [self.uv_bin, "pip", "uninstall", "-q", "--python", str(venv / "bin" / "python")]
+        subprocess.run([*argv, *NAMES], check=True, env=clean_env())
+
     def run(self, label: str) -> tuple[float, dict[str, float] | None]:
         """Run ``label`` once into a fresh venv: its wall time (s), and the split of a
         hook run (None for plain pip/uv, or a tree that writes no record)."""
         words = label.split()
         tool = "pip" if "pip" in words else "uv"
-        venv = self.target_venv(tool)
+        again = words[-1] == "again"
+        venv = self.kept_venv(label) if again else self.target_venv(tool)
         env = clean_env(
             VIRTUAL_ENV=str(venv),
             RESOLVER_HOOK_MANIFESTS=str(self.gi.manifests),
@@ -167,19 +187,22 @@ class Bench:
         )
         py = str(venv / "bin" / "python")
         index = ["--index-url", self.gi.simple]
-        if label == "pip":
+        if words[0] == "pip":
             argv = [py, "-m", "pip", "install", *index, *self.resolved()]
-        elif label == "uv":
+        elif words[0] == "uv":
             argv = [self.uv_bin, "pip", "install", "--python", py, *index, *self.resolved()]
         else:
             hook = self.hooks[label[: label.index("hook")]]
-            proof = not label.endswith("--no-proof")
+            proof = "--no-proof" not in words
             argv = hook_argv(hook, tool, index, NAMES, proof=proof)
         self.timings.unlink(missing_ok=True)
         try:
             run = launched(argv, env)
         finally:
-            shutil.rmtree(venv)
+            if again:
+                self.remove_installed(venv)
+            else:
+                shutil.rmtree(venv)
         if "hook" not in words or not self.timings.exists():
             return run[0], None
         return run[0], split(run, json.loads(self.timings.read_text()))
@@ -211,15 +234,18 @@ def main() -> None:
         # The uv binary itself on both sides: `python -m uv` and a shim each add tens of
         # milliseconds of their own before uv starts.
         bench = Bench(root=root, gi=build_gpu_index(root), hooks=hooks, uv_bin=str(find_uv_bin()))
-        labels = ["pip", "uv"]
+        labels = ["pip", "uv", "pip again", "uv again"]
         for tag in tags:
             for tool in ("pip", "uv"):
                 labels += [f"{tag}hook {tool}", f"{tag}hook {tool} --no-proof"]
+                labels += [f"{tag}hook {tool} --no-proof again"]
         walls: dict[str, list[float]] = {k: [] for k in labels}
         parts: dict[str, list[dict[str, float]]] = {k: [] for k in labels}
         with bench.gi.index.serving():
             write_manifests(bench.gi)
-            for i in range(-1, args.runs):  # run -1 warms the caches; it is not counted
+            # Two rounds warm the caches and store the plans (a file written less than 2 s
+            # before a run is not trusted to stay as it was: the round after stores it).
+            for i in range(-2, args.runs):
                 for label in labels:
                     wall, part = bench.run(label)
                     if i >= 0:
@@ -273,6 +299,13 @@ def report(
                 f"{tag}{tool}: hook + {tool} / {tool} {hooked / med[tool]:.2f} with the proof, "
                 f"{unchecked / med[tool]:.2f} without (goal <= {GOALS[tool]:.2f}); "
                 f"the dry run adds {hooked - unchecked:.1f} ms{own_text}"
+            )
+            again = f"{tag}hook {tool} --no-proof again"
+            own = [p["own"] for p in parts[again]]
+            print(
+                f"{tag}{tool} again (the same venv, the plan stored): hook + {tool} / {tool} "
+                f"{med[again] / med[f'{tool} again']:.2f} without the proof"
+                + (f"; hook's own work {statistics.median(own):.1f} ms" if own else "")
             )
 
 
