@@ -179,7 +179,9 @@ class Bench:
             VIRTUAL_ENV=str(venv),
             RESOLVER_HOOK_MANIFESTS=str(self.gi.manifests),
             RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
-            RESOLVER_HOOK_CACHE_DIR=str(self.root / "cache"),
+            # A cache per tree: two trees' runs in one cache rewrite each other's
+            # entries (the entry-point list is keyed by the venv), and no plan settles.
+            RESOLVER_HOOK_CACHE_DIR=str(self.root / f"cache{label.partition('hook')[0].strip()}"),
             RESOLVER_HOOK_TIMINGS=str(self.timings),
         )
         env["PATH"] = os.pathsep.join(
