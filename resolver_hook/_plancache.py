@@ -321,7 +321,7 @@ def _replay(output: list[list[Any]], code: int) -> int:
 class _Watch:
     """What one run opened, listed and looked for, and why it may not be stored."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, install: bool) -> None:
         self.cwd = os.getcwd()
         self.paths: set[str] = set()
         self.listed: set[str] = set()  # folders whose entries the run read
@@ -329,7 +329,7 @@ class _Watch:
         self.until: float | None = None
         self.output: list[list[Any]] = []
         self.started = time.time()
-        self.install = False  # an install's run: it may end at a launch
+        self.install = install  # an install's run: it may end at a launch
         self.launch: dict[str, Any] | None = None  # set: the watch ended there
         self.inputs: list[list[Any]] | None = None  # taken at the launch, or the end
 
@@ -423,8 +423,7 @@ def _record(path: str, key: str, full: Callable[[], int], *, install: bool) -> i
     if not _hooked:
         sys.addaudithook(_audit)  # for the life of the process: hooks cannot be removed
         _hooked.append(True)
-    watch = _Watch()
-    watch.install = install
+    watch = _Watch(install=install)
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout = _Tee(stdout, 1, watch)
     sys.stderr = _Tee(stderr, 2, watch)

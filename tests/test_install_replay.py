@@ -28,7 +28,7 @@ from resolver_hook import _plancache
 from resolver_hook.install import launch
 from tests.installenv import PY, UV, GpuIndex, build_gpu_index, clean_env, installed, venv_for
 from tests.installenv import write_manifests as write_index_manifests
-from tests.test_plan_cache import Run, _settle
+from tests.test_plan_cache import Run, _settle, run_of
 
 pytestmark = pytest.mark.integration
 
@@ -84,10 +84,7 @@ class Setting:
             timeout=600,
             check=False,
         )
-        lines = proc.stderr.splitlines(keepends=True)
-        imported = {x.rsplit("|", 1)[-1].strip() for x in lines if x.startswith("import time:")}
-        stderr = "".join(x for x in lines if not x.startswith("import time:"))
-        return Run(proc.returncode, proc.stdout, stderr, imported)
+        return run_of(proc)
 
     def installed(self) -> dict[str, str]:
         return {k: v for k, v in installed(self.venv / "bin" / "python").items() if k in EXPECTED}

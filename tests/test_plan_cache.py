@@ -84,6 +84,11 @@ def _plan(args: list[str], env: dict[str, str], cwd: Path, *, stdin: str | None 
         timeout=300,
         check=False,
     )
+    return run_of(proc)
+
+
+def run_of(proc: subprocess.CompletedProcess[str]) -> Run:
+    """A finished child of ``-X importtime``: its outcome, and the modules it imported."""
     lines = proc.stderr.splitlines(keepends=True)
     imported = {x.rsplit("|", 1)[-1].strip() for x in lines if x.startswith("import time:")}
     stderr = "".join(x for x in lines if not x.startswith("import time:"))
