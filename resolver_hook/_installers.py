@@ -19,6 +19,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from resolver_hook._observed import file_bytes, folder_names, path_kind
 from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
 
@@ -183,20 +184,22 @@ def venv_pip_version(python: str) -> str | None:
 
     The folder of installed packages is never listed: an install changes it, and what a
     plan read must stay as it was for a stored plan to be replayed
-    (:mod:`resolver_hook._plancache`)."""
-    prefix = Path(python).parent.parent
-    if not (prefix / "pyvenv.cfg").is_file():
+    (:mod:`resolver_hook._plancache`). What is read is observed
+    (:mod:`resolver_hook._observed`), so a venv made again with the same pip replays it."""
+    prefix = os.path.dirname(os.path.dirname(python))
+    if path_kind(os.path.join(prefix, "pyvenv.cfg")) != 1:
         return None
-    found = [*prefix.glob("lib/python*/site-packages/pip/__init__.py")]
-    found += prefix.glob("Lib/site-packages/pip/__init__.py")
-    if len(found) != 1:
-        return None
+    lib = os.path.join(prefix, "lib")
     try:
-        with open(found[0], encoding="utf-8", errors="replace") as f:
-            text = f.read(_PIP_INIT_LIMIT)
+        places = [os.path.join(lib, n) for n in folder_names(lib) or () if n.startswith("python")]
+        places.append(os.path.join(prefix, "Lib"))  # Windows
+        inits = [os.path.join(p, "site-packages", "pip", "__init__.py") for p in places]
+        found = [data for f in inits if (data := file_bytes(f, _PIP_INIT_LIMIT)) is not None]
     except OSError:
         return None
-    m = _PIP_VERSION_LINE.search(text)
+    if len(found) != 1:
+        return None
+    m = _PIP_VERSION_LINE.search(found[0].decode("utf-8", "replace"))
     return m.group(1) if m else None
 
 

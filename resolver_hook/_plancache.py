@@ -20,7 +20,11 @@ depends on, then:
 - the files: each path the run opened, listed or looked for, with its type, size,
   inode and change times, or its absence. A file changed within
   :data:`_RACY_SECONDS` of the run could change again within the same time stamp, so
-  such a run is not stored (the next one is);
+  such a run is not stored (the next one is). The few facts of the environment
+  installed into (its ``pyvenv.cfg``, its pip's version, its interpreter) are read
+  through :mod:`resolver_hook._observed` instead, and kept as a digest of what was
+  read: a venv removed and made again at the same path, a moment before the run,
+  replays the plan made for the same files;
 - the clock: a page served from the page cache because it was fresh says until when
   (the :data:`FRESH_EVENT` audit event, raised by the index client); a stored plan is
   not replayed after that.
@@ -52,17 +56,8 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from resolver_hook import __version__, _cache
-
-# The interpreter's own sha256, where it has one: hashlib loads OpenSSL first, a few
-# milliseconds of every replay's start for a hash of a few kilobytes.
-try:
-    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # >= 3.12
-except ImportError:
-    try:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+from resolver_hook import __version__, _cache, _observed
+from resolver_hook._observed import sha256
 
 # typing is not imported at run time: this module is on the start-up path of the warm
 # commands, and the names below are only annotations.
@@ -80,7 +75,7 @@ FRESH_EVENT = "resolver_hook.cache.fresh"
 # (resolver_hook.install.launch.LAUNCH_EVENT, kept equal by a test).
 _LAUNCH_EVENT = "resolver_hook.install.launch"
 
-_FORMAT = 2
+_FORMAT = 3
 _KEEP = 64  # plan files kept; each is a few kB to a few hundred
 _MAX_RECORD = 8 << 20
 _RACY_SECONDS = 2.0
@@ -236,9 +231,12 @@ def _valid_record(path: str, key: str) -> dict[str, Any] | None:
     if not isinstance(output, list) or not isinstance(inputs, list):
         return None
     for item in inputs:
-        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
+        if not (isinstance(item, list) and len(item) in (2, 3) and isinstance(item[0], str)):
             return None
-        if _identity(item[0], whole=item[1] != [2]) != item[1]:
+        if len(item) == 3:  # an observation (resolver_hook._observed): taken again
+            if not _observed.unchanged(item[1], item[0], item[2]):
+                return None
+        elif _identity(item[0], whole=item[1] != [2]) != item[1]:
             return None
     if not all(
         isinstance(x, list) and len(x) == 2 and x[0] in (1, 2) and isinstance(x[1], str)
@@ -325,6 +323,8 @@ class _Watch:
         self.cwd = os.getcwd()
         self.paths: set[str] = set()
         self.listed: set[str] = set()  # folders whose entries the run read
+        # path -> {how: digest}: what the readers of resolver_hook._observed saw there
+        self.observed: dict[str, dict[str, list[Any]]] = {}
         self.refused: str | None = None
         self.until: float | None = None
         self.output: list[list[Any]] = []
@@ -338,13 +338,34 @@ class _Watch:
             return
         if path is None and listed:
             path = "."
+        full = self._full(path)
+        if full is not None:
+            (self.listed if listed else self.paths).add(full)
+
+    def observe(self, path: object, how: object, seen: object) -> None:
+        """A reader of :mod:`resolver_hook._observed` saw ``seen`` at ``path``: kept as
+        its digest, in place of the path's identity. The same observation seen twice
+        otherwise (the file changed during the run) is not stored."""
+        full = self._full(path)
+        if full is None or not isinstance(how, list):
+            self.refuse(_observed.EVENT)
+            return
+        kept = [how, _observed.digest(how, seen)]
+        if kept[1] == _observed.UNREADABLE:
+            self.refuse(_observed.EVENT)
+            return
+        earlier = self.observed.setdefault(full, {}).setdefault(json.dumps(how), kept)
+        if earlier != kept:
+            self.refuse(f"{full} changed during the run")
+
+    def _full(self, path: object) -> str | None:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         elif isinstance(path, os.PathLike):
             path = os.fspath(path)
         if isinstance(path, str) and path:
-            full = path if os.path.isabs(path) else os.path.join(self.cwd, path)
-            (self.listed if listed else self.paths).add(full)
+            return path if os.path.isabs(path) else os.path.join(self.cwd, path)
+        return None
 
     def refuse(self, why: str) -> None:
         if self.refused is None:
@@ -369,6 +390,11 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         until = args[0] if args else None
         if isinstance(until, (int, float)):
             watch.until = until if watch.until is None else min(watch.until, until)
+        else:
+            watch.refuse(event)
+    elif event == _observed.EVENT:
+        if len(args) == 3:
+            watch.observe(*args)
         else:
             watch.refuse(event)
     elif event in _UNCACHEABLE:
@@ -477,13 +503,16 @@ def _inputs(watch: _Watch) -> list[list[Any]] | None:
     inputs = []
     settled = (watch.started - _RACY_SECONDS) * 1e9
     private = watch.launch["folder"] if watch.launch is not None else None
-    for name in sorted(watch.paths | watch.listed | sources):
+    for name in sorted(watch.paths | watch.listed | sources | watch.observed.keys()):
         if isinstance(private, str) and (name == private or name.startswith(private + os.sep)):
             continue  # the session's own folder, made anew by a replay
         if name.startswith(_DEVICE_ROOTS):
             if name in _HOST_KEY_FILES:
                 continue
             return None
+        if name in watch.observed:  # what was read there, not when it was written
+            inputs += [[name, how, seen] for how, seen in watch.observed[name].values()]
+            continue
         identity = _identity(name)
         if identity is not None:
             if identity[0] == 0:

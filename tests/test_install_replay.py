@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -180,6 +182,50 @@ def test_a_changed_manifest_is_planned_again(index: GpuIndex, tmp_path: Path) ->
     assert again.code == 1
     assert "nothing was installed: no build of demo-gpu fits" in again.stderr
     assert s.installed() == {}
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_a_venv_made_again_replays_its_plan(index: GpuIndex, tmp_path: Path, tool: str) -> None:
+    """As CI does: the venv removed and made again at the same path just before the
+    install. Its files are new (other inodes, times of a moment ago) and say the same, and
+    the plan store checks them by what was read (resolver_hook/_observed.py)."""
+    s = Setting(tmp_path, index, tool, "--no-proof")
+    full, _ = s.stored_then_replayed()
+    shutil.rmtree(s.venv)
+    venv_for(tool, s.venv)
+    replay = s.run()
+    assert replay.code == 0, replay.stderr
+    assert _replayed(replay), replay.imported & {PLANNER}
+    assert _ours(replay.stderr) == _ours(full.stderr)
+    assert s.installed() == EXPECTED
+
+
+def test_a_venv_made_again_with_another_pip_or_python_is_planned_again(
+    index: GpuIndex, tmp_path: Path
+) -> None:
+    s = Setting(tmp_path, index, "pip", "--no-proof")
+    s.stored_then_replayed()
+    (init,) = s.venv.glob("lib/python*/site-packages/pip/__init__.py")
+    pip_version = re.search(r'^__version__ = "(.*)"', init.read_text(), re.M)
+    assert pip_version is not None
+    for change in ("pip", "python"):
+        s.remove_installed()
+        shutil.rmtree(s.venv)
+        venv_for("pip", s.venv)
+        if change == "pip":  # the same size: only the bytes tell
+            old = pip_version.group(1)
+            new = old[:-1] + ("1" if old[-1] != "1" else "2")
+            init.write_text(init.read_text().replace(f'"{old}"', f'"{new}"'))
+        else:
+            cfg = s.venv / "pyvenv.cfg"
+            cfg.write_text(re.sub(r"(?m)^version = .*$", "version = 3.9.0", cfg.read_text()))
+        again = s.run()
+        assert again.code == 0, again.stderr
+        assert not _replayed(again), change
+        assert s.installed() == EXPECTED
+        if change == "python":
+            assert f"names Python {PY[0]}.{PY[1:]}, but" in again.stderr
+            assert "is Python 3.9" in again.stderr
 
 
 @pytest.mark.parametrize(

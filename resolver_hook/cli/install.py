@@ -202,12 +202,14 @@ def _venv_python_version(python: str) -> str | None:
     """``3.11`` for the Python of a virtual environment, read from its ``pyvenv.cfg``
     (``version`` as ``python -m venv`` writes it, ``version_info`` as uv does) without
     running anything; None when ``python`` is no venv's or the file does not say."""
+    from resolver_hook._observed import file_bytes
+
     cfg = os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")
     try:
-        with open(cfg, encoding="utf-8", errors="replace") as f:
-            lines = f.read(1 << 16).splitlines()
+        data = file_bytes(cfg, 1 << 16)
     except OSError:
         return None
+    lines = [] if data is None else data.decode("utf-8", "replace").splitlines()
     for line in lines:
         key, sep, value = line.partition("=")
         m = re.match(r"\s*(\d+)\.(\d+)", value) if sep else None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from resolver_hook._installers import QUERY_TIMEOUT, find_uv, missing_uv, pip_python, venv_python
+from resolver_hook._observed import path_kind
 from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
 
@@ -96,7 +97,7 @@ def find_installer(
     env = dict(os.environ) if env is None else env
     venv = env.get("VIRTUAL_ENV")
     if tool == "pip":
-        if venv and os.path.exists(venv_python(venv)):
+        if venv and path_kind(venv_python(venv)) is not None:
             python = venv_python(venv)
         else:
             pip = shutil.which("pip", path=env.get("PATH"))
@@ -113,7 +114,7 @@ def find_installer(
         not parsed.python
         and "--system" not in parsed.options
         and venv
-        and os.path.exists(venv_python(venv))
+        and path_kind(venv_python(venv)) is not None
     ):
         python = venv_python(venv)
     else:

@@ -248,8 +248,10 @@ def _check_url_constraints(python: str) -> str | None:
 def _prefix(python: str) -> Path | None:
     """The environment of ``python`` when it is a virtual environment's (pip's site file
     is ``PREFIX/pip.conf``); None otherwise."""
+    from resolver_hook._observed import path_kind
+
     root = Path(python).parent.parent
-    return root if (root / "pyvenv.cfg").is_file() else None
+    return root if path_kind(str(root / "pyvenv.cfg")) == 1 else None
 
 
 def _run(

@@ -1,0 +1,143 @@
+"""Reads that tell a watching plan store what they saw, so that a stored plan is checked
+against what was read rather than against a file's identity.
+
+A stored plan (:mod:`resolver_hook._plancache`) holds every file its run read by type,
+size, inode and change times, and a run that read a file changed in the two seconds
+before it is not stored at all. That is right for a file read in passing, but too
+strict for the few facts of a virtual environment an install plans with (its
+``pyvenv.cfg``, its pip's version, whether its interpreter is there): a venv removed and
+made again at the same path has new inodes and new times and the same facts, and a venv
+made just before the install (as CI does) is always "changed just now". The readers of
+those facts go through this module instead. Each read raises :data:`EVENT` with what it
+saw, and the store keeps a digest of that (the bytes' sha256, the names' sha256, the
+kind) in place of the file's identity; a replay takes the same observation again with
+:func:`current` and compares. What was seen is what the run used, so a file written a
+moment before the run needs no settling: the digest is of the bytes the plan was made
+from.
+
+A reader must use nothing of the path but what it observed here.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+
+# The interpreter's own sha256, where it has one: hashlib loads OpenSSL first, a few
+# milliseconds of a replay's start for a hash of a few kilobytes.
+try:
+    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # >= 3.12
+except ImportError:
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "EVENT",
+    "UNREADABLE",
+    "current",
+    "digest",
+    "file_bytes",
+    "folder_names",
+    "path_kind",
+    "sha256",
+    "unchanged",
+]
+
+# Raised with (path, how, what was seen); watched by resolver_hook._plancache.
+EVENT = "resolver_hook.observed"
+
+# Where a path cannot be observed as it was (a permission error, a file now a folder):
+# never taken as unchanged (:func:`unchanged`), so a replay plans again.
+UNREADABLE = "unreadable"
+
+
+def file_bytes(path: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of the file ``path``; None where there is no such file
+    (nothing there, or a parent that is no folder). OSError for any other failure."""
+    data = _read(path, limit)
+    sys.audit(EVENT, path, ["read", limit], data)
+    return data
+
+
+def folder_names(path: str) -> list[str] | None:
+    """The sorted names in the folder ``path``; None where there is no such folder.
+    OSError for any other failure."""
+    names = _list(path)
+    sys.audit(EVENT, path, ["list"], names)
+    return names
+
+
+def path_kind(path: str) -> int | None:
+    """1 for a file, 2 for a folder (links followed), 0 for anything else, None where
+    nothing is there."""
+    kind = _kind(path)
+    sys.audit(EVENT, path, ["kind"], kind)
+    return kind
+
+
+def digest(how: list[Any], seen: Any) -> str | int | None:
+    """What a store keeps of an observation: the sha256 of the bytes or of the names, the
+    kind as it is, None for nothing there (:data:`UNREADABLE` for what no reader here
+    sees: a store keeps no such observation)."""
+    if seen is None:
+        return None
+    if how == ["kind"] and isinstance(seen, int) and not isinstance(seen, bool):
+        return seen
+    if how == ["list"] and isinstance(seen, list) and all(isinstance(n, str) for n in seen):
+        seen = "\0".join(seen).encode("utf-8", "surrogateescape")
+    elif not (how[:1] == ["read"] and isinstance(seen, bytes)):
+        return UNREADABLE
+    return str(sha256(seen).hexdigest())
+
+
+def unchanged(how: Any, path: str, kept: Any) -> bool:
+    """Whether the observation ``how`` of ``path``, taken now, has the digest ``kept``."""
+    return bool(kept != UNREADABLE and current(how, path) == kept)
+
+
+def current(how: Any, path: str) -> str | int | None:
+    """The digest of the same observation taken now (:data:`UNREADABLE` where it cannot
+    be taken, or ``how`` is of no known form)."""
+    try:
+        if isinstance(how, list) and len(how) == 2 and how[0] == "read":
+            limit = how[1]
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+                return UNREADABLE
+            return digest(how, _read(path, limit))
+        if how == ["list"]:
+            return digest(how, _list(path))
+        if how == ["kind"]:
+            return _kind(path)
+    except (OSError, ValueError):
+        pass
+    return UNREADABLE
+
+
+def _read(path: str, limit: int) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _list(path: str) -> list[str] | None:
+    try:
+        return sorted(os.listdir(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _kind(path: str) -> int | None:
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return 1 if stat.S_ISREG(mode) else 2 if stat.S_ISDIR(mode) else 0
