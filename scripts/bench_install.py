@@ -6,11 +6,19 @@ venvs (made outside the timed part): plain pip gets the already-resolved lines (
 sha256, pinned local version and its find-links page), the hook gets the bare names and
 resolves them. Same for uv (its binary, on both sides).
 
-Rows ending in ``again`` install into one venv kept for the whole run (the three
-packages removed after each run, outside the timed part), as a repeated install of the
-same requirements does: there the hook replays the plan it stored the first time
-(resolver_hook/_plancache.py; an unchecked install only) and plain pip/uv are timed
-the same way. In a fresh venv the plan is made anew: its pyvenv.cfg is new.
+An unchecked install (``--no-proof``) stores its plan (resolver_hook/_plancache.py)
+and replays it when run again with nothing it read changed; the venv's facts are
+checked by what they say (resolver_hook/_observed.py), so a fresh venv made at the same
+path, as CI makes one, replays the plan too. Three rows per installer tell the cases
+apart:
+
+- ``hook pip --no-proof``: a fresh venv each run, the plan stored by an earlier run;
+- ``hook pip --no-proof first``: a fresh venv each run, and the stored plans removed
+  before it (a cache folder of its own, its pages kept warm): the plan made anew, as
+  on the first install of a requirement set;
+- ``hook pip --no-proof again``: one venv kept for the whole run (the three packages
+  removed after each run, outside the timed part); plain pip/uv are timed the same way
+  (``pip again``).
 
 The hook runs with the python of a clean venv holding only a wheel of the checkout
 (scripts/_benchutil.py); the target venvs are made from the same interpreter, and both
@@ -175,13 +183,17 @@ class Bench:
         tool = "pip" if "pip" in words else "uv"
         again = words[-1] == "again"
         venv = self.kept_venv(label) if again else self.target_venv(tool)
+        cache = self.root / f"cache{label.partition('hook')[0].strip()}"
+        if words[-1] == "first":  # its own cache folder, without stored plans
+            cache = cache.with_name(cache.name + "-first")
+            shutil.rmtree(cache / "plans", ignore_errors=True)
         env = clean_env(
             VIRTUAL_ENV=str(venv),
             RESOLVER_HOOK_MANIFESTS=str(self.gi.manifests),
             RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
             # A cache per tree: two trees' runs in one cache rewrite each other's
             # entries (the entry-point list is keyed by the venv), and no plan settles.
-            RESOLVER_HOOK_CACHE_DIR=str(self.root / f"cache{label.partition('hook')[0].strip()}"),
+            RESOLVER_HOOK_CACHE_DIR=str(cache),
             RESOLVER_HOOK_TIMINGS=str(self.timings),
         )
         env["PATH"] = os.pathsep.join(
@@ -240,7 +252,7 @@ def main() -> None:
         for tag in tags:
             for tool in ("pip", "uv"):
                 labels += [f"{tag}hook {tool}", f"{tag}hook {tool} --no-proof"]
-                labels += [f"{tag}hook {tool} --no-proof again"]
+                labels += [f"{tag}hook {tool} --no-proof {row}" for row in ("first", "again")]
         walls: dict[str, list[float]] = {k: [] for k in labels}
         parts: dict[str, list[dict[str, float]]] = {k: [] for k in labels}
         with bench.gi.index.serving():
@@ -301,6 +313,13 @@ def report(
                 f"{tag}{tool}: hook + {tool} / {tool} {hooked / med[tool]:.2f} with the proof, "
                 f"{unchecked / med[tool]:.2f} without (goal <= {GOALS[tool]:.2f}); "
                 f"the dry run adds {hooked - unchecked:.1f} ms{own_text}"
+            )
+            first = f"{tag}hook {tool} --no-proof first"
+            own = [p["own"] for p in parts[first]]
+            print(
+                f"{tag}{tool} first (a fresh venv, no stored plan): hook + {tool} / {tool} "
+                f"{med[first] / med[tool]:.2f} without the proof"
+                + (f"; hook's own work {statistics.median(own):.1f} ms" if own else "")
             )
             again = f"{tag}hook {tool} --no-proof again"
             own = [p["own"] for p in parts[again]]
