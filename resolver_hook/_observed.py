@@ -120,12 +120,22 @@ def current(how: Any, path: str) -> str | int | None:
     return UNREADABLE
 
 
+# Without blocking: a FIFO in a venv's place is refused at once, never waited on.
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 def _read(path: str, limit: int) -> bytes | None:
     try:
-        with open(path, "rb") as f:
-            return f.read(limit)
+        fd = os.open(path, _FLAGS)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    with open(fd, "rb", closefd=True) as f:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{path} is a folder")
+        if not stat.S_ISREG(mode):
+            raise OSError(f"{path} is not a regular file")
+        return f.read(limit)
 
 
 def _list(path: str) -> list[str] | None:

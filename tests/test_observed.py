@@ -73,6 +73,15 @@ def test_kinds_and_absence(tmp_path: Path) -> None:
         _observed.file_bytes(str(tmp_path), 64)
 
 
+def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "pyvenv.cfg"
+    os.mkfifo(fifo)  # nobody writes to it: a blocking read would never end
+    with pytest.raises(OSError, match="not a regular file"):
+        _observed.file_bytes(str(fifo), 64)
+    assert _observed.current(["read", 64], str(fifo)) == _observed.UNREADABLE
+    assert _observed.path_kind(str(fifo)) == 0
+
+
 @pytest.mark.parametrize("how", [["read"], ["read", -1], ["read", True], ["stat"], "read", None])
 def test_a_stored_observation_of_no_known_form_is_a_miss(tmp_path: Path, how: object) -> None:
     (tmp_path / "f").write_text("")
