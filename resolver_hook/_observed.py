@@ -82,17 +82,20 @@ def path_kind(path: str) -> int | None:
     return kind
 
 
-def digest(how: list[Any], seen: Any) -> str | int | None:
+def digest(how: Any, seen: Any) -> str | int | None:
     """What a store keeps of an observation: the sha256 of the bytes or of the names, the
     kind as it is, None for nothing there (:data:`UNREADABLE` for what no reader here
     sees: a store keeps no such observation)."""
+    form = _form(how)
+    if form is None:
+        return UNREADABLE
     if seen is None:
         return None
-    if how == ["kind"] and isinstance(seen, int) and not isinstance(seen, bool):
+    if form == "kind" and isinstance(seen, int) and not isinstance(seen, bool):
         return seen
-    if how == ["list"] and isinstance(seen, list) and all(isinstance(n, str) for n in seen):
+    if form == "list" and isinstance(seen, list) and all(isinstance(n, str) for n in seen):
         seen = "\0".join(seen).encode("utf-8", "surrogateescape")
-    elif not (how[:1] == ["read"] and isinstance(seen, bytes)):
+    elif not (form == "read" and isinstance(seen, bytes)):
         return UNREADABLE
     return str(sha256(seen).hexdigest())
 
@@ -105,19 +108,29 @@ def unchanged(how: Any, path: str, kept: Any) -> bool:
 def current(how: Any, path: str) -> str | int | None:
     """The digest of the same observation taken now (:data:`UNREADABLE` where it cannot
     be taken, or ``how`` is of no known form)."""
+    form = _form(how)
     try:
-        if isinstance(how, list) and len(how) == 2 and how[0] == "read":
-            limit = how[1]
-            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-                return UNREADABLE
-            return digest(how, _read(path, limit))
-        if how == ["list"]:
+        if form == "read":
+            return digest(how, _read(path, how[1]))
+        if form == "list":
             return digest(how, _list(path))
-        if how == ["kind"]:
+        if form == "kind":
             return _kind(path)
     except (OSError, ValueError):
         pass
     return UNREADABLE
+
+
+def _form(how: Any) -> str | None:
+    """``read`` for ``["read", LIMIT]``, ``list`` for ``["list"]``, ``kind`` for
+    ``["kind"]``; None for anything else (a stored record of another version)."""
+    if how in (["list"], ["kind"]):
+        return str(how[0])
+    if isinstance(how, list) and len(how) == 2 and how[0] == "read":
+        limit = how[1]
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+            return "read"
+    return None
 
 
 # Without blocking: a FIFO in a venv's place is refused at once, never waited on.

@@ -347,11 +347,8 @@ class _Watch:
         its digest, in place of the path's identity. The same observation seen twice
         otherwise (the file changed during the run) is not stored."""
         full = self._full(path)
-        if full is None or not isinstance(how, list):
-            self.refuse(_observed.EVENT)
-            return
         kept = [how, _observed.digest(how, seen)]
-        if kept[1] == _observed.UNREADABLE:
+        if full is None or kept[1] == _observed.UNREADABLE:  # no reader here sees that
             self.refuse(_observed.EVENT)
             return
         earlier = self.observed.setdefault(full, {}).setdefault(json.dumps(how), kept)

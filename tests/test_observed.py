@@ -100,7 +100,16 @@ def test_a_file_seen_two_ways_in_one_run_is_not_stored(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("how", "seen"), [(["kind"], "1"), (["kind"], True), (["list"], "ab"), (["read", 4], "ab")]
+    ("how", "seen"),
+    [
+        (["kind"], "1"),
+        (["kind"], True),
+        (["list"], "ab"),
+        (["read", 4], "ab"),
+        (["read", b"4"], b"ab"),
+        ("read", b"ab"),
+        (None, None),
+    ],
 )
 def test_an_observation_no_reader_makes_is_not_stored(how: list[object], seen: object) -> None:
     watch = _plancache._Watch(install=True)
