@@ -310,24 +310,22 @@ def report(
                 else ""
             )
             print(
-                f"{tag}{tool}: hook + {tool} / {tool} {hooked / med[tool]:.2f} with the proof, "
+                f"{tag}{tool} (a fresh venv, the plan stored): hook + {tool} / {tool} "
+                f"{hooked / med[tool]:.2f} with the proof, "
                 f"{unchecked / med[tool]:.2f} without (goal <= {GOALS[tool]:.2f}); "
                 f"the dry run adds {hooked - unchecked:.1f} ms{own_text}"
             )
-            first = f"{tag}hook {tool} --no-proof first"
-            own = [p["own"] for p in parts[first]]
-            print(
-                f"{tag}{tool} first (a fresh venv, no stored plan): hook + {tool} / {tool} "
-                f"{med[first] / med[tool]:.2f} without the proof"
-                + (f"; hook's own work {statistics.median(own):.1f} ms" if own else "")
-            )
-            again = f"{tag}hook {tool} --no-proof again"
-            own = [p["own"] for p in parts[again]]
-            print(
-                f"{tag}{tool} again (the same venv, the plan stored): hook + {tool} / {tool} "
-                f"{med[again] / med[f'{tool} again']:.2f} without the proof"
-                + (f"; hook's own work {statistics.median(own):.1f} ms" if own else "")
-            )
+            for row, words, baseline in (
+                ("first", "a fresh venv, no stored plan", tool),
+                ("again", "the same venv, the plan stored", f"{tool} again"),
+            ):
+                label = f"{tag}hook {tool} --no-proof {row}"
+                own = [p["own"] for p in parts[label]]
+                print(
+                    f"{tag}{tool} {row} ({words}): hook + {tool} / {tool} "
+                    f"{med[label] / med[baseline]:.2f} without the proof"
+                    + (f"; hook's own work {statistics.median(own):.1f} ms" if own else "")
+                )
 
 
 if __name__ == "__main__":
