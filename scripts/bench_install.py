@@ -310,9 +310,9 @@ def report(
                 else ""
             )
             print(
-                f"{tag}{tool} (a fresh venv, the plan stored): hook + {tool} / {tool} "
-                f"{hooked / med[tool]:.2f} with the proof, "
-                f"{unchecked / med[tool]:.2f} without (goal <= {GOALS[tool]:.2f}); "
+                f"{tag}{tool}: hook + {tool} / {tool} {hooked / med[tool]:.2f} with the proof "
+                f"(never stored), {unchecked / med[tool]:.2f} without (a fresh venv, the plan "
+                f"stored; goal <= {GOALS[tool]:.2f}); "
                 f"the dry run adds {hooked - unchecked:.1f} ms{own_text}"
             )
             for row, words, baseline in (
