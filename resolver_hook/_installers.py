@@ -31,8 +31,10 @@ __all__ = [
     "pip_python",
     "pip_said",
     "pip_version",
+    "venv_declared_python",
     "venv_pip_version",
     "venv_python",
+    "venv_python_version",
 ]
 
 # Seconds a query of an installer or an interpreter may take.
@@ -202,6 +204,45 @@ def venv_pip_version(python: str) -> str | None:
     m = _PIP_VERSION_LINE.search(found[0].decode("utf-8", "replace"))
     return m.group(1) if m else None
 
+
+def venv_declared_python(python: str) -> tuple[int, int] | None:
+    """The major.minor a virtual environment's ``pyvenv.cfg`` gives for its Python
+    (``version`` as ``python -m venv`` writes it, ``version_info`` as uv and virtualenv
+    do), read without running anything; None when ``python`` is no venv's or the file
+    does not say."""
+    cfg = os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")
+    try:
+        data = file_bytes(cfg, _PYVENV_LIMIT)
+    except OSError:
+        return None
+    for line in [] if data is None else data.decode("utf-8", "replace").splitlines():
+        key, sep, value = line.partition("=")
+        m = _MAJOR_MINOR.match(value) if sep else None
+        if key.strip() in ("version", "version_info") and m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def venv_python_version(python: str) -> tuple[int, int] | None:
+    """The major.minor of a virtual environment's Python where two of its files agree:
+    ``pyvenv.cfg`` (:func:`venv_declared_python`) and the one ``lib/pythonX.Y`` folder
+    (``pythonX.Yt`` free-threaded) its packages go in. None otherwise (a Windows venv,
+    whose ``Lib`` names no version; a venv whose files disagree): then the interpreter
+    is asked."""
+    declared = venv_declared_python(python)
+    if declared is None:
+        return None
+    try:
+        names = folder_names(os.path.join(os.path.dirname(os.path.dirname(python)), "lib"))
+    except OSError:
+        return None
+    found = [n for n in names or () if n.startswith("python")]
+    x_y = f"python{declared[0]}.{declared[1]}"
+    return declared if found in ([x_y], [x_y + "t"]) else None
+
+
+_PYVENV_LIMIT = 1 << 16
+_MAJOR_MINOR = re.compile(r"\s*(\d+)\.(\d+)")
 
 # pip's __init__.py is a few hundred bytes; its version line reads `__version__ = "24.0"`.
 _PIP_INIT_LIMIT = 1 << 16

@@ -7,10 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._installers import pip_said, pip_version, venv_pip_version
+from resolver_hook._installers import (
+    pip_said,
+    pip_version,
+    venv_declared_python,
+    venv_pip_version,
+    venv_python_version,
+)
 from resolver_hook._proc import Result
 from resolver_hook.install.args import parse_install_args
-from resolver_hook.install.backends import Installer
+from resolver_hook.install.backends import Installer, python_version_of
 from resolver_hook.install.checked import proof_unavailable
 from tests.installenv import installed, make_venv
 
@@ -116,3 +122,41 @@ def test_the_proof_check_takes_what_pip_said_already(tmp_path: Path) -> None:
     old = proof_unavailable(installer, parsed, said="pip 21.0 from /x (python 3.12)\n")
     assert old is not None
     assert old.startswith("pip 21.0 cannot report")
+
+
+VERSION_QUESTION = "import sys; print('%d.%d' % sys.version_info[:2])"
+
+
+def _venv_of(root: Path, cfg: str, *libs: str) -> str:
+    (root / "bin").mkdir(parents=True)
+    (root / "pyvenv.cfg").write_text(cfg)
+    for name in libs:
+        (root / name / "site-packages").mkdir(parents=True)
+    return str(root / "bin" / "python")
+
+
+@pytest.mark.parametrize(
+    ("cfg", "libs", "expected"),
+    [
+        ("home = /usr/bin\nversion = 3.12.4\n", ["lib/python3.12"], (3, 12)),  # python -m venv
+        ("version_info = 3.13.1\n", ["lib/python3.13t"], (3, 13)),  # uv, free-threaded
+        ("version = 3.9.0\n", ["lib/python3.12"], None),  # the two disagree: ask it
+        ("version = 3.12.4\n", ["lib/python3.12", "lib/python3.11"], None),
+        ("version = 3.12.4\n", ["Lib"], None),  # Windows: Lib names no version
+        ("home = /usr/bin\n", ["lib/python3.12"], None),
+    ],
+)
+def test_a_venv_s_python_is_read_where_its_files_agree(
+    tmp_path: Path, cfg: str, libs: list[str], expected: tuple[int, int] | None
+) -> None:
+    python = _venv_of(tmp_path / "v", cfg, *libs)
+    assert venv_python_version(python) == expected
+    asked = Asked("3.10\n")
+    assert python_version_of(python, asked) == (expected or (3, 10))
+    assert asked.calls == ([] if expected else [(python, "-c", VERSION_QUESTION)])
+
+
+def test_no_pyvenv_cfg_is_no_venv(tmp_path: Path) -> None:
+    (tmp_path / "lib" / "python3.12").mkdir(parents=True)
+    assert venv_python_version(str(tmp_path / "bin" / "python")) is None
+    assert venv_declared_python(str(tmp_path / "bin" / "python")) is None

@@ -228,6 +228,27 @@ def test_a_venv_made_again_with_another_pip_or_python_is_planned_again(
             assert "is Python 3.9" in again.stderr
 
 
+def test_without_a_target_the_venv_s_python_is_read_and_the_plan_replays(
+    index: GpuIndex, tmp_path: Path
+) -> None:
+    """Planned for this machine, with the Python of a venv of another interpreter file
+    (a copy): its pyvenv.cfg and lib/pythonX.Y say which, so no interpreter is started and
+    the plan can be stored (a run that starts a program never is)."""
+    s = Setting(tmp_path, index, "pip", "--no-proof", names=["plainpkg"])
+    s.args = [a for a in s.args if a not in ("--target", B200)]
+    assert os.path.realpath(s.venv / "bin" / "python") != os.path.realpath(sys.executable)
+    runs = []
+    for _ in range(3):
+        runs.append(s.run())
+        assert runs[-1].code == 0, runs[-1].stderr
+        assert s.installed() == {"plainpkg": "1.0"}
+        python = str(s.venv / "bin" / "python")
+        subprocess.run([*UV, "pip", "uninstall", "-q", "--python", python, "plainpkg"], check=True)
+        if len(runs) == 1:
+            _settle(s.cache, s.root / "venv")  # what the first run wrote (the host cache)
+    assert [_replayed(r) for r in runs] == [False, False, True]  # the first one detects
+
+
 @pytest.mark.parametrize(
     "flags", [(), ("--no-proof", "--optional", "plainpkg")], ids=["checked", "optional"]
 )

@@ -198,26 +198,6 @@ def _warn_target_directory(installer_args: list[str]) -> None:
         return
 
 
-def _venv_python_version(python: str) -> str | None:
-    """``3.11`` for the Python of a virtual environment, read from its ``pyvenv.cfg``
-    (``version`` as ``python -m venv`` writes it, ``version_info`` as uv does) without
-    running anything; None when ``python`` is no venv's or the file does not say."""
-    from resolver_hook._observed import file_bytes
-
-    cfg = os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")
-    try:
-        data = file_bytes(cfg, 1 << 16)
-    except OSError:
-        return None
-    lines = [] if data is None else data.decode("utf-8", "replace").splitlines()
-    for line in lines:
-        key, sep, value = line.partition("=")
-        m = re.match(r"\s*(\d+)\.(\d+)", value) if sep else None
-        if key.strip() in ("version", "version_info") and m:
-            return f"{m.group(1)}.{m.group(2)}"
-    return None
-
-
 _PYTHON_IN_SPEC = re.compile(r"(?:^|-)(?:py|cp)(\d)(\d+)t?(?:-|$)")
 
 
@@ -246,6 +226,7 @@ def profile_for(
     A ``--target`` naming another Python than that environment's is planned as asked,
     with a warning; ``strict`` (``enable``, whose pins stay in the venv) refuses it.
     """
+    from resolver_hook._installers import venv_declared_python
     from resolver_hook.install.backends import python_version_of
 
     profile = machine_from_args(args)
@@ -253,7 +234,8 @@ def profile_for(
         return profile
     if args.target:
         m = _PYTHON_IN_SPEC.search(args.target)
-        have = _venv_python_version(installer.python)
+        declared = venv_declared_python(installer.python)
+        have = None if declared is None else f"{declared[0]}.{declared[1]}"
         if m is not None and have is not None:
             asked = f"{m.group(1)}.{m.group(2)}"
             if have != asked:

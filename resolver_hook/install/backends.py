@@ -18,7 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resolver_hook._installers import QUERY_TIMEOUT, find_uv, missing_uv, pip_python, venv_python
+from resolver_hook._installers import (
+    QUERY_TIMEOUT,
+    find_uv,
+    missing_uv,
+    pip_python,
+    venv_python,
+    venv_python_version,
+)
 from resolver_hook._observed import path_kind
 from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
@@ -141,13 +148,18 @@ _VERSION = re.compile(r"(\d+)\.(\d+)\s*")
 
 
 def python_version_of(python: str, run: Runner = capture) -> tuple[int, int]:
-    """The major.minor of an interpreter; this one's without a subprocess when it is us."""
+    """The major.minor of an interpreter, without a subprocess when it is us or a virtual
+    environment's whose files say it (:func:`~resolver_hook._installers.venv_python_version`:
+    a run that starts no program can store its plan); else asked."""
     try:
         same = os.path.realpath(python) == os.path.realpath(sys.executable)
     except OSError:
         same = False
     if same:
         return sys.version_info[0], sys.version_info[1]
+    said = venv_python_version(python)
+    if said is not None:
+        return said
     done = run(
         [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], timeout=QUERY_TIMEOUT
     )
