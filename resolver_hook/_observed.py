@@ -15,7 +15,8 @@ kind) in place of the file's identity; a replay takes the same observation again
 moment before the run needs no settling: the digest is of the bytes the plan was made
 from.
 
-A reader must use nothing of the path but what it observed here.
+What a read here does to the path (its open, stat or listing) is not kept by the
+path's identity; anything else in the run that touches the same path is, as usual.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BEGIN_EVENT",
     "EVENT",
     "UNREADABLE",
     "current",
@@ -50,7 +52,10 @@ __all__ = [
     "unchanged",
 ]
 
-# Raised with (path, how, what was seen); watched by resolver_hook._plancache.
+# Raised with (path,) before a path is read, and with (path, how, what was seen) after:
+# watched by resolver_hook._plancache, which keeps what the read itself did out of the
+# path's identity (whatever else touches the path in that run is still kept by it).
+BEGIN_EVENT = "resolver_hook.observing"
 EVENT = "resolver_hook.observed"
 
 # Where a path cannot be observed as it was (a permission error, a file now a folder):
@@ -61,25 +66,36 @@ UNREADABLE = "unreadable"
 def file_bytes(path: str, limit: int) -> bytes | None:
     """The first ``limit`` bytes of the file ``path``; None where there is no such file
     (nothing there, or a parent that is no folder). OSError for any other failure."""
-    data = _read(path, limit)
-    sys.audit(EVENT, path, ["read", limit], data)
+    data: bytes | None = _observe(path, ["read", limit], lambda: _read(path, limit))
     return data
 
 
 def folder_names(path: str) -> list[str] | None:
     """The sorted names in the folder ``path``; None where there is no such folder.
     OSError for any other failure."""
-    names = _list(path)
-    sys.audit(EVENT, path, ["list"], names)
+    names: list[str] | None = _observe(path, ["list"], lambda: _list(path))
     return names
 
 
 def path_kind(path: str) -> int | None:
     """1 for a file, 2 for a folder (links followed), 0 for anything else, None where
     nothing is there."""
-    kind = _kind(path)
-    sys.audit(EVENT, path, ["kind"], kind)
+    kind: int | None = _observe(path, ["kind"], lambda: _kind(path))
     return kind
+
+
+# What a read that failed (an OSError) saw: no digest, so the run is not stored.
+_FAILED = object()
+
+
+def _observe(path: str, how: list[Any], take: Any) -> Any:
+    sys.audit(BEGIN_EVENT, path)
+    seen = _FAILED
+    try:
+        seen = take()
+    finally:
+        sys.audit(EVENT, path, how, seen)
+    return seen
 
 
 def digest(how: Any, seen: Any) -> str | int | None:

@@ -325,6 +325,7 @@ class _Watch:
         self.listed: set[str] = set()  # folders whose entries the run read
         # path -> {how: digest}: what the readers of resolver_hook._observed saw there
         self.observed: dict[str, dict[str, list[Any]]] = {}
+        self.observing: str | None = None  # the path such a reader is reading now
         self.refused: str | None = None
         self.until: float | None = None
         self.output: list[list[Any]] = []
@@ -338,15 +339,17 @@ class _Watch:
             return
         if path is None and listed:
             path = "."
-        full = self._full(path)
-        if full is not None:
+        full = self.absolute(path)
+        if full is not None and full != self.observing:  # an observer's own read: not kept
             (self.listed if listed else self.paths).add(full)
 
     def observe(self, path: object, how: object, seen: object) -> None:
         """A reader of :mod:`resolver_hook._observed` saw ``seen`` at ``path``: kept as
-        its digest, in place of the path's identity. The same observation seen twice
-        otherwise (the file changed during the run) is not stored."""
-        full = self._full(path)
+        its digest (the path's identity is kept too where anything else touched it). The
+        same observation seen twice otherwise (the file changed during the run), or a
+        read that failed, is not stored."""
+        self.observing = None
+        full = self.absolute(path)
         kept = [how, _observed.digest(how, seen)]
         if full is None or kept[1] == _observed.UNREADABLE:  # no reader here sees that
             self.refuse(_observed.EVENT)
@@ -355,7 +358,7 @@ class _Watch:
         if earlier != kept:
             self.refuse(f"{full} changed during the run")
 
-    def _full(self, path: object) -> str | None:
+    def absolute(self, path: object) -> str | None:
         if isinstance(path, bytes):
             path = os.fsdecode(path)
         elif isinstance(path, os.PathLike):
@@ -389,6 +392,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             watch.until = until if watch.until is None else min(watch.until, until)
         else:
             watch.refuse(event)
+    elif event == _observed.BEGIN_EVENT:
+        watch.observing = watch.absolute(args[0]) if args else None
     elif event == _observed.EVENT:
         if len(args) == 3:
             watch.observe(*args)
@@ -509,7 +514,8 @@ def _inputs(watch: _Watch) -> list[list[Any]] | None:
             return None
         if name in watch.observed:  # what was read there, not when it was written
             inputs += [[name, how, seen] for how, seen in watch.observed[name].values()]
-            continue
+            if name not in watch.paths and name not in watch.listed:
+                continue  # read by its observers alone
         identity = _identity(name)
         if identity is not None:
             if identity[0] == 0:

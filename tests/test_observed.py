@@ -5,12 +5,18 @@ made again with the same names is not."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from resolver_hook import _observed, _plancache
+from tests.paths import child_env
 
 
 def _seen(how: list[object], path: Path) -> object:
@@ -115,3 +121,62 @@ def test_an_observation_no_reader_makes_is_not_stored(how: list[object], seen: o
     watch = _plancache._Watch(install=True)
     watch.observe("/x", how, seen)
     assert watch.refused == _observed.EVENT
+
+
+# A run watched and stored as the plan store does it, in a child interpreter: its inputs
+# are then the installed modules and the files below, none of them written just now
+# except where a test says so.
+_CHILD = """
+import contextlib, pathlib, sys
+from resolver_hook import _observed, _plancache
+from tests.paths import child_env
+
+path, record, how = sys.argv[1:]
+
+def run():
+    with contextlib.suppress(OSError):
+        _observed.file_bytes(path, 64)
+    if how == "and-read":
+        pathlib.Path(path).read_bytes()  # another reader: it may use more than was observed
+    return 0
+
+_plancache._record(record, "key", run, install=False)
+"""
+
+
+def _stored(tmp_path: Path, path: Path, how: str = "") -> list[list[Any]] | None:
+    """The inputs under ``tmp_path`` of a run that observes ``path`` (and, with
+    ``and-read``, reads it besides), as the plan store keeps them (None: not stored)."""
+    record = tmp_path / "record.json"
+    record.unlink(missing_ok=True)
+    argv = [sys.executable, "-I", "-B", "-c", _CHILD, str(path), str(record), how]
+    subprocess.run(argv, check=True, env=child_env(), timeout=60)
+    if not record.exists():
+        return None
+    inputs = json.loads(record.read_bytes())["inputs"]
+    return [item for item in inputs if item[0].startswith(str(tmp_path))]
+
+
+def test_a_file_only_observers_read_is_kept_by_what_they_saw(tmp_path: Path) -> None:
+    cfg = tmp_path / "pyvenv.cfg"
+    cfg.write_text("version = 3.12.1\n")  # just now: no identity of it could be kept
+    assert _stored(tmp_path, cfg) == [[str(cfg), ["read", 64], _seen(["read", 64], cfg)]]
+
+
+def test_what_else_reads_an_observed_file_is_kept_by_identity_too(tmp_path: Path) -> None:
+    cfg = tmp_path / "pyvenv.cfg"
+    cfg.write_text("version = 3.12.1\n")
+    assert _stored(tmp_path, cfg, "and-read") is None  # written just now: not settled
+    past = time.time() - 10
+    os.utime(cfg, (past, past))
+    seen = _stored(tmp_path, cfg, "and-read")
+    assert seen is not None
+    assert [item[1:] for item in seen] == [
+        [["read", 64], _seen(["read", 64], cfg)],
+        [_plancache._identity(str(cfg))],
+    ]
+
+
+def test_a_failed_observation_is_not_stored(tmp_path: Path) -> None:
+    (tmp_path / "folder").mkdir()
+    assert _stored(tmp_path, tmp_path / "folder") is None

@@ -151,15 +151,17 @@ def python_version_of(python: str, run: Runner = capture) -> tuple[int, int]:
     """The major.minor of an interpreter, without a subprocess when it is us or a virtual
     environment's whose files say it (:func:`~resolver_hook._installers.venv_python_version`:
     a run that starts no program can store its plan); else asked."""
+    # The venv's own files first: read as observations, they leave a stored plan valid for
+    # a venv made again the same; realpath walks the path and is kept by its identity.
+    said = venv_python_version(python)
+    if said is not None:
+        return said
     try:
         same = os.path.realpath(python) == os.path.realpath(sys.executable)
     except OSError:
         same = False
     if same:
         return sys.version_info[0], sys.version_info[1]
-    said = venv_python_version(python)
-    if said is not None:
-        return said
     done = run(
         [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], timeout=QUERY_TIMEOUT
     )
