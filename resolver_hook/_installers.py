@@ -191,9 +191,8 @@ def venv_pip_version(python: str) -> str | None:
     prefix = os.path.dirname(os.path.dirname(python))
     if path_kind(os.path.join(prefix, "pyvenv.cfg")) != 1:
         return None
-    lib = os.path.join(prefix, "lib")
     try:
-        places = [os.path.join(lib, n) for n in folder_names(lib) or () if n.startswith("python")]
+        places = [os.path.join(prefix, "lib", n) for n in _lib_pythons(prefix)]
         places.append(os.path.join(prefix, "Lib"))  # Windows
         inits = [os.path.join(p, "site-packages", "pip", "__init__.py") for p in places]
         found = [data for f in inits if (data := file_bytes(f, _PIP_INIT_LIMIT)) is not None]
@@ -233,12 +232,17 @@ def venv_python_version(python: str) -> tuple[int, int] | None:
     if declared is None:
         return None
     try:
-        names = folder_names(os.path.join(os.path.dirname(os.path.dirname(python)), "lib"))
+        found = _lib_pythons(os.path.dirname(os.path.dirname(python)))
     except OSError:
         return None
-    found = [n for n in names or () if n.startswith("python")]
     x_y = f"python{declared[0]}.{declared[1]}"
     return declared if found in ([x_y], [x_y + "t"]) else None
+
+
+def _lib_pythons(prefix: str) -> list[str]:
+    """The ``pythonX.Y`` folders in a venv's ``lib/`` (observed); OSError where it
+    cannot be listed."""
+    return [n for n in folder_names(os.path.join(prefix, "lib")) or () if n.startswith("python")]
 
 
 _PYVENV_LIMIT = 1 << 16
