@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BEGIN_EVENT",
     "EVENT",
+    "MAX_READ",
     "UNREADABLE",
     "current",
     "digest",
@@ -57,6 +58,10 @@ __all__ = [
 # path's identity (whatever else touches the path in that run is still kept by it).
 BEGIN_EVENT = "resolver_hook.observing"
 EVENT = "resolver_hook.observed"
+
+# The most bytes one observation reads (the readers take 64 KiB): a stored record is
+# private, and still names no read larger than this.
+MAX_READ = 1 << 20
 
 # Where a path cannot be observed as it was (a permission error, a file now a folder):
 # never taken as unchanged (:func:`unchanged`), so a replay plans again.
@@ -144,7 +149,7 @@ def _form(how: Any) -> str | None:
         return str(how[0])
     if isinstance(how, list) and len(how) == 2 and how[0] == "read":
         limit = how[1]
-        if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0:
+        if isinstance(limit, int) and not isinstance(limit, bool) and 0 <= limit <= MAX_READ:
             return "read"
     return None
 

@@ -88,7 +88,10 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     assert _observed.path_kind(str(fifo)) == 0
 
 
-@pytest.mark.parametrize("how", [["read"], ["read", -1], ["read", True], ["stat"], "read", None])
+@pytest.mark.parametrize(
+    "how",
+    [["read"], ["read", -1], ["read", True], ["read", (1 << 20) + 1], ["stat"], "read", None],
+)
 def test_a_stored_observation_of_no_known_form_is_a_miss(tmp_path: Path, how: object) -> None:
     (tmp_path / "f").write_text("")
     assert _observed.current(how, str(tmp_path / "f")) == _observed.UNREADABLE
