@@ -155,7 +155,7 @@ def planning_manifests(
             return any(str(t) in accepted for t in tags)
 
     chosen = list(manifests) if names is None else list(names)
-    done = expand_manifests(manifests, chosen, source, wanted=wanted)
+    done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=mirrors)
     return with_notes(done, [*done.notes, *source.notes, *client.notes])
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
+from resolver_hook._credentials import keep
 from resolver_hook._plancache import FRESH_EVENT
 from resolver_hook._pool import map_threads
 from resolver_hook.errors import ResolverHookError, UsageError
@@ -58,6 +59,7 @@ from resolver_hook.limits import (
     NETWORK_DEADLINE,
     PAGE_FRESH_SECONDS,
 )
+from resolver_hook.manifest.urls import url_problem
 
 __all__ = [
     "ACCEPT",
@@ -169,13 +171,14 @@ class IndexClient:
         if local and is_local(url):
             raw, uri = read_local(url)
             text = raw.decode("utf-8", "replace")
-            return Page(url=uri, links=self._mirrored(parse_page(text, base_url or uri)))
+            links = self._checked(parse_page(text, base_url or uri), uri, allow_insecure=True)
+            return Page(url=uri, links=links)
         target = self.url_of(url)
         if _is_file_url(target):
             check_url(target, allow_insecure=self.allow_insecure)
             raw, uri = read_local(target)
             text = raw.decode("utf-8", "replace")
-            return Page(url=uri, links=self._mirrored(parse_page(text, base_url or uri)))
+            return Page(url=uri, links=self._checked(parse_page(text, base_url or uri), uri))
         check_url(target, allow_insecure=self.allow_insecure)
         key = f"page\n{target}"
         entry, note = self.cache.get(key) if self.cache else (None, None)
@@ -217,12 +220,27 @@ class IndexClient:
         if self.cache is not None:
             self.cache.put(key, entry)
 
-    def _mirrored(self, links: tuple[Link, ...]) -> tuple[Link, ...]:
-        if not self.mirrors:
-            return links
-        return tuple(
-            dataclasses.replace(link, url=apply_mirrors(link.url, self.mirrors)) for link in links
-        )
+    def _checked(
+        self, links: tuple[Link, ...], page: str, *, allow_insecure: bool | None = None
+    ) -> tuple[Link, ...]:
+        """``links`` as the tool may use them: credentials a page wrote into a link
+        split off (kept for its host), mirrors applied, and the one URL policy on
+        each (a plain-http link to another host, say, is left out with a note: pip
+        too ignores such a link from an untrusted host)."""
+        insecure = self.allow_insecure if allow_insecure is None else allow_insecure
+        out: list[Link] = []
+        refused: list[str] = []
+        for link in links:
+            url = apply_mirrors(keep(link.url), self.mirrors)
+            problem = url_problem(url, allow_insecure=insecure)
+            if problem is not None:
+                refused.append(problem)
+                continue
+            out.append(link if url == link.url else dataclasses.replace(link, url=url))
+        if refused:
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            self._note(f"{redact(page)}: link left out: {refused[0]}{more}")
+        return tuple(out)
 
     def _parse(self, response: Response, base_url: str | None) -> tuple[Link, ...]:
         kind = response.content_type
@@ -240,7 +258,7 @@ class IndexClient:
         """The page's links (mirrors applied), from the links kept beside a cached page
         when they were read from this very body, else parsed (and kept)."""
         if base_url is not None or self.cache is None:
-            return self._mirrored(self._parse(response, base_url))
+            return self._checked(self._parse(response, base_url), response.url)
         links_key = "links" + key.removeprefix("page")
         body_sha = hashlib.sha256(response.body).hexdigest()
         kept, note = self.cache.get(links_key)
@@ -250,7 +268,7 @@ class IndexClient:
             links = self._parse(response, None)
             data = links_to_json(links, body_sha)
             self.cache.put(links_key, CacheEntry(url=response.url, body=data, fetched=time.time()))
-        return self._mirrored(links)
+        return self._checked(links, response.url)
 
     def _from_entry(
         self, key: str, entry: CacheEntry, base_url: str | None, source: Source

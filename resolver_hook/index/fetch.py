@@ -44,8 +44,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
+from resolver_hook._credentials import keep, kept, redact, split_credentials
 from resolver_hook.errors import UsageError
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
@@ -68,30 +69,6 @@ __all__ = [
 
 _READ_CHUNK = 64 << 10
 T = TypeVar("T")
-
-
-def redact(url: str) -> str:
-    """``url`` with any ``user:password@`` shown as ``****@`` (safe to print)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.rpartition("@")[2] if "@" in url.partition("?")[0] else url
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="****@" + parts.netloc.rpartition("@")[2]))
-
-
-def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
-    """``(url without userinfo, (user, password) or None)``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url, None
-    if "@" not in parts.netloc:
-        return url, None
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user, _, password = userinfo.partition(":")
-    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
 
 
 def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
@@ -208,7 +185,6 @@ class Transport:
         self._lock = threading.Lock()
         self._netrc: netrc.netrc | None = None
         self._netrc_read = False
-        self._credentials: dict[str, tuple[str, str]] = {}  # host[:port] -> (user, password)
 
     # --- settings --------------------------------------------------------------------
 
@@ -231,10 +207,15 @@ class Transport:
         return opener.ssl_context(self.settings.cafile)
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
+        given = kept(url)  # in a URL the user gave (resolver_hook._credentials)
+        if given is not None:
+            return given
+        return self.netrc_auth(url)
+
+    def netrc_auth(self, url: str) -> tuple[str, str] | None:
+        """The login and password of ``url``'s host in the user's netrc, if any."""
         parts = urlsplit(url)
         with self._lock:
-            if parts.netloc in self._credentials:
-                return self._credentials[parts.netloc]
             if not self._netrc_read:
                 self._netrc_read = True
                 path = self.settings.netrc_path
@@ -256,11 +237,7 @@ class Transport:
 
     def remember(self, url: str) -> str:
         """``url`` without its credentials, which are kept (in memory) for its host."""
-        clean, creds = split_credentials(url)
-        if creds is not None:
-            with self._lock:
-                self._credentials[urlsplit(clean).netloc] = creds
-        return clean
+        return keep(url)
 
     # --- requests --------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ from packaging.version import Version
 
 from resolver_hook._pool import map_threads
 from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import (
     Candidate,
@@ -137,14 +138,32 @@ def _closure(
 
 
 class _Overlay(Mapping[str, Manifest]):
-    """``base`` with some manifests replaced; reads no other manifest of ``base``."""
+    """``base`` with some manifests replaced; reads no other manifest of ``base``.
 
-    def __init__(self, base: Mapping[str, Manifest], replaced: Mapping[str, Manifest]) -> None:
+    ``mirrors``: applied to the URLs a manifest names itself (its ``[[wheel]]`` files,
+    the pages and templates of its index flavours left in page form), so that a plan
+    points at the mirror whether or not the mirrored page could be read; the files
+    read from pages carry the mirror's URLs already (the index client, the snapshot
+    source) and are not mapped again."""
+
+    def __init__(
+        self,
+        base: Mapping[str, Manifest],
+        replaced: Mapping[str, Manifest],
+        mirrors: Sequence[Mirror] = (),
+    ) -> None:
         self._base, self._replaced = base, dict(replaced)
+        self._mirrors = tuple(mirrors)
+        self._mirrored: dict[str, Manifest] = {}
 
     def __getitem__(self, name: str) -> Manifest:
         hit = self._replaced.get(name)
-        return hit if hit is not None else self._base[name]
+        found = hit if hit is not None else self._base[name]
+        if not self._mirrors:
+            return found
+        if name not in self._mirrored:
+            self._mirrored[name] = _mirror(found, self._base[name], self._mirrors)
+        return self._mirrored[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._base)
@@ -156,6 +175,23 @@ class _Overlay(Mapping[str, Manifest]):
         return name in self._base
 
 
+def _mirror(man: Manifest, written: Manifest, mirrors: Sequence[Mirror]) -> Manifest:
+    """``man`` with the URLs its manifest (``written``) names read through ``mirrors``."""
+    own = {id(w) for w in written.wheels}
+
+    def url(u: str | None) -> str | None:
+        return None if u is None else apply_mirrors(u, mirrors)
+
+    wheels = tuple(
+        dataclasses.replace(w, url=apply_mirrors(w.url, mirrors)) if id(w) in own else w
+        for w in man.wheels
+    )
+    indexes = tuple(
+        dataclasses.replace(f, url=url(f.url), template=url(f.template)) for f in man.indexes
+    )
+    return dataclasses.replace(man, wheels=wheels, indexes=indexes)
+
+
 def expand_manifests(
     manifests: Mapping[str, Manifest],
     names: Iterable[str],
@@ -164,9 +200,12 @@ def expand_manifests(
     wanted: Callable[[frozenset[Tag]], bool] | None = None,
     default_index: str = DEFAULT_INDEX,
     kernels: KernelRecords | None = None,
+    mirrors: Sequence[Mirror] = (),
 ) -> Expansion:
     """Read the pages of ``names`` (and what they couple with) from ``source`` and
-    expand those manifests; the others are returned as they are, unread. A package a
+    expand those manifests; the others are returned as they are, unread. ``mirrors``:
+    those the source reads through, applied to the URLs the manifests name (see
+    :class:`_Overlay`). A package a
     file's ``Requires-Dist`` brings in (tilert's torch) has its pages read in a second
     round, all at once. ``kernels``: the kernel lists read from files (None: the
     shipped records, read only when a carried-forward file is met)."""
@@ -216,7 +255,7 @@ def expand_manifests(
             f"{'its' if n == 1 else 'their'} Requires-Dist is not used as couplings"
         )
     return Expansion(
-        manifests=_Overlay(by_name, replaced),
+        manifests=_Overlay(by_name, replaced, mirrors),
         notes=tuple(notes),
         pages=pages,
         touched=frozenset(touched),

@@ -64,6 +64,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._credentials import keep
 from resolver_hook._patterns import is_project_name, is_sha256
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import (
@@ -478,6 +479,13 @@ class _Checker:
                 ok = False
         return tuple(value) if ok else None
 
+    def url_string(self, t: Mapping[str, Any], path: str, *, required: bool = False) -> str | None:
+        """``t["url"]`` without its credentials: they are kept for the index client,
+        which alone sends them (resolver_hook._credentials); nothing the manifest's
+        flavours print, lock or cache holds them."""
+        url = self.string(t, "url", path, required=required)
+        return None if url is None else keep(url)
+
     def url(self, url: str, path: str) -> bool:
         problem = url_problem(url, allow_insecure=self.allow_insecure)
         if problem:
@@ -756,7 +764,7 @@ def _read_wheel(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
 ) -> WheelFlavour | None:
     c.keys(t, allowed, path)
-    url = c.string(t, "url", path, required=True)
+    url = c.url_string(t, path, required=True)
     sha = c.string(t, "sha256", path)
     if sha is not None and not is_sha256(sha):
         c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
@@ -816,7 +824,7 @@ def _read_wheel(
 
 def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
     c.keys(t, _INDEX_KEYS, path)
-    url = c.string(t, "url", path)
+    url = c.url_string(t, path)
     template = url if url is not None and _TEMPLATE_PART.search(url) else None
     version = None
     versions = None
@@ -1142,7 +1150,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
     partial combinations to leave out. Every combination becomes one wheel.
     """
     c.keys(t, _MATRIX_KEYS, path)
-    url = c.string(t, "url", path, required=True)
+    url = c.url_string(t, path, required=True)
     axes_t = t.get("axes")
     if axes_t is None:
         c.bad(_join(path, "axes"), "missing (a table of placeholder = [values])")

@@ -24,6 +24,7 @@ import ipaddress
 import shlex
 import urllib.parse
 
+from resolver_hook._credentials import redact_text
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import MAX_URL_LENGTH
 
@@ -58,7 +59,13 @@ def is_loopback_host(host: str | None) -> bool:
 
 
 def url_problem(url: str, *, allow_insecure: bool = False) -> str | None:
-    """None when ``url`` may be used, else the problem in words (without the key)."""
+    """None when ``url`` may be used, else the problem in words (without the key; any
+    credentials in ``url`` shown as ``****@``)."""
+    problem = _problem(url, allow_insecure=allow_insecure)
+    return None if problem is None else redact_text(problem)
+
+
+def _problem(url: str, *, allow_insecure: bool) -> str | None:
     if len(url) > MAX_URL_LENGTH:
         return f"{url[:60]!r}... is longer than {MAX_URL_LENGTH} characters"
     bad = next(

@@ -1,0 +1,183 @@
+"""Credentials never leave: a password planted in a mirror, a manifest's page URL, an
+index URL and netrc is found in no output and no file the tool writes.
+
+Every command runs as a child process with a HOME and cache folder of its own, so that
+every file a run writes can be read back and searched; real pip and real uv install
+from the loopback index of tests/installenv.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.installenv import PY, GpuIndex, build_gpu_index, clean_env, make_venv, write_manifest
+
+SECRET = "pl4nted-Secr3t"
+X86_B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+UPSTREAM = "https://gpu.example.org"
+
+
+@pytest.fixture(scope="module")
+def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
+    gi = build_gpu_index(tmp_path_factory.mktemp("secrets-index"))
+    gi.index.credentials = ("user", SECRET)  # every request without them: 401
+    with gi.index.serving():
+        yield gi
+
+
+def _with_password(url: str) -> str:
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://user:{SECRET}@{rest}"
+
+
+class Home:
+    """A HOME, cache folder and manifests folder of one test's own, and the runs in it."""
+
+    def __init__(self, root: Path, gi: GpuIndex) -> None:
+        self.root = root
+        self.gi = gi
+        self.home = root / "home"
+        self.cache = root / "xdg-cache"
+        self.manifests = root / "manifests"
+        self.work = root / "work"
+        for d in (self.home, self.cache, self.manifests, self.work):
+            d.mkdir()
+        self.outputs: list[str] = []
+        self.inputs: set[Path] = set()  # the files the test planted the password in
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = clean_env(
+            HOME=str(self.home),
+            XDG_CACHE_HOME=str(self.cache),
+            RESOLVER_HOOK_MANIFESTS=str(self.manifests),
+            RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+            **extra,
+        )
+        for name in ("RESOLVER_HOOK_CACHE_DIR", "RESOLVER_HOOK_OFFLINE"):
+            env.pop(name, None)  # the XDG folder above, and the loopback index is read
+        return env
+
+    def run(self, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "resolver_hook", *args],
+            capture_output=True, text=True, env=self.env(**extra), cwd=self.work,
+            timeout=600, check=False,
+        )  # fmt: skip
+        self.outputs += [proc.stdout, proc.stderr]
+        return proc
+
+    def leaks(self) -> list[str]:
+        """Every output and every file under the test's folder (the planted inputs
+        aside) that holds the password."""
+        found = [f"output {i}" for i, text in enumerate(self.outputs) if SECRET in text]
+        for path in sorted(self.root.rglob("*")):
+            if path.is_symlink() or not path.is_file() or path in self.inputs:
+                continue
+            if SECRET.encode() in path.read_bytes():
+                found.append(str(path.relative_to(self.root)))
+        return found
+
+
+@pytest.fixture
+def home(tmp_path: Path, gpu_index: GpuIndex) -> Home:
+    return Home(tmp_path, gpu_index)
+
+
+def _idx_manifest(home: Home, url: str) -> Path:
+    path = write_manifest(
+        home.manifests,
+        "demo-idx",
+        "index",
+        {"url": url, "version": "2.0+cu130", "cuda": ">=13.0", "gpu": ["sm_100"]},
+    )
+    home.inputs.add(path)
+    return path
+
+
+def _gpu_manifest(home: Home, url: str) -> Path:
+    wheel = home.gi.wheels["gpu130"]
+    path = write_manifest(
+        home.manifests,
+        "demo-gpu",
+        "wheel",
+        {"url": url, "sha256": wheel.sha256, "cuda": ">=13.0", "gpu": ["sm_100"]},
+    )
+    home.inputs.add(path)
+    return path
+
+
+# --- mirrors -------------------------------------------------------------------------
+
+
+def test_mirror_credentials_are_in_no_cache_entry_plan_line_lock_or_stored_plan(
+    home: Home,
+) -> None:
+    idx = home.gi.index
+    _idx_manifest(home, f"{UPSTREAM}/links/cu130/demo-idx/")
+    mirrors = f"{UPSTREAM}={_with_password(idx.url)}"
+    proc = home.run("plan", "demo-idx", "--target", X86_B200, RESOLVER_HOOK_MIRRORS=mirrors)
+    assert proc.returncode == 0, proc.stderr
+    assert f"demo-idx @ {idx.url}/files/demo_idx-2.0" in proc.stdout  # the mirror, read and pinned
+    again = home.run("plan", "demo-idx", "--target", X86_B200, RESOLVER_HOOK_MIRRORS=mirrors)
+    assert again.stdout == proc.stdout  # the stored plan's replay
+    lock = home.work / "requirements.txt"
+    proc = home.run(
+        "lock", "demo-idx", "--target", X86_B200, "-o", str(lock), RESOLVER_HOOK_MIRRORS=mirrors
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"demo-idx @ {idx.url}/files/demo_idx-2.0" in lock.read_text()
+    assert list((home.cache / "resolver-hook" / "index").iterdir())
+    assert home.leaks() == []
+
+
+# --- a manifest's page URL -----------------------------------------------------------
+
+
+def test_manifest_page_credentials_are_read_with_never_printed_or_locked(home: Home) -> None:
+    idx = home.gi.index
+    page = idx.links_url("cu130", "demo-idx")
+    _idx_manifest(home, _with_password(page))
+    proc = home.run("plan", "demo-idx", "--target", X86_B200)
+    assert proc.returncode == 0, proc.stderr
+    assert f"demo-idx @ {home.gi.index.url}/files/demo_idx-2.0" in proc.stdout  # read
+    lock = home.work / "requirements.txt"
+    assert home.run("lock", "demo-idx", "--target", X86_B200, "-o", str(lock)).returncode == 0
+    assert f"demo-idx @ {home.gi.index.url}/files/demo_idx-2.0" in lock.read_text()
+    assert home.leaks() == []
+
+
+def test_a_manifest_page_that_is_down_is_locked_without_its_credentials(home: Home) -> None:
+    _idx_manifest(home, _with_password("http://127.0.0.1:9/links/cu130/demo-idx/"))
+    lock = home.work / "requirements.txt"
+    proc = home.run("lock", "demo-idx", "--target", X86_B200, "-o", str(lock))
+    assert proc.returncode == 0, proc.stderr
+    assert "--find-links http://127.0.0.1:9/links/cu130/demo-idx/" in lock.read_text()
+    assert home.leaks() == []
+
+
+# --- the installer's own arguments -----------------------------------------------------
+
+
+def test_a_stored_install_plan_keeps_no_index_url_credentials(home: Home) -> None:
+    """The installer's ``--index-url https://user:password@...`` is kept as the number of
+    the command's word it came from: the replay hands pip the password again (the index
+    answers 401 without it) and no plan file holds it."""
+    venv = home.root / "venv"
+    make_venv(venv)
+    _gpu_manifest(home, home.gi.index.wheel_url(home.gi.wheels["gpu130"]))
+    args = ("pip", "--no-proof", "--target", X86_B200, "install", "--dry-run", "demo-gpu",
+            "plainpkg", "--index-url", _with_password(home.gi.simple))  # fmt: skip
+    for _ in range(3):  # the first may not be stored (its venv was made just now)
+        proc = home.run(*args, VIRTUAL_ENV=str(venv))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Would install demo-gpu-1.0+cu130" in proc.stdout
+    plans = list((home.cache / "resolver-hook" / "plans").iterdir())
+    (record,) = [json.loads(p.read_text()) for p in plans]
+    assert [2, len(args) - 1] in record["launch"]["argv"]
+    assert home.leaks() == []
