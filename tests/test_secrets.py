@@ -67,7 +67,7 @@ class Home:
         proc = subprocess.run(
             [sys.executable, "-m", "resolver_hook", *args],
             capture_output=True, text=True, env=self.env(**extra), cwd=self.work,
-            timeout=600, check=False,
+            stdin=subprocess.DEVNULL, timeout=600, check=False,
         )  # fmt: skip
         self.outputs += [proc.stdout, proc.stderr]
         return proc
@@ -180,4 +180,29 @@ def test_a_stored_install_plan_keeps_no_index_url_credentials(home: Home) -> Non
     plans = list((home.cache / "resolver-hook" / "plans").iterdir())
     (record,) = [json.loads(p.read_text()) for p in plans]
     assert [2, len(args) - 1] in record["launch"]["argv"]
+    assert home.leaks() == []
+
+
+def test_credentials_only_in_a_manifest_url_are_said_to_stay_behind(home: Home) -> None:
+    """The page is read with the manifest's credentials; the wheel pinned from it is not,
+    so pip's dry run gets 401: that is said before pip runs, naming the host; with a
+    netrc entry for the host (pip reads it too) nothing needs saying and pip installs."""
+    venv = home.root / "venv"
+    make_venv(venv)
+    idx = home.gi.index
+    _idx_manifest(home, _with_password(idx.links_url("cu130", "demo-idx")))
+    args = ("pip", "--target", X86_B200, "install", "demo-idx", "--index-url", home.gi.simple)
+    proc = home.run(*args, VIRTUAL_ENV=str(venv))
+    host = idx.url.removeprefix("http://")
+    said = f"{host}: the credentials given in a URL (a manifest's page, a mirror) are sent"
+    (stream,) = [text for text in (proc.stdout, proc.stderr) if said in text]
+    assert stream.index(said) < stream.index("checking what pip would install first")
+    assert proc.returncode != 0  # pip itself was refused by the index: 401
+    netrc = home.home / ".netrc"
+    netrc.write_text(f"machine 127.0.0.1 login user password {SECRET}\n")
+    netrc.chmod(0o600)
+    home.inputs.add(netrc)
+    proc = home.run(*args, VIRTUAL_ENV=str(venv))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert said not in proc.stdout + proc.stderr
     assert home.leaks() == []

@@ -208,9 +208,20 @@ class Transport:
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
         given = kept(url)  # in a URL the user gave (resolver_hook._credentials)
-        if given is not None:
-            return given
-        return self.netrc_auth(url)
+        if given is None:
+            return self.netrc_auth(url)
+        if self.netrc_auth(url) is None:
+            # What is pinned or locked on this host carries no credentials, and the
+            # installer is never handed these: say so before it runs (a 401 later
+            # would not say why).
+            host = urlsplit(url).netloc
+            self._note(
+                f"{host}: the credentials given in a URL (a manifest's page, a mirror) "
+                "are sent by resolver-hook only: the URLs it prints, pins and locks there "
+                "hold none, and pip and uv get none from it; give the installer its own "
+                f"(a netrc entry for {urlsplit(url).hostname}, or a keyring)"
+            )
+        return given
 
     def netrc_auth(self, url: str) -> tuple[str, str] | None:
         """The login and password of ``url``'s host in the user's netrc, if any."""
