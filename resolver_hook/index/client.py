@@ -142,6 +142,9 @@ class IndexClient:
             folder = Path(base) / "index" if base else None
         self.cache = PageCache(folder) if cache and folder is not None else None
         self._notes: list[str] = []
+        # (page, problem) of every link the URL policy left out, for callers that must
+        # act on one (the data refresh asks a person).
+        self.left_out: list[tuple[str, str]] = []
         self._lock = threading.Lock()
 
     @property
@@ -238,6 +241,8 @@ class IndexClient:
                 continue
             out.append(link if url == link.url else dataclasses.replace(link, url=url))
         if refused:
+            with self._lock:
+                self.left_out.extend((redact(page), p) for p in refused)
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
             self._note(f"{redact(page)}: link left out: {refused[0]}{more}")
         return tuple(out)

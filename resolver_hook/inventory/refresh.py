@@ -67,6 +67,7 @@ from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
 from resolver_hook.limits import MAX_METADATA_BYTES
 from resolver_hook.manifest.schema import IndexFlavour, Manifest
+from resolver_hook.manifest.urls import url_problem
 
 __all__ = [
     "MetaRow",
@@ -193,19 +194,33 @@ def page_urls(manifests: Mapping[str, Manifest]) -> list[str]:
 
 def read_pages(client: IndexClient, urls: Sequence[str], report: Report) -> dict[str, Page]:
     """The pages that could be read, their links' URLs mapped back from the client's
-    mirrors to the upstream ones (what the data cites); each other page is reported."""
+    mirrors to the upstream ones (what the data cites); each other page is reported.
+
+    The data cites public URLs: a link whose upstream URL the URL policy refuses
+    without ``--allow-insecure-urls`` (plain http, a loopback or ``file:`` URL no
+    mirror maps back), and one the client left out, is reported for review and kept
+    out of the table and the snapshot."""
     out: dict[str, Page] = {}
+    seen = len(client.left_out)
     for url, got in client.pages(urls).items():
         if isinstance(got, Page):
-            links = tuple(
-                dataclasses.replace(x, url=upstream_of(x.url, client.mirrors)) for x in got.links
-            )
-            out[url] = dataclasses.replace(got, url=url, links=links)
+            links = []
+            for x in got.links:
+                upstream = upstream_of(x.url, client.mirrors)
+                problem = url_problem(upstream)
+                if problem is not None:
+                    report.add("review", f"{x.filename}: {url}: {problem}: not added")
+                    continue
+                links.append(dataclasses.replace(x, url=upstream))
+            out[url] = dataclasses.replace(got, url=url, links=tuple(links))
         else:
             read = redact(client.url_of(url))
             why = got.message.removeprefix(f"{read}: ")
             where = redact(url) if read == redact(url) else f"{redact(url)} (read as {read})"
             report.add("unread", f"{where}: {why}: nothing of it is removed")
+    for page, problem in client.left_out[seen:]:
+        shown = upstream_of(page, client.mirrors)
+        report.add("review", f"{shown}: link left out: {problem}: not added")
     return out
 
 

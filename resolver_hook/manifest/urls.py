@@ -21,6 +21,7 @@ Printing: :func:`shell_url` for a URL inside a suggested command (shell-quoted),
 from __future__ import annotations
 
 import ipaddress
+import re
 import shlex
 import urllib.parse
 
@@ -37,6 +38,7 @@ __all__ = [
     "shell_url",
     "url_filename",
     "url_problem",
+    "url_problems",
 ]
 
 # The one opt-in flag for loopback http and file: URLs, on every command that reads URLs.
@@ -99,6 +101,23 @@ def _problem(url: str, *, allow_insecure: bool) -> str | None:
     if not scheme:
         return f"{url!r} is not a URL (expected https://...)"
     return f"{url!r} uses {scheme}:, not https"
+
+
+# A URL written in a lock file (a requirement line, a TOML string), up to a space or quote.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+
+
+def url_problems(text: str, *, allow_insecure: bool = False) -> list[str]:
+    """The problem of every URL written in ``text`` (a lock file: requirement lines or
+    TOML) that the policy refuses, comments aside, in order and each once."""
+    found: dict[str, None] = {}
+    for line in text.splitlines():
+        for url in _URL_IN_TEXT.findall(_COMMENT.sub("", line)):
+            problem = url_problem(url, allow_insecure=allow_insecure)
+            if problem is not None:
+                found.setdefault(problem)
+    return list(found)
 
 
 def check_url(url: object, *, key: str, allow_insecure: bool = False) -> str:
