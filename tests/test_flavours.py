@@ -419,6 +419,9 @@ class _Pages:
     def check(self, url: str) -> None:
         pass
 
+    def left_out(self, page_url: str) -> list[str]:
+        return []
+
 
 def test_pylock_locks_the_other_distribution_and_the_newest_of_a_pattern() -> None:
     from resolver_hook.lock.wheels import lock_wheels

@@ -152,8 +152,15 @@ def test_manifest_page_credentials_are_read_with_never_printed_or_locked(home: H
     assert home.leaks() == []
 
 
-def test_a_manifest_page_that_is_down_is_locked_without_its_credentials(home: Home) -> None:
-    _idx_manifest(home, _with_password("http://127.0.0.1:9/links/cu130/demo-idx/"))
+def test_a_manifest_page_that_is_down_is_planned_and_locked_without_its_credentials(
+    home: Home,
+) -> None:
+    page = "http://127.0.0.1:9/links/cu130/demo-idx/"
+    _idx_manifest(home, _with_password(page))
+    proc = home.run("plan", "demo-idx", "--target", X86_B200)
+    assert proc.returncode == 0, proc.stderr
+    assert f"demo-idx==2.0+cu130 from {page}" in proc.stdout  # the plan line
+    assert f"find-links:\n  {page}\n" in proc.stdout
     lock = home.work / "requirements.txt"
     proc = home.run("lock", "demo-idx", "--target", X86_B200, "-o", str(lock))
     assert proc.returncode == 0, proc.stderr
