@@ -9,14 +9,24 @@ from the loopback index of tests/installenv.py.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.installenv import PY, GpuIndex, build_gpu_index, clean_env, make_venv, write_manifest
+from tests.installenv import (
+    PY,
+    GpuIndex,
+    build_gpu_index,
+    clean_env,
+    installed,
+    make_venv,
+    write_manifest,
+)
 
 SECRET = "pl4nted-Secr3t"
 X86_B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
@@ -50,6 +60,15 @@ class Home:
             d.mkdir()
         self.outputs: list[str] = []
         self.inputs: set[Path] = set()  # the files the test planted the password in
+
+    def plant(self, path: Path) -> Path:
+        """``path`` is an input the test wrote the password into (not searched); dated a
+        minute back, so that a run reading it may be stored (a file changed within the
+        last two seconds could change again unseen: resolver_hook._plancache)."""
+        self.inputs.add(path)
+        then = time.time() - 60
+        os.utime(path, (then, then))
+        return path
 
     def env(self, **extra: str) -> dict[str, str]:
         env = clean_env(
@@ -96,8 +115,7 @@ def _idx_manifest(home: Home, url: str) -> Path:
         "index",
         {"url": url, "version": "2.0+cu130", "cuda": ">=13.0", "gpu": ["sm_100"]},
     )
-    home.inputs.add(path)
-    return path
+    return home.plant(path)
 
 
 def _gpu_manifest(home: Home, url: str) -> Path:
@@ -108,8 +126,7 @@ def _gpu_manifest(home: Home, url: str) -> Path:
         "wheel",
         {"url": url, "sha256": wheel.sha256, "cuda": ">=13.0", "gpu": ["sm_100"]},
     )
-    home.inputs.add(path)
-    return path
+    return home.plant(path)
 
 
 # --- mirrors -------------------------------------------------------------------------
@@ -208,8 +225,69 @@ def test_credentials_only_in_a_manifest_url_are_said_to_stay_behind(home: Home) 
     netrc = home.home / ".netrc"
     netrc.write_text(f"machine 127.0.0.1 login user password {SECRET}\n")
     netrc.chmod(0o600)
-    home.inputs.add(netrc)
+    home.plant(netrc)
     proc = home.run(*args, VIRTUAL_ENV=str(venv))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert said not in proc.stdout + proc.stderr
+    assert home.leaks() == []
+
+
+# --- the whole round ---------------------------------------------------------------
+
+
+def test_a_password_planted_everywhere_is_found_in_nothing_the_tool_writes(home: Home) -> None:
+    """A password in a mirror, a manifest's page URL, the installer's index URL and
+    netrc; then plan, lock in every format and as a set, pip and uv installs, enable,
+    sync and env plan: no output, cache file, stored plan, lock or configuration holds
+    it, and every command did its work (the index answers 401 without the password)."""
+    gi, idx = home.gi, home.gi.index
+    wheel = gi.wheels["gpu130"]
+    _gpu_manifest(home, f"{UPSTREAM}/files/{wheel.filename}")  # read through the mirror
+    _idx_manifest(home, _with_password(idx.links_url("cu130", "demo-idx")))
+    netrc = home.home / ".netrc"
+    netrc.write_text(f"machine 127.0.0.1 login user password {SECRET}\n")
+    netrc.chmod(0o600)
+    home.plant(netrc)
+    mirror = {"RESOLVER_HOOK_MIRRORS": f"{UPSTREAM}={_with_password(idx.url)}"}
+    index = _with_password(gi.simple)
+    target = ("--target", X86_B200)
+    reqs = ("demo-gpu", "demo-idx", "plainpkg")
+
+    def ok(*args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        proc = home.run(*args, **{**mirror, **extra})
+        assert proc.returncode == 0, (args, proc.stdout + proc.stderr)
+        return proc
+
+    planned = ok("plan", *reqs[:2], *target)
+    assert f"demo-gpu @ {idx.url}/files/{wheel.filename}" in planned.stdout
+    ok("plan", *reqs[:2], *target)  # the stored plan, replayed
+    ok("plan", *reqs[:2], *target, "--json")
+    work = home.work
+    (work / "locks").mkdir()
+    ok("lock", *reqs, *target, "-o", str(work / "requirements.txt"))
+    ok("lock", *reqs[:2], *target, "-o", f"{work}/locks/{{target}}.txt")
+    ok("lock", *reqs, *target, "--format", "pylock", "-o", str(work / "pylock.toml"),
+       "--index-url", index)  # fmt: skip
+    ok("lock", *reqs[:2], *target, "--format", "uv", "-o", str(work / "uv-sources.toml"))
+    pip_venv, uv_venv, sync_venv = (home.root / n for n in ("pip-venv", "uv-venv", "sync-venv"))
+    for venv in (pip_venv, uv_venv, sync_venv):
+        make_venv(venv)
+    for _ in range(3):  # an unchecked install's plan stored (its venv is new), replayed
+        ok("pip", "--no-proof", *target, "install", *reqs, "--index-url", index,
+           VIRTUAL_ENV=str(pip_venv))  # fmt: skip
+    ok("pip", *target, "install", "--force-reinstall", *reqs, "--index-url", index,
+       VIRTUAL_ENV=str(pip_venv))  # fmt: skip
+    ok("uv", *target, "pip", "install", "--python", str(uv_venv / "bin" / "python"), *reqs,
+       "--index-url", index)  # fmt: skip
+    ok("enable", "--venv", str(pip_venv), *target, "--offline")
+    ok("sync", f"{work}/locks", "--installer", "pip", *target, "--allow-insecure-urls",
+       VIRTUAL_ENV=str(sync_venv), PIP_INDEX_URL=index)  # fmt: skip
+    ok("env", "plan", "--example", *target, RESOLVER_HOOK_OFFLINE="1")
+    for venv in (pip_venv, uv_venv, sync_venv):
+        assert installed(venv / "bin" / "python")["demo-gpu"] == "1.0+cu130"
+    assert installed(uv_venv / "bin" / "python")["plainpkg"] == "1.0"
+    written = [p for p in (home.cache / "resolver-hook").rglob("*") if p.is_file()]
+    assert any("plans" in p.parts for p in written)
+    assert any("index" in p.parts for p in written)
+    assert (pip_venv / "pip.conf").is_file()  # what enable wrote
     assert home.leaks() == []

@@ -161,7 +161,9 @@ class IndexClient:
 
     def url_of(self, url: str) -> str:
         """The URL the client reads for ``url``: credentials kept aside, mirrors applied."""
-        return apply_mirrors(self.transport.remember(url), self.mirrors)
+        target = apply_mirrors(self.transport.remember(url), self.mirrors)
+        self.transport.say_given(target)
+        return target
 
     # --- pages -----------------------------------------------------------------------
 

@@ -208,20 +208,22 @@ class Transport:
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
         given = kept(url)  # in a URL the user gave (resolver_hook._credentials)
-        if given is None:
-            return self.netrc_auth(url)
-        if self.netrc_auth(url) is None:
-            # What is pinned or locked on this host carries no credentials, and the
-            # installer is never handed these: say so before it runs (a 401 later
-            # would not say why).
-            host = urlsplit(url).netloc
-            self._note(
-                f"{host}: the credentials given in a URL (a manifest's page, a mirror) "
-                "are sent by resolver-hook only: the URLs it prints, pins and locks there "
-                "hold none, and pip and uv get none from it; give the installer its own "
-                f"(a netrc entry for {urlsplit(url).hostname}, or a keyring)"
-            )
-        return given
+        return given if given is not None else self.netrc_auth(url)
+
+    def say_given(self, url: str) -> None:
+        """Note it when credentials for ``url``'s host came only in a URL (a manifest's
+        page, a mirror): what is pinned or locked there carries none, and the installer
+        is never handed them, so it needs its own; said before it runs (a 401 later
+        would not say why), whether the page is read or served from the cache."""
+        if kept(url) is None or self.netrc_auth(url) is not None:
+            return
+        parts = urlsplit(url)
+        self._note(
+            f"{parts.netloc}: the credentials given in a URL (a manifest's page, a mirror) "
+            "are sent by resolver-hook only: the URLs it prints, pins and locks there "
+            "hold none, and pip and uv get none from it; give the installer its own "
+            f"(a netrc entry for {parts.hostname}, or a keyring)"
+        )
 
     def netrc_auth(self, url: str) -> tuple[str, str] | None:
         """The login and password of ``url``'s host in the user's netrc, if any."""
