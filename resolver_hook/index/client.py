@@ -230,8 +230,8 @@ class IndexClient:
     ) -> tuple[Link, ...]:
         """``links`` as the tool may use them: credentials a page wrote into a link
         split off (kept for its host), mirrors applied, and the one URL policy on
-        each (a plain-http link to another host, say, is left out with a note: pip
-        too ignores such a link from an untrusted host)."""
+        each (a plain-http link to another host, say, is left out with a note: it is
+        never pinned, hashed or locked)."""
         insecure = self.allow_insecure if allow_insecure is None else allow_insecure
         out: list[Link] = []
         refused: list[str] = []

@@ -16,8 +16,9 @@ The user's settings, read from the environment the command runs in:
   :mod:`~resolver_hook.index.pipconfig`), else ``SSL_CERT_FILE``: the CA bundle to
   trust; otherwise ``truststore`` (the system certificate store, as pip uses it) when
   it is installed, else Python's default store;
-- credentials: ``user:password@`` in a URL, else the host's entry in ``$NETRC`` or
-  ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
+- credentials: ``user:password@`` in a URL (split off where the URL entered the tool
+  and kept for its host: :mod:`resolver_hook._credentials`), else the host's entry in
+  ``$NETRC`` or ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
   ``unredirected`` header, so a redirect to another host never carries them), never
   shown (:func:`redact` replaces them in every message) and never part of a cache key.
 
