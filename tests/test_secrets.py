@@ -232,6 +232,20 @@ def test_credentials_only_in_a_manifest_url_are_said_to_stay_behind(home: Home) 
     assert home.leaks() == []
 
 
+def test_pylock_cites_the_index_page_of_a_plain_build_without_its_credentials(
+    home: Home,
+) -> None:
+    """The plain build on the installer's own index: pylock reads its page there, with
+    the credentials of ``--index-url``, and cites the page without them."""
+    home.plant(write_manifest(home.manifests, "plainpkg", "index", {"version": "1.0"}))
+    out = home.work / "pylock.toml"
+    proc = home.run("lock", "plainpkg", "--target", X86_B200, "--format", "pylock",
+                    "--index-url", _with_password(home.gi.simple), "-o", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert f'index = "{home.gi.simple}plainpkg/"' in out.read_text()
+    assert home.leaks() == []
+
+
 # --- the whole round ---------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resolver_hook._credentials import keep
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
 
 if TYPE_CHECKING:
@@ -112,7 +113,9 @@ def _write_pylock(
             "filenames are not valid wheel filenames to PEP 751 readers such as packaging",
             hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
         )
-    index_url = args.index_url or DEFAULT_INDEX
+    # The pages read and cited (pylock's `index`) are the index's URL without its
+    # credentials, kept for the index client; uv is handed --index-url as given.
+    index_url = keep(args.index_url) if args.index_url else DEFAULT_INDEX
     refused = [
         f"{p.name} (for {spec})"
         for spec, _, plan in plans
@@ -150,7 +153,8 @@ def _write_pylock(
         if rest:
             from resolver_hook.lock.resolved import resolve_rest
 
-            others = resolve_rest(plan, wheels, profile, index_url=index_url, env=os.environ)
+            given = args.index_url or DEFAULT_INDEX
+            others = resolve_rest(plan, wheels, profile, index_url=given, env=os.environ)
             wheels = (*wheels, *others)
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
