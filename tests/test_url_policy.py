@@ -103,3 +103,25 @@ def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
     assert f"error: {lock}: 'http://files.example.org/" in proc.stderr
     assert "is plain http: only https URLs are allowed: nothing installed" in proc.stderr
     assert "demo-gpu" not in installed(venv / "bin" / "python")
+
+
+def test_a_pages_link_with_credentials_is_pinned_without_them_and_never_cached(
+    page: PageServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host = page.url.removeprefix("http://")
+    link = f"http://user:s3cr3t-link@{host}/files/{GOOD}#sha256={'cd' * 32}"
+    page.responses["/links/"] = Response(f'<a href="{link}">{GOOD}</a>\n'.encode())
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(cache))
+    flags = ["--manifest", str(_manifest(tmp_path, f"{page.url}/links/")),
+             "--allow-insecure-urls", "--target", X86_B200]  # fmt: skip
+    for _ in range(2):
+        code, out, err = cli(capsys, "plan", "demo-idx", *flags)
+        assert code == 0
+        assert f"demo-idx @ {page.url}/files/{GOOD}#sha256=" in out
+        assert "s3cr3t-link" not in out + err
+    assert "not cached: its links carry credentials" in out
+    assert not any(b"s3cr3t-link" in p.read_bytes() for p in cache.rglob("*") if p.is_file())

@@ -42,7 +42,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
-from resolver_hook._credentials import keep
+from resolver_hook._credentials import has_credentials, keep
 from resolver_hook._plancache import FRESH_EVENT
 from resolver_hook._pool import map_threads
 from resolver_hook.errors import ResolverHookError, UsageError
@@ -216,6 +216,11 @@ class IndexClient:
             )
             self._store(key, entry)
             return self._from_entry(key, entry, base_url, "cache")
+        if has_credentials(response.text()):
+            # A page that writes credentials into its links is read, never kept.
+            self._note(f"{redact(response.url)}: not cached: its links carry credentials")
+            links = self._checked(self._parse(response, base_url), response.url)
+            return Page(url=response.url, links=links, source="network", fetched=_iso(now))
         links = self._links(key, response, base_url)
         fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
         self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
