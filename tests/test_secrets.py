@@ -246,6 +246,20 @@ def test_pylock_cites_the_index_page_of_a_plain_build_without_its_credentials(
     assert home.leaks() == []
 
 
+def test_a_requirement_files_own_index_url_is_shown_without_its_credentials(home: Home) -> None:
+    """The file's option lines go to the installer as written; what is printed (text
+    and JSON) and stored shows them without the password."""
+    reqs = home.work / "requirements.in"
+    reqs.write_text(f"--index-url {_with_password(home.gi.simple)}\nplainpkg\n")
+    home.plant(reqs)
+    for extra in ((), ("--json",)):
+        for _ in range(2):  # stored, then replayed
+            proc = home.run("plan", "-r", str(reqs), "--target", X86_B200, *extra)
+            assert proc.returncode == 0, proc.stderr
+            assert f"--index-url {home.gi.simple.replace('http://', 'http://****@')}" in proc.stdout
+    assert home.leaks() == []
+
+
 # --- the whole round ---------------------------------------------------------------
 
 

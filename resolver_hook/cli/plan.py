@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from resolver_hook._credentials import redact_text
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
@@ -58,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
     )
     plan = resolve(reqs, manifests, profile, today=datetime.date.today())
     if args.json:
-        json.dump(plan.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        # A requirement file's own option lines (--index-url https://user:token@...)
+        # are handed to the installer as written, and shown without the credentials.
+        sys.stdout.write(redact_text(json.dumps(plan.to_dict(), indent=2)) + "\n")
     elif verbosity() >= 0:
         sys.stdout.write(render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout))
     sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
@@ -123,7 +125,7 @@ def render_plan(plan: Plan, *, verbose: bool = False, colour: TextIO | None = No
     ):
         if items:
             lines.append(f"{title}:")
-            lines.extend(f"  {x}" for x in items)
+            lines.extend(f"  {redact_text(x)}" for x in items)
     return "\n".join(lines) + "\n"
 
 
