@@ -55,7 +55,7 @@ def test_a_pages_plain_http_link_to_another_host_is_never_pinned_or_locked(
     # which would have been planned with 2.0's kernel list carried forward.
     assert f"demo-idx @ {good}" in out
     assert "files.example.org" in out  # said: the note naming the link left out
-    (note,) = [x for x in out.splitlines() if "link left out" in x]
+    (note,) = [x for x in out.splitlines() if "skipped a link of" in x]
     assert "is plain http: only https URLs are allowed" in note
     lock = tmp_path / "requirements.txt"
     code, _, _ = cli(capsys, "lock", "demo-idx", *flags, "-o", str(lock))

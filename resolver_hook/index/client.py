@@ -251,7 +251,7 @@ class IndexClient:
             with self._lock:
                 self.left_out.extend((redact(page), p) for p in refused)
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
-            self._note(f"{redact(page)}: link left out: {refused[0]}{more}")
+            self._note(f"skipped a link of {redact(page)}: {refused[0]}{more}")
         return tuple(out)
 
     def _parse(self, response: Response, base_url: str | None) -> tuple[Link, ...]:
