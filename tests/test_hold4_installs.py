@@ -8,13 +8,15 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.installenv import GpuIndex, make_venv
-from tests.test_install import B200, install, versions
+from tests.installenv import GpuIndex, clean_env, make_venv
+from tests.test_install import B200, hook, install, versions
+from tests.wheelfactory import LoopbackIndex, build_wheel
 
 pytestmark = pytest.mark.integration
 
@@ -43,3 +45,40 @@ def test_a_dry_run_killed_by_sigkill_exits_137(gpu_index: GpuIndex, tmp_path: Pa
     assert proc.returncode == 137, proc.stderr
     assert "nothing was installed: pip's dry run failed (exit 137)" in proc.stderr
     assert versions(venv) == before
+
+
+def test_a_failed_put_back_is_not_said_to_be_put_back(tmp_path: Path) -> None:
+    """optpkg needs tinyb 2.0 and fails to import; tinyb 1.0, installed from a file the
+    index does not serve, cannot be put back: the warning says so, and what is there."""
+    built = tmp_path / "built"
+    index = LoopbackIndex(tmp_path / "index")
+    index.add(build_wheel(built, "mainpkg", "1.0"))
+    index.add(build_wheel(built, "tinyb", "2.0"))
+    index.add(
+        build_wheel(
+            built, "optpkg", "1.0", requires=["tinyb==2.0"], code="raise ImportError('no')\n"
+        )
+    )
+    old = build_wheel(tmp_path / "local", "tinyb", "1.0")
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "--no-index", str(old.path)],
+        check=True, capture_output=True, env=clean_env(),
+    )  # fmt: skip
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    with index.serving():
+        flags = ["--target", B200, "--optional", "optpkg"]
+        url = index.simple_url
+        proc = hook("pip", *flags, "install", "--index-url", url, "mainpkg", venv=venv,
+                    manifests=manifests)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = versions(venv)
+    assert "tinyb" not in found  # pip removed 2.0 and found no 1.0 to put back
+    assert "optpkg" not in found
+    assert "; put back tinyb" not in proc.stderr
+    assert (
+        "warning: rolled back: removed optpkg; could not put back tinyb 1.0 (not installed)"
+        in proc.stderr
+    )
