@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.installenv import GpuIndex, clean_env, make_venv
+from tests.installenv import (
+    PY,
+    GpuIndex,
+    clean_env,
+    make_venv,
+    venv_for,
+    wheel_entry,
+    write_manifest,
+)
 from tests.test_install import B200, hook, install, versions
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
@@ -82,3 +90,34 @@ def test_a_failed_put_back_is_not_said_to_be_put_back(tmp_path: Path) -> None:
         "warning: rolled back: removed optpkg; could not put back tinyb 1.0 (not installed)"
         in proc.stderr
     )
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_verify_kernels_does_not_pass_a_wheel_that_holds_no_kernels(
+    tmp_path: Path, tool: str
+) -> None:
+    """knone's manifest claims Blackwell kernels; its wheel holds none: nothing is said
+    to run on the GPU, a warning says nothing was verified (the install goes on)."""
+    index = LoopbackIndex(tmp_path / "index", core_metadata=True)
+    wheel = build_wheel(tmp_path / "built", "knone", "1.0+cu130")
+    index.add(wheel, simple=False)
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    venv = tmp_path / "venv"
+    venv_for(tool, venv)
+    with index.serving():
+        write_manifest(
+            manifests, "knone", "wheel", wheel_entry(index, wheel, ">=13.0", ["sm_100", "sm_120"])
+        )
+        command = ["install"] if tool == "pip" else ["pip", "install"]
+        flags = ["--verify-kernels", "--target", f"linux-x86_64-py{PY}-cuda13.0-sm120"]
+        cache = {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "c")}
+        proc = hook(tool, *flags, *command, "--index-url", index.simple_url, "knone",
+                    venv=venv, manifests=manifests, env=cache)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert versions(venv)["knone"] == "1.0+cu130"
+    assert "runs on every visible GPU" not in proc.stderr
+    assert (
+        "warning: --verify-kernels: knone 1.0+cu130 holds no GPU kernels (no SASS or PTX in "
+        "any of its files): nothing to verify against the visible GPUs"
+    ) in proc.stderr
