@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="read nothing from the network: files and hashes from the shipped snapshot; "
         "pylock: refuse (naming them) entries known only as an index page or without a "
-        "sha256",
+        "sha256, and uv resolves the packages without a manifest from its cache alone "
+        "(uv --offline)",
     )
     add_inventory_options(p, offline=False)
     p.add_argument(

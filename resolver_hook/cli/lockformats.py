@@ -162,7 +162,9 @@ def _pylock_text(
         if rest:
             from resolver_hook.lock.resolved import resolve_rest
 
-            others = resolve_rest(plan, wheels, profile, index_url=index_url, env=os.environ)
+            others = resolve_rest(
+                plan, wheels, profile, index_url=index_url, env=os.environ, offline=args.offline
+            )
             wheels = (*wheels, *others)
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
