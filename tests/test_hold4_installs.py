@@ -8,12 +8,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from resolver_hook._installers import find_uv
 from tests.installenv import (
     PY,
     GpuIndex,
@@ -121,3 +123,70 @@ def test_verify_kernels_does_not_pass_a_wheel_that_holds_no_kernels(
         "warning: --verify-kernels: knone 1.0+cu130 holds no GPU kernels (no SASS or PTX in "
         "any of its files): nothing to verify against the visible GPUs"
     ) in proc.stderr
+
+
+# A uv that holds `uv venv` until two commands have reached it (or 5 s passed), then
+# lets one create the environment and the other try after it: the race of two
+# `env create DIR` started together, made certain. Every other call is uv's own.
+_RACING_UV = """\
+import os, subprocess, sys, time
+real, flags = {real!r}, {flags!r}
+argv = sys.argv[1:]
+if argv[:1] == ["venv"]:
+    open(os.path.join(flags, str(os.getpid())), "w").close()
+    end = time.time() + 5
+    while time.time() < end and sum(f.isdigit() for f in os.listdir(flags)) < 2:
+        time.sleep(0.05)
+    try:
+        os.mkdir(os.path.join(flags, "first"))
+    except FileExistsError:
+        while time.time() < end + 30 and not os.path.exists(os.path.join(flags, "made")):
+            time.sleep(0.05)
+    else:
+        code = subprocess.call([real, *argv])
+        open(os.path.join(flags, "made"), "w").close()
+        sys.exit(code)
+os.execv(real, [real, *argv])
+"""
+
+
+def test_two_env_create_of_one_folder_leave_the_first_whole(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    real = find_uv()
+    assert real is not None
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uv").write_text(
+        f"#!{sys.executable}\n" + _RACING_UV.format(real=real, flags=str(flags))
+    )
+    (bin_dir / "uv").chmod(0o755)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        f'[tool.resolver-hook.env]\nstack = ["demo-gpu"]\n'
+        f'[[tool.resolver-hook.env.interpreter]]\nrequest = "{sys.executable}"\n'
+    )
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(gpu_index.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        UV_DEFAULT_INDEX=gpu_index.simple,
+        UV_INSECURE_HOST="127.0.0.1",
+    )
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    venv = tmp_path / "env"
+    argv = [sys.executable, "-m", "resolver_hook", "env", "create", str(venv),
+            "--project", str(project / "pyproject.toml"), "--target", B200]  # fmt: skip
+    procs = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    done = [(p.wait(timeout=600), p.communicate()[1]) for p in procs]
+    codes = sorted(code for code, _ in done)
+    assert codes == [0, 2], done
+    refused = next(err for code, err in done if code == 2)
+    assert f"error: {venv} exists" in refused
+    assert "removed the unfinished environment" not in refused
+    assert versions(venv)["demo-gpu"] == "1.0+cu130"  # the first one's, whole
