@@ -99,3 +99,27 @@ def test_a_pylock_set_whose_second_target_cannot_be_hashed_writes_nothing(
     assert code == 1
     assert "127.0.0.1:9/dl/pkg-1.0-py3-none-manylinux_2_28_aarch64.whl" in err
     assert list(locks.iterdir()) == []
+
+
+def test_variants_export_writes_all_its_files_or_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "torch.toml"
+    wheel = "https://example.org/{}/torch-2.10.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    manifest.write_text(
+        'schema = 1\n[package]\nname = "torch"\n'
+        f'[[wheel]]\nurl = "{wheel.format("a")}"\ncuda = ">=12.8,<14"\ngpu = ["sm_80"]\n'
+        f'[[wheel]]\nurl = "{wheel.format("b")}"\ncuda = ">=13.0,<14"\ngpu = ["sm_90"]\n'
+    )
+    code, _, err = cli(capsys, "manifest", "export", "--variants", str(manifest),
+                       "-o", str(tmp_path / "first"))  # fmt: skip
+    assert code == 0, err
+    names = sorted(p.name for p in (tmp_path / "first").iterdir())
+    assert len(names) == 3  # the index file and one file per variant
+    out = tmp_path / "second"
+    blocked = next(n for n in names if n.endswith(".variant.json"))  # after the index file
+    (out / blocked).mkdir(parents=True)  # one of them cannot be written
+    code, _, err = cli(capsys, "manifest", "export", "--variants", str(manifest), "-o", str(out))
+    assert code == 1
+    assert f"{out / blocked}: cannot write: it is a folder" in err
+    assert [p.name for p in out.iterdir()] == [blocked]
