@@ -275,18 +275,22 @@ def _stage(shown: str, target: str, payload: bytes) -> str:
 
 
 def _keep_old(shown: str, target: str) -> str | None:
-    """A hard link to ``target``'s current file, to put it back if the swap fails; None
-    when there is none (a new file)."""
+    """A hard link to ``target``'s current file (a copy where the file system has no
+    hard links), to put it back if the swap fails; None when there is none (a new file)."""
     if not os.path.lexists(target):
         return None
     folder, name = os.path.split(target)
     old = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.old")
     try:
         os.link(target, old)
-    except OSError as exc:
-        raise OperationalError(
-            f"{shown}: cannot keep the old file while the set is swapped: {exc.strerror or exc}"
-        ) from None
+    except OSError:
+        try:
+            with open(target, "rb") as handle:
+                return _stage(shown, target, handle.read())
+        except OSError as exc:
+            raise OperationalError(
+                f"{shown}: cannot keep the old file while the set is swapped: {exc.strerror or exc}"
+            ) from None
     return old
 
 

@@ -3,10 +3,13 @@ and a lock set is written all or nothing (resolver_hook/lock/sets.py ``write_loc
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from resolver_hook._fs import write_all
+from resolver_hook.errors import OperationalError
 from tests.clirun import cli
 
 HEX = "ab" * 32
@@ -123,3 +126,32 @@ def test_variants_export_writes_all_its_files_or_none(
     assert code == 1
     assert f"{out / blocked}: cannot write: it is a folder" in err
     assert [p.name for p in out.iterdir()] == [blocked]
+
+
+@pytest.mark.parametrize("links", [True, False], ids=["hard-links", "no-hard-links"])
+def test_a_swap_that_fails_midway_puts_back_what_it_swapped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, links: bool
+) -> None:
+    """Fault injection: the second rename of the swap fails (a file system that fails
+    one rename); the first file is put back, the new one removed, no temp file left."""
+    old = tmp_path / "a.txt"
+    old.write_text("old a\n")
+    old.chmod(0o640)
+    real_replace = os.replace
+    calls: list[str] = []
+
+    def replace(src: str, dst: str) -> None:
+        calls.append(os.path.basename(dst))
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    if not links:
+        monkeypatch.setattr(os, "link", lambda *a: (_ for _ in ()).throw(OSError(1, "EPERM")))
+    with pytest.raises(OperationalError, match=r"b\.txt: cannot write: No space left on device"):
+        write_all([(old, "new a\n"), (tmp_path / "b.txt", "new b\n")])
+    assert calls[:2] == ["a.txt", "b.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    assert old.read_text() == "old a\n"
+    assert old.stat().st_mode & 0o777 == 0o640
