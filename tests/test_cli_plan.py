@@ -210,17 +210,20 @@ def test_lock_one_file_keeps_every_targets_notes(
 
 
 @pytest.mark.parametrize(
-    "output", ["missing-folder/lock.txt", "."], ids=["missing-folder", "a-folder"]
+    "output", ["a-file/lock.txt", "lock.txt"], ids=["folder-is-a-file", "a-folder"]
 )
 def test_lock_unwritable_output_is_one_error(
     output: str, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "lock.txt").mkdir()
     code, _, err = run(capsys, "lock", "torch", "-o", output, "--target", SM100)
     assert code == 1  # _fs.write_atomic: an OperationalError, as for scan and import
     assert err.startswith(f"error: {output}: cannot write: ")
     assert err.count("\n") == 1
-    assert list(tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "lock.txt"]
+    assert list((tmp_path / "lock.txt").iterdir()) == []
 
 
 def test_lock_refuses_an_input_before_writing_any_output(

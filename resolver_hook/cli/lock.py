@@ -21,6 +21,7 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli.manifest import _seconds as seconds
+from resolver_hook.lock.files import write_lock
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -45,14 +46,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="where to write ('-' = standard output; '{target}' = one per target); "
-        "needed for requirements and pylock, standard output for uv",
+        help="where to write ('-' = standard output; '{target}' = one per target; "
+        "missing folders are made); needed for requirements and pylock, standard "
+        "output for uv",
     )
     p.add_argument(
         "--format",
         choices=("requirements", "pylock", "uv"),
-        help="requirements (default), pylock (PEP 751 pylock.toml; implied by -o "
-        "pylock.toml or pylock.NAME.toml) or uv ([tool.uv.sources] and [[tool.uv.index]] "
+        help="requirements (implied by -o NAME.txt or NAME.in), pylock (PEP 751; implied "
+        "by -o pylock.toml or pylock.NAME.toml) or uv ([tool.uv.sources] and [[tool.uv.index]] "
         "text to paste into pyproject.toml)",
     )
     p.add_argument(
@@ -88,11 +90,24 @@ def _format(args: argparse.Namespace) -> str:
     from resolver_hook.errors import UsageError
 
     out = args.output
-    fmt: str = args.format or (
-        "pylock"
-        if out and re.fullmatch(r"pylock(\.[^.]+)?\.toml", os.path.basename(out))
-        else "requirements"
-    )
+    name = os.path.basename(out.replace("{target}", "T")) if out else ""
+    fmt: str | None = args.format
+    if fmt is None and out not in (None, "-", ""):
+        # The name decides the format only where it says one: a .txt file is
+        # requirements (.in too); PEP 751 names a lock pylock.toml or pylock.NAME.toml.
+        if re.fullmatch(r"pylock(\.[^.]+)?\.toml", name):
+            fmt = "pylock"
+        elif name.endswith((".txt", ".in")):
+            fmt = "requirements"
+        else:
+            stem = name.removesuffix(".toml").removesuffix(".pylock").replace(".", "_")
+            raise UsageError(
+                f"-o {out}: the name is neither a requirements file (NAME.txt) nor a "
+                "PEP 751 lock (pylock.toml or pylock.NAME.toml), so it says no format",
+                hint=f"name it {stem or 'requirements'}.txt or pylock.{stem or 'NAME'}.toml, "
+                "or give --format",
+            )
+    fmt = fmt or "requirements"
     if out is None:
         if fmt != "uv":
             raise UsageError(f"lock --format {fmt} needs -o FILE ('-' for standard output)")
@@ -101,7 +116,7 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import shown_path, write_atomic
+    from resolver_hook._fs import shown_path
     from resolver_hook.cli.plan import render_errors
     from resolver_hook.lock.lines import dropped_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
@@ -169,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
         if path == "-":
             sys.stdout.write(text)
             continue
-        write_atomic(path, text)  # an unwritable path is one error line (exit 1)
+        write_lock(path, text)
         sys.stdout.write(f"wrote {path} ({len(lines)} lines)\n")
     if "{target}" in args.output and len({os.path.dirname(p) for p, *_ in outputs}) == 1:
         # One file per machine class: the index that tells a machine which is its own.

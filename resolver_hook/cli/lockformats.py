@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
+from resolver_hook.lock.files import write_lock
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -59,12 +60,10 @@ def write_format(
 
 
 def _emit(out: str, text: str, what: str) -> None:
-    from resolver_hook._fs import write_atomic
-
     if out == "-":
         sys.stdout.write(text)
         return
-    write_atomic(out, text)
+    write_lock(out, text)
     sys.stderr.write(f"wrote {out} ({what})\n")
 
 

@@ -96,16 +96,16 @@ def test_lock_to_a_fifo_is_refused_and_the_fifo_kept(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "req.in").write_text("six\n")
-    os.mkfifo(tmp_path / "out")
-    code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out", "--target", TARGET)
+    os.mkfifo(tmp_path / "out.txt")
+    code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out.txt", "--target", TARGET)
     assert code == 2
     assert out == ""
     assert err == (
-        "error: out: cannot write: it is a FIFO (named pipe), not a regular file; "
+        "error: out.txt: cannot write: it is a FIFO (named pipe), not a regular file; "
         "to write to standard output, use -o - instead\n"
     )
-    assert stat.S_ISFIFO((tmp_path / "out").lstat().st_mode)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "req.in"]
+    assert stat.S_ISFIFO((tmp_path / "out.txt").lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "req.in"]
 
 
 @pytest.mark.parametrize("what", ["pipe-by-fd", "dev-null", "proc-file"])
