@@ -13,7 +13,9 @@ from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     add_requirement_options,
+    allow_insecure,
     manifests_from_args,
+    offline,
     planning_manifests,
     refuse_writing_inputs,
     requirement_names,
@@ -22,6 +24,9 @@ from resolver_hook.cli._inputs import (
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli.manifest import _seconds as seconds
 from resolver_hook.lock.files import write_lock
+from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, flavoured_hashes, refusal
+from resolver_hook.lock.lines import dropped_notes, lock_lines, merge_targets
+from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher, NetFetcher
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -74,8 +79,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--timeout", type=seconds, default=30.0, metavar="SECONDS",
-        help="pylock: network timeout per request (default 30)",
+        help="network timeout per request when a page or file is read (default 30)",
     )  # fmt: skip
+    p.add_argument(
+        "--allow-unhashed",
+        action="store_true",
+        help="requirements: write a line whose sha256 cannot be had (its page unreadable) "
+        "without a hash, named in the header; without it such a lock is refused (exit 1)",
+    )
     add_machine_options(p)
     # add_machine_options made --target single; lock takes it repeatedly.
     for action in p._actions:
@@ -118,7 +129,6 @@ def _format(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import shown_path
     from resolver_hook.cli.plan import render_errors
-    from resolver_hook.lock.lines import dropped_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
 
     fmt = _format(args)
@@ -149,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         from resolver_hook.cli.lockformats import write_format
 
         return write_format(fmt, args, plans, inputs, reqs.files)
+    hashed, missing = _hashed_lines(args, plans)
     if len(plans) > 1 and "{target}" not in args.output:
         all_notes = tuple(
             dict.fromkeys(n for s, _, plan in plans for n in (*plan.notes, *dropped_notes(plan, s)))
@@ -157,8 +168,8 @@ def run(args: argparse.Namespace) -> int:
             (
                 args.output,
                 ", ".join(s for s, _, _ in plans),
-                merge_targets([(s, p, lock_lines(plan)) for s, p, plan in plans]),
-                all_notes,
+                merge_targets([(s, p, hashed[s]) for s, p, _ in plans]),
+                (*_unhashed_note(missing), *all_notes),
             )
         ]
     else:
@@ -166,8 +177,12 @@ def run(args: argparse.Namespace) -> int:
             (
                 args.output.replace("{target}", s),
                 s,
-                lock_lines(plan),
-                (*plan.notes, *dropped_notes(plan, s)),
+                hashed[s],
+                (
+                    *_unhashed_note([u for u in missing if u.target == s]),
+                    *plan.notes,
+                    *dropped_notes(plan, s),
+                ),
             )
             for s, _, plan in plans
         ]
@@ -199,6 +214,36 @@ def run(args: argparse.Namespace) -> int:
         index = write_index(Path(outputs[0][0]).parent, rows)
         sys.stdout.write(f"wrote {index} (which lock serves which machine class)\n")
     return 0
+
+
+def _hashed_lines(
+    args: argparse.Namespace, plans: list[tuple[str, HostProfile, Plan]]
+) -> tuple[dict[str, list[str]], list[Unhashed]]:
+    """Each target's lock lines, every flavoured line with its sha256; the lines whose
+    sha256 cannot be had (refused here unless --allow-unhashed)."""
+    fetcher: Fetcher = (
+        OfflineFetcher()
+        if offline(args)
+        else NetFetcher(allow_insecure=allow_insecure(args), timeout=args.timeout)
+    )
+    index_url = args.index_url or DEFAULT_INDEX
+    hashed: dict[str, list[str]] = {}
+    missing: list[Unhashed] = []
+    for s, _, plan in plans:
+        found, lost = flavoured_hashes(plan, s, fetcher, index_url=index_url)
+        missing += lost
+        hashed[s] = lock_lines(plan, {n: [w.sha256] for n, w in found.items()})
+    if missing and not args.allow_unhashed:
+        raise refusal(missing)
+    return hashed, missing
+
+
+def _unhashed_note(missing: list[Unhashed]) -> list[str]:
+    if not missing:
+        return []
+    return [
+        "without a sha256 (--allow-unhashed): " + "; ".join(dict.fromkeys(u.line for u in missing))
+    ]
 
 
 def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
