@@ -14,8 +14,8 @@ from .test_reqfile import BAD_LINES
 
 SM100 = "linux-x86_64-py312-cuda13.0-sm100"
 # The frozen manifests give no sha256 and the tests read no page: the flavour lines as
-# the plan writes them (issue 45: a lock is refused without --allow-unhashed).
-PARTIAL = ("--allow-unhashed",)
+# the plan writes them, the rest as written (issue 45: refused without these).
+PARTIAL = ("--flavoured-only", "--allow-unhashed")
 
 
 def lock(

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
 from resolver_hook.lock.files import write_lock
+from resolver_hook.lock.indexes import LockIndexes, lock_indexes, pip_file_settings
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
 
-__all__ = ["write_format"]
+__all__ = ["index_settings", "write_format"]
 
 
 def write_format(
@@ -57,6 +58,26 @@ def write_format(
         index = write_index(Path(groups[0][0]).parent, rows)
         sys.stderr.write(f"wrote {index} (which lock serves which machine class)\n")
     return 0
+
+
+def index_settings(args: argparse.Namespace) -> LockIndexes:
+    """The index settings of this lock: the command line, the environment, then pip's
+    configuration files (read by the pip of the active venv, else of this Python)."""
+    if args.index_url:
+        pip_files = {}
+    else:
+        venv = os.environ.get("VIRTUAL_ENV")
+        python = os.path.join(venv, "bin", "python") if venv else sys.executable
+        pip_files = pip_file_settings(python if os.path.exists(python) else sys.executable,
+                                      os.environ)  # fmt: skip
+    return lock_indexes(
+        index_url=args.index_url,
+        extra_index_urls=args.extra_index_url,
+        find_links=args.find_links,
+        env=os.environ,
+        pip_files=pip_files,
+        allow_insecure=allow_insecure(args),
+    )
 
 
 def _emit(out: str, text: str, what: str) -> None:
@@ -111,7 +132,8 @@ def _write_pylock(
             "filenames are not valid wheel filenames to PEP 751 readers such as packaging",
             hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
         )
-    index_url = args.index_url or DEFAULT_INDEX
+    indexes = index_settings(args)
+    index_url = indexes.index_url or DEFAULT_INDEX
     refused = [
         f"{p.name} (for {spec})"
         for spec, _, plan in plans
@@ -136,12 +158,6 @@ def _write_pylock(
                 hint="add sha256 to the manifest entries, or lock without --offline",
             )
     insecure = allow_insecure(args)
-    if args.index_url:
-        from resolver_hook.manifest.urls import url_problem
-
-        problem = url_problem(args.index_url, allow_insecure=insecure)
-        if problem:
-            raise UsageError(f"--index-url: {problem}")
     fetcher = NetFetcher(allow_insecure=insecure, timeout=args.timeout)
     targets = []
     for spec, profile, plan in plans:
@@ -149,11 +165,13 @@ def _write_pylock(
         if rest:
             from resolver_hook.lock.resolved import resolve_rest
 
-            others = resolve_rest(plan, wheels, profile, index_url=index_url, env=os.environ)
+            others = resolve_rest(plan, wheels, profile, indexes=indexes, env=os.environ)
             wheels = (*wheels, *others)
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
         sys.stderr.write(f"note: {note}\n")
+    if rest and indexes.described():
+        header.append(f"the unflavoured packages resolved by uv against {indexes.described()}")
     doc = pylock_document(targets)
     check(doc, targets)
     count = len(doc["packages"])

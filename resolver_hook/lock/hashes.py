@@ -23,7 +23,7 @@ from resolver_hook.index.model import Link
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher, LockedWheel, lock_wheels
 from resolver_hook.resolve import PackagePlan, Plan
 
-__all__ = ["OfflineFetcher", "Unhashed", "flavoured_hashes", "refusal"]
+__all__ = ["OfflineFetcher", "Unhashed", "flavoured_hashes", "is_flavoured_line", "refusal"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +55,7 @@ class OfflineFetcher:
         return None
 
 
-def _locks(p: PackagePlan) -> bool:
+def is_flavoured_line(p: PackagePlan) -> bool:
     """Whether the package is a flavoured line the plan pins (a file or a version)."""
     if p.cause == "marker" or not (p.line or p.constraint):
         return False
@@ -67,7 +67,7 @@ def flavoured_hashes(
 ) -> tuple[dict[NormalizedName, LockedWheel], list[Unhashed]]:
     """The locked wheel of each flavoured line of the plan, by package, and the lines
     whose sha256 cannot be had (each with the reason)."""
-    wanted = [p for p in plan.packages if _locks(p)]
+    wanted = [p for p in plan.packages if is_flavoured_line(p)]
     # Every page at once (concurrently), then each package on its own: one that fails
     # is named, the others still locked.
     fetcher.prefetch(

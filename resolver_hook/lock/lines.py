@@ -19,6 +19,7 @@ __all__ = [
     "dropped_notes",
     "lock_lines",
     "merge_targets",
+    "pinned_lines",
     "split_marker",
     "target_marker",
     "target_markers",
@@ -97,6 +98,13 @@ def lock_lines(plan: Plan, hashes: Mapping[str, Sequence[str]] | None = None) ->
 def with_hash(line: str, sha256s: Sequence[str]) -> str:
     """A requirements line with pip's ``--hash`` options (after any marker)."""
     return " ".join([line, *(f"--hash=sha256:{h}" for h in dict.fromkeys(sha256s))])
+
+
+def pinned_lines(
+    packages: Iterable[tuple[str, str, Sequence[str]]],
+) -> list[str]:
+    """``name==version --hash=sha256:...`` for each ``(name, version, sha256s)``."""
+    return [with_hash(f"{name}=={version}", sha256s) for name, version, sha256s in packages]
 
 
 def dropped_notes(plan: Plan, target: str) -> list[str]:
