@@ -302,3 +302,68 @@ def test_index_settings_first_found_first() -> None:
     assert got.find_links == ("https://a.example/", "https://b.example/")
     bare = lock_indexes(index_url=None, extra_index_urls=[], find_links=[], env={}, pip_files={})
     assert (bare.index_url, bare.uv_args(), bare.described()) == (None, [], "")
+
+
+# --- item 5: stable locks and --check ---------------------------------------------------
+
+
+def test_check_passes_on_an_unchanged_set_and_fails_after_the_input_changes(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    req = tmp_path / "requirements.in"
+    req.write_text("demo-gpu\nplainpkg\n")
+    args = ["-r", str(req), "--target", X86_B200, "--target", ARM_L4,
+            "--index-url", gpu_index.simple, "-o", "locks/{target}.txt"]  # fmt: skip
+    assert lock(gpu_index, *args, cwd=tmp_path).returncode == 0
+    files = {p.name: p.read_bytes() for p in (tmp_path / "locks").iterdir()}
+    assert set(files) == {f"{X86_B200}.txt", f"{ARM_L4}.txt", "index.toml"}
+    same = lock(gpu_index, *args, "--check", cwd=tmp_path)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.startswith("up to date: locks/")
+    req.write_text("demo-gpu\nplainpkg\nhelperlib\n")
+    changed = lock(gpu_index, *args, "--check", cwd=tmp_path)
+    assert changed.returncode == 1, changed.stderr
+    assert f"+++ locks/{X86_B200}.txt (lock now)" in changed.stdout
+    assert "\n+helperlib==2.0 --hash=sha256:" in changed.stdout
+    assert "error: 2 lock files differ from what lock would write now" in changed.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "locks").iterdir()} == files
+
+
+def test_check_of_a_pylock(gpu_index: GpuIndex, tmp_path: Path) -> None:
+    args = ["demo-gpu", "plainpkg", "--target", X86_B200, "--index-url", gpu_index.simple,
+            "-o", "pylock.toml"]  # fmt: skip
+    assert lock(gpu_index, *args, cwd=tmp_path).returncode == 0
+    assert lock(gpu_index, *args, "--check", cwd=tmp_path).returncode == 0
+    (tmp_path / "pylock.toml").write_text("# edited\n")
+    stale = lock(gpu_index, *args, "--check", cwd=tmp_path)
+    assert stale.returncode == 1
+    assert "-# edited" in stale.stdout
+    assert (tmp_path / "pylock.toml").read_text() == "# edited\n"
+
+
+@pytest.mark.parametrize("fmt", ["requirements.txt", "pylock.toml"])
+def test_a_new_release_moves_the_lock_only_with_upgrade(
+    gpu_index: GpuIndex, tmp_path: Path, fmt: str
+) -> None:
+    root = tmp_path / "company"
+    index = LoopbackIndex(root / "index")
+    index.add(build_wheel(root / "built", "kplain", "1.0"))
+    with index.serving():
+        args = ["demo-gpu", "kplain", "--target", X86_B200, "--index-url", index.simple_url,
+                "-o", str(tmp_path / fmt)]  # fmt: skip
+        assert lock(gpu_index, *args).returncode == 0
+        first = (tmp_path / fmt).read_text()
+        index.add(build_wheel(root / "built", "kplain", "1.1"))
+        kept = lock(gpu_index, *args)
+        assert kept.returncode == 0, kept.stderr
+        assert (tmp_path / fmt).read_text() == first
+        assert lock(gpu_index, *args, "--check").returncode == 0
+        moved = lock(gpu_index, *args, "--upgrade-package", "kplain")
+        assert moved.returncode == 0, moved.stderr
+        text = (tmp_path / fmt).read_text()
+        assert "kplain-1.1-py3-none-any.whl" in text or "kplain==1.1 --hash" in text
+        assert "kplain-1.0-py3-none-any.whl" not in text
+        assert "kplain==1.0" not in text
+        (tmp_path / fmt).write_text(first)
+        assert lock(gpu_index, *args, "--upgrade").returncode == 0
+        assert (tmp_path / fmt).read_text() == text

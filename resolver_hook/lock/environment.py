@@ -15,7 +15,7 @@ hashed, the others as the user wrote them.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from packaging.requirements import Requirement
@@ -40,7 +40,6 @@ class TargetLines:
     lines: tuple[str, ...]
     unhashed: tuple[Unhashed, ...] = ()
     indexes: tuple[str, ...] = ()
-    pins: Mapping[NormalizedName, str] = dataclasses.field(default_factory=dict)
 
 
 def target_lines(
@@ -53,8 +52,12 @@ def target_lines(
     env: Mapping[str, str],
     whole: bool = True,
     offline: bool = False,
+    keep: Mapping[NormalizedName, str] | None = None,
+    upgrade: Sequence[str] | bool = False,
 ) -> TargetLines:
-    """The lock lines of ``plan`` for its target (``spec`` names it in messages)."""
+    """The lock lines of ``plan`` for its target (``spec`` names it in messages);
+    ``keep`` and ``upgrade``: the pins of the lock already written, and which to move
+    (:func:`~resolver_hook.lock.resolved.resolve_environment`)."""
     found, lost = flavoured_hashes(
         plan, spec, fetcher, index_url=indexes.index_url or DEFAULT_INDEX
     )
@@ -72,6 +75,8 @@ def target_lines(
         leave_out=[u.name for u in lost],
         only_binary=False,  # a requirements lock may hold an sdist: pip builds it
         offline=offline,
+        keep=keep,
+        upgrade=upgrade,
     )
     rest = [r for r in resolved if r.name not in ours]
     unhashed = list(lost)
@@ -93,5 +98,4 @@ def target_lines(
         lines=(*own, *pinned),
         unhashed=tuple(unhashed),
         indexes=tuple(dict.fromkeys(r.index for r in rest if r.index)),
-        pins={r.name: r.version for r in rest},
     )

@@ -1,18 +1,24 @@
-"""Writing a lock file: its missing parent folders first, then the file, atomically.
+"""Writing a lock file (its missing parent folders first, then the file, atomically), or,
+for ``lock --check``, saying how the file on disk differs from what would be written.
 
 ``-o 'locks/{target}.txt'`` names a folder that may not exist yet; the lock makes it
 (and any above it) just before the first file goes in, after every check has passed,
-so a refusal leaves nothing behind.
+so a refusal leaves nothing behind. ``--check`` writes nothing: CI runs it to ask "is
+this lock still what lock would write?".
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 
-from resolver_hook._fs import write_atomic
+from resolver_hook._fs import InputError, read_text_input, write_atomic
 from resolver_hook.errors import OperationalError
 
-__all__ = ["write_lock"]
+__all__ = ["DIFF_LINES", "lock_diff", "write_lock"]
+
+DIFF_LINES = 20  # of a --check diff: enough to see what moved, short enough for a CI log
+_MAX_LOCK_BYTES = 64 << 20  # the largest lock files are a few MB; a bound, not a guess
 
 
 def write_lock(path: str, text: str) -> None:
@@ -26,3 +32,23 @@ def write_lock(path: str, text: str) -> None:
                 f"{path}: cannot write: cannot make the folder {folder}: {exc.strerror or exc}"
             ) from None
     write_atomic(path, text)  # an unwritable path is one error line (exit 1)
+
+
+def lock_diff(path: str, text: str) -> str | None:
+    """None when the file at ``path`` holds ``text``; else a short unified diff (the
+    file missing or unreadable: one line saying so)."""
+    try:
+        old = read_text_input(path, limit=_MAX_LOCK_BYTES)
+    except (InputError, OSError) as exc:
+        return f"{path}: would be written (now: {exc})\n"
+    if old == text:
+        return None
+    diff = list(
+        difflib.unified_diff(
+            old.splitlines(), text.splitlines(), f"{path} (on disk)", f"{path} (lock now)",
+            lineterm="", n=0,
+        )
+    )  # fmt: skip
+    shown = diff[: DIFF_LINES + 2]
+    more = len(diff) - len(shown)
+    return "\n".join(shown) + (f"\n... {more} more lines" if more > 0 else "") + "\n"

@@ -37,6 +37,7 @@ from resolver_hook.errors import OperationalError
 from resolver_hook.host import HostProfile
 from resolver_hook.index import Link
 from resolver_hook.lock.indexes import LockIndexes
+from resolver_hook.lock.stable import preferences_text
 from resolver_hook.lock.wheels import LockedWheel, best_link
 from resolver_hook.resolve import Plan
 
@@ -105,11 +106,15 @@ def resolve_environment(
     leave_out: Collection[str] = (),
     only_binary: bool = True,
     offline: bool = False,
+    keep: Mapping[NormalizedName, str] | None = None,
+    upgrade: Sequence[str] | bool = False,
 ) -> list[ResolvedPackage]:
     """Every package of the target's environment as uv resolves it (``uv pip compile
     --python-platform --python-version``), the plan's lines as requirements and its pins
     as constraints. ``leave_out``: packages whose lines uv is not handed (a flavour whose
-    page cannot be read: uv could not read it either)."""
+    page cannot be read: uv could not read it either). ``keep``: the pins of the lock
+    already written (:mod:`resolver_hook.lock.stable`), kept where they still fit unless
+    ``upgrade`` (True: every package; names: those)."""
     uv = find_uv(env)
     if uv is None:
         raise missing_uv()
@@ -122,6 +127,14 @@ def resolve_environment(
         write_atomic(
             folder / "constraints.txt", "".join(f"{c}\n" for c in _kept(plan.constraints, gone))
         )
+        if keep and upgrade is not True:
+            # uv reads an existing -o file's pins as preferences (lock/stable.py).
+            write_atomic(folder / "pylock.toml", preferences_text(keep), sync=False)
+        ups = (
+            []
+            if isinstance(upgrade, bool)
+            else [a for n in upgrade for a in ("--upgrade-package", n)]
+        )
         argv = [
             *[uv, "pip", "compile", str(folder / "requirements.in")],
             *["-c", str(folder / "constraints.txt"), "--format", "pylock.toml"],
@@ -130,6 +143,7 @@ def resolve_environment(
             *indexes.uv_args(),
             *(["--only-binary", ":all:"] if only_binary else []),
             *(["--offline"] if offline else []),
+            *ups,
             *[a for page in plan.find_links if page not in pages for a in ("--find-links", page)],
         ]
         done = capture(argv, timeout=COMPILE_TIMEOUT, env=dict(env))
@@ -184,11 +198,17 @@ def resolve_rest(
     *,
     indexes: LockIndexes,
     env: Mapping[str, str],
+    keep: Mapping[NormalizedName, str] | None = None,
+    upgrade: Sequence[str] | bool = False,
 ) -> list[LockedWheel]:
-    """The wheels of every package of the target's environment that ``flavoured`` lacks."""
+    """The wheels of every package of the target's environment that ``flavoured`` lacks
+    (``keep``, ``upgrade``: as for :func:`resolve_environment`)."""
     ours = {str(w.name): w for w in flavoured}
     out = []
-    for package in resolve_environment(plan, profile, indexes=indexes, env=env):
+    resolved = resolve_environment(
+        plan, profile, indexes=indexes, env=env, keep=keep, upgrade=upgrade
+    )
+    for package in resolved:
         name, version = str(package.name), package.version
         if name in ours:
             if ours[name].version != version:
