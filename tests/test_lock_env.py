@@ -301,7 +301,15 @@ def test_index_settings_first_found_first() -> None:
     assert got.extra_index_urls == ("https://corp.example/simple/", "https://two.example/simple/")
     assert got.find_links == ("https://a.example/", "https://b.example/")
     bare = lock_indexes(index_url=None, extra_index_urls=[], find_links=[], env={}, pip_files={})
-    assert (bare.index_url, bare.uv_args(), bare.described()) == (None, [], "")
+    assert (bare.index_url, bare.uv_env({"X": "1"}), bare.described()) == (None, {"X": "1"}, "")
+    # Handed to uv in its environment (off the command line); its own variables kept.
+    cli = lock_indexes(index_url="https://u:p@cli.example/simple/", extra_index_urls=[],
+                       find_links=[], env=env, pip_files={})  # fmt: skip
+    child = cli.uv_env(env)
+    assert child["UV_INDEX_URL"] == "https://u:p@cli.example/simple/"
+    assert "UV_DEFAULT_INDEX" not in child
+    assert child["UV_INDEX"] == env["UV_INDEX"]
+    assert cli.described().startswith("index https://****@cli.example/simple/ (from --index-url)")
 
 
 # --- item 5: stable locks and --check ---------------------------------------------------

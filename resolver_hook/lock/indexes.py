@@ -51,13 +51,25 @@ class LockIndexes:
     extras_from: str = ""
     links_from: str = ""
 
-    def uv_args(self) -> list[str]:
-        """The ``uv pip compile`` options that say these settings."""
-        out = ["--index-url", self.index_url] if self.index_url else []
-        for url in self.extra_index_urls:
-            out += ["--extra-index-url", url]
-        for link in self.find_links:
-            out += ["--find-links", link]
+    def uv_env(self, env: Mapping[str, str]) -> dict[str, str]:
+        """``env`` for ``uv pip compile`` with these settings in it. In the environment,
+        not on the command line: an index URL may hold credentials, and a command line
+        is visible to every user of the machine. A setting uv reads itself (from its own
+        ``UV_*`` variable) is left as it is."""
+        out = dict(env)
+        kinds = (
+            (self.index_url and (self.index_url,), self.index_from, "UV_INDEX_URL", " ",
+             ("UV_DEFAULT_INDEX", "UV_INDEX_URL")),
+            (self.extra_index_urls, self.extras_from, "UV_EXTRA_INDEX_URL", " ",
+             ("UV_INDEX", "UV_EXTRA_INDEX_URL")),
+            (self.find_links, self.links_from, "UV_FIND_LINKS", ",", ("UV_FIND_LINKS",)),
+        )  # fmt: skip
+        for values, source, name, sep, uvs in kinds:
+            if not values or source.startswith("UV_"):
+                continue
+            for old in uvs:
+                out.pop(old, None)
+            out[name] = sep.join(values)
         return out
 
     def described(self) -> str:

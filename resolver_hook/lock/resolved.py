@@ -140,13 +140,12 @@ def resolve_environment(
             *["-c", str(folder / "constraints.txt"), "--format", "pylock.toml"],
             *["-o", str(folder / "pylock.toml"), "--no-header", "--quiet"],
             *["--python-platform", python_platform(profile), "--python-version", profile.python],
-            *indexes.uv_args(),
             *(["--only-binary", ":all:"] if only_binary else []),
             *(["--offline"] if offline else []),
             *ups,
             *[a for page in plan.find_links if page not in pages for a in ("--find-links", page)],
         ]
-        done = capture(argv, timeout=COMPILE_TIMEOUT, env=dict(env))
+        done = capture(argv, timeout=COMPILE_TIMEOUT, env=indexes.uv_env(env))
         if not done.ok:
             last = (done.stderr.strip().splitlines() or [done.reason() or "failed"])[-1]
             raise OperationalError(
