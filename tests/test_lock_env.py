@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirun import cli
-from tests.installenv import PY, GpuIndex, clean_env, installed, make_venv
+from tests.installenv import PY, UV, GpuIndex, clean_env, installed, make_uv_venv, make_venv
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
 X86_B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"  # demo-gpu/demo-idx cu130
@@ -198,6 +198,15 @@ def test_a_requirements_lock_pins_every_package_with_hashes_and_pip_installs_it(
         out.read_text()
     )
     found = _pip_install(tmp_path / "venv", out, "--index-url", gpu_index.simple)
+    assert (found["demo-gpu"], found["plainpkg"]) == ("1.0+cu130", "1.0")
+    uv_venv = make_uv_venv(tmp_path / "uv-venv")
+    done = subprocess.run(
+        [*UV, "pip", "install", "--python", str(uv_venv / "bin" / "python"), "--require-hashes",
+         "-r", str(out), "--index-url", gpu_index.simple],
+        capture_output=True, text=True, env=clean_env(tmp_path), timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = installed(uv_venv / "bin" / "python")
     assert (found["demo-gpu"], found["plainpkg"]) == ("1.0+cu130", "1.0")
 
 
