@@ -350,6 +350,10 @@ def test_check_of_a_pylock(gpu_index: GpuIndex, tmp_path: Path) -> None:
     args = ["demo-gpu", "plainpkg", "--target", X86_B200, "--index-url", gpu_index.simple,
             "-o", "pylock.toml"]  # fmt: skip
     assert lock(gpu_index, *args, cwd=tmp_path).returncode == 0
+    assert (
+        f"# the unflavoured packages resolved by uv against index {gpu_index.simple} "
+        "(from --index-url)\n" in (tmp_path / "pylock.toml").read_text()
+    )
     assert lock(gpu_index, *args, "--check", cwd=tmp_path).returncode == 0
     (tmp_path / "pylock.toml").write_text("# edited\n")
     stale = lock(gpu_index, *args, "--check", cwd=tmp_path)
