@@ -29,7 +29,8 @@ from resolver_hook.errors import OperationalError
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
 from resolver_hook.lock.files import lock_diff, write_lock
-from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, refusal
+from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
+from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.lines import dropped_notes, merge_targets
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
@@ -299,7 +300,11 @@ def _hashed_lines(
         if offline(args)
         else NetFetcher(allow_insecure=allow_insecure(args), timeout=args.timeout)
     )
-    indexes = index_settings(args)
+    # The partial form reads an index only for a flavour that is the index's plain build.
+    passes = any(
+        is_flavoured_line(p) and p.action == "pass" for _, _, plan in plans for p in plan.packages
+    )
+    indexes = index_settings(args) if whole or passes else LockIndexes()
     hashed: dict[str, list[str]] = {}
     missing: list[Unhashed] = []
     used: list[str] = []
