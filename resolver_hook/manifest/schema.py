@@ -95,7 +95,7 @@ __all__ = [
 SCHEMA = 1
 
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
-_PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
+_PACKAGE_KEYS = ("name", "homepage", "downloads", "description", "twins")
 _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
@@ -340,6 +340,10 @@ class Manifest:
     # What reading its pages showed that a plan should say (a release not planned
     # because a rule says its kernel list changed); set by resolver_hook.inventory.
     notes: tuple[str, ...] = ()
+    # ``[package] twins``: other distributions that install the same import package
+    # (onnxruntime-gpu for onnxruntime): two of them in one environment overwrite each
+    # other's files (resolver_hook.manifest.twins).
+    twins: tuple[NormalizedName, ...] = ()
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:
@@ -1310,6 +1314,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         c.bad("package", "missing ([package] with name = ...)")
     name = display = ""
     homepage = downloads = description = None
+    twins: tuple[NormalizedName, ...] = ()
     if pkg is not None:
         c.keys(pkg, _PACKAGE_KEYS, "package")
         display = c.string(pkg, "name", "package", required=True) or ""
@@ -1325,6 +1330,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
                 else:
                     downloads = value
         description = c.string(pkg, "description", "package")
+        twins = _read_twins(c, pkg, name)
     wheels: list[WheelFlavour] = []
     indexes: list[IndexFlavour] = []
     if name:
@@ -1369,7 +1375,22 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         buildable=buildable,
         build_needs=build_needs,
         source=source,
+        twins=twins,
     )
+
+
+def _read_twins(c: _Checker, pkg: Mapping[str, Any], name: str) -> tuple[NormalizedName, ...]:
+    """``twins = ["onnxruntime-gpu"]``: project names, not the package itself."""
+    out: list[NormalizedName] = []
+    for i, text in enumerate(c.strings(pkg, "twins", "package") or ()):
+        path = f"package.twins[{i}]"
+        if not is_project_name(text):
+            c.bad(path, f"{text!r} is not a valid project name")
+        elif canonicalize_name(text) == name:
+            c.bad(path, f"{text!r} is the package itself: list the other distributions")
+        else:
+            out.append(canonicalize_name(text))
+    return tuple(dict.fromkeys(out))
 
 
 def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFlavour]:
