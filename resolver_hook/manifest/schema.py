@@ -178,6 +178,10 @@ class WheelFlavour:
     assumed_from: Version | None = None
     inventory: str | None = None
     inventory_date: str | None = None
+    # A file of another distribution or with extras, read from the page of an index
+    # flavour's ``install`` ("onnxruntime-gpu", "jax[cuda13]"): the requirement line
+    # names that. None: the package itself.
+    install: str | None = None
 
     kind = "wheel"
 
@@ -220,6 +224,7 @@ class WheelFlavour:
             "assumed_from": str(self.assumed_from) if self.assumed_from else None,
             "inventory": self.inventory,
             "inventory_date": self.inventory_date,
+            "install": self.install,
         }
 
     @property
