@@ -109,11 +109,20 @@ def builtin_families() -> tuple[Family, ...]:
     return parse_families(toml_loads(ref.read_text(encoding="utf-8")), source="built-in twins")
 
 
-def families(manifests: Mapping[str, Manifest] | None = None) -> tuple[Family, ...]:
+def families(
+    manifests: Mapping[str, Manifest] | None = None, names: Iterable[str] | None = None
+) -> tuple[Family, ...]:
     """The built-in families and those the manifests name (``[package] twins``); a
-    manifest's family joins a built-in one it shares a name with."""
+    manifest's family joins a built-in one it shares a name with. ``names``: read only
+    the manifests of these (a lazy set parses no other; every one when None)."""
     out = list(builtin_families())
-    for man in (manifests or {}).values():
+    given = manifests or {}
+    if names is None:
+        read = list(given.values())
+    else:
+        keys = dict.fromkeys(canonicalize_name(n) for n in names)
+        read = [given[k] for k in keys if k in given]
+    for man in read:
         if not man.twins:
             continue
         mine = (man.name, *man.twins)
