@@ -202,10 +202,12 @@ class WheelFlavour:
         return _properties(self.cuda, self.gpu)
 
     def describe(self) -> str:
-        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``."""
+        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``; ``onnxruntime as
+        onnxruntime-gpu 1.31.1 ...`` for a file of another distribution."""
         interp = ".".join(sorted({t.interpreter for t in self.tags}))
         label = f" variant {self.variant}" if self.variant else ""
-        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
+        name = f"{self.name} as {self.install}" if self.install else self.name
+        return f"{name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
