@@ -203,3 +203,18 @@ def test_no_proof_installs_and_warns_and_doctor_reports_the_twins(
     doctor = hook("doctor", "--python", str(venv / "bin/python"), venv=venv)
     assert f"twins   {both}" in doctor.stdout, doctor.stdout + doctor.stderr
     assert "fix: uninstall all of them (onnxruntime onnxruntime-gpu)" in doctor.stdout
+
+
+@pytest.mark.integration
+def test_the_uv_fix_installs_the_gpu_build_alone(pypi_replica: GpuIndex, tmp_path: Path) -> None:
+    # What the refusal's hint says: exclude the plain twin; kapp gets the GPU build's files.
+    venv = tmp_path / "venv"
+    make_uv_venv(venv)
+    excludes = tmp_path / "excludes.txt"
+    excludes.write_text("onnxruntime\n")
+    args = ("--excludes", str(excludes), "kapp", "onnxruntime")
+    proc = install("uv", pypi_replica, venv, *args, env=_online(pypi_replica))
+    assert proc.returncode == 0, proc.stderr
+    got = versions(venv)
+    assert (got.get("onnxruntime-gpu"), got.get("kapp")) == ("1.31.1", "1.0")
+    assert "onnxruntime" not in got
