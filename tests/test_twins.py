@@ -124,6 +124,21 @@ def test_a_plan_that_installs_another_distribution_makes_the_pair_twins() -> Non
     assert twin_problems(read_uv_dry_run(" + onnxruntime-gpu==1.31.1\n"), plan, ()) == []
 
 
+def test_three_of_a_builtin_family_are_named_with_the_import_package() -> None:
+    plan, _ = _ort_plan()  # plans nothing of opencv: the first of the family is kept
+    text = " + opencv-python==5.1.0.95\n + opencv-python-headless==5.1.0.95\n"
+    text += " + opencv-contrib-python==5.1.0.95\n"
+    (t,) = twin_problems(read_uv_dry_run(text), plan, builtin_families())
+    assert t.text() == (
+        "opencv-python 5.1.0.95, opencv-python-headless 5.1.0.95 and "
+        "opencv-contrib-python 5.1.0.95 would all be installed: they install the same "
+        "import package, cv2, and the one unpacked last overwrites the other's files; "
+        "opencv-python-headless is pulled in by a dependency (the installer did not say "
+        "which); opencv-contrib-python is pulled in by a dependency (the installer did "
+        "not say which)"
+    )
+
+
 # --- the proof: real pip and real uv against a loopback replica of PyPI ----------------
 #
 # PyPI's shape (docs/facts.md section 6.3): onnxruntime (the CPU build) and

@@ -141,15 +141,17 @@ class Twins:
 
     def text(self) -> str:
         what = f"the same import package, {self.imports}," if self.imports else "the same files"
-        names = " and ".join(r.label() for r in (self.keep, *(r for r, _ in self.others)))
+        labels = [r.label() for r in (self.keep, *(r for r, _ in self.others))]
+        names = f"{', '.join(labels[:-1])} and {labels[-1]}"
         pulled = "; ".join(
             f"{r.name} is pulled in by {'; '.join(who)}"
             if who
-            else f"{r.name} is pulled in by a dependency (uv's dry run does not say which)"
+            else f"{r.name} is pulled in by a dependency (the installer did not say which)"
             for r, who in self.others
         )
+        every = "both" if len(self.others) == 1 else "all"
         return (
-            f"{names} would both be installed: they install {what} and the one "
+            f"{names} would {every} be installed: they install {what} and the one "
             f"unpacked last overwrites the other's files; {pulled}"
         )
 

@@ -46,11 +46,6 @@ class Family:
     checked: datetime.date | None = None
     source: str = "built-in"
 
-    def words(self) -> str:
-        """``onnxruntime, onnxruntime-gpu and onnxruntime-directml``."""
-        head, last = self.names[:-1], self.names[-1]
-        return f"{', '.join(head)} and {last}" if head else last
-
 
 def parse_families(data: Mapping[str, Any], *, source: str) -> tuple[Family, ...]:
     """The ``[[family]]`` tables of a twins document; ManifestError lists every problem."""
