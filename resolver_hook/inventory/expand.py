@@ -93,16 +93,15 @@ class Expansion:
 
 
 def page_of(f: IndexFlavour, default_index: str = DEFAULT_INDEX) -> str | None:
-    """The page a flavour's files are listed on; None for a computed (template) page
-    and for a flavour installing another distribution or extras from the default
-    index (its requirement line is rewritten, not pinned to a file)."""
+    """The page a flavour's files are listed on; None for a computed (template) page.
+    A flavour installing another distribution or extras from the default index reads
+    that distribution's page (``<default index>/onnxruntime-gpu/``): its files are
+    pinned like any other, the requirement line naming the distribution."""
     if f.template is not None:
         return None
     if f.url is not None:
         return f.url
-    if f.install is not None:
-        return None
-    return f"{default_index.rstrip('/')}/{f.name}/"
+    return f"{default_index.rstrip('/')}/{distribution_of(f)}/"
 
 
 def pages_needed(
@@ -277,7 +276,7 @@ class _Context:
         )
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
-            hit = (page, candidates(f, page))
+            hit = (page, _with_any_platform(f, page, candidates(f, page)))
             self._candidates[key] = hit
         return hit[1]
 
@@ -512,10 +511,40 @@ def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
     ]
 
 
+def _with_any_platform(f: IndexFlavour, page: Page, found: list[Candidate]) -> list[Candidate]:
+    """``found``, and for a flavour that installs extras or another distribution on
+    some platforms only (``jax[cuda13]`` on Linux: its plugins have no other wheels),
+    the page's files for any platform (``jax-0.12.0-py3-none-any.whl``) with their
+    tags narrowed to the flavour's platforms: the file installs everywhere, the
+    flavour's rules hold only there. Newest first, as :func:`candidates` orders."""
+    if f.install is None or not f.platforms:
+        return found
+    plats = [x for pl in f.platforms for x in pl.split(".")]
+    extra = [
+        dataclasses.replace(
+            c, tags=frozenset(Tag(t.interpreter, t.abi, p) for t in c.tags for p in plats)
+        )
+        for c in candidates(dataclasses.replace(f, platforms=()), page)
+        if all(t.platform == "any" for t in c.tags)
+    ]
+    if not extra:
+        return found
+    out = [*found, *extra]
+    out.sort(key=lambda c: c.filename)
+    out.sort(key=lambda c: c.version, reverse=True)
+    return out
+
+
 def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:
     """``f`` limited to the Pythons that ``files`` (of its release) do not cover on
-    every one of its platforms; None when they cover all."""
-    mine = [w for w in files if w.version == f.version]
+    every one of its platforms; None when they cover all. For a pattern installing
+    another distribution or extras (``onnxruntime-gpu>=1.27``) its release is the
+    newest the snapshot lists (it keeps a pattern's newest releases), not the floor:
+    otherwise the floor's page form would stand beside the pinned files."""
+    release = f.version
+    if f.install is not None and f.versions is not None and files:
+        release = max(w.version for w in files)
+    mine = [w for w in files if w.version == release]
     if not mine:
         return f
     if not f.python:
@@ -526,7 +555,11 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
     covered = set(f.python)
     for place in places:
         here = {
-            p for w in mine if any(_place(t.platform) == place for t in w.tags) for p in _pys(w)
+            p
+            for w in mine
+            if any(_place(t.platform) == place for t in w.tags)
+            # A py3 file names no Python: it covers each (requires-python decides).
+            for p in (_pys(w) or set(f.python))
         }
         covered &= here
     rest = tuple(p for p in f.python if p not in covered)
@@ -571,4 +604,5 @@ def _wheel(
         assumed_from=assumed,
         inventory=c.page.source,
         inventory_date=c.page.fetched,
+        install=f.install,
     )

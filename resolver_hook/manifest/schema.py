@@ -95,7 +95,7 @@ __all__ = [
 SCHEMA = 1
 
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
-_PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
+_PACKAGE_KEYS = ("name", "homepage", "downloads", "description", "twins")
 _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
@@ -178,6 +178,10 @@ class WheelFlavour:
     assumed_from: Version | None = None
     inventory: str | None = None
     inventory_date: str | None = None
+    # A file of another distribution or with extras, read from the page of an index
+    # flavour's ``install`` ("onnxruntime-gpu", "jax[cuda13]"): the requirement line
+    # names that. None: the package itself.
+    install: str | None = None
 
     kind = "wheel"
 
@@ -198,10 +202,12 @@ class WheelFlavour:
         return _properties(self.cuda, self.gpu)
 
     def describe(self) -> str:
-        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``."""
+        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``; ``onnxruntime as
+        onnxruntime-gpu 1.31.1 ...`` for a file of another distribution."""
         interp = ".".join(sorted({t.interpreter for t in self.tags}))
         label = f" variant {self.variant}" if self.variant else ""
-        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
+        name = f"{self.name} as {self.install}" if self.install else self.name
+        return f"{name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -220,6 +226,7 @@ class WheelFlavour:
             "assumed_from": str(self.assumed_from) if self.assumed_from else None,
             "inventory": self.inventory,
             "inventory_date": self.inventory_date,
+            "install": self.install,
         }
 
     @property
@@ -340,6 +347,10 @@ class Manifest:
     # What reading its pages showed that a plan should say (a release not planned
     # because a rule says its kernel list changed); set by resolver_hook.inventory.
     notes: tuple[str, ...] = ()
+    # ``[package] twins``: other distributions that install the same import package
+    # (onnxruntime-gpu for onnxruntime): two of them in one environment overwrite each
+    # other's files (resolver_hook.manifest.twins).
+    twins: tuple[NormalizedName, ...] = ()
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:
@@ -1310,6 +1321,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         c.bad("package", "missing ([package] with name = ...)")
     name = display = ""
     homepage = downloads = description = None
+    twins: tuple[NormalizedName, ...] = ()
     if pkg is not None:
         c.keys(pkg, _PACKAGE_KEYS, "package")
         display = c.string(pkg, "name", "package", required=True) or ""
@@ -1325,6 +1337,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
                 else:
                     downloads = value
         description = c.string(pkg, "description", "package")
+        twins = _read_twins(c, pkg, name)
     wheels: list[WheelFlavour] = []
     indexes: list[IndexFlavour] = []
     if name:
@@ -1369,7 +1382,22 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         buildable=buildable,
         build_needs=build_needs,
         source=source,
+        twins=twins,
     )
+
+
+def _read_twins(c: _Checker, pkg: Mapping[str, Any], name: str) -> tuple[NormalizedName, ...]:
+    """``twins = ["onnxruntime-gpu"]``: project names, not the package itself."""
+    out: list[NormalizedName] = []
+    for i, text in enumerate(c.strings(pkg, "twins", "package") or ()):
+        path = f"package.twins[{i}]"
+        if not is_project_name(text):
+            c.bad(path, f"{text!r} is not a valid project name")
+        elif canonicalize_name(text) == name:
+            c.bad(path, f"{text!r} is the package itself: list the other distributions")
+        else:
+            out.append(canonicalize_name(text))
+    return tuple(dict.fromkeys(out))
 
 
 def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFlavour]:

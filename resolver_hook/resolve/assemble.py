@@ -279,8 +279,15 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             **base,
         )
     if isinstance(chosen, WheelFlavour):
+        name, other = slot.manifest.display_name, False
+        if chosen.install is not None:
+            # A file of another distribution (onnxruntime-gpu) or with extras (jax[cuda13]).
+            inst = Requirement(chosen.install)
+            other = canonicalize_name(inst.name) != slot.name
+            name, extras = inst.name, {*extras, *inst.extras}
+            why = installs_reason(why, chosen.install, other=other)
         line = format_requirement(
-            slot.manifest.display_name,
+            name,
             url=chosen.url,
             sha256=chosen.sha256,
             extras=extras,
@@ -295,8 +302,10 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             flavour=chosen,
             reason=why,
             line=line if e else None,
-            constraint=constraint,
+            # Another distribution cannot travel in a constraints file (see below).
+            constraint=None if other else constraint,
             kernels_assumed=chosen.assumed,
+            installs=chosen.install,
             **base,
         )
     page = chosen.url
