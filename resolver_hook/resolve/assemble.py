@@ -50,7 +50,9 @@ from resolver_hook.resolve.model import (
 )
 from resolver_hook.resolve.rules import (
     Machine,
+    decided_by,
     meets,
+    rank_key,
     version_ok,
 )
 from resolver_hook.resolve.solve import (
@@ -76,6 +78,7 @@ from resolver_hook.resolve.words import (
     no_fit_words,
     other_name_notes,
     passthrough_reason,
+    ranked_reason,
     stale_note,
     template_reason,
     unlisted_reason,
@@ -157,7 +160,10 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
         out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
-    for i, (f, _) in enumerate(slot.candidates):
+    chosen_key = next(
+        (rank_key(item, m.cuda) for item in slot.candidates if item[0] is chosen), None
+    )
+    for i, (f, rank) in enumerate(slot.candidates):
         if f is chosen:
             continue
         if i in slot.coupling_rejects:
@@ -166,8 +172,13 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
             fails = _coupling_failures(f, slots, m)
         if not fails:
             fails = [
-                Failure(rule="ranked", reason="fits, ranked below the chosen build")
-                if chosen is not None
+                Failure(
+                    rule="ranked",
+                    reason=ranked_reason(
+                        decided_by(chosen_key, rank_key((f, rank), m.cuda)), slot.manifest.name
+                    ),
+                )
+                if chosen_key is not None
                 else coupling_failure(Coupling(cause="no-choice"))
             ]
         out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))

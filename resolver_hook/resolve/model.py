@@ -36,6 +36,7 @@ from resolver_hook.portable.platforms import (
 )
 
 __all__ = [
+    "RANK_CRITERIA",
     "RULES",
     "STALE_DAYS",
     "Action",
@@ -50,6 +51,7 @@ __all__ = [
     "NoFit",
     "PackagePlan",
     "Plan",
+    "RankCriterion",
     "Rejection",
     "Rule",
     "RuleOutcome",
@@ -98,6 +100,14 @@ Rule = Literal[
     "ranked",
 ]
 RULES: tuple[Rule, ...] = get_args(Rule)
+#: What decided between two builds that fit, in the order the ranking reads them (the
+#: installers' order: pip and uv take the newest version that fits, then the most
+#: specific tag): the manifest's preference among distributions (faiss-gpu before the
+#: community faiss-gpu-cu12), the public version, the CUDA runtime the driver runs
+#: best, the tag, the PEP 825 variant, then the rest of the version and the build's
+#: name (a stable order).
+RankCriterion = Literal["distribution", "version", "cuda", "tags", "variant", "build"]
+RANK_CRITERIA: tuple[RankCriterion, ...] = get_args(RankCriterion)
 Status = Literal["pass", "fail", "n/a"]
 
 

@@ -3,7 +3,8 @@
 Owns: :class:`Machine` (what the rules need from a profile, computed once per plan),
 each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.words`),
 :func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
-chosen build meets a flavour's coupling (:func:`meets`, as data), and the rank key.
+chosen build meets a flavour's coupling (:func:`meets`, as data), and the one ranking
+(:func:`rank_key`, and :func:`decided_by`: which of its criteria ranked a build lower).
 
 May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema and
 ``portable/``; never the solver, the plan's assembly or the hints.
@@ -17,7 +18,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
@@ -29,8 +30,10 @@ from resolver_hook.manifest.schema import (
 )
 from resolver_hook.portable.cuda import KernelTarget, uncovered
 from resolver_hook.resolve.model import (
+    RANK_CRITERIA,
     Failure,
     JetsonMiss,
+    RankCriterion,
     Rule,
     RuleOutcome,
     Unmet,
@@ -58,9 +61,12 @@ from resolver_hook.resolve.words import (
 
 __all__ = [
     "Machine",
+    "decided_by",
+    "distribution_of",
     "evaluate_flavour",
     "flavour_failures",
     "meets",
+    "preference_of",
     "rank_key",
     "version_ok",
 ]
@@ -343,8 +349,26 @@ def evaluate_flavour(
     return out
 
 
+def distribution_of(f: Flavour) -> NormalizedName:
+    """The distribution a build installs: the wheel file's name, the entry's
+    ``install`` (``faiss-gpu-cu12``), or the package itself."""
+    if isinstance(f, WheelFlavour):
+        name = f.filename.split("-", 1)[0]
+        return canonicalize_name(name) if name else f.name
+    if f.install is not None:
+        return canonicalize_name(Requirement(f.install).name)
+    return f.name
+
+
+def preference_of(f: Flavour) -> int:
+    """The manifest's preference for a build (lower first): the publisher's build
+    (the package's own distribution) before another distribution's (a community one)."""
+    return 0 if distribution_of(f) == f.name else 1
+
+
 def rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ...]:
-    """Rules 7-9: tag, then which CUDA build wins, then version (best first)."""
+    """The one ranking of builds that fit (best first), read in :data:`RankCriterion`
+    order: one value per criterion (:func:`decided_by` names the first that differs)."""
     f, rank = item
     runtime = runtime_of(f)
     if runtime is not None and driver is not None and runtime > driver:
@@ -356,7 +380,23 @@ def rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ..
     # section 2), among builds that are otherwise equal.
     label = f.variant if isinstance(f, WheelFlavour) else None
     variant_rank = 2 if label is None else 1 if label == "null" else 0
-    return (rank, cuda_key, _Desc(f.version), variant_rank, f.describe())
+    return (
+        preference_of(f),
+        _Desc(Version(f.version.public)),
+        cuda_key,
+        rank,
+        variant_rank,
+        (_Desc(f.version), f.describe()),
+    )
+
+
+def decided_by(chosen: tuple[Any, ...], other: tuple[Any, ...]) -> RankCriterion:
+    """The criterion that ranked ``other`` below ``chosen`` (two :func:`rank_key`
+    values): the first that differs."""
+    for criterion, a, b in zip(RANK_CRITERIA, chosen, other, strict=True):
+        if a != b:
+            return criterion
+    return "build"
 
 
 class _Desc:

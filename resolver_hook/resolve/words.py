@@ -51,6 +51,7 @@ from resolver_hook.resolve.model import (
     JetsonMiss,
     NoFit,
     PackagePlan,
+    RankCriterion,
     Unmet,
     flavour_platforms,
     glibc_of,
@@ -473,6 +474,21 @@ def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
     """Rule 5: the user's own specifier (with their constraints)."""
     shown = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
     return f"{shown} does not match your requirement {spec}"
+
+
+_RANKED_BY: Mapping[RankCriterion, str] = {
+    "distribution": "the chosen build is {name}'s own distribution, preferred to another",
+    "version": "the chosen build is a newer version",
+    "cuda": "the chosen build's CUDA runtime suits this driver better",
+    "tags": "the chosen build's wheel tag is more specific to this machine",
+    "variant": "the chosen build is a better-matching wheel variant",
+    "build": "the chosen build sorts first (same version, runtime and tags)",
+}
+
+
+def ranked_reason(criterion: RankCriterion, name: str) -> str:
+    """A build that fits but ranked below the chosen one, and the criterion that decided."""
+    return f"fits, ranked below the chosen build: {_RANKED_BY[criterion].format(name=name)}"
 
 
 # --- the plan: each package's reason and head line, the notes ---------------------------

@@ -1,0 +1,211 @@
+"""Candidates as installers see them: one ranking, tags read as ``packaging`` reads them.
+
+Loopback replicas of the real page shapes (PyPI's JSON pages; a PyTorch-style HTML
+page for torch) are planned with the built-in manifests (their default index pointed
+at the replica) both online (the index client) and offline (a snapshot of the same
+pages), and the two answers are held side by side.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator, Mapping, Sequence
+
+import pytest
+
+from resolver_hook.host import resolve_machine
+from resolver_hook.index import IndexClient
+from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.snapshot import dump_snapshot, link_table, load_snapshot
+from resolver_hook.inventory.sources import SnapshotOnly
+from resolver_hook.manifest import Manifest, builtin_manifests
+from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.resolve import PackagePlan, Plan, resolve
+from tests.clirun import cli
+from tests.indexreplica import File, PageServer, metadata_text, pypi_json, pytorch_html
+
+TODAY = datetime.date(2026, 12, 3)
+MANY = "manylinux_2_27_x86_64.manylinux_2_28_x86_64"  # triton's, tilelang's, faiss's
+OLD = "manylinux_2_17_x86_64.manylinux2014_x86_64"  # triton 3.0-3.2's
+B200 = "linux-x86_64-py{py}-cuda13.0-sm100"
+
+# The built-in manifests of triton, tilelang and faiss-gpu, with the real pages' shapes.
+pytestmark = pytest.mark.builtin_data
+
+
+def _triton_files() -> list[File]:
+    out = [File(f"triton-3.8.0-cp312-cp312-{MANY}.whl", requires_python="<3.15,>=3.10")]
+    out += [
+        File(f"triton-3.9.0-{tag}-{MANY}.whl", requires_python=">=3.11,<3.16")
+        for tag in ("cp311-cp311", "cp312-abi3")
+    ]
+    out += [File(f"triton-3.{m}.0-cp312-cp312-{OLD}.whl") for m in (0, 1, 2)]
+    return out
+
+
+def _torch_files() -> list[File]:
+    return [
+        File(
+            f"torch-{v}+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
+            metadata=metadata_text("torch", f"{v}+cu130", ["filelock"]),
+        )
+        for v in ("2.14.0", "2.15.0")
+    ]
+
+
+PAGES = {
+    "triton": _triton_files(),
+    # tilelang 0.1.15 ships one abi3 wheel per platform, from CPython 3.8 on.
+    "tilelang": [File(f"tilelang-0.1.15-cp38-abi3-{MANY}.whl", requires_python=">=3.8")],
+    # Meta's own faiss-gpu on PyPI (docs/facts.md section 6.5).
+    "faiss-gpu": [
+        File(f"faiss_gpu-{v}-cp310-abi3-{MANY}.whl", requires_python=">=3.10")
+        for v in ("1.15.0", "1.15.1")
+    ],
+    # A plain package whose newest release is a py3 wheel, an older one per CPython.
+    "plainpkg": [
+        File("plainpkg-0.29.1-cp312-cp312-macosx_14_0_arm64.whl"),
+        File("plainpkg-0.29.2-py3-none-macosx_14_0_arm64.whl", requires_python=">=3.10"),
+    ],
+}
+
+
+def _torch_manifest(base: str) -> Manifest:
+    return loads_manifest(
+        f"""
+schema = 1
+[package]
+name = "torch"
+[[index]]
+url = "{base}/whl/cu130/torch/"
+version = "2.15.0+cu130"
+cuda = ">=13.0"
+gpu = ["sm_90", "sm_100"]
+platforms = ["manylinux_2_28_x86_64"]
+python = ["3.12"]
+""",
+        source="test",
+        allow_insecure=True,
+    )
+
+
+PLAIN = loads_manifest(
+    """
+schema = 1
+[package]
+name = "plainpkg"
+[[index]]
+versions = ">=0.29"
+platforms = ["macosx_14_0_arm64"]
+python = ["3.10", "3.11", "3.12", "3.13", "3.14"]
+""",
+    source="test",
+)
+
+
+@pytest.fixture(scope="module")
+def replica() -> Iterator[PageServer]:
+    server = PageServer()
+    with server.serving():
+        for name, files in PAGES.items():
+            pypi_json(server, f"/simple/{name}/", "/files/", files)
+        pytorch_html(server, "/whl/cu130/torch/", "/whl/cu130/", _torch_files())
+        yield server
+
+
+def _manifests(replica: PageServer) -> dict[str, Manifest]:
+    built_in = builtin_manifests()
+    return {
+        **{n: built_in[n] for n in ("triton", "tilelang", "faiss-gpu")},
+        "torch": _torch_manifest(replica.url),
+        "plainpkg": PLAIN,
+    }
+
+
+def _client() -> IndexClient:
+    return IndexClient(allow_insecure=True, cache=False)
+
+
+def _sources(replica: PageServer) -> dict[str, object]:
+    """The replica read online, and offline: a snapshot of the same pages."""
+    urls = [f"{replica.url}/simple/{n}/" for n in PAGES] + [f"{replica.url}/whl/cu130/torch/"]
+    pages = _client().pages(urls)
+    tables = {
+        u: [link_table(x, "https://example.invalid/read") for x in p.links]  # type: ignore[union-attr]
+        for u, p in pages.items()
+    }
+    return {
+        "online": _client(),
+        "offline": SnapshotOnly(load_snapshot(dump_snapshot(TODAY, tables))),
+    }
+
+
+def _plan(replica: PageServer, source: object, reqs: Sequence[str], target: str) -> Plan:
+    profile = resolve_machine(profile=None, target=target, flags={}, use_cache=False)
+    names = [r.split("<")[0].split(">")[0].split("=")[0] for r in reqs]
+    manifests: Mapping[str, Manifest] = _manifests(replica)
+    done = expand_manifests(
+        manifests,
+        names,
+        source,  # type: ignore[arg-type]
+        default_index=f"{replica.url}/simple",
+    )
+    return resolve(list(reqs), with_notes(done, done.notes), profile, today=TODAY)
+
+
+def _both(replica: PageServer, reqs: Sequence[str], target: str) -> dict[str, Plan]:
+    """The plan online and offline, for the same pages."""
+    return {k: _plan(replica, s, reqs, target) for k, s in _sources(replica).items()}
+
+
+def _pkg(plan: Plan, name: str) -> PackagePlan:
+    p = plan.package(name)
+    assert p is not None, plan
+    return p
+
+
+def _file(p: PackagePlan) -> str:
+    return (p.url or "").rsplit("/", 1)[-1]
+
+
+def test_newest_version_before_the_more_specific_tag(replica: PageServer) -> None:
+    # pip and uv take 3.9.0 (cp312-abi3) over 3.8.0 (cp312-cp312): the newest that fits.
+    for how, plan in _both(replica, ["torch", "triton"], B200.format(py="312")).items():
+        assert _file(_pkg(plan, "triton")) == f"triton-3.9.0-cp312-abi3-{MANY}.whl", how
+        assert _pkg(plan, "torch").version == "2.15.0+cu130", how
+        older = [r for r in _pkg(plan, "triton").rejected if r.candidate.startswith("triton 3.8.0")]
+        assert [r.failures[0].reason for r in older] == [
+            "fits, ranked below the chosen build: the chosen build is a newer version"
+        ], how
+
+
+def test_within_a_version_the_more_specific_tag(replica: PageServer) -> None:
+    # On 3.11 the cp311-cp311 file of 3.9.0 is the one that fits (abi3 starts at 3.12).
+    for how, plan in _both(replica, ["triton"], B200.format(py="311")).items():
+        assert _file(_pkg(plan, "triton")) == f"triton-3.9.0-cp311-cp311-{MANY}.whl", how
+
+
+def test_the_publishers_build_before_the_community_one(replica: PageServer) -> None:
+    for how, plan in _both(replica, ["faiss-gpu"], B200.format(py="312")).items():
+        faiss = _pkg(plan, "faiss-gpu")
+        assert _file(faiss) == f"faiss_gpu-1.15.1-cp310-abi3-{MANY}.whl", how
+        assert faiss.sha256, how
+        (community,) = [r for r in faiss.rejected if "faiss-gpu-cu12" in r.candidate]
+        assert community.failures[0].reason == (
+            "fits, ranked below the chosen build: the chosen build is faiss-gpu's own "
+            "distribution, preferred to another"
+        ), how
+
+
+def test_a_newer_py3_wheel_before_an_older_cpython_one(replica: PageServer) -> None:
+    for how, plan in _both(replica, ["plainpkg"], "macos-arm64-py312").items():
+        chosen = _pkg(plan, "plainpkg")
+        assert _file(chosen) == "plainpkg-0.29.2-py3-none-macosx_14_0_arm64.whl", how
+
+
+def test_cli_offline_triton_takes_the_newest_release(capsys: pytest.CaptureFixture[str]) -> None:
+    # The shipped snapshot holds triton 3.8.0 cp312-cp312 and 3.9.0 cp312-abi3.
+    code, out, _ = cli(capsys, "plan", "triton", "--offline", "--target", B200.format(py="312"))
+    assert code == 0
+    assert f"triton-3.9.0-cp312-abi3-{MANY}.whl" in out
