@@ -209,3 +209,13 @@ def test_cli_offline_triton_takes_the_newest_release(capsys: pytest.CaptureFixtu
     code, out, _ = cli(capsys, "plan", "triton", "--offline", "--target", B200.format(py="312"))
     assert code == 0
     assert f"triton-3.9.0-cp312-abi3-{MANY}.whl" in out
+
+
+@pytest.mark.parametrize("py", ["310", "311", "312", "313", "314"])
+def test_an_abi3_wheel_from_cp38_is_planned_on_every_newer_python(
+    replica: PageServer, py: str
+) -> None:
+    for how, plan in _both(replica, ["tilelang"], B200.format(py=py)).items():
+        tilelang = _pkg(plan, "tilelang")
+        assert _file(tilelang) == f"tilelang-0.1.15-cp38-abi3-{MANY}.whl", how
+        assert tilelang.sha256, how

@@ -56,6 +56,7 @@ from resolver_hook.inventory.candidates import (
     PageSource,
     candidates,
     distribution_of,
+    fits_python,
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
@@ -490,18 +491,19 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
     places = {_place(x) for pl in f.platforms for x in pl.split(".")} or {
         _place(t.platform) for w in mine for t in w.tags
     }
-    covered = set(f.python)
-    for place in places:
-        here = {
-            p for w in mine if any(_place(t.platform) == place for t in w.tags) for p in _pys(w)
-        }
-        covered &= here
-    rest = tuple(p for p in f.python if p not in covered)
+    rest = tuple(
+        p
+        for p in f.python
+        if not all(
+            any(
+                fits_python({(t.interpreter, t.abi) for t in w.tags}, frozenset((p,)))
+                for w in mine
+                if any(_place(t.platform) == place for t in w.tags)
+            )
+            for place in places
+        )
+    )
     return dataclasses.replace(f, python=rest) if rest else None
-
-
-def _pys(w: WheelFlavour) -> set[str]:
-    return set(w.python_versions)
 
 
 def _places(g: IndexFlavour) -> frozenset[tuple[str, str]] | None:
