@@ -219,3 +219,34 @@ def test_an_abi3_wheel_from_cp38_is_planned_on_every_newer_python(
         tilelang = _pkg(plan, "tilelang")
         assert _file(tilelang) == f"tilelang-0.1.15-cp38-abi3-{MANY}.whl", how
         assert tilelang.sha256, how
+
+
+@pytest.mark.parametrize("target", [B200.format(py="312"), "linux-x86_64-py312"])
+def test_a_release_below_the_entrys_floor_is_planned_not_hidden(
+    replica: PageServer, target: str
+) -> None:
+    # triton's entry covers >=3.6.0; the page lists 3.0.0-3.2.0 too: a user who pins
+    # them gets the file (by its tags and requires-python), online as offline.
+    plans = _both(replica, ["triton<=3.2.0,>=3.0.0"], target)
+    for how, plan in plans.items():
+        triton = _pkg(plan, "triton")
+        assert triton.action == "rewrite", (how, triton.reason)
+        assert _file(triton) == f"triton-3.2.0-cp312-cp312-{OLD}.whl", how
+        assert triton.sha256, how
+        unjudged = [n for n in plan.notes if n.startswith("unjudged: ")]
+        if "cuda" in target:  # an accelerated machine: said loudly, without -v
+            assert unjudged == [
+                "unjudged: triton 3.2.0 is planned from its tags and Requires-Python only; "
+                "whether it runs on this machine's GPU is not judged: its manifest's rules "
+                "cover >=3.6.0 (triton index[0])"
+            ], how
+        else:
+            assert unjudged == [], how
+    assert plans["online"].requirements == plans["offline"].requirements
+
+
+def test_releases_no_rule_covers_rank_below_those_a_rule_judged(replica: PageServer) -> None:
+    for how, plan in _both(replica, ["triton"], B200.format(py="312")).items():
+        triton = _pkg(plan, "triton")
+        assert _file(triton) == f"triton-3.9.0-cp312-abi3-{MANY}.whl", how
+        assert not [n for n in plan.notes if n.startswith("unjudged: ")], how

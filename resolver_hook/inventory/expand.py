@@ -19,6 +19,11 @@ Which files a flavour's rules cover (docs/facts.md, "The inventory"):
   A carried-forward file whose kernels were read from the file itself
   (:mod:`resolver_hook.inventory.kernels`) is planned with that list instead,
   verified, the file's URL and the date read as its evidence.
+- a release on the page of a pattern entry that no entry's rule covers (triton 3.2.0
+  below ``versions = ">=3.6.0"``): an entry bounds its rule, not what is seen. The file
+  is planned by its tags and requires-python alone, with none of the entry's rules and
+  marked ``unjudged`` (ranked after every judged build; a note on an accelerated
+  machine). Online and offline plan what the page lists.
 - a carried-forward release of an entry with couplings takes its couplings from its
   own ``Requires-Dist`` (the entry's pins were for the verified release); when its
   metadata cannot be read it is left out, never paired by guess.
@@ -330,6 +335,7 @@ class _Context:
                 rest = _uncovered(f, files)
                 if rest is not None:
                     kept.append(rest)
+        wheels.extend(self._unbound(man, pages, wheels))
         return dataclasses.replace(
             man,
             wheels=(*man.wheels, *wheels),
@@ -356,6 +362,49 @@ class _Context:
                 )
                 assumed = None
             out.append(_wheel(entry, c, requires, assumed))
+        return out
+
+    def _unbound(
+        self, man: Manifest, pages: Mapping[str, Page], files: Sequence[WheelFlavour]
+    ) -> list[WheelFlavour]:
+        """The releases a page of a ``versions`` entry lists that no entry's rule covers
+        (below every floor): files judged by their tags and requires-python alone,
+        marked ``unjudged`` (never hidden: online and offline plan what the page has)."""
+        out: list[WheelFlavour] = []
+        done: set[tuple[str, NormalizedName, str | None]] = set()
+        made = {w.version for w in files}
+        for f in man.indexes:
+            url = page_of(f, self.default_index)
+            page = pages.get(url) if url is not None else None
+            if f.versions is None or page is None:
+                continue
+            key = (page.url, distribution_of(f), f.version.local)
+            if key in done:
+                continue
+            done.add(key)
+            rules = [
+                g
+                for g in man.indexes
+                if page_of(g, self.default_index) == url
+                and distribution_of(g) == key[1]
+                and g.version.local == key[2]
+            ]
+            ranges = "; ".join(
+                f"{g.versions or g.version} ({man.display_name} {g.where})" for g in rules
+            )
+            # Every platform and Python: which fit is the planner's tag check.
+            for c in self.candidates(dataclasses.replace(f, platforms=(), python=()), page):
+                v = c.version
+                if v.is_prerelease or v.is_devrelease or v in made:
+                    continue
+                if any(
+                    g.versions.contains(v, prereleases=True)
+                    if g.versions is not None
+                    else g.version == v
+                    for g in rules
+                ):
+                    continue  # a rule covers the release (and says where it runs)
+                out.append(_wheel(f, c, (), None, unjudged=f"its manifest's rules cover {ranges}"))
         return out
 
     def kernels(self) -> KernelRecords:
@@ -524,8 +573,15 @@ def _place(platform: str) -> tuple[str, str]:
 
 
 def _wheel(
-    f: IndexFlavour, c: Candidate, requires: Sequence[Requirement], assumed: Version | None
+    f: IndexFlavour,
+    c: Candidate,
+    requires: Sequence[Requirement],
+    assumed: Version | None,
+    *,
+    unjudged: str | None = None,
 ) -> WheelFlavour:
+    # An unjudged file takes none of the entry's rules (its CUDA floor, kernels).
+    needs = {} if unjudged is not None else needs_of(f)
     return WheelFlavour(
         url=c.url,
         filename=c.filename,
@@ -533,7 +589,8 @@ def _wheel(
         version=c.version,
         tags=c.tags,
         sha256=c.sha256,
-        **{**needs_of(f), "requires": tuple(dict.fromkeys(requires))},
+        **{**needs, "requires": tuple(dict.fromkeys(requires))},
+        unjudged=unjudged,
         where=f"{f.where} {c.filename}",
         cxx11abi=f.cxx11abi,
         requires_python=c.requires_python,

@@ -178,6 +178,10 @@ class WheelFlavour:
     assumed_from: Version | None = None
     inventory: str | None = None
     inventory_date: str | None = None
+    # A release the page lists that no entry's rule covers (below every ``versions``
+    # floor): the range the rules do cover, said when it is chosen on an accelerated
+    # machine; it is judged by its tags and requires-python only. None: a rule covers it.
+    unjudged: str | None = None
 
     kind = "wheel"
 
@@ -220,6 +224,7 @@ class WheelFlavour:
             "assumed_from": str(self.assumed_from) if self.assumed_from else None,
             "inventory": self.inventory,
             "inventory_date": self.inventory_date,
+            "unjudged": self.unjudged,
         }
 
     @property

@@ -81,6 +81,7 @@ from resolver_hook.resolve.words import (
     ranked_reason,
     stale_note,
     template_reason,
+    unjudged_note,
     unlisted_reason,
     unverified_note,
 )
@@ -111,6 +112,12 @@ def build_plan(
     )
     if today is not None:
         notes.extend(stale_note(ordered, today))
+    if profile.nvidia is not None or profile.rocm is not None:
+        notes.extend(
+            unjudged_note(p, p.flavour, profile)
+            for p in ordered
+            if isinstance(p.flavour, WheelFlavour) and p.flavour.unjudged is not None
+        )
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)

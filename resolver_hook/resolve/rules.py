@@ -44,6 +44,7 @@ from resolver_hook.resolve.model import (
     os_arch_of,
     runtime_of,
     spec_floor,
+    unjudged,
 )
 from resolver_hook.resolve.words import (
     NO_TAG_MATCHES,
@@ -249,7 +250,7 @@ def flavour_failures(
         missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
             out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
-    if not has_accelerator(f) and not _exact_pin(spec, f.version):
+    if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
             reason = accelerator_reason("CUDA", f, manifest)
@@ -267,6 +268,8 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     (``==``/``===``, no wildcard) the pattern does not allow."""
     if not isinstance(f, IndexFlavour) or f.versions is None:
         return spec.contains(f.version, prereleases=True)
+    if _disjoint(spec, f.versions) or _disjoint(f.versions, spec):
+        return False  # triton<=3.2.0 against ">=3.6.0": no release is in both
     for s in spec:
         if s.operator in ("==", "===") and "*" not in s.version:
             try:
@@ -276,6 +279,24 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
             if not f.versions.contains(pinned, prereleases=True):
                 return False
     return True
+
+
+def _disjoint(low: SpecifierSet, high: SpecifierSet) -> bool:
+    """Whether every release ``low`` allows is below every release ``high`` allows, by
+    their bounds: an upper bound of ``low`` at or under a lower bound of ``high``."""
+    for a in low:
+        if a.operator not in ("<", "<=") or "*" in a.version:
+            continue
+        for b in high:
+            if b.operator not in (">=", ">", "==", "~=") or "*" in b.version:
+                continue
+            try:
+                top, floor = Version(a.version), Version(b.version)
+            except InvalidVersion:
+                continue
+            if top < floor or (top == floor and (a.operator == "<" or b.operator == ">")):
+                return True
+    return False
 
 
 def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
@@ -322,7 +343,11 @@ def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool
         # With a driver but no visible GPU, the kernels cannot be checked.
         return bool(f.gpu) and (p.nvidia is None or bool(p.gpu_ccs))
     if rule == "accelerator":
-        return not has_accelerator(f) and (p.nvidia is not None or p.rocm is not None)
+        return (
+            not has_accelerator(f)
+            and not unjudged(f)
+            and (p.nvidia is not None or p.rocm is not None)
+        )
     if rule == "specifier":
         return bool(str(spec))
     return rule == "tags"
@@ -381,6 +406,7 @@ def rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ..
     label = f.variant if isinstance(f, WheelFlavour) else None
     variant_rank = 2 if label is None else 1 if label == "null" else 0
     return (
+        unjudged(f),
         preference_of(f),
         _Desc(Version(f.version.public)),
         cuda_key,

@@ -477,6 +477,7 @@ def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
 
 
 _RANKED_BY: Mapping[RankCriterion, str] = {
+    "judged": "a rule of the manifest judged the chosen build, none covers this release",
     "distribution": "the chosen build is {name}'s own distribution, preferred to another",
     "version": "the chosen build is a newer version",
     "cuda": "the chosen build's CUDA runtime suits this driver better",
@@ -598,6 +599,15 @@ def as_written_unfit_note(
     return (
         f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
         f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
+    )
+
+
+def unjudged_note(p: PackagePlan, f: WheelFlavour, profile: HostProfile) -> str:
+    """A release no entry's rule covers, chosen on a machine with an accelerator."""
+    what = "GPU" if profile.nvidia is not None else "ROCm GPU"
+    return (
+        f"unjudged: {p.name} {f.version} is planned from its tags and Requires-Python only; "
+        f"whether it runs on this machine's {what} is not judged: {f.unjudged}"
     )
 
 
