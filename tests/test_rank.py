@@ -15,6 +15,8 @@ import pytest
 
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient
+from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, load_snapshot
@@ -62,6 +64,12 @@ PAGES = {
     "faiss-gpu": [
         File(f"faiss_gpu-{v}-cp310-abi3-{MANY}.whl", requires_python=">=3.10")
         for v in ("1.15.0", "1.15.1")
+    ],
+    # natten on PyPI: source distributions (and old wheels, yanked); its CUDA builds
+    # are on its own find-links page.
+    "natten": [
+        File("natten-0.14.1-cp39-cp39-manylinux2014_x86_64.whl", yanked="Deprecated"),
+        *(File(f"natten-{v}.tar.gz", requires_python=">=3.9") for v in ("0.21.6", "0.21.7")),
     ],
     # A plain package whose newest release is a py3 wheel, an older one per CPython.
     "plainpkg": [
@@ -117,7 +125,7 @@ def replica() -> Iterator[PageServer]:
 def _manifests(replica: PageServer) -> dict[str, Manifest]:
     built_in = builtin_manifests()
     return {
-        **{n: built_in[n] for n in ("triton", "tilelang", "faiss-gpu")},
+        **{n: built_in[n] for n in ("triton", "tilelang", "faiss-gpu", "natten")},
         "torch": _torch_manifest(replica.url),
         "plainpkg": PLAIN,
     }
@@ -125,6 +133,21 @@ def _manifests(replica: PageServer) -> dict[str, Manifest]:
 
 def _client() -> IndexClient:
     return IndexClient(allow_insecure=True, cache=False)
+
+
+class _ReplicaOnly:
+    """The index client for the replica's pages; any other page (natten's find-links
+    page, PyTorch's) is not read: the internet is faked as unreachable."""
+
+    def __init__(self, base: str) -> None:
+        self._client, self._base = _client(), base
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        got = self._client.pages([u for u in urls if u.startswith(self._base)])
+        return {u: got.get(u, LookupError(f"{u}: not reachable")) for u in urls}
+
+    def metadata(self, link: Link) -> Metadata:
+        return self._client.metadata(link)
 
 
 def _sources(replica: PageServer) -> dict[str, object]:
@@ -136,7 +159,7 @@ def _sources(replica: PageServer) -> dict[str, object]:
         for u, p in pages.items()
     }
     return {
-        "online": _client(),
+        "online": _ReplicaOnly(replica.url),
         "offline": SnapshotOnly(load_snapshot(dump_snapshot(TODAY, tables))),
     }
 
@@ -250,3 +273,12 @@ def test_releases_no_rule_covers_rank_below_those_a_rule_judged(replica: PageSer
         triton = _pkg(plan, "triton")
         assert _file(triton) == f"triton-3.9.0-cp312-abi3-{MANY}.whl", how
         assert not [n for n in plan.notes if n.startswith("unjudged: ")], how
+
+
+def test_natten_without_an_nvidia_gpu_gets_the_plain_build(replica: PageServer) -> None:
+    # PyPI has natten's sources only: the plain entry is what such a machine needs,
+    # left to the installer (it builds the sdist), online as offline.
+    for how, plan in _both(replica, ["natten"], "linux-x86_64-py312").items():
+        natten = _pkg(plan, "natten")
+        assert (natten.action, natten.line) == ("pass", "natten"), (how, natten.reason)
+        assert natten.reason.startswith("the plain build from your index fits"), how

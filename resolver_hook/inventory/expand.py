@@ -35,7 +35,8 @@ Metadata is read only for files whose tags the machine accepts (``wanted``), new
 first, at most :data:`~resolver_hook.limits.MAX_METADATA_READS` per plan.
 
 A page the source could not give keeps its flavours as written (today's page form),
-and so does a flavour the snapshot (partial by design) lists no file of.
+and so does a flavour the snapshot (partial by design) lists no file of, and the plain
+build whose page lists its release as a source distribution only (natten on PyPI).
 """
 
 from __future__ import annotations
@@ -49,7 +50,12 @@ from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.tags import Tag
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import (
+    InvalidSdistFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_sdist_filename,
+)
 from packaging.version import Version
 
 from resolver_hook._pool import map_threads
@@ -329,7 +335,11 @@ class _Context:
                 continue
             files = self._files(f, man, page, notes)
             wheels.extend(files)
-            if page.source == "snapshot":
+            if not files and f.passthrough and _has_sdist(f, page):
+                # The plain build as a source distribution only (natten on PyPI): the
+                # installer builds it, as the page form says.
+                kept.append(f)
+            elif page.source == "snapshot":
                 # The snapshot is partial: the page form stays for the Pythons it
                 # lists no file of this release for.
                 rest = _uncovered(f, files)
@@ -527,6 +537,25 @@ def carried_files(
                 if rule is not None and rule[1] is not None:
                     out.setdefault(c.url, (rule[0], c))
     return list(out.values())
+
+
+def _has_sdist(f: IndexFlavour, page: Page) -> bool:
+    """Whether ``page`` lists a source distribution (not yanked) of ``f``'s release."""
+    name = distribution_of(f)
+    for link in page.links:
+        if link.is_yanked or not link.filename.endswith((".tar.gz", ".zip")):
+            continue
+        try:
+            sname, version = parse_sdist_filename(link.filename)
+        except InvalidSdistFilename:
+            continue
+        if sname == name and (
+            f.versions.contains(version, prereleases=False)
+            if f.versions is not None
+            else version == f.version
+        ):
+            return True
+    return False
 
 
 def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:
