@@ -9,6 +9,7 @@ pages), and the two answers are held side by side.
 from __future__ import annotations
 
 import datetime
+import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
 
 import pytest
@@ -44,6 +45,13 @@ def _triton_files() -> list[File]:
     ]
     out += [File(f"triton-3.{m}.0-cp312-cp312-{OLD}.whl") for m in (0, 1, 2)]
     return out
+
+
+# torch 2.5.1's own METADATA: its triton pin carries a marker (docs/facts.md section 6.11).
+TRITON_251 = (
+    'triton==3.1.0; platform_system == "Linux" and platform_machine == "x86_64" '
+    'and python_version < "3.13"'
+)
 
 
 def _torch_files() -> list[File]:
@@ -92,6 +100,13 @@ cuda = ">=13.0"
 gpu = ["sm_90", "sm_100"]
 platforms = ["manylinux_2_28_x86_64"]
 python = ["3.12"]
+[[index]]
+url = "{base}/whl/cu124/torch/"
+version = "2.5.1+cu124"
+cuda = ">=12.4"
+gpu = ["sm_80", "sm_90"]
+platforms = ["linux_x86_64"]
+python = ["3.12"]
 """,
         source="test",
         allow_insecure=True,
@@ -119,6 +134,9 @@ def replica() -> Iterator[PageServer]:
         for name, files in PAGES.items():
             pypi_json(server, f"/simple/{name}/", "/files/", files)
         pytorch_html(server, "/whl/cu130/torch/", "/whl/cu130/", _torch_files())
+        torch_251 = "torch-2.5.1+cu124-cp312-cp312-linux_x86_64.whl"
+        meta = metadata_text("torch", "2.5.1+cu124", ["filelock", TRITON_251])
+        pytorch_html(server, "/whl/cu124/torch/", "/whl/cu124/", [File(torch_251, metadata=meta)])
         yield server
 
 
@@ -150,12 +168,22 @@ class _ReplicaOnly:
         return self._client.metadata(link)
 
 
+def _row(replica: PageServer, link: Link) -> dict[str, object]:
+    """A snapshot row of a link, with its metadata text (as make_snapshot keeps it)."""
+    row = link_table(link, "https://example.invalid/read")
+    if link.core_metadata is not None:
+        path = urllib.parse.urlsplit(link.url).path + ".metadata"
+        row["metadata"] = replica.responses[path].body.decode()
+    return row
+
+
 def _sources(replica: PageServer) -> dict[str, object]:
     """The replica read online, and offline: a snapshot of the same pages."""
-    urls = [f"{replica.url}/simple/{n}/" for n in PAGES] + [f"{replica.url}/whl/cu130/torch/"]
+    urls = [f"{replica.url}/simple/{n}/" for n in PAGES]
+    urls += [f"{replica.url}/whl/{label}/torch/" for label in ("cu130", "cu124")]
     pages = _client().pages(urls)
     tables = {
-        u: [link_table(x, "https://example.invalid/read") for x in p.links]  # type: ignore[union-attr]
+        u: [_row(replica, x) for x in p.links]  # type: ignore[union-attr]
         for u, p in pages.items()
     }
     return {
@@ -282,3 +310,25 @@ def test_natten_without_an_nvidia_gpu_gets_the_plain_build(replica: PageServer) 
         natten = _pkg(plan, "natten")
         assert (natten.action, natten.line) == ("pass", "natten"), (how, natten.reason)
         assert natten.reason.startswith("the plain build from your index fits"), how
+
+
+H100 = "linux-x86_64-py312-cuda12.8-sm90"
+
+
+def test_a_pinned_release_couples_through_its_marked_requires_dist(replica: PageServer) -> None:
+    # torch 2.5.1 requires triton==3.1.0 on Linux x86_64 below Python 3.13: the marker
+    # holds on this target, so the plan takes triton 3.1.0 beside it.
+    for how, plan in _both(replica, ["torch==2.5.1"], H100).items():
+        assert _pkg(plan, "torch").version == "2.5.1+cu124", how
+        assert _file(_pkg(plan, "triton")) == f"triton-3.1.0-cp312-cp312-{OLD}.whl", how
+
+
+def test_a_pinned_pair_that_cannot_go_together_is_refused(replica: PageServer) -> None:
+    for how, plan in _both(replica, ["torch==2.5.1", "triton==3.0.0"], H100).items():
+        torch = _pkg(plan, "torch")
+        assert torch.action == "error", (how, torch.reason)
+        # Refused before the installer runs: the user's triton line, the release it
+        # rules out and the build of torch that needs it.
+        assert "your requirement triton==3.0.0 rules out triton 3.1.0" in torch.hint, how
+        (pinned,) = [r for r in torch.rejected if r.candidate.startswith("torch 2.5.1+cu124")]
+        assert pinned.failures[0].reason.startswith(f"needs {TRITON_251}; "), how

@@ -28,9 +28,11 @@ Which files a flavour's rules cover (docs/facts.md, "The inventory"):
   own ``Requires-Dist`` (the entry's pins were for the verified release); when its
   metadata cannot be read it is left out, never paired by guess.
 
-``Requires-Dist`` couplings: a requirement without markers on another package that
-has a manifest (tilert's ``torch>=2.11,<2.13``) joins the file's ``requires``, so the
-planner's coupling search picks a build of the other package that it accepts.
+``Requires-Dist`` couplings: a requirement on another package that has a manifest
+(tilert's ``torch>=2.11,<2.13``; torch 2.5.1's ``triton==3.1.0; platform_system ==
+"Linux" ...``) joins the file's ``requires``, its marker evaluated by the planner
+against the target, so the coupling search picks a build of the other package that
+it accepts.
 Metadata is read only for files whose tags the machine accepts (``wanted``), newest
 first, at most :data:`~resolver_hook.limits.MAX_METADATA_READS` per plan.
 
@@ -474,11 +476,12 @@ class _Context:
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None
     ) -> tuple[Requirement, ...] | None:
         own = self._requires_dist(c)
+        # Marked lines too (torch 2.5.1: triton==3.1.0 on Linux x86_64): the planner
+        # evaluates each marker against the target, as for every coupling.
         from_meta = tuple(
             r
             for r in own or ()
-            if r.marker is None
-            and canonicalize_name(r.name) in self.manifests
+            if canonicalize_name(r.name) in self.manifests
             and canonicalize_name(r.name) != entry.name
         )
         if assumed is not None and entry.requires:
