@@ -22,7 +22,7 @@ from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, load_snapshot
 from resolver_hook.inventory.sources import SnapshotOnly
-from resolver_hook.manifest import Manifest, builtin_manifests
+from resolver_hook.manifest import Manifest, ManifestError, builtin_manifests
 from resolver_hook.manifest.load import loads_manifest
 from resolver_hook.resolve import PackagePlan, Plan, resolve
 from tests.clirun import cli
@@ -80,6 +80,11 @@ PAGES = {
         *(File(f"natten-{v}.tar.gz", requires_python=">=3.9") for v in ("0.21.6", "0.21.7")),
     ],
     # A plain package whose newest release is a py3 wheel, an older one per CPython.
+    # One release of "pk" on the publisher's page (a py3 wheel) and on a community one
+    # (a cp312 wheel, the more specific tag); "fg" on PyPI and as another distribution.
+    "pk": [File("pk-1.0-py3-none-any.whl")],
+    "community/pk": [File("pk-1.0-cp312-cp312-manylinux_2_28_x86_64.whl")],
+    "fg": [File("fg-1.1-py3-none-any.whl")],
     "plainpkg": [
         File("plainpkg-0.29.1-cp312-cp312-macosx_14_0_arm64.whl"),
         File("plainpkg-0.29.2-py3-none-macosx_14_0_arm64.whl", requires_python=">=3.10"),
@@ -140,6 +145,37 @@ def replica() -> Iterator[PageServer]:
         yield server
 
 
+def _preferring(replica: PageServer) -> dict[str, Manifest]:
+    """Manifests that state a preference (``preference``, lower first)."""
+    pk = f"""
+schema = 1
+[package]
+name = "pk"
+[[index]]
+versions = ">=1.0"
+[[index]]
+url = "{replica.url}/simple/community/pk/"
+versions = ">=1.0"
+preference = 1
+"""
+    fg = """
+schema = 1
+[package]
+name = "fg"
+[[index]]
+versions = ">=1.0"
+preference = 1
+[[index]]
+install = "fg-cu12"
+versions = ">=1.0"
+preference = 0
+"""
+    return {
+        n: loads_manifest(t, source="test", allow_insecure=True)
+        for n, t in (("pk", pk), ("fg", fg))
+    }
+
+
 def _manifests(replica: PageServer) -> dict[str, Manifest]:
     built_in = builtin_manifests()
     return {
@@ -195,7 +231,7 @@ def _sources(replica: PageServer) -> dict[str, object]:
 def _plan(replica: PageServer, source: object, reqs: Sequence[str], target: str) -> Plan:
     profile = resolve_machine(profile=None, target=target, flags={}, use_cache=False)
     names = [r.split("<")[0].split(">")[0].split("=")[0] for r in reqs]
-    manifests: Mapping[str, Manifest] = _manifests(replica)
+    manifests: Mapping[str, Manifest] = {**_manifests(replica), **_preferring(replica)}
     done = expand_manifests(
         manifests,
         names,
@@ -244,8 +280,8 @@ def test_the_publishers_build_before_the_community_one(replica: PageServer) -> N
         assert faiss.sha256, how
         (community,) = [r for r in faiss.rejected if "faiss-gpu-cu12" in r.candidate]
         assert community.failures[0].reason == (
-            "fits, ranked below the chosen build: the chosen build is faiss-gpu's own "
-            "distribution, preferred to another"
+            "fits, ranked below the chosen build: the manifest prefers faiss-gpu, the "
+            "chosen build's distribution"
         ), how
 
 
@@ -332,3 +368,36 @@ def test_a_pinned_pair_that_cannot_go_together_is_refused(replica: PageServer) -
         assert "your requirement triton==3.0.0 rules out triton 3.1.0" in torch.hint, how
         (pinned,) = [r for r in torch.rejected if r.candidate.startswith("torch 2.5.1+cu124")]
         assert pinned.failures[0].reason.startswith(f"needs {TRITON_251}; "), how
+
+
+def test_within_a_version_the_manifests_preference_before_the_tag(replica: PageServer) -> None:
+    # The community page's cp312 wheel has the more specific tag; the manifest prefers
+    # the publisher's page.
+    for how, plan in _both(replica, ["pk"], "linux-x86_64-py312").items():
+        pk = _pkg(plan, "pk")
+        assert _file(pk) == "pk-1.0-py3-none-any.whl", how
+        (other,) = [r for r in pk.rejected if "cp312" in r.candidate]
+        assert other.failures[0].reason == (
+            "fits, ranked below the chosen build: the manifest prefers the chosen build "
+            "among those of this version"
+        ), how
+
+
+def test_the_manifest_can_prefer_another_distribution(replica: PageServer) -> None:
+    for how, plan in _both(replica, ["fg"], "linux-x86_64-py312").items():
+        fg = _pkg(plan, "fg")
+        assert fg.line == "fg-cu12>=1.0", how
+        (own,) = [r for r in fg.rejected if r.candidate.startswith("fg 1.1")]
+        assert own.failures[0].reason == (
+            "fits, ranked below the chosen build: the manifest prefers fg-cu12, the chosen "
+            "build's distribution"
+        ), how
+
+
+@pytest.mark.parametrize("value", ['"first"', "-1", "10", "true", "1.5"])
+def test_a_bad_preference_names_the_key(value: str) -> None:
+    text = f'schema = 1\n[package]\nname = "x"\n[[index]]\nversions = ">=1"\npreference = {value}\n'
+    with pytest.raises(
+        ManifestError, match=r"index\[0\]\.preference: expected an integer from 0 to 9"
+    ):
+        loads_manifest(text, source="test")

@@ -623,6 +623,7 @@ def _wheel(
         sha256=c.sha256,
         **{**needs, "requires": tuple(dict.fromkeys(requires))},
         unjudged=unjudged,
+        preference=f.preference,
         where=f"{f.where} {c.filename}",
         cxx11abi=f.cxx11abi,
         requires_python=c.requires_python,

@@ -51,8 +51,9 @@ from resolver_hook.resolve.model import (
 from resolver_hook.resolve.rules import (
     Machine,
     decided_by,
+    distribution_of,
     meets,
-    rank_key,
+    ranking,
     version_ok,
 )
 from resolver_hook.resolve.solve import (
@@ -167,9 +168,8 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
         out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
-    chosen_key = next(
-        (rank_key(item, m.cuda) for item in slot.candidates if item[0] is chosen), None
-    )
+    key = ranking(slot.candidates, m.cuda)
+    chosen_key = next((key(item) for item in slot.candidates if item[0] is chosen), None)
     for i, (f, rank) in enumerate(slot.candidates):
         if f is chosen:
             continue
@@ -177,17 +177,11 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
             fails = [coupling_failure(slot.coupling_rejects[i])]
         else:
             fails = _coupling_failures(f, slots, m)
-        if not fails:
-            fails = [
-                Failure(
-                    rule="ranked",
-                    reason=ranked_reason(
-                        decided_by(chosen_key, rank_key((f, rank), m.cuda)), slot.manifest.name
-                    ),
-                )
-                if chosen_key is not None
-                else coupling_failure(Coupling(cause="no-choice"))
-            ]
+        if not fails and chosen is not None and chosen_key is not None:
+            why = decided_by(chosen_key, key((f, rank)))
+            fails = [Failure(rule="ranked", reason=ranked_reason(why, distribution_of(chosen)))]
+        elif not fails:
+            fails = [coupling_failure(Coupling(cause="no-choice"))]
         out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
     return out
 

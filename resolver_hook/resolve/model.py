@@ -106,9 +106,11 @@ RULES: tuple[Rule, ...] = get_args(Rule)
 #: specific tag): a build an entry's rule judged before a release no rule covers, the
 #: manifest's preference among distributions (faiss-gpu before the community
 #: faiss-gpu-cu12), the public version, the CUDA runtime the driver runs best, the
-#: tag, the PEP 825 variant, then the rest of the version and the build's name (a
-#: stable order).
-RankCriterion = Literal["judged", "distribution", "version", "cuda", "tags", "variant", "build"]
+#: manifest's preference among builds of one version, the tag, the PEP 825 variant,
+#: then the rest of the version and the build's name (a stable order).
+RankCriterion = Literal[
+    "judged", "distribution", "version", "cuda", "preference", "tags", "variant", "build"
+]
 RANK_CRITERIA: tuple[RankCriterion, ...] = get_args(RankCriterion)
 Status = Literal["pass", "fail", "n/a"]
 

@@ -4,7 +4,7 @@ Owns: :class:`Machine` (what the rules need from a profile, computed once per pl
 each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.words`),
 :func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
 chosen build meets a flavour's coupling (:func:`meets`, as data), and the one ranking
-(:func:`rank_key`, and :func:`decided_by`: which of its criteria ranked a build lower).
+(:func:`ranking`, and :func:`decided_by`: which of its criteria ranked a build lower).
 
 May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema and
 ``portable/``; never the solver, the plan's assembly or the hints.
@@ -13,7 +13,7 @@ May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -68,7 +68,7 @@ __all__ = [
     "flavour_failures",
     "meets",
     "preference_of",
-    "rank_key",
+    "ranking",
     "version_ok",
 ]
 
@@ -386,39 +386,57 @@ def distribution_of(f: Flavour) -> NormalizedName:
 
 
 def preference_of(f: Flavour) -> int:
-    """The manifest's preference for a build (lower first): the publisher's build
-    (the package's own distribution) before another distribution's (a community one)."""
+    """The manifest's preference for a build (lower first): its entry's ``preference``,
+    else the publisher's build (the package's own distribution) before another
+    distribution's (a community one)."""
+    if f.preference is not None:
+        return f.preference
     return 0 if distribution_of(f) == f.name else 1
 
 
-def rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ...]:
-    """The one ranking of builds that fit (best first), read in :data:`RankCriterion`
-    order: one value per criterion (:func:`decided_by` names the first that differs)."""
-    f, rank = item
-    runtime = runtime_of(f)
-    if runtime is not None and driver is not None and runtime > driver:
-        # Newer than the driver: only after every older one, the nearest first.
-        cuda_key: tuple[int, Any] = (1, runtime)
-    else:
-        cuda_key = (0, _Desc(runtime or spec_floor(f.rocm) or Version("0")))
-    # PEP 825: variants before the null variant, before non-variant wheels (docs/facts.md
-    # section 2), among builds that are otherwise equal.
-    label = f.variant if isinstance(f, WheelFlavour) else None
-    variant_rank = 2 if label is None else 1 if label == "null" else 0
-    return (
-        unjudged(f),
-        preference_of(f),
-        _Desc(Version(f.version.public)),
-        cuda_key,
-        rank,
-        variant_rank,
-        (_Desc(f.version), f.describe()),
-    )
+RankKey = Callable[[tuple[Flavour, int]], tuple[Any, ...]]
+
+
+def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -> RankKey:
+    """The one ranking of ``candidates`` (builds that fit, each with its tag rank), as a
+    sort key, best first, read in :data:`RankCriterion` order: one value per criterion
+    (:func:`decided_by` names the first that differs). A distribution ranks by its most
+    preferred build among them."""
+    best: dict[NormalizedName, int] = {}
+    for f, _ in candidates:
+        d = distribution_of(f)
+        best[d] = min(best.get(d, preference_of(f)), preference_of(f))
+
+    def key(item: tuple[Flavour, int]) -> tuple[Any, ...]:
+        f, rank = item
+        runtime = runtime_of(f)
+        if runtime is not None and driver is not None and runtime > driver:
+            # Newer than the driver: only after every older one, the nearest first.
+            cuda_key: tuple[int, Any] = (1, runtime)
+        else:
+            cuda_key = (0, _Desc(runtime or spec_floor(f.rocm) or Version("0")))
+        # PEP 825: variants before the null variant, before non-variant wheels
+        # (docs/facts.md section 2), among builds that are otherwise equal.
+        label = f.variant if isinstance(f, WheelFlavour) else None
+        variant_rank = 2 if label is None else 1 if label == "null" else 0
+        own = preference_of(f)
+        return (
+            unjudged(f),
+            best.get(distribution_of(f), own),
+            _Desc(Version(f.version.public)),
+            cuda_key,
+            own,
+            rank,
+            variant_rank,
+            (_Desc(f.version), f.describe()),
+        )
+
+    return key
 
 
 def decided_by(chosen: tuple[Any, ...], other: tuple[Any, ...]) -> RankCriterion:
-    """The criterion that ranked ``other`` below ``chosen`` (two :func:`rank_key`
-    values): the first that differs."""
+    """The criterion that ranked ``other`` below ``chosen`` (two keys of one
+    :func:`ranking`): the first that differs."""
     for criterion, a, b in zip(RANK_CRITERIA, chosen, other, strict=True):
         if a != b:
             return criterion

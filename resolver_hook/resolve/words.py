@@ -478,9 +478,10 @@ def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
 
 _RANKED_BY: Mapping[RankCriterion, str] = {
     "judged": "a rule of the manifest judged the chosen build, none covers this release",
-    "distribution": "the chosen build is {name}'s own distribution, preferred to another",
+    "distribution": "the manifest prefers {name}, the chosen build's distribution",
     "version": "the chosen build is a newer version",
     "cuda": "the chosen build's CUDA runtime suits this driver better",
+    "preference": "the manifest prefers the chosen build among those of this version",
     "tags": "the chosen build's wheel tag is more specific to this machine",
     "variant": "the chosen build is a better-matching wheel variant",
     "build": "the chosen build sorts first (same version, runtime and tags)",
@@ -488,7 +489,8 @@ _RANKED_BY: Mapping[RankCriterion, str] = {
 
 
 def ranked_reason(criterion: RankCriterion, name: str) -> str:
-    """A build that fits but ranked below the chosen one, and the criterion that decided."""
+    """A build that fits but ranked below the chosen one, and the criterion that decided
+    (``name``: the chosen build's distribution)."""
     return f"fits, ranked below the chosen build: {_RANKED_BY[criterion].format(name=name)}"
 
 
