@@ -401,3 +401,22 @@ def test_a_bad_preference_names_the_key(value: str) -> None:
         ManifestError, match=r"index\[0\]\.preference: expected an integer from 0 to 9"
     ):
         loads_manifest(text, source="test")
+
+
+def test_cli_plans_the_replica_online_then_the_same_pages_offline(
+    replica: PageServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command as a user runs it, PyPI and PyTorch's pages read from the replica
+    # (mirrors); then --offline, from the page cache the first run filled.
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE")
+    argv = ["plan", "triton", "tilelang", "--target", B200.format(py="312")]
+    argv += ["--allow-insecure-urls", "--mirror", f"https://pypi.org/simple={replica.url}/simple"]
+    argv += ["--mirror", f"https://download.pytorch.org/whl={replica.url}/whl"]
+    outs = {}
+    for how, extra in (("online", []), ("offline", ["--offline"])):
+        code, out, err = cli(capsys, *argv, *extra)
+        assert code == 0, (how, err)
+        outs[how] = out.split("notes:")[0]
+        assert f"{replica.url}/files/triton-3.9.0-cp312-abi3-{MANY}.whl" in out, how
+        assert f"{replica.url}/files/tilelang-0.1.15-cp38-abi3-{MANY}.whl" in out, how
+    assert outs["online"] == outs["offline"]
