@@ -71,7 +71,8 @@ def test_the_python_check_is_packagings_verdict(interp: str, abi: str, pythons: 
     # The fast check on the name alone says the same (never a wheel the parse would keep
     # left out, never one it would refuse let through).
     module = sys.modules["resolver_hook.inventory.candidates"]
-    assert module._may_fit(filename, {("linux", "x86_64")}, frozenset(pythons)) == want
+    allowed = module._python_pairs(frozenset(pythons))
+    assert module._may_fit(filename, {("linux", "x86_64")}, allowed) == want
 
 
 def test_abi3_from_cp38_is_every_newer_cpython_and_no_free_threaded_one() -> None:

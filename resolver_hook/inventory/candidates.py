@@ -149,12 +149,13 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     name = distribution_of(flavour)
     label = flavour.version.local
     places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
-    pythons = frozenset(flavour.python)
+    # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
+    allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
     out: list[Candidate] = []
     for link in page.links:
         if link.is_yanked or not link.filename.endswith(".whl"):
             continue
-        if not _may_fit(link.filename, places, pythons):
+        if not _may_fit(link.filename, places, allowed):
             continue  # its platforms or Pythons are not the flavour's: not worth parsing
         parsed = _wheel_name(link.filename)
         if parsed is None:
@@ -169,7 +170,7 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
             continue
         # abi3 from cp38 on 3.12, py3-none anywhere: packaging's tags decide (and then
         # requires-python, checked by the planner).
-        if not fits_python(pairs, pythons):
+        if allowed is not None and allowed.isdisjoint(pairs):
             continue
         out.append(
             Candidate(
@@ -189,7 +190,11 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     return out
 
 
-def _may_fit(filename: str, places: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
+def _may_fit(
+    filename: str,
+    places: Set[tuple[str, str]],
+    allowed: frozenset[tuple[str, str]] | None,
+) -> bool:
     """False for a wheel name whose tags cannot pass the platform and Python checks of
     :func:`candidates` (most of a page's older releases), read from the name's last three
     fields as ``packaging``'s parser reads them (lower-cased, dotted sets), so such a
@@ -200,7 +205,7 @@ def _may_fit(filename: str, places: Set[tuple[str, str]], pythons: frozenset[str
     plats, pairs = fields
     if places and plats.isdisjoint(places):
         return False
-    return fits_python(pairs, pythons)
+    return allowed is None or not allowed.isdisjoint(pairs)
 
 
 @functools.lru_cache(maxsize=16384)
