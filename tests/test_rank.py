@@ -420,3 +420,17 @@ def test_cli_plans_the_replica_online_then_the_same_pages_offline(
         assert f"{replica.url}/files/triton-3.9.0-cp312-abi3-{MANY}.whl" in out, how
         assert f"{replica.url}/files/tilelang-0.1.15-cp38-abi3-{MANY}.whl" in out, how
     assert outs["online"] == outs["offline"]
+
+
+def test_an_abi3_wheel_on_a_free_threaded_python_is_refused_in_abi3_words(
+    replica: PageServer,
+) -> None:
+    # abi3 does not install on a free-threaded CPython (packaging lists no cp38-abi3 tag
+    # for 3.13t); the reason says what the tag means, not "Python 3.8".
+    for how, plan in _both(replica, ["tilelang"], "linux-x86_64-py313t-cuda13.0-sm100").items():
+        tilelang = _pkg(plan, "tilelang")
+        assert "Python 3.8+ (abi3)" in tilelang.reason, how
+        (wheel,) = [r for r in tilelang.rejected if r.candidate.startswith("tilelang 0.1.15")]
+        assert [f.reason for f in wheel.failures] == [
+            "built for Python 3.8+ (abi3); this machine has Python 3.13 (free-threaded)"
+        ], how

@@ -55,6 +55,7 @@ from resolver_hook.resolve.words import (
     per_gpu_cuda_reason,
     platform_reason,
     properties_reason,
+    python_labels,
     python_reason,
     rocm_reason,
     specifier_reason,
@@ -150,7 +151,7 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
         if not plat_ok:
             out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
         if not py_ok:
-            pys = f.python_versions or sorted({t.interpreter for t in f.tags})
+            pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
             out.append(Failure(rule="python", reason=python_reason(pys, p)))
         if not out:
             out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))

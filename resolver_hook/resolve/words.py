@@ -129,6 +129,17 @@ def place_words(os_name: str, arch: str) -> str:
     return f"{OS_WORDS.get(os_name, os_name)} {arch}"
 
 
+def python_labels(f: Flavour) -> tuple[str, ...]:
+    """The Pythons a build names, an abi3 tag as what it is: ``3.8`` from ``cp38-abi3``
+    is every CPython from 3.8 on that is not free-threaded (``3.8+ (abi3)``)."""
+    if not isinstance(f, WheelFlavour):
+        return f.python_versions
+    abi3 = {t.interpreter for t in f.tags if t.abi == "abi3"}
+    return tuple(
+        f"{v}+ (abi3)" if "cp" + v.replace(".", "") in abi3 else v for v in f.python_versions
+    )
+
+
 def exists_summary(man: Manifest) -> str:
     """What builds exist, in words: platforms, Pythons, CUDA and kernel targets."""
     plats: dict[str, None] = {}
@@ -140,7 +151,7 @@ def exists_summary(man: Manifest) -> str:
         for pl in f.platforms:
             for x in pl.split("."):
                 plats[platform_name(x)] = None
-        for v in f.python_versions:
+        for v in python_labels(f):
             pys[v] = None
         if f.cuda is not None:
             cudas[str(f.cuda)] = None
@@ -149,7 +160,9 @@ def exists_summary(man: Manifest) -> str:
         gpus.update(f.gpu)
     parts = [", ".join(plats) or "any platform"]
     if pys:
-        parts.append("Python " + ", ".join(sorted(pys, key=python_sort_key)))
+        parts.append(
+            "Python " + ", ".join(sorted(pys, key=lambda v: python_sort_key(v.split("+")[0])))
+        )
     if cudas and len(floors) == sum(f.cuda is not None for f in man.flavours):
         parts.append(f"driver CUDA >={min(floors)}")  # every build asks only for a floor
     elif cudas:
