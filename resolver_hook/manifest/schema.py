@@ -100,7 +100,7 @@ _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
-_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until")
+_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until", "preference")
 _INDEX_KEYS = (
     "url",
     "version",
@@ -182,6 +182,11 @@ class WheelFlavour:
     # flavour's ``install`` ("onnxruntime-gpu", "jax[cuda13]"): the requirement line
     # names that. None: the package itself.
     install: str | None = None
+    # A release the page lists that no entry's rule covers (below every ``versions``
+    # floor): the range the rules do cover, said when it is chosen on an accelerated
+    # machine; it is judged by its tags and requires-python only. None: a rule covers it.
+    unjudged: str | None = None
+    preference: int | None = None  # the entry's (see IndexFlavour.preference)
 
     kind = "wheel"
 
@@ -227,6 +232,8 @@ class WheelFlavour:
             "inventory": self.inventory,
             "inventory_date": self.inventory_date,
             "install": self.install,
+            "unjudged": self.unjudged,
+            "preference": self.preference,
         }
 
     @property
@@ -278,6 +285,10 @@ class IndexFlavour:
     # that release on (CUDA 13 dropped pre-Turing), so newer releases on the page are
     # not planned with it. None: newer releases carry the list forward, marked.
     kernels_until: Version | None = None
+    # ``preference = 1``: the manifest's order among builds that fit, lower first (among
+    # distributions, a distribution's best entry; within one version, the entry's own).
+    # None: 0 for the package's own distribution, 1 for another (a community build).
+    preference: int | None = None
 
     kind = "index"
 
@@ -323,6 +334,7 @@ class IndexFlavour:
             "local_labels": list(self.local_labels),
             "cxx11abi": self.cxx11abi,
             "kernels_until": str(self.kernels_until) if self.kernels_until else None,
+            "preference": self.preference,
         }
 
 
@@ -883,6 +895,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", label):
             c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
     kernels_until = _read_kernels_until(c, t, path, version, versions)
+    preference = _read_preference(c, t, path)
     if version is None or not url_ok:
         return None
     return IndexFlavour(
@@ -900,7 +913,19 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         coupled=coupled,
         local_labels=tuple(labels),
         kernels_until=kernels_until,
+        preference=preference,
     )
+
+
+def _read_preference(c: _Checker, t: Mapping[str, Any], path: str) -> int | None:
+    """``preference = 0``: an integer from 0 (first) to 9."""
+    if "preference" not in t:
+        return None
+    value = t["preference"]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 9:
+        c.bad(_join(path, "preference"), f"expected an integer from 0 to 9, got {value!r}")
+        return None
+    return value
 
 
 def _read_kernels_until(
