@@ -145,8 +145,9 @@ def test_mirror_credentials_are_in_no_cache_entry_plan_line_lock_or_stored_plan(
     assert again.stdout == proc.stdout  # the stored plan's replay
     lock = home.work / "requirements.txt"
     proc = home.run(
-        "lock", "demo-idx", "--target", X86_B200, "-o", str(lock), RESOLVER_HOOK_MIRRORS=mirrors
-    )
+        "lock", "demo-idx", "--flavoured-only", "--target", X86_B200, "-o", str(lock),
+        RESOLVER_HOOK_MIRRORS=mirrors,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert f"demo-idx @ {idx.url}/files/demo_idx-2.0" in lock.read_text()
     assert list((home.cache / "resolver-hook" / "index").iterdir())
@@ -164,7 +165,8 @@ def test_manifest_page_credentials_are_read_with_never_printed_or_locked(home: H
     assert proc.returncode == 0, proc.stderr
     assert f"demo-idx @ {home.gi.index.url}/files/demo_idx-2.0" in proc.stdout  # read
     lock = home.work / "requirements.txt"
-    assert home.run("lock", "demo-idx", "--target", X86_B200, "-o", str(lock)).returncode == 0
+    proc = home.run("lock", "demo-idx", "--flavoured-only", "--target", X86_B200, "-o", str(lock))
+    assert proc.returncode == 0, proc.stderr
     assert f"demo-idx @ {home.gi.index.url}/files/demo_idx-2.0" in lock.read_text()
     assert home.leaks() == []
 
@@ -179,7 +181,8 @@ def test_a_manifest_page_that_is_down_is_planned_and_locked_without_its_credenti
     assert f"demo-idx==2.0+cu130 from {page}" in proc.stdout  # the plan line
     assert f"find-links:\n  {page}\n" in proc.stdout
     lock = home.work / "requirements.txt"
-    proc = home.run("lock", "demo-idx", "--target", X86_B200, "-o", str(lock))
+    proc = home.run("lock", "demo-idx", "--flavoured-only", "--allow-unhashed",
+                    "--target", X86_B200, "-o", str(lock))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "--find-links http://127.0.0.1:9/links/cu130/demo-idx/" in lock.read_text()
     assert home.leaks() == []
@@ -292,11 +295,12 @@ def test_a_password_planted_everywhere_is_found_in_nothing_the_tool_writes(home:
     ok("plan", *reqs[:2], *target, "--json")
     work = home.work
     (work / "locks").mkdir()
-    ok("lock", *reqs, *target, "-o", str(work / "requirements.txt"))
-    ok("lock", *reqs[:2], *target, "-o", f"{work}/locks/{{target}}.txt")
+    ok("lock", *reqs, *target, "-o", str(work / "requirements.txt"), "--index-url", index)
+    ok("lock", *reqs[:2], *target, "-o", f"{work}/locks/{{target}}.txt", "--index-url", index)
     ok("lock", *reqs, *target, "--format", "pylock", "-o", str(work / "pylock.toml"),
        "--index-url", index)  # fmt: skip
-    ok("lock", *reqs[:2], *target, "--format", "uv", "-o", str(work / "uv-sources.toml"))
+    ok("lock", *reqs[:2], *target, "--format", "uv", "-o", str(work / "uv-sources.toml"),
+       "--index-url", index)  # fmt: skip
     pip_venv, uv_venv, sync_venv = (home.root / n for n in ("pip-venv", "uv-venv", "sync-venv"))
     for venv in (pip_venv, uv_venv, sync_venv):
         make_venv(venv)

@@ -58,7 +58,7 @@ def test_a_pages_plain_http_link_to_another_host_is_never_pinned_or_locked(
     (note,) = [x for x in out.splitlines() if "skipped a link of" in x]
     assert "is plain http: only https URLs are allowed" in note
     lock = tmp_path / "requirements.txt"
-    code, _, _ = cli(capsys, "lock", "demo-idx", *flags, "-o", str(lock))
+    code, _, _ = cli(capsys, "lock", "demo-idx", "--flavoured-only", *flags, "-o", str(lock))
     assert code == 0
     pins = [x for x in lock.read_text().splitlines() if not x.startswith("#")]
     assert pins == [f"demo-idx @ {good}"]
@@ -87,7 +87,7 @@ def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
     make_venv(venv)
     locks = tmp_path / "locks"
     locks.mkdir()
-    proc = _hook(gpu_index, "lock", "demo-gpu", "-o", f"{locks}/{{target}}.txt",
+    proc = _hook(gpu_index, "lock", "demo-gpu", "--flavoured-only", "-o", f"{locks}/{{target}}.txt",
                  "--target", X86_B200, venv=venv)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     lock = locks / f"{X86_B200}.txt"
