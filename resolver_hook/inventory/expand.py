@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -69,6 +69,7 @@ __all__ = [
     "DEFAULT_INDEX",
     "Expansion",
     "carried_files",
+    "covered_releases",
     "expand_manifests",
     "page_of",
     "pages_needed",
@@ -323,6 +324,7 @@ class _Context:
                 continue
             files = self._files(f, man, page, notes)
             wheels.extend(files)
+            kept.extend(release_forms(f, page, {w.version for w in files}))
             if page.source == "snapshot":
                 # The snapshot is partial: the page form stays for the Pythons it
                 # lists no file of this release for.
@@ -477,6 +479,46 @@ def carried_files(
                 if rule is not None and rule[1] is not None:
                     out.setdefault(c.url, (rule[0], c))
     return list(out.values())
+
+
+def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[IndexFlavour]:
+    """A range entry's page-form builds of the releases ``page`` is known to list
+    without their files (the snapshot's compact rows: ``2.7.1+cu128``) and that are not
+    in ``have``: each one release, the range's rules, planned as ``torch==2.7.1+cu128``
+    from the page, never with a file name."""
+    if f.versions is None or not page.releases:
+        return []
+    out = []
+    for text in page.releases:
+        v = Version(text)
+        if v in have or v.local != f.version.local:
+            continue
+        if f.versions.contains(v, prereleases=False):
+            out.append(dataclasses.replace(f, version=v, versions=None))
+    return out
+
+
+def covered_releases(
+    manifests: Mapping[str, Manifest],
+    rows: Iterable[tuple[str, str]],
+    default_index: str = DEFAULT_INDEX,
+) -> set[tuple[str, str]]:
+    """The (page, release) ``rows`` that some range entry of ``manifests`` on that
+    page, with that release's local label, covers: the compact rows a snapshot keeps."""
+    ranges: dict[str, list[IndexFlavour]] = {}
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f, default_index)
+            if url is not None and f.versions is not None:
+                ranges.setdefault(url, []).append(f)
+    out = set()
+    for url, text in rows:
+        v = Version(text)
+        for f in ranges.get(url, ()):
+            covers = f.versions is not None and f.versions.contains(v, prereleases=False)
+            if covers and v.local == f.version.local:
+                out.add((url, text))
+    return out
 
 
 def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:

@@ -62,7 +62,7 @@ from resolver_hook.index.metadata import HashMismatch, parse_metadata
 from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import Candidate
-from resolver_hook.inventory.expand import carried_files, page_of
+from resolver_hook.inventory.expand import carried_files, covered_releases, page_of
 from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release_key
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
 from resolver_hook.limits import MAX_METADATA_BYTES
@@ -70,6 +70,7 @@ from resolver_hook.manifest.schema import IndexFlavour, Manifest
 
 __all__ = [
     "MetaRow",
+    "ReleaseRow",
     "Report",
     "Row",
     "compare",
@@ -134,6 +135,22 @@ class MetaRow:
         return cls(
             file=t["file"], source=t["source"], sha256=t["sha256"], read=t["read"], text=t["text"]
         )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseRow:
+    """One ``[[release]]`` row of the table: a release a public source says a page
+    lists (``2.7.1+cu128`` on the cu128 page), its files not known: planned offline in
+    page form, never with a file name."""
+
+    page: str
+    version: str
+    evidence: str
+    read: str
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> ReleaseRow:
+        return cls(page=t["page"], version=t["version"], evidence=t["evidence"], read=t["read"])
 
 
 @dataclass(slots=True)
@@ -263,10 +280,12 @@ def render_snapshot(
     manifests: Mapping[str, Manifest],
     date: datetime.date | None = None,
     metadata: Iterable[MetaRow] = (),
+    releases: Iterable[ReleaseRow] = (),
 ) -> str:
     """The snapshot of the table's rows that some flavour of ``manifests`` could plan,
-    each with its ``metadata`` row where there is one; ``date`` defaults to the newest
-    ``read`` of the rows kept."""
+    each with its ``metadata`` row where there is one, and the ``releases`` rows some
+    flavour covers (every one: a compact row has no file, so no bound but the
+    snapshot's size); ``date`` defaults to the newest ``read`` of the rows kept."""
     metas = {m.file: m for m in metadata}
     by_page: dict[str, list[Link]] = {}
     cited: dict[str, Row] = {}
@@ -286,7 +305,18 @@ def render_snapshot(
         url: [_with_metadata(link_table(x, cited[x.url].evidence), metas.get(x.url)) for x in links]
         for url, links in kept.items()
     }
-    return dump_snapshot(date, tables)
+    compact: dict[str, list[dict[str, str]]] = {}
+    covered = covered_releases(manifests, [(r.page, r.version) for r in releases])
+    for r in releases:
+        if (r.page, r.version) in covered:
+            item = {"version": r.version, "evidence": f"{r.evidence} (read {r.read})"}
+            if item not in compact.setdefault(r.page, []):
+                compact[r.page].append(item)
+    return dump_snapshot(date, tables, {u: sorted(v, key=_by_version) for u, v in compact.items()})
+
+
+def _by_version(row: Mapping[str, str]) -> Version:
+    return Version(row["version"])
 
 
 def _with_metadata(table: dict[str, Any], meta: MetaRow | None) -> dict[str, Any]:

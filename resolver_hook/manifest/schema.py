@@ -100,7 +100,7 @@ _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
-_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until")
+_FLAVOUR_FORM_KEYS = ("install", "versions", "label", "local_labels", "kernels_until")
 _INDEX_KEYS = (
     "url",
     "version",
@@ -288,8 +288,11 @@ class IndexFlavour:
         return _properties(self.cuda, self.gpu)
 
     def describe(self) -> str:
-        """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``."""
+        """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``; a range:
+        ``torch <2.9,>=2.7 +cu128 (...)``."""
         version = str(self.versions) if self.versions is not None else str(self.version)
+        if self.versions is not None and self.version.local:
+            version = f"{version} +{self.version.local}"
         what = f"{self.name} {version}"
         if self.install is not None:
             what = f"{self.name} as {self.install} {version}"
@@ -820,10 +823,13 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     template = url if url is not None and _TEMPLATE_PART.search(url) else None
     version = None
     versions = None
+    if "label" in t and "versions" not in t:
+        c.bad(_join(path, "label"), "only beside 'versions' (one release: '2.7.1+cu128')")
     if "version" in t and "versions" in t:
         c.bad(_join(path, "versions"), "give 'version' (one release) or 'versions', not both")
     elif "versions" in t:
         versions, version = _read_versions(c, t, path)
+        version = _with_label(c, t, path, version)
     else:
         version_text = c.string(t, "version", path, required=True)
         if version_text is not None:
@@ -919,6 +925,22 @@ def _read_kernels_until(
         c.bad(kpath, f"{text!r} is not after the entry's release {version.public}")
         return None
     return until
+
+
+def _with_label(
+    c: _Checker, t: Mapping[str, Any], path: str, floor: Version | None
+) -> Version | None:
+    """``label = "cu128"`` beside ``versions``: the range's builds are the releases of
+    the page that carry that local label (``2.7.1+cu128``), so the floor carries it
+    too and the page's files are matched by it. Without ``versions`` the label is part
+    of ``version`` itself."""
+    text = c.string(t, "label", path)
+    if text is None or floor is None:
+        return floor
+    if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", text):
+        c.bad(_join(path, "label"), f"{text!r} is not a local label such as 'cu128'")
+        return floor
+    return Version(f"{floor.public}+{text}")
 
 
 def _read_versions(

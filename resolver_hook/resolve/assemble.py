@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
@@ -308,7 +309,13 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         inst = Requirement(chosen.install)
         name, extras = inst.name, {*extras, *inst.extras}
         why = installs_reason(why, chosen.install, other=canonicalize_name(inst.name) != slot.name)
-    if chosen.versions is not None:
+    pinned = _labelled_pin(slot.spec, chosen)
+    if pinned is not None:
+        # A range with a local label and an exact pin (torch==2.7.1 on the cu128 page):
+        # that release's build of the label, ``torch==2.7.1+cu128``, from the page.
+        line = format_requirement(name, version=str(pinned), extras=extras, marker=marker)
+        constraint = f"{canonicalize_name(name)}=={pinned}"
+    elif chosen.versions is not None:
         # Every release the page serves from the floor on: the user's specifier and the
         # pattern both hold, pip takes the newest.
         line = format_requirement(
@@ -323,7 +330,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         constraint = f"{canonicalize_name(name)}=={chosen.version}"
     return PackagePlan(
         action="rewrite",
-        version=str(chosen.version),
+        version=str(pinned or chosen.version),
         url=page,
         flavour=chosen,
         reason=why,
@@ -334,9 +341,26 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         find_links=page,
         installs=chosen.install,
         computed=chosen.template is not None,
-        versions=str(chosen.versions) if chosen.versions is not None else None,
+        versions=str(chosen.versions) if chosen.versions is not None and not pinned else None,
         **base,
     )
+
+
+def _labelled_pin(spec: SpecifierSet, f: IndexFlavour) -> Version | None:
+    """The release a range entry with a local label stands for when the user pins one
+    exactly (``==2.7.1`` on a ``cu128`` range: ``2.7.1+cu128``); None otherwise."""
+    label = f.version.local
+    if f.versions is None or not label:
+        return None
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                v = Version(s.version)
+            except InvalidVersion:
+                return None
+            if v.local is None or v.local == label:
+                return Version(f"{v.public}+{label}")
+    return None
 
 
 def _best_tag(f: Flavour, m: Machine) -> str | None:

@@ -269,6 +269,8 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
                 return False
             if not f.versions.contains(pinned, prereleases=True):
                 return False
+            if pinned.local is not None and pinned.local != f.version.local:
+                return False  # ==2.2.2+cu121 is not a build of the cu118 range
     return True
 
 
