@@ -178,3 +178,47 @@ def test_a_pinned_label_is_not_planned_by_another_labels_range() -> None:
     ok = _plan(_manifest(base), ["torch==2.2.2"], SnapshotOnly(snap), target).package("torch")
     assert ok is not None
     assert (ok.line, ok.find_links) == ("torch==2.2.2+cu118", f"{base}/whl/cu118/torch/")
+
+
+def test_a_range_outside_the_users_bounds_is_not_a_candidate() -> None:
+    base = "https://download.example.org"
+    snap = load_snapshot(dump_snapshot(TODAY, {}))
+    plan = _plan(_manifest(base), ["torch>=2.9"], SnapshotOnly(snap), B200)
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.action == "pass"  # no range reaches 2.9: not planned from the cu128 page
+    assert torch.cause == "unlisted"
+
+
+def test_with_compact_rows_an_unlisted_release_is_not_planned_from_the_range() -> None:
+    base = "https://download.example.org"
+    page = f"{base}/whl/cu128/torch/"
+    snap = load_snapshot(_compact(page, [(page, "2.7.1+cu128")]))
+    torch = _plan(_manifest(base), ["torch==2.8.1"], SnapshotOnly(snap), B200).package("torch")
+    assert torch is not None
+    assert torch.action != "rewrite"  # the rows name 2.7.1 only: 2.8.1 is not made up
+
+
+def test_a_page_computed_from_a_range_is_not_guessed() -> None:
+    base = "https://download.example.org"
+    scatter = loads_manifest(
+        """
+schema = 1
+[package]
+name = "torch-scatter"
+[[index]]
+url = "https://data.example.org/whl/torch-{torch.minor}.0+{torch.local}.html"
+versions = ">=2.1.2"
+requires = ["torch>=2.7,<2.9"]
+local_labels = ["cu128"]
+""",
+        source="test",
+    )
+    manifests = {**_manifest(base), "torch-scatter": scatter}
+    profile = resolve_machine(profile=None, target=B200, flags={}, use_cache=False)
+    plan = resolve(["torch", "torch-scatter"], manifests, profile, today=TODAY)
+    got = plan.package("torch-scatter")
+    assert got is not None
+    assert got.action == "error"  # which 2.x the range gives, and so its page, is unknown
+    why = " ".join(x.reason for r in got.rejected for x in r.failures)
+    assert "a range, none of its releases known" in why

@@ -324,7 +324,10 @@ class _Context:
                 continue
             files = self._files(f, man, page, notes)
             wheels.extend(files)
-            kept.extend(release_forms(f, page, {w.version for w in files}))
+            forms = release_forms(f, page, {w.version for w in files})
+            kept.extend(forms)
+            if forms:
+                continue  # the compact rows stand for the range's releases: no pattern
             if page.source == "snapshot":
                 # The snapshot is partial: the page form stays for the Pythons it
                 # lists no file of this release for.

@@ -88,6 +88,7 @@ __all__ = [
     "check_template",
     "fill_template",
     "is_loopback_host",
+    "no_version_between",
     "parse_manifest",
     "url_filename",
 ]
@@ -579,7 +580,7 @@ def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet
     if not str(spec):
         c.bad(path, f"empty specifier ({if_empty})")
         return None
-    empty = _no_version_between(spec)
+    empty = no_version_between(spec)
     if empty is not None:
         c.bad(path, f"{text!r} matches no version: {empty}")
         return None
@@ -966,7 +967,7 @@ def _read_versions(
     return spec, floor
 
 
-def _no_version_between(spec: SpecifierSet) -> str | None:
+def no_version_between(spec: SpecifierSet) -> str | None:
     """Why no version can meet ``spec`` (``>=13.0,<12.0``), in words; None when one can.
 
     Bounds from ``>``, ``>=``, ``<``, ``<=``, ``==`` and ``~=`` without wildcards; ``!=``

@@ -117,7 +117,7 @@ JetsonMiss = Literal["not-a-jetson", "l4t-unknown", "other-l4t", "tegra-no-l4t",
 #: (the coupling's specifier does not hold); a page template over that build needs one
 #: of the ``local-label`` builds its page exists for, the build's ``cxx11abi``, or its
 #: ``cuda`` version (a build without CUDA).
-UnmetKind = Literal["version", "local-label", "cxx11abi", "cuda"]
+UnmetKind = Literal["version", "local-label", "cxx11abi", "cuda", "release"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

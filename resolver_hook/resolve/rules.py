@@ -26,6 +26,7 @@ from resolver_hook.manifest.schema import (
     IndexFlavour,
     Manifest,
     WheelFlavour,
+    no_version_between,
 )
 from resolver_hook.portable.cuda import KernelTarget, uncovered
 from resolver_hook.resolve.model import (
@@ -258,9 +259,12 @@ def flavour_failures(
 
 def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     """Rule 5. A version pattern (``versions``) holds unless the user pins a version
-    (``==``/``===``, no wildcard) the pattern does not allow."""
+    (``==``/``===``, no wildcard) the pattern does not allow, or the user's bounds and
+    the pattern's leave nothing between them."""
     if not isinstance(f, IndexFlavour) or f.versions is None:
         return spec.contains(f.version, prereleases=True)
+    if no_version_between(spec & f.versions) is not None:
+        return False  # torch>=2.13 against a range that ends at 2.12.1
     for s in spec:
         if s.operator in ("==", "===") and "*" not in s.version:
             try:
@@ -286,6 +290,12 @@ def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     if f.local_labels and local not in f.local_labels:
         return _unmet("local-label", r, other, labels=f.local_labels)
     assert f.template is not None
+    facts = (f"{{{f.coupled}.version}}", f"{{{f.coupled}.minor}}")
+    ranged = isinstance(other, IndexFlavour) and other.versions is not None
+    if ranged and any(x in f.template for x in facts):
+        # A range planned from its page alone stands for many releases: which one
+        # pip takes, and so which page, is not known here.
+        return _unmet("release", r, other, build=other.describe())
     if "{cxx11abi}" in f.template and other.cxx11abi is None:
         return _unmet("cxx11abi", r, other, build=other.describe())
     if ("{cuda}" in f.template or "{cuda_major}" in f.template) and runtime_of(other) is None:

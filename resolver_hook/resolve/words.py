@@ -647,6 +647,8 @@ def unmet_words(u: Unmet) -> str:
         return f"its page exists for {u.package} builds {', '.join(u.labels)}, not {u.version}"
     if u.kind == "cxx11abi":
         return f"its page needs the C++ ABI of {u.build}, which its manifest does not give"
+    if u.kind == "release":
+        return f"its page needs the release of {u.build}: a range, none of its releases known"
     return f"its page needs the CUDA version of {u.build}, a build without CUDA"
 
 
