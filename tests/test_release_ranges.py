@@ -187,7 +187,7 @@ def test_a_range_outside_the_users_bounds_is_not_a_candidate() -> None:
     torch = plan.package("torch")
     assert torch is not None
     assert torch.action == "pass"  # no range reaches 2.9: not planned from the cu128 page
-    assert torch.cause == "unlisted"
+    assert torch.cause == "unjudged"
 
 
 def test_with_compact_rows_an_unlisted_release_is_not_planned_from_the_range() -> None:

@@ -213,16 +213,24 @@ def test_rules(target: str, req: str, version: str | None, reason: str) -> None:
 
 
 def test_a_version_the_manifest_does_not_list_passes_unchanged() -> None:
-    # The manifest knows 2.13.0 builds only: torch<2.13 is not refused, nor rewritten.
+    # The manifest knows 2.13.0 builds only: torch<2.13 is not refused, nor rewritten;
+    # on a CUDA machine it is unjudged, and says which fact is missing (issue 40).
     p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch<2.13")
     torch = p.package("torch")
-    assert torch.action == "pass"
+    assert (torch.action, torch.cause) == ("pass", "unjudged")
     assert torch.reason.startswith(
+        "UNJUDGED: which builds torch<2.13 has and the CUDA runtime and kernel list of "
+        "each (no source in its manifest)"
+    )
+    assert "its manifest describes 1 release, 2.13.0" in torch.reason
+    assert p.requirements == ("torch<2.13",)
+    assert p.constraints == ()
+    cpu = plan("linux-x86_64-py312", "torch<2.13").package("torch")
+    assert (cpu.action, cpu.cause) == ("pass", "unlisted")
+    assert cpu.reason.startswith(
         "no build in its manifest (built-in (torch.toml)) matches "
         "torch<2.13; the manifest knows 2.13.0"
     )
-    assert p.requirements == ("torch<2.13",)
-    assert p.constraints == ()
 
 
 def test_couplings_follow_a_pinned_flavour() -> None:
@@ -427,7 +435,7 @@ def test_the_same_name_twice_keeps_every_line_when_passed_through() -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.*", "torch>=3")
     torch = p.package("torch")
     assert torch.action == "pass"
-    assert "matches torch==2.13.* and torch>=3" in torch.reason
+    assert "which builds torch==2.13.* and torch>=3 has" in torch.reason
     assert p.requirements == ("torch==2.13.*", "torch>=3")
 
 

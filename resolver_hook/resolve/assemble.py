@@ -73,12 +73,14 @@ from resolver_hook.resolve.words import (
     coupling_failure,
     extra_index_note,
     installs_reason,
+    nearest_words,
     newer_python_words,
     no_fit_words,
     other_name_notes,
     passthrough_reason,
     stale_note,
     template_reason,
+    unjudged_reason,
     unlisted_reason,
     unverified_note,
 )
@@ -232,13 +234,19 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         and not any(version_ok(slot.spec, f) for f in slot.manifest.flavours)
     ):
         # The manifest does not describe the version asked for (torch==2.0.0 against a
-        # 2.13 manifest): nothing is known about its builds, so it is not refused.
+        # 2.13 manifest): nothing is known about its builds, so it is not refused. On a
+        # machine with the accelerator its builds are for, that is said loudly: the
+        # installer's own choice may not run there (issue 40, item 3).
+        missing = _unjudged_fact(slot, m, asked)
         return PackagePlan(
             action="pass",
-            cause="unlisted",
+            cause="unlisted" if missing is None else "unjudged",
             line=original_line(e),
             more_lines=more,
-            reason=unlisted_reason(slot.manifest, asked),
+            reason=unlisted_reason(slot.manifest, asked)
+            if missing is None
+            else unjudged_reason(slot.manifest, missing),
+            unjudged=missing,
             **base,
         )
     if chosen is None:
@@ -254,11 +262,19 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
                 alternatives=tuple(_alternatives(slot)),
                 **base,
             )
+        alternatives = tuple(_alternatives(slot))
+        reason = no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)
+        nearest = _pinned_release(slot.spec)
+        runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
+        if nearest is not None and runs:
+            reason = nearest_words(
+                slot.manifest.display_name, e.text if e else "", runs[0].pin, reason
+            )
         return PackagePlan(
             action="error",
             cause=cause,
-            reason=no_fit_words(_no_fit(slot, m), slot.manifest, m.profile),
-            alternatives=tuple(_alternatives(slot)),
+            reason=reason,
+            alternatives=alternatives,
             **base,
         )
     why = chosen_words(
@@ -344,6 +360,18 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         versions=str(chosen.versions) if chosen.versions is not None and not pinned else None,
         **base,
     )
+
+
+def _unjudged_fact(slot: Slot, m: Machine, asked: str) -> str | None:
+    """The fact no source gave for a release the manifest does not describe, when the
+    machine has the accelerator the manifest's builds are for (None: no accelerator
+    such builds need, so the installer's plain choice is the one that runs)."""
+    nvidia, rocm = m.accelerated(slot.manifest)
+    profile = m.profile
+    if not ((nvidia and profile.nvidia is not None) or (rocm and profile.rocm is not None)):
+        return None
+    which = "CUDA runtime and kernel list" if profile.nvidia is not None else "ROCm version"
+    return f"which builds {asked} has and the {which} of each (no source in its manifest)"
 
 
 def _labelled_pin(spec: SpecifierSet, f: IndexFlavour) -> Version | None:
@@ -439,9 +467,12 @@ def _no_fit(slot: Slot, m: Machine) -> NoFit:
 
 def _alternatives(slot: Slot) -> list[Alternative]:
     """Builds the user may pin on purpose: one that runs without the GPU, or one
-    outside their specifier. (Changes to the machine are hints: :func:`with_hints`.)"""
+    outside their specifier, nearest to the release asked for first (the first newer
+    release that runs, then the newest older one). (Changes to the machine are hints:
+    :func:`with_hints`.)"""
     out = []
     name = slot.manifest.display_name
+    outside = []
     for f, fails in slot.rejected:
         rules = {x.rule for x in fails}
         if isinstance(f, IndexFlavour) and f.versions is not None:
@@ -449,8 +480,48 @@ def _alternatives(slot: Slot) -> list[Alternative]:
         if rules == {"accelerator"}:
             out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
         elif rules == {"specifier"}:
-            out.append(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER))
+            outside.append(f)
+    asked = _pinned_release(slot.spec)
+    if asked is not None:
+        outside.sort(key=lambda f: _nearness(f.version, asked))
+    out.extend(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER) for f in outside)
     return list(dict.fromkeys(out))[:3]
+
+
+def _pinned_release(spec: SpecifierSet) -> Version | None:
+    """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
+    the specifier pins none."""
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                return Version(Version(s.version).public)
+            except InvalidVersion:
+                return None
+    return None
+
+
+def _nearness(v: Version, asked: Version) -> tuple[int, Any]:
+    """Newer releases first, the nearest first; then older ones, the newest first."""
+    public = Version(v.public)
+    return (0, public) if public > asked else (1, _Newest(public))
+
+
+class _Newest:
+    """Sorts versions newest first."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Version) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Newest) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Newest) and self.v == other.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
 
 
 def _assemble(

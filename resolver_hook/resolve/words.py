@@ -91,6 +91,7 @@ __all__ = [
     "installs_reason",
     "jetson_reason",
     "marker_reason",
+    "nearest_words",
     "no_fit_words",
     "none_helps",
     "other_name_notes",
@@ -106,6 +107,7 @@ __all__ = [
     "specifier_reason",
     "stale_note",
     "template_reason",
+    "unjudged_reason",
     "unlisted_reason",
     "unmet_words",
     "unverified_note",
@@ -506,6 +508,20 @@ def build_only_reason(manifest: Manifest) -> str:
     )
 
 
+def unjudged_reason(manifest: Manifest, missing: str) -> str:
+    """A managed package the plan cannot judge on this accelerated machine: left to the
+    installer, said loudly with the fact that is missing."""
+    known = sorted({f.version.public for f in manifest.flavours}, key=Version)
+    if len(known) > 1:
+        span = f"{len(known)} releases, {known[0]} to {known[-1]}"
+    else:
+        span = f"1 release, {known[0]}" if known else "no releases"
+    return (
+        f"UNJUDGED: {missing}; the installer's own choice may not run on this machine "
+        f"(its manifest describes {span}: pin one of those, or give --strict to refuse)"
+    )
+
+
 def unlisted_reason(manifest: Manifest, asked: str) -> str:
     """A version the manifest does not list: passed to the installer unchanged."""
     versions = ", ".join(sorted({str(f.version.public) for f in manifest.flavours}))
@@ -513,6 +529,13 @@ def unlisted_reason(manifest: Manifest, asked: str) -> str:
         f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
         f"knows {versions or 'no versions'}: left to the installer unchanged"
     )
+
+
+def nearest_words(name: str, asked: str, pin: str, reason: str) -> str:
+    """A pinned release with no build that runs here, and the nearest one that does:
+    ``torch==2.2.2+cu121 has no build that runs here; the nearest that does:
+    torch==2.7.0+cu128``, then the reason's details."""
+    return f"{asked or name} has no build that runs here; the nearest that does: {pin}; {reason}"
 
 
 def no_fit_words(head: NoFit, manifest: Manifest, p: HostProfile) -> str:

@@ -1,0 +1,86 @@
+"""Old pins on accelerated machines with the built-in data (issue 40, Done when): a
+flavoured build that runs, a refusal naming the nearest release that runs, or a loud
+UNJUDGED outcome; never a silent pass."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.clirun import cli
+
+pytestmark = pytest.mark.builtin_data  # the shipped data, not the frozen copies
+
+B200 = "linux-x86_64-py312-cuda13.0-sm100"
+L40 = "linux-x86_64-py312-cuda12.8-sm89"
+
+
+def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object], str]:
+    code, out, err = cli(capsys, "plan", *argv, "--offline", "--json")
+    return code, json.loads(out)["packages"][0], err
+
+
+@pytest.mark.parametrize(
+    ("target", "pin", "version"),
+    [
+        (B200, "torch==2.7.1", "2.7.1+cu128"),
+        (B200, "torch==2.8.0", "2.8.0+cu129"),
+        (B200, "torch==2.11.0", "2.11.0+cu130"),
+        (B200, "torch==2.12.0", "2.12.0+cu130"),
+        (L40, "torch==2.7.1", "2.7.1+cu128"),
+        (L40, "torch==2.8.0", "2.8.0+cu128"),
+        (L40, "torch==2.11.0", "2.11.0+cu128"),
+        (L40, "torch==2.12.0", "2.12.0+cu126"),
+    ],
+)
+def test_an_old_pin_gets_the_build_of_its_release_that_runs(
+    capsys: pytest.CaptureFixture[str], target: str, pin: str, version: str
+) -> None:
+    # docs/facts.md section 1.5, "History": the labels of each release and their kernels;
+    # offline, the page form of the release the snapshot's compact rows name.
+    code, torch, _ = _plan(capsys, pin, "--target", target)
+    assert code == 0
+    assert (torch["action"], torch["version"]) == ("rewrite", version)
+    label = version.split("+")[1]
+    assert torch["line"] == f"torch=={version}"
+    assert torch["find_links"] == f"https://download.pytorch.org/whl/{label}/torch/"
+    assert torch["sha256"] is None  # no file list of that page was read: no file is named
+
+
+def test_a_label_that_cannot_run_is_refused_naming_the_nearest_that_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, torch, err = _plan(capsys, "torch==2.2.2+cu121", "--target", B200)
+    assert code == 1
+    assert torch["action"] == "error"
+    # cu121 stops at sm_90 (pytorch/builder release/2.2); sm_100 came with cu128 in 2.7.
+    assert "torch==2.2.2+cu121 has no build that runs here" in str(torch["reason"])
+    assert "the nearest that does: torch==2.7.0+cu128" in str(torch["reason"])
+    assert "do not run on B200/GB200 (sm_100)" in err
+    kept_code, kept, _ = _plan(capsys, "torch==2.2.2+cu121", "--target", L40)
+    assert (kept_code, kept["action"], kept["line"]) == (0, "rewrite", "torch==2.2.2+cu121")
+
+
+def test_a_release_no_source_describes_is_unjudged_and_loud(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 2.6's kernel lists: not found (docs/facts.md section 1.5, "History").
+    code, out, err = cli(capsys, "plan", "torch==2.6.0", "--offline", "--target", B200)
+    assert code == 0
+    assert "UNJUDGED: which builds torch==2.6.0 has" in out  # without -v
+    assert "warning: torch: UNJUDGED" in err
+    code, torch, _ = _plan(capsys, "torch==2.6.0", "--target", B200)
+    assert (torch["action"], torch["cause"]) == ("pass", "unjudged")
+    assert "CUDA runtime and kernel list" in str(torch["unjudged"])
+    code, _, err = cli(capsys, "plan", "torch==2.6.0", "--offline", "--strict", "--target", B200)
+    assert code == 1
+    assert "error: torch: UNJUDGED" in err
+
+
+def test_without_the_accelerator_an_undescribed_release_is_the_installers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, torch, err = _plan(capsys, "torch==2.6.0", "--target", "linux-x86_64-py312")
+    assert (code, torch["cause"], torch["unjudged"]) == (0, "unlisted", None)
+    assert "UNJUDGED" not in err
