@@ -84,3 +84,39 @@ def test_without_the_accelerator_an_undescribed_release_is_the_installers(
     code, torch, err = _plan(capsys, "torch==2.6.0", "--target", "linux-x86_64-py312")
     assert (code, torch["cause"], torch["unjudged"]) == (0, "unlisted", None)
     assert "UNJUDGED" not in err
+
+
+CU130 = (
+    "torch @ https://download.pytorch.org/whl/cu130/"
+    "torch-2.12.0%2Bcu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+)
+
+
+def test_a_wheel_url_that_cannot_run_is_refused_and_one_that_runs_is_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, torch, err = _plan(capsys, CU130, "--target", L40)  # a CUDA 12.8 driver
+    assert (code, torch["action"]) == (1, "error")
+    assert "cannot run on this machine" in str(torch["reason"])
+    assert "the nearest build that runs here: torch==2.12.0+cu126" in str(torch["reason"])
+    assert "needs a driver with CUDA >=13.0" in err
+    code, torch, _ = _plan(capsys, CU130, "--target", B200)
+    assert (code, torch["action"], torch["cause"], torch["line"]) == (
+        0,
+        "pass",
+        "as-written",
+        CU130,
+    )
+    assert "which runs here" in str(torch["reason"])
+
+
+def test_a_wheel_url_of_a_label_the_rules_do_not_know_is_unjudged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = CU130.replace("cu130", "cu999")
+    code, torch, err = _plan(capsys, url, "--target", B200)
+    assert (code, torch["cause"]) == (0, "unjudged")
+    assert "torch 2.12.0+cu999 is not a build its manifest's rules describe" in str(
+        torch["unjudged"]
+    )
+    assert "warning: torch: UNJUDGED" in err

@@ -20,10 +20,12 @@ from urllib.parse import unquote
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
+from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
     Flavour,
+    IndexFlavour,
     Manifest,
 )
 from resolver_hook.reqfile import (
@@ -36,7 +38,10 @@ from resolver_hook.resolve.model import (
     Coupling,
     Failure,
     PackagePlan,
+    Rejection,
+    flavour_platforms,
     marker_true,
+    os_arch_of,
 )
 from resolver_hook.resolve.rules import (
     Machine,
@@ -48,9 +53,11 @@ from resolver_hook.resolve.rules import (
 from resolver_hook.resolve.words import (
     AS_WRITTEN,
     NO_MANIFEST,
-    as_written_unfit_note,
+    as_written_refusal,
+    as_written_runs_reason,
     coupling_failure,
     marker_reason,
+    unjudged_reason,
 )
 
 __all__ = [
@@ -158,10 +165,15 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
             why = NO_MANIFEST if manifest is None else AS_WRITTEN
             cause: Cause = "no-manifest" if manifest is None else "as-written"
-            if manifest is not None:
-                unfit = _as_written_unfit(e, manifest, m)
-                if unfit is not None:
-                    notes.append(unfit)
+            judged = _judge_wheel(e, manifest, m) if manifest is not None else None
+            if judged is not None and judged.action == "error":
+                packages.setdefault(key, judged)  # refused: the installer never runs
+                if key not in order:
+                    order.append(key)
+                slots.pop(key, None)
+                continue
+            if judged is not None:
+                why, cause = judged.reason, judged.cause
             slot = slots.pop(key, None)
             if slot is None and twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
@@ -180,6 +192,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 where=e.where,
                 line=original_line(e),
                 more_lines=tuple(original_line(x) for x in earlier if x is not None),
+                unjudged=judged.unjudged if judged is not None else None,
             )
             if slot is None:
                 order.append(key)
@@ -433,24 +446,104 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
     return None
 
 
-def _as_written_unfit(e: ReqEntry, manifest: Manifest, m: Machine) -> str | None:
-    """A wheel path or URL left as written whose build the manifest says cannot run here
-    (a ``+cu126`` wheel on a B200): a note with the first rule it fails; None otherwise."""
+def _judge_wheel(e: ReqEntry, manifest: Manifest, m: Machine) -> PackagePlan | None:
+    """A wheel path or URL for a package with a manifest, judged by the same rules as
+    the planner's own choices (issue 40, item 4): its file name's version and local
+    label name the builds it is (``torch-2.12.0+cu130-...-manylinux_2_28_x86_64.whl``:
+    the cu130 range, on Linux x86_64). Refused (action ``error``) when none of them runs
+    here, naming every rule that failed and the nearest build that runs; kept, saying
+    why, when one does; UNJUDGED on an accelerated machine when the rules do not know
+    its label. None: not a wheel, or nothing to say (no accelerator)."""
     where = (e.url or e.text).split("#", 1)[0].split("?", 1)[0]
     filename = unquote(where.rstrip("/").rsplit("/", 1)[-1])
     if not filename.endswith(".whl"):
         return None
     try:
-        version = parse_wheel_filename(filename)[1]
+        _, version, _, tags = parse_wheel_filename(filename)
     except ValueError:
         return None
-    builds = [f for f in manifest.flavours if f.version == version]
+    places = {os_arch_of(t.platform) for t in tags}
+    builds = [f for f in manifest.flavours if _is_build_of(f, version, places)]
+    # A file a page lists under that very name is judged by its own entry.
+    builds = [f for f in builds if getattr(f, "filename", None) == filename] or builds
+    name = NormalizedName(e.name or e.text)
     if not builds:
-        return None
+        nvidia, rocm = m.accelerated(manifest)
+        p = m.profile
+        if not ((nvidia and p.nvidia is not None) or (rocm and p.rocm is not None)):
+            return None
+        label = "" if version.local else " (no local label)"
+        missing = (
+            f"what {filename} needs: {manifest.display_name} {version}{label} "
+            "is not a build its manifest's rules describe"
+        )
+        return PackagePlan(
+            action="pass",
+            cause="unjudged",
+            reason=unjudged_reason(manifest, missing),
+            unjudged=missing,
+            line=original_line(e),
+            name=name,
+            requested=e.text,
+            where=e.where,
+        )
     failures = [flavour_failures(f, m, SpecifierSet(), manifest)[0] for f in builds]
-    if not all(failures):
-        return None  # one build of that version runs here
-    return as_written_unfit_note(e, filename, manifest, version, failures[0][0])
+    fits = [f for f, fails in zip(builds, failures, strict=True) if not fails]
+    if fits:
+        return PackagePlan(
+            action="pass",
+            cause="as-written",
+            reason=as_written_runs_reason(filename, fits[0]),
+            line=original_line(e),
+            name=name,
+            requested=e.text,
+            where=e.where,
+        )
+    runs = _nearest_that_runs(manifest, m, version)
+    return PackagePlan(
+        action="error",
+        cause="as-written",
+        reason=as_written_refusal(filename, manifest, runs),
+        rejected=tuple(
+            Rejection(candidate=f.describe(), failures=tuple(fails), where=f.where)
+            for f, fails in zip(builds, failures, strict=True)
+        ),
+        name=name,
+        requested=e.text,
+        where=e.where,
+    )
+
+
+def _is_build_of(f: Flavour, version: Version, places: set[tuple[str, str]]) -> bool:
+    """Whether ``f`` describes a build of ``version`` (its local label included) for
+    one of ``places`` (the wheel's OS and architecture)."""
+    if isinstance(f, IndexFlavour) and f.versions is not None:
+        if f.version.local != version.local:
+            return False
+        if not f.versions.contains(Version(version.public), prereleases=True):
+            return False
+    elif f.version != version:
+        return False
+    mine = {os_arch_of(x) for x in flavour_platforms(f)}
+    return not mine or bool(mine & places)
+
+
+def _nearest_that_runs(manifest: Manifest, m: Machine, version: Version) -> str | None:
+    """The build of ``manifest`` nearest to ``version`` that runs here (the same release
+    with another label, else the first newer release, else the newest older one), as a
+    pin; None when none does."""
+    runs = []
+    for f in manifest.flavours:
+        if isinstance(f, IndexFlavour) and f.versions is not None:
+            continue  # a range names no release
+        if not flavour_failures(f, m, SpecifierSet(), manifest)[0]:
+            runs.append(f.version)
+    if not runs:
+        return None
+    asked = Version(version.public)
+    newer = sorted(v for v in runs if Version(v.public) >= asked)
+    best = newer[0] if newer else max(runs)
+    return f"{manifest.display_name}=={best}"
 
 
 def original_line(e: ReqEntry) -> str:

@@ -70,7 +70,8 @@ __all__ = [
     "WITHOUT_THE_GPU",
     "X64_INTERPRETER",
     "accelerator_reason",
-    "as_written_unfit_note",
+    "as_written_refusal",
+    "as_written_runs_reason",
     "build_only_reason",
     "build_reason",
     "change_words",
@@ -598,14 +599,20 @@ def constraint_conflict_note(c: ReqEntry, name: str, version: str) -> str:
     )
 
 
-def as_written_unfit_note(
-    e: ReqEntry, filename: str, manifest: Manifest, version: object, first: Failure
-) -> str:
-    """A wheel left as written whose build the manifest says cannot run here."""
-    return (
-        f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
-        f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
+def as_written_runs_reason(filename: str, build: Flavour) -> str:
+    """A wheel the user named whose build the manifest says runs here: kept."""
+    what = build.describe()
+    return f"you gave a URL or path: kept as written; {filename} is {what}, which runs here"
+
+
+def as_written_refusal(filename: str, manifest: Manifest, nearest: str | None) -> str:
+    """A wheel the user named whose every build the manifest says cannot run here."""
+    then = (
+        f"; the nearest build that runs here: {nearest}"
+        if nearest
+        else "; no build of it runs here"
     )
+    return f"{filename} cannot run on this machine ({manifest.display_name}'s rules below){then}"
 
 
 def unverified_note(names: Sequence[str]) -> str:
