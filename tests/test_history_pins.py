@@ -5,6 +5,7 @@ UNJUDGED outcome; never a silent pass."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +121,21 @@ def test_a_wheel_url_of_a_label_the_rules_do_not_know_is_unjudged(
         torch["unjudged"]
     )
     assert "warning: torch: UNJUDGED" in err
+
+
+def test_an_index_line_naming_a_page_that_cannot_run_here_is_judged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cu130 = "--extra-index-url https://download.pytorch.org/whl/cu130"
+    held = tmp_path / "held.txt"
+    held.write_text(f"torch<=2.9.0\n{cu130}\n", encoding="utf-8")
+    code, out, _ = cli(capsys, "plan", "-r", str(held), "--offline", "--target", L40)
+    assert code == 0  # pinned to a cu128 build, pip cannot take a CUDA 13 one from there
+    assert "torch==2.9.0+cu128" in out
+    assert f"held.txt:2: {cu130} names torch's page, whose builds cannot run here" in out
+    left = tmp_path / "left.txt"
+    left.write_text(f"torch==2.6.0\n{cu130}\n", encoding="utf-8")
+    code, _, err = cli(capsys, "plan", "-r", str(left), "--offline", "--target", L40)
+    assert code == 1  # 2.6.0 would be left to pip, with a CUDA 13 page it names
+    assert "none of whose builds runs on this machine" in err
+    assert "needs a driver with CUDA >=13.0" in err

@@ -10,6 +10,7 @@ the manifest schema; never the hints.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
 from collections.abc import Mapping
@@ -51,11 +52,13 @@ from resolver_hook.resolve.model import (
 )
 from resolver_hook.resolve.rules import (
     Machine,
+    flavour_failures,
     meets,
     version_ok,
 )
 from resolver_hook.resolve.solve import (
     Slot,
+    nearest_that_runs,
     original_line,
     solve,
     why_dead,
@@ -72,6 +75,8 @@ from resolver_hook.resolve.words import (
     constraint_conflict_note,
     coupling_failure,
     extra_index_note,
+    index_line_held_note,
+    index_line_refusal,
     installs_reason,
     nearest_words,
     newer_python_words,
@@ -113,7 +118,88 @@ def build_plan(
         notes.extend(stale_note(ordered, today))
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
+    ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
+
+
+_INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "-f", "--find-links")
+
+
+def _judge_index_lines(
+    reqs: ReqFile,
+    packages: list[PackagePlan],
+    manifests: Mapping[str, Manifest],
+    m: Machine,
+    notes: list[str],
+) -> list[PackagePlan]:
+    """An index or find-links line that names a flavour page (``--extra-index-url
+    https://download.pytorch.org/whl/cu130``) judged with the same rules as the plan's
+    own choices (issue 40, item 4): for each package of the plan with builds on that
+    page, when none of them runs here, a package the plan pins is said to be held to
+    its pin (a note), and one left to the installer is refused, naming the rule that
+    failed and the nearest build that runs."""
+    lines = [o for o in reqs.options if o.option in _INDEX_OPTIONS and o.value]
+    if not lines:
+        return packages
+    by_name = {canonicalize_name(k): v for k, v in manifests.items()}
+    out = []
+    for p in packages:
+        man = by_name.get(p.name)
+        verdict = None
+        for o in lines if man is not None else ():
+            assert man is not None
+            assert o.value is not None
+            verdict = _page_verdict(o, man, p, m) or verdict
+        if verdict is None:
+            out.append(p)
+            continue
+        o, fails, runs = verdict
+        what = f"{o.where}: {o.option} {o.value} names {man.display_name}'s page" if man else ""
+        if p.constraint or p.action == "error":
+            notes.append(index_line_held_note(what, fails, p.constraint or p.reason))
+            out.append(p)
+            continue
+        out.append(
+            dataclasses.replace(
+                p,
+                action="error",
+                cause="as-written",  # the user's own line: no change of machine is hinted
+                reason=index_line_refusal(what, runs),
+                rejected=tuple(fails),
+                line=None,
+            )
+        )
+    return out
+
+
+def _page_verdict(
+    o: ReqEntry, man: Manifest, p: PackagePlan, m: Machine
+) -> tuple[ReqEntry, list[Rejection], str | None] | None:
+    """When every build of ``man`` on the page ``o`` names (within the user's
+    specifier) fails on this machine: the line, those builds' failures and the nearest
+    build that runs; None when one runs or the page is none of ``man``'s."""
+    assert o.value is not None
+    base = o.value.rstrip("/") + "/"
+    # A page's own entries (page form) and the files read from it (their URLs are
+    # under the page's folder on download.pytorch.org).
+    on_page = [f for f in man.flavours if (f.url or "").startswith(base)]
+    if not on_page:
+        return None
+    spec = SpecifierSet()
+    if p.requested:
+        try:
+            spec = Requirement(p.requested).specifier
+        except ValueError:
+            spec = SpecifierSet()
+    mine = [f for f in on_page if version_ok(spec, f)] or on_page
+    fails = [(f, flavour_failures(f, m, SpecifierSet(), man)[0]) for f in mine]
+    if any(not x for _, x in fails):
+        return None
+    nearest = nearest_that_runs(man, m, _pinned_release(spec))
+    rejected = [
+        Rejection(candidate=f.describe(), failures=tuple(x), where=f.where) for f, x in fails
+    ]
+    return o, rejected, nearest
 
 
 def _coupled(p: PackagePlan, slots: Mapping[str, Slot]) -> tuple[str | None, Flavour | None]:

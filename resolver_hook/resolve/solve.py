@@ -65,6 +65,7 @@ __all__ = [
     "Solved",
     "as_reqfile",
     "by_canonical_name",
+    "nearest_that_runs",
     "original_line",
     "solve",
     "why_dead",
@@ -499,7 +500,7 @@ def _judge_wheel(e: ReqEntry, manifest: Manifest, m: Machine) -> PackagePlan | N
             requested=e.text,
             where=e.where,
         )
-    runs = _nearest_that_runs(manifest, m, version)
+    runs = nearest_that_runs(manifest, m, version)
     return PackagePlan(
         action="error",
         cause="as-written",
@@ -528,7 +529,7 @@ def _is_build_of(f: Flavour, version: Version, places: set[tuple[str, str]]) -> 
     return not mine or bool(mine & places)
 
 
-def _nearest_that_runs(manifest: Manifest, m: Machine, version: Version) -> str | None:
+def nearest_that_runs(manifest: Manifest, m: Machine, version: Version | None) -> str | None:
     """The build of ``manifest`` nearest to ``version`` that runs here (the same release
     with another label, else the first newer release, else the newest older one), as a
     pin; None when none does."""
@@ -540,6 +541,8 @@ def _nearest_that_runs(manifest: Manifest, m: Machine, version: Version) -> str 
             runs.append(f.version)
     if not runs:
         return None
+    if version is None:
+        return f"{manifest.display_name}=={max(runs)}"
     asked = Version(version.public)
     newer = sorted(v for v in runs if Version(v.public) >= asked)
     best = newer[0] if newer else max(runs)

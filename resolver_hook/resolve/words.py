@@ -51,6 +51,7 @@ from resolver_hook.resolve.model import (
     JetsonMiss,
     NoFit,
     PackagePlan,
+    Rejection,
     Unmet,
     flavour_platforms,
     glibc_of,
@@ -89,6 +90,8 @@ __all__ = [
     "gpu_families",
     "gpu_reason",
     "gpu_words",
+    "index_line_held_note",
+    "index_line_refusal",
     "installs_reason",
     "jetson_reason",
     "marker_reason",
@@ -583,6 +586,20 @@ def computed_page_note(p: PackagePlan, coupled: str | None, build: Flavour | Non
         f"{p.name}: the page {p.find_links} is computed from its manifest's template and "
         f"the {chosen} build chosen, not a page seen for that build"
     )
+
+
+def index_line_held_note(what: str, fails: Sequence[Rejection], held: str) -> str:
+    """An index line naming a flavour page none of whose builds runs here, for a
+    package the plan pins elsewhere: harmless, and said."""
+    why = fails[0].reason if fails else "its builds fail this machine's rules"
+    return f"{what}, whose builds cannot run here ({why}); the plan holds it to {held}"
+
+
+def index_line_refusal(what: str, nearest: str | None) -> str:
+    """An index line naming a flavour page none of whose builds runs here, for a
+    package the plan leaves to the installer: refused."""
+    then = f"; the nearest build that runs here: {nearest}" if nearest else ""
+    return f"{what}, none of whose builds runs on this machine (rules below){then}"
 
 
 def extra_index_note(o: ReqEntry) -> str:
