@@ -222,3 +222,31 @@ local_labels = ["cu128"]
     assert got.action == "error"  # which 2.x the range gives, and so its page, is unknown
     why = " ".join(x.reason for r in got.rejected for x in r.failures)
     assert "a range, none of its releases known" in why
+
+
+def test_a_labelled_range_couples_with_the_same_label_only() -> None:
+    base = "https://download.example.org"
+    vision = loads_manifest(
+        f"""
+schema = 1
+[package]
+name = "torchvision"
+[[index]]
+url = "{base}/whl/cu118/torchvision/"
+versions = "==0.17.2"
+label = "cu118"
+cuda = ">=11.0"
+requires = ["torch==2.2.2"]
+""",
+        source="test",
+    )
+    manifests = {**_manifest(base), "torchvision": vision}
+    profile = resolve_machine(profile=None, target=L40, flags={}, use_cache=False)
+    plan = resolve(["torchvision", "torch==2.2.2+cu121"], manifests, profile, today=TODAY)
+    got = plan.package("torchvision")
+    assert got is not None
+    assert got.action == "error"  # a cu118 torchvision never goes with a cu121 torch
+    why = " ".join(x.reason for r in got.rejected for x in r.failures)
+    assert "needs torch==2.2.2" in why
+    ok = resolve(["torchvision", "torch==2.2.2"], manifests, profile, today=TODAY)
+    assert ok.package("torch").version == "2.2.2+cu118"  # type: ignore[union-attr]

@@ -284,6 +284,11 @@ def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     version: one of ``local_labels``, and the facts the template reads."""
     if not version_ok(r.specifier, other):
         return _unmet("version", r, other)
+    label = f.version.local if isinstance(f, IndexFlavour) and f.versions is not None else None
+    if label and other.version.local != label:
+        # A labelled range's builds go with the coupled package's build of the same
+        # label (torchvision 0.22.1+cu128 with torch 2.7.1+cu128, never with +cu126).
+        return _unmet("local-label", r, other, labels=(label,))
     if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
         return None
     local = other.version.local or ""
