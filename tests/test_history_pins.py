@@ -139,3 +139,23 @@ def test_an_index_line_naming_a_page_that_cannot_run_here_is_judged(
     assert code == 1  # 2.6.0 would be left to pip, with a CUDA 13 page it names
     assert "none of whose builds runs on this machine" in err
     assert "needs a driver with CUDA >=13.0" in err
+
+
+@pytest.mark.parametrize(
+    ("reqs", "want"),
+    [
+        (["torchvision==0.22.1", "torch"], {"torchvision": "0.22.1+cu128", "torch": "2.7.1+cu128"}),
+        (["torchvision==0.23.0"], {"torchvision": "0.23.0+cu128", "torch": "2.8.0+cu128"}),
+        (
+            ["torch==2.8.0", "torchvision", "torchaudio"],
+            {"torch": "2.8.0+cu128", "torchvision": "0.23.0+cu128", "torchaudio": "2.8.0+cu128"},
+        ),
+    ],
+)
+def test_torchvision_and_torchaudio_go_with_their_torch_release_and_label(
+    capsys: pytest.CaptureFixture[str], reqs: list[str], want: dict[str, str]
+) -> None:
+    code, out, _ = cli(capsys, "plan", *reqs, "--offline", "--json", "--target", L40)
+    assert code == 0
+    got = {p["name"]: p["version"] for p in json.loads(out)["packages"]}
+    assert got == want
