@@ -492,13 +492,19 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
     if f.versions is None or not page.releases:
         return []
     out = []
-    for text in page.releases:
-        v = Version(text)
-        if v in have or v.local != f.version.local:
+    label = f.version.local
+    for v, local in _releases_of(page.releases):
+        if local != label or v in have:
             continue
         if f.versions.contains(v, prereleases=False):
             out.append(dataclasses.replace(f, version=v, versions=None))
     return out
+
+
+@functools.lru_cache(maxsize=256)
+def _releases_of(texts: tuple[str, ...]) -> tuple[tuple[Version, str | None], ...]:
+    """A page's compact rows parsed once: (version, its local label)."""
+    return tuple((v, v.local) for v in map(Version, texts))
 
 
 def covered_releases(

@@ -58,6 +58,7 @@ from resolver_hook.resolve.rules import (
 )
 from resolver_hook.resolve.solve import (
     Slot,
+    may_meet,
     nearest_that_runs,
     original_line,
     solve,
@@ -223,7 +224,7 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> lis
             continue
         if other.chosen is not None and meets(f, r, other.chosen) is None:
             continue
-        if not any(meets(f, r, g) is None for g, _ in other.candidates):
+        if not any(meets(f, r, g) is None for g in may_meet(r, other.candidates)):
             why = why_dead(f, r, other)
         elif other.chosen is not None:
             why = Coupling(

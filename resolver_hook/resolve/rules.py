@@ -261,9 +261,11 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     """Rule 5. A version pattern (``versions``) holds unless the user pins a version
     (``==``/``===``, no wildcard) the pattern does not allow, or the user's bounds and
     the pattern's leave nothing between them."""
-    if not isinstance(f, IndexFlavour) or f.versions is None:
-        return spec.contains(f.version, prereleases=True)
-    if no_version_between(spec & f.versions) is not None:
+    version = f.version
+    versions = f.versions if isinstance(f, IndexFlavour) else None
+    if versions is None:
+        return spec.contains(version, prereleases=True)
+    if no_version_between(spec & versions) is not None:
         return False  # torch>=2.13 against a range that ends at 2.12.1
     for s in spec:
         if s.operator in ("==", "===") and "*" not in s.version:
@@ -271,9 +273,9 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
                 pinned = Version(s.version)
             except InvalidVersion:
                 return False
-            if not f.versions.contains(pinned, prereleases=True):
+            if not versions.contains(pinned, prereleases=True):
                 return False
-            if pinned.local is not None and pinned.local != f.version.local:
+            if pinned.local is not None and pinned.local != version.local:
                 return False  # ==2.2.2+cu121 is not a build of the cu118 range
     return True
 
@@ -282,13 +284,13 @@ def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
     None, or why not. A page template over ``other``'s build needs more than the
     version: one of ``local_labels``, and the facts the template reads."""
-    if not version_ok(r.specifier, other):
-        return _unmet("version", r, other)
     label = f.version.local if isinstance(f, IndexFlavour) and f.versions is not None else None
     if label and other.version.local != label:
         # A labelled range's builds go with the coupled package's build of the same
         # label (torchvision 0.22.1+cu128 with torch 2.7.1+cu128, never with +cu126).
         return _unmet("local-label", r, other, labels=(label,))
+    if not version_ok(r.specifier, other):
+        return _unmet("version", r, other)
     if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
         return None
     local = other.version.local or ""

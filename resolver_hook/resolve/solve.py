@@ -13,14 +13,16 @@ schema; never the plan's assembly or the hints.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
@@ -65,6 +67,7 @@ __all__ = [
     "Solved",
     "as_reqfile",
     "by_canonical_name",
+    "may_meet",
     "nearest_that_runs",
     "original_line",
     "solve",
@@ -357,7 +360,7 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                         and marker_true(r.marker, m.env)
                         and not any(
                             meets(f, r, g) is None
-                            for g, _ in slots[canonicalize_name(r.name)].candidates
+                            for g in may_meet(r, slots[canonicalize_name(r.name)].candidates)
                         )
                     ),
                     None,
@@ -371,13 +374,86 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
             slot.candidates = keep
 
 
+def _public(v: Version) -> tuple[Any, ...]:
+    """A version without its local label, as a cheap key, found by identity (a plan
+    compares the same builds with the same few pins many times)."""
+    hit = _PUBLIC.get(id(v))
+    if hit is None or hit[0] is not v:
+        if len(_PUBLIC) > 65536:
+            _PUBLIC.clear()
+        release = v.release
+        while len(release) > 1 and release[-1] == 0:
+            release = release[:-1]  # 2.7.0 is 2.7
+        hit = (v, (v.epoch, release, v.pre, v.post, v.dev))
+        _PUBLIC[id(v)] = hit
+    return hit[1]
+
+
+_PUBLIC: dict[int, tuple[Version, tuple[Any, ...]]] = {}
+
+
+@functools.lru_cache(maxsize=1024)
+def _exact_release(spec: str) -> Version | None:
+    """The public release a coupling pins exactly (``torch==2.7.1``), or None."""
+    parsed = SpecifierSet(spec)
+    if len(parsed) != 1:
+        return None
+    (one,) = parsed
+    if one.operator != "==" or "*" in one.version:
+        return None
+    try:
+        pinned = Version(one.version)
+    except InvalidVersion:
+        return None
+    return None if pinned.local is not None else pinned
+
+
+def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
+    """The builds of ``builds`` (flavours, or ``(flavour, ...)`` pairs) that may meet
+    ``r``: for an exact pin (``torch==2.7.1``, most couplings) those of that release and
+    the ranges; else all. A cheap filter before :func:`meets`, from an index of
+    ``builds`` by release kept while the sequence is unchanged (a plan asks it of every
+    pair of coupled builds)."""
+    pinned = _exact_release(str(r.specifier))
+    index = _index(builds)
+    if pinned is None:
+        return index[None]
+    return [*index.get(_public(pinned), ()), *index[()]]
+
+
+def _index(builds: Sequence[Any]) -> dict[Any, list[Flavour]]:
+    """``builds`` by release key; ``()``: the ranges; None: every build."""
+    hit = _INDEX.get(id(builds))
+    if hit is not None and hit[0] is builds and hit[1] == len(builds):
+        return hit[2]
+    out: dict[Any, list[Flavour]] = {None: [], (): []}
+    for item in builds:
+        g = item[0] if isinstance(item, tuple) else item
+        out[None].append(g)
+        if isinstance(g, IndexFlavour) and g.versions is not None:
+            out[()].append(g)
+        else:
+            out.setdefault(_public(g.version), []).append(g)
+    if len(_INDEX) > 4096:
+        _INDEX.clear()
+    _INDEX[id(builds)] = (builds, len(builds), out)
+    return out
+
+
+_INDEX: dict[int, tuple[Sequence[Any], int, dict[Any, list[Flavour]]]] = {}
+_FLAVOURS: dict[int, tuple[Manifest, tuple[Flavour, ...]]] = {}
+
+
 def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
     """Why no candidate of ``other`` meets ``f``'s coupling ``r``: the user's own
     requirement on ``other`` rules out a build that would (``pinned``), a page
     template's fact the builds lack (``page``: their local label, C++ ABI), else none
     fits this machine (``unfit``) or none exists (``missing``)."""
     requirement = str(r)
+    near = {id(g) for g in may_meet(r, other.rejected)}
     for g, fails in other.rejected:
+        if id(g) not in near:
+            continue
         if fails and all(x.rule == "specifier" for x in fails) and meets(f, r, g) is None:
             return Coupling(
                 cause="pinned",
@@ -386,14 +462,19 @@ def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
                 version=str(g.version),
                 pinned_by=f"{other.name}{other.spec}",
             )
-    for g, _ in other.candidates:
+    for g in may_meet(r, other.candidates):
         if version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
             unmet = meets(f, r, g)
             if unmet is not None:
                 return Coupling(
                     cause="page", requirement=requirement, package=other.name, unmet=unmet
                 )
-    exists = any(version_ok(r.specifier, g) for g in other.manifest.flavours)
+    everything = _FLAVOURS.get(id(other.manifest))
+    if everything is None or everything[0] is not other.manifest:
+        # ``Manifest.flavours`` is a new tuple each time: kept once per manifest.
+        everything = (other.manifest, other.manifest.flavours)
+        _FLAVOURS[id(other.manifest)] = everything
+    exists = any(version_ok(r.specifier, g) for g in may_meet(r, everything[1]))
     return Coupling(
         cause="unfit" if exists else "missing", requirement=requirement, package=other.name
     )
