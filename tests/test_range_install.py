@@ -96,3 +96,15 @@ def test_a_wheel_url_is_refused_where_it_cannot_run_and_installed_where_it_does(
     assert "torch" not in installed(venv / "bin" / "python")
     kept = install("pip", torch_index, venv, line, target=B200, env=ONLINE, check=True)
     assert installed(venv / "bin" / "python")["torch"] == "2.9.0+cu130", kept.stderr
+
+
+def test_strict_refuses_a_release_the_rules_cannot_judge(
+    torch_index: GpuIndex, tmp_path: Path
+) -> None:
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    # 2.6 is in no range: unjudged on a GPU machine, and --strict refuses it.
+    proc = install("pip", torch_index, venv, "torch==2.6.0", target=B200, flags=["--strict"])
+    assert proc.returncode == 1, proc.stderr
+    assert "error: torch: UNJUDGED" in proc.stderr
+    assert "nothing was installed: --strict" in proc.stderr
