@@ -247,7 +247,10 @@ def run(args: argparse.Namespace) -> int:
     report = r.Report()
     urls = r.page_urls(manifests)
     pages = r.read_pages(client, urls, report)
-    added = r.compare(manifests, pages, rows, today, report)
+    added, history = (  # new files; and new releases, by name (compact rows)
+        r.compare(manifests, pages, rows, today, report),
+        r.new_releases(manifests, pages, releases, today, report),
+    )
     snapshot, new_metas = _with_metadata(
         args,
         all_manifests,
@@ -256,13 +259,18 @@ def run(args: argparse.Namespace) -> int:
         metas=metas,
         pages=pages,
         report=report,
-        releases=releases,
+        releases=[*releases, *history],
     )
     snap_pages = load_snapshot(snapshot, where="the refreshed snapshot").pages
     snap_changed = snapshot != _read(args.snapshot)
     if not args.check:
-        if added or new_metas:
-            text = links_text + r.rows_toml(added, today) + r.metadata_toml(new_metas, today)
+        if added or new_metas or history:
+            text = (
+                links_text
+                + r.rows_toml(added, today)
+                + r.metadata_toml(new_metas, today)
+                + r.releases_toml(history, today)
+            )
             write_atomic(args.links, text)
         if snap_changed:
             write_atomic(args.snapshot, snapshot)

@@ -11,9 +11,16 @@ import pytest
 
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient
+from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
-from resolver_hook.inventory.refresh import ReleaseRow, render_snapshot
+from resolver_hook.inventory.refresh import (
+    ReleaseRow,
+    Report,
+    new_releases,
+    releases_toml,
+    render_snapshot,
+)
 from resolver_hook.inventory.snapshot import (
     SnapshotError,
     dump_snapshot,
@@ -250,3 +257,21 @@ requires = ["torch==2.2.2"]
     assert "needs torch==2.2.2" in why
     ok = resolve(["torchvision", "torch==2.2.2"], manifests, profile, today=TODAY)
     assert ok.package("torch").version == "2.2.2+cu118"  # type: ignore[union-attr]
+
+
+def test_a_refresh_records_every_covered_release_a_page_names() -> None:
+    base = "https://download.example.org"
+    page_url = f"{base}/whl/cu128/torch/"
+    names = [f"torch-{v}+cu128-cp312-cp312-{X86}.whl" for v in ("2.6.0", "2.7.0", "2.8.0")]
+    page = Page(
+        url=page_url,
+        links=tuple(Link(url=f"{base}/whl/cu128/{n}", filename=n) for n in names),
+    )
+    known = [ReleaseRow(page=page_url, version="2.7.0+cu128", evidence="x", read="2026-12-01")]
+    report = Report()
+    rows = new_releases(_manifest(base), {page_url: page}, known, TODAY, report)
+    assert [(r.page, r.version, r.evidence) for r in rows] == [
+        (page_url, "2.8.0+cu128", page_url)  # 2.6.0: in no range; 2.7.0: in the table
+    ]
+    assert 'version = "2.8.0+cu128"' in releases_toml(rows, TODAY)
+    assert report.count("new") == 1

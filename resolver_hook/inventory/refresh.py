@@ -61,7 +61,7 @@ from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import HashMismatch, parse_metadata
 from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.model import Link, Page
-from resolver_hook.inventory.candidates import Candidate
+from resolver_hook.inventory.candidates import Candidate, candidates
 from resolver_hook.inventory.expand import carried_files, covered_releases, page_of
 from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release_key
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
@@ -76,8 +76,10 @@ __all__ = [
     "compare",
     "core_text",
     "metadata_toml",
+    "new_releases",
     "read_metadata",
     "read_pages",
+    "releases_toml",
     "render_snapshot",
     "rows_toml",
     "scan_carried",
@@ -273,6 +275,43 @@ def compare(
         if page is not None and all(x.url != r.url for x in page.links):
             report.add("unlisted", f"{r.filename}: no longer on {r.page}: its row is kept")
     return added
+
+
+def new_releases(
+    manifests: Mapping[str, Manifest],
+    pages: Mapping[str, Page],
+    rows: Sequence[ReleaseRow],
+    today: datetime.date,
+    report: Report,
+) -> list[ReleaseRow]:
+    """The compact rows to add: every release of a page read that a range entry covers
+    (its label, in its range) and the table lacks, the page itself as the source. The
+    files of a page are kept for its newest releases only; its history, by name."""
+    have = {(r.page, r.version) for r in rows}
+    seen: dict[tuple[str, str], None] = {}
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f)
+            page = pages.get(url) if url is not None else None
+            if url is None or page is None or f.versions is None or not f.version.local:
+                continue
+            for c in candidates(f, page):
+                if f.versions.contains(c.version, prereleases=False):
+                    seen.setdefault((url, str(c.version)))
+    out = [
+        ReleaseRow(page=u, version=v, evidence=u, read=today.isoformat())
+        for u, v in sorted(seen, key=lambda k: (k[0], Version(k[1])))
+        if (u, v) not in have
+    ]
+    if out:
+        report.add("new", f"{len(out)} releases the pages read name (compact rows)")
+    return out
+
+
+def releases_toml(rows: Sequence[ReleaseRow], today: datetime.date) -> str:
+    """TOML text of compact ``rows``, to append to the table."""
+    head = f"Releases read from the pages themselves by scripts/refresh_data.py on {today}."
+    return _toml_rows("release", head, rows, ("page", "version", "evidence", "read"))
 
 
 def render_snapshot(
