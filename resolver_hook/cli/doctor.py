@@ -210,7 +210,11 @@ def _host_part(
     from resolver_hook.cli._machine import machine_from_args
     from resolver_hook.cli.detect import render_profile
     from resolver_hook.errors import OperationalError
-    from resolver_hook.install.doctor import check_installed, profile_for_environment
+    from resolver_hook.install.doctor import (
+        check_installed,
+        installed_twins,
+        profile_for_environment,
+    )
     from resolver_hook.install.installed import environment_of, this_environment
     from resolver_hook.install.kernels import cached_scan, scan_cache
 
@@ -252,7 +256,12 @@ def _host_part(
     }
     data["environment"] = _environment_data(os.environ)
     data["python"] = environment.to_dict() if environment else None
-    data["packages"] = {"checked": [c.to_dict() for c in checks], "error": env_error}
+    twins = installed_twins(environment.distributions, manifests) if environment else []
+    data["packages"] = {
+        "checked": [c.to_dict() for c in checks],
+        "error": env_error,
+        "twins": [{"problem": what, "fix": fix} for what, fix in twins],
+    }
     lines.append(render_profile(profile).rstrip("\n"))
     lines += environment_lines(os.environ)
     if seen is not profile:
@@ -263,6 +272,8 @@ def _host_part(
         )
     lines.append("")
     lines += package_lines(checks, environment, env_error)
+    for what, fix in twins:
+        lines += [f"{'twins':<7} {what}", f"        fix: {fix}"]
     failed = env_error is not None or any(c.status == "fail" for c in checks)
     if not args.build and not args.need:
         lines.append("")

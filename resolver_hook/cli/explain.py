@@ -88,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
     ):
         when = f" (checked {checked.isoformat()})" if checked else ""
         out.append(f"evidence: {evidence}{when}")
+    # What reading its pages showed (a flavour whose only file is yanked, a release a
+    # kernels_until rule leaves out): a flavour the table cannot show is named here.
+    out.extend(f"note: {note}" for note in manifest.notes)
     if chosen is not None and chosen.action == "error":
         out.append(f"no flavour fits: {chosen.reason}")
         if chosen.hint:

@@ -38,15 +38,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from resolver_hook import _timings
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import parse_pip_version, pip_said
 from resolver_hook._proc import Runner, capture
-from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
+from resolver_hook.install.installed import environment_of
 from resolver_hook.install.launch import LAUNCH_EVENT, install_main, pinned, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.install.twins import installed_twins, may_have_twins
+from resolver_hook.manifest.twins import families
 from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
@@ -338,6 +344,8 @@ def _run(
             code = _install_main(installer, argv, env, plan, report, folder if stdin else None)
         if code != 0:
             return code
+        if why_not is not None:
+            _say_installed_twins(installer, plan, session, report)
         for requirement in optional:
             with _timings.phase("optional"):
                 outcome = optional_install(
@@ -350,6 +358,23 @@ def _run(
                 if outcome.restored:
                     report.warning(f"rolled back: {outcome.restored}")
     return 0
+
+
+def _say_installed_twins(
+    installer: Installer, plan: Plan, session: _Session, report: Reporter
+) -> None:
+    """Unchecked (nothing was asked first): the twin distributions the install left side
+    by side, as warnings. Read only when the plan names a member of a family."""
+    names = [p.name for p in plan.packages]
+    names += [canonicalize_name(Requirement(p.installs).name) for p in plan.packages if p.installs]
+    if not may_have_twins(names, families(session.manifests, names)):
+        return
+    try:
+        found = environment_of(installer.python).distributions
+    except ResolverHookError:
+        return  # what is installed cannot be read: nothing to say
+    for what, fix in installed_twins(found, session.manifests):
+        report.warning(f"{what}; {fix}")
 
 
 def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Reporter) -> None:
@@ -761,6 +786,19 @@ def _roll_back(
     if changed:
         pins = [f"{n}=={before[n]}" for n in changed]
         run_installer(installer.argv([*options, "--no-deps", *pins], []), env, tee=False, out=out)
-    words = [f"removed {', '.join(added)}"] if added else []
-    words += [f"put back {', '.join(f'{n} {before[n]}' for n in changed)}"] if changed else []
+    # Said from what is installed now, not from what was asked: a put-back or a removal
+    # that failed is named as failed, with what is there instead.
+    now = installed_versions(installer.python) if removable or changed else after
+    gone = [n for n in added if n not in now]
+    kept = [n for n in added if n in now]
+    back = [n for n in changed if now.get(n) == before[n]]
+    lost = [
+        f"{n} {before[n]} ({f'{now[n]} is installed' if n in now else 'not installed'})"
+        for n in changed
+        if n not in back
+    ]
+    words = [f"removed {', '.join(gone)}"] if gone else []
+    words += [f"put back {', '.join(f'{n} {before[n]}' for n in back)}"] if back else []
+    words += [f"could not remove {', '.join(kept)}"] if kept else []
+    words += [f"could not put back {', '.join(lost)}"] if lost else []
     return "; ".join(words)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -52,8 +52,11 @@ from resolver_hook.resolve.model import (
 )
 from resolver_hook.resolve.rules import (
     Machine,
+    decided_by,
+    distribution_of,
     flavour_failures,
     meets,
+    ranking,
     version_ok,
 )
 from resolver_hook.resolve.solve import (
@@ -84,8 +87,10 @@ from resolver_hook.resolve.words import (
     no_fit_words,
     other_name_notes,
     passthrough_reason,
+    ranked_reason,
     stale_note,
     template_reason,
+    unjudged_note,
     unjudged_reason,
     unlisted_reason,
     unverified_note,
@@ -117,6 +122,12 @@ def build_plan(
     )
     if today is not None:
         notes.extend(stale_note(ordered, today))
+    if profile.nvidia is not None or profile.rocm is not None:
+        notes.extend(
+            unjudged_note(p, p.flavour, profile)
+            for p in ordered
+            if isinstance(p.flavour, WheelFlavour) and p.flavour.unjudged is not None
+        )
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
@@ -247,19 +258,20 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
         out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
-    for i, (f, _) in enumerate(slot.candidates):
+    key = ranking(slot.candidates, m.cuda)
+    chosen_key = next((key(item) for item in slot.candidates if item[0] is chosen), None)
+    for i, (f, rank) in enumerate(slot.candidates):
         if f is chosen:
             continue
         if i in slot.coupling_rejects:
             fails = [coupling_failure(slot.coupling_rejects[i])]
         else:
             fails = _coupling_failures(f, slots, m)
-        if not fails:
-            fails = [
-                Failure(rule="ranked", reason="fits, ranked below the chosen build")
-                if chosen is not None
-                else coupling_failure(Coupling(cause="no-choice"))
-            ]
+        if not fails and chosen is not None and chosen_key is not None:
+            why = decided_by(chosen_key, key((f, rank)))
+            fails = [Failure(rule="ranked", reason=ranked_reason(why, distribution_of(chosen)))]
+        elif not fails:
+            fails = [coupling_failure(Coupling(cause="no-choice"))]
         out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
     return out
 
@@ -350,17 +362,10 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
                 **base,
             )
         alternatives = tuple(_alternatives(slot))
-        reason = no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)
-        nearest = _pinned_release(slot.spec)
-        runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
-        if nearest is not None and runs:
-            reason = nearest_words(
-                slot.manifest.display_name, e.text if e else "", runs[0].pin, reason
-            )
         return PackagePlan(
             action="error",
             cause=cause,
-            reason=reason,
+            reason=_no_fit_reason(slot, m, alternatives),
             alternatives=alternatives,
             **base,
         )
@@ -383,8 +388,15 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             **base,
         )
     if isinstance(chosen, WheelFlavour):
+        name, other = slot.manifest.display_name, False
+        if chosen.install is not None:
+            # A file of another distribution (onnxruntime-gpu) or with extras (jax[cuda13]).
+            inst = Requirement(chosen.install)
+            other = canonicalize_name(inst.name) != slot.name
+            name, extras = inst.name, {*extras, *inst.extras}
+            why = installs_reason(why, chosen.install, other=other)
         line = format_requirement(
-            slot.manifest.display_name,
+            name,
             url=chosen.url,
             sha256=chosen.sha256,
             extras=extras,
@@ -399,8 +411,10 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             flavour=chosen,
             reason=why,
             line=line if e else None,
-            constraint=constraint,
+            # Another distribution cannot travel in a constraints file (see below).
+            constraint=None if other else constraint,
             kernels_assumed=chosen.assumed,
+            installs=chosen.install,
             **base,
         )
     page = chosen.url
@@ -573,6 +587,17 @@ def _alternatives(slot: Slot) -> list[Alternative]:
         outside.sort(key=lambda f: _nearness(f.version, asked))
     out.extend(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER) for f in outside)
     return list(dict.fromkeys(out))[:3]
+
+
+def _no_fit_reason(slot: Slot, m: Machine, alternatives: Sequence[Alternative]) -> str:
+    """Why nothing fits, led by the nearest release that runs when the user pinned one
+    (``torch==2.2.2+cu121 has no build that runs here; the nearest that does: ...``)."""
+    reason = no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)
+    runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
+    if _pinned_release(slot.spec) is None or not runs:
+        return reason
+    asked = slot.entry.text if slot.entry else ""
+    return nearest_words(slot.manifest.display_name, asked, runs[0].pin, reason)
 
 
 def _pinned_release(spec: SpecifierSet) -> Version | None:
