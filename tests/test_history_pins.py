@@ -159,3 +159,15 @@ def test_torchvision_and_torchaudio_go_with_their_torch_release_and_label(
     assert code == 0
     got = {p["name"]: p["version"] for p in json.loads(out)["packages"]}
     assert got == want
+
+
+def test_an_index_line_does_not_refuse_a_plain_build_that_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # natten's own page holds CUDA builds only; without a GPU the plain build from PyPI
+    # is the one that runs, and the page named beside it does not change that.
+    req = tmp_path / "req.txt"
+    req.write_text("natten\n-f https://whl.natten.org\n", encoding="utf-8")
+    code, torch, err = _plan(capsys, "-r", str(req), "--target", "linux-x86_64-py312")
+    assert code == 0, err
+    assert (torch["name"], torch["action"]) == ("natten", "pass")

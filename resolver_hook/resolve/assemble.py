@@ -150,13 +150,15 @@ def _judge_index_lines(
     page, when none of them runs here, a package the plan pins is said to be held to
     its pin (a note), and one left to the installer is refused, naming the rule that
     failed and the nearest build that runs."""
+    # A plain build the rules judged to run here (cause "fit") is the installer's own
+    # right choice, whatever page a line names beside it.
     lines = [o for o in reqs.options if o.option in _INDEX_OPTIONS and o.value]
     if not lines:
         return packages
     by_name = {canonicalize_name(k): v for k, v in manifests.items()}
     out = []
     for p in packages:
-        man = by_name.get(p.name)
+        man = by_name.get(p.name) if p.action == "rewrite" or p.cause != "fit" else None
         verdict = None
         for o in lines if man is not None else ():
             assert man is not None
@@ -194,7 +196,7 @@ def _page_verdict(
     base = o.value.rstrip("/") + "/"
     # A page's own entries (page form) and the files read from it (their URLs are
     # under the page's folder on download.pytorch.org).
-    on_page = [f for f in man.flavours if (f.url or "").startswith(base)]
+    on_page = [f for f in man.flavours if ((f.url or "").rstrip("/") + "/").startswith(base)]
     if not on_page:
         return None
     spec = SpecifierSet()
