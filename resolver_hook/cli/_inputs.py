@@ -116,8 +116,9 @@ def offline(args: argparse.Namespace) -> bool:
 
 
 def requirement_names(reqs: ReqFile) -> list[str]:
-    """The names the requirements ask for (what a plan reads the pages of)."""
-    return [e.requirement.name for e in reqs.requirements if e.requirement is not None]
+    """The names the requirements ask for (what a plan reads the pages of), a wheel URL's
+    too: it is judged against the builds its manifest's pages list."""
+    return [e.name for e in reqs.requirements if e.name]
 
 
 def planning_manifests(

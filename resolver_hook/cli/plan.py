@@ -27,7 +27,14 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import PackagePlan, Plan
 
-__all__ = ["probe_lines", "register", "rejection_lines", "render_errors", "render_plan"]
+__all__ = [
+    "probe_lines",
+    "register",
+    "rejection_lines",
+    "render_errors",
+    "render_plan",
+    "render_unjudged",
+]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,6 +51,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_manifest_options(p)
     add_inventory_options(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a package whose build cannot be judged on this machine (UNJUDGED) is an "
+        "error (exit 1), not a warning",
+    )
     add_machine_options(p)
     p.set_defaults(func=run)
 
@@ -65,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     elif verbosity() >= 0:
         sys.stdout.write(render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout))
     sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
-    return 0 if plan.ok else 1
+    sys.stderr.write(paint_lines(render_unjudged(plan, strict=args.strict), sys.stderr))
+    return 0 if plan.ok and not (args.strict and plan.unjudged) else 1
 
 
 def _short(p: PackagePlan) -> str:
@@ -149,6 +163,13 @@ def render_errors(plan: Plan, *, verbose: bool = False) -> str:
         for alt in p.alternatives:
             out.append(f"hint: or pin {alt}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def render_unjudged(plan: Plan, *, strict: bool) -> str:
+    """One ``warning:`` line per package the plan could not judge (``error:`` with
+    ``--strict``), said even without ``-v``: the installer's own choice may not run."""
+    word = "error" if strict else "warning"
+    return "".join(f"{word}: {p.name}: {p.reason}\n" for p in plan.unjudged)
 
 
 _ELSEWHERE = frozenset({"tags", "python"})

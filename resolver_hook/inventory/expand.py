@@ -46,7 +46,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -84,6 +84,7 @@ __all__ = [
     "DEFAULT_INDEX",
     "Expansion",
     "carried_files",
+    "covered_releases",
     "expand_manifests",
     "page_of",
     "pages_needed",
@@ -377,6 +378,10 @@ class _Context:
             if not files:
                 notes.extend(_yanked_note(f, page))
             wheels.extend(files)
+            forms = release_forms(f, page, {w.version for w in files})
+            kept.extend(forms)
+            if forms:
+                continue  # the compact rows stand for the range's releases: no pattern
             if not files and f.passthrough and _has_sdist(f, page):
                 # The plain build as a source distribution only (natten on PyPI): the
                 # installer builds it, as the page form says.
@@ -580,6 +585,52 @@ def carried_files(
                 if rule is not None and rule[1] is not None:
                     out.setdefault(c.url, (rule[0], c))
     return list(out.values())
+
+
+def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[IndexFlavour]:
+    """A range entry's page-form builds of the releases ``page`` is known to list
+    without their files (the snapshot's compact rows: ``2.7.1+cu128``) and that are not
+    in ``have``: each one release, the range's rules, planned as ``torch==2.7.1+cu128``
+    from the page, never with a file name."""
+    if f.versions is None or not page.releases:
+        return []
+    out = []
+    label = f.version.local
+    for v, local in _releases_of(page.releases):
+        if local != label or v in have:
+            continue
+        if f.versions.contains(v, prereleases=False):
+            out.append(dataclasses.replace(f, version=v, versions=None))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _releases_of(texts: tuple[str, ...]) -> tuple[tuple[Version, str | None], ...]:
+    """A page's compact rows parsed once: (version, its local label)."""
+    return tuple((v, v.local) for v in map(Version, texts))
+
+
+def covered_releases(
+    manifests: Mapping[str, Manifest],
+    rows: Iterable[tuple[str, str]],
+    default_index: str = DEFAULT_INDEX,
+) -> set[tuple[str, str]]:
+    """The (page, release) ``rows`` that some range entry of ``manifests`` on that
+    page, with that release's local label, covers: the compact rows a snapshot keeps."""
+    ranges: dict[str, list[IndexFlavour]] = {}
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f, default_index)
+            if url is not None and f.versions is not None:
+                ranges.setdefault(url, []).append(f)
+    out = set()
+    for url, text in rows:
+        v = Version(text)
+        for f in ranges.get(url, ()):
+            covers = f.versions is not None and f.versions.contains(v, prereleases=False)
+            if covers and v.local == f.version.local:
+                out.add((url, text))
+    return out
 
 
 def _has_sdist(f: IndexFlavour, page: Page) -> bool:
