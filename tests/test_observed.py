@@ -143,7 +143,7 @@ def run():
         pathlib.Path(path).read_bytes()  # another reader: it may use more than was observed
     return 0
 
-_plancache._record(record, "key", run, install=False)
+_plancache._record(record, "key", run, install=False, argv=["plan"])
 """
 
 
