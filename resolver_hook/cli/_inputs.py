@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from resolver_hook.host import HostProfile
     from resolver_hook.manifest import Manifest
+    from resolver_hook.planner import Planner
     from resolver_hook.reqfile import ReqFile
+    from resolver_hook.settings import Settings
 
 __all__ = [
     "INSECURE_HELP",
@@ -22,10 +24,10 @@ __all__ = [
     "allow_insecure",
     "manifests_from_args",
     "offline",
-    "planning_manifests",
+    "planner_from_args",
     "refuse_writing_inputs",
-    "requirement_names",
     "requirements_from_args",
+    "settings_from_args",
 ]
 
 EXAMPLE = "gpu-stack.txt"
@@ -81,9 +83,6 @@ def add_insecure_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-insecure-urls", action="store_true", help=INSECURE_HELP)
 
 
-ENV_OFFLINE = "RESOLVER_HOOK_OFFLINE"
-
-
 def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = True) -> None:
     """``--offline``, ``--refresh`` and ``--mirror``: how a command that plans reads the
     packages' index pages (``offline=False``: the command defines ``--offline`` itself)."""
@@ -92,7 +91,7 @@ def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = Tr
             "--offline",
             action="store_true",
             help="read no index page from the network: the page cache, then the shipped "
-            f"snapshot (also {ENV_OFFLINE}=1)",
+            "snapshot (also RESOLVER_HOOK_OFFLINE=1)",
         )
     parser.add_argument(
         "--refresh",
@@ -109,54 +108,30 @@ def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = Tr
     )
 
 
-def offline(args: argparse.Namespace) -> bool:
-    """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes."""
-    from_env = os.environ.get(ENV_OFFLINE, "") in ("1", "true", "yes")
-    return bool(getattr(args, "offline", False)) or from_env
+def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) -> Settings:
+    """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
+    environment, combined once. ``reads_pages``: the command reads index pages (its
+    mirrors are read too)."""
+    from resolver_hook.settings import combine
 
-
-def requirement_names(reqs: ReqFile) -> list[str]:
-    """The names the requirements ask for (what a plan reads the pages of)."""
-    return [e.requirement.name for e in reqs.requirements if e.requirement is not None]
-
-
-def planning_manifests(
-    args: argparse.Namespace,
-    manifests: Mapping[str, Manifest],
-    names: Iterable[str] | None = None,
-    profile: HostProfile | None = None,
-) -> Mapping[str, Manifest]:
-    """``manifests`` with the index flavours of ``names`` (every manifest when None) and
-    of what they couple with replaced by the files their pages list (the inventory),
-    read through the index client; the shipped snapshot serves a page the client cannot
-    give (``--offline``: one not in its page cache). What the reading showed is in the
-    manifests' ``notes``."""
-    from resolver_hook.index import IndexClient, mirrors_from
-    from resolver_hook.inventory import expand_manifests
-    from resolver_hook.inventory.expand import with_notes
-    from resolver_hook.inventory.snapshot import builtin_snapshot
-    from resolver_hook.inventory.sources import FallbackSource
-
-    insecure = allow_insecure(args)
-    mirrors = mirrors_from(os.environ, getattr(args, "mirror", []), allow_insecure=insecure)
-    quiet = offline(args)
-    client = IndexClient(
-        allow_insecure=insecure,
-        offline=quiet,
+    return combine(
+        os.environ,
+        allow_insecure_urls=bool(getattr(args, "allow_insecure_urls", False)),
+        offline=bool(getattr(args, "offline", False)),
         refresh=bool(getattr(args, "refresh", False)),
-        mirrors=mirrors,
+        mirror=getattr(args, "mirror", []) if reads_pages else None,
+        timeout=getattr(args, "timeout", None),
+        index_url=getattr(args, "index_url", None),
     )
-    source = FallbackSource(client, builtin_snapshot(), mirrors, offline=quiet)
-    wanted = None
-    if profile is not None and profile.tags:
-        accepted = frozenset(profile.tags)
 
-        def wanted(tags: frozenset[object]) -> bool:
-            return any(str(t) in accepted for t in tags)
 
-    chosen = list(manifests) if names is None else list(names)
-    done = expand_manifests(manifests, chosen, source, wanted=wanted)
-    return with_notes(done, [*done.notes, *source.notes, *client.notes])
+def planner_from_args(args: argparse.Namespace, *, read_pages: bool = True) -> Planner:
+    """The command's planner, from :func:`settings_from_args` and today's date;
+    ``read_pages=False``: one that plans the manifests as given."""
+    from resolver_hook.planner import Planner
+
+    settings = settings_from_args(args, reads_pages=read_pages)
+    return Planner(settings=settings, today=datetime.date.today(), read_pages=read_pages)
 
 
 def example_path() -> str:
@@ -202,9 +177,17 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+def offline(args: argparse.Namespace) -> bool:
+    """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes (what
+    :func:`settings_from_args` says, for code not yet handed the settings value)."""
+    from resolver_hook.settings import ENV_OFFLINE, env_flag
+
+    return bool(getattr(args, "offline", False)) or env_flag(os.environ, ENV_OFFLINE)
+
+
 def allow_insecure(args: argparse.Namespace) -> bool:
     """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS set to 1/true/yes."""
     from resolver_hook.manifest import ENV_INSECURE
+    from resolver_hook.settings import env_flag
 
-    from_env = os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
-    return bool(getattr(args, "allow_insecure_urls", False)) or from_env
+    return bool(getattr(args, "allow_insecure_urls", False)) or env_flag(os.environ, ENV_INSECURE)

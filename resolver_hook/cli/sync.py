@@ -13,10 +13,10 @@ installed; the nearest lock is named with each rule it fails) or a lock file cha
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from resolver_hook.cli._inputs import settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
 __all__ = ["register"]
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     folder = Path(args.lockdir)
     locks = read_index(folder)
-    env = dict(os.environ)
+    env = dict(settings_from_args(args, reads_pages=False).env)
     tool = args.installer or ("uv" if find_uv(env) else "pip")
     python = ["--python", args.python] if args.python else []
     if tool == "pip" and args.python:
