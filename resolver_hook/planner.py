@@ -64,6 +64,7 @@ class Planner:
             offline=s.offline,
             refresh=s.refresh,
             mirrors=s.mirrors,
+            timeout=s.timeout,
             env=s.env,
         )
         source = FallbackSource(client, builtin_snapshot(), s.mirrors, offline=s.offline)

@@ -40,5 +40,11 @@ def test_mirrors_from_the_environment_then_the_flags() -> None:
 
 def test_timeout_and_index_url() -> None:
     assert combine({}).timeout == NETWORK_DEADLINE
+    assert combine({"RESOLVER_HOOK_TIMEOUT": "5"}, mirror=[]).timeout == 5.0
+    assert combine({"RESOLVER_HOOK_TIMEOUT": "5"}, mirror=[], timeout=2.0).timeout == 2.0
+    # A command that reads no page does not read (nor refuse) the variable.
+    assert combine({"RESOLVER_HOOK_TIMEOUT": "soon"}).timeout == NETWORK_DEADLINE
+    with pytest.raises(UsageError, match="RESOLVER_HOOK_TIMEOUT: 'soon'"):
+        combine({"RESOLVER_HOOK_TIMEOUT": "soon"}, mirror=[])
     got = combine({}, timeout=5.0, index_url="https://i.example/simple/")
     assert (got.timeout, got.index_url) == (5.0, "https://i.example/simple/")

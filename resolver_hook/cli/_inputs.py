@@ -27,6 +27,7 @@ __all__ = [
     "planner_from_args",
     "refuse_writing_inputs",
     "requirements_from_args",
+    "seconds",
     "settings_from_args",
 ]
 
@@ -83,9 +84,20 @@ def add_insecure_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-insecure-urls", action="store_true", help=INSECURE_HELP)
 
 
+def seconds(text: str) -> float:
+    """argparse type: a timeout (:func:`resolver_hook.settings.seconds_problem`)."""
+    from resolver_hook.settings import seconds_problem
+
+    problem = seconds_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return float(text)
+
+
 def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = True) -> None:
-    """``--offline``, ``--refresh`` and ``--mirror``: how a command that plans reads the
-    packages' index pages (``offline=False``: the command defines ``--offline`` itself)."""
+    """``--offline``, ``--refresh``, ``--mirror`` and ``--timeout``: how a command that
+    plans reads the packages' index pages (``offline=False``: the command defines
+    ``--offline`` itself)."""
     if offline:
         parser.add_argument(
             "--offline",
@@ -105,6 +117,15 @@ def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = Tr
         metavar="UPSTREAM=MIRROR",
         help="read and pin URLs under UPSTREAM from MIRROR instead (repeatable; also "
         "RESOLVER_HOOK_MIRRORS, space-separated pairs)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="the most one index page may take in all, and each wait for its server (a "
+        "file downloaded whole to hash it: this plus a second per 128 KiB; default 30; "
+        "also RESOLVER_HOOK_TIMEOUT)",
     )
 
 

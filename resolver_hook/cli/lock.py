@@ -23,7 +23,6 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli.lockformats import check_result, index_settings, upgrade_of
-from resolver_hook.cli.manifest import _seconds as seconds
 from resolver_hook.errors import OperationalError
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
@@ -107,10 +106,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "written (the default pins every package of each target's environment, by uv)",
     )
     p.add_argument(
-        "--timeout", type=seconds, default=30.0, metavar="SECONDS",
-        help="network timeout per request when a page or file is read (default 30)",
-    )  # fmt: skip
-    p.add_argument(
         "--upgrade",
         action="store_true",
         help="resolve every unflavoured package afresh (without it, the pins of the lock "
@@ -187,6 +182,7 @@ def run(args: argparse.Namespace) -> int:
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
     planner = planner_from_args(args)
+    args.timeout = planner.settings.timeout  # --timeout, else the variable, else 30 s
     specs = list(dict.fromkeys(args.target or [])) or [None]  # a target given twice is one target
     plans: list[tuple[str, HostProfile, Plan]] = []
     for spec in specs:
