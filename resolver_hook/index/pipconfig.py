@@ -71,17 +71,24 @@ def pip_setting(
     variable = "PIP_" + name.upper().replace("-", "_")
     if env.get(variable):
         return env[variable], variable
-    # Here, not at the top: a command the page cache answers never reads pip's files.
-    import configparser
-
-    merged: dict[tuple[str, str], tuple[str, Path]] = {}
+    texts = []
     for path in config_files(env, site):
         try:
             with path.open("rb") as handle:
-                text = handle.read(_MAX_CONFIG_BYTES).decode("utf-8")
-            parser = configparser.RawConfigParser()
+                texts.append((path, handle.read(_MAX_CONFIG_BYTES).decode("utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    if not texts:
+        return None
+    # Here, not at the top: for files that exist only (most machines have none).
+    import configparser
+
+    merged: dict[tuple[str, str], tuple[str, Path]] = {}
+    for path, text in texts:
+        parser = configparser.RawConfigParser()
+        try:
             parser.read_string(text, source=str(path))
-        except (OSError, UnicodeDecodeError, configparser.Error):
+        except configparser.Error:
             continue
         for section in parser.sections():
             for key, value in parser.items(section):
