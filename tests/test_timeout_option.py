@@ -34,7 +34,7 @@ def slow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]
         (["plan", "torch", "--timeout", "1"], None),
         (["plan", "torch"], "1"),
         (["explain", "torch", "--timeout", "1"], None),  # prints no notes: the time tells
-        (["lock", "torch", "-o", "-", "--timeout", "1"], None),
+        (["lock", "torch", "-o", "-", "--flavoured-only", "--timeout", "1"], None),
     ],
 )
 def test_timeout_bounds_each_page_read(
