@@ -31,8 +31,9 @@ __all__ = ["Planner", "requirement_names"]
 
 
 def requirement_names(reqs: ReqFile) -> list[str]:
-    """The names the requirements ask for (what a plan reads the pages of)."""
-    return [e.requirement.name for e in reqs.requirements if e.requirement is not None]
+    """The names the requirements ask for (what a plan reads the pages of), a wheel URL's
+    too: it is judged against the builds its manifest's pages list."""
+    return [e.name for e in reqs.requirements if e.name]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,7 +77,7 @@ class Planner:
                 return any(str(t) in accepted for t in tags)
 
         chosen = list(manifests) if names is None else list(names)
-        done = expand_manifests(manifests, chosen, source, wanted=wanted)
+        done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
         return with_notes(done, [*done.notes, *source.notes, *client.notes])
 
     def pages_for(

@@ -7,6 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from resolver_hook._credentials import redact_text
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
@@ -24,7 +25,14 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import PackagePlan, Plan
 
-__all__ = ["probe_lines", "register", "rejection_lines", "render_errors", "render_plan"]
+__all__ = [
+    "probe_lines",
+    "register",
+    "rejection_lines",
+    "render_errors",
+    "render_plan",
+    "render_unjudged",
+]
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -41,6 +49,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_manifest_options(p)
     add_inventory_options(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a package whose build cannot be judged on this machine (UNJUDGED) is an "
+        "error (exit 1), not a warning",
+    )
     add_machine_options(p)
     p.set_defaults(func=run)
 
@@ -55,12 +69,14 @@ def run(args: argparse.Namespace) -> int:
     manifests = planner.pages_for(manifests, reqs, profile)
     plan = planner.plan(reqs, manifests, profile)
     if args.json:
-        json.dump(plan.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        # A requirement file's own option lines (--index-url https://user:token@...)
+        # are handed to the installer as written, and shown without the credentials.
+        sys.stdout.write(redact_text(json.dumps(plan.to_dict(), indent=2)) + "\n")
     elif verbosity() >= 0:
         sys.stdout.write(render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout))
     sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
-    return 0 if plan.ok else 1
+    sys.stderr.write(paint_lines(render_unjudged(plan, strict=args.strict), sys.stderr))
+    return 0 if plan.ok and not (args.strict and plan.unjudged) else 1
 
 
 def _short(p: PackagePlan) -> str:
@@ -120,7 +136,7 @@ def render_plan(plan: Plan, *, verbose: bool = False, colour: TextIO | None = No
     ):
         if items:
             lines.append(f"{title}:")
-            lines.extend(f"  {x}" for x in items)
+            lines.extend(f"  {redact_text(x)}" for x in items)
     return "\n".join(lines) + "\n"
 
 
@@ -144,6 +160,13 @@ def render_errors(plan: Plan, *, verbose: bool = False) -> str:
         for alt in p.alternatives:
             out.append(f"hint: or pin {alt}")
     return "\n".join(out) + ("\n" if out else "")
+
+
+def render_unjudged(plan: Plan, *, strict: bool) -> str:
+    """One ``warning:`` line per package the plan could not judge (``error:`` with
+    ``--strict``), said even without ``-v``: the installer's own choice may not run."""
+    word = "error" if strict else "warning"
+    return "".join(f"{word}: {p.name}: {p.reason}\n" for p in plan.unjudged)
 
 
 _ELSEWHERE = frozenset({"tags", "python"})
