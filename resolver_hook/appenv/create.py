@@ -1,6 +1,6 @@
 """``env create`` / ``env sync``: make the venv with uv and run an :class:`EnvPlan`'s passes.
 
-Each pass is one run of the install session (:func:`resolver_hook.install.session.install`)
+Each pass is one run of the install session (:class:`resolver_hook.install.session.InstallSession`)
 with ``uv pip install --python VENV`` and the stack's requirements beside the pass's own:
 the session plans them again, so the stack's flavoured pins go to uv as constraints
 (and overrides) on every pass. Optional packages go through the session's
@@ -17,10 +17,10 @@ were installed.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -30,8 +30,13 @@ from resolver_hook._fs import sigterm_raises
 from resolver_hook._installers import find_uv, missing_uv, venv_python
 from resolver_hook.appenv.plan import EnvPass, EnvPlan
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.install.session import Reporter, install
+from resolver_hook.install.session import InstallSession, Reporter
 from resolver_hook.manifest import Manifest
+
+if TYPE_CHECKING:
+    from resolver_hook.host import HostProfile
+    from resolver_hook.install.backends import Installer
+    from resolver_hook.planner import Planner
 
 __all__ = ["make_environment", "pass_arguments"]
 
@@ -53,14 +58,23 @@ def _name(requirement: str) -> str:
     return str(canonicalize_name(Requirement(requirement).name))
 
 
+class _Planned:
+    """The machine of an environment plan, whatever the pass's installer."""
+
+    def __init__(self, eplan: EnvPlan) -> None:
+        self.eplan = eplan
+
+    def profile_for(self, installer: Installer) -> HostProfile:
+        return self.eplan.profile
+
+
 def _run_passes(
     eplan: EnvPlan,
     venv: Path,
     *,
     manifests: Mapping[str, Manifest],
-    env: dict[str, str],
+    planner: Planner,
     report: Reporter,
-    today: datetime.date | None,
 ) -> list[str]:
     """Run every pass; the kinds done. OperationalError when a required pass fails."""
     python = venv_python(str(venv))
@@ -74,15 +88,9 @@ def _run_passes(
             optional = [p for p in step.packages if _name(p) not in step.skipped]
         for name, reason in step.skipped.items():
             report.warning(f"optional {name} skipped: {reason}")
-        code = install(
-            "uv",
-            pass_arguments(step, python, stack),
-            profile_for=lambda _installer: eplan.profile,
-            manifests=manifests,
-            optional=optional,
-            env=env,
-            report=report,
-            today=today,
+        session = InstallSession(tool="uv", planner=planner, machine=_Planned(eplan), report=report)
+        code = session.install(
+            pass_arguments(step, python, stack), manifests=manifests, optional=optional
         )
         if code != 0:
             installed = f" (installed: {', '.join(done)})" if done else ""
@@ -99,12 +107,13 @@ def make_environment(
     *,
     create: bool,
     manifests: Mapping[str, Manifest],
-    env: dict[str, str],
+    planner: Planner,
     report: Reporter,
-    today: datetime.date | None = None,
 ) -> None:
     """Run every pass in ``venv``; with ``create``, first make it with uv's interpreter
-    request (refused when it exists), and remove it again when anything fails."""
+    request (refused when it exists), and remove it again when anything fails. The
+    passes plan with ``planner`` (its settings' environment is uv's)."""
+    env = dict(planner.settings.env)
     if not eplan.ok:
         raise OperationalError(eplan.refused, hint=eplan.hint or None)
     if not create:
@@ -113,7 +122,7 @@ def make_environment(
                 f"{venv} is not a virtual environment",
                 hint=f"'resolver-hook env create {venv}' makes one",
             )
-        _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)
+        _run_passes(eplan, venv, manifests=manifests, planner=planner, report=report)
         return
     if venv.exists() or venv.is_symlink():
         raise UsageError(
@@ -130,7 +139,7 @@ def make_environment(
             code, _ = foreground([uv, "venv", "--python", eplan.interpreter, str(venv)], env=env)
             if code != 0:
                 raise OperationalError(f"uv venv exited with {code}")
-            _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)
+            _run_passes(eplan, venv, manifests=manifests, planner=planner, report=report)
         except BaseException:
             # Only what this process made: the folder it claimed, and the parents it made
             # for it when they are left empty (never a folder another process made).

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from resolver_hook.host import HostProfile
     from resolver_hook.manifest import Manifest
+    from resolver_hook.planner import Planner
     from resolver_hook.reqfile import ReqFile
+    from resolver_hook.settings import Settings
 
 __all__ = [
     "INSECURE_HELP",
@@ -22,10 +24,11 @@ __all__ = [
     "allow_insecure",
     "manifests_from_args",
     "offline",
-    "planning_manifests",
+    "planner_from_args",
     "refuse_writing_inputs",
-    "requirement_names",
     "requirements_from_args",
+    "seconds",
+    "settings_from_args",
 ]
 
 EXAMPLE = "gpu-stack.txt"
@@ -81,18 +84,26 @@ def add_insecure_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-insecure-urls", action="store_true", help=INSECURE_HELP)
 
 
-ENV_OFFLINE = "RESOLVER_HOOK_OFFLINE"
+def seconds(text: str) -> float:
+    """argparse type: a timeout (:func:`resolver_hook.settings.seconds_problem`)."""
+    from resolver_hook.settings import seconds_problem
+
+    problem = seconds_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return float(text)
 
 
 def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = True) -> None:
-    """``--offline``, ``--refresh`` and ``--mirror``: how a command that plans reads the
-    packages' index pages (``offline=False``: the command defines ``--offline`` itself)."""
+    """``--offline``, ``--refresh``, ``--mirror`` and ``--timeout``: how a command that
+    plans reads the packages' index pages (``offline=False``: the command defines
+    ``--offline`` itself)."""
     if offline:
         parser.add_argument(
             "--offline",
             action="store_true",
             help="read no index page from the network: the page cache, then the shipped "
-            f"snapshot (also {ENV_OFFLINE}=1)",
+            "snapshot (also RESOLVER_HOOK_OFFLINE=1)",
         )
     parser.add_argument(
         "--refresh",
@@ -107,57 +118,41 @@ def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = Tr
         help="read and pin URLs under UPSTREAM from MIRROR instead (repeatable; also "
         "RESOLVER_HOOK_MIRRORS, space-separated pairs)",
     )
-
-
-def offline(args: argparse.Namespace) -> bool:
-    """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes."""
-    from_env = os.environ.get(ENV_OFFLINE, "") in ("1", "true", "yes")
-    return bool(getattr(args, "offline", False)) or from_env
-
-
-def requirement_names(reqs: ReqFile) -> list[str]:
-    """The names the requirements ask for (what a plan reads the pages of), a wheel URL's
-    too: it is judged against the builds its manifest's pages list."""
-    return [e.name for e in reqs.requirements if e.name]
-
-
-def planning_manifests(
-    args: argparse.Namespace,
-    manifests: Mapping[str, Manifest],
-    names: Iterable[str] | None = None,
-    profile: HostProfile | None = None,
-) -> Mapping[str, Manifest]:
-    """``manifests`` with the index flavours of ``names`` (every manifest when None) and
-    of what they couple with replaced by the files their pages list (the inventory),
-    read through the index client; the shipped snapshot serves a page the client cannot
-    give (``--offline``: one not in its page cache). What the reading showed is in the
-    manifests' ``notes``."""
-    from resolver_hook.index import IndexClient, mirrors_from
-    from resolver_hook.inventory import expand_manifests
-    from resolver_hook.inventory.expand import with_notes
-    from resolver_hook.inventory.snapshot import builtin_snapshot
-    from resolver_hook.inventory.sources import FallbackSource
-
-    insecure = allow_insecure(args)
-    mirrors = mirrors_from(os.environ, getattr(args, "mirror", []), allow_insecure=insecure)
-    quiet = offline(args)
-    client = IndexClient(
-        allow_insecure=insecure,
-        offline=quiet,
-        refresh=bool(getattr(args, "refresh", False)),
-        mirrors=mirrors,
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        default=None,
+        metavar="SECONDS",
+        help="the most one index page may take in all, and each wait for its server (a "
+        "file downloaded whole to hash it: this plus a second per 128 KiB; default 30; "
+        "also RESOLVER_HOOK_TIMEOUT)",
     )
-    source = FallbackSource(client, builtin_snapshot(), mirrors, offline=quiet)
-    wanted = None
-    if profile is not None and profile.tags:
-        accepted = frozenset(profile.tags)
 
-        def wanted(tags: frozenset[object]) -> bool:
-            return any(str(t) in accepted for t in tags)
 
-    chosen = list(manifests) if names is None else list(names)
-    done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=mirrors)
-    return with_notes(done, [*done.notes, *source.notes, *client.notes])
+def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) -> Settings:
+    """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
+    environment, combined once. ``reads_pages``: the command reads index pages (its
+    mirrors are read too)."""
+    from resolver_hook.settings import combine
+
+    return combine(
+        os.environ,
+        allow_insecure_urls=bool(getattr(args, "allow_insecure_urls", False)),
+        offline=bool(getattr(args, "offline", False)),
+        refresh=bool(getattr(args, "refresh", False)),
+        mirror=getattr(args, "mirror", []) if reads_pages else None,
+        timeout=getattr(args, "timeout", None),
+        index_url=getattr(args, "index_url", None),
+    )
+
+
+def planner_from_args(args: argparse.Namespace, *, read_pages: bool = True) -> Planner:
+    """The command's planner, from :func:`settings_from_args` and today's date;
+    ``read_pages=False``: one that plans the manifests as given."""
+    from resolver_hook.planner import Planner
+
+    settings = settings_from_args(args, reads_pages=read_pages)
+    return Planner(settings=settings, today=datetime.date.today(), read_pages=read_pages)
 
 
 def example_path() -> str:
@@ -203,9 +198,17 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+def offline(args: argparse.Namespace) -> bool:
+    """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes (what
+    :func:`settings_from_args` says, for code not yet handed the settings value)."""
+    from resolver_hook.settings import ENV_OFFLINE, env_flag
+
+    return bool(getattr(args, "offline", False)) or env_flag(os.environ, ENV_OFFLINE)
+
+
 def allow_insecure(args: argparse.Namespace) -> bool:
     """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS set to 1/true/yes."""
     from resolver_hook.manifest import ENV_INSECURE
+    from resolver_hook.settings import env_flag
 
-    from_env = os.environ.get(ENV_INSECURE, "") in ("1", "true", "yes")
-    return bool(getattr(args, "allow_insecure_urls", False)) or from_env
+    return bool(getattr(args, "allow_insecure_urls", False)) or env_flag(os.environ, ENV_INSECURE)

@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import sys
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args
+from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args, planner_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
 if TYPE_CHECKING:
@@ -105,9 +104,9 @@ def run(args: argparse.Namespace) -> int:
         Path(args.dir),
         create=args.verb == "create",
         manifests=manifests,
-        env=dict(os.environ),
+        # The passes plan the manifests as given: env reads no index page.
+        planner=planner_from_args(args, read_pages=False),
         report=_Printer(),
-        today=today,
     )
     sys.stderr.write(f"resolver-hook: environment ready in {args.dir}\n")
     return 0

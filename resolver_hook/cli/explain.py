@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import sys
 from typing import TYPE_CHECKING
 
@@ -11,7 +10,7 @@ from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
-    planning_manifests,
+    planner_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 
@@ -47,7 +46,6 @@ def run(args: argparse.Namespace) -> int:
     from packaging.utils import canonicalize_name
 
     from resolver_hook.errors import UsageError
-    from resolver_hook.resolve import resolve
 
     try:
         req = Requirement(args.package)
@@ -67,9 +65,10 @@ def run(args: argparse.Namespace) -> int:
             hint=f"did you mean {close[0]!r}?" if close else "add one with --manifest FILE",
         )
     profile = machine_from_args(args)
-    manifests = planning_manifests(args, manifests, [name], profile)
+    planner = planner_from_args(args)
+    manifests = planner.pages(manifests, [name], profile)
     manifest = manifests[name]
-    plan = resolve([str(req)], manifests, profile, today=datetime.date.today())
+    plan = planner.plan([str(req)], manifests, profile)
     chosen = plan.package(name)
     rows = explain_rows(plan, manifest, req)
     head = ("", "flavour", "tags", "python", "cuda", "gpu", "accel", "couplings", "specifier")

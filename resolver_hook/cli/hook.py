@@ -12,7 +12,7 @@ from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
-    planning_manifests,
+    planner_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.errors import UsageError
@@ -91,9 +91,8 @@ def run_enable(args: argparse.Namespace) -> int:
     venv = _checked_venv(args)
     python = venv_python(str(venv))
     profile = profile_for(Installer(tool="pip", command=(), python=python), args, strict=True)
-    done = enable_plan(
-        venv, profile, planning_manifests(args, manifests_from_args(args), None, profile)
-    )
+    manifests = manifests_from_args(args)
+    done = enable_plan(venv, profile, planner_from_args(args).pages(manifests, None, profile))
     plan, cons = done.plan, done.constraints
     out = sys.stdout.write
     from resolver_hook.cli._output import verbosity

@@ -17,7 +17,6 @@ this module only parses and prints.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import re
 import sys
@@ -28,8 +27,7 @@ from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
-    planning_manifests,
-    requirement_names,
+    planner_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import ResolverHookError, UsageError
@@ -141,8 +139,19 @@ class _Printer:
         sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
 
 
+class _Machine:
+    """The machine of the hook options, with the Python of the environment installed into
+    (:func:`profile_for`)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+
+    def profile_for(self, installer: Installer) -> HostProfile:
+        return profile_for(installer, self.args)
+
+
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.install.session import install
+    from resolver_hook.install.session import InstallSession
 
     tool: str = args.tool
     rest: list[str] = list(args.installer_args)
@@ -159,20 +168,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         with _timings.phase("manifests"):
             manifests = manifests_from_args(args)
-        return install(
-            tool,
-            rest[len(expected) :],
-            profile_for=lambda installer: profile_for(installer, args),
-            manifests=manifests,
-            # Only the pages of the packages being planned are read (as `plan` does).
-            expand=lambda found, reqs: planning_manifests(args, found, requirement_names(reqs)),
-            optional=list(args.optional),
-            env=dict(os.environ),
+        session = InstallSession(
+            tool=tool,
+            planner=planner_from_args(args),
+            machine=_Machine(args),
             report=_Printer(),
-            today=datetime.date.today(),
             proof=args.proof,
             verify_kernels=args.verify_kernels,
             strict=args.strict,
+        )
+        return session.install(
+            rest[len(expected) :], manifests=manifests, optional=list(args.optional)
         )
     finally:
         _timings.finish()

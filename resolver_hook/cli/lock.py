@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import re
 import sys
@@ -18,14 +17,12 @@ from resolver_hook.cli._inputs import (
     allow_insecure,
     manifests_from_args,
     offline,
-    planning_manifests,
+    planner_from_args,
     refuse_writing_inputs,
-    requirement_names,
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli.lockformats import check_result, index_settings, upgrade_of
-from resolver_hook.cli.manifest import _seconds as seconds
 from resolver_hook.errors import OperationalError
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
@@ -109,10 +106,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "written (the default pins every package of each target's environment, by uv)",
     )
     p.add_argument(
-        "--timeout", type=seconds, default=30.0, metavar="SECONDS",
-        help="network timeout per request when a page or file is read (default 30)",
-    )  # fmt: skip
-    p.add_argument(
         "--upgrade",
         action="store_true",
         help="resolve every unflavoured package afresh (without it, the pins of the lock "
@@ -184,24 +177,19 @@ def _format(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import shown_path
     from resolver_hook.cli.plan import render_errors
-    from resolver_hook.resolve import resolve
 
     fmt = _format(args)
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
+    planner = planner_from_args(args)
+    args.timeout = planner.settings.timeout  # --timeout, else the variable, else 30 s
     specs = list(dict.fromkeys(args.target or [])) or [None]  # a target given twice is one target
     plans: list[tuple[str, HostProfile, Plan]] = []
     for spec in specs:
         ns = argparse.Namespace(**{**vars(args), "target": spec})
         profile = machine_from_args(ns)
-        planned = planning_manifests(args, manifests, requirement_names(reqs), profile)
-        plans.append(
-            (
-                spec or "detected",
-                profile,
-                resolve(reqs, planned, profile, today=datetime.date.today()),
-            )
-        )
+        planned = planner.pages_for(manifests, reqs, profile)
+        plans.append((spec or "detected", profile, planner.plan(reqs, planned, profile)))
     failed = [plan for _, _, plan in plans if not plan.ok]
     for plan in failed:
         sys.stderr.write(f"for {plan.profile.describe()}:\n{render_errors(plan)}")

@@ -32,27 +32,10 @@ import argparse
 import sys
 from typing import Any
 
-from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, seconds
 from resolver_hook.errors import UsageError
 
 __all__ = ["register"]
-
-
-def _seconds(text: str) -> float:
-    """argparse type: a positive, finite number of seconds (0 would wait forever)."""
-    from resolver_hook.limits import MAX_NETWORK_SECONDS
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the timeout must be more than 0 seconds")
-    if not value <= MAX_NETWORK_SECONDS:  # also inf; nan failed above
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: the timeout must be at most {MAX_NETWORK_SECONDS:g} seconds"
-        )
-    return value
 
 
 def register(subparsers: Any) -> None:
@@ -89,7 +72,7 @@ def register(subparsers: Any) -> None:
         "came from); also the default --downloads",
     )  # fmt: skip
     imp.add_argument(
-        "--timeout", type=_seconds, default=30.0,
+        "--timeout", type=seconds, default=30.0,
         help="seconds for the whole page, not per read (default 30)",
     )  # fmt: skip
     imp.set_defaults(func=run_import)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -14,8 +13,7 @@ from resolver_hook.cli._inputs import (
     add_manifest_options,
     add_requirement_options,
     manifests_from_args,
-    planning_manifests,
-    requirement_names,
+    planner_from_args,
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
@@ -63,14 +61,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from resolver_hook.cli._output import paint_lines, verbosity
-    from resolver_hook.resolve import resolve
 
     reqs = requirements_from_args(args)
     profile = machine_from_args(args)
-    manifests = planning_manifests(
-        args, manifests_from_args(args), requirement_names(reqs), profile
-    )
-    plan = resolve(reqs, manifests, profile, today=datetime.date.today())
+    manifests = manifests_from_args(args)
+    planner = planner_from_args(args)
+    manifests = planner.pages_for(manifests, reqs, profile)
+    plan = planner.plan(reqs, manifests, profile)
     if args.json:
         # A requirement file's own option lines (--index-url https://user:token@...)
         # are handed to the installer as written, and shown without the credentials.

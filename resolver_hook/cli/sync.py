@@ -14,11 +14,10 @@ http and ``file:`` need ``--allow-insecure-urls``).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
 
@@ -60,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     folder = Path(args.lockdir)
     locks = read_index(folder)
-    env = dict(os.environ)
+    env = dict(settings_from_args(args, reads_pages=False).env)
     tool = args.installer or ("uv" if find_uv(env) else "pip")
     python = ["--python", args.python] if args.python else []
     if tool == "pip" and args.python:

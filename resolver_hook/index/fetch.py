@@ -10,8 +10,11 @@ no more than the bound plus one chunk is ever held). Failures are one
 
 The user's settings, read from the environment the command runs in:
 
-- ``https_proxy`` / ``http_proxy`` / ``no_proxy`` (either case; lower case wins, as in
-  urllib); an error reaching the proxy names the proxy and the variable it came from;
+- ``https_proxy`` / ``http_proxy`` / ``no_proxy``, as pip reads them (docs/facts.md
+  section 3, "Proxies as pip reads them"): either case, lower case wins, an empty
+  lower-case variable turns that proxy off; ``NO_PROXY`` entries may be IPv4 networks
+  (``10.0.0.0/8``); an error reaching the proxy names the proxy and the variable it
+  came from;
 - pip's ``cert`` setting (``PIP_CERT``, else its configuration files:
   :mod:`~resolver_hook.index.pipconfig`), else ``SSL_CERT_FILE``: the CA bundle to
   trust; otherwise ``truststore`` (the system certificate store, as pip uses it) when
@@ -38,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import ipaddress
 import os
 import threading
 import time
@@ -45,7 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 from resolver_hook._credentials import keep, kept, redact, split_credentials
 from resolver_hook.errors import UsageError
@@ -118,11 +122,32 @@ class Response:
 
 
 def _env_value(env: Mapping[str, str], name: str) -> tuple[str, str] | None:
-    """``(value, variable)`` of ``name`` in lower case, else upper case (urllib's order)."""
+    """``(value, variable)`` of ``name`` in lower case, else upper case, empty as unset
+    (requests' order for ``no_proxy``)."""
     for var in (name.lower(), name.upper()):
         if env.get(var):
             return env[var], var
     return None
+
+
+def _proxy_variables(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """Scheme -> ``(proxy URL, variable)``, by urllib's ``getproxies_environment`` (which
+    pip's requests uses): any case first, then lower case again, where an empty value
+    removes that scheme's proxy; under CGI (``REQUEST_METHOD``) ``HTTP_PROXY`` is a
+    request header, so only a lower-case ``http_proxy`` counts."""
+    found: dict[str, tuple[str, str]] = {}
+    for var, value in env.items():
+        if value and var.lower().endswith("_proxy"):
+            found[var.lower()[:-6]] = (value, var)
+    if "REQUEST_METHOD" in env:
+        found.pop("http", None)
+    for var, value in env.items():
+        if var.endswith("_proxy"):
+            if value:
+                found[var.lower()[:-6]] = (value, var)
+            else:
+                found.pop(var.lower()[:-6], None)
+    return found
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,13 +163,10 @@ class Settings:
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         from resolver_hook.index.pipconfig import pip_cert  # configparser: read when needed
 
-        proxies = {}
-        for scheme in ("https", "http"):
-            if scheme == "http" and "REQUEST_METHOD" in env:
-                continue  # CGI: HTTP_PROXY is a request header there (urllib's rule)
-            found = _env_value(env, f"{scheme}_proxy")
-            if found:
-                proxies[scheme] = found
+        variables = _proxy_variables(env)
+        proxies: dict[str, tuple[str, str]] = {
+            scheme: variables[scheme] for scheme in ("https", "http") if scheme in variables
+        }
         no = _env_value(env, "no_proxy")
         # What pip trusts first (the hook's pages are read for pip), then OpenSSL's own.
         cafile = pip_cert(env) or (
@@ -163,8 +185,7 @@ class Settings:
         found = self.proxies.get(parts.scheme.lower())
         if found is None:
             return None
-        host = parts.netloc.rpartition("@")[2]
-        if self.no_proxy and _bypass(host, {"no": self.no_proxy}):
+        if self.no_proxy and _bypass(parts.hostname or "", _port(parts), self.no_proxy):
             return None
         return found
 
@@ -458,12 +479,48 @@ class Transport:
             ) from None
 
 
-def _bypass(host: str, proxies: Mapping[str, str]) -> bool:
-    """urllib's NO_PROXY matcher (not in its documented API, stable since Python 3.0)."""
+def _port(parts: SplitResult) -> int | None:
+    try:
+        return parts.port
+    except ValueError:  # not a number: the request itself says so
+        return None
+
+
+def _bypass(host: str, port: int | None, no_proxy: str) -> bool:
+    """Whether ``NO_PROXY`` sends ``host`` past the proxy, as pip's requests decides
+    (``should_bypass_proxies``): for an IPv4 address, an entry that is a network holding
+    it (``10.0.0.0/8``) or the address itself; for a name, an entry it (or ``host:port``)
+    ends with; then urllib's own matcher (``*``, domains)."""
+    entries = [e for e in no_proxy.replace(" ", "").split(",") if e]
+    try:
+        address: ipaddress.IPv4Address | None = ipaddress.IPv4Address(host)
+    except ValueError:
+        address = None
+    if address is not None:
+        for entry in entries:
+            network = _network(entry)
+            if (address in network) if network is not None else host == entry:
+                return True
+    else:
+        with_port = f"{host}:{port}" if port else host
+        if any(host.endswith(e) or with_port.endswith(e) for e in entries):
+            return True
     import urllib.request  # a proxy is set: a connection is on its way
 
+    # urllib's NO_PROXY matcher (not in its documented API, stable since Python 3.0).
     matcher: Callable[[str, Mapping[str, str]], bool] = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
-    return matcher(host, proxies)
+    return matcher(host, {"no": no_proxy})
+
+
+def _network(entry: str) -> ipaddress.IPv4Network | None:
+    """``entry`` as requests reads a network in ``NO_PROXY`` (``a.b.c.d/n``, n 1..32)."""
+    address, slash, bits = entry.partition("/")
+    if not slash or not bits.isdigit() or not 1 <= int(bits) <= 32:
+        return None
+    try:
+        return ipaddress.IPv4Network(f"{address}/{bits}", strict=False)
+    except ValueError:
+        return None
 
 
 def _within(timeout: float, work: Callable[[], T], late: str) -> T:

@@ -1,14 +1,23 @@
-"""pip's ``cert`` setting, read from pip's configuration files as pip reads them.
+"""pip's configuration, read as pip reads it: one reader for every setting the hook takes.
 
-The hook runs pip, so pages it reads for pip should trust what pip trusts. pip's
-configuration (docs/facts.md section 3, "pip's configuration files") is INI files read
-in this order, each overriding the one before: ``$PIP_CONFIG_FILE`` (``os.devnull``
-loads no file at all), the global files (``pip/pip.conf`` under each of
-``$XDG_CONFIG_DIRS``, default ``/etc/xdg``; then ``/etc/pip.conf``), the user files
-(``~/.pip/pip.conf``, then ``$XDG_CONFIG_HOME/pip/pip.conf``, default ``~/.config``), the
-site file (``$VIRTUAL_ENV/pip.conf``). A setting in ``[install]`` overrides ``[global]``
-for ``pip install``. Only the Linux (XDG) locations are read; a file that cannot be
-read or parsed is skipped. ``PIP_CERT`` in the environment beats every file.
+The hook runs pip, so pages it reads for pip trust what pip trusts (``cert``) and plans
+see the constraints pip reads (``constraint``). pip's rules (docs/facts.md section 3,
+"pip's configuration files"; pip's ``configuration.py`` and ``cli/parser.py``):
+
+- the files, lowest priority first, each overriding the one before: the global files
+  (``pip/pip.conf`` under each of ``$XDG_CONFIG_DIRS``, default ``/etc/xdg``; then
+  ``/etc/pip.conf``), the user files (``~/.pip/pip.conf``, then
+  ``$XDG_CONFIG_HOME/pip/pip.conf``, default ``~/.config``; not read when
+  ``$PIP_CONFIG_FILE`` names a file that exists), the site file (``PREFIX/pip.conf`` of
+  the environment pip runs in), then ``$PIP_CONFIG_FILE``; ``os.devnull`` loads none;
+- a ``PIP_<NAME>`` variable beats every file;
+- the values are merged per section and key first (a later file's empty value replaces
+  an earlier one's), then a command's own section (``[install]``) beats ``[global]``
+  wherever each was set, and an empty value counts as not set.
+
+Only the Linux (XDG) locations are read; a file that cannot be read or parsed is
+skipped (pip refuses it itself, in its own words). pip's ``--isolated`` and its
+base-prefix file are not read.
 """
 
 from __future__ import annotations
@@ -17,50 +26,81 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["config_files", "pip_cert"]
+__all__ = ["config_files", "pip_cert", "pip_setting"]
 
 _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
 
 
-def config_files(env: Mapping[str, str]) -> list[Path]:
-    """pip's configuration files for ``env``, in the order pip reads them."""
+def config_files(env: Mapping[str, str], site: Path | None = None) -> list[Path]:
+    """pip's configuration files for ``env``, lowest priority first. ``site``: the
+    environment pip runs in (default ``$VIRTUAL_ENV``); its ``pip.conf`` is the site file."""
     chosen = env.get("PIP_CONFIG_FILE")
     if chosen == os.devnull:
         return []
-    files = [Path(chosen)] if chosen else []
+    files = []
     for folder in (env.get("XDG_CONFIG_DIRS") or "/etc/xdg").split(":"):
         if folder:
             files.append(Path(folder) / "pip" / "pip.conf")
     files.append(Path("/etc/pip.conf"))
-    home = env.get("HOME")
-    if home:
-        files.append(Path(home) / ".pip" / "pip.conf")
-    config_home = env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
-    if config_home:
-        files.append(Path(config_home) / "pip" / "pip.conf")
-    if env.get("VIRTUAL_ENV"):
-        files.append(Path(env["VIRTUAL_ENV"]) / "pip.conf")
+    if not (chosen and os.path.exists(chosen)):
+        home = env.get("HOME")
+        if home:
+            files.append(Path(home) / ".pip" / "pip.conf")
+        config_home = env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
+        if config_home:
+            files.append(Path(config_home) / "pip" / "pip.conf")
+    if site is None and env.get("VIRTUAL_ENV"):
+        site = Path(env["VIRTUAL_ENV"])
+    if site is not None:
+        files.append(site / "pip.conf")
+    if chosen:
+        files.append(Path(chosen))
     return files
+
+
+def _normalized(name: str) -> str:
+    """A key as pip compares it: lower case, ``-`` for ``_``, no leading ``--``."""
+    return name.lower().replace("_", "-").removeprefix("--")
+
+
+def pip_setting(
+    env: Mapping[str, str], name: str, *, command: str = "install", site: Path | None = None
+) -> tuple[str, str] | None:
+    """``(value, where it was set)`` of pip's setting ``name`` for pip's ``command``, or
+    None: ``PIP_<NAME>`` (``where`` is the variable), else the files (``NAME in PATH``)."""
+    variable = "PIP_" + name.upper().replace("-", "_")
+    if env.get(variable):
+        return env[variable], variable
+    texts = []
+    for path in config_files(env, site):
+        try:
+            with path.open("rb") as handle:
+                texts.append((path, handle.read(_MAX_CONFIG_BYTES).decode("utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    if not texts:
+        return None
+    # Here, not at the top: for files that exist only (most machines have none).
+    import configparser
+
+    merged: dict[tuple[str, str], tuple[str, Path]] = {}
+    for path, text in texts:
+        parser = configparser.RawConfigParser()
+        try:
+            parser.read_string(text, source=str(path))
+        except configparser.Error:
+            continue
+        for section in parser.sections():
+            for key, value in parser.items(section):
+                merged[section, _normalized(key)] = (value, path)
+    wanted = _normalized(name)
+    for section in (command, "global"):
+        value, path = merged.get((section, wanted), ("", Path()))
+        if value.strip():
+            return value.strip(), f"{name} in {path}"
+    return None
 
 
 def pip_cert(env: Mapping[str, str]) -> tuple[str, str] | None:
     """``(path, where it was set)`` of pip's ``cert`` for ``pip install``, or None."""
-    if env.get("PIP_CERT"):
-        return env["PIP_CERT"], "PIP_CERT"
-    # Here, not at the top: the install side imports this module for config_files alone.
-    import configparser
-
-    found = None
-    for path in config_files(env):
-        try:
-            with path.open("rb") as handle:
-                text = handle.read(_MAX_CONFIG_BYTES).decode("utf-8")
-            parser = configparser.RawConfigParser()
-            parser.read_string(text, source=str(path))
-        except (OSError, UnicodeDecodeError, configparser.Error):
-            continue  # pip refuses such a file itself, in its own words
-        for section in ("global", "install"):
-            value = parser.get(section, "cert", fallback=None)
-            if value and value.strip():
-                found = (value.strip(), f"cert in {path}")
-    return found
+    return pip_setting(env, "cert")

@@ -29,7 +29,6 @@ Everything said goes through a :class:`Reporter`; the command line prints it.
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
 import os
 import sys
@@ -61,15 +60,17 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.install.kernels import KernelReader
     from resolver_hook.manifest import Manifest
+    from resolver_hook.planner import Planner
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
 __all__ = [
+    "InstallSession",
     "Invocation",
+    "Machine",
     "OptionalOutcome",
     "Reporter",
     "build_invocation",
-    "install",
     "needs_rewrite",
     "optional_install",
     "private_tempdir",
@@ -105,27 +106,18 @@ class Reporter(Protocol):
 # --- the use-case ------------------------------------------------------------------
 
 
-def install(
-    tool: str,
-    installer_args: Sequence[str],
-    *,
-    profile_for: Callable[[Installer], HostProfile],
-    manifests: Mapping[str, Manifest],
-    expand: Expand | None = None,
-    optional: Sequence[str] = (),
-    env: dict[str, str],
-    report: Reporter,
-    today: datetime.date | None = None,
-    proof: bool = True,
-    verify_kernels: bool | None = None,
-    strict: bool = False,
-) -> int:
-    """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
+class Machine(Protocol):
+    """The machine a session plans for, once the installer (so its Python) is known."""
 
-    ``expand`` reads the pages of the packages a plan needs (those asked for, then those
-    arriving as dependencies) into ``manifests``; None: ``manifests`` are planned as given.
+    def profile_for(self, installer: Installer) -> HostProfile:
+        """The profile to plan for when installing with ``installer``."""
 
-    ``today`` (from the caller's clock) lets the plan note built-in data checked long ago.
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstallSession:
+    """One install with ``tool``: the planner (the settings, the pages, the plans: its
+    ``read_pages=False`` plans the manifests as given), the machine, where words go.
+
     ``proof``: ask the installer what it would install first and hold it to the plan
     (:mod:`resolver_hook.install.checked`); off, the installer runs unchecked.
     ``strict``: refuse a package the plan cannot judge on this machine (cause
@@ -133,84 +125,106 @@ def install(
     ``verify_kernels``: read the flavoured wheels' kernels before installing them
     (:mod:`resolver_hook.install.kernels`; needs the checked resolution); None: only
     those whose kernel list the plan assumes, on a detected machine; False: none.
-
-    1 when a package has no fit or a source build's needs are not met (the installer
-    never runs); the installer's own code otherwise.
     """
-    from resolver_hook.reqfile import read_requirements
-    from resolver_hook.resolve import resolve
 
-    parsed = parse_install_args(tool, installer_args)
-    installer = find_installer(tool, parsed, env)
-    with _timings.phase("machine"):
-        profile = profile_for(installer)
-    implied = implied_constraints(tool, env, _prefix(installer.python))
-    if implied.files:
-        report.say(
-            f"planned with the constraints the installer reads from {implied.source}: "
-            f"{' '.join(implied.files)}"
-        )
-    # uv reads '-r -' from standard input (pip has no such spelling: it says so itself).
-    stdin = _read_stdin() if tool == "uv" and "-" in parsed.requirement_files else None
-    with _timings.phase("plan"):
-        reqs = read_requirements(
-            parsed.requirement_files,
-            [*parsed.requirements, *optional],
-            constraints=[*parsed.constraint_files, *implied.files],
-            stdin=stdin,
-        )
-    if expand is not None:
-        with _timings.phase("pages"):
-            manifests = expand(manifests, reqs)
-    with _timings.phase("plan"):
-        plan = resolve(reqs, manifests, profile, today=today)
-    optional_names = frozenset(requirement_name(o) or o for o in optional)
-    blocking = [p for p in plan.errors if p.name not in optional_names]
-    if blocking:
-        report.no_fit(plan)
-        report.refused(
-            f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
-            f"fits {profile.describe()}"
-        )
-        return 1
-    unjudged = [p for p in plan.unjudged if p.name not in optional_names]
-    if strict and unjudged:
-        for p in unjudged:
-            report.error(f"{p.name}: {p.reason}", None)
-        report.refused(
-            f"nothing was installed: --strict, and {', '.join(p.name for p in unjudged)} "
-            f"cannot be judged on {profile.describe()}"
-        )
-        return 1
-    if plan.variants:
-        from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env
+    tool: str
+    planner: Planner
+    machine: Machine
+    report: Reporter
+    proof: bool = True
+    verify_kernels: bool | None = None
+    strict: bool = False
 
-        if installer.tool == "pip":
-            raise pip_refusal(plan, reqs, manifests, profile)
-        env = {**env, **uv_variant_env(profile, env)}
-    if plan.builds:
-        from resolver_hook.build.preflight import preflight
+    def install(
+        self,
+        installer_args: Sequence[str],
+        *,
+        manifests: Mapping[str, Manifest],
+        optional: Sequence[str] = (),
+    ) -> int:
+        """Plan the requirements in ``installer_args``, check, run the installer; its
+        exit code. The pages of the packages a plan needs (those asked for, then those
+        arriving as dependencies) are read into ``manifests``.
 
-        # A source build that would fail late on its toolchain fails now, with the fix.
-        failures = preflight(plan)
-        for line in failures:
-            report.error(line)
-        if failures:
+        1 when a package has no fit or a source build's needs are not met (the installer
+        never runs); the installer's own code otherwise.
+        """
+        from resolver_hook.reqfile import read_requirements
+
+        tool, report, planner = self.tool, self.report, self.planner
+        env = dict(planner.settings.env)
+        parsed = parse_install_args(tool, installer_args)
+        installer = find_installer(tool, parsed, env)
+        with _timings.phase("machine"):
+            profile = self.machine.profile_for(installer)
+        implied = implied_constraints(tool, env, _prefix(installer.python))
+        if implied.files:
+            report.say(
+                f"planned with the constraints the installer reads from {implied.source}: "
+                f"{' '.join(implied.files)}"
+            )
+        # uv reads '-r -' from standard input (pip has no such spelling: it says so itself).
+        stdin = _read_stdin() if tool == "uv" and "-" in parsed.requirement_files else None
+        with _timings.phase("plan"):
+            reqs = read_requirements(
+                parsed.requirement_files,
+                [*parsed.requirements, *optional],
+                constraints=[*parsed.constraint_files, *implied.files],
+                stdin=stdin,
+            )
+        if planner.read_pages:
+            with _timings.phase("pages"):
+                manifests = planner.pages_for(manifests, reqs)
+        with _timings.phase("plan"):
+            plan = planner.plan(reqs, manifests, profile)
+        optional_names = frozenset(requirement_name(o) or o for o in optional)
+        blocking = [p for p in plan.errors if p.name not in optional_names]
+        if blocking:
+            report.no_fit(plan)
             report.refused(
-                "nothing was installed: a source build's needs are not met "
-                "('resolver-hook doctor --build' shows the toolchain)"
+                f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
+                f"fits {profile.describe()}"
             )
             return 1
-    session = _Session(
-        manifests=manifests,
-        expand=expand,
-        profile=profile,
-        today=today,
-        proof=proof,
-        optional=optional,
-        verify_kernels=verify_kernels,
-    )
-    return _run(installer, parsed, plan, reqs, env=env, session=session, report=report, stdin=stdin)
+        unjudged = [p for p in plan.unjudged if p.name not in optional_names]
+        if self.strict and unjudged:
+            for p in unjudged:
+                report.error(f"{p.name}: {p.reason}", None)
+            report.refused(
+                f"nothing was installed: --strict, and {', '.join(p.name for p in unjudged)} "
+                f"cannot be judged on {profile.describe()}"
+            )
+            return 1
+        if plan.variants:
+            from resolver_hook.install.variantwheels import pip_refusal, uv_variant_env
+
+            if installer.tool == "pip":
+                raise pip_refusal(plan, reqs, manifests, profile)
+            env = {**env, **uv_variant_env(profile, env)}
+        if plan.builds:
+            from resolver_hook.build.preflight import preflight
+
+            # A source build that would fail late on its toolchain fails now, with the fix.
+            failures = preflight(plan)
+            for line in failures:
+                report.error(line)
+            if failures:
+                report.refused(
+                    "nothing was installed: a source build's needs are not met "
+                    "('resolver-hook doctor --build' shows the toolchain)"
+                )
+                return 1
+        session = _Session(
+            manifests=manifests,
+            planner=planner,
+            profile=profile,
+            proof=self.proof,
+            optional=optional,
+            verify_kernels=self.verify_kernels,
+        )
+        return _run(
+            installer, parsed, plan, reqs, env=env, session=session, report=report, stdin=stdin
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,17 +232,11 @@ class _Session:
     """What a session needs beyond the plan: to plan dependencies and to check."""
 
     manifests: Mapping[str, Manifest]
-    expand: Expand | None
+    planner: Planner
     profile: HostProfile
-    today: datetime.date | None
     proof: bool
     optional: Sequence[str]
     verify_kernels: bool | None = None
-
-
-# Manifests, with the pages of the packages the requirements ask for (and of what they
-# couple with) read.
-Expand = Callable[[Mapping[str, "Manifest"], "ReqFile"], Mapping[str, "Manifest"]]
 
 
 def _read_stdin() -> bytes:
@@ -501,7 +509,6 @@ def _plan_dependencies(
     from packaging.utils import canonicalize_name
 
     from resolver_hook.reqfile import ReqEntry, ReqFile
-    from resolver_hook.resolve import resolve
 
     entries = []
     for name, specs in found.items():
@@ -523,10 +530,10 @@ def _plan_dependencies(
         )
     more = ReqFile(entries=(*reqs.entries, *entries), files=reqs.files, warnings=reqs.warnings)
     manifests = session.manifests
-    if session.expand is not None:
+    if session.planner.read_pages:
         arriving = ReqFile(entries=tuple(entries), files=(), warnings=())
-        manifests = session.expand(manifests, arriving)
-    plan = resolve(more, manifests, session.profile, today=session.today)
+        manifests = session.planner.pages_for(manifests, arriving)
+    plan = session.planner.plan(more, manifests, session.profile)
     blocking = [p for p in plan.errors if p.name in found]
     if blocking:
         report.no_fit(plan)

@@ -1,0 +1,99 @@
+"""The planner: manifests with their index pages read, and plans, under one :class:`Settings`.
+
+Built once per command from its settings (pip builds its ``PackageFinder`` from a search
+scope and preferences the same way): the page client, the shipped snapshot behind it
+and the mirrors all come from the one value, never from flags or the environment read
+at the point of use.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from resolver_hook.index import IndexClient
+from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.snapshot import builtin_snapshot
+from resolver_hook.inventory.sources import FallbackSource
+from resolver_hook.resolve import resolve
+from resolver_hook.settings import Settings
+
+if TYPE_CHECKING:
+    from resolver_hook.host import HostProfile
+    from resolver_hook.manifest import Manifest
+    from resolver_hook.reqfile import ReqFile
+    from resolver_hook.resolve import Plan
+
+__all__ = ["Planner", "requirement_names"]
+
+
+def requirement_names(reqs: ReqFile) -> list[str]:
+    """The names the requirements ask for (what a plan reads the pages of), a wheel URL's
+    too: it is judged against the builds its manifest's pages list."""
+    return [e.name for e in reqs.requirements if e.name]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Planner:
+    """Reads pages and makes plans with ``settings``. ``today`` (the caller's clock) lets
+    a plan note built-in data checked long ago. ``read_pages=False``: manifests are
+    planned as given (``env create``'s passes)."""
+
+    settings: Settings
+    today: datetime.date | None = None
+    read_pages: bool = True
+
+    def pages(
+        self,
+        manifests: Mapping[str, Manifest],
+        names: Iterable[str] | None = None,
+        profile: HostProfile | None = None,
+    ) -> Mapping[str, Manifest]:
+        """``manifests`` with the index flavours of ``names`` (every manifest when None)
+        and of what they couple with replaced by the files their pages list (the
+        inventory), read through the index client; the shipped snapshot serves a page
+        the client cannot give (offline: one not in its page cache). What the reading
+        showed is in the manifests' ``notes``. ``read_pages=False``: ``manifests``."""
+        if not self.read_pages:
+            return manifests
+        s = self.settings
+        client = IndexClient(
+            allow_insecure=s.allow_insecure,
+            offline=s.offline,
+            refresh=s.refresh,
+            mirrors=s.mirrors,
+            timeout=s.timeout,
+            env=s.env,
+        )
+        source = FallbackSource(client, builtin_snapshot(), s.mirrors, offline=s.offline)
+        wanted = None
+        if profile is not None and profile.tags:
+            accepted = frozenset(profile.tags)
+
+            def wanted(tags: frozenset[object]) -> bool:
+                return any(str(t) in accepted for t in tags)
+
+        chosen = list(manifests) if names is None else list(names)
+        done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
+        return with_notes(done, [*done.notes, *source.notes, *client.notes])
+
+    def pages_for(
+        self,
+        manifests: Mapping[str, Manifest],
+        reqs: ReqFile,
+        profile: HostProfile | None = None,
+    ) -> Mapping[str, Manifest]:
+        """:meth:`pages` of the names ``reqs`` asks for."""
+        return self.pages(manifests, requirement_names(reqs), profile)
+
+    def plan(
+        self,
+        reqs: ReqFile | Iterable[str],
+        manifests: Mapping[str, Manifest],
+        profile: HostProfile,
+    ) -> Plan:
+        """The plan of ``reqs`` for ``profile``."""
+        return resolve(reqs, manifests, profile, today=self.today)

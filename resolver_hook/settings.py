@@ -1,0 +1,104 @@
+"""One settings value: the command line and the environment, combined once per command.
+
+Every use case (plan, explain, lock, install, sync, env, enable) takes a
+:class:`Settings` made when the command starts, instead of reading flags and
+``os.environ`` where it needs them. What each field means:
+
+- ``env``: the environment the command runs in, as it was when the command started
+  (the installer's and the page client's too: proxies, pip's ``cert``, netrc are read
+  from it when a connection is first opened, :mod:`resolver_hook.index.fetch`);
+- ``allow_insecure``: ``--allow-insecure-urls`` or ``RESOLVER_HOOK_ALLOW_INSECURE_URLS``
+  (loopback http and ``file:`` URLs accepted, :mod:`resolver_hook.manifest.urls`);
+- ``offline``: ``--offline`` or ``RESOLVER_HOOK_OFFLINE``; ``refresh``: ``--refresh``;
+- ``mirrors``: ``RESOLVER_HOOK_MIRRORS``, then ``--mirror`` (:mod:`resolver_hook.index.mirrors`);
+- ``timeout``: ``--timeout`` or ``RESOLVER_HOOK_TIMEOUT`` (seconds, default 30), one
+  meaning everywhere: the most one index page or metadata file may take in all, and
+  the most any one wait for the server may take (a file downloaded whole to hash it:
+  that plus a second per 128 KiB; :class:`resolver_hook.index.fetch.Transport`);
+- ``index_url``: ``--index-url`` where the command has it (``lock --format pylock``).
+
+A flag turns a setting on; a variable set to ``1``, ``true`` or ``yes`` does too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from resolver_hook.errors import UsageError
+from resolver_hook.index.mirrors import Mirror, mirrors_from
+from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
+from resolver_hook.manifest import ENV_INSECURE
+
+__all__ = ["ENV_OFFLINE", "ENV_TIMEOUT", "Settings", "combine", "env_flag", "seconds_problem"]
+
+ENV_OFFLINE = "RESOLVER_HOOK_OFFLINE"
+ENV_TIMEOUT = "RESOLVER_HOOK_TIMEOUT"
+
+
+def seconds_problem(text: str) -> str | None:
+    """What is wrong with ``text`` as a timeout (a positive, finite number of seconds, at
+    most MAX_NETWORK_SECONDS: 0 would wait forever), or None."""
+    try:
+        value = float(text)
+    except ValueError:
+        return f"{text!r} is not a number of seconds"
+    if not value > 0:
+        return f"{text!r}: the timeout must be more than 0 seconds"
+    if not value <= MAX_NETWORK_SECONDS:  # also inf; nan failed above
+        return f"{text!r}: the timeout must be at most {MAX_NETWORK_SECONDS:g} seconds"
+    return None
+
+
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """Whether ``name`` is set to 1/true/yes in ``env``."""
+    return env.get(name, "") in ("1", "true", "yes")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """What a command was asked to do it with (see the module's docstring)."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    allow_insecure: bool = False
+    offline: bool = False
+    refresh: bool = False
+    mirrors: tuple[Mirror, ...] = ()
+    timeout: float = NETWORK_DEADLINE
+    index_url: str | None = None
+
+
+def combine(
+    env: Mapping[str, str],
+    *,
+    allow_insecure_urls: bool = False,
+    offline: bool = False,
+    refresh: bool = False,
+    mirror: Iterable[str] | None = None,
+    timeout: float | None = None,
+    index_url: str | None = None,
+) -> Settings:
+    """The settings of a command run in ``env`` with these flags. ``mirror``: the
+    ``--mirror`` values of a command that reads index pages (None: it reads none, so
+    neither ``RESOLVER_HOOK_MIRRORS`` nor ``RESOLVER_HOOK_TIMEOUT`` is read). A mirror
+    that is not ``UPSTREAM=MIRROR`` under the URL policy, or a timeout variable that is
+    no number of seconds, is a UsageError."""
+    insecure = allow_insecure_urls or env_flag(env, ENV_INSECURE)
+    mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
+    if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
+        problem = seconds_problem(env[ENV_TIMEOUT])
+        if problem is not None:
+            raise UsageError(
+                f"{ENV_TIMEOUT}: {problem}", hint="set it to a number of seconds, or unset it"
+            )
+        timeout = float(env[ENV_TIMEOUT])
+    return Settings(
+        env=MappingProxyType(dict(env)),
+        allow_insecure=insecure,
+        offline=offline or env_flag(env, ENV_OFFLINE),
+        refresh=refresh,
+        mirrors=mirrors,
+        timeout=NETWORK_DEADLINE if timeout is None else timeout,
+        index_url=index_url,
+    )

@@ -1,0 +1,146 @@
+"""pip's configuration read as pip reads it, checked against the pip that runs here.
+
+pip merges its files global, user, site, then ``PIP_CONFIG_FILE`` (each overriding the
+one before) and skips the user files when ``PIP_CONFIG_FILE`` names a file that exists
+(docs/facts.md section 3, "pip's configuration files"). Each case writes the files,
+asks real pip (``pip config debug`` / ``pip config list``) what applies, and asks the
+hook's one reader the same.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.index.pipconfig import config_files, pip_cert, pip_setting
+from resolver_hook.install.pipconfig import implied_constraints
+from tests.installenv import GpuIndex, clean_env, make_venv
+from tests.test_install import B200, hook, versions
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = clean_env(tmp_path, HOME=str(tmp_path / "home"))
+    del env["PIP_CONFIG_FILE"]
+    env.pop("XDG_CONFIG_HOME", None)
+    env["XDG_CONFIG_DIRS"] = str(tmp_path / "xdg")
+    env["VIRTUAL_ENV"] = sys.prefix  # the site file of the pip that runs below
+    return {**env, **extra}
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _pip(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "config", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+def _pip_files(env: dict[str, str]) -> list[Path]:
+    """The files ``pip config debug`` says it reads, lowest priority first."""
+    variants: dict[str, list[Path]] = {}
+    current = ""
+    for line in _pip(env, "debug").splitlines():
+        if re.fullmatch(r"[a-z_]+:", line):
+            current = line[:-1]
+        elif m := re.fullmatch(r"  (.+), exists: (True|False)", line):
+            variants.setdefault(current, []).append(Path(m.group(1)))
+    return [p for kind in ("global", "user", "site", "env") for p in variants.get(kind, [])]
+
+
+def _pip_value(env: dict[str, str], name: str) -> str | None:
+    """What ``pip install`` takes for ``name`` from its files: ``[install]`` over
+    ``[global]``, an empty value as unset (pip's cli/parser.py)."""
+    found = dict(re.findall(r"^([\w.:-]+)='(.*)'$", _pip(env, "list"), re.M))
+    return found.get(f"install.{name}") or found.get(f"global.{name}") or None
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> dict[str, Path]:
+    return {
+        "global": _write(tmp_path / "xdg" / "pip" / "pip.conf", "[global]\ncert = /g.pem\n"),
+        "user": _write(
+            tmp_path / "home" / ".config" / "pip" / "pip.conf",
+            "[install]\ncert = /user.pem\nconstraint = /user.txt\n",
+        ),
+        "env": _write(tmp_path / "env.conf", "[global]\ncert = /env.pem\nconstraint = /env.txt\n"),
+    }
+
+
+def test_pip_config_file_comes_last_and_hides_the_user_files(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    env = _env(tmp_path, PIP_CONFIG_FILE=str(layout["env"]))
+    assert config_files(env) == _pip_files(env)
+    assert layout["user"] not in config_files(env)
+    assert _pip_value(env, "cert") == "/env.pem"
+    assert pip_cert(env) == ("/env.pem", f"cert in {layout['env']}")
+    assert _pip_value(env, "constraint") == "/env.txt"
+    got = implied_constraints("pip", env, None)
+    assert (got.files, got.source) == (("/env.txt",), f"constraint in {layout['env']}")
+
+
+def test_a_pip_config_file_that_does_not_exist_keeps_the_user_files(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    env = _env(tmp_path, PIP_CONFIG_FILE=str(tmp_path / "missing.conf"))
+    assert config_files(env) == _pip_files(env)
+    assert _pip_value(env, "cert") == "/user.pem"
+    assert pip_cert(env) == ("/user.pem", f"cert in {layout['user']}")
+
+
+def test_install_section_of_an_earlier_file_beats_global_of_a_later_one(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    _write(layout["global"], "[install]\ncert = /gi.pem\n")
+    env = _env(tmp_path, PIP_CONFIG_FILE=str(layout["env"]))
+    assert _pip_value(env, "cert") == "/gi.pem"
+    assert pip_cert(env) == ("/gi.pem", f"cert in {layout['global']}")
+
+
+def test_an_empty_value_in_a_later_file_unsets_the_setting(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    _write(layout["user"], "[global]\ncert =\n")
+    env = _env(tmp_path)
+    assert config_files(env) == _pip_files(env)
+    # The machine's own /etc/pip.conf may set a cert too: the empty user value hides it.
+    assert _pip_value(env, "cert") is None
+    assert pip_cert(env) is None
+
+
+def test_a_variable_beats_every_file(tmp_path: Path, layout: dict[str, Path]) -> None:
+    env = _env(tmp_path, PIP_CONFIG_FILE=str(layout["env"]), PIP_CERT="/var.pem")
+    assert pip_setting(env, "cert") == ("/var.pem", "PIP_CERT")
+    assert pip_setting(env, "constraint") == ("/env.txt", f"constraint in {layout['env']}")
+
+
+def test_a_constraint_in_a_user_file_pip_skips_is_not_planned(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """The user's pip.conf pins the cu126 build; PIP_CONFIG_FILE names a file, so pip never
+    reads it: the plan (and pip) take the machine's own build, cu130."""
+    cons = _write(tmp_path / "cons.txt", "demo-gpu==1.0+cu126\n")
+    _write(tmp_path / "home" / ".config" / "pip" / "pip.conf", f"[install]\nconstraint = {cons}\n")
+    mine = _write(tmp_path / "mine.conf", "[global]\n")
+    venv = tmp_path / "v"
+    make_venv(venv)
+    env = {"HOME": str(tmp_path / "home"), "PIP_CONFIG_FILE": str(mine)}
+    args = ["pip", "--target", B200, "install", "--index-url", gpu_index.simple, "demo-gpu"]
+    proc = hook(*args, venv=venv, env=env, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "planned with the constraints" not in proc.stderr
+    assert versions(venv)["demo-gpu"] == "1.0+cu130"

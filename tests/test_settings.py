@@ -1,0 +1,50 @@
+"""The one settings value: flags and the environment combined once, at the command's start."""
+
+from __future__ import annotations
+
+import pytest
+
+from resolver_hook.errors import UsageError
+from resolver_hook.limits import NETWORK_DEADLINE
+from resolver_hook.settings import Settings, combine
+
+
+def test_flags_or_variables_turn_settings_on() -> None:
+    assert combine({}) == Settings()
+    on = {"RESOLVER_HOOK_OFFLINE": "1", "RESOLVER_HOOK_ALLOW_INSECURE_URLS": "yes"}
+    got = combine(on)
+    assert (got.offline, got.allow_insecure) == (True, True)
+    got = combine({"RESOLVER_HOOK_OFFLINE": "0"}, offline=True, allow_insecure_urls=True)
+    assert (got.offline, got.allow_insecure) == (True, True)
+    assert combine({"RESOLVER_HOOK_OFFLINE": "0"}).offline is False
+
+
+def test_environment_is_a_copy_taken_once() -> None:
+    env = {"HOME": "/h"}
+    got = combine(env)
+    env["HOME"] = "/other"
+    assert got.env["HOME"] == "/h"
+    with pytest.raises(TypeError):
+        got.env["HOME"] = "/x"  # type: ignore[index]
+
+
+def test_mirrors_from_the_environment_then_the_flags() -> None:
+    env = {"RESOLVER_HOOK_MIRRORS": "https://a.example/=https://m.example/a/"}
+    got = combine(env, mirror=["https://b.example/=https://m.example/b/"])
+    assert [m.upstream for m in got.mirrors] == ["https://a.example", "https://b.example"]
+    # A command that reads no index page does not read (nor refuse) the mirrors.
+    assert combine({"RESOLVER_HOOK_MIRRORS": "nonsense"}).mirrors == ()
+    with pytest.raises(UsageError):
+        combine({"RESOLVER_HOOK_MIRRORS": "nonsense"}, mirror=[])
+
+
+def test_timeout_and_index_url() -> None:
+    assert combine({}).timeout == NETWORK_DEADLINE
+    assert combine({"RESOLVER_HOOK_TIMEOUT": "5"}, mirror=[]).timeout == 5.0
+    assert combine({"RESOLVER_HOOK_TIMEOUT": "5"}, mirror=[], timeout=2.0).timeout == 2.0
+    # A command that reads no page does not read (nor refuse) the variable.
+    assert combine({"RESOLVER_HOOK_TIMEOUT": "soon"}).timeout == NETWORK_DEADLINE
+    with pytest.raises(UsageError, match="RESOLVER_HOOK_TIMEOUT: 'soon'"):
+        combine({"RESOLVER_HOOK_TIMEOUT": "soon"}, mirror=[])
+    got = combine({}, timeout=5.0, index_url="https://i.example/simple/")
+    assert (got.timeout, got.index_url) == (5.0, "https://i.example/simple/")
