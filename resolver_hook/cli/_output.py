@@ -12,19 +12,32 @@ word: ``resolver-hook pip -v install ...``; ``-v`` after ``install`` is pip's).
 Progress: :class:`Progress` draws one line on stderr, redrawn in place, for work that
 can take over a second (scan, placeholder check, manifest import, regenerating
 placeholders); only on a terminal, never with ``-q``, and erased when done.
+
+Width: :func:`columns` is the width of the stream written to, as
+:func:`shutil.get_terminal_size` reads it (``COLUMNS`` first, then the terminal;
+:data:`PIPE_COLUMNS` in a pipe or a file). :func:`fit` wraps each line within it at
+spaces, a continuation indented under its line; a word longer than a whole line (a
+URL) is cut in the middle with ``...`` unless ``-v`` asked for every detail, which
+keeps words whole. ``--json`` is never fitted.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import sys
+import textwrap
 import time
 from types import TracebackType
 from typing import TextIO
 
 __all__ = [
+    "PIPE_COLUMNS",
     "Progress",
     "add_output_options",
+    "columns",
+    "fit",
     "paint",
     "set_verbosity",
     "use_colour",
@@ -32,6 +45,13 @@ __all__ = [
 ]
 
 _VERBOSITY = [0]
+
+#: The width of output that goes to no terminal (a pipe, a file): the fallback
+#: :func:`shutil.get_terminal_size` uses too.
+PIPE_COLUMNS = 80
+# Narrower than this, wrapping leaves too little room for a word: fit to this anyway.
+_MIN_COLUMNS = 40
+_CUT = "..."
 
 _STYLES = {
     "error": "1;31",
@@ -102,6 +122,63 @@ def paint_lines(text: str, stream: TextIO) -> str:
         head = next((h for h in ("error", "warning", "hint") if line.startswith(f"{h}:")), None)
         out.append(paint(f"{head}:", head, stream) + line[len(head) + 1 :] if head else line)
     return "\n".join(out)
+
+
+def columns(stream: TextIO | None = None) -> int:
+    """The width to fit ``stream`` (stdout when None) to: ``COLUMNS`` when set to a
+    positive number, else the terminal's width, else :data:`PIPE_COLUMNS`
+    (:func:`shutil.get_terminal_size`, asked of the stream itself, since stdout and
+    stderr may go different ways)."""
+    given = os.environ.get("COLUMNS", "")
+    if given.isdigit() and int(given) > 0:
+        return max(int(given), _MIN_COLUMNS)
+    target = stream if stream is not None else sys.stdout
+    try:
+        width = os.get_terminal_size(target.fileno()).columns
+    except (AttributeError, ValueError, OSError):  # no file descriptor, or not a terminal
+        width = PIPE_COLUMNS
+    return max(width or PIPE_COLUMNS, _MIN_COLUMNS)
+
+
+def fit(text: str, width: int, *, cut: bool = True, hang: int | None = None) -> str:
+    """Every line of ``text`` within ``width`` columns: wrapped at spaces, each
+    continuation indented ``hang`` columns (None: two more than its line); a word
+    longer than a line's room cut in the middle (``cut``), else kept whole on a line of
+    its own."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = " " * min(len(line) - len(body), width // 2)
+        more = indent + "  " if hang is None else " " * min(hang, width // 2)
+        if cut:  # the spaces between words kept as they are: a table's columns stay
+            body = re.sub(r"\S+", functools.partial(_shorten_match, room=width - len(more)), body)
+        out.extend(
+            textwrap.wrap(
+                body,
+                width,
+                initial_indent=indent,
+                subsequent_indent=more,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [line]
+        )
+    return "\n".join(out)
+
+
+def _shorten_match(match: re.Match[str], *, room: int) -> str:
+    return _shorten(match.group(), room)
+
+
+def _shorten(word: str, room: int) -> str:
+    """``word`` cut in the middle to ``room`` characters (``https://host/...tail``)."""
+    if len(word) <= room:
+        return word
+    head = (room - len(_CUT)) // 2
+    return word[:head] + _CUT + word[len(word) - (room - len(_CUT) - head) :]
 
 
 class Progress:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from resolver_hook.cli._inputs import add_manifest_options
 from resolver_hook.cli._machine import add_machine_options
+from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
@@ -138,7 +139,12 @@ def _run(args: argparse.Namespace) -> int:
         data["ok"] = not failed
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(lines) + "\n")
+        # A fix is a command to copy into a shell: never wrapped (a line break there
+        # would run half of it), nor cut.
+        width = columns(sys.stdout)
+        cut = verbosity() <= 0
+        shown = [x if x.lstrip().startswith("fix: ") else fit(x, width, cut=cut) for x in lines]
+        sys.stdout.write("\n".join(shown) + "\n")
     return 1 if failed else 0
 
 

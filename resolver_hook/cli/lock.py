@@ -103,7 +103,7 @@ def _format(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._fs import shown_path, write_atomic
     from resolver_hook.cli.plan import render_errors
-    from resolver_hook.lock.lines import dropped_notes, lock_lines, merge_targets
+    from resolver_hook.lock.lines import dropped_notes, header_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
 
     fmt = _format(args)
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             f"# from {inputs}",
             "# Flavoured packages are pinned; others are as you wrote them.",
         ]
-        header += [f"# note: {n}" for n in notes]
+        header += header_notes(notes)
         text = "\n".join(header + lines) + "\n"
         if path == "-":
             sys.stdout.write(text)

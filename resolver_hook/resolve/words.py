@@ -507,8 +507,12 @@ def build_only_reason(manifest: Manifest) -> str:
 
 
 def unlisted_reason(manifest: Manifest, asked: str) -> str:
-    """A version the manifest does not list: passed to the installer unchanged."""
-    versions = ", ".join(sorted({str(f.version.public) for f in manifest.flavours}))
+    """A version the manifest does not list: passed to the installer unchanged (the
+    versions it knows, newest first as versions, then a count)."""
+    known = sorted({f.version.public for f in manifest.flavours}, key=Version, reverse=True)
+    versions = ", ".join(known[:SHOWN_VERSIONS])
+    if len(known) > SHOWN_VERSIONS:
+        versions += f" and {len(known) - SHOWN_VERSIONS:,} older versions"
     return (
         f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
         f"knows {versions or 'no versions'}: left to the installer unchanged"
