@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def add_requirement_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--example",
         action="store_true",
-        help="plan the bundled example (torch, flash-attn, natten, tilert, numpy)",
+        help=f"plan the bundled example ({', '.join(example_names())})",
     )
 
 
@@ -163,6 +164,14 @@ def example_path() -> str:
     from importlib import resources
 
     return str(resources.files("resolver_hook") / "examples" / EXAMPLE)
+
+
+def example_names() -> list[str]:
+    """The names the bundled example asks for, as its file lists them (the help says
+    what it holds from the file itself, so the two cannot drift apart)."""
+    with open(example_path(), encoding="utf-8") as f:
+        lines = [x.split("#", 1)[0].strip() for x in f]
+    return [m.group() for x in lines if (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", x))]
 
 
 def requirements_from_args(args: argparse.Namespace) -> ReqFile:

@@ -20,6 +20,7 @@ from resolver_hook.cli._inputs import (
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, paint, paint_lines, verbosity
 from resolver_hook.limits import SHOWN_REJECTED_BUILDS
+from resolver_hook.resolve.words import alternative_words
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -183,8 +184,7 @@ def render_errors(plan: Plan, *, verbose: bool = False, width: int | None = None
         out.extend(rejection_lines(p, "  ", verbose=verbose, width=width))
         if p.hint:
             out.append(f"hint: {p.hint}")
-        for alt in p.alternatives:
-            out.append(f"hint: or pin {alt}")
+        out.extend(f"hint: {alternative_words(alt, p.requested)}" for alt in p.alternatives)
     if width is not None:
         out = [fit(x, width, cut=not verbose) for x in out]
     return "\n".join(out) + ("\n" if out else "")

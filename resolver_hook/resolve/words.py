@@ -44,6 +44,7 @@ from resolver_hook.portable.platforms import (
 from resolver_hook.reqfile import ReqEntry
 from resolver_hook.resolve.model import (
     STALE_DAYS,
+    Alternative,
     Change,
     Coupling,
     CouplingCause,
@@ -70,6 +71,7 @@ __all__ = [
     "WITHOUT_THE_GPU",
     "X64_INTERPRETER",
     "accelerator_reason",
+    "alternative_words",
     "as_written_unfit_note",
     "build_only_reason",
     "build_reason",
@@ -480,6 +482,16 @@ def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
 #: Why an :class:`~.model.Alternative` may be pinned on purpose.
 WITHOUT_THE_GPU = "runs without the GPU"
 OUTSIDE_YOUR_SPECIFIER = "outside your specifier"
+
+
+def alternative_words(alt: Alternative, requested: str) -> str:
+    """A build the user may pin instead. One outside their specifier replaces their
+    requirement: pinned beside it (``torch>=2.14`` and ``torch==2.13.0+cpu``), it fits
+    nothing."""
+    if alt.why == OUTSIDE_YOUR_SPECIFIER and requested:
+        return f"or replace your requirement {requested} with {alt.pin}, which fits here"
+    return f"or pin {alt}"
+
 
 NO_MANIFEST = "no manifest: left to the installer"
 AS_WRITTEN = "you gave a URL or path: left as written"
