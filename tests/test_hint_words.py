@@ -3,13 +3,18 @@ names (re-planned with the suggestion), and words that say what holds them."""
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from packaging.utils import parse_wheel_filename
 
 from resolver_hook.cli._inputs import example_names
 from resolver_hook.reqfile import read_requirements
 from tests.clirun import cli
+from tests.test_doctor import fake_python
 
 
 def _gets(err: str, package: str) -> list[tuple[str, str]]:
@@ -77,3 +82,23 @@ def test_example_help_names_what_the_example_holds(capsys: pytest.CaptureFixture
         text = " ".join(capsys.readouterr().out.replace("-\n", "-").split())
         assert f"plan the bundled example ({', '.join(held)})" in text.replace("- ", "-")
     assert "tilert" not in held
+
+
+@pytest.mark.builtin_data
+def test_doctor_knows_a_tilert_the_hook_installed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # What a plan for B200 pins tilert to (its files come from its index page: here the
+    # shipped snapshot's copy), then doctor on an environment holding that build.
+    target = "linux-x86_64-py312-cuda13.0-sm100"
+    code, out, _ = cli(capsys, "plan", "tilert", "--target", target, "--json")
+    assert code == 0
+    (tilert,) = [p for p in json.loads(out)["packages"] if p["name"] == "tilert"]
+    assert "0.1.5.post2" not in tilert["version"]  # a release the manifest does not list
+    filename = unquote(tilert["url"].rsplit("/", 1)[-1].split("#", 1)[0])
+    tags = sorted(str(t) for t in parse_wheel_filename(filename)[3])
+    dists = [{"name": "tilert", "version": tilert["version"], "tags": tags}]
+    monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_CUDA", "13.0")
+    monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "10.0")
+    code, out, _ = cli(capsys, "doctor", "--python", fake_python(tmp_path, dists))
+    assert f"ok      tilert {tilert['version']}: fits this machine" in out.splitlines(), out

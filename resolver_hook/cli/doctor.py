@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from resolver_hook.cli._inputs import add_manifest_options
+from resolver_hook.cli._inputs import add_inventory_options, add_manifest_options
 from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.errors import UsageError
@@ -109,6 +109,7 @@ def register(subparsers: Any) -> None:
         help="give up on a tool that has not answered after this long (default: 10)",
     )
     add_manifest_options(parser)
+    add_inventory_options(parser)
     add_machine_options(parser)
     parser.set_defaults(func=_run)
 
@@ -212,7 +213,7 @@ def _host_part(
     args: argparse.Namespace, data: dict[str, Any], lines: list[str]
 ) -> tuple[bool, HostProfile]:
     """The detection report and the installed-package check; (failed, profile)."""
-    from resolver_hook.cli._inputs import manifests_from_args
+    from resolver_hook.cli._inputs import manifests_from_args, planning_manifests
     from resolver_hook.cli._machine import machine_from_args
     from resolver_hook.cli.detect import render_profile
     from resolver_hook.errors import OperationalError
@@ -235,6 +236,16 @@ def _host_part(
     # The fix installs where the check looked: --python X's environment through uv
     # (pip takes no --python after its command word), else where pip installs.
     installer, uninstaller = _fixers(args.python)
+    notes: list[str] = []
+    if environment is not None:
+        # The builds a plan knows are those its packages' index pages list (the page
+        # cache the hook's plan filled, else the shipped snapshot): a tilert the hook
+        # just installed from its page is a build doctor knows too.
+        names = [d.name for d in environment.distributions if d.name in manifests]
+        if names:
+            seen_by = profile_for_environment(profile, environment.python)
+            manifests = planning_manifests(args, manifests, names, seen_by)
+            notes = list(dict.fromkeys(n for x in names for n in manifests[x].notes))
     cache = scan_cache(os.environ)
     checks = (
         check_installed(
@@ -269,6 +280,7 @@ def _host_part(
         )
     lines.append("")
     lines += package_lines(checks, environment, env_error)
+    lines += [f"note: {n.split(chr(10), 1)[0]}" for n in notes]
     failed = env_error is not None or any(c.status == "fail" for c in checks)
     if not args.build and not args.need:
         lines.append("")
