@@ -41,9 +41,15 @@ def dead_mirror(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _over(text: str, width: int) -> list[str]:
-    """The lines wider than ``width``, but for one unbroken word (a URL to copy, kept
-    whole) after its indent."""
-    return [x for x in text.splitlines() if len(x) > width and len(x.split()) > 1]
+    """The lines wider than ``width``, but for the requirement, constraint and
+    find-links lines (to copy: never wrapped or cut)."""
+    out, copying = [], False
+    for x in text.splitlines():
+        if not x.startswith(" "):
+            copying = x in ("requirements:", "constraints:", "find-links:")
+        elif len(x) > width and not copying:
+            out.append(x)
+    return out
 
 
 @pytest.mark.parametrize("width", WIDTHS)

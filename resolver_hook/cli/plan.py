@@ -100,7 +100,7 @@ def render_plan(
 ) -> str:
     """The plan in text; ``colour``: the stream whose terminal decides colour; ``width``:
     the columns to fit each line to (None: as long as they come). The requirement,
-    constraint and find-links lines are never cut (they are for copying)."""
+    constraint and find-links lines are never wrapped or cut (they are for copying)."""
 
     def style(text: str, name: str) -> str:
         return paint(text, name, colour) if colour is not None else text
@@ -145,7 +145,7 @@ def render_plan(
     ):
         if items:
             lines.append(f"{title}:")
-            lines.extend(fitted(f"  {x}", cut=False) for x in items)
+            lines.extend(f"  {x}" for x in items)  # to copy: never wrapped, never cut
     if plan.notes:
         lines.append("notes:")
         lines.extend(fitted(f"  {x}") for x in note_lines(plan.notes, verbose=verbose))
