@@ -6,6 +6,9 @@ import argparse
 import os
 import re
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from resolver_hook.cli._output import Progress
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -30,6 +33,8 @@ __all__ = [
 ]
 
 EXAMPLE = "gpu-stack.txt"
+# A plan's wait for index pages shows a progress line once it has lasted this long.
+PROGRESS_DELAY = 1.0
 
 
 def add_requirement_options(parser: argparse.ArgumentParser) -> None:
@@ -156,7 +161,14 @@ def planning_manifests(
             return any(str(t) in accepted for t in tags)
 
     chosen = list(manifests) if names is None else list(names)
-    done = expand_manifests(manifests, chosen, source, wanted=wanted)
+    # A wait over a second shows: pages read so far and the seconds waited (stderr,
+    # a terminal only, never with --json or -q).
+    waiting = Progress(
+        "reading index pages", delay=PROGRESS_DELAY, enabled=not getattr(args, "json", False)
+    )
+    with waiting:
+        client.on_read = lambda url: waiting.advance(f"done (last: {urlsplit(url).hostname})")
+        done = expand_manifests(manifests, chosen, source, wanted=wanted)
     return with_notes(done, [*done.notes, *source.notes, *client.notes])
 
 

@@ -11,7 +11,8 @@ word: ``resolver-hook pip -v install ...``; ``-v`` after ``install`` is pip's).
 
 Progress: :class:`Progress` draws one line on stderr, redrawn in place, for work that
 can take over a second (scan, placeholder check, manifest import, regenerating
-placeholders); only on a terminal, never with ``-q``, and erased when done.
+placeholders, the index pages a plan reads once the wait passes a second); only on a
+terminal, never with ``-q`` or ``--json``, and erased when done.
 
 Width: :func:`columns` is the width of the stream written to, as
 :func:`shutil.get_terminal_size` reads it (``COLUMNS`` first, then the terminal;
@@ -28,6 +29,7 @@ import os
 import re
 import sys
 import textwrap
+import threading
 import time
 from types import TracebackType
 from typing import TextIO
@@ -184,11 +186,23 @@ def _shorten(word: str, room: int) -> str:
 class Progress:
     """A progress line on stderr: ``scan: 3/10 members, 120.0 MB``; terminal only.
 
-    Use as a context manager; call :meth:`update` as work goes on (redrawn at most
-    ten times a second) and the line is erased at the end.
+    Use as a context manager; call :meth:`update` (or :meth:`advance`, from any
+    thread) as work goes on (redrawn at most ten times a second) and the line is erased
+    at the end. With ``delay``, a wait: nothing is drawn before ``delay`` seconds have
+    passed, and from then on the line is redrawn with the seconds waited even while
+    nothing advances (a host that accepts and never answers). ``enabled=False`` (a
+    command printing ``--json``) draws nothing.
     """
 
-    def __init__(self, what: str, total: int | None = None, *, stream: TextIO | None = None):
+    def __init__(
+        self,
+        what: str,
+        total: int | None = None,
+        *,
+        stream: TextIO | None = None,
+        delay: float = 0.0,
+        enabled: bool = True,
+    ):
         self.what = what
         self.total = total
         self.stream = stream if stream is not None else sys.stderr
@@ -196,31 +210,64 @@ class Progress:
             tty = self.stream.isatty()
         except (AttributeError, ValueError):
             tty = False
-        self.on = tty and verbosity() >= 0
+        self.on = enabled and tty and verbosity() >= 0
         self._last = 0.0
         self._drawn = False
+        self._delay = delay
+        self._start = time.monotonic()
+        self._done = 0
+        self._detail = ""
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def update(self, done: int, detail: str = "", *, force: bool = False) -> None:
         if not self.on:
             return
-        now = time.monotonic()
-        last = self.total is not None and done >= self.total
-        if not (force or last) and self._drawn and now - self._last < 0.1:
-            return
-        self._last = now
-        count = f"{done}/{self.total}" if self.total is not None else str(done)
-        line = f"{self.what}: {count}" + (f" {detail}" if detail else "")
-        self.stream.write(f"\r{line[:200]}\x1b[K")
-        self.stream.flush()
-        self._drawn = True
+        with self._lock:
+            self._done, self._detail = done, detail
+            now = time.monotonic()
+            if now - self._start < self._delay:
+                return
+            last = self.total is not None and done >= self.total
+            if not (force or last) and self._drawn and now - self._last < 0.1:
+                return
+            self._last = now
+            count = f"{done}/{self.total}" if self.total is not None else str(done)
+            line = f"{self.what}: {count}" + (f" {detail}" if detail else "")
+            if self._delay:
+                line += f", {now - self._start:.0f} s"
+            self.stream.write(f"\r{line[: columns(self.stream) - 1]}\x1b[K")
+            self.stream.flush()
+            self._drawn = True
+
+    def advance(self, detail: str = "") -> None:
+        """One more item done (thread-safe)."""
+        with self._lock:
+            self.update(self._done + 1, detail or self._detail)
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            with self._lock:
+                self.update(self._done, self._detail, force=True)
 
     def close(self) -> None:
-        if self.on and self._drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-        self._drawn = False
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
+        with self._lock:
+            if self.on and self._drawn:
+                self.stream.write("\r\x1b[K")
+                self.stream.flush()
+            self._drawn = False
 
     def __enter__(self) -> Progress:
+        if self.on and self._delay > 0:
+            self._ticker = threading.Thread(
+                target=self._tick, name="resolver-hook-progress", daemon=True
+            )
+            self._ticker.start()
         return self
 
     def __exit__(
