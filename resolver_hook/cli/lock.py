@@ -20,6 +20,7 @@ from resolver_hook.cli._inputs import (
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli._output import columns, fit
 from resolver_hook.cli.manifest import _seconds as seconds
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
         )
     failed = [plan for _, _, plan in plans if not plan.ok]
     for plan in failed:
-        sys.stderr.write(f"for {plan.profile.describe()}:\n{render_errors(plan)}")
+        width = columns(sys.stderr)
+        errors = render_errors(plan, width=width)
+        sys.stderr.write(f"{fit(f'for {plan.profile.describe()}:', width)}\n{errors}")
     if failed:
         sys.stderr.write("".join(_split_hints(plans)))
         sys.stderr.write("nothing written\n")
