@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 from pathlib import Path
 
 import pytest
 
+from resolver_hook.manifest import builtin_manifests
 from tests.clirun import cli
+from tests.indexreplica import dead_host_flags
 from tests.test_doctor import TORCH_CU126, fake_python
 
 # torch's shipped manifest: its many flavours (47 from 2026-12) are the point here.
@@ -26,18 +27,10 @@ ROW = r"[* ] (yes|no|n/a) +(yes|no|n/a) +(yes|no|n/a) "  # a flavour's row in ex
 
 @pytest.fixture
 def dead_mirror(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Flags that send every download.pytorch.org page to a loopback port that refuses
-    (bound, then closed: nothing listens), read from the network (not --offline)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    """Flags that send every page the shipped manifests list to a loopback port that
+    refuses, read from the network (not --offline)."""
     monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)
-    return [
-        "--mirror",
-        f"https://download.pytorch.org/whl=http://127.0.0.1:{port}/whl",
-        "--allow-insecure-urls",
-        "--no-cache",
-    ]
+    return [*dead_host_flags(builtin_manifests().values()), "--no-cache"]
 
 
 def _over(text: str, width: int) -> list[str]:

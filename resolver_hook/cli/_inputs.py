@@ -131,12 +131,15 @@ def planning_manifests(
     manifests: Mapping[str, Manifest],
     names: Iterable[str] | None = None,
     profile: HostProfile | None = None,
+    *,
+    unread: dict[str, str] | None = None,
 ) -> Mapping[str, Manifest]:
     """``manifests`` with the index flavours of ``names`` (every manifest when None) and
     of what they couple with replaced by the files their pages list (the inventory),
     read through the index client; the shipped snapshot serves a page the client cannot
     give (``--offline``: one not in its page cache). What the reading showed is in the
-    manifests' ``notes``."""
+    manifests' ``notes``; ``unread``, when given, gets each page that could not be read
+    (its URL, and why in a few words)."""
     from resolver_hook.index import IndexClient, mirrors_from
     from resolver_hook.inventory import expand_manifests
     from resolver_hook.inventory.expand import with_notes
@@ -169,6 +172,8 @@ def planning_manifests(
     with waiting:
         client.on_read = lambda url: waiting.advance(f"done (last: {urlsplit(url).hostname})")
         done = expand_manifests(manifests, chosen, source, wanted=wanted)
+    if unread is not None:
+        unread.update(source.unread)
     return with_notes(done, [*done.notes, *source.notes, *client.notes])
 
 

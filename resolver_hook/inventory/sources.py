@@ -96,6 +96,7 @@ class SnapshotOnly:
 class _Unread:
     """A page the primary source could not give: as shown, why, and what served it."""
 
+    asked: str  # the page's URL as the manifest gives it
     url: str
     why: str
     cause: str
@@ -136,6 +137,7 @@ class FallbackSource(SnapshotOnly):
             else:
                 out[url] = page
             unread = _Unread(
+                asked=url,
                 url=shown,
                 why=_reason(page),
                 cause=getattr(page, "cause", ""),
@@ -148,6 +150,20 @@ class FallbackSource(SnapshotOnly):
     @property
     def notes(self) -> list[str]:
         return [*self._notes, *self._unread_notes()]
+
+    @property
+    def unread(self) -> dict[str, str]:
+        """Each page that failed when read (its URL as asked), and why in a few words:
+        ``download.pytorch.org unreachable (name not resolved)``. Offline, none: a page
+        left unread is not one that cannot be read."""
+        out: dict[str, str] = {}
+        for x in [] if self._offline else self._unread:
+            host = urlsplit(x.url).hostname or x.url
+            if x.cause in UNREACHABLE:
+                out[x.asked] = f"{host} unreachable ({x.cause})"
+            else:
+                out[x.asked] = f"{host} could not be read ({x.cause or x.why})"
+        return out
 
     def _unread_notes(self) -> list[str]:
         """One note per host and cause (see the module docstring)."""
