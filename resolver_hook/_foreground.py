@@ -135,6 +135,7 @@ def foreground(
     merge_stderr: bool = False,
 ) -> tuple[int, str]:
     """Run an installer in the terminal's process group; (exit code, kept stdout tail).
+    An installer killed by signal N exits 128+N (137 for SIGKILL), as a shell says it.
 
     With ``tee``, stdout is read line by line, passed to ``tee`` and its last
     ``tail_lines`` lines kept; ``merge_stderr`` reads stderr in the same stream (uv
@@ -164,6 +165,10 @@ def foreground(
                     del tail[:-tail_lines]
                 proc.stdout.close()
             code = proc.wait()
+            if code < 0:
+                # Killed by signal N (Popen says -N): the shell's 128+N, as this
+                # command's own exit code says it (sys.exit(-9) would exit 247).
+                code = 128 - code
         except BaseException:
             _kill(proc)
             proc.wait()

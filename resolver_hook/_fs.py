@@ -37,7 +37,7 @@ import os
 import select
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from resolver_hook._tempdir import private_folder, sigterm_raises
 from resolver_hook.errors import OperationalError, UsageError
@@ -60,6 +60,7 @@ __all__ = [
     "sha256_file",
     "shown_path",
     "sigterm_raises",
+    "write_all",
     "write_atomic",
 ]
 
@@ -190,6 +191,107 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool 
             if not replaced:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
+
+
+def write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
+    """Write several generated files all or nothing: every one is staged beside its
+    target first (as :func:`write_atomic` writes one), then all are swapped in; a
+    failure while staging replaces none, one while swapping puts back the files already
+    swapped (from hard links kept meanwhile) and removes those that were new. Readers
+    may see the old set, the new set, or for the moment of the swap a mix, never a half
+    file. The same refusals as :func:`write_atomic` (a FIFO, a folder ...), before any
+    file is written."""
+    targets = []
+    for path, _ in files:
+        shown = os.fspath(path)
+        if shown == "":
+            raise UsageError("an empty path is not a file name")
+        kind = _not_replaceable(shown)
+        if kind is not None:
+            raise UsageError(
+                f"{shown}: cannot write: it is {kind}, not a regular file; "
+                "to write to standard output, use -o - instead"
+            )
+        target = _link_target(shown)
+        if os.path.isdir(target):
+            raise OperationalError(f"{shown}: cannot write: it is a folder")
+        targets.append((shown, target))
+    staged: list[str] = []
+    kept: dict[str, str | None] = {}  # target -> its old file's hard link (None: it was new)
+    done = False
+    with sigterm_raises():
+        try:
+            for (shown, target), (_, data) in zip(targets, files, strict=True):
+                payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+                staged.append(_stage(shown, target, payload))
+            for (shown, target), tmp in zip(targets, staged, strict=True):
+                kept[target] = _keep_old(shown, target)
+                try:
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    raise OperationalError(
+                        f"{shown}: cannot write: {exc.strerror or exc}"
+                    ) from None
+            done = True
+        finally:
+            for tmp in staged:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            for target, old in kept.items():
+                with contextlib.suppress(OSError):
+                    if done and old is not None:
+                        os.unlink(old)
+                    elif not done and old is not None:
+                        os.replace(old, target)
+                    elif not done:
+                        os.unlink(target)
+
+
+def _stage(shown: str, target: str, payload: bytes) -> str:
+    """``payload`` in a new temporary file beside ``target``, with ``target``'s mode (or
+    a new file's): its path. OperationalError naming ``shown`` on failure."""
+    folder, name = os.path.split(target)
+    tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
+    try:
+        try:
+            mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        except FileNotFoundError:
+            mode = None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(tmp, flags, 0o600)
+    except OSError as exc:
+        raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+    return tmp
+
+
+def _keep_old(shown: str, target: str) -> str | None:
+    """A hard link to ``target``'s current file (a copy where the file system has no
+    hard links), to put it back if the swap fails; None when there is none (a new file)."""
+    if not os.path.lexists(target):
+        return None
+    folder, name = os.path.split(target)
+    old = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.old")
+    try:
+        os.link(target, old)
+    except OSError:
+        try:
+            with open(target, "rb") as handle:
+                return _stage(shown, target, handle.read())
+        except OSError as exc:
+            raise OperationalError(
+                f"{shown}: cannot keep the old file while the set is swapped: {exc.strerror or exc}"
+            ) from None
+    return old
 
 
 @contextlib.contextmanager

@@ -72,6 +72,7 @@ __all__ = [
     "MAX_URL_LENGTH",
     "MAX_VERSION_DIGITS",
     "MAX_VERSION_LENGTH",
+    "MIN_DOWNLOAD_RATE",
     "NETWORK_DEADLINE",
     "PAGE_FRESH_SECONDS",
     "SHOWN_REJECTED_BUILDS",
@@ -193,6 +194,11 @@ MAX_KERNEL_SCANS = 256
 # redirects included, and the largest ``--timeout`` accepted.
 NETWORK_DEADLINE = 30.0
 MAX_NETWORK_SECONDS = 3600.0
+# A file downloaded whole (a wheel hashed for a lock, read for its kernels): the page
+# deadline (``--timeout``), plus one second per MIN_DOWNLOAD_RATE bytes received so far,
+# in all. 128 KiB/s is a slow link (1 Mbit/s); a 3 GB torch wheel is then allowed ~7 h,
+# a server trickling a byte every 2 s ends at the deadline alone.
+MIN_DOWNLOAD_RATE = 128 << 10
 # The index client (resolver_hook/index/): pages read at once (threads; a plan reads a
 # handful, a lock a few dozen), pages one call may ask for, one metadata file (torch's
 # METADATA is ~10 KB; a long description makes some ~200 KB), and mirror pairs.

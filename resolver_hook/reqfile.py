@@ -332,7 +332,7 @@ def parse_requirement_line(
         if name and url.split("#", 1)[0].endswith(".whl"):
             req = _requirement(f"{name} @ {url}", where, text)
         return ReqEntry(kind="url", requirement=req, name=name, url=url, marker=marker, **common)
-    if (
+    if not _named_url(text) and (
         text.startswith((".", "/", "~"))
         or (editable and "@" not in text)
         or re.match(r"^[A-Za-z]:[\\/]", text)
@@ -356,6 +356,13 @@ def parse_requirement_line(
         marker=req.marker,
         **common,
     )
+
+
+def _named_url(text: str) -> bool:
+    """``name @ url``: an ``@`` whose left side does not look like a path is a PEP 508
+    direct reference, whatever the URL ends with (pip's ``_get_url_from_path``)."""
+    before, at, _ = text.partition("@")
+    return bool(at) and not ("/" in before or "\\" in before or before.startswith("."))
 
 
 def _requirement(text: str, where: str, original: str) -> Requirement:

@@ -101,7 +101,7 @@ def test_one_wheel_speaks_of_itself(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["lint", str(path)]) == 1
     out = capsys.readouterr().out
     assert (
-        f"warning: {path}: this wheel is for {X86} and CPython 3.12 only; one file cannot "
+        f"note: {path}: this wheel is for {X86} and CPython 3.12 only; one file cannot "
         "tell which other platforms or Pythons the project publishes"
     ) in out
     assert "no aarch64 wheel" not in out
@@ -175,7 +175,7 @@ def test_cli_text_output_of_a_tilert_like_wheel(
         "clusters and cloud images) cannot use it (tilert/libtilert_dsv32.so links "
         "libcudart.so.13)"
     ) in lines
-    assert all(line.startswith(("warning: ", "hint: ")) for line in lines)
+    assert all(line.startswith(("warning: ", "note: ", "hint: ")) for line in lines)
 
 
 def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

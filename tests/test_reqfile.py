@@ -30,7 +30,8 @@ def _ours(e: ReqEntry) -> dict[str, object]:
     req = e.requirement
     return {
         "name": e.name,
-        "specifier": str(req.specifier) if req is not None and e.kind == "requirement" else None,
+        # pip's verdict records no specifier for a line with a URL (_pips below).
+        "specifier": str(req.specifier) if req and e.kind == "requirement" and not e.url else None,
         "marker": str(e.marker) if e.marker else None,
         "editable": e.editable,
         "constraint": e.constraint,
@@ -140,6 +141,12 @@ GOOD = [
         "name-at-url",
         'foo[bar] @ https://x.org/foo-1.0-py3-none-any.whl ; python_version > "3"',
         'foo[bar] @ https://x.org/foo-1.0-py3-none-any.whl ; python_version > "3"',
+        "https://x.org/foo-1.0-py3-none-any.whl",
+    ),
+    (
+        "name-at-url-ending-in-whl",
+        "foo @ https://x.org/foo-1.0-py3-none-any.whl",
+        "foo @ https://x.org/foo-1.0-py3-none-any.whl",
         "https://x.org/foo-1.0-py3-none-any.whl",
     ),
     (

@@ -6,14 +6,17 @@ the session plans them again, so the stack's flavoured pins go to uv as constrai
 (and overrides) on every pass. Optional packages go through the session's
 ``--optional`` path: installed one by one, import-checked, rolled back on failure.
 
-``create`` refuses a folder that exists; when a required pass fails (or on Ctrl-C) the
-venv it made is removed, so no half-built environment is left at the requested path.
+``create`` refuses a folder that exists, and makes it (empty) before ``uv venv`` fills
+it, so that of two ``create`` of one folder the second stops; when a required pass
+fails (or on Ctrl-C) the venv it made is removed, so no half-built environment is left
+at the requested path, and nothing it did not make is.
 ``sync`` runs the passes in an existing venv and, when one fails, says which passes
 were installed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import shutil
 from collections.abc import Mapping
@@ -122,12 +125,46 @@ def make_environment(
         raise missing_uv()
     report.say(f"creating {venv} with uv venv --python {eplan.interpreter}")
     with sigterm_raises():
+        made = _claim(venv)
         try:
             code, _ = foreground([uv, "venv", "--python", eplan.interpreter, str(venv)], env=env)
             if code != 0:
                 raise OperationalError(f"uv venv exited with {code}")
             _run_passes(eplan, venv, manifests=manifests, env=env, report=report, today=today)
         except BaseException:
+            # Only what this process made: the folder it claimed, and the parents it made
+            # for it when they are left empty (never a folder another process made).
             shutil.rmtree(venv, ignore_errors=True)
+            for parent in made:
+                with contextlib.suppress(OSError):
+                    parent.rmdir()
             report.warning(f"removed the unfinished environment {venv}")
             raise
+
+
+def _claim(venv: Path) -> list[Path]:
+    """Make the empty folder ``venv`` (and its missing parents) before uv fills it, so
+    that a second ``env create`` of the same folder finds it taken and stops, instead of
+    failing in ``uv venv`` and removing the first one's environment. The parents this
+    made, deepest first; UsageError when ``venv`` exists by now."""
+    parents: list[Path] = []
+    up = venv.parent
+    while not up.exists():
+        parents.append(up)
+        up = up.parent
+    made: list[Path] = []
+    try:
+        for folder in reversed(parents):
+            with contextlib.suppress(FileExistsError):  # made meanwhile: not ours
+                folder.mkdir()
+                made.insert(0, folder)
+        venv.mkdir()
+    except FileExistsError:
+        raise UsageError(
+            f"{venv} exists: 'env create' makes a new environment (another command made "
+            "it meanwhile)",
+            hint=f"'resolver-hook env sync {venv}' installs into an existing one",
+        ) from None
+    except OSError as exc:
+        raise OperationalError(f"{venv}: cannot make the folder: {exc.strerror or exc}") from None
+    return made

@@ -15,6 +15,7 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, verbosity
+from resolver_hook.cli.plan import note_lines
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -102,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
     for evidence, checked in dict.fromkeys((f.evidence, f.checked) for f, _ in shown if f.evidence):
         when = f" (checked {checked.isoformat()})" if checked else ""
         out.append(fit(f"evidence: {evidence}{when}", width, cut=not everything))
+    # What reading its pages showed (a flavour whose only file is yanked, a release a
+    # kernels_until rule leaves out): a flavour the table cannot show is named here.
+    notes = note_lines(manifest.notes, verbose=verbosity() > 0)
+    out.extend(fit(f"note: {n}" if not n.startswith(" ") else n, width) for n in notes)
     if chosen is not None and chosen.action == "error":
         out.append(fit(f"no flavour fits: {chosen.reason}", width))
         if chosen.hint:

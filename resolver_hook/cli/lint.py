@@ -7,9 +7,10 @@ Usage::
 Inputs: wheels, sdists (``.tar.gz``), ``pyproject.toml`` files, flavour manifests and
 saved index pages (``.html``, the project's wheel links).
 Inputs of one project are judged together (a release lacks an aarch64 wheel, not one
-file): given a single wheel, lint says what that file is for instead. One line per
+file): given a single wheel, lint says what that file is for instead, as a
+``note:`` (a caveat about what one file cannot tell, not a finding). One line per
 warning, ``warning: FILE: what (evidence)``, then ``hint: ...``.
-Exit 0 when clean, 1 when there are warnings, 2 when an input cannot be read (one
+Exit 0 when clean (notes only), 1 when there are warnings, 2 when an input cannot be read (one
 ``error:`` line each; the others are still linted).
 """
 
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"error: {exc.message}\n")
     if args.json:
         doc = {
-            "warnings": [f.to_dict() for f in findings],
+            "warnings": [f.to_dict() for f in findings if not f.caveat],
+            "notes": [f.to_dict() for f in findings if f.caveat],
             "errors": [exc.message for exc in errors],
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
@@ -101,4 +103,5 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(f"hint: {finding.hint}\n")
     if errors:
         return 2
-    return 1 if findings else 0
+    # A caveat (what one input cannot tell) is a note, not a finding against the input.
+    return 1 if any(not f.caveat for f in findings) else 0

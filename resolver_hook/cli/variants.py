@@ -105,7 +105,7 @@ def run_export(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from resolver_hook._fs import write_atomic
+    from resolver_hook._fs import write_all
     from resolver_hook.cli._inputs import allow_insecure
     from resolver_hook.errors import UsageError
     from resolver_hook.manifest import load_manifest
@@ -120,8 +120,10 @@ def run_export(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for note in result.notes:
         sys.stderr.write(f"note: {note}\n")
-    for name, doc in {**result.index_files, **result.wheel_files}.items():
-        write_atomic(out / name, json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    docs = {**result.index_files, **result.wheel_files}
+    # All or nothing: a failure on one file leaves every file as it was.
+    write_all([(out / n, json.dumps(d, indent=2, sort_keys=False) + "\n") for n, d in docs.items()])
+    for name in docs:
         sys.stdout.write(f"wrote {out / name}\n")
     for old, new in result.filenames.items():
         if old != new:

@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.index.errors import PageError, TooLarge, cause_of
-from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
+from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
 if TYPE_CHECKING:
@@ -400,22 +400,66 @@ class Transport:
     def stream(
         self, url: str, sink: Callable[[bytes], None], *, max_bytes: int, doing: str
     ) -> None:
-        """Feed the body of ``url`` to ``sink`` in chunks (a wheel to hash: no total
-        deadline, ``self.timeout`` per read). Refused redirects read ``page: ...``; a body
-        declared or found larger than ``max_bytes`` is :class:`TooLarge` (a declared one
-        before any of it is read)."""
+        """Feed the body of ``url`` to ``sink`` in chunks (a wheel to hash), within a total
+        deadline that grows with what was received: ``self.timeout`` plus one second per
+        :data:`~resolver_hook.limits.MIN_DOWNLOAD_RATE` bytes (``self.timeout`` per read
+        too). Refused redirects read ``page: ...``; a body declared or found larger than
+        ``max_bytes`` is :class:`TooLarge` (a declared one before any of it is read)."""
+        url = self.remember(url)
+        check_url(url, allow_insecure=self.allow_insecure)
+        got = [0]
+        abandoned = threading.Event()
+
+        def fed(chunk: bytes) -> None:
+            if abandoned.is_set():  # the caller gave up: its sink may be closed
+                raise PageError(f"{redact(url)}: abandoned")
+            got[0] += len(chunk)
+            sink(chunk)
+
+        outcome: dict[str, BaseException] = {}
+
+        def run() -> None:
+            try:
+                self._stream(url, fed, max_bytes=max_bytes, doing=doing, stop=abandoned)
+            except BaseException as exc:  # handed to the waiting thread, raised there
+                outcome["error"] = exc
+
+        began = time.monotonic()
+        worker = threading.Thread(target=run, name="resolver-hook-download", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            left = began + self.timeout + got[0] / MIN_DOWNLOAD_RATE - time.monotonic()
+            if left <= 0:
+                abandoned.set()  # the worker stops at its next chunk or socket timeout
+                raise PageError(
+                    f"{redact(url)}: {doing}: {got[0]} bytes in {time.monotonic() - began:.0f} s, "
+                    f"slower than {MIN_DOWNLOAD_RATE >> 10} KiB/s after the first "
+                    f"{self.timeout:g} s",
+                    hint="the server is slow or stalled; try again or raise --timeout",
+                )
+            worker.join(min(left, 0.25))
+        if "error" in outcome:
+            raise outcome["error"]
+
+    def _stream(
+        self,
+        url: str,
+        sink: Callable[[bytes], None],
+        *,
+        max_bytes: int,
+        doing: str,
+        stop: threading.Event,
+    ) -> None:
         import http.client  # loaded by the opener already: for the failures below
         import urllib.error
 
-        url = self.remember(url)
-        check_url(url, allow_insecure=self.allow_insecure)
         size = 0
         try:
             with self._open(url, {}, "page") as response:
                 declared = (response.headers.get("Content-Length") or "").strip()[:20]
                 if declared.isdigit() and int(declared) > max_bytes:
                     raise TooLarge(redact(url), max_bytes)
-                while chunk := response.read(1 << 20):
+                while not stop.is_set() and (chunk := response.read1(_READ_CHUNK)):
                     size += len(chunk)
                     if size > max_bytes:
                         raise TooLarge(redact(url), max_bytes)

@@ -402,8 +402,20 @@ def read_planned_kernels(reader: KernelReader, plan: Plan, report: Reporter) -> 
     for name in sorted(set(reader.files) - before):
         p = plan.package(name)
         if p is not None:
-            report.say(f"kernels read: {p.name} {p.version} runs on every visible GPU")
+            _say_read(reader, name, f"{p.name} {p.version}", report)
     return reader.localize(plan)
+
+
+def _say_read(reader: KernelReader, name: str, label: str, report: Reporter) -> None:
+    """What reading one wheel showed: its kernels run on every visible GPU, or it holds
+    none (nothing was verified: said as a warning, never as a pass)."""
+    if name in reader.kernel_free:
+        report.warning(
+            f"--verify-kernels: {label} holds no GPU kernels (no SASS or PTX in any of its "
+            "files): nothing to verify against the visible GPUs"
+        )
+    else:
+        report.say(f"kernels read: {label} runs on every visible GPU")
 
 
 def _said(reader: KernelReader, problems: Sequence[str], report: Reporter) -> bool:
@@ -439,7 +451,7 @@ def _read_kernels(
     for name in sorted(set(verified.files) - before):
         r = resolution.get(name)
         assert r is not None
-        report.say(f"kernels read: {r.label()} runs on every visible GPU")
+        _say_read(reader, name, r.label(), report)
     return verified
 
 

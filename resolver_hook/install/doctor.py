@@ -252,8 +252,12 @@ def _with_scan(
             kernels=f"the installed wheel ({short}) was read; no NVIDIA GPU visible to hold it to",
         )
     problems = library_problems(f"the installed wheel ({short})", found, profile.gpu_ccs)
+    libraries = sum(1 for _, targets in found if targets)
+    if not libraries:
+        return dataclasses.replace(
+            c, kernels=f"read from the installed wheel ({short}): it holds no GPU kernels"
+        )
     if not problems:
-        libraries = sum(1 for _, targets in found if targets)
         return dataclasses.replace(
             c,
             kernels=f"read from the installed wheel ({short}): {libraries} "

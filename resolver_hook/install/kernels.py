@@ -288,6 +288,7 @@ class KernelReader:
         self.progress = progress
         self.files: dict[str, Path] = {}
         self.sha256: dict[str, str] = {}
+        self.kernel_free: set[str] = set()  # read, and holding no GPU kernels at all
         self._notes: list[str] = []
         self._said: set[str] = set()
         self._options = fetch_options(tool, options)
@@ -489,6 +490,8 @@ class KernelReader:
                 problems.append(f"{w.label}: its kernels cannot be read: {exc.message}")
                 continue
             problems += library_problems(path.name, objects, self.ccs)
+            if not objects:
+                self.kernel_free.add(w.name)
             self.files[w.name] = path
             self.sha256[w.name] = sha
         if unread:

@@ -749,6 +749,19 @@ def _roll_back(
     if changed:
         pins = [f"{n}=={before[n]}" for n in changed]
         run_installer(installer.argv([*options, "--no-deps", *pins], []), env, tee=False, out=out)
-    words = [f"removed {', '.join(added)}"] if added else []
-    words += [f"put back {', '.join(f'{n} {before[n]}' for n in changed)}"] if changed else []
+    # Said from what is installed now, not from what was asked: a put-back or a removal
+    # that failed is named as failed, with what is there instead.
+    now = installed_versions(installer.python) if removable or changed else after
+    gone = [n for n in added if n not in now]
+    kept = [n for n in added if n in now]
+    back = [n for n in changed if now.get(n) == before[n]]
+    lost = [
+        f"{n} {before[n]} ({f'{now[n]} is installed' if n in now else 'not installed'})"
+        for n in changed
+        if n not in back
+    ]
+    words = [f"removed {', '.join(gone)}"] if gone else []
+    words += [f"put back {', '.join(f'{n} {before[n]}' for n in back)}"] if back else []
+    words += [f"could not remove {', '.join(kept)}"] if kept else []
+    words += [f"could not put back {', '.join(lost)}"] if lost else []
     return "; ".join(words)

@@ -10,8 +10,9 @@ the same (``UV_CONSTRAINT``, ``UV_FIND_LINKS``).
 
 ``disable`` restores pip.conf byte for byte when it is as ``enable`` left it; when the
 user edited it meanwhile, it removes only what ``enable`` added and keeps the rest.
-Files are written through :func:`resolver_hook._fs.write_atomic`: a symlinked pip.conf
-stays a symlink, a read-only one stays read-only.
+Files are written through :func:`resolver_hook._fs.write_atomic` (``enable``'s four
+together, :func:`~resolver_hook._fs.write_all`): a symlinked pip.conf stays a symlink, a
+read-only one stays read-only.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook import limits
-from resolver_hook._fs import _through_links, locked, write_atomic
+from resolver_hook._fs import _through_links, locked, write_all, write_atomic
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 
@@ -161,45 +162,27 @@ def _enable(
     original = _read_conf(source, conf) if source.exists() else None
     body, inserted = _with_plan(original or "", conf, cons, find_links)
     text = _MARK + body
-    # What is there now, to put back if a write fails.
-    before = {f: _bytes_or_none(f) for f in (cons, state, conf)}
+    record = json.dumps(
+        {
+            "profile": profile.to_dict(),
+            "constraints": constraints,
+            "find_links": find_links,
+            # What enable wrote to pip.conf: disable tells a user's edit by it.
+            "pip_conf": text,
+            "added": {"constraint": _conf_value(cons), "find-links": find_links},
+            "inserted": inserted,
+        },
+        indent=2,
+    )
+    files: list[tuple[Path, str]] = []
+    if first:  # the user's configuration as it was, or that there was none
+        files.append((saved if original is not None else absent, original or ""))
+    files += [(cons, "".join(f"{line}\n" for line in constraints)), (state, record), (conf, text)]
     made_folder = not folder.exists()
-    written: list[Path] = []
     try:
         folder.mkdir(exist_ok=True)
-        if first:
-            keep = saved if original is not None else absent
-            written.append(keep)
-            write_atomic(keep, original or "")
-        for path, data in (
-            (cons, "".join(f"{line}\n" for line in constraints)),
-            (
-                state,
-                json.dumps(
-                    {
-                        "profile": profile.to_dict(),
-                        "constraints": constraints,
-                        "find_links": find_links,
-                        # What enable wrote to pip.conf: disable tells a user's edit by it.
-                        "pip_conf": text,
-                        "added": {"constraint": _conf_value(cons), "find-links": find_links},
-                        "inserted": inserted,
-                    },
-                    indent=2,
-                ),
-            ),
-            (conf, text),
-        ):
-            written.append(path)
-            write_atomic(path, data)
+        write_all(files)  # staged, then swapped in together; a failure puts back all
     except BaseException:
-        for path in reversed(written):
-            with contextlib.suppress(OperationalError, OSError):
-                old = before.get(path)
-                if old is None:
-                    _through_links(path).unlink(missing_ok=True)
-                else:
-                    write_atomic(path, old)
         if made_folder:
             with contextlib.suppress(OSError):
                 folder.rmdir()

@@ -322,6 +322,8 @@ class _Context:
                 kept.append(f)
                 continue
             files = self._files(f, man, page, notes)
+            if not files:
+                notes.extend(_yanked_note(f, page))
             wheels.extend(files)
             if page.source == "snapshot":
                 # The snapshot is partial: the page form stays for the Pythons it
@@ -477,6 +479,37 @@ def carried_files(
                 if rule is not None and rule[1] is not None:
                     out.setdefault(c.url, (rule[0], c))
     return list(out.values())
+
+
+def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
+    """A flavour whose files on ``page`` are all yanked (PEP 592) is planned with none:
+    the note that says so, where the plan, ``-v`` and ``explain`` would otherwise not
+    mention it at all. Empty when the page has no yanked file of it."""
+    gone = [x for x in page.links if x.is_yanked]
+    if not gone:
+        return []
+    listed = dataclasses.replace(
+        page, links=tuple(dataclasses.replace(x, yanked=None) for x in gone)
+    )
+    mine = [
+        c
+        for c in candidates(f, listed)
+        if (
+            f.versions.contains(c.version, prereleases=False)
+            if f.versions
+            else c.version == f.version
+        )
+    ]
+    if not mine:
+        return []
+    said = {x.url: x.yanked for x in gone}
+    reasons = sorted({why for c in mine if (why := said.get(c.url))})
+    why = f": {'; '.join(reasons)}" if reasons else ""
+    n = len(mine)
+    return [
+        f"{f.describe()}: not planned: {'its only file' if n == 1 else f'all {n} of its files'} "
+        f"on {page.url} {'is' if n == 1 else 'are'} yanked (PEP 592{why})"
+    ]
 
 
 def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:

@@ -77,8 +77,10 @@ def resolve_rest(
     *,
     index_url: str,
     env: Mapping[str, str],
+    offline: bool = False,
 ) -> list[LockedWheel]:
-    """The wheels of every package of the target's environment that ``flavoured`` lacks."""
+    """The wheels of every package of the target's environment that ``flavoured`` lacks;
+    ``offline``: uv too reads no network (its ``--offline``: its cache only)."""
     uv = find_uv(env)
     if uv is None:
         raise missing_uv()
@@ -93,13 +95,16 @@ def resolve_rest(
             *["--python-platform", python_platform(profile), "--python-version", profile.python],
             *["--index-url", index_url, "--only-binary", ":all:"],
             *[a for page in plan.find_links for a in ("--find-links", page)],
+            *(["--offline"] if offline else []),
         ]
         done = capture(argv, timeout=COMPILE_TIMEOUT, env=dict(env))
         if not done.ok:
             last = (done.stderr.strip().splitlines() or [done.reason() or "failed"])[-1]
             raise OperationalError(
                 f"uv could not resolve the environment for {profile.describe()}: {last}",
-                hint="the line above is uv's own; loosen the requirement it names",
+                hint="--offline: uv resolved from its cache alone; lock once without --offline"
+                if offline
+                else "the line above is uv's own; loosen the requirement it names",
             )
         try:
             doc = toml_loads(Path(folder / "pylock.toml").read_text(encoding="utf-8"))

@@ -26,14 +26,14 @@ from typing import Any
 
 import tomli_w
 
-from resolver_hook._fs import read_input, read_text_input, write_atomic
+from resolver_hook._fs import read_input, read_text_input, write_all
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 from resolver_hook.manifest import Manifest, parse_manifest
 from resolver_hook.manifest.schema import Flavour, IndexFlavour
-from resolver_hook.portable.cuda import format_cc
+from resolver_hook.portable.cuda import format_cc, parse_cc
 from resolver_hook.resolve import Plan, evaluate_flavour
 
 __all__ = [
@@ -41,10 +41,9 @@ __all__ = [
     "LockClass",
     "choose",
     "failures",
-    "index_text",
     "read_index",
     "verified_file",
-    "write_index",
+    "write_lock_set",
 ]
 
 INDEX_NAME = "index.toml"
@@ -92,10 +91,10 @@ def _entry(f: Flavour, url: str | None) -> dict[str, Any]:
     return {"wheel": [{"url": f.url, **({"sha256": f.sha256} if f.sha256 else {}), **needs}]}
 
 
-def index_text(rows: Sequence[tuple[Path, str, HostProfile, Plan]]) -> str:
-    """``index.toml`` for lock files just written: ``(path, target, profile, plan)`` each."""
+def _index_text(rows: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> str:
+    """``index.toml`` for ``(path, sha256, target, profile, plan)`` rows."""
     locks = []
-    for path, target, profile, plan in rows:
+    for path, digest, target, profile, plan in rows:
         packages = []
         for p in plan.packages:
             if p.flavour is None or p.action not in ("rewrite", "pass"):
@@ -104,7 +103,7 @@ def index_text(rows: Sequence[tuple[Path, str, HostProfile, Plan]]) -> str:
         locks.append(
             {
                 "file": path.name,
-                "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                "sha256": digest,
                 "target": target,
                 "machine": profile.describe(),
                 "gpus": [format_cc(cc) for cc in profile.gpu_ccs],
@@ -140,8 +139,16 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
         name = lock["file"]
         if Path(name).name != name or name in ("", ".", ".."):
             raise UsageError(f"{where}.file: {name!r} is not a file name in {folder}")
+        if not _is_sha256(lock["sha256"]):
+            raise UsageError(
+                f"{where}.sha256: {lock['sha256'][:80]!r} is not a sha256 (64 hex digits)"
+            )
+        gpus = _gpus(lock.get("gpus", []), f"{where}.gpus")
+        packages = lock.get("package", [])
+        if not isinstance(packages, list):
+            raise UsageError(f"{where}.package: needs [[lock.package]] tables, not {packages!r}")
         builds = []
-        for j, package in enumerate(lock.get("package", [])):
+        for j, package in enumerate(packages):
             if not isinstance(package, dict) or not isinstance(package.get("name"), str):
                 raise UsageError(f"{where}.package[{j}]: needs a name")
             table = {k: v for k, v in package.items() if k != "name"}
@@ -158,10 +165,33 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
                 sha256=lock["sha256"].lower(),
                 target=lock["target"],
                 machine=lock["machine"],
-                gpus=tuple(str(g) for g in lock.get("gpus", [])),
+                gpus=gpus,
                 builds=tuple(builds),
             )
         )
+    return tuple(out)
+
+
+def _is_sha256(text: str) -> bool:
+    return len(text) == 64 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _gpus(value: object, where: str) -> tuple[str, ...]:
+    """``gpus``: a list of compute capabilities (``"9.0"``), as :func:`write_lock_set` writes."""
+    if not isinstance(value, list):
+        raise UsageError(
+            f'{where}: needs a list of compute capabilities such as ["9.0"], not {value!r}'
+        )
+    out = []
+    for k, item in enumerate(value):
+        try:
+            if not isinstance(item, str):
+                raise ValueError
+            out.append(format_cc(parse_cc(item)))
+        except ValueError:
+            raise UsageError(
+                f'{where}[{k}]: {str(item)[:80]!r} is not a compute capability such as "9.0"'
+            ) from None
     return tuple(out)
 
 
@@ -207,8 +237,16 @@ def verified_file(folder: Path, lock: LockClass) -> Path:
     return path
 
 
-def write_index(folder: Path, rows: Sequence[tuple[Path, str, HostProfile, Plan]]) -> Path:
-    """Write ``folder/index.toml`` atomically for the lock files in ``rows``."""
-    path = folder / INDEX_NAME
-    write_atomic(path, index_text(rows))
-    return path
+def write_lock_set(folder: Path, locks: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> Path:
+    """Write a lock set all or nothing: every lock file of ``locks`` (``(path, text,
+    target, profile, plan)``, each in ``folder``) and ``folder/index.toml`` naming their
+    sha256 are staged first and swapped in together (:func:`resolver_hook._fs.write_all`):
+    a set that fails on any file leaves the set before it whole, index included, so
+    ``sync`` keeps serving it. The index's path."""
+    index = folder / INDEX_NAME
+    rows = [
+        (path, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest(), t, p, plan)
+        for path, text, t, p, plan in locks
+    ]
+    write_all([*((path, text) for path, text, *_ in locks), (index, _index_text(rows))])
+    return index

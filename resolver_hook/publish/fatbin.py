@@ -91,6 +91,11 @@ _ZERO_SCAN_CHUNK = 1 << 16
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)
 _TKINFO_ARCH = re.compile(rb"-arch[= ]+sm_(\d+)([af]?)\b")
 
+# e_flags bits of an arch-specific cubin (sm_90a, sm_100a): LLVM's BinaryFormat/ELF.h,
+# "NVPTX specific e_flags" (docs/facts.md section 1.12).
+_EF_CUDA_ACCELERATORS = 0x8  # EI_ABIVERSION 8 (the SM in bits 8-15)
+_EF_CUDA_ACCELERATORS_V1 = 0x800  # EI_ABIVERSION 7 (the SM in bits 0-7)
+
 CUBIN_TKINFO = ".note.nv.tkinfo"
 """The cubin note section whose ptxas command line names the target with its suffix."""
 MAX_TKINFO_BYTES = 4096
@@ -146,9 +151,16 @@ def is_fatbin(head: bytes) -> bool:
 def cubin_target(flags: int, abi_version: int, tkinfo: bytes | None) -> str:
     """The SASS target of a standalone cubin: ``e_flags`` give the SM, ``tkinfo`` (the
     ``.note.nv.tkinfo`` bytes, if any) the suffix. Raises :class:`FatbinError` when the
-    two disagree on the SM number."""
-    arch = (flags >> 8) & 0xFF if abi_version >= 8 else flags & 0xFF
-    suffix = ""
+    two disagree on the SM number.
+
+    Without the note (a cubin from another assembler), the arch-specific ``a`` comes from
+    ``e_flags``: ``EF_CUDA_ACCELERATORS`` (0x8) under ABI version 8, ``EF_CUDA_ACCELERATORS_V1``
+    (0x800) under 7 (LLVM's ``BinaryFormat/ELF.h``, docs/facts.md section 1.12). ptxas 13
+    leaves the bit clear even for sm_100a, so a clear bit says nothing: the note decides
+    where there is one."""
+    v2 = abi_version >= 8
+    arch = (flags >> 8) & 0xFF if v2 else flags & 0xFF
+    suffix = "a" if flags & (_EF_CUDA_ACCELERATORS if v2 else _EF_CUDA_ACCELERATORS_V1) else ""
     match = _TKINFO_ARCH.search(tkinfo or b"")
     if match is not None:
         said = int(match.group(1))

@@ -103,13 +103,16 @@ class LintError(UsageError):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Finding:
-    """One warning: on which input, what, the evidence, and what to do."""
+    """One warning: on which input, what, the evidence, and what to do. A ``caveat``
+    (what the input cannot tell, such as one wheel of a release) is printed as a note
+    and is not a finding against the input: it does not make ``lint`` fail."""
 
     file: str
     code: str
     message: str
     evidence: tuple[str, ...]
     hint: str | None = None
+    caveat: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -121,9 +124,9 @@ class Finding:
         }
 
     def line(self) -> str:
-        """``warning: FILE: what (evidence; evidence)``."""
+        """``warning: FILE: what (evidence; evidence)`` (``note:`` for a caveat)."""
         why = f" ({'; '.join(self.evidence)})" if self.evidence else ""
-        return f"warning: {self.file}: {self.message}{why}"
+        return f"{'note' if self.caveat else 'warning'}: {self.file}: {self.message}{why}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -811,6 +814,7 @@ def _check_one_wheel(
             evidence=(f"wheel tags: {wheel.filename}",),
             hint="lint the release's wheels together, its flavour manifest, or its saved "
             "index page (.html) to check the project (aarch64, Windows, several Pythons)",
+            caveat=True,
         )
     ]
 

@@ -29,6 +29,7 @@ quarantined project takes no uploads.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -43,7 +44,13 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.limits import NETWORK_DEADLINE, parse_wheel_name
+from resolver_hook.index.model import JSON_TYPE
+from resolver_hook.limits import (
+    MAX_VERSION_DIGITS,
+    NETWORK_DEADLINE,
+    check_version_text,
+    parse_wheel_name,
+)
 from resolver_hook.publish.placeholder.data import DEFAULT_VERSION
 
 if TYPE_CHECKING:
@@ -65,6 +72,10 @@ PYPI_SIMPLE = "https://pypi.org/simple/"
 
 # PEP 792 statuses under which the index refuses new uploads.
 _NO_UPLOADS = ("archived", "quarantined")
+# What a project page is served as (PEP 503 HTML, PEP 691's HTML and JSON forms), and
+# the markup any HTML page has (an empty project page too: <html>, <body>, <a>, <meta>).
+_PAGE_TYPES = ("text/html", "application/vnd.pypi.simple.v1+html", JSON_TYPE)
+_HTML_MARKUP = re.compile(r"<\s*(?:!doctype\s+html|html|head|body|a|meta)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,6 +141,8 @@ def _next_placeholder(top: Version, first_real: Version | None) -> Version | Non
     if top.dev is not None:  # no room below the real release: bump the dev number instead
         candidates.append(Version(f"{str(top).rsplit('.dev', 1)[0]}.dev{top.dev + 1}"))
     for candidate in candidates:
+        if check_version_text(str(candidate)) is not None:
+            continue  # past the bounds on a version (limits.py): not one to publish
         if candidate > top and (first_real is None or candidate < first_real):
             return candidate
     return None
@@ -168,9 +181,10 @@ def choose_version(
         bounds.append(f"below {first_real} (the first real release)")
     if requested is None:
         if automatic is None:
+            below = f" and below the real release {first_real}" if first_real else ""
             raise OperationalError(
-                f"{where}: no placeholder version is free above {top} and below the real "
-                f"release {first_real}",
+                f"{where}: no placeholder version is free above {top}{below} within the "
+                f"bounds on a version (numbers of at most {MAX_VERSION_DIGITS} digits)",
                 hint="yank or delete the placeholder-looking releases, or give --version V",
             )
         chosen = automatic
@@ -269,6 +283,18 @@ def project_status(text: str, content_type: str = "") -> tuple[str, str | None]:
     return shown or "active", reason if isinstance(reason, str) else None
 
 
+def _not_a_page(content_type: str, text: str) -> str | None:
+    """Why an answer is no project page, in words; None when it is one (a JSON page
+    without ``files`` is refused by its parser, in its words)."""
+    if content_type and content_type not in _PAGE_TYPES:
+        return f"it is {content_type}"
+    if content_type == JSON_TYPE or (not content_type and text.lstrip()[:1] == "{"):
+        return None
+    if _HTML_MARKUP.search(text) is None:
+        return "it holds no HTML"
+    return None
+
+
 def choose_from_index(
     name: str,
     index_url: str,
@@ -290,6 +316,16 @@ def choose_from_index(
     try:
         response = client.transport.get(client.url_of(page), accept=ACCEPT)
         text = response.text()
+        refused = _not_a_page(response.content_type, text)
+        if refused is not None:
+            # A 200 that is no project page (a rate-limit JSON, a text, an image) says
+            # nothing about which versions exist: never "no release yet".
+            raise OperationalError(
+                f"{page}: the index answered with no project page ({refused}: "
+                f"{text.strip()[:60]!r}); no version was chosen and nothing was built",
+                hint="the index may be rate-limiting or failing: try again later, or give "
+                "--version V without --index-url to build without reading it",
+            )
         links = parse_page(text, response.url, response.content_type)
     except PageError as exc:
         # The transport words an HTTP error "URL: HTTP 404 Not Found": a name the index

@@ -1,0 +1,192 @@
+"""Issue 42, installs: real pip and uv on the loopback index of tests/installenv.py.
+
+- a dry run killed by a signal is 128+N, not the 247 of ``sys.exit(-9)``;
+- an optional package whose put-back fails is not said to be put back;
+- ``--verify-kernels`` says a wheel holds no kernels instead of "runs on every GPU";
+- two ``env create DIR`` at once: the second removes nothing it did not make.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolver_hook._installers import find_uv
+from tests.installenv import (
+    PY,
+    GpuIndex,
+    clean_env,
+    make_venv,
+    venv_for,
+    wheel_entry,
+    write_manifest,
+)
+from tests.test_install import B200, hook, install, versions
+from tests.wheelfactory import LoopbackIndex, build_wheel
+
+pytestmark = pytest.mark.integration
+
+LINUX = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/cmdline")
+
+# A .pth line: the interpreter kills itself (SIGKILL) when its command line holds the
+# given word, so the real pip dies at the very start of the run that has it.
+_KILL_WHEN = (
+    "import os; b'{word}' in open('/proc/self/cmdline', 'rb').read().split(b'\\0') "
+    "and os.kill(os.getpid(), 9)\n"
+)
+
+
+def _site(venv: Path) -> Path:
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    return site
+
+
+@LINUX
+def test_a_dry_run_killed_by_sigkill_exits_137(gpu_index: GpuIndex, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    (_site(venv) / "zz_kill_dry_run.pth").write_text(_KILL_WHEN.format(word="--dry-run"))
+    before = versions(venv)
+    proc = install("pip", gpu_index, venv, "demo-gpu", target=B200)
+    assert proc.returncode == 137, proc.stderr
+    assert "nothing was installed: pip's dry run failed (exit 137)" in proc.stderr
+    assert versions(venv) == before
+
+
+def test_a_failed_put_back_is_not_said_to_be_put_back(tmp_path: Path) -> None:
+    """optpkg needs tinyb 2.0 and fails to import; tinyb 1.0, installed from a file the
+    index does not serve, cannot be put back: the warning says so, and what is there."""
+    built = tmp_path / "built"
+    index = LoopbackIndex(tmp_path / "index")
+    index.add(build_wheel(built, "mainpkg", "1.0"))
+    index.add(build_wheel(built, "tinyb", "2.0"))
+    index.add(
+        build_wheel(
+            built, "optpkg", "1.0", requires=["tinyb==2.0"], code="raise ImportError('no')\n"
+        )
+    )
+    old = build_wheel(tmp_path / "local", "tinyb", "1.0")
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    subprocess.run(
+        [str(venv / "bin/python"), "-m", "pip", "install", "--no-index", str(old.path)],
+        check=True, capture_output=True, env=clean_env(),
+    )  # fmt: skip
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    with index.serving():
+        flags = ["--target", B200, "--optional", "optpkg"]
+        url = index.simple_url
+        proc = hook("pip", *flags, "install", "--index-url", url, "mainpkg", venv=venv,
+                    manifests=manifests)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    found = versions(venv)
+    assert "tinyb" not in found  # pip removed 2.0 and found no 1.0 to put back
+    assert "optpkg" not in found
+    assert "; put back tinyb" not in proc.stderr
+    assert (
+        "warning: rolled back: removed optpkg; could not put back tinyb 1.0 (not installed)"
+        in proc.stderr
+    )
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_verify_kernels_does_not_pass_a_wheel_that_holds_no_kernels(
+    tmp_path: Path, tool: str
+) -> None:
+    """knone's manifest claims Blackwell kernels; its wheel holds none: nothing is said
+    to run on the GPU, a warning says nothing was verified (the install goes on)."""
+    index = LoopbackIndex(tmp_path / "index", core_metadata=True)
+    wheel = build_wheel(tmp_path / "built", "knone", "1.0+cu130")
+    index.add(wheel, simple=False)
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    venv = tmp_path / "venv"
+    venv_for(tool, venv)
+    with index.serving():
+        write_manifest(
+            manifests, "knone", "wheel", wheel_entry(index, wheel, ">=13.0", ["sm_100", "sm_120"])
+        )
+        command = ["install"] if tool == "pip" else ["pip", "install"]
+        flags = ["--verify-kernels", "--target", f"linux-x86_64-py{PY}-cuda13.0-sm120"]
+        cache = {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "c")}
+        proc = hook(tool, *flags, *command, "--index-url", index.simple_url, "knone",
+                    venv=venv, manifests=manifests, env=cache)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert versions(venv)["knone"] == "1.0+cu130"
+    assert "runs on every visible GPU" not in proc.stderr
+    assert (
+        "warning: --verify-kernels: knone 1.0+cu130 holds no GPU kernels (no SASS or PTX in "
+        "any of its files): nothing to verify against the visible GPUs"
+    ) in proc.stderr
+
+
+# A uv that holds `uv venv` until two commands have reached it (or 5 s passed), then
+# lets one create the environment and the other try after it: the race of two
+# `env create DIR` started together, made certain. Every other call is uv's own.
+_RACING_UV = """\
+import os, subprocess, sys, time
+real, flags = {real!r}, {flags!r}
+argv = sys.argv[1:]
+if argv[:1] == ["venv"]:
+    open(os.path.join(flags, str(os.getpid())), "w").close()
+    end = time.time() + 5
+    while time.time() < end and sum(f.isdigit() for f in os.listdir(flags)) < 2:
+        time.sleep(0.05)
+    try:
+        os.mkdir(os.path.join(flags, "first"))
+    except FileExistsError:
+        while time.time() < end + 30 and not os.path.exists(os.path.join(flags, "made")):
+            time.sleep(0.05)
+    else:
+        code = subprocess.call([real, *argv])
+        open(os.path.join(flags, "made"), "w").close()
+        sys.exit(code)
+os.execv(real, [real, *argv])
+"""
+
+
+def test_two_env_create_of_one_folder_leave_the_first_whole(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    real = find_uv()
+    assert real is not None
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "uv").write_text(
+        f"#!{sys.executable}\n" + _RACING_UV.format(real=real, flags=str(flags))
+    )
+    (bin_dir / "uv").chmod(0o755)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        f'[tool.resolver-hook.env]\nstack = ["demo-gpu"]\n'
+        f'[[tool.resolver-hook.env.interpreter]]\nrequest = "{sys.executable}"\n'
+    )
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(gpu_index.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        UV_DEFAULT_INDEX=gpu_index.simple,
+        UV_INSECURE_HOST="127.0.0.1",
+    )
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    venv = tmp_path / "env"
+    argv = [sys.executable, "-m", "resolver_hook", "env", "create", str(venv),
+            "--project", str(project / "pyproject.toml"), "--target", B200]  # fmt: skip
+    procs = [
+        subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    done = [(p.wait(timeout=600), p.communicate()[1]) for p in procs]
+    codes = sorted(code for code, _ in done)
+    assert codes == [0, 2], done
+    refused = next(err for code, err in done if code == 2)
+    assert f"error: {venv} exists" in refused
+    assert "removed the unfinished environment" not in refused
+    assert versions(venv)["demo-gpu"] == "1.0+cu130"  # the first one's, whole
