@@ -103,8 +103,13 @@ def test_explain_fits_and_all_shows_every_flavour(
     assert len(rows) == shown
     assert all(" no " not in x[:10] for x in rows)  # tags and python hold on every row
     assert "cpu:" in out.splitlines()  # grouped by label
+    # What reading showed: one line per host and cause; each page under -v.
+    assert "note: 127.0.0.1 unreachable (connection refused): " in out
+    assert "(-v lists each)" in " ".join(out.split())
     code, out, _ = cli(capsys, "explain", "torch", "--all", "--target", NO_GPU, *dead_mirror)
     assert len([x for x in out.splitlines() if re.match(ROW, x)]) == n
+    code, out, _ = cli(capsys, "-v", "explain", "torch", "--target", NO_GPU, *dead_mirror)
+    assert "Connection refused (planned from " in " ".join(out.split())
 
 
 def test_lock_header_is_one_short_line_per_cause(

@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         out.append(fit(f"evidence: {evidence}{when}", width, cut=not everything))
     # What reading its pages showed (a flavour whose only file is yanked, a release a
     # kernels_until rule leaves out): a flavour the table cannot show is named here.
-    notes = note_lines(manifest.notes, verbose=verbosity() > 0)
+    notes = note_lines(manifest.notes, verbose=verbosity() > 0, more="-v lists each")
     out.extend(fit(f"note: {n}" if not n.startswith(" ") else n, width) for n in notes)
     if chosen is not None and chosen.action == "error":
         out.append(fit(f"no flavour fits: {chosen.reason}", width))

@@ -152,9 +152,12 @@ def render_plan(
     return "\n".join(lines) + "\n"
 
 
-def note_lines(notes: Sequence[str], *, verbose: bool = False) -> list[str]:
+def note_lines(
+    notes: Sequence[str], *, verbose: bool = False, more: str = "-v or --json lists each"
+) -> list[str]:
     """Each note's first line (its summary), and with ``verbose`` its detail too
-    (:class:`~resolver_hook.resolve.Plan`), the detail indented under it."""
+    (:class:`~resolver_hook.resolve.Plan`), the detail indented under it; ``more`` says
+    where the detail is when it is left out."""
     out = []
     for note in notes:
         head, *detail = note.split("\n")
@@ -162,7 +165,7 @@ def note_lines(notes: Sequence[str], *, verbose: bool = False) -> list[str]:
         if verbose:
             out.extend(f"  {x.strip()}" for x in detail)
         elif detail:
-            out[-1] = f"{head} (-v or --json lists each)"
+            out[-1] = f"{head} ({more})"
     return out
 
 
