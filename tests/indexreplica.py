@@ -172,7 +172,7 @@ def dead_host_flags(manifests: Iterable[Manifest]) -> list[str]:
     roots = {"https://pypi.org"}
     for man in manifests:
         for f in man.indexes:
-            page = page_of(f)
+            page = page_of(f) or f.template  # a computed page's host too
             if page is not None:
                 parts = urllib.parse.urlsplit(page)
                 roots.add(f"{parts.scheme}://{parts.netloc}")

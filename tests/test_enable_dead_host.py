@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.manifest import builtin_manifests
 from tests.clirun import cli
 from tests.frozen import frozen_manifests
 from tests.indexreplica import dead_host_flags
@@ -39,3 +40,23 @@ def test_enable_writes_no_page_it_could_not_read(
     assert "127.0.0.1 unreachable (connection refused)" in said
     assert "run 'resolver-hook enable' again" in said
     assert "UV_FIND_LINKS" not in out
+
+
+@pytest.mark.builtin_data
+def test_a_computed_page_that_follows_a_left_out_build_is_left_out(
+    venv: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pyg-lib's page is computed from torch's build; torch's page is down, so torch is
+    # left out, and so is the page that names its build (never read: nothing says it is
+    # up, and pip would not be held to the torch it is for).
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+    flags = dead_host_flags(builtin_manifests().values())
+    argv = ["enable", "--venv", str(venv), "--target", "linux-x86_64-py312", *flags]
+    code, out, _ = cli(capsys, *argv)
+    assert code == 0, out
+    (said,) = [x for x in out.splitlines() if x.startswith("  left out ")]
+    names = said.removeprefix("  left out ").split(":", 1)[0].split(", ")
+    assert {"torch", "pyg-lib"} <= set(names)
+    assert "its page follows torch's build, left out" in said
+    assert pip_reads(venv / "pip.conf", "global", "find-links") == []

@@ -115,9 +115,16 @@ def enable_plan(
         for p in plan.packages
         if p.find_links and p.find_links in dead
     }
+    for p in plan.packages:
+        # A computed page (pyg-lib's) follows the build chosen for the package it
+        # couples with: that one left out, the page names a build pip is not held to.
+        coupled = getattr(p.flavour, "coupled", None)
+        if p.computed and coupled in left_out:
+            left_out[str(p.name)] = f"its page follows {coupled}'s build, left out"
     dropped = {p.constraint for p in plan.packages if p.name in left_out}
     constraints = [c for c in plan.constraint_lines() if c not in dropped]
-    pages = [u for u in plan.find_links if u not in dead]
+    gone = {p.find_links for p in plan.packages if p.name in left_out}
+    pages = [u for u in plan.find_links if u not in dead and u not in gone]
     cons = enable(venv, profile, constraints, pages)
     return Enabled(plan=plan, constraints=cons, pages=tuple(pages), left_out=left_out)
 
