@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 from packaging.utils import parse_wheel_filename
 
-from resolver_hook.cli._inputs import example_names
+from resolver_hook.cli._inputs import example_names, example_path
 from resolver_hook.reqfile import read_requirements
 from tests.clirun import cli
 from tests.test_doctor import fake_python
@@ -72,8 +72,6 @@ def test_a_pin_outside_the_users_specifier_replaces_it(
 
 
 def test_example_help_names_what_the_example_holds(capsys: pytest.CaptureFixture[str]) -> None:
-    from resolver_hook.cli._inputs import example_path
-
     held = [e.name for e in read_requirements([example_path()], []).requirements]
     assert example_names() == held
     for command in ("plan", "lock"):
