@@ -331,7 +331,8 @@ def test_cli_plan_shows_both_names_for_cupy(capsys: pytest.CaptureFixture[str]) 
     code = main(["plan", "cupy", "--target", "linux-x86_64-py312-cuda12.6-sm89"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "cupy-cuda12x>=14.2.0 (for cupy)" in out
+    # The newest file of the page (the shipped snapshot here), not the floor.
+    assert "cupy-cuda12x==14.2.0 (for cupy)" in out
 
 
 def test_pyg_lib_page_follows_the_chosen_torch_and_is_computed() -> None:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.install.doctor import PackageCheck
     from resolver_hook.install.installed import Environment
+    from resolver_hook.manifest import Manifest
 
 __all__ = [
     "driver_cuda_version",
@@ -217,7 +218,11 @@ def _host_part(
     from resolver_hook.cli._machine import machine_from_args
     from resolver_hook.cli.detect import render_profile
     from resolver_hook.errors import OperationalError
-    from resolver_hook.install.doctor import check_installed, profile_for_environment
+    from resolver_hook.install.doctor import (
+        check_installed,
+        installed_twins,
+        profile_for_environment,
+    )
     from resolver_hook.install.installed import environment_of, this_environment
     from resolver_hook.install.kernels import cached_scan, scan_cache
 
@@ -236,29 +241,33 @@ def _host_part(
     # The fix installs where the check looked: --python X's environment through uv
     # (pip takes no --python after its command word), else where pip installs.
     installer, uninstaller = _fixers(args.python)
-    notes: list[str] = []
-    if environment is not None:
-        # The builds a plan knows are those its packages' index pages list (the page
-        # cache the hook's plan filled, else the shipped snapshot): a tilert the hook
-        # just installed from its page is a build doctor knows too.
-        names = [d.name for d in environment.distributions if d.name in manifests]
-        if names:
-            seen_by = profile_for_environment(profile, environment.python)
-            manifests = planning_manifests(args, manifests, names, seen_by)
-            notes = list(dict.fromkeys(n for x in names for n in manifests[x].notes))
     cache = scan_cache(os.environ)
-    checks = (
-        check_installed(
+
+    def check(known: Mapping[str, Manifest]) -> tuple[PackageCheck, ...]:
+        if environment is None:
+            return ()
+        return check_installed(
             environment,
-            manifests,
+            known,
             profile,
             installer=installer,
             uninstaller=uninstaller,
             scans=lambda sha: cached_scan(sha, cache),
         )
-        if environment
-        else ()
-    )
+
+    checks = check(manifests)
+    notes: list[str] = []
+    unknown = [c.name for c in checks if c.status == "unknown"]
+    if environment is not None and unknown:
+        # A build the manifest does not list may be one its index page lists (a tilert
+        # the hook just installed from PyPI): the pages a plan reads (the page cache the
+        # hook's plan filled, else the shipped snapshot) say, and the check is made again
+        # with the builds they list.
+        names = [d.name for d in environment.distributions if d.name in manifests]
+        seen_by = profile_for_environment(profile, environment.python)
+        manifests = planning_manifests(args, manifests, names, seen_by)
+        notes = list(dict.fromkeys(n for x in names for n in manifests[x].notes))
+        checks = check(manifests)
     seen = profile_for_environment(profile, environment.python) if environment else profile
     data["profile"] = profile.to_dict()
     data["machine"] = profile.describe()
@@ -269,7 +278,12 @@ def _host_part(
     }
     data["environment"] = _environment_data(os.environ)
     data["python"] = environment.to_dict() if environment else None
-    data["packages"] = {"checked": [c.to_dict() for c in checks], "error": env_error}
+    twins = installed_twins(environment.distributions, manifests) if environment else []
+    data["packages"] = {
+        "checked": [c.to_dict() for c in checks],
+        "error": env_error,
+        "twins": [{"problem": what, "fix": fix} for what, fix in twins],
+    }
     lines.append(render_profile(profile).rstrip("\n"))
     lines += environment_lines(os.environ)
     if seen is not profile:
@@ -281,6 +295,8 @@ def _host_part(
     lines.append("")
     lines += package_lines(checks, environment, env_error)
     lines += [f"note: {n.split(chr(10), 1)[0]}" for n in notes]
+    for what, fix in twins:
+        lines += [f"{'twins':<7} {what}", f"        fix: {fix}"]
     failed = env_error is not None or any(c.status == "fail" for c in checks)
     if not args.build and not args.need:
         lines.append("")

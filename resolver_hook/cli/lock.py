@@ -7,13 +7,17 @@ import datetime
 import os
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resolver_hook._installers import find_uv
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     add_requirement_options,
+    allow_insecure,
     manifests_from_args,
+    offline,
     planning_manifests,
     refuse_writing_inputs,
     requirement_names,
@@ -21,7 +25,18 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit
+from resolver_hook.cli.lockformats import check_result, index_settings, upgrade_of
 from resolver_hook.cli.manifest import _seconds as seconds
+from resolver_hook.errors import OperationalError
+from resolver_hook.index.fetch import redact
+from resolver_hook.lock.environment import target_lines
+from resolver_hook.lock.files import lock_diffs, write_locks
+from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
+from resolver_hook.lock.indexes import LockIndexes
+from resolver_hook.lock.lines import dropped_notes, header_notes, merge_targets
+from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
+from resolver_hook.lock.stable import existing_pins
+from resolver_hook.lock.wheels import Fetcher, NetFetcher
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -35,8 +50,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "lock",
         help="write pinned flavour lines for one or more targets",
         description="Resolve and write a pip requirements file with every "
-        "flavoured package pinned (name @ url#sha256=... ; marker, URL lines "
-        "first). Several --target: one file whose lines carry markers telling "
+        "package pinned with its sha256: the flavoured ones as planned (name @ "
+        "url#sha256=... ; marker, URL lines first), the others resolved by uv for "
+        "each target. Several --target: one file whose lines carry markers telling "
         "the targets apart, or one file per target when -o holds '{target}'. "
         "Written atomically; input files are never modified.",
     )
@@ -46,14 +62,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="where to write ('-' = standard output; '{target}' = one per target); "
-        "needed for requirements and pylock, standard output for uv",
+        help="where to write ('-' = standard output; '{target}' = one per target; "
+        "missing folders are made); needed for requirements and pylock, standard "
+        "output for uv",
     )
     p.add_argument(
         "--format",
         choices=("requirements", "pylock", "uv"),
-        help="requirements (default), pylock (PEP 751 pylock.toml; implied by -o "
-        "pylock.toml or pylock.NAME.toml) or uv ([tool.uv.sources] and [[tool.uv.index]] "
+        help="requirements (implied by -o NAME.txt or NAME.in), pylock (PEP 751; implied "
+        "by -o pylock.toml or pylock.NAME.toml) or uv ([tool.uv.sources] and [[tool.uv.index]] "
         "text to paste into pyproject.toml)",
     )
     p.add_argument(
@@ -61,21 +78,66 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         action="store_true",
         help="read nothing from the network: files and hashes from the shipped snapshot; "
         "pylock: refuse (naming them) entries known only as an index page or without a "
-        "sha256, and uv resolves the packages without a manifest from its cache alone "
-        "(uv --offline)",
+        "sha256",
     )
     add_inventory_options(p, offline=False)
     p.add_argument(
         "--index-url",
         default=None,
         metavar="URL",
-        help="pylock: the simple index whose pages give the plain builds "
-        "(default https://pypi.org/simple/)",
+        help="the simple index the packages without a flavour are resolved from (default: "
+        "UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL, pip's configuration, else uv's own)",
+    )
+    p.add_argument(
+        "--extra-index-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="another index for them, after --index-url (as uv reads it: the first index "
+        "that has a package gives all its files)",
+    )
+    p.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a page or folder of files for them",
+    )
+    p.add_argument(
+        "--flavoured-only",
+        action="store_true",
+        help="requirements: pin the flavoured packages alone and leave the others as "
+        "written (the default pins every package of each target's environment, by uv)",
     )
     p.add_argument(
         "--timeout", type=seconds, default=30.0, metavar="SECONDS",
-        help="pylock: network timeout per request (default 30)",
+        help="network timeout per request when a page or file is read (default 30)",
     )  # fmt: skip
+    p.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="resolve every unflavoured package afresh (without it, the pins of the lock "
+        "already at -o are kept where they still fit)",
+    )
+    p.add_argument(
+        "--upgrade-package",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="resolve NAME afresh, keeping the other pins (repeatable)",
+    )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing: exit 0 when the files at -o are what lock would write now, "
+        "1 with a short diff otherwise (the CI step)",
+    )
+    p.add_argument(
+        "--allow-unhashed",
+        action="store_true",
+        help="requirements: write a line whose sha256 cannot be had (its page unreadable) "
+        "without a hash, named in the header; without it such a lock is refused (exit 1)",
+    )
     add_machine_options(p)
     # add_machine_options made --target single; lock takes it repeatedly.
     for action in p._actions:
@@ -90,11 +152,29 @@ def _format(args: argparse.Namespace) -> str:
     from resolver_hook.errors import UsageError
 
     out = args.output
-    fmt: str = args.format or (
-        "pylock"
-        if out and re.fullmatch(r"pylock(\.[^.]+)?\.toml", os.path.basename(out))
-        else "requirements"
-    )
+    name = os.path.basename(out.replace("{target}", "T")) if out else ""
+    fmt: str | None = args.format
+    if fmt is None and out not in (None, "-", ""):
+        # The name decides the format only where it says one: a .txt file is
+        # requirements (.in too); PEP 751 names a lock pylock.toml or pylock.NAME.toml.
+        if re.fullmatch(r"pylock(\.[^.]+)?\.toml", name):
+            fmt = "pylock"
+        elif name.endswith((".txt", ".in")):
+            fmt = "requirements"
+        else:
+            stem = name.removesuffix(".toml").removesuffix(".pylock").replace(".", "_")
+            raise UsageError(
+                f"-o {out}: the name is neither a requirements file (NAME.txt) nor a "
+                "PEP 751 lock (pylock.toml or pylock.NAME.toml), so it says no format",
+                hint=f"name it {stem or 'requirements'}.txt or pylock.{stem or 'NAME'}.toml, "
+                "or give --format",
+            )
+    fmt = fmt or "requirements"
+    if args.check and out in (None, "-"):
+        raise UsageError(
+            "lock --check compares the files at -o with what lock would write now",
+            hint="give -o with the lock file(s) to check",
+        )
     if out is None:
         if fmt != "uv":
             raise UsageError(f"lock --format {fmt} needs -o FILE ('-' for standard output)")
@@ -103,9 +183,8 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import shown_path, write_all, write_atomic
+    from resolver_hook._fs import shown_path
     from resolver_hook.cli.plan import render_errors
-    from resolver_hook.lock.lines import dropped_notes, header_notes, lock_lines, merge_targets
     from resolver_hook.resolve import resolve
 
     fmt = _format(args)
@@ -138,7 +217,12 @@ def run(args: argparse.Namespace) -> int:
         from resolver_hook.cli.lockformats import write_format
 
         return write_format(fmt, args, plans, inputs, reqs.files)
-    if len(plans) > 1 and "{target}" not in args.output:
+    multi = len(plans) > 1 and "{target}" not in args.output
+    paths = [args.output] if multi else [args.output.replace("{target}", s) for s, _, _ in plans]
+    for path in paths:  # before reading or writing anything: inputs are never modified
+        refuse_writing_inputs(path, reqs.files)
+    hashed, missing, against = _hashed_lines(args, plans)
+    if multi:
         all_notes = tuple(
             dict.fromkeys(n for s, _, plan in plans for n in (*plan.notes, *dropped_notes(plan, s)))
         )
@@ -146,8 +230,8 @@ def run(args: argparse.Namespace) -> int:
             (
                 args.output,
                 ", ".join(s for s, _, _ in plans),
-                merge_targets([(s, p, lock_lines(plan)) for s, p, plan in plans]),
-                all_notes,
+                merge_targets([(s, p, hashed[s]) for s, p, _ in plans]),
+                (*_unhashed_note(missing), *all_notes),
             )
         ]
     else:
@@ -155,47 +239,98 @@ def run(args: argparse.Namespace) -> int:
             (
                 args.output.replace("{target}", s),
                 s,
-                lock_lines(plan),
-                (*plan.notes, *dropped_notes(plan, s)),
+                hashed[s],
+                (
+                    *_unhashed_note([u for u in missing if u.target == s]),
+                    *plan.notes,
+                    *dropped_notes(plan, s),
+                ),
             )
             for s, _, plan in plans
         ]
-    for path, *_ in outputs:  # before writing any: a refusal leaves nothing half done
-        refuse_writing_inputs(path, reqs.files)
     texts = []
     for path, which, lines, notes in outputs:
         header = [
             f"# Generated by resolver-hook lock for {which}",
             f"# from {inputs}",
-            "# Flavoured packages are pinned; others are as you wrote them.",
+            "# Flavoured packages are pinned; others are as you wrote them (--flavoured-only)."
+            if args.flavoured_only
+            else "# Every package is pinned with its sha256; the unflavoured ones resolved "
+            f"by uv for each target against {against or 'its default index'}.",
         ]
         header += header_notes(notes)
         texts.append((path, "\n".join(header + lines) + "\n", len(lines)))
     if texts[0][0] == "-":
         sys.stdout.write(texts[0][1])
         return 0
-    from pathlib import Path
-
-    from resolver_hook.lock.sets import write_lock_set
-
     # Several files (one per target) are written all or nothing; with one folder, the
     # index that tells a machine which is its own is swapped in with them.
+    files: list[tuple[str | Path, str]] = [(path, text) for path, text, _ in texts]
     index = None
     if "{target}" in args.output and len({os.path.dirname(p) for p, *_ in outputs}) == 1:
-        locks = [
+        index = Path(texts[0][0]).parent / INDEX_NAME
+        files = list(lock_set_files(Path(texts[0][0]).parent, [
             (Path(path), text, s, prof, plan)
             for (path, text, _), (s, prof, plan) in zip(texts, plans, strict=True)
-        ]
-        index = write_lock_set(Path(texts[0][0]).parent, locks)
-    elif len(texts) > 1:
-        write_all([(path, text) for path, text, _ in texts])
-    else:
-        write_atomic(texts[0][0], texts[0][1])  # an unwritable path is one error line (exit 1)
+        ]))  # fmt: skip
+    if args.check:
+        return check_result([str(p) for p, _ in files], lock_diffs(files, index=index is not None))
+    write_locks(files)
     for path, _, count in texts:
         sys.stdout.write(f"wrote {path} ({count} lines)\n")
     if index is not None:
         sys.stdout.write(f"wrote {index} (which lock serves which machine class)\n")
     return 0
+
+
+def _hashed_lines(
+    args: argparse.Namespace, plans: list[tuple[str, HostProfile, Plan]]
+) -> tuple[dict[str, list[str]], list[Unhashed], str]:
+    """Each target's lock lines, every one with its sha256; the lines whose sha256
+    cannot be had (refused here unless --allow-unhashed); what the rest was resolved
+    against, in words."""
+    whole = not args.flavoured_only
+    if whole and find_uv(os.environ) is None:
+        raise OperationalError(
+            "uv not found on PATH: a lock of the whole environment is resolved by uv for "
+            "each target (pip's --platform evaluates markers for this machine only)",
+            hint="install it: python3 -m pip install uv; or --flavoured-only to pin the "
+            "flavoured packages alone",
+        )
+    fetcher: Fetcher = (
+        OfflineFetcher()
+        if offline(args)
+        else NetFetcher(allow_insecure=allow_insecure(args), timeout=args.timeout)
+    )
+    # The partial form reads an index only for a flavour that is the index's plain build.
+    passes = any(
+        is_flavoured_line(p) and p.action == "pass" for _, _, plan in plans for p in plan.packages
+    )
+    indexes = index_settings(args) if whole or passes else LockIndexes()
+    hashed: dict[str, list[str]] = {}
+    missing: list[Unhashed] = []
+    used: list[str] = []
+    for s, profile, plan in plans:
+        path = args.output if "{target}" not in args.output else args.output.replace("{target}", s)
+        got = target_lines(s, profile, plan, fetcher, indexes=indexes, env=os.environ,
+                           whole=whole, offline=offline(args),
+                           keep=existing_pins(path, "requirements", profile),
+                           upgrade=upgrade_of(args))  # fmt: skip
+        missing += got.unhashed
+        used += got.indexes
+        hashed[s] = list(got.lines)
+    if missing and not args.allow_unhashed:
+        raise refusal(missing)
+    against = indexes.described() or ", ".join(redact(u) for u in dict.fromkeys(used))
+    return hashed, missing, against if whole else ""
+
+
+def _unhashed_note(missing: list[Unhashed]) -> list[str]:
+    if not missing:
+        return []
+    return [
+        "without a sha256 (--allow-unhashed): " + "; ".join(dict.fromkeys(u.line for u in missing))
+    ]
 
 
 def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:

@@ -10,12 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
+from resolver_hook.lock.files import lock_diffs, write_locks
+from resolver_hook.lock.indexes import LockIndexes, lock_indexes, pip_file_settings
+from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
+from resolver_hook.lock.stable import existing_pins
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
 
-__all__ = ["write_format"]
+__all__ = ["check_result", "index_settings", "upgrade_of", "write_format"]
 
 
 def write_format(
@@ -50,33 +54,67 @@ def write_format(
             texts.append((path, *_uv_text(path, group, header)))
         else:
             texts.append((path, *_pylock_text(path, args, group, header)))
+    files: list[tuple[str | Path, str]] = [(path, text) for path, text, _ in texts]
+    index = None
     if "{target}" in out:
         # One file per target and the index, all or nothing: a run that fails on its
         # second file (a page down, a wheel that cannot be hashed) leaves the set whole.
-        from resolver_hook.lock.sets import write_lock_set
-
-        rows = [
+        index = Path(groups[0][0]).parent / INDEX_NAME
+        files = list(lock_set_files(Path(groups[0][0]).parent, [
             (Path(path), text, s, p, plan)
             for (path, text, _), (_, [(s, p, plan)]) in zip(texts, groups, strict=True)
-        ]
-        index = write_lock_set(Path(groups[0][0]).parent, rows)
-        for path, _, what in texts:
-            sys.stderr.write(f"wrote {path} ({what})\n")
-        sys.stderr.write(f"wrote {index} (which lock serves which machine class)\n")
+        ]))  # fmt: skip
+    if files[0][0] == "-":
+        sys.stdout.write(files[0][1])
         return 0
-    for path, text, what in texts:
-        _emit(path, text, what)
+    if args.check:
+        return check_result([str(p) for p, _ in files], lock_diffs(files, index=index is not None))
+    write_locks(files)
+    for path, _, what in texts:
+        sys.stderr.write(f"wrote {path} ({what})\n")
+    if index is not None:
+        sys.stderr.write(f"wrote {index} (which lock serves which machine class)\n")
     return 0
 
 
-def _emit(out: str, text: str, what: str) -> None:
-    from resolver_hook._fs import write_atomic
+def index_settings(args: argparse.Namespace) -> LockIndexes:
+    """The index settings of this lock: the command line, the environment, then pip's
+    configuration files (read by the pip of the active venv, else of this Python)."""
+    if args.index_url:
+        pip_files = {}
+    else:
+        venv = os.environ.get("VIRTUAL_ENV")
+        python = os.path.join(venv, "bin", "python") if venv else sys.executable
+        pip_files = pip_file_settings(python if os.path.exists(python) else sys.executable,
+                                      os.environ)  # fmt: skip
+    return lock_indexes(
+        index_url=args.index_url,
+        extra_index_urls=args.extra_index_url,
+        find_links=args.find_links,
+        env=os.environ,
+        pip_files=pip_files,
+        allow_insecure=allow_insecure(args),
+    )
 
-    if out == "-":
-        sys.stdout.write(text)
-        return
-    write_atomic(out, text)
-    sys.stderr.write(f"wrote {out} ({what})\n")
+
+def upgrade_of(args: argparse.Namespace) -> Sequence[str] | bool:
+    """--upgrade (every package) or the --upgrade-package names."""
+    return True if args.upgrade else list(args.upgrade_package)
+
+
+def check_result(paths: Sequence[str], stale: Sequence[str | None]) -> int:
+    """--check's report: 0 when nothing would change, else 1 with each diff."""
+    diffs = [d for d in stale if d]
+    if not diffs:
+        sys.stdout.write(f"up to date: {', '.join(p for p in paths if p != '-')}\n")
+        return 0
+    sys.stdout.write("".join(diffs))
+    sys.stderr.write(
+        f"error: {len(diffs)} lock file{'s' if len(diffs) != 1 else ''} differ from what "
+        "lock would write now\nhint: run the same lock command without --check, and "
+        "commit the result\n"
+    )
+    return 1
 
 
 def _uv_text(
@@ -124,7 +162,8 @@ def _pylock_text(
             "filenames are not valid wheel filenames to PEP 751 readers such as packaging",
             hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
         )
-    index_url = args.index_url or DEFAULT_INDEX
+    indexes = index_settings(args)
+    index_url = indexes.index_url or DEFAULT_INDEX
     refused = [
         f"{p.name} (for {spec})"
         for spec, _, plan in plans
@@ -149,12 +188,6 @@ def _pylock_text(
                 hint="add sha256 to the manifest entries, or lock without --offline",
             )
     insecure = allow_insecure(args)
-    if args.index_url:
-        from resolver_hook.manifest.urls import url_problem
-
-        problem = url_problem(args.index_url, allow_insecure=insecure)
-        if problem:
-            raise UsageError(f"--index-url: {problem}")
     fetcher = NetFetcher(allow_insecure=insecure, timeout=args.timeout)
     targets = []
     for spec, profile, plan in plans:
@@ -162,14 +195,17 @@ def _pylock_text(
         if rest:
             from resolver_hook.lock.resolved import resolve_rest
 
-            others = resolve_rest(
-                plan, wheels, profile, index_url=index_url, env=os.environ, offline=args.offline
-            )
+            others = resolve_rest(plan, wheels, profile, indexes=indexes, env=os.environ,
+                                  keep=existing_pins(out, "pylock", profile),
+                                  upgrade=upgrade_of(args), offline=args.offline)  # fmt: skip
             wheels = (*wheels, *others)
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
         sys.stderr.write(f"note: {note}\n")
+    if rest and indexes.described():
+        header.append(f"the unflavoured packages resolved by uv against {indexes.described()}")
     doc = pylock_document(targets)
     check(doc, targets)
     count = len(doc["packages"])
-    return render(doc, header), f"{count} package entr{'y' if count == 1 else 'ies'}"
+    what = f"{count} package entr{'y' if count == 1 else 'ies'}"
+    return render(doc, header), what

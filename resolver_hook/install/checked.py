@@ -28,17 +28,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.utils import NormalizedName
+from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook._foreground import foreground
 from resolver_hook._fs import write_atomic
-from resolver_hook._installers import venv_pip_version
+from resolver_hook._installers import QUERY_TIMEOUT, venv_pip_version
+from resolver_hook._proc import capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.launch import Pinned, pinned
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
+    Twins,
     conflicts,
     judge,
     override_lines,
@@ -47,8 +49,10 @@ from resolver_hook.install.proof import (
     read_pip_report,
     read_uv_dry_run,
     same_build_pins,
+    twin_problems,
     unplanned,
 )
+from resolver_hook.manifest.twins import families
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -66,6 +70,7 @@ __all__ = [
     "kernel_reader",
     "proof_unavailable",
     "read_planned_kernels",
+    "twins_fix",
 ]
 
 
@@ -287,6 +292,10 @@ def check_resolution(
             unplanned={k: tuple(v) for k, v in later.items()},
             pulled_by={k: tuple(requirers(resolution, k)) for k in later},
         )
+    if _twins_refused(
+        resolution, plan, manifests, installer, report, _with(installer, base, flags), env
+    ):
+        return Checked(code=1)
     problems = judge(resolution, plan, manifests)
     if problems:
         for problem in problems:
@@ -335,6 +344,92 @@ def check_resolution(
         [*options, "--no-deps", "-r", str(folder / "resolved.txt")], _pages_only(extra)
     )
     return Checked(argv=tuple(install))
+
+
+def _twins_refused(  # noqa: PLR0917 - the dry run's state, passed down
+    resolution: Resolution,
+    plan: Plan,
+    manifests: Mapping[str, Manifest],
+    installer: Installer,
+    report: Reporter,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+) -> bool:
+    """Refuse (said) a resolution that holds twin distributions; whether it did. uv's
+    dry run names no requirer: it is asked once more, verbose, for who pulls them in."""
+    names = [r.name for r in resolution.items]
+    twins = twin_problems(resolution, plan, families(manifests, names))
+    if twins and installer.tool == "uv":
+        found = _uv_requirers(installer, argv, env)
+        twins = [
+            dataclasses.replace(
+                t, others=tuple((r, who or tuple(found.get(r.name, ()))) for r, who in t.others)
+            )
+            for t in twins
+        ]
+    for t in twins:
+        report.error(t.text(), hint=twins_fix(t, installer))
+    if twins:
+        report.refused(
+            "nothing was installed: the installer's resolution holds twin distributions "
+            "('--no-proof' installs without this check)"
+        )
+    return bool(twins)
+
+
+# uv -v: "DEBUG Adding transitive dependency for kapp==1.0: onnxruntime*" (docs/facts.md
+# section 6.16); compiled on first use (re's own cache): only a refusal reads it.
+_UV_TRANSITIVE = r"Adding transitive dependency for (\S+?)==(\S+): ([A-Za-z0-9][A-Za-z0-9._-]*)"
+
+
+def _uv_requirers(
+    installer: Installer, argv: Sequence[str], env: Mapping[str, str]
+) -> dict[NormalizedName, list[str]]:
+    """Name -> "kapp 1.0 (requires onnxruntime)" from uv's verbose dry run; empty when
+    it says nothing of the kind."""
+    sink: list[str] = []
+    try:
+        _quiet_run(_with(installer, argv, ["-v"]), env, tee=sink.append, merge_stderr=True)
+    except OperationalError:
+        return {}
+    out: dict[NormalizedName, list[str]] = {}
+    for m in re.finditer(_UV_TRANSITIVE, "".join(sink)):
+        who = f"{m.group(1)} {m.group(2)} (requires {m.group(3)})"
+        out.setdefault(canonicalize_name(m.group(3)), []).append(who)
+    return {k: list(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def twins_fix(t: Twins, installer: Installer) -> str:
+    """What to do about twins, for the installer in use: uv drops the plain twin from
+    the resolution (``--excludes``, where this uv has it; else an override that never
+    applies); pip installs the packages that pull it in with ``--no-deps`` after the
+    rest. The one kept provides the import package they need."""
+    drop = ", ".join(r.name for r, _ in t.others)
+    deps = " ".join(t.dependents)
+    if installer.tool == "uv":
+        lines = "\n".join(r.name for r, _ in t.others)
+        if uv_excludes(installer):
+            return (
+                f"exclude {drop} from the resolution: a file with the line(s) {lines!r} and "
+                f"'--excludes FILE' ({t.keep.name} provides the import package)"
+            )
+        never = "; ".join(f"{r.name} ; python_version < '0'" for r, _ in t.others)
+        return (
+            f"this uv has no --excludes: drop {drop} with an override that never applies "
+            f"(a file with {never!r} and '--overrides FILE'), or upgrade uv"
+        )
+    if deps:
+        return (
+            f"install everything but {deps} first (without {drop}), then "
+            f"'pip install --no-deps {deps}': {t.keep.name} provides the import package"
+        )
+    return f"ask for only one of them (keep {t.keep.name}, drop {drop})"
+
+
+def uv_excludes(installer: Installer) -> bool:
+    """Whether this uv's ``pip install`` takes ``--excludes`` (asked only on a refusal)."""
+    done = capture([installer.command[0], "pip", "install", "--help"], timeout=QUERY_TIMEOUT)
+    return done.ok and "--excludes" in done.stdout
 
 
 def kernel_reader(

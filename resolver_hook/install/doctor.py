@@ -34,10 +34,17 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.install.installed import Environment, Installed
 from resolver_hook.install.kernels import library_problems
+from resolver_hook.install.twins import installed_twins
 from resolver_hook.manifest.schema import Flavour, Manifest, WheelFlavour
 from resolver_hook.resolve import PackagePlan, evaluate_flavour, marker_environment, resolve
 
-__all__ = ["STATUSES", "PackageCheck", "check_installed", "profile_for_environment"]
+__all__ = [
+    "STATUSES",
+    "PackageCheck",
+    "check_installed",
+    "installed_twins",
+    "profile_for_environment",
+]
 
 STATUSES = ("ok", "warn", "fail", "unknown")
 _HARD_RULES = ("cuda", "rocm", "gpu")

@@ -28,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES, load_json
+from resolver_hook.manifest.twins import Family, twins_among
 
 if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest
@@ -39,6 +40,7 @@ __all__ = [
     "Problem",
     "Resolution",
     "Resolved",
+    "Twins",
     "conflicts",
     "judge",
     "pinned_lines",
@@ -46,6 +48,7 @@ __all__ = [
     "read_pip_report",
     "read_uv_dry_run",
     "requirers",
+    "twin_problems",
     "unplanned",
 ]
 
@@ -53,6 +56,7 @@ __all__ = [
 REPORT_PIP = (22, 2)
 
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+YOUR_REQUIREMENT = "your requirement"  # who pulls a package the user asked for
 _SPEC = r"(?:[<>=!~]=?=?|===)[^\s,;]+(?:,\s*(?:[<>=!~]=?=?)[^\s,;]+)*"
 
 
@@ -117,6 +121,75 @@ class Conflict:
 
     def text(self) -> str:
         return f"{self.who} requires {self.name}{self.spec}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Twins:
+    """Distributions of one family (they install the same import package) that would
+    be installed together: ``keep`` is the one the plan chose (or the user asked for),
+    ``others`` the rest, each with who pulls it in."""
+
+    keep: Resolved
+    others: tuple[tuple[Resolved, tuple[str, ...]], ...]
+    imports: str = ""
+
+    @property
+    def dependents(self) -> tuple[NormalizedName, ...]:
+        """The packages whose Requires-Dist pulls the others in (pip's report names them)."""
+        found = (re.match(_NAME, w) for _, who in self.others for w in who if w != YOUR_REQUIREMENT)
+        return tuple(dict.fromkeys(canonicalize_name(m.group(0)) for m in found if m))
+
+    def text(self) -> str:
+        what = f"the same import package, {self.imports}," if self.imports else "the same files"
+        labels = [r.label() for r in (self.keep, *(r for r, _ in self.others))]
+        names = f"{', '.join(labels[:-1])} and {labels[-1]}"
+        pulled = "; ".join(
+            f"{r.name} is pulled in by {'; '.join(who)}"
+            if who
+            else f"{r.name} is pulled in by a dependency (the installer did not say which)"
+            for r, who in self.others
+        )
+        every = "both" if len(self.others) == 1 else "all"
+        return (
+            f"{names} would {every} be installed: they install {what} and the one "
+            f"unpacked last overwrites the other's files; {pulled}"
+        )
+
+
+def twin_problems(resolution: Resolution, plan: Plan, known: Iterable[Family]) -> list[Twins]:
+    """Each family of which the resolution holds more than one distribution. A plan
+    entry that installs another distribution (onnxruntime as onnxruntime-gpu) makes
+    that pair a family too, declared or not."""
+    fams = list(known)
+    chosen: dict[NormalizedName, NormalizedName] = {}  # distribution -> plan entry
+    for p in plan.packages:
+        if p.action != "rewrite" or p.installs is None:
+            continue
+        dist = canonicalize_name(Requirement(p.installs).name)
+        if dist != p.name:
+            chosen[dist] = p.name
+            fams.append(Family(names=(p.name, dist), source="plan"))
+    out: list[Twins] = []
+    seen: set[frozenset[NormalizedName]] = set()
+    for fam, found in twins_among((r.name for r in resolution.items), fams):
+        if frozenset(found) in seen:
+            continue
+        seen.add(frozenset(found))
+        items = [r for n in found if (r := resolution.get(n)) is not None]
+        keep = next(
+            (r for r in items if r.name in chosen),
+            next((r for r in items if r.requested), items[0]),
+        )
+        out.append(
+            Twins(
+                keep=keep,
+                others=tuple(
+                    (r, tuple(requirers(resolution, r.name))) for r in items if r is not keep
+                ),
+                imports=fam.imports,
+            )
+        )
+    return out
 
 
 # --- reading what the installer said -------------------------------------------------
@@ -319,7 +392,7 @@ def requirers(resolution: Resolution, name: str) -> list[str]:
     out = []
     target = resolution.get(key)
     if target is not None and target.requested:
-        out.append("your requirement")
+        out.append(YOUR_REQUIREMENT)
     for r, req in _requirements(resolution):
         if canonicalize_name(req.name) == key:
             out.append(f"{r.label()} (requires {req})")
@@ -331,11 +404,22 @@ def judge(resolution: Resolution, plan: Plan, manifests: Mapping[str, Manifest])
     approve. Packages without a manifest, and those the plan leaves to the installer
     (a version its manifest does not describe, a source build), are not judged."""
     names = _manifest_names(manifests)
+    # A flavour that is another distribution (onnxruntime as onnxruntime-gpu) is held
+    # to the plan under that name; the plain one beside it is a twin (twin_problems).
+    other = {
+        canonicalize_name(Requirement(p.installs).name): p
+        for p in plan.packages
+        if p.installs is not None and canonicalize_name(Requirement(p.installs).name) != p.name
+    }
     problems = []
+    p: PackagePlan | None
     for r in resolution.items:
-        if r.name not in names:
+        if r.name in other:
+            p = other[r.name]
+        elif r.name not in names or r.name in {q.name for q in other.values()}:
             continue
-        p = plan.package(r.name)
+        else:
+            p = plan.package(r.name)
         if p is None or not _judged(p) or _approves(p, r):
             continue
         problems.append(

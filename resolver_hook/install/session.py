@@ -38,15 +38,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
 from resolver_hook import _timings
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import parse_pip_version, pip_said
 from resolver_hook._proc import Runner, capture
-from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
+from resolver_hook.install.installed import environment_of
 from resolver_hook.install.launch import LAUNCH_EVENT, install_main, pinned, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.install.twins import installed_twins, may_have_twins
+from resolver_hook.manifest.twins import families
 from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
@@ -326,6 +332,8 @@ def _run(
             code = _install_main(installer, argv, env, plan, report, folder if stdin else None)
         if code != 0:
             return code
+        if why_not is not None:
+            _say_installed_twins(installer, plan, session, report)
         for requirement in optional:
             with _timings.phase("optional"):
                 outcome = optional_install(
@@ -338,6 +346,23 @@ def _run(
                 if outcome.restored:
                     report.warning(f"rolled back: {outcome.restored}")
     return 0
+
+
+def _say_installed_twins(
+    installer: Installer, plan: Plan, session: _Session, report: Reporter
+) -> None:
+    """Unchecked (nothing was asked first): the twin distributions the install left side
+    by side, as warnings. Read only when the plan names a member of a family."""
+    names = [p.name for p in plan.packages]
+    names += [canonicalize_name(Requirement(p.installs).name) for p in plan.packages if p.installs]
+    if not may_have_twins(names, families(session.manifests, names)):
+        return
+    try:
+        found = environment_of(installer.python).distributions
+    except ResolverHookError:
+        return  # what is installed cannot be read: nothing to say
+    for what, fix in installed_twins(found, session.manifests):
+        report.warning(f"{what}; {fix}")
 
 
 def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Reporter) -> None:

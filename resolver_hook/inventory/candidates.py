@@ -5,7 +5,9 @@ and either one release (``version = "2.13.0+cu130"``) or a pattern
 (``versions = ">=0.3.35"``). :func:`candidates` reads the page's links and keeps the
 wheels of the package (or of the distribution the flavour installs) that carry the
 flavour's local label (``+cu130``; none when the flavour has none), one of its
-platforms and one of its Pythons, newest first. Yanked files (PEP 592) are skipped;
+platforms and one of its Pythons (as ``packaging.tags`` reads the tags: ``cp38-abi3``
+installs on every CPython from 3.8, not on a free-threaded one; ``py3-none`` on any),
+newest first. Yanked files (PEP 592) are skipped;
 ``requires-python`` is kept for the planner to check against the machine.
 
 ``Requires-Dist`` is not on the page: :func:`requires_dist` reads it from the PEP 658
@@ -22,7 +24,7 @@ from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.tags import Tag
+from packaging.tags import Tag, compatible_tags, cpython_tags
 from packaging.utils import BuildTag, InvalidWheelFilename, NormalizedName, canonicalize_name
 from packaging.version import Version
 
@@ -39,6 +41,7 @@ __all__ = [
     "PageSource",
     "candidates",
     "distribution_of",
+    "fits_python",
     "python_of",
     "requires_dist",
 ]
@@ -104,6 +107,33 @@ def _python(interp: str, abi: str) -> str | None:
     return f"{digits[0]}.{digits[1:]}{free}"
 
 
+@functools.lru_cache(maxsize=256)
+def _python_pairs(pythons: frozenset[str]) -> frozenset[tuple[str, str]]:
+    """The (interpreter, ABI) pairs of the wheel tags CPython ``pythons`` (``3.12``,
+    ``3.13t``) accept, as ``packaging.tags`` lists them for a target (the calls of
+    :func:`resolver_hook.host.profile.compute_tags`): ``cp312-cp312``, ``cp38-abi3``
+    ... ``cp32-abi3`` (not on a free-threaded build), ``cp312-none``, ``py3-none``."""
+    out: set[tuple[str, str]] = set()
+    for p in pythons:
+        major, _, minor = p.removesuffix("t").partition(".")
+        if not (major.isdigit() and minor.isdigit()):
+            continue  # not a CPython version: no tag names it
+        version = (int(major), int(minor))
+        abi = f"cp{major}{minor}{'t' if p.endswith('t') else ''}"
+        tags = [
+            *cpython_tags(version, abis=[abi], platforms=["any"]),
+            *compatible_tags(version, interpreter=f"cp{major}{minor}", platforms=["any"]),
+        ]
+        out.update((t.interpreter, t.abi) for t in tags)
+    return frozenset(out)
+
+
+def fits_python(pairs: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
+    """Whether a wheel whose tags name these (interpreter, ABI) ``pairs`` installs on
+    one of ``pythons`` (every Python when there are none), by ``packaging``'s tags."""
+    return not pythons or not _python_pairs(pythons).isdisjoint(pairs)
+
+
 def distribution_of(flavour: IndexFlavour) -> NormalizedName:
     """The distribution a flavour's files are named by (``cupy-cuda12x`` for cupy)."""
     if flavour.install is not None:
@@ -119,12 +149,13 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     name = distribution_of(flavour)
     label = flavour.version.local
     places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
-    pythons = frozenset(flavour.python)
+    # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
+    allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
     out: list[Candidate] = []
     for link in page.links:
         if link.is_yanked or not link.filename.endswith(".whl"):
             continue
-        if not _may_fit(link.filename, places, pythons):
+        if not _may_fit(link.filename, places, allowed):
             continue  # its platforms or Pythons are not the flavour's: not worth parsing
         parsed = _wheel_name(link.filename)
         if parsed is None:
@@ -134,11 +165,12 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
             continue
         # The flavour's platforms name an OS and architecture (the planner checks the
         # exact tags, glibc included, against the machine).
-        tag_places, pys = _read_tags(tags)
+        tag_places, pairs = _read_tags(tags)
         if places and tag_places.isdisjoint(places):
             continue
-        # py3 / abi3 wheels name no single Python: requires-python decides.
-        if pythons and None not in pys and pys.isdisjoint(pythons):
+        # abi3 from cp38 on 3.12, py3-none anywhere: packaging's tags decide (and then
+        # requires-python, checked by the planner).
+        if allowed is not None and allowed.isdisjoint(pairs):
             continue
         out.append(
             Candidate(
@@ -158,7 +190,11 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     return out
 
 
-def _may_fit(filename: str, places: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
+def _may_fit(
+    filename: str,
+    places: Set[tuple[str, str]],
+    allowed: frozenset[tuple[str, str]] | None,
+) -> bool:
     """False for a wheel name whose tags cannot pass the platform and Python checks of
     :func:`candidates` (most of a page's older releases), read from the name's last three
     fields as ``packaging``'s parser reads them (lower-cased, dotted sets), so such a
@@ -166,17 +202,18 @@ def _may_fit(filename: str, places: Set[tuple[str, str]], pythons: frozenset[str
     fields = _tag_fields(filename)
     if fields is None:
         return True  # not a wheel's name, or past the bounds: the parser says so
-    plats, pys = fields
+    plats, pairs = fields
     if places and plats.isdisjoint(places):
         return False
-    return not (pythons and None not in pys and pys.isdisjoint(pythons))
+    return allowed is None or not allowed.isdisjoint(pairs)
 
 
 @functools.lru_cache(maxsize=16384)
 def _tag_fields(
     filename: str,
-) -> tuple[frozenset[tuple[str, str]], frozenset[str | None]] | None:
-    """The places (OS, arch) and Pythons a wheel name's tag fields name, None when it
+) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]] | None:
+    """The places (OS, arch) and (interpreter, ABI) pairs a wheel name's tag fields
+    name (a compressed set gives every combination, as ``packaging`` reads it), None when it
     is no wheel's name or past the bounds; cached, as every flavour of a page asks."""
     stem = filename[:-4].lower()
     if stem.count("-") not in (4, 5) or check_version_text(filename) is not None:
@@ -188,21 +225,24 @@ def _tag_fields(
 @functools.lru_cache(maxsize=4096)
 def _tag_set(
     interps: str, abis: str, plats: str
-) -> tuple[frozenset[tuple[str, str]], frozenset[str | None]]:
+) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
     """:func:`_tag_fields` of one tag set (a page's names share a few dozen)."""
     return (
         frozenset(_place(p) for p in plats.split(".")),
-        frozenset(_python(i, a) for i in interps.split(".") for a in abis.split(".")),
+        frozenset((i, a) for i in interps.split(".") for a in abis.split(".")),
     )
 
 
 @functools.lru_cache(maxsize=4096)
 def _read_tags(
     tags: frozenset[Tag],
-) -> tuple[frozenset[tuple[str, str]], frozenset[str | None]]:
-    """The places (OS, arch) and Pythons of a tag set; cached, as the names of a page
-    share a few dozen tag sets (the same objects: see :func:`_wheel_name`)."""
-    return frozenset(_place(t.platform) for t in tags), frozenset(python_of(t) for t in tags)
+) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
+    """The places (OS, arch) and (interpreter, ABI) pairs of a tag set; cached, as the
+    names of a page share a few dozen tag sets (the same objects: see :func:`_wheel_name`)."""
+    return (
+        frozenset(_place(t.platform) for t in tags),
+        frozenset((t.interpreter, t.abi) for t in tags),
+    )
 
 
 @functools.lru_cache(maxsize=16384)

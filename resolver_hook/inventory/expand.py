@@ -19,18 +19,26 @@ Which files a flavour's rules cover (docs/facts.md, "The inventory"):
   A carried-forward file whose kernels were read from the file itself
   (:mod:`resolver_hook.inventory.kernels`) is planned with that list instead,
   verified, the file's URL and the date read as its evidence.
+- a release on the page of a pattern entry that no entry's rule covers (triton 3.2.0
+  below ``versions = ">=3.6.0"``): an entry bounds its rule, not what is seen. The file
+  is planned by its tags and requires-python alone, with none of the entry's rules and
+  marked ``unjudged`` (ranked after every judged build; a note on an accelerated
+  machine). Online and offline plan what the page lists.
 - a carried-forward release of an entry with couplings takes its couplings from its
   own ``Requires-Dist`` (the entry's pins were for the verified release); when its
   metadata cannot be read it is left out, never paired by guess.
 
-``Requires-Dist`` couplings: a requirement without markers on another package that
-has a manifest (tilert's ``torch>=2.11,<2.13``) joins the file's ``requires``, so the
-planner's coupling search picks a build of the other package that it accepts.
+``Requires-Dist`` couplings: a requirement on another package that has a manifest
+(tilert's ``torch>=2.11,<2.13``; torch 2.5.1's ``triton==3.1.0; platform_system ==
+"Linux" ...``) joins the file's ``requires``, its marker evaluated by the planner
+against the target, so the coupling search picks a build of the other package that
+it accepts.
 Metadata is read only for files whose tags the machine accepts (``wanted``), newest
 first, at most :data:`~resolver_hook.limits.MAX_METADATA_READS` per plan.
 
 A page the source could not give keeps its flavours as written (today's page form),
-and so does a flavour the snapshot (partial by design) lists no file of.
+and so does a flavour the snapshot (partial by design) lists no file of, and the plain
+build whose page lists its release as a source distribution only (natten on PyPI).
 """
 
 from __future__ import annotations
@@ -44,7 +52,12 @@ from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
 from packaging.tags import Tag
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import (
+    InvalidSdistFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_sdist_filename,
+)
 from packaging.version import Version
 
 from resolver_hook._pool import map_threads
@@ -56,6 +69,7 @@ from resolver_hook.inventory.candidates import (
     PageSource,
     candidates,
     distribution_of,
+    fits_python,
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
@@ -93,16 +107,15 @@ class Expansion:
 
 
 def page_of(f: IndexFlavour, default_index: str = DEFAULT_INDEX) -> str | None:
-    """The page a flavour's files are listed on; None for a computed (template) page
-    and for a flavour installing another distribution or extras from the default
-    index (its requirement line is rewritten, not pinned to a file)."""
+    """The page a flavour's files are listed on; None for a computed (template) page.
+    A flavour installing another distribution or extras from the default index reads
+    that distribution's page (``<default index>/onnxruntime-gpu/``): its files are
+    pinned like any other, the requirement line naming the distribution."""
     if f.template is not None:
         return None
     if f.url is not None:
         return f.url
-    if f.install is not None:
-        return None
-    return f"{default_index.rstrip('/')}/{f.name}/"
+    return f"{default_index.rstrip('/')}/{distribution_of(f)}/"
 
 
 def pages_needed(
@@ -277,7 +290,7 @@ class _Context:
         )
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
-            hit = (page, candidates(f, page))
+            hit = (page, _with_any_platform(f, page, candidates(f, page)))
             self._candidates[key] = hit
         return hit[1]
 
@@ -325,12 +338,17 @@ class _Context:
             if not files:
                 notes.extend(_yanked_note(f, page))
             wheels.extend(files)
-            if page.source == "snapshot":
+            if not files and f.passthrough and _has_sdist(f, page):
+                # The plain build as a source distribution only (natten on PyPI): the
+                # installer builds it, as the page form says.
+                kept.append(f)
+            elif page.source == "snapshot":
                 # The snapshot is partial: the page form stays for the Pythons it
                 # lists no file of this release for.
                 rest = _uncovered(f, files)
                 if rest is not None:
                     kept.append(rest)
+        wheels.extend(self._unbound(man, pages, wheels))
         return dataclasses.replace(
             man,
             wheels=(*man.wheels, *wheels),
@@ -357,6 +375,49 @@ class _Context:
                 )
                 assumed = None
             out.append(_wheel(entry, c, requires, assumed))
+        return out
+
+    def _unbound(
+        self, man: Manifest, pages: Mapping[str, Page], files: Sequence[WheelFlavour]
+    ) -> list[WheelFlavour]:
+        """The releases a page of a ``versions`` entry lists that no entry's rule covers
+        (below every floor): files judged by their tags and requires-python alone,
+        marked ``unjudged`` (never hidden: online and offline plan what the page has)."""
+        out: list[WheelFlavour] = []
+        done: set[tuple[str, NormalizedName, str | None]] = set()
+        made = {w.version for w in files}
+        for f in man.indexes:
+            url = page_of(f, self.default_index)
+            page = pages.get(url) if url is not None else None
+            if f.versions is None or page is None:
+                continue
+            key = (page.url, distribution_of(f), f.version.local)
+            if key in done:
+                continue
+            done.add(key)
+            rules = [
+                g
+                for g in man.indexes
+                if page_of(g, self.default_index) == url
+                and distribution_of(g) == key[1]
+                and g.version.local == key[2]
+            ]
+            ranges = "; ".join(
+                f"{g.versions or g.version} ({man.display_name} {g.where})" for g in rules
+            )
+            # Every platform and Python: which fit is the planner's tag check.
+            for c in self.candidates(dataclasses.replace(f, platforms=(), python=()), page):
+                v = c.version
+                if v.is_prerelease or v.is_devrelease or v in made:
+                    continue
+                if any(
+                    g.versions.contains(v, prereleases=True)
+                    if g.versions is not None
+                    else g.version == v
+                    for g in rules
+                ):
+                    continue  # a rule covers the release (and says where it runs)
+                out.append(_wheel(f, c, (), None, unjudged=f"its manifest's rules cover {ranges}"))
         return out
 
     def kernels(self) -> KernelRecords:
@@ -416,11 +477,12 @@ class _Context:
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None
     ) -> tuple[Requirement, ...] | None:
         own = self._requires_dist(c)
+        # Marked lines too (torch 2.5.1: triton==3.1.0 on Linux x86_64): the planner
+        # evaluates each marker against the target, as for every coupling.
         from_meta = tuple(
             r
             for r in own or ()
-            if r.marker is None
-            and canonicalize_name(r.name) in self.manifests
+            if canonicalize_name(r.name) in self.manifests
             and canonicalize_name(r.name) != entry.name
         )
         if assumed is not None and entry.requires:
@@ -481,6 +543,25 @@ def carried_files(
     return list(out.values())
 
 
+def _has_sdist(f: IndexFlavour, page: Page) -> bool:
+    """Whether ``page`` lists a source distribution (not yanked) of ``f``'s release."""
+    name = distribution_of(f)
+    for link in page.links:
+        if link.is_yanked or not link.filename.endswith((".tar.gz", ".zip")):
+            continue
+        try:
+            sname, version = parse_sdist_filename(link.filename)
+        except InvalidSdistFilename:
+            continue
+        if sname == name and (
+            f.versions.contains(version, prereleases=False)
+            if f.versions is not None
+            else version == f.version
+        ):
+            return True
+    return False
+
+
 def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
     """A flavour whose files on ``page`` are all yanked (PEP 592) is planned with none:
     the note that says so, where the plan, ``-v`` and ``explain`` would otherwise not
@@ -512,10 +593,40 @@ def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
     ]
 
 
+def _with_any_platform(f: IndexFlavour, page: Page, found: list[Candidate]) -> list[Candidate]:
+    """``found``, and for a flavour that installs extras or another distribution on
+    some platforms only (``jax[cuda13]`` on Linux: its plugins have no other wheels),
+    the page's files for any platform (``jax-0.12.0-py3-none-any.whl``) with their
+    tags narrowed to the flavour's platforms: the file installs everywhere, the
+    flavour's rules hold only there. Newest first, as :func:`candidates` orders."""
+    if f.install is None or not f.platforms:
+        return found
+    plats = [x for pl in f.platforms for x in pl.split(".")]
+    extra = [
+        dataclasses.replace(
+            c, tags=frozenset(Tag(t.interpreter, t.abi, p) for t in c.tags for p in plats)
+        )
+        for c in candidates(dataclasses.replace(f, platforms=()), page)
+        if all(t.platform == "any" for t in c.tags)
+    ]
+    if not extra:
+        return found
+    out = [*found, *extra]
+    out.sort(key=lambda c: c.filename)
+    out.sort(key=lambda c: c.version, reverse=True)
+    return out
+
+
 def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour | None:
     """``f`` limited to the Pythons that ``files`` (of its release) do not cover on
-    every one of its platforms; None when they cover all."""
-    mine = [w for w in files if w.version == f.version]
+    every one of its platforms; None when they cover all. For a pattern installing
+    another distribution or extras (``onnxruntime-gpu>=1.27``) its release is the
+    newest the snapshot lists (it keeps a pattern's newest releases), not the floor:
+    otherwise the floor's page form would stand beside the pinned files."""
+    release = f.version
+    if f.install is not None and f.versions is not None and files:
+        release = max(w.version for w in files)
+    mine = [w for w in files if w.version == release]
     if not mine:
         return f
     if not f.python:
@@ -523,18 +634,19 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
     places = {_place(x) for pl in f.platforms for x in pl.split(".")} or {
         _place(t.platform) for w in mine for t in w.tags
     }
-    covered = set(f.python)
-    for place in places:
-        here = {
-            p for w in mine if any(_place(t.platform) == place for t in w.tags) for p in _pys(w)
-        }
-        covered &= here
-    rest = tuple(p for p in f.python if p not in covered)
+    rest = tuple(
+        p
+        for p in f.python
+        if not all(
+            any(
+                fits_python({(t.interpreter, t.abi) for t in w.tags}, frozenset((p,)))
+                for w in mine
+                if any(_place(t.platform) == place for t in w.tags)
+            )
+            for place in places
+        )
+    )
     return dataclasses.replace(f, python=rest) if rest else None
-
-
-def _pys(w: WheelFlavour) -> set[str]:
-    return set(w.python_versions)
 
 
 def _places(g: IndexFlavour) -> frozenset[tuple[str, str]] | None:
@@ -555,8 +667,15 @@ def _place(platform: str) -> tuple[str, str]:
 
 
 def _wheel(
-    f: IndexFlavour, c: Candidate, requires: Sequence[Requirement], assumed: Version | None
+    f: IndexFlavour,
+    c: Candidate,
+    requires: Sequence[Requirement],
+    assumed: Version | None,
+    *,
+    unjudged: str | None = None,
 ) -> WheelFlavour:
+    # An unjudged file takes none of the entry's rules (its CUDA floor, kernels).
+    needs = {} if unjudged is not None else needs_of(f)
     return WheelFlavour(
         url=c.url,
         filename=c.filename,
@@ -564,11 +683,14 @@ def _wheel(
         version=c.version,
         tags=c.tags,
         sha256=c.sha256,
-        **{**needs_of(f), "requires": tuple(dict.fromkeys(requires))},
+        **{**needs, "requires": tuple(dict.fromkeys(requires))},
+        unjudged=unjudged,
+        preference=f.preference,
         where=f"{f.where} {c.filename}",
         cxx11abi=f.cxx11abi,
         requires_python=c.requires_python,
         assumed_from=assumed,
         inventory=c.page.source,
         inventory_date=c.page.fetched,
+        install=f.install,
     )

@@ -7,7 +7,7 @@ the inputs, writes the output and prints.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from resolver_hook.errors import UsageError
@@ -21,10 +21,12 @@ __all__ = [
     "header_notes",
     "lock_lines",
     "merge_targets",
+    "pinned_lines",
     "split_marker",
     "target_marker",
     "target_markers",
     "unmarkable_difference",
+    "with_hash",
 ]
 
 # A lock file's header lines stay within this width (a file: no terminal to ask).
@@ -65,8 +67,9 @@ def target_markers(
     return out
 
 
-def lock_lines(plan: Plan) -> list[str]:
-    """Pinned requirement lines for one plan: find-links, URL lines, then plain lines."""
+def lock_lines(plan: Plan, hashes: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """Pinned requirement lines for one plan: find-links, URL lines, then plain lines;
+    a package in ``hashes`` gets pip's ``--hash`` options on its line."""
     from packaging.requirements import Requirement
 
     from resolver_hook.reqfile import format_requirement, url_lines_first
@@ -89,6 +92,9 @@ def lock_lines(plan: Plan) -> list[str]:
             )
         else:
             line = p.line or p.constraint  # constraint only: a coupled package, pin it too
+        if line and hashes and p.name in hashes:
+            # A URL's own #sha256= is a hash pip and uv check (--require-hashes too).
+            line = with_hash(line, [h for h in hashes[p.name] if f"#sha256={h}" not in line])
         if line:
             lines.append(line)
     return links + url_lines_first(lines)
@@ -111,6 +117,18 @@ def header_notes(notes: Iterable[str], width: int = HEADER_COLUMNS) -> list[str]
             )
         )
     return out
+
+
+def with_hash(line: str, sha256s: Sequence[str]) -> str:
+    """A requirements line with pip's ``--hash`` options (after any marker)."""
+    return " ".join([line, *(f"--hash=sha256:{h}" for h in dict.fromkeys(sha256s))])
+
+
+def pinned_lines(
+    packages: Iterable[tuple[str, str, Sequence[str]]],
+) -> list[str]:
+    """``name==version --hash=sha256:...`` for each ``(name, version, sha256s)``."""
+    return [with_hash(f"{name}=={version}", sha256s) for name, version, sha256s in packages]
 
 
 def dropped_notes(plan: Plan, target: str) -> list[str]:

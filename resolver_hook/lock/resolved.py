@@ -8,16 +8,25 @@ own page as ``--find-links`` (a per-package page: nothing else can come from it)
 takes from uv's answer the wheel each other package installs on the target. The
 flavoured packages keep exactly the plan's files (uv must agree with their versions).
 
-uv runs with the user's environment (``UV_*``, uv.toml), so a company index keeps
-working; its failure is one error naming uv's own last line.
+:func:`resolve_environment` is the same resolution for a requirements lock: every
+package of uv's answer with the sha256 of each of its files. uv is handed the user's
+index settings (:mod:`resolver_hook.lock.indexes`); none set, it runs with its own
+(``uv.toml``, else PyPI), so a company index keeps working. Its failure is one error
+naming uv's own last line.
+
+pip is not the fallback: ``pip install --dry-run --report --platform`` evaluates the
+requirements' markers for the running machine, not the target, so it cannot lock
+another target; without uv a whole-environment lock is one error naming the fix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import find_uv, missing_uv
@@ -27,10 +36,18 @@ from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError
 from resolver_hook.host import HostProfile
 from resolver_hook.index import Link
+from resolver_hook.lock.indexes import LockIndexes
+from resolver_hook.lock.stable import preferences_text
 from resolver_hook.lock.wheels import LockedWheel, best_link
 from resolver_hook.resolve import Plan
 
-__all__ = ["COMPILE_TIMEOUT", "python_platform", "resolve_rest"]
+__all__ = [
+    "COMPILE_TIMEOUT",
+    "ResolvedPackage",
+    "python_platform",
+    "resolve_environment",
+    "resolve_rest",
+]
 
 COMPILE_TIMEOUT = 600.0  # a resolution against a large index; a bound, not a guess
 
@@ -70,34 +87,65 @@ def _links(files: Sequence[Mapping[str, object]]) -> list[Link]:
     return out
 
 
-def resolve_rest(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolvedPackage:
+    """One package of uv's answer: its version, its files with sha256, its index."""
+
+    name: NormalizedName
+    version: str
+    files: tuple[Link, ...]  # every wheel uv lists (and the sdist, when not binary only)
+    index: str | None = None
+
+
+def resolve_environment(
     plan: Plan,
-    flavoured: Sequence[LockedWheel],
     profile: HostProfile,
     *,
-    index_url: str,
+    indexes: LockIndexes,
     env: Mapping[str, str],
+    leave_out: Collection[str] = (),
+    only_binary: bool = True,
     offline: bool = False,
-) -> list[LockedWheel]:
-    """The wheels of every package of the target's environment that ``flavoured`` lacks;
-    ``offline``: uv too reads no network (its ``--offline``: its cache only)."""
+    keep: Mapping[NormalizedName, str] | None = None,
+    upgrade: Sequence[str] | bool = False,
+) -> list[ResolvedPackage]:
+    """Every package of the target's environment as uv resolves it (``uv pip compile
+    --python-platform --python-version``), the plan's lines as requirements and its pins
+    as constraints. ``leave_out``: packages whose lines uv is not handed (a flavour whose
+    page cannot be read: uv could not read it either). ``keep``: the pins of the lock
+    already written (:mod:`resolver_hook.lock.stable`), kept where they still fit unless
+    ``upgrade`` (True: every package; names: those)."""
     uv = find_uv(env)
     if uv is None:
         raise missing_uv()
-    ours = {str(w.name): w for w in flavoured}
+    gone = {canonicalize_name(n) for n in leave_out}
+    pages = {p.find_links for p in plan.packages if p.name in gone and p.find_links}
     with private_tempdir() as folder:
-        write_atomic(folder / "requirements.in", "".join(f"{r}\n" for r in plan.requirements))
-        write_atomic(folder / "constraints.txt", "".join(f"{c}\n" for c in plan.constraints))
+        write_atomic(
+            folder / "requirements.in", "".join(f"{r}\n" for r in _kept(plan.requirements, gone))
+        )
+        write_atomic(
+            folder / "constraints.txt", "".join(f"{c}\n" for c in _kept(plan.constraints, gone))
+        )
+        if keep and upgrade is not True:
+            # uv reads an existing -o file's pins as preferences (lock/stable.py).
+            write_atomic(folder / "pylock.toml", preferences_text(keep), sync=False)
+        ups = (
+            []
+            if isinstance(upgrade, bool)
+            else [a for n in upgrade for a in ("--upgrade-package", n)]
+        )
         argv = [
             *[uv, "pip", "compile", str(folder / "requirements.in")],
             *["-c", str(folder / "constraints.txt"), "--format", "pylock.toml"],
             *["-o", str(folder / "pylock.toml"), "--no-header", "--quiet"],
             *["--python-platform", python_platform(profile), "--python-version", profile.python],
-            *["--index-url", index_url, "--only-binary", ":all:"],
-            *[a for page in plan.find_links for a in ("--find-links", page)],
+            *(["--only-binary", ":all:"] if only_binary else []),
             *(["--offline"] if offline else []),
+            *ups,
+            *[a for page in plan.find_links if page not in pages for a in ("--find-links", page)],
         ]
-        done = capture(argv, timeout=COMPILE_TIMEOUT, env=dict(env))
+        done = capture(argv, timeout=COMPILE_TIMEOUT, env=indexes.uv_env(env))
         if not done.ok:
             last = (done.stderr.strip().splitlines() or [done.reason() or "failed"])[-1]
             raise OperationalError(
@@ -112,15 +160,65 @@ def resolve_rest(
             raise OperationalError(f"uv's pylock.toml could not be read: {exc}") from None
     out = []
     for package in doc.get("packages", []):
-        name = str(canonicalize_name(str(package.get("name", ""))))
-        version = str(package.get("version", ""))
+        files = _links(package.get("wheels") or [])
+        sdist = package.get("sdist")
+        if isinstance(sdist, dict):
+            files += _links([sdist])
+        index = package.get("index")
+        out.append(
+            ResolvedPackage(
+                name=canonicalize_name(str(package.get("name", ""))),
+                version=str(package.get("version", "")),
+                files=tuple(files),
+                index=index if isinstance(index, str) else None,
+            )
+        )
+    return out
+
+
+def _kept(lines: Sequence[str], gone: Collection[NormalizedName]) -> list[str]:
+    """``lines`` less those naming a package of ``gone``."""
+    if not gone:
+        return list(lines)
+    out = []
+    for line in lines:
+        try:
+            name = canonicalize_name(Requirement(line.split(" --", 1)[0]).name)
+        except InvalidRequirement:
+            out.append(line)
+            continue
+        if name not in gone:
+            out.append(line)
+    return out
+
+
+def resolve_rest(
+    plan: Plan,
+    flavoured: Sequence[LockedWheel],
+    profile: HostProfile,
+    *,
+    indexes: LockIndexes,
+    env: Mapping[str, str],
+    keep: Mapping[NormalizedName, str] | None = None,
+    upgrade: Sequence[str] | bool = False,
+    offline: bool = False,
+) -> list[LockedWheel]:
+    """The wheels of every package of the target's environment that ``flavoured`` lacks
+    (``keep``, ``upgrade``, ``offline``: as for :func:`resolve_environment`)."""
+    ours = {str(w.name): w for w in flavoured}
+    out = []
+    resolved = resolve_environment(
+        plan, profile, indexes=indexes, env=env, keep=keep, upgrade=upgrade, offline=offline
+    )
+    for package in resolved:
+        name, version = str(package.name), package.version
         if name in ours:
             if ours[name].version != version:
                 raise OperationalError(
                     f"uv resolved {name} {version}, not the plan's {ours[name].version}"
                 )
             continue
-        wheel = best_link(_links(package.get("wheels") or []), name, version, profile)
+        wheel = best_link(package.files, name, version, profile)
         if wheel is None:
             raise OperationalError(
                 f"{name} {version} has no wheel for {profile.describe()}: a pylock.toml lists "
@@ -129,14 +227,13 @@ def resolve_rest(
             )
         if wheel.sha256 is None:
             raise OperationalError(f"uv's pylock.toml gives {name} {version} no sha256")
-        index = package.get("index")
         out.append(
             LockedWheel(
-                name=canonicalize_name(name),
+                name=package.name,
                 version=version,
                 url=wheel.url,
                 sha256=wheel.sha256,
-                index=index if isinstance(index, str) else None,
+                index=package.index,
             )
         )
     return out

@@ -26,11 +26,12 @@ from typing import Any
 
 import tomli_w
 
-from resolver_hook._fs import read_input, read_text_input, write_all
+from resolver_hook._fs import read_input, read_text_input
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
+from resolver_hook.lock.files import write_locks
 from resolver_hook.manifest import Manifest, parse_manifest
 from resolver_hook.manifest.schema import Flavour, IndexFlavour
 from resolver_hook.portable.cuda import format_cc, parse_cc
@@ -41,6 +42,7 @@ __all__ = [
     "LockClass",
     "choose",
     "failures",
+    "lock_set_files",
     "read_index",
     "verified_file",
     "write_lock_set",
@@ -237,16 +239,22 @@ def verified_file(folder: Path, lock: LockClass) -> Path:
     return path
 
 
-def write_lock_set(folder: Path, locks: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> Path:
-    """Write a lock set all or nothing: every lock file of ``locks`` (``(path, text,
-    target, profile, plan)``, each in ``folder``) and ``folder/index.toml`` naming their
-    sha256 are staged first and swapped in together (:func:`resolver_hook._fs.write_all`):
-    a set that fails on any file leaves the set before it whole, index included, so
-    ``sync`` keeps serving it. The index's path."""
-    index = folder / INDEX_NAME
+def lock_set_files(
+    folder: Path, locks: Sequence[tuple[Path, str, str, HostProfile, Plan]]
+) -> list[tuple[Path, str]]:
+    """Every file of a lock set: each lock of ``locks`` (``(path, text, target, profile,
+    plan)``, each in ``folder``), then ``folder/index.toml`` naming their sha256."""
     rows = [
         (path, hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest(), t, p, plan)
         for path, text, t, p, plan in locks
     ]
-    write_all([*((path, text) for path, text, *_ in locks), (index, _index_text(rows))])
-    return index
+    return [*((path, text) for path, text, *_ in locks), (folder / INDEX_NAME, _index_text(rows))]
+
+
+def write_lock_set(folder: Path, locks: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> Path:
+    """Write a lock set all or nothing (:func:`lock_set_files`): every file is staged
+    first and swapped in together (:func:`resolver_hook._fs.write_all`): a set that fails
+    on any file leaves the set before it whole, index included, so ``sync`` keeps serving
+    it. The index's path."""
+    write_locks(lock_set_files(folder, locks))
+    return folder / INDEX_NAME

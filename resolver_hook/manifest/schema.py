@@ -95,12 +95,12 @@ __all__ = [
 SCHEMA = 1
 
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
-_PACKAGE_KEYS = ("name", "homepage", "downloads", "description")
+_PACKAGE_KEYS = ("name", "homepage", "downloads", "description", "twins")
 _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
-_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until")
+_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until", "preference")
 _INDEX_KEYS = (
     "url",
     "version",
@@ -181,6 +181,15 @@ class WheelFlavour:
     assumed_from: Version | None = None
     inventory: str | None = None
     inventory_date: str | None = None
+    # A file of another distribution or with extras, read from the page of an index
+    # flavour's ``install`` ("onnxruntime-gpu", "jax[cuda13]"): the requirement line
+    # names that. None: the package itself.
+    install: str | None = None
+    # A release the page lists that no entry's rule covers (below every ``versions``
+    # floor): the range the rules do cover, said when it is chosen on an accelerated
+    # machine; it is judged by its tags and requires-python only. None: a rule covers it.
+    unjudged: str | None = None
+    preference: int | None = None  # the entry's (see IndexFlavour.preference)
 
     kind = "wheel"
 
@@ -201,10 +210,12 @@ class WheelFlavour:
         return _properties(self.cuda, self.gpu)
 
     def describe(self) -> str:
-        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``."""
+        """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``; ``onnxruntime as
+        onnxruntime-gpu 1.31.1 ...`` for a file of another distribution."""
         interp = ".".join(sorted({t.interpreter for t in self.tags}))
         label = f" variant {self.variant}" if self.variant else ""
-        return f"{self.name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
+        name = f"{self.name} as {self.install}" if self.install else self.name
+        return f"{name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -223,6 +234,9 @@ class WheelFlavour:
             "assumed_from": str(self.assumed_from) if self.assumed_from else None,
             "inventory": self.inventory,
             "inventory_date": self.inventory_date,
+            "install": self.install,
+            "unjudged": self.unjudged,
+            "preference": self.preference,
         }
 
     @property
@@ -274,6 +288,10 @@ class IndexFlavour:
     # that release on (CUDA 13 dropped pre-Turing), so newer releases on the page are
     # not planned with it. None: newer releases carry the list forward, marked.
     kernels_until: Version | None = None
+    # ``preference = 1``: the manifest's order among builds that fit, lower first (among
+    # distributions, a distribution's best entry; within one version, the entry's own).
+    # None: 0 for the package's own distribution, 1 for another (a community build).
+    preference: int | None = None
 
     kind = "index"
 
@@ -319,6 +337,7 @@ class IndexFlavour:
             "local_labels": list(self.local_labels),
             "cxx11abi": self.cxx11abi,
             "kernels_until": str(self.kernels_until) if self.kernels_until else None,
+            "preference": self.preference,
         }
 
 
@@ -343,6 +362,10 @@ class Manifest:
     # What reading its pages showed that a plan should say (a release not planned
     # because a rule says its kernel list changed); set by resolver_hook.inventory.
     notes: tuple[str, ...] = ()
+    # ``[package] twins``: other distributions that install the same import package
+    # (onnxruntime-gpu for onnxruntime): two of them in one environment overwrite each
+    # other's files (resolver_hook.manifest.twins).
+    twins: tuple[NormalizedName, ...] = ()
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:
@@ -875,6 +898,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", label):
             c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
     kernels_until = _read_kernels_until(c, t, path, version, versions)
+    preference = _read_preference(c, t, path)
     if version is None or not url_ok:
         return None
     return IndexFlavour(
@@ -892,7 +916,19 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
         coupled=coupled,
         local_labels=tuple(labels),
         kernels_until=kernels_until,
+        preference=preference,
     )
+
+
+def _read_preference(c: _Checker, t: Mapping[str, Any], path: str) -> int | None:
+    """``preference = 0``: an integer from 0 (first) to 9."""
+    if "preference" not in t:
+        return None
+    value = t["preference"]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 9:
+        c.bad(_join(path, "preference"), f"expected an integer from 0 to 9, got {value!r}")
+        return None
+    return value
 
 
 def _read_kernels_until(
@@ -1313,6 +1349,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         c.bad("package", "missing ([package] with name = ...)")
     name = display = ""
     homepage = downloads = description = None
+    twins: tuple[NormalizedName, ...] = ()
     if pkg is not None:
         c.keys(pkg, _PACKAGE_KEYS, "package")
         display = c.string(pkg, "name", "package", required=True) or ""
@@ -1328,6 +1365,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
                 else:
                     downloads = value
         description = c.string(pkg, "description", "package")
+        twins = _read_twins(c, pkg, name)
     wheels: list[WheelFlavour] = []
     indexes: list[IndexFlavour] = []
     if name:
@@ -1372,7 +1410,22 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         buildable=buildable,
         build_needs=build_needs,
         source=source,
+        twins=twins,
     )
+
+
+def _read_twins(c: _Checker, pkg: Mapping[str, Any], name: str) -> tuple[NormalizedName, ...]:
+    """``twins = ["onnxruntime-gpu"]``: project names, not the package itself."""
+    out: list[NormalizedName] = []
+    for i, text in enumerate(c.strings(pkg, "twins", "package") or ()):
+        path = f"package.twins[{i}]"
+        if not is_project_name(text):
+            c.bad(path, f"{text!r} is not a valid project name")
+        elif canonicalize_name(text) == name:
+            c.bad(path, f"{text!r} is the package itself: list the other distributions")
+        else:
+            out.append(canonicalize_name(text))
+    return tuple(dict.fromkeys(out))
 
 
 def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFlavour]:

@@ -28,14 +28,18 @@ The rules, each with its id; a rejected flavour keeps every rule it fails
    swaps it. Found by depth-first search over the flavours that pass 1-5, best first,
    per group of coupled packages.
 
-7. Ranking, among the flavours that pass: the best tag for the profile first.
-8. Which CUDA build wins: among fitting CUDA builds, the newest CUDA runtime
-   (``cuda_runtime``, else the floor of ``cuda``) not newer than the driver's CUDA
-   version; a build for a newer runtime (NVIDIA's minor-version compatibility,
-   docs/facts.md section 1) only when nothing older fits, the nearest first. On a
-   CUDA 13.0 driver cu130 beats cu132; on 13.2, cu132 wins. ROCm builds: the
-   newest ``rocm`` floor.
-9. Then the newest version.
+7. Ranking, among the flavours that pass, the installers' order (pip and uv take the
+   newest version that fits, then the most specific tag): first the package's own
+   distribution before another one (Meta's ``faiss-gpu`` before the community
+   ``faiss-gpu-cu12``), then the newest public version.
+8. Within one version, which CUDA build wins: among fitting CUDA builds, the newest
+   CUDA runtime (``cuda_runtime``, else the floor of ``cuda``) not newer than the
+   driver's CUDA version; a build for a newer runtime (NVIDIA's minor-version
+   compatibility, docs/facts.md section 1) only when nothing older fits, the nearest
+   first. On a CUDA 13.0 driver cu130 beats cu132; on 13.2, cu132 wins. ROCm builds:
+   the newest ``rocm`` floor.
+9. Then the most specific tag, in the profile's ``packaging.tags`` order (then PEP 825
+   variants). ``explain`` says which of these ranked a fitting build below the chosen one.
 
 The ids of the others: ``cuda``/``rocm`` (2), ``gpu`` (3), ``accelerator`` (4),
 ``specifier`` (5), ``coupling`` (6); ``ranked`` marks a flavour that fits but ranked
@@ -70,7 +74,7 @@ The parts, each importing only those above it (no cycles):
   :class:`Failure`, :class:`Change`...), the marker environment of a profile, and the
   few facts of a flavour every part reads. What the rest of the package imports.
 - :mod:`.words`: every reason, head line, note and hint in words, made from outcomes.
-- :mod:`.rules`: one flavour against one machine (rules 1-5), and the ranking (7-9).
+- :mod:`.rules`: one flavour against one machine (rules 1-5), and the one ranking (7-9).
 - :mod:`.solve`: the requirements as slots, and the coupling search (rule 6).
 - :mod:`.assemble`: the solver's choices as a :class:`Plan`, each package with what and why.
 - :mod:`.hints`: for a package with no fit, the first single change of the machine

@@ -50,7 +50,10 @@ from resolver_hook.resolve.model import (
 )
 from resolver_hook.resolve.rules import (
     Machine,
+    decided_by,
+    distribution_of,
     meets,
+    ranking,
     version_ok,
 )
 from resolver_hook.resolve.solve import (
@@ -76,8 +79,10 @@ from resolver_hook.resolve.words import (
     no_fit_words,
     other_name_notes,
     passthrough_reason,
+    ranked_reason,
     stale_note,
     template_reason,
+    unjudged_note,
     unlisted_reason,
     unverified_note,
 )
@@ -108,6 +113,12 @@ def build_plan(
     )
     if today is not None:
         notes.extend(stale_note(ordered, today))
+    if profile.nvidia is not None or profile.rocm is not None:
+        notes.extend(
+            unjudged_note(p, p.flavour, profile)
+            for p in ordered
+            if isinstance(p.flavour, WheelFlavour) and p.flavour.unjudged is not None
+        )
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
@@ -157,19 +168,20 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
         out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
-    for i, (f, _) in enumerate(slot.candidates):
+    key = ranking(slot.candidates, m.cuda)
+    chosen_key = next((key(item) for item in slot.candidates if item[0] is chosen), None)
+    for i, (f, rank) in enumerate(slot.candidates):
         if f is chosen:
             continue
         if i in slot.coupling_rejects:
             fails = [coupling_failure(slot.coupling_rejects[i])]
         else:
             fails = _coupling_failures(f, slots, m)
-        if not fails:
-            fails = [
-                Failure(rule="ranked", reason="fits, ranked below the chosen build")
-                if chosen is not None
-                else coupling_failure(Coupling(cause="no-choice"))
-            ]
+        if not fails and chosen is not None and chosen_key is not None:
+            why = decided_by(chosen_key, key((f, rank)))
+            fails = [Failure(rule="ranked", reason=ranked_reason(why, distribution_of(chosen)))]
+        elif not fails:
+            fails = [coupling_failure(Coupling(cause="no-choice"))]
         out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
     return out
 
@@ -279,8 +291,15 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             **base,
         )
     if isinstance(chosen, WheelFlavour):
+        name, other = slot.manifest.display_name, False
+        if chosen.install is not None:
+            # A file of another distribution (onnxruntime-gpu) or with extras (jax[cuda13]).
+            inst = Requirement(chosen.install)
+            other = canonicalize_name(inst.name) != slot.name
+            name, extras = inst.name, {*extras, *inst.extras}
+            why = installs_reason(why, chosen.install, other=other)
         line = format_requirement(
-            slot.manifest.display_name,
+            name,
             url=chosen.url,
             sha256=chosen.sha256,
             extras=extras,
@@ -295,8 +314,10 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             flavour=chosen,
             reason=why,
             line=line if e else None,
-            constraint=constraint,
+            # Another distribution cannot travel in a constraints file (see below).
+            constraint=None if other else constraint,
             kernels_assumed=chosen.assumed,
+            installs=chosen.install,
             **base,
         )
     page = chosen.url

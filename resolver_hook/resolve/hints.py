@@ -189,6 +189,8 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     for f in flavours:
         for tag in flavour_platforms(f):
             os_name, arch = os_arch_of(tag)
+            if os_name == "any":
+                continue  # a wheel for every platform: no other machine helps
             if not arch or (os_name, arch) == (p.os, p.arch):
                 floor = glibc_of(tag)
                 sized = floor is not None and _machine_sized(f"{floor[0]}.{floor[1]}")

@@ -36,6 +36,7 @@ from resolver_hook.portable.platforms import (
 )
 
 __all__ = [
+    "RANK_CRITERIA",
     "RULES",
     "STALE_DAYS",
     "Action",
@@ -50,6 +51,7 @@ __all__ = [
     "NoFit",
     "PackagePlan",
     "Plan",
+    "RankCriterion",
     "Rejection",
     "Rule",
     "RuleOutcome",
@@ -66,6 +68,7 @@ __all__ = [
     "plan_target",
     "runtime_of",
     "spec_floor",
+    "unjudged",
 ]
 
 STALE_DAYS = 180  # a chosen entry checked longer ago than this gets a note
@@ -98,6 +101,17 @@ Rule = Literal[
     "ranked",
 ]
 RULES: tuple[Rule, ...] = get_args(Rule)
+#: What decided between two builds that fit, in the order the ranking reads them (the
+#: installers' order: pip and uv take the newest version that fits, then the most
+#: specific tag): a build an entry's rule judged before a release no rule covers, the
+#: manifest's preference among distributions (faiss-gpu before the community
+#: faiss-gpu-cu12), the public version, the CUDA runtime the driver runs best, the
+#: manifest's preference among builds of one version, the tag, the PEP 825 variant,
+#: then the rest of the version and the build's name (a stable order).
+RankCriterion = Literal[
+    "judged", "distribution", "version", "cuda", "preference", "tags", "variant", "build"
+]
+RANK_CRITERIA: tuple[RankCriterion, ...] = get_args(RankCriterion)
 Status = Literal["pass", "fail", "n/a"]
 
 
@@ -456,6 +470,12 @@ def flavour_platforms(f: Flavour) -> list[str]:
 
 def has_accelerator(f: Flavour) -> bool:
     return f.cuda is not None or f.rocm is not None or bool(f.gpu)
+
+
+def unjudged(f: Flavour) -> bool:
+    """A release the page lists that no entry's rule covers (its tags and requires-python
+    judge it; it is no CPU build the accelerator rule could refuse)."""
+    return isinstance(f, WheelFlavour) and f.unjudged is not None
 
 
 def runtime_of(f: Flavour) -> Version | None:

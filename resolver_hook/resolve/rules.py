@@ -3,7 +3,8 @@
 Owns: :class:`Machine` (what the rules need from a profile, computed once per plan),
 each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.words`),
 :func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
-chosen build meets a flavour's coupling (:func:`meets`, as data), and the rank key.
+chosen build meets a flavour's coupling (:func:`meets`, as data), and the one ranking
+(:func:`ranking`, and :func:`decided_by`: which of its criteria ranked a build lower).
 
 May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema and
 ``portable/``; never the solver, the plan's assembly or the hints.
@@ -12,12 +13,12 @@ May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
@@ -29,8 +30,10 @@ from resolver_hook.manifest.schema import (
 )
 from resolver_hook.portable.cuda import KernelTarget, uncovered
 from resolver_hook.resolve.model import (
+    RANK_CRITERIA,
     Failure,
     JetsonMiss,
+    RankCriterion,
     Rule,
     RuleOutcome,
     Unmet,
@@ -41,6 +44,7 @@ from resolver_hook.resolve.model import (
     os_arch_of,
     runtime_of,
     spec_floor,
+    unjudged,
 )
 from resolver_hook.resolve.words import (
     NO_TAG_MATCHES,
@@ -51,6 +55,7 @@ from resolver_hook.resolve.words import (
     per_gpu_cuda_reason,
     platform_reason,
     properties_reason,
+    python_labels,
     python_reason,
     rocm_reason,
     specifier_reason,
@@ -58,10 +63,13 @@ from resolver_hook.resolve.words import (
 
 __all__ = [
     "Machine",
+    "decided_by",
+    "distribution_of",
     "evaluate_flavour",
     "flavour_failures",
     "meets",
-    "rank_key",
+    "preference_of",
+    "ranking",
     "version_ok",
 ]
 
@@ -143,7 +151,7 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
         if not plat_ok:
             out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
         if not py_ok:
-            pys = f.python_versions or sorted({t.interpreter for t in f.tags})
+            pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
             out.append(Failure(rule="python", reason=python_reason(pys, p)))
         if not out:
             out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))
@@ -243,7 +251,7 @@ def flavour_failures(
         missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
             out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
-    if not has_accelerator(f) and not _exact_pin(spec, f.version):
+    if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
             reason = accelerator_reason("CUDA", f, manifest)
@@ -261,6 +269,8 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     (``==``/``===``, no wildcard) the pattern does not allow."""
     if not isinstance(f, IndexFlavour) or f.versions is None:
         return spec.contains(f.version, prereleases=True)
+    if _disjoint(spec, f.versions) or _disjoint(f.versions, spec):
+        return False  # triton<=3.2.0 against ">=3.6.0": no release is in both
     for s in spec:
         if s.operator in ("==", "===") and "*" not in s.version:
             try:
@@ -270,6 +280,24 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
             if not f.versions.contains(pinned, prereleases=True):
                 return False
     return True
+
+
+def _disjoint(low: SpecifierSet, high: SpecifierSet) -> bool:
+    """Whether every release ``low`` allows is below every release ``high`` allows, by
+    their bounds: an upper bound of ``low`` at or under a lower bound of ``high``."""
+    for a in low:
+        if a.operator not in ("<", "<=") or "*" in a.version:
+            continue
+        for b in high:
+            if b.operator not in (">=", ">", "==", "~=") or "*" in b.version:
+                continue
+            try:
+                top, floor = Version(a.version), Version(b.version)
+            except InvalidVersion:
+                continue
+            if top < floor or (top == floor and (a.operator == "<" or b.operator == ">")):
+                return True
+    return False
 
 
 def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
@@ -316,7 +344,11 @@ def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool
         # With a driver but no visible GPU, the kernels cannot be checked.
         return bool(f.gpu) and (p.nvidia is None or bool(p.gpu_ccs))
     if rule == "accelerator":
-        return not has_accelerator(f) and (p.nvidia is not None or p.rocm is not None)
+        return (
+            not has_accelerator(f)
+            and not unjudged(f)
+            and (p.nvidia is not None or p.rocm is not None)
+        )
     if rule == "specifier":
         return bool(str(spec))
     return rule == "tags"
@@ -343,20 +375,73 @@ def evaluate_flavour(
     return out
 
 
-def rank_key(item: tuple[Flavour, int], driver: Version | None) -> tuple[Any, ...]:
-    """Rules 7-9: tag, then which CUDA build wins, then version (best first)."""
-    f, rank = item
-    runtime = runtime_of(f)
-    if runtime is not None and driver is not None and runtime > driver:
-        # Newer than the driver: only after every older one, the nearest first.
-        cuda_key: tuple[int, Any] = (1, runtime)
-    else:
-        cuda_key = (0, _Desc(runtime or spec_floor(f.rocm) or Version("0")))
-    # PEP 825: variants before the null variant, before non-variant wheels (docs/facts.md
-    # section 2), among builds that are otherwise equal.
-    label = f.variant if isinstance(f, WheelFlavour) else None
-    variant_rank = 2 if label is None else 1 if label == "null" else 0
-    return (rank, cuda_key, _Desc(f.version), variant_rank, f.describe())
+def distribution_of(f: Flavour) -> NormalizedName:
+    """The distribution a build installs: the wheel file's name, the entry's
+    ``install`` (``faiss-gpu-cu12``), or the package itself."""
+    if isinstance(f, WheelFlavour):
+        name = f.filename.split("-", 1)[0]
+        return canonicalize_name(name) if name else f.name
+    if f.install is not None:
+        return canonicalize_name(Requirement(f.install).name)
+    return f.name
+
+
+def preference_of(f: Flavour) -> int:
+    """The manifest's preference for a build (lower first): its entry's ``preference``,
+    else the publisher's build (the package's own distribution) before another
+    distribution's (a community one)."""
+    if f.preference is not None:
+        return f.preference
+    return 0 if distribution_of(f) == f.name else 1
+
+
+RankKey = Callable[[tuple[Flavour, int]], tuple[Any, ...]]
+
+
+def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -> RankKey:
+    """The one ranking of ``candidates`` (builds that fit, each with its tag rank), as a
+    sort key, best first, read in :data:`RankCriterion` order: one value per criterion
+    (:func:`decided_by` names the first that differs). A distribution ranks by its most
+    preferred build among them."""
+    best: dict[NormalizedName, int] = {}
+    for f, _ in candidates:
+        d = distribution_of(f)
+        best[d] = min(best.get(d, preference_of(f)), preference_of(f))
+
+    def key(item: tuple[Flavour, int]) -> tuple[Any, ...]:
+        f, rank = item
+        runtime = runtime_of(f)
+        if runtime is not None and driver is not None and runtime > driver:
+            # Newer than the driver: only after every older one, the nearest first.
+            cuda_key: tuple[int, Any] = (1, runtime)
+        else:
+            cuda_key = (0, _Desc(runtime or spec_floor(f.rocm) or Version("0")))
+        # PEP 825: variants before the null variant, before non-variant wheels
+        # (docs/facts.md section 2), among builds that are otherwise equal.
+        label = f.variant if isinstance(f, WheelFlavour) else None
+        variant_rank = 2 if label is None else 1 if label == "null" else 0
+        own = preference_of(f)
+        return (
+            unjudged(f),
+            best.get(distribution_of(f), own),
+            _Desc(Version(f.version.public)),
+            cuda_key,
+            own,
+            rank,
+            variant_rank,
+            (_Desc(f.version), f.describe()),
+        )
+
+    return key
+
+
+def decided_by(chosen: tuple[Any, ...], other: tuple[Any, ...]) -> RankCriterion:
+    """The criterion that ranked ``other`` below ``chosen`` (two keys of one
+    :func:`ranking`): the first that differs."""
+    for criterion, a, b in zip(RANK_CRITERIA, chosen, other, strict=True):
+        if a != b:
+            return criterion
+    return "build"
 
 
 class _Desc:

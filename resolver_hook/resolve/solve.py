@@ -42,7 +42,7 @@ from resolver_hook.resolve.rules import (
     Machine,
     flavour_failures,
     meets,
-    rank_key,
+    ranking,
     version_ok,
 )
 from resolver_hook.resolve.words import (
@@ -210,7 +210,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 slot.rejected.append((f, fails))
             else:
                 slot.candidates.append((f, rank))
-        slot.candidates.sort(key=lambda item: rank_key(item, m.cuda))
+        slot.candidates.sort(key=ranking(slot.candidates, m.cuda))
         for f, _ in slot.candidates:
             for r in f.requires:
                 target = canonicalize_name(r.name)

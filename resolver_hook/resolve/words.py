@@ -52,6 +52,7 @@ from resolver_hook.resolve.model import (
     JetsonMiss,
     NoFit,
     PackagePlan,
+    RankCriterion,
     Unmet,
     flavour_platforms,
     glibc_of,
@@ -130,6 +131,17 @@ def place_words(os_name: str, arch: str) -> str:
     return f"{OS_WORDS.get(os_name, os_name)} {arch}"
 
 
+def python_labels(f: Flavour) -> tuple[str, ...]:
+    """The Pythons a build names, an abi3 tag as what it is: ``3.8`` from ``cp38-abi3``
+    is every CPython from 3.8 on that is not free-threaded (``3.8+ (abi3)``)."""
+    if not isinstance(f, WheelFlavour):
+        return f.python_versions
+    abi3 = {t.interpreter for t in f.tags if t.abi == "abi3"}
+    return tuple(
+        f"{v}+ (abi3)" if "cp" + v.replace(".", "") in abi3 else v for v in f.python_versions
+    )
+
+
 def exists_summary(man: Manifest) -> str:
     """What builds exist, in words: platforms, Pythons, CUDA and kernel targets."""
     plats: dict[str, None] = {}
@@ -141,7 +153,7 @@ def exists_summary(man: Manifest) -> str:
         for pl in f.platforms:
             for x in pl.split("."):
                 plats[platform_name(x)] = None
-        for v in f.python_versions:
+        for v in python_labels(f):
             pys[v] = None
         if f.cuda is not None:
             cudas[str(f.cuda)] = None
@@ -150,7 +162,9 @@ def exists_summary(man: Manifest) -> str:
         gpus.update(f.gpu)
     parts = [", ".join(plats) or "any platform"]
     if pys:
-        parts.append("Python " + ", ".join(sorted(pys, key=python_sort_key)))
+        parts.append(
+            "Python " + ", ".join(sorted(pys, key=lambda v: python_sort_key(v.split("+")[0])))
+        )
     if cudas and len(floors) == sum(f.cuda is not None for f in man.flavours):
         parts.append(f"driver CUDA >={min(floors)}")  # every build asks only for a floor
     elif cudas:
@@ -477,6 +491,24 @@ def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
     return f"{shown} does not match your requirement {spec}"
 
 
+_RANKED_BY: Mapping[RankCriterion, str] = {
+    "judged": "a rule of the manifest judged the chosen build, none covers this release",
+    "distribution": "the manifest prefers {name}, the chosen build's distribution",
+    "version": "the chosen build is a newer version",
+    "cuda": "the chosen build's CUDA runtime suits this driver better",
+    "preference": "the manifest prefers the chosen build among those of this version",
+    "tags": "the chosen build's wheel tag is more specific to this machine",
+    "variant": "the chosen build is a better-matching wheel variant",
+    "build": "the chosen build sorts first (same version, runtime and tags)",
+}
+
+
+def ranked_reason(criterion: RankCriterion, name: str) -> str:
+    """A build that fits but ranked below the chosen one, and the criterion that decided
+    (``name``: the chosen build's distribution)."""
+    return f"fits, ranked below the chosen build: {_RANKED_BY[criterion].format(name=name)}"
+
+
 # --- the plan: each package's reason and head line, the notes ---------------------------
 
 #: Why an :class:`~.model.Alternative` may be pinned on purpose.
@@ -598,6 +630,15 @@ def as_written_unfit_note(
     return (
         f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
         f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
+    )
+
+
+def unjudged_note(p: PackagePlan, f: WheelFlavour, profile: HostProfile) -> str:
+    """A release no entry's rule covers, chosen on a machine with an accelerator."""
+    what = "GPU" if profile.nvidia is not None else "ROCm GPU"
+    return (
+        f"unjudged: {p.name} {f.version} is planned from its tags and Requires-Python only; "
+        f"whether it runs on this machine's {what} is not judged: {f.unjudged}"
     )
 
 

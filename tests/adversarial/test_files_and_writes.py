@@ -47,7 +47,7 @@ def test_lock_refuses_an_output_that_is_its_input(
         argv = ["-r", "sub/../req.in", "-o", "./req.in"]
     if fmt != "requirements":
         argv += ["--format", fmt]
-    code, _, err = cli(capsys, "lock", *argv, "--target", TARGET)
+    code, _, err = cli(capsys, "lock", "--flavoured-only", *argv, "--target", TARGET)
     assert code == 2
     assert "is one of the input files" in err
     assert (tmp_path / "req.in").read_text() == "six\n"
@@ -61,7 +61,9 @@ def test_lock_without_target_plans_for_this_machine(
     for name in [k for k in os.environ if k.startswith("RESOLVER_HOOK_OVERRIDE_")]:
         monkeypatch.delenv(name)
     (tmp_path / "req.in").write_text("six\n")
-    code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out.txt", "--cuda", "")
+    code, out, err = cli(
+        capsys, "lock", "--flavoured-only", "-r", "req.in", "-o", "out.txt", "--cuda", ""
+    )
     assert (code, err) == (0, "")
     assert out.startswith("wrote out.txt")
     assert "six" in (tmp_path / "out.txt").read_text()
@@ -72,7 +74,9 @@ def test_lock_to_an_empty_path_is_one_clear_error(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "req.in").write_text("six\n")
-    code, _, err = cli(capsys, "lock", "-r", "req.in", "-o", "", "--target", TARGET)
+    code, _, err = cli(
+        capsys, "lock", "--flavoured-only", "-r", "req.in", "-o", "", "--target", TARGET
+    )
     assert code == 2
     assert err == "error: an empty path is not a file name\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["req.in"]
@@ -85,7 +89,9 @@ def test_lock_through_a_symlinked_output_keeps_the_link(
     (tmp_path / "req.in").write_text("six\n")
     (tmp_path / "locks").mkdir()
     (tmp_path / "out.txt").symlink_to("locks/real.txt")  # dangling until written
-    code, _, _ = cli(capsys, "lock", "-r", "req.in", "-o", "out.txt", "--target", TARGET)
+    code, _, _ = cli(
+        capsys, "lock", "--flavoured-only", "-r", "req.in", "-o", "out.txt", "--target", TARGET
+    )
     assert code == 0
     assert (tmp_path / "out.txt").is_symlink()
     assert "six" in (tmp_path / "locks/real.txt").read_text()
@@ -96,16 +102,18 @@ def test_lock_to_a_fifo_is_refused_and_the_fifo_kept(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "req.in").write_text("six\n")
-    os.mkfifo(tmp_path / "out")
-    code, out, err = cli(capsys, "lock", "-r", "req.in", "-o", "out", "--target", TARGET)
+    os.mkfifo(tmp_path / "out.txt")
+    code, out, err = cli(
+        capsys, "lock", "--flavoured-only", "-r", "req.in", "-o", "out.txt", "--target", TARGET
+    )
     assert code == 2
     assert out == ""
     assert err == (
-        "error: out: cannot write: it is a FIFO (named pipe), not a regular file; "
+        "error: out.txt: cannot write: it is a FIFO (named pipe), not a regular file; "
         "to write to standard output, use -o - instead\n"
     )
-    assert stat.S_ISFIFO((tmp_path / "out").lstat().st_mode)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "req.in"]
+    assert stat.S_ISFIFO((tmp_path / "out.txt").lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", "req.in"]
 
 
 @pytest.mark.parametrize("what", ["pipe-by-fd", "dev-null", "proc-file"])

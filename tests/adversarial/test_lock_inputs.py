@@ -31,7 +31,9 @@ def locked_pkg(
     lock file's text."""
     out = tmp_path / "lock.txt"
     options = [word for target in targets for word in ("--target", target)]
-    code = main(["lock", "pkg", "--manifest", str(manifest), *options, "-o", str(out)])
+    code = main(
+        ["lock", "--flavoured-only", "pkg", "--manifest", str(manifest), *options, "-o", str(out)]
+    )
     assert code == 0, capsys.readouterr().err
     return out.read_text()
 
@@ -52,7 +54,7 @@ def test_sha256_with_newline_blames_the_manifest_key_in_a_multi_target_lock(
     (tmp_path / "req.in").write_text("pkg\n")
     out = tmp_path / "out.txt"
     code = main([
-        "lock", "-r", str(tmp_path / "req.in"), "--manifest", str(path),
+        "lock", "--flavoured-only", "-r", str(tmp_path / "req.in"), "--manifest", str(path),
         "--target", "linux-x86_64-py312", "--target", "linux-aarch64-py312", "-o", str(out),
     ])  # fmt: skip
     err = capsys.readouterr().err
@@ -78,8 +80,8 @@ def test_bad_fragment_hash_blames_the_manifest_key(
 ) -> None:
     path = pkg_manifest(tmp_path, f'url = "{WHEEL}#sha256={fragment}"\n')
     code = main([
-        "lock", "pkg", "--manifest", str(path), "--target", "linux-x86_64-py312",
-        "--target", "linux-aarch64-py312", "-o", "-",
+        "lock", "--flavoured-only", "pkg", "--manifest", str(path),
+        "--target", "linux-x86_64-py312", "--target", "linux-aarch64-py312", "-o", "-",
     ])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 2

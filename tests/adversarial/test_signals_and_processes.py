@@ -272,7 +272,18 @@ def test_sigterm_during_lock_exits_143_and_leaves_no_temp_file(
 
     monkeypatch.setattr(_fs.os, "fsync", fsync_then_sigterm)
     monkeypatch.chdir(tmp_path)
-    code = main(["lock", "-r", "req.in", "-o", "out.txt", "--target", "linux-x86_64-py312"])
+    code = main(
+        [
+            "lock",
+            "--flavoured-only",
+            "-r",
+            "req.in",
+            "-o",
+            "out.txt",
+            "--target",
+            "linux-x86_64-py312",
+        ]
+    )
     assert code == 143
     assert sorted(p.name for p in tmp_path.iterdir()) == ["req.in"]
     assert capsys.readouterr().err.strip() == "error: interrupted by SIGTERM"

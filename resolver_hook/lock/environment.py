@@ -1,0 +1,101 @@
+"""A requirements lock of one target's whole environment, every line with its sha256.
+
+The flavoured packages keep the plan's lines (their exact files: a URL with
+``#sha256=``, or ``name==version --hash=...`` on a flavour's find-links page:
+:mod:`resolver_hook.lock.hashes`); every other package of the environment, the
+flavoured packages' own dependencies included, is resolved by uv for the target
+(:func:`~resolver_hook.lock.resolved.resolve_environment`) and pinned as
+``name==version`` with the hash of each file uv lists for that version, as
+``pip-compile --generate-hashes`` and ``uv pip compile --generate-hashes`` write them.
+
+``whole=False`` (``lock --flavoured-only``) is the partial form: the flavoured lines
+hashed, the others as the user wrote them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from packaging.requirements import Requirement
+from packaging.utils import NormalizedName, canonicalize_name
+
+from resolver_hook.host import HostProfile
+from resolver_hook.lock.hashes import Unhashed, flavoured_hashes, is_flavoured_line
+from resolver_hook.lock.indexes import LockIndexes
+from resolver_hook.lock.lines import lock_lines, pinned_lines
+from resolver_hook.lock.resolved import resolve_environment
+from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher
+from resolver_hook.resolve import Plan
+
+__all__ = ["TargetLines", "target_lines"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TargetLines:
+    """One target's lock lines, the lines without a sha256, and the indexes uv's
+    answer says the rest came from."""
+
+    lines: tuple[str, ...]
+    unhashed: tuple[Unhashed, ...] = ()
+    indexes: tuple[str, ...] = ()
+
+
+def target_lines(
+    spec: str,
+    profile: HostProfile,
+    plan: Plan,
+    fetcher: Fetcher,
+    *,
+    indexes: LockIndexes,
+    env: Mapping[str, str],
+    whole: bool = True,
+    offline: bool = False,
+    keep: Mapping[NormalizedName, str] | None = None,
+    upgrade: Sequence[str] | bool = False,
+) -> TargetLines:
+    """The lock lines of ``plan`` for its target (``spec`` names it in messages);
+    ``keep`` and ``upgrade``: the pins of the lock already written, and which to move
+    (:func:`~resolver_hook.lock.resolved.resolve_environment`)."""
+    found, lost = flavoured_hashes(
+        plan, spec, fetcher, index_url=indexes.index_url or DEFAULT_INDEX
+    )
+    hashes = {str(n): [w.sha256] for n, w in found.items()}
+    if not whole:
+        return TargetLines(lines=tuple(lock_lines(plan, hashes)), unhashed=tuple(lost))
+    flavoured = [p for p in plan.packages if is_flavoured_line(p)]
+    ours = {p.name for p in flavoured} | {w.name for w in found.values()}
+    ours |= {canonicalize_name(Requirement(p.installs).name) for p in flavoured if p.installs}
+    resolved = resolve_environment(
+        plan,
+        profile,
+        indexes=indexes,
+        env=env,
+        leave_out=[u.name for u in lost],
+        only_binary=False,  # a requirements lock may hold an sdist: pip builds it
+        offline=offline,
+        keep=keep,
+        upgrade=upgrade,
+    )
+    rest = [r for r in resolved if r.name not in ours]
+    unhashed = list(lost)
+    for r in rest:
+        if not r.files or any(f.sha256 is None for f in r.files):
+            unhashed.append(
+                Unhashed(
+                    name=r.name,
+                    line=f"{r.name}=={r.version}",
+                    target=spec,
+                    why="uv's answer gives a file of it no sha256 (its index lists none)",
+                )
+            )
+    own = lock_lines(dataclasses.replace(plan, packages=tuple(flavoured)), hashes)
+    pinned = pinned_lines(
+        (str(r.name), r.version, [f.sha256 for f in r.files if f.sha256]) for r in rest
+    )
+    return TargetLines(
+        lines=(*own, *pinned),
+        unhashed=tuple(unhashed),
+        indexes=tuple(dict.fromkeys(r.index for r in rest if r.index)),
+    )

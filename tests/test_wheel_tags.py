@@ -1,0 +1,89 @@
+"""The inventory's Python check on wheel tags is ``packaging``'s verdict.
+
+The candidates of a page are filtered by the flavour's Pythons twice: a fast check on
+the name's tag fields (most of a page is never parsed) and one on the parsed tags.
+Both must say what the target's ``packaging.tags`` list says: abi3 from that CPython
+down (``cp38-abi3`` installs on 3.14), none on a free-threaded build, ``py3`` and
+``py2.py3`` anywhere, compressed tag sets as every combination.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.utils import parse_wheel_filename
+from packaging.version import Version
+
+from resolver_hook.host.profile import compute_tags
+from resolver_hook.index.model import Link, Page
+from resolver_hook.inventory.candidates import candidates
+from resolver_hook.manifest.schema import IndexFlavour
+
+X86 = "manylinux_2_28_x86_64"
+PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.13t", "3.14t"]
+_INTERPS = ["cp38", "cp310", "cp311", "cp312", "cp313", "cp314", "cp315", "py3", "py2", "py312"]
+_INTERPS += ["pp310", "cp39", "py310"]
+_ABIS = ["abi3", "none", "cp312", "cp313", "cp313t", "cp314t", "cp38", "abi3t", "pypy310_pp73"]
+
+
+def _tag_field(values: list[str]) -> st.SearchStrategy[str]:
+    """One tag field: a value, or a compressed set of them (``py2.py3``)."""
+    return st.lists(st.sampled_from(values), min_size=1, max_size=3, unique=True).map(".".join)
+
+
+def _accepted(filename: str, python: str) -> bool:
+    """``packaging``'s verdict: a tag of the wheel is in the target's tag list."""
+    major, minor = python.removesuffix("t").split(".")
+    tags = set(
+        compute_tags(
+            "linux",
+            "x86_64",
+            (int(major), int(minor)),
+            libc_version="2.35",
+            free_threaded=python.endswith("t"),
+        )
+    )
+    return any(str(t) in tags for t in parse_wheel_filename(filename)[3])
+
+
+@settings(max_examples=400)
+@given(
+    _tag_field(_INTERPS),
+    _tag_field(_ABIS),
+    st.lists(st.sampled_from(PYTHONS), min_size=1, max_size=3, unique=True),
+)
+def test_the_python_check_is_packagings_verdict(interp: str, abi: str, pythons: list[str]) -> None:
+    filename = f"pkg-1.0-{interp}-{abi}-{X86}.whl"
+    flavour = IndexFlavour(
+        url="https://example.org/pkg/",
+        name="pkg",  # type: ignore[arg-type]
+        version=Version("1.0"),
+        platforms=(X86,),
+        python=tuple(pythons),
+    )
+    page = Page(
+        url=flavour.url or "", links=(Link(url=f"https://x.org/{filename}", filename=filename),)
+    )
+    want = any(_accepted(filename, p) for p in pythons)
+    assert bool(candidates(flavour, page)) == want
+    # The fast check on the name alone says the same (never a wheel the parse would keep
+    # left out, never one it would refuse let through).
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    allowed = module._python_pairs(frozenset(pythons))
+    assert module._may_fit(filename, {("linux", "x86_64")}, allowed) == want
+
+
+def test_abi3_from_cp38_is_every_newer_cpython_and_no_free_threaded_one() -> None:
+    name = f"tilelang-0.1.15-cp38-abi3-{X86}.whl"
+    assert [p for p in PYTHONS if _accepted(name, p)] == ["3.10", "3.11", "3.12", "3.13", "3.14"]
+    flavour = IndexFlavour(
+        url="https://example.org/tilelang/",
+        name="tilelang",  # type: ignore[arg-type]
+        version=Version("0.1.13"),
+        platforms=(X86,),
+        python=("3.10", "3.14"),
+    )
+    page = Page(url=flavour.url or "", links=(Link(url=f"https://x.org/{name}", filename=name),))
+    assert [c.filename for c in candidates(flavour, page)] == [name]
