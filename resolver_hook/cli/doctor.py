@@ -24,7 +24,7 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.cli._inputs import add_inventory_options, add_manifest_options
@@ -214,7 +214,7 @@ def _host_part(
     args: argparse.Namespace, data: dict[str, Any], lines: list[str]
 ) -> tuple[bool, HostProfile]:
     """The detection report and the installed-package check; (failed, profile)."""
-    from resolver_hook.cli._inputs import manifests_from_args, planning_manifests
+    from resolver_hook.cli._inputs import manifests_from_args
     from resolver_hook.cli._machine import machine_from_args
     from resolver_hook.cli.detect import render_profile
     from resolver_hook.errors import OperationalError
@@ -257,17 +257,15 @@ def _host_part(
 
     checks = check(manifests)
     notes: list[str] = []
-    unknown = [c.name for c in checks if c.status == "unknown"]
-    if environment is not None and unknown:
-        # A build the manifest does not list may be one its index page lists (a tilert
-        # the hook just installed from PyPI): the pages a plan reads (the page cache the
-        # hook's plan filled, else the shipped snapshot) say, and the check is made again
-        # with the builds they list.
-        names = [d.name for d in environment.distributions if d.name in manifests]
-        seen_by = profile_for_environment(profile, environment.python)
-        manifests = planning_manifests(args, manifests, names, seen_by)
-        notes = list(dict.fromkeys(n for x in names for n in manifests[x].notes))
-        checks = check(manifests)
+    if environment is not None and any(c.status == "unknown" for c in checks):
+        checks, notes = _known_from_pages(
+            args,
+            checks,
+            environment=environment,
+            manifests=manifests,
+            profile=profile,
+            check=check,
+        )
     seen = profile_for_environment(profile, environment.python) if environment else profile
     data["profile"] = profile.to_dict()
     data["machine"] = profile.describe()
@@ -302,6 +300,34 @@ def _host_part(
         lines.append("")
         lines.append(_package_verdict(checks, env_error))
     return failed, profile
+
+
+def _known_from_pages(
+    args: argparse.Namespace,
+    checks: tuple[PackageCheck, ...],
+    *,
+    environment: Environment,
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    check: Callable[[Mapping[str, Manifest]], tuple[PackageCheck, ...]],
+) -> tuple[tuple[PackageCheck, ...], list[str]]:
+    """The checks with each unknown build judged again against the builds its index
+    page lists, and what reading the pages showed.
+
+    A build the manifest does not list may be one its page lists (a tilert the hook just
+    installed from PyPI): the pages a plan reads (the page cache the hook's plan filled,
+    else the shipped snapshot) say. A check they leave unknown stays as it was."""
+    from resolver_hook.cli._inputs import planning_manifests
+    from resolver_hook.install.doctor import profile_for_environment
+
+    names = [d.name for d in environment.distributions if d.name in manifests]
+    seen_by = profile_for_environment(profile, environment.python)
+    listed = planning_manifests(args, manifests, names, seen_by)
+    again = {c.name: c for c in check(listed) if c.status != "unknown"}
+    notes: list[str] = []
+    if any(c.name in again for c in checks if c.status == "unknown"):
+        notes = list(dict.fromkeys(n for x in names for n in listed[x].notes))
+    return tuple(again.get(c.name, c) if c.status == "unknown" else c for c in checks), notes
 
 
 def _fixers(python: str | None) -> tuple[str, str]:
