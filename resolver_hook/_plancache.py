@@ -57,6 +57,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 
 from resolver_hook import __version__, _cache, _observed
+from resolver_hook._credentials import has_credentials
 from resolver_hook._observed import sha256
 
 # typing is not imported at run time: this module is on the start-up path of the warm
@@ -75,7 +76,7 @@ FRESH_EVENT = "resolver_hook.cache.fresh"
 # (resolver_hook.install.launch.LAUNCH_EVENT, kept equal by a test).
 _LAUNCH_EVENT = "resolver_hook.install.launch"
 
-_FORMAT = 3
+_FORMAT = 4  # 4: an argument with credentials is stored as the command's own word
 _KEEP = 64  # plan files kept; each is a few kB to a few hundred
 _MAX_RECORD = 8 << 20
 _RACY_SECONDS = 2.0
@@ -115,13 +116,13 @@ def run_stored(argv: Sequence[str], env: Mapping[str, str], full: Callable[[], i
     path = os.path.join(folder, "plans", f"{key}.json")
     record = _valid_record(path, key)
     if record is None:
-        return _record(path, key, full, install=argv[0] != "plan")
+        return _record(path, key, full, install=argv[0] != "plan", argv=argv)
     code = _replay(record["output"], record["code"] or 0)
     if record["launch"] is None:
         return code
     from resolver_hook.install.launch import replay
 
-    return replay(record["launch"])
+    return replay(record["launch"], argv)
 
 
 # --- the key -------------------------------------------------------------------------
@@ -257,7 +258,9 @@ def _is_launch(launch: object) -> bool:
     return (
         isinstance(argv, list)
         and all(
-            isinstance(a, list) and len(a) == 2 and a[0] in (0, 1) and isinstance(a[1], str)
+            isinstance(a, list)
+            and len(a) == 2
+            and ((a[0] in (0, 1) and isinstance(a[1], str)) or (a[0] == 2 and type(a[1]) is int))
             for a in argv
         )
         and isinstance(files, dict)
@@ -447,7 +450,9 @@ class _Tee:
         return getattr(self._inner, name)
 
 
-def _record(path: str, key: str, full: Callable[[], int], *, install: bool) -> int:
+def _record(
+    path: str, key: str, full: Callable[[], int], *, install: bool, argv: Sequence[str]
+) -> int:
     if not _hooked:
         sys.addaudithook(_audit)  # for the life of the process: hooks cannot be removed
         _hooked.append(True)
@@ -465,16 +470,25 @@ def _record(path: str, key: str, full: Callable[[], int], *, install: bool) -> i
         sys.stdout, sys.stderr = stdout, stderr
     if watch.refused is None:
         if watch.launch is not None:
-            _store(path, key, watch, None)
+            _store(path, key, watch, None, argv)
         elif code == 1 or (code == 0 and not install):
             watch.inputs = _inputs(watch)
-            _store(path, key, watch, code)
+            _store(path, key, watch, code, argv)
     return code
 
 
-def _store(path: str, key: str, watch: _Watch, code: int | None) -> None:
-    """Keep the run's output (and launch) where its inputs were settled."""
+def _store(path: str, key: str, watch: _Watch, code: int | None, argv: Sequence[str]) -> None:
+    """Keep the run's output (and launch) where its inputs were settled; never a
+    credential (resolver_hook._credentials): the installer's argument that holds one
+    is kept as the number of the command's own word it came from, which a replay (of
+    the same command: the key says so) reads again; a run that shows one elsewhere is
+    not stored."""
     if watch.inputs is None:
+        return
+    launch = _kept(watch.launch, argv)
+    if (watch.launch is not None and launch is None) or any(
+        has_credentials(text) for _, text in watch.output
+    ):
         return
     data = {
         "format": _FORMAT,
@@ -482,7 +496,7 @@ def _store(path: str, key: str, watch: _Watch, code: int | None) -> None:
         "code": code,
         "until": watch.until,
         "output": watch.output,
-        "launch": _kept(watch.launch),
+        "launch": launch,
         "inputs": watch.inputs,
     }
     raw = json.dumps(data).encode()
@@ -528,11 +542,24 @@ def _inputs(watch: _Watch) -> list[list[Any]] | None:
     return inputs
 
 
-def _kept(launch: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What a replay of the launch needs (the recorded folder's name is not)."""
+def _kept(launch: dict[str, Any] | None, command: Sequence[str]) -> dict[str, Any] | None:
+    """What a replay of the launch needs (the recorded folder's name is not), an
+    argument with credentials as ``[2, n]``: word ``n`` of ``command``; None where a
+    credential is elsewhere (a file, a variable) or not one of the command's words."""
     if launch is None:
         return None
-    return {k: launch[k] for k in ("tool", "argv", "files", "env", "unset", "pins")}
+    kept = {k: launch[k] for k in ("tool", "argv", "files", "env", "unset", "pins")}
+    argv = []
+    for where, text in kept["argv"]:
+        if where == 0 and has_credentials(text):
+            if text not in command:
+                return None
+            argv.append([2, list(command).index(text)])
+        else:
+            argv.append([where, text])
+    kept["argv"] = argv
+    rest = [*kept["files"].values(), *kept["env"].values(), json.dumps(kept["pins"])]
+    return None if any(has_credentials(t) for t in rest) else kept
 
 
 def _evict(folder: str) -> None:

@@ -6,7 +6,9 @@
 The pages come from ``--links`` (default ``scripts/data/snapshot_links.toml``): wheel
 links as public sources record them, each row with its page, URL, filename, sha256
 and the source it was read from; ``[[metadata]]`` rows give a file's core metadata
-(what the planner uses of it, with the file read and its sha256). Only links some
+(what the planner uses of it, with the file read and its sha256); ``[[release]]`` rows
+name a release a source says a page lists, without its files (the compact form: every
+release a range entry covers, planned offline in page form). Only links some
 built-in flavour could plan are kept (its distribution, local label, platforms and
 Pythons; not older than the entry's release), so the snapshot stays small.
 ``--date`` defaults to the newest ``read`` date of the rows kept. ``--check`` writes
@@ -32,14 +34,15 @@ DEFAULT_OUT = ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json"
 
 def render(links_file: Path, date: datetime.date | None) -> str:
     from resolver_hook._toml import loads
-    from resolver_hook.inventory.refresh import MetaRow, Row, render_snapshot
+    from resolver_hook.inventory.refresh import MetaRow, ReleaseRow, Row, render_snapshot
     from resolver_hook.manifest import collect_manifests
 
     table = loads(links_file.read_text(encoding="utf-8"))
     manifests = collect_manifests(env={}, entry_points=None)
     rows = [Row.from_table(r) for r in table.get("link", [])]
     metas = [MetaRow.from_table(m) for m in table.get("metadata", [])]
-    return render_snapshot(rows, manifests, date, metadata=metas)
+    releases = [ReleaseRow.from_table(x) for x in table.get("release", [])]
+    return render_snapshot(rows, manifests, date, metadata=metas, releases=releases)
 
 
 def main(argv: list[str] | None = None) -> int:

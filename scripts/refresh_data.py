@@ -41,14 +41,14 @@ import argparse
 import datetime
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from resolver_hook.index import IndexClient
     from resolver_hook.index.model import Page
-    from resolver_hook.inventory.refresh import MetaRow, Report, Row
+    from resolver_hook.inventory.refresh import MetaRow, ReleaseRow, Report, Row
     from resolver_hook.manifest import Manifest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,13 +174,14 @@ def _with_metadata(
     metas: list[MetaRow],
     pages: Mapping[str, Page],
     report: Report,
+    releases: Sequence[ReleaseRow] = (),
 ) -> tuple[str, list[MetaRow]]:
     """The snapshot of ``rows``, with the metadata rows read now for its files."""
     from resolver_hook._fs import private_tempdir
     from resolver_hook.inventory import refresh as r
     from resolver_hook.inventory.snapshot import load_snapshot
 
-    snapshot = r.render_snapshot(rows, all_manifests, metadata=metas)
+    snapshot = r.render_snapshot(rows, all_manifests, metadata=metas, releases=releases)
     kept = load_snapshot(snapshot, where="the refreshed snapshot").pages
     with private_tempdir() as folder:
         new = r.read_metadata(
@@ -195,7 +196,9 @@ def _with_metadata(
             report=report,
         )
     if new:
-        snapshot = r.render_snapshot(rows, all_manifests, metadata=[*metas, *new])
+        snapshot = r.render_snapshot(
+            rows, all_manifests, metadata=[*metas, *new], releases=releases
+        )
     return snapshot, new
 
 
@@ -233,7 +236,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = loads(links_text)
         rows = [r.Row.from_table(t) for t in table.get("link", [])]
-        metas = [r.MetaRow.from_table(t) for t in table.get("metadata", [])]
+        metas, releases = (
+            [r.MetaRow.from_table(t) for t in table.get("metadata", [])],
+            [r.ReleaseRow.from_table(t) for t in table.get("release", [])],
+        )
         records = load_kernels(kernels_text, where=str(args.kernels)) if kernels_text else None
     except (ValueError, KeyError, TypeError) as exc:  # TomlError, KernelRecordsError, a row
         raise UsageError(f"{args.links} or {args.kernels}: {exc}") from None
@@ -241,15 +247,30 @@ def run(args: argparse.Namespace) -> int:
     report = r.Report()
     urls = r.page_urls(manifests)
     pages = r.read_pages(client, urls, report)
-    added = r.compare(manifests, pages, rows, today, report)
+    added, history = (  # new files; and new releases, by name (compact rows)
+        r.compare(manifests, pages, rows, today, report),
+        r.new_releases(manifests, pages, releases, today, report),
+    )
     snapshot, new_metas = _with_metadata(
-        args, all_manifests, client, rows=[*rows, *added], metas=metas, pages=pages, report=report
+        args,
+        all_manifests,
+        client,
+        rows=[*rows, *added],
+        metas=metas,
+        pages=pages,
+        report=report,
+        releases=[*releases, *history],
     )
     snap_pages = load_snapshot(snapshot, where="the refreshed snapshot").pages
     snap_changed = snapshot != _read(args.snapshot)
     if not args.check:
-        if added or new_metas:
-            text = links_text + r.rows_toml(added, today) + r.metadata_toml(new_metas, today)
+        if added or new_metas or history:
+            text = (
+                links_text
+                + r.rows_toml(added, today)
+                + r.metadata_toml(new_metas, today)
+                + r.releases_toml(history, today)
+            )
             write_atomic(args.links, text)
         if snap_changed:
             write_atomic(args.snapshot, snapshot)

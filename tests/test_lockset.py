@@ -171,7 +171,7 @@ def test_ctrl_c_during_sync_reaches_the_installer_and_leaves_nothing(
     env = clean_env(tmp, VIRTUAL_ENV=str(tmp_path / "venv"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "resolver_hook", "sync", str(lockset), "--installer", "pip",
-         "--target", SM90],
+         "--target", SM90, "--allow-insecure-urls"],  # the lock pins the loopback index
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

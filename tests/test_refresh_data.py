@@ -274,6 +274,33 @@ def test_a_page_gone_is_reported_and_nothing_is_removed(
     )
 
 
+@pytest.mark.parametrize(
+    "href",
+    [
+        "http://download-r2.pytorch.org/whl/cu130/",  # plain http to another host
+        "{base}/elsewhere/",  # loopback http that no mirror maps back to a public URL
+    ],
+)
+def test_a_plain_http_link_is_neither_downloaded_nor_cited(
+    replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str], href: str
+) -> None:
+    name = f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl"
+    replica.add(name, KERNELS)
+    page = replica.server.responses["/whl/cu130/torch/"]
+    https = f'href="{FILES}{urllib.parse.quote(name)}'
+    quote = urllib.parse.quote
+    insecure = f'href="{href.format(base=replica.server.url)}{urllib.parse.quote(name)}'
+    assert https.encode() in page.body
+    page.body = page.body.replace(https.encode(), insecure.encode())
+    code, out = _refresh(replica, data, capsys)
+    assert code == 1, out  # a person looks at it
+    (line,) = [x for x in out.splitlines() if x.startswith("review: ")]
+    assert "plain http" in line
+    assert quote(name) in line
+    assert name not in data["links"].read_text()
+    assert name not in data["snapshot"].read_text()
+
+
 def test_a_file_that_does_not_match_its_page_is_refused(
     replica: Replica, data: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -213,16 +213,24 @@ def test_rules(target: str, req: str, version: str | None, reason: str) -> None:
 
 
 def test_a_version_the_manifest_does_not_list_passes_unchanged() -> None:
-    # The manifest knows 2.13.0 builds only: torch<2.13 is not refused, nor rewritten.
+    # The manifest knows 2.13.0 builds only: torch<2.13 is not refused, nor rewritten;
+    # on a CUDA machine it is unjudged, and says which fact is missing (issue 40).
     p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch<2.13")
     torch = p.package("torch")
-    assert torch.action == "pass"
+    assert (torch.action, torch.cause) == ("pass", "unjudged")
     assert torch.reason.startswith(
+        "UNJUDGED: which builds torch<2.13 has and the CUDA runtime and kernel list of "
+        "each (no source in its manifest)"
+    )
+    assert "its manifest describes 1 release, 2.13.0" in torch.reason
+    assert p.requirements == ("torch<2.13",)
+    assert p.constraints == ()
+    cpu = plan("linux-x86_64-py312", "torch<2.13").package("torch")
+    assert (cpu.action, cpu.cause) == ("pass", "unlisted")
+    assert cpu.reason.startswith(
         "no build in its manifest (built-in (torch.toml)) matches "
         "torch<2.13; the manifest knows 2.13.0"
     )
-    assert p.requirements == ("torch<2.13",)
-    assert p.constraints == ()
 
 
 def test_couplings_follow_a_pinned_flavour() -> None:
@@ -427,7 +435,7 @@ def test_the_same_name_twice_keeps_every_line_when_passed_through() -> None:
     p = plan("linux-x86_64-py312-cuda13.0-sm100", "torch==2.13.*", "torch>=3")
     torch = p.package("torch")
     assert torch.action == "pass"
-    assert "matches torch==2.13.* and torch>=3" in torch.reason
+    assert "which builds torch==2.13.* and torch>=3 has" in torch.reason
     assert p.requirements == ("torch==2.13.*", "torch>=3")
 
 
@@ -440,12 +448,16 @@ def test_the_same_name_twice_keeps_every_line_when_passed_through() -> None:
     ids=["url-second", "url-first"],
 )
 def test_a_url_for_a_manifest_package_is_left_as_written(reqs: tuple[str, str]) -> None:
+    # A plain (unlabelled) Linux build no rule describes: left as written, and on a
+    # CUDA machine said to be unjudged (issue 40, item 4), never silently.
     p = plan("linux-x86_64-py312-cuda13.0-sm100", *reqs)
     torch = p.package("torch")
-    assert torch.action == "pass"
-    assert torch.reason == "you gave a URL or path: left as written"
+    assert (torch.action, torch.cause) == ("pass", "unjudged")
+    assert "torch 2.13.0 (no local label) is not a build its manifest's rules" in torch.reason
     assert set(p.requirements) == set(reqs)
     assert p.constraints == ()
+    cpu = plan("linux-x86_64-py312", *reqs).package("torch")
+    assert (cpu.action, cpu.reason) == ("pass", "you gave a URL or path: left as written")
 
 
 def test_a_package_without_manifest_asked_twice_keeps_both_lines() -> None:
@@ -552,21 +564,28 @@ def test_stale_note_is_one_note_for_every_stale_entry() -> None:
     ],
     ids=["url", "path"],
 )
-def test_a_wheel_left_as_written_that_cannot_run_here_is_named(line: str) -> None:
+def test_a_wheel_left_as_written_that_cannot_run_here_is_refused(line: str) -> None:
+    # Judged by the same rules as the plan's own choices (issue 40, item 4): the cu126
+    # build has no sm_100 kernels, so it is refused, naming the build that runs.
     p = plan("linux-x86_64-py312-cuda13.0-sm100", line)
-    assert p.package("torch").reason == "you gave a URL or path: left as written"
-    (note,) = [n for n in p.notes if "left as written" in n]
-    assert note.startswith(
-        "<requirements>:1: torch-2.13.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl is left as "
-        "written, but torch's manifest says build 2.13.0+cu126 cannot run here (rule gpu): "
+    torch = p.package("torch")
+    assert (torch.action, torch.cause) == ("error", "as-written")
+    assert torch.reason == (
+        "torch-2.13.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl cannot run on this "
+        "machine (torch's rules below); the nearest build that runs here: torch==2.13.0+cu130"
     )
+    assert [r.rules for r in torch.rejected] == [("gpu",)]
+    assert not p.ok
 
 
-def test_a_wheel_left_as_written_that_runs_here_gets_no_note() -> None:
-    p = plan(
-        "linux-x86_64-py312-cuda13.0-sm100",
-        "./torch-2.13.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl",
-    )
+def test_a_wheel_left_as_written_that_runs_here_is_kept_saying_why() -> None:
+    line = "./torch-2.13.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl"
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", line)
+    torch = p.package("torch")
+    assert (torch.action, torch.cause) == ("pass", "as-written")
+    assert torch.line is not None
+    assert torch.line.endswith(line[2:])
+    assert torch.reason.endswith("which runs here")
     assert not [n for n in p.notes if "left as written" in n]
 
 

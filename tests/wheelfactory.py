@@ -147,6 +147,8 @@ class LoopbackIndex:
         self._links: dict[tuple[str, str], list[BuiltWheel]] = {}
         # Every request served, "GET /files/x.whl" (the server's threads append).
         self.requests: list[str] = []
+        # (user, password) every request must carry as HTTP Basic auth (401 otherwise).
+        self.credentials: tuple[str, str] | None = None
 
     def gets(self, wheel: BuiltWheel) -> int:
         """How many times the server was asked for the wheel's file (GET)."""
@@ -221,6 +223,7 @@ class LoopbackIndex:
     def serving(self) -> Iterator[LoopbackIndex]:
         root = str(self.root)
         seen = self.requests
+        index = self
 
         class Handler(http.server.SimpleHTTPRequestHandler):
             def __init__(self, *args: object, **kwargs: object) -> None:
@@ -228,6 +231,15 @@ class LoopbackIndex:
 
             def send_head(self) -> object:
                 seen.append(f"{self.command} {unquote(self.path.split('?', 1)[0])}")
+                if index.credentials is not None:
+                    token = base64.b64encode(":".join(index.credentials).encode()).decode()
+                    if self.headers.get("Authorization") != f"Basic {token}":
+                        seen[-1] += " 401"
+                        self.send_response(401)
+                        self.send_header("WWW-Authenticate", 'Basic realm="index"')
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return None
                 return super().send_head()
 
             def log_message(self, format: str, *args: object) -> None:

@@ -122,8 +122,9 @@ def offline(args: argparse.Namespace) -> bool:
 
 
 def requirement_names(reqs: ReqFile) -> list[str]:
-    """The names the requirements ask for (what a plan reads the pages of)."""
-    return [e.requirement.name for e in reqs.requirements if e.requirement is not None]
+    """The names the requirements ask for (what a plan reads the pages of), a wheel URL's
+    too: it is judged against the builds its manifest's pages list."""
+    return [e.name for e in reqs.requirements if e.name]
 
 
 def planning_manifests(
@@ -171,7 +172,7 @@ def planning_manifests(
     )
     with waiting:
         client.on_read = lambda url: waiting.advance(f"done (last: {urlsplit(url).hostname})")
-        done = expand_manifests(manifests, chosen, source, wanted=wanted)
+        done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=mirrors)
     if unread is not None:
         unread.update(source.unread)
     return with_notes(done, [*done.notes, *source.notes, *client.notes])

@@ -96,6 +96,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             const=False,
             help="read no wheel's kernels, not even those the plan only assumes",
         )
+        p.add_argument(
+            "--strict",
+            action="store_true",
+            help="refuse (exit 1, nothing installed) a package whose build the plan "
+            "cannot judge on this machine (UNJUDGED), instead of passing it on",
+        )
         add_machine_options(p)
         p.add_argument("installer_args", nargs=argparse.REMAINDER, metavar=usage_tail)
         p.set_defaults(func=run, tool=tool)
@@ -167,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
             today=datetime.date.today(),
             proof=args.proof,
             verify_kernels=args.verify_kernels,
+            strict=args.strict,
         )
     finally:
         _timings.finish()

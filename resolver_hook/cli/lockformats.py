@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resolver_hook import _credentials
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
 from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.indexes import LockIndexes, lock_indexes, pip_file_settings
@@ -163,7 +164,9 @@ def _pylock_text(
             hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
         )
     indexes = index_settings(args)
-    index_url = indexes.index_url or DEFAULT_INDEX
+    # The pages read and cited (pylock's `index`) are the index's URL without its
+    # credentials, kept for the index client; uv is handed the index as given.
+    index_url = _credentials.keep(indexes.index_url) if indexes.index_url else DEFAULT_INDEX
     refused = [
         f"{p.name} (for {spec})"
         for spec, _, plan in plans

@@ -8,6 +8,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
+from resolver_hook._credentials import redact_text
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
@@ -36,6 +37,7 @@ __all__ = [
     "rejection_lines",
     "render_errors",
     "render_plan",
+    "render_unjudged",
 ]
 
 
@@ -53,6 +55,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_manifest_options(p)
     add_inventory_options(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="a package whose build cannot be judged on this machine (UNJUDGED) is an "
+        "error (exit 1), not a warning",
+    )
     add_machine_options(p)
     p.set_defaults(func=run)
 
@@ -67,15 +75,17 @@ def run(args: argparse.Namespace) -> int:
     )
     plan = resolve(reqs, manifests, profile, today=datetime.date.today())
     if args.json:
-        json.dump(plan.to_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        # A requirement file's own option lines (--index-url https://user:token@...)
+        # are handed to the installer as written, and shown without the credentials.
+        sys.stdout.write(redact_text(json.dumps(plan.to_dict(), indent=2)) + "\n")
     elif verbosity() >= 0:
         sys.stdout.write(
             render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout, width=columns(sys.stdout))
         )
     errors = render_errors(plan, verbose=verbosity() > 0, width=columns(sys.stderr))
     sys.stderr.write(paint_lines(errors, sys.stderr))
-    return 0 if plan.ok else 1
+    sys.stderr.write(paint_lines(render_unjudged(plan, strict=args.strict), sys.stderr))
+    return 0 if plan.ok and not (args.strict and plan.unjudged) else 1
 
 
 def _short(p: PackagePlan) -> str:
@@ -145,10 +155,11 @@ def render_plan(
     ):
         if items:
             lines.append(f"{title}:")
-            lines.extend(f"  {x}" for x in items)  # to copy: never wrapped, never cut
+            lines.extend(f"  {redact_text(x)}" for x in items)  # to copy: never wrapped or cut
     if plan.notes:
         lines.append("notes:")
-        lines.extend(fitted(f"  {x}") for x in note_lines(plan.notes, verbose=verbose))
+        notes = note_lines(plan.notes, verbose=verbose)
+        lines.extend(fitted(f"  {redact_text(x)}") for x in notes)
     return "\n".join(lines) + "\n"
 
 
@@ -191,6 +202,13 @@ def render_errors(plan: Plan, *, verbose: bool = False, width: int | None = None
     if width is not None:
         out = [fit(x, width, cut=not verbose) for x in out]
     return "\n".join(out) + ("\n" if out else "")
+
+
+def render_unjudged(plan: Plan, *, strict: bool) -> str:
+    """One ``warning:`` line per package the plan could not judge (``error:`` with
+    ``--strict``), said even without ``-v``: the installer's own choice may not run."""
+    word = "error" if strict else "warning"
+    return "".join(f"{word}: {p.name}: {p.reason}\n" for p in plan.unjudged)
 
 
 _ELSEWHERE = frozenset({"tags", "python"})

@@ -7,7 +7,8 @@ builds all run here, checks its sha256 against the index and installs it with uv
 (``uv pip install -r``) or pip (``pip install -r``), into the active virtual environment
 or ``--python``'s. Exit codes: the installer's own; 1 when no lock fits (nothing is
 installed; the nearest lock is named with each rule it fails) or a lock file changed;
-2 for bad input.
+2 for bad input, a lock whose URLs the URL policy refuses among it (plain http; loopback
+http and ``file:`` need ``--allow-insecure-urls``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import os
 import sys
 from pathlib import Path
 
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
 
 __all__ = ["register"]
 
@@ -43,13 +46,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the environment to install into (default: the active venv)",
     )
     add_machine_options(p)
+    add_insecure_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from resolver_hook._foreground import foreground
     from resolver_hook._installers import find_uv
-    from resolver_hook.errors import OperationalError
+    from resolver_hook.errors import OperationalError, UsageError
     from resolver_hook.install.args import parse_install_args
     from resolver_hook.install.backends import find_installer, python_version_of
     from resolver_hook.lock.sets import choose, read_index, verified_file
@@ -88,6 +92,16 @@ def run(args: argparse.Namespace) -> int:
         f"resolver-hook: {chosen.file} (for {chosen.machine}) fits {profile.describe()}{more}\n"
     )
     path = verified_file(folder, chosen)
+    # The one URL policy on what the installer is handed, as on every link the tool
+    # reads: a lock that pins plain http is refused however its hash was recorded.
+    refused = url_problems(path.read_text(encoding="utf-8", errors="replace"),
+                           allow_insecure=allow_insecure(args))  # fmt: skip
+    if refused:
+        more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+        raise UsageError(
+            f"{path}: {refused[0]}{more}: nothing installed",
+            hint=f"write the lock again from https pages ({INSECURE_FLAG} for a local test index)",
+        )
     extra = ["--python", installer.python] if tool == "uv" else []
     code, _ = foreground(installer.argv(["-r", str(path)], extra), env=env)
     return code

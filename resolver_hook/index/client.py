@@ -42,6 +42,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
+from resolver_hook._credentials import has_credentials, keep
 from resolver_hook._plancache import FRESH_EVENT
 from resolver_hook._pool import map_threads
 from resolver_hook.errors import ResolverHookError, UsageError
@@ -58,6 +59,7 @@ from resolver_hook.limits import (
     NETWORK_DEADLINE,
     PAGE_FRESH_SECONDS,
 )
+from resolver_hook.manifest.urls import url_problem
 
 __all__ = [
     "ACCEPT",
@@ -140,6 +142,9 @@ class IndexClient:
             folder = Path(base) / "index" if base else None
         self.cache = PageCache(folder) if cache and folder is not None else None
         self._notes: list[str] = []
+        # (page, problem) of every link the URL policy left out, for callers that must
+        # act on one (the data refresh asks a person).
+        self.left_out: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         # Told the URL of each page once it is read or has failed (from the reading
         # thread): a command's progress line counts them.
@@ -159,7 +164,9 @@ class IndexClient:
 
     def url_of(self, url: str) -> str:
         """The URL the client reads for ``url``: credentials kept aside, mirrors applied."""
-        return apply_mirrors(self.transport.remember(url), self.mirrors)
+        target = apply_mirrors(self.transport.remember(url), self.mirrors)
+        self.transport.say_given(target)
+        return target
 
     # --- pages -----------------------------------------------------------------------
 
@@ -172,13 +179,14 @@ class IndexClient:
         if local and is_local(url):
             raw, uri = read_local(url)
             text = raw.decode("utf-8", "replace")
-            return Page(url=uri, links=self._mirrored(parse_page(text, base_url or uri)))
+            links = self._checked(parse_page(text, base_url or uri), uri, allow_insecure=True)
+            return Page(url=uri, links=links)
         target = self.url_of(url)
         if _is_file_url(target):
             check_url(target, allow_insecure=self.allow_insecure)
             raw, uri = read_local(target)
             text = raw.decode("utf-8", "replace")
-            return Page(url=uri, links=self._mirrored(parse_page(text, base_url or uri)))
+            return Page(url=uri, links=self._checked(parse_page(text, base_url or uri), uri))
         check_url(target, allow_insecure=self.allow_insecure)
         key = f"page\n{target}"
         entry, note = self.cache.get(key) if self.cache else (None, None)
@@ -211,6 +219,11 @@ class IndexClient:
             )
             self._store(key, entry)
             return self._from_entry(key, entry, base_url, "cache")
+        if has_credentials(response.text()):
+            # A page that writes credentials into its links is read, never kept.
+            self._note(f"{redact(response.url)}: not cached: its links carry credentials")
+            links = self._checked(self._parse(response, base_url), response.url)
+            return Page(url=response.url, links=links, source="network", fetched=_iso(now))
         links = self._links(key, response, base_url)
         fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
         self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
@@ -220,12 +233,29 @@ class IndexClient:
         if self.cache is not None:
             self.cache.put(key, entry)
 
-    def _mirrored(self, links: tuple[Link, ...]) -> tuple[Link, ...]:
-        if not self.mirrors:
-            return links
-        return tuple(
-            dataclasses.replace(link, url=apply_mirrors(link.url, self.mirrors)) for link in links
-        )
+    def _checked(
+        self, links: tuple[Link, ...], page: str, *, allow_insecure: bool | None = None
+    ) -> tuple[Link, ...]:
+        """``links`` as the tool may use them: credentials a page wrote into a link
+        split off (kept for its host), mirrors applied, and the one URL policy on
+        each (a plain-http link to another host, say, is left out with a note: it is
+        never pinned, hashed or locked)."""
+        insecure = self.allow_insecure if allow_insecure is None else allow_insecure
+        out: list[Link] = []
+        refused: list[str] = []
+        for link in links:
+            url = apply_mirrors(keep(link.url), self.mirrors)
+            problem = url_problem(url, allow_insecure=insecure)
+            if problem is not None:
+                refused.append(problem)
+                continue
+            out.append(link if url == link.url else dataclasses.replace(link, url=url))
+        if refused:
+            with self._lock:
+                self.left_out.extend((redact(page), p) for p in refused)
+            more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
+            self._note(f"skipped a link of {redact(page)}: {refused[0]}{more}")
+        return tuple(out)
 
     def _parse(self, response: Response, base_url: str | None) -> tuple[Link, ...]:
         kind = response.content_type
@@ -243,7 +273,7 @@ class IndexClient:
         """The page's links (mirrors applied), from the links kept beside a cached page
         when they were read from this very body, else parsed (and kept)."""
         if base_url is not None or self.cache is None:
-            return self._mirrored(self._parse(response, base_url))
+            return self._checked(self._parse(response, base_url), response.url)
         links_key = "links" + key.removeprefix("page")
         body_sha = hashlib.sha256(response.body).hexdigest()
         kept, note = self.cache.get(links_key)
@@ -253,7 +283,7 @@ class IndexClient:
             links = self._parse(response, None)
             data = links_to_json(links, body_sha)
             self.cache.put(links_key, CacheEntry(url=response.url, body=data, fetched=time.time()))
-        return self._mirrored(links)
+        return self._checked(links, response.url)
 
     def _from_entry(
         self, key: str, entry: CacheEntry, base_url: str | None, source: Source

@@ -16,8 +16,9 @@ The user's settings, read from the environment the command runs in:
   :mod:`~resolver_hook.index.pipconfig`), else ``SSL_CERT_FILE``: the CA bundle to
   trust; otherwise ``truststore`` (the system certificate store, as pip uses it) when
   it is installed, else Python's default store;
-- credentials: ``user:password@`` in a URL, else the host's entry in ``$NETRC`` or
-  ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
+- credentials: ``user:password@`` in a URL (split off where the URL entered the tool
+  and kept for its host: :mod:`resolver_hook._credentials`), else the host's entry in
+  ``$NETRC`` or ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
   ``unredirected`` header, so a redirect to another host never carries them), never
   shown (:func:`redact` replaces them in every message) and never part of a cache key.
 
@@ -44,8 +45,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
+from resolver_hook._credentials import keep, kept, redact, split_credentials
 from resolver_hook.errors import UsageError
 from resolver_hook.index.errors import PageError, TooLarge, cause_of
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
@@ -68,30 +70,6 @@ __all__ = [
 
 _READ_CHUNK = 64 << 10
 T = TypeVar("T")
-
-
-def redact(url: str) -> str:
-    """``url`` with any ``user:password@`` shown as ``****@`` (safe to print)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.rpartition("@")[2] if "@" in url.partition("?")[0] else url
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="****@" + parts.netloc.rpartition("@")[2]))
-
-
-def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
-    """``(url without userinfo, (user, password) or None)``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url, None
-    if "@" not in parts.netloc:
-        return url, None
-    userinfo, _, host = parts.netloc.rpartition("@")
-    user, _, password = userinfo.partition(":")
-    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
 
 
 def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
@@ -208,7 +186,6 @@ class Transport:
         self._lock = threading.Lock()
         self._netrc: netrc.netrc | None = None
         self._netrc_read = False
-        self._credentials: dict[str, tuple[str, str]] = {}  # host[:port] -> (user, password)
 
     # --- settings --------------------------------------------------------------------
 
@@ -231,10 +208,28 @@ class Transport:
         return opener.ssl_context(self.settings.cafile)
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
+        given = kept(url)  # in a URL the user gave (resolver_hook._credentials)
+        return given if given is not None else self.netrc_auth(url)
+
+    def say_given(self, url: str) -> None:
+        """Note it when credentials for ``url``'s host came only in a URL (a manifest's
+        page, a mirror): what is pinned or locked there carries none, and the installer
+        is never handed them, so it needs its own; said before it runs (a 401 later
+        would not say why), whether the page is read or served from the cache."""
+        if kept(url) is None or self.netrc_auth(url) is not None:
+            return
+        parts = urlsplit(url)
+        self._note(
+            f"{parts.netloc}: the credentials given in a URL (a manifest's page, a mirror) "
+            "are sent by resolver-hook only: the URLs it prints, pins and locks there "
+            "hold none, and pip and uv get none from it; give the installer its own "
+            f"(a netrc entry for {parts.hostname}, or a keyring)"
+        )
+
+    def netrc_auth(self, url: str) -> tuple[str, str] | None:
+        """The login and password of ``url``'s host in the user's netrc, if any."""
         parts = urlsplit(url)
         with self._lock:
-            if parts.netloc in self._credentials:
-                return self._credentials[parts.netloc]
             if not self._netrc_read:
                 self._netrc_read = True
                 path = self.settings.netrc_path
@@ -256,11 +251,7 @@ class Transport:
 
     def remember(self, url: str) -> str:
         """``url`` without its credentials, which are kept (in memory) for its host."""
-        clean, creds = split_credentials(url)
-        if creds is not None:
-            with self._lock:
-                self._credentials[urlsplit(clean).netloc] = creds
-        return clean
+        return keep(url)
 
     # --- requests --------------------------------------------------------------------
 

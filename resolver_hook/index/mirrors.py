@@ -5,8 +5,11 @@ A company proxy of ``https://download.pytorch.org/whl`` is named once
 pair each, added after the variable's) and every page, metadata file and link under the
 upstream prefix is read from, and pinned as, the mirror's URL. A prefix matches at a
 path boundary (``.../whl`` covers ``.../whl/cu130/`` but not ``.../whlx``); the longest
-matching upstream wins. The mirror obeys the URL policy (https; loopback http only with
-``--allow-insecure-urls``); the upstream need only be a URL.
+matching upstream wins. Credentials in either URL (``https://user:pw@mirror/...``) are
+split off here, where the URL enters the tool, and sent only by the index client to that
+host: no page-cache key, plan line, lock or stored plan holds them. The mirror obeys the
+URL policy (https; loopback http only with ``--allow-insecure-urls``); the upstream need
+only be a URL.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from resolver_hook._credentials import keep, redact
 from resolver_hook.errors import UsageError
-from resolver_hook.index.fetch import redact
 from resolver_hook.limits import MAX_MIRRORS
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
@@ -58,7 +61,9 @@ def _pair(text: str, where: str, allow_insecure: bool) -> Mirror:
     if problem is not None:
         hint = f"add {INSECURE_FLAG} for a local mirror" if INSECURE_FLAG in problem else None
         raise UsageError(f"{where}: mirror {problem}", hint=hint)
-    return Mirror(upstream.rstrip("/"), mirror.rstrip("/"))
+    # The mirror's credentials are kept for its host (resolver_hook._credentials): the
+    # URLs read from it, and pinned, never hold them.
+    return Mirror(keep(upstream).rstrip("/"), keep(mirror).rstrip("/"))
 
 
 def mirrors_from(

@@ -57,3 +57,6 @@ class Page:
     source: Source = "network"
     # When the content was read from the server (ISO 8601, UTC); for a snapshot, its date.
     fetched: str | None = None
+    # Releases a cited source says the page lists, whose files are not known (the
+    # snapshot's compact form: ``2.7.1+cu128``); a network page has none.
+    releases: tuple[str, ...] = ()

@@ -126,10 +126,11 @@ def install_main(
     return code
 
 
-def replay(launch: Mapping[str, Any]) -> int:
+def replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
     """Start the installer as a stored plan's session started it (a fresh private
-    folder in place of the one recorded, the same files in it), and finish as the
-    command line does; the exit code."""
+    folder in place of the one recorded, the same files in it; an argument stored as
+    ``[2, n]``, which held credentials, is word ``n`` of ``command``, this run's own
+    arguments), and finish as the command line does; the exit code."""
     from resolver_hook import _timings
     from resolver_hook._stdout import DropAfterClose
 
@@ -137,7 +138,7 @@ def replay(launch: Mapping[str, Any]) -> int:
     stdout = sys.stdout
     sys.stdout = DropAfterClose(stdout)  # as the command line's: `| head -1` drops the rest
     try:
-        return _replay(launch)
+        return _replay(launch, command)
     except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
         from resolver_hook.cli import exit_for
 
@@ -149,7 +150,7 @@ def replay(launch: Mapping[str, Any]) -> int:
         sys.stdout = stdout
 
 
-def _replay(launch: Mapping[str, Any]) -> int:
+def _replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
     from resolver_hook import _timings
     from resolver_hook._tempdir import private_folder, write_new
     from resolver_hook.errors import OperationalError
@@ -163,7 +164,10 @@ def _replay(launch: Mapping[str, Any]) -> int:
                 write_new(folder, name, text)
             except (OSError, ValueError) as exc:
                 raise OperationalError(f"{folder}/{name}: cannot write: {exc}") from None
-        argv = [os.path.join(folder, a[1]) if a[0] else a[1] for a in launch["argv"]]
+        argv = [
+            os.path.join(folder, a[1]) if a[0] == 1 else command[a[1]] if a[0] == 2 else a[1]
+            for a in launch["argv"]
+        ]
         with _timings.phase("install"):
             return install_main(
                 launch["tool"],

@@ -118,6 +118,7 @@ def install(
     today: datetime.date | None = None,
     proof: bool = True,
     verify_kernels: bool | None = None,
+    strict: bool = False,
 ) -> int:
     """Plan the requirements in ``installer_args``, check, run the installer; its exit code.
 
@@ -127,6 +128,8 @@ def install(
     ``today`` (from the caller's clock) lets the plan note built-in data checked long ago.
     ``proof``: ask the installer what it would install first and hold it to the plan
     (:mod:`resolver_hook.install.checked`); off, the installer runs unchecked.
+    ``strict``: refuse a package the plan cannot judge on this machine (cause
+    ``unjudged``) instead of passing it to the installer with a warning.
     ``verify_kernels``: read the flavoured wheels' kernels before installing them
     (:mod:`resolver_hook.install.kernels`; needs the checked resolution); None: only
     those whose kernel list the plan assumes, on a detected machine; False: none.
@@ -168,6 +171,15 @@ def install(
         report.refused(
             f"nothing was installed: no build of {', '.join(p.name for p in blocking)} "
             f"fits {profile.describe()}"
+        )
+        return 1
+    unjudged = [p for p in plan.unjudged if p.name not in optional_names]
+    if strict and unjudged:
+        for p in unjudged:
+            report.error(f"{p.name}: {p.reason}", None)
+        report.refused(
+            f"nothing was installed: --strict, and {', '.join(p.name for p in unjudged)} "
+            f"cannot be judged on {profile.describe()}"
         )
         return 1
     if plan.variants:

@@ -46,7 +46,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -62,6 +62,7 @@ from packaging.version import Version
 
 from resolver_hook._pool import map_threads
 from resolver_hook.index.metadata import Metadata
+from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import (
     Candidate,
@@ -83,6 +84,7 @@ __all__ = [
     "DEFAULT_INDEX",
     "Expansion",
     "carried_files",
+    "covered_releases",
     "expand_manifests",
     "page_of",
     "pages_needed",
@@ -150,14 +152,32 @@ def _closure(
 
 
 class _Overlay(Mapping[str, Manifest]):
-    """``base`` with some manifests replaced; reads no other manifest of ``base``."""
+    """``base`` with some manifests replaced; reads no other manifest of ``base``.
 
-    def __init__(self, base: Mapping[str, Manifest], replaced: Mapping[str, Manifest]) -> None:
+    ``mirrors``: applied to the URLs a manifest names itself (its ``[[wheel]]`` files,
+    the pages and templates of its index flavours left in page form), so that a plan
+    points at the mirror whether or not the mirrored page could be read; the files
+    read from pages carry the mirror's URLs already (the index client, the snapshot
+    source) and are not mapped again."""
+
+    def __init__(
+        self,
+        base: Mapping[str, Manifest],
+        replaced: Mapping[str, Manifest],
+        mirrors: Sequence[Mirror] = (),
+    ) -> None:
         self._base, self._replaced = base, dict(replaced)
+        self._mirrors = tuple(mirrors)
+        self._mirrored: dict[str, Manifest] = {}
 
     def __getitem__(self, name: str) -> Manifest:
         hit = self._replaced.get(name)
-        return hit if hit is not None else self._base[name]
+        found = hit if hit is not None else self._base[name]
+        if not self._mirrors:
+            return found
+        if name not in self._mirrored:
+            self._mirrored[name] = _mirror(found, self._base[name], self._mirrors)
+        return self._mirrored[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._base)
@@ -169,6 +189,23 @@ class _Overlay(Mapping[str, Manifest]):
         return name in self._base
 
 
+def _mirror(man: Manifest, written: Manifest, mirrors: Sequence[Mirror]) -> Manifest:
+    """``man`` with the URLs its manifest (``written``) names read through ``mirrors``."""
+    own = {id(w) for w in written.wheels}
+
+    def url(u: str | None) -> str | None:
+        return None if u is None else apply_mirrors(u, mirrors)
+
+    wheels = tuple(
+        dataclasses.replace(w, url=apply_mirrors(w.url, mirrors)) if id(w) in own else w
+        for w in man.wheels
+    )
+    indexes = tuple(
+        dataclasses.replace(f, url=url(f.url), template=url(f.template)) for f in man.indexes
+    )
+    return dataclasses.replace(man, wheels=wheels, indexes=indexes)
+
+
 def expand_manifests(
     manifests: Mapping[str, Manifest],
     names: Iterable[str],
@@ -177,9 +214,12 @@ def expand_manifests(
     wanted: Callable[[frozenset[Tag]], bool] | None = None,
     default_index: str = DEFAULT_INDEX,
     kernels: KernelRecords | None = None,
+    mirrors: Sequence[Mirror] = (),
 ) -> Expansion:
     """Read the pages of ``names`` (and what they couple with) from ``source`` and
-    expand those manifests; the others are returned as they are, unread. A package a
+    expand those manifests; the others are returned as they are, unread. ``mirrors``:
+    those the source reads through, applied to the URLs the manifests name (see
+    :class:`_Overlay`). A package a
     file's ``Requires-Dist`` brings in (tilert's torch) has its pages read in a second
     round, all at once. ``kernels``: the kernel lists read from files (None: the
     shipped records, read only when a carried-forward file is met)."""
@@ -229,7 +269,7 @@ def expand_manifests(
             f"{'its' if n == 1 else 'their'} Requires-Dist is not used as couplings"
         )
     return Expansion(
-        manifests=_Overlay(by_name, replaced),
+        manifests=_Overlay(by_name, replaced, mirrors),
         notes=tuple(notes),
         pages=pages,
         touched=frozenset(touched),
@@ -338,6 +378,10 @@ class _Context:
             if not files:
                 notes.extend(_yanked_note(f, page))
             wheels.extend(files)
+            forms = release_forms(f, page, {w.version for w in files})
+            kept.extend(forms)
+            if forms:
+                continue  # the compact rows stand for the range's releases: no pattern
             if not files and f.passthrough and _has_sdist(f, page):
                 # The plain build as a source distribution only (natten on PyPI): the
                 # installer builds it, as the page form says.
@@ -541,6 +585,52 @@ def carried_files(
                 if rule is not None and rule[1] is not None:
                     out.setdefault(c.url, (rule[0], c))
     return list(out.values())
+
+
+def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[IndexFlavour]:
+    """A range entry's page-form builds of the releases ``page`` is known to list
+    without their files (the snapshot's compact rows: ``2.7.1+cu128``) and that are not
+    in ``have``: each one release, the range's rules, planned as ``torch==2.7.1+cu128``
+    from the page, never with a file name."""
+    if f.versions is None or not page.releases:
+        return []
+    out = []
+    label = f.version.local
+    for v, local in _releases_of(page.releases):
+        if local != label or v in have:
+            continue
+        if f.versions.contains(v, prereleases=False):
+            out.append(dataclasses.replace(f, version=v, versions=None))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _releases_of(texts: tuple[str, ...]) -> tuple[tuple[Version, str | None], ...]:
+    """A page's compact rows parsed once: (version, its local label)."""
+    return tuple((v, v.local) for v in map(Version, texts))
+
+
+def covered_releases(
+    manifests: Mapping[str, Manifest],
+    rows: Iterable[tuple[str, str]],
+    default_index: str = DEFAULT_INDEX,
+) -> set[tuple[str, str]]:
+    """The (page, release) ``rows`` that some range entry of ``manifests`` on that
+    page, with that release's local label, covers: the compact rows a snapshot keeps."""
+    ranges: dict[str, list[IndexFlavour]] = {}
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f, default_index)
+            if url is not None and f.versions is not None:
+                ranges.setdefault(url, []).append(f)
+    out = set()
+    for url, text in rows:
+        v = Version(text)
+        for f in ranges.get(url, ()):
+            covers = f.versions is not None and f.versions.contains(v, prereleases=False)
+            if covers and v.local == f.version.local:
+                out.add((url, text))
+    return out
 
 
 def _has_sdist(f: IndexFlavour, page: Page) -> bool:

@@ -61,22 +61,26 @@ from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import HashMismatch, parse_metadata
 from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.model import Link, Page
-from resolver_hook.inventory.candidates import Candidate
-from resolver_hook.inventory.expand import carried_files, page_of
+from resolver_hook.inventory.candidates import Candidate, candidates
+from resolver_hook.inventory.expand import carried_files, covered_releases, page_of
 from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release_key
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
 from resolver_hook.limits import MAX_METADATA_BYTES
 from resolver_hook.manifest.schema import IndexFlavour, Manifest
+from resolver_hook.manifest.urls import url_problem
 
 __all__ = [
     "MetaRow",
+    "ReleaseRow",
     "Report",
     "Row",
     "compare",
     "core_text",
     "metadata_toml",
+    "new_releases",
     "read_metadata",
     "read_pages",
+    "releases_toml",
     "render_snapshot",
     "rows_toml",
     "scan_carried",
@@ -136,6 +140,22 @@ class MetaRow:
         )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReleaseRow:
+    """One ``[[release]]`` row of the table: a release a public source says a page
+    lists (``2.7.1+cu128`` on the cu128 page), its files not known: planned offline in
+    page form, never with a file name."""
+
+    page: str
+    version: str
+    evidence: str
+    read: str
+
+    @classmethod
+    def from_table(cls, t: Mapping[str, Any]) -> ReleaseRow:
+        return cls(page=t["page"], version=t["version"], evidence=t["evidence"], read=t["read"])
+
+
 @dataclass(slots=True)
 class Report:
     """What a refresh found, line by line, by kind (``new``, ``unread``, ``unlisted``,
@@ -193,19 +213,33 @@ def page_urls(manifests: Mapping[str, Manifest]) -> list[str]:
 
 def read_pages(client: IndexClient, urls: Sequence[str], report: Report) -> dict[str, Page]:
     """The pages that could be read, their links' URLs mapped back from the client's
-    mirrors to the upstream ones (what the data cites); each other page is reported."""
+    mirrors to the upstream ones (what the data cites); each other page is reported.
+
+    The data cites public URLs: a link whose upstream URL the URL policy refuses
+    without ``--allow-insecure-urls`` (plain http, a loopback or ``file:`` URL no
+    mirror maps back), and one the client left out, is reported for review and kept
+    out of the table and the snapshot."""
     out: dict[str, Page] = {}
+    seen = len(client.left_out)
     for url, got in client.pages(urls).items():
         if isinstance(got, Page):
-            links = tuple(
-                dataclasses.replace(x, url=upstream_of(x.url, client.mirrors)) for x in got.links
-            )
-            out[url] = dataclasses.replace(got, url=url, links=links)
+            links = []
+            for x in got.links:
+                upstream = upstream_of(x.url, client.mirrors)
+                problem = url_problem(upstream)
+                if problem is not None:
+                    report.add("review", f"{x.filename}: {url}: {problem}: not added")
+                    continue
+                links.append(dataclasses.replace(x, url=upstream))
+            out[url] = dataclasses.replace(got, url=url, links=tuple(links))
         else:
             read = redact(client.url_of(url))
             why = got.message.removeprefix(f"{read}: ")
             where = redact(url) if read == redact(url) else f"{redact(url)} (read as {read})"
             report.add("unread", f"{where}: {why}: nothing of it is removed")
+    for page, problem in client.left_out[seen:]:
+        shown = upstream_of(page, client.mirrors)
+        report.add("review", f"{shown}: link left out: {problem}: not added")
     return out
 
 
@@ -258,15 +292,54 @@ def compare(
     return added
 
 
+def new_releases(
+    manifests: Mapping[str, Manifest],
+    pages: Mapping[str, Page],
+    rows: Sequence[ReleaseRow],
+    today: datetime.date,
+    report: Report,
+) -> list[ReleaseRow]:
+    """The compact rows to add: every release of a page read that a range entry covers
+    (its label, in its range) and the table lacks, the page itself as the source. The
+    files of a page are kept for its newest releases only; its history, by name."""
+    have = {(r.page, r.version) for r in rows}
+    seen: dict[tuple[str, str], None] = {}
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f)
+            page = pages.get(url) if url is not None else None
+            if url is None or page is None or f.versions is None or not f.version.local:
+                continue
+            for c in candidates(f, page):
+                if f.versions.contains(c.version, prereleases=False):
+                    seen.setdefault((url, str(c.version)))
+    out = [
+        ReleaseRow(page=u, version=v, evidence=u, read=today.isoformat())
+        for u, v in sorted(seen, key=lambda k: (k[0], Version(k[1])))
+        if (u, v) not in have
+    ]
+    if out:
+        report.add("new", f"{len(out)} releases the pages read name (compact rows)")
+    return out
+
+
+def releases_toml(rows: Sequence[ReleaseRow], today: datetime.date) -> str:
+    """TOML text of compact ``rows``, to append to the table."""
+    head = f"Releases read from the pages themselves by scripts/refresh_data.py on {today}."
+    return _toml_rows("release", head, rows, ("page", "version", "evidence", "read"))
+
+
 def render_snapshot(
     rows: Iterable[Row],
     manifests: Mapping[str, Manifest],
     date: datetime.date | None = None,
     metadata: Iterable[MetaRow] = (),
+    releases: Iterable[ReleaseRow] = (),
 ) -> str:
     """The snapshot of the table's rows that some flavour of ``manifests`` could plan,
-    each with its ``metadata`` row where there is one; ``date`` defaults to the newest
-    ``read`` of the rows kept."""
+    each with its ``metadata`` row where there is one, and the ``releases`` rows some
+    flavour covers (every one: a compact row has no file, so no bound but the
+    snapshot's size); ``date`` defaults to the newest ``read`` of the rows kept."""
     metas = {m.file: m for m in metadata}
     by_page: dict[str, list[Link]] = {}
     cited: dict[str, Row] = {}
@@ -286,7 +359,18 @@ def render_snapshot(
         url: [_with_metadata(link_table(x, cited[x.url].evidence), metas.get(x.url)) for x in links]
         for url, links in kept.items()
     }
-    return dump_snapshot(date, tables)
+    compact: dict[str, list[dict[str, str]]] = {}
+    covered = covered_releases(manifests, [(r.page, r.version) for r in releases])
+    for r in releases:
+        if (r.page, r.version) in covered:
+            item = {"version": r.version, "evidence": f"{r.evidence} (read {r.read})"}
+            if item not in compact.setdefault(r.page, []):
+                compact[r.page].append(item)
+    return dump_snapshot(date, tables, {u: sorted(v, key=_by_version) for u, v in compact.items()})
+
+
+def _by_version(row: Mapping[str, str]) -> Version:
+    return Version(row["version"])
 
 
 def _with_metadata(table: dict[str, Any], meta: MetaRow | None) -> dict[str, Any]:

@@ -12,7 +12,9 @@ failure (shown under ``-v`` and kept whole in ``--json``).
 client applies them to what it reads; snapshot pages get them here, so a plan pins the
 mirror's URLs either way. A page read without core metadata (an index or a cached
 copy that offers none) borrows the snapshot's for a file of the same URL and sha256:
-the same bytes have the same metadata. Nothing here opens a URL.
+the same bytes have the same metadata. A file a mirror lists with another sha256 than
+the snapshot's for the same upstream file is left out with a note. Nothing here opens
+a URL.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class FallbackSource(SnapshotOnly):
         self._from_snapshot: set[str] = set()
         self._known: dict[str, Link] | None = None  # snapshot links with metadata, by URL
         self._unread: list[_Unread] = []
+        self._hashes: dict[str, str] | None = None  # the snapshot's sha256 of each file URL
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
         got = self._primary.pages(list(urls))
@@ -127,7 +130,7 @@ class FallbackSource(SnapshotOnly):
         for url in urls:
             page = got.get(url, LookupError(f"{url}: no answer"))
             if isinstance(page, Page):
-                out[url] = self._borrow(page)
+                out[url] = self._borrow(self._agreed(page))
                 continue
             snap = self._snap.pages([url])[url]
             shown = redact(apply_mirrors(url, self._mirrors))
@@ -153,16 +156,19 @@ class FallbackSource(SnapshotOnly):
 
     @property
     def unread(self) -> dict[str, str]:
-        """Each page that failed when read (its URL as asked), and why in a few words:
+        """Each page that failed when read (its URL as asked, and as mirrored), and why
+        in a few words:
         ``download.pytorch.org unreachable (name not resolved)``. Offline, none: a page
         left unread is not one that cannot be read."""
         out: dict[str, str] = {}
         for x in [] if self._offline else self._unread:
             host = urlsplit(x.url).hostname or x.url
             if x.cause in UNREACHABLE:
-                out[x.asked] = f"{host} unreachable ({x.cause})"
+                why = f"{host} unreachable ({x.cause})"
             else:
-                out[x.asked] = f"{host} could not be read ({x.cause or x.why})"
+                why = f"{host} could not be read ({x.cause or x.why})"
+            # A plan names the page as asked, or through its mirror: both are keys.
+            out[x.asked] = out[apply_mirrors(x.asked, self._mirrors)] = why
         return out
 
     def _unread_notes(self) -> list[str]:
@@ -194,6 +200,32 @@ class FallbackSource(SnapshotOnly):
                 lines.append(f"  {said} (planned from {used})")
             out.append("\n".join(lines))
         return out
+
+    def _agreed(self, page: Page) -> Page:
+        """``page`` without the files a mirror lists with another sha256 than the
+        snapshot's for the same upstream file (the mirror does not serve the upstream's
+        bytes): each left out, with a note."""
+        if not self._mirrors:
+            return page
+        if self._hashes is None:
+            self._hashes = {
+                x.url: x.sha256 for p in self.snapshot.pages.values() for x in p.links if x.sha256
+            }
+        kept = []
+        for x in page.links:
+            upstream = upstream_of(x.url, self._mirrors)
+            known = self._hashes.get(upstream) if upstream != x.url else None
+            if known is not None and x.sha256 and x.sha256 != known:
+                self._note(
+                    f"{redact(page.url)} lists {x.filename} with sha256 {x.sha256}, the "
+                    f"shipped snapshot of {self.snapshot.date.isoformat()} gives {known} "
+                    f"for {upstream}: the mirror's file is not the upstream's; left out"
+                )
+                continue
+            kept.append(x)
+        return (
+            page if len(kept) == len(page.links) else dataclasses.replace(page, links=tuple(kept))
+        )
 
     def _borrow(self, page: Page) -> Page:
         """``page`` with the snapshot's core metadata on each link that has none and

@@ -54,6 +54,9 @@ class OfflineFetcher:
     def check(self, url: str) -> None:
         return None
 
+    def left_out(self, page_url: str) -> list[str]:
+        return []  # no page is read
+
 
 def is_flavoured_line(p: PackagePlan) -> bool:
     """Whether the package is a flavoured line the plan pins (a file or a version)."""

@@ -37,6 +37,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._credentials import redact
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.index.client import IndexClient, PageResult
 from resolver_hook.index.fetch import check_url
@@ -90,6 +91,9 @@ class Fetcher(Protocol):
 
     def check(self, url: str) -> None:
         """Raise when a URL read from a page may not go into a lock file."""
+
+    def left_out(self, page_url: str) -> list[str]:
+        """Why the URL policy left links of this page out (plain http, another scheme)."""
 
 
 def _is_file(url: str) -> bool:
@@ -224,6 +228,13 @@ def lock_wheels(
         link = best_link(fetcher.links(page), name, version, plan.profile, p.versions)
         if link is None:
             want = f"{name}{p.versions}" if p.versions else f"{name}=={version}"
+            refused = fetcher.left_out(page)
+            if refused:  # the page's only such files: links the URL policy refuses
+                raise UsageError(
+                    f"{page} lists no wheel of {want} that may be locked: link left out: "
+                    f"{refused[0]}"
+                    + (f" (and {len(refused) - 1} more)" if len(refused) > 1 else "")
+                )
             raise OperationalError(
                 f"{page} lists no wheel of {want} for {plan.profile.describe()}",
                 hint="the page may have changed since the manifest was written",
@@ -269,6 +280,12 @@ class NetFetcher:
         if isinstance(read, Exception):
             raise read
         return read.links
+
+    def left_out(self, page_url: str) -> list[str]:
+        if self.client is None:
+            return []
+        shown = redact(page_url)
+        return [problem for page, problem in self.client.left_out if page == shown]
 
     def check(self, url: str) -> None:
         if urlsplit(url).scheme == "file":

@@ -64,6 +64,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._credentials import keep
 from resolver_hook._patterns import is_project_name, is_sha256
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import (
@@ -88,6 +89,7 @@ __all__ = [
     "check_template",
     "fill_template",
     "is_loopback_host",
+    "no_version_between",
     "parse_manifest",
     "url_filename",
 ]
@@ -100,7 +102,14 @@ _NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
-_FLAVOUR_FORM_KEYS = ("install", "versions", "local_labels", "kernels_until", "preference")
+_FLAVOUR_FORM_KEYS = (
+    "install",
+    "versions",
+    "label",
+    "local_labels",
+    "kernels_until",
+    "preference",
+)
 _INDEX_KEYS = (
     "url",
     "version",
@@ -309,8 +318,11 @@ class IndexFlavour:
         return _properties(self.cuda, self.gpu)
 
     def describe(self) -> str:
-        """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``."""
+        """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``; a range:
+        ``torch <2.9,>=2.7 +cu128 (...)``."""
         version = str(self.versions) if self.versions is not None else str(self.version)
+        if self.versions is not None and self.version.local:
+            version = f"{version} +{self.version.local}"
         what = f"{self.name} {version}"
         if self.install is not None:
             what = f"{self.name} as {self.install} {version}"
@@ -504,6 +516,13 @@ class _Checker:
                 ok = False
         return tuple(value) if ok else None
 
+    def url_string(self, t: Mapping[str, Any], path: str, *, required: bool = False) -> str | None:
+        """``t["url"]`` without its credentials: they are kept for the index client,
+        which alone sends them (resolver_hook._credentials); nothing the manifest's
+        flavours print, lock or cache holds them."""
+        url = self.string(t, "url", path, required=required)
+        return None if url is None else keep(url)
+
     def url(self, url: str, path: str) -> bool:
         problem = url_problem(url, allow_insecure=self.allow_insecure)
         if problem:
@@ -602,7 +621,7 @@ def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet
     if not str(spec):
         c.bad(path, f"empty specifier ({if_empty})")
         return None
-    empty = _no_version_between(spec)
+    empty = no_version_between(spec)
     if empty is not None:
         c.bad(path, f"{text!r} matches no version: {empty}")
         return None
@@ -782,7 +801,7 @@ def _read_wheel(
     c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
 ) -> WheelFlavour | None:
     c.keys(t, allowed, path)
-    url = c.string(t, "url", path, required=True)
+    url = c.url_string(t, path, required=True)
     sha = c.string(t, "sha256", path)
     if sha is not None and not is_sha256(sha):
         c.bad(_join(path, "sha256"), f"{sha!r} is not 64 hex digits")
@@ -842,14 +861,17 @@ def _read_wheel(
 
 def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
     c.keys(t, _INDEX_KEYS, path)
-    url = c.string(t, "url", path)
+    url = c.url_string(t, path)
     template = url if url is not None and _TEMPLATE_PART.search(url) else None
     version = None
     versions = None
+    if "label" in t and "versions" not in t:
+        c.bad(_join(path, "label"), "only beside 'versions' (one release: '2.7.1+cu128')")
     if "version" in t and "versions" in t:
         c.bad(_join(path, "versions"), "give 'version' (one release) or 'versions', not both")
     elif "versions" in t:
         versions, version = _read_versions(c, t, path)
+        version = _with_label(c, t, path, version)
     else:
         version_text = c.string(t, "version", path, required=True)
         if version_text is not None:
@@ -960,6 +982,22 @@ def _read_kernels_until(
     return until
 
 
+def _with_label(
+    c: _Checker, t: Mapping[str, Any], path: str, floor: Version | None
+) -> Version | None:
+    """``label = "cu128"`` beside ``versions``: the range's builds are the releases of
+    the page that carry that local label (``2.7.1+cu128``), so the floor carries it
+    too and the page's files are matched by it. Without ``versions`` the label is part
+    of ``version`` itself."""
+    text = c.string(t, "label", path)
+    if text is None or floor is None:
+        return floor
+    if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", text):
+        c.bad(_join(path, "label"), f"{text!r} is not a local label such as 'cu128'")
+        return floor
+    return Version(f"{floor.public}+{text}")
+
+
 def _read_versions(
     c: _Checker, t: Mapping[str, Any], path: str
 ) -> tuple[SpecifierSet | None, Version | None]:
@@ -983,7 +1021,7 @@ def _read_versions(
     return spec, floor
 
 
-def _no_version_between(spec: SpecifierSet) -> str | None:
+def no_version_between(spec: SpecifierSet) -> str | None:
     """Why no version can meet ``spec`` (``>=13.0,<12.0``), in words; None when one can.
 
     Bounds from ``>``, ``>=``, ``<``, ``<=``, ``==`` and ``~=`` without wildcards; ``!=``
@@ -1181,7 +1219,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
     partial combinations to leave out. Every combination becomes one wheel.
     """
     c.keys(t, _MATRIX_KEYS, path)
-    url = c.string(t, "url", path, required=True)
+    url = c.url_string(t, path, required=True)
     axes_t = t.get("axes")
     if axes_t is None:
         c.bad(_join(path, "axes"), "missing (a table of placeholder = [values])")

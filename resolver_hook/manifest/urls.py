@@ -21,9 +21,11 @@ Printing: :func:`shell_url` for a URL inside a suggested command (shell-quoted),
 from __future__ import annotations
 
 import ipaddress
+import re
 import shlex
 import urllib.parse
 
+from resolver_hook._credentials import redact_text
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import MAX_URL_LENGTH
 
@@ -36,6 +38,7 @@ __all__ = [
     "shell_url",
     "url_filename",
     "url_problem",
+    "url_problems",
 ]
 
 # The one opt-in flag for loopback http and file: URLs, on every command that reads URLs.
@@ -58,7 +61,13 @@ def is_loopback_host(host: str | None) -> bool:
 
 
 def url_problem(url: str, *, allow_insecure: bool = False) -> str | None:
-    """None when ``url`` may be used, else the problem in words (without the key)."""
+    """None when ``url`` may be used, else the problem in words (without the key; any
+    credentials in ``url`` shown as ``****@``)."""
+    problem = _problem(url, allow_insecure=allow_insecure)
+    return None if problem is None else redact_text(problem)
+
+
+def _problem(url: str, *, allow_insecure: bool) -> str | None:
     if len(url) > MAX_URL_LENGTH:
         return f"{url[:60]!r}... is longer than {MAX_URL_LENGTH} characters"
     bad = next(
@@ -92,6 +101,23 @@ def url_problem(url: str, *, allow_insecure: bool = False) -> str | None:
     if not scheme:
         return f"{url!r} is not a URL (expected https://...)"
     return f"{url!r} uses {scheme}:, not https"
+
+
+# A URL written in a lock file (a requirement line, a TOML string), up to a space or quote.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
+_COMMENT = re.compile(r"(?:^|\s)#.*")
+
+
+def url_problems(text: str, *, allow_insecure: bool = False) -> list[str]:
+    """The problem of every URL written in ``text`` (a lock file: requirement lines or
+    TOML) that the policy refuses, comments aside, in order and each once."""
+    found: dict[str, None] = {}
+    for line in text.splitlines():
+        for url in _URL_IN_TEXT.findall(_COMMENT.sub("", line)):
+            problem = url_problem(url, allow_insecure=allow_insecure)
+            if problem is not None:
+                found.setdefault(problem)
+    return list(found)
 
 
 def check_url(url: object, *, key: str, allow_insecure: bool = False) -> str:

@@ -10,14 +10,16 @@ the manifest schema; never the hints.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
@@ -52,12 +54,15 @@ from resolver_hook.resolve.rules import (
     Machine,
     decided_by,
     distribution_of,
+    flavour_failures,
     meets,
     ranking,
     version_ok,
 )
 from resolver_hook.resolve.solve import (
     Slot,
+    may_meet,
+    nearest_that_runs,
     original_line,
     solve,
     why_dead,
@@ -74,7 +79,10 @@ from resolver_hook.resolve.words import (
     constraint_conflict_note,
     coupling_failure,
     extra_index_note,
+    index_line_held_note,
+    index_line_refusal,
     installs_reason,
+    nearest_words,
     newer_python_words,
     no_fit_words,
     other_name_notes,
@@ -83,6 +91,7 @@ from resolver_hook.resolve.words import (
     stale_note,
     template_reason,
     unjudged_note,
+    unjudged_reason,
     unlisted_reason,
     unverified_note,
 )
@@ -121,7 +130,90 @@ def build_plan(
         )
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
+    ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
+
+
+_INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "-f", "--find-links")
+
+
+def _judge_index_lines(
+    reqs: ReqFile,
+    packages: list[PackagePlan],
+    manifests: Mapping[str, Manifest],
+    m: Machine,
+    notes: list[str],
+) -> list[PackagePlan]:
+    """An index or find-links line that names a flavour page (``--extra-index-url
+    https://download.pytorch.org/whl/cu130``) judged with the same rules as the plan's
+    own choices (issue 40, item 4): for each package of the plan with builds on that
+    page, when none of them runs here, a package the plan pins is said to be held to
+    its pin (a note), and one left to the installer is refused, naming the rule that
+    failed and the nearest build that runs."""
+    # A plain build the rules judged to run here (cause "fit") is the installer's own
+    # right choice, whatever page a line names beside it.
+    lines = [o for o in reqs.options if o.option in _INDEX_OPTIONS and o.value]
+    if not lines:
+        return packages
+    by_name = {canonicalize_name(k): v for k, v in manifests.items()}
+    out = []
+    for p in packages:
+        man = by_name.get(p.name) if p.action == "rewrite" or p.cause != "fit" else None
+        verdict = None
+        for o in lines if man is not None else ():
+            assert man is not None
+            assert o.value is not None
+            verdict = _page_verdict(o, man, p, m) or verdict
+        if verdict is None:
+            out.append(p)
+            continue
+        o, fails, runs = verdict
+        what = f"{o.where}: {o.option} {o.value} names {man.display_name}'s page" if man else ""
+        if p.constraint or p.action == "error":
+            notes.append(index_line_held_note(what, fails, p.constraint or p.reason))
+            out.append(p)
+            continue
+        out.append(
+            dataclasses.replace(
+                p,
+                action="error",
+                cause="as-written",  # the user's own line: no change of machine is hinted
+                reason=index_line_refusal(what, runs),
+                rejected=tuple(fails),
+                line=None,
+            )
+        )
+    return out
+
+
+def _page_verdict(
+    o: ReqEntry, man: Manifest, p: PackagePlan, m: Machine
+) -> tuple[ReqEntry, list[Rejection], str | None] | None:
+    """When every build of ``man`` on the page ``o`` names (within the user's
+    specifier) fails on this machine: the line, those builds' failures and the nearest
+    build that runs; None when one runs or the page is none of ``man``'s."""
+    assert o.value is not None
+    base = o.value.rstrip("/") + "/"
+    # A page's own entries (page form) and the files read from it (their URLs are
+    # under the page's folder on download.pytorch.org).
+    on_page = [f for f in man.flavours if ((f.url or "").rstrip("/") + "/").startswith(base)]
+    if not on_page:
+        return None
+    spec = SpecifierSet()
+    if p.requested:
+        try:
+            spec = Requirement(p.requested).specifier
+        except ValueError:
+            spec = SpecifierSet()
+    mine = [f for f in on_page if version_ok(spec, f)] or on_page
+    fails = [(f, flavour_failures(f, m, SpecifierSet(), man)[0]) for f in mine]
+    if any(not x for _, x in fails):
+        return None
+    nearest = nearest_that_runs(man, m, _pinned_release(spec))
+    rejected = [
+        Rejection(candidate=f.describe(), failures=tuple(x), where=f.where) for f, x in fails
+    ]
+    return o, rejected, nearest
 
 
 def _coupled(p: PackagePlan, slots: Mapping[str, Slot]) -> tuple[str | None, Flavour | None]:
@@ -145,7 +237,7 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> lis
             continue
         if other.chosen is not None and meets(f, r, other.chosen) is None:
             continue
-        if not any(meets(f, r, g) is None for g, _ in other.candidates):
+        if not any(meets(f, r, g) is None for g in may_meet(r, other.candidates)):
             why = why_dead(f, r, other)
         elif other.chosen is not None:
             why = Coupling(
@@ -243,13 +335,19 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         and not any(version_ok(slot.spec, f) for f in slot.manifest.flavours)
     ):
         # The manifest does not describe the version asked for (torch==2.0.0 against a
-        # 2.13 manifest): nothing is known about its builds, so it is not refused.
+        # 2.13 manifest): nothing is known about its builds, so it is not refused. On a
+        # machine with the accelerator its builds are for, that is said loudly: the
+        # installer's own choice may not run there (issue 40, item 3).
+        missing = _unjudged_fact(slot, m, asked)
         return PackagePlan(
             action="pass",
-            cause="unlisted",
+            cause="unlisted" if missing is None else "unjudged",
             line=original_line(e),
             more_lines=more,
-            reason=unlisted_reason(slot.manifest, asked),
+            reason=unlisted_reason(slot.manifest, asked)
+            if missing is None
+            else unjudged_reason(slot.manifest, missing),
+            unjudged=missing,
             **base,
         )
     if chosen is None:
@@ -265,11 +363,12 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
                 alternatives=tuple(_alternatives(slot)),
                 **base,
             )
+        alternatives = tuple(_alternatives(slot))
         return PackagePlan(
             action="error",
             cause=cause,
-            reason=no_fit_words(_no_fit(slot, m), slot.manifest, m.profile),
-            alternatives=tuple(_alternatives(slot)),
+            reason=_no_fit_reason(slot, m, alternatives),
+            alternatives=alternatives,
             **base,
         )
     why = chosen_words(
@@ -329,7 +428,13 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         inst = Requirement(chosen.install)
         name, extras = inst.name, {*extras, *inst.extras}
         why = installs_reason(why, chosen.install, other=canonicalize_name(inst.name) != slot.name)
-    if chosen.versions is not None:
+    pinned = _labelled_pin(slot.spec, chosen)
+    if pinned is not None:
+        # A range with a local label and an exact pin (torch==2.7.1 on the cu128 page):
+        # that release's build of the label, ``torch==2.7.1+cu128``, from the page.
+        line = format_requirement(name, version=str(pinned), extras=extras, marker=marker)
+        constraint = f"{canonicalize_name(name)}=={pinned}"
+    elif chosen.versions is not None:
         # Every release the page serves from the floor on: the user's specifier and the
         # pattern both hold, pip takes the newest.
         line = format_requirement(
@@ -344,7 +449,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         constraint = f"{canonicalize_name(name)}=={chosen.version}"
     return PackagePlan(
         action="rewrite",
-        version=str(chosen.version),
+        version=str(pinned or chosen.version),
         url=page,
         flavour=chosen,
         reason=why,
@@ -355,9 +460,38 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         find_links=page,
         installs=chosen.install,
         computed=chosen.template is not None,
-        versions=str(chosen.versions) if chosen.versions is not None else None,
+        versions=str(chosen.versions) if chosen.versions is not None and not pinned else None,
         **base,
     )
+
+
+def _unjudged_fact(slot: Slot, m: Machine, asked: str) -> str | None:
+    """The fact no source gave for a release the manifest does not describe, when the
+    machine has the accelerator the manifest's builds are for (None: no accelerator
+    such builds need, so the installer's plain choice is the one that runs)."""
+    nvidia, rocm = m.accelerated(slot.manifest)
+    profile = m.profile
+    if not ((nvidia and profile.nvidia is not None) or (rocm and profile.rocm is not None)):
+        return None
+    which = "CUDA runtime and kernel list" if profile.nvidia is not None else "ROCm version"
+    return f"which builds {asked} has and the {which} of each (no source in its manifest)"
+
+
+def _labelled_pin(spec: SpecifierSet, f: IndexFlavour) -> Version | None:
+    """The release a range entry with a local label stands for when the user pins one
+    exactly (``==2.7.1`` on a ``cu128`` range: ``2.7.1+cu128``); None otherwise."""
+    label = f.version.local
+    if f.versions is None or not label:
+        return None
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                v = Version(s.version)
+            except InvalidVersion:
+                return None
+            if v.local is None or v.local == label:
+                return Version(f"{v.public}+{label}")
+    return None
 
 
 def _best_tag(f: Flavour, m: Machine) -> str | None:
@@ -436,9 +570,12 @@ def _no_fit(slot: Slot, m: Machine) -> NoFit:
 
 def _alternatives(slot: Slot) -> list[Alternative]:
     """Builds the user may pin on purpose: one that runs without the GPU, or one
-    outside their specifier. (Changes to the machine are hints: :func:`with_hints`.)"""
+    outside their specifier, nearest to the release asked for first (the first newer
+    release that runs, then the newest older one). (Changes to the machine are hints:
+    :func:`with_hints`.)"""
     out = []
     name = slot.manifest.display_name
+    outside = []
     for f, fails in slot.rejected:
         rules = {x.rule for x in fails}
         if isinstance(f, IndexFlavour) and f.versions is not None:
@@ -446,8 +583,59 @@ def _alternatives(slot: Slot) -> list[Alternative]:
         if rules == {"accelerator"}:
             out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
         elif rules == {"specifier"}:
-            out.append(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER))
+            outside.append(f)
+    asked = _pinned_release(slot.spec)
+    if asked is not None:
+        outside.sort(key=lambda f: _nearness(f.version, asked))
+    out.extend(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER) for f in outside)
     return list(dict.fromkeys(out))[:3]
+
+
+def _no_fit_reason(slot: Slot, m: Machine, alternatives: Sequence[Alternative]) -> str:
+    """Why nothing fits, led by the nearest release that runs when the user pinned one
+    (``torch==2.2.2+cu121 has no build that runs here; the nearest that does: ...``)."""
+    reason = no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)
+    runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
+    if _pinned_release(slot.spec) is None or not runs:
+        return reason
+    asked = slot.entry.text if slot.entry else ""
+    return nearest_words(slot.manifest.display_name, asked, runs[0].pin, reason)
+
+
+def _pinned_release(spec: SpecifierSet) -> Version | None:
+    """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
+    the specifier pins none."""
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                return Version(Version(s.version).public)
+            except InvalidVersion:
+                return None
+    return None
+
+
+def _nearness(v: Version, asked: Version) -> tuple[int, Any]:
+    """Newer releases first, the nearest first; then older ones, the newest first."""
+    public = Version(v.public)
+    return (0, public) if public > asked else (1, _Newest(public))
+
+
+class _Newest:
+    """Sorts versions newest first."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Version) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Newest) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Newest) and self.v == other.v
+
+    def __hash__(self) -> int:
+        return hash(self.v)
 
 
 def _assemble(

@@ -259,7 +259,9 @@ def with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> 
     first those the refused packages' own builds suggest; then, for a package still
     without a fix, those the builds of the packages it couples with suggest."""
     by_name = by_canonical_name(manifests)
-    refused = [p for p in plan.errors if p.name in by_name]
+    # A wheel the user named and that cannot run here is refused with the nearest build
+    # that does: no change of machine is searched for it (its file is fixed).
+    refused = [p for p in plan.errors if p.name in by_name and p.cause != "as-written"]
     todo = [p.name for p in refused[:MAX_HINTED_PACKAGES]]
     skipped = {p.name for p in refused[MAX_HINTED_PACKAGES:]}
     roots = {e.name for e in reqs.requirements if e.name} | set(todo)

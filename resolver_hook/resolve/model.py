@@ -82,7 +82,9 @@ Action = Literal["pass", "rewrite", "build", "error"]
 #: ``no-manifest``, ``as-written`` (a URL or path), ``unlisted`` (a version the
 #: manifest does not list), ``no-fit`` (nothing fits: error or build), ``conflict``
 #: (builds fit this machine, but none goes with the builds chosen for the others).
-Cause = Literal["fit", "marker", "no-manifest", "as-written", "unlisted", "no-fit", "conflict"]
+Cause = Literal[
+    "fit", "marker", "no-manifest", "as-written", "unlisted", "unjudged", "no-fit", "conflict"
+]
 #: The rule a flavour failed. ``tags``: platform, glibc or ABI; ``python``: the
 #: Python version; ``jetson``: a Jetson build off its Jetson, or a server-Arm build on
 #: JetPack 6 or older (part of rule 1); ``properties``: a wheel variant of a namespace
@@ -131,7 +133,7 @@ JetsonMiss = Literal["not-a-jetson", "l4t-unknown", "other-l4t", "tegra-no-l4t",
 #: (the coupling's specifier does not hold); a page template over that build needs one
 #: of the ``local-label`` builds its page exists for, the build's ``cxx11abi``, or its
 #: ``cuda`` version (a build without CUDA).
-UnmetKind = Literal["version", "local-label", "cxx11abi", "cuda"]
+UnmetKind = Literal["version", "local-label", "cxx11abi", "cuda", "release"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,6 +310,9 @@ class PackagePlan:
     # A release newer than its manifest's verified one, its kernel list carried forward:
     # "kernels assumed from 2.13.0, checked 2026-11-30". None: verified (or no list).
     kernels_assumed: str | None = None
+    # Cause "unjudged": a managed package on an accelerated machine whose build this plan
+    # cannot judge, and the fact no source gave ("the builds of torch 2.6.0 ...").
+    unjudged: str | None = None
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -347,6 +352,11 @@ class Plan:
     @property
     def errors(self) -> tuple[PackagePlan, ...]:
         return tuple(p for p in self.packages if p.action == "error")
+
+    @property
+    def unjudged(self) -> tuple[PackagePlan, ...]:
+        """Packages passed to the installer whose build could not be judged here."""
+        return tuple(p for p in self.packages if p.cause == "unjudged")
 
     @property
     def builds(self) -> tuple[PackagePlan, ...]:
@@ -390,6 +400,8 @@ class Plan:
             elif p.action == "build":
                 needs = f" (needs {', '.join(p.build_needs)})" if p.build_needs else ""
                 out.append(f"{p.name}: build from source{needs}: {p.reason}")
+            elif p.cause == "unjudged":
+                out.append(f"{p.name}: UNJUDGED: {p.reason}")
         return out
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from resolver_hook.manifest.schema import (
     IndexFlavour,
     Manifest,
     WheelFlavour,
+    no_version_between,
 )
 from resolver_hook.portable.cuda import KernelTarget, uncovered
 from resolver_hook.resolve.model import (
@@ -266,19 +267,26 @@ def flavour_failures(
 
 def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     """Rule 5. A version pattern (``versions``) holds unless the user pins a version
-    (``==``/``===``, no wildcard) the pattern does not allow."""
-    if not isinstance(f, IndexFlavour) or f.versions is None:
-        return spec.contains(f.version, prereleases=True)
-    if _disjoint(spec, f.versions) or _disjoint(f.versions, spec):
+    (``==``/``===``, no wildcard) the pattern does not allow, or the user's bounds and
+    the pattern's leave nothing between them."""
+    version = f.version
+    versions = f.versions if isinstance(f, IndexFlavour) else None
+    if versions is None:
+        return spec.contains(version, prereleases=True)
+    if _disjoint(spec, versions) or _disjoint(versions, spec):
         return False  # triton<=3.2.0 against ">=3.6.0": no release is in both
+    if no_version_between(spec & versions) is not None:
+        return False  # torch>=2.13 against a range that ends at 2.12.1
     for s in spec:
         if s.operator in ("==", "===") and "*" not in s.version:
             try:
                 pinned = Version(s.version)
             except InvalidVersion:
                 return False
-            if not f.versions.contains(pinned, prereleases=True):
+            if not versions.contains(pinned, prereleases=True):
                 return False
+            if pinned.local is not None and pinned.local != version.local:
+                return False  # ==2.2.2+cu121 is not a build of the cu118 range
     return True
 
 
@@ -304,6 +312,11 @@ def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
     None, or why not. A page template over ``other``'s build needs more than the
     version: one of ``local_labels``, and the facts the template reads."""
+    label = f.version.local if isinstance(f, IndexFlavour) and f.versions is not None else None
+    if label and other.version.local != label:
+        # A labelled range's builds go with the coupled package's build of the same
+        # label (torchvision 0.22.1+cu128 with torch 2.7.1+cu128, never with +cu126).
+        return _unmet("local-label", r, other, labels=(label,))
     if not version_ok(r.specifier, other):
         return _unmet("version", r, other)
     if not isinstance(f, IndexFlavour) or f.coupled != canonicalize_name(r.name):
@@ -312,6 +325,12 @@ def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     if f.local_labels and local not in f.local_labels:
         return _unmet("local-label", r, other, labels=f.local_labels)
     assert f.template is not None
+    facts = (f"{{{f.coupled}.version}}", f"{{{f.coupled}.minor}}")
+    ranged = isinstance(other, IndexFlavour) and other.versions is not None
+    if ranged and any(x in f.template for x in facts):
+        # A range planned from its page alone stands for many releases: which one
+        # pip takes, and so which page, is not known here.
+        return _unmet("release", r, other, build=other.describe())
     if "{cxx11abi}" in f.template and other.cxx11abi is None:
         return _unmet("cxx11abi", r, other, build=other.describe())
     if ("{cuda}" in f.template or "{cuda_major}" in f.template) and runtime_of(other) is None:

@@ -13,17 +13,21 @@ schema; never the plan's assembly or the hints.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.schema import (
     Flavour,
+    IndexFlavour,
     Manifest,
 )
 from resolver_hook.reqfile import (
@@ -36,7 +40,10 @@ from resolver_hook.resolve.model import (
     Coupling,
     Failure,
     PackagePlan,
+    Rejection,
+    flavour_platforms,
     marker_true,
+    os_arch_of,
 )
 from resolver_hook.resolve.rules import (
     Machine,
@@ -48,9 +55,11 @@ from resolver_hook.resolve.rules import (
 from resolver_hook.resolve.words import (
     AS_WRITTEN,
     NO_MANIFEST,
-    as_written_unfit_note,
+    as_written_refusal,
+    as_written_runs_reason,
     coupling_failure,
     marker_reason,
+    unjudged_reason,
 )
 
 __all__ = [
@@ -58,6 +67,8 @@ __all__ = [
     "Solved",
     "as_reqfile",
     "by_canonical_name",
+    "may_meet",
+    "nearest_that_runs",
     "original_line",
     "solve",
     "why_dead",
@@ -158,10 +169,15 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
             why = NO_MANIFEST if manifest is None else AS_WRITTEN
             cause: Cause = "no-manifest" if manifest is None else "as-written"
-            if manifest is not None:
-                unfit = _as_written_unfit(e, manifest, m)
-                if unfit is not None:
-                    notes.append(unfit)
+            judged = _judge_wheel(e, manifest, m) if manifest is not None else None
+            if judged is not None and judged.action == "error":
+                packages.setdefault(key, judged)  # refused: the installer never runs
+                if key not in order:
+                    order.append(key)
+                slots.pop(key, None)
+                continue
+            if judged is not None:
+                why, cause = judged.reason, judged.cause
             slot = slots.pop(key, None)
             if slot is None and twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
@@ -180,6 +196,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 where=e.where,
                 line=original_line(e),
                 more_lines=tuple(original_line(x) for x in earlier if x is not None),
+                unjudged=judged.unjudged if judged is not None else None,
             )
             if slot is None:
                 order.append(key)
@@ -343,7 +360,7 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                         and marker_true(r.marker, m.env)
                         and not any(
                             meets(f, r, g) is None
-                            for g, _ in slots[canonicalize_name(r.name)].candidates
+                            for g in may_meet(r, slots[canonicalize_name(r.name)].candidates)
                         )
                     ),
                     None,
@@ -357,13 +374,86 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
             slot.candidates = keep
 
 
+def _public(v: Version) -> tuple[Any, ...]:
+    """A version without its local label, as a cheap key, found by identity (a plan
+    compares the same builds with the same few pins many times)."""
+    hit = _PUBLIC.get(id(v))
+    if hit is None or hit[0] is not v:
+        if len(_PUBLIC) > 65536:
+            _PUBLIC.clear()
+        release = v.release
+        while len(release) > 1 and release[-1] == 0:
+            release = release[:-1]  # 2.7.0 is 2.7
+        hit = (v, (v.epoch, release, v.pre, v.post, v.dev))
+        _PUBLIC[id(v)] = hit
+    return hit[1]
+
+
+_PUBLIC: dict[int, tuple[Version, tuple[Any, ...]]] = {}
+
+
+@functools.lru_cache(maxsize=1024)
+def _exact_release(spec: str) -> Version | None:
+    """The public release a coupling pins exactly (``torch==2.7.1``), or None."""
+    parsed = SpecifierSet(spec)
+    if len(parsed) != 1:
+        return None
+    (one,) = parsed
+    if one.operator != "==" or "*" in one.version:
+        return None
+    try:
+        pinned = Version(one.version)
+    except InvalidVersion:
+        return None
+    return None if pinned.local is not None else pinned
+
+
+def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
+    """The builds of ``builds`` (flavours, or ``(flavour, ...)`` pairs) that may meet
+    ``r``: for an exact pin (``torch==2.7.1``, most couplings) those of that release and
+    the ranges; else all. A cheap filter before :func:`meets`, from an index of
+    ``builds`` by release kept while the sequence is unchanged (a plan asks it of every
+    pair of coupled builds)."""
+    pinned = _exact_release(str(r.specifier))
+    index = _index(builds)
+    if pinned is None:
+        return index[None]
+    return [*index.get(_public(pinned), ()), *index[()]]
+
+
+def _index(builds: Sequence[Any]) -> dict[Any, list[Flavour]]:
+    """``builds`` by release key; ``()``: the ranges; None: every build."""
+    hit = _INDEX.get(id(builds))
+    if hit is not None and hit[0] is builds and hit[1] == len(builds):
+        return hit[2]
+    out: dict[Any, list[Flavour]] = {None: [], (): []}
+    for item in builds:
+        g = item[0] if isinstance(item, tuple) else item
+        out[None].append(g)
+        if isinstance(g, IndexFlavour) and g.versions is not None:
+            out[()].append(g)
+        else:
+            out.setdefault(_public(g.version), []).append(g)
+    if len(_INDEX) > 4096:
+        _INDEX.clear()
+    _INDEX[id(builds)] = (builds, len(builds), out)
+    return out
+
+
+_INDEX: dict[int, tuple[Sequence[Any], int, dict[Any, list[Flavour]]]] = {}
+_FLAVOURS: dict[int, tuple[Manifest, tuple[Flavour, ...]]] = {}
+
+
 def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
     """Why no candidate of ``other`` meets ``f``'s coupling ``r``: the user's own
     requirement on ``other`` rules out a build that would (``pinned``), a page
     template's fact the builds lack (``page``: their local label, C++ ABI), else none
     fits this machine (``unfit``) or none exists (``missing``)."""
     requirement = str(r)
+    near = {id(g) for g in may_meet(r, other.rejected)}
     for g, fails in other.rejected:
+        if id(g) not in near:
+            continue
         if fails and all(x.rule == "specifier" for x in fails) and meets(f, r, g) is None:
             return Coupling(
                 cause="pinned",
@@ -372,14 +462,19 @@ def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
                 version=str(g.version),
                 pinned_by=f"{other.name}{other.spec}",
             )
-    for g, _ in other.candidates:
+    for g in may_meet(r, other.candidates):
         if version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
             unmet = meets(f, r, g)
             if unmet is not None:
                 return Coupling(
                     cause="page", requirement=requirement, package=other.name, unmet=unmet
                 )
-    exists = any(version_ok(r.specifier, g) for g in other.manifest.flavours)
+    everything = _FLAVOURS.get(id(other.manifest))
+    if everything is None or everything[0] is not other.manifest:
+        # ``Manifest.flavours`` is a new tuple each time: kept once per manifest.
+        everything = (other.manifest, other.manifest.flavours)
+        _FLAVOURS[id(other.manifest)] = everything
+    exists = any(version_ok(r.specifier, g) for g in may_meet(r, everything[1]))
     return Coupling(
         cause="unfit" if exists else "missing", requirement=requirement, package=other.name
     )
@@ -433,24 +528,106 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
     return None
 
 
-def _as_written_unfit(e: ReqEntry, manifest: Manifest, m: Machine) -> str | None:
-    """A wheel path or URL left as written whose build the manifest says cannot run here
-    (a ``+cu126`` wheel on a B200): a note with the first rule it fails; None otherwise."""
+def _judge_wheel(e: ReqEntry, manifest: Manifest, m: Machine) -> PackagePlan | None:
+    """A wheel path or URL for a package with a manifest, judged by the same rules as
+    the planner's own choices (issue 40, item 4): its file name's version and local
+    label name the builds it is (``torch-2.12.0+cu130-...-manylinux_2_28_x86_64.whl``:
+    the cu130 range, on Linux x86_64). Refused (action ``error``) when none of them runs
+    here, naming every rule that failed and the nearest build that runs; kept, saying
+    why, when one does; UNJUDGED on an accelerated machine when the rules do not know
+    its label. None: not a wheel, or nothing to say (no accelerator)."""
     where = (e.url or e.text).split("#", 1)[0].split("?", 1)[0]
     filename = unquote(where.rstrip("/").rsplit("/", 1)[-1])
     if not filename.endswith(".whl"):
         return None
     try:
-        version = parse_wheel_filename(filename)[1]
+        _, version, _, tags = parse_wheel_filename(filename)
     except ValueError:
         return None
-    builds = [f for f in manifest.flavours if f.version == version]
+    places = {os_arch_of(t.platform) for t in tags}
+    builds = [f for f in manifest.flavours if _is_build_of(f, version, places)]
+    # A file a page lists under that very name is judged by its own entry.
+    builds = [f for f in builds if getattr(f, "filename", None) == filename] or builds
+    name = NormalizedName(e.name or e.text)
     if not builds:
-        return None
+        nvidia, rocm = m.accelerated(manifest)
+        p = m.profile
+        if not ((nvidia and p.nvidia is not None) or (rocm and p.rocm is not None)):
+            return None
+        label = "" if version.local else " (no local label)"
+        missing = (
+            f"what {filename} needs: {manifest.display_name} {version}{label} "
+            "is not a build its manifest's rules describe"
+        )
+        return PackagePlan(
+            action="pass",
+            cause="unjudged",
+            reason=unjudged_reason(manifest, missing),
+            unjudged=missing,
+            line=original_line(e),
+            name=name,
+            requested=e.text,
+            where=e.where,
+        )
     failures = [flavour_failures(f, m, SpecifierSet(), manifest)[0] for f in builds]
-    if not all(failures):
-        return None  # one build of that version runs here
-    return as_written_unfit_note(e, filename, manifest, version, failures[0][0])
+    fits = [f for f, fails in zip(builds, failures, strict=True) if not fails]
+    if fits:
+        return PackagePlan(
+            action="pass",
+            cause="as-written",
+            reason=as_written_runs_reason(filename, fits[0]),
+            line=original_line(e),
+            name=name,
+            requested=e.text,
+            where=e.where,
+        )
+    runs = nearest_that_runs(manifest, m, version)
+    return PackagePlan(
+        action="error",
+        cause="as-written",
+        reason=as_written_refusal(filename, manifest, runs),
+        rejected=tuple(
+            Rejection(candidate=f.describe(), failures=tuple(fails), where=f.where)
+            for f, fails in zip(builds, failures, strict=True)
+        ),
+        name=name,
+        requested=e.text,
+        where=e.where,
+    )
+
+
+def _is_build_of(f: Flavour, version: Version, places: set[tuple[str, str]]) -> bool:
+    """Whether ``f`` describes a build of ``version`` (its local label included) for
+    one of ``places`` (the wheel's OS and architecture)."""
+    if isinstance(f, IndexFlavour) and f.versions is not None:
+        if f.version.local != version.local:
+            return False
+        if not f.versions.contains(Version(version.public), prereleases=True):
+            return False
+    elif f.version != version:
+        return False
+    mine = {os_arch_of(x) for x in flavour_platforms(f)}
+    return not mine or bool(mine & places)
+
+
+def nearest_that_runs(manifest: Manifest, m: Machine, version: Version | None) -> str | None:
+    """The build of ``manifest`` nearest to ``version`` that runs here (the same release
+    with another label, else the first newer release, else the newest older one), as a
+    pin; None when none does."""
+    runs = []
+    for f in manifest.flavours:
+        if isinstance(f, IndexFlavour) and f.versions is not None:
+            continue  # a range names no release
+        if not flavour_failures(f, m, SpecifierSet(), manifest)[0]:
+            runs.append(f.version)
+    if not runs:
+        return None
+    if version is None:
+        return f"{manifest.display_name}=={max(runs)}"
+    asked = Version(version.public)
+    newer = sorted(v for v in runs if Version(v.public) >= asked)
+    best = newer[0] if newer else max(runs)
+    return f"{manifest.display_name}=={best}"
 
 
 def original_line(e: ReqEntry) -> str:

@@ -53,6 +53,7 @@ from resolver_hook.resolve.model import (
     NoFit,
     PackagePlan,
     RankCriterion,
+    Rejection,
     Unmet,
     flavour_platforms,
     glibc_of,
@@ -73,7 +74,8 @@ __all__ = [
     "X64_INTERPRETER",
     "accelerator_reason",
     "alternative_words",
-    "as_written_unfit_note",
+    "as_written_refusal",
+    "as_written_runs_reason",
     "build_only_reason",
     "build_reason",
     "change_words",
@@ -91,9 +93,12 @@ __all__ = [
     "gpu_families",
     "gpu_reason",
     "gpu_words",
+    "index_line_held_note",
+    "index_line_refusal",
     "installs_reason",
     "jetson_reason",
     "marker_reason",
+    "nearest_words",
     "no_fit_words",
     "none_helps",
     "other_name_notes",
@@ -109,6 +114,7 @@ __all__ = [
     "specifier_reason",
     "stale_note",
     "template_reason",
+    "unjudged_reason",
     "unlisted_reason",
     "unmet_words",
     "unverified_note",
@@ -550,6 +556,20 @@ def build_only_reason(manifest: Manifest) -> str:
     )
 
 
+def unjudged_reason(manifest: Manifest, missing: str) -> str:
+    """A managed package the plan cannot judge on this accelerated machine: left to the
+    installer, said loudly with the fact that is missing."""
+    known = sorted({f.version.public for f in manifest.flavours}, key=Version)
+    if len(known) > 1:
+        span = f"{len(known)} releases, {known[0]} to {known[-1]}"
+    else:
+        span = f"1 release, {known[0]}" if known else "no releases"
+    return (
+        f"UNJUDGED: {missing}; the installer's own choice may not run on this machine "
+        f"(its manifest describes {span}: pin one of those, or give --strict to refuse)"
+    )
+
+
 def unlisted_reason(manifest: Manifest, asked: str) -> str:
     """A version the manifest does not list: passed to the installer unchanged (the
     versions it knows, newest first as versions, then a count)."""
@@ -561,6 +581,13 @@ def unlisted_reason(manifest: Manifest, asked: str) -> str:
         f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
         f"knows {versions or 'no versions'}: left to the installer unchanged"
     )
+
+
+def nearest_words(name: str, asked: str, pin: str, reason: str) -> str:
+    """A pinned release with no build that runs here, and the nearest one that does:
+    ``torch==2.2.2+cu121 has no build that runs here; the nearest that does:
+    torch==2.7.0+cu128``, then the reason's details."""
+    return f"{asked or name} has no build that runs here; the nearest that does: {pin}; {reason}"
 
 
 def no_fit_words(head: NoFit, manifest: Manifest, p: HostProfile) -> str:
@@ -609,6 +636,20 @@ def computed_page_note(p: PackagePlan, coupled: str | None, build: Flavour | Non
     )
 
 
+def index_line_held_note(what: str, fails: Sequence[Rejection], held: str) -> str:
+    """An index line naming a flavour page none of whose builds runs here, for a
+    package the plan pins elsewhere: harmless, and said."""
+    why = fails[0].reason if fails else "its builds fail this machine's rules"
+    return f"{what}, whose builds cannot run here ({why}); the plan holds it to {held}"
+
+
+def index_line_refusal(what: str, nearest: str | None) -> str:
+    """An index line naming a flavour page none of whose builds runs here, for a
+    package the plan leaves to the installer: refused."""
+    then = f"; the nearest build that runs here: {nearest}" if nearest else ""
+    return f"{what}, none of whose builds runs on this machine (rules below){then}"
+
+
 def extra_index_note(o: ReqEntry) -> str:
     return (
         f"{o.where}: --extra-index-url {o.value} lets pip take any package "
@@ -623,14 +664,20 @@ def constraint_conflict_note(c: ReqEntry, name: str, version: str) -> str:
     )
 
 
-def as_written_unfit_note(
-    e: ReqEntry, filename: str, manifest: Manifest, version: object, first: Failure
-) -> str:
-    """A wheel left as written whose build the manifest says cannot run here."""
-    return (
-        f"{e.where}: {filename} is left as written, but {manifest.display_name}'s manifest "
-        f"says build {version} cannot run here (rule {first.rule}): {first.reason}"
+def as_written_runs_reason(filename: str, build: Flavour) -> str:
+    """A wheel the user named whose build the manifest says runs here: kept."""
+    what = build.describe()
+    return f"you gave a URL or path: kept as written; {filename} is {what}, which runs here"
+
+
+def as_written_refusal(filename: str, manifest: Manifest, nearest: str | None) -> str:
+    """A wheel the user named whose every build the manifest says cannot run here."""
+    then = (
+        f"; the nearest build that runs here: {nearest}"
+        if nearest
+        else "; no build of it runs here"
     )
+    return f"{filename} cannot run on this machine ({manifest.display_name}'s rules below){then}"
 
 
 def unjudged_note(p: PackagePlan, f: WheelFlavour, profile: HostProfile) -> str:
@@ -704,6 +751,8 @@ def unmet_words(u: Unmet) -> str:
         return f"its page exists for {u.package} builds {', '.join(u.labels)}, not {u.version}"
     if u.kind == "cxx11abi":
         return f"its page needs the C++ ABI of {u.build}, which its manifest does not give"
+    if u.kind == "release":
+        return f"its page needs the release of {u.build}: a range, none of its releases known"
     return f"its page needs the CUDA version of {u.build}, a build without CUDA"
 
 

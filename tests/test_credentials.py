@@ -1,0 +1,51 @@
+"""resolver_hook._credentials: credentials split off, kept by host, shown as ``****@``."""
+
+from __future__ import annotations
+
+import pytest
+
+from resolver_hook import _credentials as creds
+from resolver_hook.manifest.urls import url_problem
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("https://user:pw@host/simple/", "https://****@host/simple/"),
+        ("https://user:p@ss@host:8443/x", "https://****@host:8443/x"),  # "@" unencoded
+        ("https://token@host/x?a=b@c", "https://****@host/x?a=b@c"),  # "@" in the query
+        ("https://host/a@b", "https://host/a@b"),  # "@" in the path: no userinfo
+        (
+            "--index-url=https://u:t@h/s/ -f http://v:w@[::1]:1/",
+            "--index-url=https://****@h/s/ -f http://****@[::1]:1/",
+        ),
+        ("no url here: user@example.org", "no url here: user@example.org"),
+    ],
+)
+def test_redact_text_shows_every_userinfo_as_stars(text: str, shown: str) -> None:
+    assert creds.redact_text(text) == shown
+    assert creds.has_credentials(text) == (shown != text)
+    assert not creds.has_credentials(shown)
+
+
+def test_pips_own_redaction_is_not_a_credential() -> None:
+    assert not creds.has_credentials("Looking in indexes: https://user:****@host/simple/")
+
+
+def test_keep_splits_them_off_and_keeps_them_for_the_host_only() -> None:
+    assert creds.keep("https://us%40er:p%3Aw@Host.Example:8443/simple/") == (
+        "https://Host.Example:8443/simple/"
+    )
+    assert creds.kept("https://host.example:8443/other/") == ("us@er", "p:w")
+    assert creds.kept("https://host.example/simple/") is None  # another port
+    assert creds.kept_hosts() == ("host.example:8443",)
+    creds.forget()
+    assert creds.kept("https://host.example:8443/") is None
+
+
+def test_a_refused_url_is_named_without_its_password() -> None:
+    problem = url_problem("http://user:hunter2@files.example.org/x.whl")
+    assert (
+        problem
+        == "'http://****@files.example.org/x.whl' is plain http: only https URLs are allowed"
+    )

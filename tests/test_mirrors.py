@@ -1,0 +1,126 @@
+"""Mirrors stay mirrors: what a plan points at is the mirror's URL whether or not the
+mirrored page could be read, a ``[[wheel]]`` file under a mirrored upstream included,
+and a mirror that lists another file than the upstream's for the same name is not
+taken without a word."""
+
+from __future__ import annotations
+
+import datetime
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.index import IndexClient, mirrors_from
+from resolver_hook.index.model import Link
+from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.snapshot import dump_snapshot, link_table, load_snapshot
+from resolver_hook.inventory.sources import FallbackSource
+from resolver_hook.manifest.load import loads_manifest
+from tests.clirun import cli
+from tests.indexreplica import File, PageServer, pytorch_html
+
+UPSTREAM = "https://download.example/whl"
+TARGET = "linux-x86_64-py312-cuda13.0-sm100"
+X86 = "manylinux_2_28_x86_64"
+TORCH = f"torch-2.13.0+cu130-cp312-cp312-{X86}.whl"
+MANIFEST = f"""schema = 1
+[package]
+name = "torch"
+[[index]]
+url = "{UPSTREAM}/cu130/torch/"
+version = "2.13.0+cu130"
+cuda = ">=13.0"
+gpu = ["sm_100"]
+platforms = ["{X86}"]
+python = ["3.12"]
+"""
+WHEEL = f"""schema = 1
+[package]
+name = "demo-gpu"
+[[wheel]]
+url = "{UPSTREAM}/files/demo_gpu-1.0+cu130-py3-none-any.whl"
+sha256 = "{"ab" * 32}"
+cuda = ">=13.0"
+gpu = ["sm_100"]
+"""
+
+
+@pytest.fixture
+def replica(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # the replica is read
+    server = PageServer()
+    with server.serving():
+        yield server
+
+
+def _flags(tmp_path: Path, replica: PageServer, *texts: str) -> list[str]:
+    flags = ["--mirror", f"{UPSTREAM}={replica.url}/mirror", "--allow-insecure-urls"]
+    for i, text in enumerate(texts):
+        path = tmp_path / f"m{i}.toml"
+        path.write_text(text)
+        flags += ["--manifest", str(path)]
+    return [*flags, "--target", TARGET]
+
+
+def test_a_mirrored_page_that_cannot_be_read_is_pointed_at_on_the_mirror(
+    replica: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(capsys, "plan", "torch", *_flags(tmp_path, replica, MANIFEST))
+    assert code == 0
+    mirrored = f"{replica.url}/mirror/cu130/torch/"
+    assert f"torch==2.13.0+cu130 from {mirrored}\n" in out  # 404 there: the page form
+    assert f"find-links:\n  {mirrored}\n" in out
+    assert UPSTREAM not in out
+
+
+def test_offline_built_in_torch_points_at_the_mirror(capsys: pytest.CaptureFixture[str]) -> None:
+    mirror = "https://mirror.example/pytorch"
+    code, out, _ = cli(
+        capsys, "plan", "torch", "--offline", "--target", "linux-x86_64-py313-cuda12.6-sm90",
+        "--mirror", f"https://download.pytorch.org/whl={mirror}",
+    )  # fmt: skip
+    assert code == 0
+    (line,) = [x for x in out.splitlines() if x.startswith("  torch ")]
+    # The snapshot has no copy of the cu126 page: the page form, on the mirror.
+    assert line.endswith(f"torch==2.13.0+cu126 from {mirror}/cu126/torch/")
+    assert "https://download.pytorch.org/whl/" not in out
+
+
+def test_a_wheel_url_under_a_mirrored_upstream_is_mirrored(
+    replica: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(capsys, "plan", "demo-gpu", *_flags(tmp_path, replica, WHEEL))
+    assert code == 0
+    assert f"demo-gpu @ {replica.url}/mirror/files/demo_gpu-1.0+cu130-py3-none-any.whl" in out
+    assert UPSTREAM not in out
+
+
+def test_a_mirror_listing_another_sha256_than_the_snapshots_is_left_out_and_said(
+    replica: PageServer,
+) -> None:
+    page = f"{UPSTREAM}/cu130/torch/"
+    upstream_file = f"{UPSTREAM}/cu130/{urllib.parse.quote(TORCH)}"
+    link = Link(url=upstream_file, filename=TORCH, hashes={"sha256": "11" * 32})
+    snapshot = load_snapshot(
+        dump_snapshot(datetime.date(2026, 11, 2), {page: [link_table(link, page)]})
+    )
+    pytorch_html(
+        replica, "/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/",
+        [File(TORCH, sha256="22" * 32)],
+    )  # fmt: skip
+    mirrors = mirrors_from({}, [f"{UPSTREAM}={replica.url}/mirror"], allow_insecure=True)
+    client = IndexClient(allow_insecure=True, mirrors=mirrors, cache=False)
+    source = FallbackSource(client, snapshot, mirrors)
+    manifest = loads_manifest(MANIFEST, source="test")
+    done = expand_manifests({"torch": manifest}, ["torch"], source)
+    torch = with_notes(done, source.notes)["torch"]
+    assert not any(w.filename == TORCH for w in torch.wheels)  # not planned from the mirror
+    (note,) = source.notes
+    assert note == (
+        f"{replica.url}/mirror/cu130/torch/ lists {TORCH} with sha256 {'22' * 32}, the "
+        f"shipped snapshot of 2026-11-02 gives {'11' * 32} for {upstream_file}: the "
+        "mirror's file is not the upstream's; left out"
+    )

@@ -1,0 +1,277 @@
+"""Rules over release ranges: a label on a page over a version range (``versions`` +
+``label``), every release the page or the snapshot's compact rows list inside it planned
+with the range's rules (issue 40, items 1 and 2)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+
+import pytest
+
+from resolver_hook.host import resolve_machine
+from resolver_hook.index import IndexClient
+from resolver_hook.index.model import Link, Page
+from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.refresh import (
+    ReleaseRow,
+    Report,
+    new_releases,
+    releases_toml,
+    render_snapshot,
+)
+from resolver_hook.inventory.snapshot import (
+    SnapshotError,
+    dump_snapshot,
+    load_snapshot,
+)
+from resolver_hook.inventory.sources import SnapshotOnly
+from resolver_hook.manifest import Manifest, ManifestError
+from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.resolve import Plan, resolve
+from tests.indexreplica import File, PageServer, pytorch_html
+
+TODAY = datetime.date(2026, 12, 3)
+X86 = "manylinux_2_28_x86_64"
+B200 = "linux-x86_64-py312-cuda13.0-sm100"
+L40 = "linux-x86_64-py312-cuda12.8-sm89"
+
+
+def _ranges(base: str) -> str:
+    return f"""
+schema = 1
+[package]
+name = "torch"
+
+[[index]]
+url = "{base}/whl/cu128/torch/"
+versions = ">=2.7,<2.9"
+label = "cu128"
+cuda = ">=12.0"
+cuda_runtime = "12.8"
+gpu = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+platforms = ["{X86}"]
+
+[[index]]
+url = "{base}/whl/cu121/torch/"
+versions = ">=2.1,<2.6"
+label = "cu121"
+cuda = ">=12.0"
+cuda_runtime = "12.1"
+gpu = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+platforms = ["{X86}"]
+
+[[index]]
+url = "{base}/whl/cu118/torch/"
+versions = ">=2.1,<2.8"
+label = "cu118"
+cuda = ">=11.8"
+cuda_runtime = "11.8"
+gpu = ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+platforms = ["{X86}"]
+"""
+
+
+def _manifest(base: str) -> dict[str, Manifest]:
+    return {"torch": loads_manifest(_ranges(base), source="test", allow_insecure=True)}
+
+
+def _files(label: str, versions: tuple[str, ...]) -> list[File]:
+    return [File(f"torch-{v}+{label}-cp312-cp312-{X86}.whl") for v in versions]
+
+
+@pytest.fixture
+def replica() -> Iterator[PageServer]:
+    server = PageServer()
+    with server.serving():
+        cu128 = _files("cu128", ("2.6.0", "2.7.0", "2.7.1", "2.8.0", "2.9.0"))
+        pytorch_html(server, "/whl/cu128/torch/", "/whl/cu128/", cu128)
+        pytorch_html(server, "/whl/cu121/torch/", "/whl/cu121/", _files("cu121", ("2.2.2",)))
+        yield server
+
+
+def _plan(manifests: dict[str, Manifest], reqs: list[str], source: object, target: str) -> Plan:
+    profile = resolve_machine(profile=None, target=target, flags={}, use_cache=False)
+    done = expand_manifests(manifests, ["torch"], source)  # type: ignore[arg-type]
+    return resolve(reqs, with_notes(done, done.notes), profile, today=TODAY)
+
+
+def test_label_is_only_for_a_range() -> None:
+    text = '\nschema = 1\n[package]\nname = "torch"\n[[index]]\nurl = "https://x.org/t/"\n'
+    with pytest.raises(ManifestError, match=r"label.*only beside 'versions'"):
+        loads_manifest(text + 'version = "2.7.1"\nlabel = "cu128"\n', source="t")
+    with pytest.raises(ManifestError, match="'CU 128' is not a local label"):
+        loads_manifest(text + 'versions = ">=2.7"\nlabel = "CU 128"\n', source="t")
+    m = loads_manifest(text + 'versions = ">=2.7,<2.9"\nlabel = "cu128"\n', source="t")
+    assert str(m.indexes[0].version) == "2.7+cu128"
+    assert "+cu128" in m.indexes[0].describe()
+
+
+@pytest.mark.parametrize(
+    ("req", "version"),
+    [("torch==2.7.1", "2.7.1+cu128"), ("torch", "2.8.0+cu128"), ("torch<2.8", "2.7.1+cu128")],
+)
+def test_every_release_of_the_page_in_the_range_is_a_candidate(
+    replica: PageServer, req: str, version: str
+) -> None:
+    client = IndexClient(allow_insecure=True, cache=False)
+    torch = _plan(_manifest(replica.url), [req], client, B200).package("torch")
+    assert torch is not None
+    assert torch.action == "rewrite"
+    assert torch.version == version  # 2.9.0 and 2.6.0 are outside the range
+    quoted = version.replace("+", "%2B")
+    assert torch.url == f"{replica.url}/whl/cu128/torch-{quoted}-cp312-cp312-{X86}.whl"
+    assert torch.sha256
+
+
+def test_an_explicit_label_is_judged_by_its_range(replica: PageServer) -> None:
+    client = IndexClient(allow_insecure=True, cache=False)
+    plan = _plan(_manifest(replica.url), ["torch==2.2.2+cu121"], client, B200)
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.action == "error"
+    assert "sm_100" in " ".join(x.reason for r in torch.rejected for x in r.failures)
+    kept = _plan(_manifest(replica.url), ["torch==2.2.2+cu121"], client, L40).package("torch")
+    assert kept is not None
+    assert kept.version == "2.2.2+cu121"  # not the cu118 range, which holds 2.2.2 too
+    assert kept.url == f"{replica.url}/whl/cu121/torch-2.2.2%2Bcu121-cp312-cp312-{X86}.whl"
+
+
+def _compact(url: str, rows: list[tuple[str, str]]) -> str:
+    releases = {u: [{"version": v, "evidence": "https://example.org/list"}] for u, v in rows}
+    return dump_snapshot(TODAY, {url: []}, releases)
+
+
+def test_offline_a_release_known_without_files_is_planned_in_page_form() -> None:
+    base = "https://download.example.org"
+    page = f"{base}/whl/cu128/torch/"
+    snap = load_snapshot(_compact(page, [(page, "2.7.1+cu128")]))
+    assert snap.pages[page].releases == ("2.7.1+cu128",)
+    plan = _plan(_manifest(base), ["torch==2.7.1"], SnapshotOnly(snap), B200)
+    torch = plan.package("torch")
+    assert torch is not None
+    assert (torch.line, torch.find_links, torch.sha256) == ("torch==2.7.1+cu128", page, None)
+    assert torch.versions is None
+
+
+def test_a_compact_row_needs_its_version_and_source() -> None:
+    page = "https://download.example.org/whl/cu128/torch/"
+    doc = dump_snapshot(TODAY, {page: []}, {page: [{"version": "2.7.1+cu128"}]})
+    with pytest.raises(SnapshotError, match="release row without 'version' and 'evidence'"):
+        load_snapshot(doc)
+
+
+def test_the_snapshot_keeps_every_covered_release_and_no_other() -> None:
+    base = "https://download.example.org"
+    page = f"{base}/whl/cu128/torch/"
+    rows = [
+        ReleaseRow(page=page, version=v, evidence="https://example.org/l", read="2026-12-03")
+        for v in ("2.6.0+cu128", "2.7.0+cu128", "2.7.1+cu128", "2.8.0+cu128", "2.8.0+cu126")
+    ]
+    snap = load_snapshot(render_snapshot([], _manifest(base), TODAY, releases=rows))
+    assert snap.pages[page].releases == ("2.7.0+cu128", "2.7.1+cu128", "2.8.0+cu128")
+
+
+def test_a_pinned_label_is_not_planned_by_another_labels_range() -> None:
+    # A driver with CUDA 11.8: the cu121 range cannot run, the cu118 range could; a pin
+    # of 2.2.2+cu121 is refused rather than planned from the cu118 page.
+    base = "https://download.example.org"
+    snap = load_snapshot(dump_snapshot(TODAY, {}))
+    target = "linux-x86_64-py312-cuda11.8-sm80"
+    torch = _plan(_manifest(base), ["torch==2.2.2+cu121"], SnapshotOnly(snap), target)
+    assert torch.package("torch") is not None
+    assert torch.package("torch").action == "error"  # type: ignore[union-attr]
+    ok = _plan(_manifest(base), ["torch==2.2.2"], SnapshotOnly(snap), target).package("torch")
+    assert ok is not None
+    assert (ok.line, ok.find_links) == ("torch==2.2.2+cu118", f"{base}/whl/cu118/torch/")
+
+
+def test_a_range_outside_the_users_bounds_is_not_a_candidate() -> None:
+    base = "https://download.example.org"
+    snap = load_snapshot(dump_snapshot(TODAY, {}))
+    plan = _plan(_manifest(base), ["torch>=2.9"], SnapshotOnly(snap), B200)
+    torch = plan.package("torch")
+    assert torch is not None
+    assert torch.action == "pass"  # no range reaches 2.9: not planned from the cu128 page
+    assert torch.cause == "unjudged"
+
+
+def test_with_compact_rows_an_unlisted_release_is_not_planned_from_the_range() -> None:
+    base = "https://download.example.org"
+    page = f"{base}/whl/cu128/torch/"
+    snap = load_snapshot(_compact(page, [(page, "2.7.1+cu128")]))
+    torch = _plan(_manifest(base), ["torch==2.8.1"], SnapshotOnly(snap), B200).package("torch")
+    assert torch is not None
+    assert torch.action != "rewrite"  # the rows name 2.7.1 only: 2.8.1 is not made up
+
+
+def test_a_page_computed_from_a_range_is_not_guessed() -> None:
+    base = "https://download.example.org"
+    scatter = loads_manifest(
+        """
+schema = 1
+[package]
+name = "torch-scatter"
+[[index]]
+url = "https://data.example.org/whl/torch-{torch.minor}.0+{torch.local}.html"
+versions = ">=2.1.2"
+requires = ["torch>=2.7,<2.9"]
+local_labels = ["cu128"]
+""",
+        source="test",
+    )
+    manifests = {**_manifest(base), "torch-scatter": scatter}
+    profile = resolve_machine(profile=None, target=B200, flags={}, use_cache=False)
+    plan = resolve(["torch", "torch-scatter"], manifests, profile, today=TODAY)
+    got = plan.package("torch-scatter")
+    assert got is not None
+    assert got.action == "error"  # which 2.x the range gives, and so its page, is unknown
+    why = " ".join(x.reason for r in got.rejected for x in r.failures)
+    assert "a range, none of its releases known" in why
+
+
+def test_a_labelled_range_couples_with_the_same_label_only() -> None:
+    base = "https://download.example.org"
+    vision = loads_manifest(
+        f"""
+schema = 1
+[package]
+name = "torchvision"
+[[index]]
+url = "{base}/whl/cu118/torchvision/"
+versions = "==0.17.2"
+label = "cu118"
+cuda = ">=11.0"
+requires = ["torch==2.2.2"]
+""",
+        source="test",
+    )
+    manifests = {**_manifest(base), "torchvision": vision}
+    profile = resolve_machine(profile=None, target=L40, flags={}, use_cache=False)
+    plan = resolve(["torchvision", "torch==2.2.2+cu121"], manifests, profile, today=TODAY)
+    got = plan.package("torchvision")
+    assert got is not None
+    assert got.action == "error"  # a cu118 torchvision never goes with a cu121 torch
+    why = " ".join(x.reason for r in got.rejected for x in r.failures)
+    assert "needs torch==2.2.2" in why
+    ok = resolve(["torchvision", "torch==2.2.2"], manifests, profile, today=TODAY)
+    assert ok.package("torch").version == "2.2.2+cu118"  # type: ignore[union-attr]
+
+
+def test_a_refresh_records_every_covered_release_a_page_names() -> None:
+    base = "https://download.example.org"
+    page_url = f"{base}/whl/cu128/torch/"
+    names = [f"torch-{v}+cu128-cp312-cp312-{X86}.whl" for v in ("2.6.0", "2.7.0", "2.8.0")]
+    page = Page(
+        url=page_url,
+        links=tuple(Link(url=f"{base}/whl/cu128/{n}", filename=n) for n in names),
+    )
+    known = [ReleaseRow(page=page_url, version="2.7.0+cu128", evidence="x", read="2026-12-01")]
+    report = Report()
+    rows = new_releases(_manifest(base), {page_url: page}, known, TODAY, report)
+    assert [(r.page, r.version, r.evidence) for r in rows] == [
+        (page_url, "2.8.0+cu128", page_url)  # 2.6.0: in no range; 2.7.0: in the table
+    ]
+    assert 'version = "2.8.0+cu128"' in releases_toml(rows, TODAY)
+    assert report.count("new") == 1

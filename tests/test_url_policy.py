@@ -1,0 +1,127 @@
+"""The one URL policy on every link, whatever its source: a page's links, a lock that
+``sync`` hands the installer (the refresh of the shipped data: tests/test_refresh_data.py;
+manifests and mirrors: tests/test_manifest.py, tests/test_inventory.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from resolver_hook._toml import loads as toml_loads
+from tests.clirun import cli
+from tests.indexreplica import PageServer, Response
+from tests.installenv import PY, GpuIndex, clean_env, installed, make_venv
+
+X86_B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+GOOD = "demo_idx-2.0+cu130-py3-none-any.whl"
+PLAIN = "http://files.example.org/demo_idx-2.1+cu130-py3-none-any.whl"
+
+
+@pytest.fixture
+def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # the replica is read
+    server = PageServer()
+    with server.serving():
+        yield server
+
+
+def _manifest(folder: Path, page: str) -> Path:
+    path = folder / "demo-idx.toml"
+    path.write_text(
+        f'schema = 1\n[package]\nname = "demo-idx"\n[[index]]\nurl = "{page}"\n'
+        'version = "2.0+cu130"\ncuda = ">=13.0"\ngpu = ["sm_100"]\n'
+    )
+    return path
+
+
+@pytest.mark.parametrize("fragment", ["#sha256=" + "ab" * 32, ""], ids=["hashed", "no-hash"])
+def test_a_pages_plain_http_link_to_another_host_is_never_pinned_or_locked(
+    page: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], fragment: str
+) -> None:
+    good = f"{page.url}/files/{GOOD}#sha256={'cd' * 32}"
+    body = f'<a href="{good}">{GOOD}</a>\n<a href="{PLAIN}{fragment}">newer</a>\n'
+    page.responses["/links/"] = Response(body.encode())
+    flags = ["--manifest", str(_manifest(tmp_path, f"{page.url}/links/")),
+             "--allow-insecure-urls", "--target", X86_B200]  # fmt: skip
+    code, out, _ = cli(capsys, "plan", "demo-idx", *flags)
+    assert code == 0
+    # The page's own (loopback) file, not the newer one it links to over plain http,
+    # which would have been planned with 2.0's kernel list carried forward.
+    assert f"demo-idx @ {good}" in out
+    assert "files.example.org" in out  # said: the note naming the link left out
+    (note,) = [x for x in out.splitlines() if "skipped a link of" in x]
+    assert "is plain http: only https URLs are allowed" in note
+    lock = tmp_path / "requirements.txt"
+    code, _, _ = cli(capsys, "lock", "demo-idx", "--flavoured-only", *flags, "-o", str(lock))
+    assert code == 0
+    pins = [x for x in lock.read_text().splitlines() if not x.startswith("#")]
+    assert pins == [f"demo-idx @ {good}"]
+
+
+# --- sync ----------------------------------------------------------------------------
+
+
+def _hook(gi: GpuIndex, *args: str, venv: Path) -> subprocess.CompletedProcess[str]:
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        PIP_INDEX_URL=gi.simple,
+        VIRTUAL_ENV=str(venv),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    proc = _hook(gpu_index, "lock", "demo-gpu", "--flavoured-only", "-o", f"{locks}/{{target}}.txt",
+                 "--target", X86_B200, venv=venv)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lock = locks / f"{X86_B200}.txt"
+    text = lock.read_text()
+    assert f"demo-gpu @ {gpu_index.index.url}/files/" in text
+    lock.write_text(text.replace(gpu_index.index.url, "http://files.example.org"))
+    index = locks / "index.toml"
+    old = toml_loads(index.read_text())["lock"][0]["sha256"]
+    index.write_text(index.read_text().replace(old, hashlib.sha256(lock.read_bytes()).hexdigest()))
+    proc = _hook(gpu_index, "sync", str(locks), "--installer", "pip", "--target", X86_B200,
+                 venv=venv)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"error: {lock}: 'http://files.example.org/" in proc.stderr
+    assert "is plain http: only https URLs are allowed: nothing installed" in proc.stderr
+    assert "demo-gpu" not in installed(venv / "bin" / "python")
+
+
+def test_a_pages_link_with_credentials_is_pinned_without_them_and_never_cached(
+    page: PageServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host = page.url.removeprefix("http://")
+    link = f"http://user:s3cr3t-link@{host}/files/{GOOD}#sha256={'cd' * 32}"
+    page.responses["/links/"] = Response(f'<a href="{link}">{GOOD}</a>\n'.encode())
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(cache))
+    flags = ["--manifest", str(_manifest(tmp_path, f"{page.url}/links/")),
+             "--allow-insecure-urls", "--target", X86_B200]  # fmt: skip
+    for _ in range(2):
+        code, out, err = cli(capsys, "plan", "demo-idx", *flags)
+        assert code == 0
+        assert f"demo-idx @ {page.url}/files/{GOOD}#sha256=" in out
+        assert "s3cr3t-link" not in out + err
+    assert "not cached: its links carry credentials" in out
+    assert not any(b"s3cr3t-link" in p.read_bytes() for p in cache.rglob("*") if p.is_file())
