@@ -83,7 +83,12 @@ def row(man: Manifest) -> str:
     forms = [_form(f, man) for f in man.flavours]
     if man.buildable:
         forms.append("source build")
-    versions = sorted({f.version.public for f in man.flavours}, key=Version, reverse=True)
+    # One per release ("2.8" and "2.8.0" are one version), newest first, the same
+    # spelling every run.
+    releases: dict[Version, str] = {}
+    for text in sorted({f.version.public for f in man.flavours}, key=lambda v: (Version(v), v)):
+        releases.setdefault(Version(text), text)
+    versions = [releases[v] for v in sorted(releases, reverse=True)]
     builds = [_build(f) for f in man.flavours]
     coupled = [c for f in man.flavours for c in _couplings(f)]
     return (

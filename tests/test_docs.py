@@ -5,8 +5,10 @@ files and headings that exist, and the built-in packages table is the manifests'
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -82,3 +84,26 @@ def test_builtin_table_check_fails_on_a_stale_table(
     assert script.main(["--check"]) == 1
     assert script.main([]) == 0  # rewrites it
     assert script.main(["--check"]) == 0
+
+
+@pytest.mark.builtin_data
+def test_builtin_table_is_the_same_every_run() -> None:
+    # Set order changes with the hash seed: the table must not ("2.8" and "2.8.0" are one
+    # release, spelled one way).
+    code = (
+        "import sys; sys.path.insert(0, 'scripts'); import builtin_table; "
+        "print(builtin_table.table())"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        for seed in ("0", "1", "2", "3")
+    }
+    assert len(runs) == 1

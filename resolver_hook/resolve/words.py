@@ -573,7 +573,11 @@ def unjudged_reason(manifest: Manifest, missing: str) -> str:
 def unlisted_reason(manifest: Manifest, asked: str) -> str:
     """A version the manifest does not list: passed to the installer unchanged (the
     versions it knows, newest first as versions, then a count)."""
-    known = sorted({f.version.public for f in manifest.flavours}, key=Version, reverse=True)
+    known = sorted(
+        {f.version.public for f in manifest.flavours},
+        key=lambda v: (Version(v), v),
+        reverse=True,
+    )
     versions = ", ".join(known[:SHOWN_VERSIONS])
     if len(known) > SHOWN_VERSIONS:
         versions += f" and {len(known) - SHOWN_VERSIONS:,} older versions"
