@@ -156,7 +156,7 @@ MAX_HINT_CHANGES = 32
 MAX_HINTED_PACKAGES = 24
 # Output, not input: without -v, a package with no fit shows this many rejected builds
 # (the nearest: fewest rules failed) and this many of its versions, then a count.
-SHOWN_REJECTED_BUILDS = 10
+SHOWN_REJECTED_BUILDS = 3
 SHOWN_VERSIONS = 12
 
 # --- inputs, subprocesses and the network ----------------------------------------------

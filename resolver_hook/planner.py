@@ -9,9 +9,10 @@ at the point of use.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
 
 from resolver_hook.index import IndexClient
 from resolver_hook.inventory import expand_manifests
@@ -22,12 +23,30 @@ from resolver_hook.resolve import resolve
 from resolver_hook.settings import Settings
 
 if TYPE_CHECKING:
+    from types import TracebackType
+
     from resolver_hook.host import HostProfile
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
-__all__ = ["Planner", "requirement_names"]
+__all__ = ["Planner", "Watch", "requirement_names"]
+
+
+class Watch(Protocol):
+    """What shows a wait for pages (the CLI's progress line): entered around the reads,
+    told of each page read."""
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def advance(self, detail: str = "") -> None: ...
 
 
 def requirement_names(reqs: ReqFile) -> list[str]:
@@ -40,23 +59,29 @@ def requirement_names(reqs: ReqFile) -> list[str]:
 class Planner:
     """Reads pages and makes plans with ``settings``. ``today`` (the caller's clock) lets
     a plan note built-in data checked long ago. ``read_pages=False``: manifests are
-    planned as given (``env create``'s passes)."""
+    planned as given (``env create``'s passes). ``watch``: what shows a long wait for
+    the pages (a fresh one per :meth:`pages`)."""
 
     settings: Settings
     today: datetime.date | None = None
     read_pages: bool = True
+    watch: Callable[[], Watch] | None = None
 
     def pages(
         self,
         manifests: Mapping[str, Manifest],
         names: Iterable[str] | None = None,
         profile: HostProfile | None = None,
+        *,
+        unread: dict[str, str] | None = None,
     ) -> Mapping[str, Manifest]:
         """``manifests`` with the index flavours of ``names`` (every manifest when None)
         and of what they couple with replaced by the files their pages list (the
         inventory), read through the index client; the shipped snapshot serves a page
         the client cannot give (offline: one not in its page cache). What the reading
-        showed is in the manifests' ``notes``. ``read_pages=False``: ``manifests``."""
+        showed is in the manifests' ``notes``; ``unread``, when given, gets each page that
+        could not be read (its URL, and why in a few words). ``read_pages=False``:
+        ``manifests``."""
         if not self.read_pages:
             return manifests
         s = self.settings
@@ -77,7 +102,16 @@ class Planner:
                 return any(str(t) in accepted for t in tags)
 
         chosen = list(manifests) if names is None else list(names)
-        done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
+        if self.watch is None:
+            done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
+        else:
+            with (waiting := self.watch()):
+                client.on_read = lambda url: waiting.advance(
+                    f"done (last: {urlsplit(url).hostname})"
+                )
+                done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
+        if unread is not None:
+            unread.update(source.unread)
         return with_notes(done, [*done.notes, *source.notes, *client.notes])
 
     def pages_for(

@@ -54,10 +54,14 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     # cache folder: that is the test's too, never the user's ~/.cache.
     monkeypatch.setenv("XDG_CACHE_HOME", cache)
     from resolver_hook import _credentials
+    from resolver_hook.cli import _output
     from resolver_hook.host import detect
 
     detect.cache_clear()
     _credentials.forget()  # credentials a test's URLs carried are not another test's
+    # Output read back without a terminal is not wrapped at 80 columns in tests: they
+    # assert whole messages. The tests of fitting set COLUMNS (tests/test_output_width.py).
+    monkeypatch.setattr(_output, "PIPE_COLUMNS", 100_000)
 
 
 @pytest.fixture(autouse=True)

@@ -16,12 +16,15 @@ import hashlib
 import html
 import http.server
 import json
+import socket
 import time
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from resolver_hook.inventory.expand import page_of
+from resolver_hook.manifest import Manifest
 from tests.wheelfactory import serve_loopback
 
 
@@ -157,3 +160,23 @@ def pypi_json(server: PageServer, page: str, files_dir: str, files: Sequence[Fil
     server.responses[page] = Response(
         json.dumps(doc).encode(), "application/vnd.pypi.simple.v1+json"
     )
+
+
+def dead_host_flags(manifests: Iterable[Manifest]) -> list[str]:
+    """CLI flags that send every page ``manifests`` list (and PyPI's) to a loopback port
+    that refuses connections (bound, then closed: nothing listens there): a flavour
+    host that is down, and no test reading the internet."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    roots = {"https://pypi.org"}
+    for man in manifests:
+        for f in man.indexes:
+            page = page_of(f) or f.template  # a computed page's host too
+            if page is not None:
+                parts = urllib.parse.urlsplit(page)
+                roots.add(f"{parts.scheme}://{parts.netloc}")
+    flags = ["--allow-insecure-urls"]
+    for i, root in enumerate(sorted(roots)):
+        flags += ["--mirror", f"{root}=http://127.0.0.1:{port}/host{i}"]
+    return flags

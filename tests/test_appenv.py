@@ -173,7 +173,7 @@ def test_every_problem_of_a_declaration_in_one_report(
     code, out, err = cli(capsys, "env", "plan", "--project", str(path), "--target", RTX4090)
     assert (code, out) == (2, "")
     source = f"{path} [tool.resolver-hook.env]"
-    assert err.startswith("error: 5 problems in manifests:\n")
+    assert err.startswith(f"error: 5 problems in {source}:\n")
     for line in (
         f"{source}: stak: unknown key; did you mean 'stack'?",
         f"{source}: requirements[0].when.gpu: unknown GPU family 'kepler' (known: volta,",

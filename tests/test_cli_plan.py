@@ -372,6 +372,12 @@ def test_plan_json_and_explain_show_evidence_and_checked(
     code, out, _ = run(capsys, "explain", "demo", "--manifest", manifest, "--target", target)
     assert code == 0
     assert "evidence: https://example.org/build-table (checked 2026-01-01)" in out
+    # The arm build is for another platform: its row and evidence under --all.
+    assert "build-table-arm" not in out
+    code, out, _ = run(
+        capsys, "explain", "demo", "--manifest", manifest, "--target", target, "--all"
+    )
+    assert code == 0
     assert "evidence: https://example.org/build-table-arm (checked 2026-06-01)" in out
 
 
@@ -449,9 +455,11 @@ def test_lock_never_writes_a_line_whose_marker_cannot_hold(
             marker = Marker(line.split(" ; ", 1)[1])
             assert any(marker.evaluate(dict(e)) for e in envs), line
     assert not any(x.startswith("numpy") for x in lines)  # true on neither target: dropped
+    # The header's notes are wrapped at 80 columns, each continuation under "#   ".
+    header = " ".join(x.removeprefix("#   ") for x in out.splitlines() if x.startswith("#"))
     assert (
         f'# note: numpy ; sys_platform == "win32" ({req}:3): left out for macos-arm64-py312, '
-        "where its marker is false" in out.splitlines()
+        "where its marker is false" in header
     )
 
 

@@ -273,17 +273,17 @@ def explain(capsys: pytest.CaptureFixture[str], pkg: str, target: str) -> list[l
     args = ["explain", pkg, "--target", target]
     for n in STACK:
         args += ["--manifest", str(frozen_path(n))]
-    main(args)
+    main([*args, "--all"])
     out = capsys.readouterr().out.splitlines()
-    head = next(i for i, x in enumerate(out) if x.lstrip().startswith("flavour"))
+    head = next(i for i, x in enumerate(out) if x.lstrip().startswith("tags"))
     cols = out[head].split()
-    rows = []
-    for line in out[head + 1 :]:
-        if not line.startswith(("*", " ")):
-            break
-        cells = re.findall(r"\b(yes|no|n/a)\b", line)[: len(cols) - 1]
-        rows.append(cells)
-    return rows
+    # A flavour's row: the mark, then a yes/no/n/a per rule (its reason on the next line).
+    cell = r"(yes|no|n/a) +"
+    return [
+        re.findall(r"yes|no|n/a", line)[: len(cols) - 1]
+        for line in out[head + 1 :]
+        if re.match(rf"[* ] {cell * (len(cols) - 1)}", line)
+    ]
 
 
 def test_explain_gpu_column_on_a_machine_without_gpu(capsys: pytest.CaptureFixture[str]) -> None:

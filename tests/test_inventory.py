@@ -9,6 +9,7 @@ verified 2.13.0 kernel list), the files come from the pages.
 from __future__ import annotations
 
 import datetime
+import re
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -263,8 +264,9 @@ def test_offline_reads_nothing(replica: PageServer, tmp_path: Path) -> None:
     assert torch.sha256
     assert replica.log == []
     assert source.notes == [
-        f"offline, not in the page cache: {torch_page}: using the shipped snapshot of "
-        "2026-12-01 for it"
+        "offline: 127.0.0.1 not in the page cache: 1 page; 1 from the snapshot of 2026-12-01\n"
+        f"  {torch_page}: not in the page cache, and --offline reads no network (planned "
+        "from the snapshot of 2026-12-01)"
     ]
     cached = FallbackSource(_client(cache_dir=tmp_path, offline=True), snap, offline=True)
     tilert = _plan(manifests, ["tilert"], cached).package("tilert")
@@ -405,9 +407,14 @@ def test_cli_offline_plan_pins_the_snapshot_file(capsys: pytest.CaptureFixture[s
     urls = {x.url: x.sha256 for p in snap.pages.values() for x in p.links}
     pinned = next(u for u in urls if "cp313-cp313-manylinux_2_28_x86_64" in u and "/torch-" in u)
     assert f"torch @ {pinned}#sha256={urls[pinned]}" in out
-    (note,) = [x for x in out.splitlines() if "offline, not in the page cache: " in x]
-    assert "https://download.pytorch.org/whl/cu130/torch/" in note
-    assert note.endswith(f"using the shipped snapshot of {snap.date.isoformat()} for them")
+    date = snap.date.isoformat()
+    (note,) = [x for x in out.splitlines() if "offline: download.pytorch.org not in" in x]
+    assert re.search(rf"pages; \d+ from the snapshot of {date},", note), note
+    code, out, _ = cli(
+        capsys, "plan", "torch", "--offline", "-v", "--target", "linux-x86_64-py313-cuda13.0-sm100"
+    )
+    (page,) = [x for x in out.splitlines() if "/whl/cu130/torch/:" in x]
+    assert page.endswith(f"(planned from the snapshot of {date})")
 
 
 def test_cli_bad_mirror_is_one_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -444,9 +451,11 @@ def test_explain_marks_a_carried_release(
     """explain reads the replica through the index client and marks the carried list."""
     code, out, _ = cli(capsys, "explain", "torch", *live_flags)
     assert code == 0
-    chosen = next(line for line in out.splitlines() if line.startswith("*"))
-    assert "2.15.0+cu130" in chosen
-    assert "kernels assumed from 2.13.0+cu130, checked 2026-11-30" in chosen
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("*"))
+    assert "2.15.0+cu130" in lines[at]
+    # The reason, on its own indented line under the row: why it is chosen, and how.
+    assert lines[at + 1] == "      chosen; kernels assumed from 2.13.0+cu130, checked 2026-11-30"
     assert "/whl/cu130/torch/" in "".join(replica.log)
 
 

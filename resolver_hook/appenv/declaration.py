@@ -363,7 +363,7 @@ def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
     if table.get("stack") in (None, []):
         p.add("stack", "missing or empty: name the packages the environment is built around")
     if p.items:
-        raise ManifestError(p.items)
+        raise ManifestError(p.items, where=source)
     return Declaration(
         source=source,
         root=root,

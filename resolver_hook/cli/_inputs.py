@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
 from typing import TYPE_CHECKING
+
+from resolver_hook.cli._output import Progress
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -32,6 +35,8 @@ __all__ = [
 ]
 
 EXAMPLE = "gpu-stack.txt"
+# A plan's wait for index pages shows a progress line once it has lasted this long.
+PROGRESS_DELAY = 1.0
 
 
 def add_requirement_options(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +62,7 @@ def add_requirement_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--example",
         action="store_true",
-        help="plan the bundled example (torch, flash-attn, natten, tilert, numpy)",
+        help=f"plan the bundled example ({', '.join(example_names())})",
     )
 
 
@@ -148,11 +153,27 @@ def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) ->
 
 def planner_from_args(args: argparse.Namespace, *, read_pages: bool = True) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
-    ``read_pages=False``: one that plans the manifests as given."""
+    ``read_pages=False``: one that plans the manifests as given. A wait for its pages
+    over a second shows (stderr, a terminal only, never with --json or -q)."""
     from resolver_hook.planner import Planner
 
     settings = settings_from_args(args, reads_pages=read_pages)
-    return Planner(settings=settings, today=datetime.date.today(), read_pages=read_pages)
+
+    def watch() -> Progress:
+        return Progress(
+            "reading index pages", delay=PROGRESS_DELAY, enabled=not getattr(args, "json", False)
+        )
+
+    return Planner(settings=settings, today=datetime.date.today(), read_pages=read_pages,
+                   watch=watch)  # fmt: skip
+
+
+def example_names() -> list[str]:
+    """The names the bundled example asks for, as its file lists them (the help says
+    what it holds from the file itself, so the two cannot drift apart)."""
+    with open(example_path(), encoding="utf-8") as f:
+        lines = [x.split("#", 1)[0].strip() for x in f]
+    return [m.group() for x in lines if (m := re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", x))]
 
 
 def example_path() -> str:

@@ -24,11 +24,12 @@ import math
 import os
 import shlex
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from resolver_hook.cli._inputs import add_manifest_options
+from resolver_hook.cli._inputs import add_inventory_options, add_manifest_options
 from resolver_hook.cli._machine import add_machine_options
+from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.install.doctor import PackageCheck
     from resolver_hook.install.installed import Environment
+    from resolver_hook.manifest import Manifest
 
 __all__ = [
     "driver_cuda_version",
@@ -108,6 +110,7 @@ def register(subparsers: Any) -> None:
         help="give up on a tool that has not answered after this long (default: 10)",
     )
     add_manifest_options(parser)
+    add_inventory_options(parser)
     add_machine_options(parser)
     parser.set_defaults(func=_run)
 
@@ -138,7 +141,12 @@ def _run(args: argparse.Namespace) -> int:
         data["ok"] = not failed
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write("\n".join(lines) + "\n")
+        # A fix is a command to copy into a shell: never wrapped (a line break there
+        # would run half of it), nor cut.
+        width = columns(sys.stdout)
+        cut = verbosity() <= 0
+        shown = [x if x.lstrip().startswith("fix: ") else fit(x, width, cut=cut) for x in lines]
+        sys.stdout.write("\n".join(shown) + "\n")
     return 1 if failed else 0
 
 
@@ -234,18 +242,30 @@ def _host_part(
     # (pip takes no --python after its command word), else where pip installs.
     installer, uninstaller = _fixers(args.python)
     cache = scan_cache(os.environ)
-    checks = (
-        check_installed(
+
+    def check(known: Mapping[str, Manifest]) -> tuple[PackageCheck, ...]:
+        if environment is None:
+            return ()
+        return check_installed(
             environment,
-            manifests,
+            known,
             profile,
             installer=installer,
             uninstaller=uninstaller,
             scans=lambda sha: cached_scan(sha, cache),
         )
-        if environment
-        else ()
-    )
+
+    checks = check(manifests)
+    notes: list[str] = []
+    if environment is not None and any(c.status == "unknown" for c in checks):
+        checks, notes = _known_from_pages(
+            args,
+            checks,
+            environment=environment,
+            manifests=manifests,
+            profile=profile,
+            check=check,
+        )
     seen = profile_for_environment(profile, environment.python) if environment else profile
     data["profile"] = profile.to_dict()
     data["machine"] = profile.describe()
@@ -272,6 +292,7 @@ def _host_part(
         )
     lines.append("")
     lines += package_lines(checks, environment, env_error)
+    lines += [f"note: {n.split(chr(10), 1)[0]}" for n in notes]
     for what, fix in twins:
         lines += [f"{'twins':<7} {what}", f"        fix: {fix}"]
     failed = env_error is not None or any(c.status == "fail" for c in checks)
@@ -279,6 +300,34 @@ def _host_part(
         lines.append("")
         lines.append(_package_verdict(checks, env_error))
     return failed, profile
+
+
+def _known_from_pages(
+    args: argparse.Namespace,
+    checks: tuple[PackageCheck, ...],
+    *,
+    environment: Environment,
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    check: Callable[[Mapping[str, Manifest]], tuple[PackageCheck, ...]],
+) -> tuple[tuple[PackageCheck, ...], list[str]]:
+    """The checks with each unknown build judged again against the builds its index
+    page lists, and what reading the pages showed.
+
+    A build the manifest does not list may be one its page lists (a tilert the hook just
+    installed from PyPI): the pages a plan reads (the page cache the hook's plan filled,
+    else the shipped snapshot) say. A check they leave unknown stays as it was."""
+    from resolver_hook.cli._inputs import planner_from_args
+    from resolver_hook.install.doctor import profile_for_environment
+
+    names = [d.name for d in environment.distributions if d.name in manifests]
+    seen_by = profile_for_environment(profile, environment.python)
+    listed = planner_from_args(args).pages(manifests, names, seen_by)
+    again = {c.name: c for c in check(listed) if c.status != "unknown"}
+    notes: list[str] = []
+    if any(c.name in again for c in checks if c.status == "unknown"):
+        notes = list(dict.fromkeys(n for x in names for n in listed[x].notes))
+    return tuple(again.get(c.name, c) if c.status == "unknown" else c for c in checks), notes
 
 
 def _fixers(python: str | None) -> tuple[str, str]:

@@ -72,7 +72,7 @@ def _project(args: argparse.Namespace) -> Path:
 def run(args: argparse.Namespace) -> int:
     from resolver_hook.appenv.declaration import load_declaration
     from resolver_hook.appenv.plan import plan_environment
-    from resolver_hook.cli._output import paint_lines, verbosity
+    from resolver_hook.cli._output import columns, paint_lines, verbosity
     from resolver_hook.cli.plan import render_errors
 
     decl = load_declaration(_project(args))
@@ -89,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
     if not eplan.ok:
         if eplan.failed is not None:
             sys.stderr.write(
-                paint_lines(render_errors(eplan.failed, verbose=verbosity() > 0), sys.stderr)
+                paint_lines(
+                    render_errors(eplan.failed, verbose=verbosity() > 0, width=columns(sys.stderr)),
+                    sys.stderr,
+                )
             )
         hint = f"hint: {eplan.hint}\n" if eplan.hint else ""
         sys.stderr.write(paint_lines(f"error: {eplan.refused}\n{hint}", sys.stderr))

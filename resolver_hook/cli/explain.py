@@ -13,11 +13,15 @@ from resolver_hook.cli._inputs import (
     planner_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli._output import columns, fit, verbosity
+from resolver_hook.cli.plan import note_lines
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from packaging.requirements import Requirement
 
-    from resolver_hook.manifest import Manifest
+    from resolver_hook.manifest import Flavour, Manifest
     from resolver_hook.resolve import Plan
 
 __all__ = ["explain_rows", "register"]
@@ -30,10 +34,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="A table of every flavour of PKG: per rule (tags, Python, CUDA or "
         "ROCm, GPU kernels, the accelerator rule, couplings, your specifier) yes, no, or "
         "n/a where the rule does not apply; every failed rule's reason; the chosen one "
-        "marked '*'. Exit 1 when none fits.",
+        "marked '*'. Shows the flavours for this platform and Python, grouped by "
+        "label (cu130, cpu, ...), and counts the rest. Exit 1 when none fits.",
     )
     p.add_argument(
         "package", metavar="PKG", help="a package name, or a requirement such as 'torch==2.13.*'"
+    )
+    p.add_argument(
+        "--all",
+        action="store_true",
+        dest="all_rows",
+        help="every flavour, also those for other platforms and Pythons",
     )
     add_manifest_options(p)
     add_inventory_options(p)
@@ -71,37 +82,72 @@ def run(args: argparse.Namespace) -> int:
     plan = planner.plan([str(req)], manifests, profile)
     chosen = plan.package(name)
     rows = explain_rows(plan, manifest, req)
-    head = ("", "flavour", "tags", "python", "cuda", "gpu", "accel", "couplings", "specifier")
-    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    width = columns(sys.stdout)
+    everything = bool(getattr(args, "all_rows", False)) or verbosity() > 0
+    shown = [
+        (f, r)
+        for f, r in zip(manifest.flavours, rows, strict=True)
+        if everything or r[0] == "*" or "no" not in (r[2], r[3])
+    ] or list(zip(manifest.flavours, rows, strict=True))  # none for this platform: all
     n = len(rows)
-    out = [
-        f"{manifest.display_name}: {n} flavour{'' if n == 1 else 's'} from {manifest.source}",
-        f"machine: {profile.describe()}",
-    ]
-    for r in [head, *rows]:
-        cells = "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False))
-        out.append(f"{cells}  {r[-1]}".rstrip())
+    head = f"{manifest.display_name}: {n} flavour{'' if n == 1 else 's'} from {manifest.source}"
+    if len(shown) < n:
+        head += (
+            f"; {len(shown)} for this platform and Python shown, {n - len(shown)} for "
+            "others (--all shows every one)"
+        )
+    out = [fit(head, width), fit(f"machine: {profile.describe()}", width)]
+    out.extend(_table(shown, width, everything=everything))
     # Where the entries' facts come from (every built-in entry names its source).
-    for evidence, checked in dict.fromkeys(
-        (f.evidence, f.checked) for f in manifest.flavours if f.evidence
-    ):
+    for evidence, checked in dict.fromkeys((f.evidence, f.checked) for f, _ in shown if f.evidence):
         when = f" (checked {checked.isoformat()})" if checked else ""
-        out.append(f"evidence: {evidence}{when}")
+        out.append(fit(f"evidence: {evidence}{when}", width, cut=not everything))
     # What reading its pages showed (a flavour whose only file is yanked, a release a
     # kernels_until rule leaves out): a flavour the table cannot show is named here.
-    out.extend(f"note: {note}" for note in manifest.notes)
+    notes = note_lines(manifest.notes, verbose=verbosity() > 0, more="-v lists each")
+    out.extend(fit(f"note: {n}" if not n.startswith(" ") else n, width) for n in notes)
     if chosen is not None and chosen.action == "error":
-        out.append(f"no flavour fits: {chosen.reason}")
+        out.append(fit(f"no flavour fits: {chosen.reason}", width))
         if chosen.hint:
-            out.append(f"hint: {chosen.hint}")
+            out.append(fit(f"hint: {chosen.hint}", width))
     elif chosen is not None and chosen.action == "build":
         needs = f" (needs {', '.join(chosen.build_needs)})" if chosen.build_needs else ""
-        out.append(f"no flavour fits: the installer builds it from source{needs}")
+        out.append(fit(f"no flavour fits: the installer builds it from source{needs}", width))
     sys.stdout.write("\n".join(out) + "\n")
     return 0 if chosen is not None and chosen.action != "error" else 1
 
 
+def _table(
+    shown: Sequence[tuple[Flavour, tuple[str, ...]]], width: int, *, everything: bool
+) -> list[str]:
+    """The rule columns and each flavour, grouped by label; each reason on its own
+    indented line; fitted to ``width`` (a word cut only when not ``everything``)."""
+    out: list[str] = []
+    out.append(fit(_LEGEND, width))
+    names = ("", "tags", "py", "cuda", "gpu", "accel", "coupl", "spec")
+    cells = [max(len(h), 3) for h in names]
+    cells[0] = 1
+    out.append(" ".join(h.ljust(w) for h, w in zip(names, cells, strict=True)) + "  flavour")
+    at = sum(cells) + len(cells) + 1  # the column the flavour starts in
+    groups: dict[str, list[tuple[str, ...]]] = {}
+    for f, r in shown:
+        groups.setdefault(f.version.local or "plain", []).append(r)
+    for label, group in groups.items():
+        if len(groups) > 1:
+            out.append(f"{label}:")
+        for r in group:
+            row = " ".join(c.ljust(w) for c, w in zip((r[0], *r[2:9]), cells, strict=True))
+            out.append(fit(f"{row}  {r[1]}", width, cut=not everything, hang=at))
+            if r[-1]:
+                out.append(fit(f"      {r[-1]}", width, cut=not everything))
+    return out
+
+
 _WORD = {"pass": "yes", "fail": "no", "n/a": "n/a"}
+_LEGEND = (
+    "rules: tags, py (Python), cuda (or ROCm), gpu (kernels), accel (the accelerator "
+    "rule), coupl (couplings), spec (your specifier): yes, no, or n/a; '*' the chosen one"
+)
 
 
 def explain_rows(plan: Plan, manifest: Manifest, req: Requirement) -> list[tuple[str, ...]]:

@@ -91,8 +91,9 @@ def run_enable(args: argparse.Namespace) -> int:
     venv = _checked_venv(args)
     python = venv_python(str(venv))
     profile = profile_for(Installer(tool="pip", command=(), python=python), args, strict=True)
-    manifests = manifests_from_args(args)
-    done = enable_plan(venv, profile, planner_from_args(args).pages(manifests, None, profile))
+    unread: dict[str, str] = {}
+    planned = planner_from_args(args).pages(manifests_from_args(args), None, profile, unread=unread)
+    done = enable_plan(venv, profile, planned, unread=unread)
     plan, cons = done.plan, done.constraints
     out = sys.stdout.write
     from resolver_hook.cli._output import verbosity
@@ -103,6 +104,8 @@ def run_enable(args: argparse.Namespace) -> int:
     # Builds fit here, but none goes with the others' (torch-scatter beside torch 2.13).
     clash = [p.name for p in plan.packages if p.action == "error" and p.cause == "conflict"]
     for p in plan.packages:
+        if p.name in done.left_out:
+            continue  # said once, below
         if p.action == "rewrite" and p.installs is not None:
             # Another distribution or extras: a constraints file cannot rename a
             # requirement, so pip.conf cannot make 'pip install cupy' install it.
@@ -117,6 +120,13 @@ def run_enable(args: argparse.Namespace) -> int:
             out(f"  {p.name}: {p.reason}\n")
             if p.hint:
                 out(f"  {' ' * len(p.name)}  hint: {p.hint}\n")
+    if done.left_out:
+        # Each page pip cannot read costs every later 'pip install' its retries.
+        whys = ", ".join(dict.fromkeys(done.left_out.values()))
+        out(
+            f"  left out {', '.join(done.left_out)}: {whys}; pip would retry their pages on "
+            "every install: run 'resolver-hook enable' again once they answer\n"
+        )
     if unfit and not verbose:
         # Every package with a manifest is planned; most users need few of them, so the
         # ones with no build here are named once ('-v' gives each reason).
@@ -137,16 +147,16 @@ def run_enable(args: argparse.Namespace) -> int:
         out(f"  uv pip install -c {shlex.quote(str(cons))} ...  (the path has a space)\n")
     else:
         out(f"  export UV_CONSTRAINT={shlex.quote(str(cons))}\n")
-    if plan.find_links:
+    if done.pages:
         # uv splits UV_FIND_LINKS on commas (docs/facts.md section 3), not on spaces.
-        out(f"  export UV_FIND_LINKS={shlex.quote(','.join(plan.find_links))}\n")
+        out(f"  export UV_FIND_LINKS={shlex.quote(','.join(done.pages))}\n")
     # pip's environment variables take the place of pip.conf's keys.
     if os.environ.get("PIP_CONSTRAINT"):
         out(
             "warning: PIP_CONSTRAINT is set in this shell and takes the place of pip.conf's "
             "constraint: unset it, or add the file above to it\n"
         )
-    if plan.find_links and os.environ.get("PIP_FIND_LINKS"):
+    if done.pages and os.environ.get("PIP_FIND_LINKS"):
         out(
             "warning: PIP_FIND_LINKS is set in this shell and takes the place of pip.conf's "
             "find-links: unset it, or add the pages above to it\n"

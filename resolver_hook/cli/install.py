@@ -133,10 +133,11 @@ class _Printer:
         sys.stderr.flush()
 
     def no_fit(self, plan: Plan) -> None:
-        from resolver_hook.cli._output import paint_lines, verbosity
+        from resolver_hook.cli._output import columns, paint_lines, verbosity
         from resolver_hook.cli.plan import render_errors
 
-        sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
+        errors = render_errors(plan, verbose=verbosity() > 0, width=columns(sys.stderr))
+        sys.stderr.write(paint_lines(errors, sys.stderr))
 
 
 class _Machine:

@@ -22,6 +22,7 @@ from resolver_hook.cli._inputs import (
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli._output import columns, fit
 from resolver_hook.cli.lockformats import check_result, index_settings, upgrade_of
 from resolver_hook.errors import OperationalError
 from resolver_hook.index.fetch import redact
@@ -29,7 +30,7 @@ from resolver_hook.lock.environment import target_lines
 from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
 from resolver_hook.lock.indexes import LockIndexes
-from resolver_hook.lock.lines import dropped_notes, merge_targets
+from resolver_hook.lock.lines import dropped_notes, header_notes, merge_targets
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
@@ -192,7 +193,9 @@ def run(args: argparse.Namespace) -> int:
         plans.append((spec or "detected", profile, planner.plan(reqs, planned, profile)))
     failed = [plan for _, _, plan in plans if not plan.ok]
     for plan in failed:
-        sys.stderr.write(f"for {plan.profile.describe()}:\n{render_errors(plan)}")
+        width = columns(sys.stderr)
+        errors = render_errors(plan, width=width)
+        sys.stderr.write(f"{fit(f'for {plan.profile.describe()}:', width)}\n{errors}")
     if failed:
         sys.stderr.write("".join(_split_hints(plans)))
         sys.stderr.write("nothing written\n")
@@ -243,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
             else "# Every package is pinned with its sha256; the unflavoured ones resolved "
             f"by uv for each target against {against or 'its default index'}.",
         ]
-        header += [f"# note: {n}" for n in notes]
+        header += header_notes(notes)
         texts.append((path, "\n".join(header + lines) + "\n", len(lines)))
     if texts[0][0] == "-":
         sys.stdout.write(texts[0][1])

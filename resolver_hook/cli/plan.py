@@ -17,15 +17,19 @@ from resolver_hook.cli._inputs import (
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli._output import columns, fit, paint, paint_lines, verbosity
 from resolver_hook.limits import SHOWN_REJECTED_BUILDS
+from resolver_hook.resolve.words import alternative_words
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import TextIO
 
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import PackagePlan, Plan
 
 __all__ = [
+    "note_lines",
     "probe_lines",
     "register",
     "rejection_lines",
@@ -60,8 +64,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.cli._output import paint_lines, verbosity
-
     reqs = requirements_from_args(args)
     profile = machine_from_args(args)
     manifests = manifests_from_args(args)
@@ -73,8 +75,11 @@ def run(args: argparse.Namespace) -> int:
         # are handed to the installer as written, and shown without the credentials.
         sys.stdout.write(redact_text(json.dumps(plan.to_dict(), indent=2)) + "\n")
     elif verbosity() >= 0:
-        sys.stdout.write(render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout))
-    sys.stderr.write(paint_lines(render_errors(plan, verbose=verbosity() > 0), sys.stderr))
+        sys.stdout.write(
+            render_plan(plan, verbose=verbosity() > 0, colour=sys.stdout, width=columns(sys.stdout))
+        )
+    errors = render_errors(plan, verbose=verbosity() > 0, width=columns(sys.stderr))
+    sys.stderr.write(paint_lines(errors, sys.stderr))
     sys.stderr.write(paint_lines(render_unjudged(plan, strict=args.strict), sys.stderr))
     return 0 if plan.ok and not (args.strict and plan.unjudged) else 1
 
@@ -96,33 +101,44 @@ def _short(p: PackagePlan) -> str:
 _ACTION_STYLE = {"rewrite": "ok", "error": "error", "build": "warning", "pass": "dim"}
 
 
-def render_plan(plan: Plan, *, verbose: bool = False, colour: TextIO | None = None) -> str:
-    """The plan in text; ``colour``: the stream whose terminal decides colour."""
-    from resolver_hook.cli._output import paint
+def render_plan(
+    plan: Plan, *, verbose: bool = False, colour: TextIO | None = None, width: int | None = None
+) -> str:
+    """The plan in text; ``colour``: the stream whose terminal decides colour; ``width``:
+    the columns to fit each line to (None: as long as they come). The requirement,
+    constraint and find-links lines are never wrapped or cut (they are for copying)."""
 
     def style(text: str, name: str) -> str:
         return paint(text, name, colour) if colour is not None else text
 
-    lines = [f"machine: {plan.profile.describe()}"]
+    def fitted(text: str, *, cut: bool = not verbose) -> str:
+        return fit(text, width, cut=cut) if width is not None else text
+
+    lines = [fitted(f"machine: {plan.profile.describe()}")]
     if verbose:
-        lines.extend(probe_lines(plan.profile))
-    width = max((len(p.name) for p in plan.packages), default=0)
-    pad = f"  {'':<{width}}  {'':<7}  "
+        lines.extend(fitted(x) for x in probe_lines(plan.profile))
+    name_width = max((len(p.name) for p in plan.packages), default=0)
+    pad = f"  {'':<{name_width}}  {'':<7}  "
     for p in plan.packages:
         implied = f" (for {', '.join(p.implied_by)})" if p.implied_by else ""
+        name = f"  {p.name:<{name_width}}  "
+        row = fitted(f"{name}{p.action:<7}  {_short(p)}{implied}")
+        # Colour after fitting: the escapes take no column.
         action = style(f"{p.action:<7}", _ACTION_STYLE[p.action])
-        lines.append(f"  {p.name:<{width}}  {action}  {_short(p)}{implied}")
+        lines.append(name + action + row[len(name) + 7 :])
+        more: list[str] = []
         if p.action != "error":
-            lines.append(f"{pad}why: {p.reason}")
+            more.append(f"{pad}why: {p.reason}")
         if p.action == "build":
-            lines.extend(rejection_lines(p, f"{pad}no wheel: ", verbose=verbose))
+            more.extend(rejection_lines(p, f"{pad}no wheel: ", verbose=verbose, width=width))
             needs = ", ".join(p.build_needs) or "nothing declared"
-            lines.append(
+            more.append(
                 f"{pad}build needs: {needs} (checked before the installer runs; "
                 "'resolver-hook doctor --build --need SPEC' checks one now)"
             )
         elif verbose and p.action != "error":
-            lines.extend(rejection_lines(p, f"{pad}not: ", verbose=True))
+            more.extend(rejection_lines(p, f"{pad}not: ", verbose=True, width=width))
+        lines.extend(fitted(x) for x in more)
     computed = {p.find_links for p in plan.packages if p.computed}
     pages = tuple(
         f"{x}  (computed from a template, not seen)" if x in computed else x
@@ -132,12 +148,32 @@ def render_plan(plan: Plan, *, verbose: bool = False, colour: TextIO | None = No
         ("requirements", plan.requirements),
         ("constraints", plan.constraints),
         ("find-links", pages),
-        ("notes", plan.notes),
     ):
         if items:
             lines.append(f"{title}:")
-            lines.extend(f"  {redact_text(x)}" for x in items)
+            lines.extend(f"  {redact_text(x)}" for x in items)  # to copy: never wrapped or cut
+    if plan.notes:
+        lines.append("notes:")
+        notes = note_lines(plan.notes, verbose=verbose)
+        lines.extend(fitted(f"  {redact_text(x)}") for x in notes)
     return "\n".join(lines) + "\n"
+
+
+def note_lines(
+    notes: Sequence[str], *, verbose: bool = False, more: str = "-v or --json lists each"
+) -> list[str]:
+    """Each note's first line (its summary), and with ``verbose`` its detail too
+    (:class:`~resolver_hook.resolve.Plan`), the detail indented under it; ``more`` says
+    where the detail is when it is left out."""
+    out = []
+    for note in notes:
+        head, *detail = note.split("\n")
+        out.append(head)
+        if verbose:
+            out.extend(f"  {x.strip()}" for x in detail)
+        elif detail:
+            out[-1] = f"{head} ({more})"
+    return out
 
 
 def probe_lines(profile: HostProfile) -> list[str]:
@@ -147,18 +183,20 @@ def probe_lines(profile: HostProfile) -> list[str]:
     ]
 
 
-def render_errors(plan: Plan, *, verbose: bool = False) -> str:
+def render_errors(plan: Plan, *, verbose: bool = False, width: int | None = None) -> str:
     """Per package with no fit: ``error:``, every flavour's failed rules, the hint
     (the first single change of the machine that gives a fit, or that none does) and
-    the builds the user may pin instead."""
+    the builds the user may pin instead; each line fitted to ``width`` when given."""
+
     out = []
     for p in plan.errors:
         out.append(f"error: {p.name}: {p.reason}")
-        out.extend(rejection_lines(p, "  ", verbose=verbose))
+        out.extend(rejection_lines(p, "  ", verbose=verbose, width=width))
         if p.hint:
             out.append(f"hint: {p.hint}")
-        for alt in p.alternatives:
-            out.append(f"hint: or pin {alt}")
+        out.extend(f"hint: {alternative_words(alt, p.requested)}" for alt in p.alternatives)
+    if width is not None:
+        out = [fit(x, width, cut=not verbose) for x in out]
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -172,9 +210,12 @@ def render_unjudged(plan: Plan, *, strict: bool) -> str:
 _ELSEWHERE = frozenset({"tags", "python"})
 
 
-def rejection_lines(p: PackagePlan, indent: str, *, verbose: bool = False) -> list[str]:
+def rejection_lines(
+    p: PackagePlan, indent: str, *, verbose: bool = False, width: int | None = None
+) -> list[str]:
     """Each rejected flavour and every rule it failed; with ``verbose`` every one, else
-    the builds for other platforms or Pythons summed up."""
+    the builds for other platforms or Pythons summed up. A line longer than ``width``
+    gives each failed rule a line of its own under its flavour."""
     rejected = [r for r in p.rejected if verbose or r.rules != ("ranked",)]
     detail = rejected if verbose else [r for r in rejected if not _ELSEWHERE & set(r.rules)]
     if not detail:  # every build is for another platform or Python: show a few
@@ -187,7 +228,15 @@ def rejection_lines(p: PackagePlan, indent: str, *, verbose: bool = False) -> li
         keep = sorted(order[:SHOWN_REJECTED_BUILDS])
         nearer = len(detail) - len(keep)
         detail = [detail[i] for i in keep]
-    out = [f"{indent}{r.candidate}: {r.reason}" for r in detail]
+    out = []
+    for r in detail:
+        line = f"{indent}{r.candidate}: {r.reason}"
+        if width is None or len(line) <= width:
+            out.append(line)
+            continue
+        under = " " * len(indent) + "    "
+        out.append(f"{indent}{r.candidate}:")
+        out.extend(f"{under}{x.reason}" for x in r.failures)
     if nearer > 0:
         out.append(
             f"{indent}... and {nearer:,} more builds that do not fit here "

@@ -146,6 +146,9 @@ class IndexClient:
         # act on one (the data refresh asks a person).
         self.left_out: list[tuple[str, str]] = []
         self._lock = threading.Lock()
+        # Told the URL of each page once it is read or has failed (from the reading
+        # thread): a command's progress line counts them.
+        self.on_read: Callable[[str], None] | None = None
 
     @property
     def notes(self) -> list[str]:
@@ -311,6 +314,9 @@ class IndexClient:
                 return self.page(url)
             except ResolverHookError as exc:
                 return exc
+            finally:
+                if self.on_read is not None:
+                    self.on_read(url)
 
         if len(wanted) <= 1:
             return {url: one(url) for url in wanted}

@@ -9,13 +9,45 @@ the user's input, not the server's fault.
 
 from __future__ import annotations
 
+import socket
+
 from resolver_hook.errors import OperationalError
 
-__all__ = ["PageError", "TooLarge"]
+__all__ = ["PageError", "TooLarge", "cause_of"]
 
 
 class PageError(OperationalError):
-    """A page that could not be fetched, was cut short, too large, or not an index page."""
+    """A page that could not be fetched, was cut short, too large, or not an index page.
+
+    ``cause``: why, in a few words shared by every page that failed the same way
+    (``name not resolved``, ``connection refused``, ``HTTP 404``), so that a plan can
+    say it once per host; empty when the message alone says it.
+    """
+
+    def __init__(self, message: str, *, hint: str | None = None, cause: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.cause = cause
+
+
+#: The causes that mean the host was not reached at all.
+UNREACHABLE = frozenset(
+    {"name not resolved", "connection refused", "connection reset", "no answer in time"}
+)
+
+
+def cause_of(reason: object) -> str:
+    """The few words for a connection that failed (urllib's ``URLError.reason``)."""
+    if isinstance(reason, socket.gaierror):
+        return "name not resolved"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, ConnectionResetError):
+        return "connection reset"
+    if isinstance(reason, TimeoutError):
+        return "no answer in time"
+    if type(reason).__module__ == "ssl":
+        return "TLS failed"
+    return "connection failed" if isinstance(reason, OSError) else ""
 
 
 class TooLarge(PageError):

@@ -53,7 +53,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from resolver_hook._credentials import keep, kept, redact, split_credentials
 from resolver_hook.errors import UsageError
-from resolver_hook.index.errors import PageError, TooLarge
+from resolver_hook.index.errors import PageError, TooLarge, cause_of
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
@@ -304,6 +304,7 @@ class Transport:
     def _unreachable(self, url: str, exc: BaseException, doing: str) -> PageError:
         """Words for a connection that failed: the proxy's fault named as the proxy's."""
         reason = getattr(exc, "reason", exc)
+        cause = cause_of(reason)
         shown = redact(url)
         proxy = self.settings.proxy_for(url)
         if isinstance(reason, TimeoutError) and proxy is None:
@@ -311,16 +312,18 @@ class Transport:
             return PageError(
                 f"{shown}: no complete answer within {self.timeout:g} s",
                 hint="the server is slow or stalled; try again or raise --timeout",
+                cause=cause,
             )
         if proxy is not None and isinstance(reason, OSError | str):
             where = f"the proxy {redact(proxy[0])} (from {proxy[1]})"
             if str(reason).startswith("Tunnel connection failed"):
-                return PageError(f"{shown}: {where} did not connect: {reason}")
+                return PageError(f"{shown}: {where} did not connect: {reason}", cause="proxy")
             return PageError(
                 f"{shown}: cannot reach {where}: {reason}",
                 hint=f"check {proxy[1]} (and NO_PROXY), or unset it",
+                cause="proxy",
             )
-        return PageError(f"{shown}: {doing}: {reason}")
+        return PageError(f"{shown}: {doing}: {reason}", cause=cause)
 
     def get(
         self,
@@ -363,7 +366,10 @@ class Transport:
                 got = 0
                 while True:
                     if time.monotonic() > deadline:
-                        raise PageError(f"{shown}: no complete answer within {self.timeout:g} s")
+                        raise PageError(
+                            f"{shown}: no complete answer within {self.timeout:g} s",
+                            cause="no answer in time",
+                        )
                     chunk = response.read1(_READ_CHUNK)
                     if not chunk:
                         break
@@ -379,7 +385,9 @@ class Transport:
                 etag = exc.headers.get("ETag") if exc.headers else None
                 modified = exc.headers.get("Last-Modified") if exc.headers else None
                 return Response(url=url, status=304, body=b"", etag=etag, last_modified=modified)
-            raise PageError(f"{shown}: HTTP {exc.code} {exc.reason}") from None
+            raise PageError(
+                f"{shown}: HTTP {exc.code} {exc.reason}", cause=f"HTTP {exc.code}"
+            ) from None
         except (urllib.error.URLError, OSError) as exc:
             raise self._unreachable(url, exc, "cannot fetch") from None
         except http.client.HTTPException as exc:  # BadStatusLine, IncompleteRead, InvalidURL...
@@ -542,7 +550,11 @@ def _within(timeout: float, work: Callable[[], T], late: str) -> T:
     worker.join(timeout)
     if worker.is_alive():
         # The daemon worker stops at its own deadline check or socket timeout.
-        raise PageError(late, hint="the server is slow or stalled; try again or raise --timeout")
+        raise PageError(
+            late,
+            hint="the server is slow or stalled; try again or raise --timeout",
+            cause="no answer in time",
+        )
     if "error" in outcome:
         raise outcome["error"]
     value: T = outcome["value"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import configparser
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -82,21 +83,50 @@ class HookState:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Enabled:
-    """What :func:`enable_plan` did: the plan it made and the constraints file pip reads."""
+    """What :func:`enable_plan` did: the plan it made, the constraints file pip reads, and
+    the packages left out because their page could not be read (name -> why)."""
 
     plan: Plan
     constraints: Path
+    pages: tuple[str, ...] = ()  # the find-links pages written
+    left_out: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
-def enable_plan(venv: Path, profile: HostProfile, manifests: Mapping[str, Manifest]) -> Enabled:
-    """The ``enable`` use-case: plan every package that has a manifest, then :func:`enable`."""
+def enable_plan(
+    venv: Path,
+    profile: HostProfile,
+    manifests: Mapping[str, Manifest],
+    *,
+    unread: Mapping[str, str] | None = None,
+) -> Enabled:
+    """The ``enable`` use-case: plan every package that has a manifest, then :func:`enable`.
+
+    A package whose find-links page could not be read (``unread``: page URL -> why) is
+    left out, its constraint with its page: pip would try the page again (five times)
+    on every later ``pip install``, and find nothing the pin could name."""
     from resolver_hook.resolve import resolve
 
     if not (venv / "pyvenv.cfg").is_file():
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
     plan = resolve(sorted(manifests), manifests, profile)
-    cons = enable(venv, profile, plan.constraint_lines(), list(plan.find_links))
-    return Enabled(plan=plan, constraints=cons)
+    dead = dict(unread or {})
+    left_out = {
+        str(p.name): dead[p.find_links]
+        for p in plan.packages
+        if p.find_links and p.find_links in dead
+    }
+    for p in plan.packages:
+        # A computed page (pyg-lib's) follows the build chosen for the package it
+        # couples with: that one left out, the page names a build pip is not held to.
+        coupled = getattr(p.flavour, "coupled", None)
+        if p.computed and coupled in left_out:
+            left_out[str(p.name)] = f"its page follows {coupled}'s build, left out"
+    dropped = {p.constraint for p in plan.packages if p.name in left_out}
+    constraints = [c for c in plan.constraint_lines() if c not in dropped]
+    gone = {p.find_links for p in plan.packages if p.name in left_out}
+    pages = [u for u in plan.find_links if u not in dead and u not in gone]
+    cons = enable(venv, profile, constraints, pages)
+    return Enabled(plan=plan, constraints=cons, pages=tuple(pages), left_out=left_out)
 
 
 def _hold(venv: Path, *, shared: bool = False) -> contextlib.AbstractContextManager[None]:

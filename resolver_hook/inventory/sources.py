@@ -3,8 +3,11 @@
 :class:`FallbackSource` asks its primary source (an
 :class:`~resolver_hook.index.IndexClient`; with ``--offline`` one that reads only its
 page cache) for every page at once. A page it cannot give is served from the shipped
-snapshot with one note naming the page, the failure and the snapshot's date; one the
-snapshot lacks too is left out with a note (its flavours keep their page form).
+snapshot; one the snapshot lacks too is left out (its flavours keep their page form).
+The pages that failed make one note per host and cause: a first line that sums them up
+(``download.pytorch.org unreachable (name not resolved): 5 pages; 1 from the snapshot of
+2026-12-02, 4 planned from the rules alone``), then one indented line per page with its
+failure (shown under ``-v`` and kept whole in ``--json``).
 :class:`SnapshotOnly` reads nothing but the snapshot (no client at all). Mirrors: the
 client applies them to what it reads; snapshot pages get them here, so a plan pins the
 mirror's URLs either way. A page read without core metadata (an index or a cached
@@ -18,7 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit
 
+from resolver_hook.index.errors import UNREACHABLE
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors, upstream_of
@@ -39,7 +44,7 @@ class SnapshotOnly:
         self._mirrors = tuple(mirrors)
         self._why = why
         self.snapshot = snapshot
-        self.notes: list[str] = []
+        self._notes: list[str] = []
         self._upstream: dict[str, str] = {}  # a mirrored link URL -> the snapshot's
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
@@ -79,9 +84,25 @@ class SnapshotOnly:
         upstream = dataclasses.replace(link, url=self._upstream.get(link.url, link.url))
         return self._snap.metadata(upstream)
 
+    @property
+    def notes(self) -> list[str]:
+        """What reading showed, for a person (see the module docstring)."""
+        return list(self._notes)
+
     def _note(self, text: str) -> None:
-        if text not in self.notes:
-            self.notes.append(text)
+        if text not in self._notes:
+            self._notes.append(text)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class _Unread:
+    """A page the primary source could not give: as shown, why, and what served it."""
+
+    asked: str  # the page's URL as the manifest gives it
+    url: str
+    why: str
+    cause: str
+    from_snapshot: bool
 
 
 class FallbackSource(SnapshotOnly):
@@ -100,13 +121,12 @@ class FallbackSource(SnapshotOnly):
         self._offline = offline
         self._from_snapshot: set[str] = set()
         self._known: dict[str, Link] | None = None  # snapshot links with metadata, by URL
+        self._unread: list[_Unread] = []
         self._hashes: dict[str, str] | None = None  # the snapshot's sha256 of each file URL
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
         got = self._primary.pages(list(urls))
         out: dict[str, Page | Exception] = {}
-        served: list[str] = []
-        lacking: list[str] = []
         for url in urls:
             page = got.get(url, LookupError(f"{url}: no answer"))
             if isinstance(page, Page):
@@ -117,24 +137,68 @@ class FallbackSource(SnapshotOnly):
             if isinstance(snap, Page):
                 out[url] = kept = self._keep(snap)
                 self._from_snapshot.update(x.url for x in kept.links)
-                served.append(shown if self._offline else f"{shown} ({_reason(page)})")
             else:
                 out[url] = page
-                lacking.append(shown if self._offline else f"{shown} ({_reason(page)})")
-        if lacking:
-            head = "offline: not in the page cache" if self._offline else "could not read"
-            self._note(
-                f"{head}: {', '.join(lacking)}; the shipped snapshot has no copy "
-                f"({self.snapshot.date.isoformat()}): their flavours are planned from the "
-                "manifests alone, without files or hashes"
+            unread = _Unread(
+                asked=url,
+                url=shown,
+                why=_reason(page),
+                cause=getattr(page, "cause", ""),
+                from_snapshot=isinstance(snap, Page),
             )
-        if served:
-            date = self.snapshot.date.isoformat()
-            head = "offline, not in the page cache" if self._offline else "could not read"
-            self._note(
-                f"{head}: {', '.join(served)}: using the shipped snapshot of {date} "
-                f"for {'it' if len(served) == 1 else 'them'}"
-            )
+            if unread not in self._unread:
+                self._unread.append(unread)
+        return out
+
+    @property
+    def notes(self) -> list[str]:
+        return [*self._notes, *self._unread_notes()]
+
+    @property
+    def unread(self) -> dict[str, str]:
+        """Each page that failed when read (its URL as asked, and as mirrored), and why
+        in a few words:
+        ``download.pytorch.org unreachable (name not resolved)``. Offline, none: a page
+        left unread is not one that cannot be read."""
+        out: dict[str, str] = {}
+        for x in [] if self._offline else self._unread:
+            host = urlsplit(x.url).hostname or x.url
+            if x.cause in UNREACHABLE:
+                why = f"{host} unreachable ({x.cause})"
+            else:
+                why = f"{host} could not be read ({x.cause or x.why})"
+            # A plan names the page as asked, or through its mirror: both are keys.
+            out[x.asked] = out[apply_mirrors(x.asked, self._mirrors)] = why
+        return out
+
+    def _unread_notes(self) -> list[str]:
+        """One note per host and cause (see the module docstring)."""
+        groups: dict[tuple[str, str], list[_Unread]] = {}
+        for x in self._unread:
+            host = urlsplit(x.url).hostname or x.url
+            groups.setdefault((host, "" if self._offline else x.cause), []).append(x)
+        date = self.snapshot.date.isoformat()
+        out = []
+        for (host, cause), pages in groups.items():
+            if self._offline:
+                head = f"offline: {host} not in the page cache"
+            elif cause in UNREACHABLE:
+                head = f"{host} unreachable ({cause})"
+            else:
+                head = f"{host} could not be read ({cause or 'see each page'})"
+            served = sum(x.from_snapshot for x in pages)
+            parts = []
+            if served:
+                parts.append(f"{served} from the snapshot of {date}")
+            if len(pages) > served:
+                parts.append(f"{len(pages) - served} planned from the rules alone")
+            n = len(pages)
+            lines = [f"{head}: {n} page{'' if n == 1 else 's'}; {', '.join(parts)}"]
+            for x in pages:
+                said = x.why if x.why.startswith(x.url) else f"{x.url}: {x.why}"
+                used = f"the snapshot of {date}" if x.from_snapshot else "the rules alone"
+                lines.append(f"  {said} (planned from {used})")
+            out.append("\n".join(lines))
         return out
 
     def _agreed(self, page: Page) -> Page:

@@ -6,6 +6,7 @@ the inputs, writes the output and prints.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "dropped_notes",
+    "header_notes",
     "lock_lines",
     "merge_targets",
     "pinned_lines",
@@ -26,6 +28,9 @@ __all__ = [
     "unmarkable_difference",
     "with_hash",
 ]
+
+# A lock file's header lines stay within this width (a file: no terminal to ask).
+HEADER_COLUMNS = 80
 
 # The marker variables a lock file tells targets apart by (PEP 508).
 _SPLIT_KEYS = ("sys_platform", "platform_machine", "python_version")
@@ -93,6 +98,25 @@ def lock_lines(plan: Plan, hashes: Mapping[str, Sequence[str]] | None = None) ->
         if line:
             lines.append(line)
     return links + url_lines_first(lines)
+
+
+def header_notes(notes: Iterable[str], width: int = HEADER_COLUMNS) -> list[str]:
+    """``# note: ...`` header lines, one short note per cause: each note's first line
+    (its summary; the detail is the plan's, under ``-v`` and ``--json``), wrapped at
+    spaces within ``width``, a word never cut (a URL stays whole)."""
+    out = []
+    for note in dict.fromkeys(n.split("\n", 1)[0] for n in notes):
+        out.extend(
+            textwrap.wrap(
+                note,
+                width,
+                initial_indent="# note: ",
+                subsequent_indent="#   ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        )
+    return out
 
 
 def with_hash(line: str, sha256s: Sequence[str]) -> str:

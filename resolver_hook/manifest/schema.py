@@ -132,14 +132,17 @@ _V = TypeVar("_V")
 
 
 class ManifestError(UsageError):
-    """A manifest is malformed. ``problems`` lists each one as ``source: key.path: what``."""
+    """A manifest is malformed. ``problems`` lists each one as ``source: key.path: what``;
+    ``where`` names what holds them all (an app-env declaration's table, say)."""
 
-    def __init__(self, problems: Sequence[str], *, hint: str | None = None) -> None:
+    def __init__(
+        self, problems: Sequence[str], *, hint: str | None = None, where: str = "manifests"
+    ) -> None:
         self.problems = tuple(problems)
         if len(self.problems) == 1:
             message = self.problems[0]
         else:
-            message = f"{len(self.problems)} problems in manifests:\n" + "\n".join(
+            message = f"{len(self.problems)} problems in {where}:\n" + "\n".join(
                 f"  {p}" for p in self.problems
             )
         super().__init__(message, hint=hint)

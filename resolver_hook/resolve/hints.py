@@ -182,7 +182,8 @@ def _machine_sized(version: str) -> bool:
 
 
 def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
-    """Another OS or CPU arch (the same OS first), then a newer glibc."""
+    """Another OS or CPU arch (the same OS first, then the same CPU: a Windows x86_64
+    machine is pointed at Linux x86_64, not Linux aarch64), then a newer glibc."""
     places: dict[tuple[str, str], None] = {}
     glibcs: set[tuple[int, int]] = set()
     for f in flavours:
@@ -200,7 +201,7 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     out = []
     if p.jetson:
         places = {}  # a Jetson is its own machine: no other OS or CPU for it
-    for os_name, arch in sorted(places, key=lambda oa: (oa[0] != p.os, oa)):
+    for os_name, arch in sorted(places, key=lambda oa: (oa[0] != p.os, oa[1] != p.arch, oa)):
         if (p.os, p.arch, os_name, arch) == ("windows", "aarch64", "windows", "x86_64"):
             out.append(
                 Change(
@@ -353,15 +354,29 @@ class _HintSearch:
 
     def _fix(self, options: Sequence[tuple[Change, Flavour, tuple[str, ...]]]) -> Change:
         change, q, also = options[0]
-        text = change.text
-        if change.kind == "gpu":  # every family that fits, named once
+        text, how = change.text, change.how
+        if change.kind == "gpu":  # every family that fits, named once per build it gets
             profile = self.plan.profile
             driver = None
             if change.cuda:
                 major, _, minor = change.cuda.partition(".")
                 driver = min_driver_for_cuda((int(major), int(minor or 0)), profile.os)
-            text = gpu_families([c.sm or "" for c, _, _ in options], profile, driver=driver)
-        return dataclasses.replace(change, text=text, gets=gets_words(q), also=also)
+            by_build: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+            for c, got, moved in options:
+                by_build.setdefault((gets_words(got), moved), []).append(c.sm or "")
+            (gets, also), sms = next(iter(by_build.items()))
+            text = gpu_families(sms, profile, driver=driver)
+            # A V100 gets natten's cu126 build where a newer GPU gets cu130: said apart.
+            how = "; ".join(
+                fix_words(
+                    Change(
+                        kind="gpu", text=gpu_families(more, profile, driver=driver), gets=g, also=a
+                    )
+                )
+                for (g, a), more in list(by_build.items())[1:]
+            )
+            return dataclasses.replace(change, text=text, gets=gets, also=also, how=how)
+        return dataclasses.replace(change, text=text, gets=gets_words(q), also=also, how=how)
 
 
 def _moved(

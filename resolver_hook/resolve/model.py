@@ -337,7 +337,9 @@ class Plan:
     lines, then plain lines: pip wants a URL line before a plain line of the same
     name); ``constraints`` pin every flavour (``name @ url#sha256=...`` for wheels,
     ``name==version+local`` for index flavours); ``find_links`` are per-package pages
-    (never ``--extra-index-url``, docs/facts.md section 3).
+    (never ``--extra-index-url``, docs/facts.md section 3). A note's first line sums it
+    up; its further lines, indented, are the detail (every page that could not be
+    read): a terminal shows the first line, ``-v`` and ``--json`` all of it.
     """
 
     profile: HostProfile = field(metadata={"json": False})

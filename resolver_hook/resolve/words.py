@@ -44,6 +44,7 @@ from resolver_hook.portable.platforms import (
 from resolver_hook.reqfile import ReqEntry
 from resolver_hook.resolve.model import (
     STALE_DAYS,
+    Alternative,
     Change,
     Coupling,
     CouplingCause,
@@ -72,6 +73,7 @@ __all__ = [
     "WITHOUT_THE_GPU",
     "X64_INTERPRETER",
     "accelerator_reason",
+    "alternative_words",
     "as_written_refusal",
     "as_written_runs_reason",
     "build_only_reason",
@@ -519,6 +521,16 @@ def ranked_reason(criterion: RankCriterion, name: str) -> str:
 WITHOUT_THE_GPU = "runs without the GPU"
 OUTSIDE_YOUR_SPECIFIER = "outside your specifier"
 
+
+def alternative_words(alt: Alternative, requested: str) -> str:
+    """A build the user may pin instead. One outside their specifier replaces their
+    requirement: pinned beside it (``torch>=2.14`` and ``torch==2.13.0+cpu``), it fits
+    nothing."""
+    if alt.why == OUTSIDE_YOUR_SPECIFIER and requested:
+        return f"or replace your requirement {requested} with {alt.pin}, which fits here"
+    return f"or pin {alt}"
+
+
 NO_MANIFEST = "no manifest: left to the installer"
 AS_WRITTEN = "you gave a URL or path: left as written"
 
@@ -559,8 +571,16 @@ def unjudged_reason(manifest: Manifest, missing: str) -> str:
 
 
 def unlisted_reason(manifest: Manifest, asked: str) -> str:
-    """A version the manifest does not list: passed to the installer unchanged."""
-    versions = ", ".join(sorted({str(f.version.public) for f in manifest.flavours}))
+    """A version the manifest does not list: passed to the installer unchanged (the
+    versions it knows, newest first as versions, then a count)."""
+    known = sorted(
+        {f.version.public for f in manifest.flavours},
+        key=lambda v: (Version(v), v),
+        reverse=True,
+    )
+    versions = ", ".join(known[:SHOWN_VERSIONS])
+    if len(known) > SHOWN_VERSIONS:
+        versions += f" and {len(known) - SHOWN_VERSIONS:,} older versions"
     return (
         f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
         f"knows {versions or 'no versions'}: left to the installer unchanged"

@@ -1,0 +1,109 @@
+"""Docs that stay true: the README's quick start works as written, its links land on
+files and headings that exist, and the built-in packages table is the manifests'.
+(The manual's own links are checked by the strict Sphinx build in .ci/run.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.clirun import cli
+from tests.paths import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+QUICK_START = [
+    "python3 -m venv .venv && . .venv/bin/activate && pip install .",
+    "resolver-hook plan --example --target linux-x86_64-py312-cuda13.0-sm100",
+]
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "builtin_table", REPO / "scripts" / "builtin_table.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["builtin_table"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _slug(heading: str) -> str:
+    """A heading's anchor as GitHub and MyST (myst_heading_anchors) spell it."""
+    text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return text.replace(" ", "-")
+
+
+def test_quick_start_is_as_written_and_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    block = README.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    assert block.splitlines() == QUICK_START
+    argv = shlex.split(QUICK_START[1])
+    code, out, err = cli(capsys, *argv[1:])
+    assert (code, err) == (0, "")
+    assert "torch==2.13.0+cu130" in out
+
+
+def test_readme_links_land() -> None:
+    links = re.findall(r"\]\(([^)#\s]+\.md)(?:#([^)\s]+))?\)", README)
+    assert len(links) > 10
+    for target, anchor in links:
+        path = REPO / target
+        assert path.is_file(), target
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.M)
+            assert anchor in {_slug(h) for h in headings}, f"{target}#{anchor}"
+
+
+@pytest.mark.builtin_data
+def test_builtin_table_matches_the_manifests(capsys: pytest.CaptureFixture[str]) -> None:
+    script = _script()
+    assert script.main(["--check"]) == 0
+    table = script.table()
+    for path in script.FILES:
+        assert table in Path(path).read_text(encoding="utf-8")
+    assert "| torch |" in table
+
+
+def test_builtin_table_check_fails_on_a_stale_table(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    script = _script()
+    copy = tmp_path / "README.md"
+    copy.write_text(script.replaced(README, "| stale |"), encoding="utf-8")
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    monkeypatch.setattr(script, "FILES", (copy,))
+    assert script.main(["--check"]) == 1
+    assert script.main([]) == 0  # rewrites it
+    assert script.main(["--check"]) == 0
+
+
+@pytest.mark.builtin_data
+def test_builtin_table_is_the_same_every_run() -> None:
+    # Set order changes with the hash seed: the table must not ("2.8" and "2.8.0" are one
+    # release, spelled one way).
+    code = (
+        "import sys; sys.path.insert(0, 'scripts'); import builtin_table; "
+        "print(builtin_table.table())"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        for seed in ("0", "1", "2", "3")
+    }
+    assert len(runs) == 1
