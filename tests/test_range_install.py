@@ -22,7 +22,8 @@ pytestmark = pytest.mark.integration
 B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
 L40 = f"linux-x86_64-py{PY}-cuda12.8-sm89"
 # The pages are read (from the loopback index only), as a plan online reads PyTorch's.
-ONLINE = {"RESOLVER_HOOK_OFFLINE": "0"}
+# Whole lines to compare: the refusals fit the width, 80 in a pipe.
+ONLINE = {"RESOLVER_HOOK_OFFLINE": "0", "COLUMNS": "1000"}
 LABELS = {"cu121": ("2.2.2",), "cu128": ("2.7.0", "2.7.1", "2.8.0"), "cu130": ("2.9.0",)}
 
 

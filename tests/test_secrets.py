@@ -68,6 +68,7 @@ class Home:
         self.inputs.add(path)
         then = time.time() - 60
         os.utime(path, (then, then))
+        os.utime(path.parent, (then, then))  # its folder is listed (RESOLVER_HOOK_MANIFESTS)
         return path
 
     def env(self, **extra: str) -> dict[str, str]:
@@ -76,6 +77,7 @@ class Home:
             XDG_CACHE_HOME=str(self.cache),
             RESOLVER_HOOK_MANIFESTS=str(self.manifests),
             RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+            COLUMNS="1000",  # whole lines to compare: output fits the width, 80 in a pipe
             **extra,
         )
         for name in ("RESOLVER_HOOK_CACHE_DIR", "RESOLVER_HOOK_OFFLINE"):
@@ -200,10 +202,12 @@ def test_a_stored_install_plan_keeps_no_index_url_credentials(home: Home) -> Non
     _gpu_manifest(home, home.gi.index.wheel_url(home.gi.wheels["gpu130"]))
     args = ("pip", "--no-proof", "--target", X86_B200, "install", "--dry-run", "demo-gpu",
             "plainpkg", "--index-url", _with_password(home.gi.simple))  # fmt: skip
-    for _ in range(3):  # the first may not be stored (its venv was made just now)
+    for run in range(3):  # the first may not be stored (its venv was made just now)
         proc = home.run(*args, VIRTUAL_ENV=str(venv))
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "Would install demo-gpu-1.0+cu130" in proc.stdout
+        if run == 0:  # what the first run wrote (its caches) settles before it is kept
+            time.sleep(2.1)
     plans = list((home.cache / "resolver-hook" / "plans").iterdir())
     (record,) = [json.loads(p.read_text()) for p in plans]
     assert [2, len(args) - 1] in record["launch"]["argv"]

@@ -334,7 +334,8 @@ def test_doctor_holds_an_installed_wheel_to_its_cached_scan(
             "--target",
             target,
             manifests=manifests,
-            env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / cache)},
+            # Whole lines to compare: doctor fits its report to the width (80 in a pipe).
+            env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / cache), "COLUMNS": "1000"},
         )
         return proc.returncode, proc.stdout.splitlines()
 

@@ -99,10 +99,12 @@ def seconds(text: str) -> float:
     return float(text)
 
 
-def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = True) -> None:
+def add_inventory_options(
+    parser: argparse.ArgumentParser, *, offline: bool = True, timeout: bool = True
+) -> None:
     """``--offline``, ``--refresh``, ``--mirror`` and ``--timeout``: how a command that
-    plans reads the packages' index pages (``offline=False``: the command defines
-    ``--offline`` itself)."""
+    plans reads the packages' index pages (``offline=False``, ``timeout=False``: the
+    command defines that option itself, and its value serves the page reads too)."""
     if offline:
         parser.add_argument(
             "--offline",
@@ -123,6 +125,8 @@ def add_inventory_options(parser: argparse.ArgumentParser, *, offline: bool = Tr
         help="read and pin URLs under UPSTREAM from MIRROR instead (repeatable; also "
         "RESOLVER_HOOK_MIRRORS, space-separated pairs)",
     )
+    if not timeout:
+        return
     parser.add_argument(
         "--timeout",
         type=seconds,

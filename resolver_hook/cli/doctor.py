@@ -107,10 +107,11 @@ def register(subparsers: Any) -> None:
         type=float,
         default=10.0,
         metavar="SECONDS",
-        help="give up on a tool that has not answered after this long (default: 10)",
+        help="give up on a tool that has not answered, or an index page that has not "
+        "come, after this long (default: 10)",
     )
     add_manifest_options(parser)
-    add_inventory_options(parser)
+    add_inventory_options(parser, timeout=False)
     add_machine_options(parser)
     parser.set_defaults(func=_run)
 

@@ -223,9 +223,13 @@ def rejection_lines(
     other = len(rejected) - len(detail)
     nearer = 0
     if not verbose and len(detail) > SHOWN_REJECTED_BUILDS:
-        # Thousands of builds: the nearest few (fewest rules failed, in the plan's order).
-        order = sorted(range(len(detail)), key=lambda i: (len(detail[i].rules), i))
-        keep = sorted(order[:SHOWN_REJECTED_BUILDS])
+        # Thousands of builds: the nearest few: those of the release the user asked for
+        # first (they say why it cannot run), then fewest rules failed, in the plan's order.
+        order = sorted(
+            range(len(detail)),
+            key=lambda i: ("specifier" in detail[i].rules, len(detail[i].rules), i),
+        )
+        keep = order[:SHOWN_REJECTED_BUILDS]
         nearer = len(detail) - len(keep)
         detail = [detail[i] for i in keep]
     out = []
