@@ -203,7 +203,7 @@ def _with_metadata(
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import private_tempdir, write_atomic
+    from resolver_hook._fs import private_tempdir, write_all, write_atomic
     from resolver_hook._toml import loads
     from resolver_hook.errors import UsageError
     from resolver_hook.index import IndexClient, mirrors_from
@@ -264,16 +264,15 @@ def run(args: argparse.Namespace) -> int:
     snap_pages = load_snapshot(snapshot, where="the refreshed snapshot").pages
     snap_changed = snapshot != _read(args.snapshot)
     if not args.check:
-        if added or new_metas or history:
-            text = (
-                links_text
-                + r.rows_toml(added, today)
-                + r.metadata_toml(new_metas, today)
-                + r.releases_toml(history, today)
-            )
-            write_atomic(args.links, text)
-        if snap_changed:
-            write_atomic(args.snapshot, snapshot)
+        rows_text = (
+            r.rows_toml(added, today)
+            + r.metadata_toml(new_metas, today)
+            + r.releases_toml(history, today)
+        )
+        table = [(args.links, links_text + rows_text)] if added or new_metas or history else []
+        # The cited table and the snapshot built from it: both or neither (a run stopped
+        # between the two would leave a snapshot the table does not cite).
+        write_all([*table, *([(args.snapshot, snapshot)] if snap_changed else [])])
 
     def save(done: KernelRecords) -> None:
         write_atomic(args.kernels, dump_kernels(done))

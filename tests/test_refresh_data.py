@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import importlib.util
+import os
 import urllib.parse
 import zipfile
 from collections.abc import Iterator
@@ -254,6 +255,29 @@ def test_a_new_release_is_added_scanned_and_planned_verified(
     code, out = _refresh(replica, data, capsys, "--check")
     assert code == 0, out
     assert "the data is up to date" in out
+
+
+def test_the_table_and_the_snapshot_are_written_both_or_neither(
+    replica: Replica,
+    data: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refresh that fails to write the snapshot (a full disk at its rename) leaves the
+    cited table as it was: the snapshot is built from the table's rows."""
+    replica.add(f"torch-2.14.0+cu130-cp313-cp313-{X86}.whl", KERNELS)
+    before = _texts(data)
+    real_replace = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        if os.path.basename(dst) == data["snapshot"].name:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    assert REFRESH.main(_args(replica, data)) == 1
+    assert "cannot write: No space left on device" in capsys.readouterr().err
+    assert _texts(data) == before
 
 
 def test_a_page_gone_is_reported_and_nothing_is_removed(
