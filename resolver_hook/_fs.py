@@ -147,18 +147,7 @@ def shown_path(path: str) -> str:
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool = True) -> None:
     """Write ``data`` (``str`` as UTF-8, ``\\n`` line ends) to ``path``; see the module doc."""
-    if os.fspath(path) == "":
-        raise UsageError("an empty path is not a file name")
-    shown = os.fspath(path)
-    # Replacing a FIFO, a device or a /proc file by a regular file would break it or fail
-    # with a misleading message; writing into it could block forever (a FIFO nobody
-    # reads) or poke the kernel. Refused: standard output has its own spelling.
-    kind = _not_replaceable(shown)
-    if kind is not None:
-        raise UsageError(
-            f"{shown}: cannot write: it is {kind}, not a regular file; "
-            "to write to standard output, use -o - instead"
-        )
+    shown = _writable_name(path)
     target = _link_target(shown)
     # A file name that is not UTF-8 (read with surrogateescape) keeps its bytes as on disk.
     payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
@@ -193,6 +182,23 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool 
                     os.unlink(tmp)
 
 
+def _writable_name(path: str | os.PathLike[str]) -> str:
+    """``path`` as text, refused when it names nothing or what a generated file must not
+    replace. Replacing a FIFO, a device or a /proc file by a regular file would break it
+    or fail with a misleading message; writing into it could block forever (a FIFO
+    nobody reads) or poke the kernel. Standard output has its own spelling."""
+    shown = os.fspath(path)
+    if shown == "":
+        raise UsageError("an empty path is not a file name")
+    kind = _not_replaceable(shown)
+    if kind is not None:
+        raise UsageError(
+            f"{shown}: cannot write: it is {kind}, not a regular file; "
+            "to write to standard output, use -o - instead"
+        )
+    return shown
+
+
 def write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> None:
     """Write several generated files all or nothing: every one is staged beside its
     target first (as :func:`write_atomic` writes one), then all are swapped in; a
@@ -203,15 +209,7 @@ def write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> No
     file is written."""
     targets = []
     for path, _ in files:
-        shown = os.fspath(path)
-        if shown == "":
-            raise UsageError("an empty path is not a file name")
-        kind = _not_replaceable(shown)
-        if kind is not None:
-            raise UsageError(
-                f"{shown}: cannot write: it is {kind}, not a regular file; "
-                "to write to standard output, use -o - instead"
-            )
+        shown = _writable_name(path)
         target = _link_target(shown)
         if os.path.isdir(target):
             raise OperationalError(f"{shown}: cannot write: it is a folder")

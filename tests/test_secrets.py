@@ -295,6 +295,8 @@ def test_a_password_planted_everywhere_is_found_in_nothing_the_tool_writes(home:
 
     planned = ok("plan", *reqs[:2], *target)
     assert f"demo-gpu @ {idx.url}/files/{wheel.filename}" in planned.stdout
+    time.sleep(2.1)  # what the first run wrote (its caches) settles: the next is stored
+    ok("plan", *reqs[:2], *target)  # stored
     ok("plan", *reqs[:2], *target)  # the stored plan, replayed
     ok("plan", *reqs[:2], *target, "--json")
     work = home.work

@@ -23,11 +23,10 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit
-from resolver_hook.cli.lockformats import check_result, index_settings, upgrade_of
+from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of
 from resolver_hook.errors import OperationalError
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
-from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
 from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.lines import dropped_notes, header_notes, merge_targets
@@ -261,14 +260,8 @@ def run(args: argparse.Namespace) -> int:
             (Path(path), text, s, prof, plan)
             for (path, text, _), (s, prof, plan) in zip(texts, plans, strict=True)
         ]))  # fmt: skip
-    if args.check:
-        return check_result([str(p) for p, _ in files], lock_diffs(files, index=index is not None))
-    write_locks(files)
-    for path, _, count in texts:
-        sys.stdout.write(f"wrote {path} ({count} lines)\n")
-    if index is not None:
-        sys.stdout.write(f"wrote {index} (which lock serves which machine class)\n")
-    return 0
+    wrote = [f"{path} ({count} lines)" for path, _, count in texts]
+    return finish(files, wrote, index=index, check=args.check, stream=sys.stdout)
 
 
 def _hashed_lines(

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from resolver_hook import _credentials
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
 
-__all__ = ["check_result", "index_settings", "upgrade_of", "write_format"]
+__all__ = ["check_result", "finish", "index_settings", "upgrade_of", "write_format"]
 
 
 def write_format(
@@ -68,13 +68,28 @@ def write_format(
     if files[0][0] == "-":
         sys.stdout.write(files[0][1])
         return 0
-    if args.check:
+    wrote = [f"{path} ({what})" for path, _, what in texts]
+    return finish(files, wrote, index=index, check=args.check, stream=sys.stderr)
+
+
+def finish(
+    files: Sequence[tuple[str | Path, str]],
+    wrote: Sequence[str],
+    *,
+    index: Path | None,
+    check: bool,
+    stream: TextIO,
+) -> int:
+    """Check or write one run's lock files: ``--check`` diffs them with the files on disk
+    (exit 0 or 1, nothing written); else they are written all or nothing, their folders
+    made first, and each of ``wrote`` (and the lock set's ``index``) is said on ``stream``."""
+    if check:
         return check_result([str(p) for p, _ in files], lock_diffs(files, index=index is not None))
     write_locks(files)
-    for path, _, what in texts:
-        sys.stderr.write(f"wrote {path} ({what})\n")
+    for line in wrote:
+        stream.write(f"wrote {line}\n")
     if index is not None:
-        sys.stderr.write(f"wrote {index} (which lock serves which machine class)\n")
+        stream.write(f"wrote {index} (which lock serves which machine class)\n")
     return 0
 
 
