@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.index import IndexClient
+from resolver_hook.index.errors import PageError
 from tests.clirun import cli
 from tests.indexreplica import PageServer, pypi_json, pytorch_html
 from tests.test_inventory import _tilert_files, _torch_files, _write_manifests
@@ -69,3 +71,24 @@ def test_a_timeout_that_is_no_number_of_seconds_is_refused(
         "error: RESOLVER_HOOK_TIMEOUT: 'soon' is not a number of seconds\n"
         "hint: set it to a number of seconds, or unset it\n"
     )
+
+
+def test_a_host_that_lets_a_page_run_out_is_asked_for_no_more(tmp_path: Path) -> None:
+    """One deadline per hung host, not one per round of pages: the second page of a host
+    whose first gave no complete answer in time is not asked for, and says why."""
+    server = PageServer(delay=3)
+    with server.serving():
+        pytorch_html(server, "/whl/cu130/torch/", "/whl/cu130/", _torch_files())
+        pytorch_html(server, "/whl/cu126/torch/", "/whl/cu126/", _torch_files())
+        client = IndexClient(allow_insecure=True, timeout=1, cache_dir=tmp_path)
+        with pytest.raises(PageError) as first:
+            client.page(f"{server.url}/whl/cu130/torch/")
+        assert first.value.cause == "no answer in time"
+        start = time.monotonic()
+        with pytest.raises(PageError) as second:
+            client.page(f"{server.url}/whl/cu126/torch/")
+        assert time.monotonic() - start < 0.5
+        assert "not asked: 127.0.0.1:" in second.value.message
+        assert "gave an earlier page no complete answer within 1 s" in second.value.message
+        assert second.value.cause == "no answer in time"  # grouped with the first page's note
+        assert server.log == ["/whl/cu130/torch/"]

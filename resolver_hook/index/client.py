@@ -61,6 +61,9 @@ from resolver_hook.limits import (
 )
 from resolver_hook.manifest.urls import url_problem
 
+# The cause of a page whose server gave no complete answer within the deadline
+# (resolver_hook.index.fetch says it so).
+STALLED = "no answer in time"
 __all__ = [
     "ACCEPT",
     "ClientSource",
@@ -149,6 +152,10 @@ class IndexClient:
         # Told the URL of each page once it is read or has failed (from the reading
         # thread): a command's progress line counts them.
         self.on_read: Callable[[str], None] | None = None
+        # Hosts that gave a page no complete answer within the deadline: a later page of
+        # theirs in this run is not asked for (a hung host costs one deadline, not one
+        # for each round of pages a plan reads).
+        self._stalled: set[str] = set()
 
     @property
     def notes(self) -> list[str]:
@@ -207,7 +214,21 @@ class IndexClient:
             conditional["If-None-Match"] = entry.etag
         if entry is not None and entry.last_modified:
             conditional["If-Modified-Since"] = entry.last_modified
-        response = self.transport.get(target, accept=ACCEPT, headers=conditional)
+        host = _host_of(target)
+        if host in self._stalled:
+            raise PageError(
+                f"{redact(target)}: not asked: {host} gave an earlier page no complete "
+                f"answer within {self.transport.timeout:g} s",
+                hint="the server is slow or stalled; try again or raise --timeout",
+                cause=STALLED,
+            )
+        try:
+            response = self.transport.get(target, accept=ACCEPT, headers=conditional)
+        except PageError as exc:
+            if exc.cause == STALLED:
+                with self._lock:
+                    self._stalled.add(host)
+            raise
         if response.status == 304:
             if entry is None:
                 raise PageError(f"{redact(target)}: answered 304 Not Modified to a plain request")
@@ -448,6 +469,13 @@ class ClientSource:
         except ResolverHookError as exc:
             raise LookupError(exc.message) from None
         return data.decode("utf-8", "surrogateescape")
+
+
+def _host_of(url: str) -> str:
+    """``host[:port]`` of ``url``, without credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{host}:{parts.port}" if parts.port else host
 
 
 def page_source(
