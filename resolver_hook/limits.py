@@ -190,9 +190,11 @@ MAX_PAGE_URL_BYTES = 16 << 20
 MAX_INSTALL_REPORT_BYTES = 64 << 20
 # ``--verify-kernels``: wheel scans kept in the cache (one small JSON file each, by sha256).
 MAX_KERNEL_SCANS = 256
-# ``manifest import``: the default total deadline for a page, connect to last byte,
-# redirects included, and the largest ``--timeout`` accepted.
-NETWORK_DEADLINE = 30.0
+# The default total deadline for a page (``--timeout``, ``manifest import --timeout``),
+# connect to last byte, redirects included, and the largest accepted. An index page is
+# a few MB at most: 10 s is a slow link's time for it, and what a hung host costs a plan
+# (resolver_hook.index.client asks a host that let one page run out no more pages).
+NETWORK_DEADLINE = 10.0
 MAX_NETWORK_SECONDS = 3600.0
 # A file downloaded whole (a wheel hashed for a lock, read for its kernels): the page
 # deadline (``--timeout``), plus one second per MIN_DOWNLOAD_RATE bytes received so far,

@@ -11,7 +11,7 @@ Every use case (plan, explain, lock, install, sync, env, enable) takes a
   (loopback http and ``file:`` URLs accepted, :mod:`resolver_hook.manifest.urls`);
 - ``offline``: ``--offline`` or ``RESOLVER_HOOK_OFFLINE``; ``refresh``: ``--refresh``;
 - ``mirrors``: ``RESOLVER_HOOK_MIRRORS``, then ``--mirror`` (:mod:`resolver_hook.index.mirrors`);
-- ``timeout``: ``--timeout`` or ``RESOLVER_HOOK_TIMEOUT`` (seconds, default 30), one
+- ``timeout``: ``--timeout`` or ``RESOLVER_HOOK_TIMEOUT`` (seconds, default 10), one
   meaning everywhere: the most one index page or metadata file may take in all, and
   the most any one wait for the server may take (a file downloaded whole to hash it:
   that plus a second per 128 KiB; :class:`resolver_hook.index.fetch.Transport`);

@@ -133,7 +133,7 @@ def add_inventory_options(
         default=None,
         metavar="SECONDS",
         help="the most one index page may take in all, and each wait for its server (a "
-        "file downloaded whole to hash it: this plus a second per 128 KiB; default 30; "
+        "file downloaded whole to hash it: this plus a second per 128 KiB; default 10; "
         "also RESOLVER_HOOK_TIMEOUT)",
     )
 

@@ -182,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
     planner = planner_from_args(args)
-    args.timeout = planner.settings.timeout  # --timeout, else the variable, else 30 s
+    args.timeout = planner.settings.timeout  # --timeout, else the variable, else 10 s
     specs = list(dict.fromkeys(args.target or [])) or [None]  # a target given twice is one target
     plans: list[tuple[str, HostProfile, Plan]] = []
     for spec in specs:

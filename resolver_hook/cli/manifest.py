@@ -34,6 +34,7 @@ from typing import Any
 
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, seconds
 from resolver_hook.errors import UsageError
+from resolver_hook.limits import NETWORK_DEADLINE
 
 __all__ = ["register"]
 
@@ -72,8 +73,8 @@ def register(subparsers: Any) -> None:
         "came from); also the default --downloads",
     )  # fmt: skip
     imp.add_argument(
-        "--timeout", type=seconds, default=30.0,
-        help="seconds for the whole page, not per read (default 30)",
+        "--timeout", type=seconds, default=NETWORK_DEADLINE,
+        help="seconds for the whole page, not per read (default 10)",
     )  # fmt: skip
     imp.set_defaults(func=run_import)
     from resolver_hook.cli.variants import register_export
