@@ -153,33 +153,16 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool 
     payload = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
     if os.path.isdir(target):
         raise OperationalError(f"{shown}: cannot write: it is a folder")
-    folder, name = os.path.split(target)
-    tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
-    replaced = False
     with sigterm_raises():
+        tmp = _stage(shown, target, payload, sync=sync)
         try:
-            try:
-                mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
-            except FileNotFoundError:
-                mode = None
-            # Owner-only until its final mode is set: a 0600 file's new content is
-            # never readable by others, not even for a moment.
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-            fd = os.open(tmp, flags, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                if sync:
-                    os.fsync(handle.fileno())
-            os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
             os.replace(tmp, target)
-            replaced = True
-        except OSError as exc:
-            raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
-        finally:
-            if not replaced:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            if isinstance(exc, OSError):
+                raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+            raise
 
 
 def _writable_name(path: str | os.PathLike[str]) -> str:
@@ -245,9 +228,10 @@ def write_all(files: Sequence[tuple[str | os.PathLike[str], str | bytes]]) -> No
                         os.unlink(target)
 
 
-def _stage(shown: str, target: str, payload: bytes) -> str:
+def _stage(shown: str, target: str, payload: bytes, *, sync: bool = True) -> str:
     """``payload`` in a new temporary file beside ``target``, with ``target``'s mode (or
-    a new file's): its path. OperationalError naming ``shown`` on failure."""
+    a new file's): its path (``sync``: on disk). OperationalError naming ``shown`` on
+    failure; the temporary file is removed on any failure or interruption."""
     folder, name = os.path.split(target)
     tmp = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
     try:
@@ -255,6 +239,8 @@ def _stage(shown: str, target: str, payload: bytes) -> str:
             mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
             mode = None
+        # Owner-only until its final mode is set: a 0600 file's new content is
+        # never readable by others, not even for a moment.
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(tmp, flags, 0o600)
     except OSError as exc:
@@ -263,12 +249,15 @@ def _stage(shown: str, target: str, payload: bytes) -> str:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
         os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
-    except OSError as exc:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+        if isinstance(exc, OSError):
+            raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+        raise
     return tmp
 
 
