@@ -20,7 +20,10 @@ def add_machine_options(parser: argparse.ArgumentParser) -> None:
     which = group.add_mutually_exclusive_group()
     which.add_argument("--profile", metavar="FILE", help="a profile saved by 'detect --json'")
     which.add_argument(
-        "--target", metavar="SPEC", help="e.g. linux-aarch64-py312-glibc2.39-cuda13.0-sm121"
+        "--target",
+        metavar="SPEC",
+        help="e.g. linux-aarch64-py312-glibc2.39-cuda13.0-sm121 or "
+        "linux-x86_64-py312-rocm7.2-gfx942 (fields: docs/commands.md, Targets)",
     )
     group.add_argument("--cuda", metavar="X.Y", help="driver CUDA version ('' = no NVIDIA GPU)")
     group.add_argument("--sm", metavar="CC[,CC]", help="GPU compute capabilities, e.g. 9.0,12.1")

@@ -335,8 +335,13 @@ _TARGET_FIELDS = {
     "cuda": "CUDA version",
     "sm": "GPU list",
     "rocm": "ROCm version",
+    "gfx": "AMD GPU list",
     "l4t": "L4T release",
 }
+
+# An AMD GPU as ``detect`` names it (KFD's gfx_target_version, or rocm_agent_enumerator):
+# ``gfx`` + major + minor and stepping in hex: gfx90a, gfx942, gfx1100, gfx1151.
+_GFX = re.compile(r"gfx\d{1,2}[0-9a-f]{2}")
 
 # Assumed where a target spec leaves a field out (said in the profile's notes).
 DEFAULT_GLIBC = "2.35"
@@ -360,7 +365,7 @@ def _once(seen: dict[str, str], field: str, where: str) -> None:
 def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per field
     """Describe another machine from a target spec.
 
-    ``OS-ARCH[-pyXY[t]][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y][-l4tX.Y]``;
+    ``OS-ARCH[-pyXY[t]][-glibcX.Y][-cudaX.Y][-smXY,...][-rocmX.Y][-gfxNNN,...][-l4tX.Y]``;
     ``py313t`` is a free-threaded CPython 3.13; ``l4tX.Y`` names a Jetson by its L4T
     release (JetPack 6 is L4T r36); a compute capability that exists only on Jetson
     modules (sm87: Orin) names a Jetson too (docs/facts.md section 1.2).
@@ -386,6 +391,7 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
     free_threaded = False
     glibc = cuda = rocm = l4t = None
     ccs: list[tuple[int, int]] = []
+    gfx: tuple[str, ...] = ()
     notes: list[str] = []
     seen: dict[str, str] = {}
     for f in fields[2:]:
@@ -402,12 +408,14 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
             ccs = _cc_list(low, f"{where} field {f!r}", prefix="sm")
         elif m := re.fullmatch(r"rocm(\d{1,3}\.\d{1,3})", low):
             rocm = m.group(1)
+        elif low.startswith("gfx"):
+            gfx = _gfx_list(low, f"{where} field {f!r}")
         elif m := re.fullmatch(r"l4t(\d{1,3}(?:\.\d{1,3}){0,2})", low):
             l4t = m.group(1)  # a Jetson: its L4T release (JetPack 6 = L4T r36)
         else:
             raise UsageError(
                 f"{where}: field {f!r} is not pyXY[t], glibcX.Y, cudaX.Y, smXY[,smXY], "
-                "rocmX.Y or l4tX.Y"
+                "rocmX.Y, gfxNNN[,gfxNNN] or l4tX.Y"
             )
     if python is None:
         python = sys.version_info[:2]
@@ -426,6 +434,8 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
             f"compute capability {format_cc(jetson[0])} is a Jetson's; its L4T release is "
             "not given (add l4tX.Y to the target, e.g. l4t36.4 for JetPack 6)"
         )
+    if gfx and rocm is None:
+        notes.append("ROCm version not given in the target (add rocmX.Y, e.g. rocm7.2)")
     if free_threaded and python < (3, 13):
         raise UsageError(f"{where}: free-threaded CPython exists from 3.13 on")
     if (ccs or cuda) and os_name == "macos":
@@ -451,13 +461,26 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
         libc=libc,
         libc_version=glibc,
         nvidia=nvidia,
-        rocm=RocmInfo(version=rocm) if rocm else None,
+        rocm=RocmInfo(version=rocm, gfx=gfx) if rocm or gfx else None,
         mps=os_name == "macos" and arch == "aarch64",
         l4t=l4t,
         probes=probe_list,
         notes=tuple(notes),
         origin=f"target {spec}",
     )
+
+
+def _gfx_list(text: str, where: str) -> tuple[str, ...]:
+    """``gfx942`` or ``gfx90a,gfx942``: the AMD GPUs, in order, without repeats."""
+    names = text.split(",")
+    bad = next((n for n in names if not _GFX.fullmatch(n)), None)
+    if bad is not None:
+        raise UsageError(
+            f"{where}: {bad!r} is not an AMD GPU name (gfxNNN[,gfxNNN], such as gfx942 or "
+            "gfx90a,gfx942)",
+            hint="`resolver-hook detect` on the machine prints its gfx names",
+        )
+    return tuple(dict.fromkeys(names))
 
 
 def load_profile(path: str) -> HostProfile:
