@@ -48,3 +48,42 @@ def test_a_bad_gfx_field_is_one_error_line_and_a_hint(capsys: pytest.CaptureFixt
     assert lines[0].startswith("error: --target 'linux-x86_64-py312-rocm6.4-gfx9' field 'gfx9'")
     assert lines[1].startswith("hint: ")
     assert len(lines) == 2
+
+
+def _whole(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """``env plan --example ARGV...``, which must plan every pass: its output."""
+    code, out, err = cli(capsys, "env", "plan", "--example", *argv)
+    assert (code, err) == (0, ""), err
+    assert "pass 1, stack: torch==2.13.0, torchvision==0.28.0, torchaudio>=2.11,<2.12" in out
+    assert "pass 3, extras (--upgrade): torchcodec==0.15.0\n" in out
+    return out
+
+
+@pytest.mark.builtin_data
+def test_an_amd_gpu_on_rocm_7_2_gets_the_whole_rocm_environment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = _whole(capsys, "--target", "linux-x86_64-py312-rocm7.2-gfx942")
+    assert "machine:     Linux x86_64, Python 3.12, glibc 2.35, AMD ROCm 7.2 (gfx942)" in out
+    for line in (
+        "  torch: torch==2.13.0+rocm7.2 from https://download.pytorch.org/whl/rocm7.2/torch/",
+        "  torchvision: torchvision==0.28.0+rocm7.2 from "
+        "https://download.pytorch.org/whl/rocm7.2/torchvision/",
+        "  torchaudio: torchaudio==2.11.0+rocm7.2 from "
+        "https://download.pytorch.org/whl/rocm7.2/torchaudio/",
+    ):
+        assert line in out
+    assert "pass 4, optional, each import-checked, rolled back on failure: " in out
+    assert "flash-attn" not in out.split("pass 4", 1)[1].split("\n", 1)[0]
+
+
+@pytest.mark.builtin_data
+def test_an_arm_server_without_a_gpu_gets_the_aarch64_cpu_stack_with_cpu(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = _whole(capsys, "--target", "linux-aarch64-py312", "--cpu")
+    for name, version in (("torch", "2.13.0"), ("torchvision", "0.28.0"), ("torchaudio", "2.11.0")):
+        line = f"  {name}: {name}=={version}+cpu from https://download.pytorch.org/whl/cpu/{name}/"
+        assert f"{line}: Linux aarch64, Python 3.12" in out
+    assert "optional" not in out
+    assert "note: CPU-only environment" in out
