@@ -87,3 +87,20 @@ def test_an_arm_server_without_a_gpu_gets_the_aarch64_cpu_stack_with_cpu(
         assert f"{line}: Linux aarch64, Python 3.12" in out
     assert "optional" not in out
     assert "note: CPU-only environment" in out
+
+
+@pytest.mark.builtin_data
+def test_rocm_6_4_is_refused_at_torch_with_the_rocm_release_that_has_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = cli(
+        capsys, "env", "plan", "--example", "--target", "linux-x86_64-py312-rocm6.4-gfx942"
+    )
+    assert code == 1
+    assert (
+        "  torch 2.13.0+rocm7.2 (download.pytorch.org/whl/rocm7.2/torch/): "
+        "needs ROCm >=7.2; this machine has ROCm 6.4\n"
+    ) in err
+    assert "hint: an AMD GPU with ROCm 7.2 or newer gets torch 2.13.0+rocm7.2\n" in err
+    assert "hint: an AMD GPU with ROCm 7.2 or newer gets torchaudio 2.11.0+rocm7.2\n" in err
+    assert not [line for line in err.splitlines() if line.startswith("hint: an NVIDIA GPU")]

@@ -129,7 +129,9 @@ def apply_change(profile: HostProfile, change: Change) -> HostProfile:
 
 def _changes(profile: HostProfile, manifests: Sequence[Manifest]) -> list[list[Change]]:
     """Single changes worth trying, by kind in the order of preference: a newer driver,
-    another Python, another OS/arch (or glibc), a GPU of another family, ROCm."""
+    another Python, another OS/arch (or glibc), a GPU of another family, ROCm; on a
+    machine with ROCm a newer ROCm comes first (its GPU stays; an NVIDIA one is not
+    the nearest change)."""
     flavours = [f for man in manifests for f in man.flavours]
     kinds = [
         _driver_changes(profile, flavours),
@@ -138,6 +140,8 @@ def _changes(profile: HostProfile, manifests: Sequence[Manifest]) -> list[list[C
         _gpu_changes(profile, flavours),
         _rocm_changes(profile, flavours),
     ]
+    if profile.rocm is not None:
+        kinds.insert(0, kinds.pop())
     return [kind[:MAX_HINT_CHANGES] for kind in kinds]  # nearest first: limits.py
 
 
