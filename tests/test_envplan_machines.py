@@ -90,6 +90,27 @@ def test_an_arm_server_without_a_gpu_gets_the_aarch64_cpu_stack_with_cpu(
 
 
 @pytest.mark.builtin_data
+def test_a_gh200_on_a_cuda_12_6_driver_is_refused_naming_the_builds_missing_beside_torch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # torch 2.13.0 has a cu126 aarch64 build (sm_80, sm_90); no source lists a CUDA 12
+    # aarch64 torchvision 0.28.0 or torchaudio 2.11 (PyPI's are CUDA 13 builds).
+    code, out, err = cli(
+        capsys, "env", "plan", "--example", "--target", "linux-aarch64-py312-cuda12.6-sm90"
+    )
+    assert code == 1
+    assert "pass 1" not in out
+    assert err.endswith(
+        "error: the stack has no build for this machine\n"
+        "hint: torch 2.13.0+cu126 (https://download.pytorch.org/whl/cu126/torch/) runs here, "
+        "but the data has no build of torchvision==0.28.0 or torchaudio>=2.11,<2.12 beside it "
+        "for this machine: no source their manifests cite lists one (`resolver-hook explain "
+        "NAME` with this target lists every build it knows)\n"
+    )
+    assert "hint: a driver of 580 or newer (CUDA 13.0) gets torchvision 0.28.0" in err
+
+
+@pytest.mark.builtin_data
 def test_rocm_6_4_is_refused_at_torch_with_the_rocm_release_that_has_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

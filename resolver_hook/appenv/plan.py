@@ -200,7 +200,8 @@ def plan_environment(
             continue
         if not plan.ok:
             what = file.file.name if file else "the stack" if kind == "stack" else f"the {kind}"
-            return _refuse(base, f"{what} has no build for this machine", "", plan)
+            hint = _stack_gap(decl.stack, manifests, profile, today) if kind == "stack" else ""
+            return _refuse(base, f"{what} has no build for this machine", hint, plan)
         why = file.when.describe() if file else ""
         passes.append(
             EnvPass(
@@ -208,6 +209,38 @@ def plan_environment(
             )
         )
     return dataclasses.replace(base, passes=tuple(passes))
+
+
+def _stack_gap(
+    stack: tuple[str, ...],
+    manifests: Mapping[str, Manifest],
+    profile: HostProfile,
+    today: datetime.date | None,
+) -> str:
+    """Why a refused stack does not agree on one build, when some of its lines plan on
+    their own: the builds that run here, and the lines with no build beside them (a
+    GH200 on a CUDA 12.6 driver has torch 2.13.0+cu126 but no torchvision for it).
+    "" when no line plans alone: the plan's own errors say what is missing."""
+    runs: list[str] = []
+    missing: list[str] = []
+    for line in stack:
+        alone = resolve(read_requirements([], [line]), manifests, profile, today=today)
+        if not alone.ok:
+            missing.append(line)
+            continue
+        for p in alone.packages:
+            if p.requested and p.action in ("rewrite", "build") and p.version:
+                runs.append(f"{p.name} {p.version} ({p.url})" if p.url else f"{p.name} {p.version}")
+    if not runs or not missing:
+        return ""
+    one = len(runs) == 1
+    whose = "its manifest cites" if len(missing) == 1 else "their manifests cite"
+    return (
+        f"{' and '.join(runs)} {'runs' if one else 'run'} here, but the data has no build "
+        f"of {' or '.join(missing)} beside {'it' if one else 'them'} for this machine: no "
+        f"source {whose} lists one (`resolver-hook explain NAME` with this target lists "
+        "every build it knows)"
+    )
 
 
 def _refuse(base: EnvPlan, why: str, hint: str, plan: Plan | None = None) -> EnvPlan:
