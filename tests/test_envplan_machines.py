@@ -125,3 +125,16 @@ def test_rocm_6_4_is_refused_at_torch_with_the_rocm_release_that_has_it(
     assert "hint: an AMD GPU with ROCm 7.2 or newer gets torch 2.13.0+rocm7.2\n" in err
     assert "hint: an AMD GPU with ROCm 7.2 or newer gets torchaudio 2.11.0+rocm7.2\n" in err
     assert not [line for line in err.splitlines() if line.startswith("hint: an NVIDIA GPU")]
+
+
+@pytest.mark.builtin_data
+def test_a_refused_stack_fits_the_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, _, err = cli(
+        capsys, "env", "plan", "--example", "--target", "linux-aarch64-py312-cuda12.6-sm90"
+    )
+    assert code == 1
+    assert [line for line in err.splitlines() if len(line) > 80] == []
+    assert "hint: torch 2.13.0+cu126 (https://download.pytorch.org/whl/cu126/torch/) runs" in err

@@ -72,7 +72,7 @@ def _project(args: argparse.Namespace) -> Path:
 def run(args: argparse.Namespace) -> int:
     from resolver_hook.appenv.declaration import load_declaration
     from resolver_hook.appenv.plan import plan_environment
-    from resolver_hook.cli._output import columns, paint_lines, verbosity
+    from resolver_hook.cli._output import columns, fit, paint_lines, verbosity
     from resolver_hook.cli.plan import render_errors
 
     decl = load_declaration(_project(args))
@@ -95,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
                 )
             )
         hint = f"hint: {eplan.hint}\n" if eplan.hint else ""
-        sys.stderr.write(paint_lines(f"error: {eplan.refused}\n{hint}", sys.stderr))
+        refusal = fit(f"error: {eplan.refused}\n{hint}", columns(sys.stderr), cut=False)
+        sys.stderr.write(paint_lines(refusal, sys.stderr))
         return 1
     if args.verb == "plan":
         return 0
