@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""The inventory expansion of a warm plan, side by side with a baseline tree.
+"""The plan of five packages in-process, side by side with a baseline tree.
 
-What ``plan torch torchvision torchaudio xformers triton --target
-linux-x86_64-py312-cuda13.0-sm100 --offline`` spends turning the manifests' index
-flavours into files (``cli._inputs.planning_manifests``: pages from the page cache or
-the shipped snapshot, candidates, metadata, expansion), timed in-process in a fresh
-interpreter, and the whole command (a fresh process, wall clock; the plans earlier runs
-stored are removed first, so it plans anew instead of replaying). Each tree runs the
-python of its own clean venv (a wheel of the tree, bytecode compiled:
-scripts/_benchutil.py). One online plan fills a page cache first (PyPI; a page it
-cannot reach is served from the shipped snapshot); every timed run reads that one
-cache ``--offline``, so both trees see the same pages.
+What ``plan torch torchvision torchaudio flash-attn xformers --target
+linux-x86_64-py312-cuda13.0-sm100 --offline`` spends after its imports, timed
+in-process in a fresh interpreter, in three phases: reading the manifests (the built-in
+ones parse when first used, so most of it lands in the next phase), turning their index
+flavours into files (pages from the page cache or the shipped snapshot, candidates,
+metadata, expansion), and resolving; and the whole command (a fresh process, wall
+clock; the plans earlier runs stored are removed first, so it plans anew instead of
+replaying). Each tree runs the python of its own clean venv (a wheel of the tree,
+bytecode compiled: scripts/_benchutil.py). One online plan fills a page cache first
+(PyPI; a page it cannot reach is served from the shipped snapshot); every timed run
+reads that one cache ``--offline``, so both trees see the same pages. A baseline tree
+from before the planner (``cli._inputs.planning_manifests``) is timed through that
+function, the same phases.
 
 Runs alternate (A, B, A, B, ...) so a drifting machine hits both alike; medians (and
 min, max) of wall and CPU time are printed with the load average before and after (on
@@ -18,7 +21,8 @@ a busy machine the CPU time moves least). Not a test: figures go in notes.
 
 Usage: python3 scripts/bench_expand.py [--runs N] [--source DIR] [--compare DIR]
   --source: the tree to measure (default: this checkout); --compare: a baseline tree
-  (e.g. ``git worktree add --detach ../base main``).
+  (e.g. ``git archive`` of a commit extracted to a folder, as for
+  scripts/differential.py).
 """
 
 from __future__ import annotations
@@ -35,30 +39,49 @@ from pathlib import Path
 from _benchutil import clean_venv, tree_arguments
 
 PLAN = [
-    *["plan", "torch", "torchvision", "torchaudio", "xformers", "triton"],
+    *["plan", "torch", "torchvision", "torchaudio", "flash-attn", "xformers"],
     *["--target", "linux-x86_64-py312-cuda13.0-sm100"],
 ]
 
-# The phase, timed in a fresh interpreter (imports the command needs before it are
-# done first, as the command does them).
+# The phases, timed in a fresh interpreter (the imports the command needs are done
+# first, as the command does them before it plans).
+PHASES = ("manifests", "pages", "resolve", "in-process")
 PHASE = """
 import sys, time
 from resolver_hook.cli import build_parser, _inputs
 from resolver_hook.cli._machine import machine_from_args
+from resolver_hook.resolve import resolve
+planned = hasattr(_inputs, "planner_from_args")
+if planned:
+    import resolver_hook.planner
 args = build_parser("plan").parse_args(sys.argv[1:])
 reqs = _inputs.requirements_from_args(args)
 prof = machine_from_args(args)
+def clock():
+    return time.perf_counter(), time.process_time()
+t0 = clock()
 found = _inputs.manifests_from_args(args)
-start, cpu = time.perf_counter(), time.process_time()
-_inputs.planning_manifests(args, found, _inputs.requirement_names(reqs), prof)
-print(time.perf_counter() - start, time.process_time() - cpu)
+t1 = clock()
+if planned:
+    planner = _inputs.planner_from_args(args)
+    manifests = planner.pages_for(found, reqs, prof)
+    t2 = clock()
+    planner.plan(reqs, manifests, prof)
+else:  # a tree from before the planner
+    manifests = _inputs.planning_manifests(args, found, _inputs.requirement_names(reqs), prof)
+    t2 = clock()
+    resolve(reqs, manifests, prof)
+t3 = clock()
+for a, b in ((t0, t1), (t1, t2), (t2, t3), (t0, t3)):
+    print(b[0] - a[0], b[1] - a[1])
 """
 
 
-def phase(py: str, env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (all threads) of planning_manifests in a fresh interpreter
-    (run in a folder of its own: ``python -c`` imports from the current folder first,
-    which from a checkout would be the checkout's package, not the venv's)."""
+def phase(py: str, env: dict[str, str], cwd: Path) -> list[tuple[float, float]]:
+    """Wall and CPU seconds (all threads) of each of :data:`PHASES` in a fresh
+    interpreter (run in a folder of its own: ``python -c`` imports from the current
+    folder first, which from a checkout would be the checkout's package, not the
+    venv's)."""
     done = subprocess.run(
         [py, "-c", PHASE, *PLAN, "--offline"],
         capture_output=True,
@@ -67,8 +90,8 @@ def phase(py: str, env: dict[str, str], cwd: Path) -> tuple[float, float]:
         cwd=cwd,
         check=True,
     )
-    wall_s, cpu_s = done.stdout.split()[-2:]
-    return float(wall_s), float(cpu_s)
+    values = [float(x) for x in done.stdout.split()[-2 * len(PHASES) :]]
+    return list(zip(values[::2], values[1::2], strict=True))
 
 
 def command(hook: str, env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -106,12 +129,13 @@ def main() -> None:
             check=False,
         )
         times: dict[str, dict[str, list[tuple[float, float]]]] = {
-            n: {"phase": [], "plan": []} for n in trees
+            n: {label: [] for label in (*PHASES, "plan")} for n in trees
         }
         load = os.getloadavg()
         for _ in range(args.runs):
             for name, py in pythons.items():
-                times[name]["phase"].append(phase(py, env, Path(tmp)))
+                for label, got in zip(PHASES, phase(py, env, Path(tmp)), strict=True):
+                    times[name][label].append(got)
             for name, py in pythons.items():
                 hook = str(Path(py).parent / "resolver-hook")
                 times[name]["plan"].append(command(hook, env, Path(tmp)))
@@ -122,7 +146,8 @@ def main() -> None:
         print("(CPU: what the machine's other work changes least)")
         for name, got in times.items():
             print(name)
-            for label, shown in (("phase", "planning_manifests"), ("plan", "plan --offline")):
+            for label in (*PHASES, "plan"):
+                shown = "plan --offline" if label == "plan" else label
                 for i, kind in enumerate(("wall", "CPU")):
                     values = [x[i] * 1000 for x in got[label]]
                     print(
