@@ -394,7 +394,9 @@ _PUBLIC: dict[int, tuple[Version, tuple[Any, ...]]] = {}
 
 @functools.lru_cache(maxsize=1024)
 def _exact_release(spec: str) -> Version | None:
-    """The public release a coupling pins exactly (``torch==2.7.1``), or None."""
+    """The public release a coupling pins exactly (``torch==2.7.1``; ``2.13.0`` of
+    ``torch==2.13.0+cu126``: a build of another release cannot meet a labelled pin
+    either, and a prebuilt wheel's coupling is labelled), or None."""
     parsed = SpecifierSet(spec)
     if len(parsed) != 1:
         return None
@@ -405,13 +407,13 @@ def _exact_release(spec: str) -> Version | None:
         pinned = Version(one.version)
     except InvalidVersion:
         return None
-    return None if pinned.local is not None else pinned
+    return pinned if pinned.local is None else Version(pinned.public)
 
 
 def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
     """The builds of ``builds`` (flavours, or ``(flavour, ...)`` pairs) that may meet
-    ``r``: for an exact pin (``torch==2.7.1``, most couplings) those of that release and
-    the ranges; else all. A cheap filter before :func:`meets`, from an index of
+    ``r``: for an exact pin (``torch==2.7.1``, ``torch==2.13.0+cu126``: most couplings)
+    those of that release and the ranges; else all. A cheap filter before :func:`meets`, from an index of
     ``builds`` by release kept while the sequence is unchanged (a plan asks it of every
     pair of coupled builds)."""
     pinned = _exact_release(str(r.specifier))
