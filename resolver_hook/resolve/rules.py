@@ -272,7 +272,7 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
     version = f.version
     versions = f.versions if isinstance(f, IndexFlavour) else None
     if versions is None:
-        return spec.contains(version, prereleases=True)
+        return _contains(spec, version)
     if _disjoint(spec, versions) or _disjoint(versions, spec):
         return False  # triton<=3.2.0 against ">=3.6.0": no release is in both
     if no_version_between(spec & versions) is not None:
@@ -288,6 +288,23 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
             if pinned.local is not None and pinned.local != version.local:
                 return False  # ==2.2.2+cu121 is not a build of the cu118 range
     return True
+
+
+def _contains(spec: SpecifierSet, version: Version) -> bool:
+    """``spec.contains(version, prereleases=True)``, kept by identity: a plan asks it
+    of the same requirement and build many times (every coupling against every build
+    of a history), and packaging's check is the largest part of rule 5's cost. The
+    entry holds both objects, so neither id is reused while it is kept."""
+    hit = _CONTAINS.get((id(spec), id(version)))
+    if hit is None or hit[0] is not spec or hit[1] is not version:
+        if len(_CONTAINS) > 65536:
+            _CONTAINS.clear()
+        hit = (spec, version, spec.contains(version, prereleases=True))
+        _CONTAINS[id(spec), id(version)] = hit
+    return hit[2]
+
+
+_CONTAINS: dict[tuple[int, int], tuple[SpecifierSet, Version, bool]] = {}
 
 
 def _disjoint(low: SpecifierSet, high: SpecifierSet) -> bool:
@@ -311,7 +328,26 @@ def _disjoint(low: SpecifierSet, high: SpecifierSet) -> bool:
 def meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     """Whether ``other`` (chosen for ``r``'s package) meets ``f``'s coupling ``r``:
     None, or why not. A page template over ``other``'s build needs more than the
-    version: one of ``local_labels``, and the facts the template reads."""
+    version: one of ``local_labels``, and the facts the template reads.
+
+    Kept by identity: a plan asks it of the same pair of builds in the search, in its
+    pruning (to a fixed point) and again when it says why each build was not chosen,
+    so each pair of a long history is judged once. The entry holds the three objects,
+    so no id is reused while it is kept."""
+    key = (id(f), id(r), id(other))
+    hit = _MEETS.get(key)
+    if hit is None or hit[0] is not f or hit[1] is not r or hit[2] is not other:
+        if len(_MEETS) > 65536:
+            _MEETS.clear()
+        hit = (f, r, other, _meets(f, r, other))
+        _MEETS[key] = hit
+    return hit[3]
+
+
+_MEETS: dict[tuple[int, int, int], tuple[Flavour, Requirement, Flavour, Unmet | None]] = {}
+
+
+def _meets(f: Flavour, r: Requirement, other: Flavour) -> Unmet | None:
     label = f.version.local if isinstance(f, IndexFlavour) and f.versions is not None else None
     if label and other.version.local != label:
         # A labelled range's builds go with the coupled package's build of the same
