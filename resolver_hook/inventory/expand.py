@@ -595,19 +595,21 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
     if f.versions is None or not page.releases:
         return []
     out = []
-    label = f.version.local
-    for v, local in _releases_of(page.releases):
-        if local != label or v in have:
-            continue
-        if f.versions.contains(v, prereleases=False):
+    for v in _releases_by_label(page.releases).get(f.version.local, ()):
+        if v not in have and f.versions.contains(v, prereleases=False):
             out.append(dataclasses.replace(f, version=v, versions=None))
     return out
 
 
 @functools.lru_cache(maxsize=256)
-def _releases_of(texts: tuple[str, ...]) -> tuple[tuple[Version, str | None], ...]:
-    """A page's compact rows parsed once: (version, its local label)."""
-    return tuple((v, v.local) for v in map(Version, texts))
+def _releases_by_label(texts: tuple[str, ...]) -> Mapping[str | None, tuple[Version, ...]]:
+    """A page's compact rows parsed once, by local label (page order kept within each):
+    a range looks only at its own label's releases, not at the whole history of the
+    page for every range (callers only read it)."""
+    out: dict[str | None, list[Version]] = {}
+    for v in map(Version, texts):
+        out.setdefault(v.local, []).append(v)
+    return {label: tuple(vs) for label, vs in out.items()}
 
 
 def covered_releases(
