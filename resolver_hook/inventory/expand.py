@@ -594,11 +594,13 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
     from the page, never with a file name."""
     if f.versions is None or not page.releases:
         return []
-    out = []
-    for v in _releases_by_label(page.releases).get(f.version.local, ()):
-        if v not in have and f.versions.contains(v, prereleases=False):
-            out.append(dataclasses.replace(f, version=v, versions=None))
-    return out
+    mine = [v for v in _releases_by_label(page.releases).get(f.version.local, ()) if v not in have]
+    # One filter of the label's releases: packaging parses each bound once for the
+    # lot, where contains() would parse them again for every release.
+    return [
+        dataclasses.replace(f, version=v, versions=None)
+        for v in f.versions.filter(mine, prereleases=False)
+    ]
 
 
 @functools.lru_cache(maxsize=256)
