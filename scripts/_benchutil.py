@@ -51,15 +51,15 @@ def clean_venv(root: Path, source: Path = REPO) -> Path:
 
 def tree_arguments(doc: str | None, *, runs: int) -> tuple[argparse.Namespace, dict[str, Path]]:
     """``--runs N``, ``--source DIR`` (default: this checkout) and ``--compare DIR`` (a
-    baseline tree, measured first): the parsed arguments and the trees by label."""
+    baseline tree, measured first; repeatable, in the order given): the parsed
+    arguments and the trees by label."""
     parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--runs", type=int, default=runs)
     parser.add_argument("--source", type=Path, default=REPO)
-    parser.add_argument("--compare", type=Path, metavar="DIR")
+    parser.add_argument("--compare", type=Path, metavar="DIR", action="append", default=[])
     args = parser.parse_args()
-    trees = {f"source {args.source}": args.source}
-    if args.compare is not None:
-        trees = {f"compare {args.compare}": args.compare, **trees}
+    trees = {f"compare {tree}": tree for tree in args.compare}
+    trees[f"source {args.source}"] = args.source
     return args, trees
 
 
