@@ -413,9 +413,9 @@ def _exact_release(spec: str) -> Version | None:
 def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
     """The builds of ``builds`` (flavours, or ``(flavour, ...)`` pairs) that may meet
     ``r``: for an exact pin (``torch==2.7.1``, ``torch==2.13.0+cu126``: most couplings)
-    those of that release and the ranges; else all. A cheap filter before :func:`meets`, from an index of
-    ``builds`` by release kept while the sequence is unchanged (a plan asks it of every
-    pair of coupled builds)."""
+    those of that release and the ranges; else all. A cheap filter before
+    :func:`meets`, from an index of ``builds`` by release kept while the sequence is
+    unchanged (a plan asks it of every pair of coupled builds)."""
     pinned = _exact_release(str(r.specifier))
     index = _index(builds)
     if pinned is None:
