@@ -1,0 +1,56 @@
+"""A pinned xformers release couples the plan of an unpinned torch (issue 40, item 5):
+its own METADATA pins one torch release (0.0.25.post1 -> torch==2.2.2, docs/facts.md
+section 6.8), so the plan takes that torch where a build of it runs, and refuses the
+pair where none does, naming both and the requirement between them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.clirun import cli
+
+L40 = "linux-x86_64-py311-cuda12.8-sm89"
+B200 = "linux-x86_64-py311-cuda13.0-sm100"
+B200_PY312 = "linux-x86_64-py312-cuda13.0-sm100"
+
+
+def _plan(
+    capsys: pytest.CaptureFixture[str], target: str, *reqs: str
+) -> tuple[int, dict[str, dict[str, object]], str]:
+    code, out, err = cli(capsys, "plan", *reqs, "--offline", "--json", "--target", target)
+    return code, {str(p["name"]): p for p in json.loads(out)["packages"]}, err
+
+
+@pytest.mark.builtin_data
+def test_the_pinned_release_takes_the_torch_it_requires_where_that_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, plan, _ = _plan(capsys, L40, "xformers==0.0.25.post1", "torch")
+    assert code == 0
+    xformers, torch = plan["xformers"], plan["torch"]
+    # Judged by its rules (CUDA 12.1, sm_80 SASS covers sm_89), not an unjudged pass.
+    assert xformers["cause"] != "unjudged", xformers
+    assert xformers["line"] == "xformers==0.0.25.post1"
+    assert "couples with torch==2.2.2" in str(xformers["reason"])
+    # torch 2.2.2's cu121 wheels carry sm_86 (pytorch/builder release/2.2).
+    assert (torch["action"], torch["line"]) == ("rewrite", "torch==2.2.2+cu121")
+
+
+@pytest.mark.builtin_data
+def test_the_pair_is_refused_where_no_build_of_the_required_torch_runs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, plan, err = _plan(capsys, B200, "xformers==0.0.25.post1", "torch")
+    assert code == 1
+    xformers = plan["xformers"]
+    assert xformers["action"] == "error"
+    assert "xformers==0.0.25.post1 has no build that runs here" in str(xformers["reason"])
+    # The requirement between the two lines: torch 2.2.2 has no sm_100 build.
+    assert "needs torch==2.2.2; no such build of torch fits this machine" in err
+    # The nearest that runs needs a torch that runs here too (0.0.35: torch>=2.10).
+    assert "the nearest that does: xformers==0.0.35" in str(xformers["reason"])
+    # With Python 3.12 no build of 0.0.25.post1 exists at all: refused as well.
+    code, plan, _ = _plan(capsys, B200_PY312, "xformers==0.0.25.post1", "torch")
+    assert (code, plan["xformers"]["action"]) == (1, "error")
