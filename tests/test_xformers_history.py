@@ -9,6 +9,9 @@ import json
 
 import pytest
 
+from resolver_hook.host import parse_target
+from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.resolve import resolve
 from tests.clirun import cli
 
 L40 = "linux-x86_64-py311-cuda12.8-sm89"
@@ -54,3 +57,47 @@ def test_the_pair_is_refused_where_no_build_of_the_required_torch_runs(
     # With Python 3.12 no build of 0.0.25.post1 exists at all: refused as well.
     code, plan, _ = _plan(capsys, B200_PY312, "xformers==0.0.25.post1", "torch")
     assert (code, plan["xformers"]["action"]) == (1, "error")
+
+
+_XF = """
+schema = 1
+[package]
+name = "xf"
+[[index]]
+version = "1.0"
+requires = ["tt==1.0"]
+[[index]]
+version = "1.1"
+requires = ["tt==1.1"]
+[[index]]
+version = "1.2"
+requires = ["tt==2.0"]
+"""
+
+
+def _tt() -> str:
+    out = ["schema = 1", "[package]", 'name = "tt"']
+    for version, gpu in (("1.0+cu121", "sm_90"), ("1.1+cu121", "sm_90"), ("2.0+cu128", "sm_100")):
+        out += [
+            "[[index]]",
+            f'url = "https://example.org/whl/{version.split("+")[1]}/tt/"',
+            f'version = "{version}"',
+            'cuda = ">=12.0"',
+            f'gpu = ["{gpu}"]',
+        ]
+    return "\n".join(out) + "\n"
+
+
+def test_the_nearest_release_offered_has_couplings_that_hold_here() -> None:
+    # xf 1.1 is ruled out by the user's pin and also by its coupling (tt 1.1 has no
+    # sm_100 build): the nearest that runs is 1.2, whose tt 2.0 does.
+    manifests = {
+        "xf": loads_manifest(_XF, source="test"),
+        "tt": loads_manifest(_tt(), source="test"),
+    }
+    plan = resolve(["xf==1.0", "tt"], manifests, parse_target("linux-x86_64-py312-cuda13.0-sm100"))
+    xf = plan.package("xf")
+    assert xf is not None
+    assert xf.action == "error"
+    assert "the nearest that does: xf==1.2" in xf.reason, xf.reason
+    assert [a.pin for a in xf.alternatives] == ["xf==1.2"]

@@ -345,26 +345,16 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
 
 
 def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
-    """Drop candidates coupled with a package that has no fitting build (to a fixed point)."""
+    """Drop candidates coupled with a package that has no fitting build (to a fixed
+    point); then mark the builds ruled out by the user's specifier alone whose
+    couplings cannot hold either, so that none is offered as the nearest that runs."""
     changed = True
     while changed:
         changed = False
         for slot in slots.values():
             keep = []
             for f, rank in slot.candidates:
-                dead = next(
-                    (
-                        r
-                        for r in f.requires
-                        if canonicalize_name(r.name) in slots
-                        and marker_true(r.marker, m.env)
-                        and not any(
-                            meets(f, r, g) is None
-                            for g in may_meet(r, slots[canonicalize_name(r.name)].candidates)
-                        )
-                    ),
-                    None,
-                )
+                dead = _dead_coupling(f, slots, m)
                 if dead is None:
                     keep.append((f, rank))
                 else:
@@ -372,6 +362,32 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                     why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
                     slot.rejected.append((f, [coupling_failure(why)]))
             slot.candidates = keep
+    for slot in slots.values():
+        for i, (f, fails) in enumerate(slot.rejected):
+            if not f.requires or not fails or any(x.rule != "specifier" for x in fails):
+                continue
+            dead = _dead_coupling(f, slots, m)
+            if dead is not None:
+                why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
+                slot.rejected[i] = (f, [*fails, coupling_failure(why)])
+
+
+def _dead_coupling(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> Requirement | None:
+    """The first coupling of ``f`` (its marker true here) that no candidate of the
+    coupled package meets, or None."""
+    return next(
+        (
+            r
+            for r in f.requires
+            if canonicalize_name(r.name) in slots
+            and marker_true(r.marker, m.env)
+            and not any(
+                meets(f, r, g) is None
+                for g in may_meet(r, slots[canonicalize_name(r.name)].candidates)
+            )
+        ),
+        None,
+    )
 
 
 def _public(v: Version) -> tuple[Any, ...]:
