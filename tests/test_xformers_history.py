@@ -59,6 +59,18 @@ def test_the_pair_is_refused_where_no_build_of_the_required_torch_runs(
     assert (code, plan["xformers"]["action"]) == (1, "error")
 
 
+@pytest.mark.builtin_data
+def test_a_cuda_12_build_is_not_paired_with_a_cuda_13_torch(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # PyPI's 0.0.34 is a CUDA 12.8 build for torch 2.10.0, which has CUDA 13 builds too:
+    # the rules cannot say "a CUDA 12 torch", so the release stays loudly unjudged
+    # rather than judged beside 2.10.0+cu130 (docs/facts.md section 6.8).
+    code, plan, _ = _plan(capsys, B200_PY312, "xformers==0.0.34", "torch")
+    assert code == 0
+    assert plan["xformers"]["cause"] == "unjudged", plan["xformers"]
+
+
 _XF = """
 schema = 1
 [package]
