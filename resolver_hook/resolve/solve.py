@@ -346,8 +346,9 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
 
 def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
     """Drop candidates coupled with a package that has no fitting build (to a fixed
-    point); then mark the builds ruled out by the user's specifier alone whose
-    couplings cannot hold either, so that none is offered as the nearest that runs."""
+    point); then, in a slot left with none, mark the builds ruled out by the user's
+    specifier alone whose couplings cannot hold either, so that none is offered as
+    the nearest that runs."""
     changed = True
     while changed:
         changed = False
@@ -363,6 +364,8 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                     slot.rejected.append((f, [coupling_failure(why)]))
             slot.candidates = keep
     for slot in slots.values():
+        if slot.candidates:
+            continue  # alternatives are offered only where nothing fits
         for i, (f, fails) in enumerate(slot.rejected):
             if not f.requires or not fails or any(x.rule != "specifier" for x in fails):
                 continue
