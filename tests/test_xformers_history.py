@@ -52,8 +52,9 @@ def test_the_pair_is_refused_where_no_build_of_the_required_torch_runs(
     assert "xformers==0.0.25.post1 has no build that runs here" in str(xformers["reason"])
     # The requirement between the two lines: torch 2.2.2 has no sm_100 build.
     assert "needs torch==2.2.2; no such build of torch fits this machine" in err
-    # The nearest that runs needs a torch that runs here too (0.0.35: torch>=2.10).
-    assert "the nearest that does: xformers==0.0.35" in str(xformers["reason"])
+    # The nearest that runs needs a torch that runs here too: 0.0.30 needs torch 2.7.0,
+    # whose cu128 build has sm_100 kernels.
+    assert "the nearest that does: xformers==0.0.30" in str(xformers["reason"])
     # With Python 3.12 no build of 0.0.25.post1 exists at all: refused as well.
     code, plan, _ = _plan(capsys, B200_PY312, "xformers==0.0.25.post1", "torch")
     assert (code, plan["xformers"]["action"]) == (1, "error")

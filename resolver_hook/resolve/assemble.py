@@ -578,7 +578,7 @@ def _alternatives(slot: Slot) -> list[Alternative]:
     outside = []
     for f, fails in slot.rejected:
         rules = {x.rule for x in fails}
-        if isinstance(f, IndexFlavour) and f.versions is not None:
+        if isinstance(f, IndexFlavour) and f.versions is not None and not _one_release(f):
             continue  # a pattern: no pin tells it apart
         if rules == {"accelerator"}:
             out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
@@ -589,6 +589,13 @@ def _alternatives(slot: Slot) -> list[Alternative]:
         outside.sort(key=lambda f: _nearness(f.version, asked))
     out.extend(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER) for f in outside)
     return list(dict.fromkeys(out))[:3]
+
+
+def _one_release(f: IndexFlavour) -> bool:
+    """Whether a pattern names one release exactly (``versions = "==0.0.30"``), so the
+    pin of its floor tells it apart."""
+    assert f.versions is not None
+    return [(s.operator, s.version) for s in f.versions] == [("==", str(f.version))]
 
 
 def _no_fit_reason(slot: Slot, m: Machine, alternatives: Sequence[Alternative]) -> str:
