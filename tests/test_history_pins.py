@@ -71,6 +71,7 @@ def test_a_release_no_source_describes_is_unjudged_and_loud(
     assert code == 0
     assert "UNJUDGED: which builds torch==2.6.0 has" in out  # without -v
     assert "warning: torch: UNJUDGED" in err
+    assert "UNJUDGED: UNJUDGED" not in err  # the cause is said once
     code, torch, _ = _plan(capsys, "torch==2.6.0", "--target", B200)
     assert (torch["action"], torch["cause"]) == ("pass", "unjudged")
     assert "CUDA runtime and kernel list" in str(torch["unjudged"])

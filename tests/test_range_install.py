@@ -109,3 +109,15 @@ def test_strict_refuses_a_release_the_rules_cannot_judge(
     assert proc.returncode == 1, proc.stderr
     assert "error: torch: UNJUDGED" in proc.stderr
     assert "nothing was installed: --strict" in proc.stderr
+
+
+def test_without_strict_an_unjudged_release_is_said_once_and_left_to_pip(
+    torch_index: GpuIndex, tmp_path: Path
+) -> None:
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    proc = install("pip", torch_index, venv, "torch==2.6.0", target=B200)
+    # The replica has no 2.6.0: pip's own refusal follows the warning.
+    assert proc.returncode != 0
+    assert "torch: UNJUDGED: which builds torch==2.6.0 has" in proc.stderr
+    assert "UNJUDGED: UNJUDGED" not in proc.stderr

@@ -401,7 +401,7 @@ class Plan:
                 needs = f" (needs {', '.join(p.build_needs)})" if p.build_needs else ""
                 out.append(f"{p.name}: build from source{needs}: {p.reason}")
             elif p.cause == "unjudged":
-                out.append(f"{p.name}: UNJUDGED: {p.reason}")
+                out.append(f"{p.name}: {p.reason}")  # the reason names its cause
         return out
 
     def to_dict(self) -> dict[str, Any]:
