@@ -22,7 +22,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from resolver_hook.manifest import builtin_manifests
-from resolver_hook.manifest.schema import Flavour, IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = (ROOT / "README.md", ROOT / "docs" / "manifests.md")

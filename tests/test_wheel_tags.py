@@ -19,7 +19,7 @@ from packaging.version import Version
 from resolver_hook.host.profile import compute_tags
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
-from resolver_hook.manifest.schema import IndexFlavour
+from resolver_hook.manifest.model import IndexFlavour
 
 X86 = "manylinux_2_28_x86_64"
 PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.13t", "3.14t"]

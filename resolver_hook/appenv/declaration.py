@@ -53,7 +53,7 @@ from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import UsageError
 from resolver_hook.host import HostProfile
-from resolver_hook.manifest.schema import ManifestError
+from resolver_hook.manifest.tables import ManifestError
 
 __all__ = [
     "GPU_FAMILIES",

@@ -35,7 +35,7 @@ from resolver_hook.host.profile import HostProfile
 from resolver_hook.install.installed import Environment, Installed
 from resolver_hook.install.kernels import library_problems
 from resolver_hook.install.twins import installed_twins
-from resolver_hook.manifest.schema import Flavour, Manifest, WheelFlavour
+from resolver_hook.manifest.model import Flavour, Manifest, WheelFlavour
 from resolver_hook.resolve import PackagePlan, evaluate_flavour, marker_environment, resolve
 
 __all__ = [

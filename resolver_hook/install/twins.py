@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from resolver_hook.install.installed import Installed
-from resolver_hook.manifest.schema import Manifest
+from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.twins import Family, families, twins_among
 
 __all__ = ["installed_twins", "may_have_twins"]

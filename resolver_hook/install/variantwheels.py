@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from resolver_hook.errors import OperationalError
-from resolver_hook.manifest.schema import WheelFlavour
+from resolver_hook.manifest.model import WheelFlavour
 from resolver_hook.manifest.variantname import NULL_LABEL
 
 if TYPE_CHECKING:

@@ -32,7 +32,7 @@ from resolver_hook.errors import ResolverHookError
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import check_version_text, parse_wheel_name
-from resolver_hook.manifest.schema import IndexFlavour
+from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.portable.platforms import parse_platform
 
 __all__ = [

@@ -3,7 +3,7 @@
 For each index flavour with a page (``url``; the plain build on the default index
 reads ``<default index>/<name>/``), the page's files of that flavour
 (:func:`~resolver_hook.inventory.candidates.candidates`) become
-:class:`~resolver_hook.manifest.schema.WheelFlavour` values carrying the flavour's
+:class:`~resolver_hook.manifest.model.WheelFlavour` values carrying the flavour's
 rules (CUDA floor, kernel list, runtime, couplings, evidence) and the file's facts
 (URL, tags, sha256, ``requires-python``). The planner then takes the newest that fits
 and pins it as ``name @ url#sha256=...``.
@@ -74,7 +74,7 @@ from resolver_hook.inventory.candidates import (
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
-from resolver_hook.manifest.schema import IndexFlavour, Manifest, WheelFlavour, needs_of
+from resolver_hook.manifest.model import IndexFlavour, Manifest, WheelFlavour, needs_of
 from resolver_hook.portable.platforms import parse_platform
 
 if TYPE_CHECKING:

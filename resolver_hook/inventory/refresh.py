@@ -66,7 +66,7 @@ from resolver_hook.inventory.expand import carried_files, covered_releases, page
 from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release_key
 from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
 from resolver_hook.limits import MAX_METADATA_BYTES
-from resolver_hook.manifest.schema import IndexFlavour, Manifest
+from resolver_hook.manifest.model import IndexFlavour, Manifest
 from resolver_hook.manifest.urls import url_problem
 
 __all__ = [

@@ -33,7 +33,7 @@ from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 from resolver_hook.lock.files import write_locks
 from resolver_hook.manifest import Manifest, parse_manifest
-from resolver_hook.manifest.schema import Flavour, IndexFlavour
+from resolver_hook.manifest.model import Flavour, IndexFlavour
 from resolver_hook.portable.cuda import format_cc, parse_cc
 from resolver_hook.resolve import Plan, evaluate_flavour
 

@@ -14,16 +14,10 @@ from resolver_hook.manifest.load import (
     load_manifest,
     loads_manifest,
 )
-from resolver_hook.manifest.schema import (
-    SCHEMA,
-    Flavour,
-    IndexFlavour,
-    Manifest,
-    ManifestError,
-    WheelFlavour,
-    parse_manifest,
-)
+from resolver_hook.manifest.model import SCHEMA, Flavour, IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.manifest.tables import ManifestError
 from resolver_hook.manifest.urls import check_url, url_filename, url_problem
+from resolver_hook.manifest.validate import parse_manifest
 
 __all__ = [
     "ENTRY_POINT_GROUP",

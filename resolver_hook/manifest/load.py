@@ -33,7 +33,9 @@ from typing import Any
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.limits import MAX_MANIFEST_BYTES
-from resolver_hook.manifest.schema import Manifest, ManifestError, parse_manifest
+from resolver_hook.manifest.model import Manifest
+from resolver_hook.manifest.tables import ManifestError
+from resolver_hook.manifest.validate import parse_manifest
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -41,7 +41,7 @@ from resolver_hook.manifest.write import WheelEntry
 
 if TYPE_CHECKING:
     from resolver_hook.index.model import Link
-    from resolver_hook.manifest.schema import Manifest, WheelFlavour
+    from resolver_hook.manifest.model import Manifest, WheelFlavour
 
 __all__ = [
     "PEP825_COMMIT",

@@ -89,7 +89,7 @@ from collections.abc import Iterable, Mapping
 from packaging.requirements import Requirement
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import Manifest
+from resolver_hook.manifest.model import Manifest
 from resolver_hook.reqfile import ReqEntry, ReqFile
 from resolver_hook.resolve.assemble import build_plan
 from resolver_hook.resolve.hints import apply_change, with_hints

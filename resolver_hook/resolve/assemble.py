@@ -22,13 +22,8 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import (
-    Flavour,
-    IndexFlavour,
-    Manifest,
-    WheelFlavour,
-    fill_template,
-)
+from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.manifest.templates import fill_template
 from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,

@@ -28,7 +28,7 @@ from resolver_hook.limits import (
     MAX_HINTED_PACKAGES,
     MAX_MACHINE_VERSION_DIGITS,
 )
-from resolver_hook.manifest.schema import (
+from resolver_hook.manifest.model import (
     Flavour,
     Manifest,
 )

@@ -27,7 +27,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook._plain import plain
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import Flavour, WheelFlavour
+from resolver_hook.manifest.model import Flavour, WheelFlavour
 from resolver_hook.portable.platforms import (
     PLATFORM_MACHINE,
     PLATFORM_SYSTEM,

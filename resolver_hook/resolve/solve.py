@@ -25,7 +25,7 @@ from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filen
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.schema import (
+from resolver_hook.manifest.model import (
     Flavour,
     IndexFlavour,
     Manifest,

@@ -22,7 +22,7 @@ from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.limits import SHOWN_VERSIONS
-from resolver_hook.manifest.schema import (
+from resolver_hook.manifest.model import (
     Flavour,
     IndexFlavour,
     Manifest,

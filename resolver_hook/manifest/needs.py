@@ -1,0 +1,286 @@
+"""What a flavour needs (``cuda``, ``rocm``, ``l4t``, ``gpu``, ``properties``,
+``requires``, ``cuda_floors``) and where that fact comes from (``cuda_runtime``,
+``evidence``, ``checked``), read from one table of a manifest.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from resolver_hook.limits import check_version_text
+from resolver_hook.manifest.tables import _Checker, _join, _kind
+from resolver_hook.manifest.urls import url_problem
+from resolver_hook.portable.cuda import KernelTarget, parse_target
+
+__all__ = ["no_version_between"]
+
+_NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
+_ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
+_FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
+
+_PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
+
+
+@dataclass(slots=True)
+class _Needs:
+    cuda: SpecifierSet | None = None
+    rocm: SpecifierSet | None = None
+    l4t: SpecifierSet | None = None
+    gpu: tuple[KernelTarget, ...] = ()
+    requires: tuple[Requirement, ...] = ()
+    cuda_runtime: Version | None = None
+    evidence: str | None = None
+    checked: datetime.date | None = None
+    other_properties: tuple[str, ...] = ()
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_RUNTIME = re.compile(r"^\d+\.\d+$")
+
+
+def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+    """``cuda_runtime``, ``evidence`` and ``checked``: what a build was made with and
+    where its facts come from."""
+    runtime = c.string(t, "cuda_runtime", path)
+    if runtime is not None:
+        if not _RUNTIME.match(runtime):
+            c.bad(_join(path, "cuda_runtime"), f"{runtime!r} is not a CUDA version like '13.2'")
+        elif needs.cuda is None:
+            c.bad(
+                _join(path, "cuda_runtime"),
+                "needs 'cuda' too (the driver's CUDA version the build runs on)",
+            )
+        else:
+            needs.cuda_runtime = Version(runtime)
+    evidence = c.string(t, "evidence", path)
+    if evidence is not None:
+        problem = url_problem(evidence)
+        if problem:
+            c.bad(_join(path, "evidence"), problem)
+        else:
+            needs.evidence = evidence
+    if "checked" in t:
+        value = t["checked"]
+        if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+            needs.checked = value
+        elif isinstance(value, str) and _DATE.match(value):
+            try:
+                needs.checked = datetime.date.fromisoformat(value)
+            except ValueError:
+                c.bad(_join(path, "checked"), f"{value!r} is not a real date")
+        else:
+            c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
+
+
+def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet | None:
+    """A non-empty PEP 440 specifier (shared), or None with the problem said at ``path``."""
+    too_big = check_version_text(text)
+    if too_big is not None:
+        c.bad(path, f"{text[:40]!r}... is not a version specifier ({too_big})")
+        return None
+    try:
+        spec = SpecifierSet(text)
+    except InvalidSpecifier:
+        c.bad(path, f"{text!r} is not a version specifier such as '>=13.0'")
+        return None
+    if not str(spec):
+        c.bad(path, f"empty specifier ({if_empty})")
+        return None
+    empty = no_version_between(spec)
+    if empty is not None:
+        c.bad(path, f"{text!r} matches no version: {empty}")
+        return None
+    return c.shared(spec)
+
+
+def _read_needs(
+    c: _Checker, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
+) -> _Needs:
+    needs = _Needs()
+    for key in ("cuda", "rocm", "l4t"):
+        text = c.string(t, key, path)
+        if text is None:
+            continue
+        spec = _specifier(c, text, _join(path, key), "leave the key out when no driver is needed")
+        if spec is not None:
+            setattr(needs, key, spec)
+    gpu: list[KernelTarget] = []
+    for i, text in enumerate(c.strings(t, "gpu", path) or ()):
+        try:
+            gpu.append(parse_target(text))
+        except ValueError as exc:
+            c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
+    props = c.strings(t, "properties", path)
+    if props is not None:
+        _read_properties(
+            c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
+        )
+    needs.gpu = c.shared(tuple(dict.fromkeys(gpu)))
+    reqs = []
+    for i, text in enumerate(c.strings(t, "requires", path) or ()):
+        rpath = f"{_join(path, 'requires')}[{i}]"
+        too_big = check_version_text(text)
+        if too_big is not None:
+            c.bad(rpath, f"{text[:40]!r}... is not a requirement ({too_big})")
+            continue
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            c.bad(rpath, f"{text!r} is not a requirement: {exc}")
+            continue
+        if req.url:
+            c.bad(rpath, f"{text!r}: a coupling is a version specifier, not a URL")
+            continue
+        if canonicalize_name(req.name) == name:
+            c.bad(rpath, f"{text!r}: a package cannot be coupled with itself")
+            continue
+        reqs.append(req)
+    needs.requires = tuple(reqs)
+    _read_about(c, t, path, needs)
+    return needs
+
+
+def _read_properties(
+    c: _Checker,
+    props: Sequence[str],
+    path: str,
+    needs: _Needs,
+    gpu: list[KernelTarget],
+    *,
+    has_cuda: bool,
+    has_gpu: bool,
+    variant: bool = False,
+) -> None:
+    """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2).
+
+    A variant wheel (PEP 825) may carry properties of other namespaces: they are kept
+    in ``other_properties``; elsewhere only ``nvidia`` is understood.
+    """
+    lower: list[str] = []
+    upper: list[str] = []
+    others: list[str] = []
+    for i, text in enumerate(props):
+        ppath = f"{_join(path, 'properties')}[{i}]"
+        m = _PROPERTY.match(text)
+        if not m:
+            c.bad(ppath, f"{text!r} is not 'namespace :: feature :: value'")
+            continue
+        ns, feature, value = m.groups()
+        if ns != "nvidia" and variant:
+            others.append(f"{ns} :: {feature} :: {value}")
+        elif ns != "nvidia":
+            c.bad(ppath, f"{text!r}: namespace {ns!r} is not understood (only 'nvidia')")
+        elif feature == "sm_arch":
+            if has_gpu:
+                c.bad(ppath, "gives kernel targets twice: use 'gpu' or sm_arch properties")
+                continue
+            try:
+                gpu.append(parse_target(value))
+            except ValueError as exc:
+                c.bad(ppath, str(exc))
+        elif feature in ("cuda_version_lower_bound", "cuda_version_upper_bound"):
+            if has_cuda:
+                c.bad(ppath, "gives the CUDA range twice: use 'cuda' or cuda_version properties")
+                continue
+            try:
+                if check_version_text(value) is not None:
+                    raise InvalidVersion(value)
+                Version(value)
+            except InvalidVersion:
+                c.bad(ppath, f"{value!r} is not a version")
+                continue
+            (lower if feature.endswith("lower_bound") else upper).append(value)
+        elif variant:
+            others.append(f"{ns} :: {feature} :: {value}")
+        else:
+            c.bad(
+                ppath,
+                f"{text!r}: feature {feature!r} is not understood "
+                "(sm_arch, cuda_version_lower_bound, cuda_version_upper_bound)",
+            )
+    specs = [f">={v}" for v in lower] + [f"<{v}" for v in upper]
+    if specs:
+        needs.cuda = SpecifierSet(",".join(specs))
+    needs.other_properties = tuple(dict.fromkeys(others))
+
+
+def _read_cuda_floors(
+    c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs
+) -> tuple[tuple[KernelTarget, SpecifierSet], ...]:
+    """``cuda_floors``: a table of kernel target -> specifier, each target one of ``gpu``,
+    and ``cuda`` beside it (the floor for resolvers that do not read this table)."""
+    if "cuda_floors" not in t:
+        return ()
+    fpath = _join(path, "cuda_floors")
+    table = c.table(t["cuda_floors"], fpath)
+    if table is None:
+        return ()
+    if needs.cuda is None:
+        c.bad(fpath, "needs 'cuda' too (the floor for resolvers that do not read cuda_floors)")
+    floors: list[tuple[KernelTarget, SpecifierSet]] = []
+    for key, value in table.items():
+        kpath = _join(fpath, str(key))
+        try:
+            target = parse_target(str(key))
+        except ValueError as exc:
+            c.bad(kpath, str(exc))
+            continue
+        if target not in needs.gpu:
+            c.bad(kpath, f"{target} is not in gpu (a floor is for a kernel the wheel carries)")
+            continue
+        if not isinstance(value, str):
+            c.bad(kpath, f"expected a string, got {_kind(value)}")
+            continue
+        spec = _specifier(c, value, kpath, "leave the target out to use cuda")
+        if spec is not None:
+            floors.append((target, spec))
+    return tuple(floors)
+
+
+def no_version_between(spec: SpecifierSet) -> str | None:
+    """Why no version can meet ``spec`` (``>=13.0,<12.0``), in words; None when one can.
+
+    Bounds from ``>``, ``>=``, ``<``, ``<=``, ``==`` and ``~=`` without wildcards; ``!=``
+    and wildcards are left out, so an answer of None may still be an empty range.
+    """
+    low: tuple[Version, bool, str] | None = None  # (version, inclusive, as written)
+    high: tuple[Version, bool, str] | None = None
+    for s in spec:
+        if "*" in s.version or s.operator in ("!=", "==="):
+            continue
+        try:
+            v = Version(s.version)
+        except InvalidVersion:
+            continue
+        lows: list[tuple[Version, bool]] = []
+        highs: list[tuple[Version, bool]] = []
+        if s.operator in (">=", "==", "~="):
+            lows.append((v, True))
+        if s.operator == ">":
+            lows.append((v, False))
+        if s.operator in ("<=", "=="):
+            highs.append((v, True))
+        if s.operator == "<":
+            highs.append((v, False))
+        if s.operator == "~=" and len(v.release) > 1:
+            highs.append((Version(".".join(map(str, [*v.release[:-2], v.release[-2] + 1]))), False))
+        for bound, inclusive in lows:
+            if low is None or bound > low[0] or (bound == low[0] and not inclusive):
+                low = (bound, inclusive, str(s))
+        for bound, inclusive in highs:
+            if high is None or bound < high[0] or (bound == high[0] and not inclusive):
+                high = (bound, inclusive, str(s))
+    if low is None or high is None:
+        return None
+    if low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1])):
+        return f"{low[2]} and {high[2]} leave nothing between them"
+    return None

@@ -1,0 +1,147 @@
+"""The reader of one parsed TOML document: typed values out, problems with key paths in.
+
+Each problem is collected as ``source: key.path: what`` and a document's problems are
+raised together as one :class:`ManifestError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from resolver_hook._credentials import keep
+from resolver_hook.errors import UsageError
+from resolver_hook.manifest.urls import url_problem
+
+__all__ = ["ManifestError"]
+
+_V = TypeVar("_V")
+
+
+class ManifestError(UsageError):
+    """A manifest is malformed. ``problems`` lists each one as ``source: key.path: what``;
+    ``where`` names what holds them all (an app-env declaration's table, say)."""
+
+    def __init__(
+        self, problems: Sequence[str], *, hint: str | None = None, where: str = "manifests"
+    ) -> None:
+        self.problems = tuple(problems)
+        if len(self.problems) == 1:
+            message = self.problems[0]
+        else:
+            message = f"{len(self.problems)} problems in {where}:\n" + "\n".join(
+                f"  {p}" for p in self.problems
+            )
+        super().__init__(message, hint=hint)
+
+
+class _Checker:
+    """Collects problems as ``source: path: what`` while reading one document."""
+
+    def __init__(self, source: str, allow_insecure: bool) -> None:
+        self.source = source
+        self.allow_insecure = allow_insecure
+        self.problems: list[str] = []
+        self._shared: dict[object, object] = {}
+
+    def shared(self, value: _V) -> _V:
+        """One object for equal values (tag sets, specifiers, kernel lists) of a document.
+
+        A manifest of 100,000 wheels has a handful of distinct tag sets: sharing them
+        keeps memory, and the garbage collector's work, proportional to what differs.
+        """
+        return cast(_V, self._shared.setdefault(value, value))
+
+    def bad(self, path: str, what: str) -> None:
+        self.problems.append(f"{self.source}: {path}: {what}" if path else f"{self.source}: {what}")
+
+    def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
+        for key in table:
+            if key in allowed:
+                continue
+            import difflib  # an unknown key only: every plan loads this module
+
+            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(allowed)})"
+            self.bad(_join(path, str(key)), f"unknown key{hint}")
+
+    def table(self, value: Any, path: str) -> Mapping[str, Any] | None:
+        if isinstance(value, Mapping):
+            return value
+        self.bad(path, f"expected a table, got {_kind(value)}")
+        return None
+
+    def tables(self, doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+        value = doc.get(key, [])
+        if isinstance(value, Mapping):
+            value = [value]  # [wheel] written once instead of [[wheel]]
+        if not isinstance(value, list):
+            self.bad(key, f"expected an array of tables ([[{key}]]), got {_kind(value)}")
+            return []
+        out = []
+        for i, item in enumerate(value):
+            t = self.table(item, f"{key}[{i}]")
+            if t is not None:
+                out.append(t)
+        return out
+
+    def string(
+        self, table: Mapping[str, Any], key: str, path: str, *, required: bool = False
+    ) -> str | None:
+        if key not in table:
+            if required:
+                self.bad(_join(path, key), "missing")
+            return None
+        value = table[key]
+        if not isinstance(value, str):
+            self.bad(_join(path, key), f"expected a string, got {_kind(value)}")
+            return None
+        if required and not value.strip():
+            self.bad(_join(path, key), "empty")
+            return None
+        return value
+
+    def strings(self, table: Mapping[str, Any], key: str, path: str) -> tuple[str, ...] | None:
+        if key not in table:
+            return None
+        value = table[key]
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            self.bad(_join(path, key), f"expected a list of strings, got {_kind(value)}")
+            return None
+        ok = True
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                self.bad(f"{_join(path, key)}[{i}]", f"expected a string, got {_kind(item)}")
+                ok = False
+        return tuple(value) if ok else None
+
+    def url_string(self, t: Mapping[str, Any], path: str, *, required: bool = False) -> str | None:
+        """``t["url"]`` without its credentials: they are kept for the index client,
+        which alone sends them (resolver_hook._credentials); nothing the manifest's
+        flavours print, lock or cache holds them."""
+        url = self.string(t, "url", path, required=required)
+        return None if url is None else keep(url)
+
+    def url(self, url: str, path: str) -> bool:
+        problem = url_problem(url, allow_insecure=self.allow_insecure)
+        if problem:
+            self.bad(path, problem)
+            return False
+        return True
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: Any) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
