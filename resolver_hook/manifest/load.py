@@ -34,7 +34,7 @@ from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.limits import MAX_MANIFEST_BYTES
 from resolver_hook.manifest.model import Manifest
-from resolver_hook.manifest.tables import ManifestError
+from resolver_hook.manifest.tables import ManifestError, TableReader
 from resolver_hook.manifest.validate import parse_manifest
 
 __all__ = [
@@ -222,23 +222,23 @@ def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
     where = f"{pyproject} [tool.resolver-hook]"
     if not isinstance(tool, dict):
         raise ManifestError([f"{where}: expected a table"])
-    problems = []
+    r = TableReader(where)
     for key in tool:
         if key not in ("manifests", "manifest", "env"):  # env: read by `resolver-hook env`
-            problems.append(f"{where}: {key}: unknown key (known: manifests, manifest, env)")
+            r.bad(key, "unknown key (known: manifests, manifest, env)")
     out: list[Manifest] = []
     paths = tool.get("manifests", [])
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        problems.append(f"{where}: manifests: expected a list of paths")
+        r.bad("manifests", "expected a list of paths")
         paths = []
     tables = tool.get("manifest", [])
     if isinstance(tables, dict):
         tables = [tables]
     if not isinstance(tables, list):
-        problems.append(f"{where}: manifest: expected [[tool.resolver-hook.manifest]] tables")
+        r.bad("manifest", "expected [[tool.resolver-hook.manifest]] tables")
         tables = []
-    if problems:
-        raise ManifestError(problems)
+    if r.found:
+        raise ManifestError(r.problems)
     for p in paths:
         for f in _folder_files(cwd / p, f"{where}: manifests"):
             out.append(load_manifest(f, allow_insecure=allow_insecure))

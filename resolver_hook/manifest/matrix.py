@@ -14,7 +14,7 @@ from typing import Any
 
 from resolver_hook.limits import MAX_MATRIX_EXCLUDES, MAX_MATRIX_WHEELS, MAX_URL_LENGTH
 from resolver_hook.manifest.needs import _ABOUT_KEYS, _FACT_KEYS, _NEEDS_KEYS
-from resolver_hook.manifest.tables import _Checker, _join, _kind
+from resolver_hook.manifest.tables import TableReader, _join, kind_of
 
 __all__: list[str] = []
 
@@ -29,7 +29,7 @@ def _substitute(text: str, values: Mapping[str, str]) -> str:
 
 
 def _expand_matrix(  # noqa: PLR0915 - one pass over the template
-    c: _Checker,
+    c: TableReader,
     t: Mapping[str, Any],
     path: str,
 ) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -58,7 +58,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
         apath = f"{path}.axes.{axis}"
         values = axes[axis]
         if not isinstance(values, list) or not values:
-            c.bad(apath, f"expected a non-empty array of values, got {_kind(values)}")
+            c.bad(apath, f"expected a non-empty array of values, got {kind_of(values)}")
             ok = False
             continue
         items: list[tuple[str, dict[str, str], Mapping[str, Any]]] = []
@@ -77,14 +77,14 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
                     if not isinstance(x, str):
                         c.bad(
                             f"{apath}[{i}].{k}",
-                            f"a template variable must be a string, got {_kind(x)}",
+                            f"a template variable must be a string, got {kind_of(x)}",
                         )
                         ok = False
                     else:
                         avars[k] = x
                 items.append((value, avars, {k: x for k, x in v.items() if k in _AXIS_ATTRS}))
             else:
-                c.bad(f"{apath}[{i}]", f"expected a string or a table, got {_kind(v)}")
+                c.bad(f"{apath}[{i}]", f"expected a string or a table, got {kind_of(v)}")
                 ok = False
         axis_values.append(items)
     excludes = []
@@ -139,7 +139,7 @@ def _expand_matrix(  # noqa: PLR0915 - one pass over the template
 
 
 def _matrix_within_bounds(
-    c: _Checker,
+    c: TableReader,
     t: Mapping[str, Any],
     path: str,
     url: str,

@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.limits import check_version_text
-from resolver_hook.manifest.tables import _Checker, _join, _kind
+from resolver_hook.manifest.tables import TableReader, _join, kind_of
 from resolver_hook.manifest.urls import url_problem
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
@@ -47,7 +47,7 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _RUNTIME = re.compile(r"^\d+\.\d+$")
 
 
-def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+def _read_about(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
     """``cuda_runtime``, ``evidence`` and ``checked``: what a build was made with and
     where its facts come from."""
     runtime = c.string(t, "cuda_runtime", path)
@@ -81,7 +81,7 @@ def _read_about(c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs) -> 
             c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
 
 
-def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet | None:
+def _specifier(c: TableReader, text: str, path: str, if_empty: str) -> SpecifierSet | None:
     """A non-empty PEP 440 specifier (shared), or None with the problem said at ``path``."""
     too_big = check_version_text(text)
     if too_big is not None:
@@ -103,7 +103,7 @@ def _specifier(c: _Checker, text: str, path: str, if_empty: str) -> SpecifierSet
 
 
 def _read_needs(
-    c: _Checker, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
+    c: TableReader, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
 ) -> _Needs:
     needs = _Needs()
     for key in ("cuda", "rocm", "l4t"):
@@ -150,7 +150,7 @@ def _read_needs(
 
 
 def _read_properties(
-    c: _Checker,
+    c: TableReader,
     props: Sequence[str],
     path: str,
     needs: _Needs,
@@ -214,7 +214,7 @@ def _read_properties(
 
 
 def _read_cuda_floors(
-    c: _Checker, t: Mapping[str, Any], path: str, needs: _Needs
+    c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs
 ) -> tuple[tuple[KernelTarget, SpecifierSet], ...]:
     """``cuda_floors``: a table of kernel target -> specifier, each target one of ``gpu``,
     and ``cuda`` beside it (the floor for resolvers that do not read this table)."""
@@ -238,7 +238,7 @@ def _read_cuda_floors(
             c.bad(kpath, f"{target} is not in gpu (a floor is for a kernel the wheel carries)")
             continue
         if not isinstance(value, str):
-            c.bad(kpath, f"expected a string, got {_kind(value)}")
+            c.bad(kpath, f"expected a string, got {kind_of(value)}")
             continue
         spec = _specifier(c, value, kpath, "leave the target out to use cuda")
         if spec is not None:

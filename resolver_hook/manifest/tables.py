@@ -1,19 +1,23 @@
 """The reader of one parsed TOML document: typed values out, problems with key paths in.
 
-Each problem is collected as ``source: key.path: what`` and a document's problems are
-raised together as one :class:`ManifestError`.
+One :class:`TableReader` reads a document (a manifest, a lock set's index, an app-env
+declaration); each :class:`Problem` names the key path (``index[2].cuda``) and what is
+wrong there, shown as ``source: key.path: what``; a document's problems are raised
+together as one :class:`ManifestError`, as packaging's ``InvalidMetadata`` values are
+gathered into one ``ExceptionGroup``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from resolver_hook._credentials import keep
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest.urls import url_problem
 
-__all__ = ["ManifestError"]
+__all__ = ["ManifestError", "Problem", "TableReader", "kind_of"]
 
 _V = TypeVar("_V")
 
@@ -35,14 +39,35 @@ class ManifestError(UsageError):
         super().__init__(message, hint=hint)
 
 
-class _Checker:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Problem:
+    """One thing wrong in a document: its key path (``""``: the document) and what."""
+
+    source: str
+    path: str
+    what: str
+
+    def __str__(self) -> str:
+        return (
+            f"{self.source}: {self.path}: {self.what}"
+            if self.path
+            else f"{self.source}: {self.what}"
+        )
+
+
+class TableReader:
     """Collects problems as ``source: path: what`` while reading one document."""
 
-    def __init__(self, source: str, allow_insecure: bool) -> None:
+    def __init__(self, source: str, allow_insecure: bool = False) -> None:
         self.source = source
         self.allow_insecure = allow_insecure
-        self.problems: list[str] = []
+        self.found: list[Problem] = []
         self._shared: dict[object, object] = {}
+
+    @property
+    def problems(self) -> list[str]:
+        """Each problem found so far, as it is shown."""
+        return [str(p) for p in self.found]
 
     def shared(self, value: _V) -> _V:
         """One object for equal values (tag sets, specifiers, kernel lists) of a document.
@@ -53,22 +78,25 @@ class _Checker:
         return cast(_V, self._shared.setdefault(value, value))
 
     def bad(self, path: str, what: str) -> None:
-        self.problems.append(f"{self.source}: {path}: {what}" if path else f"{self.source}: {what}")
+        self.found.append(Problem(source=self.source, path=path, what=what))
 
     def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
         for key in table:
-            if key in allowed:
-                continue
-            import difflib  # an unknown key only: every plan loads this module
+            if key not in allowed:
+                self.unknown(path, str(key), allowed)
 
-            close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(allowed)})"
-            self.bad(_join(path, str(key)), f"unknown key{hint}")
+    def unknown(self, path: str, key: str, allowed: Sequence[str]) -> None:
+        """``key`` in the table at ``path`` is none of ``allowed``: the nearest, or the list."""
+        import difflib  # an unknown key only: every plan loads this module
+
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(allowed)})"
+        self.bad(_join(path, key), f"unknown key{hint}")
 
     def table(self, value: Any, path: str) -> Mapping[str, Any] | None:
         if isinstance(value, Mapping):
             return value
-        self.bad(path, f"expected a table, got {_kind(value)}")
+        self.bad(path, f"expected a table, got {kind_of(value)}")
         return None
 
     def tables(self, doc: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
@@ -76,7 +104,7 @@ class _Checker:
         if isinstance(value, Mapping):
             value = [value]  # [wheel] written once instead of [[wheel]]
         if not isinstance(value, list):
-            self.bad(key, f"expected an array of tables ([[{key}]]), got {_kind(value)}")
+            self.bad(key, f"expected an array of tables ([[{key}]]), got {kind_of(value)}")
             return []
         out = []
         for i, item in enumerate(value):
@@ -94,7 +122,7 @@ class _Checker:
             return None
         value = table[key]
         if not isinstance(value, str):
-            self.bad(_join(path, key), f"expected a string, got {_kind(value)}")
+            self.bad(_join(path, key), f"expected a string, got {kind_of(value)}")
             return None
         if required and not value.strip():
             self.bad(_join(path, key), "empty")
@@ -108,12 +136,12 @@ class _Checker:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list):
-            self.bad(_join(path, key), f"expected a list of strings, got {_kind(value)}")
+            self.bad(_join(path, key), f"expected a list of strings, got {kind_of(value)}")
             return None
         ok = True
         for i, item in enumerate(value):
             if not isinstance(item, str):
-                self.bad(f"{_join(path, key)}[{i}]", f"expected a string, got {_kind(item)}")
+                self.bad(f"{_join(path, key)}[{i}]", f"expected a string, got {kind_of(item)}")
                 ok = False
         return tuple(value) if ok else None
 
@@ -136,7 +164,8 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """A TOML value's type as a problem says it: ``an integer``, ``a table``."""
     return {
         bool: "a boolean",
         int: "an integer",

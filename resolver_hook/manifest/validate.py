@@ -28,7 +28,7 @@ from resolver_hook.manifest.needs import (
     _read_cuda_floors,
     _read_needs,
 )
-from resolver_hook.manifest.tables import ManifestError, _Checker, _join, _kind
+from resolver_hook.manifest.tables import ManifestError, TableReader, _join, kind_of
 from resolver_hook.manifest.templates import _TEMPLATE_PART, check_template
 from resolver_hook.manifest.urls import url_filename
 from resolver_hook.manifest.variantname import split_variant_label
@@ -59,7 +59,7 @@ _INDEX_KEYS = (
 _BUILD_KEYS = ("needs",)
 
 
-def _split_hash_fragment(c: _Checker, url: str, path: str) -> tuple[str, str | None] | None:
+def _split_hash_fragment(c: TableReader, url: str, path: str) -> tuple[str, str | None] | None:
     """``(url without its #sha256=, that sha256)``; None (problem noted) for a bad hash.
 
     pip takes a ``#sha256=`` fragment as the hash to check, so the URL must not carry
@@ -85,7 +85,7 @@ def _split_hash_fragment(c: _Checker, url: str, path: str) -> tuple[str, str | N
 
 
 def _read_wheel(
-    c: _Checker, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
+    c: TableReader, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
 ) -> WheelFlavour | None:
     c.keys(t, allowed, path)
     url = c.url_string(t, path, required=True)
@@ -146,7 +146,7 @@ def _read_wheel(
     )
 
 
-def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
+def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
     c.keys(t, _INDEX_KEYS, path)
     url = c.url_string(t, path)
     template = url if url is not None and _TEMPLATE_PART.search(url) else None
@@ -229,7 +229,7 @@ def _read_index(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> Inde
     )
 
 
-def _read_preference(c: _Checker, t: Mapping[str, Any], path: str) -> int | None:
+def _read_preference(c: TableReader, t: Mapping[str, Any], path: str) -> int | None:
     """``preference = 0``: an integer from 0 (first) to 9."""
     if "preference" not in t:
         return None
@@ -241,7 +241,7 @@ def _read_preference(c: _Checker, t: Mapping[str, Any], path: str) -> int | None
 
 
 def _read_kernels_until(
-    c: _Checker,
+    c: TableReader,
     t: Mapping[str, Any],
     path: str,
     version: Version | None,
@@ -270,7 +270,7 @@ def _read_kernels_until(
 
 
 def _with_label(
-    c: _Checker, t: Mapping[str, Any], path: str, floor: Version | None
+    c: TableReader, t: Mapping[str, Any], path: str, floor: Version | None
 ) -> Version | None:
     """``label = "cu128"`` beside ``versions``: the range's builds are the releases of
     the page that carry that local label (``2.7.1+cu128``), so the floor carries it
@@ -286,7 +286,7 @@ def _with_label(
 
 
 def _read_versions(
-    c: _Checker, t: Mapping[str, Any], path: str
+    c: TableReader, t: Mapping[str, Any], path: str
 ) -> tuple[SpecifierSet | None, Version | None]:
     """``versions = ">=0.3.35"``: every release the page serves from a floor on; the
     floor is the release the evidence shows, so a pattern needs one (>=, ~= or ==)."""
@@ -319,7 +319,7 @@ def _spec_floor(spec: SpecifierSet) -> Version | None:
     return max(floors) if floors else None
 
 
-def _read_install(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> str | None:
+def _read_install(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> str | None:
     """``install = "cupy-cuda12x"`` or ``"jax[cuda12]"``: a name and extras, nothing else."""
     text = c.string(t, "install", path)
     if text is None:
@@ -344,12 +344,12 @@ def _read_install(c: _Checker, t: Mapping[str, Any], path: str, name: str) -> st
     return f"{req.name}{extras}"
 
 
-def _read_cxx11abi(c: _Checker, t: Mapping[str, Any], path: str) -> bool | None:
+def _read_cxx11abi(c: TableReader, t: Mapping[str, Any], path: str) -> bool | None:
     if "cxx11abi" not in t:
         return None
     value = t["cxx11abi"]
     if not isinstance(value, bool):
-        c.bad(_join(path, "cxx11abi"), f"expected true or false, got {_kind(value)}")
+        c.bad(_join(path, "cxx11abi"), f"expected true or false, got {kind_of(value)}")
         return None
     return value
 
@@ -361,9 +361,9 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     allow_insecure: bool = False,
 ) -> Manifest:
     """Validate a parsed manifest mapping; ManifestError lists every problem at once."""
-    c = _Checker(source, allow_insecure)
+    c = TableReader(source, allow_insecure)
     if not isinstance(data, Mapping):
-        raise ManifestError([f"{source}: expected a table at the top, got {_kind(data)}"])
+        raise ManifestError([f"{source}: expected a table at the top, got {kind_of(data)}"])
     c.keys(data, _TOP_KEYS, "")
     schema = data.get("schema", SCHEMA)
     if schema != SCHEMA or isinstance(schema, bool):
@@ -441,7 +441,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     )
 
 
-def _read_twins(c: _Checker, pkg: Mapping[str, Any], name: str) -> tuple[NormalizedName, ...]:
+def _read_twins(c: TableReader, pkg: Mapping[str, Any], name: str) -> tuple[NormalizedName, ...]:
     """``twins = ["onnxruntime-gpu"]``: project names, not the package itself."""
     out: list[NormalizedName] = []
     for i, text in enumerate(c.strings(pkg, "twins", "package") or ()):
@@ -455,7 +455,7 @@ def _read_twins(c: _Checker, pkg: Mapping[str, Any], name: str) -> tuple[Normali
     return tuple(dict.fromkeys(out))
 
 
-def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFlavour]:
+def _qualify_siblings(c: TableReader, indexes: list[IndexFlavour]) -> list[IndexFlavour]:
     """Entries with the same page and version must differ in platform or Python (one
     release whose kernel lists differ per platform); they are told apart by platform."""
     groups: dict[tuple[str | None, str | None, Version, tuple[str, ...]], list[IndexFlavour]] = {}
@@ -489,7 +489,7 @@ def _qualify_siblings(c: _Checker, indexes: list[IndexFlavour]) -> list[IndexFla
     return out
 
 
-def _check_build_need(c: _Checker, need: str, path: str) -> None:
+def _check_build_need(c: TableReader, need: str, path: str) -> None:
     """A build need is a name and an optional version specifier: ``nvcc>=12.8``, ``z3``."""
     try:
         req = Requirement(need)

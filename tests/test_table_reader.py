@@ -1,0 +1,44 @@
+"""The one table reader (resolver_hook.manifest.tables): every problem with its key path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.manifest import ManifestError
+from resolver_hook.manifest.load import collect_manifests
+from resolver_hook.manifest.tables import Problem, TableReader
+
+
+def test_each_problem_names_its_key_path_and_what_is_wrong() -> None:
+    r = TableReader("m.toml")
+    assert r.string({"cuda": 13}, "cuda", "index[2]") is None
+    assert r.strings({"gpu": ["sm_90", 1]}, "gpu", "wheel[0]") is None
+    r.keys({"cdua": ">=13"}, ("cuda", "gpu"), "index[3]")
+    assert r.found == [
+        Problem(source="m.toml", path="index[2].cuda", what="expected a string, got an integer"),
+        Problem(source="m.toml", path="wheel[0].gpu[1]", what="expected a string, got an integer"),
+        Problem(source="m.toml", path="index[3].cdua", what="unknown key; did you mean 'cuda'?"),
+    ]
+    assert r.problems[0] == "m.toml: index[2].cuda: expected a string, got an integer"
+
+
+def test_a_problem_of_the_whole_document_has_no_key_path() -> None:
+    r = TableReader("m.toml")
+    r.bad("", "no flavours")
+    assert r.problems == ["m.toml: no flavours"]
+
+
+def test_pyproject_table_problems_come_from_the_reader(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.resolver-hook]\nmanifests = "x"\nmanifest = 1\nbogus = 1\n'
+    )
+    with pytest.raises(ManifestError) as info:
+        collect_manifests(cwd=tmp_path, env={}, entry_points=None, builtin=False)
+    where = f"{tmp_path / 'pyproject.toml'} [tool.resolver-hook]"
+    assert info.value.problems == (
+        f"{where}: bogus: unknown key (known: manifests, manifest, env)",
+        f"{where}: manifests: expected a list of paths",
+        f"{where}: manifest: expected [[tool.resolver-hook.manifest]] tables",
+    )
