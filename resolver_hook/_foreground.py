@@ -25,6 +25,7 @@ import threading
 import time
 
 from resolver_hook import _timings
+from resolver_hook._tempdir import Interrupted
 from resolver_hook.limits import FORWARD_GRACE, FORWARD_SIGINT_AFTER
 
 TYPE_CHECKING = False
@@ -33,19 +34,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
-__all__ = ["FORWARD_GRACE", "Interrupted", "foreground"]
-
-
-class Interrupted(KeyboardInterrupt):
-    """resolver-hook received ``signum`` while a child ran; the child has exited since."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-        self.signum = signum
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
+__all__ = ["FORWARD_GRACE", "foreground"]
 
 
 class _Forwarder:

@@ -6,7 +6,7 @@ new one, never half of either:
 
 - the temporary file is made in the target's folder (``os.replace`` is then a rename
   on one file system) and removed on any exit: an error, Ctrl-C, and SIGTERM (turned
-  into :class:`resolver_hook._foreground.Interrupted` for the duration of the write);
+  into :class:`resolver_hook._tempdir.Interrupted` for the duration of the write);
 - a symlink is written through: its final target is replaced, the link stays a link
   (a dangling link gets its target created, never deleted);
 - an existing file keeps its permission bits, read-only ones included: a 0444 file the

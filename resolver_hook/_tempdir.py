@@ -20,19 +20,27 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
-__all__ = ["private_folder", "sigterm_raises", "write_new"]
+__all__ = ["Interrupted", "private_folder", "sigterm_raises", "write_new"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """resolver-hook received ``signum`` while a child ran; the child has exited since."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises :class:`~resolver_hook._foreground.Interrupted` (as Ctrl-C raises
-    KeyboardInterrupt) meanwhile."""
+    """SIGTERM raises :class:`Interrupted` (as Ctrl-C raises KeyboardInterrupt) meanwhile."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    # Imported here, not in the handler (no import may run inside a signal handler),
-    # and not at module level (reading an input needs no subprocess machinery).
-    from resolver_hook._foreground import Interrupted
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(signum)
@@ -48,8 +56,7 @@ def sigterm_raises() -> Iterator[None]:
 def private_folder() -> Iterator[str]:
     """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
 
-    SIGTERM outside an installer run raises
-    :class:`~resolver_hook._foreground.Interrupted` (exit 143); during one,
+    SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
     :func:`resolver_hook._foreground.foreground` forwards it first.
     """
     path = tempfile.mkdtemp(prefix="resolver-hook-")

@@ -237,7 +237,7 @@ def test_programs_not_on_path_are_not_started(tmp_path: Path) -> None:
         {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path), "PATH": str(tmp_path / "empty")},
         fake_nvml={"init_error": "NVML Shared Library Not Found"},
     )
-    argv = [*COMMAND, "--no-cache"]  # (writing the cache loads the runner's Interrupted)
+    argv = [*COMMAND, "--no-cache"]
     cold = _run([sys.executable, "-X", "importtime", "-m", "resolver_hook", *argv], env)
     assert cold.returncode == 0, cold.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in cold.stderr.splitlines()}

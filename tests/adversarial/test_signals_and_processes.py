@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from resolver_hook import _fs
-from resolver_hook._foreground import Interrupted
 from resolver_hook._proc import capture
+from resolver_hook._tempdir import Interrupted
 from resolver_hook.errors import OperationalError
 from resolver_hook.host.probes import probe_nvidia_smi, run_subprocess
 from resolver_hook.install.installed import environment_of
