@@ -7,7 +7,7 @@ bounds and credentials). It:
 1. reads every page the manifests' index flavours name (:func:`read_pages`); a page
    that cannot be read is reported and nothing of it is dropped;
 2. compares the wheel links some flavour could plan
-   (:func:`~resolver_hook.inventory.snapshot.relevant_links`) with the cited link table
+   (:func:`relevant_links`) with the cited link table
    (``scripts/data/snapshot_links.toml``, the snapshot's offline source of truth): a
    new file becomes a new row citing its page and the date read; a file no longer
    listed, or listed with another sha256 now, is reported for review and left as it
@@ -64,8 +64,8 @@ from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import Candidate, candidates
 from resolver_hook.inventory.expand import carried_files, covered_releases, page_of
 from resolver_hook.inventory.kernels import KernelRecord, KernelRecords, release_key
-from resolver_hook.inventory.snapshot import dump_snapshot, link_table, relevant_links
-from resolver_hook.limits import MAX_METADATA_BYTES
+from resolver_hook.inventory.snapshot import dump_snapshot, link_table
+from resolver_hook.limits import MAX_METADATA_BYTES, SNAPSHOT_RELEASES
 from resolver_hook.manifest.model import IndexFlavour, Manifest
 from resolver_hook.manifest.urls import url_problem
 
@@ -241,6 +241,31 @@ def read_pages(client: IndexClient, urls: Sequence[str], report: Report) -> dict
         shown = upstream_of(page, client.mirrors)
         report.add("review", f"{shown}: link left out: {problem}: not added")
     return out
+
+
+def relevant_links(
+    manifests: Mapping[str, Any], pages: Mapping[str, Page]
+) -> dict[str, list[Link]]:
+    """Per page, the links some index flavour of ``manifests`` could plan (its
+    distribution, local label, platforms and Pythons), of each flavour's newest
+    :data:`~resolver_hook.limits.SNAPSHOT_RELEASES` releases: what a snapshot keeps."""
+    keep: dict[str, dict[str, Link]] = {}
+    for man in manifests.values():
+        for f in man.indexes:
+            url = page_of(f)
+            page = pages.get(url) if url is not None else None
+            if page is None:
+                continue
+            releases: list[Any] = []
+            for c in candidates(f, page):  # newest first
+                if f.versions is None and c.version < f.version:
+                    continue  # older than the entry: never planned
+                if c.version not in releases:
+                    if len(releases) == SNAPSHOT_RELEASES:
+                        break  # an offline plan of an older pin reads the manifest alone
+                    releases.append(c.version)
+                keep.setdefault(page.url, {})[c.link.url] = c.link
+    return {url: sorted(links.values(), key=lambda x: x.filename) for url, links in keep.items()}
 
 
 def compare(

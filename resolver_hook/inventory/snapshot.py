@@ -26,7 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, SNAPSHOT_RELEASES, load_json
+from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, load_json
 
 __all__ = [
     "FORMAT",
@@ -235,34 +235,6 @@ class SnapshotSource:
         if text is None:
             raise LookupError(f"no metadata for {link.url} in the snapshot")
         return parse_metadata(text.encode("utf-8"), f"{link.url}.metadata (shipped snapshot)")
-
-
-def relevant_links(
-    manifests: Mapping[str, Any], pages: Mapping[str, Page]
-) -> dict[str, list[Link]]:
-    """Per page, the links some index flavour of ``manifests`` could plan (its
-    distribution, local label, platforms and Pythons), of each flavour's newest
-    :data:`~resolver_hook.limits.SNAPSHOT_RELEASES` releases: what a snapshot keeps."""
-    from resolver_hook.inventory.candidates import candidates
-    from resolver_hook.inventory.expand import page_of
-
-    keep: dict[str, dict[str, Link]] = {}
-    for man in manifests.values():
-        for f in man.indexes:
-            url = page_of(f)
-            page = pages.get(url) if url is not None else None
-            if page is None:
-                continue
-            releases: list[Any] = []
-            for c in candidates(f, page):  # newest first
-                if f.versions is None and c.version < f.version:
-                    continue  # older than the entry: never planned
-                if c.version not in releases:
-                    if len(releases) == SNAPSHOT_RELEASES:
-                        break  # an offline plan of an older pin reads the manifest alone
-                    releases.append(c.version)
-                keep.setdefault(page.url, {})[c.link.url] = c.link
-    return {url: sorted(links.values(), key=lambda x: x.filename) for url, links in keep.items()}
 
 
 def link_table(link: Link, evidence: str | None) -> dict[str, Any]:
