@@ -30,7 +30,8 @@ from resolver_hook._fs import sigterm_raises
 from resolver_hook._installers import find_uv, missing_uv, venv_python
 from resolver_hook.appenv.plan import EnvPass, EnvPlan
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.install.session import InstallSession, Reporter
+from resolver_hook.install.report import Reporter
+from resolver_hook.install.session import InstallSession
 from resolver_hook.manifest import Manifest
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from resolver_hook._installers import QUERY_TIMEOUT, venv_pip_version
 from resolver_hook._proc import capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
-from resolver_hook.install.launch import Pinned, pinned
+from resolver_hook.install.pins import Pinned, pinned
 from resolver_hook.install.proof import (
     Problem,
     Resolution,
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.install.args import InstallArgs
     from resolver_hook.install.kernels import KernelReader, Verified
-    from resolver_hook.install.session import Reporter
+    from resolver_hook.install.report import Reporter
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
@@ -622,7 +622,7 @@ def pinned_versions(plan: Plan) -> dict[str, str]:
 
 def explain_failure(output: str, pins: Sequence[Pinned], tool: str) -> list[tuple[str, str]]:
     """For an installer that failed after the plan's constraints: which of the plan's pins
-    (:func:`~resolver_hook.install.launch.pinned`) or pages was involved, and what to try
+    (:func:`~resolver_hook.install.pins.pinned`) or pages was involved, and what to try
     (``(error, hint)`` pairs)."""
     out: list[tuple[str, str]] = []
     explained: set[str] = set()

@@ -7,8 +7,8 @@ which reaches it without importing the planner, the manifests or ``packaging``: 
 module needs only the process runner, and reads a failed installer's output (the
 proof's parsers) only when it failed.
 
-What the failure is explained with travels as :class:`Pinned` values, not the
-:class:`~resolver_hook.resolve.Plan`, so that a stored plan can carry them.
+What the failure is explained with travels as :class:`~resolver_hook.install.pins.Pinned`
+values, not the :class:`~resolver_hook.resolve.Plan`, so that a stored plan can carry them.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import os
 import sys
 
 from resolver_hook.errors import ResolverHookError
+from resolver_hook.install.pins import Pinned
 
 # typing is not imported at run time: a replayed install starts here.
 TYPE_CHECKING = False
@@ -25,60 +26,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-    from resolver_hook.resolve import Plan
 
-__all__ = ["LAUNCH_EVENT", "Pinned", "install_main", "pinned", "replay", "run_installer"]
+__all__ = ["LAUNCH_EVENT", "install_main", "replay", "run_installer"]
 
 # Raised (PEP 578) by a session just before it starts the installer on a plan it did
 # not have checked, with what the installer is started with; the store of plans keeps
 # it, and a replay starts the same command (:func:`replay`).
 LAUNCH_EVENT = "resolver_hook.install.launch"
-
-
-class Pinned:
-    """One package the plan pinned (rewritten), as a failed install's output is read."""
-
-    __slots__ = ("find_links", "name", "reason", "url", "version", "wheel")
-
-    def __init__(  # noqa: PLR0917 - the fields, as stored
-        self,
-        name: str,
-        version: str,
-        reason: str,
-        find_links: str | None,
-        url: str | None,
-        wheel: bool,
-    ) -> None:
-        self.name = name
-        self.version = version
-        self.reason = reason
-        self.find_links = find_links
-        self.url = url
-        self.wheel = wheel  # a wheel flavour: pinned to one file by URL
-
-    def as_list(self) -> list[Any]:
-        return [self.name, self.version, self.reason, self.find_links, self.url, self.wheel]
-
-    @classmethod
-    def from_list(cls, item: Sequence[Any]) -> Pinned:
-        name, version, reason, find_links, url, wheel = item
-        return cls(str(name), str(version), str(reason), find_links, url, bool(wheel))
-
-
-def pinned(plan: Plan) -> tuple[Pinned, ...]:
-    """The plan's rewritten packages with a version."""
-    return tuple(
-        Pinned(
-            p.name,
-            p.version,
-            p.reason,
-            p.find_links,
-            p.url,
-            p.flavour is not None and p.flavour.kind == "wheel",
-        )
-        for p in plan.packages
-        if p.action == "rewrite" and p.version is not None
-    )
 
 
 def run_installer(

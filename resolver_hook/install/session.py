@@ -23,7 +23,8 @@ installer runs in the terminal's process group with SIGINT/SIGTERM forwarded
 (:func:`resolver_hook._foreground.foreground`); an interrupted session raises
 :class:`resolver_hook._tempdir.Interrupted` after cleaning up (exit 128+N).
 
-Everything said goes through a :class:`Reporter`; the command line prints it.
+Everything said goes through a :class:`~resolver_hook.install.report.Reporter`; the command
+line prints it.
 """
 
 from __future__ import annotations
@@ -48,8 +49,10 @@ from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.installed import environment_of
-from resolver_hook.install.launch import LAUNCH_EVENT, install_main, pinned, run_installer
+from resolver_hook.install.launch import LAUNCH_EVENT, install_main, run_installer
+from resolver_hook.install.pins import pinned
 from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.install.report import Reporter
 from resolver_hook.install.twins import installed_twins, may_have_twins
 from resolver_hook.manifest.twins import families
 from resolver_hook.reqfile import is_url_line
@@ -69,38 +72,12 @@ __all__ = [
     "Invocation",
     "Machine",
     "OptionalOutcome",
-    "Reporter",
     "build_invocation",
     "needs_rewrite",
     "optional_install",
     "private_tempdir",
     "run_installer",
 ]
-
-
-class Reporter(Protocol):
-    """Where a session's words go; the command line prints them."""
-
-    def say(self, text: str) -> None:
-        """A progress line of ours."""
-
-    def error(self, text: str, hint: str | None = None) -> None:
-        """An ``error:`` line (and ``hint:``) that does not stop the session by itself."""
-
-    def warning(self, text: str) -> None:
-        """A ``warning:`` line."""
-
-    def output(self, text: str) -> None:
-        """The installer's own stdout, passed through as it comes."""
-
-    def installer_stderr(self, text: str) -> None:
-        """The installer's own stderr, where it was read (uv's dry run), passed through."""
-
-    def no_fit(self, plan: Plan) -> None:
-        """The plan's packages that no build fits, with the reasons."""
-
-    def refused(self, text: str) -> None:
-        """Why nothing was installed: said even when progress lines are not (``-q``)."""
 
 
 # --- the use-case ------------------------------------------------------------------
