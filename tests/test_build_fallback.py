@@ -1,5 +1,5 @@
 """The source-build fallback: ``[build]`` in a manifest, the ``build`` action of a plan,
-and :func:`resolver_hook.build.preflight.preflight` against fake toolkits.
+and :func:`resolver_hook.toolchain.preflight.preflight` against fake toolkits.
 
 The fake toolkits and compilers are those of tests/test_toolchain.py (the Gentoo case of
 docs/facts.md section 5: CUDA 13.2 whose host_config.h stops at GNU 15,
@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from resolver_hook.build.preflight import preflight, preflight_checks
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.manifest import ManifestError, parse_manifest
 from resolver_hook.resolve import resolve
+from resolver_hook.toolchain.preflight import preflight, preflight_checks
 from tests.test_toolchain import env_of, gnu, report_for, script, toolkit
 
 WHEEL = "https://example.org/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-manylinux_2_28_x86_64.whl"

@@ -1,4 +1,4 @@
-"""Tests for resolver_hook.build (toolkit, compilers, needs, report) and `doctor --build`.
+"""Tests for resolver_hook.toolchain (toolkit, compilers, needs, report) and `doctor --build`.
 
 Fake toolkits and compilers are shell scripts in a temporary directory, reached through
 an explicit ``env`` (PATH, CUDA_HOME): the probes never see this machine's tools unless a
@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 
 from resolver_hook._proc import Result
-from resolver_hook.build.compilers import find_host_compiler, identify_compiler
-from resolver_hook.build.hostconfig import (
+from resolver_hook.cli import main
+from resolver_hook.toolchain.compilers import find_host_compiler, identify_compiler
+from resolver_hook.toolchain.hostconfig import (
     HostConfigError,
     accepted_range,
     evaluate,
     parse_host_config,
 )
-from resolver_hook.build.needs import check_build_needs
-from resolver_hook.build.report import Check, ToolchainReport, toolchain_report
-from resolver_hook.build.toolkit import find_toolkit, parse_nvcc_version
-from resolver_hook.cli import main
+from resolver_hook.toolchain.needs import check_build_needs
+from resolver_hook.toolchain.report import Check, ToolchainReport, toolchain_report
+from resolver_hook.toolchain.toolkit import find_toolkit, parse_nvcc_version
 from tests.fakeproc import done
 
 DATA = Path(__file__).parent / "data"

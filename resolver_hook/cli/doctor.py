@@ -33,11 +33,11 @@ from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.errors import UsageError
 
 if TYPE_CHECKING:
-    from resolver_hook.build.report import Check, ToolchainReport
     from resolver_hook.host import HostProfile
     from resolver_hook.install.doctor import PackageCheck
     from resolver_hook.install.installed import Environment
     from resolver_hook.manifest import Manifest
+    from resolver_hook.toolchain.report import Check, ToolchainReport
 
 __all__ = [
     "driver_cuda_version",
@@ -161,8 +161,8 @@ def _build_part(
     nested: bool,
 ) -> bool:
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
-    from resolver_hook.build.needs import check_build_needs
-    from resolver_hook.build.report import toolchain_report
+    from resolver_hook.toolchain.needs import check_build_needs
+    from resolver_hook.toolchain.report import toolchain_report
 
     report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason, timeout=args.timeout)
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []

@@ -179,7 +179,7 @@ class InstallSession:
                 raise pip_refusal(plan, reqs, manifests, profile)
             env = {**env, **uv_variant_env(profile, env)}
         if plan.builds:
-            from resolver_hook.build.preflight import preflight
+            from resolver_hook.toolchain.preflight import preflight
 
             # A source build that would fail late on its toolchain fails now, with the fix.
             failures = preflight(plan)

@@ -66,7 +66,7 @@ build is a supported fallback), the package's action is ``build`` instead of
 ``error``: the requirement goes to the installer as written (it builds the sdist),
 the reason says why no wheel fits, and ``build_needs`` lists what the build needs.
 Checking those needs reads the machine, so it is not done here:
-:func:`resolver_hook.build.preflight.preflight` does it before an installer runs.
+:func:`resolver_hook.toolchain.preflight.preflight` does it before an installer runs.
 
 The parts, each importing only those above it (no cycles):
 

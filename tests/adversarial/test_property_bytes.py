@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from resolver_hook.build.hostconfig import HostConfigError, evaluate, parse_host_config
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.index.errors import PageError
 from resolver_hook.index.htmlpage import parse_html
@@ -35,6 +34,7 @@ from resolver_hook.publish.elf import ElfError, parse_elf
 from resolver_hook.publish.fatbin import FATBIN_MAGIC, FatbinError, parse_fatbin
 from resolver_hook.publish.indexpage import import_manifest
 from resolver_hook.reqfile import parse_requirements
+from resolver_hook.toolchain.hostconfig import HostConfigError, evaluate, parse_host_config
 from tests.adversarial.test_archives import many_sections_one_long_name
 from tests.cudawheels import CPU, KERNELS, PTX
 from tests.test_toolchain import header

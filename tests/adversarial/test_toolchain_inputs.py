@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.build.hostconfig import evaluate, parse_host_config
+from resolver_hook.toolchain.hostconfig import evaluate, parse_host_config
 from tests.test_toolchain import check, env_of, header, report_for, toolkit
 
 GNU16 = {"__CUDACC__": "1", "__GNUC__": "16"}
@@ -97,7 +97,7 @@ def test_a_need_with_a_5000_digit_version_is_a_usage_error(
 
 
 def test_a_5000_digit_cudart_version_is_no_version(tmp_path: Path) -> None:
-    from resolver_hook.build.toolkit import _version_from_files
+    from resolver_hook.toolchain.toolkit import _version_from_files
 
     (tmp_path / "include").mkdir()
     header = tmp_path / "include" / "cuda_runtime_api.h"

@@ -9,7 +9,7 @@ toolchain mismatch docs/facts.md section 5 fails now, with the fix.
 
 What is checked, per ``build`` package:
 
-- each of its ``[build] needs`` (:func:`resolver_hook.build.needs.check_build_needs`:
+- each of its ``[build] needs`` (:func:`resolver_hook.toolchain.needs.check_build_needs`:
   ``nvcc>=12.8``, ``cmake>=3.26``, ``ninja``, ``cxx``, libraries such as ``z3``);
 - when it needs ``nvcc`` (a CUDA build), every failed check of the toolchain report
   too: nvcc refusing its host compiler (``crt/host_config.h``) breaks every CUDA
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from resolver_hook.build._base import DEFAULT_TIMEOUT, Check, Runner, run_subprocess
-from resolver_hook.build.needs import check_build_needs
-from resolver_hook.build.report import ToolchainReport, toolchain_report
+from resolver_hook.toolchain._base import DEFAULT_TIMEOUT, Check, Runner, run_subprocess
+from resolver_hook.toolchain.needs import check_build_needs
+from resolver_hook.toolchain.report import ToolchainReport, toolchain_report
 
 if TYPE_CHECKING:
     from typing import TypedDict
@@ -71,7 +71,7 @@ def preflight_checks(
     """``(package, check)`` for every build need of the plan's ``build`` packages that
     is not met (``fail``) or cannot be verified (``warn``).
 
-    ``report`` is a :func:`~resolver_hook.build.report.toolchain_report` made earlier
+    ``report`` is a :func:`~resolver_hook.toolchain.report.toolchain_report` made earlier
     (probed here when needed and not given, with the driver CUDA version from the
     plan's profile). ``env``, ``run``, ``timeout`` and ``prefixes`` are passed to the
     probes (tests give a fake ``PATH``/``CUDA_HOME``). Never raises for what it finds.

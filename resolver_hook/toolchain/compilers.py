@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from resolver_hook._patterns import version_numbers
 from resolver_hook._plain import plain
-from resolver_hook.build._base import (
+from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
     Runner,

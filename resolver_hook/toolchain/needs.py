@@ -2,7 +2,7 @@
 
 :func:`probe_tool` finds a tool (cmake, ninja) on PATH and reads ``--version``;
 :func:`check_build_needs` judges needs such as ``"nvcc>=12.8"``, ``"cmake>=3.26"``,
-``"cxx"`` or ``"z3"`` against a :func:`~resolver_hook.build.report.toolchain_report`;
+``"cxx"`` or ``"z3"`` against a :func:`~resolver_hook.toolchain.report.toolchain_report`;
 libraries are looked up with pkg-config, else as header and library files in the
 include and library paths.
 """
@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook._plain import plain
-from resolver_hook.build._base import (
+from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     Check,
     Runner,
@@ -30,7 +30,7 @@ from resolver_hook.build._base import (
 )
 
 if TYPE_CHECKING:
-    from resolver_hook.build.report import ToolchainReport
+    from resolver_hook.toolchain.report import ToolchainReport
 
 __all__ = ["Tool", "check_build_needs", "probe_tool"]
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolver_hook._plain import plain
-from resolver_hook.build._base import (
+from resolver_hook.portable.cuda import decode_cuda_version
+from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
     Runner,
@@ -28,8 +29,7 @@ from resolver_hook.build._base import (
     tool_output,
     which,
 )
-from resolver_hook.build.hostconfig import HostConfig, HostConfigError, parse_host_config
-from resolver_hook.portable.cuda import decode_cuda_version
+from resolver_hook.toolchain.hostconfig import HostConfig, HostConfigError, parse_host_config
 
 __all__ = [
     "Toolkit",

@@ -1,8 +1,8 @@
 """The source-build toolchain judged: one :class:`Check` per line of ``doctor --build``.
 
-:func:`toolchain_report` probes the toolkit (:mod:`resolver_hook.build.toolkit`), nvcc's
-host compiler and the C++ compiler (:mod:`resolver_hook.build.compilers`), cmake and
-ninja (:mod:`resolver_hook.build.needs`), and says per check ok / warn / fail / skip
+:func:`toolchain_report` probes the toolkit (:mod:`resolver_hook.toolchain.toolkit`), nvcc's
+host compiler and the C++ compiler (:mod:`resolver_hook.toolchain.compilers`), cmake and
+ninja (:mod:`resolver_hook.toolchain.needs`), and says per check ok / warn / fail / skip
 with the reason and the fix: whether ``crt/host_config.h`` accepts the host compiler
 (and which compiler on PATH it would accept), the driver stub, toolkit against driver.
 
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolver_hook._patterns import version_numbers
-from resolver_hook.build._base import (
+from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     Check,
     Runner,
     Status,
     run_subprocess,
 )
-from resolver_hook.build.compilers import (
+from resolver_hook.toolchain.compilers import (
     ALLOW_UNSUPPORTED,
     Compiler,
     candidate_compilers,
@@ -40,9 +40,9 @@ from resolver_hook.build.compilers import (
     identify_compiler,
     nvcc_macros,
 )
-from resolver_hook.build.hostconfig import HostConfig, Rejection, accepted_range, evaluate
-from resolver_hook.build.needs import Tool, probe_tool
-from resolver_hook.build.toolkit import (
+from resolver_hook.toolchain.hostconfig import HostConfig, Rejection, accepted_range, evaluate
+from resolver_hook.toolchain.needs import Tool, probe_tool
+from resolver_hook.toolchain.toolkit import (
     Toolkit,
     find_driver_stub,
     find_toolkit,
