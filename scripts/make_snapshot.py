@@ -34,8 +34,8 @@ DEFAULT_OUT = ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json"
 
 def render(links_file: Path, date: datetime.date | None) -> str:
     from resolver_hook._toml import loads
-    from resolver_hook.inventory.refresh import MetaRow, ReleaseRow, Row, render_snapshot
     from resolver_hook.manifest import collect_manifests
+    from resolver_hook.publish.refresh import MetaRow, ReleaseRow, Row, render_snapshot
 
     table = loads(links_file.read_text(encoding="utf-8"))
     manifests = collect_manifests(env={}, entry_points=None)

@@ -48,8 +48,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from resolver_hook.index import IndexClient
     from resolver_hook.index.model import Page
-    from resolver_hook.inventory.refresh import MetaRow, ReleaseRow, Report, Row
     from resolver_hook.manifest import Manifest
+    from resolver_hook.publish.refresh import MetaRow, ReleaseRow, Report, Row
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -178,8 +178,8 @@ def _with_metadata(
 ) -> tuple[str, list[MetaRow]]:
     """The snapshot of ``rows``, with the metadata rows read now for its files."""
     from resolver_hook._fs import private_tempdir
-    from resolver_hook.inventory import refresh as r
     from resolver_hook.inventory.snapshot import load_snapshot
+    from resolver_hook.publish import refresh as r
 
     snapshot = r.render_snapshot(rows, all_manifests, metadata=metas, releases=releases)
     kept = load_snapshot(snapshot, where="the refreshed snapshot").pages
@@ -207,10 +207,10 @@ def run(args: argparse.Namespace) -> int:
     from resolver_hook._toml import loads
     from resolver_hook.errors import UsageError
     from resolver_hook.index import IndexClient, mirrors_from
-    from resolver_hook.inventory import refresh as r
     from resolver_hook.inventory.kernels import KernelRecords, dump_kernels, load_kernels
     from resolver_hook.inventory.snapshot import load_snapshot
     from resolver_hook.manifest import collect_manifests
+    from resolver_hook.publish import refresh as r
 
     if os.environ.get("RESOLVER_HOOK_OFFLINE", "") in ("1", "true", "yes"):
         raise UsageError(

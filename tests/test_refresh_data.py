@@ -36,10 +36,10 @@ from resolver_hook.inventory.kernels import (
     dump_kernels,
     load_kernels,
 )
-from resolver_hook.inventory.refresh import MetaRow, Row, render_snapshot
 from resolver_hook.inventory.snapshot import load_snapshot
 from resolver_hook.inventory.sources import SnapshotOnly
 from resolver_hook.manifest import Manifest, load, loads_manifest
+from resolver_hook.publish.refresh import MetaRow, Row, render_snapshot
 from resolver_hook.publish.scan import scan_wheel
 from resolver_hook.resolve import resolve
 from tests.cudawheels import KERNELS, PTX, binary_wheel

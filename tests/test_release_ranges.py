@@ -14,13 +14,6 @@ from resolver_hook.index import IndexClient
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
-from resolver_hook.inventory.refresh import (
-    ReleaseRow,
-    Report,
-    new_releases,
-    releases_toml,
-    render_snapshot,
-)
 from resolver_hook.inventory.snapshot import (
     SnapshotError,
     dump_snapshot,
@@ -29,6 +22,13 @@ from resolver_hook.inventory.snapshot import (
 from resolver_hook.inventory.sources import SnapshotOnly
 from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.publish.refresh import (
+    ReleaseRow,
+    Report,
+    new_releases,
+    releases_toml,
+    render_snapshot,
+)
 from resolver_hook.resolve import Plan, resolve
 from tests.indexreplica import File, PageServer, pytorch_html
 

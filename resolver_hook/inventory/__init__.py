@@ -18,8 +18,8 @@ and ``Requires-Dist``, is read from the pages when planning:
   which turn a carried-forward list into a verified one.
 
 Pages come through a :class:`~resolver_hook.inventory.candidates.PageSource`; this
-package opens no URL itself, except :mod:`resolver_hook.inventory.refresh` (the
-maintainers' data refresh), through the index client.
+package opens no URL itself; the maintainers' data refresh
+(:mod:`resolver_hook.publish.refresh`) reads the pages through the index client.
 """
 
 from __future__ import annotations
