@@ -4,13 +4,15 @@
 preflight). :func:`tool_output` runs a command through :mod:`resolver_hook._proc` (its
 own process group, killed whole on timeout, capped output) and turns whatever went wrong
 into a reason; :func:`which` and :func:`path_dirs` read the given environment's PATH,
-never the process's own; :func:`release` reads a major.minor. The records' ``to_dict`` is
+never the process's own; :func:`probe_tool` finds a tool (cmake, ninja) on PATH and
+reads ``--version``; :func:`release` reads a major.minor. The records' ``to_dict`` is
 :func:`resolver_hook._plain.plain`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
@@ -28,7 +30,9 @@ __all__ = [
     "Output",
     "Runner",
     "Status",
+    "Tool",
     "path_dirs",
+    "probe_tool",
     "release",
     "run_subprocess",
     "tool_output",
@@ -111,3 +115,38 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(plain(self))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
+    """A build tool (cmake, ninja, pkg-config): where it is and its version, or why not."""
+
+    name: str
+    path: str | None = None
+    version: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(plain(self))
+
+
+def probe_tool(
+    name: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    run: Runner = run_subprocess,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Tool:
+    """``name`` on PATH and the first version number in ``name --version``."""
+    env = os.environ if env is None else env
+    path = which(name, env)
+    if path is None:
+        return Tool(name=name, reason=f"{name} not found on PATH")
+    out = tool_output([path, "--version"], env=env, run=run, timeout=timeout)
+    if out.reason:
+        return Tool(name=name, path=path, reason=out.reason)
+    match = re.search(r"(\d+\.\d+(?:\.\d+)*)", out.text)
+    if not match:
+        first = " ".join(out.text.split())[:80] or "nothing"
+        return Tool(name=name, path=path, reason=f"'{name} --version' printed {first!r}")
+    return Tool(name=name, path=path, version=match.group(1))

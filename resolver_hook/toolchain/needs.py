@@ -1,6 +1,5 @@
 """A manifest's ``[build] needs``: build tools and libraries, found and version-checked.
 
-:func:`probe_tool` finds a tool (cmake, ninja) on PATH and reads ``--version``;
 :func:`check_build_needs` judges needs such as ``"nvcc>=12.8"``, ``"cmake>=3.26"``,
 ``"cxx"`` or ``"z3"`` against a :func:`~resolver_hook.toolchain.report.toolchain_report`;
 libraries are looked up with pkg-config, else as header and library files in the
@@ -11,15 +10,12 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._plain import plain
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     Check,
@@ -32,42 +28,7 @@ from resolver_hook.toolchain._base import (
 if TYPE_CHECKING:
     from resolver_hook.toolchain.report import ToolchainReport
 
-__all__ = ["Tool", "check_build_needs", "probe_tool"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Tool:
-    """A build tool (cmake, ninja, pkg-config): where it is and its version, or why not."""
-
-    name: str
-    path: str | None = None
-    version: str | None = None
-    reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(plain(self))
-
-
-def probe_tool(
-    name: str,
-    *,
-    env: Mapping[str, str] | None = None,
-    run: Runner = run_subprocess,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> Tool:
-    """``name`` on PATH and the first version number in ``name --version``."""
-    env = os.environ if env is None else env
-    path = which(name, env)
-    if path is None:
-        return Tool(name=name, reason=f"{name} not found on PATH")
-    out = tool_output([path, "--version"], env=env, run=run, timeout=timeout)
-    if out.reason:
-        return Tool(name=name, path=path, reason=out.reason)
-    match = re.search(r"(\d+\.\d+(?:\.\d+)*)", out.text)
-    if not match:
-        first = " ".join(out.text.split())[:80] or "nothing"
-        return Tool(name=name, path=path, reason=f"'{name} --version' printed {first!r}")
-    return Tool(name=name, path=path, version=match.group(1))
+__all__ = ["check_build_needs"]
 
 
 def check_build_needs(

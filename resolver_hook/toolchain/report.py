@@ -2,9 +2,10 @@
 
 :func:`toolchain_report` probes the toolkit (:mod:`resolver_hook.toolchain.toolkit`), nvcc's
 host compiler and the C++ compiler (:mod:`resolver_hook.toolchain.compilers`), cmake and
-ninja (:mod:`resolver_hook.toolchain.needs`), and says per check ok / warn / fail / skip
-with the reason and the fix: whether ``crt/host_config.h`` accepts the host compiler
-(and which compiler on PATH it would accept), the driver stub, toolkit against driver.
+ninja (:func:`~resolver_hook.toolchain._base.probe_tool`), and says per check ok / warn /
+fail / skip with the reason and the fix: whether ``crt/host_config.h`` accepts the host
+compiler (and which compiler on PATH it would accept), the driver stub, toolkit against
+driver.
 
 Source builds of CUDA packages fail late and far from the cause: CUDA 13.2's
 ``crt/host_config.h`` refuses gcc 16 with ``#error``, a build links ``-lcuda`` on a
@@ -29,6 +30,8 @@ from resolver_hook.toolchain._base import (
     Check,
     Runner,
     Status,
+    Tool,
+    probe_tool,
     run_subprocess,
 )
 from resolver_hook.toolchain.compilers import (
@@ -41,7 +44,6 @@ from resolver_hook.toolchain.compilers import (
     nvcc_macros,
 )
 from resolver_hook.toolchain.hostconfig import HostConfig, Rejection, accepted_range, evaluate
-from resolver_hook.toolchain.needs import Tool, probe_tool
 from resolver_hook.toolchain.toolkit import (
     Toolkit,
     find_driver_stub,
