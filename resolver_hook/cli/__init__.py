@@ -3,8 +3,9 @@
 This package is the only place that parses flags, prints, and maps errors to exit
 codes. Each sub-command lives in its own small module exposing
 ``register(subparsers)``; the module sets ``func`` on its parser, a callable
-taking the parsed namespace and returning the exit code. Command modules import
-their heavy dependencies inside ``func`` so that start-up stays lean.
+taking the parsed namespace and returning the exit code. The command table below is
+the one door for start-up: a command module imports what it uses at its top, and is
+itself imported only when its command runs (:func:`command_module`).
 
 Exit codes: 0 success; 1 operational failure (nothing fits, an installer or a
 check failed); 2 bad input or usage; 128+N on signal N (130 Ctrl-C, 143 SIGTERM).
@@ -23,11 +24,12 @@ import importlib
 import io
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 from typing import Any, NoReturn
 
 from resolver_hook import __version__
 from resolver_hook._stdout import DropAfterClose
-from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity
+from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity, verbosity
 from resolver_hook.errors import ResolverHookError
 
 __all__ = ["main"]
@@ -72,11 +74,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub.required = True
     wanted = [_COMMANDS[command]] if command in _COMMANDS else list(_COMMANDS.values())
     for name in dict.fromkeys(wanted):
-        module = importlib.import_module(f"resolver_hook.cli.{name}")
-        module.register(sub)
+        command_module(name).register(sub)
     for leaf in _leaves(sub):
         add_output_options(leaf)
     return parser
+
+
+def command_module(name: str) -> ModuleType:
+    """The module under resolver_hook.cli that runs a command (a value of the command
+    table), imported now: only the command that runs pays for its imports."""
+    return importlib.import_module(f"resolver_hook.cli.{name}")
 
 
 def _leaves(action: argparse._SubParsersAction[Any]) -> list[argparse.ArgumentParser]:
@@ -145,8 +152,6 @@ def _never_unencodable() -> None:
 
 
 def _quiet_stdout(args: argparse.Namespace) -> bool:
-    from resolver_hook.cli._output import verbosity
-
     return (
         verbosity() < 0
         and args.command not in ("pip", "uv")

@@ -6,9 +6,15 @@ import argparse
 import datetime
 import os
 import re
+from importlib import resources
 from typing import TYPE_CHECKING
 
 from resolver_hook.cli._output import Progress
+from resolver_hook.errors import UsageError
+from resolver_hook.manifest import ENV_INSECURE, collect_manifests
+from resolver_hook.planner import Planner
+from resolver_hook.reqfile import read_requirements
+from resolver_hook.settings import ENV_OFFLINE, combine, env_flag, seconds_problem
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -91,7 +97,6 @@ def add_insecure_option(parser: argparse.ArgumentParser) -> None:
 
 def seconds(text: str) -> float:
     """argparse type: a timeout (:func:`resolver_hook.settings.seconds_problem`)."""
-    from resolver_hook.settings import seconds_problem
 
     problem = seconds_problem(text)
     if problem is not None:
@@ -142,7 +147,6 @@ def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) ->
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
     mirrors are read too)."""
-    from resolver_hook.settings import combine
 
     return combine(
         os.environ,
@@ -159,7 +163,6 @@ def planner_from_args(args: argparse.Namespace, *, read_pages: bool = True) -> P
     """The command's planner, from :func:`settings_from_args` and today's date;
     ``read_pages=False``: one that plans the manifests as given. A wait for its pages
     over a second shows (stderr, a terminal only, never with --json or -q)."""
-    from resolver_hook.planner import Planner
 
     settings = settings_from_args(args, reads_pages=read_pages)
 
@@ -181,15 +184,10 @@ def example_names() -> list[str]:
 
 
 def example_path() -> str:
-    from importlib import resources
-
     return str(resources.files("resolver_hook") / "examples" / EXAMPLE)
 
 
 def requirements_from_args(args: argparse.Namespace) -> ReqFile:
-    from resolver_hook.errors import UsageError
-    from resolver_hook.reqfile import read_requirements
-
     files = list(args.requirement_files)
     if getattr(args, "example", False):
         files.insert(0, example_path())
@@ -199,15 +197,12 @@ def requirements_from_args(args: argparse.Namespace) -> ReqFile:
 
 
 def manifests_from_args(args: argparse.Namespace) -> Mapping[str, Manifest]:
-    from resolver_hook.manifest import collect_manifests
-
     return collect_manifests(args.manifest, allow_insecure=allow_insecure(args))
 
 
 def refuse_writing_inputs(path: str, inputs: Iterable[str]) -> None:
     """A usage error when writing ``-o path`` would change one of ``inputs``: the same
     path, or the same file through a symlink or a hard link. Inputs are never modified."""
-    from resolver_hook.errors import UsageError
 
     if path != "-" and any(_same_file(path, f) for f in inputs):
         raise UsageError(f"-o {path} is one of the input files: inputs are never modified")
@@ -226,14 +221,11 @@ def _same_file(a: str, b: str) -> bool:
 def offline(args: argparse.Namespace) -> bool:
     """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes (what
     :func:`settings_from_args` says, for code not yet handed the settings value)."""
-    from resolver_hook.settings import ENV_OFFLINE, env_flag
 
     return bool(getattr(args, "offline", False)) or env_flag(os.environ, ENV_OFFLINE)
 
 
 def allow_insecure(args: argparse.Namespace) -> bool:
     """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS set to 1/true/yes."""
-    from resolver_hook.manifest import ENV_INSECURE
-    from resolver_hook.settings import env_flag
 
     return bool(getattr(args, "allow_insecure_urls", False)) or env_flag(os.environ, ENV_INSECURE)

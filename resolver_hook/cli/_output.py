@@ -24,6 +24,7 @@ keeps words whole. ``--json`` is never fitted.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import os
 import re
@@ -67,7 +68,6 @@ _STYLES = {
 
 def add_output_options(parser: object) -> None:
     """``-q``/``-v`` on a parser (every command gets them)."""
-    import argparse
 
     assert isinstance(parser, argparse.ArgumentParser)
     group = parser.add_argument_group("output")

@@ -27,10 +27,27 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from resolver_hook.cli._inputs import add_inventory_options, add_manifest_options
-from resolver_hook.cli._machine import add_machine_options
+from packaging.requirements import InvalidRequirement, Requirement
+
+from resolver_hook import _installers
+from resolver_hook.cli._inputs import (
+    add_inventory_options,
+    add_manifest_options,
+    manifests_from_args,
+    planner_from_args,
+)
+from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, verbosity
-from resolver_hook.errors import UsageError
+from resolver_hook.cli.detect import render_profile
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.host import ENV_OVERRIDES, detect
+from resolver_hook.install import find_installer, parse_install_args
+from resolver_hook.install.doctor import check_installed, installed_twins, profile_for_environment
+from resolver_hook.install.installed import environment_of, this_environment
+from resolver_hook.install.kernels import cached_scan, scan_cache
+from resolver_hook.limits import check_version_text
+from resolver_hook.toolchain.needs import check_build_needs
+from resolver_hook.toolchain.report import toolchain_report
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -161,8 +178,6 @@ def _build_part(
     nested: bool,
 ) -> bool:
     # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
-    from resolver_hook.toolchain.needs import check_build_needs
-    from resolver_hook.toolchain.report import toolchain_report
 
     report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason, timeout=args.timeout)
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []
@@ -188,7 +203,6 @@ def _build_part(
 def _check_need(need: str) -> None:
     """A ``--need`` is a name and an optional version specifier; anything else is a
     usage error (exit 2), not a failed check."""
-    from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         req = Requirement(need)
@@ -198,7 +212,6 @@ def _check_need(need: str) -> None:
             hint="a name and an optional version, such as 'nvcc>=12.8', 'cmake>=3.26', "
             "'ninja', 'cxx' or 'z3'",
         ) from None
-    from resolver_hook.limits import check_version_text
 
     too_big = next((p for s in req.specifier if (p := check_version_text(s.version))), None)
     if too_big is not None:
@@ -215,17 +228,6 @@ def _host_part(
     args: argparse.Namespace, data: dict[str, Any], lines: list[str]
 ) -> tuple[bool, HostProfile]:
     """The detection report and the installed-package check; (failed, profile)."""
-    from resolver_hook.cli._inputs import manifests_from_args
-    from resolver_hook.cli._machine import machine_from_args
-    from resolver_hook.cli.detect import render_profile
-    from resolver_hook.errors import OperationalError
-    from resolver_hook.install.doctor import (
-        check_installed,
-        installed_twins,
-        profile_for_environment,
-    )
-    from resolver_hook.install.installed import environment_of, this_environment
-    from resolver_hook.install.kernels import cached_scan, scan_cache
 
     profile = machine_from_args(args, fresh=True)  # a report of what the probes find now
     manifests = manifests_from_args(args)
@@ -318,8 +320,6 @@ def _known_from_pages(
     A build the manifest does not list may be one its page lists (a tilert the hook just
     installed from PyPI): the pages a plan reads (the page cache the hook's plan filled,
     else the shipped snapshot) say. A check they leave unknown stays as it was."""
-    from resolver_hook.cli._inputs import planner_from_args
-    from resolver_hook.install.doctor import profile_for_environment
 
     names = [d.name for d in environment.distributions if d.name in manifests]
     seen_by = profile_for_environment(profile, environment.python)
@@ -335,18 +335,17 @@ def _fixers(python: str | None) -> tuple[str, str]:
     """The install and uninstall commands a fix names, for where the check looked: pip's
     environment; ``--python X``'s through uv, or, where uv is not installed, through pip
     with that venv as the active one (pip takes no ``--python`` after its command word)."""
-    from resolver_hook._installers import find_uv
 
     if python is None:
         return "resolver-hook pip install", "pip uninstall -y"
     quoted = shlex.quote(python)
     root = os.path.dirname(os.path.dirname(os.path.abspath(python)))
-    if find_uv() is None and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+    if _installers.find_uv() is None and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
         return (
             f"VIRTUAL_ENV={shlex.quote(root)} resolver-hook pip install",
             f"{quoted} -m pip uninstall -y",
         )
-    if find_uv() is None:  # not a venv, no uv: uv first
+    if _installers.find_uv() is None:  # not a venv, no uv: uv first
         return (
             f"python3 -m pip install uv && resolver-hook uv pip install --python {quoted}",
             f"{quoted} -m pip uninstall -y",
@@ -357,7 +356,6 @@ def _fixers(python: str | None) -> tuple[str, str]:
 def _pip_environment(this: Any, other: Any) -> Environment:
     """The environment that ``resolver-hook pip install`` (the fix) installs into: the
     active virtual environment, else the one of ``pip`` on PATH, else this Python."""
-    from resolver_hook.install import find_installer, parse_install_args
 
     python = find_installer("pip", parse_install_args("pip", [])).python
     try:
@@ -372,8 +370,6 @@ def _pip_environment(this: Any, other: Any) -> Environment:
 
 
 def _environment_data(env: Mapping[str, str]) -> dict[str, Any]:
-    from resolver_hook.host import ENV_OVERRIDES
-
     return {
         "CUDA_VISIBLE_DEVICES": env.get("CUDA_VISIBLE_DEVICES"),
         "overrides": {v: env[v] for v in ENV_OVERRIDES.values() if v in env},
@@ -458,10 +454,6 @@ def driver_cuda_version() -> tuple[str | None, str | None]:
 
     ``RESOLVER_HOOK_OVERRIDE_CUDA`` applies, as everywhere detection is used.
     """
-    try:
-        from resolver_hook.host import detect
-    except ImportError:  # the host package is optional for this report
-        return None, "host detection unavailable"
     try:
         profile = detect(use_cache=False)
     except Exception as exc:  # detection must not take the toolchain report down

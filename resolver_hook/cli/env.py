@@ -18,8 +18,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resolver_hook.appenv.create import make_environment
+from resolver_hook.appenv.declaration import load_declaration
+from resolver_hook.appenv.plan import plan_environment
 from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args, planner_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli._output import columns, fit, paint_lines, verbosity
+from resolver_hook.cli.install import _Printer
+from resolver_hook.cli.plan import render_errors
 
 if TYPE_CHECKING:
     from resolver_hook.appenv.plan import EnvPlan
@@ -70,11 +76,6 @@ def _project(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.appenv.declaration import load_declaration
-    from resolver_hook.appenv.plan import plan_environment
-    from resolver_hook.cli._output import columns, fit, paint_lines, verbosity
-    from resolver_hook.cli.plan import render_errors
-
     decl = load_declaration(_project(args))
     today = datetime.date.today()
     manifests = manifests_from_args(args)
@@ -100,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.verb == "plan":
         return 0
-    from resolver_hook.appenv.create import make_environment
-    from resolver_hook.cli.install import _Printer
 
     make_environment(
         eplan,

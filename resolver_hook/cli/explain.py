@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from typing import TYPE_CHECKING
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from resolver_hook.cli._inputs import (
     add_inventory_options,
@@ -15,6 +19,8 @@ from resolver_hook.cli._inputs import (
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.cli.plan import note_lines
+from resolver_hook.errors import UsageError
+from resolver_hook.resolve import evaluate_flavour, marker_environment
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -53,11 +59,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    from resolver_hook.errors import UsageError
-
     try:
         req = Requirement(args.package)
     except InvalidRequirement as exc:
@@ -68,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
     name = canonicalize_name(req.name)
     manifest = manifests.get(name)
     if manifest is None:
-        import difflib
-
         close = difflib.get_close_matches(name, list(manifests), n=1)
         raise UsageError(
             f"no manifest describes {req.name!r}: pip installs it as usual",
@@ -153,9 +152,6 @@ _LEGEND = (
 def explain_rows(plan: Plan, manifest: Manifest, req: Requirement) -> list[tuple[str, ...]]:
     """One row per flavour: chosen mark, flavour, then per rule yes / no / n/a (from
     :func:`resolver_hook.resolve.evaluate_flavour` and the plan's couplings), then why."""
-    from packaging.utils import canonicalize_name
-
-    from resolver_hook.resolve import evaluate_flavour, marker_environment
 
     p = plan.package(manifest.name)
     chosen = p.flavour if p is not None else None

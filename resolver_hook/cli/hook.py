@@ -8,14 +8,25 @@ import shlex
 import sys
 from pathlib import Path
 
+from resolver_hook._installers import venv_python
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
     planner_from_args,
 )
-from resolver_hook.cli._machine import add_machine_options
+from resolver_hook.cli._machine import add_machine_options, profile_for
+from resolver_hook.cli._output import verbosity
 from resolver_hook.errors import UsageError
+from resolver_hook.host import detect
+from resolver_hook.install.backends import Installer
+from resolver_hook.install.venvhook import (
+    active_venv,
+    disable,
+    enable_plan,
+    machine_changes,
+    read_state,
+)
 
 __all__ = ["register"]
 
@@ -65,8 +76,6 @@ def _venv_option(p: argparse.ArgumentParser) -> None:
 
 
 def _venv(args: argparse.Namespace) -> Path:
-    from resolver_hook.install.venvhook import active_venv
-
     if args.venv is None:
         return active_venv()
     if args.venv == "":
@@ -83,11 +92,6 @@ def _checked_venv(args: argparse.Namespace) -> Path:
 
 
 def run_enable(args: argparse.Namespace) -> int:
-    from resolver_hook._installers import venv_python
-    from resolver_hook.cli.install import profile_for
-    from resolver_hook.install.backends import Installer
-    from resolver_hook.install.venvhook import enable_plan
-
     venv = _checked_venv(args)
     python = venv_python(str(venv))
     profile = profile_for(Installer(tool="pip", command=(), python=python), args, strict=True)
@@ -96,7 +100,6 @@ def run_enable(args: argparse.Namespace) -> int:
     done = enable_plan(venv, profile, planned, unread=unread)
     plan, cons = done.plan, done.constraints
     out = sys.stdout.write
-    from resolver_hook.cli._output import verbosity
 
     out(f"enabled in {venv} for {profile.describe()}\n")
     verbose = verbosity() > 0
@@ -165,8 +168,6 @@ def run_enable(args: argparse.Namespace) -> int:
 
 
 def run_disable(args: argparse.Namespace) -> int:
-    from resolver_hook.install.venvhook import disable
-
     venv = _venv(args)
     done = disable(venv)
     if done.removed_ours:
@@ -182,9 +183,6 @@ def run_disable(args: argparse.Namespace) -> int:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    from resolver_hook.host import detect
-    from resolver_hook.install.venvhook import machine_changes, read_state
-
     venv = _checked_venv(args)
     state = read_state(venv)
     if not state.enabled or state.profile is None:

@@ -18,19 +18,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from typing import TYPE_CHECKING
 
 from resolver_hook import _timings
+from resolver_hook.cli import command_module
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
     planner_from_args,
 )
-from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.cli._machine import add_machine_options, profile_for
+from resolver_hook.cli._output import columns, paint_lines, verbosity
+from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
+from resolver_hook.host.detect import parse_target
+from resolver_hook.install.session import InstallSession
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -109,8 +113,6 @@ class _Printer:
     """The session's words: ours on stderr, the installer's stdout passed through."""
 
     def say(self, text: str) -> None:
-        from resolver_hook.cli._output import verbosity
-
         if verbosity() >= 0:  # -q: errors only
             self.refused(text)
 
@@ -133,9 +135,6 @@ class _Printer:
         sys.stderr.flush()
 
     def no_fit(self, plan: Plan) -> None:
-        from resolver_hook.cli._output import columns, paint_lines, verbosity
-        from resolver_hook.cli.plan import render_errors
-
         errors = render_errors(plan, verbose=verbosity() > 0, width=columns(sys.stderr))
         sys.stderr.write(paint_lines(errors, sys.stderr))
 
@@ -152,8 +151,6 @@ class _Machine:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook.install.session import InstallSession
-
     tool: str = args.tool
     rest: list[str] = list(args.installer_args)
     expected = ["install"] if tool == "pip" else ["pip", "install"]
@@ -188,7 +185,6 @@ def run(args: argparse.Namespace) -> int:
 def _warn_target_directory(installer_args: list[str]) -> None:
     """pip's ``--target DIR`` after ``install`` whose value reads as a target spec: the
     user most likely meant the hook's ``--target`` (which goes before ``install``)."""
-    from resolver_hook.host.detect import parse_target
 
     for i, arg in enumerate(installer_args):
         if arg == "--":
@@ -212,12 +208,8 @@ def _warn_target_directory(installer_args: list[str]) -> None:
         return
 
 
-_PYTHON_IN_SPEC = re.compile(r"(?:^|-)(?:py|cp)(\d)(\d+)t?(?:-|$)")
-
-
 def _install_lock(args: argparse.Namespace, rest: list[str]) -> int:
     """``--lock LOCKDIR``: what ``resolver-hook sync`` does, with this installer."""
-    from resolver_hook.cli import sync
 
     python = None
     if rest[:1] == ["--python"] and len(rest) == 2:
@@ -229,42 +221,5 @@ def _install_lock(args: argparse.Namespace, rest: list[str]) -> int:
             f"{'pip ' if args.tool == 'uv' else ''}install [--python PATH]",
         )
     given = {**vars(args), "lockdir": args.lock, "installer": args.tool, "python": python}
-    return sync.run(argparse.Namespace(**given))
-
-
-def profile_for(
-    installer: Installer, args: argparse.Namespace, *, strict: bool = False
-) -> HostProfile:
-    """The machine, with the Python of the environment being installed into.
-
-    A ``--target`` naming another Python than that environment's is planned as asked,
-    with a warning; ``strict`` (``enable``, whose pins stay in the venv) refuses it.
-    """
-    from resolver_hook._installers import venv_declared_python
-    from resolver_hook.install.backends import python_version_of
-
-    profile = machine_from_args(args)
-    if args.profile:
-        return profile
-    if args.target:
-        m = _PYTHON_IN_SPEC.search(args.target)
-        declared = venv_declared_python(installer.python)
-        have = None if declared is None else f"{declared[0]}.{declared[1]}"
-        if m is not None and have is not None:
-            asked = f"{m.group(1)}.{m.group(2)}"
-            if have != asked:
-                words = (
-                    f"--target {args.target} names Python {asked}, but {installer.python} "
-                    f"is Python {have}"
-                )
-                if strict:
-                    raise UsageError(
-                        f"{words}: pip.conf would pin builds this environment cannot install",
-                        hint=f"give py{have.replace('.', '')} in --target, or leave --target out",
-                    )
-                sys.stderr.write(
-                    f"warning: {words}: the plan is for Python {asked}, as asked; the "
-                    "installer may refuse its wheels\n"
-                )
-        return profile
-    return profile.for_python(python_version_of(installer.python))
+    code: int = command_module("sync").run(argparse.Namespace(**given))
+    return code

@@ -22,7 +22,12 @@ import os
 import sys
 from typing import Any
 
+from resolver_hook._fs import InputError, check_archive_input, read_text_input
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
+from resolver_hook.errors import UsageError
+from resolver_hook.manifest import ManifestError, loads_manifest
+from resolver_hook.manifest.urls import INSECURE_FLAG
+from resolver_hook.publish.lint import lint_paths
 
 __all__ = ["register"]
 
@@ -50,9 +55,6 @@ def _url_refusal(path: str, insecure: bool) -> str | None:
     """For a flavour manifest, the URL policy's refusal of its loopback http:// or file:
     URLs without the flag (the same refusal as ``placeholder build`` and the resolver's),
     else None; every other problem is left to lint to report."""
-    from resolver_hook._fs import InputError, read_text_input
-    from resolver_hook.manifest import ManifestError, loads_manifest
-    from resolver_hook.manifest.urls import INSECURE_FLAG
 
     if insecure or not path.endswith(".toml") or os.path.basename(path) == "pyproject.toml":
         return None
@@ -67,9 +69,6 @@ def _url_refusal(path: str, insecure: bool) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy import keeps `resolver-hook --help` fast (cli/__init__.py).
-    from resolver_hook._fs import InputError, check_archive_input
-    from resolver_hook.errors import UsageError
-    from resolver_hook.publish.lint import lint_paths
 
     insecure = allow_insecure(args)
     inputs: list[str] = []

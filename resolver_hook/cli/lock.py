@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from packaging.requirements import InvalidRequirement, Requirement
+
+from resolver_hook._fs import shown_path
 from resolver_hook._installers import find_uv
 from resolver_hook.cli._inputs import (
     add_inventory_options,
@@ -23,13 +26,20 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit
-from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of
-from resolver_hook.errors import OperationalError
+from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of, write_format
+from resolver_hook.cli.plan import render_errors
+from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
 from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
 from resolver_hook.lock.indexes import LockIndexes
-from resolver_hook.lock.lines import dropped_notes, header_notes, merge_targets
+from resolver_hook.lock.lines import (
+    dropped_notes,
+    header_notes,
+    merge_targets,
+    split_marker,
+    unmarkable_difference,
+)
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
@@ -141,8 +151,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _format(args: argparse.Namespace) -> str:
-    from resolver_hook.errors import UsageError
-
     out = args.output
     name = os.path.basename(out.replace("{target}", "T")) if out else ""
     fmt: str | None = args.format
@@ -175,9 +183,6 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import shown_path
-    from resolver_hook.cli.plan import render_errors
-
     fmt = _format(args)
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
@@ -201,8 +206,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     inputs = ", ".join(shown_path(f) for f in reqs.files) or "the command line"
     if fmt != "requirements":
-        from resolver_hook.cli.lockformats import write_format
-
         return write_format(fmt, args, plans, inputs, reqs.files)
     multi = len(plans) > 1 and "{target}" not in args.output
     paths = [args.output] if multi else [args.output.replace("{target}", s) for s, _, _ in plans]
@@ -317,7 +320,6 @@ def _unhashed_note(missing: list[Unhashed]) -> list[str]:
 def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
     """For a package with no fit on some targets only: the marker that leaves it out
     there, or that no marker can tell those targets apart."""
-    from resolver_hook.lock.lines import split_marker, unmarkable_difference
 
     out = []
     names = dict.fromkeys(p.name for _, _, plan in plans for p in plan.errors)
@@ -350,8 +352,6 @@ def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
 
 
 def _with_marker(requirement: str, marker: str) -> str:
-    from packaging.requirements import InvalidRequirement, Requirement
-
     try:
         req = Requirement(requirement)
     except InvalidRequirement:

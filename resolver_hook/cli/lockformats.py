@@ -9,12 +9,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from packaging.pylock import is_valid_pylock_path
+
 from resolver_hook import _credentials
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
+from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.indexes import LockIndexes, lock_indexes, pip_file_settings
+from resolver_hook.lock.pylock import TargetWheels, check, pylock_document, render
+from resolver_hook.lock.resolved import resolve_rest
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
 from resolver_hook.lock.stable import existing_pins
+from resolver_hook.lock.uvproject import UvTarget, uv_project_text
+from resolver_hook.lock.wheels import (
+    DEFAULT_INDEX,
+    NetFetcher,
+    lock_wheels,
+    network_needs,
+    unlockable,
+)
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -30,8 +43,6 @@ def write_format(
     inputs: str,
     input_files: Sequence[str],
 ) -> int:
-    from resolver_hook.errors import UsageError
-
     out: str = args.output
     if "{target}" in out and fmt == "uv":
         raise UsageError(
@@ -136,9 +147,6 @@ def check_result(paths: Sequence[str], stale: Sequence[str | None]) -> int:
 def _uv_text(
     out: str, plans: Sequence[tuple[str, HostProfile, Plan]], header: list[str]
 ) -> tuple[str, str]:
-    from resolver_hook.errors import UsageError
-    from resolver_hook.lock.uvproject import UvTarget, uv_project_text
-
     if out != "-" and os.path.basename(out) == "pyproject.toml":
         raise UsageError(
             f"-o {out}: resolver-hook never writes into a pyproject.toml",
@@ -154,18 +162,6 @@ def _pylock_text(
     plans: Sequence[tuple[str, HostProfile, Plan]],
     header: list[str],
 ) -> tuple[str, str]:
-    from packaging.pylock import is_valid_pylock_path
-
-    from resolver_hook.errors import OperationalError, UsageError
-    from resolver_hook.lock.pylock import TargetWheels, check, pylock_document, render
-    from resolver_hook.lock.wheels import (
-        DEFAULT_INDEX,
-        NetFetcher,
-        lock_wheels,
-        network_needs,
-        unlockable,
-    )
-
     if out != "-" and not is_valid_pylock_path(Path(os.path.basename(out))):
         raise UsageError(
             f"-o {out}: PEP 751 names a lock file pylock.toml or pylock.NAME.toml",
@@ -211,8 +207,6 @@ def _pylock_text(
     for spec, profile, plan in plans:
         wheels = lock_wheels(plan, fetcher, index_url=index_url)
         if rest:
-            from resolver_hook.lock.resolved import resolve_rest
-
             others = resolve_rest(plan, wheels, profile, indexes=indexes, env=os.environ,
                                   keep=existing_pins(out, "pylock", profile),
                                   upgrade=upgrade_of(args), offline=args.offline)  # fmt: skip

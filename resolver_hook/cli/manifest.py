@@ -29,12 +29,23 @@ that server instead of to ``file:`` paths of this machine.
 from __future__ import annotations
 
 import argparse
+import pathlib
 import sys
 from typing import Any
+from urllib.parse import urlsplit
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from resolver_hook._fs import read_input, write_atomic
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, seconds
+from resolver_hook.cli._output import Progress
+from resolver_hook.cli.variants import import_with_variants, register_export
 from resolver_hook.errors import UsageError
-from resolver_hook.limits import NETWORK_DEADLINE
+from resolver_hook.index.client import IndexClient, parse_page
+from resolver_hook.index.fetch import check_url
+from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
+from resolver_hook.manifest.write import render_manifest
+from resolver_hook.portable.cuda import parse_target
 
 __all__ = ["register"]
 
@@ -77,7 +88,6 @@ def register(subparsers: Any) -> None:
         help="seconds for the whole page, not per read (default 10)",
     )  # fmt: skip
     imp.set_defaults(func=run_import)
-    from resolver_hook.cli.variants import register_export
 
     register_export(sub)
 
@@ -98,11 +108,6 @@ def _local_page(location: str) -> tuple[str, str] | None:
     Folders and devices are refused at open; a pipe (``<(curl ...)``) is read with the
     page size cap and a total deadline. URLs (``file:`` included) go to the index client.
     """
-    import pathlib
-    from urllib.parse import urlsplit
-
-    from resolver_hook._fs import read_input
-    from resolver_hook.limits import MAX_PAGE_BYTES
 
     try:
         scheme = urlsplit(location).scheme
@@ -118,14 +123,6 @@ def _local_page(location: str) -> tuple[str, str] | None:
 
 def run_import(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-    from resolver_hook._fs import write_atomic
-    from resolver_hook.cli._output import Progress
-    from resolver_hook.index.client import IndexClient, parse_page
-    from resolver_hook.index.fetch import check_url
-    from resolver_hook.manifest.write import render_manifest
-    from resolver_hook.portable.cuda import parse_target
 
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():
@@ -167,7 +164,6 @@ def run_import(args: argparse.Namespace) -> int:
             page = client.page(args.location, base_url=args.base_url, local=True)
             page_url = args.base_url or page.url
             links = page.links
-        from resolver_hook.cli.variants import import_with_variants
 
         result = import_with_variants(
             links,

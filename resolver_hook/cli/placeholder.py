@@ -7,7 +7,19 @@ import hashlib
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook.cli._inputs import add_insecure_option
+from resolver_hook._fs import sigterm_raises
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
+from resolver_hook.errors import UsageError
+from resolver_hook.manifest.urls import check_url
+from resolver_hook.publish.placeholder import build_placeholder, build_retired
+from resolver_hook.publish.placeholder.build import placeholder_name
+from resolver_hook.publish.placeholder.check import (
+    PUBLISH_EXTRA,
+    CheckInterrupted,
+    Verdict,
+    check_placeholder,
+)
+from resolver_hook.publish.placeholder.versions import PYPI_SIMPLE, choose_from_index
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -118,12 +130,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_build(args: argparse.Namespace) -> int:
-    from resolver_hook.cli._inputs import allow_insecure
-    from resolver_hook.errors import UsageError
-    from resolver_hook.manifest.urls import check_url
-    from resolver_hook.publish.placeholder import build_placeholder, build_retired
-    from resolver_hook.publish.placeholder.build import placeholder_name
-
     if args.version is not None and not args.version.strip():
         raise UsageError(
             f"--version {args.version!r}: an empty version; leave it out to choose one "
@@ -177,7 +183,6 @@ def _choose_version(args: argparse.Namespace, name: str, insecure: bool) -> tupl
     """``--version`` as given (offline) or checked against ``--index-url``; else the
     version the index's page calls for. Also the lines that say why and what to remove
     from the index, printed once the build succeeded (an error stays one line)."""
-    from resolver_hook.publish.placeholder.versions import PYPI_SIMPLE, choose_from_index
 
     if args.version is not None and args.index_url is None:
         note = (
@@ -193,10 +198,6 @@ def _choose_version(args: argparse.Namespace, name: str, insecure: bool) -> tupl
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import sigterm_raises
-    from resolver_hook.cli._inputs import allow_insecure
-    from resolver_hook.publish.placeholder.check import Verdict
-
     def show(item: CheckResult | Verdict) -> None:
         if isinstance(item, Verdict):
             sys.stdout.write(f"{item.installer}: {item.verdict}\n")
@@ -224,12 +225,6 @@ def _check(
     *,
     allow_insecure: bool = False,
 ) -> int:
-    from resolver_hook.publish.placeholder.check import (
-        PUBLISH_EXTRA,
-        CheckInterrupted,
-        check_placeholder,
-    )
-
     try:
         report = check_placeholder(
             dist, find_links=find_links, progress=show, allow_insecure=allow_insecure

@@ -19,6 +19,7 @@ from resolver_hook.cli._inputs import (
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, paint, paint_lines, verbosity
 from resolver_hook.limits import SHOWN_REJECTED_BUILDS
+from resolver_hook.resolve import plan_target
 from resolver_hook.resolve.words import alternative_words
 
 if TYPE_CHECKING:
@@ -85,8 +86,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _short(p: PackagePlan) -> str:
-    from resolver_hook.resolve import plan_target
-
     if p.action == "rewrite":
         if p.find_links or p.installs or p.versions:
             return plan_target(p)

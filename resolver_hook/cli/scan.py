@@ -27,8 +27,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from resolver_hook._fs import InputError, check_archive_input, write_atomic
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
+from resolver_hook.cli._output import Progress, megabytes
 from resolver_hook.errors import UsageError
+from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
+from resolver_hook.manifest.write import WheelEntry, render_manifest
+from resolver_hook.portable.cuda import describe_target, parse_target
+from resolver_hook.publish.scan import ScanError, cuda_runtime_major, scan_wheel
+from resolver_hook.publish.variants import scan_properties
 
 if TYPE_CHECKING:
     from resolver_hook.publish.scan import WheelReport
@@ -69,7 +76,6 @@ def register(subparsers: Any) -> None:
 
 def _check_prefix(prefix: str, insecure: bool) -> str:
     # The one URL policy, the same opt-in as every other command's.
-    from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
     problem = url_problem(prefix, allow_insecure=insecure)
     if problem is not None:
@@ -82,18 +88,12 @@ def _check_prefix(prefix: str, insecure: bool) -> str:
 
 
 def _check_url_flag(flag: str, value: str, insecure: bool) -> None:
-    from resolver_hook.manifest.urls import url_problem
-
     problem = url_problem(value, allow_insecure=insecure)
     if problem is not None:
         raise UsageError(f"{flag}: {problem}")
 
 
 def _describe(report: WheelReport) -> str:
-    from resolver_hook.portable.cuda import describe_target, parse_target
-    from resolver_hook.publish.scan import cuda_runtime_major
-    from resolver_hook.publish.variants import scan_properties
-
     lines = [report.filename]
     lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
     lines.append(f"  wheel tags: {', '.join(report.tags)}")
@@ -150,11 +150,6 @@ def _describe(report: WheelReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-    from resolver_hook._fs import InputError, check_archive_input, write_atomic
-    from resolver_hook.cli._output import Progress, megabytes
-    from resolver_hook.manifest.write import WheelEntry, render_manifest
-    from resolver_hook.publish.scan import ScanError, scan_wheel
-    from resolver_hook.publish.variants import scan_properties
 
     insecure = allow_insecure(args)
     prefix = None

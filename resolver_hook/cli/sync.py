@@ -17,8 +17,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from resolver_hook._foreground import foreground
+from resolver_hook._installers import find_uv
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.install.args import parse_install_args
+from resolver_hook.install.backends import find_installer, python_version_of
+from resolver_hook.lock.sets import choose, read_index, verified_file
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
 
 __all__ = ["register"]
@@ -50,13 +56,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._foreground import foreground
-    from resolver_hook._installers import find_uv
-    from resolver_hook.errors import OperationalError, UsageError
-    from resolver_hook.install.args import parse_install_args
-    from resolver_hook.install.backends import find_installer, python_version_of
-    from resolver_hook.lock.sets import choose, read_index, verified_file
-
     folder = Path(args.lockdir)
     locks = read_index(folder)
     env = dict(settings_from_args(args, reads_pages=False).env)

@@ -4,10 +4,20 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
-from resolver_hook.cli._inputs import add_insecure_option
+from resolver_hook._fs import write_all
+from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
+from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.manifest import load_manifest
+from resolver_hook.manifest.variantname import split_variant_label
+from resolver_hook.publish.indexpage import ImportResult, import_manifest
+from resolver_hook.publish.variants import MAX_JSON_BYTES, export_variants, import_variant_links
 
 if TYPE_CHECKING:
     from resolver_hook.index.client import IndexClient
@@ -28,12 +38,6 @@ def import_with_variants(
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportResult:
     """Ordinary wheels as :func:`import_manifest` reads them, plus the page's variant wheels."""
-    from urllib.parse import urlsplit
-
-    from resolver_hook.errors import OperationalError, UsageError
-    from resolver_hook.manifest.variantname import split_variant_label
-    from resolver_hook.publish.indexpage import ImportResult, import_manifest
-    from resolver_hook.publish.variants import MAX_JSON_BYTES, import_variant_links
 
     def fetch(url: str) -> bytes:
         if urlsplit(url).scheme == "file" and not allow_file_links:
@@ -101,16 +105,6 @@ def register_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run_export(args: argparse.Namespace) -> int:
-    import json
-    import sys
-    from pathlib import Path
-
-    from resolver_hook._fs import write_all
-    from resolver_hook.cli._inputs import allow_insecure
-    from resolver_hook.errors import UsageError
-    from resolver_hook.manifest import load_manifest
-    from resolver_hook.publish.variants import export_variants
-
     insecure = allow_insecure(args)
     manifest = load_manifest(args.manifest, allow_insecure=insecure)
     out = Path(args.output)
