@@ -54,6 +54,29 @@ _COMMANDS = {
     "doctor": "doctor",
 }
 
+# Command name -> its line in ``resolver-hook --help``: the list is shown without
+# importing every command module. Each module registers the same line (a test holds
+# them equal).
+_SUMMARIES = {
+    "detect": "what this machine is",
+    "plan": "which flavour each requirement gets, and why",
+    "explain": "every flavour of a package against this machine",
+    "lock": "write pinned flavour lines for one or more targets",
+    "env": "an application's whole environment from [tool.resolver-hook.env]",
+    "sync": "install this machine's lock from a lock set",
+    "pip": "plan, then run pip install",
+    "uv": "plan, then run uv pip install",
+    "enable": "make plain 'pip install' in this venv use the plan",
+    "disable": "restore the venv's pip configuration",
+    "status": "is the hook on, and does the machine still match?",
+    "placeholder": "build and check placeholders that fail loudly",
+    "scan": "derive the support matrix from real wheels",
+    "manifest": "work with flavour manifests",
+    "lint": "warnings about wheels, sdists, pyproject.toml or manifests, with evidence",
+    "doctor": "detection report and installed-package check; source-build toolchain "
+    "checks (--build)",
+}
+
 
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors follow the project's one-line format."""
@@ -64,7 +87,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with ``command``, only that command's module is imported (start-up)."""
+    """The parser of ``command``, whose module alone is imported (start-up); for no
+    command (``--help``, a missing or unknown one), the list of commands, none imported."""
     parser = _Parser(
         prog="resolver-hook",
         description="Pick the right flavour of GPU Python packages before pip or uv runs.",
@@ -72,9 +96,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"resolver-hook {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    wanted = [_COMMANDS[command]] if command in _COMMANDS else list(_COMMANDS.values())
-    for name in dict.fromkeys(wanted):
-        command_module(name).register(sub)
+    if command in _COMMANDS:
+        command_module(_COMMANDS[command]).register(sub)
+    else:
+        for name, summary in _SUMMARIES.items():
+            sub.add_parser(name, help=summary)
     for leaf in _leaves(sub):
         add_output_options(leaf)
     return parser

@@ -177,8 +177,6 @@ def _build_part(
     *,
     nested: bool,
 ) -> bool:
-    # Imported here, not at the top: keeps `resolver-hook --help` and other commands lean.
-
     report = toolchain_report(driver_cuda=driver, driver_cuda_reason=reason, timeout=args.timeout)
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []
     failed = not report.ok or any(c.status == "fail" for c in needs)

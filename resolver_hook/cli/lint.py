@@ -68,8 +68,6 @@ def _url_refusal(path: str, insecure: bool) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Lazy import keeps `resolver-hook --help` fast (cli/__init__.py).
-
     insecure = allow_insecure(args)
     inputs: list[str] = []
     refused: list[UsageError] = []

@@ -122,8 +122,6 @@ def _local_page(location: str) -> tuple[str, str] | None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-
     cuda_map = _pairs(args.cuda_map, "--cuda-map")
     for label, spec in cuda_map.items():
         try:

@@ -149,8 +149,6 @@ def _describe(report: WheelReport) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Lazy imports keep `resolver-hook --help` fast (cli/__init__.py).
-
     insecure = allow_insecure(args)
     prefix = None
     if args.output is not None:
