@@ -10,7 +10,11 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from packaging.requirements import Requirement
+
 from resolver_hook.errors import UsageError
+from resolver_hook.reqfile import format_requirement, url_lines_first, with_marker
+from resolver_hook.resolve import marker_environment
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -38,7 +42,6 @@ _SPLIT_KEYS = ("sys_platform", "platform_machine", "python_version")
 
 def target_marker(profile: HostProfile) -> str:
     """A PEP 508 marker that holds on the profile's OS, CPU and Python."""
-    from resolver_hook.resolve import marker_environment
 
     env = marker_environment(profile)
     return (
@@ -70,9 +73,6 @@ def target_markers(
 def lock_lines(plan: Plan, hashes: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """Pinned requirement lines for one plan: find-links, URL lines, then plain lines;
     a package in ``hashes`` gets pip's ``--hash`` options on its line."""
-    from packaging.requirements import Requirement
-
-    from resolver_hook.reqfile import format_requirement, url_lines_first
 
     links = [f"--find-links {u}" for u in plan.find_links]
     lines: list[str] = []
@@ -145,7 +145,6 @@ def dropped_notes(plan: Plan, target: str) -> list[str]:
 def split_marker(keep: list[HostProfile], drop: list[HostProfile]) -> str | None:
     """A PEP 508 marker true on every ``keep`` profile and false on every ``drop`` one,
     as short as the marker variables allow; None when markers cannot tell them apart."""
-    from resolver_hook.resolve import marker_environment
 
     keep_env = [marker_environment(p) for p in keep]
     drop_env = [marker_environment(p) for p in drop]
@@ -184,8 +183,6 @@ def unmarkable_difference(a: HostProfile, b: HostProfile) -> str:
 
 def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[str]:
     """One file for several targets: lines not common to all carry the targets' markers."""
-    from resolver_hook.errors import UsageError
-    from resolver_hook.reqfile import url_lines_first, with_marker
 
     markers: dict[str, tuple[str, HostProfile]] = {}
     for spec, profile, _ in per_target:

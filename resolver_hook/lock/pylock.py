@@ -17,7 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import tomli_w
+from packaging.pylock import Pylock, PylockValidationError
+from packaging.tags import parse_tag
+
 from resolver_hook.errors import OperationalError
+from resolver_hook.lock.lines import target_markers
+from resolver_hook.resolve import marker_environment
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -38,8 +44,6 @@ class TargetWheels:
 
 
 def _markers(targets: Sequence[TargetWheels]) -> dict[str, str]:
-    from resolver_hook.lock.lines import target_markers
-
     return target_markers(
         ((t.spec, t.profile) for t in targets),
         clash="a pylock.toml holds one of them",
@@ -79,18 +83,12 @@ def pylock_document(targets: Sequence[TargetWheels]) -> dict[str, Any]:
 
 
 def render(doc: dict[str, Any], header: Sequence[str] = ()) -> str:
-    import tomli_w
-
     comments = "".join(f"# {line}\n" for line in header)
     return comments + tomli_w.dumps(doc)
 
 
 def check(doc: dict[str, Any], targets: Sequence[TargetWheels]) -> None:
     """Validate with ``packaging.pylock`` and select per target; raise if anything differs."""
-    from packaging.pylock import Pylock, PylockValidationError
-    from packaging.tags import parse_tag
-
-    from resolver_hook.resolve import marker_environment
 
     try:
         lock = Pylock.from_dict(doc)

@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook.lock.lines import target_markers
+
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
@@ -64,7 +66,6 @@ def _index_name(package: str, version: str | None, url: str, taken: set[str]) ->
 
 def uv_project_text(targets: Sequence[UvTarget], header: Sequence[str] = ()) -> str:
     """The TOML text to paste into a project's ``pyproject.toml``."""
-    from resolver_hook.lock.lines import target_markers
 
     markers = target_markers(
         ((t.spec, t.profile) for t in targets),
