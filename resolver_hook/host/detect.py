@@ -18,7 +18,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from packaging.tags import sys_tags
+
+from resolver_hook._fs import read_text_input
 from resolver_hook.errors import UsageError
+from resolver_hook.host import cache
 from resolver_hook.host.profile import (
     HostProfile,
     NvidiaGpu,
@@ -146,8 +150,6 @@ def detect_host(
 
 
 def _interpreter_tags() -> tuple[tuple[str, ...], str | None, str | None]:
-    from packaging.tags import sys_tags
-
     tags = tuple(str(t) for t in sys_tags())
     try:
         gnu = os.confstr("CS_GNU_LIBC_VERSION") or ""
@@ -167,7 +169,6 @@ def _detect_cached(use_cache: bool) -> HostProfile:
     env = dict(os.environ)
     if not use_cache:
         return detect_host(env=env)
-    from resolver_hook.host import cache
 
     path = cache.cache_file(env)
     key = cache.cache_key(env) if path else None
@@ -485,7 +486,6 @@ def _gfx_list(text: str, where: str) -> tuple[str, ...]:
 
 def load_profile(path: str) -> HostProfile:
     """Read a profile saved by ``detect --json``; UsageError naming the file and key."""
-    from resolver_hook._fs import read_text_input
 
     text = read_text_input(path, what="--profile ")
     try:

@@ -15,6 +15,7 @@ Sources, best first (docs/facts.md section 1): NVML through ``nvidia-ml-py``; th
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import sys
@@ -24,6 +25,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
+from resolver_hook.portable import visible
 from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc
 
 if TYPE_CHECKING:
@@ -95,8 +97,6 @@ def _import_pynvml() -> Any:
     the library is loaded first, by the same name and the same ``ctypes.CDLL`` call.
     """
     if sys.platform.startswith("linux"):
-        import ctypes
-
         try:
             ctypes.CDLL(NVML_LIBRARY)
         except OSError:
@@ -352,7 +352,6 @@ def filter_visible(
     (loaded here: a machine without GPUs never needs them).
     Returns the visible GPUs and a note when the variable changed anything.
     """
-    from resolver_hook.portable import visible
 
     value = env.get(visible.VARIABLE)
     if value is None:

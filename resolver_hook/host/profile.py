@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.tags import compatible_tags, cpython_tags, mac_platforms
+
 from resolver_hook.errors import UsageError
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
@@ -445,8 +447,6 @@ def _platforms(
     if os_name == "linux":
         yield from linux_platforms(arch, libc, libc_version)
     elif os_name == "macos":
-        from packaging.tags import mac_platforms
-
         mac_arch = "arm64" if arch == "aarch64" else arch
         version = (14, 0) if mac_arch == "arm64" else (13, 0)
         yield from mac_platforms(version, mac_arch)
@@ -469,7 +469,6 @@ def compute_tags(
     (``packaging.tags.sys_tags`` answers for this machine only). A free-threaded
     build has its own ABI (``cp313t``) and no ``abi3`` (docs/facts.md section 3).
     """
-    from packaging.tags import compatible_tags, cpython_tags
 
     platforms = list(_platforms(os_name, arch, libc, libc_version))
     abi = f"cp{python[0]}{python[1]}{'t' if free_threaded else ''}"
