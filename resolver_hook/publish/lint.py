@@ -70,6 +70,7 @@ from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.index import parse_page
 from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
+from resolver_hook.manifest import ManifestError, loads_manifest
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     KernelTarget,
@@ -77,6 +78,7 @@ from resolver_hook.portable.cuda import (
     min_driver_for_runtime,
     parse_target,
 )
+from resolver_hook.publish.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
 
 __all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
 
@@ -209,8 +211,6 @@ def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
 
 
 def _read_wheel(path: Path) -> LintInput:
-    from resolver_hook.publish.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
-
     try:
         report = scan_wheel(path)
     except ScanError as exc:
@@ -532,8 +532,6 @@ def _runtime_major(spec: SpecifierSet | None) -> int | None:
 
 
 def _from_manifest(text: str, path: Path) -> LintInput:
-    from resolver_hook.manifest import ManifestError, loads_manifest
-
     try:
         manifest = loads_manifest(text, source=str(path), allow_insecure=True)
     except ManifestError as exc:

@@ -38,6 +38,7 @@ from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.limits import load_json, parse_wheel_name
 from resolver_hook.manifest.variantname import NULL_LABEL, VARIANT_LABEL, split_variant_label
 from resolver_hook.manifest.write import WheelEntry
+from resolver_hook.portable.cuda import parse_target
 
 if TYPE_CHECKING:
     from resolver_hook.index.model import Link
@@ -155,7 +156,6 @@ def nvidia_needs(props: Properties) -> tuple[str | None, tuple[str, ...], tuple[
     Several values of one feature are ORed (PEP 825): the lowest lower bound and the
     highest upper bound hold; every ``sm_arch`` value is one kernel target.
     """
-    from resolver_hook.portable.cuda import parse_target
 
     nv = props.get("nvidia", {})
     specs = []
@@ -387,7 +387,6 @@ def export_variants(manifest: Manifest) -> VariantExport:
 
 def scan_properties(cuda: str | None, gpu: Sequence[str]) -> list[str]:
     """A scanned wheel's needs as PEP 825 properties (what ``scan`` prints)."""
-    from resolver_hook.portable.cuda import parse_target
 
     out = []
     for spec in SpecifierSet(cuda or ""):

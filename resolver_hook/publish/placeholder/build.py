@@ -18,9 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hatchling.builders.sdist import SdistBuilder
+from packaging.utils import canonicalize_name
+
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.manifest import load_manifest
 from resolver_hook.publish.placeholder.data import DEFAULT_VERSION, placeholder_data, retired_data
 from resolver_hook.publish.placeholder.render import render_project
 
@@ -69,7 +73,6 @@ def build_placeholder(
             where=f"{manifest_path}: retired.name",
         )
         return build_from_data(data, out_dir)
-    from resolver_hook.manifest import load_manifest
 
     manifest = load_manifest(manifest_path, allow_insecure=allow_insecure)
     return build_from_data(placeholder_data(manifest, version, import_as=import_name), out_dir)
@@ -92,12 +95,10 @@ def build_retired(
 def placeholder_name(manifest_path: str | Path, *, allow_insecure: bool = False) -> str:
     """The project name the placeholder of ``manifest_path`` (a manifest or a
     ``[retired]`` file) will have, canonical; the same errors as :func:`build_placeholder`."""
-    from packaging.utils import canonicalize_name
 
     retired = read_retired_file(manifest_path)
     if retired is not None:
         return str(canonicalize_name(retired[0]))
-    from resolver_hook.manifest import load_manifest
 
     return str(load_manifest(manifest_path, allow_insecure=allow_insecure).name)
 
@@ -185,7 +186,6 @@ def _inside(path: Path, folder: Path) -> Path:
 
 
 def _hatchling_sdist(tree: Path, out: Path) -> Path:
-    from hatchling.builders.sdist import SdistBuilder
 
     # hatchling writes its tarball to a temporary file first (tempfile.mkstemp) and leaves
     # it when the build fails: made beside the tree, it goes when the tree's folder goes.

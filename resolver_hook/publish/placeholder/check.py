@@ -46,6 +46,7 @@ import threading
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -58,6 +59,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._installers import find_uv as which_uv
 from resolver_hook._installers import venv_python
 from resolver_hook._patterns import is_project_name
 from resolver_hook._proc import capture
@@ -69,6 +71,8 @@ from resolver_hook.limits import (
     MAX_SUBPROCESS_OUTPUT,
     parse_wheel_name,
 )
+from resolver_hook.manifest.urls import url_problem
+from resolver_hook.publish.lint import lint_paths
 from resolver_hook.publish.placeholder.data import import_name
 from resolver_hook.publish.placeholder.render import runtime
 
@@ -221,7 +225,6 @@ def _interruptible() -> Iterator[None]:
 
 def find_uv() -> str | None:
     """The uv binary, found as ``resolver-hook uv pip install`` finds it (one search order)."""
-    from resolver_hook._installers import find_uv as which_uv
 
     return which_uv()
 
@@ -572,8 +575,6 @@ def _static_checks(ctx: _Ctx, art: _Artifact, allow_insecure: bool = False) -> N
             f"Metadata-Version {art.metadata_version or 'missing'}, Dynamic {list(art.dynamic)}",
         )
     if art.data is not None:
-        from resolver_hook.manifest.urls import url_problem
-
         refused = [
             problem
             for url in _data_urls(art.data)
@@ -585,8 +586,6 @@ def _static_checks(ctx: _Ctx, art: _Artifact, allow_insecure: bool = False) -> N
             "\n".join(refused[:5]),
         )
     if art.kind == "wheel":
-        from resolver_hook.publish.lint import lint_paths
-
         findings, _errors = lint_paths([art.path])  # a LintError comes back in _errors
         silent = [f for f in findings if f.code == "silent-placeholder"]
         record(
@@ -694,7 +693,6 @@ def _installers(
 
 def _pip_version() -> tuple[int, int] | None:
     """This interpreter's pip version (major, minor), or None when pip is missing."""
-    from importlib import metadata
 
     try:
         release = Version(metadata.version("pip")).release

@@ -20,11 +20,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import tomli_w
 from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.manifest.urls import markdown_url
 from resolver_hook.publish.placeholder.data import import_name
+
+_KNOWN_CLASSIFIERS: set[str] | None
+try:
+    from trove_classifiers import classifiers as _KNOWN_CLASSIFIERS
+except ImportError:  # pragma: no cover - hatchling depends on trove-classifiers
+    _KNOWN_CLASSIFIERS = None
 
 __all__ = [
     "PORTABLE_MODULES",
@@ -76,7 +83,6 @@ def runtime() -> ModuleType:
 
 def toml_string(text: str) -> str:
     """``text`` as a TOML basic string that reads back exactly (written by tomli-w)."""
-    import tomli_w
 
     return tomli_w.dumps({"x": text})[len("x = ") : -1]
 
@@ -132,11 +138,9 @@ def classifiers(data: dict[str, Any]) -> list[str]:
         m = re.fullmatch(r">=\s*(\d+)(?:\.\d+)*", flavour.get("cuda") or "")
         if m:
             found.add(f"Environment :: GPU :: NVIDIA CUDA :: {m.group(1)}")
-    try:
-        from trove_classifiers import classifiers as known
-    except ImportError:  # pragma: no cover - hatchling depends on trove-classifiers
+    if _KNOWN_CLASSIFIERS is None:  # pragma: no cover - hatchling depends on trove-classifiers
         return sorted(found)
-    return sorted(c for c in found if c in known)
+    return sorted(c for c in found if c in _KNOWN_CLASSIFIERS)
 
 
 def pyproject(data: dict[str, Any]) -> str:

@@ -44,6 +44,8 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.index import IndexClient, PageError, parse_page
+from resolver_hook.index.client import ACCEPT
 from resolver_hook.index.model import JSON_TYPE
 from resolver_hook.limits import (
     MAX_VERSION_DIGITS,
@@ -308,8 +310,6 @@ def choose_from_index(
     A project the index does not know (HTTP 404) has no files yet. An archived or
     quarantined project (PEP 792) is refused: the index takes no uploads for it.
     """
-    from resolver_hook.index import IndexClient, PageError, parse_page
-    from resolver_hook.index.client import ACCEPT
 
     page = project_page_url(index_url, name)
     client = IndexClient(allow_insecure=allow_insecure, cache=False, timeout=timeout)
