@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 from resolver_hook._installers import venv_python
+from resolver_hook.cli._envpython import profile_for
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
     planner_from_args,
 )
-from resolver_hook.cli._machine import add_machine_options, profile_for
+from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.cli._output import verbosity
 from resolver_hook.errors import UsageError
 from resolver_hook.host import detect

@@ -23,13 +23,14 @@ from typing import TYPE_CHECKING
 
 from resolver_hook import _timings
 from resolver_hook.cli import command_module
+from resolver_hook.cli._envpython import profile_for
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     manifests_from_args,
     planner_from_args,
 )
-from resolver_hook.cli._machine import add_machine_options, profile_for
+from resolver_hook.cli._machine import add_machine_options
 from resolver_hook.cli._output import columns, paint_lines, verbosity
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
