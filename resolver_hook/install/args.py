@@ -10,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
 from resolver_hook.errors import UsageError
 
 __all__ = ["InstallArgs", "parse_install_args", "requirement_name"]
@@ -193,8 +196,6 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
 
 def requirement_name(line: str) -> str | None:
     """The canonical project name of a requirement (``--hash`` options allowed), or None."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
 
     try:
         return canonicalize_name(Requirement(line.split(" --hash", 1)[0]).name)

@@ -29,6 +29,7 @@ from resolver_hook._installers import (
 from resolver_hook._observed import path_kind
 from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
+from resolver_hook.install.variantwheels import UV_PREVIEW
 
 if TYPE_CHECKING:
     from resolver_hook.install.args import InstallArgs
@@ -74,8 +75,6 @@ class Installer:
         for page in plan.find_links:
             extra += ["--find-links", page]
         if self.tool == "uv" and plan.variants:
-            from resolver_hook.install.variantwheels import UV_PREVIEW
-
             extra += UV_PREVIEW  # docs/facts.md section 3: uv 0.13 needs the preview flag
         return extra
 

@@ -57,6 +57,8 @@ from resolver_hook._fs import sha256_file
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.proof import Resolution
 from resolver_hook.limits import MAX_KERNEL_SCANS
+from resolver_hook.portable.cuda import describe_cc, parse_target, uncovered
+from resolver_hook.publish.scan import ScanError, scan_wheel
 from resolver_hook.reqfile import format_requirement
 
 if TYPE_CHECKING:
@@ -135,7 +137,6 @@ def library_problems(
     filename: str, objects: Sequence[tuple[str, Sequence[str]]], ccs: Sequence[tuple[int, int]]
 ) -> list[str]:
     """For each library with kernels ((path, targets)), the visible GPUs none runs on."""
-    from resolver_hook.portable.cuda import describe_cc, parse_target, uncovered
 
     out = []
     for path, targets in objects:
@@ -177,7 +178,6 @@ def scan_kernels(
     sha: str, path: Path, cache: Path | None, progress: Callable[[str], None] | None
 ) -> list[tuple[str, list[str]]]:
     """(library, kernel targets) of the wheel, from the cache by sha256 or by scanning."""
-    from resolver_hook.publish.scan import scan_wheel
 
     found = cached_scan(sha, cache)
     if found is not None:
@@ -463,7 +463,6 @@ class KernelReader:
                 raise OperationalError(f"cannot run pip download: {exc.strerror or exc}") from None
             if code != 0:
                 return [f"pip download of the wheels to read failed (exit {code})"]
-        from resolver_hook.publish.scan import ScanError
 
         cache = scan_cache(self.env)
         problems: list[str] = []

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urldefrag
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -345,7 +346,6 @@ def _approved_words(p: PackagePlan) -> str:
 
 def _approves(p: PackagePlan, r: Resolved) -> bool:
     """Whether the plan's choice for ``p`` is the file or version ``r``."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     if p.flavour is not None and p.flavour.kind == "wheel":
         if p.sha256 and r.sha256:

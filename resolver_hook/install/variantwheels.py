@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from resolver_hook.errors import OperationalError
 from resolver_hook.manifest.model import WheelFlavour
 from resolver_hook.manifest.variantname import NULL_LABEL
+from resolver_hook.resolve import resolve
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -50,7 +51,6 @@ def pip_refusal(
     plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest], profile: HostProfile
 ) -> OperationalError:
     """The error for pip, with the non-variant builds that fit (from a plan without variants)."""
-    from resolver_hook.resolve import resolve
 
     chosen = plan.variants
     plain = {

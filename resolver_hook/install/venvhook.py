@@ -32,6 +32,7 @@ from resolver_hook import limits
 from resolver_hook._fs import _through_links, locked, write_all, write_atomic
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
+from resolver_hook.resolve import resolve
 
 if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest
@@ -104,7 +105,6 @@ def enable_plan(
     A package whose find-links page could not be read (``unread``: page URL -> why) is
     left out, its constraint with its page: pip would try the page again (five times)
     on every later ``pip install``, and find nothing the pin could name."""
-    from resolver_hook.resolve import resolve
 
     if not (venv / "pyvenv.cfg").is_file():
         raise UsageError(f"{venv} is not a virtual environment (no pyvenv.cfg)")
