@@ -166,7 +166,10 @@ def _interpreter_tags() -> tuple[tuple[str, ...], str | None, str | None]:
 
 @functools.lru_cache(maxsize=2)
 def _detect_cached(use_cache: bool) -> HostProfile:
-    env = dict(os.environ)
+    return _detect(dict(os.environ), use_cache)
+
+
+def _detect(env: Mapping[str, str], use_cache: bool) -> HostProfile:
     if not use_cache:
         return detect_host(env=env)
 
@@ -184,7 +187,8 @@ def _detect_cached(use_cache: bool) -> HostProfile:
 
 
 def detect(env: Mapping[str, str] | None = None, *, use_cache: bool = True) -> HostProfile:
-    """This machine, with ``RESOLVER_HOOK_OVERRIDE_*`` applied; cached per process.
+    """This machine, with ``RESOLVER_HOOK_OVERRIDE_*`` applied, as ``env`` (by default
+    ``os.environ``) describes it; ``os.environ``'s is detected once per process.
 
     ``use_cache``: read and write the per-boot profile cache (``host/cache.py``);
     any override variable bypasses it, so an overridden machine is never stored.
@@ -192,7 +196,9 @@ def detect(env: Mapping[str, str] | None = None, *, use_cache: bool = True) -> H
     """
     env = os.environ if env is None else env
     overrides = env_overrides(env)
-    return apply_overrides(_detect_cached(use_cache and not overrides), overrides)
+    use_cache = use_cache and not overrides
+    found = _detect_cached(use_cache) if env is os.environ else _detect(dict(env), use_cache)
+    return apply_overrides(found, overrides)
 
 
 detect.cache_clear = _detect_cached.cache_clear  # type: ignore[attr-defined]
