@@ -194,7 +194,7 @@ def test_a_declaration_is_validated_without_a_machine(tmp_path: Path) -> None:
     assert [p.split(": ", 2)[1] for p in info.value.problems] == ["python", "cpu", "stack[1]"]
     with pytest.raises(ManifestError) as info:
         parse_declaration({"stack": "torch"}, source="decl", root=tmp_path)
-    assert info.value.problems == ("decl: stack: expected a list of strings, got str",)
+    assert info.value.problems == ("decl: stack: expected a list of strings, got a string",)
 
 
 def test_no_declaration_is_one_error_with_a_hint(

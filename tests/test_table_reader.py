@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.appenv.declaration import parse_declaration
 from resolver_hook.manifest import ManifestError
 from resolver_hook.manifest.load import collect_manifests
 from resolver_hook.manifest.tables import Problem, TableReader
@@ -41,4 +42,16 @@ def test_pyproject_table_problems_come_from_the_reader(tmp_path: Path) -> None:
         f"{where}: bogus: unknown key (known: manifests, manifest, env)",
         f"{where}: manifests: expected a list of paths",
         f"{where}: manifest: expected [[tool.resolver-hook.manifest]] tables",
+    )
+
+
+def test_the_app_env_declaration_speaks_as_the_manifest_reader(tmp_path: Path) -> None:
+    table = {"stak": ["torch"], "cpu": "refuse", "notes": [{"txt": "x", "text": 1}]}
+    with pytest.raises(ManifestError) as info:
+        parse_declaration(table, source="decl", root=tmp_path)
+    assert info.value.problems == (
+        "decl: stak: unknown key; did you mean 'stack'?",
+        "decl: notes[0].txt: unknown key; did you mean 'text'?",
+        "decl: notes[0].text: expected a non-empty string, got an integer",
+        "decl: stack: missing or empty: name the packages the environment is built around",
     )

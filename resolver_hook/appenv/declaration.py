@@ -39,7 +39,6 @@ Pure except for checking that each requirements file exists.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +52,7 @@ from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import UsageError
 from resolver_hook.host import HostProfile
-from resolver_hook.manifest.tables import ManifestError
+from resolver_hook.manifest.tables import ManifestError, TableReader, kind_of
 
 __all__ = [
     "GPU_FAMILIES",
@@ -197,51 +196,31 @@ class Declaration:
     notes: tuple[Note, ...] = ()
 
 
-class _Problems:
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.items: list[str] = []
-
-    def add(self, path: str, what: str) -> None:
-        self.items.append(f"{self.source}: {path}: {what}")
-
-    def unknown(self, path: str, key: str, known: Sequence[str]) -> None:
-        close = difflib.get_close_matches(key, known, n=1)
-        maybe = f"; did you mean {close[0]!r}?" if close else ""
-        self.add(
-            f"{path}.{key}" if path else key, f"unknown key{maybe} (known: {', '.join(known)})"
-        )
-
-
-def _kind(value: object) -> str:
-    return type(value).__name__
-
-
-def _strings(p: _Problems, value: object, path: str) -> tuple[str, ...]:
+def _strings(p: TableReader, value: object, path: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        p.add(path, f"expected a list of strings, got {_kind(value)}")
+        p.bad(path, f"expected a list of strings, got {kind_of(value)}")
         return ()
     if len(value) > MAX_ENTRIES:
-        p.add(path, f"more than {MAX_ENTRIES} entries")
+        p.bad(path, f"more than {MAX_ENTRIES} entries")
         return ()
     return tuple(value)
 
 
-def _requirements(p: _Problems, value: object, path: str) -> tuple[str, ...]:
+def _requirements(p: TableReader, value: object, path: str) -> tuple[str, ...]:
     out = []
     for i, text in enumerate(_strings(p, value, path)):
         try:
             Requirement(text)
         except InvalidRequirement as exc:
-            p.add(f"{path}[{i}]", f"not a requirement: {exc}")
+            p.bad(f"{path}[{i}]", f"not a requirement: {exc}")
         else:
             out.append(text)
     return tuple(out)
 
 
-def _selector(p: _Problems, value: object, path: str) -> Selector:
+def _selector(p: TableReader, value: object, path: str) -> Selector:
     if not isinstance(value, dict):
-        p.add(path, f"expected a table, got {_kind(value)}")
+        p.bad(path, f"expected a table, got {kind_of(value)}")
         return ANY
     words: dict[str, tuple[str, ...]] = {}
     flags: dict[str, bool] = {}
@@ -250,7 +229,7 @@ def _selector(p: _Problems, value: object, path: str) -> Selector:
             if isinstance(given, bool):
                 flags[key] = given
             else:
-                p.add(f"{path}.{key}", f"expected true or false, got {_kind(given)}")
+                p.bad(f"{path}.{key}", f"expected true or false, got {kind_of(given)}")
         elif key in _WORDS:
             items = [given] if isinstance(given, str) else given
             if (
@@ -258,13 +237,13 @@ def _selector(p: _Problems, value: object, path: str) -> Selector:
                 or not items
                 or not all(isinstance(x, str) for x in items)
             ):
-                p.add(f"{path}.{key}", "expected a word or a list of words")
+                p.bad(f"{path}.{key}", "expected a word or a list of words")
                 continue
             known = _WORDS[key]
             bad = [x for x in items if x not in known]
             for x in bad:
                 what = "GPU family" if key == "gpu" else key
-                p.add(f"{path}.{key}", f"unknown {what} {x!r} (known: {', '.join(known)})")
+                p.bad(f"{path}.{key}", f"unknown {what} {x!r} (known: {', '.join(known)})")
             if not bad:
                 words[key] = tuple(items)
         else:
@@ -272,37 +251,35 @@ def _selector(p: _Problems, value: object, path: str) -> Selector:
     return Selector(words=words, flags=flags)
 
 
-def _tables(p: _Problems, value: object, path: str) -> list[tuple[str, dict[str, Any]]]:
+def _tables(p: TableReader, value: object, path: str) -> list[tuple[str, dict[str, Any]]]:
     if isinstance(value, dict):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
-        p.add(path, "expected an array of tables ([[...]])")
+        p.bad(path, "expected an array of tables ([[...]])")
         return []
     if len(value) > MAX_ENTRIES:
-        p.add(path, f"more than {MAX_ENTRIES} entries")
+        p.bad(path, f"more than {MAX_ENTRIES} entries")
         return []
     return [(f"{path}[{i}]", t) for i, t in enumerate(value)]
 
 
 def _entries(
-    p: _Problems, value: object, path: str, keys: Sequence[str], required: str
+    p: TableReader, value: object, path: str, keys: Sequence[str], required: str
 ) -> list[tuple[str, Selector, dict[str, Any]]]:
     out = []
     for where, table in _tables(p, value, path):
-        for key in table:
-            if key not in (*keys, "when"):
-                p.unknown(where, key, ("when", *keys))
+        p.keys(table, ("when", *keys), where)
         if required not in table:
-            p.add(f"{where}.{required}", "missing")
+            p.bad(f"{where}.{required}", "missing")
             continue
         when = _selector(p, table["when"], f"{where}.when") if "when" in table else ANY
         out.append((where, when, table))
     return out
 
 
-def _text(p: _Problems, value: object, path: str) -> str:
+def _text(p: TableReader, value: object, path: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        p.add(path, f"expected a non-empty string, got {_kind(value)}")
+        p.bad(path, f"expected a non-empty string, got {kind_of(value)}")
         return ""
     return value
 
@@ -310,19 +287,17 @@ def _text(p: _Problems, value: object, path: str) -> str:
 def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
     """The declaration in ``table`` (``[tool.resolver-hook.env]``); ManifestError listing
     every problem, each with its key path."""
-    p = _Problems(source)
+    p = TableReader(source)
     if not isinstance(table, dict):
-        raise ManifestError([f"{source}: expected a table, got {_kind(table)}"])
-    for key in table:
-        if key not in _TOP_KEYS:
-            p.unknown("", key, _TOP_KEYS)
+        raise ManifestError([f"{source}: expected a table, got {kind_of(table)}"])
+    p.keys(table, _TOP_KEYS, "")
     python = table.get("python")
     if python is not None and not (isinstance(python, str) and _PYTHON.fullmatch(python)):
-        p.add("python", f'expected a version such as "3.12", got {python!r}')
+        p.bad("python", f'expected a version such as "3.12", got {python!r}')
         python = None
     cpu = table.get("cpu", "refuse")
     if cpu not in ("refuse", "allow"):
-        p.add("cpu", f'expected "refuse" or "allow", got {cpu!r}')
+        p.bad("cpu", f'expected "refuse" or "allow", got {cpu!r}')
         cpu = "refuse"
     stack = _requirements(p, table.get("stack", []), "stack")
     requirements = []
@@ -333,7 +308,7 @@ def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
         if name:
             path = root / name
             if not path.is_file():
-                p.add(f"{where}.file", f"{path}: no such file")
+                p.bad(f"{where}.file", f"{path}: no such file")
             requirements.append(RequirementsChoice(when=when, file=path))
     interpreters = []
     for where, when, t in _entries(
@@ -342,11 +317,11 @@ def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
         request = _text(p, t["request"], f"{where}.request")
         arch = t.get("arch")
         if arch is not None and arch not in _ARCH:
-            p.add(f"{where}.arch", f"expected one of {', '.join(_ARCH)}, got {arch!r}")
+            p.bad(f"{where}.arch", f"expected one of {', '.join(_ARCH)}, got {arch!r}")
             arch = None
         note = _text(p, t["note"], f"{where}.note") if "note" in t else ""
         if "{python}" in request and python is None:
-            p.add(f"{where}.request", "names {python} but python is not declared")
+            p.bad(f"{where}.request", "names {python} but python is not declared")
         interpreters.append(Interpreter(when=when, request=request, arch=arch, note=note))
     groups: dict[str, tuple[Group, ...]] = {}
     for key in ("extras", "optional", "no-deps"):
@@ -361,9 +336,9 @@ def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
         for where, when, t in _entries(p, table.get("notes", []), "notes", ["text"], "text")
     ]
     if table.get("stack") in (None, []):
-        p.add("stack", "missing or empty: name the packages the environment is built around")
-    if p.items:
-        raise ManifestError(p.items, where=source)
+        p.bad("stack", "missing or empty: name the packages the environment is built around")
+    if p.found:
+        raise ManifestError(p.problems, where=source)
     return Declaration(
         source=source,
         root=root,
