@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.appenv.declaration import parse_declaration
+from resolver_hook.lock.sets import INDEX_NAME, read_index
 from resolver_hook.manifest import ManifestError
 from resolver_hook.manifest.load import collect_manifests
 from resolver_hook.manifest.tables import Problem, TableReader
@@ -55,3 +56,23 @@ def test_the_app_env_declaration_speaks_as_the_manifest_reader(tmp_path: Path) -
         "decl: notes[0].text: expected a non-empty string, got an integer",
         "decl: stack: missing or empty: name the packages the environment is built around",
     )
+
+
+def test_a_lock_index_names_every_problem_at_once(tmp_path: Path) -> None:
+    hex64 = "ab" * 32
+    (tmp_path / INDEX_NAME).write_text(
+        "schema = 1\n"
+        '[[lock]]\nfile = "a.txt"\nsha256 = "0"\ntarget = "t"\nmachine = "m"\ngpus = ["fast"]\n'
+        f'[[lock]]\nfile = "b.txt"\nsha256 = "{hex64}"\ntarget = "t"\nmachine = "m"\n'
+        '[[lock.package]]\nname = "pkg"\n[[lock.package.index]]\nversion = "1.0"\ncuda = "13"\n'
+    )
+    with pytest.raises(ManifestError) as info:
+        read_index(tmp_path)
+    src = str(tmp_path / INDEX_NAME)
+    assert info.value.problems == (
+        f"{src}: lock[0].sha256: '0' is not a sha256 (64 hex digits)",
+        f"{src}: lock[0].gpus[0]: 'fast' is not a compute capability such as \"9.0\"",
+        f"{src}: lock[1].package[0]: index[0].cuda: '13' is not a version specifier such as "
+        "'>=13.0'",
+    )
+    assert info.value.message.startswith(f"3 problems in {src}:\n")

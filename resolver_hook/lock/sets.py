@@ -32,8 +32,9 @@ from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 from resolver_hook.lock.files import write_locks
-from resolver_hook.manifest import Manifest, parse_manifest
+from resolver_hook.manifest import Manifest, ManifestError, parse_manifest
 from resolver_hook.manifest.model import Flavour, IndexFlavour
+from resolver_hook.manifest.tables import TableReader
 from resolver_hook.portable.cuda import format_cc, parse_cc
 from resolver_hook.resolve import Plan, evaluate_flavour
 
@@ -120,7 +121,8 @@ def _index_text(rows: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> str
 
 
 def read_index(folder: Path) -> tuple[LockClass, ...]:
-    """The lock classes of ``folder/index.toml``; UsageError naming what is wrong."""
+    """The lock classes of ``folder/index.toml``; one error naming every problem with its
+    key path (``lock[0].sha256``)."""
     path = folder / INDEX_NAME
     try:
         data = toml_loads(read_text_input(path))
@@ -131,36 +133,41 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
             f"{path}: not a resolver-hook lock index (schema {_SCHEMA} with [[lock]] tables)",
             hint="write lock sets with 'resolver-hook lock -o \"DIR/{target}.txt\" --target ...'",
         )
+    r = TableReader(str(path))
     out = []
     for i, lock in enumerate(data["lock"]):
-        where = f"{path}: lock[{i}]"
+        where = f"lock[{i}]"
         if not isinstance(lock, dict) or not all(
             isinstance(lock.get(k), str) for k in ("file", "sha256", "target", "machine")
         ):
-            raise UsageError(f"{where}: needs file, sha256, target and machine strings")
+            r.bad(where, "needs file, sha256, target and machine strings")
+            continue
         name = lock["file"]
         if Path(name).name != name or name in ("", ".", ".."):
-            raise UsageError(f"{where}.file: {name!r} is not a file name in {folder}")
+            r.bad(f"{where}.file", f"{name!r} is not a file name in {folder}")
         if not _is_sha256(lock["sha256"]):
-            raise UsageError(
-                f"{where}.sha256: {lock['sha256'][:80]!r} is not a sha256 (64 hex digits)"
-            )
-        gpus = _gpus(lock.get("gpus", []), f"{where}.gpus")
+            r.bad(f"{where}.sha256", f"{lock['sha256'][:80]!r} is not a sha256 (64 hex digits)")
+        gpus = _gpus(r, lock.get("gpus", []), f"{where}.gpus")
         packages = lock.get("package", [])
         if not isinstance(packages, list):
-            raise UsageError(f"{where}.package: needs [[lock.package]] tables, not {packages!r}")
+            r.bad(f"{where}.package", f"needs [[lock.package]] tables, not {packages!r}")
+            packages = []
         builds = []
         for j, package in enumerate(packages):
             if not isinstance(package, dict) or not isinstance(package.get("name"), str):
-                raise UsageError(f"{where}.package[{j}]: needs a name")
+                r.bad(f"{where}.package[{j}]", "needs a name")
+                continue
             table = {k: v for k, v in package.items() if k != "name"}
-            builds.append(
-                parse_manifest(
-                    {"schema": 1, "package": {"name": package["name"]}, **table},
-                    source=f"{where}.package[{j}]",
-                    allow_insecure=True,  # read, never fetched: the lock file names the URLs
+            try:
+                builds.append(
+                    parse_manifest(
+                        {"schema": 1, "package": {"name": package["name"]}, **table},
+                        source=f"{path}: {where}.package[{j}]",
+                        allow_insecure=True,  # read, never fetched: the lock file names the URLs
+                    )
                 )
-            )
+            except ManifestError as exc:
+                r.include(exc, f"{where}.package[{j}]")
         out.append(
             LockClass(
                 file=name,
@@ -171,6 +178,8 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
                 builds=tuple(builds),
             )
         )
+    if r.found:
+        raise ManifestError(r.problems, where=str(path))
     return tuple(out)
 
 
@@ -178,12 +187,11 @@ def _is_sha256(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
-def _gpus(value: object, where: str) -> tuple[str, ...]:
+def _gpus(r: TableReader, value: object, where: str) -> tuple[str, ...]:
     """``gpus``: a list of compute capabilities (``"9.0"``), as :func:`write_lock_set` writes."""
     if not isinstance(value, list):
-        raise UsageError(
-            f'{where}: needs a list of compute capabilities such as ["9.0"], not {value!r}'
-        )
+        r.bad(where, f'needs a list of compute capabilities such as ["9.0"], not {value!r}')
+        return ()
     out = []
     for k, item in enumerate(value):
         try:
@@ -191,9 +199,7 @@ def _gpus(value: object, where: str) -> tuple[str, ...]:
                 raise ValueError
             out.append(format_cc(parse_cc(item)))
         except ValueError:
-            raise UsageError(
-                f'{where}[{k}]: {str(item)[:80]!r} is not a compute capability such as "9.0"'
-            ) from None
+            r.bad(f"{where}[{k}]", f'{str(item)[:80]!r} is not a compute capability such as "9.0"')
     return tuple(out)
 
 

@@ -80,6 +80,13 @@ class TableReader:
     def bad(self, path: str, what: str) -> None:
         self.found.append(Problem(source=self.source, path=path, what=what))
 
+    def include(self, error: ManifestError, path: str) -> None:
+        """The problems of a document read at ``path`` inside this one by its own reader
+        (whose source was ``"<this source>: <path>"``), as problems of this one."""
+        inner = f"{self.source}: {path}: "
+        for text in error.problems:
+            self.bad(path, text.removeprefix(inner))
+
     def keys(self, table: Mapping[str, Any], allowed: Sequence[str], path: str) -> None:
         for key in table:
             if key not in allowed:
