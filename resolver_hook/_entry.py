@@ -54,12 +54,15 @@ def _main() -> int:
 
 def _command_line(argv: list[str]) -> int:
     """Any other command; ``plan``, ``pip`` and ``uv`` through the store of earlier plans
-    (:mod:`resolver_hook._plancache`), which runs the command line on a miss."""
+    (:mod:`resolver_hook._plancache`), which runs the command line on a miss with the
+    recorder its readers declare their inputs to."""
 
-    def full() -> int:
+    from resolver_hook._record import NOWHERE, Recorder
+
+    def full(record: Recorder = NOWHERE) -> int:
         from resolver_hook.cli import main as cli_main
 
-        return cli_main()
+        return cli_main(record=record)
 
     if argv[:1] in (["plan"], ["pip"], ["uv"]):
         from resolver_hook._plancache import run_stored

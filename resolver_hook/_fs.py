@@ -39,6 +39,7 @@ import stat
 import time
 from collections.abc import Iterator, Sequence
 
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook._tempdir import private_folder, sigterm_raises
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.limits import INPUT_DEADLINE, MAX_INPUT_BYTES
@@ -339,8 +340,10 @@ def read_input(
     limit: int | None = None,
     deadline: float | None = None,
     what: str = "",
+    record: Recorder = NOWHERE,
 ) -> bytes:
     """The bytes of a file or pipe the user named. UsageError naming the path otherwise.
+    A file read is declared to ``record`` (a pipe's bytes no file holds: it refuses).
 
     ``what`` prefixes the path in messages (``"--profile "``). Folders, devices and
     sockets are refused at open; a regular file larger than ``limit`` is refused
@@ -370,8 +373,11 @@ def read_input(
         if stat.S_ISREG(info.st_mode):
             if info.st_size > limit:
                 raise InputError(shown, f"larger than {limit} bytes")
-            return _read_file(fd, shown, limit)
+            data = _read_file(fd, shown, limit)
+            record.file(path, data)
+            return data
         if stat.S_ISFIFO(info.st_mode):
+            record.refuse(f"{shown}: a pipe")
             return _read_pipe(fd, shown, limit, deadline)
         device = stat.S_ISCHR(info.st_mode) or stat.S_ISBLK(info.st_mode)
         raise InputError(shown, f"is {'a device' if device else 'a socket'}, not a file")
@@ -454,9 +460,10 @@ def read_text_input(
     limit: int | None = None,
     deadline: float | None = None,
     what: str = "",
+    record: Recorder = NOWHERE,
 ) -> str:
     """:func:`read_input` decoded as UTF-8 (a leading BOM dropped, as pip does)."""
-    data = read_input(path, limit=limit, deadline=deadline, what=what)
+    data = read_input(path, limit=limit, deadline=deadline, what=what, record=record)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from resolver_hook._observed import file_bytes, folder_names, path_kind
 from resolver_hook._proc import Runner, capture
+from resolver_hook._record import NOWHERE, Recorder, file_bytes, folder_names, path_kind
 from resolver_hook.errors import OperationalError
 
 __all__ = [
@@ -48,10 +48,10 @@ def venv_python(venv: str | os.PathLike[str]) -> str:
     return os.path.join(venv, "bin", "python")
 
 
-def find_uv(env: Mapping[str, str] | None = None) -> str | None:
+def find_uv(env: Mapping[str, str] | None = None, record: Recorder = NOWHERE) -> str | None:
     """The uv that typing ``uv`` runs (PATH), else the binary of the ``uv`` package on
-    PyPI, else None."""
-    found = shutil.which("uv", path=None if env is None else env.get("PATH"))
+    PyPI (an installed package: the plan store's key holds ``sys.path``), else None."""
+    found = which("uv", None if env is None else env.get("PATH"), record)
     if found:
         return found
     try:
@@ -60,6 +60,20 @@ def find_uv(env: Mapping[str, str] | None = None) -> str | None:
         return str(find_uv_bin())
     except (ImportError, FileNotFoundError):
         return None
+
+
+def which(name: str, path: str | None, record: Recorder = NOWHERE) -> str | None:
+    """``shutil.which(name, path=path)``, each place looked in declared to ``record``
+    (the folders of PATH before the one it is in hold no such program)."""
+    if not record.active or sys.platform == "win32":
+        if record.active:
+            record.refuse(f"{name} looked for on PATH")
+        return shutil.which(name, path=path)
+    for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if path_kind(candidate, record) == 1 and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def missing_uv() -> OperationalError:
@@ -103,10 +117,16 @@ def _is_python_name(path: str) -> bool:
     return _PYTHON_NAME.fullmatch(os.path.basename(path)) is not None
 
 
-def pip_python(pip: str, run: Runner = capture, env: Mapping[str, str] | None = None) -> str:
+def pip_python(
+    pip: str,
+    run: Runner = capture,
+    env: Mapping[str, str] | None = None,
+    record: Recorder = NOWHERE,
+) -> str:
     """The interpreter whose pip the script ``pip`` runs. OperationalError when no
     interpreter can be shown to run it (a wrapper whose pip cannot be found)."""
     python = _shebang_python(pip)
+    record.refuse(f"{pip}: its interpreter found through its script")
     if python is not None:
         return python
     done = run([pip, "--version"], timeout=QUERY_TIMEOUT, env=None if env is None else dict(env))
@@ -158,13 +178,14 @@ def pip_version(python: str, run: Runner = capture) -> tuple[int, int] | None:
     return parse_pip_version(pip_said(python, run)[0])
 
 
-def pip_said(python: str, run: Runner = capture) -> tuple[str, bool]:
+def pip_said(python: str, run: Runner = capture, record: Recorder = NOWHERE) -> tuple[str, bool]:
     """What :func:`pip_version` reads: ``pip 24.0 ...`` ("" when pip does not say), and
     whether that is all there was to it (read from the metadata, or asked and answered
     with nothing on standard error): asking again would show nothing more."""
-    found = venv_pip_version(python)
+    found = venv_pip_version(python, record)
     if found is not None:
         return f"pip {found}", True
+    record.refuse(f"{python} -m pip --version asked")
     done = run([python, "-m", "pip", "--version"], timeout=QUERY_TIMEOUT)
     if done.returncode != 0:
         return "", False
@@ -177,7 +198,7 @@ def parse_pip_version(text: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def venv_pip_version(python: str) -> str | None:
+def venv_pip_version(python: str, record: Recorder = NOWHERE) -> str | None:
     """The version of the pip in the virtual environment of ``python`` (``24.0``), read from
     the ``__version__`` line of the one ``pip/__init__.py`` of its site-packages (the code
     ``python -m pip`` runs), without starting an interpreter (which costs more than the
@@ -186,16 +207,18 @@ def venv_pip_version(python: str) -> str | None:
 
     The folder of installed packages is never listed: an install changes it, and what a
     plan read must stay as it was for a stored plan to be replayed
-    (:mod:`resolver_hook._plancache`). What is read is observed
-    (:mod:`resolver_hook._observed`), so a venv made again with the same pip replays it."""
+    (:mod:`resolver_hook._plancache`). What is read is declared to ``record``
+    (:mod:`resolver_hook._record`), so a venv made again with the same pip replays it."""
     prefix = os.path.dirname(os.path.dirname(python))
-    if path_kind(os.path.join(prefix, "pyvenv.cfg")) != 1:
+    if path_kind(os.path.join(prefix, "pyvenv.cfg"), record) != 1:
         return None
     try:
-        places = [os.path.join(prefix, "lib", n) for n in _lib_pythons(prefix)]
+        places = [os.path.join(prefix, "lib", n) for n in _lib_pythons(prefix, record)]
         places.append(os.path.join(prefix, "Lib"))  # Windows
         inits = [os.path.join(p, "site-packages", "pip", "__init__.py") for p in places]
-        found = [data for f in inits if (data := file_bytes(f, _PIP_INIT_LIMIT)) is not None]
+        found = [
+            data for f in inits if (data := file_bytes(f, _PIP_INIT_LIMIT, record)) is not None
+        ]
     except OSError:
         return None
     if len(found) != 1:
@@ -204,14 +227,14 @@ def venv_pip_version(python: str) -> str | None:
     return m.group(1) if m else None
 
 
-def venv_declared_python(python: str) -> tuple[int, int] | None:
+def venv_declared_python(python: str, record: Recorder = NOWHERE) -> tuple[int, int] | None:
     """The major.minor a virtual environment's ``pyvenv.cfg`` gives for its Python
     (``version`` as ``python -m venv`` writes it, ``version_info`` as uv and virtualenv
     do), read without running anything; None when ``python`` is no venv's or the file
     does not say."""
     cfg = os.path.join(os.path.dirname(os.path.dirname(python)), "pyvenv.cfg")
     try:
-        data = file_bytes(cfg, _PYVENV_LIMIT)
+        data = file_bytes(cfg, _PYVENV_LIMIT, record)
     except OSError:
         return None
     for line in [] if data is None else data.decode("utf-8", "replace").splitlines():
@@ -222,27 +245,28 @@ def venv_declared_python(python: str) -> tuple[int, int] | None:
     return None
 
 
-def venv_python_version(python: str) -> tuple[int, int] | None:
+def venv_python_version(python: str, record: Recorder = NOWHERE) -> tuple[int, int] | None:
     """The major.minor of a virtual environment's Python where two of its files agree:
     ``pyvenv.cfg`` (:func:`venv_declared_python`) and the one ``lib/pythonX.Y`` folder
     (``pythonX.Yt`` free-threaded) its packages go in. None otherwise (a Windows venv,
     whose ``Lib`` names no version; a venv whose files disagree): then the interpreter
     is asked."""
-    declared = venv_declared_python(python)
+    declared = venv_declared_python(python, record)
     if declared is None:
         return None
     try:
-        found = _lib_pythons(os.path.dirname(os.path.dirname(python)))
+        found = _lib_pythons(os.path.dirname(os.path.dirname(python)), record)
     except OSError:
         return None
     x_y = f"python{declared[0]}.{declared[1]}"
     return declared if found in ([x_y], [x_y + "t"]) else None
 
 
-def _lib_pythons(prefix: str) -> list[str]:
-    """The ``pythonX.Y`` folders in a venv's ``lib/`` (observed); OSError where it
+def _lib_pythons(prefix: str, record: Recorder = NOWHERE) -> list[str]:
+    """The ``pythonX.Y`` folders in a venv's ``lib/`` (declared); OSError where it
     cannot be listed."""
-    return [n for n in folder_names(os.path.join(prefix, "lib")) or () if n.startswith("python")]
+    names = folder_names(os.path.join(prefix, "lib"), record) or ()
+    return [n for n in names if n.startswith("python")]
 
 
 _PYVENV_LIMIT = 1 << 16

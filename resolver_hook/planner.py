@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
@@ -60,12 +61,14 @@ class Planner:
     """Reads pages and makes plans with ``settings``. ``today`` (the caller's clock) lets
     a plan note built-in data checked long ago. ``read_pages=False``: manifests are
     planned as given (``env create``'s passes). ``watch``: what shows a long wait for
-    the pages (a fresh one per :meth:`pages`)."""
+    the pages (a fresh one per :meth:`pages`). ``record``: where the page cache
+    declares what it served (:mod:`resolver_hook._record`)."""
 
     settings: Settings
     today: datetime.date | None = None
     read_pages: bool = True
     watch: Callable[[], Watch] | None = None
+    record: Recorder = NOWHERE
 
     def pages(
         self,
@@ -92,6 +95,7 @@ class Planner:
             mirrors=s.mirrors,
             timeout=s.timeout,
             env=s.env,
+            record=self.record,
         )
         source = FallbackSource(client, builtin_snapshot(), s.mirrors, offline=s.offline)
         wanted = None

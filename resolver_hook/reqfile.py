@@ -44,6 +44,7 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
+from resolver_hook._record import NOWHERE, Recorder, path_kind
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import (
     MAX_INCLUDE_DEPTH,
@@ -432,9 +433,11 @@ def parse_requirements(
     env: Mapping[str, str] | None = None,
     constraint: bool = False,
     _stack: tuple[str, ...] = (),
+    record: Recorder = NOWHERE,
 ) -> ReqFile:
     """Parse requirements-file text. ``read(path)`` returns an included file's text
-    (None: ``-r``/``-c`` are an error). Pure: the environment is a parameter."""
+    (None: ``-r``/``-c`` are an error). Pure: the environment is a parameter; a
+    ``-f`` folder looked for beside the file is declared to ``record``."""
     env = {} if env is None else env
     if len(text) > MAX_REQUIREMENTS_BYTES:
         raise UsageError(f"{source}: larger than the {MAX_REQUIREMENTS_BYTES} bytes allowed")
@@ -474,8 +477,9 @@ def parse_requirements(
             assert value is not None or not _FILE_OPTIONS.get(name, False)
             if name in ("-r", "-c"):
                 nested = _include(
-                    value or "", source, where, read, env, stack, constraint=name == "-c"
-                )
+                    value or "", source, where, read, env, stack, constraint=name == "-c",
+                    record=record,
+                )  # fmt: skip
                 entries.extend(nested.entries)
                 warnings.extend(nested.warnings)
                 files.extend(f for f in nested.files if f not in files)
@@ -497,7 +501,7 @@ def parse_requirements(
                     # pip (req_file.py, handle_option_line) and uv: a folder relative to
                     # the requirements file when it exists there, else as written.
                     beside = os.path.join(os.path.dirname(os.path.abspath(source)), value)
-                    value = beside if os.path.exists(beside) else value
+                    value = beside if path_kind(beside, record) is not None else value
                 entries.append(
                     ReqEntry(
                         kind="option",
@@ -521,6 +525,7 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
     stack: tuple[str, ...],
     *,
     constraint: bool,
+    record: Recorder,
 ) -> ReqFile:
     if _URL.match(target):
         raise UsageError(
@@ -541,7 +546,7 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
         raise UsageError(f"{where}: -r/-c nested more than {MAX_INCLUDE_DEPTH} files deep")
     text = _open(read, path, constraint=constraint, where=f"{where}: ")
     return parse_requirements(
-        text, source=path, read=read, env=env, constraint=constraint, _stack=stack
+        text, source=path, read=read, env=env, constraint=constraint, _stack=stack, record=record
     )
 
 
@@ -621,16 +626,19 @@ def decode_requirements(data: bytes, shown: str, warnings: list[str]) -> str:
     return text
 
 
-def _text_reader(warnings: list[str], stdin: bytes | None = None) -> Reader:
+def _text_reader(
+    warnings: list[str], stdin: bytes | None = None, record: Recorder = NOWHERE
+) -> Reader:
     """The file-system reader of requirement files: the one input opener (folders and
     devices refused, pipes read with a cap and a deadline), pip's decoding; ``-`` is
-    ``stdin`` when given."""
+    ``stdin`` when given. Each file read (an include too) is declared to ``record``."""
     from resolver_hook._fs import read_input
 
     def read(path: str) -> str:
         if path == "-" and stdin is not None:
+            record.refuse("standard input")
             return decode_requirements(stdin, "-", warnings)
-        return decode_requirements(read_input(path), path, warnings)
+        return decode_requirements(read_input(path, record=record), path, warnings)
 
     return read
 
@@ -642,11 +650,13 @@ def read_requirements(
     constraints: Iterable[str] = (),
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    record: Recorder = NOWHERE,
 ) -> ReqFile:
     """The file-system edge: read ``-r`` files, ``-c`` files and command-line requirements.
 
     Command-line requirements come first, as pip lists them. ``stdin``: what ``-r -``
     reads (uv's standard input; its ``-r`` lines are relative to the current folder).
+    ``record``: where each file read is declared (:mod:`resolver_hook._record`).
     """
     env = os.environ if env is None else env
     entries: list[ReqEntry] = []
@@ -664,10 +674,12 @@ def read_requirements(
                 source=f"<command line {i}>",
             )
         )
-    read = _text_reader(warnings, stdin)
+    read = _text_reader(warnings, stdin, record)
     for path, constraint in [(f, False) for f in files] + [(f, True) for f in constraints]:
         text = _open(read, path, constraint=constraint)
-        parsed = parse_requirements(text, source=path, read=read, env=env, constraint=constraint)
+        parsed = parse_requirements(
+            text, source=path, read=read, env=env, constraint=constraint, record=record
+        )
         entries.extend(parsed.entries)
         if len(entries) > MAX_REQUIREMENT_LINES:
             raise UsageError(f"{path}: more than {MAX_REQUIREMENT_LINES} requirement lines in all")

@@ -8,7 +8,7 @@ resolves them. Same for uv (its binary, on both sides).
 
 An unchecked install (``--no-proof``) stores its plan (resolver_hook/_plancache.py)
 and replays it when run again with nothing it read changed; the venv's facts are
-checked by what they say (resolver_hook/_observed.py), so a fresh venv made at the same
+checked by what they say (resolver_hook/_record.py), so a fresh venv made at the same
 path, as CI makes one, replays the plan too. Three rows per installer tell the cases
 apart:
 

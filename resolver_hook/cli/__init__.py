@@ -28,6 +28,7 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from resolver_hook import __version__
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook._stdout import DropAfterClose
 from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity, verbosity
 from resolver_hook.errors import ResolverHookError
@@ -125,12 +126,14 @@ def _leaves(action: argparse._SubParsersAction[Any]) -> list[argparse.ArgumentPa
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code."""
+def main(argv: Sequence[str] | None = None, *, record: Recorder = NOWHERE) -> int:
+    """Run the command line; return the exit code. ``record``: where the readers of a
+    plan declare what they read (resolver_hook._plancache stores the plan by it)."""
     quiet, verbose, rest = _output_flags_first(sys.argv[1:] if argv is None else list(argv))
     argv = _command_first(rest)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
+    args.record = record
     set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
     _never_unencodable()
     stdout = sys.stdout

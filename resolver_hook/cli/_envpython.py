@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from resolver_hook._installers import venv_declared_python
-from resolver_hook.cli._machine import machine_from_args
+from resolver_hook.cli._machine import machine_from_args, recorder
 from resolver_hook.errors import UsageError
 from resolver_hook.install.backends import python_version_of
 
@@ -37,7 +37,7 @@ def profile_for(
         return profile
     if args.target:
         m = _PYTHON_IN_SPEC.search(args.target)
-        declared = venv_declared_python(installer.python)
+        declared = venv_declared_python(installer.python, recorder(args))
         have = None if declared is None else f"{declared[0]}.{declared[1]}"
         if m is not None and have is not None:
             asked = f"{m.group(1)}.{m.group(2)}"
@@ -56,4 +56,4 @@ def profile_for(
                     "installer may refuse its wheels\n"
                 )
         return profile
-    return profile.for_python(python_version_of(installer.python))
+    return profile.for_python(python_version_of(installer.python, record=recorder(args)))

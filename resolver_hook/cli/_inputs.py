@@ -9,6 +9,7 @@ import re
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from resolver_hook.cli._machine import recorder
 from resolver_hook.cli._output import Progress
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest import ENV_INSECURE, collect_manifests
@@ -172,7 +173,7 @@ def planner_from_args(args: argparse.Namespace, *, read_pages: bool = True) -> P
         )
 
     return Planner(settings=settings, today=datetime.date.today(), read_pages=read_pages,
-                   watch=watch)  # fmt: skip
+                   watch=watch, record=recorder(args))  # fmt: skip
 
 
 def example_names() -> list[str]:
@@ -193,11 +194,15 @@ def requirements_from_args(args: argparse.Namespace) -> ReqFile:
         files.insert(0, example_path())
     if not files and not args.reqs:
         raise UsageError("nothing to plan: give requirements, -r FILE or --example")
-    return read_requirements(files, args.reqs, constraints=args.constraint_files)
+    return read_requirements(
+        files, args.reqs, constraints=args.constraint_files, record=recorder(args)
+    )
 
 
 def manifests_from_args(args: argparse.Namespace) -> Mapping[str, Manifest]:
-    return collect_manifests(args.manifest, allow_insecure=allow_insecure(args))
+    return collect_manifests(
+        args.manifest, allow_insecure=allow_insecure(args), record=recorder(args)
+    )
 
 
 def refuse_writing_inputs(path: str, inputs: Iterable[str]) -> None:

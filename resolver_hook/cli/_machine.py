@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.host import resolve_machine
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
 
-__all__ = ["add_machine_options", "machine_from_args"]
+__all__ = ["add_machine_options", "machine_from_args", "recorder"]
 
 
 def add_machine_options(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +39,12 @@ def add_machine_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def recorder(args: argparse.Namespace) -> Recorder:
+    """Where the command's readers declare what they read (``main``'s ``record``)."""
+    record = getattr(args, "record", NOWHERE)
+    return record if isinstance(record, Recorder) else NOWHERE
+
+
 def machine_from_args(args: argparse.Namespace, *, fresh: bool = False) -> HostProfile:
     """The machine the command works for. ``fresh``: never the cached profile (doctor
     reports what the probes find now; status compares the machine as it is now)."""
@@ -48,4 +55,5 @@ def machine_from_args(args: argparse.Namespace, *, fresh: bool = False) -> HostP
         target=args.target,
         flags=flags,
         use_cache=not (fresh or getattr(args, "no_cache", False)),
+        record=recorder(args),
     )

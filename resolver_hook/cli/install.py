@@ -30,7 +30,7 @@ from resolver_hook.cli._inputs import (
     manifests_from_args,
     planner_from_args,
 )
-from resolver_hook.cli._machine import add_machine_options
+from resolver_hook.cli._machine import add_machine_options, recorder
 from resolver_hook.cli._output import columns, paint_lines, verbosity
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
@@ -175,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
             proof=args.proof,
             verify_kernels=args.verify_kernels,
             strict=args.strict,
+            record=recorder(args),
         )
         return session.install(
             rest[len(expected) :], manifests=manifests, optional=list(args.optional)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from packaging.tags import sys_tags
 
 from resolver_hook._fs import read_text_input
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
 from resolver_hook.host import cache
 from resolver_hook.host.profile import (
@@ -165,13 +166,14 @@ def _interpreter_tags() -> tuple[tuple[str, ...], str | None, str | None]:
 
 
 @functools.lru_cache(maxsize=2)
-def _detect_cached(use_cache: bool) -> HostProfile:
+def _detect_cached(use_cache: bool) -> tuple[HostProfile, bool]:
     return _detect(dict(os.environ), use_cache)
 
 
-def _detect(env: Mapping[str, str], use_cache: bool) -> HostProfile:
+def _detect(env: Mapping[str, str], use_cache: bool) -> tuple[HostProfile, bool]:
+    """The profile, and whether the probes ran for it (else: this boot's cache)."""
     if not use_cache:
-        return detect_host(env=env)
+        return detect_host(env=env), True
 
     path = cache.cache_file(env)
     key = cache.cache_key(env) if path else None
@@ -179,26 +181,33 @@ def _detect(env: Mapping[str, str], use_cache: bool) -> HostProfile:
     if path and key:
         cached, note = cache.load(path, key)
         if cached is not None:
-            return cached
+            return cached, False
     profile = detect_host(env=env)
     if path and key and cache.conclusive(key, profile):
         cache.store(path, key, profile)
-    return profile.replace(notes=(*profile.notes, note)) if note else profile
+    return (profile.replace(notes=(*profile.notes, note)) if note else profile), True
 
 
-def detect(env: Mapping[str, str] | None = None, *, use_cache: bool = True) -> HostProfile:
+def detect(
+    env: Mapping[str, str] | None = None, *, use_cache: bool = True, record: Recorder = NOWHERE
+) -> HostProfile:
     """This machine, with ``RESOLVER_HOOK_OVERRIDE_*`` applied, as ``env`` (by default
     ``os.environ``) describes it; ``os.environ``'s is detected once per process.
 
     ``use_cache``: read and write the per-boot profile cache (``host/cache.py``);
     any override variable bypasses it, so an overridden machine is never stored.
-    Raises UsageError when an override variable holds nonsense.
+    Raises UsageError when an override variable holds nonsense. Probing refuses
+    ``record`` (what the probes found no file holds; the cached profile is in the plan
+    store's key).
     """
     env = os.environ if env is None else env
     overrides = env_overrides(env)
     use_cache = use_cache and not overrides
     found = _detect_cached(use_cache) if env is os.environ else _detect(dict(env), use_cache)
-    return apply_overrides(found, overrides)
+    profile, probed = found
+    if probed:
+        record.refuse("this machine detected")
+    return apply_overrides(profile, overrides)
 
 
 detect.cache_clear = _detect_cached.cache_clear  # type: ignore[attr-defined]
@@ -490,10 +499,10 @@ def _gfx_list(text: str, where: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def load_profile(path: str) -> HostProfile:
+def load_profile(path: str, record: Recorder = NOWHERE) -> HostProfile:
     """Read a profile saved by ``detect --json``; UsageError naming the file and key."""
 
-    text = read_text_input(path, what="--profile ")
+    text = read_text_input(path, what="--profile ", record=record)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -512,8 +521,10 @@ def resolve_machine(
     flags: Mapping[str, str | None] | None = None,
     env: Mapping[str, str] | None = None,
     use_cache: bool = True,
+    record: Recorder = NOWHERE,
 ) -> HostProfile:
-    """The machine a command works for: ``--profile``, ``--target`` or detection.
+    """The machine a command works for: ``--profile``, ``--target`` or detection
+    (what was read declared to ``record``).
 
     Environment overrides apply to detection only; ``flags`` (``{field: value}``
     from ``--cuda``/``--sm``/``--arch``/``--glibc``) apply on top of any of them.
@@ -522,12 +533,14 @@ def resolve_machine(
     if profile is not None and target is not None:
         raise UsageError("--profile and --target describe the machine twice: give one")
     if profile is not None:
-        base = load_profile(profile)
+        base = load_profile(profile, record)
     elif target is not None:
         base = parse_target(target)
     else:
         base = detect(
-            env, use_cache=use_cache and not any(v is not None for v in (flags or {}).values())
+            env,
+            use_cache=use_cache and not any(v is not None for v in (flags or {}).values()),
+            record=record,
         )
     flag_overrides = {k: (v, f"--{k}") for k, v in (flags or {}).items() if v is not None}
     return apply_overrides(base, flag_overrides)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from resolver_hook import _cache
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.index.model import Link
 from resolver_hook.limits import MAX_PAGE_BYTES, MAX_PAGE_CACHE_BYTES
 
@@ -51,11 +52,16 @@ class CacheEntry:
 
 
 class PageCache:
-    """Pages by key in one folder; every failure to write only costs a later fetch."""
+    """Pages by key in one folder; every failure to write only costs a later fetch.
+    Each file read (or found missing) is declared to ``record``: by its header, which
+    holds its body's size and sha256."""
 
-    def __init__(self, folder: Path, *, max_bytes: int = MAX_PAGE_CACHE_BYTES) -> None:
+    def __init__(
+        self, folder: Path, *, max_bytes: int = MAX_PAGE_CACHE_BYTES, record: Recorder = NOWHERE
+    ) -> None:
         self.folder = folder
         self.max_bytes = max_bytes
+        self.record = record
 
     def path(self, key: str) -> Path:
         return self.folder / (hashlib.sha256(key.encode()).hexdigest()[:40] + _SUFFIX)
@@ -66,8 +72,16 @@ class PageCache:
         path = self.path(key)
         raw, note = _cache.read_private(path, MAX_PAGE_BYTES + _MAX_HEADER)
         if raw is None:
+            if note is None:
+                self.record.file(path, None)
+            else:
+                self.record.refuse(note)
             return None, note
         head, sep, body = raw.partition(b"\n")
+        if sep:
+            self.record.head(path, raw[: len(head) + 1])
+        else:
+            self.record.file(path, raw)
         try:
             data = json.loads(head.decode("utf-8")) if sep else None
         except (ValueError, UnicodeDecodeError):

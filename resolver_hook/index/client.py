@@ -33,7 +33,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -43,8 +42,8 @@ from urllib.parse import unquote, urlsplit
 
 from resolver_hook import _cache
 from resolver_hook._credentials import has_credentials, keep
-from resolver_hook._plancache import FRESH_EVENT
 from resolver_hook._pool import map_threads
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
@@ -131,8 +130,12 @@ class IndexClient:
         timeout: float = NETWORK_DEADLINE,
         env: Mapping[str, str] | None = None,
         max_workers: int = MAX_CONCURRENT_PAGES,
+        record: Recorder = NOWHERE,
     ) -> None:
         environ = os.environ if env is None else env
+        # Where what was read is declared (the plan store's inputs): the cache files and
+        # local pages by digest, a cached page's freshness; a network read refuses it.
+        self.record = record
         self.allow_insecure = allow_insecure
         self.offline = offline
         self.refresh = refresh
@@ -143,7 +146,7 @@ class IndexClient:
         if folder is None and cache:
             base = _cache.cache_dir(environ)
             folder = Path(base) / "index" if base else None
-        self.cache = PageCache(folder) if cache and folder is not None else None
+        self.cache = PageCache(folder, record=record) if cache and folder is not None else None
         self._notes: list[str] = []
         # (page, problem) of every link the URL policy left out, for callers that must
         # act on one (the data refresh asks a person).
@@ -184,14 +187,14 @@ class IndexClient:
         ``--allow-insecure-urls`` (never cached); otherwise ``file:`` needs it.
         """
         if local and is_local(url):
-            raw, uri = read_local(url)
+            raw, uri = self._read_local(url)
             text = raw.decode("utf-8", "replace")
             links = self._checked(parse_page(text, base_url or uri), uri, allow_insecure=True)
             return Page(url=uri, links=links)
         target = self.url_of(url)
         if _is_file_url(target):
             check_url(target, allow_insecure=self.allow_insecure)
-            raw, uri = read_local(target)
+            raw, uri = self._read_local(target)
             text = raw.decode("utf-8", "replace")
             return Page(url=uri, links=self._checked(parse_page(text, base_url or uri), uri))
         check_url(target, allow_insecure=self.allow_insecure)
@@ -207,8 +210,9 @@ class IndexClient:
                 )
             return self._from_entry(key, entry, base_url, "cache")
         if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
-            sys.audit(FRESH_EVENT, entry.fetched + PAGE_FRESH_SECONDS)  # read by the plan cache
+            self.record.fresh_until(entry.fetched + PAGE_FRESH_SECONDS)
             return self._from_entry(key, entry, base_url, "cache")
+        self.record.refuse(f"{redact(target)}: read from the network")
         conditional = {}
         if entry is not None and entry.etag:
             conditional["If-None-Match"] = entry.etag
@@ -353,9 +357,10 @@ class IndexClient:
         if is_local(target):
             if not local:
                 check_url(target, allow_insecure=self.allow_insecure)
-            return read_local(target)[0]
+            return self._read_local(target)[0]
         if self.offline:
             raise PageError(f"{redact(target)}: --offline reads no network")
+        self.record.refuse(f"{redact(target)}: read from the network")
         return self.transport.get(target, accept="*/*", max_bytes=max_bytes).body
 
     def metadata(self, link: Link) -> Metadata:
@@ -372,7 +377,7 @@ class IndexClient:
         shown = redact(target)
         check_url(target, allow_insecure=self.allow_insecure)
         if is_local(target):
-            data = read_local(target)[0]
+            data = self._read_local(target)[0]
             check_hashes(data, link.core_metadata, shown)
             return data
         key = f"metadata\n{target}"
@@ -385,7 +390,7 @@ class IndexClient:
             or (not self.refresh and 0 <= time.time() - entry.fetched < PAGE_FRESH_SECONDS)
         ):
             if not (self.offline or link.core_metadata):
-                sys.audit(FRESH_EVENT, entry.fetched + PAGE_FRESH_SECONDS)
+                self.record.fresh_until(entry.fetched + PAGE_FRESH_SECONDS)
             try:
                 check_hashes(entry.body, link.core_metadata, shown)
                 return entry.body
@@ -398,6 +403,7 @@ class IndexClient:
                 f"{shown}: not in the page cache, and --offline reads no network",
                 hint="run once without --offline to fill the cache",
             )
+        self.record.refuse(f"{shown}: read from the network")
         response = self.transport.get(target, accept="*/*", max_bytes=MAX_METADATA_BYTES)
         check_hashes(response.body, link.core_metadata, shown)
         self._store(key, CacheEntry(url=response.url, body=response.body, fetched=time.time()))
@@ -427,6 +433,7 @@ class IndexClient:
         self, url: str, sink: Callable[[bytes], None], *, max_bytes: int, doing: str
     ) -> None:
         target = self.url_of(url)
+        self.record.refuse(f"{redact(target)}: streamed")
         if _is_file_url(target):
             check_url(target, allow_insecure=self.allow_insecure)
             size = 0
@@ -443,6 +450,13 @@ class IndexClient:
         if self.offline:
             raise PageError(f"{redact(target)}: --offline reads no network: {doing}")
         self.transport.stream(target, sink, max_bytes=max_bytes, doing=doing)
+
+    def _read_local(self, location: str) -> tuple[bytes, str]:
+        """:func:`~resolver_hook.index.fetch.read_local`, the file declared."""
+        raw, uri = read_local(location)
+        is_url = _is_file_url(location)
+        self.record.file(unquote(urlsplit(location).path) if is_url else location, raw)
+        return raw, uri
 
 
 class ClientSource:

@@ -26,12 +26,16 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from resolver_hook._record import NOWHERE, Recorder, file_bytes, path_kind
+
 __all__ = ["config_files", "pip_cert", "pip_setting"]
 
 _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
 
 
-def config_files(env: Mapping[str, str], site: Path | None = None) -> list[Path]:
+def config_files(
+    env: Mapping[str, str], site: Path | None = None, record: Recorder = NOWHERE
+) -> list[Path]:
     """pip's configuration files for ``env``, lowest priority first. ``site``: the
     environment pip runs in (default ``$VIRTUAL_ENV``); its ``pip.conf`` is the site file."""
     chosen = env.get("PIP_CONFIG_FILE")
@@ -42,7 +46,7 @@ def config_files(env: Mapping[str, str], site: Path | None = None) -> list[Path]
         if folder:
             files.append(Path(folder) / "pip" / "pip.conf")
     files.append(Path("/etc/pip.conf"))
-    if not (chosen and os.path.exists(chosen)):
+    if not (chosen and path_kind(chosen, record) is not None):
         home = env.get("HOME")
         if home:
             files.append(Path(home) / ".pip" / "pip.conf")
@@ -64,18 +68,25 @@ def _normalized(name: str) -> str:
 
 
 def pip_setting(
-    env: Mapping[str, str], name: str, *, command: str = "install", site: Path | None = None
+    env: Mapping[str, str],
+    name: str,
+    *,
+    command: str = "install",
+    site: Path | None = None,
+    record: Recorder = NOWHERE,
 ) -> tuple[str, str] | None:
     """``(value, where it was set)`` of pip's setting ``name`` for pip's ``command``, or
-    None: ``PIP_<NAME>`` (``where`` is the variable), else the files (``NAME in PATH``)."""
+    None: ``PIP_<NAME>`` (``where`` is the variable), else the files (``NAME in PATH``),
+    each read declared to ``record``."""
     variable = "PIP_" + name.upper().replace("-", "_")
     if env.get(variable):
         return env[variable], variable
     texts = []
-    for path in config_files(env, site):
+    for path in config_files(env, site, record):
         try:
-            with path.open("rb") as handle:
-                texts.append((path, handle.read(_MAX_CONFIG_BYTES).decode("utf-8")))
+            data = file_bytes(str(path), _MAX_CONFIG_BYTES, record)
+            if data is not None:
+                texts.append((path, data.decode("utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
     if not texts:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,9 +24,10 @@ from resolver_hook._installers import (
     pip_python,
     venv_python,
     venv_python_version,
+    which,
 )
-from resolver_hook._observed import path_kind
 from resolver_hook._proc import Runner, capture
+from resolver_hook._record import NOWHERE, Recorder, path_kind
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.variantwheels import UV_PREVIEW
 
@@ -89,6 +89,7 @@ def find_installer(
     parsed: InstallArgs,
     env: Mapping[str, str] | None = None,
     run: Runner = capture,
+    record: Recorder = NOWHERE,
 ) -> Installer:
     """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
 
@@ -98,32 +99,35 @@ def find_installer(
     refuses ``--python`` after ``install``, "must be placed before the pip
     subcommand name" since pip 22.3: that pip says so itself.)
     uv: ``--python``, else the active virtual environment, else what
-    ``uv python find`` answers (uv's own discovery: ``.venv`` and so on).
+    ``uv python find`` answers (uv's own discovery: ``.venv`` and so on). What it
+    looked at is declared to ``record``; a program asked makes it unstorable.
     """
     env = dict(os.environ) if env is None else env
     venv = env.get("VIRTUAL_ENV")
     if tool == "pip":
-        if venv and path_kind(venv_python(venv)) is not None:
+        if venv and path_kind(venv_python(venv), record) is not None:
             python = venv_python(venv)
         else:
-            pip = shutil.which("pip", path=env.get("PATH"))
-            python = pip_python(pip, run, env) if pip else sys.executable
+            pip = which("pip", env.get("PATH"), record)
+            python = pip_python(pip, run, env, record) if pip else sys.executable
         return Installer(tool="pip", command=(python, "-m", "pip", "install"), python=python)
-    uv = find_uv(env)
+    uv = find_uv(env, record)
     if uv is None:
         raise missing_uv()
-    if parsed.python and os.path.exists(parsed.python):
+    given = path_kind(parsed.python, record) if parsed.python else None
+    if parsed.python and given is not None:
         python = parsed.python
-        if os.path.isdir(python):
+        if given == 2:
             python = venv_python(python)
     elif (
         not parsed.python
         and "--system" not in parsed.options
         and venv
-        and path_kind(venv_python(venv)) is not None
+        and path_kind(venv_python(venv), record) is not None
     ):
         python = venv_python(venv)
     else:
+        record.refuse("uv python find asked")
         # `uv pip install --system` skips virtual environments: so does `uv python find`.
         system = ["--system"] if "--system" in parsed.options else []
         argv = [uv, "python", "find", *system] + ([parsed.python] if parsed.python else [])
@@ -146,15 +150,18 @@ def find_installer(
 _VERSION = re.compile(r"(\d+)\.(\d+)\s*")
 
 
-def python_version_of(python: str, run: Runner = capture) -> tuple[int, int]:
+def python_version_of(
+    python: str, run: Runner = capture, record: Recorder = NOWHERE
+) -> tuple[int, int]:
     """The major.minor of an interpreter, without a subprocess when it is us or a virtual
     environment's whose files say it (:func:`~resolver_hook._installers.venv_python_version`:
     a run that starts no program can store its plan); else asked."""
-    # The venv's own files first: read as observations, they leave a stored plan valid for
-    # a venv made again the same; realpath walks the path and is kept by its identity.
-    said = venv_python_version(python)
+    # The venv's own files first: declared by what they say, they leave a stored plan
+    # valid for a venv made again the same; anything else is not stored.
+    said = venv_python_version(python, record)
     if said is not None:
         return said
+    record.refuse(f"{python}: its version found by its links or by asking it")
     try:
         same = os.path.realpath(python) == os.path.realpath(sys.executable)
     except OSError:

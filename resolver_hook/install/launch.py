@@ -27,12 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-__all__ = ["LAUNCH_EVENT", "install_main", "replay", "run_installer"]
-
-# Raised (PEP 578) by a session just before it starts the installer on a plan it did
-# not have checked, with what the installer is started with; the store of plans keeps
-# it, and a replay starts the same command (:func:`replay`).
-LAUNCH_EVENT = "resolver_hook.install.launch"
+__all__ = ["install_main", "replay", "run_installer"]
 
 
 def run_installer(
@@ -83,8 +78,8 @@ def install_main(
 def replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
     """Start the installer as a stored plan's session started it (a fresh private
     folder in place of the one recorded, the same files in it; an argument stored as
-    ``[2, n]``, which held credentials, is word ``n`` of ``command``, this run's own
-    arguments), and finish as the command line does; the exit code."""
+    ``[2, n]`` is word ``n`` of ``command``, this run's own arguments, which are the
+    recorded run's), and finish as the command line does; the exit code."""
     from resolver_hook import _timings
     from resolver_hook._stdout import DropAfterClose
 

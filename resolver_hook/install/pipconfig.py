@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.index.pipconfig import pip_setting
 
 __all__ = ["ImpliedConstraints", "implied_constraints"]
@@ -30,7 +31,7 @@ class ImpliedConstraints:
 
 
 def implied_constraints(
-    tool: str, env: Mapping[str, str], prefix: Path | None
+    tool: str, env: Mapping[str, str], prefix: Path | None, record: Recorder = NOWHERE
 ) -> ImpliedConstraints:
     """The constraint files ``tool`` reads from its environment and configuration.
 
@@ -39,7 +40,7 @@ def implied_constraints(
     if tool == "uv":
         files = tuple(env.get("UV_CONSTRAINT", "").split())
         return ImpliedConstraints(files=files, source="UV_CONSTRAINT" if files else "")
-    found = pip_setting(env, "constraint", site=prefix)
+    found = pip_setting(env, "constraint", site=prefix, record=record)
     # pip splits a list option's value on whitespace.
     if found is None or not found[0].split():
         return ImpliedConstraints()

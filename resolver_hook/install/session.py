@@ -32,7 +32,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,11 +44,12 @@ from resolver_hook import _timings
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import parse_pip_version, pip_said
 from resolver_hook._proc import Runner, capture
+from resolver_hook._record import NOWHERE, Recorder, path_kind
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.installed import environment_of
-from resolver_hook.install.launch import LAUNCH_EVENT, install_main, run_installer
+from resolver_hook.install.launch import install_main, run_installer
 from resolver_hook.install.pins import pinned
 from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.install.report import Reporter
@@ -102,6 +102,8 @@ class InstallSession:
     ``verify_kernels``: read the flavoured wheels' kernels before installing them
     (:mod:`resolver_hook.install.kernels`; needs the checked resolution); None: only
     those whose kernel list the plan assumes, on a detected machine; False: none.
+    ``record``: where what the plan read is declared, and the installer's launch
+    (an unchecked install's plan is stored by it: :mod:`resolver_hook._plancache`).
     """
 
     tool: str
@@ -111,6 +113,7 @@ class InstallSession:
     proof: bool = True
     verify_kernels: bool | None = None
     strict: bool = False
+    record: Recorder = NOWHERE
 
     def install(
         self,
@@ -131,10 +134,11 @@ class InstallSession:
         tool, report, planner = self.tool, self.report, self.planner
         env = dict(planner.settings.env)
         parsed = parse_install_args(tool, installer_args)
-        installer = find_installer(tool, parsed, env)
+        record = self.record
+        installer = find_installer(tool, parsed, env, record=record)
         with _timings.phase("machine"):
             profile = self.machine.profile_for(installer)
-        implied = implied_constraints(tool, env, _prefix(installer.python))
+        implied = implied_constraints(tool, env, _prefix(installer.python, record), record)
         if implied.files:
             report.say(
                 f"planned with the constraints the installer reads from {implied.source}: "
@@ -148,6 +152,7 @@ class InstallSession:
                 [*parsed.requirements, *optional],
                 constraints=[*parsed.constraint_files, *implied.files],
                 stdin=stdin,
+                record=record,
             )
         if planner.read_pages:
             with _timings.phase("pages"):
@@ -198,6 +203,7 @@ class InstallSession:
             proof=self.proof,
             optional=optional,
             verify_kernels=self.verify_kernels,
+            record=record,
         )
         return _run(
             installer, parsed, plan, reqs, env=env, session=session, report=report, stdin=stdin
@@ -214,6 +220,7 @@ class _Session:
     proof: bool
     optional: Sequence[str]
     verify_kernels: bool | None = None
+    record: Recorder = NOWHERE
 
 
 def _read_stdin() -> bytes:
@@ -232,11 +239,11 @@ def _read_stdin() -> bytes:
 PIP_URL_CONSTRAINTS = (21, 1)
 
 
-def _check_url_constraints(python: str) -> str | None:
+def _check_url_constraints(python: str, record: Recorder) -> str | None:
     """Refuse a pip too old for URL constraints. Returns what pip said of its version
     where the proof's check may take it as its own (:func:`pip_said`): a pip outside a
     virtual environment is then started once, not twice."""
-    said, alone = pip_said(python)
+    said, alone = pip_said(python, record=record)
     have = parse_pip_version(said)
     if have is not None and have < PIP_URL_CONSTRAINTS:
         floor = "{}.{}".format(*PIP_URL_CONSTRAINTS)
@@ -248,13 +255,11 @@ def _check_url_constraints(python: str) -> str | None:
     return said if alone else None
 
 
-def _prefix(python: str) -> Path | None:
+def _prefix(python: str, record: Recorder) -> Path | None:
     """The environment of ``python`` when it is a virtual environment's (pip's site file
     is ``PREFIX/pip.conf``); None otherwise."""
-    from resolver_hook._observed import path_kind
-
     root = Path(python).parent.parent
-    return root if path_kind(str(root / "pyvenv.cfg")) == 1 else None
+    return root if path_kind(str(root / "pyvenv.cfg"), record) == 1 else None
 
 
 def _run(
@@ -271,7 +276,7 @@ def _run(
     optional = session.optional
     said = None  # pip's words for its version, once asked
     if installer.tool == "pip" and any(is_url_line(c) for c in plan.constraints):
-        said = _check_url_constraints(installer.python)
+        said = _check_url_constraints(installer.python, session.record)
     rewriting = needs_rewrite(parsed, reqs, env)
     unhashed = missing_hashes(plan) if rewriting else []
     if unhashed:
@@ -324,7 +329,7 @@ def _run(
         if why_not is not None and stdin is None and not optional:
             # What a replay of this plan starts (resolver_hook._plancache): nothing after
             # this point depends on the plan but the words for a failure.
-            _announce_launch(installer.tool, argv, inv.files, folder, env, plan)
+            _announce_launch(installer.tool, argv, inv.files, folder, env, plan, session.record)
         with _timings.phase("install"):
             code = _install_main(installer, argv, env, plan, report, folder if stdin else None)
         if code != 0:
@@ -560,19 +565,19 @@ def _announce_launch(  # noqa: PLR0917 - what the installer is started with
     folder: Path,
     env: Mapping[str, str],
     plan: Plan,
+    record: Recorder,
 ) -> None:
-    """Raise :data:`~resolver_hook.install.launch.LAUNCH_EVENT` with the command: the
-    arguments (those in the private folder by their names in it), the generated files,
-    the variables changed from the process's own (never the others: they may hold
-    credentials), and the pins a failure is explained with."""
+    """Tell ``record`` the command the installer starts with: the arguments (those in
+    the private folder by their names in it), the generated files, the variables
+    changed from the process's own (never the others: they may hold credentials), and
+    the pins a failure is explained with."""
     inside = f"{folder}{os.sep}"
     shown: list[tuple[int, str]] = [
         (1, a[len(inside) :]) if a.startswith(inside) else (0, a) for a in argv
     ]
     if any(str(folder) in a for _, a in shown) or any(str(folder) in t for t in files.values()):
         return  # the folder named otherwise: a replay could not name its own
-    sys.audit(
-        LAUNCH_EVENT,
+    record.launched(
         {
             "tool": tool,
             "argv": shown,

@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from resolver_hook._record import NOWHERE, Recorder, folder_names, path_kind
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.limits import MAX_MANIFEST_BYTES
@@ -65,14 +66,19 @@ def loads_manifest(text: str, *, source: str, allow_insecure: bool = False) -> M
 
 
 def load_manifest(
-    path: str | os.PathLike[str], *, allow_insecure: bool = False, source: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    allow_insecure: bool = False,
+    source: str | None = None,
+    record: Recorder = NOWHERE,
 ) -> Manifest:
-    """Read and validate one manifest file."""
+    """Read and validate one manifest file (declared to ``record``)."""
     from resolver_hook._fs import InputError, read_text_input
 
     p = Path(path)
     try:
-        text = read_text_input(p)  # folders, devices refused; pipes with a cap and deadline
+        # Folders, devices refused; pipes with a cap and deadline.
+        text = read_text_input(p, record=record)
     except InputError as exc:
         raise ManifestError([exc.message]) from None
     return loads_manifest(text, source=source or str(p), allow_insecure=allow_insecure)
@@ -136,15 +142,18 @@ def builtin_manifests() -> dict[str, Manifest]:
     return {m.name: m for m in _builtin()}
 
 
-def _folder_files(path: Path, where: str) -> list[Path]:
-    if path.is_dir():
-        return sorted(p for p in path.iterdir() if p.suffix == ".toml" and p.is_file())
-    if path.is_file():
+def _folder_files(path: Path, where: str, record: Recorder = NOWHERE) -> list[Path]:
+    kind = path_kind(str(path), record)
+    if kind == 2:
+        names = folder_names(str(path), record) or []
+        files = [path / n for n in names if Path(n).suffix == ".toml"]
+        return sorted(f for f in files if path_kind(str(f), record) == 1)
+    if kind == 1:
         return [path]
     raise ManifestError([f"{where}: {str(path)!r} is neither a file nor a folder"])
 
 
-def _from_entry_point(ep: Any, allow_insecure: bool) -> list[Manifest]:
+def _from_entry_point(ep: Any, allow_insecure: bool, record: Recorder) -> list[Manifest]:
     where = f"entry point {ep.name} ({ep.value})"
     try:
         obj = ep.load()
@@ -157,9 +166,10 @@ def _from_entry_point(ep: Any, allow_insecure: bool) -> list[Manifest]:
     if isinstance(obj, str) and "\n" in obj:
         return [loads_manifest(obj, source=where, allow_insecure=allow_insecure)]
     if isinstance(obj, (str, os.PathLike)):
-        files = _folder_files(Path(obj), where)
+        files = _folder_files(Path(obj), where, record)
         return [
-            load_manifest(f, allow_insecure=allow_insecure, source=f"{where}: {f}") for f in files
+            load_manifest(f, allow_insecure=allow_insecure, source=f"{where}: {f}", record=record)
+            for f in files
         ]
     raise ManifestError(
         [f"{where}: resolved to {type(obj).__name__}; expected a path, TOML text or a mapping"]
@@ -208,12 +218,16 @@ def _sys_path_state() -> list[list[Any]]:
     return state
 
 
-def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
+def _from_pyproject(cwd: Path, allow_insecure: bool, record: Recorder) -> list[Manifest]:
     pyproject = cwd / "pyproject.toml"
-    if not pyproject.is_file():
-        return []
+    if path_kind(str(pyproject), record) != 1:
+        return []  # none there: that absence is an input too
     try:
-        data = toml_loads(pyproject.read_text(encoding="utf-8"))
+        raw = pyproject.read_bytes()
+        record.file(pyproject, raw)
+        # As read_text reads it: universal newlines.
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        data = toml_loads(text)
     except (OSError, UnicodeDecodeError, TomlError) as exc:
         raise ManifestError([f"{pyproject}: cannot read: {exc}"]) from None
     tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) else None
@@ -240,8 +254,8 @@ def _from_pyproject(cwd: Path, allow_insecure: bool) -> list[Manifest]:
     if r.found:
         raise ManifestError(r.problems)
     for p in paths:
-        for f in _folder_files(cwd / p, f"{where}: manifests"):
-            out.append(load_manifest(f, allow_insecure=allow_insecure))
+        for f in _folder_files(cwd / p, f"{where}: manifests", record):
+            out.append(load_manifest(f, allow_insecure=allow_insecure, record=record))
     for i, t in enumerate(tables):
         out.append(
             parse_manifest(
@@ -261,8 +275,11 @@ def collect_manifests(
     allow_insecure: bool = False,
     entry_points: Callable[[], Iterable[Any]] | None = _entry_points,
     builtin: bool = True,
+    record: Recorder = NOWHERE,
 ) -> ManifestSet:
     """Every manifest from every source, by canonical name (see the module docstring).
+    Each file and folder read is declared to ``record`` (the built-in manifests are the
+    tool's own; the plugins are found by ``sys.path``, which the plan store's key holds).
 
     ``env`` defaults to ``os.environ`` and ``cwd`` to the current directory;
     ``entry_points=None`` skips plugins. Problems from all sources are reported
@@ -287,19 +304,19 @@ def collect_manifests(
             lambda: [
                 m
                 for ep in sorted(eps(), key=lambda e: e.name)
-                for m in _from_entry_point(ep, allow_insecure)
+                for m in _from_entry_point(ep, allow_insecure, record)
             ]
         )
     folders = [f for f in env.get(ENV_MANIFESTS, "").split(os.pathsep) if f.strip()]
     gather(
         lambda: [
-            load_manifest(f, allow_insecure=allow_insecure)
+            load_manifest(f, allow_insecure=allow_insecure, record=record)
             for folder in folders
-            for f in _folder_files(Path(folder), ENV_MANIFESTS)
+            for f in _folder_files(Path(folder), ENV_MANIFESTS, record)
         ]
     )
-    gather(lambda: _from_pyproject(here, allow_insecure))
-    levels.append(_load_each(list(files), allow_insecure, problems))
+    gather(lambda: _from_pyproject(here, allow_insecure, record))
+    levels.append(_load_each(list(files), allow_insecure, problems, record))
     result: dict[str, Manifest] = {}
     replaced: dict[str, tuple[str, ...]] = {name: (source,) for name, (source, _) in lazy.items()}
     for level in levels:
@@ -321,12 +338,12 @@ def collect_manifests(
 
 
 def _load_each(
-    files: list[str | os.PathLike[str]], allow_insecure: bool, problems: list[str]
+    files: list[str | os.PathLike[str]], allow_insecure: bool, problems: list[str], record: Recorder
 ) -> list[Manifest]:
     out: list[Manifest] = []
     for f in files:
         try:
-            out.append(load_manifest(f, allow_insecure=allow_insecure))
+            out.append(load_manifest(f, allow_insecure=allow_insecure, record=record))
         except ManifestError as exc:
             problems.extend(exc.problems)
     return out

@@ -1,22 +1,17 @@
-"""What a stored plan keeps of the facts read through resolver_hook/_observed.py: a
+"""What a stored plan keeps of what its readers declared (resolver_hook/_record.py): a
 digest of what was seen, taken again on a replay. The bytes count, not the time stamps:
 a file rewritten with other bytes of the same size and dated back is a change, a folder
 made again with the same names is not."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from resolver_hook import _observed, _plancache
-from tests.paths import child_env
+from resolver_hook import _record as _observed
+from resolver_hook._record import NOWHERE, Recorder, current, file_bytes, path_kind
 
 
 def _seen(how: list[object], path: Path) -> object:
@@ -74,7 +69,6 @@ def test_kinds_and_absence(tmp_path: Path) -> None:
     assert _observed.current(["kind"], str(tmp_path / "file")) == 1
     # A folder where a file was read: no digest, so never equal to one.
     assert _observed.current(["read", 64], str(tmp_path)) == _observed.UNREADABLE
-    assert not _observed.unchanged(["read", 64], str(tmp_path), _observed.UNREADABLE)
     with pytest.raises(IsADirectoryError):
         _observed.file_bytes(str(tmp_path), 64)
 
@@ -90,7 +84,15 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "how",
-    [["read"], ["read", -1], ["read", True], ["read", (1 << 20) + 1], ["stat"], "read", None],
+    [
+        ["read"],
+        ["read", -1],
+        ["read", True],
+        ["read", _observed.MAX_READ + 1],
+        ["stat"],
+        "read",
+        None,
+    ],
 )
 def test_a_stored_observation_of_no_known_form_is_a_miss(tmp_path: Path, how: object) -> None:
     (tmp_path / "f").write_text("")
@@ -98,14 +100,15 @@ def test_a_stored_observation_of_no_known_form_is_a_miss(tmp_path: Path, how: ob
 
 
 def test_a_file_seen_two_ways_in_one_run_is_not_stored(tmp_path: Path) -> None:
-    watch = _plancache._Watch(install=True)
-    watch.observe(str(tmp_path / "cfg"), ["read", 64], b"version = 3.12\n")
-    watch.observe(str(tmp_path / "cfg"), ["kind"], 1)
-    watch.observe(str(tmp_path / "cfg"), ["read", 64], b"version = 3.12\n")
-    assert watch.refused is None
-    watch.observe(str(tmp_path / "cfg"), ["read", 64], b"version = 3.13\n")
-    assert watch.refused is not None
-    assert "changed during the run" in watch.refused
+    record = Recorder()
+    record.declare(str(tmp_path / "cfg"), ["read", 64], b"version = 3.12\n")
+    record.declare(str(tmp_path / "cfg"), ["kind"], 1)
+    record.declare(str(tmp_path / "cfg"), ["read", 64], b"version = 3.12\n")
+    assert record.refused is None
+    assert len(record.inputs) == 2
+    record.declare(str(tmp_path / "cfg"), ["read", 64], b"version = 3.13\n")
+    assert record.refused is not None
+    assert "changed during the run" in record.refused
 
 
 @pytest.mark.parametrize(
@@ -115,71 +118,60 @@ def test_a_file_seen_two_ways_in_one_run_is_not_stored(tmp_path: Path) -> None:
         (["kind"], True),
         (["list"], "ab"),
         (["read", 4], "ab"),
+        (["read", 1], b"ab"),
         (["read", b"4"], b"ab"),
         ("read", b"ab"),
         (None, None),
     ],
 )
 def test_an_observation_no_reader_makes_is_not_stored(how: list[object], seen: object) -> None:
-    watch = _plancache._Watch(install=True)
-    watch.observe("/x", how, seen)
-    assert watch.refused == _observed.EVENT
+    record = Recorder()
+    record.declare("/x", how, seen)
+    assert record.refused is not None
+    assert record.inputs == {}
 
 
-# A run watched and stored as the plan store does it, in a child interpreter: its inputs
-# are then the installed modules and the files below, none of them written just now
-# except where a test says so.
-_CHILD = """
-import contextlib, pathlib, sys
-from resolver_hook import _observed, _plancache
-from tests.paths import child_env
-
-path, record, how = sys.argv[1:]
-
-def run():
-    with contextlib.suppress(OSError):
-        _observed.file_bytes(path, 64)
-    if how == "and-read":
-        pathlib.Path(path).read_bytes()  # another reader: it may use more than was observed
-    return 0
-
-_plancache._record(record, "key", run, install=False, argv=["plan"])
-"""
+def test_a_whole_file_is_declared_with_one_byte_more(tmp_path: Path) -> None:
+    """A reader of a whole file: a replay reads one byte more, so a file that grew (or
+    shrank) is a change, and a file that appears where none was is one too."""
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_bytes(b"torch\n")
+    record = Recorder()
+    record.file(reqs, reqs.read_bytes())
+    record.file(tmp_path / "none.txt", None)
+    (gone, how_gone, none), (path, how, kept) = sorted(record.inputs.values())
+    assert (how, none) == (["read", 7], None)
+    assert current(how, path) == kept
+    reqs.write_bytes(b"torch\nflash-attn\n")
+    assert current(how, path) != kept
+    (tmp_path / "none.txt").write_text("")
+    assert current(how_gone, gone) != none
 
 
-def _stored(tmp_path: Path, path: Path, how: str = "") -> list[list[Any]] | None:
-    """The inputs under ``tmp_path`` of a run that observes ``path`` (and, with
-    ``and-read``, reads it besides), as the plan store keeps them (None: not stored)."""
-    record = tmp_path / "record.json"
-    record.unlink(missing_ok=True)
-    argv = [sys.executable, "-I", "-B", "-c", _CHILD, str(path), str(record), how]
-    subprocess.run(argv, check=True, env=child_env(), timeout=60)
-    if not record.exists():
-        return None
-    inputs = json.loads(record.read_bytes())["inputs"]
-    return [item for item in inputs if item[0].startswith(str(tmp_path))]
-
-
-def test_a_file_only_observers_read_is_kept_by_what_they_saw(tmp_path: Path) -> None:
-    cfg = tmp_path / "pyvenv.cfg"
-    cfg.write_text("version = 3.12.1\n")  # just now: no identity of it could be kept
-    assert _stored(tmp_path, cfg) == [[str(cfg), ["read", 64], _seen(["read", 64], cfg)]]
-
-
-def test_what_else_reads_an_observed_file_is_kept_by_identity_too(tmp_path: Path) -> None:
-    cfg = tmp_path / "pyvenv.cfg"
-    cfg.write_text("version = 3.12.1\n")
-    assert _stored(tmp_path, cfg, "and-read") is None  # written just now: not settled
-    past = time.time() - 10
-    os.utime(cfg, (past, past))
-    seen = _stored(tmp_path, cfg, "and-read")
-    assert seen is not None
-    assert [item[1:] for item in seen] == [
-        [["read", 64], _seen(["read", 64], cfg)],
-        [_plancache._identity(str(cfg))],
-    ]
-
-
-def test_a_failed_observation_is_not_stored(tmp_path: Path) -> None:
+def test_a_pipe_or_a_failed_read_refuses_the_run(tmp_path: Path) -> None:
+    fifo = tmp_path / "reqs.fifo"
+    os.mkfifo(fifo)
+    record = Recorder()
+    record.file(fifo, b"torch\n")  # what a reader got from it: no file holds it
+    assert record.refused is not None
+    record = Recorder()
     (tmp_path / "folder").mkdir()
-    assert _stored(tmp_path, tmp_path / "folder") is None
+    with pytest.raises(IsADirectoryError):
+        file_bytes(str(tmp_path / "folder"), 64, record)
+    assert record.refused is not None
+
+
+def test_nothing_is_declared_after_the_launch(tmp_path: Path) -> None:
+    """What the installer's run reads is done again on a replay: not an input."""
+    record = Recorder()
+    record.launched({"tool": "pip"})
+    path_kind(str(tmp_path), record)
+    record.refuse("the installer started")
+    assert (record.inputs, record.refused) == ({}, None)
+
+
+def test_the_no_op_recorder_keeps_nothing(tmp_path: Path) -> None:
+    path_kind(str(tmp_path))
+    NOWHERE.refuse("nothing")
+    NOWHERE.fresh_until(1.0)
+    assert (NOWHERE.inputs, NOWHERE.refused, NOWHERE.until) == ({}, None, None)
