@@ -2,39 +2,29 @@
 where nothing it read has changed, prints what it printed before without importing
 the planner, and an install starts the installer as it did before.
 
-A plan is a function of the arguments and of what its readers read, and each reader
-declares what it read to the run's :class:`~resolver_hook._record.Recorder` (the
-requirement files, the manifests given, a ``pyproject.toml`` looked for, the pages the
-page cache served and until when each is fresh, the venv's facts). What a stored plan
-depends on, then:
+A stored plan depends on:
 
 - the key, hashed (never stored: the environment and the arguments may hold
   credentials): the arguments, the current folder, the environment, today's date,
   whether each stream is a terminal (its size, its encoding), the interpreter, the
-  tool's version (the built-in manifests and data are the tool's), the folders of
-  ``sys.path`` and their times (an installed plugin), and this boot's host profile
-  where the detect cache holds one (:mod:`resolver_hook._hostkey`);
-- the declared inputs, each a path and the digest of what was read there (never the
-  contents), taken again on a replay (:func:`resolver_hook._record.current`);
-- the clock: the earliest time until which a page the run served from the page cache
-  stays fresh.
+  tool's version (its built-in manifests and data), the folders of ``sys.path`` and
+  their times (an installed plugin), and this boot's cached host profile;
+- the inputs its readers declared to the run's :class:`~resolver_hook._record.Recorder`,
+  each a path and the digest of what was read there, taken again on a replay;
+- the earliest time until which a page the page cache served stays fresh.
 
-A run whose recorder was refused (a page read from the network, detection, a pipe) is
-not stored. Only the exit codes of a plan (0, and 1 for no fit) are stored, with stdout
-and stderr in the order they were written; replaying them gives the full path's bytes.
-``--refresh`` and ``-r -`` always go the full way.
+A refused run (a page from the network, detection, a pipe) is not stored. A plan's
+exit code (0, or 1 for no fit) is kept with stdout and stderr in the order written:
+the replay gives the full path's bytes. ``--refresh`` and ``-r -`` always go the full
+way. The output is kept by wrapping ``sys.stdout``/``sys.stderr`` for the command's
+length alone: every writer of the command line writes there.
 
-An install (``resolver-hook pip|uv --no-proof ... install``) is recorded up to the
-moment its session starts the installer (:meth:`~resolver_hook._record.Recorder.launched`):
-what the tool generated for it (the files it hands the installer, its pins) is kept, and
-the installer's command as a template whose words that came from this command's own
-arguments are kept by their position in them (a replay is of the same arguments: the key
-says so), never as text. The installer, its output and the words for its failure are done
-again on a replay (:func:`resolver_hook.install.launch.replay`). A checked install (the
-default) is never stored: the check runs the installer, whose answer no file holds.
-
-The command's output is kept by wrapping ``sys.stdout`` and ``sys.stderr`` for the
-length of the command alone: every writer of the command line writes there.
+An install (``pip|uv --no-proof ... install``) is recorded up to the moment its session
+starts the installer: what the tool generated for it is kept (the files, the pins), and
+the command as a template whose words from this command's own arguments are kept by
+their place in them (a replay is of the same arguments: the key says so), never as
+text. A replay starts it again (:func:`resolver_hook.install.launch.replay`). A checked
+install (the default) is never stored: its check is the installer's answer.
 
 Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook._cache`), the
 newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
@@ -203,30 +193,27 @@ def _valid_record(path: str) -> dict[str, Any] | None:
     return data
 
 
-def _is_launch(launch: object) -> bool:
+_LAUNCH = {"argv": list, "files": dict, "env": dict, "unset": list, "pins": list}
+
+
+def _is_launch(launch: Any) -> bool:
     """Whether a stored launch has the shape :func:`resolver_hook.install.launch.replay`
     reads (a record from another version, or damaged, is a miss)."""
     if not isinstance(launch, dict) or launch.get("tool") not in ("pip", "uv"):
         return False
-    argv, files, env, unset, pins = (
-        launch.get(k) for k in ("argv", "files", "env", "unset", "pins")
-    )
+    if not all(isinstance(launch.get(k), kind) for k, kind in _LAUNCH.items()):
+        return False
+    files, env = launch["files"], launch["env"]
+    texts = [*files, *files.values(), *env, *env.values(), *launch["unset"]]
     return (
-        isinstance(argv, list)
+        all(isinstance(t, str) for t in texts)
+        and all(isinstance(p, list) and len(p) == 6 for p in launch["pins"])
         and all(
             isinstance(a, list)
             and len(a) == 2
             and ((a[0] in (0, 1) and isinstance(a[1], str)) or (a[0] == 2 and type(a[1]) is int))
-            for a in argv
+            for a in launch["argv"]
         )
-        and isinstance(files, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
-        and isinstance(env, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-        and isinstance(unset, list)
-        and all(isinstance(k, str) for k in unset)
-        and isinstance(pins, list)
-        and all(isinstance(p, list) and len(p) == 6 for p in pins)
     )
 
 

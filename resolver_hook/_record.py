@@ -9,21 +9,14 @@ page from the network, a program started, detection's probes) marks the recorder
 unstorable, with why. A page served from the page cache because it was fresh says until
 when: the recorder keeps the earliest such time (:attr:`Recorder.until`).
 
-A declaration is ``(path, how, digest)``; ``how`` is one of
-
-- ``["read", LIMIT]``: the sha256 of the first ``LIMIT`` bytes of a file (a reader
-  that read a whole file of ``n`` bytes declares ``LIMIT = n + 1``: one byte more
-  tells a file that grew);
-- ``["list"]``: the sha256 of the sorted names in a folder;
-- ``["kind"]``: 1 for a file, 2 for a folder (links followed), 0 for anything else;
-
-and the digest is None where nothing is there. :func:`current` takes the same
-observation again: a stored plan is the answer while every one gives its digest. What
-was seen is what the run used, so a file written a moment before the run needs no
-settling, and a venv made again at the same path with the same files is the same input.
-
-The module imports nothing of the planner: the store (:mod:`resolver_hook._plancache`)
-replays a plan with it alone, and every reader takes :data:`NOWHERE` by default.
+A declaration is ``(path, how, digest)``, ``how`` one of ``["read", LIMIT]`` (the
+sha256 of a file's first ``LIMIT`` bytes; a whole file of ``n`` bytes is declared with
+``n + 1``, so one that grew is a change), ``["list"]`` (of a folder's sorted names) and
+``["kind"]`` (1 a file, 2 a folder, 0 anything else); None where nothing is there.
+:func:`current` takes the same observation again on a replay. What was seen is what
+the run used: a file written a moment before needs no settling, and a venv made again
+at the same path with the same files is the same input. Nothing of the planner is
+imported here; every reader takes :data:`NOWHERE` (which keeps nothing) by default.
 """
 
 from __future__ import annotations
@@ -84,7 +77,9 @@ class Recorder:
         self.launch: dict[str, Any] | None = None
 
     def declare(self, path: str | os.PathLike[str], how: list[Any], seen: Any) -> None:
-        """``path`` was observed ``how`` and gave ``seen`` (bytes, names, a kind or None)."""
+        """``path`` was observed ``how`` and gave ``seen`` (bytes, names, a kind or None):
+        a reader that used only a file's first bytes (a page cache entry's header holds
+        its body's sha256) declares ``["read", len(head)]``."""
         if self.launch is not None:
             return
         full = os.path.join(self.cwd, os.fspath(path))
@@ -105,11 +100,6 @@ class Recorder:
             self.refuse(f"{os.fspath(path)}: not a plain file")
         else:
             self.declare(path, ["read", MAX_READ if data is None else len(data) + 1], data)
-
-    def head(self, path: str | os.PathLike[str], data: bytes) -> None:
-        """The first ``len(data)`` bytes of ``path`` say all a reader used (a page cache
-        entry's header holds its body's sha256 and size)."""
-        self.declare(path, ["read", len(data)], data)
 
     def fresh_until(self, seconds: float) -> None:
         """A page served from the cache stays fresh until ``seconds`` (since the epoch)."""
@@ -138,10 +128,7 @@ class _Nowhere(Recorder):
         return None
 
     def file(self, path: str | os.PathLike[str], data: bytes | None) -> None:
-        return None
-
-    def head(self, path: str | os.PathLike[str], data: bytes) -> None:
-        return None
+        return None  # not even the look at what kind of file it is
 
     def fresh_until(self, seconds: float) -> None:
         return None

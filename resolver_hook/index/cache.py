@@ -78,8 +78,8 @@ class PageCache:
                 self.record.refuse(note)
             return None, note
         head, sep, body = raw.partition(b"\n")
-        if sep:
-            self.record.head(path, raw[: len(head) + 1])
+        if sep:  # the header holds the body's size and sha256: it says all
+            self.record.declare(path, ["read", len(head) + 1], raw[: len(head) + 1])
         else:
             self.record.file(path, raw)
         try:
