@@ -12,6 +12,7 @@ interpreter is never taken for Python.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -90,27 +91,27 @@ _PYTHON_NAME = re.compile(r"(python|pypy)(\d+(\.\d+)?)?[tdm]?(\.exe)?", re.IGNOR
 _PIP_VERSION = re.compile(r"pip \S+ from (?P<dir>.+) \(python (?P<py>\d+\.\d+)\)\s*")
 
 
-def _shebang_python(script: str) -> str | None:
+def _shebang_python(script: str, record: Recorder = NOWHERE) -> str | None:
     """The Python named by ``script``'s ``#!`` line; None when it names something else."""
     try:
-        with open(script, "rb") as f:
-            first, second = f.readline(512), f.readline(4096)
+        f = io.BytesIO(file_bytes(script, 512 + 4096, record) or b"")
     except OSError:
         return None
+    first, second = f.readline(512), f.readline(4096)
     if not first.startswith(b"#!"):
         return None
     m = _TRAMPOLINE.fullmatch(second)
     if first.strip() == b"#!/bin/sh" and m:
         path = m.group(1).decode(errors="replace")
-        return path if _is_python_name(path) and os.path.exists(path) else None
+        return path if _is_python_name(path) and path_kind(path, record) is not None else None
     parts = first[2:].strip().split()
     if not parts:
         return None
     path = parts[0].decode(errors="replace")
     if path.endswith("/env") and len(parts) > 1:
         name = parts[1].decode(errors="replace")
-        return shutil.which(name) if _is_python_name(name) else None
-    return path if _is_python_name(path) and os.path.exists(path) else None
+        return which(name, None, record) if _is_python_name(name) else None
+    return path if _is_python_name(path) and path_kind(path, record) is not None else None
 
 
 def _is_python_name(path: str) -> bool:
@@ -125,10 +126,10 @@ def pip_python(
 ) -> str:
     """The interpreter whose pip the script ``pip`` runs. OperationalError when no
     interpreter can be shown to run it (a wrapper whose pip cannot be found)."""
-    python = _shebang_python(pip)
-    record.refuse(f"{pip}: its interpreter found through its script")
+    python = _shebang_python(pip, record)
     if python is not None:
         return python
+    record.refuse(f"{pip} --version asked")
     done = run([pip, "--version"], timeout=QUERY_TIMEOUT, env=None if env is None else dict(env))
     m = _PIP_VERSION.fullmatch(done.stdout) if done.returncode == 0 else None
     if m is None:

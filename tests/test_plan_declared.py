@@ -118,10 +118,13 @@ def test_pages_served_from_the_cache_are_declared(gpu_index: GpuIndex, tmp_path:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("tool", ["pip", "uv"])
+@pytest.mark.parametrize("tool", ["pip", "uv", "pip on PATH"])
 def test_an_unchecked_install_declares_what_it_planned_with(
     gpu_index: GpuIndex, tmp_path: Path, tool: str
 ) -> None:
+    """In the active venv, and (no venv active) with the pip PATH finds: its script's
+    ``#!`` line names the interpreter, every folder of PATH before it declared."""
+    tool, _, on_path = tool.partition(" ")
     venv = venv_for(tool, tmp_path / "venv")
     work, cache = tmp_path / "work", tmp_path / "cache"
     work.mkdir()
@@ -133,6 +136,9 @@ def test_an_unchecked_install_declares_what_it_planned_with(
     )
     env.pop("RESOLVER_HOOK_OFFLINE", None)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    if on_path:
+        env["PATH"] = f"{tmp_path}{os.pathsep}{env['PATH']}"  # a folder without pip first
+        del env["VIRTUAL_ENV"]
     sub = ["install"] if tool == "pip" else ["pip", "install"]
     args = [tool, "--no-proof", "--target", B200, *sub, "--index-url", gpu_index.simple]
     args += ["--dry-run", "demo-gpu", "demo-idx"]
