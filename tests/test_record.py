@@ -10,17 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _record as _observed
+from resolver_hook import _record
 from resolver_hook._record import NOWHERE, Recorder, current, file_bytes, path_kind
 
 
 def _seen(how: list[object], path: Path) -> object:
     """The digest a reader's observation leaves in a store."""
     if how == ["list"]:
-        return _observed.digest(how, _observed.folder_names(str(path)))
+        return _record.digest(how, _record.folder_names(str(path)))
     if how == ["kind"]:
-        return _observed.digest(how, _observed.path_kind(str(path)))
-    return _observed.digest(how, _observed.file_bytes(str(path), 64))
+        return _record.digest(how, _record.path_kind(str(path)))
+    return _record.digest(how, _record.file_bytes(str(path), 64))
 
 
 def test_the_bytes_tell_a_change_not_the_time_stamps(tmp_path: Path) -> None:
@@ -28,13 +28,13 @@ def test_the_bytes_tell_a_change_not_the_time_stamps(tmp_path: Path) -> None:
     cfg.write_text("version = 3.12.1\n")
     stamps = os.stat(cfg)
     kept = _seen(["read", 64], cfg)
-    assert _observed.current(["read", 64], str(cfg)) == kept
+    assert _record.current(["read", 64], str(cfg)) == kept
     cfg.write_text("version = 3.11.1\n")  # the same size
     os.utime(cfg, ns=(stamps.st_atime_ns, stamps.st_mtime_ns))
-    assert _observed.current(["read", 64], str(cfg)) != kept
+    assert _record.current(["read", 64], str(cfg)) != kept
     cfg.unlink()
     cfg.write_text("version = 3.12.1\n")  # another inode, a new time, the same bytes
-    assert _observed.current(["read", 64], str(cfg)) == kept
+    assert _record.current(["read", 64], str(cfg)) == kept
 
 
 def test_only_the_bytes_read_count(tmp_path: Path) -> None:
@@ -42,8 +42,8 @@ def test_only_the_bytes_read_count(tmp_path: Path) -> None:
     init.write_bytes(b"x" * 64 + b"tail")
     kept = _seen(["read", 64], init)
     init.write_bytes(b"x" * 64 + b"another tail")
-    assert _observed.current(["read", 64], str(init)) == kept
-    assert _observed.current(["read", 65], str(init)) != kept
+    assert _record.current(["read", 64], str(init)) == kept
+    assert _record.current(["read", 65], str(init)) != kept
 
 
 def test_a_folder_made_again_with_the_same_names_is_the_same(tmp_path: Path) -> None:
@@ -53,9 +53,9 @@ def test_a_folder_made_again_with_the_same_names_is_the_same(tmp_path: Path) -> 
     (lib / "python3.12").rmdir()
     lib.rmdir()
     (lib / "python3.12").mkdir(parents=True)
-    assert _observed.current(["list"], str(lib)) == kept
+    assert _record.current(["list"], str(lib)) == kept
     (lib / "python3.13").mkdir()
-    assert _observed.current(["list"], str(lib)) != kept
+    assert _record.current(["list"], str(lib)) != kept
 
 
 def test_kinds_and_absence(tmp_path: Path) -> None:
@@ -66,20 +66,20 @@ def test_kinds_and_absence(tmp_path: Path) -> None:
     assert _seen(["read", 64], tmp_path / "none" / "below") is None
     (tmp_path / "file").write_text("")
     assert _seen(["kind"], tmp_path / "file") == 1
-    assert _observed.current(["kind"], str(tmp_path / "file")) == 1
+    assert _record.current(["kind"], str(tmp_path / "file")) == 1
     # A folder where a file was read: no digest, so never equal to one.
-    assert _observed.current(["read", 64], str(tmp_path)) == _observed.UNREADABLE
+    assert _record.current(["read", 64], str(tmp_path)) == _record.UNREADABLE
     with pytest.raises(IsADirectoryError):
-        _observed.file_bytes(str(tmp_path), 64)
+        _record.file_bytes(str(tmp_path), 64)
 
 
 def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "pyvenv.cfg"
     os.mkfifo(fifo)  # nobody writes to it: a blocking read would never end
     with pytest.raises(OSError, match="not a regular file"):
-        _observed.file_bytes(str(fifo), 64)
-    assert _observed.current(["read", 64], str(fifo)) == _observed.UNREADABLE
-    assert _observed.path_kind(str(fifo)) == 0
+        _record.file_bytes(str(fifo), 64)
+    assert _record.current(["read", 64], str(fifo)) == _record.UNREADABLE
+    assert _record.path_kind(str(fifo)) == 0
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
         ["read"],
         ["read", -1],
         ["read", True],
-        ["read", _observed.MAX_READ + 1],
+        ["read", _record.MAX_READ + 1],
         ["stat"],
         "read",
         None,
@@ -96,7 +96,7 @@ def test_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
 )
 def test_a_stored_observation_of_no_known_form_is_a_miss(tmp_path: Path, how: object) -> None:
     (tmp_path / "f").write_text("")
-    assert _observed.current(how, str(tmp_path / "f")) == _observed.UNREADABLE
+    assert _record.current(how, str(tmp_path / "f")) == _record.UNREADABLE
 
 
 def test_a_file_seen_two_ways_in_one_run_is_not_stored(tmp_path: Path) -> None:
