@@ -29,7 +29,6 @@ from resolver_hook._installers import (
 from resolver_hook._proc import Runner, capture
 from resolver_hook._record import NOWHERE, Recorder, path_kind
 from resolver_hook.errors import OperationalError
-from resolver_hook.install.variantwheels import UV_PREVIEW
 
 if TYPE_CHECKING:
     from resolver_hook.install.args import InstallArgs
@@ -40,6 +39,9 @@ __all__ = [
     "find_installer",
     "python_version_of",
 ]
+
+# uv reads wheel-variant metadata only with this preview flag (docs/facts.md section 3).
+UV_PREVIEW = ("--preview-features", "wheel-variants")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,9 +28,8 @@ if TYPE_CHECKING:
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
-__all__ = ["UV_PREVIEW", "pip_refusal", "uv_variant_env"]
+__all__ = ["pip_refusal", "uv_variant_env"]
 
-UV_PREVIEW = ("--preview-features", "wheel-variants")
 FORCE_CUDA = "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION"
 FORCE_SM = "NV_VARIANT_PROVIDER_FORCE_SM_ARCH"
 
