@@ -66,8 +66,15 @@ def _command_line(argv: list[str]) -> int:
 
     if argv[:1] in (["plan"], ["pip"], ["uv"]):
         from resolver_hook._plancache import run_stored
+        from resolver_hook.errors import ResolverHookError
 
-        return run_stored(argv, os.environ, full)
+        try:
+            return run_stored(argv, os.environ, full)
+        except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
+            # A replayed install stopped (the full path says its own).
+            from resolver_hook.cli import exit_for
+
+            return exit_for(exc)
     return full()
 
 

@@ -17,7 +17,6 @@ import contextlib
 import os
 import sys
 
-from resolver_hook.errors import ResolverHookError
 from resolver_hook.install.pins import Pinned
 
 # typing is not imported at run time: a replayed install starts here.
@@ -79,7 +78,8 @@ def replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
     """Start the installer as a stored plan's session started it (a fresh private
     folder in place of the one recorded, the same files in it; an argument stored as
     ``[2, n]`` is word ``n`` of ``command``, this run's own arguments, which are the
-    recorded run's), and finish as the command line does; the exit code."""
+    recorded run's); the exit code. What stops it is raised, for the program to say as
+    the command line says it."""
     from resolver_hook import _timings
     from resolver_hook._stdout import DropAfterClose
 
@@ -88,10 +88,6 @@ def replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
     sys.stdout = DropAfterClose(stdout)  # as the command line's: `| head -1` drops the rest
     try:
         return _replay(launch, command)
-    except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
-        from resolver_hook.cli import exit_for
-
-        return exit_for(exc)
     finally:
         _timings.finish()
         with contextlib.suppress(BrokenPipeError):
