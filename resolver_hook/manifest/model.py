@@ -36,7 +36,7 @@ fallback: when no flavour fits a machine, the resolver passes the requirement to
 installer to build (action ``build``) instead of refusing. ``[build] needs`` lists
 what such a build needs (``"nvcc>=12.8"``, ``"cmake>=3.26"``, ``"ninja"``, ``"cxx"``,
 or a library such as ``"z3"``), checked before the installer runs
-(:func:`resolver_hook.build.preflight.preflight`). No ``[build]`` table: no fallback.
+(:func:`resolver_hook.toolchain.preflight.preflight`). No ``[build]`` table: no fallback.
 
 A ``[[matrix]]`` table is a template that expands into ``[[wheel]]`` entries
 (:mod:`resolver_hook.manifest.matrix`); :mod:`resolver_hook.manifest.validate` reads a
