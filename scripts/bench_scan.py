@@ -30,7 +30,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from resolver_hook.publish.scan import scan_wheel  # noqa: E402
+from resolver_hook.binaries.scan import scan_wheel  # noqa: E402
 
 DATA = REPO / "tests" / "data" / "cuda"
 

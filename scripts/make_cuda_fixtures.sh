@@ -104,7 +104,7 @@ gcc -shared -fPIC -Wl,-soname,libcudart-53d54daa.so.12.6.68 \
 
 # 11. A ROCm object: NEEDED libamdhip64.so.7 and a .hip_fatbin section holding a clang
 #     offload bundle with gfx90a and gfx942 code-object entries (the layout
-#     resolver_hook/publish/rocm.py reads; no hipcc here, so the bundle is written out).
+#     resolver_hook/binaries/rocm.py reads; no hipcc here, so the bundle is written out).
 gcc -shared -fPIC -Wl,-soname,libamdhip64.so.7 -o "$work/libamdhip64.so" "$work/cpu.c"
 python3 - "$work/bundle.bin" <<'PY'
 import struct, sys

@@ -3,7 +3,7 @@
 Used by scripts/make_cuda_fixtures.sh to make a fixture whose PTX claims a newer ISA
 than the local nvcc emits (nvcc 13.0 writes ISA 9.0 only). Both places that carry the
 version change together, byte for byte in place: the fatbin entry header (u16 minor,
-u16 major at offset 24, see resolver_hook/publish/fatbin.py) and the PTX text's
+u16 major at offset 24, see resolver_hook/binaries/fatbin.py) and the PTX text's
 ``.version X.Y`` line. The result is a test fixture, not code any driver should load.
 
 Usage: python scripts/patch_ptx_isa.py LIB.so OLD NEW   (e.g. 9.0 9.1)
@@ -15,8 +15,8 @@ import struct
 import sys
 from pathlib import Path
 
-from resolver_hook.publish.elf import BytesSource, Section, read_elf
-from resolver_hook.publish.fatbin import FatbinEntry, read_fatbin
+from resolver_hook.binaries.elf import BytesSource, Section, read_elf
+from resolver_hook.binaries.fatbin import FatbinEntry, read_fatbin
 
 
 def main(argv: list[str]) -> int:

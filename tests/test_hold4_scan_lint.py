@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from packaging.utils import canonicalize_name
 
+from resolver_hook.binaries.scan import scan_wheel
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.install.doctor import check_installed
 from resolver_hook.install.installed import Installed
-from resolver_hook.publish.scan import scan_wheel
 from tests.cudawheels import KERNELS, binary_wheel, fixture
 from tests.test_doctor import BLACKWELL, BUILTIN, TORCH_FILE, scanned
 

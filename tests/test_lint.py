@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.binaries.elf import parse_elf
+from resolver_hook.binaries.fatbin import parse_fatbin
 from resolver_hook.cli import main
-from resolver_hook.publish.elf import parse_elf
-from resolver_hook.publish.fatbin import parse_fatbin
 from resolver_hook.publish.lint import lint_paths
 from tests.cudawheels import CPU, KERNELS, PTX, binary_wheel, fixture, metadata, sdist
 from tests.frozen import FROZEN_DIR

@@ -1,7 +1,8 @@
 """The maintainer side stays behind the ``publish`` extra's boundary: a user's commands
-(plan, pip/uv install, detect, explain, lock, env) import nothing of ``publish/`` (its
-scanner, placeholders, lint, the built-in data's refresh) nor hatchling, the
-placeholder builder's library."""
+(plan, pip/uv install with or without the kernel proof, detect, explain, lock, env,
+doctor) import nothing of ``publish/`` (placeholders, lint, index-page import, the
+built-in data's refresh) nor hatchling, the placeholder builder's library. The wheel
+scanner both sides use lives below both, in ``binaries/``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from resolver_hook.cli import main
 import resolver_hook.cli.plan, resolver_hook.cli.install, resolver_hook.cli.detect
 import resolver_hook.cli.explain, resolver_hook.cli.lock, resolver_hook.cli.env
 import resolver_hook.install.session, resolver_hook.appenv.create
+import resolver_hook.install.kernels, resolver_hook.cli.doctor
 codes = []
 for argv in (
     ["plan", "--offline", "--target", "{TARGET}", "torch", "flash-attn"],

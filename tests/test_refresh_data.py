@@ -25,6 +25,7 @@ from types import ModuleType
 import pytest
 
 from resolver_hook._toml import loads
+from resolver_hook.binaries.scan import scan_wheel
 from resolver_hook.host import resolve_machine
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes
@@ -40,7 +41,6 @@ from resolver_hook.inventory.snapshot import load_snapshot
 from resolver_hook.inventory.sources import SnapshotOnly
 from resolver_hook.manifest import Manifest, load, loads_manifest
 from resolver_hook.publish.refresh import MetaRow, Row, render_snapshot
-from resolver_hook.publish.scan import scan_wheel
 from resolver_hook.resolve import resolve
 from tests.cudawheels import KERNELS, PTX, binary_wheel
 from tests.frozen import frozen_manifests, frozen_sources

@@ -11,8 +11,8 @@ import struct
 
 import pytest
 
-from resolver_hook.publish.elf import BytesSource
-from resolver_hook.publish.rocm import BundleError, read_offload_bundles
+from resolver_hook.binaries.elf import BytesSource
+from resolver_hook.binaries.rocm import BundleError, read_offload_bundles
 
 _MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 

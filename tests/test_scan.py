@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.binaries import scan as scan_module
+from resolver_hook.binaries.elf import ElfError, parse_elf
+from resolver_hook.binaries.fatbin import FatbinError, parse_fatbin
+from resolver_hook.binaries.locallabel import parse_local_label
+from resolver_hook.binaries.scan import ScanError, scan_wheel
 from resolver_hook.cli import main
-from resolver_hook.publish import scan as scan_module
-from resolver_hook.publish.elf import ElfError, parse_elf
-from resolver_hook.publish.fatbin import FatbinError, parse_fatbin
-from resolver_hook.publish.locallabel import parse_local_label
-from resolver_hook.publish.scan import ScanError, scan_wheel
 
 if sys.version_info >= (3, 11):
     import tomllib

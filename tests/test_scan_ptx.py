@@ -1,5 +1,5 @@
 """The driver floor from PTX when no CUDA runtime is linked (portable.cuda.ptx_isa_cuda
-and resolver_hook.publish.scan). docs/facts.md section 1: PTX from a newer toolkit cannot be
+and resolver_hook.binaries.scan). docs/facts.md section 1: PTX from a newer toolkit cannot be
 JIT-compiled by an older driver, so PTX-only coverage needs driver CUDA >= the toolkit."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.binaries.scan import ObjectReport, _cuda_from_ptx, scan_wheel
 from resolver_hook.portable.cuda import ptx_isa_cuda
-from resolver_hook.publish.scan import ObjectReport, _cuda_from_ptx, scan_wheel
 from tests.cudawheels import KERNELS, PTX, binary_wheel
 
 NEWPTX = (Path(__file__).resolve().parent / "data" / "cuda" / "libnewptx.so").read_bytes()

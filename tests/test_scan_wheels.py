@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.publish.fatbin import FatbinError, cubin_target
-from resolver_hook.publish.scan import _jetson_notes, scan_wheel
+from resolver_hook.binaries.fatbin import FatbinError, cubin_target
+from resolver_hook.binaries.scan import _jetson_notes, scan_wheel
 from tests.cudawheels import KERNELS, binary_wheel, fixture
 from tests.test_scan import _tiny_elf
 

@@ -28,17 +28,17 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from resolver_hook._fs import InputError, check_archive_input, write_atomic
+from resolver_hook.binaries.scan import ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.cli._output import Progress, megabytes
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 from resolver_hook.manifest.write import WheelEntry, render_manifest
 from resolver_hook.portable.cuda import describe_target, parse_target
-from resolver_hook.publish.scan import ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.publish.variants import scan_properties
 
 if TYPE_CHECKING:
-    from resolver_hook.publish.scan import WheelReport
+    from resolver_hook.binaries.scan import WheelReport
 
 __all__ = ["register"]
 

@@ -9,7 +9,7 @@ machine whose NVIDIA GPUs are detected. Each wheel is:
   proxies and certificates apply; uv has no download command, so under uv the pip of
   the environment, else the hook's own, fetches it) into the session's private folder,
   and its sha256 compared with the one the plan or the resolution named;
-- read with the project's own scanner (:func:`resolver_hook.publish.scan.scan_wheel`)
+- read with the project's own scanner (:func:`resolver_hook.binaries.scan.scan_wheel`)
   and refused when a library's SASS and PTX run on none of the visible GPUs under
   NVIDIA's rules (:meth:`resolver_hook.portable.cuda.KernelTarget.runs_on`,
   docs/facts.md section 1.9), naming the library and its targets;
@@ -54,11 +54,11 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook import _cache
 from resolver_hook._foreground import foreground
 from resolver_hook._fs import sha256_file
+from resolver_hook.binaries.scan import ScanError, scan_wheel
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.proof import Resolution
 from resolver_hook.limits import MAX_KERNEL_SCANS
 from resolver_hook.portable.cuda import describe_cc, parse_target, uncovered
-from resolver_hook.publish.scan import ScanError, scan_wheel
 from resolver_hook.reqfile import format_requirement
 
 if TYPE_CHECKING:

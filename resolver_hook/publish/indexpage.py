@@ -3,7 +3,7 @@
 The page is read by the one index client (:mod:`resolver_hook.index`: the URL policy
 on the page, its redirects and its links; bounded reads; HTML and JSON forms);
 :func:`import_manifest` turns its links into manifest entries using the local version
-label rules of :mod:`resolver_hook.publish.locallabel` and the user's ``--cuda-map`` /
+label rules of :mod:`resolver_hook.binaries.locallabel` and the user's ``--cuda-map`` /
 ``--gpu`` tables.
 
 Label rules (documented for users in ``resolver-hook manifest import --help``):
@@ -26,12 +26,12 @@ from packaging.utils import (
     canonicalize_name,
 )
 
+from resolver_hook.binaries.locallabel import parse_local_label
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.index.model import Link
 from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest.urls import url_problem
 from resolver_hook.manifest.write import WheelEntry
-from resolver_hook.publish.locallabel import parse_local_label
 
 __all__ = ["ImportResult", "import_manifest"]
 

@@ -1,7 +1,7 @@
 """Warnings a maintainer can act on, read from what they publish.
 
 :func:`read_input` turns one file into :class:`LintInput` facts (I/O at the edge: a
-wheel through :func:`resolver_hook.publish.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
+wheel through :func:`resolver_hook.binaries.scan.scan_wheel`, an sdist's ``PKG-INFO`` /
 ``pyproject.toml`` / package files, a ``pyproject.toml``, a flavour manifest, or a saved
 index page (``.html``: the wheel file names it links, read for their tags));
 :func:`lint` checks the facts of every input together (pure), because "no aarch64
@@ -67,6 +67,7 @@ from resolver_hook._fs import InputError
 from resolver_hook._fs import read_input as read_bytes
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
+from resolver_hook.binaries.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.index import parse_page
 from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
@@ -78,7 +79,6 @@ from resolver_hook.portable.cuda import (
     min_driver_for_runtime,
     parse_target,
 )
-from resolver_hook.publish.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
 
 __all__ = ["Finding", "LintError", "LintInput", "WheelFacts", "lint", "lint_paths", "read_input"]
 

@@ -25,7 +25,7 @@ bounds and credentials). It:
 5. downloads each file the planner would plan with a kernel list carried forward
    (:func:`~resolver_hook.inventory.expand.carried_files`) and no record yet, checks
    its sha256 against its page's before anything reads it, scans it
-   (:func:`resolver_hook.publish.scan.scan_wheel`) and records the kernel list
+   (:func:`resolver_hook.binaries.scan.scan_wheel`) and records the kernel list
    (:mod:`resolver_hook.inventory.kernels`); a list that differs from one already
    recorded for the same release, label and platform is reported, not recorded
    (:func:`scan_carried`).
@@ -466,7 +466,7 @@ def core_text(data: bytes) -> str:
 
 def _wheel_metadata(path: Path) -> bytes:
     """The ``*.dist-info/METADATA`` member of the wheel at ``path`` (bounded)."""
-    from resolver_hook.publish.scan import ZIP_ERRORS
+    from resolver_hook.binaries.scan import ZIP_ERRORS
 
     try:
         with zipfile.ZipFile(path) as zf:
@@ -604,7 +604,7 @@ def scan_carried(
     """Download, check, scan and record every carried-forward file without a record;
     ``client=None`` (a check) reports them and reads nothing. ``save`` is called after
     each record (a run cut short keeps what it recorded; a rerun goes on)."""
-    from resolver_hook.publish.scan import ScanError, scan_wheel
+    from resolver_hook.binaries.scan import ScanError, scan_wheel
 
     carried = carried_files(manifests, pages)
     # A flavour without ``gpu`` claims no kernels (it runs without a GPU): nothing to

@@ -18,12 +18,12 @@ from typing import TypeVar
 
 import pytest
 
+from resolver_hook.binaries import scan as scan_module
+from resolver_hook.binaries.elf import ElfError, parse_elf
+from resolver_hook.binaries.scan import ScanError, scan_wheel
 from resolver_hook.cli import main
 from resolver_hook.limits import MAX_ELF_SECTION_NAME
-from resolver_hook.publish import scan as scan_module
-from resolver_hook.publish.elf import ElfError, parse_elf
 from resolver_hook.publish.lint import LintError, lint_paths
-from resolver_hook.publish.scan import ScanError, scan_wheel
 from tests.cudawheels import metadata, sdist
 
 MIB = 1 << 20

@@ -23,6 +23,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from resolver_hook.binaries.elf import ElfError, parse_elf
+from resolver_hook.binaries.fatbin import FATBIN_MAGIC, FatbinError, parse_fatbin
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.index.errors import PageError
 from resolver_hook.index.htmlpage import parse_html
@@ -30,8 +32,6 @@ from resolver_hook.index.jsonpage import parse_json
 from resolver_hook.index.metadata import parse_metadata
 from resolver_hook.limits import MAX_FATBIN_ENTRIES, MAX_PAGE_LINKS, MAX_REQUIREMENT_LINES
 from resolver_hook.manifest import ManifestError, loads_manifest
-from resolver_hook.publish.elf import ElfError, parse_elf
-from resolver_hook.publish.fatbin import FATBIN_MAGIC, FatbinError, parse_fatbin
 from resolver_hook.publish.indexpage import import_manifest
 from resolver_hook.reqfile import parse_requirements
 from resolver_hook.toolchain.hostconfig import HostConfigError, evaluate, parse_host_config

@@ -1,7 +1,7 @@
 """Read the parts of an ELF object that say what it runs on and what it links against.
 
 Pure Python over a :class:`ByteSource`, so the same code reads a file in memory and a
-member streamed out of a wheel. Only what :mod:`resolver_hook.publish.scan` needs is read: the
+member streamed out of a wheel. Only what :mod:`resolver_hook.binaries.scan` needs is read: the
 header (class, byte order, ``e_machine``), the section headers with their names, the
 ``DT_NEEDED``/``DT_SONAME`` entries of ``.dynamic`` (strings from the section its
 ``sh_link`` names, normally ``.dynstr``), and caller-chosen sections such as ``.nv_fatbin``

@@ -56,9 +56,9 @@ import re
 import struct
 from dataclasses import dataclass
 
+from resolver_hook.binaries.elf import ByteSource, BytesSource, section_reader
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_FATBIN_ENTRIES
-from resolver_hook.publish.elf import ByteSource, BytesSource, section_reader
 
 __all__ = [
     "CUBIN_TKINFO",

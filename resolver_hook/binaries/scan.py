@@ -20,11 +20,11 @@ targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
   (:func:`resolver_hook.portable.cuda.ptx_isa_cuda`), a SASS target's its runtime's, kept
   per target in :attr:`WheelReport.floors`.
 * ROCm libraries (``libamdhip64``, ``librocm*``) in NEEDED and the gfx targets of a
-  ``.hip_fatbin`` section are reported (:mod:`resolver_hook.publish.rocm`).
+  ``.hip_fatbin`` section are reported (:mod:`resolver_hook.binaries.rocm`).
 * ``libtorch*.so`` / ``libc10*.so`` -> the extension is bound to the torch build it was
   compiled against: the version comes from the wheel's own ``Requires-Dist`` on torch
   (any range: ``torch==2.13.*``, ``torch>=2.11,<2.13``), else from the local version
-  label (:mod:`resolver_hook.publish.locallabel`), else the coupling is reported
+  label (:mod:`resolver_hook.binaries.locallabel`), else the coupling is reported
   unpinned (``torch``).
 
 Hostile input is bounded: members declaring more than ``max_member_size`` bytes, or
@@ -50,6 +50,24 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from resolver_hook._fs import sha256_file
+from resolver_hook.binaries.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
+from resolver_hook.binaries.fatbin import (
+    CUBIN_TKINFO,
+    MAX_TKINFO_BYTES,
+    FatbinEntry,
+    FatbinError,
+    cubin_target,
+    is_fatbin,
+    read_fatbin,
+)
+from resolver_hook.binaries.locallabel import LabelFacts, parse_local_label
+from resolver_hook.binaries.rocm import (
+    HIP_FATBIN,
+    BundleError,
+    RocmCode,
+    is_rocm_library,
+    read_offload_bundles,
+)
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import (
     MAX_ARCHIVE_MEMBERS,
@@ -63,24 +81,6 @@ from resolver_hook.portable.cuda import (
     parse_cc,
     parse_target,
     ptx_isa_cuda,
-)
-from resolver_hook.publish.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
-from resolver_hook.publish.fatbin import (
-    CUBIN_TKINFO,
-    MAX_TKINFO_BYTES,
-    FatbinEntry,
-    FatbinError,
-    cubin_target,
-    is_fatbin,
-    read_fatbin,
-)
-from resolver_hook.publish.locallabel import LabelFacts, parse_local_label
-from resolver_hook.publish.rocm import (
-    HIP_FATBIN,
-    BundleError,
-    RocmCode,
-    is_rocm_library,
-    read_offload_bundles,
 )
 
 __all__ = [
@@ -251,7 +251,7 @@ class _Budget:
 
 
 class _MemberSource:
-    """A :class:`~resolver_hook.publish.elf.ByteSource` over a zip member, streamed.
+    """A :class:`~resolver_hook.binaries.elf.ByteSource` over a zip member, streamed.
 
     Forward reads decompress and discard; a read behind the current position restarts
     decompression, except for the first ``_PREFIX_KEEP`` bytes and the last ``_WINDOW``

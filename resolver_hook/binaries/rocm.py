@@ -19,9 +19,9 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from resolver_hook.binaries.elf import ByteSource, section_reader
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_OFFLOAD_BUNDLE_ENTRIES, MAX_OFFLOAD_BUNDLE_ID
-from resolver_hook.publish.elf import ByteSource, section_reader
 
 __all__ = ["HIP_FATBIN", "BundleError", "RocmCode", "is_rocm_library", "read_offload_bundles"]
 
