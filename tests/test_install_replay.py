@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook import _entry, _plancache
+from resolver_hook.errors import OperationalError
 from tests.installenv import PY, UV, GpuIndex, build_gpu_index, clean_env, installed, venv_for
 from tests.installenv import write_manifests as write_index_manifests
 from tests.test_plan_cache import Run, run_of
@@ -261,3 +263,33 @@ def test_checked_and_optional_installs_are_never_stored(
         assert PLANNER in run.imported
         s.remove_installed()
     assert s.stored() == []
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "said"),
+    [
+        (
+            OperationalError("pip cannot start", hint="make the venv again"),
+            1,
+            "error: pip cannot start\nhint: make the venv again\n",
+        ),
+        (KeyboardInterrupt(), 130, "error: interrupted\n"),
+    ],
+)
+def test_what_stops_a_replayed_install_is_said_as_the_command_line_says_it(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    raised: BaseException,
+    code: int,
+    said: str,
+) -> None:
+    """A replay raises what stops it (install/ knows no command line); the program says
+    it with the command line's words and exit code."""
+
+    def replay_that_stops(*_: object) -> int:
+        raise raised
+
+    monkeypatch.setattr(_plancache, "run_stored", replay_that_stops)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert _entry._command_line(["pip", "--no-proof", "install", "x"]) == code
+    assert capsys.readouterr().err == said
