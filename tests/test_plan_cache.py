@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -30,7 +31,7 @@ from resolver_hook import _hostkey
 from resolver_hook.host import HostProfile, cache, parse_target
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo
 from tests.installenv import GpuIndex
-from tests.paths import DATA, child_env
+from tests.paths import DATA, REPO, child_env
 
 PLANNER = "resolver_hook.resolve"
 
@@ -267,3 +268,39 @@ def test_pages_read_from_the_network_are_fresh_for_a_while(
     again = _plan(args, env, work)
     assert not again.replayed
     assert (again.code, again.stdout) == (replay.code, replay.stdout)
+
+
+def test_a_built_in_manifest_edited_in_place_is_planned_again(tmp_path: Path) -> None:
+    """The tool's own files are part of the key: a checkout whose built-in data is
+    edited (its version unchanged) plans again. The tool runs from a copy here."""
+    env, work = _setup(tmp_path)
+    copy = tmp_path / "tool"
+    shutil.copytree(
+        REPO / "resolver_hook", copy / "resolver_hook", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    start = f"import sys; sys.path.insert(0, {str(copy)!r}); from resolver_hook._entry import main"
+
+    def plan(args: list[str]) -> Run:
+        argv = [sys.executable, "-I", "-B", "-X", "importtime", "-c", f"{start}; sys.exit(main())"]
+        return run_of(
+            subprocess.run(
+                [*argv, "plan", *args],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=work,
+                timeout=300,
+                check=False,
+            )
+        )
+
+    args = ["torch==2.12.1", *TARGET]
+    first, second = plan(args), plan(args)
+    assert first.code == 0, first.stderr
+    assert not first.replayed
+    assert second.replayed
+    manifest = copy / "resolver_hook" / "manifests" / "torch.toml"
+    manifest.write_text(manifest.read_text().replace("2.12.1+cu130", "2.12.1+cu131"))
+    after = plan(args)
+    assert not after.replayed
+    assert "2.12.1+cu131" in after.stdout
