@@ -101,8 +101,8 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     torch = p.package("torch")
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
-    # 2.15.0 cu130, cu132; 2.14.1 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130
-    assert len(cuda) == 9
+    # 2.15.0 cu130, cu132; 2.14.1, 2.14.0 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130
+    assert len(cuda) == 12
     assert all(r.reason.startswith("kernels sm_80") for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
 

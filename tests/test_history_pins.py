@@ -33,6 +33,8 @@ def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str
         (L40, "torch==2.8.0", "2.8.0+cu128"),
         (L40, "torch==2.11.0", "2.11.0+cu128"),
         (L40, "torch==2.12.0", "2.12.0+cu126"),
+        (B200, "torch==2.14.0", "2.14.0+cu130"),
+        (L40, "torch==2.14.0", "2.14.0+cu126"),
     ],
 )
 def test_an_old_pin_gets_the_build_of_its_release_that_runs(
