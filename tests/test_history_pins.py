@@ -174,3 +174,17 @@ def test_an_index_line_does_not_refuse_a_plain_build_that_runs(
     code, torch, err = _plan(capsys, "-r", str(req), "--target", "linux-x86_64-py312")
     assert code == 0, err
     assert (torch["name"], torch["action"]) == ("natten", "pass")
+
+
+def test_a_pinned_torchvision_couples_torch_to_the_release_its_metadata_pins(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # torchvision 0.29.0 pins torch==2.14.0 (its METADATA, docs/facts.md section 1.5):
+    # an unpinned torch beside it gets 2.14.0, not the newest release.
+    code, out, _ = cli(
+        capsys, "plan", "torchvision==0.29.0", "torch", "--offline", "--json", "--target", B200
+    )
+    assert code == 0
+    packages = {p["name"]: p for p in json.loads(out)["packages"]}
+    assert packages["torch"]["line"] == "torch==2.14.0+cu130"
+    assert packages["torchvision"]["action"] == "pass"
