@@ -72,8 +72,15 @@ class Run:
         return "resolver_hook._plancache" in self.imported and PLANNER not in self.imported
 
 
-def _plan(args: list[str], env: dict[str, str], cwd: Path, *, stdin: str | None = None) -> Run:
-    argv = [sys.executable, "-I", "-B", "-X", "importtime", "-m", "resolver_hook", "plan", *args]
+def _plan(
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    stdin: str | None = None,
+    program: tuple[str, ...] = ("-m", "resolver_hook"),
+) -> Run:
+    argv = [sys.executable, "-I", "-B", "-X", "importtime", *program, "plan", *args]
     proc = subprocess.run(
         argv,
         capture_output=True,
@@ -281,18 +288,7 @@ def test_a_built_in_manifest_edited_in_place_is_planned_again(tmp_path: Path) ->
     start = f"import sys; sys.path.insert(0, {str(copy)!r}); from resolver_hook._entry import main"
 
     def plan(args: list[str]) -> Run:
-        argv = [sys.executable, "-I", "-B", "-X", "importtime", "-c", f"{start}; sys.exit(main())"]
-        return run_of(
-            subprocess.run(
-                [*argv, "plan", *args],
-                capture_output=True,
-                text=True,
-                env=env,
-                cwd=work,
-                timeout=300,
-                check=False,
-            )
-        )
+        return _plan(args, env, work, program=("-c", f"{start}; sys.exit(main())"))
 
     args = ["torch==2.12.1", *TARGET]
     first, second = plan(args), plan(args)
