@@ -552,7 +552,7 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
 
 def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
     """``read(path)``, with pip's words when the file cannot be opened."""
-    from resolver_hook._fs import InputError
+    from resolver_hook._input import InputError
 
     try:
         return read(path)
@@ -632,7 +632,7 @@ def _text_reader(
     """The file-system reader of requirement files: the one input opener (folders and
     devices refused, pipes read with a cap and a deadline), pip's decoding; ``-`` is
     ``stdin`` when given. Each file read (an include too) is declared to ``record``."""
-    from resolver_hook._fs import read_input
+    from resolver_hook._input import read_input
 
     def read(path: str) -> str:
         if path == "-" and stdin is not None:

@@ -145,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read(path: Path) -> str:
-    from resolver_hook._fs import read_text_input
+    from resolver_hook._input import read_text_input
 
     return read_text_input(str(path)) if path.exists() else ""
 

@@ -47,7 +47,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from resolver_hook._fs import read_text_input
+from resolver_hook._input import read_text_input
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import UsageError

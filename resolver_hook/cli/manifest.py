@@ -36,7 +36,8 @@ from urllib.parse import urlsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from resolver_hook._fs import read_input, write_atomic
+from resolver_hook._fs import write_atomic
+from resolver_hook._input import read_input
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, seconds
 from resolver_hook.cli._output import Progress
 from resolver_hook.cli.variants import import_with_variants, register_export

@@ -27,7 +27,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from resolver_hook._fs import InputError, check_archive_input, write_atomic
+from resolver_hook._fs import write_atomic
+from resolver_hook._input import InputError, check_archive_input
 from resolver_hook.binaries.scan import ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.cli._output import Progress, megabytes

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from packaging.tags import sys_tags
 
-from resolver_hook._fs import read_text_input
+from resolver_hook._input import read_text_input
 from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
 from resolver_hook.host import cache

@@ -226,7 +226,7 @@ class _Session:
 def _read_stdin() -> bytes:
     """Standard input, read once for the plan and handed to uv again (a pipe or a file:
     a terminal is refused, as a pipe nobody writes to is after a few seconds)."""
-    from resolver_hook._fs import InputError, read_input
+    from resolver_hook._input import InputError, read_input
 
     try:
         return read_input("/dev/stdin")

@@ -14,7 +14,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from resolver_hook._fs import InputError, read_text_input, write_all, write_atomic
+from resolver_hook._fs import write_all, write_atomic
+from resolver_hook._input import InputError, read_text_input
 from resolver_hook.errors import OperationalError
 
 __all__ = ["DIFF_LINES", "lock_diff", "lock_diffs", "write_lock", "write_locks"]

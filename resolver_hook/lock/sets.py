@@ -26,7 +26,7 @@ from typing import Any
 
 import tomli_w
 
-from resolver_hook._fs import read_input, read_text_input
+from resolver_hook._input import read_input, read_text_input
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError

@@ -20,7 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._fs import InputError, read_text_input
+from resolver_hook._input import InputError, read_text_input
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import ResolverHookError

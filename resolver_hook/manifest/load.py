@@ -73,7 +73,7 @@ def load_manifest(
     record: Recorder = NOWHERE,
 ) -> Manifest:
     """Read and validate one manifest file (declared to ``record``)."""
-    from resolver_hook._fs import InputError, read_text_input
+    from resolver_hook._input import InputError, read_text_input
 
     p = Path(path)
     try:

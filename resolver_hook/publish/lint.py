@@ -63,8 +63,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._fs import InputError
-from resolver_hook._fs import read_input as read_bytes
+from resolver_hook._input import InputError
+from resolver_hook._input import read_input as read_bytes
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.binaries.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel

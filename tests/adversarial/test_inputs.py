@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _fs
+from resolver_hook import _input
 from tests.clirun import cli
 from tests.wheelfactory import build_wheel
 
@@ -25,7 +25,7 @@ TARGET = "linux-x86_64-py312"
 
 @pytest.fixture(autouse=True)
 def short_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_fs, "INPUT_DEADLINE", 0.3)
+    monkeypatch.setattr(_input, "INPUT_DEADLINE", 0.3)
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_a_pipe_larger_than_the_cap_is_refused(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(_fs, "MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr(_input, "MAX_INPUT_BYTES", 1000)
     path = feed(b"six\n" * 1000)
     code, _, err = cli(capsys, "plan", "--target", TARGET, "-r", path)
     assert code == 2
