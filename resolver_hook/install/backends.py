@@ -40,7 +40,8 @@ __all__ = [
     "python_version_of",
 ]
 
-# uv reads wheel-variant metadata only with this preview flag (docs/facts.md section 3).
+# uv (0.13.9, observed) installs a variant wheel only with this preview flag
+# (docs/facts.md section 3).
 UV_PREVIEW = ("--preview-features", "wheel-variants")
 
 
@@ -77,7 +78,7 @@ class Installer:
         for page in plan.find_links:
             extra += ["--find-links", page]
         if self.tool == "uv" and plan.variants:
-            extra += UV_PREVIEW  # docs/facts.md section 3: uv 0.13 needs the preview flag
+            extra += UV_PREVIEW
         return extra
 
 
