@@ -107,3 +107,64 @@ def test_builtin_table_is_the_same_every_run() -> None:
         for seed in ("0", "1", "2", "3")
     }
     assert len(runs) == 1
+
+
+def _layout() -> dict[str, str]:
+    """docs/development.md's layout block: each entry's first line (from its name) ->
+    the whole entry's text."""
+    text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
+    block = text.split("## How the code is laid out", 1)[1].split("```", 2)[1]
+    entries: dict[str, str] = {}
+    head = None
+    for line in block.splitlines():
+        if line.startswith("  ") and not line.startswith(("   ", "  #")):
+            head = line[2:]
+            entries[head] = head
+        elif head is not None and line.startswith("   "):
+            entries[head] += " " + line
+    return entries
+
+
+def _skipped(child: Path) -> bool:
+    return child.name in ("__init__.py", "__main__.py", "__pycache__", "data") or (
+        child.is_file() and child.suffix != ".py"
+    )
+
+
+def test_the_layout_names_every_module_and_only_modules_that_exist() -> None:
+    package = REPO / "resolver_hook"
+    named: set[str] = set()
+    problems = []
+    for head, whole in _layout().items():
+        # An entry's names come before its first run of spaces: `_stdout.py _tempdir.py   ...`.
+        for name in re.findall(r"(?:^|\s)([\w-]+/|[\w-]+\.py)(?=\s|$)", head.split("   ")[0]):
+            named.add(name)
+            if not (package / name).exists():
+                problems.append(f"{name} is in the layout but not in resolver_hook/")
+            elif name.endswith("/"):
+                words = set(re.findall(r"[\w-]+", whole))
+                problems += [
+                    f"{name}{child.name} is not named in its folder's entry"
+                    for child in sorted((package / name).iterdir())
+                    if not _skipped(child) and child.name.removesuffix(".py") not in words
+                ]
+    problems += [
+        f"resolver_hook/{child.name} is not in the layout"
+        for child in sorted(package.iterdir())
+        if not _skipped(child) and (child.name + "/" if child.is_dir() else child.name) not in named
+    ]
+    assert problems == []
+
+
+def test_the_design_names_only_paths_that_exist() -> None:
+    """docs/design.md's layout section: each path it names (`install/`, `appenv/create.py`)
+    is in resolver_hook/ (placeholder/ is publish's)."""
+    text = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
+    section = text.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+    paths = [p for p in re.findall(r"`([\w/]+(?:/|\.py))`", section) if p != "resolver_hook/"]
+    assert paths, "the section names no path: the pattern no longer reads it"
+    package = REPO / "resolver_hook"
+    missing = [
+        p for p in paths if not (package / p).exists() and not (package / "publish" / p).exists()
+    ]
+    assert missing == []
