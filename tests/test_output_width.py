@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.cli import _output
 from resolver_hook.manifest import builtin_manifests
 from tests.clirun import cli
 from tests.indexreplica import dead_host_flags
@@ -143,3 +144,37 @@ def test_doctor_fits(
     fixes = [x for x in out.splitlines() if x.lstrip().startswith("fix: resolver-hook uv pip")]
     assert fixes
     assert _over("\n".join(x for x in out.splitlines() if x not in fixes), width) == []
+
+
+def _wider(text: str, width: int, *, verbose: bool) -> list[str]:
+    """The lines wider than ``width``; under -v but for one word longer than a line
+    (a source's URL, kept whole to copy)."""
+    return [
+        x
+        for x in text.splitlines()
+        if len(x) > width and not (verbose and len(x.split()) == 1 and len(x.strip()) > width - 2)
+    ]
+
+
+@pytest.mark.parametrize("flags", [[], ["--all"], ["-v"]], ids=["default", "all", "verbose"])
+@pytest.mark.parametrize("package", ["torch", "torchvision", "triton", "llama-cpp-python"])
+def test_explain_rows_fit_a_pipe_with_all_and_verbose(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    package: str,
+    flags: list[str],
+) -> None:
+    # A pipe (no COLUMNS, no terminal) is 80 columns, as for every other command;
+    # --all adds rows and -v keeps words whole, neither lets a row run past the edge.
+    monkeypatch.setattr(_output, "PIPE_COLUMNS", 80)
+    verbose = "-v" in flags
+    argv = [*(["-v"] if verbose else []), "explain", package, *(f for f in flags if f != "-v")]
+    code, out, _ = cli(capsys, *argv, "--target", "linux-x86_64-py312-cuda12.8-sm120")
+    assert code in (0, 1)
+    assert re.search(ROW, out, re.M)
+    assert _wider(out, 80, verbose=verbose) == []
+    # Only a word longer than a whole line is cut (a source's URL), and never under -v:
+    # a flavour's page or tags that fit a line are whole, moved left where they must.
+    cut = [w for w in out.split() if "..." in w]
+    assert all(w.startswith("https://") and len(w) == 80 - 2 for w in cut)
+    assert not (verbose and cut)

@@ -144,9 +144,10 @@ def columns(stream: TextIO | None = None) -> int:
 
 def fit(text: str, width: int, *, cut: bool = True, hang: int | None = None) -> str:
     """Every line of ``text`` within ``width`` columns: wrapped at spaces, each
-    continuation indented ``hang`` columns (None: two more than its line); a word
-    longer than a line's room cut in the middle (``cut``), else kept whole on a line of
-    its own."""
+    continuation indented ``hang`` columns (None: two more than its line), a word too
+    long for that indent moved left as far as it needs; a word too long for a line
+    indented two more than its own cut in the middle (``cut``), else kept whole on a
+    line of its own."""
     out: list[str] = []
     for line in text.split("\n"):
         if len(line) <= width:
@@ -156,18 +157,20 @@ def fit(text: str, width: int, *, cut: bool = True, hang: int | None = None) -> 
         indent = " " * min(len(line) - len(body), width // 2)
         more = indent + "  " if hang is None else " " * min(hang, width // 2)
         if cut:  # the spaces between words kept as they are: a table's columns stay
-            body = re.sub(r"\S+", functools.partial(_shorten_match, room=width - len(more)), body)
-        out.extend(
-            textwrap.wrap(
-                body,
-                width,
-                initial_indent=indent,
-                subsequent_indent=more,
-                break_long_words=False,
-                break_on_hyphens=False,
+            body = re.sub(
+                r"\S+", functools.partial(_shorten_match, room=width - len(indent) - 2), body
             )
-            or [line]
+        wrapped = textwrap.wrap(
+            body,
+            width,
+            initial_indent=indent,
+            subsequent_indent=more,
+            break_long_words=False,
+            break_on_hyphens=False,
         )
+        for x in wrapped or [line]:
+            word = x.lstrip(" ")  # longer than width: one word, too long for its indent
+            out.append(x if len(x) <= width else " " * max(len(indent), width - len(word)) + word)
     return "\n".join(out)
 
 

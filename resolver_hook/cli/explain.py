@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     chosen = plan.package(name)
     rows = explain_rows(plan, manifest, req)
     width = columns(sys.stdout)
-    everything = bool(getattr(args, "all_rows", False)) or verbosity() > 0
+    cut = verbosity() <= 0  # -v keeps every word whole; --all only adds rows
+    everything = bool(getattr(args, "all_rows", False)) or not cut
     shown = [
         (f, r)
         for f, r in zip(manifest.flavours, rows, strict=True)
@@ -96,15 +97,15 @@ def run(args: argparse.Namespace) -> int:
             "others (--all shows every one)"
         )
     out = [fit(head, width), fit(f"machine: {profile.describe()}", width)]
-    out.extend(_table(shown, width, everything=everything))
+    out.extend(_table(shown, width, cut=cut))
     # Where the entries' facts come from (every built-in entry names its source).
     for evidence, checked in dict.fromkeys((f.evidence, f.checked) for f, _ in shown if f.evidence):
         when = f" (checked {checked.isoformat()})" if checked else ""
-        out.append(fit(f"evidence: {evidence}{when}", width, cut=not everything))
+        out.append(fit(f"evidence: {evidence}{when}", width, cut=cut))
     # What reading its pages showed (a flavour whose only file is yanked, a release a
     # kernels_until rule leaves out): a flavour the table cannot show is named here.
     notes = note_lines(manifest.notes, verbose=verbosity() > 0, more="-v lists each")
-    out.extend(fit(f"note: {n}" if not n.startswith(" ") else n, width) for n in notes)
+    out.extend(fit(f"note: {n}" if not n.startswith(" ") else n, width, cut=cut) for n in notes)
     if chosen is not None and chosen.action == "error":
         out.append(fit(f"no flavour fits: {chosen.reason}", width))
         if chosen.hint:
@@ -116,18 +117,17 @@ def run(args: argparse.Namespace) -> int:
     return 0 if chosen is not None and chosen.action != "error" else 1
 
 
-def _table(
-    shown: Sequence[tuple[Flavour, tuple[str, ...]]], width: int, *, everything: bool
-) -> list[str]:
+def _table(shown: Sequence[tuple[Flavour, tuple[str, ...]]], width: int, *, cut: bool) -> list[str]:
     """The rule columns and each flavour, grouped by label; each reason on its own
-    indented line; fitted to ``width`` (a word cut only when not ``everything``)."""
+    indented line; fitted to ``width`` (a word longer than a line cut when ``cut``)."""
     out: list[str] = []
     out.append(fit(_LEGEND, width))
     names = ("", "tags", "py", "cuda", "gpu", "accel", "coupl", "spec")
     cells = [max(len(h), 3) for h in names]
     cells[0] = 1
-    out.append(" ".join(h.ljust(w) for h, w in zip(names, cells, strict=True)) + "  flavour")
     at = sum(cells) + len(cells) + 1  # the column the flavour starts in
+    heads = " ".join(h.ljust(w) for h, w in zip(names, cells, strict=True))
+    out.append(fit(f"{heads}  flavour", width, hang=at))
     groups: dict[str, list[tuple[str, ...]]] = {}
     for f, r in shown:
         groups.setdefault(f.version.local or "plain", []).append(r)
@@ -136,9 +136,9 @@ def _table(
             out.append(f"{label}:")
         for r in group:
             row = " ".join(c.ljust(w) for c, w in zip((r[0], *r[2:9]), cells, strict=True))
-            out.append(fit(f"{row}  {r[1]}", width, cut=not everything, hang=at))
+            out.append(fit(f"{row}  {r[1]}", width, cut=cut, hang=at))
             if r[-1]:
-                out.append(fit(f"      {r[-1]}", width, cut=not everything))
+                out.append(fit(f"      {r[-1]}", width, cut=cut))
     return out
 
 
