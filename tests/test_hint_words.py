@@ -100,3 +100,56 @@ def test_doctor_knows_a_tilert_the_hook_installed(
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "10.0")
     code, out, _ = cli(capsys, "doctor", "--python", fake_python(tmp_path, dists))
     assert f"ok      tilert {tilert['version']}: fits this machine" in out.splitlines(), out
+
+
+REFUSED_PIN = ("torch==2.0.1", "linux-x86_64-py312-cuda12.8-sm120")  # no build for sm_120
+
+
+@pytest.mark.builtin_data  # torch's shipped history: 2.0.1 predates sm_120
+@pytest.mark.parametrize(
+    "command",
+    [["plan"], ["lock", "-o", "-"], ["pip", "install"], ["uv", "pip", "install"]],
+    ids=["plan", "lock", "pip", "uv"],
+)
+def test_a_refused_pin_is_short_and_verbose_lists_every_build(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    pin, target = REFUSED_PIN
+    code, jout, _ = cli(capsys, "plan", pin, "--target", target, "--json")
+    assert code == 1
+    (torch,) = json.loads(jout)["packages"]
+    builds = [r["candidate"] for r in torch["rejected"]]
+    assert len(builds) > 20
+    # --json keeps it all: the whole reason, what builds exist, every build and hint.
+    assert "exist for: " in torch["reason"]
+    assert torch["hint"]
+    assert torch["alternatives"]
+    if command[0] in ("plan", "lock"):
+        argv = [*command, pin, "--target", target]
+    else:  # the hook's own options go before the installer's command words
+        argv = [command[0], "--target", target, *command[1:], pin]
+    code, _, err = cli(capsys, *argv)
+    assert code == 1
+    # Each command's own words around the refusal: lock's target and "nothing written",
+    # the hook's "nothing was installed".
+    around = ("for Linux", "nothing written", "resolver-hook: ")
+    lines = [x for x in err.splitlines() if not x.startswith(around)]
+    # The rule that failed, the nearest build that runs, one hint; no build listed.
+    (nearest,) = re.findall(r"^  the nearest that does: (torch==\S+)$", err, re.M)
+    assert re.fullmatch(
+        rf"error: torch: {re.escape(pin)} has no build that runs here: kernels sm_\d+(, sm_\d+)* "
+        r"do not run on RTX 50xx, RTX PRO 6000 Blackwell \(sm_120\)",
+        lines[0],
+    )
+    assert lines[1:] == [
+        f"  the nearest that does: {nearest}",
+        f"  ({len(builds)} builds rejected: -v or --json lists every one)",
+        f"hint: {torch['hint']}",
+    ]
+    assert not any(b in err for b in builds)
+    code, _, verr = cli(capsys, "-v", *argv)
+    assert code == 1
+    assert all(b in verr for b in builds)  # -v: every rejected build and why
+    assert "exist for: " in verr
+    code, out, _ = cli(capsys, "plan", nearest, "--target", target)
+    assert code == 0, out  # the nearest that runs does run here

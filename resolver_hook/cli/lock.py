@@ -25,7 +25,7 @@ from resolver_hook.cli._inputs import (
     requirements_from_args,
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
-from resolver_hook.cli._output import columns, fit
+from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of, write_format
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import OperationalError, UsageError
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
     failed = [plan for _, _, plan in plans if not plan.ok]
     for plan in failed:
         width = columns(sys.stderr)
-        errors = render_errors(plan, width=width)
+        errors = render_errors(plan, verbose=verbosity() > 0, width=width)
         sys.stderr.write(f"{fit(f'for {plan.profile.describe()}:', width)}\n{errors}")
     if failed:
         sys.stderr.write("".join(_split_hints(plans)))

@@ -185,10 +185,18 @@ def probe_lines(profile: HostProfile) -> list[str]:
 def render_errors(plan: Plan, *, verbose: bool = False, width: int | None = None) -> str:
     """Per package with no fit: ``error:``, every flavour's failed rules, the hint
     (the first single change of the machine that gives a fit, or that none does) and
-    the builds the user may pin instead; each line fitted to ``width`` when given."""
+    the builds the user may pin instead; each line fitted to ``width`` when given. A
+    pinned release another release of which runs here is said in short unless
+    ``verbose``: its refusal (the rule that failed, the nearest pin that runs) and one hint."""
 
     out = []
     for p in plan.errors:
+        if p.refusal and not verbose:
+            out.append(f"error: {p.name}: {p.refusal}")
+            out.append(f"  ({len(p.rejected):,} builds rejected: -v or --json lists every one)")
+            alt = alternative_words(p.alternatives[0], p.requested).removeprefix("or ")
+            out.append(f"hint: {p.hint or alt}")
+            continue
         out.append(f"error: {p.name}: {p.reason}")
         out.extend(rejection_lines(p, "  ", verbose=verbose, width=width))
         if p.hint:

@@ -82,6 +82,7 @@ from resolver_hook.resolve.words import (
     no_fit_words,
     other_name_notes,
     passthrough_reason,
+    pin_refusal_words,
     ranked_reason,
     stale_note,
     template_reason,
@@ -364,6 +365,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             cause=cause,
             reason=_no_fit_reason(slot, m, alternatives),
             alternatives=alternatives,
+            refusal=_refusal(slot, rejected, _nearest(slot, alternatives)),
             **base,
         )
     why = chosen_words(
@@ -597,11 +599,28 @@ def _no_fit_reason(slot: Slot, m: Machine, alternatives: Sequence[Alternative]) 
     """Why nothing fits, led by the nearest release that runs when the user pinned one
     (``torch==2.2.2+cu121 has no build that runs here; the nearest that does: ...``)."""
     reason = no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)
-    runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
-    if _pinned_release(slot.spec) is None or not runs:
+    nearest = _nearest(slot, alternatives)
+    if nearest is None:
         return reason
     asked = slot.entry.text if slot.entry else ""
-    return nearest_words(slot.manifest.display_name, asked, runs[0].pin, reason)
+    return nearest_words(slot.manifest.display_name, asked, nearest, reason)
+
+
+def _refusal(slot: Slot, rejected: Sequence[Rejection], nearest: str | None) -> str:
+    """A pinned release's refusal in short: the first rule that its build failing fewest
+    rules fails, and the ``nearest`` pin that runs; "" when no other release runs."""
+    asked = [r for r in rejected if "specifier" not in r.rules]
+    if nearest is None or not asked:
+        return ""
+    rule = min(asked, key=lambda r: len(r.rules)).failures[0].reason
+    return pin_refusal_words(f"{slot.manifest.display_name}{slot.spec}", rule, nearest)
+
+
+def _nearest(slot: Slot, alternatives: Sequence[Alternative]) -> str | None:
+    """The pin nearest to the release the user pinned that runs here; None when they
+    pinned none, or no other release runs."""
+    runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
+    return runs[0].pin if runs and _pinned_release(slot.spec) is not None else None
 
 
 def _pinned_release(spec: SpecifierSet) -> Version | None:

@@ -296,6 +296,9 @@ class PackagePlan:
     find_links: str | None = None
     implied_by: tuple[str, ...] = ()  # packages whose couplings brought this one in
     alternatives: tuple[Alternative, ...] = ()  # builds the user may pin (the CPU build)
+    # A pinned release with no build that runs here, another's does: the reason in short
+    # (the rule that failed, the nearest pin that runs), what a terminal shows without -v.
+    refusal: str = ""
     build_needs: tuple[str, ...] = ()  # for action "build": the manifest's [build] needs
     fix: Change | None = None
     hint: str = ""  # the fix in words, or why no single change gives a fit

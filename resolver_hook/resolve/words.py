@@ -104,6 +104,7 @@ __all__ = [
     "other_name_notes",
     "passthrough_reason",
     "per_gpu_cuda_reason",
+    "pin_refusal_words",
     "pinned_words",
     "place_words",
     "platform_reason",
@@ -592,6 +593,12 @@ def nearest_words(name: str, asked: str, pin: str, reason: str) -> str:
     ``torch==2.2.2+cu121 has no build that runs here; the nearest that does:
     torch==2.7.0+cu128``, then the reason's details."""
     return f"{asked or name} has no build that runs here; the nearest that does: {pin}; {reason}"
+
+
+def pin_refusal_words(asked: str, rule: str, nearest: str) -> str:
+    """A pinned release with no build that runs here, in short: the ``rule`` its nearest
+    build failed and the nearest pin that runs (``-v`` and ``--json`` say it all)."""
+    return f"{asked} has no build that runs here: {rule}\n  the nearest that does: {nearest}"
 
 
 def no_fit_words(head: NoFit, manifest: Manifest, p: HostProfile) -> str:
