@@ -153,3 +153,17 @@ def test_a_refused_pin_is_short_and_verbose_lists_every_build(
     assert "exist for: " in verr
     code, out, _ = cli(capsys, "plan", nearest, "--target", target)
     assert code == 0, out  # the nearest that runs does run here
+
+
+@pytest.mark.builtin_data  # the shipped torchvision 0.29.0 and its torch pin
+def test_a_refused_pins_one_hint_names_the_build_its_rule_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # torchvision 0.29.0 needs torch 2.14.0, which the user's torch==2.13.0 rules out:
+    # the one hint is about that build, not an older torchvision's torch.
+    argv = ["plan", "torchvision==0.29.0", "torch==2.13.0"]
+    code, _, err = cli(capsys, *argv, "--target", "linux-x86_64-py312-cuda13.0-sm90")
+    assert code == 1
+    said = re.findall(r"your requirement torch==2\.13\.0 rules out (torch \S+),", err)
+    assert len(said) == 2, err  # the rule, then the hint
+    assert said[0] == said[1]

@@ -320,7 +320,7 @@ def fix_words(fix: Change) -> str:
 def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
     """No single change helps: say what no build exists for (rules every build fails)."""
     name = manifest.display_name
-    for r in p.rejected:
+    for r in sorted(p.rejected, key=lambda r: "specifier" in r.rules):  # the release asked first
         pinned = pinned_coupling(r.failures)
         if pinned is not None:
             return f"{pinned_words(pinned)}, and {name} needs it: loosen or drop that requirement"
