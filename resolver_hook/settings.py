@@ -17,12 +17,19 @@ Every use case (plan, explain, lock, install, sync, env, enable) takes a
   that plus a second per 128 KiB; :class:`resolver_hook.index.fetch.Transport`);
 - ``index_url``: ``--index-url`` where the command has it (``lock --format pylock``).
 
-A flag turns a setting on; a variable set to ``1``, ``true`` or ``yes`` does too.
+A flag turns a setting on; so does a variable set to ``1``, ``true``, ``yes``, ``on``,
+``y`` or ``t`` (any case: the spellings pip and uv take for their own yes/no variables).
+``0``, ``false``, ``no``, ``off``, ``n``, ``f`` or empty leave it off; any other value is
+a usage error (:func:`env_flag`, the one reader of our yes/no variables).
+
+``resolver-hook uv pip install --offline`` (and ``UV_OFFLINE`` on, as uv reads it) plans
+offline too: the installer is told to open no connection, so the plan opens none
+(:func:`installer_offline`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -31,7 +38,16 @@ from resolver_hook.index.mirrors import Mirror, mirrors_from
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
 from resolver_hook.manifest import ENV_INSECURE
 
-__all__ = ["ENV_OFFLINE", "ENV_TIMEOUT", "Settings", "combine", "env_flag", "seconds_problem"]
+__all__ = [
+    "ENV_OFFLINE",
+    "ENV_TIMEOUT",
+    "Settings",
+    "combine",
+    "env_flag",
+    "installer_offline",
+    "seconds_problem",
+    "yes_no",
+]
 
 ENV_OFFLINE = "RESOLVER_HOOK_OFFLINE"
 ENV_TIMEOUT = "RESOLVER_HOOK_TIMEOUT"
@@ -51,9 +67,44 @@ def seconds_problem(text: str) -> str | None:
     return None
 
 
+# pip's strtobool and uv's clap BoolishValueParser take these, in any case (docs/facts.md
+# section 3, "Yes/no variables").
+_YES = frozenset(("1", "true", "yes", "on", "y", "t"))
+_NO = frozenset(("0", "false", "no", "off", "n", "f"))
+
+
+def yes_no(text: str) -> bool | None:
+    """``text`` as pip and uv read a yes/no value: True, False, or None (not one)."""
+    value = text.strip().lower()
+    return True if value in _YES else False if value in _NO else None
+
+
 def env_flag(env: Mapping[str, str], name: str) -> bool:
-    """Whether ``name`` is set to 1/true/yes in ``env``."""
-    return env.get(name, "") in ("1", "true", "yes")
+    """Whether our yes/no variable ``name`` is on in ``env`` (:func:`yes_no`; empty or
+    unset: off). Any other value is a UsageError: a ``True`` that silently meant off
+    would be worse than a refusal."""
+    text = env.get(name, "")
+    found = yes_no(text) if text.strip() else False
+    if found is None:
+        raise UsageError(
+            f"{name}={text!r} is not a yes/no value",
+            hint=f"set {name} to 1, true, yes or on (0, false, no, off or empty: off)",
+        )
+    return found
+
+
+def installer_offline(tool: str, options: Sequence[str], env: Mapping[str, str]) -> str | None:
+    """Why the installer itself is offline, or None: uv's ``--offline`` among the
+    ``uv pip install`` options (a later ``--no-offline`` undoes it), else ``UV_OFFLINE``
+    on as uv reads it (a value uv refuses is uv's to refuse). pip has no such option:
+    its ``--no-index`` still reads ``--find-links`` pages, the plan's flavour pages
+    among them, so it does not make the plan offline."""
+    if tool != "uv":
+        return None
+    flags = [o for o in options if o in ("--offline", "--no-offline")]
+    if flags:
+        return "uv's --offline" if flags[-1] == "--offline" else None
+    return "UV_OFFLINE" if yes_no(env.get("UV_OFFLINE", "")) else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

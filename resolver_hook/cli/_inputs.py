@@ -224,13 +224,14 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def offline(args: argparse.Namespace) -> bool:
-    """``--offline``, or RESOLVER_HOOK_OFFLINE set to 1/true/yes (what
+    """``--offline``, or RESOLVER_HOOK_OFFLINE on (:func:`~resolver_hook.settings.env_flag`; what
     :func:`settings_from_args` says, for code not yet handed the settings value)."""
 
     return bool(getattr(args, "offline", False)) or env_flag(os.environ, ENV_OFFLINE)
 
 
 def allow_insecure(args: argparse.Namespace) -> bool:
-    """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS set to 1/true/yes."""
+    """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS on
+    (:func:`~resolver_hook.settings.env_flag`)."""
 
     return bool(getattr(args, "allow_insecure_urls", False)) or env_flag(os.environ, ENV_INSECURE)

@@ -35,7 +35,9 @@ from resolver_hook.cli._output import columns, paint_lines, verbosity
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.host.detect import parse_target
+from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.session import InstallSession
+from resolver_hook.settings import installer_offline
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -163,6 +165,12 @@ def run(args: argparse.Namespace) -> int:
     if args.lock is not None:
         return _install_lock(args, rest[len(expected) :])
     _warn_target_directory(rest[len(expected) :])
+    # The installer told to open no connection: the plan opens none either.
+    why = installer_offline(tool, parse_install_args(tool, rest[len(expected) :]).options,
+                            os.environ)  # fmt: skip
+    if why is not None and not args.offline:
+        args.offline = True
+        _Printer().say(f"planned offline (page cache, then the shipped snapshot): {why}")
     _timings.start(os.environ)
     try:
         with _timings.phase("manifests"):

@@ -1,0 +1,102 @@
+"""Issue 49, offline: the installer's own --offline plans offline, and our yes/no
+variables are read in any case (and refused when they are not yes/no)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.errors import UsageError
+from resolver_hook.settings import combine, env_flag
+from tests.clirun import cli
+from tests.installenv import GpuIndex, venv_for, write_manifest
+from tests.test_install import install
+from tests.wheelfactory import LoopbackIndex, build_wheel
+
+B200 = "linux-x86_64-py312-cuda13.0-sm100"
+
+
+@pytest.mark.parametrize("value", ["True", "TRUE", "yes", "On", "1", "y", "T"])
+def test_offline_variable_is_on_in_any_case(value: str) -> None:
+    assert combine({"RESOLVER_HOOK_OFFLINE": value}).offline is True
+    assert combine({"RESOLVER_HOOK_ALLOW_INSECURE_URLS": value}).allow_insecure is True
+
+
+@pytest.mark.parametrize("value", ["False", "0", "no", "OFF", "", "  ", "n"])
+def test_offline_variable_is_off(value: str) -> None:
+    assert combine({"RESOLVER_HOOK_OFFLINE": value}).offline is False
+    assert env_flag({"X": value}, "X") is False
+
+
+def test_an_unknown_yes_no_value_is_refused(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(UsageError, match="RESOLVER_HOOK_OFFLINE='maybe' is not a yes/no"):
+        combine({"RESOLVER_HOOK_OFFLINE": "maybe"})
+    monkeypatch.setenv("RESOLVER_HOOK_OFFLINE", "maybe")
+    code, out, err = cli(capsys, "plan", "torch", "--target", B200)
+    assert code == 2
+    assert err.startswith("error: RESOLVER_HOOK_OFFLINE='maybe' is not a yes/no value\n")
+    assert "\nhint: set RESOLVER_HOOK_OFFLINE to 1, true" in err
+    assert "Traceback" not in err
+    assert out == ""
+    monkeypatch.setenv("RESOLVER_HOOK_OFFLINE", "1")
+    monkeypatch.setenv("RESOLVER_HOOK_ALLOW_INSECURE_URLS", "sometimes")
+    code, _, err = cli(capsys, "plan", "torch", "--target", B200)
+    assert code == 2
+    assert "RESOLVER_HOOK_ALLOW_INSECURE_URLS='sometimes'" in err
+
+
+@pytest.mark.parametrize(("value", "reads"), [("True", False), ("False", True)])
+def test_capitalised_booleans_are_read(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    value: str,
+    reads: bool,
+) -> None:
+    """``RESOLVER_HOOK_OFFLINE=True``: the flavour's loopback page is never asked for;
+    ``False``: it is."""
+    index = LoopbackIndex(tmp_path / "index")
+    index.add(build_wheel(tmp_path / "built", "kidx", "2.0+cu130"), simple=False, flavour="cu130")
+    monkeypatch.setenv("RESOLVER_HOOK_OFFLINE", value)
+    with index.serving():
+        gi = _manifests(tmp_path, index)
+        code, out, err = cli(capsys, "plan", "kidx", "--target", B200, "--allow-insecure-urls",
+                             "--manifest", str(gi.manifests / "kidx.toml"))  # fmt: skip
+        asked = [r for r in index.requests if "/links/" in r]
+    assert code == 0, out + err
+    assert bool(asked) is reads
+
+
+def _manifests(tmp_path: Path, index: LoopbackIndex) -> GpuIndex:
+    folder = tmp_path / "manifests"
+    folder.mkdir()
+    page = index.links_url("cu130", "kidx")
+    flavour = {"url": page, "version": "2.0+cu130", "cuda": ">=13.0", "gpu": ["sm_100"]}
+    write_manifest(folder, "kidx", "index", flavour)
+    return GpuIndex(index=index, wheels={}, manifests=folder)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [(["--offline"], {}), ([], {"UV_OFFLINE": "1"}), ([], {"UV_OFFLINE": "True"})],
+)
+def test_uv_offline_plans_offline(tmp_path: Path, args: list[str], env: dict[str, str]) -> None:
+    """uv told to open no connection: the plan reads no page either (and says so), where
+    the same install without it reads the flavour's page."""
+    index = LoopbackIndex(tmp_path / "index")
+    index.add(build_wheel(tmp_path / "built", "kidx", "2.0+cu130"), simple=False, flavour="cu130")
+    online = {"RESOLVER_HOOK_OFFLINE": "0"}
+    with index.serving():
+        gi = _manifests(tmp_path, index)
+        venv = venv_for("uv", tmp_path / "venv")
+        proc = install("uv", gi, venv, *args, "kidx", flags=["--no-proof"], env={**online, **env})
+        offline_asked = [r for r in index.requests if "/links/" in r]
+        install("uv", gi, venv, "--no-offline", "kidx", flags=["--no-proof"], env=online)
+        online_asked = [r for r in index.requests if "/links/" in r]
+    assert offline_asked == [], proc.stderr
+    assert "planned offline" in proc.stderr
+    assert online_asked  # the page the offline plan did not read
