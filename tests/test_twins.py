@@ -13,6 +13,7 @@ from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
 from resolver_hook.manifest.twins import builtin_families, families, twins_among
 from resolver_hook.resolve import Plan, resolve
+from tests.clirun import cli
 from tests.installenv import GpuIndex, make_uv_venv, make_venv
 from tests.test_install import B200, hook, install, versions
 from tests.wheelfactory import LoopbackIndex, build_wheel
@@ -94,6 +95,12 @@ name = "onnxruntime"
 install = "onnxruntime-gpu"
 versions = ">=1.27"
 cuda = ">=13.0"
+"""
+
+
+_ORT_PLAIN = """
+[[index]]
+versions = ">=1.19"
 """
 
 
@@ -233,3 +240,69 @@ def test_the_uv_fix_installs_the_gpu_build_alone(pypi_replica: GpuIndex, tmp_pat
     got = versions(venv)
     assert (got.get("onnxruntime-gpu"), got.get("kapp")) == ("1.31.1", "1.0")
     assert "onnxruntime" not in got
+
+
+# --- the plan: twins the requirements name are refused before anything runs ----------
+
+_CPU = "linux-x86_64-py312"
+
+
+def test_a_plan_naming_both_twins_refuses_the_one_this_machine_does_not_need() -> None:
+    manifests = {"onnxruntime": loads_manifest(_ORT + _ORT_PLAIN, source="m.toml")}
+    plan = resolve(["onnxruntime", "onnxruntime-gpu"], manifests, parse_target(_CPU))
+    assert [p.name for p in plan.errors] == ["onnxruntime-gpu"]
+    (p,) = plan.errors
+    assert (p.cause, p.twin_of) == ("twins", "onnxruntime")
+    assert p.reason == (
+        "onnxruntime-gpu and onnxruntime would both be installed: they install the same "
+        "import package, onnxruntime, and the one unpacked last overwrites the other's "
+        "files (https://onnxruntime.ai/docs/get-started/with-python.html"
+        "#install-onnx-runtime)"
+    )
+    assert p.hint == (
+        "keep only onnxruntime, the build planned for this machine: take onnxruntime-gpu "
+        "out of the requirements"
+    )
+    # On a B200 both lines install onnxruntime-gpu: one distribution, no twins.
+    gpu = resolve(["onnxruntime", "onnxruntime-gpu"], manifests, parse_target(B200))
+    assert gpu.ok, [p.reason for p in gpu.errors]
+
+
+def test_twins_no_manifest_chooses_between_are_refused_naming_both() -> None:
+    plan = resolve(["opencv-python", "opencv-python-headless", "numpy"], {}, parse_target(_CPU))
+    assert [(p.name, p.twin_of) for p in plan.errors] == [
+        ("opencv-python-headless", "opencv-python")
+    ]
+    assert plan.errors[0].hint == (
+        "keep only one of opencv-python and opencv-python-headless in the requirements "
+        "(no manifest here says which this machine needs)"
+    )
+    # A line whose marker is false here installs nothing: no twins.
+    off = resolve(["opencv-python", "opencv-python-headless ; sys_platform == 'win32'"], {},
+                  parse_target(_CPU))  # fmt: skip
+    assert off.ok
+
+
+@pytest.mark.parametrize("command", ["plan", "lock"])
+def test_plan_and_lock_refuse_both_onnxruntime_builds_for_a_cpu_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    out = tmp_path / "requirements.txt"
+    manifest = tmp_path / "onnxruntime.toml"
+    manifest.write_text(_ORT + _ORT_PLAIN)
+    argv = [
+        command,
+        "onnxruntime",
+        "onnxruntime-gpu",
+        "--target",
+        _CPU,
+        "--manifest",
+        str(manifest),
+    ]
+    if command == "lock":
+        argv += ["-o", str(out)]
+    code, _, err = cli(capsys, *argv)
+    assert code == 1, err
+    assert "error: onnxruntime-gpu: onnxruntime-gpu and onnxruntime would both be installed" in err
+    assert "hint: keep only onnxruntime, the build planned for this machine" in err
+    assert not out.exists()

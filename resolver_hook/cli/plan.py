@@ -94,6 +94,8 @@ def _short(p: PackagePlan) -> str:
         return p.requested or p.name
     if p.action == "build":
         return f"{p.requested or p.name} from source (sdist)"
+    if p.cause == "twins":
+        return f"twin of {p.twin_of}"
     return "no fit"
 
 

@@ -53,6 +53,11 @@ family, ROCm, is tried by solving the plan again with that one fact changed
 does, the hint says what no build exists for. The CPU build stays a separate
 ``alternatives`` entry.
 
+Requirements that install two distributions of one family (twins: onnxruntime and
+onnxruntime-gpu install the same import package, :mod:`resolver_hook.manifest.twins`)
+keep the one the plan chose for this machine (else the first asked for); each other
+is an ``error`` of cause ``twins`` naming the one kept. No change of machine is hinted.
+
 A chosen entry whose ``checked`` date is more than ``STALE_DAYS`` days before the
 ``today`` the caller passes in (the CLI reads the clock; this module never does)
 adds one note naming every such entry.

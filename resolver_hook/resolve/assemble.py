@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.templates import fill_template
+from resolver_hook.manifest.twins import Family, families, twins_among
 from resolver_hook.reqfile import (
     ReqEntry,
     ReqFile,
@@ -86,6 +87,8 @@ from resolver_hook.resolve.words import (
     ranked_reason,
     stale_note,
     template_reason,
+    twins_hint,
+    twins_reason,
     unjudged_note,
     unjudged_reason,
     unlisted_reason,
@@ -127,7 +130,54 @@ def build_plan(
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
+    ordered = _refuse_twins(ordered, manifests)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
+
+
+def _refuse_twins(
+    packages: list[PackagePlan], manifests: Mapping[str, Manifest]
+) -> list[PackagePlan]:
+    """Requirements whose distributions install the same import package (onnxruntime
+    and onnxruntime-gpu, docs/facts.md section 6.16) are twins: the install's proof
+    refuses them in the installer's resolution, and the plan refuses those the
+    requirements name already, so plan, lock and install say the same. The one kept is
+    the distribution the plan chose for a managed package (onnxruntime's build for this
+    machine), else the first asked for; each other one is an error naming it."""
+    installs: dict[NormalizedName, PackagePlan] = {}  # distribution -> who installs it
+    for p in packages:
+        if p.action == "error" or p.line is None or p.cause == "marker":
+            continue
+        dist = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
+        installs.setdefault(dist, p)
+    if len(installs) < 2:
+        return packages
+    known = list(families(manifests, [p.name for p in packages]))
+    # A plan entry that installs another distribution makes that pair a family too.
+    known += [Family(names=(p.name, d), source="plan") for d, p in installs.items() if d != p.name]
+    order = list(installs)
+    refused: dict[NormalizedName, PackagePlan] = {}
+    for fam, names in twins_among(installs, known):
+        found = sorted(names, key=order.index)  # as asked
+        # A build the rules chose here (rewritten, or the plain build left to the installer).
+        planned = [d for d in found if installs[d].cause == "fit" and installs[d].flavour]
+        keep = planned[0] if planned else found[0]
+        for d in found:
+            p = installs[d]
+            if d == keep or p.name in refused:
+                continue
+            refused[p.name] = dataclasses.replace(
+                p,
+                action="error",
+                cause="twins",
+                reason=twins_reason(d, keep, fam),
+                hint=twins_hint(d, keep, found, planned=bool(planned)),
+                twin_of=keep,
+                line=None,
+                more_lines=(),
+                constraint=None,
+                find_links=None,
+            )
+    return [refused.get(p.name, p) for p in packages]
 
 
 _INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "-f", "--find-links")

@@ -74,6 +74,10 @@ __all__ = [
     "with_hints",
 ]
 
+# Refusals no change of machine fixes: a wheel the user named (its file is fixed; the
+# nearest build that runs is named instead), a twin of another requirement (keep one).
+_NO_HINT = frozenset({"as-written", "twins"})
+
 
 def apply_change(profile: HostProfile, change: Change) -> HostProfile:
     """The profile with the facts of ``change`` changed (tags recomputed when the OS,
@@ -265,7 +269,7 @@ def with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> 
     by_name = by_canonical_name(manifests)
     # A wheel the user named and that cannot run here is refused with the nearest build
     # that does: no change of machine is searched for it (its file is fixed).
-    refused = [p for p in plan.errors if p.name in by_name and p.cause != "as-written"]
+    refused = [p for p in plan.errors if p.name in by_name and p.cause not in _NO_HINT]
     todo = [p.name for p in refused[:MAX_HINTED_PACKAGES]]
     skipped = {p.name for p in refused[MAX_HINTED_PACKAGES:]}
     roots = {e.name for e in reqs.requirements if e.name} | set(todo)

@@ -81,9 +81,19 @@ Action = Literal["pass", "rewrite", "build", "error"]
 #: Why: ``fit`` (a flavour fits), ``marker`` (the requirement's marker is false here),
 #: ``no-manifest``, ``as-written`` (a URL or path), ``unlisted`` (a version the
 #: manifest does not list), ``no-fit`` (nothing fits: error or build), ``conflict``
-#: (builds fit this machine, but none goes with the builds chosen for the others).
+#: (builds fit this machine, but none goes with the builds chosen for the others),
+#: ``twins`` (another requirement installs the same import package: onnxruntime-gpu
+#: beside onnxruntime, docs/facts.md section 6.16).
 Cause = Literal[
-    "fit", "marker", "no-manifest", "as-written", "unlisted", "unjudged", "no-fit", "conflict"
+    "fit",
+    "marker",
+    "no-manifest",
+    "as-written",
+    "unlisted",
+    "unjudged",
+    "no-fit",
+    "conflict",
+    "twins",
 ]
 #: The rule a flavour failed. ``tags``: platform, glibc or ABI; ``python``: the
 #: Python version; ``jetson``: a Jetson build off its Jetson, or a server-Arm build on
@@ -316,6 +326,9 @@ class PackagePlan:
     # Cause "unjudged": a managed package on an accelerated machine whose build this plan
     # cannot judge, and the fact no source gave ("the builds of torch 2.6.0 ...").
     unjudged: str | None = None
+    # Cause "twins": the distribution of another requirement that installs the same import
+    # package, the one to keep (the build planned for this machine, else the first asked).
+    twin_of: str = ""
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     @property

@@ -29,6 +29,7 @@ from resolver_hook.manifest.model import (
     WheelFlavour,
     python_sort_key,
 )
+from resolver_hook.manifest.twins import Family
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     JETSON_AI_LAB_JP6,
@@ -225,6 +226,30 @@ def newer_python_words(name: str, version: str, f: Flavour, p: HostProfile) -> s
     the newest release, skipped only for want of a build for this Python."""
     built = ", ".join(f.python_versions) or "other Pythons"
     return f"newer {name} {version} has no build for {p.python_words} (built for Python {built})"
+
+
+def twins_reason(name: str, keep: str, family: Family) -> str:
+    """Why a requirement beside its twin is refused (cause ``twins``)."""
+    what = f"the same import package, {family.imports}," if family.imports else "the same files"
+    source = f" ({family.evidence})" if family.evidence else ""
+    return (
+        f"{name} and {keep} would both be installed: they install {what} and the one "
+        f"unpacked last overwrites the other's files{source}"
+    )
+
+
+def twins_hint(name: str, keep: str, found: Sequence[str], *, planned: bool) -> str:
+    """Which twin to keep: the one the plan chose for this machine, else the user's pick."""
+    if planned:
+        return (
+            f"keep only {keep}, the build planned for this machine: take {name} out of "
+            "the requirements"
+        )
+    names = f"{', '.join(found[:-1])} and {found[-1]}"
+    return (
+        f"keep only one of {names} in the requirements (no manifest here says which this "
+        "machine needs)"
+    )
 
 
 def other_name_notes(
