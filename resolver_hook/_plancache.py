@@ -220,7 +220,7 @@ def _valid_record(path: str) -> dict[str, Any] | None:
     return data
 
 
-_LAUNCH = {"argv": list, "files": dict, "env": dict, "unset": list, "pins": list}
+_LAUNCH = {"argv": list, "files": dict, "env": dict, "unset": list, "pins": list, "twins": dict}
 
 
 def _is_launch(launch: Any) -> bool:
@@ -350,7 +350,7 @@ def _kept(launch: dict[str, Any] | None, command: Sequence[str]) -> dict[str, An
     ``[0, text]``; None where a credential is in what the tool generated."""
     if launch is None:
         return None
-    kept = {k: launch[k] for k in ("tool", "argv", "files", "env", "unset", "pins")}
+    kept = {k: launch[k] for k in ("tool", "argv", "files", "env", "unset", "pins", "twins")}
     words = list(command)
     argv = []
     for where, text in kept["argv"]:

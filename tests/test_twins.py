@@ -16,6 +16,7 @@ from resolver_hook.resolve import Plan, resolve
 from tests.clirun import cli
 from tests.installenv import GpuIndex, make_uv_venv, make_venv
 from tests.test_install import B200, hook, install, versions
+from tests.test_plan_cache import run_of
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
 _MANIFEST = """
@@ -306,3 +307,27 @@ def test_plan_and_lock_refuse_both_onnxruntime_builds_for_a_cpu_target(
     assert "error: onnxruntime-gpu: onnxruntime-gpu and onnxruntime would both be installed" in err
     assert "hint: keep only onnxruntime, the build planned for this machine" in err
     assert not out.exists()
+
+
+@pytest.mark.integration
+def test_a_replayed_unchecked_install_warns_of_the_twins_as_the_first_run_did(
+    pypi_replica: GpuIndex, tmp_path: Path
+) -> None:
+    # The first run reads the pages (not stored), the second is served by the page cache
+    # and stores its plan, the third replays it: each warns, the replay too.
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    both = "onnxruntime 1.32.0 and onnxruntime-gpu 1.31.1 are installed together"
+    runs = []
+    for _ in range(3):
+        proc = install(
+            "pip", pypi_replica, venv, "kapp", "onnxruntime", flags=["--no-proof"],
+            env=_online(pypi_replica), python_flags=("-X", "importtime"),
+        )  # fmt: skip
+        runs.append(run_of(proc))
+        assert runs[-1].code == 0, runs[-1].stderr
+        assert f"warning: {both}: they install the same import package" in runs[-1].stderr, (
+            len(runs),
+            runs[-1].replayed,
+        )
+    assert runs[-1].replayed, sorted(m for m in runs[-1].imported if m.startswith("resolver"))

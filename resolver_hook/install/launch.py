@@ -114,7 +114,7 @@ def _replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
             for a in launch["argv"]
         ]
         with _timings.phase("install"):
-            return install_main(
+            code = install_main(
                 launch["tool"],
                 argv,
                 env,
@@ -122,6 +122,14 @@ def _replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
                 out=_write_out,
                 error=_write_error,
             )
+    if code == 0 and launch["twins"]:
+        # Twin distributions the install left side by side, said as the first run said
+        # them (only a launch whose plan names a family member reads the environment).
+        from resolver_hook.install.twins import replayed_twins
+
+        for text in replayed_twins(launch["twins"]):
+            sys.stderr.write(f"warning: {text}\n")
+    return code
 
 
 def _write_out(text: str) -> None:

@@ -45,16 +45,15 @@ from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import parse_pip_version, pip_said
 from resolver_hook._proc import Runner, capture
 from resolver_hook._record import NOWHERE, Recorder, path_kind
-from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
+from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
-from resolver_hook.install.installed import environment_of
 from resolver_hook.install.launch import install_main, run_installer
 from resolver_hook.install.pins import pinned
 from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.install.report import Reporter
-from resolver_hook.install.twins import installed_twins, may_have_twins
-from resolver_hook.manifest.twins import families
+from resolver_hook.install.twins import launch_twins, may_have_twins, said_twins
+from resolver_hook.manifest.twins import Family, families
 from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
@@ -326,16 +325,17 @@ def _run(
             argv = checked.argv
             plan = checked.plan
             stdin = None  # the resolved set is a file of its own: '-r -' was read already
+        twins = _twin_families(plan, session) if why_not is not None else ()
         if why_not is not None and stdin is None and not optional:
             # What a replay of this plan starts (resolver_hook._plancache): nothing after
-            # this point depends on the plan but the words for a failure.
-            _announce_launch(installer.tool, argv, inv.files, folder, env, plan, session.record)
+            # this point depends on the plan but the words for a failure, and the twins
+            # said after installing (their families kept with the launch).
+            _announce_launch(installer, argv, inv.files, folder, env, plan, session.record, twins)
         with _timings.phase("install"):
             code = _install_main(installer, argv, env, plan, report, folder if stdin else None)
         if code != 0:
             return code
-        if why_not is not None:
-            _say_installed_twins(installer, plan, session, report)
+        _say_installed_twins(installer, twins, report)
         for requirement in optional:
             with _timings.phase("optional"):
                 outcome = optional_install(
@@ -350,21 +350,22 @@ def _run(
     return 0
 
 
-def _say_installed_twins(
-    installer: Installer, plan: Plan, session: _Session, report: Reporter
-) -> None:
-    """Unchecked (nothing was asked first): the twin distributions the install left side
-    by side, as warnings. Read only when the plan names a member of a family."""
+def _twin_families(plan: Plan, session: _Session) -> tuple[Family, ...]:
+    """The families an unchecked install's environment is read for after installing:
+    every one, when the plan names a member of one; else none (nothing is read)."""
     names = [p.name for p in plan.packages]
     names += [canonicalize_name(Requirement(p.installs).name) for p in plan.packages if p.installs]
-    if not may_have_twins(names, families(session.manifests, names)):
+    known = families(session.manifests, names)
+    return known if may_have_twins(names, known) else ()
+
+
+def _say_installed_twins(installer: Installer, known: Sequence[Family], report: Reporter) -> None:
+    """Unchecked (nothing was asked first): the twin distributions the install left side
+    by side, as warnings (a replay says the same: resolver_hook.install.launch)."""
+    if not known:
         return
-    try:
-        found = environment_of(installer.python).distributions
-    except ResolverHookError:
-        return  # what is installed cannot be read: nothing to say
-    for what, fix in installed_twins(found, session.manifests):
-        report.warning(f"{what}; {fix}")
+    for text in said_twins(installer.python, known):
+        report.warning(text)
 
 
 def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Reporter) -> None:
@@ -559,18 +560,19 @@ def _install_main(  # noqa: PLR0917 - the session's state, passed down
 
 
 def _announce_launch(  # noqa: PLR0917 - what the installer is started with
-    tool: str,
+    installer: Installer,
     argv: Sequence[str],
     files: Mapping[str, str],
     folder: Path,
     env: Mapping[str, str],
     plan: Plan,
     record: Recorder,
+    twins: Sequence[Family],
 ) -> None:
     """Tell ``record`` the command the installer starts with: the arguments (those in
     the private folder by their names in it), the generated files, the variables
-    changed from the process's own (never the others: they may hold credentials), and
-    the pins a failure is explained with."""
+    changed from the process's own (never the others: they may hold credentials), the
+    pins a failure is explained with, and the twin families said after installing."""
     inside = f"{folder}{os.sep}"
     shown: list[tuple[int, str]] = [
         (1, a[len(inside) :]) if a.startswith(inside) else (0, a) for a in argv
@@ -579,13 +581,14 @@ def _announce_launch(  # noqa: PLR0917 - what the installer is started with
         return  # the folder named otherwise: a replay could not name its own
     record.launched(
         {
-            "tool": tool,
+            "tool": installer.tool,
             "argv": shown,
             "files": dict(files),
             "folder": str(folder),
             "env": {k: v for k, v in env.items() if os.environ.get(k) != v},
             "unset": sorted(k for k in os.environ if k not in env),
             "pins": [p.as_list() for p in pinned(plan)],
+            "twins": launch_twins(installer.python, twins) if twins else {},
         },
     )
 
