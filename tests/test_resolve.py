@@ -7,7 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resolver_hook.host import parse_target
-from resolver_hook.manifest import IndexFlavour, WheelFlavour, load_manifest, parse_manifest
+from resolver_hook.manifest import (
+    IndexFlavour,
+    WheelFlavour,
+    load_manifest,
+    loads_manifest,
+    parse_manifest,
+)
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
 from tests.frozen import frozen_manifests
@@ -644,3 +650,50 @@ def test_a_newest_release_without_a_build_for_this_python_is_named() -> None:
     driver = plan("linux-x86_64-py310-cuda13.0-sm100", "torch", manifests=_two_releases(">=13.2"))
     assert driver.packages[0].version == "2.14.1+cu130"
     assert "newer" not in driver.packages[0].reason
+
+
+def _coupled_pair() -> dict[str, object]:
+    """``base`` (1.0 for sm_80 only; 2.0 for sm_80 and sm_100) and ``addon`` (0.1 for
+    Python 3.11 only, coupled with base 1.0; 0.2 for 3.11 and 3.12, with base 2.0)."""
+
+    def wheel(name: str, version: str, py: str, gpu: str, requires: str = "") -> str:
+        url = f"https://x.org/{name}-{version}-{py}-{py}-manylinux_2_28_x86_64.whl"
+        extra = f"requires = [{requires!r}]\n" if requires else ""
+        return f'[[wheel]]\nurl = "{url}"\ncuda = ">=12.0"\ngpu = [{gpu}]\n{extra}'
+
+    base = "schema = 1\n[package]\nname = 'base'\n" + "".join(
+        wheel("base", v, py, gpu)
+        for v, gpu in (("1.0", '"sm_80"'), ("2.0", '"sm_80", "sm_100"'))
+        for py in ("cp311", "cp312")
+    )
+    addon = "schema = 1\n[package]\nname = 'addon'\n" + "".join(
+        [
+            wheel("addon", "0.1", "cp311", '"sm_80"', "base==1.0"),
+            wheel("addon", "0.2", "cp311", '"sm_80", "sm_100"', "base==2.0"),
+            wheel("addon", "0.2", "cp312", '"sm_80", "sm_100"', "base==2.0"),
+        ]
+    )
+    return {
+        "base": loads_manifest(base, source="base.toml"),
+        "addon": loads_manifest(addon, source="addon.toml"),
+    }
+
+
+def test_a_pinned_package_with_no_fit_still_holds_its_partner_to_its_coupling() -> None:
+    # addon==0.1 has no Python 3.12 build, so it is refused; base must still be the
+    # release addon 0.1 needs (1.0, which runs here), never the newest (issue 50: torch
+    # 2.13.0 chosen beside xformers==0.0.25.post1, which needs torch 2.2.2).
+    p = plan("linux-x86_64-py312-cuda12.8-sm80", "base", "addon==0.1", manifests=_coupled_pair())
+    assert p.package("addon").action == "error"
+    assert (p.package("base").action, p.package("base").version) == ("rewrite", "1.0")
+
+
+def test_a_partner_that_the_pinned_package_needs_and_that_cannot_run_is_refused() -> None:
+    # On sm_100 base 1.0 does not run: nothing the file allows runs, so base is refused
+    # too, saying which requirement holds it, instead of the newest base.
+    p = plan("linux-x86_64-py311-cuda13.0-sm100", "base", "addon==0.1", manifests=_coupled_pair())
+    base = p.package("base")
+    assert (p.package("addon").action, base.action) == ("error", "error")
+    held = "your requirement addon==0.1 needs base==1.0; this is base 2.0"
+    assert held in {r.reason for r in base.rejected}
+    assert base.reason.startswith("no build of base goes with your requirements")

@@ -41,6 +41,7 @@ from resolver_hook.resolve.model import (
     Plan,
     Rejection,
     flavour_platforms,
+    held_coupling,
     marker_true,
     os_arch_of,
     pinned_coupling,
@@ -599,7 +600,10 @@ def _no_fit(slot: Slot, m: Machine) -> NoFit:
     """Which head line a package with no fit gets (:data:`~.model.NoFit`)."""
     if slot.candidates:
         return "conflict"
-    if any(pinned_coupling(fails) is not None for _, fails in slot.rejected):
+    if any(
+        pinned_coupling(fails) is not None or held_coupling(fails) is not None
+        for _, fails in slot.rejected
+    ):
         return "pinned"
     if (
         slot.rejected

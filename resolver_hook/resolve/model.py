@@ -61,6 +61,7 @@ __all__ = [
     "flavour_platforms",
     "glibc_of",
     "has_accelerator",
+    "held_coupling",
     "marker_environment",
     "marker_true",
     "os_arch_of",
@@ -172,7 +173,16 @@ class Unmet:
 #:   flavour does not meet the coupling of ``holder``, a build already chosen;
 #: - ``no-choice``: the search found no consistent choice at all.
 CouplingCause = Literal[
-    "pinned", "page", "unfit", "missing", "plan", "inconsistent", "clash", "reverse", "no-choice"
+    "pinned",
+    "page",
+    "unfit",
+    "missing",
+    "plan",
+    "inconsistent",
+    "clash",
+    "reverse",
+    "held",
+    "no-choice",
 ]
 
 
@@ -186,7 +196,8 @@ class Coupling:
     version: str = ""  # the build at issue: the plan's, the one pinned out, this one
     unmet: Unmet | None = None  # why that build does not meet the coupling
     pinned_by: str = ""  # ``pinned``: your requirement that rules it out: "torch==2.0.0"
-    holder: str = ""  # ``reverse``: the chosen build whose coupling fails: "pkg 1.0"
+    holder: str = ""  # ``reverse``: the chosen build whose coupling fails: "pkg 1.0";
+    # ``held``: your requirement on a package with no fit whose builds need another build
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -205,6 +216,15 @@ def pinned_coupling(failures: Iterable[Failure]) -> Coupling | None:
     package (``pinned``): the one thing to change, for the head line and the hint."""
     return next(
         (x.coupling for x in failures if x.coupling is not None and x.coupling.cause == "pinned"),
+        None,
+    )
+
+
+def held_coupling(failures: Iterable[Failure]) -> Coupling | None:
+    """The first coupling failure caused by the user's requirement on another package
+    whose builds (none of which runs here) need another build of this one (``held``)."""
+    return next(
+        (x.coupling for x in failures if x.coupling is not None and x.coupling.cause == "held"),
         None,
     )
 

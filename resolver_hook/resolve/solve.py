@@ -350,29 +350,88 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
     specifier alone whose couplings cannot hold either, so that none is offered as
     the nearest that runs."""
     changed = True
+    held_out: dict[str, list[tuple[Flavour, int]]] = {}
     while changed:
         changed = False
         for slot in slots.values():
             keep = []
             for f, rank in slot.candidates:
                 dead = _dead_coupling(f, slots, m)
-                if dead is None:
-                    keep.append((f, rank))
-                else:
-                    changed = True
+                if dead is not None:
                     why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
                     slot.rejected.append((f, [coupling_failure(why)]))
+                elif (held := _held(f, slot, slots, m)) is not None:
+                    # The reason nothing fits: said before the builds that do not run.
+                    held_out.setdefault(slot.name, []).append((f, rank))
+                    slot.rejected.insert(
+                        len(held_out[slot.name]) - 1, (f, [coupling_failure(held)])
+                    )
+                else:
+                    keep.append((f, rank))
+            changed = changed or len(keep) < len(slot.candidates)
             slot.candidates = keep
+    # A build held out only by another line's pin still runs here: the builds of that
+    # other line outside its specifier that go with it are offered as the nearest.
+    live = {
+        n: dataclasses.replace(s, candidates=[*s.candidates, *held_out[n]]) if n in held_out else s
+        for n, s in slots.items()
+    }
     for slot in slots.values():
         if slot.candidates:
             continue  # alternatives are offered only where nothing fits
         for i, (f, fails) in enumerate(slot.rejected):
             if not f.requires or not fails or any(x.rule != "specifier" for x in fails):
                 continue
-            dead = _dead_coupling(f, slots, m)
+            dead = _dead_coupling(f, live, m)
             if dead is not None:
                 why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
                 slot.rejected[i] = (f, [*fails, coupling_failure(why)])
+
+
+def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coupling | None:
+    """Why ``f`` cannot go with a package the user pinned that has no fit here: none of
+    the builds their requirement allows (``xformers==0.0.25.post1``, no build of it for
+    this Python) goes with ``f`` (torch 2.13.0, where each needs torch 2.2.2). A refused
+    line still says what the file allows, so its partners are chosen within it, or
+    refused; None when one of them goes with ``f``, or none is pinned. A package only
+    such lines bring in (torch for ``torchvision==0.15.2`` alone) is left as it was:
+    it has no line of its own to refuse."""
+    if slot.entry is None and not any(slots[n].candidates for n in slot.implied_by):
+        return None
+    for other in slots.values():
+        if other is slot or other.candidates or other.entry is None or not other.spec:
+            continue
+        allowed = [
+            g for g, fails in other.rejected if not any(x.rule == "specifier" for x in fails)
+        ]
+        first: Coupling | None = None
+        for g in allowed:
+            unmet = next(
+                (
+                    (r, u)
+                    for r in g.requires
+                    if canonicalize_name(r.name) == slot.name
+                    and marker_true(r.marker, m.env)
+                    and (u := meets(g, r, f)) is not None
+                ),
+                None,
+            )
+            if unmet is None:
+                first = None
+                break
+            if first is None:
+                r, u = unmet
+                first = Coupling(
+                    cause="held",
+                    requirement=str(r),
+                    package=slot.name,
+                    version=str(f.version),
+                    unmet=u,
+                    holder=" and ".join(x.text for x in (other.entry, *other.others)),
+                )
+        if first is not None:
+            return first
+    return None
 
 
 def _dead_coupling(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> Requirement | None:

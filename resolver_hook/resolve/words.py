@@ -813,6 +813,7 @@ _COUPLING_WORDS: dict[CouplingCause, str] = {
     ),
     "clash": "{unmet}; the plan has {package} {version}",
     "reverse": "{holder} {unmet}; this is {package} {version}",
+    "held": "your requirement {holder} {unmet}; this is {package} {version}",
     "no-choice": "no consistent choice of coupled packages",
 }
 
