@@ -63,6 +63,8 @@ def has_credentials(text: str) -> bool:
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     """``(url without userinfo, (user, password) or None)``."""
+    if "@" not in url:
+        return url, None  # no userinfo (a page's thousands of links, most often)
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:

@@ -529,7 +529,7 @@ def test_names_left_unparsed_are_names_the_checks_refuse(
     quick = candidates(flavour, page)
     # (the package's name ``candidates`` is the function: the module from sys.modules)
     module = sys.modules["resolver_hook.inventory.candidates"]
-    monkeypatch.setattr(module, "_may_fit", lambda *_: True)
+    monkeypatch.setattr(module, "_fields_fit", lambda *_: True)
     assert candidates(flavour, page) == quick
     assert quick  # the table has names the flavour takes
 

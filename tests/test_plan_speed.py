@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-import pytest
+import sys
+import urllib.parse
 
+import pytest
+from packaging.version import Version
+
+from resolver_hook._credentials import keep
+from resolver_hook.index.model import Link, Page
+from resolver_hook.inventory.candidates import candidates
+from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
 
 # Every character a URL may not hold, ASCII or not, each where the whole-URL check of
@@ -29,3 +37,76 @@ def test_the_first_bad_character_is_named() -> None:
 )
 def test_clean_urls_pass(url: str) -> None:
     assert url_problem(url) is None
+
+
+# Links as index pages write them, and the ones only the full parse can judge: each with
+# the verdict (None: allowed) that urllib's parse gives.
+URL_VERDICTS = [
+    ("https://download.pytorch.org/whl/cu130/torch-2.13.0%2Bcu130-cp312-x.whl", None),
+    ("https://files.pythonhosted.org/packages/ab/cd/x.whl#sha256=00", None),
+    ("https://Files.Example.ORG?x=1", None),
+    ("https://user:pw@x.org/a.whl", None),
+    ("https://x.org:443/a.whl", None),
+    ("https://x.org:44x/a.whl", "is not a URL"),
+    ("https://[::1/a.whl", "is not a URL"),
+    ("https:///a.whl", "has no host"),
+    ("https://#top", "has no host"),
+    ("HTTPS://x.org/a.whl", None),
+]
+
+
+@pytest.mark.parametrize(("url", "verdict"), URL_VERDICTS, ids=[u for u, _ in URL_VERDICTS])
+def test_a_link_gets_the_verdict_of_urllibs_parse(url: str, verdict: str | None) -> None:
+    problem = url_problem(url)
+    assert problem is None if verdict is None else verdict in (problem or "")
+
+
+def test_a_plain_https_link_is_judged_and_kept_without_a_url_parse(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A page holds thousands of links: one without userinfo, port or brackets needs no
+    urlsplit to be allowed, nor to be split from credentials it has none of."""
+    calls: list[str] = []
+    split = urllib.parse.urlsplit
+
+    def counted(url: str, *args: object, **kwargs: object) -> object:
+        calls.append(url)
+        return split(url, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(urllib.parse, "urlsplit", counted)
+    url = "https://files.pythonhosted.org/packages/ab/cd/torch-2.13.0-cp312-none-any.whl"
+    assert url_problem(url) is None
+    assert keep(url) == url
+    assert calls == []
+
+
+def test_a_pages_names_are_read_once_per_tag_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each flavour of a page asks which of its wheels may fit: the names are grouped by
+    their tag fields once, and each flavour tests the groups, not every name."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_x86_64.whl" for i in range(40)]
+    names += [f"pkg-1.{i}-cp311-cp311-win_amd64.whl" for i in range(40)]
+    page = Page(
+        url="https://x.org/pkg/",
+        links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
+    )
+    read: list[str] = []
+    tag_fields = module._tag_fields
+
+    def counted(filename: str) -> object:
+        read.append(filename)
+        return tag_fields(filename)
+
+    monkeypatch.setattr(module, "_tag_fields", counted)
+    found = []
+    for python in ("3.12", "3.11", "3.13"):
+        flavour = IndexFlavour(
+            url=page.url,
+            name="pkg",  # type: ignore[arg-type]
+            version=Version("1.0"),
+            platforms=("manylinux_2_28_x86_64",),
+            python=(python,),
+        )
+        found.append(len(candidates(flavour, page)))
+    assert found == [40, 0, 0]
+    assert len(read) <= len(names)

@@ -42,6 +42,7 @@ __all__ = [
     "candidates",
     "distribution_of",
     "fits_python",
+    "narrow",
     "python_of",
     "requires_dist",
 ]
@@ -151,12 +152,18 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
+    # Only the wheels of tag sets that may fit are looked at (most of a page's older
+    # releases are not), in page order.
+    links = page.links
+    mine = [
+        i
+        for fields, members in _tag_groups(links)
+        if fields is None or _fields_fit(fields, places, allowed)
+        for i in members
+    ]
+    mine.sort()
     out: list[Candidate] = []
-    for link in page.links:
-        if link.is_yanked or not link.filename.endswith(".whl"):
-            continue
-        if not _may_fit(link.filename, places, allowed):
-            continue  # its platforms or Pythons are not the flavour's: not worth parsing
+    for link in map(links.__getitem__, mine):
         parsed = _wheel_name(link.filename)
         if parsed is None:
             continue
@@ -186,7 +193,56 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
             )
         )
     out.sort(key=lambda c: c.filename)
-    out.sort(key=lambda c: c.version, reverse=True)
+    # Newest first: each release compared once, not each file (a page lists dozens of
+    # files per release); the sort is stable, equal releases keep the filename order.
+    rank = {v: i for i, v in enumerate(sorted({c.version for c in out}))}
+    out.sort(key=lambda c: rank[c.version], reverse=True)
+    return out
+
+
+_Fields = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
+
+# A page's wheels (not yanked) grouped by what their names' tag fields say, by the
+# identity of the page's links: every flavour of a page asks (see _tag_groups).
+_GROUPS: dict[int, tuple[tuple[Link, ...], list[tuple[_Fields | None, list[int]]]]] = {}
+_GROUPS_KEPT = 64
+
+
+def _tag_groups(links: tuple[Link, ...]) -> list[tuple[_Fields | None, list[int]]]:
+    """The positions of ``links``' wheels that are not yanked, grouped by
+    :func:`_tag_fields` of their names (a page's names share a few dozen tag sets), so
+    that a flavour tests each tag set once instead of each name."""
+    hit = _GROUPS.get(id(links))
+    if hit is not None and hit[0] is links:
+        return hit[1]
+    groups: dict[_Fields | None, list[int]] = {}
+    for i, link in enumerate(links):
+        if link.is_yanked or not link.filename.endswith(".whl"):
+            continue
+        groups.setdefault(_tag_fields(link.filename), []).append(i)
+    found = list(groups.items())
+    if len(_GROUPS) >= _GROUPS_KEPT:
+        _GROUPS.clear()
+    _GROUPS[id(links)] = (links, found)
+    return found
+
+
+def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]:
+    """:func:`candidates` of ``flavour`` taken from ``every``, its page's candidates for
+    every platform and Python (the same distribution and local label): the same list,
+    as the checks on the parsed tags are the checks :func:`candidates` ends with."""
+    if not flavour.platforms and not flavour.python:
+        return list(every)
+    places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
+    allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
+    out = []
+    for c in every:
+        tag_places, pairs = _read_tags(c.tags)
+        if places and tag_places.isdisjoint(places):
+            continue
+        if allowed is not None and allowed.isdisjoint(pairs):
+            continue
+        out.append(c)
     return out
 
 
@@ -195,13 +251,21 @@ def _may_fit(
     places: Set[tuple[str, str]],
     allowed: frozenset[tuple[str, str]] | None,
 ) -> bool:
+    """:func:`_fields_fit` of a name (True for a name :func:`_tag_fields` cannot read:
+    the parser says so)."""
+    fields = _tag_fields(filename)
+    return fields is None or _fields_fit(fields, places, allowed)
+
+
+def _fields_fit(
+    fields: _Fields,
+    places: Set[tuple[str, str]],
+    allowed: frozenset[tuple[str, str]] | None,
+) -> bool:
     """False for a wheel name whose tags cannot pass the platform and Python checks of
     :func:`candidates` (most of a page's older releases), read from the name's last three
     fields as ``packaging``'s parser reads them (lower-cased, dotted sets), so such a
     name is never parsed; True for anything else, the parser and the checks decide."""
-    fields = _tag_fields(filename)
-    if fields is None:
-        return True  # not a wheel's name, or past the bounds: the parser says so
     plats, pairs = fields
     if places and plats.isdisjoint(places):
         return False

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import (
     InvalidSdistFilename,
@@ -71,6 +72,7 @@ from resolver_hook.inventory.candidates import (
     candidates,
     distribution_of,
     fits_python,
+    narrow,
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
@@ -307,6 +309,7 @@ class _Context:
         self._failed: list[str] = []  # metadata files that could not be used, and why
         self._candidates: dict[tuple[object, ...], tuple[Page, list[Candidate]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
+        self._ranges: dict[tuple[int, Version], tuple[SpecifierSet, bool]] = {}
         self._sibling_cache: dict[
             tuple[int, int],
             tuple[
@@ -330,7 +333,13 @@ class _Context:
         )
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
-            hit = (page, _with_any_platform(f, page, candidates(f, page)))
+            if f.versions is not None and (f.platforms or f.python):
+                # A range's files for every platform and Python are read anyway (the
+                # releases no rule covers: _unbound); its platforms' are among them.
+                found = narrow(f, self.candidates(_anywhere(f), page))
+            else:
+                found = candidates(f, page)
+            hit = (page, _with_any_platform(f, page, found))
             self._candidates[key] = hit
         return hit[1]
 
@@ -449,17 +458,22 @@ class _Context:
             ranges = "; ".join(
                 f"{g.versions or g.version} ({man.display_name} {g.where})" for g in rules
             )
+            # A release's files share its verdict (a page lists dozens per release).
+            covered: dict[Version, bool] = {}
             # Every platform and Python: which fit is the planner's tag check.
-            for c in self.candidates(dataclasses.replace(f, platforms=(), python=()), page):
+            for c in self.candidates(_anywhere(f), page):
                 v = c.version
                 if v.is_prerelease or v.is_devrelease or v in made:
                     continue
-                if any(
-                    g.versions.contains(v, prereleases=True)
-                    if g.versions is not None
-                    else g.version == v
-                    for g in rules
-                ):
+                hit = covered.get(v)
+                if hit is None:
+                    hit = covered[v] = any(
+                        g.versions.contains(v, prereleases=True)
+                        if g.versions is not None
+                        else g.version == v
+                        for g in rules
+                    )
+                if hit:
                     continue  # a rule covers the release (and says where it runs)
                 out.append(_wheel(f, c, (), None, unjudged=f"its manifest's rules cover {ranges}"))
         return out
@@ -478,9 +492,9 @@ class _Context:
         """Which entry's rules cover ``c`` (and the release its kernels come from when
         carried forward); None when none does."""
         if f.versions is not None:
-            return (f, None) if f.versions.contains(c.version, prereleases=False) else None
-        if c.version.is_prerelease or c.version.is_devrelease:
-            return None
+            return (f, None) if self._in_range(f.versions, c.version) else None
+        if c.version.is_prerelease or c.version.is_devrelease or c.version < f.version:
+            return None  # older than its entry: covered by an entry of its own, or by none
         siblings = [g for g, places in self._siblings(f, man) if _covers(places, c)]
         if any(g.version == c.version for g in siblings):
             return (f, None) if f.version == c.version else None
@@ -495,6 +509,16 @@ class _Context:
             )
             return None
         return f, f.version
+
+    def _in_range(self, versions: SpecifierSet, v: Version) -> bool:
+        """``versions.contains(v)`` (no pre-releases), once per range and release: a
+        page lists dozens of files of one release."""
+        key = (id(versions), v)
+        hit = self._ranges.get(key)
+        if hit is None or hit[0] is not versions:
+            hit = (versions, versions.contains(v, prereleases=False))
+            self._ranges[key] = hit
+        return hit[1]
 
     def _siblings(
         self, f: IndexFlavour, man: Manifest
@@ -685,6 +709,11 @@ def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
         f"{f.describe()}: not planned: {'its only file' if n == 1 else f'all {n} of its files'} "
         f"on {page.url} {'is' if n == 1 else 'are'} yanked (PEP 592{why})"
     ]
+
+
+def _anywhere(f: IndexFlavour) -> IndexFlavour:
+    """``f`` on every platform and Python (the files of its page it may be about)."""
+    return dataclasses.replace(f, platforms=(), python=())
 
 
 def _with_any_platform(f: IndexFlavour, page: Page, found: list[Candidate]) -> list[Candidate]:

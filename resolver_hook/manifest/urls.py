@@ -96,6 +96,12 @@ def _problem(url: str, *, allow_insecure: bool) -> str | None:
         return (
             f"{url!r} contains {bad!r}: percent-encode it (it has no place in a wheel or index URL)"
         )
+    if clean and url.startswith("https://"):
+        # The usual link, ``https://host/path``: a host with no userinfo, port or IPv6
+        # brackets is what urlsplit would find, and https with a host is allowed.
+        host = url[8:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        if host and not any(ch in host for ch in "@:[]"):
+            return None
     try:
         parts = urllib.parse.urlsplit(url)
         hostname = parts.hostname
