@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import urllib.parse
 
@@ -13,6 +14,9 @@ from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
+from tests.paths import REPO, child_env
+
+TARGET = "linux-x86_64-py312-cuda13.0-sm100"
 
 # Every character a URL may not hold, ASCII or not, each where the whole-URL check of
 # an ASCII URL and the walk of any other URL must both find it (first, by position).
@@ -110,3 +114,28 @@ def test_a_pages_names_are_read_once_per_tag_set(monkeypatch: pytest.MonkeyPatch
         found.append(len(candidates(flavour, page)))
     assert found == [40, 0, 0]
     assert len(read) <= len(names)
+
+
+def test_a_plan_imports_no_resource_reader() -> None:
+    """The package's data is read from its folder: importlib.resources (tempfile,
+    zipfile, its readers: ~10 ms of a plan) is not imported to find it. (The second run:
+    the first finds the installed plugins with importlib.metadata, which imports it,
+    and keeps the list in the cache.)"""
+    child = (
+        "import contextlib, io, sys\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['plan', '--offline', '--example', '--target', '{TARGET}'])\n"
+        "print(code, 'importlib.resources' in sys.modules)\n"
+    )
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", child],
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            cwd=REPO,
+            timeout=120,
+            check=False,
+        )
+    assert done.stdout.split() == ["0", "False"], done.stderr

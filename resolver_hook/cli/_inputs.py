@@ -6,9 +6,9 @@ import argparse
 import datetime
 import os
 import re
-from importlib import resources
 from typing import TYPE_CHECKING
 
+from resolver_hook._data import data_path
 from resolver_hook.cli._machine import recorder
 from resolver_hook.cli._output import Progress
 from resolver_hook.errors import UsageError
@@ -185,7 +185,7 @@ def example_names() -> list[str]:
 
 
 def example_path() -> str:
-    return str(resources.files("resolver_hook") / "examples" / EXAMPLE)
+    return data_path("examples", EXAMPLE)
 
 
 def requirements_from_args(args: argparse.Namespace) -> ReqFile:

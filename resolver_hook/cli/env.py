@@ -14,10 +14,10 @@ import argparse
 import datetime
 import json
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from resolver_hook._data import data_path
 from resolver_hook.appenv.create import make_environment
 from resolver_hook.appenv.declaration import load_declaration
 from resolver_hook.appenv.plan import plan_environment
@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _project(args: argparse.Namespace) -> Path:
     if args.example:
-        return Path(str(resources.files("resolver_hook") / "examples" / _EXAMPLE))
+        return Path(data_path("examples", _EXAMPLE))
     return Path(args.project or ".")
 
 

@@ -22,11 +22,11 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from packaging.utils import parse_wheel_filename
 
+from resolver_hook._data import data_path
 from resolver_hook._patterns import is_sha256
 from resolver_hook.inventory.snapshot import canonical_hash, read_hashed
 from resolver_hook.limits import MAX_KERNEL_RECORDS_BYTES
@@ -159,5 +159,6 @@ def dump_kernels(records: KernelRecords) -> str:
 @functools.cache
 def builtin_kernels() -> KernelRecords:
     """The records shipped with the package (read once, when a plan first needs them)."""
-    ref = resources.files("resolver_hook.inventory") / "data" / "kernels.json"
-    return load_kernels(ref.read_text(encoding="utf-8"), where="shipped kernel records")
+    with open(data_path("inventory", "data", "kernels.json"), encoding="utf-8") as f:
+        text = f.read()
+    return load_kernels(text, where="shipped kernel records")

@@ -19,11 +19,11 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._data import data_path
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, load_json
@@ -213,8 +213,9 @@ def dump_snapshot(
 
 def builtin_snapshot() -> Snapshot:
     """The snapshot shipped with the package."""
-    ref = resources.files("resolver_hook.inventory") / "data" / "snapshot.json"
-    return load_snapshot(ref.read_text(encoding="utf-8"), where="shipped snapshot")
+    with open(data_path("inventory", "data", "snapshot.json"), encoding="utf-8") as f:
+        text = f.read()
+    return load_snapshot(text, where="shipped snapshot")
 
 
 class SnapshotSource:

@@ -26,10 +26,10 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from resolver_hook._data import data_path
 from resolver_hook._record import NOWHERE, Recorder, folder_names, path_kind
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
@@ -116,20 +116,20 @@ class ManifestSet(Mapping[str, Manifest]):
 
 @functools.cache
 def _parse_builtin(file_name: str) -> Manifest:
-    entry = resources.files("resolver_hook") / "manifests" / file_name
-    return loads_manifest(entry.read_text(encoding="utf-8"), source=f"built-in ({file_name})")
+    with open(data_path("manifests", file_name), encoding="utf-8") as f:
+        text = f.read()
+    return loads_manifest(text, source=f"built-in ({file_name})")
 
 
 def _builtin_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:
     """Canonical name -> (source, parser) of every built-in manifest, none parsed yet."""
-    folder = resources.files("resolver_hook") / "manifests"
     return {
-        entry.name.removesuffix(".toml"): (
-            f"built-in ({entry.name})",
-            functools.partial(_parse_builtin, entry.name),
+        name.removesuffix(".toml"): (
+            f"built-in ({name})",
+            functools.partial(_parse_builtin, name),
         )
-        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(".toml")
+        for name in sorted(os.listdir(data_path("manifests")))
+        if name.endswith(".toml")
     }
 
 

@@ -17,11 +17,11 @@ import datetime
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
+from resolver_hook._data import data_path
 from resolver_hook._patterns import is_project_name
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.manifest.model import Manifest
@@ -101,8 +101,9 @@ def parse_families(data: Mapping[str, Any], *, source: str) -> tuple[Family, ...
 @functools.cache
 def builtin_families() -> tuple[Family, ...]:
     """The families shipped with the package (``twins.toml``)."""
-    ref = resources.files("resolver_hook.manifest") / "twins.toml"
-    return parse_families(toml_loads(ref.read_text(encoding="utf-8")), source="built-in twins")
+    with open(data_path("manifest", "twins.toml"), encoding="utf-8") as f:
+        text = f.read()
+    return parse_families(toml_loads(text), source="built-in twins")
 
 
 def families(
