@@ -38,10 +38,12 @@ class Response:
 @dataclass
 class PageServer:
     """Canned responses by path, served on 127.0.0.1; ``log`` lists the paths asked;
-    ``delay`` seconds pass before each page (a path ending in ``/``) is answered."""
+    ``delay`` seconds pass before each page (a path ending in ``/``) is answered;
+    ``missing``: the status of a path it has no response for (404: not there)."""
 
     responses: dict[str, Response] = field(default_factory=dict)
     delay: float = 0.0
+    missing: int = 404
     log: list[str] = field(default_factory=list)
     url: str = ""
 
@@ -57,7 +59,7 @@ class PageServer:
                     time.sleep(server_self.delay)
                 r = server_self.responses.get(path)
                 if r is None:
-                    r = Response(b"not found", "text/plain", 404)
+                    r = Response(b"not found", "text/plain", server_self.missing)
                 self.send_response(r.status)
                 self.send_header("Content-Type", r.content_type)
                 self.send_header("Content-Length", str(len(r.body)))

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirun import cli
+from tests.indexreplica import PageServer
 from tests.installenv import PY, UV, GpuIndex, clean_env, installed, make_uv_venv, make_venv
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
@@ -71,37 +72,46 @@ def test_missing_parent_folders_are_made(gpu_index: GpuIndex, tmp_path: Path) ->
 # --- item 4: hash-complete or refused --------------------------------------------------
 
 
-def _gone_page_manifest(gi: GpuIndex, tmp_path: Path) -> Path:
-    """demo-idx known only as a find-links page that answers 404."""
+@pytest.fixture
+def broken() -> Iterator[PageServer]:
+    """A server that answers every path with HTTP 500."""
+    server = PageServer(missing=500)
+    with server.serving():
+        yield server
+
+
+def _gone_page_manifest(server: PageServer, tmp_path: Path) -> Path:
+    """demo-idx known only as a find-links page that cannot be read (a 500: a page that
+    answers 404 does not exist, and no build is planned from it)."""
     path = tmp_path / "demo-idx.toml"
     path.write_text(
         'schema = 1\n[package]\nname = "demo-idx"\n[[index]]\n'
-        f'url = "{gi.index.url}/links/gone/demo-idx/"\nversion = "2.0+cu130"\n'
+        f'url = "{server.url}/links/broken/demo-idx/"\nversion = "2.0+cu130"\n'
     )
     return path
 
 
 def test_an_unreadable_flavour_page_is_refused_naming_the_line(
-    gpu_index: GpuIndex, tmp_path: Path
+    gpu_index: GpuIndex, tmp_path: Path, broken: PageServer
 ) -> None:
-    manifest = _gone_page_manifest(gpu_index, tmp_path)
+    manifest = _gone_page_manifest(broken, tmp_path)
     out = tmp_path / "requirements.txt"
     proc = lock(gpu_index, "demo-idx", "demo-gpu", "--manifest", str(manifest),
                 "--target", X86_B200, "-o", str(out))  # fmt: skip
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("error: 1 lock line without a sha256")
     assert f"\n  demo-idx==2.0+cu130 (for {X86_B200}): " in proc.stderr
-    assert f"{gpu_index.index.url}/links/gone/demo-idx/" in proc.stderr
-    assert "404" in proc.stderr
+    assert f"{broken.url}/links/broken/demo-idx/" in proc.stderr
+    assert "HTTP 500" in proc.stderr
     assert "\nhint: run lock where those pages and files are reachable" in proc.stderr
     assert "--allow-unhashed" in proc.stderr
     assert not out.exists()
 
 
 def test_allow_unhashed_writes_the_line_with_a_header_note(
-    gpu_index: GpuIndex, tmp_path: Path
+    gpu_index: GpuIndex, tmp_path: Path, broken: PageServer
 ) -> None:
-    manifest = _gone_page_manifest(gpu_index, tmp_path)
+    manifest = _gone_page_manifest(broken, tmp_path)
     out = tmp_path / "requirements.txt"
     proc = lock(gpu_index, "demo-idx", "demo-gpu", "--manifest", str(manifest),
                 "--target", X86_B200, "-o", str(out), "--allow-unhashed")  # fmt: skip

@@ -20,7 +20,7 @@ from resolver_hook.inventory.snapshot import dump_snapshot, link_table, load_sna
 from resolver_hook.inventory.sources import FallbackSource
 from resolver_hook.manifest.load import loads_manifest
 from tests.clirun import cli
-from tests.indexreplica import File, PageServer, pytorch_html
+from tests.indexreplica import File, PageServer, Response, pytorch_html
 
 UPSTREAM = "https://download.example/whl"
 TARGET = "linux-x86_64-py312-cuda13.0-sm100"
@@ -68,10 +68,12 @@ def _flags(tmp_path: Path, replica: PageServer, *texts: str) -> list[str]:
 def test_a_mirrored_page_that_cannot_be_read_is_pointed_at_on_the_mirror(
     replica: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # A server error (not a 404: that says the page does not exist, see below).
+    replica.responses["/mirror/cu130/torch/"] = Response(b"busy", "text/plain", 503)
     code, out, _ = cli(capsys, "plan", "torch", *_flags(tmp_path, replica, MANIFEST))
     assert code == 0
     mirrored = f"{replica.url}/mirror/cu130/torch/"
-    assert f"torch==2.13.0+cu130 from {mirrored}\n" in out  # 404 there: the page form
+    assert f"torch==2.13.0+cu130 from {mirrored}\n" in out  # unread there: the page form
     assert f"find-links:\n  {mirrored}\n" in out
     assert UPSTREAM not in out
 
@@ -124,3 +126,51 @@ def test_a_mirror_listing_another_sha256_than_the_snapshots_is_left_out_and_said
         f"shipped snapshot of 2026-11-02 gives {'11' * 32} for {upstream_file}: the "
         "mirror's file is not the upstream's; left out"
     )
+
+
+def _two_pages(version_132: str, version_130: str) -> str:
+    out = 'schema = 1\n[package]\nname = "torch"\n'
+    for label, version in (("cu132", version_132), ("cu130", version_130)):
+        out += f"""[[index]]
+url = "{UPSTREAM}/{label}/torch/"
+version = "{version}"
+cuda = ">=13.0"
+gpu = ["sm_100"]
+platforms = ["{X86}"]
+python = ["3.10"]
+"""
+    return out
+
+
+def test_a_page_that_answered_404_is_not_served_from_the_snapshot(
+    replica: PageServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Issue 49: a mirror of the PyTorch index that serves only /cu130/. The snapshot
+    # lists a newer release on /cu132/; the mirror answers 404 there. A pin is made
+    # only from a page that lists it: the live cu130 page's release, never the
+    # snapshot's row of a page that does not exist.
+    new, old = "torch-2.14.1+cu132", "torch-2.14.0+cu130"
+    page_132 = f"{UPSTREAM}/cu132/torch/"
+    snap_file = f"{UPSTREAM}/cu132/{urllib.parse.quote(new)}-cp310-cp310-{X86}.whl"
+    link = Link(
+        url=snap_file, filename=f"{new}-cp310-cp310-{X86}.whl", hashes={"sha256": "11" * 32}
+    )
+    snapshot = load_snapshot(
+        dump_snapshot(datetime.date(2026, 12, 2), {page_132: [link_table(link, page_132)]})
+    )
+    monkeypatch.setattr("resolver_hook.planner.builtin_snapshot", lambda: snapshot)
+    pytorch_html(
+        replica, "/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/",
+        [File(f"{old}-cp310-cp310-{X86}.whl", sha256="22" * 32)],
+    )  # fmt: skip
+    flags = _flags(tmp_path, replica, _two_pages("2.14.1+cu132", "2.14.0+cu130"))
+    flags[-1] = "linux-x86_64-py310-cuda13.0-sm100"
+    code, out, _ = cli(capsys, "plan", "torch", *flags)
+    assert code == 0, out
+    assert "/mirror/cu132/torch/" in replica.log  # asked, and answered 404
+    wheel = f"{replica.url}/mirror/cu130/{urllib.parse.quote(old)}-cp310-cp310-{X86}.whl"
+    assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
+    assert "2.14.1" not in out

@@ -16,9 +16,10 @@ LINE = "reading index pages: "
 
 @pytest.fixture
 def slow_flags(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """torch's pages from a loopback server that answers each after 1.5 s (404s)."""
+    """torch's pages from a loopback server that answers each after 1.5 s (server
+    errors: the snapshot serves them; a 404 would say the pages do not exist)."""
     monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)
-    server = PageServer(delay=1.5)
+    server = PageServer(delay=1.5, missing=503)
     with server.serving():
         yield [
             "plan",

@@ -60,3 +60,5 @@ class Page:
     # Releases a cited source says the page lists, whose files are not known (the
     # snapshot's compact form: ``2.7.1+cu128``); a network page has none.
     releases: tuple[str, ...] = ()
+    # The server answered that there is no such page (HTTP 404 or 410): no links.
+    absent: bool = False

@@ -38,7 +38,10 @@ first, at most :data:`~resolver_hook.limits.MAX_METADATA_READS` per plan.
 
 A page the source could not give keeps its flavours as written (today's page form),
 and so does a flavour the snapshot (partial by design) lists no file of, and the plain
-build whose page lists its release as a source distribution only (natten on PyPI).
+build whose page lists its release as a source distribution only (natten on PyPI) or
+answers that it does not exist (the installer reads the user's own index for it). A
+page that does not exist (HTTP 404 or 410) lists nothing: the flavours found there
+are not planned (no pin names a page that does not list it).
 """
 
 from __future__ import annotations
@@ -391,9 +394,10 @@ class _Context:
             kept.extend(forms)
             if forms:
                 continue  # the compact rows stand for the range's releases: no pattern
-            if not files and f.passthrough and _has_sdist(f, page):
+            if not files and f.passthrough and (page.absent or _has_sdist(f, page)):
                 # The plain build as a source distribution only (natten on PyPI): the
-                # installer builds it, as the page form says.
+                # installer builds it, as the page form says. Or not on the default
+                # index at all: the installer reads the user's own index for it.
                 kept.append(f)
             elif page.source == "snapshot":
                 # The snapshot is partial: the page form stays for the Pythons it

@@ -4,6 +4,9 @@
 :class:`~resolver_hook.index.IndexClient`; with ``--offline`` one that reads only its
 page cache) for every page at once. A page it cannot give is served from the shipped
 snapshot; one the snapshot lacks too is left out (its flavours keep their page form).
+A page the server answered is the page: one it says does not exist (HTTP 404 or 410; a
+mirror that serves some of the upstream's pages) lists no file, and the snapshot's rows
+for it are not used, so no pin names a page that does not list it.
 The pages that failed make one note per host and cause: a first line that sums them up
 (``download.pytorch.org unreachable (name not resolved): 5 pages; 1 from the snapshot of
 2026-12-02, 4 planned from the rules alone``), then one indented line per page with its
@@ -32,6 +35,9 @@ from resolver_hook.inventory.candidates import PageSource
 from resolver_hook.inventory.snapshot import Snapshot, SnapshotSource
 
 __all__ = ["FallbackSource", "SnapshotOnly"]
+
+#: The causes that mean the server answered and the page does not exist there.
+ABSENT = frozenset({"HTTP 404", "HTTP 410"})
 
 
 class SnapshotOnly:
@@ -103,6 +109,7 @@ class _Unread:
     why: str
     cause: str
     from_snapshot: bool
+    absent: bool = False  # the server said the page does not exist: nothing planned
 
 
 class FallbackSource(SnapshotOnly):
@@ -132,8 +139,19 @@ class FallbackSource(SnapshotOnly):
             if isinstance(page, Page):
                 out[url] = self._borrow(self._agreed(page))
                 continue
-            snap = self._snap.pages([url])[url]
+            cause = getattr(page, "cause", "")
             shown = redact(apply_mirrors(url, self._mirrors))
+            if not self._offline and cause in ABSENT:
+                # Answered, and not there: the live answer outranks the snapshot.
+                out[url] = Page(url=apply_mirrors(url, self._mirrors), links=(), absent=True)
+                unread = _Unread(
+                    asked=url, url=shown, why=_reason(page), cause=cause,
+                    from_snapshot=False, absent=True,
+                )  # fmt: skip
+                if unread not in self._unread:
+                    self._unread.append(unread)
+                continue
+            snap = self._snap.pages([url])[url]
             if isinstance(snap, Page):
                 out[url] = kept = self._keep(snap)
                 self._from_snapshot.update(x.url for x in kept.links)
@@ -143,7 +161,7 @@ class FallbackSource(SnapshotOnly):
                 asked=url,
                 url=shown,
                 why=_reason(page),
-                cause=getattr(page, "cause", ""),
+                cause=cause,
                 from_snapshot=isinstance(snap, Page),
             )
             if unread not in self._unread:
@@ -184,18 +202,28 @@ class FallbackSource(SnapshotOnly):
                 head = f"offline: {host} not in the page cache"
             elif cause in UNREACHABLE:
                 head = f"{host} unreachable ({cause})"
+            elif cause in ABSENT:
+                head = f"{host} has no such page ({cause})"
             else:
                 head = f"{host} could not be read ({cause or 'see each page'})"
             served = sum(x.from_snapshot for x in pages)
+            gone = sum(x.absent for x in pages)
             parts = []
             if served:
                 parts.append(f"{served} from the snapshot of {date}")
-            if len(pages) > served:
-                parts.append(f"{len(pages) - served} planned from the rules alone")
+            if len(pages) > served + gone:
+                parts.append(f"{len(pages) - served - gone} planned from the rules alone")
+            if gone:
+                parts.append(
+                    "no build planned from them" if gone > 1 else "no build planned from it"
+                )
             n = len(pages)
             lines = [f"{head}: {n} page{'' if n == 1 else 's'}; {', '.join(parts)}"]
             for x in pages:
                 said = x.why if x.why.startswith(x.url) else f"{x.url}: {x.why}"
+                if x.absent:
+                    lines.append(f"  {said} (no build planned from it)")
+                    continue
                 used = f"the snapshot of {date}" if x.from_snapshot else "the rules alone"
                 lines.append(f"  {said} (planned from {used})")
             out.append("\n".join(lines))
