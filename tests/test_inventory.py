@@ -264,7 +264,8 @@ def test_offline_reads_nothing(replica: PageServer, tmp_path: Path) -> None:
     assert torch.sha256
     assert replica.log == []
     assert source.notes == [
-        "offline: 127.0.0.1 not in the page cache: 1 page; 1 from the snapshot of 2026-12-01\n"
+        f"offline: 127.0.0.1 not in the page cache: {torch_page}; planned from the snapshot "
+        "of 2026-12-01\n"
         f"  {torch_page}: not in the page cache, and --offline reads no network (planned "
         "from the snapshot of 2026-12-01)"
     ]

@@ -235,7 +235,11 @@ class IndexClient:
             raise
         if response.status == 304:
             if entry is None:
-                raise PageError(f"{redact(target)}: answered 304 Not Modified to a plain request")
+                # A broken proxy or server: nothing was asked that 304 could answer.
+                raise PageError(
+                    f"{redact(target)}: answered 304 Not Modified to a plain request",
+                    cause="304 Not Modified to a plain request",
+                )
             entry = dataclasses.replace(
                 entry,
                 etag=response.etag or entry.etag,

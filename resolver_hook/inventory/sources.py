@@ -9,8 +9,10 @@ mirror that serves some of the upstream's pages) lists no file, and the snapshot
 for it are not used, so no pin names a page that does not list it.
 The pages that failed make one note per host and cause: a first line that sums them up
 (``download.pytorch.org unreachable (name not resolved): 5 pages; 1 from the snapshot of
-2026-12-02, 4 planned from the rules alone``), then one indented line per page with its
-failure (shown under ``-v`` and kept whole in ``--json``).
+2026-12-02, 4 planned from the rules alone``; one page is named there:
+``127.0.0.1 could not be read (304 Not Modified to a plain request): URL; planned from
+the rules alone``), then one indented line per page with its failure (shown under
+``-v`` and kept whole in ``--json``).
 :class:`SnapshotOnly` reads nothing but the snapshot (no client at all). Mirrors: the
 client applies them to what it reads; snapshot pages get them here, so a plan pins the
 mirror's URLs either way. A page read without core metadata (an index or a cached
@@ -208,17 +210,25 @@ class FallbackSource(SnapshotOnly):
                 head = f"{host} could not be read ({cause or 'see each page'})"
             served = sum(x.from_snapshot for x in pages)
             gone = sum(x.absent for x in pages)
-            parts = []
-            if served:
-                parts.append(f"{served} from the snapshot of {date}")
-            if len(pages) > served + gone:
-                parts.append(f"{len(pages) - served - gone} planned from the rules alone")
-            if gone:
-                parts.append(
-                    "no build planned from them" if gone > 1 else "no build planned from it"
-                )
             n = len(pages)
-            lines = [f"{head}: {n} page{'' if n == 1 else 's'}; {', '.join(parts)}"]
+            if n == 1:  # the page itself, named
+                (x,) = pages
+                if x.absent:
+                    used = "no build planned from it"
+                elif x.from_snapshot:
+                    used = f"planned from the snapshot of {date}"
+                else:
+                    used = "planned from the rules alone"
+                lines = [f"{head}: {x.url}; {used}"]
+            else:
+                parts = []
+                if served:
+                    parts.append(f"{served} from the snapshot of {date}")
+                if n > served + gone:
+                    parts.append(f"{n - served - gone} planned from the rules alone")
+                if gone:  # a cause of its own (HTTP 404): every page of the group
+                    parts.append("no build planned from them")
+                lines = [f"{head}: {n} pages; {', '.join(parts)}"]
             for x in pages:
                 said = x.why if x.why.startswith(x.url) else f"{x.url}: {x.why}"
                 if x.absent:
