@@ -97,7 +97,13 @@ class Planner:
             env=s.env,
             record=self.record,
         )
-        source = FallbackSource(client, builtin_snapshot(), s.mirrors, offline=s.offline)
+        source = FallbackSource(
+            client,
+            builtin_snapshot(),
+            s.mirrors,
+            offline=s.offline,
+            trust_mirror_hashes=s.trust_mirror_hashes,
+        )
         wanted = None
         if profile is not None and profile.tags:
             accepted = frozenset(profile.tags)

@@ -11,6 +11,9 @@ Every use case (plan, explain, lock, install, sync, env, enable) takes a
   (loopback http and ``file:`` URLs accepted, :mod:`resolver_hook.manifest.urls`);
 - ``offline``: ``--offline`` or ``RESOLVER_HOOK_OFFLINE``; ``refresh``: ``--refresh``;
 - ``mirrors``: ``RESOLVER_HOOK_MIRRORS``, then ``--mirror`` (:mod:`resolver_hook.index.mirrors`);
+  ``trust_mirror_hashes``: ``--trust-mirror-hashes`` (a mirror's file whose sha256 is not
+  the shipped snapshot's for that file is pinned, with a note, instead of refused:
+  :mod:`resolver_hook.inventory.sources`);
 - ``timeout``: ``--timeout`` or ``RESOLVER_HOOK_TIMEOUT`` (seconds, default 10), one
   meaning everywhere: the most one index page or metadata file may take in all, and
   the most any one wait for the server may take (a file downloaded whole to hash it:
@@ -116,6 +119,7 @@ class Settings:
     offline: bool = False
     refresh: bool = False
     mirrors: tuple[Mirror, ...] = ()
+    trust_mirror_hashes: bool = False
     timeout: float = NETWORK_DEADLINE
     index_url: str | None = None
 
@@ -129,6 +133,7 @@ def combine(
     mirror: Iterable[str] | None = None,
     timeout: float | None = None,
     index_url: str | None = None,
+    trust_mirror_hashes: bool = False,
 ) -> Settings:
     """The settings of a command run in ``env`` with these flags. ``mirror``: the
     ``--mirror`` values of a command that reads index pages (None: it reads none, so
@@ -150,6 +155,7 @@ def combine(
         offline=offline or env_flag(env, ENV_OFFLINE),
         refresh=refresh,
         mirrors=mirrors,
+        trust_mirror_hashes=trust_mirror_hashes,
         timeout=NETWORK_DEADLINE if timeout is None else timeout,
         index_url=index_url,
     )

@@ -1,7 +1,8 @@
 """Mirrors stay mirrors: what a plan points at is the mirror's URL whether or not the
 mirrored page could be read, a ``[[wheel]]`` file under a mirrored upstream included,
-and a mirror that lists another file than the upstream's for the same name is not
-taken without a word."""
+a mirror that lists another file than the upstream's for the same name refuses the plan
+(or, with --trust-mirror-hashes, is pinned with a note), and a page a mirror answers
+404 for lists nothing: no pin is made from it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.errors import OperationalError
 from resolver_hook.index import IndexClient, mirrors_from
 from resolver_hook.index.model import Link
 from resolver_hook.inventory import expand_manifests
@@ -100,7 +102,7 @@ def test_a_wheel_url_under_a_mirrored_upstream_is_mirrored(
     assert UPSTREAM not in out
 
 
-def test_a_mirror_listing_another_sha256_than_the_snapshots_is_left_out_and_said(
+def test_a_mirror_listing_another_sha256_than_the_snapshots_refuses_the_plan(
     replica: PageServer,
 ) -> None:
     page = f"{UPSTREAM}/cu130/torch/"
@@ -115,17 +117,21 @@ def test_a_mirror_listing_another_sha256_than_the_snapshots_is_left_out_and_said
     )  # fmt: skip
     mirrors = mirrors_from({}, [f"{UPSTREAM}={replica.url}/mirror"], allow_insecure=True)
     client = IndexClient(allow_insecure=True, mirrors=mirrors, cache=False)
-    source = FallbackSource(client, snapshot, mirrors)
     manifest = loads_manifest(MANIFEST, source="test")
-    done = expand_manifests({"torch": manifest}, ["torch"], source)
-    torch = with_notes(done, source.notes)["torch"]
-    assert not any(w.filename == TORCH for w in torch.wheels)  # not planned from the mirror
-    (note,) = source.notes
-    assert note == (
-        f"{replica.url}/mirror/cu130/torch/ lists {TORCH} with sha256 {'22' * 32}, the "
-        f"shipped snapshot of 2026-11-02 gives {'11' * 32} for {upstream_file}: the "
-        "mirror's file is not the upstream's; left out"
+    source = FallbackSource(client, snapshot, mirrors)
+    with pytest.raises(OperationalError) as caught:
+        expand_manifests({"torch": manifest}, ["torch"], source)
+    said = (
+        f"{replica.url}/mirror/cu130/torch/ lists {TORCH} with sha256 {'22' * 32}; the "
+        f"shipped snapshot of 2026-11-02 records {'11' * 32} for that file on {page}"
     )
+    assert caught.value.message == f"{said}: the mirror does not serve the upstream's file"
+    trusting = FallbackSource(client, snapshot, mirrors, trust_mirror_hashes=True)
+    done = expand_manifests({"torch": manifest}, ["torch"], trusting)
+    torch = with_notes(done, trusting.notes)["torch"]
+    (kept,) = [w for w in torch.wheels if w.filename == TORCH]
+    assert kept.sha256 == "22" * 32
+    assert trusting.notes == [f"{said}: pinned with the mirror's sha256 (--trust-mirror-hashes)"]
 
 
 def _two_pages(version_132: str, version_130: str) -> str:
@@ -174,3 +180,66 @@ def test_a_page_that_answered_404_is_not_served_from_the_snapshot(
     wheel = f"{replica.url}/mirror/cu130/{urllib.parse.quote(old)}-cp310-cp310-{X86}.whl"
     assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
     assert "2.14.1" not in out
+
+
+@pytest.fixture
+def other_file_on_the_mirror(
+    replica: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str]:
+    """The snapshot records TORCH on the upstream page with sha256 11..., its file on
+    PyTorch's file host (another host than the page's, as download-r2.pytorch.org is);
+    the mirror lists a file of that name with sha256 22..., under its own path. The
+    mirrored page's URL and the file's URL, as the plan would pin it."""
+    page = f"{UPSTREAM}/cu130/torch/"
+    on_host = f"https://files.example/whl/cu130/{urllib.parse.quote(TORCH)}"
+    link = Link(url=on_host, filename=TORCH, hashes={"sha256": "11" * 32})
+    snapshot = load_snapshot(
+        dump_snapshot(datetime.date(2026, 11, 2), {page: [link_table(link, page)]})
+    )
+    monkeypatch.setattr("resolver_hook.planner.builtin_snapshot", lambda: snapshot)
+    pytorch_html(
+        replica, "/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/",
+        [File(TORCH, sha256="22" * 32)],
+    )  # fmt: skip
+    return f"{replica.url}/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/{quote(TORCH)}"
+
+
+def quote(name: str) -> str:
+    return urllib.parse.quote(name)
+
+
+def test_a_mirror_file_with_another_sha256_than_the_snapshots_is_refused(
+    replica: PageServer,
+    other_file_on_the_mirror: tuple[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    page, _ = other_file_on_the_mirror
+    code, out, err = cli(capsys, "plan", "torch", *_flags(tmp_path, replica, MANIFEST))
+    assert code == 1, out + err
+    assert out == ""
+    assert err == (
+        f"error: {page} lists {TORCH} with sha256 {'22' * 32}; the shipped snapshot of "
+        f"2026-11-02 records {'11' * 32} for that file on {UPSTREAM}/cu130/torch/: the "
+        "mirror does not serve the upstream's file\n"
+        "hint: fix the mirror, or give --trust-mirror-hashes to pin the mirror's file "
+        "with the mirror's sha256\n"
+    )
+
+
+def test_trust_mirror_hashes_pins_the_mirrors_file_and_says_so(
+    replica: PageServer,
+    other_file_on_the_mirror: tuple[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    page, wheel = other_file_on_the_mirror
+    flags = _flags(tmp_path, replica, MANIFEST)
+    code, out, err = cli(capsys, "plan", "torch", "--trust-mirror-hashes", *flags)
+    assert code == 0, err
+    assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
+    assert (
+        f"  {page} lists {TORCH} with sha256 {'22' * 32}; the shipped snapshot of "
+        f"2026-11-02 records {'11' * 32} for that file on {UPSTREAM}/cu130/torch/: "
+        "pinned with the mirror's sha256 (--trust-mirror-hashes)\n"
+    ) in out

@@ -131,6 +131,12 @@ def add_inventory_options(
         help="read and pin URLs under UPSTREAM from MIRROR instead (repeatable; also "
         "RESOLVER_HOOK_MIRRORS, space-separated pairs)",
     )
+    parser.add_argument(
+        "--trust-mirror-hashes",
+        action="store_true",
+        help="pin a mirror's file whose sha256 is not the one the shipped snapshot records "
+        "for that file (said in a note); without it the plan is refused",
+    )
     if not timeout:
         return
     parser.add_argument(
@@ -157,6 +163,7 @@ def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) ->
         mirror=getattr(args, "mirror", []) if reads_pages else None,
         timeout=getattr(args, "timeout", None),
         index_url=getattr(args, "index_url", None),
+        trust_mirror_hashes=bool(getattr(args, "trust_mirror_hashes", False)),
     )
 
 

@@ -18,8 +18,10 @@ client applies them to what it reads; snapshot pages get them here, so a plan pi
 mirror's URLs either way. A page read without core metadata (an index or a cached
 copy that offers none) borrows the snapshot's for a file of the same URL and sha256:
 the same bytes have the same metadata. A file a mirror lists with another sha256 than
-the snapshot's for the same upstream file is left out with a note. Nothing here opens
-a URL.
+the snapshot records for that file (the same name on the same upstream page, or the
+same upstream URL) refuses the plan (:class:`~resolver_hook.errors.OperationalError`):
+the mirror does not serve the upstream's bytes; with ``--trust-mirror-hashes`` the
+mirror's file is kept, and a note says so. Nothing here opens a URL.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
+from resolver_hook.errors import OperationalError
 from resolver_hook.index.errors import UNREACHABLE
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
@@ -36,7 +39,10 @@ from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import PageSource
 from resolver_hook.inventory.snapshot import Snapshot, SnapshotSource
 
-__all__ = ["FallbackSource", "SnapshotOnly"]
+__all__ = ["TRUST_FLAG", "FallbackSource", "SnapshotOnly"]
+
+#: The flag that pins a mirror's file whose sha256 is not the snapshot's for it.
+TRUST_FLAG = "--trust-mirror-hashes"
 
 #: The causes that mean the server answered and the page does not exist there.
 ABSENT = frozenset({"HTTP 404", "HTTP 410"})
@@ -124,10 +130,12 @@ class FallbackSource(SnapshotOnly):
         mirrors: Sequence[Mirror] = (),
         *,
         offline: bool = False,
+        trust_mirror_hashes: bool = False,
     ) -> None:
         super().__init__(snapshot, mirrors)
         self._primary = primary
         self._offline = offline
+        self._trust = trust_mirror_hashes
         self._from_snapshot: set[str] = set()
         self._known: dict[str, Link] | None = None  # snapshot links with metadata, by URL
         self._unread: list[_Unread] = []
@@ -139,7 +147,7 @@ class FallbackSource(SnapshotOnly):
         for url in urls:
             page = got.get(url, LookupError(f"{url}: no answer"))
             if isinstance(page, Page):
-                out[url] = self._borrow(self._agreed(page))
+                out[url] = self._borrow(self._agreed(page, url))
                 continue
             cause = getattr(page, "cause", "")
             shown = redact(apply_mirrors(url, self._mirrors))
@@ -239,31 +247,43 @@ class FallbackSource(SnapshotOnly):
             out.append("\n".join(lines))
         return out
 
-    def _agreed(self, page: Page) -> Page:
-        """``page`` without the files a mirror lists with another sha256 than the
-        snapshot's for the same upstream file (the mirror does not serve the upstream's
-        bytes): each left out, with a note."""
-        if not self._mirrors:
+    def _agreed(self, page: Page, asked: str) -> Page:
+        """``page`` (read through a mirror for ``asked``, the upstream page) checked
+        against the snapshot: a file it lists with another sha256 than the snapshot
+        records for that file (the same name on the same upstream page, or the same
+        upstream URL) is refused (the mirror does not serve the upstream's bytes), or
+        with ``trust_mirror_hashes`` kept, with a note."""
+        if not self._mirrors or apply_mirrors(asked, self._mirrors) == asked:
             return page
         if self._hashes is None:
             self._hashes = {
                 x.url: x.sha256 for p in self.snapshot.pages.values() for x in p.links if x.sha256
             }
-        kept = []
+        recorded = self.snapshot.pages.get(asked)
+        by_name = {x.filename: x for x in recorded.links if x.sha256} if recorded else {}
+        date = self.snapshot.date.isoformat()
         for x in page.links:
-            upstream = upstream_of(x.url, self._mirrors)
-            known = self._hashes.get(upstream) if upstream != x.url else None
-            if known is not None and x.sha256 and x.sha256 != known:
-                self._note(
-                    f"{redact(page.url)} lists {x.filename} with sha256 {x.sha256}, the "
-                    f"shipped snapshot of {self.snapshot.date.isoformat()} gives {known} "
-                    f"for {upstream}: the mirror's file is not the upstream's; left out"
-                )
+            same = by_name.get(x.filename)
+            if same is not None:
+                known, where = same.sha256, f"that file on {asked}"
+            else:
+                upstream = upstream_of(x.url, self._mirrors)
+                known = self._hashes.get(upstream) if upstream != x.url else None
+                where = upstream
+            if known is None or not x.sha256 or x.sha256 == known:
                 continue
-            kept.append(x)
-        return (
-            page if len(kept) == len(page.links) else dataclasses.replace(page, links=tuple(kept))
-        )
+            said = (
+                f"{redact(page.url)} lists {x.filename} with sha256 {x.sha256}; the shipped "
+                f"snapshot of {date} records {known} for {where}"
+            )
+            if not self._trust:
+                raise OperationalError(
+                    f"{said}: the mirror does not serve the upstream's file",
+                    hint=f"fix the mirror, or give {TRUST_FLAG} to pin the mirror's file "
+                    "with the mirror's sha256",
+                )
+            self._note(f"{said}: pinned with the mirror's sha256 ({TRUST_FLAG})")
+        return page
 
     def _borrow(self, page: Page) -> Page:
         """``page`` with the snapshot's core metadata on each link that has none and
