@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
+from resolver_hook._credentials import keep
 from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
 from resolver_hook.inventory import expand_manifests
-from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.expand import DEFAULT_INDEX, with_notes
 from resolver_hook.inventory.snapshot import builtin_snapshot
 from resolver_hook.inventory.sources import FallbackSource
 from resolver_hook.resolve import resolve
@@ -81,7 +82,9 @@ class Planner:
         """``manifests`` with the index flavours of ``names`` (every manifest when None)
         and of what they couple with replaced by the files their pages list (the
         inventory), read through the index client; the shipped snapshot serves a page
-        the client cannot give (offline: one not in its page cache). What the reading
+        the client cannot give (offline: one not in its page cache). A flavour on the
+        default index is read from the user's (``settings.index``), its credentials
+        kept for its host. What the reading
         showed is in the manifests' ``notes``; ``unread``, when given, gets each page that
         could not be read (its URL, and why in a few words). ``read_pages=False``:
         ``manifests``."""
@@ -112,14 +115,17 @@ class Planner:
                 return any(str(t) in accepted for t in tags)
 
         chosen = list(manifests) if names is None else list(names)
+        index = keep(s.index.url) if s.index is not None else DEFAULT_INDEX
         if self.watch is None:
-            done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
+            done = expand_manifests(manifests, chosen, source, wanted=wanted,
+                                    default_index=index, mirrors=s.mirrors)  # fmt: skip
         else:
             with (waiting := self.watch()):
                 client.on_read = lambda url: waiting.advance(
                     f"done (last: {urlsplit(url).hostname})"
                 )
-                done = expand_manifests(manifests, chosen, source, wanted=wanted, mirrors=s.mirrors)
+                done = expand_manifests(manifests, chosen, source, wanted=wanted,
+                                        default_index=index, mirrors=s.mirrors)  # fmt: skip
         if unread is not None:
             unread.update(source.unread)
         return with_notes(done, [*done.notes, *source.notes, *client.notes])

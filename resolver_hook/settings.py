@@ -18,7 +18,11 @@ Every use case (plan, explain, lock, install, sync, env, enable) takes a
   meaning everywhere: the most one index page or metadata file may take in all, and
   the most any one wait for the server may take (a file downloaded whole to hash it:
   that plus a second per 128 KiB; :class:`resolver_hook.index.fetch.Transport`);
-- ``index_url``: ``--index-url`` where the command has it (``lock --format pylock``).
+- ``index_url``: ``--index-url`` where the command has it (``lock --format pylock``);
+- ``index``: the user's index, the one the installer reads by default, with where it
+  was set (:func:`resolver_hook.index.userindex.user_index`: the installer's own
+  arguments, its environment variables, then its configuration files, in its order); a
+  plan reads a flavour on the default index there, not on pypi.org.
 
 A flag turns a setting on; so does a variable set to ``1``, ``true``, ``yes``, ``on``,
 ``y`` or ``t`` (any case: the spellings pip and uv take for their own yes/no variables).
@@ -36,8 +40,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
 from resolver_hook.index.mirrors import Mirror, mirrors_from
+from resolver_hook.index.userindex import UserIndex, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
 from resolver_hook.manifest import ENV_INSECURE
 
@@ -122,6 +128,7 @@ class Settings:
     trust_mirror_hashes: bool = False
     timeout: float = NETWORK_DEADLINE
     index_url: str | None = None
+    index: UserIndex | None = None
 
 
 def combine(
@@ -134,12 +141,17 @@ def combine(
     timeout: float | None = None,
     index_url: str | None = None,
     trust_mirror_hashes: bool = False,
+    installer: tuple[str, Sequence[str]] | None = None,
+    record: Recorder = NOWHERE,
 ) -> Settings:
     """The settings of a command run in ``env`` with these flags. ``mirror``: the
     ``--mirror`` values of a command that reads index pages (None: it reads none, so
     neither ``RESOLVER_HOOK_MIRRORS`` nor ``RESOLVER_HOOK_TIMEOUT`` is read). A mirror
     that is not ``UPSTREAM=MIRROR`` under the URL policy, or a timeout variable that is
-    no number of seconds, is a UsageError."""
+    no number of seconds, is a UsageError. ``installer``: the installer a command runs
+    and its arguments (``("pip", options)``), whose default index the plan reads (None:
+    the order of a command that runs no one installer); files read are declared to
+    ``record``."""
     insecure = allow_insecure_urls or env_flag(env, ENV_INSECURE)
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
     if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
@@ -158,4 +170,13 @@ def combine(
         trust_mirror_hashes=trust_mirror_hashes,
         timeout=NETWORK_DEADLINE if timeout is None else timeout,
         index_url=index_url,
+        index=None
+        if mirror is None
+        else user_index(
+            env,
+            tool=installer[0] if installer else None,
+            options=installer[1] if installer else (),
+            flag=index_url,
+            record=record,
+        ),
     )

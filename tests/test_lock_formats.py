@@ -42,9 +42,11 @@ def gpu_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GpuIndex]:
         yield gi
 
 
-def lock(gi: GpuIndex, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def lock(
+    gi: GpuIndex, *args: str, cwd: Path | None = None, **extra: str
+) -> subprocess.CompletedProcess[str]:
     env = clean_env(
-        RESOLVER_HOOK_MANIFESTS=str(gi.manifests), RESOLVER_HOOK_ALLOW_INSECURE_URLS="1"
+        RESOLVER_HOOK_MANIFESTS=str(gi.manifests), RESOLVER_HOOK_ALLOW_INSECURE_URLS="1", **extra
     )
     return subprocess.run(
         [sys.executable, "-m", "resolver_hook", "lock", *args],
@@ -178,8 +180,15 @@ def test_pylock_plain_build_is_read_from_the_index_page(
     assert pkg["index"] == gpu_index.simple + "plainpkg/"
     assert pkg["wheels"][0]["url"] == gpu_index.index.wheel_url(gpu_index.wheels["plain"])
     assert pkg["wheels"][0]["hashes"]["sha256"] == gpu_index.wheels["plain"].sha256
+    # The plan read that page too (the user's index): offline, its cached copy pins.
     offline = lock(gpu_index, "plainpkg", "--manifest", str(manifest), "--target", X86_B200,
                    "--index-url", gpu_index.simple, "--offline", "-o", str(out))  # fmt: skip
+    assert offline.returncode == 0, offline.stderr
+    assert toml_loads(out.read_text())["packages"] == doc["packages"]
+    # Never read: offline, the page is all that is known.
+    offline = lock(gpu_index, "plainpkg", "--manifest", str(manifest), "--target", X86_B200,
+                   "--index-url", gpu_index.simple, "--offline", "-o", str(out),
+                   RESOLVER_HOOK_CACHE_DIR=str(tmp_path / "empty-cache"))  # fmt: skip
     assert offline.returncode == 1
     assert f"plainpkg==1.0: known only as the page {gpu_index.simple}plainpkg/" in offline.stderr
 

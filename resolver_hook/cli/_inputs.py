@@ -18,7 +18,7 @@ from resolver_hook.reqfile import read_requirements
 from resolver_hook.settings import ENV_OFFLINE, combine, env_flag, seconds_problem
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
 
     from resolver_hook.manifest import Manifest
     from resolver_hook.planner import Planner
@@ -150,10 +150,16 @@ def add_inventory_options(
     )
 
 
-def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) -> Settings:
+def settings_from_args(
+    args: argparse.Namespace,
+    *,
+    reads_pages: bool = True,
+    installer: tuple[str, Sequence[str]] | None = None,
+) -> Settings:
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
-    mirrors are read too)."""
+    mirrors and the user's index are read too). ``installer``: the installer the command
+    runs and its options (whose default index is the user's)."""
 
     return combine(
         os.environ,
@@ -164,15 +170,22 @@ def settings_from_args(args: argparse.Namespace, *, reads_pages: bool = True) ->
         timeout=getattr(args, "timeout", None),
         index_url=getattr(args, "index_url", None),
         trust_mirror_hashes=bool(getattr(args, "trust_mirror_hashes", False)),
+        installer=installer,
+        record=recorder(args),
     )
 
 
-def planner_from_args(args: argparse.Namespace, *, read_pages: bool = True) -> Planner:
+def planner_from_args(
+    args: argparse.Namespace,
+    *,
+    read_pages: bool = True,
+    installer: tuple[str, Sequence[str]] | None = None,
+) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
     ``read_pages=False``: one that plans the manifests as given. A wait for its pages
     over a second shows (stderr, a terminal only, never with --json or -q)."""
 
-    settings = settings_from_args(args, reads_pages=read_pages)
+    settings = settings_from_args(args, reads_pages=read_pages, installer=installer)
 
     def watch() -> Progress:
         return Progress(

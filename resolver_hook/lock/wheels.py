@@ -38,7 +38,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook._credentials import redact
-from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.index.client import IndexClient, PageResult
 from resolver_hook.index.fetch import check_url
 from resolver_hook.index.model import Link
@@ -180,6 +180,15 @@ def best_link(
     return best[2] if best else None
 
 
+def _listed_on(p: PackagePlan, index_url: str) -> str | None:
+    """The index page a file pin was read from, when the plan read it on the user's
+    index (a build on the default index): the page a lock cites."""
+    if p.flavour is None or getattr(p.flavour, "inventory", None) is None:
+        return None
+    name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
+    return _page_of(index_url, name)
+
+
 def _page_for(p: PackagePlan, index_url: str) -> tuple[NormalizedName, str] | None:
     """The distribution a page-read flavour locks and the page it is read from."""
     # A flavour that is another distribution (cupy as cupy-cuda12x) locks that one.
@@ -209,6 +218,11 @@ def lock_wheels(
             for p in plan.packages
             if _applies(p) and not _wheel_url(p) and (f := _page_for(p, index_url))
         ]
+        + [
+            page
+            for p in plan.packages
+            if _applies(p) and _wheel_url(p) and (page := _listed_on(p, index_url))
+        ]
     )
     for p in plan.packages:
         if not _applies(p):
@@ -217,7 +231,15 @@ def lock_wheels(
             assert p.url is not None
             assert p.version is not None
             sha = p.sha256 or fetcher.sha256(p.url)
-            out.append(LockedWheel(name=p.name, version=p.version, url=p.url, sha256=sha))
+            page = _listed_on(p, index_url)
+            try:
+                if page is not None and all(x.url != p.url for x in fetcher.links(page)):
+                    page = None  # pinned from another page (a find-links page, a mirror)
+            except ResolverHookError:
+                page = None  # the citation only: the pin stands without it
+            out.append(
+                LockedWheel(name=p.name, version=p.version, url=p.url, sha256=sha, index=page)
+            )
             continue
         found = _page_for(p, index_url)
         if found is None:

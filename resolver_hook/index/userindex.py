@@ -1,0 +1,175 @@
+"""The user's index: the one the installer reads by default, so that the plan reads it too.
+
+A flavour that is a build on the default index (torch's plain build, onnxruntime-gpu,
+cupy-cuda13x: ``[[index]]`` without ``url``) is read from ``<index>/<name>/``. That index
+is the user's, found in the order of the installer that runs (docs/facts.md section 3,
+"The user's index"):
+
+- ``pip``: ``--index-url``/``-i`` in its arguments, then ``PIP_INDEX_URL``, then pip's
+  configuration files (:func:`resolver_hook.index.pipconfig.pip_setting`);
+- ``uv``: ``--default-index``, then ``--index-url``/``-i``, then ``UV_DEFAULT_INDEX``,
+  then ``UV_INDEX_URL``, then uv's configuration files (:func:`uv_config_index`);
+- a command that runs no one installer (``plan``, ``lock``, ``env``, ``sync``): our
+  ``--index-url``, then ``UV_DEFAULT_INDEX``, ``UV_INDEX_URL``, ``PIP_INDEX_URL``, then
+  pip's configuration files, then uv's (the lock's order, :mod:`resolver_hook.lock.indexes`).
+
+Nothing set: PyPI. Each file read is declared to the recorder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from resolver_hook._record import NOWHERE, Recorder, file_bytes
+from resolver_hook._toml import TomlError, loads
+from resolver_hook.index.pipconfig import pip_setting
+
+__all__ = ["PYPI", "UserIndex", "user_index", "uv_config_index"]
+
+PYPI = "https://pypi.org/simple"
+_MAX_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
+# uv's yes spellings for UV_NO_CONFIG (resolver_hook.settings.yes_no reads the same).
+_YES = frozenset(("1", "true", "yes", "on", "y", "t"))
+
+
+@dataclass(frozen=True, slots=True)
+class UserIndex:
+    """The default index and where it was set (``PIP_INDEX_URL``, ``index-url in PATH``)."""
+
+    url: str
+    where: str
+
+
+def _option(options: Sequence[str], names: Sequence[str]) -> str | None:
+    """The value of the last of ``names`` in installer ``options`` (``--name VALUE``,
+    ``--name=VALUE``, ``-iVALUE``)."""
+    found = None
+    for i, arg in enumerate(options):
+        for name in names:
+            if arg == name and i + 1 < len(options):
+                found = options[i + 1]
+            elif name.startswith("--") and arg.startswith(name + "="):
+                found = arg[len(name) + 1 :]
+            elif not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
+                found = arg[len(name) :]
+    return found
+
+
+def _toml(path: Path, record: Recorder) -> dict[str, Any] | None:
+    try:
+        data = file_bytes(str(path), _MAX_CONFIG_BYTES, record)
+        return None if data is None else loads(data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, TomlError):
+        return None  # uv refuses it itself, in its own words
+
+
+def _default_entry(table: Mapping[str, Any]) -> str | None:
+    """The URL of the ``[[index]]`` marked ``default = true`` in a uv settings table."""
+    indexes = table.get("index")
+    for entry in indexes if isinstance(indexes, list) else ():
+        if isinstance(entry, dict) and entry.get("default") is True:
+            url = entry.get("url")
+            return url if isinstance(url, str) else None
+    return None
+
+
+def _pip_section(table: Mapping[str, Any]) -> str | None:
+    pip = table.get("pip")
+    url = pip.get("index-url") if isinstance(pip, dict) else None
+    return url if isinstance(url, str) else None
+
+
+def _top_level(table: Mapping[str, Any]) -> str | None:
+    url = table.get("index-url")
+    return url if isinstance(url, str) else None
+
+
+def _project_file(cwd: Path, record: Recorder) -> tuple[Path, dict[str, Any]] | None:
+    """The project's settings: the nearest folder with a ``uv.toml``, or a
+    ``pyproject.toml`` with a ``[tool.uv]`` table (``uv.toml`` first in one folder)."""
+    for folder in (cwd, *cwd.parents):
+        data = _toml(folder / "uv.toml", record)
+        if data is not None:
+            return folder / "uv.toml", data
+        data = _toml(folder / "pyproject.toml", record)
+        tool = data.get("tool") if data is not None else None
+        if isinstance(tool, dict) and isinstance(tool.get("uv"), dict):
+            return folder / "pyproject.toml", tool["uv"]
+    return None
+
+
+def uv_config_index(
+    env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
+) -> UserIndex | None:
+    """The default index of uv's configuration files, or None: ``UV_CONFIG_FILE`` alone
+    when set; none with ``UV_NO_CONFIG``; else the project's file (``cwd`` and its
+    parents), the user's (``$XDG_CONFIG_HOME/uv/uv.toml``, default ``~/.config``), then
+    the system's (the first ``uv/uv.toml`` of ``$XDG_CONFIG_DIRS``, else
+    ``/etc/uv/uv.toml``)."""
+    if env.get("UV_NO_CONFIG", "").strip().lower() in _YES:
+        return None
+    files: list[tuple[Path, dict[str, Any]]] = []
+    if env.get("UV_CONFIG_FILE"):
+        path = Path(env["UV_CONFIG_FILE"])
+        data = _toml(path, record)
+        files = [(path, data)] if data is not None else []
+    else:
+        project = _project_file(cwd or Path(os.getcwd()), record)
+        files += [project] if project is not None else []
+        home = env.get("HOME")
+        config_home = env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
+        if config_home:
+            path = Path(config_home) / "uv" / "uv.toml"
+            data = _toml(path, record)
+            files += [(path, data)] if data is not None else []
+        dirs = [d for d in env.get("XDG_CONFIG_DIRS", "").split(":") if d]
+        for path in [Path(d) / "uv" / "uv.toml" for d in dirs] + [Path("/etc/uv/uv.toml")]:
+            data = _toml(path, record)
+            if data is not None:
+                files.append((path, data))
+                break
+    # uv merges the files key by key, the project's first; of the merged keys the
+    # [[index]] marked default wins, then [pip] index-url, then the top-level index-url
+    # (seen with uv 0.13.9, docs/facts.md section 3).
+    for key in (_default_entry, _pip_section, _top_level):
+        for path, table in files:
+            url = key(table)
+            if url and url.strip():
+                return UserIndex(url.strip(), f"index in {path}")
+    return None
+
+
+def user_index(
+    env: Mapping[str, str],
+    *,
+    tool: str | None = None,
+    options: Sequence[str] = (),
+    flag: str | None = None,
+    record: Recorder = NOWHERE,
+) -> UserIndex | None:
+    """The index ``tool`` reads by default with installer ``options`` in ``env`` (see
+    the module's docstring); ``flag``: our own ``--index-url``. None: PyPI."""
+    if flag:
+        return UserIndex(flag, "--index-url")
+    if tool == "pip":
+        given = _option(options, ("--index-url", "-i"))
+        if given:
+            return UserIndex(given, "pip's --index-url")
+        found = pip_setting(env, "index-url", record=record)
+        return None if found is None else UserIndex(found[0].strip(), found[1])
+    if tool == "uv":
+        given = _option(options, ("--default-index",)) or _option(options, ("--index-url", "-i"))
+        if given:
+            return UserIndex(given, "uv's --default-index")
+    for name in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", *(() if tool else ("PIP_INDEX_URL",))):
+        if env.get(name, "").strip():
+            return UserIndex(env[name].strip(), name)
+    if tool is None:
+        found = pip_setting(env, "index-url", record=record)
+        if found is not None:
+            return UserIndex(found[0].strip(), found[1])
+    return uv_config_index(env, record=record)

@@ -1,0 +1,210 @@
+"""The user's index: a flavour hosted on PyPI (onnxruntime-gpu, cupy-cuda13x, torch's plain
+build) is read from, and pinned from, the index the user's installer reads, not pypi.org
+(issue 49). pip: ``--index-url``, ``PIP_INDEX_URL``, then pip.conf; uv: ``--default-index``
+or ``--index-url``, ``UV_DEFAULT_INDEX`` or ``UV_INDEX_URL``, then uv.toml; plan and lock
+(no one installer): ours, the uv variables, ``PIP_INDEX_URL``, then pip.conf (docs/facts.md
+section 3, "The user's index").
+
+The company index is a loopback replica holding a wheel named like onnxruntime-gpu's; every
+PyPI host is sent to a port where nothing listens, so the plan cannot read pypi.org and no
+test downloads a real wheel.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.installenv import PY, clean_env, installed, make_uv_venv, make_venv
+from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
+
+X86_B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+VERSION = "1.31.1"
+
+
+@pytest.fixture(scope="module")
+def company(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LoopbackIndex, BuiltWheel]]:
+    root = tmp_path_factory.mktemp("company")
+    index = LoopbackIndex(root / "index")
+    tag = f"cp{PY}-cp{PY}-manylinux_2_17_x86_64"
+    wheel = build_wheel(root / "built", "onnxruntime-gpu", VERSION, tag=tag)
+    index.add(wheel)
+    with index.serving():
+        yield index, wheel
+
+
+def _dead_pypi() -> list[str]:
+    """Flags that send pypi.org and files.pythonhosted.org to a closed loopback port."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return [
+        "--allow-insecure-urls",
+        "--mirror", f"https://pypi.org=http://127.0.0.1:{port}/pypi",
+        "--mirror", f"https://files.pythonhosted.org=http://127.0.0.1:{port}/files",
+    ]  # fmt: skip
+
+
+def _env(tmp_path: Path, how: str, url: str) -> dict[str, str]:
+    extra = {"RESOLVER_HOOK_OFFLINE": "", "HOME": str(tmp_path / "home")}
+    if how == "pip.conf":
+        conf = tmp_path / "pip.conf"
+        conf.write_text(f"[global]\nindex-url = {url}\n")
+        extra["PIP_CONFIG_FILE"] = str(conf)
+    else:
+        extra[how] = url
+    return clean_env(tmp_path, **extra)
+
+
+def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("how", ["PIP_INDEX_URL", "pip.conf", "UV_DEFAULT_INDEX"])
+def test_a_pypi_hosted_flavour_is_planned_from_the_users_index(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path, how: str
+) -> None:
+    index, wheel = company
+    env = _env(tmp_path, how, index.simple_url)
+    proc = _run(env, "plan", "onnxruntime", "--target", X86_B200, "--json", *_dead_pypi())
+    assert proc.returncode == 0, proc.stderr
+    p = next(x for x in json.loads(proc.stdout)["packages"] if x["name"] == "onnxruntime")
+    assert (p["url"], p["sha256"]) == (index.wheel_url(wheel), wheel.sha256)
+    assert "GET /simple/onnxruntime-gpu/" in index.requests
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("tool", "how"), [("pip", "PIP_INDEX_URL"), ("pip", "pip.conf"),
+                                           ("uv", "UV_DEFAULT_INDEX")])  # fmt: skip
+def test_the_install_pins_and_installs_from_the_users_index(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path, tool: str, how: str
+) -> None:
+    index, wheel = company
+    env = _env(tmp_path, how, index.simple_url)
+    venv = tmp_path / "venv"
+    if tool == "pip":
+        make_venv(venv)
+        argv = ["pip", *_dead_pypi(), "--target", X86_B200, "install", "onnxruntime"]
+    else:
+        make_uv_venv(venv)
+        env["UV_INSECURE_HOST"] = "127.0.0.1"
+        argv = ["uv", *_dead_pypi(), "--target", X86_B200, "pip", "install", "onnxruntime"]
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    proc = _run(env, *argv)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert installed(venv / "bin" / "python")["onnxruntime-gpu"] == VERSION
+    assert index.gets(wheel) >= 1
+
+
+@pytest.mark.integration
+def test_the_lock_pins_from_the_users_index(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path
+) -> None:
+    index, wheel = company
+    env = _env(tmp_path, "PIP_INDEX_URL", index.simple_url)
+    out = tmp_path / "requirements.txt"
+    proc = _run(env, "lock", "onnxruntime", "--target", X86_B200, "-o", str(out), *_dead_pypi())
+    assert proc.returncode == 0, proc.stderr
+    assert f"onnxruntime-gpu @ {index.wheel_url(wheel)}#sha256={wheel.sha256}" in out.read_text()
+
+
+def _conf(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return str(path)
+
+
+def test_each_installer_reads_its_own_settings_in_its_own_order(tmp_path: Path) -> None:
+    """pip: flag > PIP_INDEX_URL > pip.conf; uv: flag > UV_DEFAULT_INDEX > UV_INDEX_URL
+    > uv.toml (pip's settings unread); plan and lock: ours, uv's, pip's, then files."""
+    from resolver_hook.index.userindex import user_index
+
+    pip_conf = _conf(tmp_path, "pip.conf", "[global]\nindex-url = https://conf.example/simple/\n")
+    uv_toml = _conf(tmp_path, "uv.toml", '[pip]\nindex-url = "https://toml.example/simple/"\n')
+    env = {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CONFIG_DIRS": str(tmp_path / "none"),
+        "PIP_CONFIG_FILE": pip_conf,
+        "UV_CONFIG_FILE": uv_toml,
+        "PIP_INDEX_URL": "https://pip-env.example/simple/",
+        "UV_INDEX_URL": "https://uv-old.example/simple/",
+        "UV_DEFAULT_INDEX": "https://uv-env.example/simple/",
+    }
+
+    def got(tool: str | None, env: dict[str, str], *options: str) -> tuple[str, str] | None:
+        found = user_index(env, tool=tool, options=options)
+        return None if found is None else (found.url, found.where)
+
+    flag = ("--index-url", "https://flag.example/simple/")
+    assert got("pip", env, *flag) == ("https://flag.example/simple/", "pip's --index-url")
+    assert got("pip", env, "-ihttps://i.example/") == ("https://i.example/", "pip's --index-url")
+    assert got("pip", env) == ("https://pip-env.example/simple/", "PIP_INDEX_URL")
+    no_pip_env = {k: v for k, v in env.items() if k != "PIP_INDEX_URL"}
+    assert got("pip", no_pip_env) == ("https://conf.example/simple/", f"index-url in {pip_conf}")
+    assert got("uv", env, "--default-index=https://d.example/", *flag) == (
+        "https://d.example/",
+        "uv's --default-index",
+    )
+    assert got("uv", env, *flag) == ("https://flag.example/simple/", "uv's --default-index")
+    assert got("uv", env) == ("https://uv-env.example/simple/", "UV_DEFAULT_INDEX")
+    older = {k: v for k, v in env.items() if k != "UV_DEFAULT_INDEX"}
+    assert got("uv", older) == ("https://uv-old.example/simple/", "UV_INDEX_URL")
+    files_only = {k: v for k, v in older.items() if k not in ("UV_INDEX_URL", "PIP_INDEX_URL")}
+    assert got("uv", files_only) == ("https://toml.example/simple/", f"index in {uv_toml}")
+    assert got("uv", {**files_only, "UV_NO_CONFIG": "1", "UV_CONFIG_FILE": ""}) is None
+    assert got(None, env) == ("https://uv-env.example/simple/", "UV_DEFAULT_INDEX")
+    assert got(None, no_pip_env | {"UV_DEFAULT_INDEX": "", "UV_INDEX_URL": ""}) == (
+        "https://conf.example/simple/",
+        f"index-url in {pip_conf}",
+    )
+    assert got(None, files_only | {"PIP_CONFIG_FILE": "/dev/null"}) == (
+        "https://toml.example/simple/",
+        f"index in {uv_toml}",
+    )
+
+
+def test_uv_toml_is_found_as_uv_finds_it(tmp_path: Path) -> None:
+    """The project's file (the nearest uv.toml, or pyproject.toml with [tool.uv]) beats
+    the user's, which beats the system's; [[index]] default = true names the index."""
+    from resolver_hook.index.userindex import uv_config_index
+
+    project = tmp_path / "project" / "sub"
+    project.mkdir(parents=True)
+    user = _conf(tmp_path, "config/uv/uv.toml",
+                 '[[index]]\nurl = "https://other.example/"\n\n'
+                 '[[index]]\nurl = "https://user.example/"\ndefault = true\n')  # fmt: skip
+    system = _conf(tmp_path, "xdg/uv/uv.toml", 'index-url = "https://system.example/"\n')
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CONFIG_DIRS": str(tmp_path / "xdg")}
+
+    def got(env: dict[str, str]) -> tuple[str, str] | None:
+        found = uv_config_index(env, project)
+        return None if found is None else (found.url, found.where)
+
+    assert got(env) == ("https://user.example/", f"index in {user}")
+    assert got({**env, "XDG_CONFIG_HOME": str(tmp_path / "none")}) == (
+        "https://system.example/",
+        f"index in {system}",
+    )
+    pyproject = _conf(tmp_path, "project/pyproject.toml",
+                      '[tool.uv]\nindex-url = "https://project.example/"\n')  # fmt: skip
+    # The user's [[index]] default = true beats the project's top-level index-url
+    # (uv merges the files, then takes the default [[index]] first).
+    assert got(env) == ("https://user.example/", f"index in {user}")
+    _conf(tmp_path, "config/uv/uv.toml", "")
+    assert got(env) == ("https://project.example/", f"index in {pyproject}")
+    _conf(tmp_path, "project/sub/pyproject.toml", "[project]\nname = 'x'\n")  # no [tool.uv]
+    assert got(env) == ("https://project.example/", f"index in {pyproject}")
+    here = _conf(tmp_path, "project/sub/uv.toml",
+                 '[pip]\nindex-url = "https://here.example/"\n')  # fmt: skip
+    assert got(env) == ("https://here.example/", f"index in {here}")
