@@ -502,3 +502,20 @@ def test_the_readme_lists_every_builtin_package() -> None:
     ]
     for m in builtin_manifests().values():
         assert m.display_name in table, m.display_name
+
+
+def test_a_gpu_rocm_7_2_torch_was_not_built_for_is_refused_with_the_reason() -> None:
+    # PyTorch's ROCm 7.2 wheels are built for PYTORCH_ROCM_ARCH (docs/facts.md section
+    # 1.13); gfx803 (Polaris) is not in it, gfx942 (MI300) is.
+    p = plan("linux-x86_64-py312-rocm7.2-gfx803", "torch")
+    torch = p.package("torch")
+    assert torch is not None
+    assert torch.action == "error"
+    (rocm,) = [r for r in torch.rejected if r.candidate.startswith("torch 2.13.0+rocm7.2")]
+    assert rocm.rules == ("gpu",)
+    assert rocm.reason.startswith("built for AMD GPUs gfx900, gfx906, gfx908, gfx90a, gfx942")
+    assert rocm.reason.endswith("this machine's gfx803 is not one of them")
+    assert torch.hint  # the CPU build, or the change that gives a fit
+    ok = plan("linux-x86_64-py312-rocm7.2-gfx942", "torch")
+    assert ok.package("torch").version == "2.13.0+rocm7.2"  # type: ignore[union-attr]
+    assert "gfx942" in ok.package("torch").reason  # type: ignore[union-attr]

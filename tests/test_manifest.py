@@ -259,6 +259,12 @@ BAD = [
     ),
     ("runtime-alone", tilert(cuda_runtime="13.2"), "wheel[0].cuda_runtime: needs 'cuda' too"),
     (
+        "gfx-bad",
+        tilert(rocm=">=7.2", gfx=["gfx942", "MI300"]),
+        "wheel[0].gfx[1]: 'MI300' is not an AMD GPU name like 'gfx942'",
+    ),
+    ("gfx-alone", tilert(gfx=["gfx942"]), "wheel[0].gfx: needs 'rocm' too"),
+    (
         "index-twins",
         {
             "package": {"name": "tilert"},

@@ -697,3 +697,46 @@ def test_a_partner_that_the_pinned_package_needs_and_that_cannot_run_is_refused(
     held = "your requirement addon==0.1 needs base==1.0; this is base 2.0"
     assert held in {r.reason for r in base.rejected}
     assert base.reason.startswith("no build of base goes with your requirements")
+
+
+_ROCM = """
+schema = 1
+[package]
+name = "demo"
+[[index]]
+url = "https://example.org/rocm7.2/demo/"
+version = "1.0+rocm7.2"
+rocm = ">=7.2"
+gfx = ["gfx90a", "gfx942"]
+[[index]]
+url = "https://example.org/cpu/demo/"
+version = "1.0+cpu"
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "version", "reason"),
+    [
+        ("linux-x86_64-py312-rocm7.2-gfx942", "1.0+rocm7.2", "gfx942 is one of its GPUs"),
+        # Every GPU of the machine must be one the build was made for.
+        ("linux-x86_64-py312-rocm7.2-gfx942,gfx803", None, "this machine's gfx803 is not"),
+        ("linux-x86_64-py312-rocm7.2-gfx803", None, "this machine's gfx803 is not"),
+        ("linux-x86_64-py312-rocm7.2-gfx90a", "1.0+rocm7.2", "gfx90a is one of its GPUs"),
+        # No GPU named: nothing to hold it to, and the reason says so.
+        ("linux-x86_64-py312-rocm7.2", "1.0+rocm7.2", "GPU not known"),
+    ],
+)
+def test_a_rocm_build_runs_only_on_the_gpus_it_was_built_for(
+    target: str, version: str | None, reason: str
+) -> None:
+    p = plan(target, "demo", manifests={"demo": loads_manifest(_ROCM, source="m.toml")})
+    demo = p.package("demo")
+    assert demo is not None
+    assert demo.version == version
+    if version is None:
+        (r,) = [r for r in demo.rejected if "rocm" in r.candidate]
+        assert r.rules == ("gpu",)
+        assert r.reason == f"built for AMD GPUs gfx90a, gfx942; {reason} one of them"
+        assert demo.action == "error"
+    else:
+        assert reason in demo.reason

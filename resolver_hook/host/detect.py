@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from packaging.tags import sys_tags
 
 from resolver_hook._input import read_text_input
+from resolver_hook._patterns import GFX_NAME
 from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
 from resolver_hook.host import cache
@@ -355,9 +356,6 @@ _TARGET_FIELDS = {
     "l4t": "L4T release",
 }
 
-# An AMD GPU as ``detect`` names it (KFD's gfx_target_version, or rocm_agent_enumerator):
-# ``gfx`` + major + minor and stepping in hex: gfx90a, gfx942, gfx1100, gfx1151.
-_GFX = re.compile(r"gfx\d{1,2}[0-9a-f]{2}")
 
 # Assumed where a target spec leaves a field out (said in the profile's notes).
 DEFAULT_GLIBC = "2.35"
@@ -489,7 +487,7 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
 def _gfx_list(text: str, where: str) -> tuple[str, ...]:
     """``gfx942`` or ``gfx90a,gfx942``: the AMD GPUs, in order, without repeats."""
     names = text.split(",")
-    bad = next((n for n in names if not _GFX.fullmatch(n)), None)
+    bad = next((n for n in names if not GFX_NAME.fullmatch(n)), None)
     if bad is not None:
         raise UsageError(
             f"{where}: {bad!r} is not an AMD GPU name (gfxNNN[,gfxNNN], such as gfx942 or "

@@ -19,7 +19,17 @@ from resolver_hook.manifest.tables import TableReader, _join, kind_of
 __all__: list[str] = []
 
 _MATRIX_KEYS = ("url", "sha256", "axes", "exclude", *_NEEDS_KEYS, *_ABOUT_KEYS)
-_AXIS_ATTRS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires", *_ABOUT_KEYS, *_FACT_KEYS)
+_AXIS_ATTRS = (
+    "cuda",
+    "gpu",
+    "rocm",
+    "gfx",
+    "l4t",
+    "properties",
+    "requires",
+    *_ABOUT_KEYS,
+    *_FACT_KEYS,
+)
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

@@ -13,6 +13,8 @@ Two kinds of flavour:
 What a flavour needs: ``cuda`` (PEP 440 specifier on the driver's CUDA version;
 absent = no NVIDIA driver needed), ``gpu`` (kernel targets inside; absent = runs
 without a GPU), ``rocm`` (specifier on the ROCm version; absent = no ROCm needed),
+``gfx`` (beside ``rocm``: the AMD GPUs the build carries code for, ``["gfx90a",
+"gfx942"]``, its PYTORCH_ROCM_ARCH; absent = not known, every AMD GPU),
 ``l4t`` (a Jetson build: specifier on the Jetson's L4T release, ``">=36,<37"`` for
 JetPack 6; absent = not a Jetson build), ``requires`` (couplings with other packages
 of the same plan). ``properties`` in the PEP 817 vocabulary
@@ -87,6 +89,8 @@ class WheelFlavour:
     sha256: str | None = None
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    # The AMD GPUs a ROCm build carries code for ("gfx942"); () = not known (any).
+    gfx: tuple[str, ...] = ()
     # A Jetson build: a specifier on the L4T release (">=36,<37" is JetPack 6). Such a
     # flavour fits only Jetsons whose L4T release satisfies it (docs/facts.md 1.2).
     l4t: SpecifierSet | None = None
@@ -193,6 +197,7 @@ class IndexFlavour:
     python: tuple[str, ...] = ()  # ("3.12", "3.13t", ...); () = every Python
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    gfx: tuple[str, ...] = ()  # see WheelFlavour.gfx
     l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
@@ -346,6 +351,7 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
     return {
         "cuda": str(f.cuda) if f.cuda is not None else None,
         "rocm": str(f.rocm) if f.rocm is not None else None,
+        "gfx": list(f.gfx),
         "l4t": str(f.l4t) if f.l4t is not None else None,
         "gpu": [str(t) for t in f.gpu],
         "requires": [str(r) for r in f.requires],
@@ -357,7 +363,17 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
 
 # What a flavour needs and where that fact comes from, field for field the same in both
 # flavour classes and in the validator's _Needs (one list, not five copies).
-NEEDS_FIELDS = ("cuda", "rocm", "l4t", "gpu", "requires", "cuda_runtime", "evidence", "checked")
+NEEDS_FIELDS = (
+    "cuda",
+    "rocm",
+    "gfx",
+    "l4t",
+    "gpu",
+    "requires",
+    "cuda_runtime",
+    "evidence",
+    "checked",
+)
 
 
 def needs_of(source: Any) -> dict[str, Any]:

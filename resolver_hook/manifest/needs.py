@@ -1,4 +1,4 @@
-"""What a flavour needs (``cuda``, ``rocm``, ``l4t``, ``gpu``, ``properties``,
+"""What a flavour needs (``cuda``, ``rocm``, ``gfx``, ``l4t``, ``gpu``, ``properties``,
 ``requires``, ``cuda_floors``) and where that fact comes from (``cuda_runtime``,
 ``evidence``, ``checked``), read from one table of a manifest.
 """
@@ -16,6 +16,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook._patterns import GFX_NAME
 from resolver_hook.limits import check_version_text
 from resolver_hook.manifest.tables import TableReader, _join, kind_of
 from resolver_hook.manifest.urls import url_problem
@@ -23,7 +24,7 @@ from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = ["no_version_between"]
 
-_NEEDS_KEYS = ("cuda", "gpu", "rocm", "l4t", "properties", "requires")
+_NEEDS_KEYS = ("cuda", "gpu", "rocm", "gfx", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 
@@ -34,6 +35,7 @@ _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]
 class _Needs:
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
+    gfx: tuple[str, ...] = ()
     l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     requires: tuple[Requirement, ...] = ()
@@ -119,6 +121,9 @@ def _read_needs(
             gpu.append(parse_target(text))
         except ValueError as exc:
             c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
+    gfx = c.strings(t, "gfx", path)
+    if gfx is not None:
+        needs.gfx = _read_gfx(c, gfx, _join(path, "gfx"), has_rocm="rocm" in t)
     props = c.strings(t, "properties", path)
     if props is not None:
         _read_properties(
@@ -147,6 +152,24 @@ def _read_needs(
     needs.requires = tuple(reqs)
     _read_about(c, t, path, needs)
     return needs
+
+
+def _read_gfx(
+    c: TableReader, names: Sequence[str], path: str, *, has_rocm: bool
+) -> tuple[str, ...]:
+    """``gfx``: the AMD GPUs a ROCm build carries code for (its PYTORCH_ROCM_ARCH), each
+    a name as ``detect`` gives it (``gfx942``); only beside ``rocm``."""
+    if not has_rocm:
+        c.bad(path, "needs 'rocm' too (the GPUs of a ROCm build)")
+    if not names:
+        c.bad(path, "empty list (leave the key out when the build runs on every AMD GPU)")
+    out = []
+    for i, name in enumerate(names):
+        if GFX_NAME.fullmatch(name) is None:
+            c.bad(f"{path}[{i}]", f"{name!r} is not an AMD GPU name like 'gfx942'")
+        else:
+            out.append(name)
+    return c.shared(tuple(dict.fromkeys(out)))
 
 
 def _read_properties(

@@ -17,7 +17,9 @@ The rules, each with its id; a rejected flavour keeps every rule it fails
 2. CUDA: the flavour's ``cuda`` specifier holds for the driver's CUDA version
    (absent: no driver needed). ROCm likewise for ``rocm``.
 3. GPU: every visible NVIDIA GPU runs one of the flavour's kernel targets
-   (:func:`resolver_hook.portable.cuda.uncovered`; docs/facts.md section 1).
+   (:func:`resolver_hook.portable.cuda.uncovered`; docs/facts.md section 1); every
+   AMD GPU is one a ROCm build's ``gfx`` lists (not held when the GPU is not known;
+   docs/facts.md section 1.13).
 4. Accelerator: on a machine with an NVIDIA driver (or ROCm), a build that uses
    neither is not chosen silently when the package has accelerated builds: the
    user asks for it by pinning its exact version (``torch==2.13.0+cpu``).

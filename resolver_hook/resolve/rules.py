@@ -46,6 +46,7 @@ from resolver_hook.resolve.words import (
     NO_TAG_MATCHES,
     accelerator_reason,
     cuda_reason,
+    gfx_reason,
     gpu_reason,
     jetson_reason,
     per_gpu_cuda_reason,
@@ -241,6 +242,12 @@ def flavour_failures(
         out.append(Failure(rule="cuda", reason=cuda_reason(f.cuda, m.cuda, p)))
     if f.rocm is not None and (m.rocm is None or not f.rocm.contains(m.rocm, prereleases=True)):
         out.append(Failure(rule="rocm", reason=rocm_reason(f.rocm, m.rocm)))
+    if f.gfx and p.rocm is not None and p.rocm.gfx:
+        # Rule 3 for ROCm: every AMD GPU is one the build carries code for (a GPU the
+        # ROCm release dropped has none: docs/facts.md section 1.9). Unknown: not held.
+        dropped = [g for g in p.rocm.gfx if g.partition(":")[0] not in f.gfx]
+        if dropped:
+            out.append(Failure(rule="gpu", reason=gfx_reason(f.gfx, dropped)))
     if f.gpu:
         # No compute capability known (a driver without NVML, a target without smXY):
         # the reason says so rather than guess (docs/facts.md section 1.3).

@@ -91,6 +91,8 @@ __all__ = [
     "extra_index_note",
     "fix_words",
     "gets_words",
+    "gfx_fit_words",
+    "gfx_reason",
     "gpu_families",
     "gpu_reason",
     "gpu_words",
@@ -207,6 +209,8 @@ def chosen_words(
         parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
     if f.rocm is not None:
         parts.append(f"ROCm {rocm} meets {f.rocm}")
+    if f.gfx:
+        parts.append(gfx_fit_words(f.gfx, p.rocm.gfx if p.rocm else ()))
     if f.gpu and p.gpu_ccs:
         parts.append(f"kernels cover {', '.join(gpu_words(cc) for cc in p.gpu_ccs)}")
     if not has_accelerator(f) and p.nvidia is None and p.rocm is None:
@@ -477,6 +481,25 @@ def rocm_reason(rocm: SpecifierSet, have: Version | None) -> str:
     if have is None:
         return f"needs AMD ROCm {rocm}; this machine has no ROCm"
     return f"needs ROCm {rocm}; this machine has ROCm {have}"
+
+
+def gfx_reason(gfx: Sequence[str], missing: Sequence[str]) -> str:
+    """Rule 3 for ROCm: the AMD GPUs (``missing``) a build carries no code for."""
+    verb = "is" if len(missing) == 1 else "are"
+    return (
+        f"built for AMD GPUs {', '.join(gfx)}; this machine's {', '.join(missing)} {verb} "
+        "not one of them"
+    )
+
+
+def gfx_fit_words(gfx: Sequence[str], have: Sequence[str]) -> str:
+    """Rule 3 for ROCm, met: the machine's AMD GPUs are among the build's, or are not
+    known (a target without gfxNNN): then not checked, and said."""
+    if not have:
+        return f"AMD GPU not known: not checked against its GPUs ({', '.join(gfx)})"
+    if len(have) == 1:
+        return f"{have[0]} is one of its GPUs"
+    return f"{', '.join(have)} are among its GPUs"
 
 
 def _no_cc_reason(p: HostProfile) -> str:
