@@ -95,11 +95,11 @@ def test_a_failed_put_back_is_not_said_to_be_put_back(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("tool", ["pip", "uv"])
-def test_verify_kernels_does_not_pass_a_wheel_that_holds_no_kernels(
+def test_verify_kernels_refuses_a_wheel_that_holds_none_of_the_kernels_it_claims(
     tmp_path: Path, tool: str
 ) -> None:
-    """knone's manifest claims Blackwell kernels; its wheel holds none: nothing is said
-    to run on the GPU, a warning says nothing was verified (the install goes on)."""
+    """knone's manifest claims Blackwell kernels; its wheel holds none: a claim the file
+    does not bear out is refused, naming the file (issue 49), and nothing is installed."""
     index = LoopbackIndex(tmp_path / "index", core_metadata=True)
     wheel = build_wheel(tmp_path / "built", "knone", "1.0+cu130")
     index.add(wheel, simple=False)
@@ -116,12 +116,12 @@ def test_verify_kernels_does_not_pass_a_wheel_that_holds_no_kernels(
         cache = {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "c")}
         proc = hook(tool, *flags, *command, "--index-url", index.simple_url, "knone",
                     venv=venv, manifests=manifests, env=cache)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    assert versions(venv)["knone"] == "1.0+cu130"
+    assert proc.returncode == 1, proc.stderr
+    assert "knone" not in versions(venv)
     assert "runs on every visible GPU" not in proc.stderr
     assert (
-        "warning: --verify-kernels: knone 1.0+cu130 holds no GPU kernels (no SASS or PTX in "
-        "any of its files): nothing to verify against the visible GPUs"
+        f"error: knone 1.0+cu130: {wheel.path.name} holds no GPU code (no SASS or PTX in "
+        "any of its files), but its manifest says it carries sm_100, sm_120"
     ) in proc.stderr
 
 

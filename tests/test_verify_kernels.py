@@ -2,8 +2,9 @@
 
 Two wheels carry nvcc-built libraries (tests/cudawheels.py): ``kgood`` holds
 ``libkernels.so`` (SASS sm_90a, sm_100f, sm_120 + PTX compute_120), ``kbad`` holds
-``libptx.so`` (SASS sm_80 + PTX compute_100f). Both manifests claim Blackwell GPUs; on
-an RTX 50 (sm_120) the scan finds that kbad's kernels run on none of them.
+``libptx.so`` (SASS sm_80 + PTX compute_100f), ``knone`` a CPU-only ``libcpu.so``. All
+three manifests claim Blackwell GPUs; on an RTX 50 (sm_120) the scan finds that kbad's
+kernels run on none of them, and that knone holds no GPU code at all.
 
 ``kfwd`` and ``kcarry`` are index flavours whose manifests verify release 1.0 only; the
 page also serves 1.1, planned with 1.0's kernel list carried forward (assumed): kfwd
@@ -32,7 +33,7 @@ from packaging.utils import canonicalize_name
 from resolver_hook.install.kernels import _as_file, fetch_options, scan_kernels, terminal_lines
 from resolver_hook.resolve import PackagePlan
 from tests import test_install_proof
-from tests.cudawheels import KERNELS, PTX
+from tests.cudawheels import CPU, KERNELS, PTX
 from tests.installenv import PY, installed, venv_for, wheel_entry, write_manifest
 from tests.paths import FAKE_PYNVML, REPO, fake_nvml_env
 from tests.test_install import hook, versions
@@ -62,6 +63,8 @@ def kernel_index(
     wheels: dict[str, BuiltWheel] = {
         "kgood": build_wheel(out, "kgood", "1.0+cu130", binaries={"kgood/libkernels.so": KERNELS}),
         "kbad": build_wheel(out, "kbad", "1.0+cu130", binaries={"kbad/libptx.so": PTX}),
+        # Claims Blackwell kernels, holds a CPU-only library: no GPU code at all.
+        "knone": build_wheel(out, "knone", "1.0+cu130", binaries={"knone/libcpu.so": CPU}),
     }
     carried: dict[str, BuiltWheel] = {}
     for name, newer in (("kfwd", KERNELS), ("kcarry", PTX)):
@@ -162,6 +165,22 @@ def test_a_wheel_whose_kernels_run_on_no_visible_gpu_is_refused(
     assert {"sm_80", "compute_100f"} <= set(
         line.split(" carries ")[1].split(", none")[0].split(", ")
     )
+    assert "nothing was installed" in err
+    assert versions(venv) == before
+
+
+def test_a_wheel_claiming_kernels_that_holds_no_gpu_code_is_refused_naming_the_file(
+    kernel_index: tuple[Path, LoopbackIndex, dict[str, BuiltWheel]], tmp_path: Path
+) -> None:
+    venv = venv_for("pip", tmp_path / "venv")
+    before = versions(venv)
+    code, err = _run(kernel_index, venv, tmp_path, "knone")
+    assert code == 1, err
+    filename = kernel_index[2]["knone"].path.name
+    assert (
+        f"error: knone 1.0+cu130: {filename} holds no GPU code (no SASS or PTX in any of "
+        "its files), but its manifest says it carries sm_100, sm_120"
+    ) in err, err
     assert "nothing was installed" in err
     assert versions(venv) == before
 

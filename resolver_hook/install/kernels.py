@@ -12,7 +12,8 @@ machine whose NVIDIA GPUs are detected. Each wheel is:
 - read with the project's own scanner (:func:`resolver_hook.binaries.scan.scan_wheel`)
   and refused when a library's SASS and PTX run on none of the visible GPUs under
   NVIDIA's rules (:meth:`resolver_hook.portable.cuda.KernelTarget.runs_on`,
-  docs/facts.md section 1.9), naming the library and its targets;
+  docs/facts.md section 1.9), naming the library and its targets, or when the wheel
+  holds no GPU code at all while its manifest claims kernels, naming the file;
 - then named by its local path (``name @ file://...#sha256=...``) before the installer's
   dry run (:meth:`KernelReader.localize`), so neither the dry run nor the install fetches
   it again, and the file installed is the file read. That holds for the wheels the plan
@@ -289,6 +290,9 @@ class KernelReader:
         self.files: dict[str, Path] = {}
         self.sha256: dict[str, str] = {}
         self.kernel_free: set[str] = set()  # read, and holding no GPU kernels at all
+        # The kernel targets each package's chosen build claims (its manifest's gpu),
+        # taken from the plan: a wheel that claims some and holds none is refused.
+        self.claims: dict[str, tuple[str, ...]] = {}
         self._notes: list[str] = []
         self._said: set[str] = set()
         self._options = fetch_options(tool, options)
@@ -321,6 +325,8 @@ class KernelReader:
         version on their page (not yet read); problems."""
         wanted = []
         for p in plan.packages:
+            if p.flavour is not None and p.flavour.gpu:
+                self.claims[p.name] = tuple(str(t) for t in p.flavour.gpu)
             if not self.wants(p.name) or p.name in self.files:
                 continue
             label = f"{p.name} {p.version}"
@@ -489,6 +495,14 @@ class KernelReader:
                 problems.append(f"{w.label}: its kernels cannot be read: {exc.message}")
                 continue
             problems += library_problems(path.name, objects, self.ccs)
+            claimed = self.claims.get(w.name)
+            if not objects and claimed:
+                # A claim the file does not bear out: what reading it exists to catch.
+                problems.append(
+                    f"{w.label}: {path.name} holds no GPU code (no SASS or PTX in any of "
+                    f"its files), but its manifest says it carries {', '.join(claimed)}"
+                )
+                continue
             if not objects:
                 self.kernel_free.add(w.name)
             self.files[w.name] = path
