@@ -740,3 +740,22 @@ def test_a_rocm_build_runs_only_on_the_gpus_it_was_built_for(
         assert demo.action == "error"
     else:
         assert reason in demo.reason
+
+
+def test_a_package_only_a_coupling_brings_in_never_holds_back_the_one_asked_for() -> None:
+    # base 2.0 pins dep 2.0, base 1.0 pins nothing (torch 2.3.1's triton pin is for
+    # Python < 3.12): with dep chosen first, its newest (3.0) would leave base at 1.0.
+    def toml(name: str, *wheels: tuple[str, str]) -> str:
+        rows = "".join(
+            f'[[wheel]]\nurl = "https://x.org/{name}-{v}-py3-none-any.whl"\n'
+            + (f"requires = [{r!r}]\n" if r else "")
+            for v, r in wheels
+        )
+        return f"schema = 1\n[package]\nname = '{name}'\n{rows}"
+
+    manifests = {
+        "base": loads_manifest(toml("base", ("2.0", "dep==2.0"), ("1.0", "")), source="b.toml"),
+        "dep": loads_manifest(toml("dep", ("3.0", ""), ("2.0", "")), source="d.toml"),
+    }
+    p = plan("linux-x86_64-py312", "base", manifests=manifests)
+    assert (p.package("base").version, p.package("dep").version) == ("2.0", "2.0")

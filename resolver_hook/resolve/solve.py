@@ -332,12 +332,19 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
                 if y not in seen:
                     seen.add(y)
                     stack.append(y)
-        # Providers first: a package before those whose flavours require it.
+        # Providers first: a package before those whose flavours require it; but the
+        # packages you asked for before those only their couplings bring in, so that a
+        # newer build of those (triton 3.9.0) never holds yours back (torch<=2.9.0 would
+        # take 2.3.1, the newest without a triton pin for Python 3.12).
         ordered: list[str] = []
-        remaining = [x for x in slots if x in set(group)]
+        remaining = [x for x in slots if x in set(group) and slots[x].entry is not None]
+        remaining += [x for x in slots if x in set(group) and slots[x].entry is None]
+        asked = [x for x in remaining if slots[x].entry is not None]
         while remaining:
-            ready = [x for x in remaining if not (deps[x] & set(remaining)) - {x}]
-            pick = ready[0] if ready else remaining[0]
+            pool = [x for x in remaining if x in asked] or remaining
+            rest = set(pool)
+            ready = [x for x in pool if not (deps[x] & rest) - {x}]
+            pick = ready[0] if ready else pool[0]
             ordered.append(pick)
             remaining.remove(pick)
         groups.append(ordered)
