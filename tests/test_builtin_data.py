@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.version import Version
@@ -242,6 +243,40 @@ def test_an_offline_plan_of_tilert_honours_its_metadata(
     why = " ".join(f["reason"] for r in tilert["rejected"] for f in r["failures"])
     assert "needs torch<2.13,>=2.11" in why
     assert "needs torch==2.11.0" in why
+
+
+def _offline(capsys: pytest.CaptureFixture[str], target: str, *reqs: str) -> dict[str, Any]:
+    main(["plan", *reqs, "--offline", "--json", "--target", target])
+    return {p["name"]: p for p in json.loads(capsys.readouterr().out)["packages"]}
+
+
+@pytest.mark.parametrize(
+    "target", ["linux-x86_64-py312-cuda12.8-sm89", "linux-x86_64-py311-cuda12.4-sm80"]
+)
+def test_offline_refuses_torch_2_5_1_beside_triton_3_0_0_as_online_does(
+    capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """Every build of torch 2.5.1 requires triton==3.1.0 on Linux x86_64 below Python
+    3.13 (its METADATA; the shipped snapshot's release rows carry it, docs/facts.md
+    section 6.11): offline, as online, the pair is refused before the installer runs,
+    and torch 2.5.1 alone takes triton 3.1.0 (issue 49)."""
+    torch = _offline(capsys, target, "torch==2.5.1", "triton==3.0.0")["torch"]
+    assert torch["action"] == "error", torch["reason"]
+    why = " ".join(f["reason"] for r in torch["rejected"] for f in r["failures"])
+    assert "your requirement triton==3.0.0 rules out triton 3.1.0" in why
+    alone = _offline(capsys, target, "torch==2.5.1")
+    assert alone["torch"]["version"].startswith("2.5.1+"), alone["torch"]["reason"]
+    assert "/triton-3.1.0-" in (alone["triton"]["url"] or ""), alone["triton"]["reason"]
+
+
+def test_offline_torch_2_2_2_takes_the_triton_its_metadata_pins_where_its_marker_holds(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """torch 2.2.2: ``triton==2.2.0`` below Python 3.12 (its METADATA), none above."""
+    py311 = _offline(capsys, "linux-x86_64-py311-cuda12.4-sm80", "torch==2.2.2", "triton")
+    assert "/triton-2.2.0-" in (py311["triton"]["url"] or ""), py311["triton"]["reason"]
+    py312 = _offline(capsys, "linux-x86_64-py312-cuda12.8-sm89", "torch==2.2.2", "triton")
+    assert "/triton-2.2.0-" not in (py312["triton"]["url"] or "")
 
 
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:

@@ -147,11 +147,23 @@ def test_an_index_line_naming_a_page_that_cannot_run_here_is_judged(
 @pytest.mark.parametrize(
     ("reqs", "want"),
     [
-        (["torchvision==0.22.1", "torch"], {"torchvision": "0.22.1+cu128", "torch": "2.7.1+cu128"}),
-        (["torchvision==0.23.0"], {"torchvision": "0.23.0+cu128", "torch": "2.8.0+cu128"}),
+        # Each torch release brings the triton its METADATA pins (the snapshot's rows).
+        (
+            ["torchvision==0.22.1", "torch"],
+            {"torchvision": "0.22.1+cu128", "torch": "2.7.1+cu128", "triton": "3.3.1"},
+        ),
+        (
+            ["torchvision==0.23.0"],
+            {"torchvision": "0.23.0+cu128", "torch": "2.8.0+cu128", "triton": "3.4.0"},
+        ),
         (
             ["torch==2.8.0", "torchvision", "torchaudio"],
-            {"torch": "2.8.0+cu128", "torchvision": "0.23.0+cu128", "torchaudio": "2.8.0+cu128"},
+            {
+                "torch": "2.8.0+cu128",
+                "torchvision": "0.23.0+cu128",
+                "torchaudio": "2.8.0+cu128",
+                "triton": "3.4.0",
+            },
         ),
     ],
 )

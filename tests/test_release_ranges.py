@@ -162,6 +162,17 @@ def test_a_compact_row_needs_its_version_and_source() -> None:
         load_snapshot(doc)
 
 
+@pytest.mark.parametrize(
+    ("requires", "error"),
+    [("triton==3.1.0", "is not a list of strings"), (["triton=="], "is not a requirement")],
+)
+def test_a_compact_rows_requires_is_a_list_of_requirements(requires: object, error: str) -> None:
+    page = "https://download.example.org/whl/cu128/torch/"
+    row = {"version": "2.7.1+cu128", "evidence": "https://example.org/l", "requires": requires}
+    with pytest.raises(SnapshotError, match=error):
+        load_snapshot(dump_snapshot(TODAY, {page: []}, {page: [row]}))
+
+
 def test_the_snapshot_keeps_every_covered_release_and_no_other() -> None:
     base = "https://download.example.org"
     page = f"{base}/whl/cu128/torch/"

@@ -259,8 +259,11 @@ def expand_manifests(
             r.name
             for name in closure
             if name in replaced
-            for w in replaced[name].wheels
-            for r in w.requires
+            # Files' Requires-Dist, and page-form releases' from the snapshot's rows.
+            for r in (
+                *(r for w in replaced[name].wheels for r in w.requires),
+                *(r for f in replaced[name].indexes for r in f.requires),
+            )
             if canonicalize_name(r.name) not in touched
         ]
         if not todo:
@@ -391,7 +394,7 @@ class _Context:
                 notes.extend(_yanked_note(f, page))
             wheels.extend(files)
             forms = release_forms(f, page, {w.version for w in files})
-            kept.extend(forms)
+            kept.extend(self._with_release_requires(x, page) for x in forms)
             if forms:
                 continue  # the compact rows stand for the range's releases: no pattern
             if not files and f.passthrough and (page.absent or _has_sdist(f, page)):
@@ -544,6 +547,21 @@ class _Context:
             hit = (f, man, found)
             self._sibling_cache[key] = hit
         return hit[2]
+
+    def _with_release_requires(self, form: IndexFlavour, page: Page) -> IndexFlavour:
+        """A page-form release with the ``Requires-Dist`` couplings the snapshot's row
+        gives for it (torch 2.5.1+cu124: ``triton==3.1.0; ...``), as a file's metadata
+        gives them online: on packages with a manifest, other than its own."""
+        texts = dict(page.release_requires).get(str(form.version), ())
+        more = tuple(
+            r
+            for r in map(Requirement, texts)
+            if canonicalize_name(r.name) in self.manifests
+            and canonicalize_name(r.name) != form.name
+        )
+        if not more:
+            return form
+        return dataclasses.replace(form, requires=(*form.requires, *more))
 
     def _couplings(
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None

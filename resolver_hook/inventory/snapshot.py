@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook._data import data_path
@@ -113,7 +114,7 @@ def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
     count = 0
     for url, body in pages_doc.items():
         releases = _releases(body, where)
-        for version, source in releases:
+        for version, source, _ in releases:
             count += 1
             if count > MAX_PAGE_LINKS:
                 raise SnapshotError(f"{where}: more than {MAX_PAGE_LINKS} links")
@@ -134,7 +135,8 @@ def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
             links=tuple(links),
             source="snapshot",
             fetched=date.isoformat(),
-            releases=tuple(v for v, _ in releases),
+            releases=tuple(v for v, _, _ in releases),
+            release_requires=tuple((v, req) for v, _, req in releases if req),
         )
     return Snapshot(
         date=date,
@@ -145,9 +147,10 @@ def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
     )
 
 
-def _releases(body: Any, where: str) -> list[tuple[str, str]]:
+def _releases(body: Any, where: str) -> list[tuple[str, str, tuple[str, ...]]]:
     """A page's compact rows (``{"version": "2.7.1+cu128", "evidence": URL}``): the
-    releases a cited source says it lists, without files; none when absent."""
+    releases a cited source says it lists, without files, each with the
+    ``Requires-Dist`` lines a source gives for it (``requires``); none when absent."""
     items = body.get("releases", []) if isinstance(body, dict) else []
     out = []
     for item in items if isinstance(items, list) else [None]:
@@ -159,8 +162,21 @@ def _releases(body: Any, where: str) -> list[tuple[str, str]]:
             Version(version)
         except InvalidVersion:
             raise SnapshotError(f"{where}: {version[:40]!r} is not a version") from None
-        out.append((version, source))
+        assert isinstance(item, dict)
+        out.append((version, source, _requires(item.get("requires", []), where)))
     return out
+
+
+def _requires(items: Any, where: str) -> tuple[str, ...]:
+    """A compact row's ``requires``: requirement strings, each one that parses."""
+    if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+        raise SnapshotError(f"{where}: a release row whose 'requires' is not a list of strings")
+    for x in items:
+        try:
+            Requirement(x)
+        except InvalidRequirement:
+            raise SnapshotError(f"{where}: {x[:60]!r} is not a requirement") from None
+    return tuple(items)
 
 
 def _list(body: Any, key: str, where: str) -> list[dict[str, Any]]:

@@ -150,10 +150,21 @@ class ReleaseRow:
     version: str
     evidence: str
     read: str
+    # The release's ``Requires-Dist`` lines on packages with a manifest, and where they
+    # were read: its couplings, which hold offline in page form as online.
+    requires: tuple[str, ...] = ()
+    requires_evidence: str | None = None
 
     @classmethod
     def from_table(cls, t: Mapping[str, Any]) -> ReleaseRow:
-        return cls(page=t["page"], version=t["version"], evidence=t["evidence"], read=t["read"])
+        return cls(
+            page=t["page"],
+            version=t["version"],
+            evidence=t["evidence"],
+            read=t["read"],
+            requires=tuple(t.get("requires", ())),
+            requires_evidence=t.get("requires_evidence"),
+        )
 
 
 @dataclass(slots=True)
@@ -386,12 +397,50 @@ def render_snapshot(
     }
     compact: dict[str, list[dict[str, str]]] = {}
     covered = covered_releases(manifests, [(r.page, r.version) for r in releases])
+    named: set[tuple[str, Version]] = set()
     for r in releases:
         if (r.page, r.version) in covered:
-            item = {"version": r.version, "evidence": f"{r.evidence} (read {r.read})"}
+            item: dict[str, Any] = {
+                "version": r.version,
+                "evidence": f"{r.evidence} (read {r.read})",
+            }
+            if r.requires:
+                item["requires"] = list(r.requires)
+                item["requires_evidence"] = str(r.requires_evidence)
+                named.update(_exact_pins(r.requires))
             if item not in compact.setdefault(r.page, []):
                 compact[r.page].append(item)
+    # The files of a release a kept row's coupling pins exactly (torch 2.5.1's
+    # triton==3.1.0): kept too, so that offline judges the pair as online does.
+    for url, links in by_page.items():
+        extra = [x for x in links if _release_of(x.filename) in named]
+        for x in extra:
+            if x not in kept.get(url, []):
+                tables.setdefault(url, []).append(
+                    _with_metadata(link_table(x, cited[x.url].evidence), metas.get(x.url))
+                )
+        if extra:
+            tables[url].sort(key=lambda t: str(t["filename"]))
     return dump_snapshot(date, tables, {u: sorted(v, key=_by_version) for u, v in compact.items()})
+
+
+def _exact_pins(requires: Iterable[str]) -> set[tuple[str, Version]]:
+    """The (project, release) of each ``==`` pin among ``requires``."""
+    out: set[tuple[str, Version]] = set()
+    for text in requires:
+        r = Requirement(text)
+        for s in r.specifier:
+            if s.operator == "==" and "*" not in s.version:
+                out.add((canonicalize_name(r.name), Version(Version(s.version).public)))
+    return out
+
+
+def _release_of(filename: str) -> tuple[str, Version] | None:
+    name, version, _ = release_key(filename)
+    try:
+        return canonicalize_name(name), Version(Version(version).public)
+    except InvalidVersion:
+        return None
 
 
 def _by_version(row: Mapping[str, str]) -> Version:
