@@ -136,10 +136,12 @@ def undeclared(out: Path, cache: Path) -> list[str]:
         full = os.path.normpath(os.path.join(seen["cwd"], path))
         if full in exact or full in declared or _theirs(full, roots):
             continue
-        if _theirs(full, [str(cache / "plans")]) or (
+        if _theirs(full, [str(cache / "plans"), str(cache / "manifests")]) or (
             _theirs(full, [str(cache)]) and os.path.basename(full).startswith(".")
         ):
-            continue  # the store's own files; a temporary file of the cache, being written
+            # The store's own files; the built-in manifests' documents (the tool's own
+            # files, by digest); a temporary file of the cache, being written.
+            continue
         above = [*declared, *roots, *exact]
         if kind == "stat" and any(d.startswith(full + os.sep) for d in above):
             continue  # a folder above one of those, looked at on the way to it

@@ -5,13 +5,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import urllib.parse
+from typing import Any
 
 import pytest
 from packaging.version import Version
 
 from resolver_hook._credentials import keep
+from resolver_hook._data import data_path
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
+from resolver_hook.manifest import load
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
 from tests.paths import REPO, child_env
@@ -139,3 +142,32 @@ def test_a_plan_imports_no_resource_reader() -> None:
             check=False,
         )
     assert done.stdout.split() == ["0", "False"], done.stderr
+
+
+def test_a_builtin_manifests_toml_is_parsed_once_per_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The TOML of a built-in manifest is kept in the user cache by its text's sha256:
+    a later process reads the document back instead of parsing it; a new text (an
+    upgrade, an edit) is parsed again and replaces it."""
+    parsed: list[str] = []
+    toml_loads = load.toml_loads
+
+    def counted(text: str) -> dict[str, Any]:
+        parsed.append(text)
+        return toml_loads(text)
+
+    monkeypatch.setattr(load, "toml_loads", counted)
+    with open(data_path("manifests", "torch.toml"), encoding="utf-8") as f:
+        text = f.read()
+    load._parse_builtin.cache_clear()
+    first = load._parse_builtin("torch.toml")
+    load._parse_builtin.cache_clear()  # as a new process finds it
+    assert load._parse_builtin("torch.toml") == first
+    assert len(parsed) == 1
+    edited = text.replace('name = "torch"', 'name = "torch"\n# edited', 1)
+    assert edited != text
+    assert load._builtin_document("torch.toml", edited, "x") == toml_loads(edited)
+    assert load._builtin_document("torch.toml", edited, "x") == toml_loads(edited)
+    assert parsed == [text, edited]
+    load._parse_builtin.cache_clear()
