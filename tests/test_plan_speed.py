@@ -12,11 +12,13 @@ from packaging.version import Version
 
 from resolver_hook._credentials import keep
 from resolver_hook._data import data_path
+from resolver_hook.host import parse_target
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
-from resolver_hook.manifest import load
+from resolver_hook.manifest import load, parse_manifest
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
+from resolver_hook.resolve import resolve, rules
 from tests.paths import REPO, child_env
 
 TARGET = "linux-x86_64-py312-cuda13.0-sm100"
@@ -171,3 +173,28 @@ def test_a_builtin_manifests_toml_is_parsed_once_per_text(
     assert load._builtin_document("torch.toml", edited, "x") == toml_loads(edited)
     assert parsed == [text, edited]
     load._parse_builtin.cache_clear()
+
+
+def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 1 of a wheel depends on its tags and requires-python only: a page's files
+    share a few dozen tag sets, and each is judged (and said in words) once a plan."""
+    said: list[object] = []
+    platform_reason = rules.platform_reason
+
+    def counted(plats: object, p: object) -> str:
+        said.append(plats)
+        return platform_reason(plats, p)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rules, "platform_reason", counted)
+    base = "https://x.org/pkg-1.{0}-cp312-cp312-{1}.whl"
+    wheels = [
+        {"url": base.format(i, plat), "cuda": ">=12.0", "gpu": ["sm_100"]}
+        for i in range(20)
+        for plat in ("win_amd64", "manylinux_2_28_x86_64")
+    ]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "wheel": wheels}, source="pkg.toml")
+    plan = resolve(["pkg"], {"pkg": pkg}, parse_target(TARGET))
+    chosen = plan.package("pkg")
+    assert chosen is not None
+    assert chosen.version == "1.19"
+    assert said == [["win_amd64"]]

@@ -332,19 +332,28 @@ def _newer_for_another_python(slot: Slot, chosen: Flavour, p: HostProfile) -> st
     otherwise look stale. None when the newest release fails for other reasons too."""
     if isinstance(chosen, IndexFlavour) and chosen.versions is not None:
         return None
-    mine = Version(chosen.version.public)
+    # Each release once: a page's files share their version objects.
+    publics: dict[int, tuple[Version, Version]] = {}
+
+    def public(v: Version) -> Version:
+        hit = publics.get(id(v))
+        if hit is None or hit[0] is not v:
+            hit = publics[id(v)] = (v, Version(v.public))
+        return hit[1]
+
+    mine = public(chosen.version)
     newer = [
-        (Version(f.version.public), f, fails)
+        (public(f.version), f, fails)
         for f, fails in slot.rejected
         if not (isinstance(f, IndexFlavour) and f.versions is not None)
-        and Version(f.version.public) > mine
+        and public(f.version) > mine
         and version_ok(slot.spec, f)
         and not f.version.is_prerelease
     ]
     if not newer:
         return None
     newest = max(v for v, _, _ in newer)
-    if any(Version(f.version.public) == newest for f, _ in slot.candidates):
+    if any(public(f.version) == newest for f, _ in slot.candidates):
         return None
     for v, f, fails in newer:
         if v == newest and [x.rule for x in fails] == ["python"]:

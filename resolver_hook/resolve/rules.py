@@ -18,6 +18,7 @@ from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -95,6 +96,11 @@ class Machine:
         # Per manifest, computed once: (any flavour needs NVIDIA, any needs ROCm). Asking
         # it per flavour made resolution quadratic in the number of flavours.
         self._accelerated: dict[int, tuple[Manifest, bool, bool]] = {}
+        # A wheel's rule-1 outcome by its tags and requires-python (_tag_failures).
+        self.wheel_tags: dict[
+            tuple[frozenset[Tag], int],
+            tuple[SpecifierSet | None, tuple[Failure, ...], int],
+        ] = {}
 
     def accelerated(self, manifest: Manifest) -> tuple[bool, bool]:
         """Whether some flavour of ``manifest`` needs NVIDIA (CUDA or kernels) / ROCm."""
@@ -127,32 +133,16 @@ def _tag_facts(
 
 def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     """Rule 1: platform and Python failures, and the tag rank (lower is better)."""
+    if isinstance(f, WheelFlavour):
+        # Its tags and requires-python decide: a page's files share a few dozen tag sets
+        # and requires-python values (the same objects: candidates._specifier).
+        key = (f.tags, id(f.requires_python))
+        hit = m.wheel_tags.get(key)
+        if hit is None or hit[0] is not f.requires_python:
+            hit = m.wheel_tags[key] = (f.requires_python, *_wheel_tag_failures(f, m))
+        return list(hit[1]), hit[2]
     p = m.profile
     out: list[Failure] = []
-    if isinstance(f, WheelFlavour):
-        ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
-        if (
-            ranks
-            and f.requires_python is not None
-            and not f.requires_python.contains(Version(p.python), prereleases=True)
-        ):
-            # The page's requires-python (PEP 503 data-requires-python): a py3 wheel's
-            # tags do not say which Pythons it runs on.
-            reason = f"its page says Requires-Python {f.requires_python}; this machine has "
-            return [Failure(rule="python", reason=reason + p.python_words)], 0
-        if ranks:
-            return [], min(ranks)
-        plats = sorted({t.platform for t in f.tags})
-        py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
-        plat_ok = any(pl in m.platforms for pl in plats)
-        if not plat_ok:
-            out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
-        if not py_ok:
-            pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
-            out.append(Failure(rule="python", reason=python_reason(pys, p)))
-        if not out:
-            out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))
-        return out, 0
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
         out.append(Failure(rule="tags", reason=platform_reason(sorted(f.platforms), p)))
@@ -161,6 +151,35 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     if out or not f.platforms:
         return out, 0
     return [], min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
+
+
+def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...], int]:
+    """:func:`_tag_failures` of a wheel."""
+    p = m.profile
+    out: list[Failure] = []
+    ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
+    if (
+        ranks
+        and f.requires_python is not None
+        and not f.requires_python.contains(Version(p.python), prereleases=True)
+    ):
+        # The page's requires-python (PEP 503 data-requires-python): a py3 wheel's
+        # tags do not say which Pythons it runs on.
+        reason = f"its page says Requires-Python {f.requires_python}; this machine has "
+        return (Failure(rule="python", reason=reason + p.python_words),), 0
+    if ranks:
+        return (), min(ranks)
+    plats = sorted({t.platform for t in f.tags})
+    py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
+    plat_ok = any(pl in m.platforms for pl in plats)
+    if not plat_ok:
+        out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
+    if not py_ok:
+        pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
+        out.append(Failure(rule="python", reason=python_reason(pys, p)))
+    if not out:
+        out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))
+    return tuple(out), 0
 
 
 def _jetson_miss(f: Flavour, p: HostProfile) -> JetsonMiss | None:
