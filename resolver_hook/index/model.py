@@ -62,7 +62,6 @@ class Page:
     releases: tuple[str, ...] = ()
     # The server answered that there is no such page (HTTP 404 or 410): no links.
     absent: bool = False
-
     # The ``Requires-Dist`` lines a cited source gives for such a release (torch
     # 2.5.1's ``triton==3.1.0; ...``), by release: its couplings hold in page form too.
     release_requires: tuple[tuple[str, tuple[str, ...]], ...] = ()
