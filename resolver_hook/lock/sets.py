@@ -10,6 +10,11 @@ each lock's builds on this machine with the resolver's own rules
 (:func:`~resolver_hook.resolve.evaluate_flavour`, the choosing rules left out), checks
 the chosen file's sha256 and installs it.
 
+A lock also serves only the platform uv resolved it for: the index keeps each lock's
+OS, CPU arch and Python (``os``, ``arch``, ``python``; from its target where an older
+index does not say), and a lock of another platform fails that rule, whatever its
+flavoured builds would do here (a pure wheel, a package without a manifest).
+
 Two locks fit: the more specific wins (:func:`choose`): the one planned for exactly
 this machine's GPUs, then the one with more builds that need a GPU runtime, then the
 higher CUDA floor. None fits: the nearest (fewest failed rules) is named with each
@@ -19,7 +24,8 @@ rule it fails.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,17 +36,19 @@ from resolver_hook._input import read_input, read_text_input
 from resolver_hook._toml import TomlError
 from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.host import HostProfile
+from resolver_hook.host import HostProfile, parse_target
 from resolver_hook.lock.files import write_locks
 from resolver_hook.manifest import Manifest, ManifestError, parse_manifest
 from resolver_hook.manifest.model import Flavour, IndexFlavour
 from resolver_hook.manifest.tables import TableReader
 from resolver_hook.portable.cuda import format_cc, parse_cc
+from resolver_hook.portable.platforms import OS_NAMES, OS_WORDS, canonical_arch
 from resolver_hook.resolve import Plan, evaluate_flavour
 
 __all__ = [
     "INDEX_NAME",
     "LockClass",
+    "LockPlatform",
     "choose",
     "failures",
     "lock_set_files",
@@ -53,6 +61,55 @@ INDEX_NAME = "index.toml"
 _SCHEMA = 1
 # Rules that choose among builds that run, not whether one runs (see resolve/).
 _CHOOSING = frozenset({"accelerator", "specifier"})
+_PYTHON = re.compile(r"\d+\.\d+t?")  # a Python as index flavours spell it: 3.12, 3.13t
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockPlatform:
+    """The platform uv resolved a lock for: OS, CPU arch and Python (None: not known)."""
+
+    os: str
+    arch: str
+    python: str | None  # "3.12", "3.13t"
+
+    @classmethod
+    def of(cls, profile: HostProfile) -> LockPlatform:
+        return cls(os=profile.os, arch=profile.arch, python=profile.python_label)
+
+    @classmethod
+    def from_target(cls, spec: str) -> LockPlatform | None:
+        """What a target spec names (an index written before ``os``/``arch``/``python``
+        were kept); its Python only where the spec names one (else it was assumed)."""
+        try:
+            profile = parse_target(spec)
+        except ValueError:
+            return None  # "detected", or no spec
+        named = any(re.fullmatch(r"(?:py|cp)\d+t?", f.lower()) for f in spec.split("-")[2:])
+        return cls(os=profile.os, arch=profile.arch, python=profile.python_label if named else None)
+
+    def miss(self, profile: HostProfile) -> str | None:
+        """The rule ``profile`` fails, in words; None where it is this platform."""
+        here = LockPlatform.of(profile)
+        was, now = [], []
+        if (self.os, self.arch) != (here.os, here.arch):
+            was.append(f"{OS_WORDS.get(self.os, self.os)} {self.arch}")
+            now.append(f"{OS_WORDS.get(here.os, here.os)} {here.arch}")
+        if self.python is not None and self.python != here.python:
+            was.append(_python_words(self.python))
+            now.append(_python_words(here.python or ""))
+        if not was:
+            return None
+        return f"the lock was resolved for {', '.join(was)}; this machine is {', '.join(now)}"
+
+    def distance(self, profile: HostProfile) -> tuple[bool, bool, bool]:
+        """How far ``profile`` is: another OS, another CPU arch, another Python."""
+        here = LockPlatform.of(profile)
+        python = self.python is not None and self.python != here.python
+        return self.os != here.os, self.arch != here.arch, python
+
+
+def _python_words(label: str) -> str:
+    return f"Python {label[:-1]} (free-threaded)" if label.endswith("t") else f"Python {label}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +122,7 @@ class LockClass:
     machine: str  # that target in words
     gpus: tuple[str, ...]  # the target's compute capabilities, "9.0"
     builds: tuple[Manifest, ...]  # one manifest per flavoured package, holding its build
+    platform: LockPlatform | None = None  # what uv resolved it for; None: not known
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:
@@ -109,6 +167,9 @@ def _index_text(rows: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> str
                 "sha256": digest,
                 "target": target,
                 "machine": profile.describe(),
+                "os": profile.os,
+                "arch": profile.arch,
+                "python": profile.python_label,
                 "gpus": [format_cc(cc) for cc in profile.gpu_ccs],
                 "package": packages,
             }
@@ -176,6 +237,7 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
                 machine=lock["machine"],
                 gpus=gpus,
                 builds=tuple(builds),
+                platform=_platform(r, lock, where),
             )
         )
     if r.found:
@@ -185,6 +247,32 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
 
 def _is_sha256(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+def _platform(r: TableReader, lock: Mapping[str, Any], where: str) -> LockPlatform | None:
+    """``os``, ``arch`` and ``python`` of a ``[[lock]]`` table, as :func:`write_lock_set`
+    writes them; from its target where none is given (an index of an earlier version)."""
+    if not any(k in lock for k in ("os", "arch", "python")):
+        return LockPlatform.from_target(lock["target"])
+    os_name = _text(r, lock.get("os"), f"{where}.os", lambda v: v in OS_NAMES,
+                    f"one of {', '.join(OS_NAMES)}")  # fmt: skip
+    arch = _text(r, lock.get("arch"), f"{where}.arch", lambda v: canonical_arch(v) == v,
+                 "a CPU arch such as x86_64")  # fmt: skip
+    python = _text(r, lock.get("python"), f"{where}.python", _PYTHON.fullmatch,
+                   "a Python such as 3.12 or 3.13t")  # fmt: skip
+    if os_name is None or arch is None or python is None:
+        return None
+    return LockPlatform(os=os_name, arch=arch, python=python)
+
+
+def _text(
+    r: TableReader, value: object, where: str, ok: Callable[[str], object], what: str
+) -> str | None:
+    """``value`` where it is a string that is ``ok``; else a problem at ``where``."""
+    if isinstance(value, str) and ok(value):
+        return value
+    r.bad(where, f"{str(value)[:80]!r} is not {what}")
+    return None
 
 
 def _gpus(r: TableReader, value: object, where: str) -> tuple[str, ...]:
@@ -204,8 +292,10 @@ def _gpus(r: TableReader, value: object, where: str) -> tuple[str, ...]:
 
 
 def failures(lock: LockClass, profile: HostProfile) -> list[str]:
-    """Why ``lock`` does not serve ``profile``: one line per build and failed rule."""
-    out = []
+    """Why ``lock`` does not serve ``profile``: the platform it was resolved for first,
+    then one line per build and failed rule."""
+    miss = lock.platform.miss(profile) if lock.platform is not None else None
+    out = [] if miss is None else [miss]
     for manifest in lock.builds:
         flavour = manifest.flavours[0]
         for rule, outcome in evaluate_flavour(flavour, manifest, profile).items():

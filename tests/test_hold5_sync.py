@@ -1,0 +1,84 @@
+"""Issue 49, ``sync`` of a lock set: each machine gets its own class's lock (an H100 its
+sm_90 lock, an RTX 50 its sm_120 lock, among sm_80 and sm_100 locks and the same GPUs'
+locks for other platforms), found by detection (a fake NVML) as on the real machines; a
+set with no lock for this platform installs nothing and names the nearest lock and the
+rule it fails."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.installenv import PY, GpuIndex, clean_env, installed, make_venv
+from tests.paths import fake_nvml_env
+
+SM90 = f"linux-x86_64-py{PY}-cuda12.6-sm90"
+SM120 = f"linux-x86_64-py{PY}-cuda13.0-sm120"
+SM100 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+SM80 = f"linux-x86_64-py{PY}-cuda12.6-sm80"
+# The same GPUs on other platforms, listed first: a GH200 and a Windows RTX 50.
+GH200 = f"linux-aarch64-py{PY}-cuda12.6-sm90"
+WIN_SM120 = f"windows-x86_64-py{PY}-cuda13.0-sm120"
+
+H100 = {"name": "NVIDIA H100 80GB HBM3", "cc": [9, 0], "memory": 80 << 30, "uuid": "GPU-h100"}
+RTX5090 = {"name": "NVIDIA GeForce RTX 5090", "cc": [12, 0], "memory": 32 << 30, "uuid": "GPU-5090"}
+
+
+def hook(
+    gi: GpuIndex,
+    *args: str,
+    cache: Path,
+    venv: Path | None = None,
+    nvml: dict[str, Any] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        RESOLVER_HOOK_CACHE_DIR=str(cache),  # each machine detected afresh
+        RESOLVER_HOOK_OFFLINE="0",  # uv reads the loopback index
+        UV_DEFAULT_INDEX=gi.simple,
+        PIP_INDEX_URL=gi.simple,
+    )
+    if venv is not None:
+        env["VIRTUAL_ENV"] = str(venv)
+    if nvml is not None:
+        env.update(fake_nvml_env(nvml, env=env))
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fleet(gpu_index: GpuIndex, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fleet")
+    targets = [a for t in (GH200, WIN_SM120, SM80, SM90, SM100, SM120) for a in ("--target", t)]
+    proc = hook(gpu_index, "lock", "demo-gpu", "-o", f"{folder}/{{target}}.txt", *targets,
+                cache=tmp_path_factory.mktemp("cache"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("nvml", "want"),
+    [
+        ({"driver": "580.95.05", "cuda": 13000, "gpus": [H100]}, (SM90, "1.0+cu126")),
+        ({"driver": "560.35.03", "cuda": 12060, "gpus": [H100]}, (SM90, "1.0+cu126")),
+        ({"driver": "580.95.05", "cuda": 13000, "gpus": [RTX5090]}, (SM120, "1.0+cu130")),
+    ],
+    ids=["h100-cuda13.0", "h100-cuda12.6", "rtx5090-cuda13.0"],
+)
+def test_sync_on_a_detected_machine_installs_its_own_class_lock(
+    gpu_index: GpuIndex, fleet: Path, tmp_path: Path, nvml: dict[str, Any], want: tuple[str, str]
+) -> None:
+    lock, version = want
+    make_venv(tmp_path / "venv")
+    proc = hook(gpu_index, "sync", str(fleet), "--installer", "pip", venv=tmp_path / "venv",
+                nvml=nvml, cache=tmp_path / "cache")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"resolver-hook: {lock}.txt (for " in proc.stderr
+    assert installed(tmp_path / "venv" / "bin" / "python")["demo-gpu"] == version
