@@ -82,3 +82,37 @@ def test_sync_on_a_detected_machine_installs_its_own_class_lock(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"resolver-hook: {lock}.txt (for " in proc.stderr
     assert installed(tmp_path / "venv" / "bin" / "python")["demo-gpu"] == version
+
+
+ARM_GB200 = f"linux-aarch64-py{PY}-cuda13.0-sm100"
+MAC = f"macos-arm64-py{PY}"
+X86_B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"
+
+
+def test_sync_of_other_platforms_locks_installs_nothing_and_names_the_nearest(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """The locks' builds would run here (demo-gpu is a pure wheel, plainpkg has no
+    manifest), but uv resolved each lock for another platform: none is this machine's.
+    Each fails one rule; the nearest is the one of this OS and these GPUs, though the
+    macOS lock comes first in the index."""
+    folder = tmp_path / "locks"
+    proc = hook(gpu_index, "lock", "demo-gpu ; sys_platform == 'linux'", "plainpkg",
+                "-o", f"{folder}/{{target}}.txt", "--target", MAC, "--target", ARM_GB200,
+                "--index-url", gpu_index.simple, cache=tmp_path / "cache")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    make_venv(tmp_path / "venv")
+    before = installed(tmp_path / "venv" / "bin" / "python")
+    proc = hook(gpu_index, "sync", str(folder), "--installer", "pip", "--target", X86_B200,
+                venv=tmp_path / "venv", cache=tmp_path / "cache")  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert installed(tmp_path / "venv" / "bin" / "python") == before
+    first, hint = proc.stderr.splitlines()
+    assert first == (
+        f"error: no lock in {folder} fits Linux x86_64, Python {PY[0]}.{PY[1:]}, glibc 2.35, "
+        "NVIDIA B200/GB200 (sm_100), driver CUDA 13.0: the nearest, "
+        f"{ARM_GB200}.txt (for Linux aarch64, Python {PY[0]}.{PY[1:]}, glibc 2.35, NVIDIA "
+        "B200/GB200 (sm_100), driver CUDA 13.0), fails: the lock was resolved for Linux "
+        "aarch64; this machine is Linux x86_64"
+    )
+    assert hint.startswith("hint: add a lock for this machine class: ")

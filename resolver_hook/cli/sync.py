@@ -24,7 +24,7 @@ from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import find_installer, python_version_of
-from resolver_hook.lock.sets import choose, read_index, verified_file
+from resolver_hook.lock.sets import choose, nearest, read_index, verified_file
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
 
 __all__ = ["register"]
@@ -71,13 +71,13 @@ def run(args: argparse.Namespace) -> int:
     if chosen is None:
         if not locks:
             raise OperationalError(f"{folder / 'index.toml'} lists no lock")
-        nearest = min(locks, key=lambda lock: len(why[lock.file]))
-        reasons = "; ".join(why[nearest.file])
+        near = nearest(locks, profile, why)
+        reasons = "; ".join(why[near.file])
         raise OperationalError(
-            f"no lock in {folder} fits {profile.describe()}: the nearest, {nearest.file} "
-            f"(for {nearest.machine}), fails: {reasons}",
+            f"no lock in {folder} fits {profile.describe()}: the nearest, {near.file} "
+            f"(for {near.machine}), fails: {reasons}",
             hint=f"add a lock for this machine class: resolver-hook lock ... -o "
-            f"'{folder}/{{target}}.txt' --target {nearest.target} --target <this machine>",
+            f"'{folder}/{{target}}.txt' --target {near.target} --target <this machine>",
         )
     fitting = [lock for lock in locks if not why[lock.file]]
     more = ""

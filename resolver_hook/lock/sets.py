@@ -17,8 +17,8 @@ flavoured builds would do here (a pure wheel, a package without a manifest).
 
 Two locks fit: the more specific wins (:func:`choose`): the one planned for exactly
 this machine's GPUs, then the one with more builds that need a GPU runtime, then the
-higher CUDA floor. None fits: the nearest (fewest failed rules) is named with each
-rule it fails.
+higher CUDA floor. None fits: the nearest (:func:`nearest`: fewest failed rules, then
+this OS, CPU arch and Python, then these GPUs) is named with each rule it fails.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ __all__ = [
     "choose",
     "failures",
     "lock_set_files",
+    "nearest",
     "read_index",
     "verified_file",
     "write_lock_set",
@@ -320,6 +321,20 @@ def choose(
     if not fitting:
         return None, why
     return max(fitting, key=lambda lock: _specificity(lock, profile)), why
+
+
+def nearest(
+    locks: Sequence[LockClass], profile: HostProfile, why: Mapping[str, list[str]]
+) -> LockClass:
+    """The lock nearest to serving ``profile`` when none does (``why``: :func:`choose`'s
+    reasons): the fewest failed rules, then this OS, this CPU arch, this Python, then
+    this machine's GPUs."""
+
+    def distance(lock: LockClass) -> tuple[int, tuple[bool, bool, bool], bool]:
+        platform = lock.platform.distance(profile) if lock.platform else (False, False, False)
+        return len(why[lock.file]), platform, not _specificity(lock, profile)[0]
+
+    return min(locks, key=distance)
 
 
 def verified_file(folder: Path, lock: LockClass) -> Path:
