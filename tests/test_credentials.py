@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from resolver_hook import _credentials as creds
@@ -49,3 +51,28 @@ def test_a_refused_url_is_named_without_its_password() -> None:
         problem
         == "'http://****@files.example.org/x.whl' is plain http: only https URLs are allowed"
     )
+
+
+def test_the_installer_netrc_holds_what_only_the_hook_was_given(tmp_path: Path) -> None:
+    """An entry per host kept here that the user's netrc lacks (the index's own host
+    left to the installer), the user's file whole after them; a credential a netrc cannot
+    hold is refused up front, naming the host and not the password."""
+    from resolver_hook.errors import UsageError
+
+    own = tmp_path / ".netrc"
+    own.write_text("machine known.example login me password mine\n")
+    env = {"HOME": str(tmp_path)}
+    assert creds.installer_netrc(env, tool="pip") is None  # nothing kept
+    creds.keep("https://tok@pages.example:8443/links/")
+    creds.keep("https://u:p@known.example/links/")
+    creds.keep("https://i:j@index.example/simple/")
+    got = creds.installer_netrc(env, tool="pip", given=("index.example",))
+    assert got == (
+        "machine pages.example login tok\nmachine known.example login me password mine\n",
+        ("pages.example",),
+    )
+    creds.keep("https://user:two%20words@spaced.example/")
+    with pytest.raises(UsageError) as caught:
+        creds.installer_netrc(env, tool="uv")
+    assert "spaced.example cannot be handed to uv" in caught.value.message
+    assert "two words" not in str(caught.value) + caught.value.message

@@ -22,6 +22,7 @@ from tests.installenv import (
     build_gpu_index,
     clean_env,
     installed,
+    make_uv_venv,
     make_venv,
     write_manifest,
 )
@@ -205,28 +206,41 @@ def test_a_stored_install_plan_keeps_no_index_url_credentials(home: Home) -> Non
     assert home.leaks() == []
 
 
-def test_credentials_only_in_a_manifest_url_are_said_to_stay_behind(home: Home) -> None:
-    """The page is read with the manifest's credentials; the wheel pinned from it is not,
-    so pip's dry run gets 401: that is said before pip runs, naming the host; with a
-    netrc entry for the host (pip reads it too) nothing needs saying and pip installs."""
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_a_private_find_links_page_with_credentials_in_the_manifest_installs(
+    home: Home, tool: str
+) -> None:
+    """Every path of the index needs Basic auth and only the manifest's page URL carries
+    the credentials: the page is read with them and the wheel pinned by URL; real pip
+    and real uv then fetch that wheel too, handed the credentials for this run only (a
+    private netrc named by NETRC in their environment: never on their command line, in
+    no file that outlives the run). With the user's own netrc entry for the host,
+    nothing is handed and the user's file is what they read."""
     venv = home.root / "venv"
-    make_venv(venv)
+    (make_venv if tool == "pip" else make_uv_venv)(venv)
+    tmp = home.root / "tmp"
+    tmp.mkdir()
     idx = home.gi.index
     _idx_manifest(home, _with_password(idx.links_url("cu130", "demo-idx")))
-    args = ("pip", "--target", X86_B200, "install", "demo-idx", "--index-url", home.gi.simple)
-    proc = home.run(*args, VIRTUAL_ENV=str(venv))
+    head = ("pip", "--target", X86_B200, "install") if tool == "pip" else (
+        "uv", "--target", X86_B200, "pip", "install")  # fmt: skip
+    args = (*head, "demo-idx", "--index-url", home.gi.simple)
+    before = idx.gets(home.gi.wheels["idx130"])
+    proc = home.run(*args, VIRTUAL_ENV=str(venv), TMPDIR=str(tmp))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert installed(venv / "bin" / "python")["demo-idx"] == "2.0+cu130"
+    assert idx.gets(home.gi.wheels["idx130"]) > before  # fetched by the installer
     host = idx.url.removeprefix("http://")
-    said = f"{host}: the credentials given in a URL (a manifest's page, a mirror) are sent"
-    (stream,) = [text for text in (proc.stdout, proc.stderr) if said in text]
-    assert stream.index(said) < stream.index("checking what pip would install first")
-    assert proc.returncode != 0  # pip itself was refused by the index: 401
+    assert f"{host}: the credentials given in a URL" in proc.stderr
+    assert f"handed to {tool} for this run" in proc.stderr
+    assert list(tmp.iterdir()) == []  # the private folder, netrc and all, is gone
     netrc = home.home / ".netrc"
     netrc.write_text(f"machine 127.0.0.1 login user password {SECRET}\n")
     netrc.chmod(0o600)
     home.plant(netrc)
-    proc = home.run(*args, VIRTUAL_ENV=str(venv))
+    proc = home.run(*args, "--force-reinstall", VIRTUAL_ENV=str(venv), TMPDIR=str(tmp))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert said not in proc.stdout + proc.stderr
+    assert "the credentials given in a URL" not in proc.stdout + proc.stderr
     assert home.leaks() == []
 
 

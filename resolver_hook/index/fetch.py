@@ -243,7 +243,8 @@ class Transport:
         self._note(
             f"{parts.netloc}: the credentials given in a URL (a manifest's page, a mirror) "
             "are sent by resolver-hook only: the URLs it prints, pins and locks there "
-            "hold none, and pip and uv get none from it; give the installer its own "
+            "hold none; 'resolver-hook pip|uv install' hands them to the installer for "
+            "its run, anything else (a lock installed later) needs its own "
             f"(a netrc entry for {parts.hostname}, or a keyring)"
         )
 

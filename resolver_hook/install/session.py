@@ -36,11 +36,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from resolver_hook import _timings
+from resolver_hook._credentials import has_credentials, installer_netrc
 from resolver_hook._fs import private_tempdir, write_atomic
 from resolver_hook._installers import parse_pip_version, pip_said
 from resolver_hook._proc import Runner, capture
@@ -296,8 +298,8 @@ def _run(
             hint="drop --no-proof, or use a pip of 22.2 or newer",
         )
     _say_notes(installer, plan, why_not, report)
-    optional_names = frozenset(requirement_name(o) or o for o in optional)
     with private_tempdir() as folder:
+        env = _hand_credentials(installer.tool, folder, env, session, report)
         reader = None
         if why_not is None:
             with _timings.phase("proof"):
@@ -308,8 +310,9 @@ def _run(
                 return 1
             plan = localized
         inv = build_invocation(
-            installer, parsed, plan, reqs, folder=folder, env=env, exclude=optional_names
-        )
+            installer, parsed, plan, reqs, folder=folder, env=env,
+            exclude=frozenset(requirement_name(o) or o for o in optional),
+        )  # fmt: skip
         for name, text in inv.files.items():
             write_atomic(folder / name, text, sync=False)
         if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
@@ -326,7 +329,12 @@ def _run(
             plan = checked.plan
             stdin = None  # the resolved set is a file of its own: '-r -' was read already
         twins = _twin_families(plan, session) if why_not is not None else ()
-        if why_not is not None and stdin is None and not optional:
+        if (
+            why_not is not None
+            and stdin is None
+            and not optional
+            and env.get("NETRC") != str(folder / "netrc")
+        ):
             # What a replay of this plan starts (resolver_hook._plancache): nothing after
             # this point depends on the plan but the words for a failure, and the twins
             # said after installing (their families kept with the launch).
@@ -348,6 +356,33 @@ def _run(
                 if outcome.restored:
                     report.warning(f"rolled back: {outcome.restored}")
     return 0
+
+
+def _hand_credentials(
+    tool: str, folder: Path, env: dict[str, str], session: _Session, report: Reporter
+) -> dict[str, str]:
+    """``env`` with ``NETRC`` naming the private netrc (``folder/netrc``) that hands
+    ``tool`` the credentials only resolver-hook was given (a manifest's page, a mirror:
+    :func:`resolver_hook._credentials.installer_netrc`); ``env`` itself when none is
+    needed. A run that hands credentials is never stored for a replay (its netrc goes
+    with the folder)."""
+    index = session.planner.settings.index
+    given: tuple[str, ...] = ()
+    if index is not None and has_credentials(index.url):
+        given = (urlsplit(index.url).hostname or "",)
+    made = installer_netrc(env, tool=tool, given=given)
+    if made is None:
+        return env
+    text, hosts = made
+    path = folder / "netrc"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    report.say(
+        f"{', '.join(hosts)}: the credentials given in a URL are handed to {tool} for this "
+        "run (a private netrc named by NETRC in its environment, removed when it exits)"
+    )
+    return {**env, "NETRC": str(path)}
 
 
 def _twin_families(plan: Plan, session: _Session) -> tuple[Family, ...]:
