@@ -18,6 +18,7 @@ import pytest
 from resolver_hook._installers import find_uv
 from tests.installenv import (
     PY,
+    UV,
     GpuIndex,
     clean_env,
     make_venv,
@@ -57,9 +58,13 @@ def test_a_dry_run_killed_by_sigkill_exits_137(gpu_index: GpuIndex, tmp_path: Pa
     assert versions(venv) == before
 
 
-def test_a_failed_put_back_is_not_said_to_be_put_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_what_a_rolled_back_optional_package_replaced_is_put_back_when_no_index_serves_it(
+    tmp_path: Path, tool: str
+) -> None:
     """optpkg needs tinyb 2.0 and fails to import; tinyb 1.0, installed from a file the
-    index does not serve, cannot be put back: the warning says so, and what is there."""
+    index does not serve, was replaced by 2.0: its own files, kept before the optional
+    install, are put back (issue 49), and the warning says so."""
     built = tmp_path / "built"
     index = LoopbackIndex(tmp_path / "index")
     index.add(build_wheel(built, "mainpkg", "1.0"))
@@ -71,27 +76,29 @@ def test_a_failed_put_back_is_not_said_to_be_put_back(tmp_path: Path) -> None:
     )
     old = build_wheel(tmp_path / "local", "tinyb", "1.0")
     venv = tmp_path / "venv"
-    make_venv(venv)
+    venv_for(tool, venv)
     subprocess.run(
-        [str(venv / "bin/python"), "-m", "pip", "install", "--no-index", str(old.path)],
+        [*UV, "pip", "install", "--python", str(venv / "bin/python"), "--no-index", str(old.path)],
         check=True, capture_output=True, env=clean_env(),
     )  # fmt: skip
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     with index.serving():
         flags = ["--target", B200, "--optional", "optpkg"]
+        command = ["install"] if tool == "pip" else ["pip", "install"]
         url = index.simple_url
-        proc = hook("pip", *flags, "install", "--index-url", url, "mainpkg", venv=venv,
+        proc = hook(tool, *flags, *command, "--index-url", url, "mainpkg", venv=venv,
                     manifests=manifests)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     found = versions(venv)
-    assert "tinyb" not in found  # pip removed 2.0 and found no 1.0 to put back
+    assert found.get("tinyb") == "1.0", proc.stderr  # its own files, put back
     assert "optpkg" not in found
-    assert "; put back tinyb" not in proc.stderr
-    assert (
-        "warning: rolled back: removed optpkg; could not put back tinyb 1.0 (not installed)"
-        in proc.stderr
-    )
+    assert "warning: rolled back: removed optpkg; put back tinyb 1.0" in proc.stderr
+    # The files are 1.0's: its module says so.
+    code = "import tinyb; print(tinyb.__version__)"
+    check = subprocess.run([str(venv / "bin/python"), "-c", code],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert check.stdout.strip() == "1.0", check.stdout + check.stderr
 
 
 @pytest.mark.parametrize("tool", ["pip", "uv"])

@@ -53,6 +53,7 @@ from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.launch import install_main, run_installer
 from resolver_hook.install.pins import pinned
 from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.install.replaced import Kept, keep_replaced, put_back
 from resolver_hook.install.report import Reporter
 from resolver_hook.install.twins import launch_twins, may_have_twins, said_twins
 from resolver_hook.manifest.twins import Family, families
@@ -780,6 +781,8 @@ def optional_install(
     options = list(parsed.options)
     before = installed_versions(installer.python)
     argv = installer.argv([*options, line], installer.plan_options(plan, folder, env))
+    # What it would replace is kept first: the index may no longer serve it.
+    kept = keep_replaced(installer, argv, before, folder, env)
     code, _ = run_installer(argv, env, tee=False, out=out)
     if code == 0:
         check = capture([installer.python, "-c", _IMPORT_SCRIPT, name], timeout=IMPORT_TIMEOUT)
@@ -793,14 +796,15 @@ def optional_install(
     else:
         reason = f"{installer.tool} exited with {code}"
     return OptionalOutcome(
-        ok=False, reason=reason, restored=_roll_back(installer, options, before, env, out)
+        ok=False, reason=reason, restored=_roll_back(installer, options, before, kept, env, out)
     )
 
 
-def _roll_back(
+def _roll_back(  # noqa: PLR0917 - what the optional install changed, and how to undo it
     installer: Installer,
     options: list[str],
     before: dict[str, str],
+    kept: Kept,
     env: dict[str, str],
     out: Callable[[str], None],
 ) -> str:
@@ -810,22 +814,31 @@ def _roll_back(
     removable = sorted(set(added) | {n for n in changed if n in after})
     if removable:
         run_installer(installer.uninstall_argv(removable), env, tee=False, out=out)
-    if changed:
-        pins = [f"{n}=={before[n]}" for n in changed]
+    # Its own files first (kept before the install); the index for the rest.
+    failed = put_back(kept, changed)
+    pins = [f"{n}=={before[n]}" for n in changed if n not in kept.files or n in failed]
+    if pins:
         run_installer(installer.argv([*options, "--no-deps", *pins], []), env, tee=False, out=out)
     # Said from what is installed now, not from what was asked: a put-back or a removal
     # that failed is named as failed, with what is there instead.
     now = installed_versions(installer.python) if removable or changed else after
     gone = [n for n in added if n not in now]
-    kept = [n for n in added if n in now]
+    stuck = [n for n in added if n in now]
     back = [n for n in changed if now.get(n) == before[n]]
     lost = [
-        f"{n} {before[n]} ({f'{now[n]} is installed' if n in now else 'not installed'})"
-        for n in changed
-        if n not in back
+        f"{n} {before[n]} ({_not_back(n, now, kept, failed)})" for n in changed if n not in back
     ]
     words = [f"removed {', '.join(gone)}"] if gone else []
     words += [f"put back {', '.join(f'{n} {before[n]}' for n in back)}"] if back else []
-    words += [f"could not remove {', '.join(kept)}"] if kept else []
+    words += [f"could not remove {', '.join(stuck)}"] if stuck else []
     words += [f"could not put back {', '.join(lost)}"] if lost else []
     return "; ".join(words)
+
+
+def _not_back(name: str, now: Mapping[str, str], kept: Kept, failed: Mapping[str, str]) -> str:
+    """Why ``name`` is not back at its version: what is there, and why neither its kept
+    files nor the index brought it back."""
+    there = f"{now[name]} is installed" if name in now else "not installed"
+    why = failed.get(name) or kept.missing.get(name) or kept.missing.get("*")
+    kept_words = f"its files were not kept: {why}" if why else "its files were not kept"
+    return f"{there}; {kept_words}; no index served it either"
