@@ -279,6 +279,20 @@ def test_offline_torch_2_2_2_takes_the_triton_its_metadata_pins_where_its_marker
     assert "/triton-2.2.0-" not in (py312["triton"]["url"] or "")
 
 
+@pytest.mark.parametrize("pin", ["torch==2.0.1", "torch==2.0.1+cu118", "torch==2.1.0+cu121"])
+def test_a_release_without_a_build_for_this_python_is_refused_offline(
+    capsys: pytest.CaptureFixture[str], pin: str
+) -> None:
+    """torch 2.0 and 2.1 have no CPython 3.12 wheels (PyTorch's release matrix: Python
+    >=3.8, <=3.11; PyPI's files, docs/facts.md section 1.5): on Python 3.12 they are
+    refused in page form too, and kept on Python 3.11."""
+    torch = _offline(capsys, "linux-x86_64-py312-cuda12.8-sm89", pin)["torch"]
+    assert torch["action"] == "error", torch["reason"]
+    assert "built for Python 3.8, 3.9, 3.10, 3.11" in torch["refusal"]
+    kept = _offline(capsys, "linux-x86_64-py311-cuda12.4-sm80", pin)["torch"]
+    assert (kept["action"], kept["version"][:5]) == ("rewrite", pin.split("==")[1][:5])
+
+
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
     # JetPack 6 (L4T r36) takes NVIDIA's Jetson AI Lab index, never PyTorch's SBSA
     # builds (docs/facts.md section 1.2).
