@@ -293,6 +293,16 @@ def test_a_release_without_a_build_for_this_python_is_refused_offline(
     assert (kept["action"], kept["version"][:5]) == ("rewrite", pin.split("==")[1][:5])
 
 
+def test_dgx_spark_gets_torch_2_12_0_from_its_cuda_13_aarch64_build(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PyTorch's release/2.12 support matrix lists CUDA 13.0 aarch64 builds with sm_120
+    (pytorch/pytorch#182849), which runs on the GB10's sm_121: a pin to 2.12.0 is
+    planned there, not refused as an x86_64-only release (issue 50)."""
+    torch = _offline(capsys, "linux-aarch64-py312-cuda13.0-sm121", "torch==2.12.0")["torch"]
+    assert (torch["action"], torch["version"]) == ("rewrite", "2.12.0+cu130"), torch["reason"]
+
+
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
     # JetPack 6 (L4T r36) takes NVIDIA's Jetson AI Lab index, never PyTorch's SBSA
     # builds (docs/facts.md section 1.2).
