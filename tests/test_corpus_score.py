@@ -1,0 +1,127 @@
+"""scripts/corpus_score.py: each GPU family judged by its own truth table.
+
+The whole measure plans the corpus for four machines (minutes); these hold the judging
+rules on single builds, with the real truth tables of scripts/data.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from resolver_hook._toml import loads
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "corpus_score", ROOT / "scripts" / "corpus_score.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["corpus_score"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+SCORE = _script()
+L40 = SCORE.machine_of("linux-x86_64-py312-cuda12.8-sm89")[0]
+B200 = SCORE.machine_of("linux-x86_64-py312-cuda13.0-sm100")[0]
+GB10 = SCORE.machine_of("linux-aarch64-py312-cuda13.0-sm121")[0]
+
+
+def _family(name: str, package: str | None = None) -> object:
+    found = [f for f in SCORE.families() if f.name == name]
+    return next(f for f in found if package is None or f.covers(package))
+
+
+def _build(version: str, label: str) -> object:
+    return SCORE.Build(Version(version), label)
+
+
+def test_every_family_of_the_issue_is_scored_most_pinned_first() -> None:
+    names = list(dict.fromkeys(f.name for f in SCORE.families()))
+    assert names[:3] == ["torch", "torchvision/torchaudio", "xformers"]
+    assert {"flash-attn", "bitsandbytes", "onnxruntime-gpu", "cupy", "triton", "pyg"} <= set(names)
+    assert {"jax", "tensorflow", "nvidia-*"} <= set(names)
+
+
+def test_a_family_without_truth_facts_is_unknown_never_guessed() -> None:
+    cupy = _family("cupy")
+    assert cupy.covers("cupy-cuda12x")
+    spec = SpecifierSet("==13.6.0")
+    assert cupy.judge(_build("13.6.0", "pypi"), spec, L40) == "unknown"
+    assert cupy.judge(None, spec, L40) == "unknown"  # a refusal cannot be judged either
+
+
+def test_torchvision_is_judged_as_the_torch_build_it_is_built_against() -> None:
+    tv = _family("torchvision/torchaudio", "torchvision")
+    spec = SpecifierSet("==0.28.0")
+    assert tv.judge(_build("0.28.0", "cu130"), spec, B200) == "right"
+    # torch 2.13's cu126 wheels carry no sm_100 kernels
+    assert tv.judge(_build("0.28.0", "cu126"), spec, B200) == "wrong"
+    # nothing runs on a CUDA 12.8 driver with CUDA 13 wheels, but cu126 does
+    assert tv.judge(None, spec, L40) == "wrong"
+
+
+def test_torchvision_beside_a_pinned_torch_must_be_built_for_that_torch() -> None:
+    tv = _family("torchvision/torchaudio", "torchvision")
+    tv.pin[:] = [SpecifierSet("==2.0.1")]
+    try:
+        assert tv.judge(_build("0.29.2", "cu130"), SpecifierSet(), B200) == "wrong"
+        # torch 2.0.1's builds (cu117, cu118) carry no sm_100 kernels: refusing is right
+        assert tv.judge(None, SpecifierSet(), B200) == "right"
+    finally:
+        tv.pin[:] = []
+
+
+def test_torchaudio_whose_requires_dist_is_a_range_goes_beside_a_newer_torch() -> None:
+    ta = _family("torchvision/torchaudio", "torchaudio")
+    ta.pin[:] = [SpecifierSet("==2.13.0")]
+    try:  # 2.11.0 names no torch at all, 2.11.1 needs torch>=2.11 (PyPI's METADATA)
+        assert ta.judge(_build("2.11.0", "cu130"), SpecifierSet("==2.11.0"), B200) == "right"
+        assert ta.judge(_build("2.10.0", "cu130"), SpecifierSet("==2.10.0"), B200) == "wrong"
+    finally:
+        ta.pin[:] = []
+
+
+@pytest.mark.parametrize(
+    ("version", "machine", "verdict"),
+    [
+        ("3.2.0", "B200", "wrong"),  # Blackwell support arrived in 3.3
+        ("3.5.0", "GB10", "wrong"),  # its ptxas cannot assemble sm_121a
+        ("3.7.1", "GB10", "right"),
+        ("3.3.0", "GB10", "wrong"),  # no aarch64 wheel before 3.5.0
+        ("3.2.0", "L40", "right"),
+    ],
+)
+def test_triton_runs_where_its_bundled_compiler_knows_the_gpu(
+    version: str, machine: str, verdict: str
+) -> None:
+    triton = _family("triton")
+    m = {"L40": L40, "B200": B200, "GB10": GB10}[machine]
+    assert triton.judge(_build(version, "pypi"), SpecifierSet(), m) == verdict
+
+
+def test_xformers_counts_the_ptx_its_build_script_embeds() -> None:
+    xf = _family("xformers")
+    spec = SpecifierSet("==0.0.33.post2")
+    assert xf.judge(_build("0.0.33.post2", "pypi"), spec, B200) == "right"  # 8.0+PTX
+    assert xf.judge(_build("0.0.33.post2", "cu130"), spec, L40) == "wrong"  # CUDA 13
+    assert xf.judge(_build("0.0.33.post2", "pypi"), spec, GB10) == "wrong"  # x86_64 only
+    assert xf.judge(_build("0.0.21", "pypi"), SpecifierSet("==0.0.21"), L40) == "unknown"
+
+
+def test_every_truth_row_names_its_source() -> None:
+    for path in sorted((ROOT / "scripts" / "data").glob("*_truth.toml")):
+        table = loads(path.read_text())
+        for row in table.get("builds", []) + table.get("sass", []):
+            assert row.get("source"), (path.name, row)
