@@ -15,7 +15,7 @@ from resolver_hook._data import data_path
 from resolver_hook.host import parse_target
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
-from resolver_hook.manifest import load, parse_manifest
+from resolver_hook.manifest import ManifestError, load, needs, parse_manifest
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
 from resolver_hook.resolve import resolve, rules
@@ -198,3 +198,39 @@ def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.Monkey
     assert chosen is not None
     assert chosen.version == "1.19"
     assert said == [["win_amd64"]]
+
+
+def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
+    text is parsed and checked once per manifest, and a bad one is still said at every
+    key path it is written at."""
+    read: list[str] = []
+    specifier_set, parse_target_ = needs.SpecifierSet, needs.parse_target
+
+    def spec(text: str) -> object:
+        read.append(text)
+        return specifier_set(text)
+
+    def target(text: str) -> object:
+        read.append(text)
+        return parse_target_(text)
+
+    monkeypatch.setattr(needs, "SpecifierSet", spec)
+    monkeypatch.setattr(needs, "parse_target", target)
+    entries = [
+        {
+            "url": "https://x.org/whl/",
+            "version": f"1.{i}+cu130",
+            "cuda": ">=13.0",
+            "gpu": ["sm_100"],
+        }
+        for i in range(10)
+    ]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
+    assert len(pkg.indexes) == 10
+    assert all(f.cuda is pkg.indexes[0].cuda for f in pkg.indexes)
+    assert sorted(read) == [">=13.0", "sm_100"]
+    bad = [{**e, "cuda": ">=13.0,<13.0"} for e in entries[:2]]
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest({"package": {"name": "pkg"}, "index": bad}, source="pkg.toml")
+    assert [p.split(": ")[1] for p in caught.value.problems] == ["index[0].cuda", "index[1].cuda"]

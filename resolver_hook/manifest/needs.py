@@ -9,7 +9,7 @@ import datetime
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -85,6 +85,9 @@ def _read_about(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) 
 
 def _specifier(c: TableReader, text: str, path: str, if_empty: str) -> SpecifierSet | None:
     """A non-empty PEP 440 specifier (shared), or None with the problem said at ``path``."""
+    known = c.valid.get(("specifier", text))
+    if known is not None:
+        return cast(SpecifierSet, known)
     too_big = check_version_text(text)
     if too_big is not None:
         c.bad(path, f"{text[:40]!r}... is not a version specifier ({too_big})")
@@ -101,7 +104,9 @@ def _specifier(c: TableReader, text: str, path: str, if_empty: str) -> Specifier
     if empty is not None:
         c.bad(path, f"{text!r} matches no version: {empty}")
         return None
-    return c.shared(spec)
+    spec = c.shared(spec)
+    c.valid["specifier", text] = spec
+    return spec
 
 
 def _read_needs(
@@ -117,10 +122,17 @@ def _read_needs(
             setattr(needs, key, spec)
     gpu: list[KernelTarget] = []
     for i, text in enumerate(c.strings(t, "gpu", path) or ()):
+        known = c.valid.get(("gpu", text))
+        if known is not None:
+            gpu.append(cast(KernelTarget, known))
+            continue
         try:
-            gpu.append(parse_target(text))
+            target = parse_target(text)
         except ValueError as exc:
             c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
+            continue
+        c.valid["gpu", text] = target
+        gpu.append(target)
     gfx = c.strings(t, "gfx", path)
     if gfx is not None:
         needs.gfx = _read_gfx(c, gfx, _join(path, "gfx"), has_rocm="rocm" in t)
