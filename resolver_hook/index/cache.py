@@ -167,11 +167,10 @@ def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
             Link(
                 url=_text(url),
                 filename=_text(name),
-                hashes={_text(k): _text(v) for k, v in hashes.items()},
+                hashes=_texts(hashes),
                 requires_python=_optional(rp),
                 yanked=_optional(yanked),
-                core_metadata=None if meta is None
-                else {_text(k): _text(v) for k, v in meta.items()},
+                core_metadata=None if meta is None else _texts(meta),
             )
             for url, name, hashes, rp, yanked, meta in found["links"]
         )  # fmt: skip
@@ -181,6 +180,15 @@ def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
 
 def _text(value: object) -> str:
     if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _texts(value: object) -> dict[str, str]:
+    """A JSON object of strings (the decoder's own, fresh: kept as it is)."""
+    if not isinstance(value, dict) or not all(
+        type(k) is str and type(v) is str for k, v in value.items()
+    ):
         raise TypeError(value)
     return value
 

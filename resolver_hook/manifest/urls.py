@@ -100,7 +100,7 @@ def _problem(url: str, *, allow_insecure: bool) -> str | None:
         # The usual link, ``https://host/path``: a host with no userinfo, port or IPv6
         # brackets is what urlsplit would find, and https with a host is allowed.
         host = url[8:].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
-        if host and not any(ch in host for ch in "@:[]"):
+        if host and "@" not in host and ":" not in host and "[" not in host and "]" not in host:
             return None
     try:
         parts = urllib.parse.urlsplit(url)
