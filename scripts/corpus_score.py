@@ -353,7 +353,8 @@ def _domain_family(table: dict[str, Any], package: str) -> Family:
 
 
 def _row_for(table: dict[str, Any], b: Build, m: Machine) -> dict[str, Any] | None:
-    for row in table.get("builds", []):
+    rows: list[dict[str, Any]] = table.get("builds", [])
+    for row in rows:
         if b.version not in SpecifierSet(row["releases"]) or m.cpu not in row["cpu"]:
             continue
         if m.python not in SpecifierSet(row.get("python", "")):
@@ -491,13 +492,12 @@ def judge_file(
         name = canonicalize_name(e.name or "")
         pkg = next((p for p in packages if p["name"] == name), None)
         spec_ = _spec_of(e)
-        pip = f.pip_choice(e, pages, replaced, m)
-        p = f.judge(pip, spec_, m)
+        by_pip = f.judge(f.pip_choice(e, pages, replaced, m), spec_, m)
         o = f.ours(pkg, e, m) if pkg else "wrong"
-        if o == "silent" and p == "wrong":
+        if o == "silent" and by_pip == "wrong":
             o = "silent, cannot run"
         u = f.judge(f.uv_choice(e, pages, replaced, m), spec_, m)
-        out.append((f.name, e.text, o, p, u))
+        out.append((f.name, e.text, o, by_pip, u))
     return out
 
 
@@ -543,8 +543,8 @@ def _print(tallies: Tally, order: list[str]) -> None:
     print("ours, right of judged lines (right + unjudged + silent + wrong), all families:")
     for label, t in tallies.items():
         c: Counter[str] = Counter()
-        for fam in t.values():
-            c.update(fam["ours"])
+        for per in t.values():
+            c.update(per["ours"])
         judged = sum(c[o] for o in ("right", "unjudged", "silent", "wrong"))
         pct = f"{100 * c['right'] / judged:.0f}%" if judged else "-"
         print(f"  {label:<36} {c['right']} of {judged} ({pct}); {c['unknown']} unknown")
