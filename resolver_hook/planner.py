@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
+from packaging.specifiers import SpecifierSet
+
 from resolver_hook._credentials import keep
 from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
@@ -78,6 +80,7 @@ class Planner:
         profile: HostProfile | None = None,
         *,
         unread: dict[str, str] | None = None,
+        pinned: Mapping[str, SpecifierSet] | None = None,
     ) -> Mapping[str, Manifest]:
         """``manifests`` with the index flavours of ``names`` (every manifest when None)
         and of what they couple with replaced by the files their pages list (the
@@ -86,8 +89,9 @@ class Planner:
         default index is read from the user's (``settings.index``), its credentials
         kept for its host. What the reading
         showed is in the manifests' ``notes``; ``unread``, when given, gets each page that
-        could not be read (its URL, and why in a few words). ``read_pages=False``:
-        ``manifests``."""
+        could not be read (its URL, and why in a few words). ``pinned``: the
+        requirements' specifiers by name (a yanked file is planned for an exact pin
+        only, as pip does). ``read_pages=False``: ``manifests``."""
         if not self.read_pages:
             return manifests
         s = self.settings
@@ -117,15 +121,29 @@ class Planner:
         chosen = list(manifests) if names is None else list(names)
         index = keep(s.index.url) if s.index is not None else DEFAULT_INDEX
         if self.watch is None:
-            done = expand_manifests(manifests, chosen, source, wanted=wanted,
-                                    default_index=index, mirrors=s.mirrors)  # fmt: skip
+            done = expand_manifests(
+                manifests,
+                chosen,
+                source,
+                wanted=wanted,
+                default_index=index,
+                mirrors=s.mirrors,
+                pinned=pinned,
+            )
         else:
             with (waiting := self.watch()):
                 client.on_read = lambda url: waiting.advance(
                     f"done (last: {urlsplit(url).hostname})"
                 )
-                done = expand_manifests(manifests, chosen, source, wanted=wanted,
-                                        default_index=index, mirrors=s.mirrors)  # fmt: skip
+                done = expand_manifests(
+                    manifests,
+                    chosen,
+                    source,
+                    wanted=wanted,
+                    default_index=index,
+                    mirrors=s.mirrors,
+                    pinned=pinned,
+                )
         if unread is not None:
             unread.update(source.unread)
         return with_notes(done, [*done.notes, *source.notes, *client.notes])
@@ -136,8 +154,12 @@ class Planner:
         reqs: ReqFile,
         profile: HostProfile | None = None,
     ) -> Mapping[str, Manifest]:
-        """:meth:`pages` of the names ``reqs`` asks for."""
-        return self.pages(manifests, requirement_names(reqs), profile)
+        """:meth:`pages` of the names ``reqs`` asks for, with their specifiers."""
+        pinned: dict[str, SpecifierSet] = {}
+        for e in reqs.requirements:
+            if e.name and e.requirement is not None and e.requirement.url is None:
+                pinned[e.name] = pinned.get(e.name, SpecifierSet()) & e.requirement.specifier
+        return self.pages(manifests, requirement_names(reqs), profile, pinned=pinned)
 
     def plan(
         self,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.clirun import cli
-from tests.indexreplica import PageServer
+from tests.indexreplica import File, PageServer, pytorch_html
 
 TARGET = "linux-x86_64-py312-cuda13.0-sm100"
 
@@ -46,3 +46,68 @@ def test_a_304_to_a_plain_request_is_one_note_naming_the_page(
         f"  127.0.0.1 could not be read (304 Not Modified to a plain request): {page}; "
         "planned from the rules alone (-v or --json lists each)"
     ]
+
+
+X86 = "manylinux_2_28_x86_64"
+
+
+def _yanked_newest(server: PageServer, tmp_path: Path) -> list[str]:
+    """demo's cu130 page: 1.1 (the release its manifest names) yanked, 1.0 not; its
+    cu132 page: 1.1, for a driver newer than the target's. The manifest's flags."""
+    pytorch_html(server, "/whl/cu130/demo/", f"{server.url}/whl/cu130/", [
+        File(f"demo-1.1+cu130-cp312-cp312-{X86}.whl", yanked="broken build"),
+        File(f"demo-1.0+cu130-cp312-cp312-{X86}.whl", sha256="10" * 32),
+    ])  # fmt: skip
+    pytorch_html(server, "/whl/cu132/demo/", f"{server.url}/whl/cu132/", [
+        File(f"demo-1.1+cu132-cp312-cp312-{X86}.whl"),
+    ])  # fmt: skip
+    entries = "".join(
+        f'[[index]]\nurl = "{server.url}/whl/{label}/demo/"\nversion = "1.1+{label}"\n'
+        f'cuda = ">={cuda}"\ngpu = ["sm_100"]\n'
+        for label, cuda in (("cu130", "13.0"), ("cu132", "13.2"))
+    )
+    path = tmp_path / "demo.toml"
+    path.write_text(f'schema = 1\n[package]\nname = "demo"\n{entries}')
+    return ["--manifest", str(path), "--allow-insecure-urls", "--target", TARGET]
+
+
+def test_a_yanked_newest_release_leaves_the_older_one_planned(
+    online: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = PageServer()
+    with server.serving():
+        flags = _yanked_newest(server, tmp_path)
+        code, out, err = cli(capsys, "plan", "demo", *flags)
+        older = f"{server.url}/whl/cu130/demo-1.0%2Bcu130-cp312-cp312-{X86}.whl"
+        assert code == 0, err
+        # pip takes 1.0 when 1.1 is yanked: so does the plan, with 1.1's rules.
+        assert f"requirements:\n  demo @ {older}#sha256={'10' * 32}\n" in out
+        assert "kernels assumed from 1.1+cu130" in out
+        assert "1.1+cu130" in out.split("notes:", 1)[1]  # the yanked release is said
+        # An exact pin of the yanked release: pip installs a yanked file for it (PEP
+        # 592), and the plan takes it too, saying it is yanked.
+        code, out, err = cli(capsys, "plan", "demo==1.1+cu130", *flags)
+        newest = f"{server.url}/whl/cu130/demo-1.1%2Bcu130-cp312-cp312-{X86}.whl"
+        assert code == 0, err
+        assert f"requirements:\n  demo @ {newest}#sha256=" in out
+        assert "yanked (PEP 592: broken build)" in out
+
+
+def test_a_yanked_entry_is_passed_over_by_the_entry_below_it(
+    online: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Entries for 1.0 and 1.2; the page has 1.2 (yanked), 1.1 and 1.0: pip takes 1.1,
+    # and 1.0's rules carry forward to it past the yanked entry.
+    server = PageServer()
+    with server.serving():
+        pytorch_html(server, "/whl/cu130/demo/", f"{server.url}/whl/cu130/", [
+            File(f"demo-{v}+cu130-cp312-cp312-{X86}.whl", yanked=y)
+            for v, y in (("1.2", ""), ("1.1", None), ("1.0", None))
+        ])  # fmt: skip
+        page = f"{server.url}/whl/cu130/demo/"
+        flags = ["--manifest", _manifest(tmp_path, page, "1.2+cu130", "1.0+cu130")]
+        code, out, err = cli(capsys, "plan", "demo", *flags, "--allow-insecure-urls",
+                             "--target", TARGET)  # fmt: skip
+    assert code == 0, err
+    assert f"  demo @ {server.url}/whl/cu130/demo-1.1%2Bcu130-cp312" in out
+    assert "kernels assumed from 1.0+cu130" in out

@@ -142,10 +142,13 @@ def distribution_of(flavour: IndexFlavour) -> NormalizedName:
     return flavour.name
 
 
-def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
+def candidates(
+    flavour: IndexFlavour, page: Page, *, yanked: SpecifierSet | None = None
+) -> list[Candidate]:
     """The page's wheels of ``flavour``'s distribution with its local label, platforms
-    and Pythons, yanked ones left out, newest first (then by filename, for a stable
-    order). Every version is kept: which of them a flavour's rules cover is for
+    and Pythons, yanked ones left out (but those of a version ``yanked`` contains: an
+    exact pin, PEP 592), newest first (then by filename, for a stable order). Every
+    version is kept: which of them a flavour's rules cover is for
     :mod:`resolver_hook.inventory.expand` to say."""
     name = distribution_of(flavour)
     label = flavour.version.local
@@ -164,11 +167,15 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
     mine.sort()
     out: list[Candidate] = []
     for link in map(links.__getitem__, mine):
+        if link.is_yanked and yanked is None:
+            continue
         parsed = _wheel_name(link.filename)
         if parsed is None:
             continue
         wname, version, tags = parsed
         if wname != name or version.local != label:
+            continue
+        if link.is_yanked and not (yanked is not None and yanked.contains(version, True)):
             continue
         # The flavour's platforms name an OS and architecture (the planner checks the
         # exact tags, glibc included, against the machine).
@@ -202,14 +209,14 @@ def candidates(flavour: IndexFlavour, page: Page) -> list[Candidate]:
 
 _Fields = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
 
-# A page's wheels (not yanked) grouped by what their names' tag fields say, by the
+# A page's wheels grouped by what their names' tag fields say, by the
 # identity of the page's links: every flavour of a page asks (see _tag_groups).
 _GROUPS: dict[int, tuple[tuple[Link, ...], list[tuple[_Fields | None, list[int]]]]] = {}
 _GROUPS_KEPT = 64
 
 
 def _tag_groups(links: tuple[Link, ...]) -> list[tuple[_Fields | None, list[int]]]:
-    """The positions of ``links``' wheels that are not yanked, grouped by
+    """The positions of ``links``' wheels (yanked ones too), grouped by
     :func:`_tag_fields` of their names (a page's names share a few dozen tag sets), so
     that a flavour tests each tag set once instead of each name."""
     hit = _GROUPS.get(id(links))
@@ -217,7 +224,7 @@ def _tag_groups(links: tuple[Link, ...]) -> list[tuple[_Fields | None, list[int]
         return hit[1]
     groups: dict[_Fields | None, list[int]] = {}
     for i, link in enumerate(links):
-        if link.is_yanked or not link.filename.endswith(".whl"):
+        if not link.filename.endswith(".whl"):
             continue
         groups.setdefault(_tag_fields(link.filename), []).append(i)
     found = list(groups.items())

@@ -93,6 +93,7 @@ __all__ = [
     "expand_manifests",
     "page_of",
     "pages_needed",
+    "pins_exactly",
     "with_notes",
 ]
 
@@ -111,6 +112,14 @@ class Expansion:
     notes: tuple[str, ...] = ()
     pages: Mapping[str, Page] = dataclasses.field(default_factory=dict)
     touched: frozenset[str] = frozenset()  # the packages whose pages were asked for
+
+
+def pins_exactly(spec: SpecifierSet) -> bool:
+    """Whether ``spec`` pins a version exactly, in pip's words for PEP 592: an ``===``
+    or an ``==`` without a wildcard (pip's resolver, ``factory.py``, ``is_pinned``)."""
+    return any(
+        s.operator == "===" or (s.operator == "==" and not s.version.endswith(".*")) for s in spec
+    )
 
 
 def page_of(f: IndexFlavour, default_index: str = DEFAULT_INDEX) -> str | None:
@@ -220,6 +229,7 @@ def expand_manifests(
     default_index: str = DEFAULT_INDEX,
     kernels: KernelRecords | None = None,
     mirrors: Sequence[Mirror] = (),
+    pinned: Mapping[str, SpecifierSet] | None = None,
 ) -> Expansion:
     """Read the pages of ``names`` (and what they couple with) from ``source`` and
     expand those manifests; the others are returned as they are, unread. ``mirrors``:
@@ -227,12 +237,15 @@ def expand_manifests(
     :class:`_Overlay`). A package a
     file's ``Requires-Dist`` brings in (tilert's torch) has its pages read in a second
     round, all at once. ``kernels``: the kernel lists read from files (None: the
-    shipped records, read only when a carried-forward file is met)."""
+    shipped records, read only when a carried-forward file is met). ``pinned``: the
+    requirement specifiers by package name; a yanked file is planned only for one that
+    pins its version exactly, as pip does (:func:`pins_exactly`)."""
     if all(canonicalize_name(k) == k for k in manifests):  # names only: nothing is read
         by_name: Mapping[str, Manifest] = manifests
     else:
         by_name = {canonicalize_name(k): v for k, v in manifests.items()}
     ctx = _Context(by_name, source, wanted, default_index, kernels)
+    ctx.pinned = {canonicalize_name(k): v for k, v in (pinned or {}).items() if pins_exactly(v)}
     replaced: dict[str, Manifest] = {}
     pages: dict[str, Page] = {}
     asked: set[str] = set()
@@ -316,6 +329,11 @@ class _Context:
         self._candidates: dict[tuple[object, ...], tuple[Page, list[Candidate]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
         self._ranges: dict[tuple[int, Version], tuple[SpecifierSet, bool]] = {}
+        self._yanked: dict[tuple[int, int], tuple[IndexFlavour, Page, bool]] = {}
+        # Requirements that pin a version exactly, by name; those of them no file
+        # that is not yanked satisfies (their yanked files are planned: PEP 592).
+        self.pinned: Mapping[str, SpecifierSet] = {}
+        self._yanked_ok: dict[str, SpecifierSet] = {}
         self._sibling_cache: dict[
             tuple[int, int],
             tuple[
@@ -330,12 +348,14 @@ class _Context:
     def candidates(self, f: IndexFlavour, page: Page) -> list[Candidate]:
         """:func:`candidates`, once per page and what it reads of a flavour (entries that
         differ only in their release or rules share one list; callers only read it)."""
+        yanked = self._yanked_ok.get(f.name)
         key = (
             id(page),
             distribution_of(f),
             f.version.local,
             frozenset(f.platforms),
             frozenset(f.python),
+            str(yanked),
         )
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
@@ -344,7 +364,7 @@ class _Context:
                 # releases no rule covers: _unbound); its platforms' are among them.
                 found = narrow(f, self.candidates(_anywhere(f), page))
             else:
-                found = candidates(f, page)
+                found = candidates(f, page, yanked=yanked)
             hit = (page, _with_any_platform(f, page, found))
             self._candidates[key] = hit
         return hit[1]
@@ -383,6 +403,9 @@ class _Context:
         wheels: list[WheelFlavour] = []
         kept: list[IndexFlavour] = []
         notes: list[str] = []
+        spec = self.pinned.get(man.name)
+        if spec is not None and not self._listed(man, pages, spec):
+            self._yanked_ok[man.name] = spec  # only yanked files satisfy the pin
         for f in man.indexes:
             url = page_of(f, self.default_index)
             page = pages.get(url) if url is not None else None
@@ -390,7 +413,7 @@ class _Context:
                 kept.append(f)
                 continue
             files = self._files(f, man, page, notes)
-            if not files:
+            if not files or (f.versions is None and all(w.version != f.version for w in files)):
                 notes.extend(_yanked_note(f, page))
             wheels.extend(files)
             forms = release_forms(f, page, {w.version for w in files})
@@ -416,6 +439,18 @@ class _Context:
             notes=(*man.notes, *dict.fromkeys(notes)),
         )
 
+    def _listed(self, man: Manifest, pages: Mapping[str, Page], spec: SpecifierSet) -> bool:
+        """Whether a page of ``man`` lists a file that is not yanked of a version
+        ``spec`` contains (pip takes a yanked file only when none does)."""
+        for f in man.indexes:
+            url = page_of(f, self.default_index)
+            page = pages.get(url) if url is not None else None
+            if page is not None and any(
+                spec.contains(c.version, prereleases=True) for c in candidates(f, page)
+            ):
+                return True
+        return False
+
     def _files(
         self, f: IndexFlavour, man: Manifest, page: Page, notes: list[str]
     ) -> list[WheelFlavour]:
@@ -428,6 +463,13 @@ class _Context:
             requires = self._couplings(entry, c, assumed)
             if requires is None:
                 continue
+            if c.link.is_yanked:
+                why = f": {c.link.yanked}" if c.link.yanked else ""
+                notes.append(
+                    f"{man.display_name} {c.version} on {page.url} is yanked (PEP 592{why}): "
+                    f"planned only because the requirement pins it exactly "
+                    f"({man.display_name}{self.pinned[man.name]}), as pip does"
+                )
             record = self.kernels().get(c.sha256, c.filename) if assumed is not None else None
             if record is not None:  # read from the file itself: verified
                 entry = dataclasses.replace(
@@ -505,10 +547,26 @@ class _Context:
         siblings = [g for g, places in self._siblings(f, man) if _covers(places, c)]
         if any(g.version == c.version for g in siblings):
             return (f, None) if f.version == c.version else None
-        newest = max(siblings, key=lambda g: g.version, default=None)
-        if newest is not f or c.version < f.version:
+        # An entry whose release the page lists only yanked files of (PEP 592) is
+        # passed over, as pip passes over those files: the entry below it carries its
+        # rules forward past it, and with none below, its own rules stand for the older
+        # releases (what pip installs in its place).
+        above = [g for g in siblings if g.version > c.version]
+        if any(not self._yanked_only(g, page) for g in above):
             return None
-        if f.kernels_until is not None and c.version.release >= f.kernels_until.release:
+        below = [g for g in siblings if g.version < c.version]
+        owner = (
+            max(below, key=lambda g: g.version)
+            if below
+            else min(above, key=lambda g: g.version, default=None)
+        )
+        if owner is not f:
+            return None
+        if (
+            c.version > f.version
+            and f.kernels_until is not None
+            and c.version.release >= f.kernels_until.release
+        ):
             notes.append(
                 f"{man.display_name} {c.version} on {page.url} is not planned: its manifest "
                 f"says the kernel list of {f.version} changed at {f.kernels_until} "
@@ -526,6 +584,17 @@ class _Context:
             hit = (versions, versions.contains(v, prereleases=False))
             self._ranges[key] = hit
         return hit[1]
+
+    def _yanked_only(self, g: IndexFlavour, page: Page) -> bool:
+        """Whether ``page`` lists files of ``g``'s release for its platforms and
+        Pythons, every one of them yanked."""
+        key = (id(g), id(page))
+        hit = self._yanked.get(key)
+        if hit is None or hit[0] is not g or hit[1] is not page:
+            listed = any(c.version == g.version for c in self.candidates(g, page))
+            hit = (g, page, not listed and bool(_yanked_note(g, page)))
+            self._yanked[key] = hit
+        return hit[2]
 
     def _siblings(
         self, f: IndexFlavour, man: Manifest
