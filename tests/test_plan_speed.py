@@ -128,6 +128,10 @@ def test_a_plan_imports_no_resource_reader() -> None:
     and keeps the list in the cache.)"""
     child = (
         "import contextlib, io, sys\n"
+        # A site hook may load it before any code of ours runs (a .pth importing
+        # certifi does): forget it, so that what is seen after is what the plan loaded.
+        "for m in [m for m in sys.modules if m.startswith('importlib.resources')]:\n"
+        "    del sys.modules[m]\n"
         "from resolver_hook.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    code = main(['plan', '--offline', '--example', '--target', '{TARGET}'])\n"
