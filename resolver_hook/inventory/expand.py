@@ -542,7 +542,9 @@ class _Context:
         carried forward); None when none does."""
         if f.versions is not None:
             return (f, None) if self._in_range(f.versions, c.version) else None
-        if c.version.is_prerelease or c.version.is_devrelease or c.version < f.version:
+        if c.version.is_prerelease or c.version.is_devrelease:
+            return None
+        if c.version < f.version and not self._yanked_only(f, page):
             return None  # older than its entry: covered by an entry of its own, or by none
         siblings = [g for g, places in self._siblings(f, man) if _covers(places, c)]
         if any(g.version == c.version for g in siblings):
