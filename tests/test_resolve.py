@@ -759,3 +759,14 @@ def test_a_package_only_a_coupling_brings_in_never_holds_back_the_one_asked_for(
     }
     p = plan("linux-x86_64-py312", "base", manifests=manifests)
     assert (p.package("base").version, p.package("dep").version) == ("2.0", "2.0")
+
+
+def test_a_newer_rocm_is_hinted_only_where_this_gpu_gets_a_build_from_it() -> None:
+    # gfx803 has no build under ROCm 7.2 either: a newer ROCm is no fix for it.
+    manifests = {"demo": loads_manifest(_ROCM, source="m.toml")}
+    old = plan("linux-x86_64-py312-rocm6.4-gfx803", "demo", manifests=manifests)
+    assert "ROCm 7.2" not in old.package("demo").hint  # type: ignore[union-attr]
+    ok = plan("linux-x86_64-py312-rocm6.4-gfx942", "demo", manifests=manifests)
+    assert ok.package("demo").hint == (  # type: ignore[union-attr]
+        "an AMD GPU with ROCm 7.2 or newer gets demo 1.0+rocm7.2"
+    )

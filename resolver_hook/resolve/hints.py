@@ -104,7 +104,9 @@ def apply_change(profile: HostProfile, change: Change) -> HostProfile:
         )
     nvidia, rocm = p.nvidia, p.rocm
     if change.rocm:
-        nvidia, rocm = None, RocmInfo(version=change.rocm)
+        # The same AMD GPUs with that ROCm (a GPU no build of it carries code for stays
+        # without one); an AMD GPU of no stated ISA on a machine without ROCm.
+        nvidia, rocm = None, RocmInfo(version=change.rocm, gfx=p.rocm.gfx if p.rocm else ())
     if change.sm:
         major, _, minor = change.sm.partition(".")
         nvidia = NvidiaInfo(
