@@ -197,3 +197,24 @@ def test_two_env_create_of_one_folder_leave_the_first_whole(
     assert f"error: {venv} exists" in refused
     assert "removed the unfinished environment" not in refused
     assert versions(venv)["demo-gpu"] == "1.0+cu130"  # the first one's, whole
+
+
+def test_a_replaced_version_that_cannot_be_put_back_is_named_with_why(tmp_path: Path) -> None:
+    """Where the dry run that names what would be replaced fails, nothing is kept: a
+    version the index does not bring back either is said exactly so."""
+    from resolver_hook._proc import Result
+    from resolver_hook.install.backends import Installer
+    from resolver_hook.install.replaced import keep_replaced
+    from resolver_hook.install.session import _not_back
+
+    def failing(argv: object, **_: object) -> Result:
+        return Result(argv=("pip",), returncode=1, stderr="boom")
+
+    pip = Installer(tool="pip", command=("python", "-m", "pip", "install"), python="python")
+    kept = keep_replaced(pip, ["python", "-m", "pip", "install", "optpkg"], {"tinyb": "1.0"},
+                         tmp_path, {}, run=failing)  # fmt: skip
+    assert kept.files == {}
+    assert _not_back("tinyb", {}, kept, {}) == (
+        "not installed; its files were not kept: its dry run failed ('pip' failed: boom); "
+        "no index served it either"
+    )
