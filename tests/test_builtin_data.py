@@ -102,8 +102,9 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     torch = p.package("torch")
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
-    # 2.15.0 cu130, cu132; 2.14.1, 2.14.0 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130
-    assert len(cuda) == 12
+    # 2.15.0 cu130, cu132; 2.14.1, 2.14.0 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130;
+    # the 2.11 cu128 range
+    assert len(cuda) == 13
     assert all(r.reason.startswith("kernels sm_80") for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
 
@@ -293,14 +294,16 @@ def test_a_release_without_a_build_for_this_python_is_refused_offline(
     assert (kept["action"], kept["version"][:5]) == ("rewrite", pin.split("==")[1][:5])
 
 
-def test_dgx_spark_gets_torch_2_12_0_from_its_cuda_13_aarch64_build(
-    capsys: pytest.CaptureFixture[str],
+@pytest.mark.parametrize("release", ["2.12.0", "2.11.0"])
+def test_dgx_spark_gets_torch_from_its_cuda_13_aarch64_build(
+    capsys: pytest.CaptureFixture[str], release: str
 ) -> None:
-    """PyTorch's release/2.12 support matrix lists CUDA 13.0 aarch64 builds with sm_120
-    (pytorch/pytorch#182849), which runs on the GB10's sm_121: a pin to 2.12.0 is
-    planned there, not refused as an x86_64-only release (issue 50)."""
-    torch = _offline(capsys, "linux-aarch64-py312-cuda13.0-sm121", "torch==2.12.0")["torch"]
-    assert (torch["action"], torch["version"]) == ("rewrite", "2.12.0+cu130"), torch["reason"]
+    """PyTorch's support matrices for 2.11 and 2.12 list CUDA 13.0 aarch64 builds with
+    sm_120 (pytorch/pytorch#172663, #182849), which runs on the GB10's sm_121: a pin to
+    either is planned there, not refused as an x86_64-only release (issue 50)."""
+    gb10 = "linux-aarch64-py312-cuda13.0-sm121"
+    torch = _offline(capsys, gb10, f"torch=={release}")["torch"]
+    assert (torch["action"], torch["version"]) == ("rewrite", f"{release}+cu130"), torch["reason"]
 
 
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
