@@ -102,7 +102,7 @@ def test_doctor_knows_a_tilert_the_hook_installed(
     assert f"ok      tilert {tilert['version']}: fits this machine" in out.splitlines(), out
 
 
-REFUSED_PIN = ("torch==2.0.1", "linux-x86_64-py312-cuda12.8-sm120")  # no build for sm_120
+REFUSED_PIN = ("torch==2.0.1", "linux-x86_64-py311-cuda12.8-sm120")  # no build for sm_120
 
 
 @pytest.mark.builtin_data  # torch's shipped history: 2.0.1 predates sm_120
