@@ -86,7 +86,7 @@ class Planner:
         and of what they couple with replaced by the files their pages list (the
         inventory), read through the index client; the shipped snapshot serves a page
         the client cannot give (offline: one not in its page cache). A flavour on the
-        default index is read from the user's (``settings.index``), its credentials
+        default index is read from the user's (``settings.indexes.default``), its credentials
         kept for its host. What the reading
         showed is in the manifests' ``notes``; ``unread``, when given, gets each page that
         could not be read (its URL, and why in a few words). ``pinned``: the
@@ -119,7 +119,8 @@ class Planner:
                 return any(str(t) in accepted for t in tags)
 
         chosen = list(manifests) if names is None else list(names)
-        index = keep(s.index.url) if s.index is not None else DEFAULT_INDEX
+        user = s.indexes.default
+        index = keep(user.url) if user is not None else DEFAULT_INDEX
         if self.watch is None:
             done = expand_manifests(
                 manifests,

@@ -18,11 +18,13 @@ Every use case (plan, explain, lock, install, sync, env, enable) takes a
   meaning everywhere: the most one index page or metadata file may take in all, and
   the most any one wait for the server may take (a file downloaded whole to hash it:
   that plus a second per 128 KiB; :class:`resolver_hook.index.fetch.Transport`);
-- ``index_url``: ``--index-url`` where the command has it (``lock --format pylock``);
-- ``index``: the user's index, the one the installer reads by default, with where it
-  was set (:func:`resolver_hook.index.userindex.user_index`: the installer's own
-  arguments, its environment variables, then its configuration files, in its order); a
-  plan reads a flavour on the default index there, not on pypi.org.
+- ``indexes``: the index settings (:class:`IndexSettings`): the command's own
+  ``--index-url``, ``--extra-index-url`` and ``--find-links`` (``lock``), and the user's
+  index, the one the installer reads by default, with where it was set
+  (:func:`resolver_hook.index.userindex.user_index`: the installer's own arguments, its
+  environment variables, then its configuration files, in its order); a plan reads a
+  flavour on the default index there, not on pypi.org, and the lock resolves the rest
+  with the flags and the environment (:mod:`resolver_hook.lock.indexes`).
 
 A flag turns a setting on; so does a variable set to ``1``, ``true``, ``yes``, ``on``,
 ``y`` or ``t`` (any case: the spellings pip and uv take for their own yes/no variables).
@@ -50,6 +52,7 @@ from resolver_hook.manifest import ENV_INSECURE
 __all__ = [
     "ENV_OFFLINE",
     "ENV_TIMEOUT",
+    "IndexSettings",
     "Settings",
     "combine",
     "env_flag",
@@ -117,6 +120,16 @@ def installer_offline(tool: str, options: Sequence[str], env: Mapping[str, str])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IndexSettings:
+    """The indexes a command was given (its flags) and the user's default index."""
+
+    index_url: str | None = None  # --index-url
+    extra_index_urls: tuple[str, ...] = ()  # --extra-index-url
+    find_links: tuple[str, ...] = ()  # --find-links
+    default: UserIndex | None = None  # the installer's default index (None: PyPI)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What a command was asked to do it with (see the module's docstring)."""
 
@@ -127,8 +140,7 @@ class Settings:
     mirrors: tuple[Mirror, ...] = ()
     trust_mirror_hashes: bool = False
     timeout: float = NETWORK_DEADLINE
-    index_url: str | None = None
-    index: UserIndex | None = None
+    indexes: IndexSettings = IndexSettings()
 
 
 def combine(
@@ -141,6 +153,8 @@ def combine(
     timeout: float | None = None,
     index_url: str | None = None,
     trust_mirror_hashes: bool = False,
+    extra_index_urls: Sequence[str] = (),
+    find_links: Sequence[str] = (),
     installer: tuple[str, Sequence[str]] | None = None,
     record: Recorder = NOWHERE,
 ) -> Settings:
@@ -169,14 +183,18 @@ def combine(
         mirrors=mirrors,
         trust_mirror_hashes=trust_mirror_hashes,
         timeout=NETWORK_DEADLINE if timeout is None else timeout,
-        index_url=index_url,
-        index=None
-        if mirror is None
-        else user_index(
-            env,
-            tool=installer[0] if installer else None,
-            options=installer[1] if installer else (),
-            flag=index_url,
-            record=record,
+        indexes=IndexSettings(
+            index_url=index_url,
+            extra_index_urls=tuple(extra_index_urls),
+            find_links=tuple(find_links),
+            default=None
+            if mirror is None
+            else user_index(
+                env,
+                tool=installer[0] if installer else None,
+                options=installer[1] if installer else (),
+                flag=index_url,
+                record=record,
+            ),
         ),
     )

@@ -47,4 +47,4 @@ def test_timeout_and_index_url() -> None:
     with pytest.raises(UsageError, match="RESOLVER_HOOK_TIMEOUT: 'soon'"):
         combine({"RESOLVER_HOOK_TIMEOUT": "soon"}, mirror=[])
     got = combine({}, timeout=5.0, index_url="https://i.example/simple/")
-    assert (got.timeout, got.index_url) == (5.0, "https://i.example/simple/")
+    assert (got.timeout, got.indexes.index_url) == (5.0, "https://i.example/simple/")

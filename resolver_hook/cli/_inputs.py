@@ -170,6 +170,8 @@ def settings_from_args(
         timeout=getattr(args, "timeout", None),
         index_url=getattr(args, "index_url", None),
         trust_mirror_hashes=bool(getattr(args, "trust_mirror_hashes", False)),
+        extra_index_urls=getattr(args, "extra_index_url", None) or (),
+        find_links=getattr(args, "find_links", None) or (),
         installer=installer,
         record=recorder(args),
     )

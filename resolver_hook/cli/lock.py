@@ -47,6 +47,7 @@ from resolver_hook.lock.wheels import Fetcher, NetFetcher
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
+    from resolver_hook.settings import Settings
 
 __all__ = ["register"]
 
@@ -206,12 +207,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
     inputs = ", ".join(shown_path(f) for f in reqs.files) or "the command line"
     if fmt != "requirements":
-        return write_format(fmt, args, plans, inputs, reqs.files)
+        return write_format(fmt, args, planner.settings, plans, inputs, reqs.files)
     multi = len(plans) > 1 and "{target}" not in args.output
     paths = [args.output] if multi else [args.output.replace("{target}", s) for s, _, _ in plans]
     for path in paths:  # before reading or writing anything: inputs are never modified
         refuse_writing_inputs(path, reqs.files)
-    hashed, missing, against = _hashed_lines(args, plans)
+    hashed, missing, against = _hashed_lines(args, planner.settings, plans)
     if multi:
         all_notes = tuple(
             dict.fromkeys(n for s, _, plan in plans for n in (*plan.notes, *dropped_notes(plan, s)))
@@ -268,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _hashed_lines(
-    args: argparse.Namespace, plans: list[tuple[str, HostProfile, Plan]]
+    args: argparse.Namespace, settings: Settings, plans: list[tuple[str, HostProfile, Plan]]
 ) -> tuple[dict[str, list[str]], list[Unhashed], str]:
     """Each target's lock lines, every one with its sha256; the lines whose sha256
     cannot be had (refused here unless --allow-unhashed); what the rest was resolved
@@ -290,7 +291,7 @@ def _hashed_lines(
     passes = any(
         is_flavoured_line(p) and p.action == "pass" for _, _, plan in plans for p in plan.packages
     )
-    indexes = index_settings(args) if whole or passes else LockIndexes()
+    indexes = index_settings(settings) if whole or passes else LockIndexes()
     hashed: dict[str, list[str]] = {}
     missing: list[Unhashed] = []
     used: list[str] = []

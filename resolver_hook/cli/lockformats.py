@@ -32,13 +32,15 @@ from resolver_hook.lock.wheels import (
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import Plan
+    from resolver_hook.settings import Settings
 
 __all__ = ["check_result", "finish", "index_settings", "upgrade_of", "write_format"]
 
 
-def write_format(
+def write_format(  # noqa: PLR0917 - the command's state, passed down
     fmt: str,
     args: argparse.Namespace,
+    settings: Settings,
     plans: Sequence[tuple[str, HostProfile, Plan]],
     inputs: str,
     input_files: Sequence[str],
@@ -65,7 +67,7 @@ def write_format(
         if fmt == "uv":
             texts.append((path, *_uv_text(path, group, header)))
         else:
-            texts.append((path, *_pylock_text(path, args, group, header)))
+            texts.append((path, *_pylock_text(path, args, settings, group, header)))
     files: list[tuple[str | Path, str]] = [(path, text) for path, text, _ in texts]
     index = None
     if "{target}" in out:
@@ -104,23 +106,25 @@ def finish(
     return 0
 
 
-def index_settings(args: argparse.Namespace) -> LockIndexes:
-    """The index settings of this lock: the command line, the environment, then pip's
-    configuration files (read by the pip of the active venv, else of this Python)."""
-    if args.index_url:
+def index_settings(settings: Settings) -> LockIndexes:
+    """The index settings of this lock: the command line and the environment of the
+    settings value, then pip's configuration files (read by the pip of the active venv,
+    else of this Python)."""
+    flags, env = settings.indexes, dict(settings.env)
+    if flags.index_url:
         pip_files = {}
     else:
-        venv = os.environ.get("VIRTUAL_ENV")
+        venv = env.get("VIRTUAL_ENV")
         python = os.path.join(venv, "bin", "python") if venv else sys.executable
         pip_files = pip_file_settings(python if os.path.exists(python) else sys.executable,
-                                      os.environ)  # fmt: skip
+                                      env)  # fmt: skip
     return lock_indexes(
-        index_url=args.index_url,
-        extra_index_urls=args.extra_index_url,
-        find_links=args.find_links,
-        env=os.environ,
+        index_url=flags.index_url,
+        extra_index_urls=flags.extra_index_urls,
+        find_links=flags.find_links,
+        env=env,
         pip_files=pip_files,
-        allow_insecure=allow_insecure(args),
+        allow_insecure=settings.allow_insecure,
     )
 
 
@@ -159,6 +163,7 @@ def _uv_text(
 def _pylock_text(
     out: str,
     args: argparse.Namespace,
+    settings: Settings,
     plans: Sequence[tuple[str, HostProfile, Plan]],
     header: list[str],
 ) -> tuple[str, str]:
@@ -174,7 +179,7 @@ def _pylock_text(
             "filenames are not valid wheel filenames to PEP 751 readers such as packaging",
             hint="use --format requirements (resolver-hook uv pip install -r ...) for variants",
         )
-    indexes = index_settings(args)
+    indexes = index_settings(settings)
     # The pages read and cited (pylock's `index`) are the index's URL without its
     # credentials, kept for the index client; uv is handed the index as given.
     index_url = _credentials.keep(indexes.index_url) if indexes.index_url else DEFAULT_INDEX

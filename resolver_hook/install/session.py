@@ -367,7 +367,7 @@ def _hand_credentials(
     :func:`resolver_hook._credentials.installer_netrc`); ``env`` itself when none is
     needed. A run that hands credentials is never stored for a replay (its netrc goes
     with the folder)."""
-    index = session.planner.settings.index
+    index = session.planner.settings.indexes.default
     given: tuple[str, ...] = ()
     if index is not None and has_credentials(index.url):
         given = (urlsplit(index.url).hostname or "",)
