@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from resolver_hook._fs import shown_path
 from resolver_hook._installers import find_uv
@@ -40,12 +41,14 @@ from resolver_hook.lock.lines import (
     split_marker,
     unmarkable_difference,
 )
+from resolver_hook.lock.resolved import UvResolutionFailed, named_dependency
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
+    from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
     from resolver_hook.settings import Settings
 
@@ -205,6 +208,24 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("".join(_split_hints(plans)))
         sys.stderr.write("nothing written\n")
         return 1
+    try:
+        return _write(args, fmt, reqs, plans)
+    except UvResolutionFailed as exc:
+        # uv names the application; the dependency with a manifest that failed it is
+        # judged alone for that target, with the same pages and rules.
+        profile = exc.plan.profile
+
+        def judge(text: str) -> Plan:
+            name = canonicalize_name(Requirement(text).name)
+            return planner.plan([text], planner.pages(manifests, [name], profile), profile)
+
+        raise named_dependency(exc, set(manifests), judge) from None
+
+
+def _write(
+    args: argparse.Namespace, fmt: str, reqs: ReqFile, plans: list[tuple[str, HostProfile, Plan]]
+) -> int:
+    """Write the lock files of ``plans`` (the planned targets) in ``fmt``."""
     inputs = ", ".join(shown_path(f) for f in reqs.files) or "the command line"
     if fmt != "requirements":
         return write_format(fmt, args, planner.settings, plans, inputs, reqs.files)

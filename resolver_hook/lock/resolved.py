@@ -17,11 +17,20 @@ naming uv's own last line.
 pip is not the fallback: ``pip install --dry-run --report --platform`` evaluates the
 requirements' markers for the running machine, not the target, so it cannot lock
 another target; without uv a whole-environment lock is one error naming the fix.
+
+uv's explanation of a failure names the application, not the dependency that failed
+it (``app depends on demo-gpu==1.0+cu126`` in the middle, ``you require app`` last).
+:class:`UvResolutionFailed` keeps each ``X depends on REQ`` of it, and
+:func:`named_dependency` judges the first such dependency that has a manifest on the
+target: the rule its pinned build fails, the build the plan pins instead, or that the
+requirements do not name it (only a package the plan pins is handed to uv with its
+files).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +53,8 @@ from resolver_hook.resolve import Plan
 __all__ = [
     "COMPILE_TIMEOUT",
     "ResolvedPackage",
+    "UvResolutionFailed",
+    "named_dependency",
     "python_platform",
     "resolve_environment",
     "resolve_rest",
@@ -148,11 +159,13 @@ def resolve_environment(
         done = capture(argv, timeout=COMPILE_TIMEOUT, env=indexes.uv_env(env))
         if not done.ok:
             last = (done.stderr.strip().splitlines() or [done.reason() or "failed"])[-1]
-            raise OperationalError(
+            raise UvResolutionFailed(
                 f"uv could not resolve the environment for {profile.describe()}: {last}",
                 hint="--offline: uv resolved from its cache alone; lock once without --offline"
                 if offline
                 else "the line above is uv's own; loosen the requirement it names",
+                plan=plan,
+                dependencies=uv_dependencies(done.stderr),
             )
         try:
             doc = toml_loads(Path(folder / "pylock.toml").read_text(encoding="utf-8"))
@@ -174,6 +187,86 @@ def resolve_environment(
             )
         )
     return out
+
+
+class UvResolutionFailed(OperationalError):
+    """uv found no environment for ``plan``'s target; ``dependencies``: each ``(who,
+    requirement)`` its explanation says one package depends on."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None,
+        plan: Plan,
+        dependencies: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.plan = plan
+        self.dependencies = tuple(dependencies)
+
+
+# "app==1.0 depends on demo-gpu==1.0+cu126", "all versions of app depend on x>=1,<2":
+# a specifier is clauses that each begin with an operator (", we can conclude" is not).
+_DEPENDS = re.compile(
+    r"(?P<who>[A-Za-z0-9][A-Za-z0-9._-]*)(?:[=!<>~]=\S+?)? depends? on "
+    r"(?P<req>[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[^\]]*\])?"
+    r"(?:[=!<>~]=?[^\s,]+(?:,[=!<>~]=?[^\s,]+)*)?)"
+)
+
+
+def uv_dependencies(text: str) -> list[tuple[str, str]]:
+    """Each ``(who, requirement)`` uv's explanation ``text`` names, in its order, once."""
+    flat = " ".join(text.split())  # a message wrapped to the terminal's width
+    found = [(m["who"], m["req"]) for m in _DEPENDS.finditer(flat)]
+    return list(dict.fromkeys(found))
+
+
+def named_dependency(
+    exc: UvResolutionFailed,
+    managed: Collection[str],
+    judge: Callable[[str], Plan],
+) -> OperationalError:
+    """``exc`` said again for the first dependency of uv's explanation that has a
+    manifest (``managed``: their names): ``judge`` plans that requirement alone for the
+    target; the error names who depends on it and the rule that fails. ``exc`` itself
+    where none has a manifest."""
+    head = f"uv could not resolve the environment for {exc.plan.profile.describe()}"
+    for who, text in exc.dependencies:
+        try:
+            name = canonicalize_name(Requirement(text).name)
+        except InvalidRequirement:
+            continue
+        if name not in managed:
+            continue
+        alone = next((p for p in judge(text).packages if p.name == name), None)
+        if alone is None:
+            continue
+        ours = next((p for p in exc.plan.packages if p.name == name), None)
+        says = f"{head}: {who} depends on {text}"
+        if alone.action == "error":
+            rule = (alone.refusal or alone.reason).replace("\n  ", "; ")
+            return OperationalError(
+                f"{says}, and {rule}",
+                hint=alone.hint or f"lock for a machine that {text} runs on",
+            )
+        version = alone.entry_version
+        if ours is not None and ours.entry_version is not None and ours.entry_version != version:
+            return OperationalError(
+                f"{says}, and the plan pins {name} {ours.entry_version} for this machine "
+                f"({ours.reason}); {text} runs here as {name} {version}",
+                hint=f"pin {name}=={version} in the requirements to lock the build {who} needs",
+            )
+        if ours is None:
+            served = alone.url or alone.find_links or "its manifest's pages"
+            return OperationalError(
+                f"{says}, a package with a manifest that the requirements do not name: its "
+                f"build for this machine ({name} {version}) is served from {served}, which "
+                "uv is handed only for a package the plan pins",
+                hint=f"add {text} to the requirements: the plan pins its build and the "
+                "lock holds it",
+            )
+    return exc
 
 
 def _kept(lines: Sequence[str], gone: Collection[NormalizedName]) -> list[str]:
