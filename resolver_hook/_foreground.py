@@ -11,6 +11,14 @@ its temporary folders behind when killed, docs/facts.md section 3): only
 the CLI exits 128+N (130 for Ctrl-C). Optionally its stdout is passed through line by
 line to a callback (``tee``) and the tail kept.
 
+Under a C locale with Python's UTF-8 mode off (``LC_ALL=C PYTHONUTF8=0``), an argument
+that is UTF-8 on disk (a requirement file in a folder ``prójekt``) reaches this process
+as surrogate escapes, and pip, reading it the same way, fails with a traceback writing
+it (its build tracker: ``UnicodeEncodeError: surrogates not allowed``). Such an
+installer runs in Python's UTF-8 mode (``PYTHONUTF8=1``, what Python itself turns on
+under a C locale unless told not to, PEP 540): it is handed the same bytes and reads
+them as the UTF-8 they are (:func:`utf8_env`).
+
 Probes and queries go through :func:`resolver_hook._proc.capture`; nothing else starts a
 process. This module imports neither ``dataclasses`` nor ``typing``: a replayed install
 (:mod:`resolver_hook.install.launch`) starts here.
@@ -19,8 +27,10 @@ process. This module imports neither ``dataclasses`` nor ``typing``: a replayed 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -34,7 +44,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
-__all__ = ["FORWARD_GRACE", "foreground"]
+__all__ = ["FORWARD_GRACE", "foreground", "utf8_env"]
 
 
 class _Forwarder:
@@ -113,6 +123,32 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
+def utf8_env(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``env`` (None: this process's) for an installer started with ``argv``, with
+    ``PYTHONUTF8=1`` where this process decodes file names as ASCII and an argument is
+    UTF-8 that arrived as surrogate escapes (see the module docstring)."""
+    if sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
+        return None if env is None else dict(env)
+    if not any(_escaped_utf8(a) for a in argv):
+        return None if env is None else dict(env)
+    return {**(os.environ if env is None else env), "PYTHONUTF8": "1"}
+
+
+def _escaped_utf8(arg: str) -> bool:
+    """Whether ``arg`` holds surrogate escapes whose bytes are UTF-8."""
+    if arg.isascii():
+        return False
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            os.fsencode(arg).decode("utf-8")
+        except (UnicodeError, ValueError):
+            return False  # another locale's bytes: UTF-8 mode would read them no better
+        return True
+    return False
+
+
 def foreground(
     argv: Sequence[str],
     *,
@@ -136,7 +172,7 @@ def foreground(
     with _Forwarder(grace) as forwarder:
         proc = subprocess.Popen(
             list(argv),
-            env=None if env is None else dict(env),
+            env=utf8_env(argv, env),
             stdin=stdin,
             stdout=subprocess.PIPE if tee is not None else None,
             stderr=subprocess.STDOUT if tee is not None and merge_stderr else None,

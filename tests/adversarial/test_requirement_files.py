@@ -18,7 +18,7 @@ from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.limits import MAX_INCLUDE_DEPTH, MAX_REQUIREMENTS_BYTES
 from resolver_hook.reqfile import parse_requirements, read_requirements
-from tests.installenv import clean_env
+from tests.installenv import GpuIndex, clean_env, make_venv
 from tests.paths import REPO
 
 TARGET = ["--target", "linux-x86_64-py312"]
@@ -234,3 +234,31 @@ def test_lock_from_a_file_name_of_another_locale(tmp_path: Path, name: bytes) ->
     # The name's bytes read as UTF-8; a byte that is not UTF-8 shown as an escape.
     shown = name.decode("utf-8", "backslashreplace").encode("utf-8")
     assert header == b"# from " + shown
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("hook", [["pip"], ["pip", "--no-proof"]], ids=["checked", "unchecked"])
+def test_pip_install_from_a_folder_of_a_non_ascii_name_in_the_c_locale(
+    gpu_index: GpuIndex, tmp_path: Path, hook: list[str]
+) -> None:
+    """Under LC_ALL=C PYTHONUTF8=0 the folder's UTF-8 name reaches pip as surrogate
+    escapes, and pip (its build tracker) failed writing it with a traceback. The
+    unchecked install runs twice: the second is the stored plan's replay."""
+    folder = tmp_path / "prójekt ü"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text("plainpkg\n-r other.txt\n", encoding="utf-8")
+    (folder / "other.txt").write_text("helperlib==1.0\n", encoding="utf-8")
+    make_venv(tmp_path / "venv")
+    env = clean_env(tmp_path, PYTHONPATH=str(REPO), LC_ALL="C", LANG="C", PYTHONUTF8="0",
+                    VIRTUAL_ENV=str(tmp_path / "venv"), PIP_INDEX_URL=gpu_index.simple,
+                    RESOLVER_HOOK_CACHE_DIR=str(tmp_path / "cache"))  # fmt: skip
+    env.pop("PYTHONIOENCODING", None)
+    argv = [*hook, "install", "--dry-run", "-r", os.path.join(folder, "requirements.txt")]
+    for _ in range(2 if "--no-proof" in hook else 1):
+        done = subprocess.run(
+            [sys.executable, "-m", "resolver_hook", *argv],
+            env=env, cwd=tmp_path, capture_output=True, check=False, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert b"Traceback" not in done.stderr
+        assert b"Would install helperlib-1.0 plainpkg-1.0" in done.stdout
