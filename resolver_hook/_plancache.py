@@ -245,14 +245,13 @@ def _is_launch(launch: Any) -> bool:
 
 
 def _replay(output: list[list[Any]], code: int) -> int:
-    """Write the stored output as the command line writes (``\\xNN`` for what the
-    terminal cannot show; a closed stdout drops the rest of it, as the full path does)."""
+    """Write the stored output as the command line writes (what the terminal cannot
+    show as :func:`resolver_hook._stdout.never_unencodable` writes it; a closed stdout
+    drops the rest of it, as the full path does)."""
+    from resolver_hook._stdout import never_unencodable
+
     streams = {1: sys.stdout, 2: sys.stderr}
-    for stream in streams.values():
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="backslashreplace")
+    never_unencodable(*streams.values())
     gone: set[int] = set()
     for number, text in output:
         if number in gone:

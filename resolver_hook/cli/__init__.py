@@ -170,14 +170,10 @@ def exit_for(exc: ResolverHookError | KeyboardInterrupt | BrokenPipeError) -> in
 
 
 def _never_unencodable() -> None:
-    """Text this terminal's encoding cannot show (non-ASCII markers under ``LC_ALL=C
-    PYTHONUTF8=0``, a file name from another locale) comes out as ``\\xNN`` escapes, never
-    as a UnicodeEncodeError."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, io.UnsupportedOperation):
-                reconfigure(errors="backslashreplace")
+    """Text this terminal's encoding cannot show never raises (:mod:`resolver_hook._stdout`)."""
+    from resolver_hook._stdout import never_unencodable
+
+    never_unencodable(sys.stdout, sys.stderr)
 
 
 def _quiet_stdout(args: argparse.Namespace) -> bool:

@@ -262,3 +262,26 @@ def test_pip_install_from_a_folder_of_a_non_ascii_name_in_the_c_locale(
         assert done.returncode == 0, done.stdout + done.stderr
         assert b"Traceback" not in done.stderr
         assert b"Would install helperlib-1.0 plainpkg-1.0" in done.stdout
+
+
+@pytest.mark.integration
+def test_a_path_in_a_message_is_shown_as_its_bytes_in_the_c_locale(tmp_path: Path) -> None:
+    """A message naming a file of a non-ASCII folder shows the name's own bytes (UTF-8:
+    what a terminal shows as the name), not Python's surrogate escapes (``\\udcc3``);
+    the same on the stored plan's replay."""
+    folder = tmp_path / "prójekt ü"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text("six\n-r other.txt\n", encoding="utf-8")
+    (folder / "other.txt").write_text("six --pre stray\n", encoding="utf-8")
+    shown = os.fsencode(folder / "other.txt")
+    for _ in range(2):  # the second run replays the stored plan
+        done = _run_c_locale(tmp_path, "plan", "-r", str(folder / "requirements.txt"), *TARGET)
+        assert done.returncode == 0, done.stderr
+        flat = b" ".join(done.stdout.split())  # a long note is wrapped at a space
+        assert shown + b":1: pip ignores 'stray' after the options" in flat
+        assert b"\\udc" not in done.stdout
+    done = _run_c_locale(tmp_path, "plan", "-r", str(folder / "gone.txt"), *TARGET)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        b"error: could not open requirements file " + os.fsencode(folder / "gone.txt")
+    )
