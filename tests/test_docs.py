@@ -126,8 +126,11 @@ def _layout() -> dict[str, str]:
 
 
 def _skipped(child: Path) -> bool:
-    return child.name in ("__init__.py", "__main__.py", "__pycache__", "data") or (
-        child.is_file() and child.suffix != ".py"
+    # A hidden folder is a tool's (ruff leaves .ruff_cache beside portable/ruff.toml).
+    return (
+        child.name in ("__init__.py", "__main__.py", "__pycache__", "data")
+        or child.name.startswith(".")
+        or (child.is_file() and child.suffix != ".py")
     )
 
 
