@@ -309,3 +309,18 @@ def test_the_example_on_a_dgx_spark_uses_the_dgx_file_and_the_aarch64_stack(
     torch = data["passes"][0]["choices"][0]
     assert torch.startswith("torch: torch==2.13.0+cu130 ")
     assert "Linux aarch64" in torch
+
+
+def test_a_pass_with_an_unjudged_package_lists_it_among_its_choices() -> None:
+    # A CUDA distribution no manifest describes is unjudged on a GPU machine (issue 50):
+    # the pass's choices say so beside the rewritten packages, never a traceback.
+    from resolver_hook.appenv.plan import EnvPass
+    from resolver_hook.host import parse_target
+    from resolver_hook.resolve import resolve
+    from tests.frozen import frozen_manifests
+
+    reqs = ["torch", "nvidia-cublas-cu12", "requests"]
+    plan = resolve(reqs, frozen_manifests(), parse_target("linux-x86_64-py312-cuda13.0-sm100"))
+    got = EnvPass(kind="requirements", packages=tuple(reqs), plan=plan).choices()
+    assert [c.split(":", 1)[0] for c in got] == ["torch", "nvidia-cublas-cu12"]
+    assert "UNJUDGED: no manifest describes its CUDA builds" in got[1]

@@ -770,3 +770,44 @@ def test_a_newer_rocm_is_hinted_only_where_this_gpu_gets_a_build_from_it() -> No
     assert ok.package("demo").hint == (  # type: ignore[union-attr]
         "an AMD GPU with ROCm 7.2 or newer gets demo 1.0+rocm7.2"
     )
+
+
+def test_a_cuda_distribution_without_a_manifest_is_unjudged_on_an_nvidia_machine() -> None:
+    # nvidia-*-cu12 runtime wheels, tensorflow, onnxruntime-gpu: CUDA builds no manifest
+    # describes (resolver_hook/manifest/gpu_names.toml, each with its source) are said
+    # unjudged on an NVIDIA machine, with what to do, never passed in silence (issue 50).
+    reqs = ("nvidia-cublas-cu12==12.4.5.8", "tensorflow==2.13.0", "onnxruntime-gpu", "requests")
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", *reqs)
+    for name in ("nvidia-cublas-cu12", "tensorflow", "onnxruntime-gpu"):
+        got = p.package(name)
+        assert (got.action, got.cause) == ("pass", "unjudged"), name
+        assert got.reason.startswith("UNJUDGED: no manifest describes its CUDA builds")
+        assert "--manifest FILE" in got.reason
+        assert "--strict" in got.reason
+    assert p.package("requests").cause == "no-manifest"
+    assert p.requirements == reqs
+    cpu = plan("linux-x86_64-py312", *reqs)
+    assert {x.cause for x in cpu.packages} == {"no-manifest"}
+
+
+def test_an_unlisted_release_of_a_cuda_package_is_unjudged_though_its_manifest_has_no_cuda() -> (
+    None
+):
+    # triton's Linux manifest has no CUDA or kernel field (the wheels bundle their
+    # compiler): a release it does not list is still a GPU build it cannot judge.
+    from resolver_hook._data import data_path
+
+    triton = {"triton": load_manifest(data_path("manifests", "triton.toml"))}
+    got = plan("linux-x86_64-py312-cuda13.0-sm100", "triton==3.2.0", manifests=triton)
+    assert (got.packages[0].action, got.packages[0].cause) == ("pass", "unjudged")
+    cpu = plan("linux-x86_64-py312", "triton==3.2.0", manifests=triton)
+    assert cpu.packages[0].cause == "unlisted"
+
+
+def test_unjudged_packages_with_the_same_reason_are_warned_once() -> None:
+    from resolver_hook.cli.plan import render_unjudged
+
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "nvidia-cublas-cu12", "nvidia-cudnn-cu12")
+    lines = render_unjudged(p, strict=False).splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("warning: nvidia-cublas-cu12, nvidia-cudnn-cu12: UNJUDGED: ")

@@ -60,7 +60,11 @@ class EnvPass:
             return []
         rewritten = dict(
             zip(
-                [p.name for p in self.plan.packages if p.action in ("rewrite", "build")],
+                [
+                    p.name
+                    for p in self.plan.packages
+                    if p.action in ("rewrite", "build") or p.cause == "unjudged"
+                ],
                 self.plan.explain_lines(),
                 strict=True,
             )

@@ -213,7 +213,10 @@ def render_unjudged(plan: Plan, *, strict: bool) -> str:
     """One ``warning:`` line per package the plan could not judge (``error:`` with
     ``--strict``), said even without ``-v``: the installer's own choice may not run."""
     word = "error" if strict else "warning"
-    return "".join(f"{word}: {p.name}: {p.reason}\n" for p in plan.unjudged)
+    names: dict[str, list[str]] = {}  # the same reason (no manifest): one line for all
+    for p in plan.unjudged:
+        names.setdefault(p.reason, []).append(p.name)
+    return "".join(f"{word}: {', '.join(n)}: {reason}\n" for reason, n in names.items())
 
 
 _ELSEWHERE = frozenset({"tags", "python"})

@@ -22,6 +22,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
+from resolver_hook.manifest.gpunames import cuda_distribution
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.templates import fill_template
 from resolver_hook.manifest.twins import Family, families, twins_among
@@ -82,6 +83,7 @@ from resolver_hook.resolve.words import (
     nearest_words,
     newer_python_words,
     no_fit_words,
+    no_manifest_unjudged_reason,
     other_name_notes,
     passthrough_reason,
     pin_refusal_words,
@@ -131,8 +133,24 @@ def build_plan(
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
+    if profile.nvidia is not None:
+        ordered = [_cuda_without_manifest(p) for p in ordered]
     ordered = _refuse_twins(ordered, manifests)
     return _assemble(profile, ordered, reqs, s.user_constraints, notes)
+
+
+def _cuda_without_manifest(p: PackagePlan) -> PackagePlan:
+    """A CUDA distribution no manifest describes (gpu_names.toml), on an NVIDIA
+    machine: unjudged, said with what to do, never passed in silence (issue 50)."""
+    known = cuda_distribution(p.name) if p.cause == "no-manifest" else None
+    if p.action != "pass" or known is None:
+        return p
+    return dataclasses.replace(
+        p,
+        cause="unjudged",
+        reason=no_manifest_unjudged_reason(*known),
+        unjudged="which builds it has and the CUDA runtime and kernel list of each (no manifest)",
+    )
 
 
 def _refuse_twins(
@@ -528,6 +546,7 @@ def _unjudged_fact(slot: Slot, m: Machine, asked: str) -> str | None:
     such builds need, so the installer's plain choice is the one that runs)."""
     nvidia, rocm = m.accelerated(slot.manifest)
     profile = m.profile
+    nvidia = nvidia or cuda_distribution(slot.name) is not None  # triton: no CUDA field
     if not ((nvidia and profile.nvidia is not None) or (rocm and profile.rocm is not None)):
         return None
     which = "CUDA runtime and kernel list" if profile.nvidia is not None else "ROCm version"

@@ -103,6 +103,7 @@ __all__ = [
     "marker_reason",
     "nearest_words",
     "no_fit_words",
+    "no_manifest_unjudged_reason",
     "none_helps",
     "other_name_notes",
     "passthrough_reason",
@@ -616,6 +617,17 @@ def unjudged_reason(manifest: Manifest, missing: str) -> str:
     return (
         f"UNJUDGED: {missing}; the installer's own choice may not run on this machine "
         f"(its manifest describes {span}: pin one of those, or give --strict to refuse)"
+    )
+
+
+def no_manifest_unjudged_reason(what: str, evidence: str) -> str:
+    """A CUDA distribution no manifest describes, on an NVIDIA machine: left to the
+    installer, said loudly, with what to do (the same words for every such name, so
+    the warning names them all once)."""
+    return (
+        f"UNJUDGED: no manifest describes its CUDA builds ({what}: {evidence}); the "
+        "installer's own choice may not run on this machine: give --manifest FILE that "
+        "describes them, or --strict to refuse"
     )
 
 

@@ -1,0 +1,33 @@
+"""Distributions whose wheels are CUDA builds, by name (``gpu_names.toml`` beside this
+module, each family with its public source).
+
+On a machine with an NVIDIA GPU, a requirement for one of them that no manifest
+describes (or a release its manifest does not list) cannot be judged: the plan says so
+(cause ``unjudged``) rather than hand it to the installer in silence (issue 50).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+
+from resolver_hook._data import data_path
+from resolver_hook._toml import loads as toml_loads
+
+__all__ = ["cuda_distribution"]
+
+
+@functools.cache
+def _families() -> tuple[tuple[tuple[str, ...], str, str], ...]:
+    with open(data_path("manifest", "gpu_names.toml"), encoding="utf-8") as f:
+        data = toml_loads(f.read())
+    return tuple((tuple(x["names"]), str(x["what"]), str(x["evidence"])) for x in data["family"])
+
+
+def cuda_distribution(name: str) -> tuple[str, str] | None:
+    """(what its wheels are, the page that says so) for a canonical name whose wheels
+    are CUDA builds; None for any other name."""
+    for patterns, what, evidence in _families():
+        if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            return what, evidence
+    return None
