@@ -124,12 +124,6 @@ def build_plan(
     )
     if today is not None:
         notes.extend(stale_note(ordered, today))
-    if profile.nvidia is not None or profile.rocm is not None:
-        notes.extend(
-            unjudged_note(p, p.flavour, profile)
-            for p in ordered
-            if isinstance(p.flavour, WheelFlavour) and p.flavour.unjudged is not None
-        )
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
     ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
@@ -480,13 +474,19 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             marker=marker,
         )
         constraint = format_requirement(slot.name, url=chosen.url, sha256=chosen.sha256)
+        # A release no rule covers, on a machine with an accelerator: planned from its
+        # tags alone, so unjudged (one warning; --strict refuses it), never a silent fit.
+        gpu = m.profile.nvidia is not None or m.profile.rocm is not None
+        said = chosen.unjudged is not None and gpu
         return PackagePlan(
             action="rewrite",
+            cause="unjudged" if said else "fit",
+            unjudged=chosen.unjudged if said else None,
             version=str(chosen.version),
             url=chosen.url,
             sha256=chosen.sha256,
             flavour=chosen,
-            reason=why,
+            reason=f"{why}; {unjudged_note(slot.name, chosen, m.profile)}" if said else why,
             line=line if e else None,
             # Another distribution cannot travel in a constraints file (see below).
             constraint=None if other else constraint,

@@ -751,12 +751,13 @@ def as_written_refusal(filename: str, manifest: Manifest, nearest: str | None) -
     return f"{filename} cannot run on this machine ({manifest.display_name}'s rules below){then}"
 
 
-def unjudged_note(p: PackagePlan, f: WheelFlavour, profile: HostProfile) -> str:
+def unjudged_note(name: str, f: WheelFlavour, profile: HostProfile) -> str:
     """A release no entry's rule covers, chosen on a machine with an accelerator."""
     what = "GPU" if profile.nvidia is not None else "ROCm GPU"
     return (
-        f"unjudged: {p.name} {f.version} is planned from its tags and Requires-Python only; "
-        f"whether it runs on this machine's {what} is not judged: {f.unjudged}"
+        f"UNJUDGED: {name} {f.version} is planned from its tags and Requires-Python only; "
+        f"whether it runs on this machine's {what} is not judged: {f.unjudged} (pin a "
+        "release they cover, or give --strict to refuse)"
     )
 
 
