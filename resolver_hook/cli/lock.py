@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write("nothing written\n")
         return 1
     try:
-        return _write(args, fmt, reqs, plans)
+        return _write(args, fmt, reqs, plans, planner.settings)
     except UvResolutionFailed as exc:
         # uv names the application; the dependency with a manifest that failed it is
         # judged alone for that target, with the same pages and rules.
@@ -223,17 +223,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(
-    args: argparse.Namespace, fmt: str, reqs: ReqFile, plans: list[tuple[str, HostProfile, Plan]]
+    args: argparse.Namespace,
+    fmt: str,
+    reqs: ReqFile,
+    plans: list[tuple[str, HostProfile, Plan]],
+    settings: Settings,
 ) -> int:
-    """Write the lock files of ``plans`` (the planned targets) in ``fmt``."""
+    """Write the lock files of ``plans`` (the planned targets) in ``fmt``, reading
+    pages under ``settings``."""
     inputs = ", ".join(shown_path(f) for f in reqs.files) or "the command line"
     if fmt != "requirements":
-        return write_format(fmt, args, planner.settings, plans, inputs, reqs.files)
+        return write_format(fmt, args, settings, plans, inputs, reqs.files)
     multi = len(plans) > 1 and "{target}" not in args.output
     paths = [args.output] if multi else [args.output.replace("{target}", s) for s, _, _ in plans]
     for path in paths:  # before reading or writing anything: inputs are never modified
         refuse_writing_inputs(path, reqs.files)
-    hashed, missing, against = _hashed_lines(args, planner.settings, plans)
+    hashed, missing, against = _hashed_lines(args, settings, plans)
     if multi:
         all_notes = tuple(
             dict.fromkeys(n for s, _, plan in plans for n in (*plan.notes, *dropped_notes(plan, s)))
