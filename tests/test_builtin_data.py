@@ -251,6 +251,20 @@ def _offline(capsys: pytest.CaptureFixture[str], target: str, *reqs: str) -> dic
     return {p["name"]: p for p in json.loads(capsys.readouterr().out)["packages"]}
 
 
+def test_torchaudio_2_0_1_cu117_is_planned_beside_torch_2_0_0_cu117_offline(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """pytorch/serve pins torch==2.0.0+cu117 and torchaudio==2.0.1+cu117 from the cu117
+    index (docs/facts.md section 1.5): on an A100 under Python 3.11 (torch 2.0 has no
+    Python 3.12 build) the pin is planned from that page, not unjudged."""
+    target = "linux-x86_64-py311-cuda12.4-sm80"
+    pkgs = _offline(capsys, target, "torch==2.0.0+cu117", "torchaudio==2.0.1+cu117")
+    ta = pkgs["torchaudio"]
+    assert (ta["action"], ta["version"]) == ("rewrite", "2.0.1+cu117"), ta["reason"]
+    assert ta["find_links"] == "https://download.pytorch.org/whl/cu117/torchaudio/"
+    assert pkgs["torch"]["version"] == "2.0.0+cu117"
+
+
 @pytest.mark.parametrize(
     "target", ["linux-x86_64-py312-cuda12.8-sm89", "linux-x86_64-py311-cuda12.4-sm80"]
 )
