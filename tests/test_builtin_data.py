@@ -495,6 +495,28 @@ def test_xformers_goes_with_any_torch_from_2_10_of_its_cuda_major() -> None:
     assert torch.version == "2.14.1+cu126"
 
 
+@pytest.mark.parametrize(
+    ("release", "torch"),
+    [("0.0.33.post1", "2.9.0"), ("0.0.33.post2", "2.9.1"), ("0.0.34", "2.10.0")],
+)
+@pytest.mark.parametrize(
+    "target",
+    [
+        "linux-x86_64-py312-cuda12.8-sm89",
+        "linux-x86_64-py311-cuda12.4-sm80",
+        "linux-x86_64-py312-cuda13.0-sm100",
+    ],
+)
+def test_xformers_cuda_12_8_pypi_builds_couple_with_the_cu128_torch_build(
+    capsys: pytest.CaptureFixture[str], target: str, release: str, torch: str
+) -> None:
+    # PyPI's 0.0.33.post1 to 0.0.34 are the torchX+cu128 builds (their upload filter;
+    # docs/facts.md section 6.8): even on a CUDA 13 driver they go with cu128 torch.
+    pkgs = _offline(capsys, target, f"xformers=={release}", "torch")
+    assert pkgs["xformers"]["action"] == "pass", pkgs["xformers"]["reason"]
+    assert pkgs["torch"]["version"] == f"{torch}+cu128"
+
+
 def test_windows_torch_and_triton_take_the_newest_pair_triton_windows_has() -> None:
     # torch 2.14 pins Triton 3.8 and 2.15 pins 3.9; triton-windows has no 3.9, so
     # Windows gets torch 2.14.1 with triton-windows 3.8 (docs/facts.md section 6.11).

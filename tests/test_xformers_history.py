@@ -64,12 +64,14 @@ def test_the_pair_is_refused_where_no_build_of_the_required_torch_runs(
 def test_a_cuda_12_build_is_not_paired_with_a_cuda_13_torch(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # PyPI's 0.0.34 is a CUDA 12.8 build for torch 2.10.0, which has CUDA 13 builds too:
-    # the rules cannot say "a CUDA 12 torch", so the release stays loudly unjudged
-    # rather than judged beside 2.10.0+cu130 (docs/facts.md section 6.8).
+    # PyPI's 0.0.34 is the torch2.10.0+cu128 build (its upload filter), and torch 2.10.0
+    # has CUDA 13 builds too: the entry couples with the cu128 build it was built
+    # against, so a CUDA 13 driver gets 2.10.0+cu128, never +cu130 (docs/facts.md 6.8).
     code, plan, _ = _plan(capsys, B200_PY312, "xformers==0.0.34", "torch")
     assert code == 0
-    assert plan["xformers"]["cause"] == "unjudged", plan["xformers"]
+    assert plan["xformers"]["cause"] != "unjudged", plan["xformers"]
+    assert "couples with torch==2.10.0+cu128" in str(plan["xformers"]["reason"])
+    assert plan["torch"]["line"] == "torch==2.10.0+cu128"
 
 
 _XF = """
