@@ -517,6 +517,22 @@ def test_xformers_cuda_12_8_pypi_builds_couple_with_the_cu128_torch_build(
     assert pkgs["torch"]["version"] == f"{torch}+cu128"
 
 
+@pytest.mark.parametrize("release", ["0.0.20", "0.0.21", "0.0.22"])
+def test_xformers_torch_2_0_1_releases_are_judged_as_their_cuda_11_8_builds(
+    capsys: pytest.CaptureFixture[str], release: str
+) -> None:
+    # At these tags wheels.yml publishes only the torch 2.0.1 + cu118 build, and its
+    # METADATA pins torch==2.0.1 (docs/facts.md section 6.8): an A100 under Python 3.11
+    # gets it with torch 2.0.1's CUDA 11.8 build; under Python 3.12 (no cp312 file) none.
+    a100 = "linux-x86_64-py311-cuda12.4-sm80"
+    pkgs = _offline(capsys, a100, f"xformers=={release}", "torch")
+    assert pkgs["xformers"]["cause"] != "unjudged", pkgs["xformers"]
+    assert "couples with torch==2.0.1" in str(pkgs["xformers"]["reason"])
+    assert pkgs["torch"]["version"] == "2.0.1+cu118"
+    pkgs = _offline(capsys, "linux-x86_64-py312-cuda12.8-sm89", f"xformers=={release}")
+    assert pkgs["xformers"]["action"] == "error", pkgs["xformers"]
+
+
 def test_windows_torch_and_triton_take_the_newest_pair_triton_windows_has() -> None:
     # torch 2.14 pins Triton 3.8 and 2.15 pins 3.9; triton-windows has no 3.9, so
     # Windows gets torch 2.14.1 with triton-windows 3.8 (docs/facts.md section 6.11).
