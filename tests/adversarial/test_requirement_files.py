@@ -203,7 +203,9 @@ def test_a_nul_byte_in_an_included_path_is_one_error_line(
 
 
 def _run_c_locale(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    env = clean_env(tmp_path, PYTHONPATH=str(REPO), LC_ALL="C", PYTHONUTF8="0")
+    # COLUMNS: a message is wrapped to the width, and a word longer than it (the
+    # temporary folder's path, longer under xdist) would be broken inside.
+    env = clean_env(tmp_path, PYTHONPATH=str(REPO), LC_ALL="C", PYTHONUTF8="0", COLUMNS="1000")
     env.pop("PYTHONIOENCODING", None)
     return subprocess.run(
         [sys.executable, "-m", "resolver_hook", *args],
