@@ -2,7 +2,7 @@
 
 Kept apart from :mod:`resolver_hook.cli` so that the plain ``detect --json`` runs before
 ``argparse`` and the command modules are imported: warm, from the cache
-(:func:`resolver_hook._hostkey.cached_detect_json`); cold (a miss, ``--no-cache``),
+(:func:`resolver_hook.ground.hostkey.cached_detect_json`); cold (a miss, ``--no-cache``),
 detection itself, printed as the command line prints it. ``plan`` and the installs
 go through the store of earlier plans (:mod:`resolver_hook._plancache`), which
 replays one where nothing it read has changed and runs the command line otherwise.
@@ -29,7 +29,7 @@ def main() -> int:
 
 
 def _main() -> int:
-    from resolver_hook._hostkey import cached_detect_json, plain_detect
+    from resolver_hook.ground.hostkey import cached_detect_json, plain_detect
 
     argv = sys.argv[1:]
     text = cached_detect_json(argv, os.environ)
@@ -57,7 +57,7 @@ def _command_line(argv: list[str]) -> int:
     (:mod:`resolver_hook._plancache`), which runs the command line on a miss with the
     recorder its readers declare their inputs to."""
 
-    from resolver_hook._record import NOWHERE, Recorder
+    from resolver_hook.ground.record import NOWHERE, Recorder
 
     def full(record: Recorder = NOWHERE) -> int:
         from resolver_hook.cli import main as cli_main
@@ -83,7 +83,7 @@ def _detect_json(*, use_cache: bool) -> str:
     cache), printed as ``resolver_hook/cli/detect.py`` prints it, without ``argparse``
     and the command modules. No override variable is set (:func:`plain_detect`), so
     detection cannot fail."""
-    from resolver_hook._hostkey import profile_json
+    from resolver_hook.ground.hostkey import profile_json
     from resolver_hook.host.detect import detect
 
     return profile_json(detect(use_cache=use_cache).to_dict())

@@ -11,7 +11,7 @@ A stored plan depends on:
   built-in manifests and data, so a checkout edited in place is planned again), the
   folders of ``sys.path`` and their times (an installed plugin), and this boot's cached
   host profile;
-- the inputs its readers declared to the run's :class:`~resolver_hook._record.Recorder`,
+- the inputs its readers declared to the run's :class:`~resolver_hook.ground.record.Recorder`,
   each a path and the digest of what was read there, taken again on a replay;
 - the earliest time until which a page the page cache served stays fresh.
 
@@ -28,7 +28,7 @@ their place in them (a replay is of the same arguments: the key says so), never 
 text. A replay starts it again (:func:`resolver_hook.install.launch.replay`). A checked
 install (the default) is never stored: its check is the installer's answer.
 
-Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook._cache`), the
+Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook.ground.cache`), the
 newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
 """
 
@@ -41,9 +41,10 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 
-from resolver_hook import __version__, _cache
-from resolver_hook._credentials import has_credentials
-from resolver_hook._record import NOWHERE, UNREADABLE, Recorder, current, sha256
+from resolver_hook import __version__
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.credentials import has_credentials
+from resolver_hook.ground.record import NOWHERE, UNREADABLE, Recorder, current, sha256
 
 # typing is not imported at run time: this module is on the start-up path of the warm
 # commands, and the names below are only annotations.
@@ -174,7 +175,7 @@ def _mtime(path: str) -> int | None:
 def _host_state(env: Mapping[str, str]) -> str | None:
     """The sha256 of this boot's cached host profile, None where the cache holds none
     (then a plan that detects runs detection, and is not stored)."""
-    from resolver_hook import _hostkey
+    from resolver_hook.ground import hostkey as _hostkey
 
     file = _hostkey.cache_file(env)
     host_key = _hostkey.cache_key(env) if file is not None else None
@@ -246,9 +247,9 @@ def _is_launch(launch: Any) -> bool:
 
 def _replay(output: list[list[Any]], code: int) -> int:
     """Write the stored output as the command line writes (what the terminal cannot
-    show as :func:`resolver_hook._stdout.never_unencodable` writes it; a closed stdout
+    show as :func:`resolver_hook.ground.stdout.never_unencodable` writes it; a closed stdout
     drops the rest of it, as the full path does)."""
-    from resolver_hook._stdout import never_unencodable
+    from resolver_hook.ground.stdout import never_unencodable
 
     streams = {1: sys.stdout, 2: sys.stderr}
     never_unencodable(*streams.values())
@@ -323,7 +324,7 @@ def _store(
     path: str, record: Recorder, output: list[list[Any]], code: int | None, argv: Sequence[str]
 ) -> None:
     """Keep the run's output (and launch) with its declared inputs; never a credential
-    (resolver_hook._credentials): a run that shows one is not stored."""
+    (resolver_hook.ground.credentials): a run that shows one is not stored."""
     launch = _kept(record.launch, argv)
     if (record.launch is not None and launch is None) or any(
         has_credentials(text) for _, text in output

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 from packaging.specifiers import SpecifierSet
 
-from resolver_hook._credentials import keep
-from resolver_hook._record import NOWHERE, Recorder
+from resolver_hook.ground.credentials import keep
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, with_notes
@@ -65,7 +65,7 @@ class Planner:
     a plan note built-in data checked long ago. ``read_pages=False``: manifests are
     planned as given (``env create``'s passes). ``watch``: what shows a long wait for
     the pages (a fresh one per :meth:`pages`). ``record``: where the page cache
-    declares what it served (:mod:`resolver_hook._record`)."""
+    declares what it served (:mod:`resolver_hook.ground.record`)."""
 
     settings: Settings
     today: datetime.date | None = None

@@ -44,8 +44,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
-from resolver_hook._record import NOWHERE, Recorder, path_kind
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
 from resolver_hook.limits import (
     MAX_INCLUDE_DEPTH,
     MAX_REQUIREMENT_LINES,
@@ -552,7 +552,7 @@ def _include(  # noqa: PLR0917 - pip's include state, passed down
 
 def _open(read: Reader, path: str, *, constraint: bool, where: str = "") -> str:
     """``read(path)``, with pip's words when the file cannot be opened."""
-    from resolver_hook._input import InputError
+    from resolver_hook.ground.input import InputError
 
     try:
         return read(path)
@@ -632,7 +632,7 @@ def _text_reader(
     """The file-system reader of requirement files: the one input opener (folders and
     devices refused, pipes read with a cap and a deadline), pip's decoding; ``-`` is
     ``stdin`` when given. Each file read (an include too) is declared to ``record``."""
-    from resolver_hook._input import read_input
+    from resolver_hook.ground.input import read_input
 
     def read(path: str) -> str:
         if path == "-" and stdin is not None:
@@ -656,7 +656,7 @@ def read_requirements(
 
     Command-line requirements come first, as pip lists them. ``stdin``: what ``-r -``
     reads (uv's standard input; its ``-r`` lines are relative to the current folder).
-    ``record``: where each file read is declared (:mod:`resolver_hook._record`).
+    ``record``: where each file read is declared (:mod:`resolver_hook.ground.record`).
     """
     env = os.environ if env is None else env
     entries: list[ReqEntry] = []

@@ -42,8 +42,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.mirrors import Mirror, mirrors_from
 from resolver_hook.index.userindex import UserIndex, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE

@@ -8,7 +8,7 @@ resolves them. Same for uv (its binary, on both sides).
 
 An unchecked install (``--no-proof``) stores its plan (resolver_hook/_plancache.py)
 and replays it when run again with nothing it read changed; the venv's facts are
-checked by what they say (resolver_hook/_record.py), so a fresh venv made at the same
+checked by what they say (resolver_hook/ground/record.py), so a fresh venv made at the same
 path, as CI makes one, replays the plan too. Three rows per installer tell the cases
 apart:
 
@@ -25,7 +25,7 @@ The hook runs with the python of a clean venv holding only a wheel of the checko
 interpreters' own start-up (`python -c pass`) is printed, so a slow baseline shows.
 
 Each hook run writes its timing record (``RESOLVER_HOOK_TIMINGS``:
-resolver_hook/_timings.py), which splits the run's wall time into the installer's dry run
+resolver_hook/ground/timings.py), which splits the run's wall time into the installer's dry run
 that proves the plan (its child processes), the install itself (its child processes),
 and the hook's own work: everything else, interpreter start-up and any probe the hook
 runs included. Printed: medians, and the ratios with the proof and without it

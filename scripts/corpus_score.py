@@ -48,9 +48,9 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.cli import main as resolver_hook
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host.detect import parse_target
 from resolver_hook.reqfile import ReqEntry, read_requirements
 from resolver_hook.resolve.model import marker_environment

@@ -33,7 +33,7 @@ DEFAULT_OUT = ROOT / "resolver_hook" / "inventory" / "data" / "snapshot.json"
 
 
 def render(links_file: Path, date: datetime.date | None) -> str:
-    from resolver_hook._toml import loads
+    from resolver_hook.ground.toml import loads
     from resolver_hook.manifest import collect_manifests
     from resolver_hook.publish.refresh import MetaRow, ReleaseRow, Row, render_snapshot
 
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{args.out} is up to date")
         return 0
-    from resolver_hook._fs import write_atomic
+    from resolver_hook.ground.fs import write_atomic
 
     write_atomic(args.out, text)
     print(f"wrote {args.out} ({len(text)} bytes)")

@@ -145,7 +145,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read(path: Path) -> str:
-    from resolver_hook._input import read_text_input
+    from resolver_hook.ground.input import read_text_input
 
     return read_text_input(str(path)) if path.exists() else ""
 
@@ -177,7 +177,7 @@ def _with_metadata(
     releases: Sequence[ReleaseRow] = (),
 ) -> tuple[str, list[MetaRow]]:
     """The snapshot of ``rows``, with the metadata rows read now for its files."""
-    from resolver_hook._fs import private_tempdir
+    from resolver_hook.ground.fs import private_tempdir
     from resolver_hook.inventory.snapshot import load_snapshot
     from resolver_hook.publish import refresh as r
 
@@ -203,9 +203,9 @@ def _with_metadata(
 
 
 def run(args: argparse.Namespace) -> int:
-    from resolver_hook._fs import private_tempdir, write_all, write_atomic
-    from resolver_hook._toml import loads
     from resolver_hook.errors import UsageError
+    from resolver_hook.ground.fs import private_tempdir, write_all, write_atomic
+    from resolver_hook.ground.toml import loads
     from resolver_hook.index import IndexClient, mirrors_from
     from resolver_hook.inventory.kernels import KernelRecords, dump_kernels, load_kernels
     from resolver_hook.inventory.snapshot import load_snapshot

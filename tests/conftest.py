@@ -53,8 +53,8 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     # A child process whose environment drops RESOLVER_HOOK_* falls back to the XDG
     # cache folder: that is the test's too, never the user's ~/.cache.
     monkeypatch.setenv("XDG_CACHE_HOME", cache)
-    from resolver_hook import _credentials
     from resolver_hook.cli import _output
+    from resolver_hook.ground import credentials as _credentials
     from resolver_hook.host import detect
 
     detect.cache_clear()

@@ -1,11 +1,11 @@
-"""Fake runs for code that takes a :class:`resolver_hook._proc.Runner`."""
+"""Fake runs for code that takes a :class:`resolver_hook.process.proc.Runner`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from resolver_hook._proc import Result
+from resolver_hook.process.proc import Result
 
 
 def done(argv: Sequence[str], code: int = 0, stdout: str = "", stderr: str = "") -> Result:

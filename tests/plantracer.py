@@ -1,6 +1,6 @@
 """The oracle of the plan store: every file a storing run read is one its readers declared.
 
-A plan is stored by what its readers declare (resolver_hook/_record.py). A reader that
+A plan is stored by what its readers declare (resolver_hook/ground/record.py). A reader that
 forgets to declare an input leaves a stored plan that is replayed after that input
 changed. This oracle watches the run as the store once did: a PEP 578 audit hook sees
 every file opened and every folder listed, a wrapper of ``os.stat``/``os.lstat`` every
@@ -58,7 +58,8 @@ def lstat(path, *args, **kwargs):
         seen.append(["stat", os.fsdecode(path)])
     return _lstat(path, *args, **kwargs)
 
-from resolver_hook import _entry, _record
+from resolver_hook import _entry
+from resolver_hook.ground import record as _record
 
 launched = _record.Recorder.launched
 

@@ -15,7 +15,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from resolver_hook._toml import loads
+from resolver_hook.ground.toml import loads
 
 ROOT = Path(__file__).resolve().parent.parent
 

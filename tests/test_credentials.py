@@ -1,4 +1,4 @@
-"""resolver_hook._credentials: credentials split off, kept by host, shown as ``****@``."""
+"""resolver_hook.ground.credentials: credentials split off, kept by host, shown as ``****@``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _credentials as creds
+from resolver_hook.ground import credentials as creds
 from resolver_hook.manifest.urls import url_problem
 
 

@@ -1,7 +1,7 @@
 """The warm and cold paths of ``detect --json`` print exactly what the full path prints.
 
 ``resolver-hook detect --json`` with a warm cache answers from the stored profile
-without importing the profile model (``resolver_hook/_hostkey.py``). Each profile of the
+without importing the profile model (``resolver_hook/ground/hostkey.py``). Each profile of the
 table is stored in a cache, then printed by the program (the warm path) and by the
 command line's own ``main`` (the full path, which reads the same cache through the
 model); the bytes must be equal, and the warm path must really be taken. On a miss (or
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _hostkey
+from resolver_hook.ground import hostkey as _hostkey
 from resolver_hook.host import HostProfile, cache, parse_target
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
 from tests.fake_nvml import fake_nvidia_smi
@@ -91,7 +91,7 @@ def test_warm_path_prints_what_the_full_path_prints(name: str, tmp_path: Path) -
     assert warm.stdout == full.stdout
     assert warm.stdout.startswith('{\n  "schema": ')
     imported = {line.rsplit("|", 1)[-1].strip() for line in warm.stderr.splitlines()}
-    assert "resolver_hook._hostkey" in imported
+    assert "resolver_hook.ground.hostkey" in imported
     assert not imported & {"resolver_hook.host.profile", "dataclasses", "packaging", "argparse"}
 
 
@@ -119,7 +119,7 @@ def test_the_plain_command_loads_neither_pathlib_nor_the_cache_module(
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
     # The path under test was taken: warm answers from the cache, cold detects.
     assert ("resolver_hook.host.probes" in imported) == bool(flags)
-    assert "resolver_hook._hostkey" in imported
+    assert "resolver_hook.ground.hostkey" in imported
     assert "pathlib" not in imported
     if not flags:
         assert "resolver_hook.host.detect" not in imported
@@ -245,7 +245,7 @@ def test_programs_not_on_path_are_not_started(tmp_path: Path) -> None:
     assert cold.returncode == 0, cold.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in cold.stderr.splitlines()}
     assert "resolver_hook.host.probes" in imported
-    assert "resolver_hook._proc" not in imported
+    assert "resolver_hook.process.proc" not in imported
     probes = {p["name"]: p["detail"] for p in json.loads(cold.stdout)["probes"]}
     assert probes["nvidia-smi"] == "nvidia-smi not found"
     assert probes["rocm"] == "no AMD GPU (no KFD topology, no rocm_agent_enumerator)"

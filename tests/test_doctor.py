@@ -568,7 +568,7 @@ versions = ">=1.19"
 def test_a_name_flavour_fix_uninstalls_the_other_distribution_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], uv: bool
 ) -> None:
-    import resolver_hook._installers as installers
+    from resolver_hook.process import installers
 
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_CUDA", "12.8")
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "9.0")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._installers import find_uv
+from resolver_hook.process.installers import find_uv
 from tests.installenv import (
     PY,
     UV,
@@ -202,10 +202,10 @@ def test_two_env_create_of_one_folder_leave_the_first_whole(
 def test_a_replaced_version_that_cannot_be_put_back_is_named_with_why(tmp_path: Path) -> None:
     """Where the dry run that names what would be replaced fails, nothing is kept: a
     version the index does not bring back either is said exactly so."""
-    from resolver_hook._proc import Result
     from resolver_hook.install.backends import Installer
     from resolver_hook.install.replaced import keep_replaced
     from resolver_hook.install.session import _not_back
+    from resolver_hook.process.proc import Result
 
     def failing(argv: object, **_: object) -> Result:
         return Result(argv=("pip",), returncode=1, stderr="boom")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._fs import write_all
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.fs import write_all
 from tests.clirun import cli
 
 HEX = "ab" * 32

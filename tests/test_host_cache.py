@@ -235,6 +235,6 @@ def test_a_link_in_the_cache_is_replaced_never_written_through(tmp_path: Path) -
     ids=["relative", "dot-relative", "absolute", "empty"],
 )
 def test_a_relative_xdg_cache_home_is_ignored(env: dict[str, str], expected: str) -> None:
-    from resolver_hook._cache import cache_dir
+    from resolver_hook.ground.cache import cache_dir
 
     assert str(cache_dir(env)) == expected

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._proc import Result, Runner
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.probes import (
     _NoNvmlLibrary,
@@ -18,6 +17,7 @@ from resolver_hook.host.probes import (
     probe_procfs,
     run_subprocess,
 )
+from resolver_hook.process.proc import Result, Runner
 from tests.fake_nvml import (
     GB10,
     H100,

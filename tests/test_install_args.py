@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._proc import Result
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.host import HostProfile
 from resolver_hook.install import (
@@ -21,6 +20,7 @@ from resolver_hook.install import (
     run_installer,
     session,
 )
+from resolver_hook.process.proc import Result
 from resolver_hook.resolve import resolve
 from tests.fakeproc import done, timed_out
 

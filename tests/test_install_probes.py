@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._installers import (
+from resolver_hook.install.args import parse_install_args
+from resolver_hook.install.backends import Installer, python_version_of
+from resolver_hook.install.checked import proof_unavailable
+from resolver_hook.process.installers import (
     pip_said,
     pip_version,
     venv_declared_python,
     venv_pip_version,
     venv_python_version,
 )
-from resolver_hook._proc import Result
-from resolver_hook.install.args import parse_install_args
-from resolver_hook.install.backends import Installer, python_version_of
-from resolver_hook.install.checked import proof_unavailable
+from resolver_hook.process.proc import Result
 from tests.installenv import installed, make_venv
 
 

@@ -186,7 +186,7 @@ def test_a_changed_manifest_is_planned_again(index: GpuIndex, tmp_path: Path) ->
 def test_a_venv_made_again_replays_its_plan(index: GpuIndex, tmp_path: Path, tool: str) -> None:
     """As CI does: the venv removed and made again at the same path just before the
     install. Its files are new (other inodes, times of a moment ago) and say the same, and
-    the plan store checks them by what was read (resolver_hook/_record.py)."""
+    the plan store checks them by what was read (resolver_hook/ground/record.py)."""
     s = Setting(tmp_path, index, tool, "--no-proof")
     full, _ = s.stored_then_replayed()
     shutil.rmtree(s.venv)

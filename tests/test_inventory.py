@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from packaging.utils import InvalidWheelFilename
 from packaging.version import Version
 
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient, mirrors_from
 from resolver_hook.index.metadata import Metadata

@@ -17,7 +17,7 @@ import pytest
 from packaging.pylock import Pylock
 from packaging.tags import parse_tag
 
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host.detect import parse_target
 from resolver_hook.resolve import marker_environment
 from tests.clirun import cli

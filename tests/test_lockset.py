@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground.toml import loads as toml_loads
 from tests.adversarial._procs import wait_for_file
 from tests.installenv import (
     PY,

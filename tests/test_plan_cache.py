@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _hostkey
+from resolver_hook.ground import hostkey as _hostkey
 from resolver_hook.host import HostProfile, cache, parse_target
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo
 from tests.installenv import GpuIndex

@@ -80,7 +80,7 @@ def test_the_oracle_fails_when_a_reader_does_not_declare(tmp_path: Path) -> None
     env, work, cache = _offline(tmp_path)
     args = ["plan", *_inputs(work)[:2], *TARGET]
     patch = (
-        "import resolver_hook.reqfile as r, resolver_hook._record as rec\n"
+        "import resolver_hook.reqfile as r, resolver_hook.ground.record as rec\n"
         "_orig = r._include\n"
         "def _include(target, source, where, read, *a, **k):\n"
         "    return _orig(target, source, where, r._text_reader([], None, rec.NOWHERE), *a, **k)\n"

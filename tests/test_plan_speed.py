@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from resolver_hook._credentials import keep
 from resolver_hook._data import data_path
+from resolver_hook.ground.credentials import keep
 from resolver_hook.host import parse_target
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._pool import map_threads
+from resolver_hook.ground.pool import map_threads
 
 
 def test_results_come_in_the_order_of_the_items() -> None:

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from resolver_hook._proc import Result
 from resolver_hook.host.detect import detect_host
 from resolver_hook.host.probes import run_subprocess
 from resolver_hook.portable.visible import select
+from resolver_hook.process.proc import Result
 from resolver_hook.publish.placeholder.render import runtime
 from tests.fake_nvml import GB10, H100, FakeNVML, FakeNvmlLib, fake_nvidia_smi
 from tests.fakeproc import missing, no_programs, no_pynvml

@@ -1,4 +1,4 @@
-"""What a stored plan keeps of what its readers declared (resolver_hook/_record.py): a
+"""What a stored plan keeps of what its readers declared (resolver_hook/ground/record.py): a
 digest of what was seen, taken again on a replay. The bytes count, not the time stamps:
 a file rewritten with other bytes of the same size and dated back is a change, a folder
 made again with the same names is not."""
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _record
-from resolver_hook._record import NOWHERE, Recorder, current, file_bytes, path_kind
+from resolver_hook.ground import record as _record
+from resolver_hook.ground.record import NOWHERE, Recorder, current, file_bytes, path_kind
 
 
 def _seen(how: list[object], path: Path) -> object:

@@ -24,8 +24,8 @@ from types import ModuleType
 
 import pytest
 
-from resolver_hook._toml import loads
 from resolver_hook.binaries.scan import scan_wheel
+from resolver_hook.ground.toml import loads
 from resolver_hook.host import resolve_machine
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import with_notes

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _timings
-from resolver_hook._foreground import foreground
-from resolver_hook._proc import capture
+from resolver_hook.ground import timings as _timings
+from resolver_hook.process.foreground import foreground
+from resolver_hook.process.proc import capture
 
 
 @pytest.fixture(autouse=True)

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._proc import Result
 from resolver_hook.cli import main
+from resolver_hook.process.proc import Result
 from resolver_hook.toolchain.compilers import find_host_compiler, identify_compiler
 from resolver_hook.toolchain.hostconfig import (
     HostConfigError,

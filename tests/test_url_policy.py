@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground.toml import loads as toml_loads
 from tests.clirun import cli
 from tests.indexreplica import PageServer, Response
 from tests.installenv import PY, GpuIndex, clean_env, installed, make_venv

@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from resolver_hook._foreground import foreground
-from resolver_hook._fs import sigterm_raises
-from resolver_hook._installers import find_uv, missing_uv, venv_python
 from resolver_hook.appenv.plan import EnvPass, EnvPlan
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.fs import sigterm_raises
 from resolver_hook.install.report import Reporter
 from resolver_hook.install.session import InstallSession
 from resolver_hook.manifest import Manifest
+from resolver_hook.process.foreground import foreground
+from resolver_hook.process.installers import find_uv, missing_uv, venv_python
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile

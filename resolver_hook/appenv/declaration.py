@@ -47,10 +47,10 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from resolver_hook._input import read_text_input
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.input import read_text_input
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile
 from resolver_hook.manifest.tables import ManifestError, TableReader, kind_of
 

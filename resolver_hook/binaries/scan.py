@@ -49,7 +49,6 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from resolver_hook._fs import sha256_file
 from resolver_hook.binaries.elf import ByteSource, BytesSource, ElfError, Section, is_elf, read_elf
 from resolver_hook.binaries.fatbin import (
     CUBIN_TKINFO,
@@ -69,6 +68,7 @@ from resolver_hook.binaries.rocm import (
     read_offload_bundles,
 )
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.fs import sha256_file
 from resolver_hook.limits import (
     MAX_ARCHIVE_MEMBERS,
     MAX_COMPRESSION_RATIO,

@@ -28,10 +28,10 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from resolver_hook import __version__
-from resolver_hook._record import NOWHERE, Recorder
-from resolver_hook._stdout import DropAfterClose
 from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity, verbosity
 from resolver_hook.errors import ResolverHookError
+from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.stdout import DropAfterClose
 
 __all__ = ["main"]
 
@@ -170,8 +170,9 @@ def exit_for(exc: ResolverHookError | KeyboardInterrupt | BrokenPipeError) -> in
 
 
 def _never_unencodable() -> None:
-    """Text this terminal's encoding cannot show never raises (:mod:`resolver_hook._stdout`)."""
-    from resolver_hook._stdout import never_unencodable
+    """Text this terminal's encoding cannot show never raises
+    (:mod:`resolver_hook.ground.stdout`)."""
+    from resolver_hook.ground.stdout import never_unencodable
 
     never_unencodable(sys.stdout, sys.stderr)
 

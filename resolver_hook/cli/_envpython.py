@@ -8,10 +8,10 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook._installers import venv_declared_python
 from resolver_hook.cli._machine import machine_from_args, recorder
 from resolver_hook.errors import UsageError
 from resolver_hook.install.backends import python_version_of
+from resolver_hook.process.installers import venv_declared_python
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile

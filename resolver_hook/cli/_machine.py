@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from resolver_hook._record import NOWHERE, Recorder
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.host import resolve_machine
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook._hostkey import profile_json
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
+from resolver_hook.ground.hostkey import profile_json
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from resolver_hook import _installers
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
@@ -46,6 +45,7 @@ from resolver_hook.install.doctor import check_installed, installed_twins, profi
 from resolver_hook.install.installed import environment_of, this_environment
 from resolver_hook.install.kernels import cached_scan, scan_cache
 from resolver_hook.limits import check_version_text
+from resolver_hook.process import installers as _installers
 from resolver_hook.toolchain.needs import check_build_needs
 from resolver_hook.toolchain.report import toolchain_report
 

@@ -8,7 +8,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from resolver_hook._installers import venv_python
 from resolver_hook.cli._envpython import profile_for
 from resolver_hook.cli._inputs import (
     add_inventory_options,
@@ -28,6 +27,7 @@ from resolver_hook.install.venvhook import (
     machine_changes,
     read_state,
 )
+from resolver_hook.process.installers import venv_python
 
 __all__ = ["register"]
 

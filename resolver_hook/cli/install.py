@@ -21,7 +21,6 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook import _timings
 from resolver_hook.cli import command_module
 from resolver_hook.cli._envpython import profile_for
 from resolver_hook.cli._inputs import (
@@ -34,6 +33,7 @@ from resolver_hook.cli._machine import add_machine_options, recorder
 from resolver_hook.cli._output import columns, paint_lines, verbosity
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
+from resolver_hook.ground import timings as _timings
 from resolver_hook.host.detect import parse_target
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.session import InstallSession

@@ -22,9 +22,9 @@ import os
 import sys
 from typing import Any
 
-from resolver_hook._input import InputError, check_archive_input, read_text_input
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.input import InputError, check_archive_input, read_text_input
 from resolver_hook.manifest import ManifestError, loads_manifest
 from resolver_hook.manifest.urls import INSECURE_FLAG
 from resolver_hook.publish.lint import lint_paths

@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from resolver_hook._fs import shown_path
-from resolver_hook._installers import find_uv
 from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
@@ -30,6 +28,7 @@ from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of, write_format
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.fs import shown_path
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
 from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
@@ -45,6 +44,7 @@ from resolver_hook.lock.resolved import UvResolutionFailed, named_dependency
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
+from resolver_hook.process.installers import find_uv
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from packaging.pylock import is_valid_pylock_path
 
-from resolver_hook import _credentials
 from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground import credentials as _credentials
 from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.indexes import LockIndexes, lock_indexes, pip_file_settings
 from resolver_hook.lock.pylock import TargetWheels, check, pylock_document, render

@@ -36,12 +36,12 @@ from urllib.parse import urlsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from resolver_hook._fs import write_atomic
-from resolver_hook._input import read_input
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, seconds
 from resolver_hook.cli._output import Progress
 from resolver_hook.cli.variants import import_with_variants, register_export
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.fs import write_atomic
+from resolver_hook.ground.input import read_input
 from resolver_hook.index.client import IndexClient, parse_page
 from resolver_hook.index.fetch import check_url
 from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE

@@ -7,9 +7,9 @@ import hashlib
 import sys
 from typing import TYPE_CHECKING
 
-from resolver_hook._fs import sigterm_raises
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.fs import sigterm_raises
 from resolver_hook.manifest.urls import check_url
 from resolver_hook.publish.placeholder import build_placeholder, build_retired
 from resolver_hook.publish.placeholder.build import placeholder_name

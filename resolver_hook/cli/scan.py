@@ -27,12 +27,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from resolver_hook._fs import write_atomic
-from resolver_hook._input import InputError, check_archive_input
 from resolver_hook.binaries.scan import ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.cli._output import Progress, megabytes
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.fs import write_atomic
+from resolver_hook.ground.input import InputError, check_archive_input
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 from resolver_hook.manifest.write import WheelEntry, render_manifest
 from resolver_hook.portable.cuda import describe_target, parse_target

@@ -17,8 +17,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from resolver_hook._foreground import foreground
-from resolver_hook._installers import find_uv
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
@@ -26,6 +24,8 @@ from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import find_installer, python_version_of
 from resolver_hook.lock.sets import choose, nearest, read_index, verified_file
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
+from resolver_hook.process.foreground import foreground
+from resolver_hook.process.installers import find_uv
 
 __all__ = ["register"]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from resolver_hook._fs import write_all
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.fs import write_all
 from resolver_hook.manifest import load_manifest
 from resolver_hook.manifest.variantname import split_variant_label
 from resolver_hook.publish.indexpage import ImportResult, import_manifest

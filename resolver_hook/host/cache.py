@@ -12,7 +12,7 @@ under the user's cache folder, keyed by:
 - the variables detection reads (``CUDA_VISIBLE_DEVICES`` and the WSL/container hints);
 - the interpreter (path and modification time) and resolver-hook's own version.
 
-The key and the file's place are computed in :mod:`resolver_hook._hostkey`, which the
+The key and the file's place are computed in :mod:`resolver_hook.ground.hostkey`, which the
 warm path of ``detect --json`` shares. Overrides, ``--target``, ``--profile`` and
 ``--no-cache`` bypass the cache (the callers decide). The file is written atomically
 with mode 0600; a file that is corrupt, written for another key, not owned by this user
@@ -25,8 +25,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from resolver_hook import _cache
-from resolver_hook._hostkey import cache_file, cache_key
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.hostkey import cache_file, cache_key
 from resolver_hook.host.profile import HostProfile
 
 __all__ = ["CACHE_ENV", "cache_file", "cache_key", "conclusive", "load", "store"]

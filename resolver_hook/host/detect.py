@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from packaging.tags import sys_tags
 
-from resolver_hook._input import read_text_input
-from resolver_hook._patterns import GFX_NAME
-from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.input import read_text_input
+from resolver_hook.ground.patterns import GFX_NAME
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.host import cache
 from resolver_hook.host.profile import (
     HostProfile,
@@ -39,7 +39,7 @@ from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, format_cc, p
 from resolver_hook.portable.overrides import ENV_OVERRIDES
 
 if TYPE_CHECKING:
-    from resolver_hook._proc import Runner
+    from resolver_hook.process.proc import Runner
 
 __all__ = [
     "ENV_OVERRIDES",

@@ -29,7 +29,7 @@ from resolver_hook.portable import visible
 from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc
 
 if TYPE_CHECKING:
-    from resolver_hook._proc import Result, Runner
+    from resolver_hook.process.proc import Result, Runner
 
 __all__ = [
     "anywhere",
@@ -56,10 +56,10 @@ def run_subprocess(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> Result:
-    """The probes' runner: :func:`resolver_hook._proc.capture` (own process group, killed
+    """The probes' runner: :func:`resolver_hook.process.proc.capture` (own process group, killed
     whole on timeout, output capped), imported when a probe first runs a program: a
     machine with neither ``nvidia-smi`` nor ``rocm_agent_enumerator`` never loads it."""
-    from resolver_hook._proc import capture
+    from resolver_hook.process.proc import capture
 
     return capture(argv, timeout=timeout, env=env, cwd=cwd)
 

@@ -1,13 +1,13 @@
 """The page cache: index pages kept under the user cache folder, revalidated, bounded.
 
 One file per page in ``<cache folder>/index/`` (the folder of
-:func:`resolver_hook._cache.cache_dir`), named by the sha256 of its key (what was asked
+:func:`resolver_hook.ground.cache.cache_dir`), named by the sha256 of its key (what was asked
 for and the URL, credentials never part of it). A file is one JSON header line (format,
 key, final URL, content type and charset, ``ETag`` / ``Last-Modified``, the time it was
 read, the body's size and sha256) and then the body. Files are written atomically with
-mode 0600 (:func:`resolver_hook._cache.write_private`) and read only when they are a
+mode 0600 (:func:`resolver_hook.ground.cache.write_private`) and read only when they are a
 regular file of this user not writable by others
-(:func:`resolver_hook._cache.read_private`); a file that is corrupt (bad header, body
+(:func:`resolver_hook.ground.cache.read_private`); a file that is corrupt (bad header, body
 not matching its hash) or foreign (another format or key) is ignored with a note and
 replaced by the next fetch. Beside each page, the links read from it are kept (tied to
 the page body's sha256), so a cached page is not parsed again. The folder is kept
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resolver_hook import _cache
-from resolver_hook._record import NOWHERE, Recorder
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.model import Link
 from resolver_hook.limits import MAX_PAGE_BYTES, MAX_PAGE_CACHE_BYTES
 

@@ -40,11 +40,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from resolver_hook import _cache
-from resolver_hook._credentials import has_credentials, keep
-from resolver_hook._pool import map_threads
-from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import ResolverHookError, UsageError
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.credentials import has_credentials, keep
+from resolver_hook.ground.pool import map_threads
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact

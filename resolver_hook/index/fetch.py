@@ -20,7 +20,7 @@ The user's settings, read from the environment the command runs in:
   trust; otherwise ``truststore`` (the system certificate store, as pip uses it) when
   it is installed, else Python's default store;
 - credentials: ``user:password@`` in a URL (split off where the URL entered the tool
-  and kept for its host: :mod:`resolver_hook._credentials`), else the host's entry in
+  and kept for its host: :mod:`resolver_hook.ground.credentials`), else the host's entry in
   ``$NETRC`` or ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
   ``unredirected`` header, so a redirect to another host never carries them), never
   shown (:func:`redact` replaces them in every message) and never part of a cache key.
@@ -51,8 +51,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from resolver_hook._credentials import keep, kept, redact, split_credentials
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.credentials import keep, kept, redact, split_credentials
 from resolver_hook.index.errors import PageError, TooLarge, cause_of
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
@@ -229,7 +229,7 @@ class Transport:
         return opener.ssl_context(self.settings.cafile)
 
     def _auth_for(self, url: str) -> tuple[str, str] | None:
-        given = kept(url)  # in a URL the user gave (resolver_hook._credentials)
+        given = kept(url)  # in a URL the user gave (resolver_hook.ground.credentials)
         return given if given is not None else self.netrc_auth(url)
 
     def say_given(self, url: str) -> None:

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from resolver_hook._credentials import keep, redact
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.credentials import keep, redact
 from resolver_hook.limits import MAX_MIRRORS
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
@@ -61,7 +61,7 @@ def _pair(text: str, where: str, allow_insecure: bool) -> Mirror:
     if problem is not None:
         hint = f"add {INSECURE_FLAG} for a local mirror" if INSECURE_FLAG in problem else None
         raise UsageError(f"{where}: mirror {problem}", hint=hint)
-    # The mirror's credentials are kept for its host (resolver_hook._credentials): the
+    # The mirror's credentials are kept for its host (resolver_hook.ground.credentials): the
     # URLs read from it, and pinned, never hold them.
     return Mirror(keep(upstream).rstrip("/"), keep(mirror).rstrip("/"))
 

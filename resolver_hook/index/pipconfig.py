@@ -26,7 +26,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from resolver_hook._record import NOWHERE, Recorder, file_bytes, path_kind
+from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind
 
 __all__ = ["config_files", "pip_cert", "pip_setting"]
 

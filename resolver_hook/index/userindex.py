@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from resolver_hook._record import NOWHERE, Recorder, file_bytes
-from resolver_hook._toml import TomlError, loads
+from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
+from resolver_hook.ground.toml import TomlError, loads
 from resolver_hook.index.pipconfig import pip_setting
 
 __all__ = ["PYPI", "UserIndex", "user_index", "uv_config_index"]

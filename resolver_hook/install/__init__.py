@@ -42,7 +42,7 @@ _LAZY = {
     "Installer": "resolver_hook.install.backends",
     "find_installer": "resolver_hook.install.backends",
     "python_version_of": "resolver_hook.install.backends",
-    "private_tempdir": "resolver_hook._fs",
+    "private_tempdir": "resolver_hook.ground.fs",
     "run_installer": "resolver_hook.install.launch",
 }
 

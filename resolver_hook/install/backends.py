@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from resolver_hook._installers import (
+from resolver_hook.errors import OperationalError
+from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
+from resolver_hook.process.installers import (
     QUERY_TIMEOUT,
     find_uv,
     missing_uv,
@@ -26,9 +28,7 @@ from resolver_hook._installers import (
     venv_python_version,
     which,
 )
-from resolver_hook._proc import Runner, capture
-from resolver_hook._record import NOWHERE, Recorder, path_kind
-from resolver_hook.errors import OperationalError
+from resolver_hook.process.proc import Runner, capture
 
 if TYPE_CHECKING:
     from resolver_hook.install.args import InstallArgs
@@ -97,7 +97,7 @@ def find_installer(
     """The installer and environment that typing ``pip`` / ``uv pip`` would hit.
 
     pip: the active virtual environment, else the ``pip`` first on PATH (its
-    interpreter, :func:`~resolver_hook._installers.pip_python`: a wrapper script is
+    interpreter, :func:`~resolver_hook.process.installers.pip_python`: a wrapper script is
     asked, never run as a Python), else this Python. (pip
     refuses ``--python`` after ``install``, "must be placed before the pip
     subcommand name" since pip 22.3: that pip says so itself.)
@@ -157,7 +157,7 @@ def python_version_of(
     python: str, run: Runner = capture, record: Recorder = NOWHERE
 ) -> tuple[int, int]:
     """The major.minor of an interpreter, without a subprocess when it is us or a virtual
-    environment's whose files say it (:func:`~resolver_hook._installers.venv_python_version`:
+    environment's whose files say it (:func:`~resolver_hook.process.installers.venv_python_version`:
     a run that starts no program can store its plan); else asked."""
     # The venv's own files first: declared by what they say, they leave a stored plan
     # valid for a venv made again the same; anything else is not stored.

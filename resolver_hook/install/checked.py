@@ -30,11 +30,8 @@ from typing import TYPE_CHECKING
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from resolver_hook._foreground import foreground
-from resolver_hook._fs import write_atomic
-from resolver_hook._installers import QUERY_TIMEOUT, venv_pip_version
-from resolver_hook._proc import capture
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.fs import write_atomic
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.pins import Pinned, pinned
 from resolver_hook.install.proof import (
@@ -53,6 +50,9 @@ from resolver_hook.install.proof import (
     unplanned,
 )
 from resolver_hook.manifest.twins import families
+from resolver_hook.process.foreground import foreground
+from resolver_hook.process.installers import QUERY_TIMEOUT, venv_pip_version
+from resolver_hook.process.proc import capture
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -97,7 +97,7 @@ def proof_unavailable(
     """Why the installer's resolution cannot be read first (a note), or None.
 
     ``said``: what pip already said of its version in this session, with nothing else
-    (:func:`resolver_hook._installers.pip_said`); None: it is asked here."""
+    (:func:`resolver_hook.process.installers.pip_said`); None: it is asked here."""
     if installer.tool == "uv":
         return None
     if any(o == "--report" or o.startswith("--report=") for o in parsed.options):
@@ -114,7 +114,7 @@ def proof_unavailable(
 
 def _pip_version_text(python: str) -> str:
     """``pip X.Y`` of the environment of ``python``: read from a virtual environment's pip
-    where :func:`~resolver_hook._installers.venv_pip_version` can (no interpreter start,
+    where :func:`~resolver_hook.process.installers.venv_pip_version` can (no interpreter start,
     which costs more than the rest of the check on a small install), else by asking
     ``python -m pip --version``."""
     found = venv_pip_version(python)

@@ -20,8 +20,8 @@ from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
-from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
     "Environment",

@@ -52,14 +52,14 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook import _cache
-from resolver_hook._foreground import foreground
-from resolver_hook._fs import sha256_file
 from resolver_hook.binaries.scan import ScanError, scan_wheel
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.fs import sha256_file
 from resolver_hook.install.proof import Resolution
 from resolver_hook.limits import MAX_KERNEL_SCANS
 from resolver_hook.portable.cuda import describe_cc, parse_target, uncovered
+from resolver_hook.process.foreground import foreground
 from resolver_hook.reqfile import format_requirement
 
 if TYPE_CHECKING:

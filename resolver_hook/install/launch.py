@@ -41,11 +41,11 @@ def run_installer(
 
     pip prints the lines that explain a resolution conflict on stdout; keeping
     them lets us name a dependency's exact pin on another flavour. Raises
-    :class:`~resolver_hook._tempdir.Interrupted` after forwarding SIGINT/SIGTERM and seeing
+    :class:`~resolver_hook.ground.tempdir.Interrupted` after forwarding SIGINT/SIGTERM and seeing
     the installer exit.
     """
-    from resolver_hook._foreground import foreground
     from resolver_hook.errors import OperationalError
+    from resolver_hook.process.foreground import foreground
 
     try:
         return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
@@ -80,8 +80,8 @@ def replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
     ``[2, n]`` is word ``n`` of ``command``, this run's own arguments, which are the
     recorded run's); the exit code. What stops it is raised, for the program to say as
     the command line says it."""
-    from resolver_hook import _timings
-    from resolver_hook._stdout import DropAfterClose
+    from resolver_hook.ground import timings as _timings
+    from resolver_hook.ground.stdout import DropAfterClose
 
     _timings.start(os.environ)
     stdout = sys.stdout
@@ -96,9 +96,9 @@ def replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
 
 
 def _replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
-    from resolver_hook import _timings
-    from resolver_hook._tempdir import private_folder, write_new
     from resolver_hook.errors import OperationalError
+    from resolver_hook.ground import timings as _timings
+    from resolver_hook.ground.tempdir import private_folder, write_new
 
     env = {**os.environ, **launch["env"]}
     for name in launch["unset"]:

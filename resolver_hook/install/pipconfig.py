@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from resolver_hook._record import NOWHERE, Recorder
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.pipconfig import pip_setting
 
 __all__ = ["ImpliedConstraints", "implied_constraints"]

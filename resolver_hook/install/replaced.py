@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from resolver_hook._proc import Runner, capture
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.proof import read_pip_report, read_uv_dry_run
+from resolver_hook.process.proc import Runner, capture
 
 __all__ = ["Kept", "keep_replaced", "put_back"]
 

@@ -20,8 +20,8 @@ untouched plus generated files:
 Generated files live in a private temporary folder, removed afterwards, also on
 Ctrl-C, on SIGTERM and when the installer fails. User files are only read. The
 installer runs in the terminal's process group with SIGINT/SIGTERM forwarded
-(:func:`resolver_hook._foreground.foreground`); an interrupted session raises
-:class:`resolver_hook._tempdir.Interrupted` after cleaning up (exit 128+N).
+(:func:`resolver_hook.process.foreground.foreground`); an interrupted session raises
+:class:`resolver_hook.ground.tempdir.Interrupted` after cleaning up (exit 128+N).
 
 Everything said goes through a :class:`~resolver_hook.install.report.Reporter`; the command
 line prints it.
@@ -41,13 +41,11 @@ from urllib.parse import urlsplit
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from resolver_hook import _timings
-from resolver_hook._credentials import has_credentials, installer_netrc
-from resolver_hook._fs import private_tempdir, write_atomic
-from resolver_hook._installers import parse_pip_version, pip_said
-from resolver_hook._proc import Runner, capture
-from resolver_hook._record import NOWHERE, Recorder, path_kind
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground import timings as _timings
+from resolver_hook.ground.credentials import has_credentials, installer_netrc
+from resolver_hook.ground.fs import private_tempdir, write_atomic
+from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.launch import install_main, run_installer
@@ -57,6 +55,8 @@ from resolver_hook.install.replaced import Kept, keep_replaced, put_back
 from resolver_hook.install.report import Reporter
 from resolver_hook.install.twins import launch_twins, may_have_twins, said_twins
 from resolver_hook.manifest.twins import Family, families
+from resolver_hook.process.installers import parse_pip_version, pip_said
+from resolver_hook.process.proc import Runner, capture
 from resolver_hook.reqfile import is_url_line
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ class _Session:
 def _read_stdin() -> bytes:
     """Standard input, read once for the plan and handed to uv again (a pipe or a file:
     a terminal is refused, as a pipe nobody writes to is after a few seconds)."""
-    from resolver_hook._input import InputError, read_input
+    from resolver_hook.ground.input import InputError, read_input
 
     try:
         return read_input("/dev/stdin")
@@ -364,7 +364,7 @@ def _hand_credentials(
 ) -> dict[str, str]:
     """``env`` with ``NETRC`` naming the private netrc (``folder/netrc``) that hands
     ``tool`` the credentials only resolver-hook was given (a manifest's page, a mirror:
-    :func:`resolver_hook._credentials.installer_netrc`); ``env`` itself when none is
+    :func:`resolver_hook.ground.credentials.installer_netrc`); ``env`` itself when none is
     needed. A run that hands credentials is never stored for a replay (its netrc goes
     with the folder)."""
     index = session.planner.settings.indexes.default

@@ -10,8 +10,8 @@ the same (``UV_CONSTRAINT``, ``UV_FIND_LINKS``).
 
 ``disable`` restores pip.conf byte for byte when it is as ``enable`` left it; when the
 user edited it meanwhile, it removes only what ``enable`` added and keeps the rest.
-Files are written through :func:`resolver_hook._fs.write_atomic` (``enable``'s four
-together, :func:`~resolver_hook._fs.write_all`): a symlinked pip.conf stays a symlink, a
+Files are written through :func:`resolver_hook.ground.fs.write_atomic` (``enable``'s four
+together, :func:`~resolver_hook.ground.fs.write_all`): a symlinked pip.conf stays a symlink, a
 read-only one stays read-only.
 """
 
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook import limits
-from resolver_hook._fs import _through_links, locked, write_all, write_atomic
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.fs import _through_links, locked, write_all, write_atomic
 from resolver_hook.host import HostProfile
 from resolver_hook.resolve import resolve
 

@@ -64,7 +64,7 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from resolver_hook._pool import map_threads
+from resolver_hook.ground.pool import map_threads
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import Link, Page

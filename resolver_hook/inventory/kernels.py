@@ -27,7 +27,7 @@ from typing import Any
 from packaging.utils import parse_wheel_filename
 
 from resolver_hook._data import data_path
-from resolver_hook._patterns import is_sha256
+from resolver_hook.ground.patterns import is_sha256
 from resolver_hook.inventory.snapshot import canonical_hash, read_hashed
 from resolver_hook.limits import MAX_KERNEL_RECORDS_BYTES
 from resolver_hook.portable.cuda import KernelTarget, parse_target

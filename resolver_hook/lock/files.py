@@ -14,9 +14,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from resolver_hook._fs import write_all, write_atomic
-from resolver_hook._input import InputError, read_text_input
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.fs import write_all, write_atomic
+from resolver_hook.ground.input import InputError, read_text_input
 
 __all__ = ["DIFF_LINES", "lock_diff", "lock_diffs", "write_lock", "write_locks"]
 
@@ -42,7 +42,7 @@ def write_lock(path: str, text: str) -> None:
 
 
 def write_locks(files: Sequence[tuple[str | Path, str]]) -> None:
-    """Write several lock files all or nothing (:func:`resolver_hook._fs.write_all`),
+    """Write several lock files all or nothing (:func:`resolver_hook.ground.fs.write_all`),
     their missing parent folders made first; one file is :func:`write_lock`."""
     if len(files) == 1:
         write_lock(str(files[0][0]), files[0][1])

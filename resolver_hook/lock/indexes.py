@@ -28,10 +28,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
 from resolver_hook.index.fetch import redact
 from resolver_hook.manifest.urls import url_problem
+from resolver_hook.process.proc import capture
 
 __all__ = ["LockIndexes", "lock_indexes", "pip_file_settings"]
 

@@ -37,17 +37,17 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
-from resolver_hook._fs import private_tempdir, write_atomic
-from resolver_hook._installers import find_uv, missing_uv
-from resolver_hook._proc import capture
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.fs import private_tempdir, write_atomic
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile
 from resolver_hook.index import Link
 from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.stable import preferences_text
 from resolver_hook.lock.wheels import LockedWheel, best_link
+from resolver_hook.process.installers import find_uv, missing_uv
+from resolver_hook.process.proc import capture
 from resolver_hook.resolve import Plan
 
 __all__ = [

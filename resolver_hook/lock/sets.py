@@ -32,10 +32,10 @@ from typing import Any
 
 import tomli_w
 
-from resolver_hook._input import read_input, read_text_input
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.input import read_input, read_text_input
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile, parse_target
 from resolver_hook.lock.files import write_locks
 from resolver_hook.manifest import Manifest, ManifestError, parse_manifest
@@ -364,7 +364,7 @@ def lock_set_files(
 
 def write_lock_set(folder: Path, locks: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> Path:
     """Write a lock set all or nothing (:func:`lock_set_files`): every file is staged
-    first and swapped in together (:func:`resolver_hook._fs.write_all`): a set that fails
+    first and swapped in together (:func:`resolver_hook.ground.fs.write_all`): a set that fails
     on any file leaves the set before it whole, index included, so ``sync`` keeps serving
     it. The index's path."""
     write_locks(lock_set_files(folder, locks))

@@ -20,10 +20,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._input import InputError, read_text_input
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import ResolverHookError
+from resolver_hook.ground.input import InputError, read_text_input
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile
 from resolver_hook.resolve import marker_environment
 

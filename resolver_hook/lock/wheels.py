@@ -37,8 +37,8 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._credentials import redact
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
+from resolver_hook.ground.credentials import redact
 from resolver_hook.index.client import IndexClient, PageResult
 from resolver_hook.index.fetch import check_url
 from resolver_hook.index.model import Link

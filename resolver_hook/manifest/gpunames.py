@@ -12,7 +12,7 @@ import fnmatch
 import functools
 
 from resolver_hook._data import data_path
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground.toml import loads as toml_loads
 
 __all__ = ["cuda_distribution"]
 

@@ -31,11 +31,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from resolver_hook import _cache
 from resolver_hook._data import data_path
-from resolver_hook._record import NOWHERE, Recorder, folder_names, path_kind
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.record import NOWHERE, Recorder, folder_names, path_kind
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.limits import MAX_MANIFEST_BYTES
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.tables import ManifestError, TableReader
@@ -80,7 +80,7 @@ def load_manifest(
     record: Recorder = NOWHERE,
 ) -> Manifest:
     """Read and validate one manifest file (declared to ``record``)."""
-    from resolver_hook._input import InputError, read_text_input
+    from resolver_hook.ground.input import InputError, read_text_input
 
     p = Path(path)
     try:

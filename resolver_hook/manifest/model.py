@@ -314,7 +314,7 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, from the dataclass fields (no hand-written list to drift)."""
-        from resolver_hook._plain import plain
+        from resolver_hook.ground.plain import plain
 
         data: dict[str, Any] = plain(self)
         return data

@@ -16,7 +16,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._patterns import GFX_NAME
+from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.limits import check_version_text
 from resolver_hook.manifest.tables import TableReader, _join, kind_of
 from resolver_hook.manifest.urls import url_problem

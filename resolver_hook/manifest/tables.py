@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from resolver_hook._credentials import keep
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.credentials import keep
 from resolver_hook.manifest.urls import url_problem
 
 __all__ = ["ManifestError", "Problem", "TableReader", "kind_of"]
@@ -157,7 +157,7 @@ class TableReader:
 
     def url_string(self, t: Mapping[str, Any], path: str, *, required: bool = False) -> str | None:
         """``t["url"]`` without its credentials: they are kept for the index client,
-        which alone sends them (resolver_hook._credentials); nothing the manifest's
+        which alone sends them (resolver_hook.ground.credentials); nothing the manifest's
         flavours print, lock or cache holds them."""
         url = self.string(t, "url", path, required=required)
         return None if url is None else keep(url)

@@ -22,8 +22,8 @@ from typing import Any
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook._data import data_path
-from resolver_hook._patterns import is_project_name
-from resolver_hook._toml import loads as toml_loads
+from resolver_hook.ground.patterns import is_project_name
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.tables import ManifestError
 from resolver_hook.manifest.urls import url_problem

@@ -25,8 +25,8 @@ import re
 import shlex
 import urllib.parse
 
-from resolver_hook._credentials import redact_text
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.credentials import redact_text
 from resolver_hook.limits import MAX_URL_LENGTH
 
 __all__ = [

@@ -17,7 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._patterns import is_project_name, is_sha256
+from resolver_hook.ground.patterns import is_project_name, is_sha256
 from resolver_hook.limits import check_version_text
 from resolver_hook.manifest.matrix import _expand_matrix
 from resolver_hook.manifest.model import SCHEMA, IndexFlavour, Manifest, WheelFlavour, needs_of

@@ -63,12 +63,12 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._input import InputError
-from resolver_hook._input import read_input as read_bytes
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.binaries.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.input import InputError
+from resolver_hook.ground.input import read_input as read_bytes
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.index import parse_page
 from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
 from resolver_hook.manifest import ManifestError, loads_manifest

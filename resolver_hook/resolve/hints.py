@@ -20,7 +20,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from resolver_hook._patterns import version_numbers
+from resolver_hook.ground.patterns import version_numbers
 from resolver_hook.host.detect import DEFAULT_GLIBC
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
 from resolver_hook.limits import (

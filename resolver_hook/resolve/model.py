@@ -9,7 +9,7 @@ the words are chosen by (:data:`NoFit`, :data:`JetsonMiss`), the marker environm
 profile, and the few facts of a flavour that the rules, the
 words and the hints all read (its platforms, the glibc a tag needs, its CUDA runtime).
 
-May import: the host profile, the manifest schema, ``portable/`` and ``_plain``; nothing
+May import: the host profile, the manifest schema, ``portable/`` and ``ground.plain``; nothing
 else of ``resolve/``.
 """
 
@@ -25,7 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._plain import plain
+from resolver_hook.ground.plain import plain
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Flavour, WheelFlavour
 from resolver_hook.portable.platforms import (

@@ -1,12 +1,12 @@
 """What the build modules share: the verdict line, and running a tool on the one runner.
 
 :class:`Check` is one line of a judgement (``doctor --build``, ``[build] needs``,
-preflight). :func:`tool_output` runs a command through :mod:`resolver_hook._proc` (its
+preflight). :func:`tool_output` runs a command through :mod:`resolver_hook.process.proc` (its
 own process group, killed whole on timeout, capped output) and turns whatever went wrong
 into a reason; :func:`which` and :func:`path_dirs` read the given environment's PATH,
 never the process's own; :func:`probe_tool` finds a tool (cmake, ninja) on PATH and
 reads ``--version``; :func:`release` reads a major.minor. The records' ``to_dict`` is
-:func:`resolver_hook._plain.plain`.
+:func:`resolver_hook.ground.plain.plain`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from resolver_hook._patterns import version_numbers
-from resolver_hook._plain import plain
-from resolver_hook._proc import Runner, capture
+from resolver_hook.ground.patterns import version_numbers
+from resolver_hook.ground.plain import plain
+from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -46,7 +46,7 @@ DEFAULT_TIMEOUT = 10.0
 IS_WINDOWS = os.name == "nt"
 
 
-# The runner (resolver_hook._proc): the command runs in its own process group, killed
+# The runner (resolver_hook.process.proc): the command runs in its own process group, killed
 # whole on timeout (a wrapper script's grandchild would otherwise keep the pipes open
 # and hang the caller), with capped output.
 run_subprocess: Runner = capture

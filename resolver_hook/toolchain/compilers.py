@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from resolver_hook._patterns import version_numbers
-from resolver_hook._plain import plain
+from resolver_hook.ground.patterns import version_numbers
+from resolver_hook.ground.plain import plain
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,

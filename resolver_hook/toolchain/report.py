@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from resolver_hook._patterns import version_numbers
+from resolver_hook.ground.patterns import version_numbers
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     Check,

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from resolver_hook._plain import plain
+from resolver_hook.ground.plain import plain
 from resolver_hook.portable.cuda import decode_cuda_version
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook._fs import write_atomic
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.fs import write_atomic
 from tests.clirun import cli
 from tests.paths import REPO
 
@@ -222,7 +222,7 @@ def test_manifest_outputs_to_a_folder_are_one_error_line(
 def test_the_temporary_file_is_owner_only_until_its_mode_is_set(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from resolver_hook import _fs
+    from resolver_hook.ground import fs as _fs
 
     target = tmp_path / "private.txt"
     target.write_text("old\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _input
+from resolver_hook.ground import input as _input
 from tests.clirun import cli
 from tests.wheelfactory import build_wheel
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook import _fs
-from resolver_hook._proc import capture
-from resolver_hook._tempdir import Interrupted
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground import fs as _fs
+from resolver_hook.ground.tempdir import Interrupted
 from resolver_hook.host.probes import probe_nvidia_smi, run_subprocess
 from resolver_hook.install.installed import environment_of
 from resolver_hook.limits import MAX_SUBPROCESS_OUTPUT
+from resolver_hook.process.proc import capture
 from tests.adversarial._procs import alive, wait_for_file, wait_gone, wait_group_gone
 from tests.installenv import clean_env
 from tests.paths import REPO
@@ -223,7 +223,7 @@ def test_ctrl_c_to_the_group_reaches_the_installer_once(tmp_path: Path) -> None:
 def test_ctrl_c_before_the_installer_started_reaches_it_at_once() -> None:
     # A SIGINT that came while the installer was being started never reached it: it is
     # passed on without the wait meant for a terminal's Ctrl-C.
-    from resolver_hook._foreground import _Forwarder
+    from resolver_hook.process.foreground import _Forwarder
 
     with _Forwarder(grace=30, sigint_after=30) as forwarder:
         forwarder._on_signal(signal.SIGINT, None)  # as the handler would be called

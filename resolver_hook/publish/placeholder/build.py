@@ -21,9 +21,9 @@ from typing import Any
 from hatchling.builders.sdist import SdistBuilder
 from packaging.utils import canonicalize_name
 
-from resolver_hook._toml import TomlError
-from resolver_hook._toml import loads as toml_loads
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.manifest import load_manifest
 from resolver_hook.publish.placeholder.data import DEFAULT_VERSION, placeholder_data, retired_data
 from resolver_hook.publish.placeholder.render import render_project

@@ -59,11 +59,8 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._installers import find_uv as which_uv
-from resolver_hook._installers import venv_python
-from resolver_hook._patterns import is_project_name
-from resolver_hook._proc import capture
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.patterns import is_project_name
 from resolver_hook.limits import (
     MAX_PLACEHOLDER_DATA_BYTES,
     MAX_SDIST_BYTES,
@@ -72,6 +69,9 @@ from resolver_hook.limits import (
     parse_wheel_name,
 )
 from resolver_hook.manifest.urls import url_problem
+from resolver_hook.process.installers import find_uv as which_uv
+from resolver_hook.process.installers import venv_python
+from resolver_hook.process.proc import capture
 from resolver_hook.publish.lint import lint_paths
 from resolver_hook.publish.placeholder.data import import_name
 from resolver_hook.publish.placeholder.render import runtime
@@ -176,7 +176,7 @@ class CheckReport:
 def run_subprocess(
     argv: Sequence[str], env: dict[str, str], cwd: Path
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``argv`` through the one runner (:func:`resolver_hook._proc.capture`): its own
+    """Run ``argv`` through the one runner (:func:`resolver_hook.process.proc.capture`): its own
     process group, killed whole when it ends (a build backend's children with it), one
     deadline (``TIMEOUT``), output capped at ``MAX_SUBPROCESS_OUTPUT`` bytes per stream.
 

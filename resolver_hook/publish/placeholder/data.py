@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook._patterns import SHA256, is_project_name
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.patterns import SHA256, is_project_name
 from resolver_hook.limits import check_version_text
 from resolver_hook.manifest.urls import url_problem
 

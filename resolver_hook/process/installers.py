@@ -20,9 +20,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from resolver_hook._proc import Runner, capture
-from resolver_hook._record import NOWHERE, Recorder, file_bytes, folder_names, path_kind
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, folder_names, path_kind
+from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
     "QUERY_TIMEOUT",
@@ -209,7 +209,7 @@ def venv_pip_version(python: str, record: Recorder = NOWHERE) -> str | None:
     The folder of installed packages is never listed: an install changes it, and what a
     plan read must stay as it was for a stored plan to be replayed
     (:mod:`resolver_hook._plancache`). What is read is declared to ``record``
-    (:mod:`resolver_hook._record`), so a venv made again with the same pip replays it."""
+    (:mod:`resolver_hook.ground.record`), so a venv made again with the same pip replays it."""
     prefix = os.path.dirname(os.path.dirname(python))
     if path_kind(os.path.join(prefix, "pyvenv.cfg"), record) != 1:
         return None

@@ -1,12 +1,12 @@
-"""The one atomic writer (and, from :mod:`resolver_hook._tempdir`, the private temporary
-folder). Inputs the user names are opened by :mod:`resolver_hook._input`.
+"""The one atomic writer (and, from :mod:`resolver_hook.ground.tempdir`, the private temporary
+folder). Inputs the user names are opened by :mod:`resolver_hook.ground.input`.
 
 :func:`write_atomic` writes a generated file so that readers see the old file or the
 new one, never half of either:
 
 - the temporary file is made in the target's folder (``os.replace`` is then a rename
   on one file system) and removed on any exit: an error, Ctrl-C, and SIGTERM (turned
-  into :class:`resolver_hook._tempdir.Interrupted` for the duration of the write);
+  into :class:`resolver_hook.ground.tempdir.Interrupted` for the duration of the write);
 - a symlink is written through: its final target is replaced, the link stays a link
   (a dangling link gets its target created, never deleted);
 - an existing file keeps its permission bits, read-only ones included: a 0444 file the
@@ -31,8 +31,8 @@ import stat
 import time
 from collections.abc import Iterator, Sequence
 
-from resolver_hook._tempdir import private_folder, sigterm_raises
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.tempdir import private_folder, sigterm_raises
 
 # pathlib and hashlib are imported where used: a command that only writes a record (the
 # timings of a replayed install) should not pay for them.
@@ -108,7 +108,7 @@ def _link_target(path: str) -> str:
 
 @contextlib.contextmanager
 def private_tempdir() -> Iterator[Path]:
-    """:func:`resolver_hook._tempdir.private_folder` as a :class:`~pathlib.Path`."""
+    """:func:`resolver_hook.ground.tempdir.private_folder` as a :class:`~pathlib.Path`."""
     from pathlib import Path
 
     with private_folder() as path:

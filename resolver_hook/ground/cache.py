@@ -7,7 +7,7 @@ that exists but cannot be used also yields a note saying why. Writes are atomic 
 leave mode 0600; a write that fails costs only the next run's time.
 
 Paths are strings (``os.path``), and any ``os.PathLike`` is taken: reading is on the
-start-up path of ``detect --json`` (:mod:`resolver_hook._hostkey`), which runs without
+start-up path of ``detect --json`` (:mod:`resolver_hook.ground.hostkey`), which runs without
 ``pathlib`` (on Python 3.11 it imports ``urllib.parse`` and ``ipaddress``, a few ms).
 """
 
@@ -104,14 +104,14 @@ def write(path: str | os.PathLike[str], key: Mapping[str, Any], value: Any) -> N
 def write_private(path: str | os.PathLike[str], data: bytes) -> bool:
     """Write ``data`` atomically with mode 0600 (folder 0700); False when it failed.
 
-    Not :func:`resolver_hook._fs.write_atomic`: that one writes through a symlink to a
+    Not :func:`resolver_hook.ground.fs.write_atomic`: that one writes through a symlink to a
     user's file and keeps its mode; a cache file is private and a link in its place is
     replaced, never followed. The temporary file goes on SIGTERM too (the same handler).
     """
     # Imported here: reading is on the start-up path (the warm ``detect --json``), writing is not.
     import tempfile
 
-    from resolver_hook._fs import sigterm_raises
+    from resolver_hook.ground.fs import sigterm_raises
 
     folder, name = os.path.split(os.fspath(path))
     folder = folder or os.curdir

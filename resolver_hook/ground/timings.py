@@ -1,7 +1,7 @@
 """An opt-in record of where an install's time goes, for the install benchmark.
 
 Off unless ``RESOLVER_HOOK_TIMINGS`` names a file. Then the install command times its
-phases (:func:`phase`) and every child process it runs (:mod:`resolver_hook._proc`
+phases (:func:`phase`) and every child process it runs (:mod:`resolver_hook.process.proc`
 reports each to :func:`child`), and writes one JSON object to that file when it ends
 (atomically, replacing what was there)::
 
@@ -97,7 +97,7 @@ def stop() -> None:
     record, _record = _record, None
     if record is None:
         return
-    from resolver_hook._fs import write_atomic
+    from resolver_hook.ground.fs import write_atomic
 
     total = (time.perf_counter() - record.started) * 1000
     data = {

@@ -15,8 +15,8 @@ import select
 import stat
 import time
 
-from resolver_hook._record import NOWHERE, Recorder
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.limits import INPUT_DEADLINE, MAX_INPUT_BYTES
 
 __all__ = ["INPUT_DEADLINE", "InputError", "check_archive_input", "read_input", "read_text_input"]

@@ -19,7 +19,7 @@ installer runs in Python's UTF-8 mode (``PYTHONUTF8=1``, what Python itself turn
 under a C locale unless told not to, PEP 540): it is handed the same bytes and reads
 them as the UTF-8 they are (:func:`utf8_env`).
 
-Probes and queries go through :func:`resolver_hook._proc.capture`; nothing else starts a
+Probes and queries go through :func:`resolver_hook.process.proc.capture`; nothing else starts a
 process. This module imports neither ``dataclasses`` nor ``typing``: a replayed install
 (:mod:`resolver_hook.install.launch`) starts here.
 """
@@ -34,8 +34,8 @@ import sys
 import threading
 import time
 
-from resolver_hook import _timings
-from resolver_hook._tempdir import Interrupted
+from resolver_hook.ground import timings as _timings
+from resolver_hook.ground.tempdir import Interrupted
 from resolver_hook.limits import FORWARD_GRACE, FORWARD_SIGINT_AFTER
 
 TYPE_CHECKING = False

@@ -1,7 +1,7 @@
 """The private temporary folder of a session, removed on exit, on error, on Ctrl-C and on
 SIGTERM, and the files written into it.
 
-Kept apart from :mod:`resolver_hook._fs` (and its ``pathlib``): a replayed install
+Kept apart from :mod:`resolver_hook.ground.fs` (and its ``pathlib``): a replayed install
 (:mod:`resolver_hook.install.launch`) makes its folder here.
 """
 
@@ -57,7 +57,7 @@ def private_folder() -> Iterator[str]:
     """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
 
     SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
-    :func:`resolver_hook._foreground.foreground` forwards it first.
+    :func:`resolver_hook.process.foreground.foreground` forwards it first.
     """
     path = tempfile.mkdtemp(prefix="resolver-hook-")
     with sigterm_raises():

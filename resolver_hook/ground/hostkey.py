@@ -3,7 +3,7 @@
 Computed with the standard library alone: :func:`cached_detect_json` runs before the
 command line is parsed (``resolver_hook/_entry.py``), so a warm ``detect --json``
 imports neither the profile model, ``dataclasses``, ``packaging``, the probes nor
-``pathlib`` (paths are strings here, as in :mod:`resolver_hook._cache`).
+``pathlib`` (paths are strings here, as in :mod:`resolver_hook.ground.cache`).
 ``host/cache.py`` uses the same :func:`cache_key` and :func:`cache_file` to read and
 write the profile on the full path: one key, one file, either way.
 
@@ -17,7 +17,8 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from resolver_hook import __version__, _cache
+from resolver_hook import __version__
+from resolver_hook.ground import cache as _cache
 from resolver_hook.portable.overrides import ENV_OVERRIDES
 
 # typing is not imported at run time: this module is on the start-up path of the warm

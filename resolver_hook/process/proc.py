@@ -1,4 +1,4 @@
-"""The subprocess runner of probes and queries; :mod:`resolver_hook._foreground` runs the
+"""The subprocess runner of probes and queries; :mod:`resolver_hook.process.foreground` runs the
 installers. Nothing else starts a process.
 
 - :func:`capture`: probes and tool queries (``nvidia-smi``, ``nvcc --version``, another
@@ -9,7 +9,7 @@ installers. Nothing else starts a process.
   outlives the query (``subprocess.run`` kills only the direct child, and a grandchild
   holding the pipes open hangs the caller anyway). It never raises for an exit status, a
   timeout or a program that cannot start: the :class:`Result` says what happened.
-- :func:`resolver_hook._foreground.foreground`: installers (pip, uv), in the terminal's
+- :func:`resolver_hook.process.foreground.foreground`: installers (pip, uv), in the terminal's
   process group with signals forwarded; a module of its own so that a replayed install
   (:mod:`resolver_hook.install.launch`) starts one without this module's value classes.
 
@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from resolver_hook import _timings
+from resolver_hook.ground import timings as _timings
 from resolver_hook.limits import MAX_SUBPROCESS_OUTPUT
 
 __all__ = ["Result", "Runner", "capture"]
