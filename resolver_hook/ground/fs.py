@@ -141,14 +141,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes, *, sync: bool 
         raise OperationalError(f"{shown}: cannot write: it is a folder")
     with sigterm_raises():
         tmp = _stage(shown, target, payload, sync=sync)
-        try:
+        with _removed_on_failure(shown, tmp):
             os.replace(tmp, target)
-        except BaseException as exc:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            if isinstance(exc, OSError):
-                raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
-            raise
 
 
 def _writable_name(path: str | os.PathLike[str]) -> str:
@@ -231,20 +225,28 @@ def _stage(shown: str, target: str, payload: bytes, *, sync: bool = True) -> str
         fd = os.open(tmp, flags, 0o600)
     except OSError as exc:
         raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
-    try:
+    with _removed_on_failure(shown, tmp):
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             if sync:
                 os.fsync(handle.fileno())
         os.chmod(tmp, (0o666 & ~_umask()) if mode is None else mode)
+    return tmp
+
+
+@contextlib.contextmanager
+def _removed_on_failure(shown: str, tmp: str) -> Iterator[None]:
+    """``tmp`` removed when the block fails or is interrupted; an OSError there is an
+    OperationalError naming ``shown``."""
+    try:
+        yield
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
             raise OperationalError(f"{shown}: cannot write: {exc.strerror or exc}") from None
         raise
-    return tmp
 
 
 def _keep_old(shown: str, target: str) -> str | None:
