@@ -267,10 +267,16 @@ class Family:
         label = page.group(1) if page else b.label or self.pypi_label(b.version, m)
         return Build(b.version, label or "")
 
-    def ours(self, pkg: dict[str, Any], e: ReqEntry, m: Machine) -> str:
+    def ours(self, pkg: dict[str, Any], e: ReqEntry, m: Machine, by_pip: str) -> str:
+        """Our verdict on the plan's entry ``pkg`` for line ``e``; ``by_pip``: pip's, for
+        a line the plan judged and left to the installer (what pip installs is ours)."""
         action, cause = pkg["action"], pkg.get("cause")
         if cause == "unjudged" or action == "unjudged":
             return "unjudged"
+        if action == "pass" and cause == "fit":
+            # Judged, not silent: the plan said the installer's own build fits here
+            # ("the plain build from your index fits"), so that build is the choice.
+            return by_pip
         if self.name == "torch":
             if action == "rewrite" and isinstance(pkg.get("version"), str):
                 v = Version(str(pkg["version"]))
@@ -493,7 +499,7 @@ def judge_file(
         pkg = next((p for p in packages if p["name"] == name), None)
         spec_ = _spec_of(e)
         by_pip = f.judge(f.pip_choice(e, pages, replaced, m), spec_, m)
-        o = f.ours(pkg, e, m) if pkg else "wrong"
+        o = f.ours(pkg, e, m, by_pip) if pkg else "wrong"
         if o == "silent" and by_pip == "wrong":
             o = "silent, cannot run"
         u = f.judge(f.uv_choice(e, pages, replaced, m), spec_, m)

@@ -16,6 +16,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from resolver_hook.ground.toml import loads
+from resolver_hook.reqfile import parse_requirements
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,3 +126,16 @@ def test_every_truth_row_names_its_source() -> None:
         table = loads(path.read_text())
         for row in table.get("builds", []) + table.get("sass", []):
             assert row.get("source"), (path.name, row)
+
+
+@pytest.mark.parametrize("by_pip", ["right", "wrong", "unknown"])
+def test_a_line_the_plan_judged_and_left_to_pip_is_judged_as_pips_build(by_pip: str) -> None:
+    # "the plain build from your index fits": not silent; what pip installs is the
+    # plan's choice, right or wrong as pip's is.
+    xformers = _family("xformers")
+    (entry,) = parse_requirements("xformers==0.0.26.post1\n").entries
+    pkg = {"action": "pass", "cause": "fit"}
+    assert xformers.ours(pkg, entry, L40, by_pip) == by_pip
+    assert xformers.ours({"action": "pass", "cause": "no-manifest"}, entry, L40, by_pip) == (
+        "silent"
+    )
