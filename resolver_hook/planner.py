@@ -9,6 +9,7 @@ at the point of use.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -121,30 +122,24 @@ class Planner:
         chosen = list(manifests) if names is None else list(names)
         user = s.indexes.default
         index = keep(user.url) if user is not None else DEFAULT_INDEX
+        expand = functools.partial(
+            expand_manifests,
+            manifests,
+            chosen,
+            source,
+            wanted=wanted,
+            default_index=index,
+            mirrors=s.mirrors,
+            pinned=pinned,
+        )
         if self.watch is None:
-            done = expand_manifests(
-                manifests,
-                chosen,
-                source,
-                wanted=wanted,
-                default_index=index,
-                mirrors=s.mirrors,
-                pinned=pinned,
-            )
+            done = expand()
         else:
             with (waiting := self.watch()):
                 client.on_read = lambda url: waiting.advance(
                     f"done (last: {urlsplit(url).hostname})"
                 )
-                done = expand_manifests(
-                    manifests,
-                    chosen,
-                    source,
-                    wanted=wanted,
-                    default_index=index,
-                    mirrors=s.mirrors,
-                    pinned=pinned,
-                )
+                done = expand()
         if unread is not None:
             unread.update(source.unread)
         return with_notes(done, [*done.notes, *source.notes, *client.notes])
