@@ -155,7 +155,7 @@ def combine(
     trust_mirror_hashes: bool = False,
     extra_index_urls: Sequence[str] = (),
     find_links: Sequence[str] = (),
-    installer: tuple[str, Sequence[str]] | None = None,
+    installer: tuple[str, str | None] | None = None,
     record: Recorder = NOWHERE,
 ) -> Settings:
     """The settings of a command run in ``env`` with these flags. ``mirror``: the
@@ -163,8 +163,8 @@ def combine(
     neither ``RESOLVER_HOOK_MIRRORS`` nor ``RESOLVER_HOOK_TIMEOUT`` is read). A mirror
     that is not ``UPSTREAM=MIRROR`` under the URL policy, or a timeout variable that is
     no number of seconds, is a UsageError. ``installer``: the installer a command runs
-    and its arguments (``("pip", options)``), whose default index the plan reads (None:
-    the order of a command that runs no one installer); files read are declared to
+    and the index its arguments name (``("pip", url or None)``), whose default index the
+    plan reads (None: the order of a command that runs no one installer); files read are declared to
     ``record``."""
     insecure = allow_insecure_urls or env_flag(env, ENV_INSECURE)
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
@@ -192,7 +192,7 @@ def combine(
             else user_index(
                 env,
                 tool=installer[0] if installer else None,
-                options=installer[1] if installer else (),
+                given=installer[1] if installer else None,
                 flag=index_url,
                 record=record,
             ),

@@ -129,6 +129,7 @@ def test_each_installer_reads_its_own_settings_in_its_own_order(tmp_path: Path) 
     """pip: flag > PIP_INDEX_URL > pip.conf; uv: flag > UV_DEFAULT_INDEX > UV_INDEX_URL
     > uv.toml (pip's settings unread); plan and lock: ours, uv's, pip's, then files."""
     from resolver_hook.index.userindex import user_index
+    from resolver_hook.install.args import parse_install_args
 
     pip_conf = _conf(tmp_path, "pip.conf", "[global]\nindex-url = https://conf.example/simple/\n")
     uv_toml = _conf(tmp_path, "uv.toml", '[pip]\nindex-url = "https://toml.example/simple/"\n')
@@ -143,12 +144,18 @@ def test_each_installer_reads_its_own_settings_in_its_own_order(tmp_path: Path) 
     }
 
     def got(tool: str | None, env: dict[str, str], *options: str) -> tuple[str, str] | None:
-        found = user_index(env, tool=tool, options=options)
+        given = parse_install_args(tool, options).index_url if tool else None
+        found = user_index(env, tool=tool, given=given)
         return None if found is None else (found.url, found.where)
 
     flag = ("--index-url", "https://flag.example/simple/")
     assert got("pip", env, *flag) == ("https://flag.example/simple/", "pip's --index-url")
     assert got("pip", env, "-ihttps://i.example/") == ("https://i.example/", "pip's --index-url")
+    # -Ui URL is -U -i URL to pip's option parser: its index is read too.
+    assert got("pip", env, "-Ui", "https://c.example/") == (
+        "https://c.example/",
+        "pip's --index-url",
+    )
     assert got("pip", env) == ("https://pip-env.example/simple/", "PIP_INDEX_URL")
     no_pip_env = {k: v for k, v in env.items() if k != "PIP_INDEX_URL"}
     assert got("pip", no_pip_env) == ("https://conf.example/simple/", f"index-url in {pip_conf}")

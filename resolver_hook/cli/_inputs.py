@@ -18,7 +18,7 @@ from resolver_hook.reqfile import read_requirements
 from resolver_hook.settings import ENV_OFFLINE, combine, env_flag, seconds_problem
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable, Mapping
 
     from resolver_hook.manifest import Manifest
     from resolver_hook.planner import Planner
@@ -154,12 +154,12 @@ def settings_from_args(
     args: argparse.Namespace,
     *,
     reads_pages: bool = True,
-    installer: tuple[str, Sequence[str]] | None = None,
+    installer: tuple[str, str | None] | None = None,
 ) -> Settings:
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
     mirrors and the user's index are read too). ``installer``: the installer the command
-    runs and its options (whose default index is the user's)."""
+    runs and the index its arguments name (its default index is the user's)."""
 
     return combine(
         os.environ,
@@ -181,7 +181,7 @@ def planner_from_args(
     args: argparse.Namespace,
     *,
     read_pages: bool = True,
-    installer: tuple[str, Sequence[str]] | None = None,
+    installer: tuple[str, str | None] | None = None,
 ) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
     ``read_pages=False``: one that plans the manifests as given. A wait for its pages

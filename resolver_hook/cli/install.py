@@ -166,8 +166,8 @@ def run(args: argparse.Namespace) -> int:
         return _install_lock(args, rest[len(expected) :])
     _warn_target_directory(rest[len(expected) :])
     # The installer told to open no connection: the plan opens none either.
-    options = parse_install_args(tool, rest[len(expected) :]).options
-    why = installer_offline(tool, options, os.environ)
+    parsed = parse_install_args(tool, rest[len(expected) :])
+    why = installer_offline(tool, parsed.options, os.environ)
     if why is not None and not args.offline:
         args.offline = True
         _Printer().say(f"planned offline (page cache, then the shipped snapshot): {why}")
@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
             manifests = manifests_from_args(args)
         session = InstallSession(
             tool=tool,
-            planner=planner_from_args(args, installer=(tool, options)),
+            planner=planner_from_args(args, installer=(tool, parsed.index_url)),
             machine=_Machine(args),
             report=_Printer(),
             proof=args.proof,

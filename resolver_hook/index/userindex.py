@@ -19,7 +19,7 @@ Nothing set: PyPI. Each file read is declared to the recorder.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,21 +42,6 @@ class UserIndex:
 
     url: str
     where: str
-
-
-def _option(options: Sequence[str], names: Sequence[str]) -> str | None:
-    """The value of the last of ``names`` in installer ``options`` (``--name VALUE``,
-    ``--name=VALUE``, ``-iVALUE``)."""
-    found = None
-    for i, arg in enumerate(options):
-        for name in names:
-            if arg == name and i + 1 < len(options):
-                found = options[i + 1]
-            elif name.startswith("--") and arg.startswith(name + "="):
-                found = arg[len(name) + 1 :]
-            elif not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
-                found = arg[len(name) :]
-    return found
 
 
 def _toml(path: Path, record: Recorder) -> dict[str, Any] | None:
@@ -147,24 +132,23 @@ def user_index(
     env: Mapping[str, str],
     *,
     tool: str | None = None,
-    options: Sequence[str] = (),
+    given: str | None = None,
     flag: str | None = None,
     record: Recorder = NOWHERE,
 ) -> UserIndex | None:
-    """The index ``tool`` reads by default with installer ``options`` in ``env`` (see
-    the module's docstring); ``flag``: our own ``--index-url``. None: PyPI."""
+    """The index ``tool`` reads by default in ``env`` (see the module's docstring);
+    ``given``: the one its arguments name (:attr:`InstallArgs.index_url
+    <resolver_hook.install.args.InstallArgs.index_url>`); ``flag``: our own
+    ``--index-url``. None: PyPI."""
     if flag:
         return UserIndex(flag, "--index-url")
     if tool == "pip":
-        given = _option(options, ("--index-url", "-i"))
         if given:
             return UserIndex(given, "pip's --index-url")
         found = pip_setting(env, "index-url", record=record)
         return None if found is None else UserIndex(found[0].strip(), found[1])
-    if tool == "uv":
-        given = _option(options, ("--default-index",)) or _option(options, ("--index-url", "-i"))
-        if given:
-            return UserIndex(given, "uv's --default-index")
+    if tool == "uv" and given:
+        return UserIndex(given, "uv's --default-index")
     for name in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", *(() if tool else ("PIP_INDEX_URL",))):
         if env.get(name, "").strip():
             return UserIndex(env[name].strip(), name)

@@ -119,6 +119,9 @@ class InstallArgs:
     options: tuple[str, ...] = ()
     # Index in ``args`` of each positional requirement.
     positions: tuple[int, ...] = ()
+    # The default index the arguments name (the last ``--index-url``/``-i``; for uv,
+    # ``--default-index`` first): the one the installer reads, so the plan reads it too.
+    index_url: str | None = None
 
 
 def _option_with_value(arg: str) -> tuple[str, str | None, str] | None:
@@ -146,6 +149,7 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
     options: list[str] = []
     positions: list[int] = []
     values: dict[str, str] = {}
+    index: str | None = None  # the last --index-url or -i
     require_hashes = False
     i = 0
     while i < len(args):
@@ -181,6 +185,7 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
             constraints.append(value)
         else:
             values[key] = value
+            index = value if key in ("--index-url", "-i") else index
     return InstallArgs(
         tool=tool,
         args=tuple(args),
@@ -189,6 +194,7 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
         constraint_files=tuple(constraints),
         require_hashes=require_hashes,
         python=values.get("--python") or values.get("-p"),
+        index_url=(values.get("--default-index") if tool == "uv" else None) or index,
         options=tuple(options),
         positions=tuple(positions),
     )
