@@ -38,6 +38,7 @@ from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.limits import MAX_MANIFEST_BYTES
 from resolver_hook.manifest.model import Manifest
+from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.tables import ManifestError, TableReader
 from resolver_hook.manifest.validate import parse_manifest
 
@@ -322,7 +323,8 @@ def collect_manifests(
             problems.extend(exc.problems)
             levels.append([])
 
-    lazy = _builtin_sources() if builtin else {}
+    # NVIDIA's CUDA library wheels: one table, a manifest per name (nvidialibs.py).
+    lazy = {**nvidia_sources(), **_builtin_sources()} if builtin else {}
     if entry_points is not None:
         eps = entry_points
         gather(

@@ -1,0 +1,82 @@
+"""NVIDIA's CUDA library wheels (nvidia-*-cuNN): judged from one table of cited facts
+(resolver_hook/manifest/nvidia_wheels.toml, docs/facts.md section 6.17), issue 50."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+
+import pytest
+
+from resolver_hook.host import parse_target
+from resolver_hook.manifest import collect_manifests
+from resolver_hook.manifest.gpunames import cuda_distribution
+from resolver_hook.manifest.nvidialibs import nvidia_sources
+from resolver_hook.resolve import Plan, resolve
+
+pytestmark = pytest.mark.builtin_data
+
+
+def plan(target: str, *reqs: str) -> Plan:
+    manifests = collect_manifests(env={}, entry_points=None)
+    return resolve(list(reqs), manifests, parse_target(target))
+
+
+def test_a_cu13_wheel_is_refused_on_a_cuda_12_driver_with_the_reason() -> None:
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "nvidia-nccl-cu13==2.27.7")
+    got = p.package("nvidia-nccl-cu13")
+    assert got is not None
+    assert got.action == "error"
+    assert "driver CUDA >=13.0" in got.reason
+    (why,) = [f for r in got.rejected for f in r.failures]
+    assert why.rule == "cuda"
+    assert why.reason.endswith("this driver has CUDA 12.8")
+    assert got.hint is not None
+    assert "CUDA 13.0" in got.hint
+
+
+def test_a_cu12_wheel_fits_on_a_cuda_12_4_driver() -> None:
+    p = plan("linux-x86_64-py311-cuda12.4-sm80", "nvidia-cublas-cu12==12.4.5.8")
+    got = p.package("nvidia-cublas-cu12")
+    assert got is not None
+    assert (got.action, got.cause) == ("pass", "fit")
+    assert got.reason.startswith("the plain build from your index fits")
+    assert "driver CUDA 12.4 meets >=12.0" in got.reason
+    assert p.requirements == ("nvidia-cublas-cu12==12.4.5.8",)
+
+
+def test_a_wheel_pypi_has_for_x86_64_only_is_refused_on_aarch64() -> None:
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "nvidia-cudnn-cu12==9.1.0.70")
+    got = p.package("nvidia-cudnn-cu12")
+    assert got is not None
+    assert got.action == "error"
+    (why,) = [f for r in got.rejected for f in r.failures]
+    assert (why.rule, why.reason.endswith("this machine is Linux aarch64")) == ("tags", True)
+
+
+def test_a_release_the_table_has_not_read_stays_unjudged() -> None:
+    # 12.8.4.1 is a real release whose files the table did not read: nothing is claimed.
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "nvidia-cublas-cu12==12.8.4.1")
+    got = p.package("nvidia-cublas-cu12")
+    assert got is not None
+    assert (got.action, got.cause) == ("pass", "unjudged")
+    assert got.reason.startswith("UNJUDGED")
+
+
+def test_a_library_the_table_does_not_list_stays_unjudged() -> None:
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "nvidia-cufile-cu12==1.9.1.3")
+    got = p.package("nvidia-cufile-cu12")
+    assert got is not None
+    assert (got.action, got.cause) == ("pass", "unjudged")
+
+
+def test_every_name_of_the_table_is_a_cuda_library_wheel() -> None:
+    for name, (_source, parse) in nvidia_sources().items():
+        assert re.fullmatch(r"nvidia-[a-z0-9-]+-cu\d+", name), name
+        assert cuda_distribution(name) is not None, name
+        man = parse()
+        major = name.rsplit("-cu", 1)[1]
+        for f in man.indexes:
+            assert str(f.cuda) == f">={major}.0", name
+            assert f.evidence
+            assert fnmatch.fnmatch(f.evidence, f"https://pypi.org/project/{name}/*")
