@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
 import re
@@ -185,8 +186,11 @@ class Family:
     # The file's own torch pins (torchvision/torchaudio): a build made for a torch
     # release outside them cannot be installed beside that torch.
     pin: list[SpecifierSet] = field(default_factory=list)
+    but: tuple[str, ...] = ()  # names another family of the same table judges
 
     def covers(self, name: str) -> bool:
+        if name in self.but:
+            return False
         return any(name == n or (n.endswith("*") and name.startswith(n[:-1])) for n in self.names)
 
     def candidates(self, spec: SpecifierSet, m: Machine, labels: list[str | None]) -> list[Build]:
@@ -371,6 +375,26 @@ def _row_for(table: dict[str, Any], b: Build, m: Machine) -> dict[str, Any] | No
     return None
 
 
+def _package_families(table: dict[str, Any], pattern: tuple[str, ...]) -> list[Family]:
+    """A table whose rows name their ``package`` (the nvidia-* wheels, each with its own
+    releases): one family per package, its releases ``versions.<name>``, its files read
+    ``read.<name>`` (both CPUs), and one for the family's other names (all unknown)."""
+    out = []
+    for name in table["packages"]:
+        rows = [r for r in table["builds"] if r["package"] == name]
+        read = table.get("read", {}).get(name)
+        sub = {
+            "family": table["family"],
+            "packages": [name],
+            "versions": table["versions"].get(name, []),
+            "builds": rows,
+            "read": {"x86_64": read, "aarch64": read} if read else {},
+        }
+        out.append(_table_family(sub))
+    rest = _table_family({"family": table["family"], "packages": list(pattern)})
+    return [*out, dataclasses.replace(rest, but=tuple(table["packages"]))]
+
+
 def _table_family(table: dict[str, Any]) -> Family:
     """A family with its own table: ``[[builds]]`` rows (releases, index, cpu, python,
     runtime, and sm/ptx for kernels compiled ahead, or arch_min/arch_max for kernels
@@ -445,6 +469,8 @@ def families() -> list[Family]:
             out.append(_torch_family())
         elif name in tables and "built_against" in tables[name]:
             out += [_domain_family(tables[name], p) for p in names]
+        elif name in tables and any("package" in r for r in tables[name].get("builds", [])):
+            out += _package_families(tables[name], names)
         elif name in tables:
             out.append(_table_family(tables[name]))
         else:
@@ -461,7 +487,7 @@ def _is_line_of(f: Family, e: ReqEntry) -> bool:
     if f.name == "tensorflow" and name == "tensorflow" and e.requirement is not None:
         return True
     if f.name == "nvidia-*":
-        return name.startswith("nvidia-") and re.search(r"-cu\d+$", name) is not None
+        return f.covers(name) and re.search(r"-cu\d+$", name) is not None
     return f.covers(name)
 
 

@@ -139,3 +139,20 @@ def test_a_line_the_plan_judged_and_left_to_pip_is_judged_as_pips_build(by_pip: 
     assert xformers.ours({"action": "pass", "cause": "no-manifest"}, entry, L40, by_pip) == (
         "silent"
     )
+
+
+def test_nvidia_wheels_are_judged_per_package_by_driver_and_platform() -> None:
+    nccl13 = _family("nvidia-*", "nvidia-nccl-cu13")
+    spec = SpecifierSet("==2.27.7")
+    assert nccl13.judge(_build("2.27.7", "pypi"), spec, L40) == "wrong"  # CUDA 13 on 12.8
+    assert nccl13.judge(None, spec, L40) == "right"  # so a refusal is right
+    assert nccl13.judge(_build("2.27.7", "pypi"), spec, GB10) == "unknown"  # kernels unread
+    cudnn = _family("nvidia-*", "nvidia-cudnn-cu12")
+    assert cudnn.judge(None, SpecifierSet("==9.1.0.70"), GB10) == "right"  # x86_64 only
+    # A name the table lists no release of is still a line of the family, unknown.
+    other = _family("nvidia-*", "nvidia-cufile-cu12")
+    assert other is not cudnn
+    assert other.judge(None, SpecifierSet("==1.9.1.3"), L40) == "unknown"
+    line = parse_requirements("nvidia-cudnn-cu12==9.1.0.70\n").entries[0]
+    assert [f.covers("nvidia-cudnn-cu12") for f in SCORE.families()].count(True) == 1
+    assert SCORE._is_line_of(cudnn, line)
