@@ -606,6 +606,32 @@ def test_bitsandbytes_needs_no_flavour() -> None:
     assert (bnb.action, bnb.line) == ("pass", "bitsandbytes")
 
 
+@pytest.mark.parametrize(
+    ("target", "pin", "action"),
+    [
+        # 0.45.1's libraries (CUDA 11.7 to 12.6) carry SASS up to sm_90, no PTX
+        ("linux-x86_64-py312-cuda12.8-sm89", "bitsandbytes==0.45.1", "pass"),
+        ("linux-x86_64-py312-cuda13.0-sm100", "bitsandbytes==0.45.1", "error"),
+        ("linux-aarch64-py312-cuda13.0-sm121", "bitsandbytes==0.45.1", "error"),  # no wheel
+        ("linux-aarch64-py312-cuda13.0-sm121", "bitsandbytes==0.46.*", "pass"),  # sm_120
+        ("linux-x86_64-py312-cuda13.0-sm100", "bitsandbytes==0.49.*", "pass"),
+    ],
+)
+def test_bitsandbytes_pins_are_judged_by_the_kernels_of_their_wheels(
+    target: str, pin: str, action: str
+) -> None:
+    bnb = plan(target, pin).package("bitsandbytes")
+    assert bnb is not None
+    assert (bnb.action, bnb.cause == "unjudged") == (action, False)
+
+
+def test_bitsandbytes_0_38_stays_unjudged() -> None:
+    # It loads the library of the libcudart it finds on the machine, not torch's.
+    bnb = plan("linux-x86_64-py312-cuda12.8-sm89", "bitsandbytes==0.38.1").package("bitsandbytes")
+    assert bnb is not None
+    assert (bnb.action, bnb.cause) == ("pass", "unjudged")
+
+
 def test_the_readme_lists_every_builtin_package() -> None:
     from tests.paths import REPO
 
