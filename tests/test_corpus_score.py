@@ -156,3 +156,28 @@ def test_nvidia_wheels_are_judged_per_package_by_driver_and_platform() -> None:
     line = parse_requirements("nvidia-cudnn-cu12==9.1.0.70\n").entries[0]
     assert [f.covers("nvidia-cudnn-cu12") for f in SCORE.families()].count(True) == 1
     assert SCORE._is_line_of(cudnn, line)
+
+
+@pytest.mark.parametrize(
+    ("version", "machine", "verdict"),
+    [
+        ("0.45.1", "L40", "right"),  # cuda117..cuda126 carry sm_89
+        ("0.45.1", "B200", "wrong"),  # no library carries sm_100, none PTX
+        ("0.46.1", "GB10", "right"),  # aarch64 cuda128/129 carry sm_120
+        ("0.49.2", "B200", "right"),
+        ("0.38.1", "GB10", "wrong"),  # a py3-none-any wheel of x86-64 libraries
+        ("0.38.1", "L40", "unknown"),  # its library follows the libcudart it finds
+    ],
+)
+def test_bitsandbytes_runs_where_a_library_of_its_wheel_carries_the_gpu(
+    version: str, machine: str, verdict: str
+) -> None:
+    bnb = _family("bitsandbytes")
+    m = {"L40": L40, "B200": B200, "GB10": GB10}[machine]
+    assert bnb.judge(_build(version, "pypi"), SpecifierSet(), m) == verdict
+
+
+def test_refusing_bitsandbytes_without_an_aarch64_wheel_is_right() -> None:
+    bnb = _family("bitsandbytes")
+    assert bnb.judge(None, SpecifierSet("==0.45.1"), GB10) == "right"
+    assert bnb.judge(None, SpecifierSet("==0.46.*"), GB10) == "wrong"
