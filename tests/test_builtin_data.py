@@ -625,6 +625,30 @@ def test_bitsandbytes_pins_are_judged_by_the_kernels_of_their_wheels(
     assert (bnb.action, bnb.cause == "unjudged") == (action, False)
 
 
+@pytest.mark.parametrize(
+    "target", ["linux-x86_64-py312", "linux-aarch64-py312", "macos-arm64-py312"]
+)
+@pytest.mark.parametrize(
+    "pin", ["bitsandbytes==0.45.1", "bitsandbytes==0.46.1", "bitsandbytes==0.49.2"]
+)
+def test_bitsandbytes_pins_fit_a_machine_without_a_gpu(target: str, pin: str) -> None:
+    # Each wheel carries libbitsandbytes_cpu beside its CUDA libraries (`cpu = true`).
+    bnb = plan(target, pin).package("bitsandbytes")
+    assert bnb is not None
+    # PyPI's files: no aarch64 wheel of 0.45.1, macOS arm64 wheels from 0.49.0 on.
+    missing = ("aarch64" in target and pin.endswith("0.45.1")) or (
+        target.startswith("macos") and not pin.endswith("0.49.2")
+    )
+    assert bnb.action == ("error" if missing else "pass"), bnb
+
+
+def test_a_cpu_build_is_still_refused_on_a_gpu_it_carries_no_kernels_for() -> None:
+    bnb = plan("linux-x86_64-py312-cuda13.0-sm100", "bitsandbytes==0.45.1").package("bitsandbytes")
+    assert bnb is not None
+    assert bnb.action == "error"
+    assert "sm_100" in bnb.reason + " ".join(str(r) for r in bnb.rejected), bnb
+
+
 def test_bitsandbytes_0_38_stays_unjudged() -> None:
     # It loads the library of the libcudart it finds on the machine, not torch's.
     bnb = plan("linux-x86_64-py312-cuda12.8-sm89", "bitsandbytes==0.38.1").package("bitsandbytes")

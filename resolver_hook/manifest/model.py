@@ -95,6 +95,9 @@ class WheelFlavour:
     # flavour fits only Jetsons whose L4T release satisfies it (docs/facts.md 1.2).
     l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
+    # Runs without a GPU too (bitsandbytes' CPU library): ``gpu`` is then held only on a
+    # machine with an NVIDIA driver; without one the build is not refused for its kernels.
+    cpu: bool = False
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
     # Driver floor per kernel target, each target in ``gpu`` (see the module docstring);
@@ -200,6 +203,7 @@ class IndexFlavour:
     gfx: tuple[str, ...] = ()  # see WheelFlavour.gfx
     l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
     gpu: tuple[KernelTarget, ...] = ()
+    cpu: bool = False  # see WheelFlavour.cpu
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None
     evidence: str | None = None
@@ -354,6 +358,7 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
         "gfx": list(f.gfx),
         "l4t": str(f.l4t) if f.l4t is not None else None,
         "gpu": [str(t) for t in f.gpu],
+        "cpu": f.cpu,
         "requires": [str(r) for r in f.requires],
         "cuda_runtime": str(f.cuda_runtime) if f.cuda_runtime is not None else None,
         "evidence": f.evidence,
@@ -369,6 +374,7 @@ NEEDS_FIELDS = (
     "gfx",
     "l4t",
     "gpu",
+    "cpu",
     "requires",
     "cuda_runtime",
     "evidence",

@@ -24,7 +24,7 @@ from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = ["no_version_between"]
 
-_NEEDS_KEYS = ("cuda", "gpu", "rocm", "gfx", "l4t", "properties", "requires")
+_NEEDS_KEYS = ("cuda", "gpu", "cpu", "rocm", "gfx", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 
@@ -38,6 +38,7 @@ class _Needs:
     gfx: tuple[str, ...] = ()
     l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
+    cpu: bool = False
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None
     evidence: str | None = None
@@ -142,6 +143,7 @@ def _read_needs(
             c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
         )
     needs.gpu = c.shared(tuple(dict.fromkeys(gpu)))
+    _read_cpu(c, t, path, needs)
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
         rpath = f"{_join(path, 'requires')}[{i}]"
@@ -164,6 +166,18 @@ def _read_needs(
     needs.requires = tuple(reqs)
     _read_about(c, t, path, needs)
     return needs
+
+
+def _read_cpu(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+    """``cpu = true`` beside ``gpu``: the build also runs without a GPU."""
+    if "cpu" not in t:
+        return
+    if t["cpu"] is not True and t["cpu"] is not False:
+        c.bad(_join(path, "cpu"), f"expected true or false, got {kind_of(t['cpu'])}")
+    elif not needs.gpu:
+        c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
+    else:
+        needs.cpu = t["cpu"]
 
 
 def _read_gfx(

@@ -267,7 +267,7 @@ def flavour_failures(
         dropped = [g for g in p.rocm.gfx if g.partition(":")[0] not in f.gfx]
         if dropped:
             out.append(Failure(rule="gpu", reason=gfx_reason(f.gfx, dropped)))
-    if f.gpu:
+    if f.gpu and not (f.cpu and p.nvidia is None):
         # No compute capability known (a driver without NVML, a target without smXY):
         # the reason says so rather than guess (docs/facts.md section 1.3).
         missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
@@ -418,7 +418,9 @@ def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool
         return f.rocm is not None
     if rule == "gpu":
         # With a driver but no visible GPU, the kernels cannot be checked.
-        return bool(f.gpu) and (p.nvidia is None or bool(p.gpu_ccs))
+        if p.nvidia is None:
+            return bool(f.gpu) and not f.cpu
+        return bool(f.gpu) and bool(p.gpu_ccs)
     if rule == "accelerator":
         return (
             not has_accelerator(f)
