@@ -569,13 +569,28 @@ class _Context:
             and f.kernels_until is not None
             and c.version.release >= f.kernels_until.release
         ):
-            notes.append(
-                f"{man.display_name} {c.version} on {page.url} is not planned: its manifest "
-                f"says the kernel list of {f.version} changed at {f.kernels_until} "
-                f"({f.evidence or 'no evidence given'})"
-            )
+            if not self._pattern_covers(f, man, c.version):
+                notes.append(
+                    f"{man.display_name} {c.version} on {page.url} is not planned: its "
+                    f"manifest says the kernel list of {f.version} changed at "
+                    f"{f.kernels_until} ({f.evidence or 'no evidence given'})"
+                )
             return None
         return f, f.version
+
+    @staticmethod
+    def _pattern_covers(f: IndexFlavour, man: Manifest, v: Version) -> bool:
+        """Whether an entry of a release range (``versions = ">=1.19,<1.27"``) on the
+        same page plans release ``v``: a ``kernels_until`` of another entry is then no
+        news to the user."""
+        return any(
+            isinstance(g, IndexFlavour)
+            and g.versions is not None
+            and g.url == f.url
+            and g.install == f.install
+            and g.versions.contains(v, prereleases=False)
+            for g in man.flavours
+        )
 
     def _in_range(self, versions: SpecifierSet, v: Version) -> bool:
         """``versions.contains(v)`` (no pre-releases), once per range and release: a
