@@ -80,3 +80,15 @@ def test_every_name_of_the_table_is_a_cuda_library_wheel() -> None:
             assert str(f.cuda) == f">={major}.0", name
             assert f.evidence
             assert fnmatch.fnmatch(f.evidence, f"https://pypi.org/project/{name}/*")
+
+
+@pytest.mark.parametrize("line", ["nvidia-cublas-cu12", "nvidia-cublas-cu12>=12.4"])
+def test_a_line_that_pins_no_one_release_is_left_to_the_installer_unjudged(line: str) -> None:
+    # The table lists the releases read, not every release: it cannot rank the others,
+    # and beside torch the installer must stay free to take the release torch pins.
+    p = plan("linux-x86_64-py312-cuda12.8-sm89", "torch==2.9.0", line)
+    got = p.package("nvidia-cublas-cu12")
+    assert got is not None
+    assert (got.action, got.cause) == ("pass", "unjudged"), got.reason
+    assert line in p.requirements
+    assert not [c for c in p.constraints if c.startswith("nvidia-cublas-cu12")]

@@ -311,6 +311,10 @@ class Manifest:
     # (onnxruntime-gpu for onnxruntime): two of them in one environment overwrite each
     # other's files (resolver_hook.manifest.twins).
     twins: tuple[NormalizedName, ...] = ()
+    # Judges only a requirement pinned to one release (``==X``): a manifest made from a
+    # table of the releases read (resolver_hook.manifest.nvidialibs) cannot rank the
+    # releases it does not list, so any other line of the name is said UNJUDGED.
+    pins_only: bool = False
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:

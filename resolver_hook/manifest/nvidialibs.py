@@ -9,6 +9,7 @@ name becomes a manifest of plain-build ``[[index]]`` entries, judged as any othe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -48,7 +49,9 @@ def _manifest(name: str) -> Manifest:
         "package": {"name": name, "downloads": f"https://pypi.org/project/{name}/"},
         "index": entries,
     }
-    return parse_manifest(doc, source=f"built-in ({_FILE})")
+    # The table lists the releases read, not every release: it judges exact pins only
+    # (an unpinned line beside torch must stay free to take the release torch pins).
+    return dataclasses.replace(parse_manifest(doc, source=f"built-in ({_FILE})"), pins_only=True)
 
 
 def nvidia_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:

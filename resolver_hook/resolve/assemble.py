@@ -47,6 +47,7 @@ from resolver_hook.resolve.model import (
     os_arch_of,
     pinned_coupling,
     runtime_of,
+    unjudged,
 )
 from resolver_hook.resolve.rules import (
     Machine,
@@ -661,8 +662,8 @@ def _alternatives(slot: Slot) -> list[Alternative]:
             continue  # a pattern: no pin tells it apart
         if rules == {"accelerator"}:
             out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
-        elif rules == {"specifier"}:
-            outside.append(f)
+        elif rules == {"specifier"} and not unjudged(f):
+            outside.append(f)  # (an unjudged build is not known to run here)
     asked = _pinned_release(slot.spec)
     if asked is not None:
         outside.sort(key=lambda f: _nearness(f.version, asked))

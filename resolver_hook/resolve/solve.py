@@ -44,6 +44,7 @@ from resolver_hook.resolve.model import (
     flavour_platforms,
     marker_true,
     os_arch_of,
+    unjudged,
 )
 from resolver_hook.resolve.rules import (
     Machine,
@@ -127,6 +128,12 @@ def by_canonical_name(manifests: Mapping[str, Manifest]) -> Mapping[str, Manifes
     return {canonicalize_name(k): v for k, v in manifests.items()}
 
 
+def _one_release(e: ReqEntry) -> bool:
+    """Whether the line pins one release (``==2.27.7``, not a wildcard or a range)."""
+    spec = list(e.requirement.specifier) if e.requirement is not None else []
+    return len(spec) == 1 and spec[0].operator in ("==", "===") and "*" not in spec[0].version
+
+
 def solve(  # noqa: PLR0915 - the numbered steps read best in one place
     reqs: ReqFile,
     manifests: Mapping[str, Manifest],
@@ -161,6 +168,8 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 order.append(key)
             continue
         manifest = by_name.get(e.name) if e.name else None
+        if manifest is not None and manifest.pins_only and not _one_release(e):
+            manifest = None  # a line it cannot judge: said UNJUDGED (assemble.unlisted)
         twin = packages.get(key)
         if twin is not None and twin.cause == "marker":
             del packages[key]  # a marker-false twin seen first: this line counts
@@ -705,6 +714,8 @@ def nearest_that_runs(manifest: Manifest, m: Machine, version: Version | None) -
     for f in manifest.flavours:
         if isinstance(f, IndexFlavour) and f.versions is not None:
             continue  # a range names no release
+        if unjudged(f):
+            continue  # planned by its tags alone: whether it runs here is not known
         if not flavour_failures(f, m, SpecifierSet(), manifest)[0]:
             runs.append(f.version)
     if not runs:
