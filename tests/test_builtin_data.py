@@ -605,6 +605,11 @@ def test_bitsandbytes_needs_no_flavour() -> None:
     bnb = plan("linux-x86_64-py312-cuda13.0-sm89", "bitsandbytes").package("bitsandbytes")
     assert bnb is not None
     assert (bnb.action, bnb.line) == ("pass", "bitsandbytes")
+    # The newest release's entry is the one chosen (0.50.x carries kernel facts too, so
+    # it is not a CPU build passed over for 0.49's on a GPU machine).
+    below = {r.candidate for r in bnb.rejected if "ranked below" in r.failures[0].reason}
+    assert "bitsandbytes <0.51,>=0.50.0 (default index)" not in below
+    assert "bitsandbytes <0.50,>=0.49.0 (default index)" in below
 
 
 @pytest.mark.parametrize(
