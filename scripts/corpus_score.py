@@ -113,8 +113,12 @@ def exists(b: Build, m: Machine) -> bool:
         return False
     if str(b.version) not in TRUTH["versions"]:
         return False
-    on_pages = b.label in TRUTH["labels"].get(minor, [])
-    return on_pages or TRUTH["pypi"][m.cpu].get(minor) == b.label
+    if TRUTH["pypi"][m.cpu].get(minor) == b.label:
+        return True
+    top = TRUTH.get("pages_python_max", {}).get(minor)
+    if top is not None and Version(m.python) > Version(top):
+        return False  # the label pages of that release stop below this Python
+    return b.label in TRUTH["labels"].get(minor, [])
 
 
 def _all_labels() -> list[str]:
