@@ -321,6 +321,67 @@ def test_dgx_spark_gets_torch_from_its_cuda_13_aarch64_build(
     assert (torch["action"], torch["version"]) == ("rewrite", f"{release}+cu130"), torch["reason"]
 
 
+@pytest.mark.parametrize(
+    ("pin", "pythons"),
+    [
+        ("torch==1.13.1+cu116", "3.7, 3.8, 3.9, 3.10"),
+        ("torch==1.12.1", "3.7, 3.8, 3.9, 3.10"),
+        ("torch==1.12.0+cu113", "3.7, 3.8, 3.9, 3.10"),
+        ("torch==1.9.0+cu111", "3.6, 3.7, 3.8, 3.9"),
+        ("torch==1.8.1+cpu", "3.6, 3.7, 3.8, 3.9"),
+    ],
+)
+def test_a_torch_1_x_pin_is_refused_on_python_3_12_naming_the_nearest(
+    capsys: pytest.CaptureFixture[str], pin: str, pythons: str
+) -> None:
+    """torch 1.8-1.13 have no CPython 3.12 wheels (PyPI's files, the release matrix;
+    docs/facts.md section 1.5, "History, 1.x"): the pin is refused with the Pythons it
+    was built for and the nearest release that runs, not passed as unjudged."""
+    torch = _offline(capsys, "linux-x86_64-py312-cuda12.8-sm89", pin)["torch"]
+    assert torch["action"] == "error", torch["reason"]
+    assert f"built for Python {pythons}; this machine has Python 3.12" in torch["refusal"]
+    assert "the nearest that does: torch==2.2.0+cu118" in torch["refusal"]
+
+
+def test_torch_1_13_1_cu116_is_planned_where_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """On Python 3.10 with an A100 (sm_80, in the CUDA 11.6 build's kernel list) the
+    1.13.1+cu116 pin is planned from its page, with its torchvision and torchaudio."""
+    target = "linux-x86_64-py310-cuda12.4-sm80"
+    pins = ("torch==1.13.1+cu116", "torchvision==0.14.1+cu116", "torchaudio==0.13.1+cu116")
+    pkgs = _offline(capsys, target, *pins)
+    for pin in pins:
+        name, version = pin.split("==")
+        assert (pkgs[name]["action"], pkgs[name]["version"]) == ("rewrite", version), pin
+    assert pkgs["torch"]["find_links"] == "https://download.pytorch.org/whl/cu116/torch/"
+    # The 1.13 label pages stop at Python 3.10 (release matrix; no cp311 file seen).
+    py311 = _offline(capsys, "linux-x86_64-py311-cuda12.4-sm80", pins[0])["torch"]
+    assert py311["action"] == "error", py311["reason"]
+
+
+@pytest.mark.parametrize(
+    ("target", "want"),
+    [
+        ("linux-x86_64-py311-cuda12.4-sm80", "2.6.0+cu124"),
+        ("linux-x86_64-py312-cuda12.8-sm89", "2.6.0+cu126"),
+    ],
+)
+def test_torch_2_6_0_is_planned_with_its_kernel_lists(
+    capsys: pytest.CaptureFixture[str], target: str, want: str
+) -> None:
+    """torch 2.6's CUDA 11.8, 12.4 and 12.6 builds carry SASS up to sm_90 (docs/facts.md
+    section 1.5): an A100 or an L40 gets a build, with the newest runtime its driver
+    takes."""
+    torch = _offline(capsys, target, "torch==2.6.0")["torch"]
+    assert (torch["action"], torch["version"]) == ("rewrite", want), torch["reason"]
+
+
+def test_torch_2_6_0_is_refused_on_blackwell(capsys: pytest.CaptureFixture[str]) -> None:
+    """No 2.6 build carries sm_100 SASS: a B200 is refused, naming 2.7.0+cu128."""
+    torch = _offline(capsys, "linux-x86_64-py312-cuda13.0-sm100", "torch==2.6.0")["torch"]
+    assert torch["action"] == "error", torch["reason"]
+    assert "the nearest that does: torch==2.7.0+cu128" in torch["refusal"]
+
+
 def test_jetson_orin_gets_the_jetson_ai_lab_build() -> None:
     # JetPack 6 (L4T r36) takes NVIDIA's Jetson AI Lab index, never PyTorch's SBSA
     # builds (docs/facts.md section 1.2).
