@@ -68,16 +68,16 @@ def test_a_label_that_cannot_run_is_refused_naming_the_nearest_that_does(
 def test_a_release_no_source_describes_is_unjudged_and_loud(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # 2.6's kernel lists: not found (docs/facts.md section 1.5, "History").
-    code, out, err = cli(capsys, "plan", "torch==2.6.0", "--offline", "--target", B200)
+    # 1.11's builds: not read (docs/facts.md section 1.5, "History").
+    code, out, err = cli(capsys, "plan", "torch==1.11.0", "--offline", "--target", B200)
     assert code == 0
-    assert "UNJUDGED: which builds torch==2.6.0 has" in out  # without -v
+    assert "UNJUDGED: which builds torch==1.11.0 has" in out  # without -v
     assert "warning: torch: UNJUDGED" in err
     assert "UNJUDGED: UNJUDGED" not in err  # the cause is said once
-    code, torch, _ = _plan(capsys, "torch==2.6.0", "--target", B200)
+    code, torch, _ = _plan(capsys, "torch==1.11.0", "--target", B200)
     assert (torch["action"], torch["cause"]) == ("pass", "unjudged")
     assert "CUDA runtime and kernel list" in str(torch["unjudged"])
-    code, _, err = cli(capsys, "plan", "torch==2.6.0", "--offline", "--strict", "--target", B200)
+    code, _, err = cli(capsys, "plan", "torch==1.11.0", "--offline", "--strict", "--target", B200)
     assert code == 1
     assert "error: torch: UNJUDGED" in err
 
@@ -85,7 +85,7 @@ def test_a_release_no_source_describes_is_unjudged_and_loud(
 def test_without_the_accelerator_an_undescribed_release_is_the_installers(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, torch, err = _plan(capsys, "torch==2.6.0", "--target", "linux-x86_64-py312")
+    code, torch, err = _plan(capsys, "torch==1.11.0", "--target", "linux-x86_64-py312")
     assert (code, torch["cause"], torch["unjudged"]) == (0, "unlisted", None)
     assert "UNJUDGED" not in err
 
@@ -137,9 +137,9 @@ def test_an_index_line_naming_a_page_that_cannot_run_here_is_judged(
     assert "torch==2.9.0+cu128" in out
     assert f"held.txt:2: {cu130} names torch's page, whose builds cannot run here" in out
     left = tmp_path / "left.txt"
-    left.write_text(f"torch==2.6.0\n{cu130}\n", encoding="utf-8")
+    left.write_text(f"torch==1.11.0\n{cu130}\n", encoding="utf-8")
     code, _, err = cli(capsys, "plan", "-r", str(left), "--offline", "--target", L40)
-    assert code == 1  # 2.6.0 would be left to pip, with a CUDA 13 page it names
+    assert code == 1  # 1.11.0 would be left to pip, with a CUDA 13 page it names
     assert "none of whose builds runs on this machine" in err
     assert "needs a driver with CUDA >=13.0" in err
 
