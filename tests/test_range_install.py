@@ -104,8 +104,8 @@ def test_strict_refuses_a_release_the_rules_cannot_judge(
 ) -> None:
     venv = tmp_path / "venv"
     make_venv(venv)
-    # 2.6 is in no range: unjudged on a GPU machine, and --strict refuses it.
-    proc = install("pip", torch_index, venv, "torch==2.6.0", target=B200, flags=["--strict"])
+    # 1.11 is in no range: unjudged on a GPU machine, and --strict refuses it.
+    proc = install("pip", torch_index, venv, "torch==1.11.0", target=B200, flags=["--strict"])
     assert proc.returncode == 1, proc.stderr
     assert "error: torch: UNJUDGED" in proc.stderr
     assert "nothing was installed: --strict" in proc.stderr
@@ -116,8 +116,8 @@ def test_without_strict_an_unjudged_release_is_said_once_and_left_to_pip(
 ) -> None:
     venv = tmp_path / "venv"
     make_venv(venv)
-    proc = install("pip", torch_index, venv, "torch==2.6.0", target=B200)
-    # The replica has no 2.6.0: pip's own refusal follows the warning.
+    proc = install("pip", torch_index, venv, "torch==1.11.0", target=B200)
+    # The replica has no 1.11.0: pip's own refusal follows the warning.
     assert proc.returncode != 0
-    assert "torch: UNJUDGED: which builds torch==2.6.0 has" in proc.stderr
+    assert "torch: UNJUDGED: which builds torch==1.11.0 has" in proc.stderr
     assert "UNJUDGED: UNJUDGED" not in proc.stderr
