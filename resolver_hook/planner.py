@@ -8,6 +8,7 @@ at the point of use.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import functools
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
+from resolver_hook.index.userindex import file_index
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, with_notes
 from resolver_hook.inventory.snapshot import builtin_snapshot
@@ -150,12 +152,28 @@ class Planner:
         reqs: ReqFile,
         profile: HostProfile | None = None,
     ) -> Mapping[str, Manifest]:
-        """:meth:`pages` of the names ``reqs`` asks for, with their specifiers."""
+        """:meth:`pages` of the names ``reqs`` asks for, with their specifiers, the
+        default index read as the installer reads it with ``reqs``' own option lines
+        (:meth:`for_lines`)."""
         pinned: dict[str, SpecifierSet] = {}
         for e in reqs.requirements:
             if e.name and e.requirement is not None and e.requirement.url is None:
                 pinned[e.name] = pinned.get(e.name, SpecifierSet()) & e.requirement.specifier
-        return self.pages(manifests, requirement_names(reqs), profile, pinned=pinned)
+        planner = self.for_lines(reqs)
+        return planner.pages(manifests, requirement_names(reqs), profile, pinned=pinned)
+
+    def for_lines(self, reqs: ReqFile) -> Planner:
+        """This planner with the index settings of ``reqs``' option lines read in: an
+        ``-i URL`` line names the default index as the installer weighs it
+        (:func:`~resolver_hook.index.userindex.file_index`)."""
+        indexes = self.settings.indexes
+        default = file_index(indexes.default, reqs.options, indexes.installer)
+        if default == indexes.default:
+            return self
+        settings = dataclasses.replace(
+            self.settings, indexes=dataclasses.replace(indexes, default=default)
+        )
+        return dataclasses.replace(self, settings=settings)
 
     def plan(
         self,

@@ -127,6 +127,7 @@ class IndexSettings:
     extra_index_urls: tuple[str, ...] = ()  # --extra-index-url
     find_links: tuple[str, ...] = ()  # --find-links
     default: UserIndex | None = None  # the installer's default index (None: PyPI)
+    installer: str | None = None  # whose order it was found in (None: plan's and lock's)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +188,7 @@ def combine(
             index_url=index_url,
             extra_index_urls=tuple(extra_index_urls),
             find_links=tuple(find_links),
+            installer=installer[0] if installer else None,
             default=None
             if mirror is None
             else user_index(

@@ -215,3 +215,71 @@ def test_uv_toml_is_found_as_uv_finds_it(tmp_path: Path) -> None:
     here = _conf(tmp_path, "project/sub/uv.toml",
                  '[pip]\nindex-url = "https://here.example/"\n')  # fmt: skip
     assert got(env) == ("https://here.example/", f"index in {here}")
+
+
+def _dead_index() -> str:
+    """An index URL on a loopback port where nothing listens."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/simple"
+
+
+@pytest.mark.parametrize("spelling", ["-i", "--index-url"])
+def test_an_index_line_of_a_requirements_file_names_the_users_index(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path, spelling: str
+) -> None:
+    """pip's weight: the file's line beats PIP_INDEX_URL (and pip.conf, and the flag)."""
+    index, wheel = company
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text(f"{spelling} {index.simple_url}\nonnxruntime\n")
+    env = _env(tmp_path, "PIP_INDEX_URL", _dead_index())
+    proc = _run(env, "plan", "-r", str(reqs), "--target", X86_B200, "--json", *_dead_pypi())
+    assert proc.returncode == 0, proc.stderr
+    p = next(x for x in json.loads(proc.stdout)["packages"] if x["name"] == "onnxruntime")
+    assert (p["url"], p["sha256"]) == (index.wheel_url(wheel), wheel.sha256)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_the_install_reads_the_index_line_of_a_requirements_file(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path, tool: str
+) -> None:
+    index, wheel = company
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text(f"--index-url {index.simple_url}\nonnxruntime\n")
+    # pip: the file's line beats PIP_INDEX_URL; uv reads it with none of its own set.
+    env = _env(tmp_path, "PIP_INDEX_URL", _dead_index())
+    venv = tmp_path / "venv"
+    if tool == "pip":
+        make_venv(venv)
+    else:
+        make_uv_venv(venv)
+        env["UV_INSECURE_HOST"] = "127.0.0.1"
+    install = ["install", "-r", str(reqs)] if tool == "pip" else ["pip", "install", "-r", str(reqs)]
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    proc = _run(env, tool, *_dead_pypi(), "--target", X86_B200, *install)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert installed(venv / "bin" / "python")["onnxruntime-gpu"] == VERSION
+    assert index.gets(wheel) >= 1
+
+
+def test_an_index_line_weighs_as_each_installer_weighs_it() -> None:
+    """pip: the file's last -i line beats every other setting; uv: read only when none
+    of uv's own settings names an index; plan and lock: below our --index-url only.
+    --extra-index-url adds an index: the default one stays."""
+    from resolver_hook.index.userindex import UserIndex, file_index
+    from resolver_hook.reqfile import read_requirements
+
+    text = b"-i https://a.example/\n--extra-index-url https://x.example/\n-i https://b.example/\n"
+    options = read_requirements(["-"], [], stdin=text).options
+    env = UserIndex("https://env.example/", "PIP_INDEX_URL")
+    ours = UserIndex("https://ours.example/", "--index-url")
+    line = UserIndex("https://b.example/", "-i in -:3")
+    assert file_index(env, options, "pip") == line
+    assert file_index(env, options, "uv") == env
+    assert file_index(None, options, "uv") == line
+    assert file_index(env, options, None) == line
+    assert file_index(ours, options, None) == ours
+    extra = read_requirements(["-"], [], stdin=b"--extra-index-url https://x.example/\n").options
+    assert file_index(None, extra, "pip") is None

@@ -14,6 +14,14 @@ is the user's, found in the order of the installer that runs (docs/facts.md sect
   pip's configuration files, then uv's (the lock's order, :mod:`resolver_hook.lock.indexes`).
 
 Nothing set: PyPI. Each file read is declared to the recorder.
+
+An ``-i URL`` (``--index-url URL``) line of a requirements file (:func:`file_index`)
+names the index too, with each installer's own weight: pip's wins over its flag, its
+variable and its files (a requirements file's option line replaces the finder's index
+list as the line is read: pip's ``handle_option_line``), the last line winning; uv's is
+read only when none of uv's own settings names one (seen with uv 0.13.9, docs/facts.md
+section 3); a command that runs no one installer takes pip's weight below our own
+``--index-url``. ``--extra-index-url`` adds an index and leaves the default one as it is.
 """
 
 from __future__ import annotations
@@ -22,13 +30,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
 from resolver_hook.ground.toml import TomlError, loads
 from resolver_hook.index.pipconfig import pip_setting
 
-__all__ = ["PYPI", "UserIndex", "user_index", "uv_config_index"]
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from resolver_hook.reqfile import ReqEntry
+
+__all__ = ["PYPI", "UserIndex", "file_index", "user_index", "uv_config_index"]
 
 PYPI = "https://pypi.org/simple"
 _MAX_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
@@ -157,3 +170,20 @@ def user_index(
         if found is not None:
             return UserIndex(found[0].strip(), found[1])
     return uv_config_index(env, record=record)
+
+
+def file_index(
+    default: UserIndex | None, lines: Iterable[ReqEntry], tool: str | None = None
+) -> UserIndex | None:
+    """The default index once the requirements files' option ``lines`` are read too:
+    their last ``-i URL`` where it wins over ``default`` for ``tool`` (see the module's
+    docstring), else ``default``."""
+    named = [o for o in lines if o.option in ("-i", "--index-url") and o.value]
+    if not named or not (url := (named[-1].value or "").strip()):
+        return default
+    found = UserIndex(url, f"-i in {named[-1].where}")
+    if tool == "uv":
+        return default or found
+    if tool is None and default is not None and default.where == "--index-url":
+        return default
+    return found

@@ -550,7 +550,8 @@ def _plan_dependencies(
     more = ReqFile(entries=(*reqs.entries, *entries), files=reqs.files, warnings=reqs.warnings)
     manifests = session.manifests
     if session.planner.read_pages:
-        arriving = ReqFile(entries=tuple(entries), files=(), warnings=())
+        # With the requirements' option lines: an -i line names the index they are read on.
+        arriving = ReqFile(entries=(*reqs.options, *entries), files=(), warnings=())
         manifests = session.planner.pages_for(manifests, arriving)
     plan = session.planner.plan(more, manifests, session.profile)
     blocking = [p for p in plan.errors if p.name in found]
