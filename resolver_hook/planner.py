@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
-from resolver_hook.index.userindex import file_index
+from resolver_hook.index.userindex import file_index, no_index
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, with_notes
 from resolver_hook.inventory.snapshot import builtin_snapshot
@@ -33,11 +33,45 @@ if TYPE_CHECKING:
     from types import TracebackType
 
     from resolver_hook.host import HostProfile
+    from resolver_hook.index.metadata import Metadata
+    from resolver_hook.index.model import Link, Page
+    from resolver_hook.inventory import PageSource
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
-__all__ = ["Planner", "Watch", "requirement_names"]
+__all__ = ["Planner", "Watch", "no_index_note", "requirement_names"]
+
+
+def no_index_note(where: str, pages: Iterable[str]) -> str:
+    """The plan read none of the default index's ``pages``: the installer reads no index."""
+    names = sorted({p.rstrip("/").rsplit("/", 1)[-1] for p in pages})
+    what = f"page of {names[0]} was" if len(names) == 1 else f"pages of {', '.join(names)} were"
+    return (
+        f"{where}: the installer reads no index, so the default index's {what} not read "
+        "and no file on it is pinned; such a build is left to the installer, which reads "
+        "the --find-links pages only"
+    )
+
+
+class _NoIndex:
+    """A page source that reads no page of the default index ``index`` (the installer
+    reads none: ``--no-index``), the snapshot's copy neither; ``skipped``: those asked."""
+
+    def __init__(self, source: PageSource, index: str) -> None:
+        self._source = source
+        self._prefix = index.rstrip("/") + "/"
+        self.skipped: list[str] = []
+
+    def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
+        mine = [u for u in urls if u.startswith(self._prefix)]
+        self.skipped.extend(u for u in mine if u not in self.skipped)
+        got = dict(self._source.pages([u for u in urls if u not in mine])) if urls else {}
+        got.update({u: LookupError(f"{u}: the installer reads no index") for u in mine})
+        return got
+
+    def metadata(self, link: Link) -> Metadata:
+        return self._source.metadata(link)
 
 
 class Watch(Protocol):
@@ -124,11 +158,12 @@ class Planner:
         chosen = list(manifests) if names is None else list(names)
         user = s.indexes.default
         index = keep(user.url) if user is not None else DEFAULT_INDEX
+        skipped = _NoIndex(source, index) if s.indexes.no_index else None
         expand = functools.partial(
             expand_manifests,
             manifests,
             chosen,
-            source,
+            skipped or source,
             wanted=wanted,
             default_index=index,
             mirrors=s.mirrors,
@@ -144,7 +179,10 @@ class Planner:
                 done = expand()
         if unread is not None:
             unread.update(source.unread)
-        return with_notes(done, [*done.notes, *source.notes, *client.notes])
+        notes = [*done.notes, *source.notes, *client.notes]
+        if skipped is not None and skipped.skipped:
+            notes.append(no_index_note(s.indexes.no_index or "", skipped.skipped))
+        return with_notes(done, notes)
 
     def pages_for(
         self,
@@ -168,10 +206,11 @@ class Planner:
         (:func:`~resolver_hook.index.userindex.file_index`)."""
         indexes = self.settings.indexes
         default = file_index(indexes.default, reqs.options, indexes.installer)
-        if default == indexes.default:
+        told = indexes.no_index or no_index({}, tool=indexes.installer, lines=reqs.options)
+        if (default, told) == (indexes.default, indexes.no_index):
             return self
         settings = dataclasses.replace(
-            self.settings, indexes=dataclasses.replace(indexes, default=default)
+            self.settings, indexes=dataclasses.replace(indexes, default=default, no_index=told)
         )
         return dataclasses.replace(self, settings=settings)
 

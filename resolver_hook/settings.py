@@ -45,7 +45,7 @@ from types import MappingProxyType
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.mirrors import Mirror, mirrors_from
-from resolver_hook.index.userindex import UserIndex, user_index
+from resolver_hook.index.userindex import UserIndex, no_index, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
 from resolver_hook.manifest import ENV_INSECURE
 
@@ -128,6 +128,7 @@ class IndexSettings:
     find_links: tuple[str, ...] = ()  # --find-links
     default: UserIndex | None = None  # the installer's default index (None: PyPI)
     installer: str | None = None  # whose order it was found in (None: plan's and lock's)
+    no_index: str | None = None  # where the installer was told to read no index
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,6 +158,7 @@ def combine(
     extra_index_urls: Sequence[str] = (),
     find_links: Sequence[str] = (),
     installer: tuple[str, str | None] | None = None,
+    installer_no_index: bool = False,
     record: Recorder = NOWHERE,
 ) -> Settings:
     """The settings of a command run in ``env`` with these flags. ``mirror``: the
@@ -165,7 +167,8 @@ def combine(
     that is not ``UPSTREAM=MIRROR`` under the URL policy, or a timeout variable that is
     no number of seconds, is a UsageError. ``installer``: the installer a command runs
     and the index its arguments name (``("pip", url or None)``), whose default index the
-    plan reads (None: the order of a command that runs no one installer); files read are declared to
+    plan reads (None: the order of a command that runs no one installer);
+    ``installer_no_index``: its arguments hold ``--no-index``. Files read are declared to
     ``record``."""
     insecure = allow_insecure_urls or env_flag(env, ENV_INSECURE)
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
@@ -189,6 +192,14 @@ def combine(
             extra_index_urls=tuple(extra_index_urls),
             find_links=tuple(find_links),
             installer=installer[0] if installer else None,
+            no_index=None
+            if mirror is None
+            else no_index(
+                env,
+                tool=installer[0] if installer else None,
+                flag=installer_no_index,
+                record=record,
+            ),
             default=None
             if mirror is None
             else user_index(

@@ -283,3 +283,55 @@ def test_an_index_line_weighs_as_each_installer_weighs_it() -> None:
     assert file_index(ours, options, None) == ours
     extra = read_requirements(["-"], [], stdin=b"--extra-index-url https://x.example/\n").options
     assert file_index(None, extra, "pip") is None
+
+
+@pytest.mark.parametrize("how", ["PIP_NO_INDEX", "pip.conf", "line", "UV_NO_INDEX"])
+def test_no_index_pins_nothing_from_the_default_index(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path, how: str
+) -> None:
+    """--no-index (a variable, pip.conf, a requirements line): the installer reads the
+    find-links pages only, so the plan pins no file of the default index (PyPI's, or
+    the shipped snapshot's copy of it) and says why in one note."""
+    _, wheel = company
+    extra = {"RESOLVER_HOOK_OFFLINE": "", "HOME": str(tmp_path / "home")}
+    lines = f"--find-links {wheel.path.parent}\nonnxruntime\n"
+    if how == "pip.conf":
+        extra["PIP_CONFIG_FILE"] = _conf(tmp_path, "pip.conf", "[global]\nno-index = true\n")
+    elif how == "line":
+        lines = "--no-index\n" + lines
+    else:
+        extra[how] = "1"
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text(lines)
+    env = clean_env(tmp_path, **extra)
+    proc = _run(env, "plan", "-r", str(reqs), "--target", X86_B200, "--json", *_dead_pypi())
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    p = next(x for x in plan["packages"] if x["name"] == "onnxruntime")
+    assert p["url"] is None, p
+    assert p["line"].startswith("onnxruntime-gpu"), p
+    assert not any("files.pythonhosted.org" in line for line in plan["requirements"])
+    said = [n for n in plan["notes"] if "the installer reads no index" in n]
+    assert len(said) == 1, plan["notes"]
+    assert "onnxruntime-gpu" in said[0]
+
+
+@pytest.mark.integration
+def test_pip_no_index_installs_from_the_find_links_folder(
+    company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path
+) -> None:
+    """pip --no-index --find-links FOLDER: the plan's output installs from the folder
+    with real pip. Every connection pip would open goes to a dead proxy, so a pin of a
+    file on an index fails the test."""
+    _, wheel = company
+    env = _env(tmp_path, "PIP_INDEX_URL", _dead_index())
+    dead = _dead_index().rsplit("/", 1)[0]
+    env.update(HTTPS_PROXY=dead, https_proxy=dead, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = f"{venv / 'bin'}:{env['PATH']}"
+    proc = _run(env, "pip", *_dead_pypi(), "--target", X86_B200, "install", "--no-index",
+                "--find-links", str(wheel.path.parent), "onnxruntime")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert installed(venv / "bin" / "python")["onnxruntime-gpu"] == VERSION

@@ -155,11 +155,13 @@ def settings_from_args(
     *,
     reads_pages: bool = True,
     installer: tuple[str, str | None] | None = None,
+    installer_no_index: bool = False,
 ) -> Settings:
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
     mirrors and the user's index are read too). ``installer``: the installer the command
-    runs and the index its arguments name (its default index is the user's)."""
+    runs and the index its arguments name (its default index is the user's);
+    ``installer_no_index``: its arguments hold ``--no-index``."""
 
     return combine(
         os.environ,
@@ -173,6 +175,7 @@ def settings_from_args(
         extra_index_urls=getattr(args, "extra_index_url", None) or (),
         find_links=getattr(args, "find_links", None) or (),
         installer=installer,
+        installer_no_index=installer_no_index,
         record=recorder(args),
     )
 
@@ -182,12 +185,15 @@ def planner_from_args(
     *,
     read_pages: bool = True,
     installer: tuple[str, str | None] | None = None,
+    installer_no_index: bool = False,
 ) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
     ``read_pages=False``: one that plans the manifests as given. A wait for its pages
     over a second shows (stderr, a terminal only, never with --json or -q)."""
 
-    settings = settings_from_args(args, reads_pages=read_pages, installer=installer)
+    settings = settings_from_args(
+        args, reads_pages=read_pages, installer=installer, installer_no_index=installer_no_index
+    )
 
     def watch() -> Progress:
         return Progress(

@@ -177,7 +177,11 @@ def run(args: argparse.Namespace) -> int:
             manifests = manifests_from_args(args)
         session = InstallSession(
             tool=tool,
-            planner=planner_from_args(args, installer=(tool, parsed.index_url)),
+            planner=planner_from_args(
+                args,
+                installer=(tool, parsed.index_url),
+                installer_no_index="--no-index" in parsed.options,
+            ),
             machine=_Machine(args),
             report=_Printer(),
             proof=args.proof,

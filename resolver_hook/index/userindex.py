@@ -22,6 +22,12 @@ list as the line is read: pip's ``handle_option_line``), the last line winning; 
 read only when none of uv's own settings names one (seen with uv 0.13.9, docs/facts.md
 section 3); a command that runs no one installer takes pip's weight below our own
 ``--index-url``. ``--extra-index-url`` adds an index and leaves the default one as it is.
+
+An installer told to read no index (:func:`no_index`: pip's ``--no-index``,
+``PIP_NO_INDEX`` or pip.conf's ``no-index``; uv's ``--no-index`` or ``UV_NO_INDEX``; a
+``--no-index`` line of a requirements file for either) reads the ``--find-links`` pages
+only: the plan then reads no page of the default index, pins no file from it, and leaves
+those builds to the installer (:meth:`resolver_hook.planner.Planner.pages`).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ if TYPE_CHECKING:
 
     from resolver_hook.reqfile import ReqEntry
 
-__all__ = ["PYPI", "UserIndex", "file_index", "user_index", "uv_config_index"]
+__all__ = ["PYPI", "UserIndex", "file_index", "no_index", "user_index", "uv_config_index"]
 
 PYPI = "https://pypi.org/simple"
 _MAX_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
@@ -187,3 +193,29 @@ def file_index(
     if tool is None and default is not None and default.where == "--index-url":
         return default
     return found
+
+
+def no_index(
+    env: Mapping[str, str],
+    *,
+    tool: str | None = None,
+    flag: bool = False,
+    lines: Iterable[ReqEntry] = (),
+    record: Recorder = NOWHERE,
+) -> str | None:
+    """Where ``tool`` was told to read no index, or None: ``flag`` (its own
+    ``--no-index``), a ``--no-index`` line among ``lines``, then pip's ``PIP_NO_INDEX``
+    and pip.conf (pip, or no one installer), then ``UV_NO_INDEX`` (uv, or no one
+    installer). A value pip or uv would read as no is off."""
+    if flag:
+        return f"{tool or 'the installer'}'s --no-index"
+    line = next((o for o in lines if o.option == "--no-index"), None)
+    if line is not None:
+        return f"--no-index in {line.where}"
+    if tool in ("pip", None):
+        found = pip_setting(env, "no-index", record=record)
+        if found is not None and found[0].strip().lower() in _YES:
+            return found[1]
+    if tool in ("uv", None) and env.get("UV_NO_INDEX", "").strip().lower() in _YES:
+        return "UV_NO_INDEX"
+    return None
