@@ -4,6 +4,7 @@ newest release leaves the older one that fits planned (pip's rule)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,29 @@ def test_a_yanked_entry_is_passed_over_by_the_entry_below_it(
     assert code == 0, err
     assert f"  demo @ {server.url}/whl/cu130/demo-1.1%2Bcu130-cp312" in out
     assert "kernels assumed from 1.0+cu130" in out
+
+
+def test_a_manifest_whose_every_page_is_not_found_says_so(
+    online: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every page of the manifest answers 404: one note names the pages, and the
+    package's outcome says they were not found, not that the manifest knows no
+    versions (issue 49)."""
+    server = PageServer(missing=404)
+    with server.serving():
+        pages = [f"{server.url}/whl/cu130/demo/", f"{server.url}/whl/cu132/demo/"]
+        path = Path(_manifest(tmp_path, pages[0], "1.0+cu130"))
+        path.write_text(
+            path.read_text() + f'[[index]]\nurl = "{pages[1]}"\nversion = "1.1+cu132"\n'
+            'cuda = ">=13.2"\ngpu = ["sm_100"]\n'
+        )
+        argv = ["--manifest", str(path), "--allow-insecure-urls", "--target", TARGET]
+        code, out, err = cli(capsys, "plan", "demo", *argv, "--json")
+    assert code == 0, err
+    plan = json.loads(out)
+    (demo,) = plan["packages"]
+    assert "no versions" not in demo["reason"]
+    assert f"its pages were not found ({pages[0]}, {pages[1]})" in demo["reason"]
+    said = [n for n in plan["notes"] if "no such page (HTTP 404)" in n]
+    assert len(said) == 1, plan["notes"]
+    assert all(p in said[0] for p in pages)

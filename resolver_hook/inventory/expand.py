@@ -65,6 +65,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from resolver_hook.ground.pool import map_threads
+from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import Link, Page
@@ -432,11 +433,14 @@ class _Context:
                 if rest is not None:
                     kept.append(rest)
         wheels.extend(self._unbound(man, pages, wheels))
+        read = [pages.get(page_of(f, self.default_index) or "") for f in man.indexes]
+        gone = [redact(p.url) for p in read if p is not None and p.absent]
         return dataclasses.replace(
             man,
             wheels=(*man.wheels, *wheels),
             indexes=tuple(kept),
             notes=(*man.notes, *dict.fromkeys(notes)),
+            not_found=(*man.not_found, *dict.fromkeys(gone)),
         )
 
     def _listed(self, man: Manifest, pages: Mapping[str, Page], spec: SpecifierSet) -> bool:

@@ -315,6 +315,9 @@ class Manifest:
     # table of the releases read (resolver_hook.manifest.nvidialibs) cannot rank the
     # releases it does not list, so any other line of the name is said UNJUDGED.
     pins_only: bool = False
+    # Pages of its index flavours whose server has no such page (HTTP 404 or 410),
+    # credentials shown as ****: a manifest that knows no versions says why.
+    not_found: tuple[str, ...] = field(default=(), metadata={"json": False})
 
     @property
     def flavours(self) -> tuple[Flavour, ...]:

@@ -642,6 +642,13 @@ def unlisted_reason(manifest: Manifest, asked: str) -> str:
     versions = ", ".join(known[:SHOWN_VERSIONS])
     if len(known) > SHOWN_VERSIONS:
         versions += f" and {len(known) - SHOWN_VERSIONS:,} older versions"
+    if not known and manifest.not_found:
+        pages = ", ".join(manifest.not_found)
+        return (
+            f"no build in its manifest ({manifest.source}) matches {asked}: its "
+            f"page{'s were' if len(manifest.not_found) > 1 else ' was'} not found "
+            f"({pages}): left to the installer unchanged"
+        )
     return (
         f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
         f"knows {versions or 'no versions'}: left to the installer unchanged"
