@@ -166,12 +166,15 @@ def _format(args: argparse.Namespace) -> str:
         elif name.endswith((".txt", ".in")):
             fmt = "requirements"
         else:
-            stem = name.removesuffix(".toml").removesuffix(".pylock").replace(".", "_")
+            # The name as given: its folder, and '{target}' where the user put it.
+            given = os.path.basename(out)
+            folder = out[: len(out) - len(given)]
+            stem = given.removesuffix(".toml").removesuffix(".pylock").replace(".", "_")
             raise UsageError(
                 f"-o {out}: the name is neither a requirements file (NAME.txt) nor a "
                 "PEP 751 lock (pylock.toml or pylock.NAME.toml), so it says no format",
-                hint=f"name it {stem or 'requirements'}.txt or pylock.{stem or 'NAME'}.toml, "
-                "or give --format",
+                hint=f"name it {folder}{stem or 'requirements'}.txt or "
+                f"{folder}pylock.{stem or 'NAME'}.toml, or give --format",
             )
     fmt = fmt or "requirements"
     if args.check and out in (None, "-"):
@@ -205,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
         errors = render_errors(plan, verbose=verbosity() > 0, width=width)
         sys.stderr.write(f"{fit(f'for {plan.profile.describe()}:', width)}\n{errors}")
     if failed:
-        sys.stderr.write("".join(_split_hints(plans)))
+        apart = len(plans) > 1 and "{target}" in (args.output or "")
+        sys.stderr.write("".join(_split_hints(plans, per_target_files=apart)))
         sys.stderr.write("nothing written\n")
         return 1
     try:
@@ -344,9 +348,13 @@ def _unhashed_note(missing: list[Unhashed]) -> list[str]:
     ]
 
 
-def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
+def _split_hints(
+    plans: list[tuple[str, HostProfile, Plan]], *, per_target_files: bool = False
+) -> list[str]:
     """For a package with no fit on some targets only: the marker that leaves it out
-    there, or that no marker can tell those targets apart."""
+    there, or that no marker can tell those targets apart. ``per_target_files``: -o
+    already writes one file per target (``{target}``), so the hint is not to do so
+    but to lock the targets it fails apart."""
 
     out = []
     names = dict.fromkeys(p.name for _, _, plan in plans for p in plan.errors)
@@ -365,10 +373,14 @@ def _split_hints(plans: list[tuple[str, HostProfile, Plan]]) -> list[str]:
                 ((o, b) for o in ok for b in bad if o[1].os == b[1].os and o[1].arch == b[1].arch),
                 (ok[0], bad[0]),
             )
+            how = (
+                f"lock {where} apart, without {name} (each --target names one file already)"
+                if per_target_files
+                else "lock them in one file per target (-o with '{target}')"
+            )
             out.append(
                 f"hint: {name} fits {same[0][0]} but not {same[1][0]}, and no marker tells "
-                f"them apart ({unmarkable_difference(same[0][1], same[1][1])}): lock them "
-                "in one file per target (-o with '{target}')\n"
+                f"them apart ({unmarkable_difference(same[0][1], same[1][1])}): {how}\n"
             )
         else:
             out.append(
