@@ -15,6 +15,11 @@ OS, CPU arch and Python (``os``, ``arch``, ``python``; from its target where an 
 index does not say), and a lock of another platform fails that rule, whatever its
 flavoured builds would do here (a pure wheel, a package without a manifest).
 
+An AMD target's GPUs (its gfx ISAs, ``gfx = ["gfx942"]``) are kept beside ``gpus``, and
+each ROCm build's ``gfx`` with it: on an AMD machine a lock planned for other AMD GPUs
+fails that rule (its builds were chosen for those GPUs' code), and one planned for
+exactly this machine's GPUs is the most specific.
+
 Two locks fit: the more specific wins (:func:`choose`): the one planned for exactly
 this machine's GPUs, then the one with more builds that need a GPU runtime, then the
 higher CUDA floor. None fits: the nearest (:func:`nearest`: fewest failed rules, then
@@ -34,6 +39,7 @@ import tomli_w
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.input import read_input, read_text_input
+from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile, parse_target
@@ -122,6 +128,7 @@ class LockClass:
     target: str  # the target it was planned for
     machine: str  # that target in words
     gpus: tuple[str, ...]  # the target's compute capabilities, "9.0"
+    gfx: tuple[str, ...] = ()  # the target's AMD GPUs, "gfx942" (none: not an AMD target)
     builds: tuple[Manifest, ...]  # one manifest per flavoured package, holding its build
     platform: LockPlatform | None = None  # what uv resolved it for; None: not known
 
@@ -141,6 +148,8 @@ def _entry(f: Flavour, url: str | None) -> dict[str, Any]:
         needs["l4t"] = str(f.l4t)
     if f.gpu:
         needs["gpu"] = [str(t) for t in f.gpu]
+    if f.gfx:
+        needs["gfx"] = list(f.gfx)
     if isinstance(f, IndexFlavour):
         entry: dict[str, Any] = {"version": str(f.version), **needs}
         if url is not None:
@@ -172,6 +181,7 @@ def _index_text(rows: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> str
                 "arch": profile.arch,
                 "python": profile.python_label,
                 "gpus": [format_cc(cc) for cc in profile.gpu_ccs],
+                **({"gfx": list(_gfx_of(profile))} if _gfx_of(profile) else {}),
                 "package": packages,
             }
         )
@@ -210,6 +220,7 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
         if not _is_sha256(lock["sha256"]):
             r.bad(f"{where}.sha256", f"{lock['sha256'][:80]!r} is not a sha256 (64 hex digits)")
         gpus = _gpus(r, lock.get("gpus", []), f"{where}.gpus")
+        gfx = _gfx(r, lock.get("gfx", []), f"{where}.gfx")
         packages = lock.get("package", [])
         if not isinstance(packages, list):
             r.bad(f"{where}.package", f"needs [[lock.package]] tables, not {packages!r}")
@@ -237,6 +248,7 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
                 target=lock["target"],
                 machine=lock["machine"],
                 gpus=gpus,
+                gfx=gfx,
                 builds=tuple(builds),
                 platform=_platform(r, lock, where),
             )
@@ -292,11 +304,47 @@ def _gpus(r: TableReader, value: object, where: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _gfx(r: TableReader, value: object, where: str) -> tuple[str, ...]:
+    """``gfx``: a list of AMD GPU names (``"gfx942"``), as :func:`write_lock_set` writes."""
+    if not isinstance(value, list):
+        r.bad(where, f'needs a list of AMD GPU names such as ["gfx942"], not {value!r}')
+        return ()
+    out = []
+    for k, item in enumerate(value):
+        if isinstance(item, str) and GFX_NAME.fullmatch(item):
+            out.append(item)
+        else:
+            r.bad(f"{where}[{k}]", f'{str(item)[:80]!r} is not an AMD GPU name such as "gfx942"')
+    return tuple(out)
+
+
+def _gfx_of(profile: HostProfile) -> tuple[str, ...]:
+    """The AMD GPUs of ``profile`` by ISA (``gfx90a:sramecc+:xnack-`` is ``gfx90a``)."""
+    gfx = profile.rocm.gfx if profile.rocm is not None else ()
+    return tuple(dict.fromkeys(g.partition(":")[0] for g in gfx))
+
+
+def _gfx_miss(lock: LockClass, profile: HostProfile) -> str | None:
+    """The rule an AMD machine fails when ``lock`` was planned for other AMD GPUs: its
+    GPUs must be among the lock's (the builds were chosen for those); None: it passes."""
+    here = _gfx_of(profile)
+    other = [g for g in here if g not in lock.gfx]
+    if not lock.gfx or not here or not other:
+        return None
+    return (
+        f"the lock was planned for AMD {', '.join(lock.gfx)}; this machine's GPU "
+        f"{', '.join(other)} is not among them"
+    )
+
+
 def failures(lock: LockClass, profile: HostProfile) -> list[str]:
     """Why ``lock`` does not serve ``profile``: the platform it was resolved for first,
-    then one line per build and failed rule."""
+    then the AMD GPUs it was planned for (:func:`_gfx_miss`), then one line per build and
+    failed rule."""
     miss = lock.platform.miss(profile) if lock.platform is not None else None
     out = [] if miss is None else [miss]
+    gfx = _gfx_miss(lock, profile)
+    out += [] if gfx is None else [gfx]
     for manifest in lock.builds:
         flavour = manifest.flavours[0]
         for rule, outcome in evaluate_flavour(flavour, manifest, profile).items():
@@ -306,7 +354,9 @@ def failures(lock: LockClass, profile: HostProfile) -> list[str]:
 
 
 def _specificity(lock: LockClass, profile: HostProfile) -> tuple[bool, int, Any]:
-    exact = set(lock.gpus) == {format_cc(cc) for cc in profile.gpu_ccs}
+    exact = set(lock.gpus) == {format_cc(cc) for cc in profile.gpu_ccs} and set(lock.gfx) == set(
+        _gfx_of(profile)
+    )
     gpu_builds = sum(1 for f in lock.flavours if f.cuda or f.rocm or f.gpu or f.l4t)
     floors = [s.version for f in lock.flavours for s in f.cuda or () if s.operator == ">="]
     return exact, gpu_builds, max(floors, default="")
