@@ -28,8 +28,10 @@ def test_a_cu13_wheel_is_refused_on_a_cuda_12_driver_with_the_reason() -> None:
     assert got is not None
     assert got.action == "error"
     assert "driver CUDA >=13.0" in got.reason
-    (why,) = [f for r in got.rejected for f in r.failures]
-    assert why.rule == "cuda"
+    # One row per file (x86_64, aarch64): each refused on the driver.
+    whys = [f for r in got.rejected for f in r.failures if f.rule == "cuda"]
+    assert len(whys) == len(got.rejected) == 2
+    why = whys[0]
     assert why.reason.endswith("this driver has CUDA 12.8")
     assert got.hint is not None
     assert "CUDA 13.0" in got.hint
@@ -50,8 +52,57 @@ def test_a_wheel_pypi_has_for_x86_64_only_is_refused_on_aarch64() -> None:
     got = p.package("nvidia-cudnn-cu12")
     assert got is not None
     assert got.action == "error"
-    (why,) = [f for r in got.rejected for f in r.failures]
-    assert (why.rule, why.reason.endswith("this machine is Linux aarch64")) == ("tags", True)
+    whys = [f for r in got.rejected for f in r.failures]
+    assert whys
+    assert all(w.rule == "tags" and w.reason.endswith("Linux aarch64") for w in whys)
+
+
+def test_a_release_without_kernels_for_the_gpu_is_refused_naming_the_gpu() -> None:
+    # nvidia-nccl-cu13 2.27.7's x86_64 wheel carries SASS from sm_75 up (and PTX
+    # compute_120): nothing of it runs on a V100 (compute capability 7.0).
+    p = plan("linux-x86_64-py312-cuda13.0-sm70", "nvidia-nccl-cu13==2.27.7")
+    got = p.package("nvidia-nccl-cu13")
+    assert got is not None
+    assert got.action == "error"
+    # The x86_64 file is refused on its kernels alone (the aarch64 one on its CPU too).
+    (x86,) = [r for r in got.rejected if all(f.rule != "tags" for f in r.failures)]
+    (why,) = x86.failures
+    assert why.rule == "gpu"
+    assert "sm_75" in why.reason
+    assert why.reason.endswith("(sm_70)")
+
+
+def test_the_same_release_fits_a_gpu_its_kernels_cover() -> None:
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "nvidia-nccl-cu13==2.27.7")
+    got = p.package("nvidia-nccl-cu13")
+    assert got is not None
+    assert (got.action, got.cause) == ("pass", "fit")
+    assert "kernels cover B200/GB200 (sm_100)" in got.reason
+
+
+def test_ptx_in_a_release_covers_a_newer_gpu_and_sass_a_newer_minor() -> None:
+    # cuBLAS 12.4.5.8 has PTX compute_90 (JIT-compiled on a B200); NCCL 2.27.7 for CUDA 13
+    # has SASS sm_120, which runs on a GB10 (12.1).
+    for target, pin in (
+        ("linux-x86_64-py312-cuda13.0-sm100", "nvidia-cublas-cu12==12.4.5.8"),
+        ("linux-aarch64-py312-cuda13.0-sm121", "nvidia-nccl-cu13==2.27.7"),
+    ):
+        got = plan(target, pin).package(pin.split("==")[0])
+        assert got is not None
+        assert (got.action, got.cause) == ("pass", "fit"), (pin, got.reason)
+        assert "kernels cover" in got.reason, got.reason
+
+
+def test_a_library_without_device_code_runs_on_any_gpu_of_its_driver() -> None:
+    # The scan of nvidia-cuda-runtime-cu12 12.4.127 found no GPU code: no gpu list.
+    p = plan("linux-x86_64-py312-cuda13.0-sm100", "nvidia-cuda-runtime-cu12==12.4.127")
+    got = p.package("nvidia-cuda-runtime-cu12")
+    assert got is not None
+    assert (got.action, got.cause) == ("pass", "fit")
+    man = nvidia_sources()["nvidia-cuda-runtime-cu12"][1]()
+    linux = [f for f in man.indexes if any("linux" in t for t in f.platforms or ())]
+    assert linux
+    assert all(not f.gpu and f.evidence and f.evidence.endswith(".whl") for f in linux)
 
 
 def test_a_release_the_table_has_not_read_stays_unjudged() -> None:
@@ -79,7 +130,14 @@ def test_every_name_of_the_table_is_a_cuda_library_wheel() -> None:
         for f in man.indexes:
             assert str(f.cuda) == f">={major}.0", name
             assert f.evidence
-            assert fnmatch.fnmatch(f.evidence, f"https://pypi.org/project/{name}/*")
+            if any("linux" in t for t in f.platforms or ()):
+                # A Linux build's kernels were read from its file (docs/facts.md 6.17).
+                wheel = f"{name.replace('-', '_')}-{f.version}-*.whl"
+                assert fnmatch.fnmatch(
+                    f.evidence, f"https://files.pythonhosted.org/packages/*/{wheel}"
+                )
+            else:
+                assert fnmatch.fnmatch(f.evidence, f"https://pypi.org/project/{name}/*")
 
 
 @pytest.mark.parametrize("line", ["nvidia-cublas-cu12", "nvidia-cublas-cu12>=12.4"])
