@@ -401,9 +401,10 @@ def _package_families(table: dict[str, Any], pattern: tuple[str, ...]) -> list[F
 
 def _table_family(table: dict[str, Any]) -> Family:
     """A family with its own table: ``[[builds]]`` rows (releases, index, cpu, python,
-    runtime, and sm/ptx for kernels compiled ahead, or arch_min/arch_max for kernels
-    compiled on the machine) and ``read`` (per CPU, the releases whose files were read: a build
-    not in a row there does not exist; outside it, the table cannot say)."""
+    runtime, and sm/ptx for kernels compiled ahead, arch_min/arch_max for kernels
+    compiled on the machine, or ``device_code = false`` for files without GPU code) and
+    ``read`` (per CPU, the releases whose files were read: a build not in a row there
+    does not exist; outside it, the table cannot say)."""
 
     def ex(b: Build, m: Machine) -> bool | None:
         if _row_for(table, b, m) is not None:
@@ -426,6 +427,8 @@ def _table_family(table: dict[str, Any]) -> Family:
             return False
         if "arch_max" in row:  # compiled for the GPU when it runs (triton): a range
             return bool(row["arch_min"] <= m.cc <= row["arch_max"])
+        if row.get("device_code") is False:  # no GPU code in the files: any GPU runs it
+            return True
         if "sm" not in row and "ptx" not in row:
             return None
         sass = any(s // 10 == m.cc // 10 and s <= m.cc for s in row.get("sm", []))

@@ -141,12 +141,19 @@ def test_a_line_the_plan_judged_and_left_to_pip_is_judged_as_pips_build(by_pip: 
     )
 
 
-def test_nvidia_wheels_are_judged_per_package_by_driver_and_platform() -> None:
+def test_nvidia_wheels_are_judged_per_package_by_driver_platform_and_kernels() -> None:
     nccl13 = _family("nvidia-*", "nvidia-nccl-cu13")
     spec = SpecifierSet("==2.27.7")
     assert nccl13.judge(_build("2.27.7", "pypi"), spec, L40) == "wrong"  # CUDA 13 on 12.8
     assert nccl13.judge(None, spec, L40) == "right"  # so a refusal is right
-    assert nccl13.judge(_build("2.27.7", "pypi"), spec, GB10) == "unknown"  # kernels unread
+    assert nccl13.judge(_build("2.27.7", "pypi"), spec, GB10) == "right"  # sm_120 on 12.1
+    # Kernels as the file holds them: cuPTI 12.4 has SASS up to sm_90 and no PTX; the
+    # CUDA runtime has no GPU code at all, so any GPU of its driver runs it.
+    cupti = _family("nvidia-*", "nvidia-cuda-cupti-cu12")
+    assert cupti.judge(_build("12.4.127", "pypi"), SpecifierSet("==12.4.127"), B200) == "wrong"
+    assert cupti.judge(_build("12.4.127", "pypi"), SpecifierSet("==12.4.127"), L40) == "right"
+    cudart = _family("nvidia-*", "nvidia-cuda-runtime-cu12")
+    assert cudart.judge(_build("12.4.127", "pypi"), SpecifierSet("==12.4.127"), B200) == "right"
     cudnn = _family("nvidia-*", "nvidia-cudnn-cu12")
     assert cudnn.judge(None, SpecifierSet("==9.1.0.70"), GB10) == "right"  # x86_64 only
     # A name the table lists no release of is still a line of the family, unknown.
