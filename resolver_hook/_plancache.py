@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run_stored"]
 
-_FORMAT = 5  # 5: inputs declared by the readers; the installer's words by position
+_FORMAT = 6  # 6: each pin by the plan's field names; 5: the installer's words by position
 _KEEP = 64  # plan files kept; each is a few kB
 _MAX_RECORD = 8 << 20
 # Shell bookkeeping that differs between two runs of one command in one shell.
@@ -227,6 +227,8 @@ _LAUNCH = {"argv": list, "files": dict, "env": dict, "unset": list, "pins": list
 def _is_launch(launch: Any) -> bool:
     """Whether a stored launch has the shape :func:`resolver_hook.install.launch.replay`
     reads (a record from another version, or damaged, is a miss)."""
+    from resolver_hook.install.launch import PIN_FIELDS
+
     if not isinstance(launch, dict) or launch.get("tool") not in ("pip", "uv"):
         return False
     if not all(isinstance(launch.get(k), kind) for k, kind in _LAUNCH.items()):
@@ -235,7 +237,7 @@ def _is_launch(launch: Any) -> bool:
     texts = [*files, *files.values(), *env, *env.values(), *launch["unset"]]
     return (
         all(isinstance(t, str) for t in texts)
-        and all(isinstance(p, list) and len(p) == 6 for p in launch["pins"])
+        and all(isinstance(p, dict) and sorted(p) == sorted(PIN_FIELDS) for p in launch["pins"])
         and all(
             isinstance(a, list)
             and len(a) == 2

@@ -33,8 +33,8 @@ from packaging.utils import NormalizedName, canonicalize_name
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.fs import write_atomic
 from resolver_hook.install.backends import Installer
-from resolver_hook.install.pins import Pinned, pinned
 from resolver_hook.install.proof import (
+    Pin,
     Problem,
     Resolution,
     Twins,
@@ -261,7 +261,7 @@ def check_resolution(
     report.say(f"checking what {installer.tool} would install first ({how})")
     code, output = _dry_run(installer, _with(installer, base, flags), env, report)
     if code != 0 and installer.tool == "uv":
-        same, other = same_build_pins(conflicts(output), pinned_versions(plan))
+        same, other = same_build_pins(conflicts(output), plan.pins)
         if same and not other:
             overridden = sorted({c.name for c in same})  # what --overrides may replace
             for c in same:
@@ -279,7 +279,7 @@ def check_resolution(
             extra = [*more, *extra]
             code, output = _dry_run(installer, _with(installer, base, flags), env, report)
     if code != 0:
-        for text, hint in explain_failure(output, pinned(plan), installer.tool):
+        for text, hint in explain_failure(output, plan.pins, installer.tool):
             report.error(text, hint=hint)
         report.refused(f"nothing was installed: {installer.tool}'s dry run failed (exit {code})")
         return Checked(code=code)
@@ -586,7 +586,7 @@ def _why_not(  # noqa: PLR0917 - the dry run's state, passed down
     pinned (one more dry run, only on this failure), and read its conflict."""
     p = plan.package(problem.name)
     version = p.entry_version if p is not None else None
-    if p is None or version is None or p.versions or (p.flavour and p.flavour.kind == "wheel"):
+    if p is None or version is None or p.versions or p.wheel:
         return ""
     pin = folder / "approved.txt"
     write_atomic(pin, f"{p.name}=={version}\n", sync=False)
@@ -615,19 +615,15 @@ def _hint(problem: Problem, why: str) -> str:
     )
 
 
-def pinned_versions(plan: Plan) -> dict[str, str]:
-    """Name -> version of the packages the plan rewrites (:func:`same_build_pins`)."""
-    return {p.name: p.version for p in pinned(plan)}
-
-
-def explain_failure(output: str, pins: Sequence[Pinned], tool: str) -> list[tuple[str, str]]:
+def explain_failure(output: str, pins: Sequence[Pin], tool: str) -> list[tuple[str, str]]:
     """For an installer that failed after the plan's constraints: which of the plan's pins
-    (:func:`~resolver_hook.install.pins.pinned`) or pages was involved, and what to try
-    (``(error, hint)`` pairs)."""
+    (:attr:`~resolver_hook.resolve.Plan.pins`) or pages was involved, and what to try
+    (``(error, hint)`` pairs). An index flavour's URL is its page (``find_links``): only a
+    wheel's URL is a file of its own."""
     out: list[tuple[str, str]] = []
     explained: set[str] = set()
     by_name = {p.name: p for p in pins}
-    same, other = same_build_pins(conflicts(output), {p.name: p.version for p in pins})
+    same, other = same_build_pins(conflicts(output), pins)
     for c in [*same, *other]:
         p = by_name[c.name]
         explained.add(p.name)
@@ -669,7 +665,7 @@ def explain_failure(output: str, pins: Sequence[Pinned], tool: str) -> list[tupl
                     "--offline); 'resolver-hook plan' shows the choice",
                 )
             )
-        elif p.url and p.wheel and any(p.url.lower() in line for line in bad):
+        elif p.url and any(p.url.lower() in line for line in bad):
             out.append(
                 (
                     f"resolver-hook pinned {p.name} to the file {p.url} for this machine, "

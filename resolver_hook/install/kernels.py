@@ -585,8 +585,7 @@ def _url_pinned(p: PackagePlan) -> bool:
     """A wheel flavour the plan pins by its URL (``name @ https://...whl``)."""
     return (
         p.action == "rewrite"
-        and p.flavour is not None
-        and p.flavour.kind == "wheel"
+        and p.wheel
         and p.url is not None
         and urldefrag(p.url)[0].endswith(".whl")
     )

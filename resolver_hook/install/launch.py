@@ -7,8 +7,10 @@ which reaches it without importing the planner, the manifests or ``packaging``: 
 module needs only the process runner, and reads a failed installer's output (the
 proof's parsers) only when it failed.
 
-What the failure is explained with travels as :class:`~resolver_hook.install.pins.Pinned`
-values, not the :class:`~resolver_hook.resolve.Plan`, so that a stored plan can carry them.
+What the failure is explained with is the plan's pins
+(:attr:`~resolver_hook.resolve.Plan.pins`, each a :class:`~resolver_hook.resolve.PackagePlan`);
+a stored plan keeps the fields of each that the words read (:data:`PIN_FIELDS`),
+and a replay gives them back as they were, without importing the planner.
 """
 
 from __future__ import annotations
@@ -17,16 +19,20 @@ import contextlib
 import os
 import sys
 
-from resolver_hook.install.pins import Pinned
-
 # typing is not imported at run time: a replayed install starts here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
+    from resolver_hook.install.proof import Pin
 
-__all__ = ["install_main", "replay", "run_installer"]
+
+__all__ = ["PIN_FIELDS", "install_main", "replay", "run_installer"]
+
+#: What a stored plan keeps of each pin: the fields of
+#: :class:`~resolver_hook.install.proof.Pin`, by name.
+PIN_FIELDS = ("name", "version", "reason", "find_links", "url")
 
 
 def run_installer(
@@ -57,7 +63,7 @@ def install_main(
     tool: str,
     argv: Sequence[str],
     env: Mapping[str, str],
-    pins: Callable[[], Sequence[Pinned]],
+    pins: Callable[[], Sequence[Pin]],
     *,
     out: Callable[[str], None],
     error: Callable[[str, str], None],
@@ -118,7 +124,7 @@ def _replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
                 launch["tool"],
                 argv,
                 env,
-                lambda: [Pinned.from_list(p) for p in launch["pins"]],
+                lambda: _pins(launch["pins"]),
                 out=_write_out,
                 error=_write_error,
             )
@@ -130,6 +136,13 @@ def _replay(launch: Mapping[str, Any], command: Sequence[str]) -> int:
         for text in replayed_twins(launch["twins"]):
             sys.stderr.write(f"warning: {text}\n")
     return code
+
+
+def _pins(stored: Sequence[Mapping[str, Any]]) -> list[Pin]:
+    """The plan's pins as a stored plan kept them (:data:`PIN_FIELDS`)."""
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(**p) for p in stored]
 
 
 def _write_out(text: str) -> None:

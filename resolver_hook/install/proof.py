@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urldefrag
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REPORT_PIP",
     "Conflict",
+    "Pin",
     "Problem",
     "Resolution",
     "Resolved",
@@ -337,7 +338,7 @@ def conflicts(output: str) -> list[Conflict]:
 
 
 def _approved_words(p: PackagePlan) -> str:
-    if p.url is not None and p.flavour is not None and p.flavour.kind == "wheel":
+    if p.url is not None and p.wheel:
         return f"{p.name} {p.version} ({p.url})"
     if p.versions:
         return f"{p.name}{p.versions}"
@@ -347,7 +348,7 @@ def _approved_words(p: PackagePlan) -> str:
 def _approves(p: PackagePlan, r: Resolved) -> bool:
     """Whether the plan's choice for ``p`` is the file or version ``r``."""
 
-    if p.flavour is not None and p.flavour.kind == "wheel":
+    if p.wheel:
         if p.sha256 and r.sha256:
             return p.sha256.lower() == r.sha256
         return (
@@ -514,13 +515,31 @@ def pinned_lines(
     return lines
 
 
+class Pin(Protocol):
+    """One of the plan's pins (:attr:`~resolver_hook.resolve.Plan.pins`), as the words for
+    a failed install read it: a :class:`~resolver_hook.resolve.PackagePlan`, or on a
+    replay the fields a stored plan kept (:data:`~resolver_hook.install.launch.PIN_FIELDS`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def find_links(self) -> str | None: ...
+    @property
+    def url(self) -> str | None: ...
+
+
 def same_build_pins(
-    found: Iterable[Conflict], pinned: Mapping[str, str]
+    found: Iterable[Conflict], pins: Iterable[Pin]
 ) -> tuple[list[Conflict], list[Conflict]]:
-    """Split conflicts on the plan's pins (``pinned``: name -> the version the plan
-    rewrites it to): (a dependency's exact pin on another build of the very version the
-    plan pins: what uv's ``--overrides`` exist for; everything else on a pinned package:
-    a version range or another version, never overridden)."""
+    """Split conflicts on the plan's pins (:attr:`~resolver_hook.resolve.Plan.pins`): (a
+    dependency's exact pin on another build of the very version the plan pins: what uv's
+    ``--overrides`` exist for; everything else on a pinned package: a version range or
+    another version, never overridden)."""
+    pinned = {p.name: p.version for p in pins}
     same: list[Conflict] = []
     other: list[Conflict] = []
     for c in found:

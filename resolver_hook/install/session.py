@@ -48,8 +48,7 @@ from resolver_hook.ground.fs import private_tempdir, write_atomic
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
-from resolver_hook.install.launch import install_main, run_installer
-from resolver_hook.install.pins import pinned
+from resolver_hook.install.launch import PIN_FIELDS, install_main, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.install.replaced import Kept, keep_replaced, put_back
 from resolver_hook.install.report import Reporter
@@ -586,7 +585,7 @@ def _install_main(  # noqa: PLR0917 - the session's state, passed down
             installer.tool,
             argv,
             env,
-            lambda: pinned(plan),
+            lambda: plan.pins,
             out=report.output,
             error=lambda text, hint: report.error(text, hint=hint),
             stdin=given,
@@ -624,7 +623,7 @@ def _announce_launch(  # noqa: PLR0917 - what the installer is started with
             "folder": str(folder),
             "env": {k: v for k, v in env.items() if os.environ.get(k) != v},
             "unset": sorted(k for k in os.environ if k not in env),
-            "pins": [p.as_list() for p in pinned(plan)],
+            "pins": [{k: getattr(p, k) for k in PIN_FIELDS} for p in plan.pins],
             "twins": launch_twins(installer.python, twins) if twins else {},
         },
     )

@@ -352,6 +352,11 @@ class PackagePlan:
     flavour: Flavour | None = field(default=None, compare=False, repr=False)
 
     @property
+    def wheel(self) -> bool:
+        """A wheel flavour: pinned to one file by its URL (an index flavour by version)."""
+        return self.flavour is not None and self.flavour.kind == "wheel"
+
+    @property
     def entry_version(self) -> str | None:
         """The version of the manifest entry chosen, pinned or not: ``version`` is None for
         a plain build left to the installer, whose entry still names the version it
@@ -395,6 +400,12 @@ class Plan:
         return tuple(p for p in self.packages if p.cause == "unjudged")
 
     @property
+    def pins(self) -> tuple[PackagePlan, ...]:
+        """The packages rewritten to a version: what the constraints pin, and what a
+        failed install is explained by."""
+        return tuple(p for p in self.packages if p.action == "rewrite" and p.version is not None)
+
+    @property
     def builds(self) -> tuple[PackagePlan, ...]:
         """Packages the installer will build from source (no flavour fits)."""
         return tuple(p for p in self.packages if p.action == "build")
@@ -428,9 +439,7 @@ class Plan:
         out = []
         for p in self.packages:
             if p.action == "rewrite":
-                what = (
-                    p.url if p.flavour is not None and p.flavour.kind == "wheel" else plan_target(p)
-                )
+                what = p.url if p.wheel else plan_target(p)
                 implied = f" (needed by {', '.join(p.implied_by)})" if p.implied_by else ""
                 out.append(f"{p.name}: {what}{implied}: {p.reason}")
             elif p.action == "build":
