@@ -27,7 +27,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from packaging.requirements import Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -192,7 +191,7 @@ def _fix(
             reinstall.append(inst.display_name)
             needs = f", needs {', '.join(p.build_needs)}" if p.build_needs else ""
             picks.append(f"{inst.display_name} from source: no wheel fits{needs}")
-        elif p.installs is not None and canonicalize_name(Requirement(p.installs).name) != name:
+        elif p.installs is not None and p.distribution != name:
             # Another distribution (onnxruntime -> onnxruntime-gpu): installed beside the
             # one there, it would clobber its files; that one goes first.
             uninstall.append(inst.display_name)

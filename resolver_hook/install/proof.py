@@ -165,10 +165,8 @@ def twin_problems(resolution: Resolution, plan: Plan, known: Iterable[Family]) -
     fams = list(known)
     chosen: dict[NormalizedName, NormalizedName] = {}  # distribution -> plan entry
     for p in plan.packages:
-        if p.action != "rewrite" or p.installs is None:
-            continue
-        dist = canonicalize_name(Requirement(p.installs).name)
-        if dist != p.name:
+        dist = p.distribution
+        if p.action == "rewrite" and dist != p.name:
             chosen[dist] = p.name
             fams.append(Family(names=(p.name, dist), source="plan"))
     out: list[Twins] = []
@@ -407,11 +405,7 @@ def judge(resolution: Resolution, plan: Plan, manifests: Mapping[str, Manifest])
     names = _manifest_names(manifests)
     # A flavour that is another distribution (onnxruntime as onnxruntime-gpu) is held
     # to the plan under that name; the plain one beside it is a twin (twin_problems).
-    other = {
-        canonicalize_name(Requirement(p.installs).name): p
-        for p in plan.packages
-        if p.installs is not None and canonicalize_name(Requirement(p.installs).name) != p.name
-    }
+    other = {p.distribution: p for p in plan.packages if p.distribution != p.name}
     problems = []
     p: PackagePlan | None
     for r in resolution.items:

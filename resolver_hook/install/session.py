@@ -389,7 +389,7 @@ def _twin_families(plan: Plan, session: _Session) -> tuple[Family, ...]:
     """The families an unchecked install's environment is read for after installing:
     every one, when the plan names a member of one; else none (nothing is read)."""
     names = [p.name for p in plan.packages]
-    names += [canonicalize_name(Requirement(p.installs).name) for p in plan.packages if p.installs]
+    names += [p.distribution for p in plan.packages if p.installs]
     known = families(session.manifests, names)
     return known if may_have_twins(names, known) else ()
 
@@ -523,7 +523,7 @@ def _plan_dependencies(
 ) -> tuple[Plan, ReqFile, Mapping[str, Manifest]] | int:
     """Plan again with the dependencies that have a manifest, each with the requirements
     its dependents put on it (their pages read first); 1 when one of them has no fit."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
     from packaging.utils import canonicalize_name
 
     from resolver_hook.reqfile import ReqEntry, ReqFile
@@ -750,7 +750,6 @@ class OptionalOutcome:
 
 def installed_versions(python: str, run: Runner = capture) -> dict[str, str]:
     """Canonical name -> version of every distribution in ``python``'s environment."""
-    from packaging.utils import canonicalize_name
 
     done = run([python, "-c", _LIST_SCRIPT], timeout=LIST_TIMEOUT)
     if not done.ok:

@@ -18,8 +18,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from packaging.requirements import Requirement
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.utils import NormalizedName
 
 from resolver_hook.host import HostProfile
 from resolver_hook.lock.hashes import Unhashed, flavoured_hashes, is_flavoured_line
@@ -65,8 +64,8 @@ def target_lines(
     if not whole:
         return TargetLines(lines=tuple(lock_lines(plan, hashes)), unhashed=tuple(lost))
     flavoured = [p for p in plan.packages if is_flavoured_line(p)]
-    ours = {p.name for p in flavoured} | {w.name for w in found.values()}
-    ours |= {canonicalize_name(Requirement(p.installs).name) for p in flavoured if p.installs}
+    ours = {n for p in flavoured for n in (p.name, p.distribution)}
+    ours |= {w.name for w in found.values()}
     resolved = resolve_environment(
         plan,
         profile,

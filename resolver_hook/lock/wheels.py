@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
-from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import (
     InvalidWheelFilename,
@@ -111,7 +110,7 @@ def _applies(p: PackagePlan) -> bool:
 
 
 def _wheel_url(p: PackagePlan) -> bool:
-    return p.action == "rewrite" and p.url is not None and p.find_links is None
+    return p.action == "rewrite" and p.wheel
 
 
 def unlockable(plan: Plan) -> list[PackagePlan]:
@@ -185,14 +184,14 @@ def _listed_on(p: PackagePlan, index_url: str) -> str | None:
     index (a build on the default index): the page a lock cites."""
     if p.flavour is None or getattr(p.flavour, "inventory", None) is None:
         return None
-    name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
+    name = p.distribution
     return _page_of(index_url, name)
 
 
 def _page_for(p: PackagePlan, index_url: str) -> tuple[NormalizedName, str] | None:
     """The distribution a page-read flavour locks and the page it is read from."""
     # A flavour that is another distribution (cupy as cupy-cuda12x) locks that one.
-    name = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
+    name = p.distribution
     if p.action == "rewrite" and p.find_links and p.version:
         return name, p.find_links
     if (p.action == "pass" and p.entry_version) or (

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from packaging.markers import Marker, UndefinedEnvironmentName
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -355,6 +356,12 @@ class PackagePlan:
     def wheel(self) -> bool:
         """A wheel flavour: pinned to one file by its URL (an index flavour by version)."""
         return self.flavour is not None and self.flavour.kind == "wheel"
+
+    @property
+    def distribution(self) -> NormalizedName:
+        """The distribution the entry installs: its own, or the one ``installs`` names
+        instead (cupy as cupy-cuda12x)."""
+        return canonicalize_name(Requirement(self.installs).name) if self.installs else self.name
 
     @property
     def entry_version(self) -> str | None:
