@@ -12,6 +12,7 @@ on every plan, and most plans read no metadata file.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -51,9 +52,16 @@ def check_hashes(data: bytes, hashes: Mapping[str, str], shown: str) -> None:
             )
 
 
+# Threads read metadata files at once (inventory.expand.prefetch): one of them could see
+# the email package before another had set its parser submodule on it ("module 'email'
+# has no attribute 'parser'", seen on a loaded machine), so the first import is held.
+_IMPORT = threading.Lock()
+
+
 def parse_metadata(data: bytes, url: str) -> Metadata:
     """The fields of a METADATA file; PageError when it has no Name or Version."""
-    import email.parser  # only here (see above)
+    with _IMPORT:
+        import email.parser  # only here (see above)
 
     # The parser's default policy is compat32, the one the core metadata format is
     # read with (email.policy, which the others need, is not imported for it).
