@@ -48,6 +48,7 @@ def test_builtin_manifests_load() -> None:
         "onnxruntime-gpu",
         "pyg-lib",
         "spconv",
+        "tensorflow",
         "tilelang",
         "torch-scatter",
         "torch-sparse",

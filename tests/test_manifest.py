@@ -522,3 +522,18 @@ def test_one_release_per_platform_is_two_entries_told_apart_by_platform() -> Non
         "torch 2.13.0+cu130 (x.org/cu130/torch/ for manylinux_2_28_aarch64)",
         "torch 2.13.0+cpu (x.org/cpu/torch/)",
     ]
+
+
+def test_pins_only_must_be_a_boolean() -> None:
+    from resolver_hook.manifest.tables import ManifestError
+    from resolver_hook.manifest.validate import parse_manifest
+
+    doc = {
+        "schema": 1,
+        "package": {"name": "p", "pins_only": "yes"},
+        "index": [{"versions": "==1"}],
+    }
+    with pytest.raises(ManifestError, match=r"package\.pins_only: expected true or false"):
+        parse_manifest(doc, source="test")
+    doc["package"]["pins_only"] = True  # type: ignore[index]
+    assert parse_manifest(doc, source="test").pins_only

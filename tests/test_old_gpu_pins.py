@@ -90,12 +90,47 @@ def test_unpinned_onnxruntime_gpu_gets_the_build_of_the_drivers_cuda_major(
     assert Version(pkg["flavour"]["version"]) >= Version("1.19")
 
 
-@pytest.mark.parametrize("line", ["tensorflow==2.13.0", "tensorflow==2.9.1", "tensorflow"])
-def test_tensorflow_stays_unjudged(capsys: pytest.CaptureFixture[str], line: str) -> None:
-    # Its kernel lists are read (docs/facts.md section 6.18), but no built-in manifest
-    # holds them: one for 2.9-2.13 only would rank those judged releases above every
-    # newer one, so an unpinned `tensorflow` would be planned as 2.13.0.
+@pytest.mark.parametrize("version", ["2.9.1", "2.12.1", "2.13.0"])
+@pytest.mark.parametrize("target", [L40, B200, GB10])
+def test_tensorflow_before_2_16_has_no_python_3_12_wheel(
+    capsys: pytest.CaptureFixture[str], version: str, target: str
+) -> None:
+    pkg = _plan(capsys, f"tensorflow=={version}", target)
+    assert (pkg["action"], pkg["cause"]) == ("error", "no-fit"), pkg["reason"]
+
+
+@pytest.mark.parametrize("line", ["tensorflow==2.12.1", "tensorflow[and-cuda]==2.13.0"])
+def test_tensorflow_2_12_and_2_13_fit_an_a100_with_python_3_11(
+    capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    # The plain wheel is the GPU build (CUDA 11.8, compute_80 PTX for Ampere); the CUDA
+    # libraries it loads come from the machine (docs/facts.md section 6.18).
     pkg = _plan(capsys, line, A100)
+    assert (pkg["action"], pkg["cause"]) == ("pass", "fit"), pkg["reason"]
+    assert "meets >=11.8" in pkg["reason"]
+    assert "A100" in pkg["reason"]
+
+
+def test_tensorflow_2_9_1_has_no_python_3_11_wheel(capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = _plan(capsys, "tensorflow==2.9.1", A100)
+    assert (pkg["action"], pkg["cause"]) == ("error", "no-fit")
+    assert "Python 3.11" in pkg["refusal"]
+
+
+@pytest.mark.parametrize("line", ["tensorflow", "tensorflow>=2.10", "tensorflow<2.14"])
+def test_a_tensorflow_line_that_pins_no_one_release_stays_unjudged(
+    capsys: pytest.CaptureFixture[str], line: str
+) -> None:
+    # pins_only: 2.13.0, judged, must not outrank every newer release it does not list.
+    pkg = _plan(capsys, line, A100)
+    assert (pkg["action"], pkg["cause"]) == ("pass", "unjudged"), pkg["reason"]
+    assert pkg["line"] == line
+
+
+def test_a_tensorflow_release_whose_wheel_was_not_read_stays_unjudged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pkg = _plan(capsys, "tensorflow==2.15.0", A100)
     assert (pkg["action"], pkg["cause"]) == ("pass", "unjudged")
 
 

@@ -36,7 +36,7 @@ from resolver_hook.manifest.variantname import split_variant_label
 __all__ = ["parse_manifest"]
 
 _TOP_KEYS = ("schema", "package", "wheel", "index", "matrix", "build")
-_PACKAGE_KEYS = ("name", "homepage", "downloads", "description", "twins")
+_PACKAGE_KEYS = ("name", "homepage", "downloads", "description", "twins", "pins_only")
 _WHEEL_KEYS = ("url", "sha256", *_NEEDS_KEYS, "cuda_floors", *_ABOUT_KEYS, *_FACT_KEYS)
 _FLAVOUR_FORM_KEYS = (
     "install",
@@ -374,6 +374,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     name = display = ""
     homepage = downloads = description = None
     twins: tuple[NormalizedName, ...] = ()
+    pins_only = False
     if pkg is not None:
         c.keys(pkg, _PACKAGE_KEYS, "package")
         display = c.string(pkg, "name", "package", required=True) or ""
@@ -390,6 +391,9 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
                     downloads = value
         description = c.string(pkg, "description", "package")
         twins = _read_twins(c, pkg, name)
+        pins_only = pkg.get("pins_only", False)
+        if not isinstance(pins_only, bool):
+            c.bad("package.pins_only", f"expected true or false, got {kind_of(pins_only)}")
     wheels: list[WheelFlavour] = []
     indexes: list[IndexFlavour] = []
     if name:
@@ -438,6 +442,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         build_needs=build_needs,
         source=source,
         twins=twins,
+        pins_only=pins_only is True,
     )
 
 
