@@ -35,6 +35,7 @@ __all__ = [
     "MAX_ELF_SECTION_NAME",
     "MAX_ELF_SHSTRTAB_BYTES",
     "MAX_FATBIN_ENTRIES",
+    "MAX_FATBIN_FALSE_STARTS",
     "MAX_HINTED_PACKAGES",
     "MAX_HINT_CHANGES",
     "MAX_HOSTCONFIG_NESTING",
@@ -136,7 +137,13 @@ MAX_ELF_LIBRARY_NAME = 4096
 MAX_ELF_SHSTRTAB_BYTES = 16 << 20
 MAX_ELF_DYNSTR_BYTES = 64 << 20  # libtorch_cuda.so's .dynstr is ~4 MB
 MAX_ELF_DYNAMIC_BYTES = 16 << 20
-MAX_FATBIN_ENTRIES = 100_000  # libcublasLt.so.13 has ~5,400
+# Fatbin entries of one object, in all its containers wherever they lie, counting those
+# of candidate containers that turned out not to parse (libcublasLt.so.13 has ~5,400;
+# libcufft.so.11 of cuFFT 11.2.1.3 17,608 in 17,608 containers).
+MAX_FATBIN_ENTRIES = 100_000
+# Fatbin magic numbers in one object's data sections that start no valid container
+# (none in the nvidia-*-cu12 12.4 libraries; a hostile object could hold millions).
+MAX_FATBIN_FALSE_STARTS = 4096
 # Entries of one clang offload bundle (a ROCm ``.hip_fatbin``: one per gfx target plus
 # the host's; real ones have under 20), and bytes of one entry's target ID.
 MAX_OFFLOAD_BUNDLE_ENTRIES = 4096

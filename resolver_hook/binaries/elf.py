@@ -39,6 +39,9 @@ from resolver_hook.limits import (
 
 __all__ = [
     "ELF_MAGIC",
+    "SHF_ALLOC",
+    "SHF_EXECINSTR",
+    "SHT_PROGBITS",
     "ByteSource",
     "BytesSource",
     "ElfError",
@@ -58,7 +61,10 @@ _T = TypeVar("_T")
 # Caps on what one object may ask us to read (resolver_hook/limits.py). Real objects are
 # far below them: libtorch_cuda.so has ~40 sections and a ~4 MB .dynstr.
 
+SHT_PROGBITS = 1
 _SHT_NOBITS = 8
+SHF_ALLOC = 0x2  # gABI "Sections", sh_flags: occupies memory at run time
+SHF_EXECINSTR = 0x4  # holds machine instructions
 _SHT_DYNAMIC = 6
 _DT_NULL = 0
 _DT_NEEDED = 1
@@ -128,6 +134,18 @@ class Section:
     offset: int
     size: int
     link: int
+    flags: int = 0
+    """``sh_flags`` (:data:`SHF_ALLOC`, :data:`SHF_EXECINSTR`, ...)."""
+
+    @property
+    def loaded_data(self) -> bool:
+        """Bytes the program sees at run time that are not code: an allocated,
+        non-executable ``PROGBITS`` section (``.rodata``, ``.data``, ``.nv_fatbin``)."""
+        return (
+            self.type == SHT_PROGBITS
+            and bool(self.flags & SHF_ALLOC)
+            and not self.flags & SHF_EXECINSTR
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -312,14 +330,30 @@ def _read_sections(
     # 65,535 headers may all name one long string: names are cut to MAX_ELF_SECTION_NAME
     # bytes and decoded once per distinct index, so memory stays bounded.
     strings = _Strings(names, MAX_ELF_SECTION_NAME)
-    for i, (name_idx, sh_type, _f, _a, sh_offset, sh_size, sh_link, _i, _al, _es) in enumerate(
-        rows
-    ):
+    for i, (
+        name_idx,
+        sh_type,
+        sh_flags,
+        _a,
+        sh_offset,
+        sh_size,
+        sh_link,
+        _i,
+        _al,
+        _es,
+    ) in enumerate(rows):
         name = strings.at(name_idx, f"section {i} name") if names else ""
         if sh_type != _SHT_NOBITS:
             _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
         sections.append(
-            Section(name=name, type=sh_type, offset=sh_offset, size=sh_size, link=sh_link)
+            Section(
+                name=name,
+                type=sh_type,
+                offset=sh_offset,
+                size=sh_size,
+                link=sh_link,
+                flags=sh_flags,
+            )
         )
     return tuple(sections)
 

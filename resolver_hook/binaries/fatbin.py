@@ -54,18 +54,24 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from resolver_hook.binaries.elf import ByteSource, BytesSource, section_reader
 from resolver_hook.errors import OperationalError
-from resolver_hook.limits import MAX_FATBIN_ENTRIES
+from resolver_hook.limits import MAX_FATBIN_ENTRIES, MAX_FATBIN_FALSE_STARTS
 
 __all__ = [
     "CUBIN_TKINFO",
     "FATBIN_MAGIC",
+    "Container",
+    "EntryBudget",
     "FatbinEntry",
     "FatbinError",
+    "FatbinLimitError",
+    "FoundFatbins",
     "cubin_target",
+    "find_fatbins",
     "is_fatbin",
     "parse_fatbin",
     "read_fatbin",
@@ -88,6 +94,8 @@ _MAX_ENTRY_HEADER = 4096
 # Caps the work a hostile section can cause (libcublasLt.so.13 has ~5,400 entries).
 _PTX_PEEK = 4096
 _ZERO_SCAN_CHUNK = 1 << 16
+# Bytes read at a time while searching a data section for containers.
+_SEARCH_CHUNK = 1 << 20
 _PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm_\d+[af]?)", re.MULTILINE)
 _TKINFO_ARCH = re.compile(rb"-arch[= ]+sm_(\d+)([af]?)\b")
 
@@ -103,6 +111,26 @@ MAX_TKINFO_BYTES = 4096
 
 class FatbinError(OperationalError):
     """A ``.nv_fatbin`` section is malformed (bad magic, sizes past its end, ...)."""
+
+
+class FatbinLimitError(FatbinError):
+    """An object asks for more work than the limits allow (too many entries or false
+    starts): refused, never skipped as a false match."""
+
+
+class EntryBudget:
+    """The entry headers one object may make us read, over all its containers
+    (:data:`~resolver_hook.limits.MAX_FATBIN_ENTRIES`), those of candidates that did not
+    parse included, so no layout of fake containers makes the search quadratic."""
+
+    def __init__(self, limit: int = MAX_FATBIN_ENTRIES) -> None:
+        self.limit = limit
+        self.used = 0
+
+    def take(self) -> None:
+        self.used += 1
+        if self.used > self.limit:
+            raise FatbinLimitError(f"more than {self.limit} fatbin entries")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,7 +206,12 @@ def parse_fatbin(data: bytes, *, little_endian: bool = True) -> tuple[FatbinEntr
 
 
 def read_fatbin(
-    src: ByteSource, offset: int, size: int, *, little_endian: bool = True
+    src: ByteSource,
+    offset: int,
+    size: int,
+    *,
+    little_endian: bool = True,
+    budget: EntryBudget | None = None,
 ) -> tuple[FatbinEntry, ...]:
     """Read every entry header of the containers in ``src[offset:offset+size]``.
 
@@ -192,6 +225,7 @@ def read_fatbin(
     end = offset + size
     pos = offset
     entries: list[FatbinEntry] = []
+    budget = budget if budget is not None else EntryBudget()
 
     read = section_reader(src, offset, size, FatbinError)
 
@@ -226,6 +260,7 @@ def read_fatbin(
                     f"fatbin entry at section offset {entry_pos - offset} is cut off by the "
                     "end of its container"
                 )
+            budget.take()
             base = read(entry_pos, _ENTRY_BASE, "fatbin entry header")
             kind, _ver, entry_header, payload = struct.unpack_from(bo + "HHIQ", base, 0)
             minor, major, arch = struct.unpack_from(bo + "HHI", base, 24)
@@ -253,11 +288,123 @@ def read_fatbin(
             if entry.is_ptx and not entry.compressed and payload:
                 _check_ptx_target(entry, read(payload_at, min(payload, _PTX_PEEK), "PTX"))
             entries.append(entry)
-            if len(entries) > MAX_FATBIN_ENTRIES:
-                raise FatbinError(f"more than {MAX_FATBIN_ENTRIES} fatbin entries")
             entry_pos = payload_at + payload
         pos = container_end
     return tuple(entries)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Container:
+    """One fatbin container found by searching: where it lies and what it holds."""
+
+    offset: int
+    size: int
+    entries: tuple[FatbinEntry, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FoundFatbins:
+    """What a search of one region found."""
+
+    containers: tuple[Container, ...]
+    false_starts: int
+    """Magic numbers that started no valid container (skipped)."""
+
+
+def find_fatbins(
+    src: ByteSource,
+    offset: int,
+    size: int,
+    *,
+    little_endian: bool = True,
+    budget: EntryBudget | None = None,
+    accept: Callable[[tuple[FatbinEntry, ...]], bool] | None = None,
+    false_starts: int = MAX_FATBIN_FALSE_STARTS,
+) -> FoundFatbins:
+    """Every fatbin container in ``src[offset:offset+size]``, found by its magic number.
+
+    For data sections that may hold containers among other data (cuFFT keeps 17,607 of
+    them in ``.data``, CUPTI three in ``.rodata``; docs/facts.md section 1.11). A match
+    counts only if the whole container parses as :func:`read_fatbin` reads a
+    ``.nv_fatbin`` section and ``accept`` (if given) takes its entries; anything else is
+    a false start, skipped, and the search goes on one byte later. A valid container is
+    skipped whole, payloads unread.
+
+    Bounded: the region is read forward in chunks of ``_SEARCH_CHUNK`` bytes (each byte
+    about once, plus the entry headers of candidates), entry headers count against
+    ``budget`` whether their container parses or not, and more than ``false_starts``
+    false starts raise :class:`FatbinLimitError`.
+    """
+    if offset < 0 or size < 0 or offset + size > src.size:
+        raise FatbinError(f"region of {size} bytes at {offset} lies outside the object")
+    bo = "<" if little_endian else ">"
+    magic = struct.pack(bo + "I", FATBIN_MAGIC)
+    budget = budget if budget is not None else EntryBudget()
+    end = offset + size
+    containers: list[Container] = []
+    bad = 0
+    pos = chunk_at = offset
+    chunk = b""
+    while pos < end:
+        if pos < chunk_at or pos + len(magic) > chunk_at + len(chunk):
+            want = min(_SEARCH_CHUNK, end - pos)
+            chunk, chunk_at = src.read_at(pos, want), pos
+            if len(chunk) != want:
+                raise FatbinError(f"short read at offset {pos} while searching for fatbins")
+        hit = chunk.find(magic, pos - chunk_at)
+        if hit < 0:
+            if chunk_at + len(chunk) >= end:
+                break
+            pos = chunk_at + len(chunk) - (len(magic) - 1)  # a magic may straddle chunks
+            chunk = b""
+            continue
+        at = chunk_at + hit
+        found = _container_at(src, at, end, bo=bo, budget=budget, accept=accept)
+        if found is None:
+            bad += 1
+            if bad > false_starts:
+                raise FatbinLimitError(
+                    f"more than {false_starts} fatbin magic numbers that start no valid "
+                    "container (corrupt or hostile object)"
+                )
+            pos = at + 1
+            continue
+        containers.append(Container(offset=at, size=found[1] - at, entries=found[0]))
+        pos = found[1]
+    return FoundFatbins(containers=tuple(containers), false_starts=bad)
+
+
+def _container_at(
+    src: ByteSource,
+    at: int,
+    end: int,
+    *,
+    bo: str,
+    budget: EntryBudget,
+    accept: Callable[[tuple[FatbinEntry, ...]], bool] | None,
+) -> tuple[tuple[FatbinEntry, ...], int] | None:
+    """The entries of the container at ``at`` and the offset past it, or ``None`` when
+    what is there is not one (a false start)."""
+    if at + _CONTAINER_HEADER + _ENTRY_BASE > end:
+        return None
+    head = src.read_at(at, _CONTAINER_HEADER)
+    if len(head) != _CONTAINER_HEADER:
+        return None
+    _magic, version, header_size, fat_size = struct.unpack(bo + "IHHQ", head)
+    if version != 1 or not _CONTAINER_HEADER <= header_size <= _MAX_ENTRY_HEADER:
+        return None
+    stop = at + header_size + fat_size
+    if fat_size < _ENTRY_BASE or stop > end:
+        return None
+    try:
+        found = read_fatbin(src, at, stop - at, little_endian=bo == "<", budget=budget)
+    except FatbinLimitError:
+        raise
+    except FatbinError:
+        return None
+    if not found or (accept is not None and not accept(found)):
+        return None
+    return found, stop
 
 
 def _skip_zeros(src: ByteSource, pos: int, end: int) -> int:

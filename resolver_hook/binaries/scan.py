@@ -35,8 +35,10 @@ make the scan read (or allocate) without limit.
 
 from __future__ import annotations
 
+import bisect
 import email.parser
 import email.policy
+import functools
 import re
 import threading
 import zipfile
@@ -53,9 +55,11 @@ from resolver_hook.binaries.elf import ByteSource, BytesSource, ElfError, Sectio
 from resolver_hook.binaries.fatbin import (
     CUBIN_TKINFO,
     MAX_TKINFO_BYTES,
+    Container,
     FatbinEntry,
     FatbinError,
     cubin_target,
+    find_fatbins,
     is_fatbin,
     read_fatbin,
 )
@@ -105,6 +109,7 @@ _CHUNK = 4 << 20
 _WINDOW = 4 << 20
 _PREFIX_KEEP = 16 << 20  # .dynstr and friends sit near the start; keep it across rewinds
 _MAX_METADATA = 16 << 20
+_NV_FATBIN = ".nv_fatbin"
 
 # The soname major, also of auditwheel's renamed copies (``libcudart-53d54daa.so.12.6.68``)
 # and of CUDA 11's ``libcudart.so.11.0``.
@@ -355,7 +360,7 @@ def _scan_object(
         return read_offload_bundles(source, sec.offset, sec.size)
 
     visitors: dict[str, Callable[[ByteSource, Section], Any]] = {
-        ".nv_fatbin": fatbin,
+        _NV_FATBIN: fatbin,
         CUBIN_TKINFO: note,
         HIP_FATBIN: bundle,
     }
@@ -365,6 +370,10 @@ def _scan_object(
         if is_fatbin(head):
             entries = read_fatbin(src, 0, src.size)
             return _device_code(name, "fatbin", entries, ())
+        # Containers outside .nv_fatbin (docs/facts.md 1.11): searched for over the
+        # whole object first, in the pass that decompresses a streamed member up to its
+        # section headers anyway; which of them count is decided by the section table.
+        searched = find_fatbins(src, 0, src.size, little_endian=little, accept=_known_targets)
         obj, found = read_elf(src, visitors=visitors)
         if obj.e_machine == EM_CUDA:
             target = cubin_target(obj.flags, obj.abi_version, found.get(CUBIN_TKINFO))
@@ -374,8 +383,12 @@ def _scan_object(
     finally:
         if member is not None:
             member.close()
-    entries = found.get(".nv_fatbin", ())
-    targets = sort_targets(e.target for e in entries if e.target is not None)
+    # .nv_fatbin, read strictly, then the containers found in the other data sections.
+    code: list[FatbinEntry] = [
+        *found.get(_NV_FATBIN, ()),
+        *(e for c in _in_data(searched.containers, obj.sections) for e in c.entries),
+    ]
+    targets = sort_targets(e.target for e in code if e.target is not None)
     majors = [m for lib in obj.needed if (m := cuda_runtime_major(lib)) is not None]
     rocm: RocmCode | None = found.get(HIP_FATBIN)
     return ObjectReport(
@@ -386,9 +399,55 @@ def _scan_object(
         targets=targets,
         cuda_runtime=max(majors) if majors else None,
         torch_linked=any(_TORCH_LIB.match(lib) for lib in obj.needed),
-        ptx_isa=max((e.version for e in entries if e.is_ptx), default=None),
+        ptx_isa=max((e.version for e in code if e.is_ptx), default=None),
         rocm_targets=rocm.targets if rocm is not None else (),
     )
+
+
+def _in_data(containers: Sequence[Container], sections: Iterable[Section]) -> list[Container]:
+    """The containers that lie wholly inside one allocated, non-executable ``PROGBITS``
+    section other than ``.nv_fatbin`` (read on its own): ``.rodata``, ``.data``,
+    ``__nv_relfatbin``, ... (docs/facts.md section 1.11). A match in code, in a section
+    not loaded at run time, or across a section's end is not device code the library
+    can load."""
+    spans = sorted(
+        (sec.offset, sec.offset + sec.size)
+        for sec in sections
+        if sec.loaded_data and sec.name != _NV_FATBIN and sec.size > 0
+    )
+    # Overlapping or touching sections merged, so the lookup below is one bisection.
+    starts: list[int] = []
+    stops: list[int] = []
+    for start, stop in spans:
+        if stops and start <= stops[-1]:
+            stops[-1] = max(stops[-1], stop)
+        else:
+            starts.append(start)
+            stops.append(stop)
+    kept = []
+    for container in containers:
+        i = bisect.bisect_right(starts, container.offset) - 1
+        if i >= 0 and container.offset + container.size <= stops[i]:
+            kept.append(container)
+    return kept
+
+
+def _known_targets(entries: tuple[FatbinEntry, ...]) -> bool:
+    """Whether a container found by searching names only kernel targets nvcc can
+    produce: a structurally valid container of nonsense architectures in random data is
+    a false match, not a reason to refuse the wheel. Entries of kinds other than PTX and
+    SASS name no target and are let through (cuFFT 11.2's kind-8 entries, its LTO code,
+    fill 5,965 of its containers)."""
+    return all(_known_target(e.target) for e in entries if e.target is not None)
+
+
+@functools.lru_cache(maxsize=1024)
+def _known_target(target: str) -> bool:
+    try:
+        parse_target(target)
+    except ValueError:
+        return False
+    return True
 
 
 def _device_code(
