@@ -121,9 +121,28 @@ PY
 gcc -shared -fPIC -o "$work/librocmk.so" "$work/cpu.c" -Wl,--no-as-needed -L"$work" -lamdhip64
 objcopy --add-section .hip_fatbin="$work/bundle.bin" "$work/librocmk.so"
 
+# 12. Fat binaries kept as plain arrays, outside .nv_fatbin, as CUPTI (.rodata) and
+#     cuFFT (.data) keep theirs: sm_75 SASS plus compute_86 PTX in a writable array
+#     (.data), sm_89 SASS in a const one (.rodata), and in .rodata a fake: the fatbin
+#     magic, version 1, header size 16, then bytes that are no container.
+"$NVCC" -fatbin -gencode arch=compute_75,code=sm_75 -gencode arch=compute_86,code=compute_86 \
+    -o "$work/rw.fatbin" "$work/k.cu"
+"$NVCC" -fatbin -gencode arch=compute_89,code=sm_89 -o "$work/ro.fatbin" "$work/k.cu"
+{
+    echo '__attribute__((aligned(8))) unsigned char fatbin_rw[] = {'
+    xxd -i <"$work/rw.fatbin"
+    echo '};'
+    echo '__attribute__((aligned(8))) const unsigned char fatbin_ro[] = {'
+    xxd -i <"$work/ro.fatbin"
+    echo '};'
+    echo 'const unsigned char fatbin_fake[] = {0x50, 0xed, 0x55, 0xba, 1, 0, 16, 0,'
+    echo '    0x40, 0, 0, 0, 0, 0, 0, 0, 9, 9, 9, 9, 9, 9, 9, 9};'
+} >"$work/arrays.c"
+gcc -shared -fPIC -o "$work/libdatafatbin.so" "$work/arrays.c"
+
 for f in libkernels.so libptx.so libcpu.so libtorchext.so libnewptx.so libcupylike.so \
     libbnb_cuda11.so libbnb_cuda12.so libbnb_cuda13.so librenamed.so libjetson.so \
-    librocmk.so; do
+    librocmk.so libdatafatbin.so; do
     strip "$work/$f"
     cp "$work/$f" "$out/$f"
 done
