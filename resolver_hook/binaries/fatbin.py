@@ -9,6 +9,10 @@ reverse-engineered descriptions (e.g. the fatbin notes in GrigoryEvko/nvopen-too
 All fields are little-endian on every platform CUDA ships for; we use the byte order
 of the enclosing ELF object anyway.
 
+Most objects keep their containers in ``.nv_fatbin``; some keep them among other data
+(CUPTI in ``.rodata``, cuFFT in ``.data``): :func:`find_fatbins` searches a region for
+them by magic number, bounded, skipping what does not parse (docs/facts.md 1.11).
+
 A section holds one or more *containers*, back to back (zero padding allowed between)::
 
     container header (16 bytes)

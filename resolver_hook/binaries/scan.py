@@ -4,7 +4,7 @@
 streaming (in a thread; ``hashlib`` releases the GIL on large buffers), and only the
 members that start with the ELF magic are read, through a bounded stream. From each
 ELF object it takes the CPU (``e_machine``), the ``DT_NEEDED`` libraries and the kernel
-targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
+targets of its fatbins, and from those the requirements a machine must meet:
 
 * ``libcudart.so.13`` (or ``libcublas``/``libcublasLt``/``libnvrtc``/``libnvJitLink``/
   ``libcupti`` ``.so.13``; ``libcudart.so.11.0``; auditwheel's renamed copies such as
@@ -15,7 +15,9 @@ targets in ``.nv_fatbin``, and from those the requirements a machine must meet:
   say nothing. Libraries that each link a different runtime major, none two, are one
   library per CUDA version chosen at run time (bitsandbytes): the wheel serves the
   lowest.
-* Kernel targets come from ``.nv_fatbin`` sections, from standalone ``.cubin`` members
+* Kernel targets come from ``.nv_fatbin`` sections, from fatbin containers found in the
+  other allocated, non-executable data sections (``.rodata``, ``.data``: CUPTI, cuFFT;
+  docs/facts.md section 1.11), from standalone ``.cubin`` members
   (ELF, ``EM_CUDA``) and ``.fatbin`` members; a PTX target's driver floor is its ISA's
   (:func:`resolver_hook.portable.cuda.ptx_isa_cuda`), a SASS target's its runtime's, kept
   per target in :attr:`WheelReport.floors`.
