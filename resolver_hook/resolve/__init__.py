@@ -80,9 +80,14 @@ The parts, each importing only those above it (no cycles):
 - :mod:`.model`: the plan's value objects (:class:`Plan`, :class:`PackagePlan`,
   :class:`Failure`, :class:`Change`...), the marker environment of a profile, and the
   few facts of a flavour every part reads. What the rest of the package imports.
-- :mod:`.words`: every reason, head line, note and hint in words, made from outcomes.
+- :mod:`.reasons`: why one flavour fails a rule (1-6) or ranks lower, in words.
+- :mod:`.words`: each package's reason and head line, and the plan's notes, in words.
+- :mod:`.hintwords`: each change of the machine a hint names, in words.
 - :mod:`.rules`: one flavour against one machine (rules 1-5), and the one ranking (7-9).
+- :mod:`.aswritten`: the user's own wheel and index lines judged by the same rules.
 - :mod:`.solve`: the requirements as slots, and the coupling search (rule 6).
+- :mod:`.nofit`: a package with no fit: its head line, the pins that run, its refusal.
+- :mod:`.computedpage`: the page a template flavour computes from the coupled build.
 - :mod:`.assemble`: the solver's choices as a :class:`Plan`, each package with what and why.
 - :mod:`.hints`: for a package with no fit, the first single change of the machine
   that gives one, by solving again with that change.

@@ -1,19 +1,20 @@
 """The solver's choices as a :class:`~.model.Plan`: per package what and why.
 
 Owns: :func:`build_plan` (solve, then one :class:`~.model.PackagePlan` per package
-with its rejections, alternatives and reason; the notes; the requirement, constraint
-and find-links lines for the installer), and the page a template flavour computes.
+with its rejections and reason; the notes; the user's index lines judged by
+:mod:`.aswritten`; twins refused; the requirement, constraint and find-links lines for
+the installer). A package with no fit is said by :mod:`.nofit`, a computed page filled
+by :mod:`.computedpage`.
 
-May import: :mod:`.model`, :mod:`.rules`, :mod:`.solve`, :mod:`.words`, ``reqfile`` and
-the manifest schema; never the hints.
+May import: every part of ``resolve/`` but the hints and the package itself, ``reqfile``
+and the manifest schema.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -24,7 +25,6 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.gpunames import cuda_distribution
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
-from resolver_hook.manifest.templates import fill_template
 from resolver_hook.manifest.twins import Family, families, twins_among
 from resolver_hook.reqfile import (
     ReqEntry,
@@ -32,28 +32,29 @@ from resolver_hook.reqfile import (
     format_requirement,
     url_lines_first,
 )
+from resolver_hook.resolve.aswritten import judge_index_lines
+from resolver_hook.resolve.computedpage import coupled_build, fill_page
 from resolver_hook.resolve.model import (
-    Alternative,
     Cause,
     Coupling,
     Failure,
-    NoFit,
     PackagePlan,
     Plan,
     Rejection,
-    flavour_platforms,
-    held_coupling,
     marker_true,
-    os_arch_of,
-    pinned_coupling,
-    runtime_of,
-    unjudged,
 )
+from resolver_hook.resolve.nofit import (
+    alternatives_for,
+    nearest_pin,
+    no_fit_head,
+    no_fit_reason,
+    short_refusal,
+)
+from resolver_hook.resolve.reasons import coupling_failure, ranked_reason
 from resolver_hook.resolve.rules import (
     Machine,
     decided_by,
     distribution_of,
-    flavour_failures,
     meets,
     ranking,
     version_ok,
@@ -61,7 +62,6 @@ from resolver_hook.resolve.rules import (
 from resolver_hook.resolve.solve import (
     Slot,
     may_meet,
-    nearest_that_runs,
     original_line,
     solve,
     why_dead,
@@ -69,26 +69,18 @@ from resolver_hook.resolve.solve import (
 from resolver_hook.resolve.words import (
     BUILT_IN_SHA256_NOTE,
     HASH_NOTE,
-    OUTSIDE_YOUR_SPECIFIER,
-    WITHOUT_THE_GPU,
     build_only_reason,
     build_reason,
     chosen_words,
     computed_page_note,
     constraint_conflict_note,
-    coupling_failure,
     extra_index_note,
-    index_line_held_note,
-    index_line_refusal,
     installs_reason,
-    nearest_words,
     newer_python_words,
     no_fit_words,
     no_manifest_unjudged_reason,
     other_name_notes,
     passthrough_reason,
-    pin_refusal_words,
-    ranked_reason,
     stale_note,
     template_reason,
     twins_hint,
@@ -119,7 +111,7 @@ def build_plan(
     notes = list(s.notes)
     notes.extend(other_name_notes(ordered, {n: x.chosen for n, x in s.slots.items()}))
     notes.extend(
-        computed_page_note(p, *_coupled(p, s.slots))
+        computed_page_note(p, *coupled_build(p, s.slots))
         for p in ordered
         if p.computed and p.action == "rewrite"
     )
@@ -127,7 +119,7 @@ def build_plan(
         notes.extend(stale_note(ordered, today))
     # What reading the packages' pages showed (resolver_hook.inventory).
     notes.extend(n for slot in s.slots.values() for n in slot.manifest.notes)
-    ordered = _judge_index_lines(reqs, ordered, manifests, s.m, notes)
+    ordered = judge_index_lines(reqs, ordered, manifests, s.m, notes)
     if profile.nvidia is not None:
         ordered = [_cuda_without_manifest(p) for p in ordered]
     ordered = _refuse_twins(ordered, manifests)
@@ -192,96 +184,6 @@ def _refuse_twins(
                 find_links=None,
             )
     return [refused.get(p.name, p) for p in packages]
-
-
-_INDEX_OPTIONS = ("--index-url", "-i", "--extra-index-url", "-f", "--find-links")
-
-
-def _judge_index_lines(
-    reqs: ReqFile,
-    packages: list[PackagePlan],
-    manifests: Mapping[str, Manifest],
-    m: Machine,
-    notes: list[str],
-) -> list[PackagePlan]:
-    """An index or find-links line that names a flavour page (``--extra-index-url
-    https://download.pytorch.org/whl/cu130``) judged with the same rules as the plan's
-    own choices (issue 40, item 4): for each package of the plan with builds on that
-    page, when none of them runs here, a package the plan pins is said to be held to
-    its pin (a note), and one left to the installer is refused, naming the rule that
-    failed and the nearest build that runs."""
-    # A plain build the rules judged to run here (cause "fit") is the installer's own
-    # right choice, whatever page a line names beside it.
-    lines = [o for o in reqs.options if o.option in _INDEX_OPTIONS and o.value]
-    if not lines:
-        return packages
-    by_name = {canonicalize_name(k): v for k, v in manifests.items()}
-    out = []
-    for p in packages:
-        man = by_name.get(p.name) if p.action == "rewrite" or p.cause != "fit" else None
-        verdict = None
-        for o in lines if man is not None else ():
-            assert man is not None
-            assert o.value is not None
-            verdict = _page_verdict(o, man, p, m) or verdict
-        if verdict is None:
-            out.append(p)
-            continue
-        o, fails, runs = verdict
-        what = f"{o.where}: {o.option} {o.value} names {man.display_name}'s page" if man else ""
-        if p.constraint or p.action == "error":
-            notes.append(index_line_held_note(what, fails, p.constraint or p.reason))
-            out.append(p)
-            continue
-        out.append(
-            dataclasses.replace(
-                p,
-                action="error",
-                cause="as-written",  # the user's own line: no change of machine is hinted
-                reason=index_line_refusal(what, runs),
-                rejected=tuple(fails),
-                line=None,
-            )
-        )
-    return out
-
-
-def _page_verdict(
-    o: ReqEntry, man: Manifest, p: PackagePlan, m: Machine
-) -> tuple[ReqEntry, list[Rejection], str | None] | None:
-    """When every build of ``man`` on the page ``o`` names (within the user's
-    specifier) fails on this machine: the line, those builds' failures and the nearest
-    build that runs; None when one runs or the page is none of ``man``'s."""
-    assert o.value is not None
-    base = o.value.rstrip("/") + "/"
-    # A page's own entries (page form) and the files read from it (their URLs are
-    # under the page's folder on download.pytorch.org).
-    on_page = [f for f in man.flavours if ((f.url or "").rstrip("/") + "/").startswith(base)]
-    if not on_page:
-        return None
-    spec = SpecifierSet()
-    if p.requested:
-        try:
-            spec = Requirement(p.requested).specifier
-        except ValueError:
-            spec = SpecifierSet()
-    mine = [f for f in on_page if version_ok(spec, f)] or on_page
-    fails = [(f, flavour_failures(f, m, SpecifierSet(), man)[0]) for f in mine]
-    if any(not x for _, x in fails):
-        return None
-    nearest = nearest_that_runs(man, m, _pinned_release(spec))
-    rejected = [
-        Rejection(candidate=f.describe(), failures=tuple(x), where=f.where) for f, x in fails
-    ]
-    return o, rejected, nearest
-
-
-def _coupled(p: PackagePlan, slots: Mapping[str, Slot]) -> tuple[str | None, Flavour | None]:
-    """The package a template flavour's page follows, and the build chosen for it."""
-    f = p.flavour
-    if not isinstance(f, IndexFlavour) or f.coupled is None or f.coupled not in slots:
-        return None, None
-    return f.coupled, slots[f.coupled].chosen
 
 
 def _candidate(f: Flavour) -> str:
@@ -425,20 +327,20 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             return PackagePlan(
                 action="build",
                 cause=cause,
-                reason=build_reason(no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)),
+                reason=build_reason(no_fit_words(no_fit_head(slot, m), slot.manifest, m.profile)),
                 build_needs=slot.manifest.build_needs,
                 line=original_line(e) if e else None,
                 more_lines=more,
-                alternatives=tuple(_alternatives(slot)),
+                alternatives=tuple(alternatives_for(slot)),
                 **base,
             )
-        alternatives = tuple(_alternatives(slot))
+        alternatives = tuple(alternatives_for(slot))
         return PackagePlan(
             action="error",
             cause=cause,
-            reason=_no_fit_reason(slot, m, alternatives),
+            reason=no_fit_reason(slot, m, alternatives),
             alternatives=alternatives,
-            refusal=_refusal(slot, rejected, _nearest(slot, alternatives)),
+            refusal=short_refusal(slot, rejected, nearest_pin(slot, alternatives)),
             **base,
         )
     why = chosen_words(
@@ -497,7 +399,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         )
     page = chosen.url
     if chosen.template is not None:
-        page = _fill(chosen, slots, m)
+        page = fill_page(chosen, slots, m)
         why = template_reason(why, chosen.template)
     name = slot.manifest.display_name
     if chosen.install is not None:
@@ -576,170 +478,6 @@ def _best_tag(f: Flavour, m: Machine) -> str | None:
     if not isinstance(f, WheelFlavour):
         return None
     return str(min((t for t in f.tags if str(t) in m.tag_rank), key=lambda t: m.tag_rank[str(t)]))
-
-
-def _fill(f: IndexFlavour, slots: Mapping[str, Slot], m: Machine) -> str | None:
-    """The page of a template flavour, from the build chosen for its coupled package
-    (the search only chooses it when that build has every fact the template reads)."""
-    assert f.template is not None
-    values = {"py": _py_tag(m.profile), "platform": _platform_tag(m.profile)}
-    other = slots[f.coupled].chosen if f.coupled is not None and f.coupled in slots else None
-    if other is not None:
-        pkg = other.name
-        public = other.version.public
-        release = other.version.release
-        values |= {
-            f"{pkg}.version": public,
-            f"{pkg}.local": other.version.local or "",
-            f"{pkg}.minor": ".".join(str(x) for x in release[:2]),
-        }
-        runtime = runtime_of(other)
-        if runtime is not None:
-            values["cuda"] = f"cu{runtime.major}{runtime.minor}"
-            values["cuda_major"] = str(runtime.major)
-        if other.cxx11abi is not None:
-            values["cxx11abi"] = "TRUE" if other.cxx11abi else "FALSE"
-    return fill_template(f.template, _spellings(values, f.template))
-
-
-def _spellings(values: dict[str, str], template: str) -> dict[str, str]:
-    """Map each ``{pkg.fact}`` as the template spells the package to its value."""
-    out = dict(values)
-    for part in re.findall(r"\{([^{}]*)\}", template):
-        pkg, dot, fact = part.rpartition(".")
-        if dot:
-            key = f"{canonicalize_name(pkg)}.{fact}"
-            if key in values:
-                out[part] = values[key]
-    return out
-
-
-def _py_tag(p: HostProfile) -> str:
-    """``cp312`` (``cp313t`` free-threaded)."""
-    return f"{p.implementation}{p.python.replace('.', '')}{'t' if p.free_threaded else ''}"
-
-
-def _platform_tag(p: HostProfile) -> str:
-    """The profile's most general platform tag: ``linux_x86_64``, ``win_amd64``."""
-    plats = [t.split("-")[-1] for t in p.tags if not t.endswith("-any")]
-    return plats[-1] if plats else ""
-
-
-def _no_fit(slot: Slot, m: Machine) -> NoFit:
-    """Which head line a package with no fit gets (:data:`~.model.NoFit`)."""
-    if slot.candidates:
-        return "conflict"
-    if any(
-        pinned_coupling(fails) is not None or held_coupling(fails) is not None
-        for _, fails in slot.rejected
-    ):
-        return "pinned"
-    if (
-        slot.rejected
-        and all(any(x.rule == "tags" for x in fails) for _, fails in slot.rejected)
-        and all(isinstance(f, WheelFlavour) or f.platforms for f in slot.manifest.flavours)
-        and not any(
-            x == "any" or os_arch_of(x)[0] == m.profile.os
-            for f in slot.manifest.flavours
-            for x in flavour_platforms(f)
-        )
-    ):
-        return "no-os"
-    return "unfit"
-
-
-def _alternatives(slot: Slot) -> list[Alternative]:
-    """Builds the user may pin on purpose: one that runs without the GPU, or one
-    outside their specifier, nearest to the release asked for first (the first newer
-    release that runs, then the newest older one). (Changes to the machine are hints:
-    :func:`with_hints`.)"""
-    out = []
-    name = slot.manifest.display_name
-    outside = []
-    for f, fails in slot.rejected:
-        rules = {x.rule for x in fails}
-        if isinstance(f, IndexFlavour) and f.versions is not None and not _one_release(f):
-            continue  # a pattern: no pin tells it apart
-        if rules == {"accelerator"}:
-            out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
-        elif rules == {"specifier"} and not unjudged(f):
-            outside.append(f)  # (an unjudged build is not known to run here)
-    asked = _pinned_release(slot.spec)
-    if asked is not None:
-        outside.sort(key=lambda f: _nearness(f.version, asked))
-    out.extend(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER) for f in outside)
-    return list(dict.fromkeys(out))[:3]
-
-
-def _one_release(f: IndexFlavour) -> bool:
-    """Whether a pattern names one release exactly (``versions = "==0.0.30"``), so the
-    pin of its floor tells it apart."""
-    assert f.versions is not None
-    return [(s.operator, s.version) for s in f.versions] == [("==", str(f.version))]
-
-
-def _no_fit_reason(slot: Slot, m: Machine, alternatives: Sequence[Alternative]) -> str:
-    """Why nothing fits, led by the nearest release that runs when the user pinned one
-    (``torch==2.2.2+cu121 has no build that runs here; the nearest that does: ...``)."""
-    reason = no_fit_words(_no_fit(slot, m), slot.manifest, m.profile)
-    nearest = _nearest(slot, alternatives)
-    if nearest is None:
-        return reason
-    asked = slot.entry.text if slot.entry else ""
-    return nearest_words(slot.manifest.display_name, asked, nearest, reason)
-
-
-def _refusal(slot: Slot, rejected: Sequence[Rejection], nearest: str | None) -> str:
-    """A pinned release's refusal in short: the first rule that its build failing fewest
-    rules fails, and the ``nearest`` pin that runs; "" when no other release runs."""
-    asked = [r for r in rejected if "specifier" not in r.rules]
-    if nearest is None or not asked:
-        return ""
-    rule = min(asked, key=lambda r: len(r.rules)).failures[0].reason
-    return pin_refusal_words(f"{slot.manifest.display_name}{slot.spec}", rule, nearest)
-
-
-def _nearest(slot: Slot, alternatives: Sequence[Alternative]) -> str | None:
-    """The pin nearest to the release the user pinned that runs here; None when they
-    pinned none, or no other release runs."""
-    runs = [a for a in alternatives if a.why == OUTSIDE_YOUR_SPECIFIER]
-    return runs[0].pin if runs and _pinned_release(slot.spec) is not None else None
-
-
-def _pinned_release(spec: SpecifierSet) -> Version | None:
-    """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
-    the specifier pins none."""
-    for s in spec:
-        if s.operator in ("==", "===") and "*" not in s.version:
-            try:
-                return Version(Version(s.version).public)
-            except InvalidVersion:
-                return None
-    return None
-
-
-def _nearness(v: Version, asked: Version) -> tuple[int, Any]:
-    """Newer releases first, the nearest first; then older ones, the newest first."""
-    public = Version(v.public)
-    return (0, public) if public > asked else (1, _Newest(public))
-
-
-class _Newest:
-    """Sorts versions newest first."""
-
-    __slots__ = ("v",)
-
-    def __init__(self, v: Version) -> None:
-        self.v = v
-
-    def __lt__(self, other: _Newest) -> bool:
-        return self.v > other.v
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Newest) and self.v == other.v
-
-    def __hash__(self) -> int:
-        return hash(self.v)
 
 
 def _assemble(

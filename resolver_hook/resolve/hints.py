@@ -6,8 +6,8 @@ in the order of preference, the search over them (re-solving only the part of th
 coupled with the refused packages), and :func:`with_hints`. Decides on outcomes (rule
 ids, the data a coupling failure carries), never on their words.
 
-May import: :mod:`.model`, :mod:`.rules`, :mod:`.solve`, :mod:`.words`, the host
-profile and detection defaults; never the plan's assembly.
+May import: :mod:`.model`, :mod:`.rules`, :mod:`.solve`, :mod:`.reasons`, :mod:`.hintwords`,
+the host profile and detection defaults; never the plan's assembly.
 """
 
 from __future__ import annotations
@@ -38,6 +38,18 @@ from resolver_hook.portable.cuda import (
     min_driver_for_cuda,
 )
 from resolver_hook.reqfile import ReqFile
+from resolver_hook.resolve.hintwords import (
+    X64_INTERPRETER,
+    change_words,
+    driver_change_words,
+    fix_words,
+    gets_words,
+    gpu_families,
+    none_helps,
+    place_words,
+    skipped_hint_words,
+    x64_venv_words,
+)
 from resolver_hook.resolve.model import (
     Change,
     Plan,
@@ -46,6 +58,7 @@ from resolver_hook.resolve.model import (
     os_arch_of,
     spec_floor,
 )
+from resolver_hook.resolve.reasons import gpu_words
 from resolver_hook.resolve.rules import (
     Machine,
     flavour_failures,
@@ -54,19 +67,6 @@ from resolver_hook.resolve.solve import (
     Slot,
     by_canonical_name,
     solve,
-)
-from resolver_hook.resolve.words import (
-    X64_INTERPRETER,
-    change_words,
-    driver_change_words,
-    fix_words,
-    gets_words,
-    gpu_families,
-    gpu_words,
-    none_helps,
-    place_words,
-    skipped_hint_words,
-    x64_venv_words,
 )
 
 __all__ = [

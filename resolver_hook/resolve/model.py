@@ -7,7 +7,8 @@ Owns: the outcome types (:class:`Failure`, :class:`RuleOutcome`, :class:`Rejecti
 what a coupling failure is about (:class:`Coupling`, :class:`Unmet`) and the other kinds
 the words are chosen by (:data:`NoFit`, :data:`JetsonMiss`), the marker environment of a
 profile, and the few facts of a flavour that the rules, the
-words and the hints all read (its platforms, the glibc a tag needs, its CUDA runtime).
+words and the hints all read (its platforms, the glibc a tag needs, its CUDA runtime;
+the release a pin names).
 
 May import: the host profile, the manifest schema, ``portable/`` and ``ground.plain``; nothing
 else of ``resolve/``.
@@ -67,6 +68,7 @@ __all__ = [
     "marker_true",
     "os_arch_of",
     "pinned_coupling",
+    "pinned_release",
     "plan_target",
     "runtime_of",
     "spec_floor",
@@ -557,3 +559,15 @@ def spec_floor(spec: SpecifierSet | None) -> Version | None:
             except InvalidVersion:
                 continue
     return max(floors) if floors else None
+
+
+def pinned_release(spec: SpecifierSet) -> Version | None:
+    """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
+    the specifier pins none."""
+    for s in spec:
+        if s.operator in ("==", "===") and "*" not in s.version:
+            try:
+                return Version(Version(s.version).public)
+            except InvalidVersion:
+                return None
+    return None

@@ -1,12 +1,12 @@
 """One flavour against one machine: rules 1-5 and the ranking (rules 7-9).
 
 Owns: :class:`Machine` (what the rules need from a profile, computed once per plan),
-each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.words`),
+each rule's failures (:class:`~.model.Failure`: the rule id, its reason from :mod:`.reasons`),
 :func:`evaluate_flavour` (the per-rule table ``explain`` and ``doctor`` show), whether a
 chosen build meets a flavour's coupling (:func:`meets`, as data), and the one ranking
 (:func:`ranking`, and :func:`decided_by`: which of its criteria ranked a build lower).
 
-May import: :mod:`.model`, :mod:`.words`, the host profile, the manifest schema and
+May import: :mod:`.model`, :mod:`.reasons`, the host profile, the manifest schema and
 ``portable/``; never the solver, the plan's assembly or the hints.
 """
 
@@ -43,7 +43,7 @@ from resolver_hook.resolve.model import (
     spec_floor,
     unjudged,
 )
-from resolver_hook.resolve.words import (
+from resolver_hook.resolve.reasons import (
     NO_TAG_MATCHES,
     accelerator_reason,
     cuda_reason,

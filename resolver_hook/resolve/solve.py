@@ -1,13 +1,14 @@
 """The coupling solver: requirements as slots, then one flavour per slot so that every
 coupling holds (rule 6).
 
-Owns: :class:`Slot` (one package to resolve), :func:`solve` (pass-through entries,
-rules 1-5 per slot, couplings bringing in implied slots, the search), the pruning of
-candidates coupled with a package that has no fit, and the depth-first search per
-group of coupled packages. A coupling failure carries what caused it as data.
+Owns: :class:`Slot` (one package to resolve), :func:`solve` (pass-through entries, a
+wheel the user named judged by :mod:`.aswritten`, rules 1-5 per slot, couplings bringing
+in implied slots, the search), the pruning of candidates coupled with a package that has
+no fit, and the depth-first search per group of coupled packages. A coupling failure
+carries what caused it as data.
 
-May import: :mod:`.model`, :mod:`.rules`, :mod:`.words`, ``reqfile`` and the manifest
-schema; never the plan's assembly or the hints.
+May import: :mod:`.model`, :mod:`.rules`, :mod:`.aswritten`, :mod:`.reasons`,
+:mod:`.words`, ``reqfile`` and the manifest schema; never the plan's assembly or the hints.
 """
 
 from __future__ import annotations
@@ -17,11 +18,10 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
-from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
@@ -35,17 +35,15 @@ from resolver_hook.reqfile import (
     ReqFile,
     parse_requirements,
 )
+from resolver_hook.resolve.aswritten import judge_wheel
 from resolver_hook.resolve.model import (
     Cause,
     Coupling,
     Failure,
     PackagePlan,
-    Rejection,
-    flavour_platforms,
     marker_true,
-    os_arch_of,
-    unjudged,
 )
+from resolver_hook.resolve.reasons import coupling_failure
 from resolver_hook.resolve.rules import (
     Machine,
     flavour_failures,
@@ -56,11 +54,7 @@ from resolver_hook.resolve.rules import (
 from resolver_hook.resolve.words import (
     AS_WRITTEN,
     NO_MANIFEST,
-    as_written_refusal,
-    as_written_runs_reason,
-    coupling_failure,
     marker_reason,
-    unjudged_reason,
 )
 
 __all__ = [
@@ -69,7 +63,6 @@ __all__ = [
     "as_reqfile",
     "by_canonical_name",
     "may_meet",
-    "nearest_that_runs",
     "original_line",
     "solve",
     "why_dead",
@@ -178,7 +171,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         if manifest is None or e.kind != "requirement" or e.url or e.editable:
             why = NO_MANIFEST if manifest is None else AS_WRITTEN
             cause: Cause = "no-manifest" if manifest is None else "as-written"
-            judged = _judge_wheel(e, manifest, m) if manifest is not None else None
+            judged = judge_wheel(e, manifest, m) if manifest is not None else None
             if judged is not None and judged.action == "error":
                 packages.setdefault(key, judged)  # refused: the installer never runs
                 if key not in order:
@@ -622,110 +615,6 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
             if found is not None:
                 return found
     return None
-
-
-def _judge_wheel(e: ReqEntry, manifest: Manifest, m: Machine) -> PackagePlan | None:
-    """A wheel path or URL for a package with a manifest, judged by the same rules as
-    the planner's own choices (issue 40, item 4): its file name's version and local
-    label name the builds it is (``torch-2.12.0+cu130-...-manylinux_2_28_x86_64.whl``:
-    the cu130 range, on Linux x86_64). Refused (action ``error``) when none of them runs
-    here, naming every rule that failed and the nearest build that runs; kept, saying
-    why, when one does; UNJUDGED on an accelerated machine when the rules do not know
-    its label. None: not a wheel, or nothing to say (no accelerator)."""
-    where = (e.url or e.text).split("#", 1)[0].split("?", 1)[0]
-    filename = unquote(where.rstrip("/").rsplit("/", 1)[-1])
-    if not filename.endswith(".whl"):
-        return None
-    try:
-        _, version, _, tags = parse_wheel_filename(filename)
-    except ValueError:
-        return None
-    places = {os_arch_of(t.platform) for t in tags}
-    builds = [f for f in manifest.flavours if _is_build_of(f, version, places)]
-    # A file a page lists under that very name is judged by its own entry.
-    builds = [f for f in builds if getattr(f, "filename", None) == filename] or builds
-    name = NormalizedName(e.name or e.text)
-    if not builds:
-        nvidia, rocm = m.accelerated(manifest)
-        p = m.profile
-        if not ((nvidia and p.nvidia is not None) or (rocm and p.rocm is not None)):
-            return None
-        label = "" if version.local else " (no local label)"
-        missing = (
-            f"what {filename} needs: {manifest.display_name} {version}{label} "
-            "is not a build its manifest's rules describe"
-        )
-        return PackagePlan(
-            action="pass",
-            cause="unjudged",
-            reason=unjudged_reason(manifest, missing),
-            unjudged=missing,
-            line=original_line(e),
-            name=name,
-            requested=e.text,
-            where=e.where,
-        )
-    failures = [flavour_failures(f, m, SpecifierSet(), manifest)[0] for f in builds]
-    fits = [f for f, fails in zip(builds, failures, strict=True) if not fails]
-    if fits:
-        return PackagePlan(
-            action="pass",
-            cause="as-written",
-            reason=as_written_runs_reason(filename, fits[0]),
-            line=original_line(e),
-            name=name,
-            requested=e.text,
-            where=e.where,
-        )
-    runs = nearest_that_runs(manifest, m, version)
-    return PackagePlan(
-        action="error",
-        cause="as-written",
-        reason=as_written_refusal(filename, manifest, runs),
-        rejected=tuple(
-            Rejection(candidate=f.describe(), failures=tuple(fails), where=f.where)
-            for f, fails in zip(builds, failures, strict=True)
-        ),
-        name=name,
-        requested=e.text,
-        where=e.where,
-    )
-
-
-def _is_build_of(f: Flavour, version: Version, places: set[tuple[str, str]]) -> bool:
-    """Whether ``f`` describes a build of ``version`` (its local label included) for
-    one of ``places`` (the wheel's OS and architecture)."""
-    if isinstance(f, IndexFlavour) and f.versions is not None:
-        if f.version.local != version.local:
-            return False
-        if not f.versions.contains(Version(version.public), prereleases=True):
-            return False
-    elif f.version != version:
-        return False
-    mine = {os_arch_of(x) for x in flavour_platforms(f)}
-    return not mine or bool(mine & places)
-
-
-def nearest_that_runs(manifest: Manifest, m: Machine, version: Version | None) -> str | None:
-    """The build of ``manifest`` nearest to ``version`` that runs here (the same release
-    with another label, else the first newer release, else the newest older one), as a
-    pin; None when none does."""
-    runs = []
-    for f in manifest.flavours:
-        if isinstance(f, IndexFlavour) and f.versions is not None:
-            continue  # a range names no release
-        if unjudged(f):
-            continue  # planned by its tags alone: whether it runs here is not known
-        if not flavour_failures(f, m, SpecifierSet(), manifest)[0]:
-            runs.append(f.version)
-    if not runs:
-        return None
-    if version is None:
-        return f"{manifest.display_name}=={max(runs)}"
-    asked = Version(version.public)
-    newer = sorted(v for v in runs if Version(v.public) >= asked)
-    best = newer[0] if newer else max(runs)
-    return f"{manifest.display_name}=={best}"
 
 
 def original_line(e: ReqEntry) -> str:

@@ -1,22 +1,21 @@
-"""The resolver's words: every reason, head line, note and hint text made from outcomes.
+"""The plan's words: each package's reason and head line, and the notes about the plan.
 
-Owns: how a chosen build, a package with no fit, a note about the plan and a fix are
-said. Each function takes outcomes and facts (flavours, manifests, the profile, the
-plan's packages) and returns text; nothing here decides a choice, and no text made here
-is read back by anyone to decide one.
+Owns: how a chosen build, a package with no fit, a package left to the installer and a
+note about the plan are said. Each function takes outcomes and facts (flavours,
+manifests, the profile, the plan's packages) and returns text; nothing here decides a
+choice, and no text made here is read back by anyone to decide one. Why one flavour
+fails a rule is said in :mod:`.reasons`; the hints' changes in :mod:`.hintwords`.
 
-May import: :mod:`.model`, the host profile, the manifest schema and ``portable/``;
-never the rules, the solver or the hints.
+May import: :mod:`.model`, :mod:`.reasons`, the host profile, the manifest schema and
+``portable/``; never the rules, the solver or the hints.
 """
 
 from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -24,133 +23,57 @@ from resolver_hook.host.profile import HostProfile
 from resolver_hook.limits import SHOWN_VERSIONS
 from resolver_hook.manifest.model import (
     Flavour,
-    IndexFlavour,
     Manifest,
     WheelFlavour,
     python_sort_key,
 )
 from resolver_hook.manifest.twins import Family
-from resolver_hook.portable.cuda import (
-    GPU_NAMES,
-    JETSON_AI_LAB_JP6,
-    JETSON_ONLY_CCS,
-    KernelTarget,
-    min_driver_for_cuda,
-)
-from resolver_hook.portable.overrides import OVERRIDE_SM
-from resolver_hook.portable.platforms import (
-    OS_WORDS,
-    platform_name,
-)
+from resolver_hook.portable.cuda import KernelTarget
+from resolver_hook.portable.platforms import OS_WORDS, platform_name
 from resolver_hook.reqfile import ReqEntry
 from resolver_hook.resolve.model import (
     STALE_DAYS,
     Alternative,
-    Change,
-    Coupling,
-    CouplingCause,
-    Failure,
-    JetsonMiss,
     NoFit,
     PackagePlan,
-    RankCriterion,
     Rejection,
-    Unmet,
-    flavour_platforms,
-    glibc_of,
     has_accelerator,
-    os_arch_of,
-    pinned_coupling,
-    spec_floor,
 )
+from resolver_hook.resolve.reasons import gfx_fit_words, gpu_words, python_labels
 
 __all__ = [
     "AS_WRITTEN",
     "BUILT_IN_SHA256_NOTE",
     "HASH_NOTE",
     "NO_MANIFEST",
-    "NO_TAG_MATCHES",
     "OUTSIDE_YOUR_SPECIFIER",
     "WITHOUT_THE_GPU",
-    "X64_INTERPRETER",
-    "accelerator_reason",
     "alternative_words",
     "as_written_refusal",
     "as_written_runs_reason",
     "build_only_reason",
     "build_reason",
-    "change_words",
     "chosen_words",
     "computed_page_note",
     "constraint_conflict_note",
-    "coupling_failure",
-    "coupling_words",
-    "cuda_reason",
-    "driver_change_words",
     "exists_summary",
     "extra_index_note",
-    "fix_words",
-    "gets_words",
-    "gfx_fit_words",
-    "gfx_reason",
-    "gpu_families",
-    "gpu_reason",
-    "gpu_words",
     "index_line_held_note",
     "index_line_refusal",
     "installs_reason",
-    "jetson_reason",
     "marker_reason",
     "nearest_words",
     "no_fit_words",
     "no_manifest_unjudged_reason",
-    "none_helps",
     "other_name_notes",
     "passthrough_reason",
-    "per_gpu_cuda_reason",
     "pin_refusal_words",
-    "pinned_words",
-    "place_words",
-    "platform_reason",
-    "properties_reason",
-    "python_reason",
-    "rocm_reason",
-    "skipped_hint_words",
-    "specifier_reason",
     "stale_note",
     "template_reason",
     "unjudged_reason",
     "unlisted_reason",
-    "unmet_words",
     "unverified_note",
-    "x64_venv_words",
 ]
-
-
-def gpu_words(cc: tuple[int, int]) -> str:
-    name = GPU_NAMES.get(cc)
-    label = f"sm_{cc[0]}{cc[1]}"
-    if not name:
-        return label
-    return f"{name.split(' (')[0]} ({label})"
-
-
-def place_words(os_name: str, arch: str) -> str:
-    """``Linux aarch64``, ``macOS arm64``, ``Windows arm64`` (each OS's own word)."""
-    if os_name in ("macos", "windows") and arch == "aarch64":
-        arch = "arm64"
-    return f"{OS_WORDS.get(os_name, os_name)} {arch}"
-
-
-def python_labels(f: Flavour) -> tuple[str, ...]:
-    """The Pythons a build names, an abi3 tag as what it is: ``3.8`` from ``cp38-abi3``
-    is every CPython from 3.8 on that is not free-threaded (``3.8+ (abi3)``)."""
-    if not isinstance(f, WheelFlavour):
-        return f.python_versions
-    abi3 = {t.interpreter for t in f.tags if t.abi == "abi3"}
-    return tuple(
-        f"{v}+ (abi3)" if "cp" + v.replace(".", "") in abi3 else v for v in f.python_versions
-    )
 
 
 def exists_summary(man: Manifest) -> str:
@@ -294,14 +217,6 @@ def other_name_notes(
     return out
 
 
-def gets_words(f: Flavour) -> str:
-    """What a package gets with a build chosen, in words: ``torch 2.13.0+cu130``; a plain
-    build left to the installer names no version, since none is pinned."""
-    if isinstance(f, IndexFlavour) and f.passthrough:
-        return f"{f.name}'s plain build (left to the installer)"
-    return f"{f.name} {f.version}"
-
-
 def stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[str]:
     """One note for every chosen entry checked more than STALE_DAYS days before today."""
     stale = [
@@ -317,252 +232,6 @@ def stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[st
         f"manifest data older than {STALE_DAYS} days: {', '.join(stale)}; the builds may "
         "have changed since: compare with each entry's evidence"
     ]
-
-
-def gpu_families(sms: Sequence[str], profile: HostProfile, *, driver: str | None = None) -> str:
-    """The GPU families that fit, in words: every known one from some compute
-    capability on ("compute capability 8.0 or newer", but for one or two), else each;
-    with the ``driver`` they need when the machine has none."""
-    with_driver = f", with a driver of {driver} or newer," if driver else ""
-    fit = sorted((int(a), int(b)) for a, _, b in (sm.partition(".") for sm in sms))
-    lowest = fit[0]
-    known = [
-        cc
-        for cc in sorted(GPU_NAMES)
-        if cc >= lowest and cc not in profile.gpu_ccs and cc not in JETSON_ONLY_CCS
-    ]
-    missing = [cc for cc in known if cc not in fit]
-    article = "an NVIDIA GPU" if profile.nvidia is None else "a GPU of another family"
-    if len(fit) > 2 and len(missing) <= 2:
-        but = f"; not {' or '.join(gpu_words(cc) for cc in missing)}" if missing else ""
-        return (
-            f"{article} of compute capability {lowest[0]}.{lowest[1]} or newer "
-            f"({GPU_NAMES[lowest]} and later{but}){with_driver}"
-        )
-    return f"{article}: " + " or ".join(gpu_words(cc) for cc in reversed(fit)) + with_driver
-
-
-def fix_words(fix: Change) -> str:
-    also = f" (with {', '.join(fix.also)})" if fix.also else ""
-    return f"{fix.text} gets {fix.gets}{also}" + (f"; {fix.how}" if fix.how else "")
-
-
-def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
-    """No single change helps: say what no build exists for (rules every build fails)."""
-    name = manifest.display_name
-    for r in sorted(p.rejected, key=lambda r: "specifier" in r.rules):  # the release asked first
-        pinned = pinned_coupling(r.failures)
-        if pinned is not None:
-            return f"{pinned_words(pinned)}, and {name} needs it: loosen or drop that requirement"
-    common: set[str] = set(p.rejected[0].rules) if p.rejected else set()
-    for r in p.rejected[1:]:
-        common &= set(r.rules)
-    phrases = []
-    if "tags" in common:
-        same = any(
-            os_arch_of(x) == (profile.os, profile.arch)
-            for f in manifest.flavours
-            for x in flavour_platforms(f)
-        )
-        where = place_words(profile.os, profile.arch)
-        if same and profile.libc_version:
-            where += f" with {profile.libc or 'glibc'} {profile.libc_version}"
-        phrases.append(f"for {where}")
-    if "python" in common:
-        phrases.append(f"for Python {profile.python}")
-    if profile.nvidia is None and common & {"cuda", "gpu"}:
-        phrases.append("without an NVIDIA GPU")
-    elif "cuda" in common and profile.nvidia is not None:
-        phrases.append(f"for a driver with CUDA {profile.nvidia.cuda_version or 'unknown'}")
-    if "gpu" in common and profile.nvidia is not None:
-        targets = sorted({t for f in manifest.flavours for t in f.gpu})
-        runs = [n for cc, n in sorted(GPU_NAMES.items()) if any(t.runs_on(cc) for t in targets)]
-        names = f" ({', '.join(runs)})" if runs else ""
-        phrases.append(f"for GPUs outside {', '.join(map(str, targets))}{names}")
-    if not phrases:
-        return (
-            f"no single change to this machine gives {name} a build: each build misses "
-            "on more than one count (-v or --json lists every one)"
-        )
-    either = phrases[0] if len(phrases) == 1 else f"{', '.join(phrases[:-1])} or {phrases[-1]}"
-    return f"no build of {name} exists {either}: no single change to this machine gives one"
-
-
-# --- rules 1-5: why one flavour does not fit this machine ----------------------------
-
-#: A wheel whose platform and Python each match, but no tag as a whole.
-NO_TAG_MATCHES = "its tags match no tag of this Python"
-
-
-def platform_reason(plats: Sequence[str], p: HostProfile) -> str:
-    """Rule 1: the platforms a build is for, against this machine (a glibc too old
-    for a build of this OS and CPU is said as such)."""
-    for pl in plats:
-        first = pl.split(".")[0]
-        os_name, arch = os_arch_of(first)
-        floor = glibc_of(first)
-        if os_name == p.os and arch == p.arch and floor and p.libc_version:
-            return (
-                f"needs glibc >= {floor[0]}.{floor[1]} ({pl}); this machine has "
-                f"{p.libc or 'libc'} {p.libc_version}"
-            )
-    names = ", ".join(
-        dict.fromkeys(platform_name(pl) for pl in (x for pl in plats for x in pl.split(".")))
-    )
-    here = f"{OS_WORDS.get(p.os, p.os)} {p.arch}"
-    return f"built for {names} ({', '.join(plats)}); this machine is {here}"
-
-
-def python_reason(pythons: Sequence[str], p: HostProfile) -> str:
-    """Rule 1: the Pythons (or interpreter tags) a build is for."""
-    return f"built for Python {', '.join(pythons)}; this machine has {p.python_words}"
-
-
-def jetson_reason(
-    miss: JetsonMiss, f: Flavour, p: HostProfile, *, tegra: Sequence[KernelTarget] = ()
-) -> str:
-    """Rule 1 on Jetsons: a Jetson build elsewhere, or a server-Arm build on a Jetson
-    (``tegra``: its SASS for this Jetson's GPU, when it has some but no l4t range)."""
-    if miss == "not-a-jetson":
-        return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
-    if miss == "l4t-unknown":
-        return (
-            f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
-            "(add l4tX.Y to --target, e.g. l4t36.4)"
-        )
-    if miss == "other-l4t":
-        return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
-    if miss == "tegra-no-l4t":
-        return (
-            f"carries SASS for this Jetson's GPU ({', '.join(map(str, tegra))}), but its "
-            "manifest gives no l4t range, so which L4T (JetPack) releases it supports is "
-            'unknown; its publisher can add l4t = ">=36,<37" (JetPack 6) to the entry'
-        )
-    return (
-        "a server-Arm (SBSA) CUDA build; JetPack 6 and older (L4T r36 and before) need "
-        f"a Jetson build, e.g. from NVIDIA's Jetson AI Lab index {JETSON_AI_LAB_JP6}"
-    )
-
-
-def properties_reason(f: WheelFlavour) -> str:
-    """A PEP 825 variant of a namespace resolver-hook does not check."""
-    return (
-        f"variant {f.variant} needs {', '.join(f.other_properties)}; "
-        "resolver-hook checks only nvidia properties"
-    )
-
-
-def cuda_reason(cuda: SpecifierSet, have: Version | None, p: HostProfile) -> str:
-    """Rule 2: the driver's CUDA version (``have``; None: no driver, or unknown)."""
-    if have is None:
-        has = "none" if p.nvidia is None else "one whose CUDA version is unknown"
-        return f"needs an NVIDIA driver with CUDA {cuda}; this machine has {has}"
-    hint = ""
-    floor = spec_floor(cuda)
-    if floor is not None and floor > have:
-        driver = min_driver_for_cuda((floor.major, floor.minor), p.os)
-        hint = f" (driver {driver} or newer)" if driver else ""
-    return (
-        f"needs a driver with CUDA {cuda}{hint}; this driver has "
-        f"CUDA {p.nvidia.cuda_version if p.nvidia else '?'}"
-    )
-
-
-def per_gpu_cuda_reason(
-    cc: tuple[int, int], specs: Sequence[tuple[KernelTarget, SpecifierSet]], have: Version
-) -> str:
-    """Rule 2 from a wheel's per-target CUDA floors: what each target that runs on this
-    GPU needs, against the driver's CUDA (``have``)."""
-    need = ", ".join(f"{t} needs CUDA {spec}" for t, spec in specs)
-    return f"on {gpu_words(cc)} only {need}; this driver has CUDA {have}"
-
-
-def rocm_reason(rocm: SpecifierSet, have: Version | None) -> str:
-    """Rule 2 for ROCm (``have``: the machine's ROCm, None without)."""
-    if have is None:
-        return f"needs AMD ROCm {rocm}; this machine has no ROCm"
-    return f"needs ROCm {rocm}; this machine has ROCm {have}"
-
-
-def gfx_reason(gfx: Sequence[str], missing: Sequence[str]) -> str:
-    """Rule 3 for ROCm: the AMD GPUs (``missing``) a build carries no code for."""
-    verb = "is" if len(missing) == 1 else "are"
-    return (
-        f"built for AMD GPUs {', '.join(gfx)}; this machine's {', '.join(missing)} {verb} "
-        "not one of them"
-    )
-
-
-def gfx_fit_words(gfx: Sequence[str], have: Sequence[str]) -> str:
-    """Rule 3 for ROCm, met: the machine's AMD GPUs are among the build's, or are not
-    known (a target without gfxNNN): then not checked, and said."""
-    if not have:
-        return f"AMD GPU not known: not checked against its GPUs ({', '.join(gfx)})"
-    if len(have) == 1:
-        return f"{have[0]} is one of its GPUs"
-    return f"{', '.join(have)} are among its GPUs"
-
-
-def _no_cc_reason(p: HostProfile) -> str:
-    reason = p.nvidia_reason
-    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
-        return "no GPU is listed"
-    return reason
-
-
-def gpu_reason(
-    gpu: Sequence[KernelTarget], missing: Sequence[tuple[int, int]], p: HostProfile
-) -> str:
-    """Rule 3: no NVIDIA GPU, a GPU of unknown compute capability, or the GPUs
-    (``missing``) the kernels do not run on."""
-    kernels = ", ".join(map(str, gpu))
-    if p.nvidia is None:
-        return f"needs an NVIDIA GPU that runs {kernels}; this machine has none"
-    if not p.gpus:
-        return (
-            f"needs a GPU for kernels {kernels}; this machine's GPU compute "
-            f"capability is unknown ({_no_cc_reason(p)}); set {OVERRIDE_SM}=X.Y "
-            "(or --sm X.Y) to name it"
-        )
-    verb = "does" if len(gpu) == 1 else "do"
-    return f"kernels {kernels} {verb} not run on {', '.join(gpu_words(cc) for cc in missing)}"
-
-
-def accelerator_reason(accelerator: str, f: Flavour, manifest: Manifest) -> str:
-    """Rule 4: a build without ``accelerator`` ("CUDA", "ROCm") on a machine with it,
-    and the pin that asks for it (none for a version pattern: the accelerated builds
-    have the same versions)."""
-    pin = (
-        "; no pin selects it (the CUDA builds have the same versions)"
-        if isinstance(f, IndexFlavour) and f.versions is not None
-        else f"; pin {manifest.display_name}=={f.version} to use it"
-    )
-    machine = "an NVIDIA GPU" if accelerator == "CUDA" else "ROCm"
-    return f"builds without {accelerator} are not chosen on a machine with {machine}{pin}"
-
-
-def specifier_reason(f: Flavour, spec: SpecifierSet) -> str:
-    """Rule 5: the user's own specifier (with their constraints)."""
-    shown = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
-    return f"{shown} does not match your requirement {spec}"
-
-
-_RANKED_BY: Mapping[RankCriterion, str] = {
-    "judged": "a rule of the manifest judged the chosen build, none covers this release",
-    "distribution": "the manifest prefers {name}, the chosen build's distribution",
-    "version": "the chosen build is a newer version",
-    "cuda": "the chosen build's CUDA runtime suits this driver better",
-    "preference": "the manifest prefers the chosen build among those of this version",
-    "tags": "the chosen build's wheel tag is more specific to this machine",
-    "variant": "the chosen build is a better-matching wheel variant",
-    "build": "the chosen build sorts first (same version, runtime and tags)",
-}
-
-
-def ranked_reason(criterion: RankCriterion, name: str) -> str:
-    """A build that fits but ranked below the chosen one, and the criterion that decided
-    (``name``: the chosen build's distribution)."""
-    return f"fits, ranked below the chosen build: {_RANKED_BY[criterion].format(name=name)}"
 
 
 # --- the plan: each package's reason and head line, the notes ---------------------------
@@ -774,108 +443,3 @@ def unverified_note(names: Sequence[str]) -> str:
         f"{', '.join(names)}: no sha256 in {'its' if len(names) == 1 else 'their'} "
         "manifest for the wheel URL: not verified by hash"
     )
-
-
-# --- hints: the changes of the machine, in words ----------------------------------------
-
-X64_INTERPRETER = "an x86_64 (x64) Python interpreter"
-
-# Windows on Arm runs x64 programs by emulation; uv's interpreter request names an x64
-# CPython (docs/facts.md sections 3 and 5).
-_WIN_X64_VENV = (
-    "Windows on Arm runs an x64 Python by emulation{gpu}: make the venv with "
-    "'uv venv --python cpython-{py}-windows-x86_64-none' or with the x64 installer from "
-    "python.org"
-)
-
-
-def x64_venv_words(p: HostProfile) -> str:
-    """How to get an x64 interpreter on Windows on Arm (the GPU kept, when there is one)."""
-    gpu = ", with the GPU driven natively by the NVIDIA driver" if p.gpus else ""
-    return _WIN_X64_VENV.format(py=p.python, gpu=gpu)
-
-
-def driver_change_words(driver: str | None, cuda: str) -> str:
-    """A newer driver: the first driver version for ``cuda`` where NVIDIA's table gives one."""
-    if driver:
-        return f"a driver of {driver} or newer (CUDA {cuda})"
-    return f"a driver with CUDA {cuda} or newer"
-
-
-_CHANGE_WORDS = {
-    "python": "Python {}",
-    "glibc": "glibc {} or newer",
-    "rocm": "an AMD GPU with ROCm {} or newer",
-}
-
-
-def change_words(kind: Literal["python", "glibc", "rocm"], version: object) -> str:
-    """Another Python, a newer glibc, or an AMD GPU with ROCm, in words."""
-    return _CHANGE_WORDS[kind].format(version)
-
-
-def skipped_hint_words(refused: int, hinted: int) -> str:
-    """More packages without a fit than the hints are computed for (limits.py)."""
-    return (
-        f"no hint computed: {refused} packages have no fit in this plan and "
-        f"the first {hinted} get one; plan fewer at a time"
-    )
-
-
-def unmet_words(u: Unmet) -> str:
-    """Why a build of a coupled package does not meet a coupling, in words."""
-    if u.kind == "version":
-        return f"needs {u.requirement}"
-    if u.kind == "local-label":
-        return f"its page exists for {u.package} builds {', '.join(u.labels)}, not {u.version}"
-    if u.kind == "cxx11abi":
-        return f"its page needs the C++ ABI of {u.build}, which its manifest does not give"
-    if u.kind == "release":
-        return f"its page needs the release of {u.build}: a range, none of its releases known"
-    return f"its page needs the CUDA version of {u.build}, a build without CUDA"
-
-
-def pinned_words(c: Coupling) -> str:
-    """``your requirement torch==2.0.0 rules out torch 2.13.0, which fits this machine``."""
-    return (
-        f"your requirement {c.pinned_by} rules out {c.package} {c.version}, which fits this machine"
-    )
-
-
-#: Each coupling cause in words; ``{unmet}``: why the build at issue does not meet it.
-_COUPLING_WORDS: dict[CouplingCause, str] = {
-    "pinned": "needs {requirement}; {pinned}",
-    "page": "needs {requirement}; {unmet}",
-    "unfit": "needs {requirement}; no such build of {package} fits this machine",
-    "missing": "needs {requirement}; {package}'s manifest has no such build",
-    # A page fact the plan's build lacks is said; a version that does not hold is the
-    # "needs" already said.
-    "plan": "needs {requirement}; {page_fact}the plan has {package} {version}",
-    "inconsistent": (
-        "needs {requirement}; no build of {package} is consistent with the rest of the plan"
-    ),
-    "clash": "{unmet}; the plan has {package} {version}",
-    "reverse": "{holder} {unmet}; this is {package} {version}",
-    "held": "your requirement {holder} {unmet}; this is {package} {version}",
-    "no-choice": "no consistent choice of coupled packages",
-}
-
-
-def coupling_words(c: Coupling) -> str:
-    """A coupling failure's reason, from what caused it (:class:`~.model.Coupling`)."""
-    unmet = unmet_words(c.unmet) if c.unmet is not None else ""
-    page_fact = f"{unmet}; " if c.unmet is not None and c.unmet.kind != "version" else ""
-    return _COUPLING_WORDS[c.cause].format(
-        requirement=c.requirement,
-        package=c.package,
-        version=c.version,
-        holder=c.holder,
-        unmet=unmet,
-        page_fact=page_fact,
-        pinned=pinned_words(c) if c.cause == "pinned" else "",
-    )
-
-
-def coupling_failure(c: Coupling) -> Failure:
-    """A rule-6 failure: what caused it, and its words."""
-    return Failure(rule="coupling", reason=coupling_words(c), coupling=c)
