@@ -551,8 +551,6 @@ def _read_kernels(
 
 
 def _judged_name(name: str, plan: Plan, manifests: Mapping[str, Manifest]) -> bool:
-    from packaging.utils import canonicalize_name
-
     return plan.package(name) is not None and any(canonicalize_name(k) == name for k in manifests)
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError, UsageError
@@ -56,7 +56,7 @@ from resolver_hook.install.twins import launch_twins, may_have_twins, said_twins
 from resolver_hook.manifest.twins import Family, families
 from resolver_hook.process.installers import parse_pip_version, pip_said
 from resolver_hook.process.proc import Runner, capture
-from resolver_hook.reqfile import is_url_line
+from resolver_hook.reqfile import ReqEntry, ReqFile, is_url_line, read_requirements
 
 if TYPE_CHECKING:
     from packaging.utils import NormalizedName
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from resolver_hook.install.kernels import KernelReader
     from resolver_hook.manifest import Manifest
     from resolver_hook.planner import Planner
-    from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
 
 __all__ = [
@@ -130,8 +129,6 @@ class InstallSession:
         1 when a package has no fit or a source build's needs are not met (the installer
         never runs); the installer's own code otherwise.
         """
-        from resolver_hook.reqfile import read_requirements
-
         tool, report, planner = self.tool, self.report, self.planner
         env = dict(planner.settings.env)
         parsed = parse_install_args(tool, installer_args)
@@ -523,11 +520,6 @@ def _plan_dependencies(
 ) -> tuple[Plan, ReqFile, Mapping[str, Manifest]] | int:
     """Plan again with the dependencies that have a manifest, each with the requirements
     its dependents put on it (their pages read first); 1 when one of them has no fit."""
-    from packaging.requirements import InvalidRequirement
-    from packaging.utils import canonicalize_name
-
-    from resolver_hook.reqfile import ReqEntry, ReqFile
-
     entries = []
     for name, specs in found.items():
         text = f"{name}{','.join(specs)}"
@@ -750,7 +742,6 @@ class OptionalOutcome:
 
 def installed_versions(python: str, run: Runner = capture) -> dict[str, str]:
     """Canonical name -> version of every distribution in ``python``'s environment."""
-
     done = run([python, "-c", _LIST_SCRIPT], timeout=LIST_TIMEOUT)
     if not done.ok:
         raise OperationalError(f"cannot list the packages of {python}: {done.reason()}")
