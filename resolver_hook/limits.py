@@ -9,6 +9,7 @@ says what real inputs look like); the README's "Limits" table lists them for use
 
 from __future__ import annotations
 
+import json
 import re
 
 # typing is not imported at run time: a replayed install reads its bounds here.
@@ -284,8 +285,6 @@ def parse_wheel_name(
 def load_json(text: str | bytes, *, limit: int) -> Any:
     """``json.loads`` of at most ``limit`` bytes (characters for text); a ValueError
     saying which bound or what parse error otherwise, for the caller's own error."""
-    import json
-
     if len(text) > limit:
         raise ValueError(f"larger than {limit} bytes")
     try:

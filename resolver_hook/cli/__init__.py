@@ -31,7 +31,7 @@ from resolver_hook import __version__
 from resolver_hook.cli._output import add_output_options, paint_lines, set_verbosity, verbosity
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.ground.record import NOWHERE, Recorder
-from resolver_hook.ground.stdout import DropAfterClose
+from resolver_hook.ground.stdout import DropAfterClose, never_unencodable
 
 __all__ = ["main"]
 
@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None, *, record: Recorder = NOWHERE) -> in
     args = parser.parse_args(argv)
     args.record = record
     set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
-    _never_unencodable()
+    never_unencodable(sys.stdout, sys.stderr)  # what the terminal cannot show never raises
     stdout = sys.stdout
     sys.stdout = DropAfterClose(stdout)
     try:
@@ -167,14 +167,6 @@ def exit_for(exc: ResolverHookError | KeyboardInterrupt | BrokenPipeError) -> in
         return code if isinstance(code, int) else 130
     # Written past the wrapper (a child's stream): the run did not finish.
     return 1
-
-
-def _never_unencodable() -> None:
-    """Text this terminal's encoding cannot show never raises
-    (:mod:`resolver_hook.ground.stdout`)."""
-    from resolver_hook.ground.stdout import never_unencodable
-
-    never_unencodable(sys.stdout, sys.stderr)
 
 
 def _quiet_stdout(args: argparse.Namespace) -> bool:

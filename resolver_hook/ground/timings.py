@@ -23,8 +23,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
+
+from resolver_hook.errors import ResolverHookError
 
 # typing is not imported at run time: a replayed install starts the record.
 TYPE_CHECKING = False
@@ -116,11 +119,7 @@ def stop() -> None:
 def finish() -> None:
     """:func:`stop`, with a file that cannot be written said as a warning: the record is
     never the command's outcome."""
-    from resolver_hook.errors import ResolverHookError
-
     try:
         stop()
     except ResolverHookError as exc:
-        import sys
-
         sys.stderr.write(f"warning: {ENV}: {exc}\n")

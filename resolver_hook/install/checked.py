@@ -45,6 +45,7 @@ from resolver_hook.install.proof import (
     pip_reports,
     read_pip_report,
     read_uv_dry_run,
+    requirers,
     same_build_pins,
     twin_problems,
     unplanned,
@@ -286,8 +287,6 @@ def check_resolution(
     resolution = _read(installer, output, path)
     later = unplanned(resolution, plan, manifests)
     if later and replan:
-        from resolver_hook.install.proof import requirers
-
         return Checked(
             unplanned={k: tuple(v) for k, v in later.items()},
             pulled_by={k: tuple(requirers(resolution, k)) for k in later},
