@@ -26,12 +26,7 @@ from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.gpunames import cuda_distribution
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.twins import Family, families, twins_among
-from resolver_hook.reqfile import (
-    ReqEntry,
-    ReqFile,
-    format_requirement,
-    url_lines_first,
-)
+from resolver_hook.reqfile import ReqEntry, ReqFile, format_requirement, url_lines_first
 from resolver_hook.resolve.aswritten import judge_index_lines
 from resolver_hook.resolve.computedpage import coupled_build, fill_page
 from resolver_hook.resolve.model import (
@@ -59,13 +54,7 @@ from resolver_hook.resolve.rules import (
     ranking,
     version_ok,
 )
-from resolver_hook.resolve.solve import (
-    Slot,
-    may_meet,
-    original_line,
-    solve,
-    why_dead,
-)
+from resolver_hook.resolve.solve import Slot, may_meet, original_line, solve, why_dead
 from resolver_hook.resolve.words import (
     BUILT_IN_SHA256_NOTE,
     HASH_NOTE,

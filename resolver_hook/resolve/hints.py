@@ -23,20 +23,9 @@ from packaging.version import Version
 from resolver_hook.ground.patterns import version_numbers
 from resolver_hook.host.detect import DEFAULT_GLIBC
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
-from resolver_hook.limits import (
-    MAX_HINT_CHANGES,
-    MAX_HINTED_PACKAGES,
-    MAX_MACHINE_VERSION_DIGITS,
-)
-from resolver_hook.manifest.model import (
-    Flavour,
-    Manifest,
-)
-from resolver_hook.portable.cuda import (
-    GPU_NAMES,
-    JETSON_ONLY_CCS,
-    min_driver_for_cuda,
-)
+from resolver_hook.limits import MAX_HINT_CHANGES, MAX_HINTED_PACKAGES, MAX_MACHINE_VERSION_DIGITS
+from resolver_hook.manifest.model import Flavour, Manifest
+from resolver_hook.portable.cuda import GPU_NAMES, JETSON_ONLY_CCS, min_driver_for_cuda
 from resolver_hook.reqfile import ReqFile
 from resolver_hook.resolve.hintwords import (
     X64_INTERPRETER,
@@ -59,15 +48,8 @@ from resolver_hook.resolve.model import (
     spec_floor,
 )
 from resolver_hook.resolve.reasons import gpu_words
-from resolver_hook.resolve.rules import (
-    Machine,
-    flavour_failures,
-)
-from resolver_hook.resolve.solve import (
-    Slot,
-    by_canonical_name,
-    solve,
-)
+from resolver_hook.resolve.rules import Machine, flavour_failures
+from resolver_hook.resolve.solve import Slot, by_canonical_name, solve
 
 __all__ = [
     "apply_change",

@@ -25,37 +25,13 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.model import (
-    Flavour,
-    IndexFlavour,
-    Manifest,
-)
-from resolver_hook.reqfile import (
-    ReqEntry,
-    ReqFile,
-    parse_requirements,
-)
+from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest
+from resolver_hook.reqfile import ReqEntry, ReqFile, parse_requirements
 from resolver_hook.resolve.aswritten import judge_wheel
-from resolver_hook.resolve.model import (
-    Cause,
-    Coupling,
-    Failure,
-    PackagePlan,
-    marker_true,
-)
+from resolver_hook.resolve.model import Cause, Coupling, Failure, PackagePlan, marker_true
 from resolver_hook.resolve.reasons import coupling_failure
-from resolver_hook.resolve.rules import (
-    Machine,
-    flavour_failures,
-    meets,
-    ranking,
-    version_ok,
-)
-from resolver_hook.resolve.words import (
-    AS_WRITTEN,
-    NO_MANIFEST,
-    marker_reason,
-)
+from resolver_hook.resolve.rules import Machine, flavour_failures, meets, ranking, version_ok
+from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, marker_reason
 
 __all__ = [
     "Slot",

@@ -21,12 +21,7 @@ from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.limits import SHOWN_VERSIONS
-from resolver_hook.manifest.model import (
-    Flavour,
-    Manifest,
-    WheelFlavour,
-    python_sort_key,
-)
+from resolver_hook.manifest.model import Flavour, Manifest, WheelFlavour, python_sort_key
 from resolver_hook.manifest.twins import Family
 from resolver_hook.portable.cuda import KernelTarget
 from resolver_hook.portable.platforms import OS_WORDS, platform_name
