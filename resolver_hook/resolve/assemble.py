@@ -20,7 +20,7 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.gpunames import cuda_distribution
@@ -36,15 +36,10 @@ from resolver_hook.resolve.model import (
     PackagePlan,
     Plan,
     Rejection,
+    exact_pins,
     marker_true,
 )
-from resolver_hook.resolve.nofit import (
-    alternatives_for,
-    nearest_pin,
-    no_fit_head,
-    no_fit_reason,
-    short_refusal,
-)
+from resolver_hook.resolve.nofit import alternatives_for, nearest_pin, no_fit_reason, short_refusal
 from resolver_hook.resolve.reasons import coupling_failure, ranked_reason
 from resolver_hook.resolve.rules import (
     Machine,
@@ -54,7 +49,7 @@ from resolver_hook.resolve.rules import (
     ranking,
     version_ok,
 )
-from resolver_hook.resolve.solve import Slot, may_meet, original_line, solve, why_dead
+from resolver_hook.resolve.solve import Slot, may_meet, solve, why_dead
 from resolver_hook.resolve.words import (
     BUILT_IN_SHA256_NOTE,
     HASH_NOTE,
@@ -66,7 +61,6 @@ from resolver_hook.resolve.words import (
     extra_index_note,
     installs_reason,
     newer_python_words,
-    no_fit_words,
     no_manifest_unjudged_reason,
     other_name_notes,
     passthrough_reason,
@@ -142,8 +136,7 @@ def _refuse_twins(
     for p in packages:
         if p.action == "error" or p.line is None or p.cause == "marker":
             continue
-        dist = canonicalize_name(Requirement(p.installs).name) if p.installs else p.name
-        installs.setdefault(dist, p)
+        installs.setdefault(p.distribution, p)
     if len(installs) < 2:
         return packages
     known = list(families(manifests, [p.name for p in packages]))
@@ -173,10 +166,6 @@ def _refuse_twins(
                 find_links=None,
             )
     return [refused.get(p.name, p) for p in packages]
-
-
-def _candidate(f: Flavour) -> str:
-    return f.describe()
 
 
 def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> list[Failure]:
@@ -209,7 +198,7 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
     out = []
     for f, fails in slot.rejected:
         more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
-        out.append(Rejection(candidate=_candidate(f), failures=(*fails, *more), where=f.where))
+        out.append(Rejection(candidate=f.describe(), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
     key = ranking(slot.candidates, m.cuda)
     chosen_key = next((key(item) for item in slot.candidates if item[0] is chosen), None)
@@ -225,7 +214,7 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
             fails = [Failure(rule="ranked", reason=ranked_reason(why, distribution_of(chosen)))]
         elif not fails:
             fails = [coupling_failure(Coupling(cause="no-choice"))]
-        out.append(Rejection(candidate=_candidate(f), failures=tuple(fails), where=f.where))
+        out.append(Rejection(candidate=f.describe(), failures=tuple(fails), where=f.where))
     return out
 
 
@@ -267,7 +256,7 @@ def _newer_for_another_python(slot: Slot, chosen: Flavour, p: HostProfile) -> st
 
 def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan:
     e = slot.entry
-    more = tuple(original_line(o) for o in slot.others)
+    more = tuple(o.as_line() for o in slot.others)
     asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
     rejected = _rejections(slot, slots, m)
     chosen = slot.chosen
@@ -285,7 +274,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             cause="no-fit",
             reason=build_only_reason(slot.manifest),
             build_needs=slot.manifest.build_needs,
-            line=original_line(e) if e else None,
+            line=e.as_line() if e else None,
             more_lines=more,
             **base,
         )
@@ -302,7 +291,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         return PackagePlan(
             action="pass",
             cause="unlisted" if missing is None else "unjudged",
-            line=original_line(e),
+            line=e.as_line(),
             more_lines=more,
             reason=unlisted_reason(slot.manifest, asked)
             if missing is None
@@ -312,18 +301,18 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         )
     if chosen is None:
         cause: Cause = "conflict" if slot.candidates else "no-fit"
-        if slot.manifest.buildable:
+        alternatives = tuple(alternatives_for(slot))
+        if slot.manifest.buildable:  # no nearest pin is named: the installer builds it
             return PackagePlan(
                 action="build",
                 cause=cause,
-                reason=build_reason(no_fit_words(no_fit_head(slot, m), slot.manifest, m.profile)),
+                reason=build_reason(no_fit_reason(slot, m, ())),
                 build_needs=slot.manifest.build_needs,
-                line=original_line(e) if e else None,
+                line=e.as_line() if e else None,
                 more_lines=more,
-                alternatives=tuple(alternatives_for(slot)),
+                alternatives=alternatives,
                 **base,
             )
-        alternatives = tuple(alternatives_for(slot))
         return PackagePlan(
             action="error",
             cause=cause,
@@ -346,7 +335,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             action="pass",
             flavour=chosen,
             reason=passthrough_reason(why),
-            line=original_line(e) if e else None,
+            line=e.as_line() if e else None,
             more_lines=more,
             **base,
         )
@@ -436,10 +425,9 @@ def _unjudged_fact(slot: Slot, m: Machine, asked: str) -> str | None:
     """The fact no source gave for a release the manifest does not describe, when the
     machine has the accelerator the manifest's builds are for (None: no accelerator
     such builds need, so the installer's plain choice is the one that runs)."""
-    nvidia, rocm = m.accelerated(slot.manifest)
     profile = m.profile
-    nvidia = nvidia or cuda_distribution(slot.name) is not None  # triton: no CUDA field
-    if not ((nvidia and profile.nvidia is not None) or (rocm and profile.rocm is not None)):
+    cuda_named = cuda_distribution(slot.name) is not None  # triton: no CUDA field
+    if not (m.runs_accelerated(slot.manifest) or (cuda_named and profile.nvidia is not None)):
         return None
     which = "CUDA runtime and kernel list" if profile.nvidia is not None else "ROCm version"
     return f"which builds {asked} has and the {which} of each (no source in its manifest)"
@@ -451,14 +439,11 @@ def _labelled_pin(spec: SpecifierSet, f: IndexFlavour) -> Version | None:
     label = f.version.local
     if f.versions is None or not label:
         return None
-    for s in spec:
-        if s.operator in ("==", "===") and "*" not in s.version:
-            try:
-                v = Version(s.version)
-            except InvalidVersion:
-                return None
-            if v.local is None or v.local == label:
-                return Version(f"{v.public}+{label}")
+    for v in exact_pins(spec):
+        if v is None:
+            return None
+        if v.local is None or v.local == label:
+            return Version(f"{v.public}+{label}")
     return None
 
 
@@ -490,7 +475,7 @@ def _assemble(
         for c in entries:
             ours = pinned.get(NormalizedName(name))
             if ours is None:
-                constraints.append(original_line(c))
+                constraints.append(c.as_line())
             elif (
                 c.requirement is not None
                 and ours.version

@@ -60,9 +60,7 @@ def judge_wheel(e: ReqEntry, manifest: Manifest, m: Machine) -> PackagePlan | No
     builds = [f for f in builds if getattr(f, "filename", None) == filename] or builds
     name = NormalizedName(e.name or e.text)
     if not builds:
-        nvidia, rocm = m.accelerated(manifest)
-        p = m.profile
-        if not ((nvidia and p.nvidia is not None) or (rocm and p.rocm is not None)):
+        if not m.runs_accelerated(manifest):
             return None
         label = "" if version.local else " (no local label)"
         missing = (

@@ -49,7 +49,7 @@ from resolver_hook.resolve.model import (
 )
 from resolver_hook.resolve.reasons import gpu_words
 from resolver_hook.resolve.rules import Machine, flavour_failures
-from resolver_hook.resolve.solve import Slot, by_canonical_name, solve
+from resolver_hook.resolve.solve import Slot, by_canonical_name, coupled_names, solve
 
 __all__ = [
     "apply_change",
@@ -267,7 +267,7 @@ def with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> 
         # Then the changes the coupled packages' builds suggest (a newer driver for
         # torch's CUDA builds), those not tried yet.
         tried = {c for kind in own for c in kind}
-        coupled = sorted(n for n in _coupled_names(edges, todo) if n in by_name and n not in todo)
+        coupled = sorted(n for n in coupled_names(edges, todo) if n in by_name and n not in todo)
         more = _changes(plan.profile, [by_name[n] for n in coupled])
         hints.search([[c for c in kind if c not in tried] for kind in more])
     packages = []
@@ -378,7 +378,7 @@ def _moved(
     would move to another build, with that build: ("torch 2.12.1+cu130",)."""
     return tuple(
         f"{c.name} {c.version}"
-        for n in sorted(_coupled_names(edges, [name]) - {name})
+        for n in sorted(coupled_names(edges, [name]) - {name})
         if n in kept
         and n in slots
         and (c := slots[n].chosen) is not None
@@ -421,22 +421,10 @@ def _coupling_edges(by_name: Mapping[str, Manifest], roots: Iterable[str]) -> di
     return edges
 
 
-def _coupled_names(edges: Mapping[str, set[str]], names: Iterable[str]) -> set[str]:
-    """``names`` and every package coupled with them, directly or through others."""
-    seen = set(names)
-    stack = list(seen)
-    while stack:
-        for y in edges.get(stack.pop(), ()):
-            if y not in seen:
-                seen.add(y)
-                stack.append(y)
-    return seen
-
-
 def _coupled_part(reqs: ReqFile, edges: Mapping[str, set[str]], names: frozenset[str]) -> ReqFile:
     """The requirements of ``names`` and of every package coupled with them (options
     and constraints kept)."""
-    seen = _coupled_names(edges, names)
+    seen = coupled_names(edges, names)
     keep = tuple(
         e for e in reqs.entries if e.kind == "option" or e.constraint or (e.name or e.text) in seen
     )

@@ -13,9 +13,9 @@ from resolver_hook.portable.platforms import OS_WORDS
 from resolver_hook.resolve.model import (
     Change,
     PackagePlan,
+    coupling_by,
     flavour_platforms,
     os_arch_of,
-    pinned_coupling,
 )
 from resolver_hook.resolve.reasons import gpu_words, pinned_words
 
@@ -80,7 +80,7 @@ def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
     """No single change helps: say what no build exists for (rules every build fails)."""
     name = manifest.display_name
     for r in sorted(p.rejected, key=lambda r: "specifier" in r.rules):  # the release asked first
-        pinned = pinned_coupling(r.failures)
+        pinned = coupling_by(r.failures, "pinned")
         if pinned is not None:
             return f"{pinned_words(pinned)}, and {name} needs it: loosen or drop that requirement"
     common: set[str] = set(p.rejected[0].rules) if p.rejected else set()

@@ -17,7 +17,7 @@ else of ``resolve/``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -60,14 +60,14 @@ __all__ = [
     "Status",
     "Unmet",
     "UnmetKind",
+    "coupling_by",
+    "exact_pins",
     "flavour_platforms",
     "glibc_of",
     "has_accelerator",
-    "held_coupling",
     "marker_environment",
     "marker_true",
     "os_arch_of",
-    "pinned_coupling",
     "pinned_release",
     "plan_target",
     "runtime_of",
@@ -214,20 +214,13 @@ class Failure:
     coupling: Coupling | None = field(default=None, metadata={"json": False})
 
 
-def pinned_coupling(failures: Iterable[Failure]) -> Coupling | None:
-    """The first coupling failure caused by the user's own requirement on the coupled
-    package (``pinned``): the one thing to change, for the head line and the hint."""
+def coupling_by(failures: Iterable[Failure], *causes: CouplingCause) -> Coupling | None:
+    """The first coupling failure of one of ``causes``: ``pinned``, the user's own
+    requirement on the coupled package (the one thing to change, for the head line and
+    the hint); ``held``, the user's requirement on another package whose builds (none
+    of which runs here) need another build of this one."""
     return next(
-        (x.coupling for x in failures if x.coupling is not None and x.coupling.cause == "pinned"),
-        None,
-    )
-
-
-def held_coupling(failures: Iterable[Failure]) -> Coupling | None:
-    """The first coupling failure caused by the user's requirement on another package
-    whose builds (none of which runs here) need another build of this one (``held``)."""
-    return next(
-        (x.coupling for x in failures if x.coupling is not None and x.coupling.cause == "held"),
+        (x.coupling for x in failures if x.coupling is not None and x.coupling.cause in causes),
         None,
     )
 
@@ -561,13 +554,20 @@ def spec_floor(spec: SpecifierSet | None) -> Version | None:
     return max(floors) if floors else None
 
 
-def pinned_release(spec: SpecifierSet) -> Version | None:
-    """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
-    the specifier pins none."""
+def exact_pins(spec: SpecifierSet) -> Iterator[Version | None]:
+    """The versions the exact pins of ``spec`` name (``==``/``===``, no wildcard), in
+    order; None for one that is no valid version."""
     for s in spec:
         if s.operator in ("==", "===") and "*" not in s.version:
             try:
-                return Version(Version(s.version).public)
+                pinned: Version | None = Version(s.version)
             except InvalidVersion:
-                return None
-    return None
+                pinned = None
+            yield pinned
+
+
+def pinned_release(spec: SpecifierSet) -> Version | None:
+    """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
+    the specifier pins none."""
+    pinned = next(exact_pins(spec), None)
+    return None if pinned is None else Version(pinned.public)

@@ -4,19 +4,17 @@ nearest release first), and its refusal said short."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from packaging.version import Version
 
-from resolver_hook.manifest.model import IndexFlavour, WheelFlavour
+from resolver_hook.manifest.model import Flavour, IndexFlavour, WheelFlavour
 from resolver_hook.resolve.model import (
     Alternative,
     NoFit,
     Rejection,
+    coupling_by,
     flavour_platforms,
-    held_coupling,
     os_arch_of,
-    pinned_coupling,
     pinned_release,
     unjudged,
 )
@@ -33,20 +31,16 @@ from resolver_hook.resolve.words import (
 __all__ = [
     "alternatives_for",
     "nearest_pin",
-    "no_fit_head",
     "no_fit_reason",
     "short_refusal",
 ]
 
 
-def no_fit_head(slot: Slot, m: Machine) -> NoFit:
+def _head(slot: Slot, m: Machine) -> NoFit:
     """Which head line a package with no fit gets (:data:`~.model.NoFit`)."""
     if slot.candidates:
         return "conflict"
-    if any(
-        pinned_coupling(fails) is not None or held_coupling(fails) is not None
-        for _, fails in slot.rejected
-    ):
+    if any(coupling_by(fails, "pinned", "held") is not None for _, fails in slot.rejected):
         return "pinned"
     if (
         slot.rejected
@@ -79,8 +73,10 @@ def alternatives_for(slot: Slot) -> list[Alternative]:
         elif rules == {"specifier"} and not unjudged(f):
             outside.append(f)  # (an unjudged build is not known to run here)
     asked = pinned_release(slot.spec)
-    if asked is not None:
-        outside.sort(key=lambda f: _nearness(f.version, asked))
+    if asked is not None:  # newer releases first, the nearest first; then the newest older
+        newer = sorted((f for f in outside if _release(f) > asked), key=_release)
+        older = sorted((f for f in outside if _release(f) <= asked), key=_release, reverse=True)
+        outside = newer + older
     out.extend(Alternative(pin=f"{name}=={f.version}", why=OUTSIDE_YOUR_SPECIFIER) for f in outside)
     return list(dict.fromkeys(out))[:3]
 
@@ -95,7 +91,7 @@ def _one_release(f: IndexFlavour) -> bool:
 def no_fit_reason(slot: Slot, m: Machine, alternatives: Sequence[Alternative]) -> str:
     """Why nothing fits, led by the nearest release that runs when the user pinned one
     (``torch==2.2.2+cu121 has no build that runs here; the nearest that does: ...``)."""
-    reason = no_fit_words(no_fit_head(slot, m), slot.manifest, m.profile)
+    reason = no_fit_words(_head(slot, m), slot.manifest, m.profile)
     nearest = nearest_pin(slot, alternatives)
     if nearest is None:
         return reason
@@ -120,25 +116,5 @@ def nearest_pin(slot: Slot, alternatives: Sequence[Alternative]) -> str | None:
     return runs[0].pin if runs and pinned_release(slot.spec) is not None else None
 
 
-def _nearness(v: Version, asked: Version) -> tuple[int, Any]:
-    """Newer releases first, the nearest first; then older ones, the newest first."""
-    public = Version(v.public)
-    return (0, public) if public > asked else (1, _Newest(public))
-
-
-class _Newest:
-    """Sorts versions newest first."""
-
-    __slots__ = ("v",)
-
-    def __init__(self, v: Version) -> None:
-        self.v = v
-
-    def __lt__(self, other: _Newest) -> bool:
-        return self.v > other.v
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Newest) and self.v == other.v
-
-    def __hash__(self) -> int:
-        return hash(self.v)
+def _release(f: Flavour) -> Version:
+    return Version(f.version.public)

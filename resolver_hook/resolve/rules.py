@@ -35,6 +35,7 @@ from resolver_hook.resolve.model import (
     RuleOutcome,
     Unmet,
     UnmetKind,
+    exact_pins,
     flavour_platforms,
     has_accelerator,
     marker_environment,
@@ -113,6 +114,13 @@ class Machine:
             hit = (manifest, nvidia, rocm)
             self._accelerated[id(manifest)] = hit
         return hit[1], hit[2]
+
+    def runs_accelerated(self, manifest: Manifest) -> bool:
+        """Whether this machine has an accelerator some build of ``manifest`` is for
+        (an NVIDIA driver for a CUDA or kernel build, ROCm for a ROCm build)."""
+        nvidia, rocm = self.accelerated(manifest)
+        p = self.profile
+        return (nvidia and p.nvidia is not None) or (rocm and p.rocm is not None)
 
 
 @functools.lru_cache(maxsize=8)
@@ -298,16 +306,11 @@ def version_ok(spec: SpecifierSet, f: Flavour) -> bool:
         return False  # triton<=3.2.0 against ">=3.6.0": no release is in both
     if no_version_between(spec & versions) is not None:
         return False  # torch>=2.13 against a range that ends at 2.12.1
-    for s in spec:
-        if s.operator in ("==", "===") and "*" not in s.version:
-            try:
-                pinned = Version(s.version)
-            except InvalidVersion:
-                return False
-            if not versions.contains(pinned, prereleases=True):
-                return False
-            if pinned.local is not None and pinned.local != version.local:
-                return False  # ==2.2.2+cu121 is not a build of the cu118 range
+    for pinned in exact_pins(spec):
+        if pinned is None or not versions.contains(pinned, prereleases=True):
+            return False
+        if pinned.local is not None and pinned.local != version.local:
+            return False  # ==2.2.2+cu121 is not a build of the cu118 range
     return True
 
 

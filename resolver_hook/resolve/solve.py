@@ -22,13 +22,20 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest
 from resolver_hook.reqfile import ReqEntry, ReqFile, parse_requirements
 from resolver_hook.resolve.aswritten import judge_wheel
-from resolver_hook.resolve.model import Cause, Coupling, Failure, PackagePlan, marker_true
+from resolver_hook.resolve.model import (
+    Cause,
+    Coupling,
+    Failure,
+    PackagePlan,
+    marker_true,
+    pinned_release,
+)
 from resolver_hook.resolve.reasons import coupling_failure
 from resolver_hook.resolve.rules import Machine, flavour_failures, meets, ranking, version_ok
 from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, marker_reason
@@ -38,8 +45,8 @@ __all__ = [
     "Solved",
     "as_reqfile",
     "by_canonical_name",
+    "coupled_names",
     "may_meet",
-    "original_line",
     "solve",
     "why_dead",
 ]
@@ -130,7 +137,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                     action="pass",
                     requested=e.text,
                     where=e.where,
-                    line=original_line(e),
+                    line=e.as_line(),
                     cause="marker",
                     reason=marker_reason(e.marker),
                 )
@@ -159,7 +166,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
             slot = slots.pop(key, None)
             if slot is None and twin is not None:  # the same name again: pip sees every line
                 packages[key] = dataclasses.replace(
-                    twin, more_lines=(*twin.more_lines, original_line(e))
+                    twin, more_lines=(*twin.more_lines, e.as_line())
                 )
                 continue
             # A URL or path for a name asked for before (a slot): as written, with the
@@ -172,8 +179,8 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 cause=cause,
                 requested=e.text,
                 where=e.where,
-                line=original_line(e),
-                more_lines=tuple(original_line(x) for x in earlier if x is not None),
+                line=e.as_line(),
+                more_lines=tuple(x.as_line() for x in earlier if x is not None),
                 unjudged=judged.unjudged if judged is not None else None,
             )
             if slot is None:
@@ -182,9 +189,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         assert e.requirement is not None
         assert e.name is not None
         if twin is not None:  # asked for by URL or path already: left as written
-            packages[key] = dataclasses.replace(
-                twin, more_lines=(*twin.more_lines, original_line(e))
-            )
+            packages[key] = dataclasses.replace(twin, more_lines=(*twin.more_lines, e.as_line()))
             continue
         if e.name in slots:  # the same name twice: both specifiers hold (as in pip)
             slots[e.name].spec &= e.requirement.specifier
@@ -235,6 +240,18 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         user_constraints=user_constraints,
         notes=notes,
     )
+
+
+def coupled_names(edges: Mapping[str, set[str]], names: Iterable[str]) -> set[str]:
+    """``names`` and every package coupled with them, directly or through others."""
+    seen = set(names)
+    stack = list(seen)
+    while stack:
+        for y in edges.get(stack.pop(), ()):
+            if y not in seen:
+                seen.add(y)
+                stack.append(y)
+    return seen
 
 
 def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) -> SpecifierSet:
@@ -301,22 +318,15 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
     for n in slots:
         if n in seen:
             continue
-        stack, group = [n], []
-        seen.add(n)
-        while stack:
-            x = stack.pop()
-            group.append(x)
-            for y in sorted(edges[x]):
-                if y not in seen:
-                    seen.add(y)
-                    stack.append(y)
+        group = coupled_names(edges, [n])
+        seen |= group
         # Providers first: a package before those whose flavours require it; but the
         # packages you asked for before those only their couplings bring in, so that a
         # newer build of those (triton 3.9.0) never holds yours back (torch<=2.9.0 would
         # take 2.3.1, the newest without a triton pin for Python 3.12).
         ordered: list[str] = []
-        remaining = [x for x in slots if x in set(group) and slots[x].entry is not None]
-        remaining += [x for x in slots if x in set(group) and slots[x].entry is None]
+        remaining = [x for x in slots if x in group and slots[x].entry is not None]
+        remaining += [x for x in slots if x in group and slots[x].entry is None]
         asked = [x for x in remaining if slots[x].entry is not None]
         while remaining:
             pool = [x for x in remaining if x in asked] or remaining
@@ -461,16 +471,9 @@ def _exact_release(spec: str) -> Version | None:
     ``torch==2.13.0+cu126``: a build of another release cannot meet a labelled pin
     either, and a prebuilt wheel's coupling is labelled), or None."""
     parsed = SpecifierSet(spec)
-    if len(parsed) != 1:
+    if len(parsed) != 1 or next(iter(parsed)).operator != "==":
         return None
-    (one,) = parsed
-    if one.operator != "==" or "*" in one.version:
-        return None
-    try:
-        pinned = Version(one.version)
-    except InvalidVersion:
-        return None
-    return pinned if pinned.local is None else Version(pinned.public)
+    return pinned_release(parsed)
 
 
 def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
@@ -591,7 +594,3 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
             if found is not None:
                 return found
     return None
-
-
-def original_line(e: ReqEntry) -> str:
-    return e.as_line()

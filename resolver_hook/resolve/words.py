@@ -15,7 +15,6 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 
-from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -102,10 +101,16 @@ def exists_summary(man: Manifest) -> str:
         parts.append("kernels " + ", ".join(map(str, sorted(gpus))))
     versions = sorted({f.version.public for f in man.flavours}, key=Version, reverse=True)
     verb = "exists" if len(versions) == 1 else "exist"
+    return f"{man.display_name} {_newest(versions)} {verb} for: {'; '.join(_bounded(parts))}"
+
+
+def _newest(versions: Sequence[str]) -> str:
+    """Versions, newest first, in words: a manifest of thousands shows the newest, and
+    a count of the others."""
     shown = ", ".join(versions[:SHOWN_VERSIONS])
-    if len(versions) > SHOWN_VERSIONS:  # a manifest of thousands: the newest, and a count
+    if len(versions) > SHOWN_VERSIONS:
         shown += f" and {len(versions) - SHOWN_VERSIONS:,} older versions"
-    return f"{man.display_name} {shown} {verb} for: {'; '.join(_bounded(parts))}"
+    return shown
 
 
 def _bounded(parts: list[str], limit: int = 600) -> list[str]:
@@ -187,8 +192,7 @@ def other_name_notes(
     for p in packages:
         if p.installs is None or p.action != "rewrite":
             continue
-        dist = canonicalize_name(Requirement(p.installs).name)
-        if dist == p.name:
+        if p.distribution == p.name:
             continue  # the package itself with extras (jax[cuda12])
         dependents = sorted(
             other
@@ -303,9 +307,6 @@ def unlisted_reason(manifest: Manifest, asked: str) -> str:
         key=lambda v: (Version(v), v),
         reverse=True,
     )
-    versions = ", ".join(known[:SHOWN_VERSIONS])
-    if len(known) > SHOWN_VERSIONS:
-        versions += f" and {len(known) - SHOWN_VERSIONS:,} older versions"
     if not known and manifest.not_found:
         pages = ", ".join(manifest.not_found)
         return (
@@ -315,7 +316,7 @@ def unlisted_reason(manifest: Manifest, asked: str) -> str:
         )
     return (
         f"no build in its manifest ({manifest.source}) matches {asked}; the manifest "
-        f"knows {versions or 'no versions'}: left to the installer unchanged"
+        f"knows {_newest(known) or 'no versions'}: left to the installer unchanged"
     )
 
 
