@@ -751,3 +751,30 @@ def test_a_gpu_rocm_7_2_torch_was_not_built_for_is_refused_with_the_reason() -> 
     ok = plan("linux-x86_64-py312-rocm7.2-gfx942", "torch")
     assert ok.package("torch").version == "2.13.0+rocm7.2"  # type: ignore[union-attr]
     assert "gfx942" in ok.package("torch").reason  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("target", "pin", "action"),
+    [
+        # Blackwell came in triton 3.3; sm_121 needs the ptxas-blackwell of 3.6.
+        ("linux-x86_64-py312-cuda13.0-sm100", "triton==3.2.0", "error"),
+        ("linux-x86_64-py312-cuda13.0-sm100", "triton==3.5.0", "pass"),
+        ("linux-aarch64-py312-cuda13.0-sm121", "triton==3.5.0", "error"),
+        ("linux-x86_64-py312-cuda12.8-sm89", "triton==3.2.0", "pass"),
+        # No floor is held (the sources disagree: 8.0+ in triton's README, 7.0 in
+        # PyTorch's inductor), so a T4 keeps torch 2.6's triton.
+        ("linux-x86_64-py312-cuda12.8-sm75", "triton==3.2.0", "pass"),
+        ("linux-x86_64-py312-cuda12.8-sm75", "torch==2.6.0", "rewrite"),
+    ],
+)
+def test_old_triton_is_judged_by_the_newest_gpu_its_compiler_knows(
+    target: str, pin: str, action: str
+) -> None:
+    name = pin.split("==", maxsplit=1)[0]
+    got = plan(target, pin).package(name)
+    assert got is not None
+    assert got.action == action, got.reason
+    assert got.cause != "unjudged"
+    if action == "error":
+        reasons = [f.reason for r in got.rejected for f in r.failures]
+        assert any("its compiler knows GPUs up to compute capability" in r for r in reasons)

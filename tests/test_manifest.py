@@ -537,3 +537,18 @@ def test_pins_only_must_be_a_boolean() -> None:
         parse_manifest(doc, source="test")
     doc["package"]["pins_only"] = True  # type: ignore[index]
     assert parse_manifest(doc, source="test").pins_only
+
+
+def test_arch_max_is_a_compute_capability() -> None:
+    from resolver_hook.manifest.tables import ManifestError
+    from resolver_hook.manifest.validate import parse_manifest
+
+    doc = {
+        "schema": 1,
+        "package": {"name": "p"},
+        "index": [{"versions": "==1", "arch_max": "sm_90"}],
+    }
+    with pytest.raises(ManifestError, match=r"'sm_90' is not a compute capability like '9.0'"):
+        parse_manifest(doc, source="test")
+    doc["index"][0]["arch_max"] = "9.0"  # type: ignore[index]
+    assert parse_manifest(doc, source="test").indexes[0].arch_max == (9, 0)

@@ -32,6 +32,7 @@ TODAY = datetime.date(2026, 12, 3)
 MANY = "manylinux_2_27_x86_64.manylinux_2_28_x86_64"  # triton's, tilelang's, faiss's
 OLD = "manylinux_2_17_x86_64.manylinux2014_x86_64"  # triton 3.0-3.2's
 B200 = "linux-x86_64-py{py}-cuda13.0-sm100"
+H100 = "linux-x86_64-py312-cuda12.8-sm90"
 
 # The built-in manifests of triton, tilelang and faiss-gpu, with the real pages' shapes.
 pytestmark = pytest.mark.builtin_data
@@ -308,31 +309,24 @@ def test_an_abi3_wheel_from_cp38_is_planned_on_every_newer_python(
         assert tilelang.sha256, how
 
 
-@pytest.mark.parametrize("target", [B200.format(py="312"), "linux-x86_64-py312"])
-def test_a_release_below_the_entrys_floor_is_planned_not_hidden(
+@pytest.mark.parametrize("target", [B200.format(py="312"), H100, "linux-x86_64-py312"])
+def test_triton_before_3_3_is_judged_by_the_newest_gpu_its_compiler_knows(
     replica: PageServer, target: str
 ) -> None:
-    # triton's entry covers >=3.6.0; the page lists 3.0.0-3.2.0 too: a user who pins
-    # them gets the file (by its tags and requires-python), online as offline; on a GPU
-    # machine it is unjudged, said once, never a silent fit (issue 50).
+    # 3.0.0-3.2.0 compile for GPUs up to compute capability 9.0 (Blackwell came in
+    # 3.3): refused on a B200, planned on an H100 and without a GPU, online as offline.
     plans = _both(replica, ["triton<=3.2.0,>=3.0.0"], target)
     for how, plan in plans.items():
         triton = _pkg(plan, "triton")
+        if target.endswith("sm100"):
+            assert triton.action == "error", (how, triton.reason)
+            reasons = [f.reason for r in triton.rejected for f in r.failures]
+            assert any("compiler knows GPUs up to compute capability 9.0" in r for r in reasons)
+            continue
         assert triton.action == "rewrite", (how, triton.reason)
         assert _file(triton) == f"triton-3.2.0-cp312-cp312-{OLD}.whl", how
         assert triton.sha256, how
-        assert not [n for n in plan.notes if n.startswith("unjudged: ")], how
-        if "cuda" in target:  # an accelerated machine: unjudged (a warning, --strict refuses)
-            assert triton.cause == "unjudged", how
-            assert triton.reason.endswith(
-                "; UNJUDGED: triton 3.2.0 is planned from its tags and Requires-Python only; "
-                "whether it runs on this machine's GPU is not judged: its manifest's rules "
-                "cover >=3.6.0 (triton index[0]) (pin a release they cover, or give --strict "
-                "to refuse)"
-            ), how
-            assert plan.unjudged == (triton,), how
-        else:
-            assert triton.cause == "fit", how
+        assert triton.cause == "fit", how
     assert plans["online"].requirements == plans["offline"].requirements
 
 
@@ -350,9 +344,6 @@ def test_natten_without_an_nvidia_gpu_gets_the_plain_build(replica: PageServer) 
         natten = _pkg(plan, "natten")
         assert (natten.action, natten.line) == ("pass", "natten"), (how, natten.reason)
         assert natten.reason.startswith("the plain build from your index fits"), how
-
-
-H100 = "linux-x86_64-py312-cuda12.8-sm90"
 
 
 def test_a_pinned_release_couples_through_its_marked_requires_dist(replica: PageServer) -> None:

@@ -793,14 +793,14 @@ def test_a_cuda_distribution_without_a_manifest_is_unjudged_on_an_nvidia_machine
 def test_an_unlisted_release_of_a_cuda_package_is_unjudged_though_its_manifest_has_no_cuda() -> (
     None
 ):
-    # triton's Linux manifest has no CUDA or kernel field (the wheels bundle their
-    # compiler): a release it does not list is still a GPU build it cannot judge.
+    # triton's manifest has no CUDA or kernel field (the wheels bundle their compiler):
+    # a release it does not list (its rules start at 2.0) is a GPU build it cannot judge.
     from resolver_hook._data import data_path
 
     triton = {"triton": load_manifest(data_path("manifests", "triton.toml"))}
-    got = plan("linux-x86_64-py312-cuda13.0-sm100", "triton==3.2.0", manifests=triton)
+    got = plan("linux-x86_64-py312-cuda13.0-sm100", "triton==1.1.1", manifests=triton)
     assert (got.packages[0].action, got.packages[0].cause) == ("pass", "unjudged")
-    cpu = plan("linux-x86_64-py312", "triton==3.2.0", manifests=triton)
+    cpu = plan("linux-x86_64-py312", "triton==1.1.1", manifests=triton)
     assert cpu.packages[0].cause == "unlisted"
 
 

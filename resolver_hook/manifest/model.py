@@ -98,6 +98,9 @@ class WheelFlavour:
     # Runs without a GPU too (bitsandbytes' CPU library): ``gpu`` is then held only on a
     # machine with an NVIDIA driver; without one the build is not refused for its kernels.
     cpu: bool = False
+    # The newest compute capability its compiler knows, (9, 0): a build that compiles
+    # its kernels on the machine (triton) runs on no newer GPU. None: not bounded.
+    arch_max: tuple[int, int] | None = None
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
     # Driver floor per kernel target, each target in ``gpu`` (see the module docstring);
@@ -204,6 +207,7 @@ class IndexFlavour:
     l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
     gpu: tuple[KernelTarget, ...] = ()
     cpu: bool = False  # see WheelFlavour.cpu
+    arch_max: tuple[int, int] | None = None  # see WheelFlavour.arch_max
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None
     evidence: str | None = None
@@ -366,6 +370,7 @@ def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
         "l4t": str(f.l4t) if f.l4t is not None else None,
         "gpu": [str(t) for t in f.gpu],
         "cpu": f.cpu,
+        "arch_max": "{}.{}".format(*f.arch_max) if f.arch_max is not None else None,
         "requires": [str(r) for r in f.requires],
         "cuda_runtime": str(f.cuda_runtime) if f.cuda_runtime is not None else None,
         "evidence": f.evidence,
@@ -382,6 +387,7 @@ NEEDS_FIELDS = (
     "l4t",
     "gpu",
     "cpu",
+    "arch_max",
     "requires",
     "cuda_runtime",
     "evidence",

@@ -24,7 +24,7 @@ from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = ["no_version_between"]
 
-_NEEDS_KEYS = ("cuda", "gpu", "cpu", "rocm", "gfx", "l4t", "properties", "requires")
+_NEEDS_KEYS = ("cuda", "gpu", "cpu", "arch_max", "rocm", "gfx", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 
@@ -39,6 +39,7 @@ class _Needs:
     l4t: SpecifierSet | None = None
     gpu: tuple[KernelTarget, ...] = ()
     cpu: bool = False
+    arch_max: tuple[int, int] | None = None
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None
     evidence: str | None = None
@@ -144,6 +145,7 @@ def _read_needs(
         )
     needs.gpu = c.shared(tuple(dict.fromkeys(gpu)))
     _read_cpu(c, t, path, needs)
+    _read_arch_max(c, t, path, needs)
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
         rpath = f"{_join(path, 'requires')}[{i}]"
@@ -178,6 +180,22 @@ def _read_cpu(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) ->
         c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
     else:
         needs.cpu = t["cpu"]
+
+
+_ARCH = re.compile(r"^(\d{1,3})\.(\d)$")
+
+
+def _read_arch_max(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+    """``arch_max = "9.0"``: the newest compute capability the build's compiler knows
+    (triton compiles its kernels on the machine): a newer GPU is refused."""
+    text = c.string(t, "arch_max", path)
+    if text is None:
+        return
+    m = _ARCH.match(text)
+    if m is None:
+        c.bad(_join(path, "arch_max"), f"{text!r} is not a compute capability like '9.0'")
+    else:
+        needs.arch_max = (int(m.group(1)), int(m.group(2)))
 
 
 def _read_gfx(

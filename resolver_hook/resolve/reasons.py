@@ -33,6 +33,7 @@ from resolver_hook.resolve.model import (
 __all__ = [
     "NO_TAG_MATCHES",
     "accelerator_reason",
+    "arch_max_reason",
     "coupling_failure",
     "coupling_words",
     "cuda_reason",
@@ -207,6 +208,14 @@ def gpu_reason(
         )
     verb = "does" if len(gpu) == 1 else "do"
     return f"kernels {kernels} {verb} not run on {', '.join(gpu_words(cc) for cc in missing)}"
+
+
+def arch_max_reason(arch_max: tuple[int, int] | None, beyond: Sequence[tuple[int, int]]) -> str:
+    """Rule 3 for a build that compiles its kernels on the machine: the GPUs newer
+    than any its compiler knows."""
+    newest = "{}.{}".format(*arch_max) if arch_max is not None else "?"
+    gpus = ", ".join(gpu_words(cc) for cc in beyond)
+    return f"its compiler knows GPUs up to compute capability {newest}, not {gpus}"
 
 
 def accelerator_reason(accelerator: str, f: Flavour, manifest: Manifest) -> str:

@@ -47,6 +47,7 @@ from resolver_hook.resolve.model import (
 from resolver_hook.resolve.reasons import (
     NO_TAG_MATCHES,
     accelerator_reason,
+    arch_max_reason,
     cuda_reason,
     gfx_reason,
     gpu_reason,
@@ -281,6 +282,9 @@ def flavour_failures(
         missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
             out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
+    beyond = [cc for cc in p.gpu_ccs if f.arch_max is not None and cc > f.arch_max]
+    if beyond and p.nvidia is not None:
+        out.append(Failure(rule="gpu", reason=arch_max_reason(f.arch_max, beyond)))
     if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
@@ -423,7 +427,7 @@ def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool
         # With a driver but no visible GPU, the kernels cannot be checked.
         if p.nvidia is None:
             return bool(f.gpu) and not f.cpu
-        return bool(f.gpu) and bool(p.gpu_ccs)
+        return (bool(f.gpu) or f.arch_max is not None) and bool(p.gpu_ccs)
     if rule == "accelerator":
         return (
             not has_accelerator(f)
