@@ -206,7 +206,9 @@ class Planner:
         (:func:`~resolver_hook.index.userindex.file_index`)."""
         indexes = self.settings.indexes
         default = file_index(indexes.default, reqs.options, indexes.installer)
-        told = indexes.no_index or no_index({}, tool=indexes.installer, lines=reqs.options)
+        told = indexes.no_index or no_index(
+            {}, tool=indexes.installer, lines=reqs.options, configured=False
+        )
         if (default, told) == (indexes.default, indexes.no_index):
             return self
         settings = dataclasses.replace(

@@ -201,6 +201,7 @@ def no_index(
     tool: str | None = None,
     flag: bool = False,
     lines: Iterable[ReqEntry] = (),
+    configured: bool = True,
     record: Recorder = NOWHERE,
 ) -> str | None:
     """Where ``tool`` was told to read no index, or None: ``flag`` (its own
@@ -212,6 +213,8 @@ def no_index(
     line = next((o for o in lines if o.option == "--no-index"), None)
     if line is not None:
         return f"--no-index in {line.where}"
+    if not configured:
+        return None  # an index named on the command line: its word, not the files'
     if tool in ("pip", None):
         found = pip_setting(env, "no-index", record=record)
         if found is not None and found[0].strip().lower() in _YES:
