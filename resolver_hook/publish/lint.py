@@ -54,12 +54,13 @@ import email.policy
 import re
 import tarfile
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from packaging.specifiers import SpecifierSet
+from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -192,6 +193,16 @@ def _headers(raw: bytes) -> email.message.Message:
     return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(raw)
 
 
+def _wheel_facts(filename: str, tags: Collection[Tag], **more: Any) -> WheelFacts:
+    return WheelFacts(
+        filename=filename,
+        interpreters=tuple(sorted({t.interpreter for t in tags})),
+        abis=tuple(sorted({t.abi for t in tags})),
+        platforms=tuple(sorted({t.platform for t in tags})),
+        **more,
+    )
+
+
 def _package_of(files: Iterable[tuple[str, int, Any]]) -> _Package:
     """``files``: (path, size, reader) of the package files; reader() -> bytes."""
     inits: list[tuple[str, str]] = []
@@ -232,12 +243,6 @@ def _read_wheel(path: Path) -> LintInput:
             )
     except ZIP_ERRORS as exc:
         raise LintError(f"{path.name}: cannot read the wheel: {exc}") from None
-    interp, abis, plats = set(), set(), set()
-    for tag in report.tags:
-        i, a, p = tag.split("-")
-        interp.add(i)
-        abis.add(a)
-        plats.add(p)
     runtime_libs = [
         f"{o.path} links {lib}"
         for o in report.objects
@@ -247,11 +252,9 @@ def _read_wheel(path: Path) -> LintInput:
     isas = [o.ptx_isa for o in report.objects if o.ptx_isa is not None]
     if not runtime_libs and isas and report.cuda:
         runtime_libs = ["PTX ISA {}.{}, no CUDA runtime linked".format(*max(isas))]
-    facts = WheelFacts(
-        filename=report.filename,
-        interpreters=tuple(sorted(interp)),
-        abis=tuple(sorted(abis)),
-        platforms=tuple(sorted(plats)),
+    facts = _wheel_facts(
+        report.filename,
+        [Tag(*tag.split("-")) for tag in report.tags],
         gpu=tuple(parse_target(t) for t in report.gpu),
         # report.cuda already merges NEEDED, the PTX ISA and the version label.
         cuda_runtime=_runtime_major(SpecifierSet(report.cuda)) if report.cuda else None,
@@ -325,15 +328,18 @@ def _backend_raises(text: str) -> bool:
     tree = _parse_python(text)
     if tree is None:
         return False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise):
-            return True
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in ("exit", "_exit"):
-                return True
-    return False
+    return any(isinstance(node, ast.Raise) or _exits(node) for node in ast.walk(tree))
+
+
+def _exits(node: ast.AST) -> bool:
+    """Whether ``node`` calls ``exit``, ``sys.exit`` or ``os._exit``."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in (
+        "exit",
+        "_exit",
+    )
 
 
 def _read_sdist(path: Path) -> LintInput:
@@ -361,17 +367,12 @@ def _read_sdist(path: Path) -> LintInput:
             if pkg_info not in files:
                 raise LintError(f"{path.name}: not an sdist: no {root}/PKG-INFO")
             headers = _headers(read(pkg_info))
+            where = f"{path.name}: pyproject.toml"
             pyproject: dict[str, Any] = {}
             if f"{root}/pyproject.toml" in files:
-                pyproject = _parse_toml(
-                    read(f"{root}/pyproject.toml"), f"{path.name}: pyproject.toml"
-                )
-            requires, backend_path = _build_system(pyproject, f"{path.name}: pyproject.toml")
-            _project_name(
-                _table(pyproject, "project", f"{path.name}: pyproject.toml"),
-                f"{path.name}: pyproject.toml",
-                "",
-            )
+                pyproject = _parse_toml(read(f"{root}/pyproject.toml"), where)
+            requires, backend_path = _build_system(pyproject, where)
+            _project_name(_table(pyproject, "project", where), where, "")
             backend_dirs = [f"{root}/{d.strip('/')}/" for d in backend_path]
             build_fails = f"{root}/setup.py" in files and _backend_raises(
                 read(f"{root}/setup.py").decode("utf-8", "replace")
@@ -540,11 +541,9 @@ def _from_manifest(text: str, path: Path) -> LintInput:
     for w in manifest.wheels:
         major = _runtime_major(w.cuda)
         wheels.append(
-            WheelFacts(
-                filename=w.filename,
-                interpreters=tuple(sorted({t.interpreter for t in w.tags})),
-                abis=tuple(sorted({t.abi for t in w.tags})),
-                platforms=tuple(sorted({t.platform for t in w.tags})),
+            _wheel_facts(
+                w.filename,
+                w.tags,
                 gpu=tuple(w.gpu),
                 cuda_runtime=major,
                 cuda_evidence=f"{w.filename}: cuda = '{w.cuda}'" if major else "",
@@ -588,12 +587,7 @@ def _read_page(path: Path) -> LintInput:
         except ValueError:
             continue  # an sdist, a signature, another link
         wheels.setdefault(str(canonicalize_name(dist)), []).append(
-            WheelFacts(
-                filename=link.filename,
-                interpreters=tuple(sorted({t.interpreter for t in tags})),
-                abis=tuple(sorted({t.abi for t in tags})),
-                platforms=tuple(sorted({t.platform for t in tags})),
-            )
+            _wheel_facts(link.filename, tags)
         )
     if len(wheels) != 1:
         found = ", ".join(sorted(wheels)) or "none"
@@ -648,13 +642,8 @@ def _raises_on_import(text: str) -> bool:
         node = todo.pop()
         if isinstance(node, ast.Raise):
             return True
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) in (
-                "exit",
-                "_exit",
-            ):
-                return True
+        if isinstance(node, ast.Expr) and _exits(node.value):
+            return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         for name in ("body", "orelse", "finalbody", "handlers"):
