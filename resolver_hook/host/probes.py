@@ -45,6 +45,9 @@ __all__ = [
     "probe_wsl",
 ]
 
+# What an NVIDIA probe found (None: nothing), its notes, and the probe's outcome.
+_NvidiaProbed = tuple[NvidiaInfo | None, list[str], Probe]
+
 NVML_TIMEOUT = 5.0
 SMI_TIMEOUT = 5.0
 
@@ -149,14 +152,11 @@ def _nvml_query(nvml: Any) -> tuple[NvidiaInfo | None, list[str], str]:
                 )
                 continue
             memory = uuid = None
-            try:
+            # Unified-memory parts (GB10) report no dedicated memory.
+            with contextlib.suppress(Exception):
                 memory = int(nvml.nvmlDeviceGetMemoryInfo(handle).total) // (1024 * 1024)
-            except Exception:  # unified-memory parts (GB10) report no dedicated memory
-                memory = None
-            try:
+            with contextlib.suppress(Exception):
                 uuid = _text(nvml.nvmlDeviceGetUUID(handle))
-            except Exception:
-                uuid = None
             gpus.append(
                 NvidiaGpu(
                     index=i, name=name, cc=(int(major), int(minor)), memory_mib=memory, uuid=uuid
@@ -178,9 +178,14 @@ def _nvml_error(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def _nothing(name: str, detail: str, notes: list[str] | None = None) -> _NvidiaProbed:
+    """No NVIDIA facts from the probe ``name``, and why."""
+    return None, notes or [], Probe(name=name, found=False, detail=detail)
+
+
 def probe_nvml(
     load: Callable[[], Any] = _import_pynvml, timeout: float = NVML_TIMEOUT
-) -> tuple[NvidiaInfo | None, list[str], Probe]:
+) -> _NvidiaProbed:
     """NVML through nvidia-ml-py, in a daemon thread so a hung driver cannot hang us.
 
     (conda runs its CUDA probe in a subprocess for the same reason; a thread is
@@ -190,15 +195,7 @@ def probe_nvml(
     try:
         nvml = load()
     except Exception as exc:
-        return (
-            None,
-            [],
-            Probe(
-                name="nvidia-nvml",
-                found=False,
-                detail=f"nvidia-ml-py (pynvml) not importable: {exc}",
-            ),
-        )
+        return _nothing("nvidia-nvml", f"nvidia-ml-py (pynvml) not importable: {exc}")
     box: list[tuple[NvidiaInfo | None, list[str], str]] = []
     if isinstance(nvml, _NoNvmlLibrary):
         box.append(_nvml_query(nvml))
@@ -209,33 +206,15 @@ def probe_nvml(
         worker.start()
         worker.join(timeout)
     if not box:
-        return (
-            None,
-            [],
-            Probe(name="nvidia-nvml", found=False, detail=f"NVML timed out after {timeout:g} s"),
-        )
+        return _nothing("nvidia-nvml", f"NVML timed out after {timeout:g} s")
     info, notes, reason = box[0]
     if info is None:
-        return None, notes, Probe(name="nvidia-nvml", found=False, detail=reason)
+        return _nothing("nvidia-nvml", reason, notes)
     if not info.gpus and not notes:
-        return (
-            info,
-            notes,
-            Probe(
-                name="nvidia-nvml",
-                found=False,
-                detail=f"NVML: driver {info.driver_version} has no devices",
-            ),
-        )
-    return (
-        info,
-        notes,
-        Probe(
-            name="nvidia-nvml",
-            found=bool(info.gpus),
-            detail=f"NVML: driver {info.driver_version}, {len(info.gpus)} GPU(s)",
-        ),
-    )
+        detail = f"NVML: driver {info.driver_version} has no devices"
+    else:
+        detail = f"NVML: driver {info.driver_version}, {len(info.gpus)} GPU(s)"
+    return info, notes, Probe(name="nvidia-nvml", found=bool(info.gpus), detail=detail)
 
 
 # --- /proc and /sys ---------------------------------------------------------------
@@ -246,27 +225,16 @@ _NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
 def probe_procfs(root: str | os.PathLike[str]) -> tuple[str | None, Probe]:
     """The driver version from ``/sys/module/nvidia/version`` or ``/proc/driver/nvidia/version``."""
     text = (_read(os.path.join(root, "sys/module/nvidia/version")) or "").strip()
-    if text:
-        return text, Probe(
-            name="nvidia-procfs", found=True, detail=f"kernel module nvidia {text} loaded"
-        )
-    proc_text = _read(os.path.join(root, "proc/driver/nvidia/version"))
-    if proc_text is None:
-        return None, Probe(
-            name="nvidia-procfs",
-            found=False,
-            detail="NVIDIA driver not loaded (no /proc/driver/nvidia/version)",
-        )
-    m = _NVRM.search(proc_text)
-    if not m:
-        return None, Probe(
-            name="nvidia-procfs",
-            found=False,
-            detail="/proc/driver/nvidia/version names no driver version",
-        )
-    return m.group(1), Probe(
-        name="nvidia-procfs", found=True, detail=f"kernel module nvidia {m.group(1)} loaded"
-    )
+    proc_text = None if text else _read(os.path.join(root, "proc/driver/nvidia/version"))
+    m = _NVRM.search(proc_text or "")
+    driver = text or (m.group(1) if m else None)
+    if driver is not None:
+        detail = f"kernel module nvidia {driver} loaded"
+    elif proc_text is None:
+        detail = "NVIDIA driver not loaded (no /proc/driver/nvidia/version)"
+    else:
+        detail = "/proc/driver/nvidia/version names no driver version"
+    return driver, Probe(name="nvidia-procfs", found=driver is not None, detail=detail)
 
 
 # --- nvidia-smi -------------------------------------------------------------------
@@ -276,11 +244,11 @@ _SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
 
 def probe_nvidia_smi(
     run: Runner, timeout: float = SMI_TIMEOUT, *, exists: Callable[[str], bool] = anywhere
-) -> tuple[NvidiaInfo | None, list[str], Probe]:
+) -> _NvidiaProbed:
     """``nvidia-smi --query-gpu=...`` with a timeout; ``[N/A]`` rows skipped with a note.
     ``exists``: whether the program is there to run (:func:`on_path` for the real runner)."""
     if not exists("nvidia-smi"):
-        return None, [], Probe(name="nvidia-smi", found=False, detail="nvidia-smi not found")
+        return _nothing("nvidia-smi", "nvidia-smi not found")
     query = [
         "nvidia-smi",
         "--query-gpu=index,name,compute_cap,driver_version,memory.total,uuid",
@@ -289,20 +257,14 @@ def probe_nvidia_smi(
     done = run(query, timeout=timeout)
     code, out = done.returncode, done.stdout
     if done.missing:
-        return None, [], Probe(name="nvidia-smi", found=False, detail="nvidia-smi not found")
+        return _nothing("nvidia-smi", "nvidia-smi not found")
     if done.timed_out:
-        return (
-            None,
-            [],
-            Probe(
-                name="nvidia-smi", found=False, detail=f"nvidia-smi timed out after {timeout:g} s"
-            ),
-        )
+        return _nothing("nvidia-smi", f"nvidia-smi timed out after {timeout:g} s")
     if done.error is not None or done.truncated:
-        return None, [], Probe(name="nvidia-smi", found=False, detail=str(done.reason()))
+        return _nothing("nvidia-smi", str(done.reason()))
     if code != 0:
         first = out.strip().splitlines()[0] if out.strip() else f"exit code {code}"
-        return None, [], Probe(name="nvidia-smi", found=False, detail=f"nvidia-smi failed: {first}")
+        return _nothing("nvidia-smi", f"nvidia-smi failed: {first}")
     gpus: list[NvidiaGpu] = []
     notes: list[str] = []
     driver: str | None = None
@@ -328,7 +290,6 @@ def probe_nvidia_smi(
                 uuid=uuid,
             )
         )
-    cuda_version = None
     m = _SMI_CUDA.search(run(["nvidia-smi"], timeout=timeout).stdout)
     cuda_version = m.group(1) if m else None
     if cuda_version is None:
