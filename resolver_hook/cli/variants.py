@@ -46,39 +46,30 @@ def import_with_variants(
 
     variants = import_variant_links(links, fetch, package=args.package)
     plain = [x for x in links if split_variant_label(x.filename)[1] is None]
-    if not variants.wheels:
-        try:
-            result = import_manifest(
-                tuple(plain),
-                package=args.package,
-                cuda_map=cuda_map,
-                gpu_map=gpu_map,
-                allow_insecure=args.allow_insecure_urls,
-                allow_file_links=allow_file_links,
-                progress=progress,
-            )
-        except OperationalError as exc:
-            if not variants.notes:
-                raise
-            raise OperationalError(
-                f"{exc.message} ({'; '.join(variants.notes)})", hint=exc.hint
-            ) from None
-        return ImportResult(
-            name=result.name, wheels=result.wheels, notes=(*result.notes, *variants.notes)
-        )
-    assert variants.name is not None
     try:
         result = import_manifest(
             tuple(plain),
-            package=args.package or variants.name,
+            package=(args.package or variants.name) if variants.wheels else args.package,
             cuda_map=cuda_map,
             gpu_map=gpu_map,
             allow_insecure=args.allow_insecure_urls,
             allow_file_links=allow_file_links,
             progress=progress,
         )
-    except OperationalError:  # no ordinary wheels beside the variants
-        return ImportResult(name=variants.name, wheels=variants.wheels, notes=variants.notes)
+    except OperationalError as exc:
+        if variants.wheels:  # no ordinary wheels beside the variants
+            assert variants.name is not None
+            return ImportResult(name=variants.name, wheels=variants.wheels, notes=variants.notes)
+        if not variants.notes:
+            raise
+        raise OperationalError(
+            f"{exc.message} ({'; '.join(variants.notes)})", hint=exc.hint
+        ) from None
+    if not variants.wheels:
+        return ImportResult(
+            name=result.name, wheels=result.wheels, notes=(*result.notes, *variants.notes)
+        )
+    assert variants.name is not None
     return ImportResult(
         name=variants.name,
         wheels=(*variants.wheels, *result.wheels),
