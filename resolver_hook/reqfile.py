@@ -38,11 +38,7 @@ from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import (
-    NormalizedName,
-    canonicalize_name,
-    parse_wheel_filename,
-)
+from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind

@@ -21,12 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from resolver_hook.appenv.declaration import (
-    Declaration,
-    Group,
-    RequirementsChoice,
-    accelerator_of,
-)
+from resolver_hook.appenv.declaration import Declaration, Group, RequirementsChoice, accelerator_of
 from resolver_hook.host import HostProfile, apply_overrides
 from resolver_hook.manifest import Manifest
 from resolver_hook.reqfile import read_requirements

@@ -81,13 +81,7 @@ from resolver_hook.limits import (
     MAX_MEMBER_BYTES,
     parse_wheel_name,
 )
-from resolver_hook.portable.cuda import (
-    TEGRA_CCS,
-    describe_cc,
-    parse_cc,
-    parse_target,
-    ptx_isa_cuda,
-)
+from resolver_hook.portable.cuda import TEGRA_CCS, describe_cc, parse_cc, parse_target, ptx_isa_cuda
 
 __all__ = [
     "DEFAULT_MAX_MEMBER_SIZE",

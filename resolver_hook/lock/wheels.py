@@ -29,11 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import (
-    InvalidWheelFilename,
-    NormalizedName,
-    canonicalize_name,
-)
+from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError

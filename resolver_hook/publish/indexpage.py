@@ -21,10 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from packaging.utils import (
-    NormalizedName,
-    canonicalize_name,
-)
+from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.binaries.locallabel import parse_local_label
 from resolver_hook.errors import OperationalError, UsageError

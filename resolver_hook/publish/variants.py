@@ -27,11 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import SpecifierSet
-from packaging.utils import (
-    InvalidWheelFilename,
-    NormalizedName,
-    canonicalize_name,
-)
+from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
