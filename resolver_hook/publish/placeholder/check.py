@@ -69,8 +69,7 @@ from resolver_hook.limits import (
     parse_wheel_name,
 )
 from resolver_hook.manifest.urls import url_problem
-from resolver_hook.process.installers import find_uv as which_uv
-from resolver_hook.process.installers import venv_python
+from resolver_hook.process.installers import find_uv, venv_python
 from resolver_hook.process.proc import capture
 from resolver_hook.publish.lint import lint_paths
 from resolver_hook.publish.placeholder.data import import_name
@@ -106,8 +105,6 @@ NO_MESSAGE = "fails at install without its message"
 TIMEOUT = 600
 # How to add what the publish side needs (pyproject.toml's ``publish`` extra).
 PUBLISH_EXTRA = "pip install 'resolver-hook[publish]'"
-# PEP 508 / core metadata "Name" (https://packaging.python.org/en/latest/specifications/
-# name-normalization/): letters, digits, and -_. between them.
 # Variables a scrubbed environment keeps: the command search path, the locale, and
 # what a placeholder's own detection reads (its message names this machine; the
 # override variables let a check describe another machine, and the tests fake GPUs).
@@ -221,12 +218,6 @@ def _interruptible() -> Iterator[None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old or signal.SIG_DFL)
-
-
-def find_uv() -> str | None:
-    """The uv binary, found as ``resolver-hook uv pip install`` finds it (one search order)."""
-
-    return which_uv()
 
 
 # --- reading the artifact (as data only) -------------------------------------------------
@@ -634,16 +625,8 @@ def _installers(
                     tool="pip",
                     python=vpy,
                     install=[
-                        python,
-                        "-m",
-                        "pip",
-                        "--python",
-                        vpy,
-                        "install",
-                        "--no-index",
-                        "--no-cache-dir",
-                        *link_args,
-                        requirement,
+                        *(python, "-m", "pip", "--python", vpy, "install", "--no-index"),
+                        *("--no-cache-dir", *link_args, requirement),
                     ],
                 )
             )
