@@ -346,19 +346,10 @@ def _scan_object(
     else:
         src = member = _MemberSource(zf, info, budget)
 
-    def fatbin(source: ByteSource, sec: Section) -> tuple[FatbinEntry, ...]:
-        return read_fatbin(source, sec.offset, sec.size, little_endian=little)
-
-    def note(source: ByteSource, sec: Section) -> bytes:
-        return source.read_at(sec.offset, min(sec.size, MAX_TKINFO_BYTES))
-
-    def bundle(source: ByteSource, sec: Section) -> RocmCode:
-        return read_offload_bundles(source, sec.offset, sec.size)
-
     visitors: dict[str, Callable[[ByteSource, Section], Any]] = {
-        _NV_FATBIN: fatbin,
-        CUBIN_TKINFO: note,
-        HIP_FATBIN: bundle,
+        _NV_FATBIN: lambda s, sec: read_fatbin(s, sec.offset, sec.size, little_endian=little),
+        CUBIN_TKINFO: lambda s, sec: s.read_at(sec.offset, min(sec.size, MAX_TKINFO_BYTES)),
+        HIP_FATBIN: lambda s, sec: read_offload_bundles(s, sec.offset, sec.size),
     }
     try:
         head = src.read_at(0, 6)
