@@ -471,7 +471,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
 ) -> _Proven:
     """The installer's resolution checked against the plan; dependencies with a manifest
     that the plan never saw are planned like requested ones and checked once more."""
-    from resolver_hook.install.checked import check_resolution
+    from resolver_hook.install.checked import check_resolution, read_planned_kernels
 
     exclude = frozenset(requirement_name(o) or o for o in session.optional)
     for again in (True, False):
@@ -497,8 +497,6 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
         plan, reqs, manifests = planned
         session = dataclasses.replace(session, manifests=manifests)
         if reader is not None:
-            from resolver_hook.install.checked import read_planned_kernels
-
             localized = read_planned_kernels(reader, plan, report)
             if localized is None:
                 return _Proven(code=1, argv=(), plan=plan)
@@ -619,9 +617,6 @@ def _announce_launch(  # noqa: PLR0917 - what the installer is started with
             "twins": launch_twins(installer.python, twins) if twins else {},
         },
     )
-
-
-# --- temporary files that never outlive the run ------------------------------------
 
 
 # --- what to hand the installer ----------------------------------------------------
