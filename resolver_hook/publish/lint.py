@@ -373,15 +373,15 @@ def _read_sdist(path: Path) -> LintInput:
                 pyproject = _parse_toml(read(f"{root}/pyproject.toml"), where)
             requires, backend_path = _build_system(pyproject, where)
             _project_name(_table(pyproject, "project", where), where, "")
-            backend_dirs = [f"{root}/{d.strip('/')}/" for d in backend_path]
-            build_fails = f"{root}/setup.py" in files and _backend_raises(
-                read(f"{root}/setup.py").decode("utf-8", "replace")
+            backend_dirs = tuple(f"{root}/{d.strip('/')}/" for d in backend_path)
+            build_code = [
+                n
+                for n in files
+                if n == f"{root}/setup.py" or (n.startswith(backend_dirs) and n.endswith(".py"))
+            ]
+            build_fails = any(
+                _backend_raises(read(n).decode("utf-8", "replace")) for n in build_code
             )
-            for name in files:
-                if any(name.startswith(d) for d in backend_dirs) and name.endswith(".py"):
-                    build_fails = build_fails or _backend_raises(
-                        read(name).decode("utf-8", "replace")
-                    )
             skip = (*backend_dirs, f"{root}/tests/", f"{root}/docs/")
             skip += tuple(f"{root}/{n}" for n in _ROOT_FILES_NOT_CODE)
             package = _package_of(
@@ -778,9 +778,7 @@ def _plat_words(plats: Iterable[str]) -> str:
     return ", ".join(sorted(set(plats)))
 
 
-def _check_one_wheel(
-    label: str, release: Sequence[WheelFacts], single: bool = False
-) -> list[Finding]:
+def _check_one_wheel(label: str, release: Sequence[WheelFacts], single: bool) -> list[Finding]:
     """What a single wheel is for, in place of the project-wide platform checks."""
     (wheel,) = release
     plats = [p for p in wheel.platforms if p != "any"]
@@ -806,9 +804,7 @@ def _check_one_wheel(
     ]
 
 
-def _check_platforms(
-    label: str, release: Sequence[WheelFacts], single: bool = False
-) -> list[Finding]:
+def _check_platforms(label: str, release: Sequence[WheelFacts], single: bool) -> list[Finding]:
     plats = {p for w in release for p in w.platforms}
     linux_x86 = {p for p in plats if p.startswith(("manylinux", "linux")) and p.endswith("x86_64")}
     if not linux_x86:
@@ -843,9 +839,7 @@ def _check_platforms(
     return out
 
 
-def _check_gpu_family(
-    label: str, release: Sequence[WheelFacts], single: bool = False
-) -> list[Finding]:
+def _check_gpu_family(label: str, release: Sequence[WheelFacts], single: bool) -> list[Finding]:
     targets = sorted({t for w in release for t in w.gpu})
     if not targets:
         return []
@@ -878,9 +872,7 @@ def _check_gpu_family(
 _CURRENT_DATACENTER = ((9, 0), (10, 0))
 
 
-def _check_current_gpus(
-    label: str, release: Sequence[WheelFacts], single: bool = False
-) -> list[Finding]:
+def _check_current_gpus(label: str, release: Sequence[WheelFacts], single: bool) -> list[Finding]:
     targets = sorted({t for w in release for t in w.gpu})
     if not targets or any(t.runs_on(cc) for t in targets for cc in _CURRENT_DATACENTER):
         return []
@@ -898,7 +890,7 @@ def _check_current_gpus(
     ]
 
 
-def _check_cuda13(label: str, release: Sequence[WheelFacts], single: bool = False) -> list[Finding]:
+def _check_cuda13(label: str, release: Sequence[WheelFacts], single: bool) -> list[Finding]:
     majors = {w.cuda_runtime for w in release if w.cuda_runtime is not None}
     if not majors or min(majors) < 13:
         return []
@@ -924,7 +916,7 @@ def _check_cuda13(label: str, release: Sequence[WheelFacts], single: bool = Fals
     ]
 
 
-def _check_python(label: str, release: Sequence[WheelFacts], single: bool = False) -> list[Finding]:
+def _check_python(label: str, release: Sequence[WheelFacts], single: bool) -> list[Finding]:
     if not release or any("abi3" in w.abis for w in release):
         return []
     interps = {i for w in release for i in w.interpreters}
