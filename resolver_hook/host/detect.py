@@ -250,11 +250,8 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
         value, where = overrides["cuda"]
         if not value.strip():
             nvidia = None
-            probe_list.append(
-                Probe(
-                    name="nvidia-override", found=False, detail=f"{where} is empty: no NVIDIA GPU"
-                )
-            )
+            detail = f"{where} is empty: no NVIDIA GPU"
+            probe_list.append(Probe(name="nvidia-override", found=False, detail=detail))
         else:
             cuda = _version2(value, where, "a driver CUDA version such as 13.0")
             # An override is never inferred.
@@ -264,9 +261,8 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
         value, where = overrides["sm"]
         ccs = _cc_list(value, where)
         _jetson_only_on_linux_arm(ccs, profile.os, arch, where)
-        if nvidia is None and "cuda" in overrides:
-            pass  # an explicit "no NVIDIA GPU" wins over a GPU list
-        else:
+        # An explicit "no NVIDIA GPU" wins over a GPU list.
+        if nvidia is not None or "cuda" not in overrides:
             gpus = tuple(NvidiaGpu.synthetic(i, cc) for i, cc in enumerate(ccs))
             nvidia = replace(nvidia or NvidiaInfo(), gpus=gpus)
         changed.append("sm")
