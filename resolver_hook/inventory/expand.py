@@ -773,6 +773,11 @@ def covered_releases(
     return out
 
 
+def _of_release(f: IndexFlavour, v: Version) -> bool:
+    """Whether ``v`` is ``f``'s release, or one of its range (no pre-releases)."""
+    return f.versions.contains(v, prereleases=False) if f.versions is not None else v == f.version
+
+
 def _has_sdist(f: IndexFlavour, page: Page) -> bool:
     """Whether ``page`` lists a source distribution (not yanked) of ``f``'s release."""
     name = distribution_of(f)
@@ -783,11 +788,7 @@ def _has_sdist(f: IndexFlavour, page: Page) -> bool:
             sname, version = parse_sdist_filename(link.filename)
         except InvalidSdistFilename:
             continue
-        if sname == name and (
-            f.versions.contains(version, prereleases=False)
-            if f.versions is not None
-            else version == f.version
-        ):
+        if sname == name and _of_release(f, version):
             return True
     return False
 
@@ -802,15 +803,7 @@ def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
     listed = dataclasses.replace(
         page, links=tuple(dataclasses.replace(x, yanked=None) for x in gone)
     )
-    mine = [
-        c
-        for c in candidates(f, listed)
-        if (
-            f.versions.contains(c.version, prereleases=False)
-            if f.versions
-            else c.version == f.version
-        )
-    ]
+    mine = [c for c in candidates(f, listed) if _of_release(f, c.version)]
     if not mine:
         return []
     said = {x.url: x.yanked for x in gone}
