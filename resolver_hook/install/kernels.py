@@ -352,30 +352,25 @@ class KernelReader:
         packages: list[PackagePlan] = []
         for p in plan.packages:
             path = self.files.get(p.name)
+            new = p
             if path is not None and _version_pinned(p):
                 new = _as_file(p, f"{path.resolve().as_uri()}#sha256={self.sha256[p.name]}")
+            elif path is not None and _url_pinned(p):
+                assert p.url is not None
+                old = urldefrag(p.url)[0]
+                uri = path.resolve().as_uri()
+                if not p.sha256:  # the installed direct_url.json then names the file's hash
+                    uri += f"#sha256={self.sha256[p.name]}"
+                new = dataclasses.replace(
+                    p,
+                    url=p.url.replace(old, uri, 1),
+                    line=p.line.replace(old, uri, 1) if p.line else None,
+                    constraint=p.constraint.replace(old, uri, 1) if p.constraint else None,
+                )
+            if new is not p:
                 for before, after in ((p.line, new.line), (p.constraint, new.constraint)):
                     if before and after:
                         swap[before] = after
-                packages.append(new)
-                continue
-            if path is None or not _url_pinned(p):
-                packages.append(p)
-                continue
-            assert p.url is not None
-            old = urldefrag(p.url)[0]
-            uri = path.resolve().as_uri()
-            if not p.sha256:  # the installed direct_url.json then names the file's hash
-                uri += f"#sha256={self.sha256[p.name]}"
-            new = dataclasses.replace(
-                p,
-                url=p.url.replace(old, uri, 1),
-                line=p.line.replace(old, uri, 1) if p.line else None,
-                constraint=p.constraint.replace(old, uri, 1) if p.constraint else None,
-            )
-            for before, after in ((p.line, new.line), (p.constraint, new.constraint)):
-                if before and after:
-                    swap[before] = after
             packages.append(new)
         return dataclasses.replace(
             plan,
