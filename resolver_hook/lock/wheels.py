@@ -111,14 +111,11 @@ def _wheel_url(p: PackagePlan) -> bool:
 
 def unlockable(plan: Plan) -> list[PackagePlan]:
     """Packages on this target that a lock file of wheels cannot hold (no manifest, build)."""
-    out = []
-    for p in plan.packages:
-        if not _applies(p):
-            continue
-        if p.action == "rewrite" or (p.action == "pass" and p.entry_version):
-            continue
-        out.append(p)
-    return out
+    return [
+        p
+        for p in plan.packages
+        if _applies(p) and not (p.action == "rewrite" or (p.action == "pass" and p.entry_version))
+    ]
 
 
 def network_needs(plan: Plan, index_url: str) -> list[str]:
@@ -180,8 +177,7 @@ def _listed_on(p: PackagePlan, index_url: str) -> str | None:
     index (a build on the default index): the page a lock cites."""
     if p.flavour is None or getattr(p.flavour, "inventory", None) is None:
         return None
-    name = p.distribution
-    return _page_of(index_url, name)
+    return _page_of(index_url, p.distribution)
 
 
 def _page_for(p: PackagePlan, index_url: str) -> tuple[NormalizedName, str] | None:
