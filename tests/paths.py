@@ -5,18 +5,33 @@ from __future__ import annotations
 
 import atexit
 import functools
+import importlib.util
 import json
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 # The fake pynvml package (tests/data/fake_pynvml) a child process imports.
 FAKE_PYNVML = str(DATA / "fake_pynvml")
+
+
+def script(name: str) -> ModuleType:
+    """``scripts/NAME.py``, run as a module named ``name`` (registered in sys.modules:
+    its dataclasses look their module up)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def child_env(

@@ -6,10 +6,7 @@ rules on single builds, with the real truth tables of scripts/data.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from packaging.specifiers import SpecifierSet
@@ -17,23 +14,12 @@ from packaging.version import Version
 
 from resolver_hook.ground.toml import loads
 from resolver_hook.reqfile import parse_requirements
+from tests.paths import script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "corpus_score", ROOT / "scripts" / "corpus_score.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_score"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-SCORE = _script()
+SCORE = script("corpus_score")
 L40 = SCORE.machine_of("linux-x86_64-py312-cuda12.8-sm89")[0]
 B200 = SCORE.machine_of("linux-x86_64-py312-cuda13.0-sm100")[0]
 GB10 = SCORE.machine_of("linux-aarch64-py312-cuda13.0-sm121")[0]

@@ -4,37 +4,23 @@ files and headings that exist, and the built-in packages table is the manifests'
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from tests.clirun import cli
-from tests.paths import REPO
+from tests.paths import REPO, script
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 QUICK_START = [
     "python3 -m venv .venv && . .venv/bin/activate && pip install .",
     "resolver-hook plan --example --target linux-x86_64-py312-cuda13.0-sm100",
 ]
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "builtin_table", REPO / "scripts" / "builtin_table.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["builtin_table"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _slug(heading: str) -> str:
@@ -65,10 +51,10 @@ def test_readme_links_land() -> None:
 
 @pytest.mark.builtin_data
 def test_builtin_table_matches_the_manifests(capsys: pytest.CaptureFixture[str]) -> None:
-    script = _script()
-    assert script.main(["--check"]) == 0
-    table = script.table()
-    for path in script.FILES:
+    table_script = script("builtin_table")
+    assert table_script.main(["--check"]) == 0
+    table = table_script.table()
+    for path in table_script.FILES:
         assert table in Path(path).read_text(encoding="utf-8")
     assert "| torch |" in table
 
@@ -76,14 +62,14 @@ def test_builtin_table_matches_the_manifests(capsys: pytest.CaptureFixture[str])
 def test_builtin_table_check_fails_on_a_stale_table(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    script = _script()
+    table_script = script("builtin_table")
     copy = tmp_path / "README.md"
-    copy.write_text(script.replaced(README, "| stale |"), encoding="utf-8")
-    monkeypatch.setattr(script, "ROOT", tmp_path)
-    monkeypatch.setattr(script, "FILES", (copy,))
-    assert script.main(["--check"]) == 1
-    assert script.main([]) == 0  # rewrites it
-    assert script.main(["--check"]) == 0
+    copy.write_text(table_script.replaced(README, "| stale |"), encoding="utf-8")
+    monkeypatch.setattr(table_script, "ROOT", tmp_path)
+    monkeypatch.setattr(table_script, "FILES", (copy,))
+    assert table_script.main(["--check"]) == 1
+    assert table_script.main([]) == 0  # rewrites it
+    assert table_script.main(["--check"]) == 0
 
 
 @pytest.mark.builtin_data

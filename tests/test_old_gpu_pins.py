@@ -4,11 +4,8 @@ others stay unjudged; the corpus measure judges them by their own truth tables."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,6 +13,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from resolver_hook.cli import main
+from tests.paths import script
 
 pytestmark = pytest.mark.builtin_data  # the shipped manifests and snapshot
 
@@ -142,18 +140,6 @@ def test_jax_0_3_15_with_a_cuda_11_extra_stays_unjudged(
     assert pkg["cause"] == "unjudged"
 
 
-def _score() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "corpus_score", ROOT / "scripts" / "corpus_score.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_score"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(
     ("family", "version", "target", "verdict"),
     [
@@ -169,7 +155,7 @@ def _score() -> ModuleType:
 def test_the_truth_tables_judge_pypis_build(
     family: str, version: str, target: str, verdict: str
 ) -> None:
-    score = _score()
+    score = script("corpus_score")
     fam = next(f for f in score.families() if f.name == family)
     m = score.machine_of(target)[0]
     build = score.Build(Version(version), "pypi")
@@ -185,7 +171,7 @@ def test_the_truth_tables_judge_pypis_build(
     ],
 )
 def test_a_refusal_where_no_wheel_exists_is_right(family: str, version: str, target: str) -> None:
-    score = _score()
+    score = script("corpus_score")
     fam = next(f for f in score.families() if f.name == family)
     m = score.machine_of(target)[0]
     assert fam.judge(None, SpecifierSet(f"=={version}"), m) == "right"

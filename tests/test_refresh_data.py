@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import importlib.util
 import os
 import urllib.parse
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
@@ -45,6 +43,7 @@ from resolver_hook.resolve import resolve
 from tests.cudawheels import KERNELS, PTX, binary_wheel
 from tests.frozen import frozen_manifests, frozen_sources
 from tests.indexreplica import File, PageServer, Response, metadata_text, pypi_json, pytorch_html
+from tests.paths import script
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = "https://download.pytorch.org/whl/cu130/torch/"
@@ -53,18 +52,7 @@ X86 = "manylinux_2_28_x86_64"
 READ = "2026-12-05"
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "refresh_data", ROOT / "scripts" / "refresh_data.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-REFRESH = _script()
+REFRESH = script("refresh_data")
 
 
 class Replica:
