@@ -21,7 +21,7 @@ from packaging.specifiers import SpecifierSet
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
-from resolver_hook.index.userindex import file_index, no_index
+from resolver_hook.index.userindex import file_index, no_index_line
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, with_notes
 from resolver_hook.inventory.snapshot import builtin_snapshot
@@ -206,9 +206,7 @@ class Planner:
         (:func:`~resolver_hook.index.userindex.file_index`)."""
         indexes = self.settings.indexes
         default = file_index(indexes.default, reqs.options, indexes.installer)
-        told = indexes.no_index or no_index(
-            {}, tool=indexes.installer, lines=reqs.options, configured=False
-        )
+        told = indexes.no_index or no_index_line(reqs.options)
         if (default, told) == (indexes.default, indexes.no_index):
             return self
         settings = dataclasses.replace(

@@ -47,7 +47,15 @@ if TYPE_CHECKING:
 
     from resolver_hook.reqfile import ReqEntry
 
-__all__ = ["PYPI", "UserIndex", "file_index", "no_index", "user_index", "uv_config_index"]
+__all__ = [
+    "PYPI",
+    "UserIndex",
+    "file_index",
+    "no_index",
+    "no_index_line",
+    "user_index",
+    "uv_config_index",
+]
 
 PYPI = "https://pypi.org/simple"
 _MAX_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
@@ -201,7 +209,6 @@ def no_index(
     tool: str | None = None,
     flag: bool = False,
     lines: Iterable[ReqEntry] = (),
-    configured: bool = True,
     record: Recorder = NOWHERE,
 ) -> str | None:
     """Where ``tool`` was told to read no index, or None: ``flag`` (its own
@@ -210,11 +217,9 @@ def no_index(
     installer). A value pip or uv would read as no is off."""
     if flag:
         return f"{tool or 'the installer'}'s --no-index"
-    line = next((o for o in lines if o.option == "--no-index"), None)
-    if line is not None:
-        return f"--no-index in {line.where}"
-    if not configured:
-        return None  # an index named on the command line: its word, not the files'
+    in_file = no_index_line(lines)
+    if in_file is not None:
+        return in_file
     if tool in ("pip", None):
         found = pip_setting(env, "no-index", record=record)
         if found is not None and found[0].strip().lower() in _YES:
@@ -222,3 +227,9 @@ def no_index(
     if tool in ("uv", None) and env.get("UV_NO_INDEX", "").strip().lower() in _YES:
         return "UV_NO_INDEX"
     return None
+
+
+def no_index_line(lines: Iterable[ReqEntry]) -> str | None:
+    """Where a requirements file's option ``lines`` say ``--no-index``, or None."""
+    line = next((o for o in lines if o.option == "--no-index"), None)
+    return None if line is None else f"--no-index in {line.where}"

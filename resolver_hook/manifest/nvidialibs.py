@@ -9,7 +9,6 @@ name becomes a manifest of plain-build ``[[index]]`` entries, judged as any othe
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -46,12 +45,16 @@ def _manifest(name: str) -> Manifest:
     ]
     doc = {
         "schema": 1,
-        "package": {"name": name, "downloads": f"https://pypi.org/project/{name}/"},
+        # The table lists the releases read, not every release: it judges exact pins
+        # only (an unpinned line beside torch must stay free to take torch's release).
+        "package": {
+            "name": name,
+            "downloads": f"https://pypi.org/project/{name}/",
+            "pins_only": True,
+        },
         "index": entries,
     }
-    # The table lists the releases read, not every release: it judges exact pins only
-    # (an unpinned line beside torch must stay free to take the release torch pins).
-    return dataclasses.replace(parse_manifest(doc, source=f"built-in ({_FILE})"), pins_only=True)
+    return parse_manifest(doc, source=f"built-in ({_FILE})")
 
 
 def nvidia_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:

@@ -210,12 +210,13 @@ def gpu_reason(
     return f"kernels {kernels} {verb} not run on {', '.join(gpu_words(cc) for cc in missing)}"
 
 
-def arch_max_reason(arch_max: tuple[int, int] | None, beyond: Sequence[tuple[int, int]]) -> str:
+def arch_max_reason(arch_max: tuple[int, int], beyond: Sequence[tuple[int, int]]) -> str:
     """Rule 3 for a build that compiles its kernels on the machine: the GPUs newer
     than any its compiler knows."""
-    newest = "{}.{}".format(*arch_max) if arch_max is not None else "?"
     gpus = ", ".join(gpu_words(cc) for cc in beyond)
-    return f"its compiler knows GPUs up to compute capability {newest}, not {gpus}"
+    return (
+        f"its compiler knows GPUs up to compute capability {arch_max[0]}.{arch_max[1]}, not {gpus}"
+    )
 
 
 def accelerator_reason(accelerator: str, f: Flavour, manifest: Manifest) -> str:

@@ -282,9 +282,10 @@ def flavour_failures(
         missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
             out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
-    beyond = [cc for cc in p.gpu_ccs if f.arch_max is not None and cc > f.arch_max]
-    if beyond and p.nvidia is not None:
-        out.append(Failure(rule="gpu", reason=arch_max_reason(f.arch_max, beyond)))
+    if f.arch_max is not None and p.nvidia is not None:
+        beyond = [cc for cc in p.gpu_ccs if cc > f.arch_max]
+        if beyond:
+            out.append(Failure(rule="gpu", reason=arch_max_reason(f.arch_max, beyond)))
     if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
