@@ -172,14 +172,11 @@ def _read_needs(
 
 def _read_cpu(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
     """``cpu = true`` beside ``gpu``: the build also runs without a GPU."""
-    if "cpu" not in t:
-        return
-    if t["cpu"] is not True and t["cpu"] is not False:
-        c.bad(_join(path, "cpu"), f"expected true or false, got {kind_of(t['cpu'])}")
-    elif not needs.gpu:
+    cpu = c.boolean(t, "cpu", path)
+    if cpu is not None and not needs.gpu:
         c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
-    else:
-        needs.cpu = t["cpu"]
+    elif cpu is not None:
+        needs.cpu = cpu
 
 
 _ARCH = re.compile(r"^(\d{1,3})\.(\d)$")

@@ -139,6 +139,16 @@ class TableReader:
             return None
         return value
 
+    def boolean(self, table: Mapping[str, Any], key: str, path: str) -> bool | None:
+        """``key = true`` or ``false``; None when absent or not a boolean (said)."""
+        if key not in table:
+            return None
+        value = table[key]
+        if not isinstance(value, bool):
+            self.bad(_join(path, key), f"expected true or false, got {kind_of(value)}")
+            return None
+        return value
+
     def strings(self, table: Mapping[str, Any], key: str, path: str) -> tuple[str, ...] | None:
         if key not in table:
             return None

@@ -97,7 +97,7 @@ def _read_wheel(
     plain, label = split_variant_label(filename)
     needs = _read_needs(c, t, path, name, variant=label is not None)
     floors = _read_cuda_floors(c, t, path, needs)
-    cxx11abi = _read_cxx11abi(c, t, path)
+    cxx11abi = c.boolean(t, "cxx11abi", path)
     if url is None or not c.url(url, _join(path, "url")):
         return None
     split = _split_hash_fragment(c, url, _join(path, "url"))
@@ -186,7 +186,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
             )
     needs = _read_needs(c, t, path, name)
     install = _read_install(c, t, path, name)
-    cxx11abi = _read_cxx11abi(c, t, path)
+    cxx11abi = c.boolean(t, "cxx11abi", path)
     coupled: NormalizedName | None = None
     if template is not None:
         problems, coupled = check_template(
@@ -344,16 +344,6 @@ def _read_install(c: TableReader, t: Mapping[str, Any], path: str, name: str) ->
     return f"{req.name}{extras}"
 
 
-def _read_cxx11abi(c: TableReader, t: Mapping[str, Any], path: str) -> bool | None:
-    if "cxx11abi" not in t:
-        return None
-    value = t["cxx11abi"]
-    if not isinstance(value, bool):
-        c.bad(_join(path, "cxx11abi"), f"expected true or false, got {kind_of(value)}")
-        return None
-    return value
-
-
 def parse_manifest(  # noqa: PLR0915 - every section checked in one place
     data: Mapping[str, Any],
     *,
@@ -391,9 +381,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
                     downloads = value
         description = c.string(pkg, "description", "package")
         twins = _read_twins(c, pkg, name)
-        pins_only = pkg.get("pins_only", False)
-        if not isinstance(pins_only, bool):
-            c.bad("package.pins_only", f"expected true or false, got {kind_of(pins_only)}")
+        pins_only = c.boolean(pkg, "pins_only", "package") is True
     wheels: list[WheelFlavour] = []
     indexes: list[IndexFlavour] = []
     if name:
@@ -442,7 +430,7 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
         build_needs=build_needs,
         source=source,
         twins=twins,
-        pins_only=pins_only is True,
+        pins_only=pins_only,
     )
 
 
