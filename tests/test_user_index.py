@@ -217,6 +217,40 @@ def test_uv_toml_is_found_as_uv_finds_it(tmp_path: Path) -> None:
     assert got(env) == ("https://here.example/", f"index in {here}")
 
 
+def test_uv_toml_no_index_is_read_as_uv_merges_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """no-index in uv's files: [pip] before the top-level key, the project's file first,
+    the first file that sets the key deciding; UV_NO_INDEX=1 beats the files (uv 0.13.9,
+    docs/facts.md section 3)."""
+    from resolver_hook.index.userindex import no_index
+
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
+
+    monkeypatch.chdir(project)
+
+    def said(tool: str | None = "uv", **more: str) -> str | None:
+        return no_index({**env, **more}, tool=tool)
+
+    assert said() is None
+    user = _conf(tmp_path, "config/uv/uv.toml", "no-index = true\n")
+    assert said() == f"no-index in {user}"
+    assert said(None) == f"no-index in {user}"
+    assert said("pip") is None  # pip reads no uv settings
+    assert said(UV_NO_CONFIG="1") is None
+    here = _conf(tmp_path, "project/uv.toml", "no-index = false\n")
+    assert said() is None  # the project's false beats the user's true
+    _conf(tmp_path, "config/uv/uv.toml", "[pip]\nno-index = true\n")
+    assert said() == f"no-index in {user}"  # [pip] of any file before a top-level key
+    _conf(tmp_path, "project/uv.toml", "[pip]\nno-index = false\n")
+    assert said() is None
+    assert said(UV_NO_INDEX="1") == "UV_NO_INDEX"
+    assert said(UV_CONFIG_FILE=here) is None
+    assert said(UV_CONFIG_FILE=user, UV_NO_CONFIG="1") == f"no-index in {user}"
+
+
 def _dead_index() -> str:
     """An index URL on a loopback port where nothing listens."""
     with socket.socket() as s:
@@ -285,7 +319,7 @@ def test_an_index_line_weighs_as_each_installer_weighs_it() -> None:
     assert file_index(None, extra, "pip") is None
 
 
-@pytest.mark.parametrize("how", ["PIP_NO_INDEX", "pip.conf", "line", "UV_NO_INDEX"])
+@pytest.mark.parametrize("how", ["PIP_NO_INDEX", "pip.conf", "line", "UV_NO_INDEX", "uv.toml"])
 def test_no_index_pins_nothing_from_the_default_index(
     company: tuple[LoopbackIndex, BuiltWheel], tmp_path: Path, how: str
 ) -> None:
@@ -297,6 +331,8 @@ def test_no_index_pins_nothing_from_the_default_index(
     lines = f"--find-links {wheel.path.parent}\nonnxruntime\n"
     if how == "pip.conf":
         extra["PIP_CONFIG_FILE"] = _conf(tmp_path, "pip.conf", "[global]\nno-index = true\n")
+    elif how == "uv.toml":
+        extra["UV_CONFIG_FILE"] = _conf(tmp_path, "uv.toml", "no-index = true\n")
     elif how == "line":
         lines = "--no-index\n" + lines
     else:

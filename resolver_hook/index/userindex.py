@@ -24,10 +24,11 @@ section 3); a command that runs no one installer takes pip's weight below our ow
 ``--index-url``. ``--extra-index-url`` adds an index and leaves the default one as it is.
 
 An installer told to read no index (:func:`no_index`: pip's ``--no-index``,
-``PIP_NO_INDEX`` or pip.conf's ``no-index``; uv's ``--no-index`` or ``UV_NO_INDEX``; a
-``--no-index`` line of a requirements file for either) reads the ``--find-links`` pages
-only: the plan then reads no page of the default index, pins no file from it, and leaves
-those builds to the installer (:meth:`resolver_hook.planner.Planner.pages`).
+``PIP_NO_INDEX`` or pip.conf's ``no-index``; uv's ``--no-index``, ``UV_NO_INDEX`` or
+``no-index`` in its configuration files; a ``--no-index`` line of a requirements file
+for either) reads the ``--find-links`` pages only: the plan then reads no page of the
+default index, pins no file from it, and leaves those builds to the installer
+(:meth:`resolver_hook.planner.Planner.pages`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ __all__ = [
     "no_index_line",
     "user_index",
     "uv_config_index",
+    "uv_config_no_index",
 ]
 
 PYPI = "https://pypi.org/simple"
@@ -114,36 +116,44 @@ def _project_file(cwd: Path, record: Recorder) -> tuple[Path, dict[str, Any]] | 
     return None
 
 
-def uv_config_index(
-    env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
-) -> UserIndex | None:
-    """The default index of uv's configuration files, or None: ``UV_CONFIG_FILE`` alone
-    when set; none with ``UV_NO_CONFIG``; else the project's file (``cwd`` and its
+def _uv_files(
+    env: Mapping[str, str], cwd: Path | None, record: Recorder
+) -> list[tuple[Path, dict[str, Any]]]:
+    """uv's configuration files, in the order it merges them: ``UV_CONFIG_FILE`` alone
+    when set (even beside ``UV_NO_CONFIG``, which stops only the search); none with
+    ``UV_NO_CONFIG``; else the project's file (``cwd`` and its
     parents), the user's (``$XDG_CONFIG_HOME/uv/uv.toml``, default ``~/.config``), then
     the system's (the first ``uv/uv.toml`` of ``$XDG_CONFIG_DIRS``, else
     ``/etc/uv/uv.toml``)."""
-    if env.get("UV_NO_CONFIG", "").strip().lower() in _YES:
-        return None
-    files: list[tuple[Path, dict[str, Any]]] = []
     if env.get("UV_CONFIG_FILE"):
         path = Path(env["UV_CONFIG_FILE"])
         data = _toml(path, record)
-        files = [(path, data)] if data is not None else []
-    else:
-        project = _project_file(cwd or Path(os.getcwd()), record)
-        files += [project] if project is not None else []
-        home = env.get("HOME")
-        config_home = env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
-        if config_home:
-            path = Path(config_home) / "uv" / "uv.toml"
-            data = _toml(path, record)
-            files += [(path, data)] if data is not None else []
-        dirs = [d for d in env.get("XDG_CONFIG_DIRS", "").split(":") if d]
-        for path in [Path(d) / "uv" / "uv.toml" for d in dirs] + [Path("/etc/uv/uv.toml")]:
-            data = _toml(path, record)
-            if data is not None:
-                files.append((path, data))
-                break
+        return [(path, data)] if data is not None else []
+    if env.get("UV_NO_CONFIG", "").strip().lower() in _YES:
+        return []
+    files: list[tuple[Path, dict[str, Any]]] = []
+    project = _project_file(cwd or Path(os.getcwd()), record)
+    files += [project] if project is not None else []
+    home = env.get("HOME")
+    config_home = env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
+    if config_home:
+        path = Path(config_home) / "uv" / "uv.toml"
+        data = _toml(path, record)
+        files += [(path, data)] if data is not None else []
+    dirs = [d for d in env.get("XDG_CONFIG_DIRS", "").split(":") if d]
+    for path in [Path(d) / "uv" / "uv.toml" for d in dirs] + [Path("/etc/uv/uv.toml")]:
+        data = _toml(path, record)
+        if data is not None:
+            files.append((path, data))
+            break
+    return files
+
+
+def uv_config_index(
+    env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
+) -> UserIndex | None:
+    """The default index of uv's configuration files (:func:`_uv_files`), or None."""
+    files = _uv_files(env, cwd, record)
     # uv merges the files key by key, the project's first; of the merged keys the
     # [[index]] marked default wins, then [pip] index-url, then the top-level index-url
     # (seen with uv 0.13.9, docs/facts.md section 3).
@@ -152,6 +162,23 @@ def uv_config_index(
             url = key(table)
             if url and url.strip():
                 return UserIndex(url.strip(), f"index in {path}")
+    return None
+
+
+def uv_config_no_index(
+    env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
+) -> str | None:
+    """Where uv's configuration files say ``no-index = true``, or None. Merged as the
+    index is: ``[pip] no-index`` of every file first, then the top-level key, the
+    project's file first; the first file that sets the key decides (a project's
+    ``false`` beats a user's ``true``; seen with uv 0.13.9, docs/facts.md section 3)."""
+    files = _uv_files(env, cwd, record)
+    for section in ("pip", None):
+        for path, table in files:
+            found = table.get(section) if section else table
+            value = found.get("no-index") if isinstance(found, dict) else None
+            if isinstance(value, bool):
+                return f"no-index in {path}" if value else None
     return None
 
 
@@ -213,8 +240,9 @@ def no_index(
 ) -> str | None:
     """Where ``tool`` was told to read no index, or None: ``flag`` (its own
     ``--no-index``), a ``--no-index`` line among ``lines``, then pip's ``PIP_NO_INDEX``
-    and pip.conf (pip, or no one installer), then ``UV_NO_INDEX`` (uv, or no one
-    installer). A value pip or uv would read as no is off."""
+    and pip.conf (pip, or no one installer), then ``UV_NO_INDEX`` and uv's
+    configuration files (uv, or no one installer). A value pip or uv would read as no
+    is off."""
     if flag:
         return f"{tool or 'the installer'}'s --no-index"
     in_file = no_index_line(lines)
@@ -224,8 +252,10 @@ def no_index(
         found = pip_setting(env, "no-index", record=record)
         if found is not None and found[0].strip().lower() in _YES:
             return found[1]
-    if tool in ("uv", None) and env.get("UV_NO_INDEX", "").strip().lower() in _YES:
-        return "UV_NO_INDEX"
+    if tool in ("uv", None):
+        if env.get("UV_NO_INDEX", "").strip().lower() in _YES:
+            return "UV_NO_INDEX"
+        return uv_config_no_index(env, record=record)
     return None
 
 
