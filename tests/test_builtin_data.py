@@ -270,6 +270,24 @@ def test_torchaudio_2_0_1_cu117_is_planned_beside_torch_2_0_0_cu117_offline(
 @pytest.mark.parametrize(
     "target", ["linux-x86_64-py312-cuda12.8-sm89", "linux-x86_64-py311-cuda12.4-sm80"]
 )
+@pytest.mark.parametrize("torch", ["torch==2.14.0", "torch==2.13.0"])
+def test_torchaudio_2_11_0_cu126_goes_beside_every_torch_from_2_11_of_its_label(
+    capsys: pytest.CaptureFixture[str], target: str, torch: str
+) -> None:
+    """torchaudio 2.11.0 is built against torch's stable ABI and supports torch 2.11 and
+    every later release (pytorch/audio#4212; its wheels declare no torch pin,
+    pytorch/audio#4189; docs/facts.md section 1.5): on a CUDA 12 driver its cu126 build
+    goes beside torch 2.14.0+cu126 as beside 2.13.0+cu126, never with another label."""
+    pkgs = _offline(capsys, target, torch, "torchaudio")
+    ta = pkgs["torchaudio"]
+    assert (ta["action"], ta["version"]) == ("rewrite", "2.11.0+cu126"), ta["reason"]
+    assert ta["find_links"] == "https://download.pytorch.org/whl/cu126/torchaudio/"
+    assert pkgs["torch"]["version"] == torch.split("==")[1] + "+cu126"
+
+
+@pytest.mark.parametrize(
+    "target", ["linux-x86_64-py312-cuda12.8-sm89", "linux-x86_64-py311-cuda12.4-sm80"]
+)
 def test_offline_refuses_torch_2_5_1_beside_triton_3_0_0_as_online_does(
     capsys: pytest.CaptureFixture[str], target: str
 ) -> None:
