@@ -184,10 +184,26 @@ def test_torchvision_0_29_from_pypi_is_a_cuda_13_build_on_both_linux_cpus() -> N
         p = plan(target, "torch", "torchvision")
         tv, torch = p.package("torchvision"), p.package("torch")
         assert (tv.action, torch.version) == ("pass", "2.15.0+cu130"), target
-    # On a CUDA 12 driver it does not fit; 0.28.0+cu126 couples with torch 2.13.0+cu126.
+    # On a CUDA 12 driver it does not fit; 0.29.0+cu126 couples with torch 2.14.0+cu126.
     p = plan("linux-x86_64-py312-cuda12.8-sm89", "torch", "torchvision")
-    assert p.package("torchvision").version == "0.28.0+cu126"
-    assert p.package("torch").version == "2.13.0+cu126"
+    assert p.package("torchvision").version == "0.29.0+cu126"
+    assert p.package("torch").version == "2.14.0+cu126"
+
+
+@pytest.mark.parametrize(
+    "target", ["linux-x86_64-py312-cuda12.8-sm89", "linux-x86_64-py311-cuda12.4-sm80"]
+)
+def test_torch_2_14_0_on_a_cuda_12_driver_gets_torchvision_0_29_0_cu126_offline(
+    capsys: pytest.CaptureFixture[str], target: str
+) -> None:
+    """torchvision 0.29.0+cu126 is on PyTorch's cu126 page beside torch 2.14.0+cu126
+    (docs/facts.md section 1.5): beside torch==2.14.0 an unpinned torchvision is that
+    build on a CUDA 12 driver, not refused for want of a CUDA 13 one."""
+    pkgs = _offline(capsys, target, "torch==2.14.0", "torchvision")
+    tv = pkgs["torchvision"]
+    assert (tv["action"], tv["version"]) == ("rewrite", "0.29.0+cu126"), tv["reason"]
+    assert tv["find_links"] == "https://download.pytorch.org/whl/cu126/torchvision/"
+    assert pkgs["torch"]["version"] == "2.14.0+cu126"
 
 
 def test_dgx_spark_gets_torchaudio_from_its_cuda_13_aarch64_wheel() -> None:
