@@ -103,6 +103,11 @@ def runs(b: Build, m: Machine) -> bool | None:
         if b.version in SpecifierSet(row["releases"]):
             # SASS runs on the same major architecture, this minor or newer.
             return any(s // 10 == m.cc // 10 and s <= m.cc for s in row["sm"])
+    for row in TRUTH.get("toolkit", []):
+        # No list read, but the build's toolkit compiles no SASS for this GPU.
+        in_row = row["cpu"] == m.cpu and runtime in SpecifierSet(row["runtimes"])
+        if in_row and m.cc >= row["sass_below"]:
+            return False
     return None
 
 

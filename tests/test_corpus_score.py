@@ -107,10 +107,33 @@ def test_xformers_counts_the_ptx_its_build_script_embeds() -> None:
     assert xf.judge(_build("0.0.21", "pypi"), SpecifierSet("==0.0.21"), L40) == "unknown"
 
 
+@pytest.mark.parametrize(
+    ("line", "build", "verdict"),
+    [
+        ("==2.3.0", ("2.3.0", "cu121"), "wrong"),  # CUDA 12.1: no Blackwell SASS
+        ("==2.6.0", ("2.6.0", "cu126"), "wrong"),
+        ("==2.3.0", ("2.3.0", "cpu"), "wrong"),  # PyPI's own aarch64 2.3.0 is a CPU build
+        ("==2.3.0", None, "right"),  # so refusing torch==2.3.0 on a GB10 is right
+        ("<=2.6.0,>=2.0.0", None, "right"),
+        ("==2.9.0", ("2.9.0", "cu130"), "unknown"),  # 2.9's aarch64 lists were not read
+        ("==2.9.0", None, "unknown"),
+    ],
+)
+def test_torch_built_before_cuda_12_8_runs_on_no_gb10(
+    line: str, build: tuple[str, str] | None, verdict: str
+) -> None:
+    """CUDA toolkits before 12.8 compile no Blackwell SASS (NVIDIA), so on a GB10 a
+    torch build of such a runtime is judged not to run, published or not; a newer
+    runtime whose aarch64 kernel list was not read stays unknown."""
+    torch = _family("torch")
+    choice = _build(*build) if build else None
+    assert torch.judge(choice, SpecifierSet(line), GB10) == verdict
+
+
 def test_every_truth_row_names_its_source() -> None:
     for path in sorted((ROOT / "scripts" / "data").glob("*_truth.toml")):
         table = loads(path.read_text())
-        for row in table.get("builds", []) + table.get("sass", []):
+        for row in table.get("builds", []) + table.get("sass", []) + table.get("toolkit", []):
             assert row.get("source"), (path.name, row)
 
 
