@@ -215,6 +215,23 @@ def test_dgx_spark_gets_torchaudio_from_its_cuda_13_aarch64_wheel() -> None:
     assert ta.flavour.platforms == ("manylinux_2_28_aarch64",)
 
 
+def test_dgx_spark_gets_torchaudio_2_11_0_beside_torch_2_13_0() -> None:
+    # PyPI's torchaudio 2.11.0 aarch64 wheels are CUDA 13 builds with sm_120 SASS and
+    # no torch pin (docs/facts.md section 1.5): beside torch==2.13.0 on a GB10 the pin
+    # fits, where it was refused as an x86_64-only release.
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", "torch==2.13.0", "torchaudio==2.11.0")
+    ta, torch = p.package("torchaudio"), p.package("torch")
+    assert ta.action != "error", ta.reason
+    assert ta.flavour.platforms == ("manylinux_2_28_aarch64",)
+    assert str(ta.flavour.version) == "2.11.0"
+    assert torch.version == "2.13.0+cu130"
+    # It needs a CUDA 13 driver: a GH200 on CUDA 12.8 still has no torchaudio 2.11.0.
+    assert (
+        plan("linux-aarch64-py312-cuda12.8-sm90", "torchaudio==2.11.0").package("torchaudio").action
+        == "error"
+    )
+
+
 def test_natten_cu132_couples_with_a_torch_build_that_exists() -> None:
     p = plan("linux-x86_64-py312-cuda13.2-sm100", "natten")
     assert p.package("natten").version == "0.21.7+torch2130cu132"
