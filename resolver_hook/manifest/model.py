@@ -103,11 +103,11 @@ class WheelFlavour:
     arch_max: tuple[int, int] | None = None
     requires: tuple[Requirement, ...] = ()
     cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
+    evidence: str | None = None  # https URL of the page that shows its facts
+    checked: datetime.date | None = None  # when the entry was last compared with it
     # Driver floor per kernel target, each target in ``gpu`` (see the module docstring);
     # () = ``cuda`` holds for every GPU.
     cuda_floors: tuple[tuple[KernelTarget, SpecifierSet], ...] = ()
-    evidence: str | None = None  # https URL of the page that shows its facts
-    checked: datetime.date | None = None  # when the entry was last compared with it
     where: str = ""  # key path in its manifest, e.g. "wheel[3]" or "matrix[0]"
     # PEP 825 variant wheel: its label, and properties of namespaces other than nvidia
     # (kept, never checked: the resolver does not choose a wheel that needs them).
