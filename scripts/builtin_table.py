@@ -55,16 +55,16 @@ def _build(f: Flavour) -> str:
         label = f"+{f.version.local}"
     else:
         label = "plain"
-    if f.cuda is not None:
-        label += f" (CUDA {f.cuda})"
-    elif f.rocm is not None:
-        label += f" (ROCm {f.rocm})"
+    if f.needs.cuda is not None:
+        label += f" (CUDA {f.needs.cuda})"
+    elif f.needs.rocm is not None:
+        label += f" (ROCm {f.needs.rocm})"
     return label
 
 
 def _couplings(f: Flavour) -> list[str]:
     out = []
-    for r in f.requires:
+    for r in f.needs.requires:
         # Lower bound first (">=2.12,<2.13"), local labels left out: the builds column
         # says which build of the partner each one goes with.
         parts = sorted(r.specifier, key=lambda s: (s.operator.startswith("<"), str(s)))

@@ -62,7 +62,8 @@ def test_every_builtin_entry_has_evidence_and_a_checked_date() -> None:
         f"{m.source}: {f.where}"
         for m in builtin_manifests().values()
         for f in m.flavours
-        if not (f.evidence and f.evidence.startswith("https://")) or f.checked is None
+        if not (f.needs.evidence and f.needs.evidence.startswith("https://"))
+        or f.needs.checked is None
     ]
     assert missing == []
 
@@ -73,8 +74,8 @@ def test_no_builtin_entry_claims_a_check_in_the_future() -> None:
     today = datetime.date.today()
     for m in builtin_manifests().values():
         for f in m.flavours:
-            assert f.checked is not None
-            assert f.checked <= today, (m.source, f.where)
+            assert f.needs.checked is not None
+            assert f.needs.checked <= today, (m.source, f.where)
 
 
 def test_no_builtin_flash_attn_entry_claims_ptx() -> None:
@@ -82,11 +83,11 @@ def test_no_builtin_flash_attn_entry_claims_ptx() -> None:
     fa = builtin_manifests()["flash-attn"]
     assert fa.wheels
     for w in fa.wheels:
-        assert w.gpu, w.where
-        assert not any(t.kind == "ptx" for t in w.gpu), (w.where, w.gpu)
+        assert w.needs.gpu, w.where
+        assert not any(t.kind == "ptx" for t in w.needs.gpu), (w.where, w.needs.gpu)
         cu = "cu126" if "+cu126" in w.filename else "cu130"
         expected = ["sm_80", "sm_90"] if cu == "cu126" else ["sm_80", "sm_90", "sm_100", "sm_120"]
-        assert [str(t) for t in w.gpu] == expected, w.filename
+        assert [str(t) for t in w.needs.gpu] == expected, w.filename
 
 
 def test_no_builtin_torch_entry_claims_ptx() -> None:
@@ -94,7 +95,7 @@ def test_no_builtin_torch_entry_claims_ptx() -> None:
     # section 1.5): no entry claims it.
     for name in ("torch", "torchvision", "torchaudio"):
         for f in builtin_manifests()[name].flavours:
-            assert not any(t.kind == "ptx" for t in f.gpu), (name, f.where)
+            assert not any(t.kind == "ptx" for t in f.needs.gpu), (name, f.where)
 
 
 def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:

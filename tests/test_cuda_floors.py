@@ -98,7 +98,7 @@ def test_the_bitsandbytes_like_wheel_fits_cuda_12_machines(tmp_path: Path, cuda:
     members = {f"bnb/libbnb_cuda{v}.so": fixture(f"libbnb_cuda{v}.so") for v in (11, 12, 13)}
     manifest = load_manifest(_scan(tmp_path, BNB, members))
     (wheel,) = manifest.wheels
-    assert (str(wheel.cuda), wheel.cuda_floors) == (">=11.0", ())
+    assert (str(wheel.needs.cuda), wheel.cuda_floors) == (">=11.0", ())
     action, reasons = _action(manifest, f"linux-x86_64-py312-cuda{cuda}-sm80", "bitsandbytes")
     assert action == "rewrite", reasons
 

@@ -317,11 +317,11 @@ def test_explain_never_says_yes_for_a_failed_or_unapplied_rule() -> None:
                 for rule, o in outcomes.items():
                     assert o.rule == rule
                     assert (o.status == "fail") == bool(o.reason)
-                if f.cuda is None:
+                if f.needs.cuda is None:
                     assert outcomes["cuda"].status == "n/a"
-                if not f.gpu:
+                if not f.needs.gpu:
                     assert outcomes["gpu"].status == "n/a"
-                if profile.nvidia is None and f.gpu:
+                if profile.nvidia is None and f.needs.gpu:
                     assert outcomes["gpu"].status == "fail"
 
 

@@ -61,9 +61,9 @@ def test_issue_example_is_accepted() -> None:
     assert w.tags == frozenset({Tag("cp312", "cp312", "manylinux_2_28_x86_64")})
     assert w.sha256 == "ab" * 32
     assert w.python_versions == ("3.12",)
-    assert w.gpu == (parse_target("sm_100f"),)
-    assert str(w.cuda) == ">=13.0"
-    assert [str(r) for r in w.requires] == ["torch==2.11.*"]
+    assert w.needs.gpu == (parse_target("sm_100f"),)
+    assert str(w.needs.cuda) == ">=13.0"
+    assert [str(r) for r in w.needs.requires] == ["torch==2.11.*"]
     (i,) = m.indexes
     assert i.version == Version("2.13.0+cu130")
     assert i.platforms == ("manylinux_2_28_x86_64", "win_amd64")
@@ -74,9 +74,9 @@ def test_pep817_properties_mean_the_same_as_cuda_and_gpu() -> None:
     assert m.name == "tilert"
     assert m.display_name == "TileRT"
     first = m.wheels[0]
-    assert str(first.cuda) == ">=13.0"
-    assert first.gpu == (parse_target("sm_100f"),)
-    assert first.properties == (
+    assert str(first.needs.cuda) == ">=13.0"
+    assert first.needs.gpu == (parse_target("sm_100f"),)
+    assert first.needs.properties == (
         "nvidia :: cuda_version_lower_bound :: 13.0",
         "nvidia :: sm_arch :: 100f_real",
     )
@@ -109,8 +109,8 @@ def test_matrix_expands_to_wheels() -> None:
         "flash_attn-2.8.3+cu130torch2.13-cp312-cp312-win_amd64.whl",
     ]
     cu126 = m.wheels[1]
-    assert str(cu126.cuda) == ">=12.0"
-    assert [str(r) for r in cu126.requires] == ["torch==2.13.0+cu126"]
+    assert str(cu126.needs.cuda) == ">=12.0"
+    assert [str(r) for r in cu126.needs.requires] == ["torch==2.13.0+cu126"]
     assert cu126.url.startswith("https://x.org/v1/")
 
 
@@ -445,7 +445,7 @@ def test_evidence_checked_and_runtime_are_read() -> None:
             )
         )
         (w,) = m.wheels
-        assert (str(w.cuda_runtime), w.evidence, w.checked) == (
+        assert (str(w.needs.cuda_runtime), w.needs.evidence, w.needs.checked) == (
             "13.2",
             "https://x.org/build.py",
             datetime.date(2026, 11, 30),
@@ -458,7 +458,7 @@ def test_evidence_checked_and_runtime_are_read() -> None:
         )
     # Optional in user manifests.
     (w,) = parse_manifest(tilert()).wheels
-    assert (w.cuda_runtime, w.evidence, w.checked) == (None, None, None)
+    assert (w.needs.cuda_runtime, w.needs.evidence, w.needs.checked) == (None, None, None)
 
 
 def test_matrix_entries_inherit_evidence_unless_an_axis_value_gives_one() -> None:
@@ -484,14 +484,14 @@ def test_matrix_entries_inherit_evidence_unless_an_axis_value_gives_one() -> Non
             ],
         }
     )
-    got = {(w.filename, str(w.cuda_runtime), w.evidence) for w in m.wheels}
+    got = {(w.filename, str(w.needs.cuda_runtime), w.needs.evidence) for w in m.wheels}
     assert got == {
         ("tilert-1.0+cu130-cp312-cp312-linux_x86_64.whl", "13.0", "https://x.org/all"),
         ("tilert-1.0+cu132-cp312-cp312-linux_x86_64.whl", "13.2", "https://x.org/all"),
         ("tilert-1.0+cu130-cp312-cp312-win_amd64.whl", "13.0", "https://x.org/win"),
         ("tilert-1.0+cu132-cp312-cp312-win_amd64.whl", "13.2", "https://x.org/win"),
     }
-    assert all(str(w.checked) == "2026-11-30" for w in m.wheels)
+    assert all(str(w.needs.checked) == "2026-11-30" for w in m.wheels)
 
 
 def test_one_release_per_platform_is_two_entries_told_apart_by_platform() -> None:
@@ -551,4 +551,4 @@ def test_arch_max_is_a_compute_capability() -> None:
     with pytest.raises(ManifestError, match=r"'sm_90' is not a compute capability like '9.0'"):
         parse_manifest(doc, source="test")
     doc["index"][0]["arch_max"] = "9.0"  # type: ignore[index]
-    assert parse_manifest(doc, source="test").indexes[0].arch_max == (9, 0)
+    assert parse_manifest(doc, source="test").indexes[0].needs.arch_max == (9, 0)

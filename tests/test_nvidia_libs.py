@@ -102,7 +102,9 @@ def test_a_library_without_device_code_runs_on_any_gpu_of_its_driver() -> None:
     man = nvidia_sources()["nvidia-cuda-runtime-cu12"][1]()
     linux = [f for f in man.indexes if any("linux" in t for t in f.platforms or ())]
     assert linux
-    assert all(not f.gpu and f.evidence and f.evidence.endswith(".whl") for f in linux)
+    assert all(
+        not f.needs.gpu and f.needs.evidence and f.needs.evidence.endswith(".whl") for f in linux
+    )
 
 
 def test_a_release_the_table_has_not_read_stays_unjudged() -> None:
@@ -128,16 +130,16 @@ def test_every_name_of_the_table_is_a_cuda_library_wheel() -> None:
         man = parse()
         major = name.rsplit("-cu", 1)[1]
         for f in man.indexes:
-            assert str(f.cuda) == f">={major}.0", name
-            assert f.evidence
+            assert str(f.needs.cuda) == f">={major}.0", name
+            assert f.needs.evidence
             if any("linux" in t for t in f.platforms or ()):
                 # A Linux build's kernels were read from its file (docs/facts.md 6.17).
                 wheel = f"{name.replace('-', '_')}-{f.version}-*.whl"
                 assert fnmatch.fnmatch(
-                    f.evidence, f"https://files.pythonhosted.org/packages/*/{wheel}"
+                    f.needs.evidence, f"https://files.pythonhosted.org/packages/*/{wheel}"
                 )
             else:
-                assert fnmatch.fnmatch(f.evidence, f"https://pypi.org/project/{name}/*")
+                assert fnmatch.fnmatch(f.needs.evidence, f"https://pypi.org/project/{name}/*")
 
 
 @pytest.mark.parametrize("line", ["nvidia-cublas-cu12", "nvidia-cublas-cu12>=12.4"])

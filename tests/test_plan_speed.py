@@ -232,7 +232,7 @@ def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyP
     ]
     pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
     assert len(pkg.indexes) == 10
-    assert all(f.cuda is pkg.indexes[0].cuda for f in pkg.indexes)
+    assert all(f.needs.cuda is pkg.indexes[0].needs.cuda for f in pkg.indexes)
     assert sorted(read) == [">=13.0", "sm_100"]
     bad = [{**e, "cuda": ">=13.0,<13.0"} for e in entries[:2]]
     with pytest.raises(ManifestError) as caught:

@@ -425,12 +425,12 @@ def test_property_never_crashes_never_incompatible_deterministic(
             assert {str(t) for t in f.tags} & set(profile.tags)
         elif isinstance(f, IndexFlavour) and f.platforms:
             assert {t.split("-")[2] for t in profile.tags} & set(f.platforms)
-        if f.cuda is not None:
+        if f.needs.cuda is not None:
             assert profile.cuda is not None
-            assert f.cuda.contains(f"{profile.cuda[0]}.{profile.cuda[1]}")
-        if f.gpu and profile.nvidia is not None:
-            assert not uncovered(f.gpu, profile.gpu_ccs)
-        for r in f.requires:
+            assert f.needs.cuda.contains(f"{profile.cuda[0]}.{profile.cuda[1]}")
+        if f.needs.gpu and profile.nvidia is not None:
+            assert not uncovered(f.needs.gpu, profile.gpu_ccs)
+        for r in f.needs.requires:
             partner = chosen.get(r.name)
             if partner is not None:
                 assert r.specifier.contains(partner.version, prereleases=True), (name, r)

@@ -49,11 +49,11 @@ def scanned(tmp_path: Path) -> Manifest:
 def test_scanned_manifest_loads_with_the_kernels_of_the_objects(scanned: Manifest) -> None:
     [wheel] = scanned.wheels
     assert wheel.url == PREFIX + WHEEL
-    assert str(wheel.cuda) == ">=13.0"
-    assert sorted(str(t) for t in wheel.gpu) == sorted(
+    assert str(wheel.needs.cuda) == ">=13.0"
+    assert sorted(str(t) for t in wheel.needs.gpu) == sorted(
         ["sm_90a", "sm_100f", "sm_120", "compute_120"]
     )
-    assert wheel.requires == ()
+    assert wheel.needs.requires == ()
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def test_scanned_torch_coupling_is_a_resolver_coupling(tmp_path: Path) -> None:
         {"tilert/libkernels.so": KERNELS, "tilert/_C.so": TORCHEXT},
     )
     manifest = _scan_to_manifest(tmp_path, wheel)
-    assert [str(r) for r in manifest.wheels[0].requires] == ["torch==2.13.0"]
+    assert [str(r) for r in manifest.wheels[0].needs.requires] == ["torch==2.13.0"]
     pkg = _plan(manifest, "linux-x86_64-py312-cuda13.0-sm100").package("tilert")
     assert pkg is not None
     assert pkg.action == "rewrite"

@@ -13,7 +13,7 @@ from packaging.version import Version
 
 from resolver_hook.host import parse_target
 from resolver_hook.lock.sets import choose, lock_set_files, read_index
-from resolver_hook.manifest.model import WheelFlavour
+from resolver_hook.manifest.model import Needs, WheelFlavour
 from resolver_hook.resolve.model import PackagePlan, Plan
 
 MI300 = "linux-x86_64-py312-rocm6.4-gfx942"
@@ -31,8 +31,7 @@ def _plan(target: str) -> Plan:
         version=Version(f"1.0+rocm6.4.{gfx}"),
         tags=frozenset({Tag("cp312", "cp312", "manylinux_2_28_x86_64")}),
         sha256="ab" * 32,
-        rocm=SpecifierSet(">=6.4"),
-        gfx=(gfx,),
+        needs=Needs(rocm=SpecifierSet(">=6.4"), gfx=(gfx,)),
     )
     package = PackagePlan(
         name=canonicalize_name("demo"),

@@ -99,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
     out = [fit(head, width), fit(f"machine: {profile.describe()}", width)]
     out.extend(_table(shown, width, cut=cut))
     # Where the entries' facts come from (every built-in entry names its source).
-    for evidence, checked in dict.fromkeys((f.evidence, f.checked) for f, _ in shown if f.evidence):
+    for evidence, checked in dict.fromkeys(
+        (f.needs.evidence, f.needs.checked) for f, _ in shown if f.needs.evidence
+    ):
         when = f" (checked {checked.isoformat()})" if checked else ""
         out.append(fit(f"evidence: {evidence}{when}", width, cut=cut))
     # What reading its pages showed (a flavour whose only file is yanked, a release a
@@ -164,14 +166,14 @@ def explain_rows(plan: Plan, manifest: Manifest, req: Requirement) -> list[tuple
         r = rejected.get((f.describe(), f.where))
         coupled = [
             x
-            for x in f.requires
+            for x in f.needs.requires
             if canonicalize_name(x.name) in in_plan
             and (x.marker is None or x.marker.evaluate(dict(env)))
         ]
         couplings = "n/a"
         if coupled:
             couplings = "no" if r is not None and "coupling" in r.rules else "yes"
-        cuda = rules["rocm"] if f.rocm is not None and f.cuda is None else rules["cuda"]
+        cuda = rules["rocm"] if f.needs.rocm is not None and f.needs.cuda is None else rules["cuda"]
         if f is chosen:
             why = "chosen"
         elif r is not None:

@@ -2,7 +2,8 @@
 
 A hand-written ``to_dict`` forgets the field added last; this walks
 :func:`dataclasses.fields` instead. A field whose metadata says ``{"json": False}``
-is left out (a back-reference, say). A class attribute ``kind`` (the flavour kinds)
+is left out (a back-reference, say); ``{"json": "inline"}`` writes a dataclass field's
+own fields in its place (what a flavour needs). A class attribute ``kind`` (the flavour kinds)
 is written too. Values: tuples and lists as lists, sets sorted, mappings with
 string keys, ``packaging`` objects and kernel targets as their text.
 """
@@ -26,7 +27,9 @@ def plain(value: Any) -> Any:
         if isinstance(kind, str):
             out["kind"] = kind
         for f in dataclasses.fields(value):
-            if f.metadata.get("json", True):
+            if f.metadata.get("json") == "inline":
+                out.update(plain(getattr(value, f.name)))
+            elif f.metadata.get("json", True):
                 out[f.name] = plain(getattr(value, f.name))
         return out
     if isinstance(value, Mapping):

@@ -114,7 +114,10 @@ def _runs_on_cpu(manifest: Manifest, profile: HostProfile) -> bool:
     return (
         profile.nvidia is None
         and profile.rocm is None
-        and any(f.cuda is None and f.rocm is None and not f.gpu for f in manifest.flavours)
+        and any(
+            f.needs.cuda is None and f.needs.rocm is None and not f.needs.gpu
+            for f in manifest.flavours
+        )
     )
 
 
@@ -140,7 +143,7 @@ def _couplings(
 ) -> list[tuple[NormalizedName, str]]:
     """``(partner, reason)`` for each ``requires`` the installed partner does not meet."""
     out = []
-    for r in f.requires:
+    for r in f.needs.requires:
         partner = installed.get(canonicalize_name(r.name))
         if partner is None or (r.marker is not None and not r.marker.evaluate(dict(env))):
             continue
@@ -319,7 +322,7 @@ def _check_installed(
             matched[inst.name] = min(candidates, key=lambda c: len(c[1]))
     dependents: dict[NormalizedName, list[NormalizedName]] = {}
     for name, (f, _) in matched.items():
-        for r in f.requires:
+        for r in f.needs.requires:
             dependents.setdefault(canonicalize_name(r.name), []).append(NormalizedName(name))
     out = []
     for inst in checked:

@@ -325,8 +325,8 @@ class KernelReader:
         version on their page (not yet read); problems."""
         wanted = []
         for p in plan.packages:
-            if p.flavour is not None and p.flavour.gpu:
-                self.claims[p.name] = tuple(str(t) for t in p.flavour.gpu)
+            if p.flavour is not None and p.flavour.needs.gpu:
+                self.claims[p.name] = tuple(str(t) for t in p.flavour.needs.gpu)
             if not self.wants(p.name) or p.name in self.files:
                 continue
             label = f"{p.name} {p.version}"

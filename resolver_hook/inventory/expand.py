@@ -80,7 +80,7 @@ from resolver_hook.inventory.candidates import (
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
-from resolver_hook.manifest.model import IndexFlavour, Manifest, WheelFlavour, needs_of
+from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
 from resolver_hook.portable.platforms import parse_platform
 
 if TYPE_CHECKING:
@@ -160,9 +160,9 @@ def _closure(
             page = page_of(f, default_index)
             if page is not None:
                 seen.setdefault(page)
-            todo.extend(canonicalize_name(r.name) for r in f.requires)
+            todo.extend(canonicalize_name(r.name) for r in f.needs.requires)
         for w in manifests[name].wheels:
-            todo.extend(canonicalize_name(r.name) for r in w.requires)
+            todo.extend(canonicalize_name(r.name) for r in w.needs.requires)
     return list(seen), list(done)
 
 
@@ -275,8 +275,8 @@ def expand_manifests(
             if name in replaced
             # Files' Requires-Dist, and page-form releases' from the snapshot's rows.
             for r in (
-                *(r for w in replaced[name].wheels for r in w.requires),
-                *(r for f in replaced[name].indexes for r in f.requires),
+                *(r for w in replaced[name].wheels for r in w.needs.requires),
+                *(r for f in replaced[name].indexes for r in f.needs.requires),
             )
             if canonicalize_name(r.name) not in touched
         ]
@@ -476,9 +476,10 @@ class _Context:
                 )
             record = self.kernels().get(c.sha256, c.filename) if assumed is not None else None
             if record is not None:  # read from the file itself: verified
-                entry = dataclasses.replace(
-                    entry, gpu=record.targets, evidence=record.url, checked=record.read
+                needs = dataclasses.replace(
+                    entry.needs, gpu=record.targets, evidence=record.url, checked=record.read
                 )
+                entry = dataclasses.replace(entry, needs=needs)
                 assumed = None
             out.append(_wheel(entry, c, requires, assumed))
         return out
@@ -577,7 +578,7 @@ class _Context:
                 notes.append(
                     f"{man.display_name} {c.version} on {page.url} is not planned: its "
                     f"manifest says the kernel list of {f.version} changed at "
-                    f"{f.kernels_until} ({f.evidence or 'no evidence given'})"
+                    f"{f.kernels_until} ({f.needs.evidence or 'no evidence given'})"
                 )
             return None
         return f, f.version
@@ -651,7 +652,8 @@ class _Context:
         )
         if not more:
             return form
-        return dataclasses.replace(form, requires=(*form.requires, *more))
+        needs = dataclasses.replace(form.needs, requires=(*form.needs.requires, *more))
+        return dataclasses.replace(form, needs=needs)
 
     def _couplings(
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None
@@ -665,11 +667,11 @@ class _Context:
             if canonicalize_name(r.name) in self.manifests
             and canonicalize_name(r.name) != entry.name
         )
-        if assumed is not None and entry.requires:
+        if assumed is not None and entry.needs.requires:
             if own is None:
                 return None  # the entry's pins were for another release: no guess
             return from_meta
-        return (*entry.requires, *from_meta)
+        return (*entry.needs.requires, *from_meta)
 
     def _requires_dist(self, c: Candidate) -> tuple[Requirement, ...] | None:
         if c.url in self._requires:
@@ -903,7 +905,7 @@ def _wheel(
     unjudged: str | None = None,
 ) -> WheelFlavour:
     # An unjudged file takes none of the entry's rules (its CUDA floor, kernels).
-    needs = {} if unjudged is not None else needs_of(f)
+    needs = Needs() if unjudged is not None else f.needs
     return WheelFlavour(
         url=c.url,
         filename=c.filename,
@@ -911,7 +913,7 @@ def _wheel(
         version=c.version,
         tags=c.tags,
         sha256=c.sha256,
-        **{**needs, "requires": tuple(dict.fromkeys(requires))},
+        needs=dataclasses.replace(needs, requires=tuple(dict.fromkeys(requires))),
         unjudged=unjudged,
         preference=f.preference,
         where=f"{f.where} {c.filename}",

@@ -140,16 +140,17 @@ class LockClass:
 def _entry(f: Flavour, url: str | None) -> dict[str, Any]:
     """The manifest entry of one build: what it needs, in the manifest's own keys."""
     needs: dict[str, Any] = {}
-    if f.cuda is not None:
-        needs["cuda"] = str(f.cuda)
-    if f.rocm is not None:
-        needs["rocm"] = str(f.rocm)
-    if f.l4t is not None:
-        needs["l4t"] = str(f.l4t)
-    if f.gpu:
-        needs["gpu"] = [str(t) for t in f.gpu]
-    if f.gfx:
-        needs["gfx"] = list(f.gfx)
+    n = f.needs
+    if n.cuda is not None:
+        needs["cuda"] = str(n.cuda)
+    if n.rocm is not None:
+        needs["rocm"] = str(n.rocm)
+    if n.l4t is not None:
+        needs["l4t"] = str(n.l4t)
+    if n.gpu:
+        needs["gpu"] = [str(t) for t in n.gpu]
+    if n.gfx:
+        needs["gfx"] = list(n.gfx)
     if isinstance(f, IndexFlavour):
         entry: dict[str, Any] = {"version": str(f.version), **needs}
         if url is not None:
@@ -357,8 +358,10 @@ def _specificity(lock: LockClass, profile: HostProfile) -> tuple[bool, int, Any]
     exact = set(lock.gpus) == {format_cc(cc) for cc in profile.gpu_ccs} and set(lock.gfx) == set(
         _gfx_of(profile)
     )
-    gpu_builds = sum(1 for f in lock.flavours if f.cuda or f.rocm or f.gpu or f.l4t)
-    floors = [s.version for f in lock.flavours for s in f.cuda or () if s.operator == ">="]
+    gpu_builds = sum(
+        1 for f in lock.flavours if f.needs.cuda or f.needs.rocm or f.needs.gpu or f.needs.l4t
+    )
+    floors = [s.version for f in lock.flavours for s in f.needs.cuda or () if s.operator == ">="]
     return exact, gpu_builds, max(floors, default="")
 
 

@@ -61,13 +61,12 @@ from packaging.version import Version
 from resolver_hook.portable.cuda import KernelTarget
 
 __all__ = [
-    "NEEDS_FIELDS",
     "SCHEMA",
     "Flavour",
     "IndexFlavour",
     "Manifest",
+    "Needs",
     "WheelFlavour",
-    "needs_of",
     "python_sort_key",
 ]
 
@@ -78,15 +77,10 @@ SCHEMA = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WheelFlavour:
-    """One built wheel of a package, at a URL."""
+class Needs:
+    """What a flavour needs (see the module docstring) and where that fact comes from:
+    one value, composed into both flavour kinds and written as their own keys."""
 
-    url: str
-    filename: str
-    name: NormalizedName
-    version: Version
-    tags: frozenset[Tag]
-    sha256: str | None = None
     cuda: SpecifierSet | None = None
     rocm: SpecifierSet | None = None
     # The AMD GPUs a ROCm build carries code for ("gfx942"); () = not known (any).
@@ -101,10 +95,55 @@ class WheelFlavour:
     # The newest compute capability its compiler knows, (9, 0): a build that compiles
     # its kernels on the machine (triton) runs on no newer GPU. None: not bounded.
     arch_max: tuple[int, int] | None = None
-    requires: tuple[Requirement, ...] = ()
+    requires: tuple[Requirement, ...] = ()  # couplings with other packages of the plan
     cuda_runtime: Version | None = None  # the CUDA runtime it was built with ("13.2")
     evidence: str | None = None  # https URL of the page that shows its facts
     checked: datetime.date | None = None  # when the entry was last compared with it
+
+    @property
+    def properties(self) -> tuple[str, ...]:
+        """The PEP 817 spelling of the NVIDIA needs (docs/facts.md section 2)."""
+        props = []
+        for spec in self.cuda or ():
+            if spec.operator in (">=", "~=", "=="):
+                props.append(f"nvidia :: cuda_version_lower_bound :: {spec.version}")
+            elif spec.operator == "<":
+                props.append(f"nvidia :: cuda_version_upper_bound :: {spec.version}")
+        props += [f"nvidia :: sm_arch :: {t.pep817}" for t in self.gpu]
+        return tuple(props)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cuda": str(self.cuda) if self.cuda is not None else None,
+            "rocm": str(self.rocm) if self.rocm is not None else None,
+            "gfx": list(self.gfx),
+            "l4t": str(self.l4t) if self.l4t is not None else None,
+            "gpu": [str(t) for t in self.gpu],
+            "cpu": self.cpu,
+            "arch_max": "{}.{}".format(*self.arch_max) if self.arch_max is not None else None,
+            "requires": [str(r) for r in self.requires],
+            "cuda_runtime": str(self.cuda_runtime) if self.cuda_runtime is not None else None,
+            "evidence": self.evidence,
+            "checked": self.checked.isoformat() if self.checked is not None else None,
+        }
+
+
+# The flavours' ``needs`` are written as their own keys, not as a "needs" object
+# (resolver_hook.ground.plain).
+_INLINE = {"json": "inline"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelFlavour:
+    """One built wheel of a package, at a URL."""
+
+    url: str
+    filename: str
+    name: NormalizedName
+    version: Version
+    tags: frozenset[Tag]
+    sha256: str | None = None
+    needs: Needs = field(default=Needs(), metadata=_INLINE)
     # Driver floor per kernel target, each target in ``gpu`` (see the module docstring);
     # () = ``cuda`` holds for every GPU.
     cuda_floors: tuple[tuple[KernelTarget, SpecifierSet], ...] = ()
@@ -148,10 +187,6 @@ class WheelFlavour:
     def platforms(self) -> tuple[str, ...]:
         return tuple(sorted({t.platform for t in self.tags}))
 
-    @property
-    def properties(self) -> tuple[str, ...]:
-        return _properties(self.cuda, self.gpu)
-
     def describe(self) -> str:
         """``tilert 0.1.5.post2 cp312 manylinux_2_28_x86_64``; ``onnxruntime as
         onnxruntime-gpu 1.31.1 ...`` for a file of another distribution."""
@@ -168,7 +203,7 @@ class WheelFlavour:
             "version": str(self.version),
             "tags": sorted(str(t) for t in self.tags),
             "sha256": self.sha256,
-            **_needs_dict(self),
+            **self.needs.to_dict(),
             "cuda_floors": {str(t): str(spec) for t, spec in self.cuda_floors},
             "variant": self.variant,
             "other_properties": list(self.other_properties),
@@ -188,7 +223,8 @@ class WheelFlavour:
         release; None for a verified one."""
         if self.assumed_from is None:
             return None
-        checked = f", checked {self.checked.isoformat()}" if self.checked else ""
+        when = self.needs.checked
+        checked = f", checked {when.isoformat()}" if when else ""
         return f"kernels assumed from {self.assumed_from}{checked}"
 
 
@@ -201,17 +237,7 @@ class IndexFlavour:
     version: Version
     platforms: tuple[str, ...] = ()  # () = every platform
     python: tuple[str, ...] = ()  # ("3.12", "3.13t", ...); () = every Python
-    cuda: SpecifierSet | None = None
-    rocm: SpecifierSet | None = None
-    gfx: tuple[str, ...] = ()  # see WheelFlavour.gfx
-    l4t: SpecifierSet | None = None  # a Jetson build (see WheelFlavour.l4t)
-    gpu: tuple[KernelTarget, ...] = ()
-    cpu: bool = False  # see WheelFlavour.cpu
-    arch_max: tuple[int, int] | None = None  # see WheelFlavour.arch_max
-    requires: tuple[Requirement, ...] = ()
-    cuda_runtime: Version | None = None
-    evidence: str | None = None
-    checked: datetime.date | None = None
+    needs: Needs = field(default=Needs(), metadata=_INLINE)
     where: str = ""
     # Set by parse_manifest when another entry has the same page and version (one
     # release, per-platform kernel lists): the platforms, to tell the two apart.
@@ -250,10 +276,6 @@ class IndexFlavour:
     def python_versions(self) -> tuple[str, ...]:
         return self.python
 
-    @property
-    def properties(self) -> tuple[str, ...]:
-        return _properties(self.cuda, self.gpu)
-
     def describe(self) -> str:
         """``torch 2.13.0+cu130 (download.pytorch.org/whl/cu130/torch/)``; a range:
         ``torch <2.9,>=2.7 +cu128 (...)``."""
@@ -278,7 +300,7 @@ class IndexFlavour:
             "version": str(self.version),
             "platforms": list(self.platforms),
             "python": list(self.python),
-            **_needs_dict(self),
+            **self.needs.to_dict(),
             "install": self.install,
             "versions": str(self.versions) if self.versions is not None else None,
             "template": self.template,
@@ -348,53 +370,3 @@ def python_sort_key(version: str) -> tuple[int, ...]:
     """``3.13t`` sorts after ``3.13``: ``(3, 13, 1)``."""
     major, _, minor = version.rstrip("t").partition(".")
     return (int(major), int(minor or 0), int(version.endswith("t")))
-
-
-def _properties(cuda: SpecifierSet | None, gpu: tuple[KernelTarget, ...]) -> tuple[str, ...]:
-    """The PEP 817 spelling of the NVIDIA needs (docs/facts.md section 2)."""
-    props = []
-    for spec in cuda or ():
-        if spec.operator in (">=", "~=", "=="):
-            props.append(f"nvidia :: cuda_version_lower_bound :: {spec.version}")
-        elif spec.operator == "<":
-            props.append(f"nvidia :: cuda_version_upper_bound :: {spec.version}")
-    props += [f"nvidia :: sm_arch :: {t.pep817}" for t in gpu]
-    return tuple(props)
-
-
-def _needs_dict(f: WheelFlavour | IndexFlavour) -> dict[str, Any]:
-    return {
-        "cuda": str(f.cuda) if f.cuda is not None else None,
-        "rocm": str(f.rocm) if f.rocm is not None else None,
-        "gfx": list(f.gfx),
-        "l4t": str(f.l4t) if f.l4t is not None else None,
-        "gpu": [str(t) for t in f.gpu],
-        "cpu": f.cpu,
-        "arch_max": "{}.{}".format(*f.arch_max) if f.arch_max is not None else None,
-        "requires": [str(r) for r in f.requires],
-        "cuda_runtime": str(f.cuda_runtime) if f.cuda_runtime is not None else None,
-        "evidence": f.evidence,
-        "checked": f.checked.isoformat() if f.checked is not None else None,
-    }
-
-
-# What a flavour needs and where that fact comes from, field for field the same in both
-# flavour classes and in the validator's _Needs (one list, not five copies).
-NEEDS_FIELDS = (
-    "cuda",
-    "rocm",
-    "gfx",
-    "l4t",
-    "gpu",
-    "cpu",
-    "arch_max",
-    "requires",
-    "cuda_runtime",
-    "evidence",
-    "checked",
-)
-
-
-def needs_of(source: Any) -> dict[str, Any]:
-    """The :data:`NEEDS_FIELDS` of a flavour (or of the validator's needs), as keywords."""
-    return {name: getattr(source, name) for name in NEEDS_FIELDS}

@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -18,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.limits import check_version_text
+from resolver_hook.manifest.model import Needs
 from resolver_hook.manifest.tables import TableReader, _join, kind_of
 from resolver_hook.manifest.urls import url_problem
 from resolver_hook.portable.cuda import KernelTarget, parse_target
@@ -31,58 +31,46 @@ _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 _PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
 
 
-@dataclass(slots=True)
-class _Needs:
-    cuda: SpecifierSet | None = None
-    rocm: SpecifierSet | None = None
-    gfx: tuple[str, ...] = ()
-    l4t: SpecifierSet | None = None
-    gpu: tuple[KernelTarget, ...] = ()
-    cpu: bool = False
-    arch_max: tuple[int, int] | None = None
-    requires: tuple[Requirement, ...] = ()
-    cuda_runtime: Version | None = None
-    evidence: str | None = None
-    checked: datetime.date | None = None
-    other_properties: tuple[str, ...] = ()
-
-
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _RUNTIME = re.compile(r"^\d+\.\d+$")
 
 
-def _read_about(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+def _read_about(
+    c: TableReader, t: Mapping[str, Any], path: str, *, has_cuda: bool
+) -> tuple[Version | None, str | None, datetime.date | None]:
     """``cuda_runtime``, ``evidence`` and ``checked``: what a build was made with and
     where its facts come from."""
+    cuda_runtime = evidence = checked = None
     runtime = c.string(t, "cuda_runtime", path)
     if runtime is not None:
         if not _RUNTIME.match(runtime):
             c.bad(_join(path, "cuda_runtime"), f"{runtime!r} is not a CUDA version like '13.2'")
-        elif needs.cuda is None:
+        elif not has_cuda:
             c.bad(
                 _join(path, "cuda_runtime"),
                 "needs 'cuda' too (the driver's CUDA version the build runs on)",
             )
         else:
-            needs.cuda_runtime = Version(runtime)
-    evidence = c.string(t, "evidence", path)
-    if evidence is not None:
-        problem = url_problem(evidence)
+            cuda_runtime = Version(runtime)
+    url = c.string(t, "evidence", path)
+    if url is not None:
+        problem = url_problem(url)
         if problem:
             c.bad(_join(path, "evidence"), problem)
         else:
-            needs.evidence = evidence
+            evidence = url
     if "checked" in t:
         value = t["checked"]
         if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
-            needs.checked = value
+            checked = value
         elif isinstance(value, str) and _DATE.match(value):
             try:
-                needs.checked = datetime.date.fromisoformat(value)
+                checked = datetime.date.fromisoformat(value)
             except ValueError:
                 c.bad(_join(path, "checked"), f"{value!r} is not a real date")
         else:
             c.bad(_join(path, "checked"), f"{value!r} is not a date like '2026-11-30'")
+    return cuda_runtime, evidence, checked
 
 
 def _specifier(c: TableReader, text: str, path: str, if_empty: str) -> SpecifierSet | None:
@@ -113,15 +101,15 @@ def _specifier(c: TableReader, text: str, path: str, if_empty: str) -> Specifier
 
 def _read_needs(
     c: TableReader, t: Mapping[str, Any], path: str, name: str, *, variant: bool = False
-) -> _Needs:
-    needs = _Needs()
+) -> tuple[Needs, tuple[str, ...]]:
+    """The table's needs, and (``variant``) its properties of other namespaces."""
+    specs: dict[str, SpecifierSet | None] = {}
     for key in ("cuda", "rocm", "l4t"):
         text = c.string(t, key, path)
-        if text is None:
-            continue
-        spec = _specifier(c, text, _join(path, key), "leave the key out when no driver is needed")
-        if spec is not None:
-            setattr(needs, key, spec)
+        if text is not None:
+            specs[key] = _specifier(
+                c, text, _join(path, key), "leave the key out when no driver is needed"
+            )
     gpu: list[KernelTarget] = []
     for i, text in enumerate(c.strings(t, "gpu", path) or ()):
         known = c.valid.get(("gpu", text))
@@ -135,17 +123,48 @@ def _read_needs(
             continue
         c.valid["gpu", text] = target
         gpu.append(target)
-    gfx = c.strings(t, "gfx", path)
-    if gfx is not None:
-        needs.gfx = _read_gfx(c, gfx, _join(path, "gfx"), has_rocm="rocm" in t)
+    gfx_names = c.strings(t, "gfx", path)
+    gfx = (
+        ()
+        if gfx_names is None
+        else _read_gfx(c, gfx_names, _join(path, "gfx"), has_rocm="rocm" in t)
+    )
     props = c.strings(t, "properties", path)
+    others: tuple[str, ...] = ()
     if props is not None:
-        _read_properties(
-            c, props, path, needs, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
+        cuda, others = _read_properties(
+            c, props, path, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
         )
-    needs.gpu = c.shared(tuple(dict.fromkeys(gpu)))
-    _read_cpu(c, t, path, needs)
-    _read_arch_max(c, t, path, needs)
+        if cuda is not None:
+            specs["cuda"] = cuda
+    kernels = c.shared(tuple(dict.fromkeys(gpu)))
+    cpu = c.boolean(t, "cpu", path)
+    if cpu is not None and not kernels:
+        c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
+    arch_max = _read_arch_max(c, t, path)
+    requires = _read_requires(c, t, path, name)
+    cuda = specs.get("cuda")
+    runtime, evidence, checked = _read_about(c, t, path, has_cuda=cuda is not None)
+    needs = Needs(
+        cuda=cuda,
+        rocm=specs.get("rocm"),
+        gfx=gfx,
+        l4t=specs.get("l4t"),
+        gpu=kernels,
+        cpu=bool(cpu and kernels),
+        arch_max=arch_max,
+        requires=requires,
+        cuda_runtime=runtime,
+        evidence=evidence,
+        checked=checked,
+    )
+    return needs, others
+
+
+def _read_requires(
+    c: TableReader, t: Mapping[str, Any], path: str, name: str
+) -> tuple[Requirement, ...]:
+    """``requires``: couplings with other packages of the plan, version specifiers."""
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
         rpath = f"{_join(path, 'requires')}[{i}]"
@@ -165,34 +184,23 @@ def _read_needs(
             c.bad(rpath, f"{text!r}: a package cannot be coupled with itself")
             continue
         reqs.append(req)
-    needs.requires = tuple(reqs)
-    _read_about(c, t, path, needs)
-    return needs
-
-
-def _read_cpu(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
-    """``cpu = true`` beside ``gpu``: the build also runs without a GPU."""
-    cpu = c.boolean(t, "cpu", path)
-    if cpu is not None and not needs.gpu:
-        c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
-    elif cpu is not None:
-        needs.cpu = cpu
+    return tuple(reqs)
 
 
 _ARCH = re.compile(r"^(\d{1,3})\.(\d)$")
 
 
-def _read_arch_max(c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs) -> None:
+def _read_arch_max(c: TableReader, t: Mapping[str, Any], path: str) -> tuple[int, int] | None:
     """``arch_max = "9.0"``: the newest compute capability the build's compiler knows
     (triton compiles its kernels on the machine): a newer GPU is refused."""
     text = c.string(t, "arch_max", path)
     if text is None:
-        return
+        return None
     m = _ARCH.match(text)
     if m is None:
         c.bad(_join(path, "arch_max"), f"{text!r} is not a compute capability like '9.0'")
-    else:
-        needs.arch_max = (int(m.group(1)), int(m.group(2)))
+        return None
+    return int(m.group(1)), int(m.group(2))
 
 
 def _read_gfx(
@@ -217,17 +225,18 @@ def _read_properties(
     c: TableReader,
     props: Sequence[str],
     path: str,
-    needs: _Needs,
     gpu: list[KernelTarget],
     *,
     has_cuda: bool,
     has_gpu: bool,
     variant: bool = False,
-) -> None:
+) -> tuple[SpecifierSet | None, tuple[str, ...]]:
     """PEP 817 ``namespace :: feature :: value`` properties (docs/facts.md section 2).
 
     A variant wheel (PEP 825) may carry properties of other namespaces: they are kept
-    in ``other_properties``; elsewhere only ``nvidia`` is understood.
+    in ``other_properties``; elsewhere only ``nvidia`` is understood. Returns the CUDA
+    range the properties give (None: none) and those other properties; kernel targets
+    go to ``gpu``.
     """
     lower: list[str] = []
     upper: list[str] = []
@@ -272,13 +281,11 @@ def _read_properties(
                 "(sm_arch, cuda_version_lower_bound, cuda_version_upper_bound)",
             )
     specs = [f">={v}" for v in lower] + [f"<{v}" for v in upper]
-    if specs:
-        needs.cuda = SpecifierSet(",".join(specs))
-    needs.other_properties = tuple(dict.fromkeys(others))
+    return SpecifierSet(",".join(specs)) if specs else None, tuple(dict.fromkeys(others))
 
 
 def _read_cuda_floors(
-    c: TableReader, t: Mapping[str, Any], path: str, needs: _Needs
+    c: TableReader, t: Mapping[str, Any], path: str, needs: Needs
 ) -> tuple[tuple[KernelTarget, SpecifierSet], ...]:
     """``cuda_floors``: a table of kernel target -> specifier, each target one of ``gpu``,
     and ``cuda`` beside it (the floor for resolvers that do not read this table)."""

@@ -20,7 +20,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.ground.patterns import is_project_name, is_sha256
 from resolver_hook.limits import check_version_text
 from resolver_hook.manifest.matrix import _expand_matrix
-from resolver_hook.manifest.model import SCHEMA, IndexFlavour, Manifest, WheelFlavour, needs_of
+from resolver_hook.manifest.model import SCHEMA, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.needs import (
     _ABOUT_KEYS,
     _FACT_KEYS,
@@ -95,7 +95,7 @@ def _read_wheel(
         sha = None
     filename = url_filename(url) if url is not None else ""
     plain, label = split_variant_label(filename)
-    needs = _read_needs(c, t, path, name, variant=label is not None)
+    needs, others = _read_needs(c, t, path, name, variant=label is not None)
     floors = _read_cuda_floors(c, t, path, needs)
     cxx11abi = c.boolean(t, "cxx11abi", path)
     if url is None or not c.url(url, _join(path, "url")):
@@ -137,11 +137,11 @@ def _read_wheel(
         version=version,
         tags=c.shared(frozenset(tags)),
         sha256=sha.lower() if sha else None,
-        **needs_of(needs),
+        needs=needs,
         cuda_floors=floors,
         where=path,
         variant=label,
-        other_properties=needs.other_properties,
+        other_properties=others,
         cxx11abi=cxx11abi,
     )
 
@@ -184,7 +184,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
                 f"{_join(path, 'python')}[{i}]",
                 f"{p!r} is not a Python version like 3.12 (3.13t: free-threaded)",
             )
-    needs = _read_needs(c, t, path, name)
+    needs, _ = _read_needs(c, t, path, name)
     install = _read_install(c, t, path, name)
     cxx11abi = c.boolean(t, "cxx11abi", path)
     coupled: NormalizedName | None = None
@@ -216,7 +216,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         version=version,
         platforms=tuple(platforms),
         python=tuple(python),
-        **needs_of(needs),
+        needs=needs,
         where=path,
         cxx11abi=cxx11abi,
         install=install,
@@ -456,7 +456,7 @@ def _qualify_siblings(c: TableReader, indexes: list[IndexFlavour]) -> list[Index
     def key(f: IndexFlavour) -> tuple[str | None, str | None, Version, tuple[str, ...]]:
         # Another distribution (install) is another source; so is a page computed from
         # another coupled build.
-        coupling = tuple(sorted(map(str, f.requires))) if f.template else ()
+        coupling = tuple(sorted(map(str, f.needs.requires))) if f.template else ()
         return (f.url or f.template, f.install, f.version, coupling)
 
     for f in indexes:

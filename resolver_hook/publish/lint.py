@@ -539,18 +539,18 @@ def _from_manifest(text: str, path: Path) -> LintInput:
         raise LintError(exc.message) from None
     wheels = []
     for w in manifest.wheels:
-        major = _runtime_major(w.cuda)
+        major = _runtime_major(w.needs.cuda)
         wheels.append(
             _wheel_facts(
                 w.filename,
                 w.tags,
-                gpu=tuple(w.gpu),
+                gpu=tuple(w.needs.gpu),
                 cuda_runtime=major,
-                cuda_evidence=f"{w.filename}: cuda = '{w.cuda}'" if major else "",
+                cuda_evidence=f"{w.filename}: cuda = '{w.needs.cuda}'" if major else "",
             )
         )
     for i, x in enumerate(manifest.indexes):
-        major = _runtime_major(x.cuda)
+        major = _runtime_major(x.needs.cuda)
         label = f"index[{i}] {x.version}"
         pythons = tuple(f"cp{v.replace('.', '')}" for v in x.python) or ("py3",)
         wheels.append(
@@ -559,9 +559,9 @@ def _from_manifest(text: str, path: Path) -> LintInput:
                 interpreters=pythons,
                 abis=("none",),
                 platforms=tuple(x.platforms) or ("any",),
-                gpu=tuple(x.gpu),
+                gpu=tuple(x.needs.gpu),
                 cuda_runtime=major,
-                cuda_evidence=f"{label}: cuda = '{x.cuda}'" if major else "",
+                cuda_evidence=f"{label}: cuda = '{x.needs.cuda}'" if major else "",
             )
         )
     return LintInput(

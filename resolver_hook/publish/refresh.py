@@ -658,7 +658,7 @@ def scan_carried(
     carried = carried_files(manifests, pages)
     # A flavour without ``gpu`` claims no kernels (it runs without a GPU): nothing to
     # verify, so its files are not downloaded.
-    todo = [(f, c) for f, c in carried if f.gpu and records.get(c.sha256, c.filename) is None]
+    todo = [(f, c) for f, c in carried if f.needs.gpu and records.get(c.sha256, c.filename) is None]
     scans = 0
     for done, (f, c) in enumerate(todo):
         if client is None:
@@ -735,8 +735,8 @@ def _record(
         distribution=key[0], filename=filename, url=url, sha256=sha256, gpu=tuple(gpu), read=today
     )
     report.add("recorded", f"{filename}: {found} (sha256 {sha256})")
-    if {str(t) for t in f.gpu} != set(gpu):
-        carried = ", ".join(str(t) for t in sorted(f.gpu)) or "no list"
+    if {str(t) for t in f.needs.gpu} != set(gpu):
+        carried = ", ".join(str(t) for t in sorted(f.needs.gpu)) or "no list"
         report.add(
             "differs",
             f"{filename}: the manifest carries {carried} "

@@ -268,14 +268,14 @@ def import_variant_links(
 
 def _cuda_properties(w: WheelFlavour) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    for spec in w.cuda or SpecifierSet():
+    for spec in w.needs.cuda or SpecifierSet():
         if spec.operator == ">=":
             out.setdefault("cuda_version_lower_bound", []).append(spec.version)
         elif spec.operator == "<":
             out.setdefault("cuda_version_upper_bound", []).append(spec.version)
         else:
             raise UsageError(
-                f"{w.where or w.filename}: cuda {w.cuda} cannot be written as variant "
+                f"{w.where or w.filename}: cuda {w.needs.cuda} cannot be written as variant "
                 "properties (only >= and < bounds)"
             )
     return out
@@ -284,8 +284,8 @@ def _cuda_properties(w: WheelFlavour) -> dict[str, list[str]]:
 def variant_properties(w: WheelFlavour) -> Properties:
     """The PEP 825 properties of a manifest wheel (NVIDIA needs plus kept properties)."""
     nv: dict[str, list[str]] = _cuda_properties(w)
-    if w.gpu:
-        nv["sm_arch"] = [t.pep817 for t in w.gpu]
+    if w.needs.gpu:
+        nv["sm_arch"] = [t.pep817 for t in w.needs.gpu]
     props: Properties = {}
     if nv:
         props["nvidia"] = {f: tuple(sorted(set(v))) for f, v in nv.items()}
@@ -343,7 +343,7 @@ def export_variants(manifest: Manifest) -> VariantExport:
     filenames: dict[str, str] = {}
     for w in manifest.wheels:
         props = variant_properties(w)
-        for t in w.gpu:
+        for t in w.needs.gpu:
             if t.suffix:
                 notes.append(
                     f"{w.filename}: {t} written as {t.pep817}: NVIDIA's provider has no a/f "

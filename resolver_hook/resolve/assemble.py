@@ -171,7 +171,7 @@ def _refuse_twins(
 def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> list[Failure]:
     """Rule 6 for one flavour against the plan as chosen: each ``requires`` that fails."""
     out = []
-    for r in f.requires:
+    for r in f.needs.requires:
         other = slots.get(canonicalize_name(r.name))
         if other is None or not marker_true(r.marker, m.env):
             continue

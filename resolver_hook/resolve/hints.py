@@ -139,7 +139,7 @@ def _driver_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
         return []
     have = Version(p.nvidia.cuda_version) if p.nvidia.cuda_version else None
     out = []
-    for fl in sorted({fl for f in flavours if (fl := spec_floor(f.cuda)) is not None}):
+    for fl in sorted({fl for f in flavours if (fl := spec_floor(f.needs.cuda)) is not None}):
         if have is not None and fl <= have:
             continue
         cuda = f"{fl.major}.{fl.minor}"
@@ -217,9 +217,15 @@ def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
 def _gpu_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     """One GPU of each other known family, newest first; with a driver for the newest
     CUDA the builds need when the machine has none."""
-    if p.os == "macos" or p.jetson or not any(f.gpu or f.cuda is not None for f in flavours):
+    if (
+        p.os == "macos"
+        or p.jetson
+        or not any(f.needs.gpu or f.needs.cuda is not None for f in flavours)
+    ):
         return []  # a Jetson's GPU is built in: no other family for it
-    newest = max((fl for f in flavours if (fl := spec_floor(f.cuda)) is not None), default=None)
+    newest = max(
+        (fl for f in flavours if (fl := spec_floor(f.needs.cuda)) is not None), default=None
+    )
     cuda = None
     if (p.nvidia is None or not p.nvidia.cuda_version) and newest is not None:
         cuda = f"{newest.major}.{newest.minor}"
@@ -234,7 +240,7 @@ def _gpu_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
 def _rocm_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     """An AMD GPU with ROCm instead (Linux only)."""
     have = Version(p.rocm.version) if p.rocm and p.rocm.version else None
-    floors = sorted({fl for f in flavours if (fl := spec_floor(f.rocm)) is not None})
+    floors = sorted({fl for f in flavours if (fl := spec_floor(f.needs.rocm)) is not None})
     return [
         Change(kind="rocm", text=change_words("rocm", v), rocm=str(v))
         for v in floors
@@ -413,7 +419,7 @@ def _coupling_edges(by_name: Mapping[str, Manifest], roots: Iterable[str]) -> di
             continue
         seen.add(n)
         for f in by_name[n].flavours:
-            for r in f.requires:
+            for r in f.needs.requires:
                 t = canonicalize_name(r.name)
                 edges.setdefault(n, set()).add(t)
                 edges.setdefault(t, set()).add(n)

@@ -104,7 +104,7 @@ def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
     elif "cuda" in common and profile.nvidia is not None:
         phrases.append(f"for a driver with CUDA {profile.nvidia.cuda_version or 'unknown'}")
     if "gpu" in common and profile.nvidia is not None:
-        targets = sorted({t for f in manifest.flavours for t in f.gpu})
+        targets = sorted({t for f in manifest.flavours for t in f.needs.gpu})
         runs = [n for cc, n in sorted(GPU_NAMES.items()) if any(t.runs_on(cc) for t in targets)]
         names = f" ({', '.join(runs)})" if runs else ""
         phrases.append(f"for GPUs outside {', '.join(map(str, targets))}{names}")

@@ -528,7 +528,7 @@ def flavour_platforms(f: Flavour) -> list[str]:
 
 
 def has_accelerator(f: Flavour) -> bool:
-    return f.cuda is not None or f.rocm is not None or bool(f.gpu)
+    return f.needs.cuda is not None or f.needs.rocm is not None or bool(f.needs.gpu)
 
 
 def unjudged(f: Flavour) -> bool:
@@ -538,7 +538,7 @@ def unjudged(f: Flavour) -> bool:
 
 
 def runtime_of(f: Flavour) -> Version | None:
-    return f.cuda_runtime or spec_floor(f.cuda)
+    return f.needs.cuda_runtime or spec_floor(f.needs.cuda)
 
 
 def spec_floor(spec: SpecifierSet | None) -> Version | None:

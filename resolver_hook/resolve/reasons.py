@@ -106,14 +106,14 @@ def jetson_reason(
     """Rule 1 on Jetsons: a Jetson build elsewhere, or a server-Arm build on a Jetson
     (``tegra``: its SASS for this Jetson's GPU, when it has some but no l4t range)."""
     if miss == "not-a-jetson":
-        return f"a Jetson build (L4T {f.l4t}); this machine is not a Jetson"
+        return f"a Jetson build (L4T {f.needs.l4t}); this machine is not a Jetson"
     if miss == "l4t-unknown":
         return (
-            f"a Jetson build for L4T {f.l4t}; this Jetson's L4T release is unknown "
+            f"a Jetson build for L4T {f.needs.l4t}; this Jetson's L4T release is unknown "
             "(add l4tX.Y to --target, e.g. l4t36.4)"
         )
     if miss == "other-l4t":
-        return f"a Jetson build for L4T {f.l4t}; this Jetson has L4T {p.l4t}"
+        return f"a Jetson build for L4T {f.needs.l4t}; this Jetson has L4T {p.l4t}"
     if miss == "tegra-no-l4t":
         return (
             f"carries SASS for this Jetson's GPU ({', '.join(map(str, tegra))}), but its "

@@ -110,8 +110,8 @@ class Machine:
         if hit is None or hit[0] is not manifest:
             nvidia = rocm = False
             for g in manifest.flavours:
-                nvidia = nvidia or g.cuda is not None or bool(g.gpu)
-                rocm = rocm or g.rocm is not None
+                nvidia = nvidia or g.needs.cuda is not None or bool(g.needs.gpu)
+                rocm = rocm or g.needs.rocm is not None
             hit = (manifest, nvidia, rocm)
             self._accelerated[id(manifest)] = hit
         return hit[1], hit[2]
@@ -193,15 +193,15 @@ def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...
 
 def _jetson_miss(f: Flavour, p: HostProfile) -> JetsonMiss | None:
     """Jetson builds fit Jetsons only; SBSA builds never fit JetPack 6 and older."""
-    if f.l4t is not None:
+    if f.needs.l4t is not None:
         if not p.jetson:
             return "not-a-jetson"
         if p.l4t is None:
             return "l4t-unknown"
-        if not f.l4t.contains(Version(p.l4t), prereleases=True):
+        if not f.needs.l4t.contains(Version(p.l4t), prereleases=True):
             return "other-l4t"
         return None
-    if not (p.needs_jetson_builds and (f.cuda is not None or f.gpu)):
+    if not (p.needs_jetson_builds and (f.needs.cuda is not None or f.needs.gpu)):
         return None
     plats = flavour_platforms(f)  # none, or "any": a build for every platform
     if not plats or any(x == "any" or os_arch_of(x) == ("linux", "aarch64") for x in plats):
@@ -213,7 +213,9 @@ def _jetson_miss(f: Flavour, p: HostProfile) -> JetsonMiss | None:
 
 def _tegra_sass(f: Flavour, p: HostProfile) -> tuple[KernelTarget, ...]:
     """The flavour's SASS targets that run on this machine's GPUs (a Jetson's Tegra)."""
-    return tuple(t for t in f.gpu if t.kind == "sass" and any(t.runs_on(cc) for cc in p.gpu_ccs))
+    return tuple(
+        t for t in f.needs.gpu if t.kind == "sass" and any(t.runs_on(cc) for cc in p.gpu_ccs)
+    )
 
 
 def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
@@ -223,18 +225,19 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
     runs on any GPU: the flat ``cuda`` then decides, the gpu rule says the rest)."""
     floors = dict(f.cuda_floors) if isinstance(f, WheelFlavour) else {}
     ccs = m.profile.gpu_ccs
-    if not floors or m.cuda is None or not ccs or f.cuda is None:
+    n = f.needs
+    if not floors or m.cuda is None or not ccs or n.cuda is None:
         return None
-    ceiling = SpecifierSet(",".join(str(s) for s in f.cuda if s.operator in ("<", "<=", "!=")))
+    ceiling = SpecifierSet(",".join(str(s) for s in n.cuda if s.operator in ("<", "<=", "!=")))
     failures = []
     served = False
     for cc in ccs:
-        targets = [t for t in f.gpu if t.runs_on(cc)]
+        targets = [t for t in n.gpu if t.runs_on(cc)]
         if not targets:
             continue  # the gpu rule says so
         served = True
         # A target's floor replaces cuda's lower bound only: an upper bound still holds.
-        specs = [(t, floors[t] & ceiling if t in floors else f.cuda) for t in targets]
+        specs = [(t, floors[t] & ceiling if t in floors else n.cuda) for t in targets]
         if any(spec.contains(m.cuda, prereleases=True) for _, spec in specs):
             continue
         failures.append(Failure(rule="cuda", reason=per_gpu_cuda_reason(cc, specs, m.cuda)))
@@ -256,6 +259,7 @@ def flavour_failures(
     """Every rule (1-5) the flavour fails, and its tag rank."""
     out, rank = _tag_failures(f, m)
     p = m.profile
+    n = f.needs
     jetson = _jetson_miss(f, p)
     if jetson is not None:
         tegra = _tegra_sass(f, p) if jetson == "tegra-no-l4t" else ()
@@ -266,26 +270,26 @@ def flavour_failures(
     per_gpu = _per_gpu_cuda(f, m)
     if per_gpu is not None:
         out.extend(per_gpu)
-    elif f.cuda is not None and (m.cuda is None or not f.cuda.contains(m.cuda, prereleases=True)):
-        out.append(Failure(rule="cuda", reason=cuda_reason(f.cuda, m.cuda, p)))
-    if f.rocm is not None and (m.rocm is None or not f.rocm.contains(m.rocm, prereleases=True)):
-        out.append(Failure(rule="rocm", reason=rocm_reason(f.rocm, m.rocm)))
-    if f.gfx and p.rocm is not None and p.rocm.gfx:
+    elif n.cuda is not None and (m.cuda is None or not n.cuda.contains(m.cuda, prereleases=True)):
+        out.append(Failure(rule="cuda", reason=cuda_reason(n.cuda, m.cuda, p)))
+    if n.rocm is not None and (m.rocm is None or not n.rocm.contains(m.rocm, prereleases=True)):
+        out.append(Failure(rule="rocm", reason=rocm_reason(n.rocm, m.rocm)))
+    if n.gfx and p.rocm is not None and p.rocm.gfx:
         # Rule 3 for ROCm: every AMD GPU is one the build carries code for (a GPU the
         # ROCm release dropped has none: docs/facts.md section 1.9). Unknown: not held.
-        dropped = [g for g in p.rocm.gfx if g.partition(":")[0] not in f.gfx]
+        dropped = [g for g in p.rocm.gfx if g.partition(":")[0] not in n.gfx]
         if dropped:
-            out.append(Failure(rule="gpu", reason=gfx_reason(f.gfx, dropped)))
-    if f.gpu and not (f.cpu and p.nvidia is None):
+            out.append(Failure(rule="gpu", reason=gfx_reason(n.gfx, dropped)))
+    if n.gpu and not (n.cpu and p.nvidia is None):
         # No compute capability known (a driver without NVML, a target without smXY):
         # the reason says so rather than guess (docs/facts.md section 1.3).
-        missing = uncovered(f.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
+        missing = uncovered(n.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
-            out.append(Failure(rule="gpu", reason=gpu_reason(f.gpu, missing, p)))
-    if f.arch_max is not None and p.nvidia is not None:
-        beyond = [cc for cc in p.gpu_ccs if cc > f.arch_max]
+            out.append(Failure(rule="gpu", reason=gpu_reason(n.gpu, missing, p)))
+    if n.arch_max is not None and p.nvidia is not None:
+        beyond = [cc for cc in p.gpu_ccs if cc > n.arch_max]
         if beyond:
-            out.append(Failure(rule="gpu", reason=arch_max_reason(f.arch_max, beyond)))
+            out.append(Failure(rule="gpu", reason=arch_max_reason(n.arch_max, beyond)))
     if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
@@ -418,17 +422,18 @@ def _unmet(
 
 def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool:
     """Whether a rule says anything about this flavour on this machine."""
+    n = f.needs
     if rule == "python":
         return bool(f.python_versions)
     if rule == "cuda":
-        return f.cuda is not None
+        return n.cuda is not None
     if rule == "rocm":
-        return f.rocm is not None
+        return n.rocm is not None
     if rule == "gpu":
         # With a driver but no visible GPU, the kernels cannot be checked.
         if p.nvidia is None:
-            return bool(f.gpu) and not f.cpu
-        return (bool(f.gpu) or f.arch_max is not None) and bool(p.gpu_ccs)
+            return bool(n.gpu) and not n.cpu
+        return (bool(n.gpu) or n.arch_max is not None) and bool(p.gpu_ccs)
     if rule == "accelerator":
         return (
             not has_accelerator(f)
@@ -501,7 +506,7 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
             # Newer than the driver: only after every older one, the nearest first.
             cuda_key: tuple[int, Any] = (1, runtime)
         else:
-            cuda_key = (0, _Desc(runtime or spec_floor(f.rocm) or Version("0")))
+            cuda_key = (0, _Desc(runtime or spec_floor(f.needs.rocm) or Version("0")))
         # PEP 825: variants before the null variant, before non-variant wheels
         # (docs/facts.md section 2), among builds that are otherwise equal.
         label = f.variant if isinstance(f, WheelFlavour) else None

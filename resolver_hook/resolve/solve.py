@@ -212,7 +212,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 slot.candidates.append((f, rank))
         slot.candidates.sort(key=ranking(slot.candidates, m.cuda))
         for f, _ in slot.candidates:
-            for r in f.requires:
+            for r in f.needs.requires:
                 target = canonicalize_name(r.name)
                 if not marker_true(r.marker, m.env) or target not in by_name:
                     continue
@@ -268,7 +268,7 @@ def _couplings_hold(
     env: Mapping[str, str],
 ) -> Coupling | None:
     """The first coupling of ``f`` that the build ``assigned`` to its package does not meet."""
-    for r in f.requires:
+    for r in f.needs.requires:
         target = canonicalize_name(r.name)
         other = assigned.get(target)
         if other is None or not marker_true(r.marker, env):
@@ -307,7 +307,7 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
     deps: dict[str, set[str]] = {n: set() for n in slots}
     for n, s in slots.items():
         for f, _ in s.candidates:
-            for r in f.requires:
+            for r in f.needs.requires:
                 t = canonicalize_name(r.name)
                 if t in slots and t != n:
                     edges[n].add(t)
@@ -375,7 +375,7 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
         if slot.candidates:
             continue  # alternatives are offered only where nothing fits
         for i, (f, fails) in enumerate(slot.rejected):
-            if not f.requires or not fails or any(x.rule != "specifier" for x in fails):
+            if not f.needs.requires or not fails or any(x.rule != "specifier" for x in fails):
                 continue
             dead = _dead_coupling(f, live, m)
             if dead is not None:
@@ -404,7 +404,7 @@ def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coup
             unmet = next(
                 (
                     (r, u)
-                    for r in g.requires
+                    for r in g.needs.requires
                     if canonicalize_name(r.name) == slot.name
                     and marker_true(r.marker, m.env)
                     and (u := meets(g, r, f)) is not None
@@ -435,7 +435,7 @@ def _dead_coupling(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> Require
     return next(
         (
             r
-            for r in f.requires
+            for r in f.needs.requires
             if canonicalize_name(r.name) in slots
             and marker_true(r.marker, m.env)
             and not any(

@@ -83,17 +83,17 @@ def exists_summary(man: Manifest) -> str:
                 plats[platform_name(x)] = None
         for v in python_labels(f):
             pys[v] = None
-        if f.cuda is not None:
-            cudas[str(f.cuda)] = None
-            if len(f.cuda) == 1 and next(iter(f.cuda)).operator == ">=":
-                floors.append(Version(next(iter(f.cuda)).version))
-        gpus.update(f.gpu)
+        if f.needs.cuda is not None:
+            cudas[str(f.needs.cuda)] = None
+            if len(f.needs.cuda) == 1 and next(iter(f.needs.cuda)).operator == ">=":
+                floors.append(Version(next(iter(f.needs.cuda)).version))
+        gpus.update(f.needs.gpu)
     parts = [", ".join(plats) or "any platform"]
     if pys:
         parts.append(
             "Python " + ", ".join(sorted(pys, key=lambda v: python_sort_key(v.split("+")[0])))
         )
-    if cudas and len(floors) == sum(f.cuda is not None for f in man.flavours):
+    if cudas and len(floors) == sum(f.needs.cuda is not None for f in man.flavours):
         parts.append(f"driver CUDA >={min(floors)}")  # every build asks only for a floor
     elif cudas:
         parts.append("driver CUDA " + " or ".join(cudas))
@@ -129,18 +129,20 @@ def chosen_words(
         parts.append(f"tag {tag}")
     elif f.platforms:
         parts.append(f"{OS_WORDS.get(p.os, p.os)} {p.arch}, {p.python_words}")
-    if f.cuda is not None:
-        parts.append(f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.cuda}")
-    if f.rocm is not None:
-        parts.append(f"ROCm {rocm} meets {f.rocm}")
-    if f.gfx:
-        parts.append(gfx_fit_words(f.gfx, p.rocm.gfx if p.rocm else ()))
-    if f.gpu and p.gpu_ccs:
+    if f.needs.cuda is not None:
+        parts.append(
+            f"driver CUDA {p.nvidia.cuda_version if p.nvidia else '?'} meets {f.needs.cuda}"
+        )
+    if f.needs.rocm is not None:
+        parts.append(f"ROCm {rocm} meets {f.needs.rocm}")
+    if f.needs.gfx:
+        parts.append(gfx_fit_words(f.needs.gfx, p.rocm.gfx if p.rocm else ()))
+    if f.needs.gpu and p.gpu_ccs:
         parts.append(f"kernels cover {', '.join(gpu_words(cc) for cc in p.gpu_ccs)}")
     if not has_accelerator(f) and p.nvidia is None and p.rocm is None:
         parts.append("no GPU needed")
-    if f.requires:
-        parts.append("couples with " + ", ".join(str(r) for r in f.requires))
+    if f.needs.requires:
+        parts.append("couples with " + ", ".join(str(r) for r in f.needs.requires))
     if isinstance(f, WheelFlavour) and f.assumed:
         parts.append(f.assumed)
     others = fitting - 1
@@ -199,7 +201,7 @@ def other_name_notes(
             for other, f in chosen.items()
             if f is not None
             and other != p.name
-            and any(canonicalize_name(r.name) == p.name for r in f.requires)
+            and any(canonicalize_name(r.name) == p.name for r in f.needs.requires)
         )
         if dependents:
             out.append(
@@ -219,11 +221,11 @@ def other_name_notes(
 def stale_note(packages: Sequence[PackagePlan], today: datetime.date) -> list[str]:
     """One note for every chosen entry checked more than STALE_DAYS days before today."""
     stale = [
-        f"{p.name} {p.entry_version} (checked {p.flavour.checked.isoformat()})"
+        f"{p.name} {p.entry_version} (checked {p.flavour.needs.checked.isoformat()})"
         for p in packages
         if p.flavour is not None
-        and p.flavour.checked is not None
-        and (today - p.flavour.checked).days > STALE_DAYS
+        and p.flavour.needs.checked is not None
+        and (today - p.flavour.needs.checked).days > STALE_DAYS
     ]
     if not stale:
         return []

@@ -44,10 +44,10 @@ _ASCII_URL = re.compile(r"[\x21-\x7e]+")
 def _needs(flavour: Flavour) -> dict[str, Any]:
     """What a flavour needs beyond its tags, as strings the runtime parses itself."""
     return {
-        "cuda": str(flavour.cuda) if flavour.cuda is not None else None,
-        "rocm": str(flavour.rocm) if flavour.rocm is not None else None,
-        "gpu": [str(t) for t in sorted(flavour.gpu)],
-        "requires": [str(r) for r in flavour.requires],
+        "cuda": str(flavour.needs.cuda) if flavour.needs.cuda is not None else None,
+        "rocm": str(flavour.needs.rocm) if flavour.needs.rocm is not None else None,
+        "gpu": [str(t) for t in sorted(flavour.needs.gpu)],
+        "requires": [str(r) for r in flavour.needs.requires],
     }
 
 
