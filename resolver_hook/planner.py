@@ -139,6 +139,7 @@ class Planner:
             mirrors=s.mirrors,
             timeout=s.timeout,
             env=s.env,
+            given=s.indexes.given,
             record=self.record,
         )
         source = FallbackSource(

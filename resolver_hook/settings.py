@@ -24,7 +24,11 @@ Every use case (plan, explain, lock, install, sync, env, enable) takes a
   (:func:`resolver_hook.index.userindex.user_index`: the installer's own arguments, its
   environment variables, then its configuration files, in its order); a plan reads a
   flavour on the default index there, not on pypi.org, and the lock resolves the rest
-  with the flags and the environment (:mod:`resolver_hook.lock.indexes`).
+  with the flags and the environment (:mod:`resolver_hook.lock.indexes`); ``given``:
+  pip's ``--cert`` and ``--proxy`` among the installer's arguments, which the page
+  client takes before ``PIP_CERT``/``PIP_PROXY`` and pip's files (those are read when a
+  connection is first opened: a plan the page cache answers reads no pip.conf,
+  :mod:`resolver_hook.index.fetch`).
 
 A flag turns a setting on; so does a variable set to ``1``, ``true``, ``yes``, ``on``,
 ``y`` or ``t`` (any case: the spellings pip and uv take for their own yes/no variables).
@@ -44,6 +48,7 @@ from types import MappingProxyType
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.index.fetch import Given
 from resolver_hook.index.mirrors import Mirror, mirrors_from
 from resolver_hook.index.userindex import UserIndex, no_index, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
@@ -53,6 +58,7 @@ __all__ = [
     "ENV_OFFLINE",
     "ENV_TIMEOUT",
     "IndexSettings",
+    "InstallerSettings",
     "Settings",
     "combine",
     "env_flag",
@@ -120,6 +126,17 @@ def installer_offline(tool: str, options: Sequence[str], env: Mapping[str, str])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InstallerSettings:
+    """The installer a command runs, and what its own arguments say of the pages."""
+
+    tool: str  # "pip" or "uv"
+    index_url: str | None = None  # the default index they name
+    no_index: bool = False  # --no-index
+    cert: str | None = None  # pip's --cert
+    proxy: str | None = None  # pip's --proxy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class IndexSettings:
     """The indexes a command was given (its flags) and the user's default index."""
 
@@ -129,6 +146,9 @@ class IndexSettings:
     default: UserIndex | None = None  # the installer's default index (None: PyPI)
     installer: str | None = None  # whose order it was found in (None: plan's and lock's)
     no_index: str | None = None  # where the installer was told to read no index
+    given: Given = field(
+        default_factory=Given
+    )  # pip's --cert and --proxy in the installer's arguments
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,20 +177,19 @@ def combine(
     trust_mirror_hashes: bool = False,
     extra_index_urls: Sequence[str] = (),
     find_links: Sequence[str] = (),
-    installer: tuple[str, str | None] | None = None,
-    installer_no_index: bool = False,
+    installer: InstallerSettings | None = None,
     record: Recorder = NOWHERE,
 ) -> Settings:
     """The settings of a command run in ``env`` with these flags. ``mirror``: the
     ``--mirror`` values of a command that reads index pages (None: it reads none, so
     neither ``RESOLVER_HOOK_MIRRORS`` nor ``RESOLVER_HOOK_TIMEOUT`` is read). A mirror
     that is not ``UPSTREAM=MIRROR`` under the URL policy, or a timeout variable that is
-    no number of seconds, is a UsageError. ``installer``: the installer a command runs
-    and the index its arguments name (``("pip", url or None)``), whose default index the
-    plan reads (None: the order of a command that runs no one installer);
-    ``installer_no_index``: its arguments hold ``--no-index``. Files read are declared to
-    ``record``."""
+    no number of seconds, is a UsageError. ``installer``: the installer a command runs,
+    whose default index the plan reads (None: the order of a command that runs no one
+    installer). Files read are declared to ``record``."""
     insecure = allow_insecure_urls or env_flag(env, ENV_INSECURE)
+    tool = installer.tool if installer else None
+    own = installer or InstallerSettings(tool="")
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
     if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
         problem = seconds_problem(env[ENV_TIMEOUT])
@@ -191,23 +210,16 @@ def combine(
             index_url=index_url,
             extra_index_urls=tuple(extra_index_urls),
             find_links=tuple(find_links),
-            installer=installer[0] if installer else None,
+            installer=tool,
             no_index=None
             if mirror is None
-            else no_index(
-                env,
-                tool=installer[0] if installer else None,
-                flag=installer_no_index,
-                record=record,
-            ),
+            else no_index(env, tool=tool, flag=own.no_index, record=record),
             default=None
             if mirror is None
-            else user_index(
-                env,
-                tool=installer[0] if installer else None,
-                given=installer[1] if installer else None,
-                flag=index_url,
-                record=record,
+            else user_index(env, tool=tool, given=own.index_url, flag=index_url, record=record),
+            given=Given(
+                cert=(own.cert, "pip's --cert") if own.cert else None,
+                proxy=(own.proxy, "pip's --proxy") if own.proxy else None,
             ),
         ),
     )

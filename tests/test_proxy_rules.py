@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.index.errors import PageError
-from resolver_hook.index.fetch import Settings, Transport
+from resolver_hook.index.fetch import Given, Settings, Transport
 from tests.installenv import clean_env
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
-_PROXY_VARS = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+_PROXY_VARS = (
+    "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "PIP_PROXY",
+)  # fmt: skip
 
 
 def _dead() -> str:
@@ -61,6 +63,27 @@ def test_no_proxy_entries_as_pip_reads_them(no_proxy: str, url: str, bypass: boo
     assert (got is None) == bypass
 
 
+def test_pips_proxy_setting_in_pips_order_for_every_host(tmp_path: Path) -> None:
+    """``--proxy`` in the installer's arguments, then ``PIP_PROXY``, then pip's files;
+    a value without a scheme is an http proxy (requests prepends ``http://``)."""
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nproxy = files:3128\n")
+    env = {"PIP_CONFIG_FILE": str(conf), "NO_PROXY": "example.org", "https_proxy": "http://e:1"}
+    url = "https://index.example.org/simple/"
+    assert Settings.from_env(env).proxy_for(url) == ("http://files:3128", f"proxy in {conf}")
+    env["PIP_PROXY"] = "http://variable:1"
+    assert Settings.from_env(env).proxy_for(url) == ("http://variable:1", "PIP_PROXY")
+    flag = Given(proxy=("http://flag:1", "pip's --proxy"))
+    assert Settings.from_env(env, flag).proxy_for(url) == ("http://flag:1", "pip's --proxy")
+
+
+def test_pips_cert_option_beats_its_variable_and_files() -> None:
+    env = {"PIP_CERT": "/variable.pem", "SSL_CERT_FILE": "/openssl.pem"}
+    assert Settings.from_env(env).cafile == ("/variable.pem", "PIP_CERT")
+    flag = Given(cert=("/flag.pem", "pip's --cert"))
+    assert Settings.from_env(env, flag).cafile == ("/flag.pem", "pip's --cert")
+
+
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackIndex]:
     root = tmp_path_factory.mktemp("proxied")
@@ -77,6 +100,9 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackIndex]:
         ({"NO_PROXY": "10.0.0.0/8"}, False),
         ({"HTTP_PROXY": "DEAD", "http_proxy": ""}, True),
         ({}, False),  # the control: the dead proxy is used, and fails
+        # pip's own proxy setting: every host, whatever NO_PROXY or http_proxy say.
+        ({"PIP_PROXY": "DEAD", "NO_PROXY": "127.0.0.0/8"}, False),
+        ({"PIP_PROXY": "DEAD", "http_proxy": ""}, False),
     ],
 )
 def test_the_hook_goes_through_the_proxy_exactly_when_pip_does(

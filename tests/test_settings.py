@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from resolver_hook.errors import UsageError
+from resolver_hook.index.fetch import Given
+from resolver_hook.install.args import parse_install_args
 from resolver_hook.limits import NETWORK_DEADLINE
-from resolver_hook.settings import Settings, combine
+from resolver_hook.settings import InstallerSettings, Settings, combine
 
 
 def test_flags_or_variables_turn_settings_on() -> None:
@@ -48,3 +50,15 @@ def test_timeout_and_index_url() -> None:
         combine({"RESOLVER_HOOK_TIMEOUT": "soon"}, mirror=[])
     got = combine({}, timeout=5.0, index_url="https://i.example/simple/")
     assert (got.timeout, got.indexes.index_url) == (5.0, "https://i.example/simple/")
+
+
+def test_pips_cert_and_proxy_in_the_installers_arguments_reach_the_page_client() -> None:
+    """``resolver-hook pip install --cert C --proxy P ...``: the plan's pages are read
+    with them, as pip reads its own (they beat PIP_CERT, PIP_PROXY and pip's files)."""
+    parsed = parse_install_args("pip", ["--cert", "/c.pem", "--proxy=p:1", "torch"])
+    installer = InstallerSettings(tool="pip", cert=parsed.cert, proxy=parsed.proxy)
+    given = combine({}, installer=installer).indexes.given
+    assert given == Given(cert=("/c.pem", "pip's --cert"), proxy=("p:1", "pip's --proxy"))
+    # uv has neither option: a value after the name is uv's to refuse.
+    assert parse_install_args("uv", ["--proxy", "p:1", "torch"]).proxy is None
+    assert combine({}).indexes.given == Given()

@@ -15,7 +15,13 @@ from resolver_hook.errors import UsageError
 from resolver_hook.manifest import ENV_INSECURE, collect_manifests
 from resolver_hook.planner import Planner
 from resolver_hook.reqfile import read_requirements
-from resolver_hook.settings import ENV_OFFLINE, combine, env_flag, seconds_problem
+from resolver_hook.settings import (
+    ENV_OFFLINE,
+    InstallerSettings,
+    combine,
+    env_flag,
+    seconds_problem,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -154,14 +160,12 @@ def settings_from_args(
     args: argparse.Namespace,
     *,
     reads_pages: bool = True,
-    installer: tuple[str, str | None] | None = None,
-    installer_no_index: bool = False,
+    installer: InstallerSettings | None = None,
 ) -> Settings:
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
     mirrors and the user's index are read too). ``installer``: the installer the command
-    runs and the index its arguments name (its default index is the user's);
-    ``installer_no_index``: its arguments hold ``--no-index``."""
+    runs and what its arguments say of the pages (its default index is the user's)."""
 
     return combine(
         os.environ,
@@ -175,7 +179,6 @@ def settings_from_args(
         extra_index_urls=getattr(args, "extra_index_url", None) or (),
         find_links=getattr(args, "find_links", None) or (),
         installer=installer,
-        installer_no_index=installer_no_index,
         record=recorder(args),
     )
 
@@ -184,16 +187,13 @@ def planner_from_args(
     args: argparse.Namespace,
     *,
     read_pages: bool = True,
-    installer: tuple[str, str | None] | None = None,
-    installer_no_index: bool = False,
+    installer: InstallerSettings | None = None,
 ) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
     ``read_pages=False``: one that plans the manifests as given. A wait for its pages
     over a second shows (stderr, a terminal only, never with --json or -q)."""
 
-    settings = settings_from_args(
-        args, reads_pages=read_pages, installer=installer, installer_no_index=installer_no_index
-    )
+    settings = settings_from_args(args, reads_pages=read_pages, installer=installer)
 
     def watch() -> Progress:
         return Progress(

@@ -37,7 +37,7 @@ from resolver_hook.ground import timings as _timings
 from resolver_hook.host.detect import parse_target
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.session import InstallSession
-from resolver_hook.settings import installer_offline
+from resolver_hook.settings import InstallerSettings, installer_offline
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -179,8 +179,13 @@ def run(args: argparse.Namespace) -> int:
             tool=tool,
             planner=planner_from_args(
                 args,
-                installer=(tool, parsed.index_url),
-                installer_no_index="--no-index" in parsed.options,
+                installer=InstallerSettings(
+                    tool=tool,
+                    index_url=parsed.index_url,
+                    no_index="--no-index" in parsed.options,
+                    cert=parsed.cert,
+                    proxy=parsed.proxy,
+                ),
             ),
             machine=_Machine(args),
             report=_Printer(),

@@ -47,7 +47,7 @@ from resolver_hook.ground.pool import map_threads
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
-from resolver_hook.index.fetch import Response, Transport, check_url, read_local, redact
+from resolver_hook.index.fetch import Given, Response, Transport, check_url, read_local, redact
 from resolver_hook.index.metadata import HashMismatch, Metadata, check_hashes, parse_metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import JSON_TYPE, Link, Page, Source
@@ -129,6 +129,7 @@ class IndexClient:
         cache_dir: Path | None = None,
         timeout: float = NETWORK_DEADLINE,
         env: Mapping[str, str] | None = None,
+        given: Given | None = None,
         max_workers: int = MAX_CONCURRENT_PAGES,
         record: Recorder = NOWHERE,
     ) -> None:
@@ -141,7 +142,9 @@ class IndexClient:
         self.refresh = refresh
         self.mirrors = tuple(mirrors)
         self.max_workers = max(1, min(max_workers, MAX_CONCURRENT_PAGES))
-        self.transport = Transport(allow_insecure=allow_insecure, timeout=timeout, env=environ)
+        self.transport = Transport(
+            allow_insecure=allow_insecure, timeout=timeout, env=environ, given=given
+        )
         folder = cache_dir
         if folder is None and cache:
             base = _cache.cache_dir(environ)

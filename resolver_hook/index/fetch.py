@@ -10,15 +10,17 @@ no more than the bound plus one chunk is ever held). Failures are one
 
 The user's settings, read from the environment the command runs in:
 
-- ``https_proxy`` / ``http_proxy`` / ``no_proxy``, as pip reads them (docs/facts.md
-  section 3, "Proxies as pip reads them"): either case, lower case wins, an empty
-  lower-case variable turns that proxy off; ``NO_PROXY`` entries may be IPv4 networks
-  (``10.0.0.0/8``); an error reaching the proxy names the proxy and the variable it
-  came from;
-- pip's ``cert`` setting (``PIP_CERT``, else its configuration files:
-  :mod:`~resolver_hook.index.pipconfig`), else ``SSL_CERT_FILE``: the CA bundle to
-  trust; otherwise ``truststore`` (the system certificate store, as pip uses it) when
-  it is installed, else Python's default store;
+- pip's ``proxy`` setting (``--proxy`` in the installer's arguments, then
+  ``PIP_PROXY``, then its configuration files): every request goes through it, as pip
+  sends them (docs/facts.md section 3, "pip's proxy and cert options"); else
+  ``https_proxy`` / ``http_proxy`` / ``no_proxy``, as pip reads them (section 3,
+  "Proxies as pip reads them"): either case, lower case wins, an empty lower-case
+  variable turns that proxy off; ``NO_PROXY`` entries may be IPv4 networks
+  (``10.0.0.0/8``); an error reaching the proxy names the proxy and where it was set;
+- pip's ``cert`` setting (``--cert`` in the installer's arguments, then ``PIP_CERT``,
+  then its configuration files: :mod:`~resolver_hook.index.pipconfig`), else
+  ``SSL_CERT_FILE``: the CA bundle to trust; otherwise ``truststore`` (the system
+  certificate store, as pip uses it) when it is installed, else Python's default store;
 - credentials: ``user:password@`` in a URL (split off where the URL entered the tool
   and kept for its host: :mod:`resolver_hook.ground.credentials`), else the host's entry in
   ``$NETRC`` or ``~/.netrc``. They are sent as HTTP Basic auth to that host only (an
@@ -63,6 +65,7 @@ if TYPE_CHECKING:
     import urllib.request
 
 __all__ = [
+    "Given",
     "Response",
     "Settings",
     "Transport",
@@ -151,6 +154,15 @@ def _proxy_variables(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Given:
+    """pip's ``cert`` and ``proxy`` as the installer's own arguments give them
+    (``--cert``, ``--proxy``), each ``(value, where)``: they beat the variables and files."""
+
+    cert: tuple[str, str] | None = None
+    proxy: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """The user's network settings, read once from an environment."""
 
@@ -160,17 +172,25 @@ class Settings:
     netrc_path: Path | None = None
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Settings:
-        from resolver_hook.index.pipconfig import pip_cert  # configparser: read when needed
+    def from_env(cls, env: Mapping[str, str], given: Given | None = None) -> Settings:
+        from resolver_hook.index.pipconfig import pip_setting  # configparser: when needed
 
+        given = given or Given()
         variables = _proxy_variables(env)
         proxies: dict[str, tuple[str, str]] = {
             scheme: variables[scheme] for scheme in ("https", "http") if scheme in variables
         }
         no = _env_value(env, "no_proxy")
+        pip_proxy = given.proxy or pip_setting(env, "proxy")
+        if pip_proxy is not None:  # for every scheme and host, no_proxy unread, as pip does
+            value, where = pip_proxy
+            value = value if "://" in value else f"http://{value}"
+            proxies, no = {"https": (value, where), "http": (value, where)}, None
         # What pip trusts first (the hook's pages are read for pip), then OpenSSL's own.
-        cafile = pip_cert(env) or (
-            (env["SSL_CERT_FILE"], "SSL_CERT_FILE") if env.get("SSL_CERT_FILE") else None
+        cafile = (
+            given.cert
+            or pip_setting(env, "cert")
+            or ((env["SSL_CERT_FILE"], "SSL_CERT_FILE") if env.get("SSL_CERT_FILE") else None)
         )
         if env.get("NETRC"):
             netrc_path: Path | None = Path(env["NETRC"])
@@ -199,10 +219,12 @@ class Transport:
         allow_insecure: bool = False,
         timeout: float = NETWORK_DEADLINE,
         env: Mapping[str, str] | None = None,
+        given: Given | None = None,
     ) -> None:
         self.allow_insecure = allow_insecure
         self.timeout = timeout
         self._env = os.environ if env is None else env
+        self._given = given
         self.notes: list[str] = []
         self._lock = threading.Lock()
         self._netrc: netrc.netrc | None = None
@@ -214,7 +236,7 @@ class Transport:
     def settings(self) -> Settings:
         """The user's network settings, read when first needed (a request, a note on a
         failed one): a command the page cache answers reads no pip configuration."""
-        return Settings.from_env(self._env)
+        return Settings.from_env(self._env, self._given)
 
     def _note(self, text: str) -> None:
         with self._lock:
@@ -317,11 +339,12 @@ class Transport:
             )
         if proxy is not None and isinstance(reason, OSError | str):
             where = f"the proxy {redact(proxy[0])} (from {proxy[1]})"
+            also = " (and NO_PROXY)" if proxy[1].lower() in ("http_proxy", "https_proxy") else ""
             if str(reason).startswith("Tunnel connection failed"):
                 return PageError(f"{shown}: {where} did not connect: {reason}", cause="proxy")
             return PageError(
                 f"{shown}: cannot reach {where}: {reason}",
-                hint=f"check {proxy[1]} (and NO_PROXY), or unset it",
+                hint=f"check {proxy[1]}{also}, or unset it",
                 cause="proxy",
             )
         return PageError(f"{shown}: {doing}: {reason}", cause=cause)

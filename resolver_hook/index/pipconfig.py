@@ -1,8 +1,9 @@
 """pip's configuration, read as pip reads it: one reader for every setting the hook takes.
 
-The hook runs pip, so pages it reads for pip trust what pip trusts (``cert``) and plans
-see the constraints pip reads (``constraint``). pip's rules (docs/facts.md section 3,
-"pip's configuration files"; pip's ``configuration.py`` and ``cli/parser.py``):
+The hook runs pip, so pages it reads for pip trust what pip trusts (``cert``) and take
+its proxy (``proxy``), and plans see the constraints pip reads (``constraint``). pip's
+rules (docs/facts.md section 3, "pip's configuration files"; pip's
+``configuration.py`` and ``cli/parser.py``):
 
 - the files, lowest priority first, each overriding the one before: the global files
   (``pip/pip.conf`` under each of ``$XDG_CONFIG_DIRS``, default ``/etc/xdg``; then
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind
 
-__all__ = ["config_files", "pip_cert", "pip_setting"]
+__all__ = ["config_files", "pip_setting"]
 
 _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
 
@@ -110,8 +111,3 @@ def pip_setting(
         if value.strip():
             return value.strip(), f"{name} in {path}"
     return None
-
-
-def pip_cert(env: Mapping[str, str]) -> tuple[str, str] | None:
-    """``(path, where it was set)`` of pip's ``cert`` for ``pip install``, or None."""
-    return pip_setting(env, "cert")

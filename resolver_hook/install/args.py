@@ -122,6 +122,9 @@ class InstallArgs:
     # The default index the arguments name (the last ``--index-url``/``-i``; for uv,
     # ``--default-index`` first): the one the installer reads, so the plan reads it too.
     index_url: str | None = None
+    # pip's --cert and --proxy (the last of each): the plan's pages are read with them too.
+    cert: str | None = None
+    proxy: str | None = None
 
 
 def _option_with_value(arg: str) -> tuple[str, str | None, str] | None:
@@ -197,6 +200,8 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
         index_url=(values.get("--default-index") if tool == "uv" else None) or index,
         options=tuple(options),
         positions=tuple(positions),
+        cert=values.get("--cert") if tool == "pip" else None,
+        proxy=values.get("--proxy") if tool == "pip" else None,
     )
 
 
