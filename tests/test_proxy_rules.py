@@ -18,6 +18,7 @@ from tests.wheelfactory import LoopbackIndex, build_wheel
 
 _PROXY_VARS = (
     "http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY", "PIP_PROXY",
+    "all_proxy", "ALL_PROXY",
 )  # fmt: skip
 
 
@@ -100,6 +101,9 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackIndex]:
         ({"NO_PROXY": "10.0.0.0/8"}, False),
         ({"HTTP_PROXY": "DEAD", "http_proxy": ""}, True),
         ({}, False),  # the control: the dead proxy is used, and fails
+        # ALL_PROXY serves a scheme that has no proxy of its own.
+        ({"http_proxy": "", "ALL_PROXY": "DEAD"}, False),
+        ({"ALL_PROXY": "DEAD", "NO_PROXY": "127.0.0.0/8"}, True),
         # pip's own proxy setting: every host, whatever NO_PROXY or http_proxy say.
         ({"PIP_PROXY": "DEAD", "NO_PROXY": "127.0.0.0/8"}, False),
         ({"PIP_PROXY": "DEAD", "http_proxy": ""}, False),

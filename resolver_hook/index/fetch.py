@@ -13,10 +13,11 @@ The user's settings, read from the environment the command runs in:
 - pip's ``proxy`` setting (``--proxy`` in the installer's arguments, then
   ``PIP_PROXY``, then its configuration files): every request goes through it, as pip
   sends them (docs/facts.md section 3, "pip's proxy and cert options"); else
-  ``https_proxy`` / ``http_proxy`` / ``no_proxy``, as pip reads them (section 3,
-  "Proxies as pip reads them"): either case, lower case wins, an empty lower-case
-  variable turns that proxy off; ``NO_PROXY`` entries may be IPv4 networks
-  (``10.0.0.0/8``); an error reaching the proxy names the proxy and where it was set;
+  ``https_proxy`` / ``http_proxy`` (``all_proxy`` for a scheme without one) /
+  ``no_proxy``, as pip reads them (section 3, "Proxies as pip reads them"): either
+  case, lower case wins, an empty lower-case variable turns that proxy off;
+  ``NO_PROXY`` entries may be IPv4 networks (``10.0.0.0/8``); an error reaching the
+  proxy names the proxy and where it was set;
 - pip's ``cert`` setting (``--cert`` in the installer's arguments, then ``PIP_CERT``,
   then its configuration files: :mod:`~resolver_hook.index.pipconfig`), else
   ``SSL_CERT_FILE``: the CA bundle to trust; otherwise ``truststore`` (the system
@@ -153,6 +154,9 @@ def _proxy_variables(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
     return found
 
 
+_PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")  # NO_PROXY holds for these
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Given:
     """pip's ``cert`` and ``proxy`` as the installer's own arguments give them
@@ -177,8 +181,11 @@ class Settings:
 
         given = given or Given()
         variables = _proxy_variables(env)
+        # all_proxy serves a scheme that has none of its own (requests' select_proxy).
         proxies: dict[str, tuple[str, str]] = {
-            scheme: variables[scheme] for scheme in ("https", "http") if scheme in variables
+            scheme: found
+            for scheme in ("https", "http")
+            if (found := variables.get(scheme, variables.get("all"))) is not None
         }
         no = _env_value(env, "no_proxy")
         pip_proxy = given.proxy or pip_setting(env, "proxy")
@@ -339,7 +346,7 @@ class Transport:
             )
         if proxy is not None and isinstance(reason, OSError | str):
             where = f"the proxy {redact(proxy[0])} (from {proxy[1]})"
-            also = " (and NO_PROXY)" if proxy[1].lower() in ("http_proxy", "https_proxy") else ""
+            also = " (and NO_PROXY)" if proxy[1].lower() in _PROXY_VARIABLES else ""
             if str(reason).startswith("Tunnel connection failed"):
                 return PageError(f"{shown}: {where} did not connect: {reason}", cause="proxy")
             return PageError(
