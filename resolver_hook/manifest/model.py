@@ -293,24 +293,6 @@ class IndexFlavour:
             where = f"{where} for {self.qualifier}"
         return f"{what} ({where})"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": "index",
-            "url": self.url,
-            "version": str(self.version),
-            "platforms": list(self.platforms),
-            "python": list(self.python),
-            **self.needs.to_dict(),
-            "install": self.install,
-            "versions": str(self.versions) if self.versions is not None else None,
-            "template": self.template,
-            "coupled": self.coupled,
-            "local_labels": list(self.local_labels),
-            "cxx11abi": self.cxx11abi,
-            "kernels_until": str(self.kernels_until) if self.kernels_until else None,
-            "preference": self.preference,
-        }
-
 
 Flavour = WheelFlavour | IndexFlavour
 
