@@ -459,9 +459,17 @@ class _Context:
         self, f: IndexFlavour, man: Manifest, page: Page, notes: list[str]
     ) -> list[WheelFlavour]:
         out = []
+        # A range's rule is its releases alone: the files of a release it does not
+        # cover (a page lists dozens, next to each other, sharing the version object)
+        # are passed over after the first.
+        outside = None
         for c in self.candidates(f, page):
+            if c.version is outside:
+                continue
             rule = self._rule_for(f, man, c, page, notes)
             if rule is None:
+                if f.versions is not None:
+                    outside = c.version
                 continue
             entry, assumed = rule
             requires = self._couplings(entry, c, assumed)

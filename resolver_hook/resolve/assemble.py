@@ -195,9 +195,23 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> lis
 
 def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejection]:
     """Every flavour not chosen, with every rule it fails (couplings against the plan)."""
+    # A wheel's couplings are judged by the coupled builds alone (rules.meets reads
+    # nothing else of it), so the files of one release, which share their requirement
+    # objects, share the verdict: each set of requirements is judged once.
+    judged: dict[tuple[int, ...], tuple[tuple[Requirement, ...], list[Failure]]] = {}
+
+    def couplings(f: Flavour) -> list[Failure]:
+        if isinstance(f, IndexFlavour):
+            return _coupling_failures(f, slots, m)
+        key = tuple(map(id, f.needs.requires))
+        hit = judged.get(key)
+        if hit is None:  # the entry holds the requirements: no id is reused meanwhile
+            hit = judged[key] = (f.needs.requires, _coupling_failures(f, slots, m))
+        return list(hit[1])
+
     out = []
     for f, fails in slot.rejected:
-        more = [] if any(x.rule == "coupling" for x in fails) else _coupling_failures(f, slots, m)
+        more = [] if any(x.rule == "coupling" for x in fails) else couplings(f)
         out.append(Rejection(candidate=f.describe(), failures=(*fails, *more), where=f.where))
     chosen = slot.chosen
     key = ranking(slot.candidates, m.cuda)
@@ -208,7 +222,7 @@ def _rejections(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> list[Rejec
         if i in slot.coupling_rejects:
             fails = [coupling_failure(slot.coupling_rejects[i])]
         else:
-            fails = _coupling_failures(f, slots, m)
+            fails = couplings(f)
         if not fails and chosen is not None and chosen_key is not None:
             why = decided_by(chosen_key, key((f, rank)))
             fails = [Failure(rule="ranked", reason=ranked_reason(why, distribution_of(chosen)))]
