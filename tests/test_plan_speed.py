@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import urllib.parse
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from resolver_hook.ground.credentials import keep
 from resolver_hook.host import parse_target
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
-from resolver_hook.manifest import ManifestError, load, needs, parse_manifest
+from resolver_hook.manifest import ManifestError, document, load, needs, parse_manifest
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
 from resolver_hook.resolve import resolve, rules
@@ -150,6 +151,35 @@ def test_a_plan_imports_no_resource_reader() -> None:
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
+def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
+    """The built-in data files a plan reads (the table of NVIDIA's library wheels, the
+    twins table, the CUDA distributions without a manifest, the manifests named) are
+    read back from the cache after the first run: the TOML parser is not even
+    imported (a folder without a pyproject.toml: that one is the user's, read as
+    written)."""
+    names = ["torch", "nvidia-cublas-cu12", "nvidia-nccl-cu13"]
+    child = (
+        "import contextlib, io, sys\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['plan', '--offline', *{names!r}, '--target', '{TARGET}'])\n"
+        "print(code, 'tomllib' in sys.modules)\n"
+    )
+    seen = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", child],
+            capture_output=True,
+            text=True,
+            env=child_env({"PYTHONPATH": str(REPO)}),
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+        seen.append(done.stdout.split())
+    assert seen == [["0", "True"], ["0", "False"]], done.stderr
+
+
 def test_a_builtin_manifests_toml_is_parsed_once_per_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -157,13 +187,13 @@ def test_a_builtin_manifests_toml_is_parsed_once_per_text(
     a later process reads the document back instead of parsing it; a new text (an
     upgrade, an edit) is parsed again and replaces it."""
     parsed: list[str] = []
-    toml_loads = load.toml_loads
+    toml_loads = document.toml_loads
 
     def counted(text: str) -> dict[str, Any]:
         parsed.append(text)
         return toml_loads(text)
 
-    monkeypatch.setattr(load, "toml_loads", counted)
+    monkeypatch.setattr(document, "toml_loads", counted)
     with open(data_path("manifests", "torch.toml"), encoding="utf-8") as f:
         text = f.read()
     load._parse_builtin.cache_clear()
@@ -173,8 +203,8 @@ def test_a_builtin_manifests_toml_is_parsed_once_per_text(
     assert len(parsed) == 1
     edited = text.replace('name = "torch"', 'name = "torch"\n# edited', 1)
     assert edited != text
-    assert load._builtin_document("torch.toml", edited, "x") == toml_loads(edited)
-    assert load._builtin_document("torch.toml", edited, "x") == toml_loads(edited)
+    assert document.builtin_document("torch.toml", edited, "x") == toml_loads(edited)
+    assert document.builtin_document("torch.toml", edited, "x") == toml_loads(edited)
     assert parsed == [text, edited]
     load._parse_builtin.cache_clear()
 

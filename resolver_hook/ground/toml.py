@@ -5,11 +5,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
-
 __all__ = ["TomlError", "loads"]
 
 
@@ -18,7 +13,13 @@ class TomlError(ValueError):
 
 
 def loads(text: str) -> dict[str, Any]:
-    """Parse TOML text into a mapping; every failure is a :class:`TomlError`."""
+    """Parse TOML text into a mapping; every failure is a :class:`TomlError`. The parser
+    is imported on first use: a plan whose built-in files are read from the cache
+    (:mod:`resolver_hook.manifest.document`) parses no TOML."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found, no-redef, unused-ignore]
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -12,7 +12,7 @@ import fnmatch
 import functools
 
 from resolver_hook._data import data_path
-from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.manifest.document import builtin_document
 
 __all__ = ["cuda_distribution"]
 
@@ -20,7 +20,7 @@ __all__ = ["cuda_distribution"]
 @functools.cache
 def _families() -> tuple[tuple[tuple[str, ...], str, str], ...]:
     with open(data_path("manifest", "gpu_names.toml"), encoding="utf-8") as f:
-        data = toml_loads(f.read())
+        data = builtin_document("gpu_names.toml", f.read(), "built-in (gpu_names.toml)")
     return tuple((tuple(x["names"]), str(x["what"]), str(x["evidence"])) for x in data["family"])
 
 

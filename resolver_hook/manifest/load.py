@@ -21,9 +21,7 @@ would be an accident of ordering.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import hashlib
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -36,7 +34,7 @@ from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import NOWHERE, Recorder, folder_names, path_kind
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
-from resolver_hook.limits import MAX_MANIFEST_BYTES
+from resolver_hook.manifest.document import builtin_document, document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.tables import ManifestError, TableReader
@@ -60,17 +58,7 @@ ENTRY_POINT_GROUP = "resolver_hook.manifests"
 
 def loads_manifest(text: str, *, source: str, allow_insecure: bool = False) -> Manifest:
     """Parse TOML text into a manifest; ManifestError names ``source``."""
-    return parse_manifest(_document(text, source), source=source, allow_insecure=allow_insecure)
-
-
-def _document(text: str, source: str) -> dict[str, Any]:
-    """The TOML document of a manifest's text; ManifestError names ``source``."""
-    if len(text) > MAX_MANIFEST_BYTES:
-        raise ManifestError([f"{source}: larger than the {MAX_MANIFEST_BYTES} bytes allowed"])
-    try:
-        return toml_loads(text)
-    except TomlError as exc:
-        raise ManifestError([f"{source}: not valid TOML: {exc}"]) from None
+    return parse_manifest(document(text, source), source=source, allow_insecure=allow_insecure)
 
 
 def load_manifest(
@@ -127,26 +115,7 @@ def _parse_builtin(file_name: str) -> Manifest:
     with open(data_path("manifests", file_name), encoding="utf-8") as f:
         text = f.read()
     source = f"built-in ({file_name})"
-    return parse_manifest(_builtin_document(file_name, text, source), source=source)
-
-
-def _builtin_document(file_name: str, text: str, source: str) -> dict[str, Any]:
-    """The TOML document of a built-in manifest, kept as JSON in the user cache by the
-    sha256 of its text: the TOML parser, pure Python, takes ~6 ms per 10 kB (the
-    torch, torchvision and torchaudio manifests are 20-30 kB each), reading the JSON
-    back well under one. One file per built-in manifest: a new text replaces it."""
-    folder = _cache.cache_dir(os.environ)
-    if folder is None:
-        return _document(text, source)
-    path = os.path.join(folder, "manifests", f"{file_name}.json")
-    key = {"format": 1, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
-    kept, _ = _cache.read(path, key)
-    if isinstance(kept, dict):
-        return kept
-    data = _document(text, source)
-    with contextlib.suppress(TypeError, ValueError):  # a TOML date has no JSON form
-        _cache.write(path, key, data)
-    return data
+    return parse_manifest(builtin_document(file_name, text, source), source=source)
 
 
 def _builtin_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:

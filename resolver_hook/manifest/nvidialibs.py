@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from resolver_hook._data import data_path
-from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.manifest.document import builtin_document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.validate import parse_manifest
 
@@ -28,7 +28,7 @@ _MAJOR = re.compile(r"nvidia-[a-z0-9-]+-cu(\d+)")
 @functools.cache
 def _rows() -> dict[str, list[dict[str, Any]]]:
     with open(data_path("manifest", _FILE), encoding="utf-8") as f:
-        data = toml_loads(f.read())
+        data = builtin_document(_FILE, f.read(), f"built-in ({_FILE})")
     by_name: dict[str, list[dict[str, Any]]] = {}
     for row in data["library"]:
         by_name.setdefault(str(row["name"]), []).append(row)

@@ -23,7 +23,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook._data import data_path
 from resolver_hook.ground.patterns import is_project_name
-from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.manifest.document import builtin_document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.tables import ManifestError
 from resolver_hook.manifest.urls import url_problem
@@ -103,7 +103,8 @@ def builtin_families() -> tuple[Family, ...]:
     """The families shipped with the package (``twins.toml``)."""
     with open(data_path("manifest", "twins.toml"), encoding="utf-8") as f:
         text = f.read()
-    return parse_families(toml_loads(text), source="built-in twins")
+    where = "built-in twins"
+    return parse_families(builtin_document("twins.toml", text, where), source=where)
 
 
 def families(
