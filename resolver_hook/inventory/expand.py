@@ -914,6 +914,8 @@ def _wheel(
 ) -> WheelFlavour:
     # An unjudged file takes none of the entry's rules (its CUDA floor, kernels).
     needs = Needs() if unjudged is not None else f.needs
+    # Each requirement once (a requirement hashes by its text: only where two may repeat).
+    once = tuple(requires) if len(requires) < 2 else tuple(dict.fromkeys(requires))
     return WheelFlavour(
         url=c.url,
         filename=c.filename,
@@ -921,7 +923,7 @@ def _wheel(
         version=c.version,
         tags=c.tags,
         sha256=c.sha256,
-        needs=dataclasses.replace(needs, requires=tuple(dict.fromkeys(requires))),
+        needs=dataclasses.replace(needs, requires=once),
         unjudged=unjudged,
         preference=f.preference,
         where=f"{f.where} {c.filename}",

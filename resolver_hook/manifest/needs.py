@@ -164,9 +164,14 @@ def _read_needs(
 def _read_requires(
     c: TableReader, t: Mapping[str, Any], path: str, name: str
 ) -> tuple[Requirement, ...]:
-    """``requires``: couplings with other packages of the plan, version specifiers."""
+    """``requires``: couplings with other packages of the plan, version specifiers (one
+    object per text: a manifest repeats its couplings on many entries)."""
     reqs = []
     for i, text in enumerate(c.strings(t, "requires", path) or ()):
+        known = c.valid.get((f"requirement of {name}", text))
+        if known is not None:
+            reqs.append(cast(Requirement, known))
+            continue
         rpath = f"{_join(path, 'requires')}[{i}]"
         too_big = check_version_text(text)
         if too_big is not None:
@@ -183,6 +188,7 @@ def _read_requires(
         if canonicalize_name(req.name) == name:
             c.bad(rpath, f"{text!r}: a package cannot be coupled with itself")
             continue
+        c.valid[f"requirement of {name}", text] = req
         reqs.append(req)
     return tuple(reqs)
 

@@ -10,7 +10,7 @@ import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -160,19 +160,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         versions, version = _read_versions(c, t, path)
         version = _with_label(c, t, path, version)
     else:
-        version_text = c.string(t, "version", path, required=True)
-        if version_text is not None:
-            too_big = check_version_text(version_text)
-            try:
-                if too_big is not None:
-                    raise InvalidVersion(too_big)
-                version = Version(version_text)
-            except InvalidVersion:
-                shown = version_text if too_big is None else version_text[:40] + "..."
-                c.bad(
-                    _join(path, "version"),
-                    f"{shown!r} is not a PEP 440 version" + (f" ({too_big})" if too_big else ""),
-                )
+        version = _read_version(c, t, path)
     platforms = c.strings(t, "platforms", path) or ()
     for i, p in enumerate(platforms):
         if not re.fullmatch(r"[a-z0-9_.]+", p):
@@ -227,6 +215,31 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         kernels_until=kernels_until,
         preference=preference,
     )
+
+
+def _read_version(c: TableReader, t: Mapping[str, Any], path: str) -> Version | None:
+    """``version``: one release (one object per text: a release has an entry per
+    platform or Python)."""
+    text = c.string(t, "version", path, required=True)
+    if text is None:
+        return None
+    known = c.valid.get(("version", text))
+    if known is not None:
+        return cast(Version, known)
+    too_big = check_version_text(text)
+    try:
+        if too_big is not None:
+            raise InvalidVersion(too_big)
+        version = Version(text)
+    except InvalidVersion:
+        shown = text if too_big is None else text[:40] + "..."
+        c.bad(
+            _join(path, "version"),
+            f"{shown!r} is not a PEP 440 version" + (f" ({too_big})" if too_big else ""),
+        )
+        return None
+    c.valid["version", text] = version
+    return version
 
 
 def _read_preference(c: TableReader, t: Mapping[str, Any], path: str) -> int | None:

@@ -95,6 +95,8 @@ class Machine:
             except InvalidVersion:
                 self.rocm = Version("0")
         self.env = marker_environment(profile)
+        # Asked of every build with kernels (a property of the profile, made each time).
+        self.gpu_ccs = profile.gpu_ccs
         # Per manifest, computed once: (any flavour needs NVIDIA, any needs ROCm). Asking
         # it per flavour made resolution quadratic in the number of flavours.
         self._accelerated: dict[int, tuple[Manifest, bool, bool]] = {}
@@ -224,7 +226,7 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
     None when it does not apply (no floors, driver CUDA or GPUs unknown, or no target
     runs on any GPU: the flat ``cuda`` then decides, the gpu rule says the rest)."""
     floors = dict(f.cuda_floors) if isinstance(f, WheelFlavour) else {}
-    ccs = m.profile.gpu_ccs
+    ccs = m.gpu_ccs
     n = f.needs
     if not floors or m.cuda is None or not ccs or n.cuda is None:
         return None
@@ -283,11 +285,11 @@ def flavour_failures(
     if n.gpu and not (n.cpu and p.nvidia is None):
         # No compute capability known (a driver without NVML, a target without smXY):
         # the reason says so rather than guess (docs/facts.md section 1.3).
-        missing = uncovered(n.gpu, p.gpu_ccs) if p.nvidia is not None and p.gpus else ()
+        missing = uncovered(n.gpu, m.gpu_ccs) if p.nvidia is not None and p.gpus else ()
         if p.nvidia is None or not p.gpus or missing:
             out.append(Failure(rule="gpu", reason=gpu_reason(n.gpu, missing, p)))
     if n.arch_max is not None and p.nvidia is not None:
-        beyond = [cc for cc in p.gpu_ccs if cc > n.arch_max]
+        beyond = [cc for cc in m.gpu_ccs if cc > n.arch_max]
         if beyond:
             out.append(Failure(rule="gpu", reason=arch_max_reason(n.arch_max, beyond)))
     if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
