@@ -106,10 +106,26 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
     # 2.15.0 cu130, cu132; 2.14.1, 2.14.0 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130;
-    # the 2.11 cu128 range
-    assert len(cuda) == 13
-    assert all(r.reason.startswith("kernels sm_80") for r in cuda)
+    # the 2.11 cu128 range; the 2.7 cu128 range
+    assert len(cuda) == 14
+    # (2.7's aarch64 12.8 list starts at sm_90)
+    assert all(r.reason.startswith(("kernels sm_80", "kernels sm_90")) for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
+
+
+@pytest.mark.parametrize(
+    ("pin", "build"),
+    [("==2.7.1", "2.7.1+cu128"), ("==2.7.0", "2.7.0+cu128")],
+)
+def test_dgx_spark_gets_the_aarch64_cuda_12_8_build_of_torch_2_7(pin: str, build: str) -> None:
+    # PyTorch's aarch64 CUDA 12.8 build of 2.7 carries sm_90, sm_100, sm_120 (docs/facts.md
+    # section 1.5): a GB10 (sm_121) runs the sm_120 code, so the pin is planned from the
+    # cu128 page, not refused as built for x86_64 only.
+    p = plan("linux-aarch64-py312-cuda13.0-sm121", f"torch{pin}")
+    torch = p.package("torch")
+    assert torch.action == "rewrite"
+    assert torch.version == build
+    assert torch.flavour.platforms == ("manylinux_2_28_aarch64",)
 
 
 def test_x86_64_with_the_same_gpu_gets_cu130() -> None:

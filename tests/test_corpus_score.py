@@ -115,8 +115,11 @@ def test_xformers_counts_the_ptx_its_build_script_embeds() -> None:
         ("==2.3.0", ("2.3.0", "cpu"), "wrong"),  # PyPI's own aarch64 2.3.0 is a CPU build
         ("==2.3.0", None, "right"),  # so refusing torch==2.3.0 on a GB10 is right
         ("<=2.6.0,>=2.0.0", None, "right"),
-        ("==2.9.0", ("2.9.0", "cu130"), "unknown"),  # 2.9's aarch64 lists were not read
-        ("==2.9.0", None, "unknown"),
+        ("==2.8.0", ("2.8.0", "cu128"), "unknown"),  # 2.8's aarch64 lists were not read
+        ("==2.8.0", None, "unknown"),
+        ("==2.7.1", ("2.7.1", "cu128"), "right"),  # 2.7's aarch64 12.8 list has 12.0
+        ("==2.7.1", None, "wrong"),  # so refusing torch==2.7.1 on a GB10 is wrong
+        ("==2.9.0", ("2.9.0", "cu130"), "unknown"),  # 2.9's aarch64 lists: not tied
     ],
 )
 def test_torch_built_before_cuda_12_8_runs_on_no_gb10(
