@@ -49,7 +49,6 @@ __all__ = [
     "import_variant_links",
     "nvidia_needs",
     "parse_variants_json",
-    "properties_of",
     "scan_properties",
     "variant_properties",
     "variants_json_filename",
@@ -137,13 +136,6 @@ def parse_variants_json(data: Any, source: str) -> VariantsJson:
     if problems:
         raise UsageError(f"{source}: " + "; ".join(problems))
     return VariantsJson(namespaces=namespaces, variants=variants)
-
-
-def properties_of(props: Properties) -> list[str]:
-    """``namespace :: feature :: value`` strings, sorted."""
-    return sorted(
-        f"{ns} :: {f} :: {v}" for ns, fs in props.items() for f, vs in fs.items() for v in vs
-    )
 
 
 def nvidia_needs(props: Properties) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
