@@ -39,6 +39,7 @@ from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.cli.detect import render_profile
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.plain import plain
 from resolver_hook.host import ENV_OVERRIDES, detect
 from resolver_hook.install import find_installer, parse_install_args
 from resolver_hook.install.doctor import check_installed, installed_twins, profile_for_environment
@@ -181,7 +182,7 @@ def _build_part(
     needs = check_build_needs(args.need, report, timeout=args.timeout) if args.need else []
     failed = not report.ok or any(c.status == "fail" for c in needs)
     part = report.to_dict()
-    part["needs"] = {"checked": list(args.need), "problems": [c.to_dict() for c in needs]}
+    part["needs"] = {"checked": list(args.need), "problems": plain(needs)}
     if nested:
         part["ok"] = not failed
         data["toolchain"] = part

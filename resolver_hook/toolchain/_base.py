@@ -5,8 +5,8 @@ preflight). :func:`tool_output` runs a command through :mod:`resolver_hook.proce
 own process group, killed whole on timeout, capped output) and turns whatever went wrong
 into a reason; :func:`which` and :func:`path_dirs` read the given environment's PATH,
 never the process's own; :func:`probe_tool` finds a tool (cmake, ninja) on PATH and
-reads ``--version``; :func:`release` reads a major.minor. The records' ``to_dict`` is
-:func:`resolver_hook.ground.plain.plain`.
+reads ``--version``; :func:`release` reads a major.minor. The records are written as
+JSON by :func:`resolver_hook.ground.plain.plain`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ import shlex
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from resolver_hook.ground.patterns import version_numbers
-from resolver_hook.ground.plain import plain
 from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
@@ -113,9 +112,6 @@ class Check:
     fix: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(plain(self))
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Tool:
@@ -125,9 +121,6 @@ class Tool:
     path: str | None = None
     version: str | None = None
     reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(plain(self))
 
 
 def probe_tool(

@@ -17,10 +17,9 @@ import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from resolver_hook.ground.patterns import version_numbers
-from resolver_hook.ground.plain import plain
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
@@ -71,9 +70,6 @@ class Compiler:
             return name
         family = {"gnu": "GNU", "clang": "clang", "msvc": "MSVC", "unknown": "unknown"}
         return f"{name} {self.version} ({family[self.family]})"
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(plain(self))
 
 
 _CLANG_RE = re.compile(r"clang version (\d+(?:\.\d+)*)")

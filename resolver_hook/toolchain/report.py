@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from resolver_hook.ground.patterns import version_numbers
+from resolver_hook.ground.plain import plain
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     Check,
@@ -56,8 +57,10 @@ __all__ = ["Check", "Status", "ToolchainReport", "toolchain_report"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolchainReport:
-    """Everything ``doctor --build`` found, and the checks derived from it."""
+    """Everything ``doctor --build`` found, and the checks derived from it. As JSON:
+    ``ok``, then every field in this order (:func:`resolver_hook.ground.plain.plain`)."""
 
+    checks: tuple[Check, ...]
     toolkit: Toolkit
     host_compiler: Compiler | None
     host_rejections: tuple[Rejection, ...]
@@ -68,7 +71,6 @@ class ToolchainReport:
     driver_stub: str | None
     driver_cuda: str | None
     driver_cuda_reason: str | None
-    checks: tuple[Check, ...]
 
     @property
     def ok(self) -> bool:
@@ -76,22 +78,7 @@ class ToolchainReport:
         return all(c.status != "fail" for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "checks": [c.to_dict() for c in self.checks],
-            "toolkit": self.toolkit.to_dict(),
-            "host_compiler": self.host_compiler.to_dict() if self.host_compiler else None,
-            "host_rejections": [
-                {"line": r.line, "message": r.message} for r in self.host_rejections
-            ],
-            "alternatives": [c.to_dict() for c in self.alternatives],
-            "cxx": self.cxx.to_dict() if self.cxx else None,
-            "cmake": self.cmake.to_dict(),
-            "ninja": self.ninja.to_dict(),
-            "driver_stub": self.driver_stub,
-            "driver_cuda": self.driver_cuda,
-            "driver_cuda_reason": self.driver_cuda_reason,
-        }
+        return {"ok": self.ok, **plain(self)}
 
 
 def _range_text(config: HostConfig, compiler: Compiler) -> str:

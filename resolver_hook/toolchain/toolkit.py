@@ -16,9 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from resolver_hook.ground.plain import plain
 from resolver_hook.portable.cuda import decode_cuda_version
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
@@ -60,9 +58,6 @@ class Toolkit:
     def release(self) -> str | None:
         """Major.minor of :attr:`version` (``'13.0'``)."""
         return release(self.version)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(plain(self))
 
 
 # `nvcc --version` ends with "Cuda compilation tools, release 13.0, V13.0.88" and
