@@ -16,7 +16,6 @@ else of ``resolve/``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -513,13 +512,8 @@ def os_arch_of(tag: str) -> tuple[str, str]:
 
 def glibc_of(tag: str) -> tuple[int, int] | None:
     """The glibc a manylinux tag needs: ``manylinux_2_28_x86_64`` -> (2, 28)."""
-    m = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", tag)
-    if m:
-        return int(m.group(1)), int(m.group(2))
-    legacy = re.fullmatch(r"manylinux(1|2010|2014)_\w+", tag)
-    if legacy:
-        return {"1": (2, 5), "2010": (2, 12), "2014": (2, 17)}[legacy.group(1)]
-    return None
+    p = parse_platform(tag)
+    return (p["libc_min"][0], p["libc_min"][1]) if p["libc"] == "glibc" else None
 
 
 def flavour_platforms(f: Flavour) -> list[str]:
