@@ -39,7 +39,7 @@ import tomli_w
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.input import read_input, read_text_input
-from resolver_hook.ground.patterns import GFX_NAME
+from resolver_hook.ground.patterns import GFX_NAME, is_sha256
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile, parse_target
@@ -218,7 +218,7 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
         name = lock["file"]
         if Path(name).name != name or name in ("", ".", ".."):
             r.bad(f"{where}.file", f"{name!r} is not a file name in {folder}")
-        if not _is_sha256(lock["sha256"]):
+        if not is_sha256(lock["sha256"]):
             r.bad(f"{where}.sha256", f"{lock['sha256'][:80]!r} is not a sha256 (64 hex digits)")
         gpus = _gpus(r, lock.get("gpus", []), f"{where}.gpus")
         gfx = _gfx(r, lock.get("gfx", []), f"{where}.gfx")
@@ -257,10 +257,6 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
     if r.found:
         raise ManifestError(r.problems, where=str(path))
     return tuple(out)
-
-
-def _is_sha256(text: str) -> bool:
-    return len(text) == 64 and all(c in "0123456789abcdefABCDEF" for c in text)
 
 
 def _platform(r: TableReader, lock: Mapping[str, Any], where: str) -> LockPlatform | None:
