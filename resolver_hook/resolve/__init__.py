@@ -6,7 +6,7 @@ Markers are evaluated against the profile (a complete marker environment built f
 it), never against the running interpreter, so plans for other targets are right.
 
 The rules, each with its id; a rejected flavour keeps every rule it fails
-(:class:`Failure`: id and reason; a coupling failure also carries its cause as data,
+(:class:`.model.Failure`: id and reason; a coupling failure also carries its cause as data,
 :class:`Coupling`), and nothing downstream reads the wording:
 
 1. Tags (``tags``; ``python`` for the Python version): the wheel's tags (or the index
@@ -51,7 +51,7 @@ A package with no fit gets a hint computed, never guessed (:mod:`.hints`): each
 single change of the machine, in the order a newer driver, another Python, another
 OS/arch (on Windows on Arm with an NVIDIA GPU: an x64 interpreter), a GPU of another
 family, ROCm, is tried by solving the plan again with that one fact changed
-(:func:`apply_change`); the first that gives the package a fit is its ``fix``. When none
+(:func:`.hints.apply_change`); the first that gives the package a fit is its ``fix``. When none
 does, the hint says what no build exists for. The CPU build stays a separate
 ``alternatives`` entry.
 
@@ -104,22 +104,13 @@ from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.reqfile import ReqEntry, ReqFile
 from resolver_hook.resolve.assemble import build_plan
-from resolver_hook.resolve.hints import apply_change, with_hints
+from resolver_hook.resolve.hints import with_hints
 from resolver_hook.resolve.model import (
     RULES,
-    STALE_DAYS,
-    Action,
-    Alternative,
-    Cause,
     Change,
     Coupling,
-    Failure,
     PackagePlan,
     Plan,
-    Rejection,
-    Rule,
-    RuleOutcome,
-    Unmet,
     marker_environment,
     plan_target,
 )
@@ -128,20 +119,10 @@ from resolver_hook.resolve.solve import as_reqfile
 
 __all__ = [
     "RULES",
-    "STALE_DAYS",
-    "Action",
-    "Alternative",
-    "Cause",
     "Change",
     "Coupling",
-    "Failure",
     "PackagePlan",
     "Plan",
-    "Rejection",
-    "Rule",
-    "RuleOutcome",
-    "Unmet",
-    "apply_change",
     "evaluate_flavour",
     "make_plan",
     "marker_environment",
