@@ -12,13 +12,12 @@ from resolver_hook.publish.placeholder.build import (
     build_placeholder,
     build_retired,
 )
-from resolver_hook.publish.placeholder.check import CheckResult, check_placeholder
+from resolver_hook.publish.placeholder.check import check_placeholder
 from resolver_hook.publish.placeholder.data import DEFAULT_VERSION, placeholder_data
 
 __all__ = [
     "DEFAULT_VERSION",
     "BuiltPlaceholder",
-    "CheckResult",
     "build_from_data",
     "build_placeholder",
     "build_retired",
