@@ -528,7 +528,6 @@ def test_names_left_unparsed_are_names_the_checks_refuse(
         links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in _ODD_NAMES),
     )
     quick = candidates(flavour, page)
-    # (the package's name ``candidates`` is the function: the module from sys.modules)
     module = sys.modules["resolver_hook.inventory.candidates"]
     monkeypatch.setattr(module, "_fields_fit", lambda *_: True)
     assert candidates(flavour, page) == quick

@@ -23,50 +23,31 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from resolver_hook.index.client import (
-        ClientSource,
-        IndexClient,
-        PageResult,
-        page_source,
-        parse_page,
-    )
+    from resolver_hook.index.client import ClientSource, IndexClient, parse_page
     from resolver_hook.index.errors import PageError
     from resolver_hook.index.fetch import redact
-    from resolver_hook.index.metadata import Metadata
-    from resolver_hook.index.mirrors import MIRRORS_ENV, Mirror, apply_mirrors, mirrors_from
-    from resolver_hook.index.model import Link, Page
+    from resolver_hook.index.mirrors import apply_mirrors, mirrors_from
+    from resolver_hook.index.model import Link
 
 # Public name -> the module of this package that defines it.
 _HOMES = {
     "ClientSource": "client",
     "IndexClient": "client",
-    "PageResult": "client",
-    "page_source": "client",
     "parse_page": "client",
     "PageError": "errors",
     "redact": "fetch",
-    "Metadata": "metadata",
-    "MIRRORS_ENV": "mirrors",
-    "Mirror": "mirrors",
     "apply_mirrors": "mirrors",
     "mirrors_from": "mirrors",
     "Link": "model",
-    "Page": "model",
 }
 
 __all__ = [
-    "MIRRORS_ENV",
     "ClientSource",
     "IndexClient",
     "Link",
-    "Metadata",
-    "Mirror",
-    "Page",
     "PageError",
-    "PageResult",
     "apply_mirrors",
     "mirrors_from",
-    "page_source",
     "parse_page",
     "redact",
 ]

@@ -24,18 +24,10 @@ package opens no URL itself; the maintainers' data refresh
 
 from __future__ import annotations
 
-from resolver_hook.inventory.candidates import Candidate, PageSource, candidates, requires_dist
-from resolver_hook.inventory.expand import Expansion, expand_manifests
-from resolver_hook.inventory.snapshot import Snapshot, SnapshotSource, load_snapshot
+from resolver_hook.inventory.candidates import PageSource
+from resolver_hook.inventory.expand import expand_manifests
 
 __all__ = [
-    "Candidate",
-    "Expansion",
     "PageSource",
-    "Snapshot",
-    "SnapshotSource",
-    "candidates",
     "expand_manifests",
-    "load_snapshot",
-    "requires_dist",
 ]

@@ -6,35 +6,26 @@ entry points, ``RESOLVER_HOOK_MANIFESTS``, pyproject.toml, ``--manifest``).
 """
 
 from resolver_hook.manifest.load import (
-    ENTRY_POINT_GROUP,
     ENV_INSECURE,
-    ENV_MANIFESTS,
     builtin_manifests,
     collect_manifests,
     load_manifest,
     loads_manifest,
 )
-from resolver_hook.manifest.model import SCHEMA, Flavour, IndexFlavour, Manifest, WheelFlavour
+from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.tables import ManifestError
-from resolver_hook.manifest.urls import check_url, url_filename, url_problem
 from resolver_hook.manifest.validate import parse_manifest
 
 __all__ = [
-    "ENTRY_POINT_GROUP",
     "ENV_INSECURE",
-    "ENV_MANIFESTS",
-    "SCHEMA",
     "Flavour",
     "IndexFlavour",
     "Manifest",
     "ManifestError",
     "WheelFlavour",
     "builtin_manifests",
-    "check_url",
     "collect_manifests",
     "load_manifest",
     "loads_manifest",
     "parse_manifest",
-    "url_filename",
-    "url_problem",
 ]
