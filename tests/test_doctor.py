@@ -45,8 +45,10 @@ RTX5090 = {
 }
 
 
-def inst(name: str, version: str, *tags: str) -> Installed:
-    return Installed(name=canonicalize_name(name), display_name=name, version=version, tags=tags)
+def inst(name: str, version: str, *tags: str, sha256: str | None = None) -> Installed:
+    return Installed(
+        name=canonicalize_name(name), display_name=name, version=version, tags=tags, sha256=sha256
+    )
 
 
 def dist_info(root: Path, name: str, version: str, *tags: str) -> None:
@@ -612,13 +614,7 @@ def test_a_scanned_wheel_whose_kernels_run_on_no_visible_gpu_fails_whatever_its_
     None
 ):
     sha = "ab" * 32
-    torch = Installed(
-        name=canonicalize_name("torch"),
-        display_name="torch",
-        version="2.13.0+cu130",
-        tags=(TORCH_FILE,),
-        sha256=sha,
-    )
+    torch = inst("torch", "2.13.0+cu130", TORCH_FILE, sha256=sha)
     profile = parse_target(BLACKWELL)
     (plain,) = check_installed([torch], BUILTIN, profile)
     assert (plain.status, plain.kernels) == ("ok", None)  # the manifest's claim holds

@@ -13,15 +13,13 @@ import struct
 from pathlib import Path
 
 import pytest
-from packaging.utils import canonicalize_name
 
 from resolver_hook.binaries.scan import scan_wheel
 from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.install.doctor import check_installed
-from resolver_hook.install.installed import Installed
 from tests.cudawheels import KERNELS, binary_wheel, fixture
-from tests.test_doctor import BLACKWELL, BUILTIN, TORCH_FILE, scanned
+from tests.test_doctor import BLACKWELL, BUILTIN, TORCH_FILE, inst, scanned
 
 _E_FLAGS = 48  # ELF64 header offset of e_flags
 _ABI_VERSION = 8  # e_ident[EI_ABIVERSION]
@@ -117,13 +115,7 @@ def test_doctor_says_a_scanned_wheel_holds_no_kernels() -> None:
     """A scan with no library holding kernels is not '0 libraries ... each runs on every
     visible GPU'."""
     sha = "ab" * 32
-    torch = Installed(
-        name=canonicalize_name("torch"),
-        display_name="torch",
-        version="2.13.0+cu130",
-        tags=(TORCH_FILE,),
-        sha256=sha,
-    )
+    torch = inst("torch", "2.13.0+cu130", TORCH_FILE, sha256=sha)
     (c,) = check_installed([torch], BUILTIN, parse_target(BLACKWELL), scans=scanned(sha))
     assert c.kernels == (
         f"read from the installed wheel (sha256 {sha[:12]}): it holds no GPU kernels"
