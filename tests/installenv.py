@@ -162,6 +162,26 @@ class GpuIndex:
         return self.index.simple_url
 
 
+def index_hook(
+    gi: GpuIndex, *args: str, venv: Path | None = None, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    """``python -m resolver_hook ARGS...`` with ``gi``'s manifests, pip and uv reading its
+    pages, in ``venv`` where given, ``extra`` variables set on top."""
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        UV_DEFAULT_INDEX=gi.simple,
+        PIP_INDEX_URL=gi.simple,
+    )
+    if venv is not None:
+        env["VIRTUAL_ENV"] = str(venv)
+    env.update(extra)
+    return subprocess.run(
+        [sys.executable, "-m", "resolver_hook", *args],
+        capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+
+
 def build_gpu_index(root: Path) -> GpuIndex:
     """Wheels with CUDA flavours and the manifests that describe them.
 

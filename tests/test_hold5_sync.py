@@ -7,13 +7,12 @@ rule it fails."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.installenv import PY, GpuIndex, clean_env, installed, make_venv
+from tests.installenv import PY, GpuIndex, clean_env, index_hook, installed, make_venv
 from tests.paths import fake_nvml_env
 
 SM90 = f"linux-x86_64-py{PY}-cuda12.6-sm90"
@@ -35,22 +34,13 @@ def hook(
     venv: Path | None = None,
     nvml: dict[str, Any] | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    env = clean_env(
-        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
-        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
-        RESOLVER_HOOK_CACHE_DIR=str(cache),  # each machine detected afresh
-        RESOLVER_HOOK_OFFLINE="0",  # uv reads the loopback index
-        UV_DEFAULT_INDEX=gi.simple,
-        PIP_INDEX_URL=gi.simple,
-    )
-    if venv is not None:
-        env["VIRTUAL_ENV"] = str(venv)
+    extra = {
+        "RESOLVER_HOOK_CACHE_DIR": str(cache),  # each machine detected afresh
+        "RESOLVER_HOOK_OFFLINE": "0",  # uv reads the loopback index
+    }
     if nvml is not None:
-        env.update(fake_nvml_env(nvml, env=env))
-    return subprocess.run(
-        [sys.executable, "-m", "resolver_hook", *args],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
-    )  # fmt: skip
+        extra.update(fake_nvml_env(nvml, env=clean_env()))
+    return index_hook(gi, *args, venv=venv, **extra)
 
 
 @pytest.fixture(scope="module")

@@ -24,26 +24,12 @@ from tests.installenv import (
     installed,
     make_venv,
 )
+from tests.installenv import index_hook as hook
 
 SM90 = f"linux-x86_64-py{PY}-cuda12.6-sm90"
 SM120 = f"linux-x86_64-py{PY}-cuda13.0-sm120"
 SM70 = f"linux-x86_64-py{PY}-cuda13.0-sm70"
 SM90_NEW_DRIVER = f"linux-x86_64-py{PY}-cuda13.0-sm90"
-
-
-def hook(gi: GpuIndex, *args: str, venv: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = clean_env(
-        RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
-        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
-        UV_DEFAULT_INDEX=gi.simple,
-        PIP_INDEX_URL=gi.simple,
-    )
-    if venv is not None:
-        env["VIRTUAL_ENV"] = str(venv)
-    return subprocess.run(
-        [sys.executable, "-m", "resolver_hook", *args],
-        capture_output=True, text=True, env=env, timeout=600, check=False,
-    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
