@@ -39,6 +39,8 @@ pytestmark = pytest.mark.integration
 B200 = f"linux-x86_64-py{PY}-cuda13.0-sm100"  # picks cu130
 L4 = f"linux-x86_64-py{PY}-cuda12.6-sm89"  # picks cu126
 OLD_DRIVER_BLACKWELL = f"linux-x86_64-py{PY}-cuda12.6-sm120"  # no fit
+# One package of each kind the index serves: a direct-URL flavour, an index flavour, plain.
+EACH_KIND = ("demo-gpu", "demo-idx", "plainpkg")
 
 
 def hook(
@@ -128,9 +130,7 @@ def test_pip_installs_the_flavour_for_the_target(
         "pip",
         gpu_index,
         venv,
-        "demo-gpu",
-        "demo-idx",
-        "plainpkg",
+        *EACH_KIND,
         target=target,
         tmp=tmpdir_for_hook,
         check=True,
@@ -177,8 +177,7 @@ def test_current_pip_installs_the_flavour(
 def test_uv_installs_the_flavour_for_the_target(
     gpu_index: GpuIndex, uv_venv: Path, tmpdir_for_hook: Path, target: str, flavour: str
 ) -> None:
-    reqs = ("demo-gpu", "demo-idx", "plainpkg")
-    install("uv", gpu_index, uv_venv, *reqs, target=target, tmp=tmpdir_for_hook, check=True)
+    install("uv", gpu_index, uv_venv, *EACH_KIND, target=target, tmp=tmpdir_for_hook, check=True)
     v = versions(uv_venv)
     assert (v["demo-gpu"], v["demo-idx"]) == (f"1.0+{flavour}", f"2.0+{flavour}")
     assert list(tmpdir_for_hook.iterdir()) == []
@@ -215,9 +214,7 @@ def test_a_plain_install_imports_only_what_it_uses(gpu_index: GpuIndex, venv: Pa
         "pip",
         gpu_index,
         venv,
-        "demo-gpu",
-        "demo-idx",
-        "plainpkg",
+        *EACH_KIND,
         python_flags=["-X", "importtime"],
         check=True,
     )
