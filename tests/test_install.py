@@ -206,15 +206,21 @@ def test_timings_record_names_the_dry_run_and_the_install(
     assert data["total_ms"] >= sum(c["ms"] for c in data["children"])
 
 
-def test_a_plain_install_imports_only_what_it_uses(gpu_index: GpuIndex, venv: Path) -> None:
+@pytest.mark.parametrize("proof", [True, False], ids=["checked", "no-proof"])
+def test_a_plain_install_imports_only_what_it_uses(
+    gpu_index: GpuIndex, venv: Path, proof: bool
+) -> None:
     """A checked install of verified flavours for a target (no kernel list assumed, no
-    pip configuration file, no variant wheel) leaves the kernel readers, configparser and
-    the variant-wheel module unimported: start-up time of every install."""
+    pip configuration file, no variant wheel) leaves the kernel readers, configparser,
+    the variant-wheel module and importlib.metadata (the environment is read by a child
+    process) unimported; an unchecked one (--no-proof) the proof's modules too: start-up
+    time of every install."""
     proc = install(
         "pip",
         gpu_index,
         venv,
         *EACH_KIND,
+        flags=[] if proof else ["--no-proof"],
         python_flags=["-X", "importtime"],
         check=True,
     )
@@ -225,13 +231,18 @@ def test_a_plain_install_imports_only_what_it_uses(gpu_index: GpuIndex, venv: Pa
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "resolver_hook.install.checked" in imported  # the proof ran
     unused = {
         "resolver_hook.install.kernels",
         "resolver_hook.inventory.kernels",
         "resolver_hook.install.variantwheels",
         "configparser",
+        "importlib.metadata",
     }
+    checking = {"resolver_hook.install.checked", "resolver_hook.install.proof"}
+    if proof:
+        assert checking <= imported  # the proof ran
+    else:
+        unused |= checking
     assert not imported & unused, imported & unused
     assert versions(venv)["demo-idx"] == "2.0+cu130"
 

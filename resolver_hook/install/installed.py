@@ -15,7 +15,6 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
@@ -152,6 +151,9 @@ def _dedupe(items: Iterable[Installed]) -> tuple[Installed, ...]:
 def this_environment(path: Sequence[str] | None = None) -> Environment:
     """The running interpreter's environment (``path``: search these directories
     instead of ``sys.path``). Distributions with unreadable metadata are skipped."""
+    # Imported here: an install imports this module to read another environment (a
+    # child process), and importlib.metadata costs every install its import otherwise.
+    from importlib import metadata
 
     found = []
     dists = metadata.distributions() if path is None else metadata.distributions(path=list(path))

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.install.backends import Installer
-from resolver_hook.install.proof import read_pip_report, read_uv_dry_run
 from resolver_hook.process.proc import Runner, capture
 
 __all__ = ["Kept", "keep_replaced", "put_back"]
@@ -72,6 +71,10 @@ def keep_replaced(
     """Ask the installer's dry run (``argv``: the install, without ``--dry-run``) what it
     would install, and keep the files of each installed distribution (``before``: name
     -> version) it would replace with another version."""
+    # The proof's readers, imported by an optional install only: an unchecked install
+    # (--no-proof) imports this module and never reads a dry run.
+    from resolver_hook.install.proof import read_pip_report, read_uv_dry_run
+
     kept = Kept()
     n = len(installer.command)
     report = folder / "optional-report.json"
