@@ -26,7 +26,8 @@ interpreters' own start-up (`python -c pass`) is printed, so a slow baseline sho
 
 Each hook run writes its timing record (``RESOLVER_HOOK_TIMINGS``:
 resolver_hook/ground/timings.py), which splits the run's wall time into the installer's dry run
-that proves the plan (its child processes), the install itself (its child processes),
+that proves the plan (its child processes), the install itself (its child processes;
+under pip the dry run's process runs the install too, timed as a step of its own),
 and the hook's own work: everything else, interpreter start-up and any probe the hook
 runs included. Printed: medians, and the ratios with the proof and without it
 (``--no-proof``), for pip and for uv. The commands run in turn, run after run, so a

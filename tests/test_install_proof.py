@@ -213,3 +213,39 @@ def test_an_unreadable_page_is_named(tmp_path: Path, tool: str) -> None:
         f"the page {page}, and {tool} did not find it there"
     ) in proc.stderr
     assert f"hint: check that {page} can be read from here" in proc.stderr
+
+
+# A .pth line: an interpreter of the venv whose command line holds the word "install"
+# (pip's runs; the hook's reads of the environment hold no such word) appends its
+# process id to a file (a process may read the .pth files more than once).
+_COUNT_STARTS = (
+    "import os; b'install' in open('/proc/self/cmdline', 'rb').read().split(b'\\0') "
+    "and open({path!r}, 'a').write('%d\\n' % os.getpid())\n"
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
+@pytest.mark.parametrize("pip", PIPS, ids=IDS[:2])
+@pytest.mark.parametrize(
+    ("asked", "starts"), [(["ktorch"], 1), (["kmodel"], 2)], ids=["plain", "replan"]
+)
+def test_pips_dry_run_and_install_are_one_interpreter(  # noqa: PLR0917 - fixtures and cases
+    coupled: GpuIndex,
+    tmp_path: Path,
+    pip_wheel: Callable[[str], Path],
+    pip: str,
+    asked: list[str],
+    starts: int,
+) -> None:
+    """The checked install's dry run and install run in one pip process (the install
+    does not start Python and import pip again); where a dependency is planned after
+    the first dry run, that one's process stops and the second one installs."""
+    venv = _venv(tmp_path, "pip", pip_wheel, pip)
+    log = tmp_path / "starts.txt"
+    (site,) = (venv / "lib").glob("python*/site-packages")
+    (site / "zz_count_starts.pth").write_text(_COUNT_STARTS.format(path=str(log)))
+    proc = install("pip", coupled, venv, *asked)
+    assert proc.returncode == 0, proc.stderr
+    assert versions(venv)["ktorch"] == "2.13.0+cu130"
+    assert "Successfully installed" in proc.stdout
+    assert len(set(log.read_text().split())) == starts, proc.stderr

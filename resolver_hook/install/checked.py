@@ -6,7 +6,9 @@ resolution is judged against the plan (:func:`resolver_hook.install.proof.judge`
 package with a manifest that would arrive in a build the plan did not approve stops the
 session with the requirement that pulled it. Otherwise the resolved set is installed
 with ``--no-deps`` from exact (and, where every sha256 is known, hash-pinned) lines, so
-the install cannot diverge from what was judged.
+the install cannot diverge from what was judged. pip's dry run and that install are one
+interpreter (:class:`~resolver_hook.process.foreground.PipSteps`): it waits between them
+while the resolution is judged, and is stopped where nothing is installed.
 
 uv's ``--overrides`` replace *every* requirement on a package, so the dry run goes
 without them; only where uv fails on a dependency's exact pin on another build of the
@@ -51,7 +53,7 @@ from resolver_hook.install.proof import (
     unplanned,
 )
 from resolver_hook.manifest.twins import families
-from resolver_hook.process.foreground import foreground
+from resolver_hook.process.foreground import PipSteps, foreground
 from resolver_hook.process.installers import QUERY_TIMEOUT, venv_pip_version
 from resolver_hook.process.proc import capture
 
@@ -82,12 +84,15 @@ class Checked:
     ``code`` set: stop with it (refused, the dry run failed). ``argv``: the install
     command for the resolved set; empty when nothing is left to run (the user's own
     ``--dry-run`` was answered, or everything is installed already).
+    ``steps``: the process that ran pip's dry run, waiting to run the install (close it
+    where the install does not run).
     ``unplanned``: packages with a manifest that arrive only as a dependency, with the
     requirements on them: plan them and check again.
     """
 
     code: int | None = None
     argv: tuple[str, ...] = ()
+    steps: PipSteps | None = None  # pip's dry run, waiting to run ``argv`` itself
     unplanned: Mapping[NormalizedName, tuple[str, ...]] = field(default_factory=dict)
     pulled_by: Mapping[NormalizedName, tuple[str, ...]] = field(default_factory=dict)
 
@@ -174,6 +179,49 @@ def _dry_run(
     return code, "".join(kept)
 
 
+def _pip_steps(
+    installer: Installer, argv: Sequence[str], env: Mapping[str, str], report: Reporter
+) -> tuple[int, str, PipSteps | None]:
+    """pip's dry run by a process that then waits to run the install itself
+    (:class:`~resolver_hook.process.foreground.PipSteps`): exit code, output, and that
+    process while it waits (None: it ended)."""
+    kept: list[str] = []
+
+    def tee(line: str) -> None:
+        kept.append(line)
+        report.output(line)
+
+    n = len(installer.command) - 1  # python -m pip
+    try:
+        steps = PipSteps(argv[:n], argv[n:], env=_unwrapped(env), tee=tee)
+    except OSError as exc:
+        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+    code, _ = steps.dry_run()
+    return code, "".join(kept), steps if steps.proc is not None else None
+
+
+def _first_dry_run(
+    installer: Installer,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    report: Reporter,
+    held: list[PipSteps],
+) -> tuple[int, str]:
+    """The check's dry run: pip's by a process that then waits (put in ``held``) to run
+    the install itself; uv's by a process of its own."""
+    if installer.tool != "pip":
+        return _dry_run(installer, argv, env, report)
+    code, output, steps = _pip_steps(installer, argv, env, report)
+    held += [steps] if steps is not None else []
+    return code, output
+
+
+def _unwrapped(env: Mapping[str, str]) -> dict[str, str]:
+    """uv wraps what it prints at $COLUMNS even into a pipe, and its conflict explanation
+    is read here line by line: a width the user exported would cut its reasons apart."""
+    return {k: v for k, v in env.items() if k != "COLUMNS"}
+
+
 def _quiet_run(
     argv: Sequence[str], env: Mapping[str, str], *, tee: Callable[[str], None], merge_stderr: bool
 ) -> int:
@@ -181,12 +229,9 @@ def _quiet_run(
     (``stdin.txt`` beside the generated files) afresh each time."""
     kept = next((Path(a).parent / "stdin.txt" for a in argv if a.endswith("constraints.txt")), None)
     given = os.open(kept, os.O_RDONLY) if kept is not None and kept.is_file() else None
-    # uv wraps what it prints at $COLUMNS even into a pipe, and its conflict explanation
-    # is read here line by line: a width the user exported would cut its reasons apart.
-    unwrapped = {k: v for k, v in env.items() if k != "COLUMNS"}
     try:
         code, _ = foreground(
-            argv, env=unwrapped, tee=tee, merge_stderr=merge_stderr, tail_lines=1, stdin=given
+            argv, env=_unwrapped(env), tee=tee, merge_stderr=merge_stderr, tail_lines=1, stdin=given
         )
     except OSError as exc:
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
@@ -252,6 +297,53 @@ def check_resolution(
     ``kernels``: the session's reader of the flavoured wheels' kernels (``--verify-kernels``,
     or by default for kernel lists the plan assumes), or None.
     """
+    held: list[PipSteps] = []
+    try:
+        checked = _check_resolution(
+            installer,
+            parsed,
+            plan,
+            reqs,
+            argv=argv,
+            folder=folder,
+            env=env,
+            manifests=manifests,
+            report=report,
+            extra=extra,
+            replan=replan,
+            kernels=kernels,
+            held=held,
+        )
+    except BaseException:
+        for waiting in held:
+            waiting.close()
+        raise
+    steps = held[0] if held else None
+    if steps is not None and checked.argv and steps.takes(checked.argv):
+        return dataclasses.replace(checked, steps=steps)  # it runs the install itself
+    if steps is not None:
+        steps.close()
+    return checked
+
+
+def _check_resolution(
+    installer: Installer,
+    parsed: InstallArgs,
+    plan: Plan,
+    reqs: ReqFile,
+    *,
+    argv: Sequence[str],
+    folder: Path,
+    env: Mapping[str, str],
+    manifests: Mapping[str, Manifest],
+    report: Reporter,
+    extra: Sequence[str],
+    replan: bool,
+    kernels: KernelReader | None = None,
+    held: list[PipSteps],
+) -> Checked:
+    """:func:`check_resolution`; pip's dry run's process, while it waits, is put in
+    ``held`` (the caller closes it or hands it on)."""
     path = folder / "report.json"
     flags = _dry_run_flags(installer, parsed, path)
     base = list(argv)
@@ -260,7 +352,7 @@ def check_resolution(
         extra = without_overrides(extra, folder)
     how = "uv pip install --dry-run" if installer.tool == "uv" else "pip install --dry-run --report"
     report.say(f"checking what {installer.tool} would install first ({how})")
-    code, output = _dry_run(installer, _with(installer, base, flags), env, report)
+    code, output = _first_dry_run(installer, _with(installer, base, flags), env, report, held)
     if code != 0 and installer.tool == "uv":
         same, other = same_build_pins(conflicts(output), plan.pins)
         if same and not other:

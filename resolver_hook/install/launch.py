@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from resolver_hook.install.proof import Pin
+    from resolver_hook.process.foreground import PipSteps
 
 
 __all__ = ["PIN_FIELDS", "install_main", "replay", "run_installer"]
@@ -68,10 +69,16 @@ def install_main(
     out: Callable[[str], None],
     error: Callable[[str, str], None],
     stdin: int | None = None,
+    steps: PipSteps | None = None,
 ) -> int:
     """Run the install; when it fails, say which of the plan's pins (``pins()``, asked
-    only then) it involved. The installer's exit code."""
-    code, output = run_installer(argv, env, tee=tool == "pip", out=out, stdin=stdin)
+    only then) it involved. The installer's exit code. ``steps``: the process of pip's
+    dry run, waiting: it runs the install when it :meth:`takes
+    <resolver_hook.process.foreground.PipSteps.takes>` ``argv``."""
+    if steps is not None and stdin is None and steps.takes(argv):
+        code, output = steps.install(argv, env, out)
+    else:
+        code, output = run_installer(argv, env, tee=tool == "pip", out=out, stdin=stdin)
     if code != 0:
         from resolver_hook.install.checked import explain_failure
 

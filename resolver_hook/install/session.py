@@ -29,6 +29,7 @@ line prints it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from resolver_hook.install.kernels import KernelReader
     from resolver_hook.manifest import Manifest
     from resolver_hook.planner import Planner
+    from resolver_hook.process.foreground import PipSteps
     from resolver_hook.resolve import Plan
 
 __all__ = [
@@ -260,7 +262,7 @@ def _prefix(python: str, record: Recorder) -> Path | None:
     return root if path_kind(str(root / "pyvenv.cfg"), record) == 1 else None
 
 
-def _run(
+def _run(  # noqa: PLR0915 - one session, in the order it runs
     installer: Installer,
     parsed: InstallArgs,
     plan: Plan,
@@ -295,8 +297,11 @@ def _run(
             hint="drop --no-proof, or use a pip of 22.2 or newer",
         )
     _say_notes(installer, plan, why_not, report)
-    with private_tempdir() as folder:
+    # What is entered on the stack (pip's dry run's process, waiting to install) is
+    # closed before the private folder is removed.
+    with private_tempdir() as folder, contextlib.ExitStack() as stack:
         env = _hand_credentials(installer.tool, folder, env, session, report)
+        steps: PipSteps | None = None
         reader = None
         if why_not is None:
             with _timings.phase("proof"):
@@ -320,6 +325,9 @@ def _run(
                 checked = _checked(
                     installer, parsed, plan, reqs, inv, folder, env, session, report, reader
                 )
+            if checked.steps is not None:
+                steps = checked.steps
+                stack.callback(steps.close)
             if checked.code is not None:
                 return checked.code
             argv = checked.argv
@@ -337,7 +345,9 @@ def _run(
             # said after installing (their families kept with the launch).
             _announce_launch(installer, argv, inv.files, folder, env, plan, session.record, twins)
         with _timings.phase("install"):
-            code = _install_main(installer, argv, env, plan, report, folder if stdin else None)
+            code = _install_main(
+                installer, argv, env, plan, report, folder if stdin else None, steps
+            )
         if code != 0:
             return code
         _say_installed_twins(installer, twins, report)
@@ -455,6 +465,7 @@ class _Proven:
     code: int | None  # stop with it
     argv: tuple[str, ...]  # else: install with this
     plan: Plan
+    steps: PipSteps | None = None  # pip's dry run's process, waiting to run ``argv``
 
 
 def _checked(  # noqa: PLR0917 - the session's state, passed down
@@ -490,7 +501,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
             kernels=reader,
         )
         if not checked.unplanned:
-            return _Proven(code=checked.code, argv=checked.argv, plan=plan)
+            return _Proven(code=checked.code, argv=checked.argv, plan=plan, steps=checked.steps)
         planned = _plan_dependencies(reqs, checked.unplanned, checked.pulled_by, session, report)
         if isinstance(planned, int):
             return _Proven(code=planned, argv=(), plan=plan)
@@ -564,9 +575,11 @@ def _install_main(  # noqa: PLR0917 - the session's state, passed down
     plan: Plan,
     report: Reporter,
     stdin_in: Path | None,
+    steps: PipSteps | None = None,
 ) -> int:
     """Run the main install (nothing to run: success); ``stdin_in``: the folder whose
-    ``stdin.txt`` holds what uv reads for ``-r -``."""
+    ``stdin.txt`` holds what uv reads for ``-r -``; ``steps``: the process of pip's dry
+    run, waiting to run it."""
     if not argv:
         return 0
     given = os.open(stdin_in / "stdin.txt", os.O_RDONLY) if stdin_in is not None else None
@@ -579,6 +592,7 @@ def _install_main(  # noqa: PLR0917 - the session's state, passed down
             out=report.output,
             error=lambda text, hint: report.error(text, hint=hint),
             stdin=given,
+            steps=steps,
         )
     finally:
         if given is not None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
-__all__ = ["FORWARD_GRACE", "foreground", "utf8_env"]
+__all__ = ["FORWARD_GRACE", "PipSteps", "foreground", "utf8_env"]
 
 
 class _Forwarder:
@@ -203,3 +203,173 @@ def foreground(
     if forwarder.received:
         raise Interrupted(forwarder.received[0])
     return code, "".join(tail)
+
+
+# --- pip's dry run and its install, one interpreter --------------------------------
+
+# The line the driver prints on stdout when a step ends, with its exit code.
+_STEP_DONE = "\x00resolver-hook: step done "
+
+# Run by the environment's own interpreter: pip's own entry point (what its `pip`
+# script calls) runs the dry run, whose words follow on the command line as they would
+# after `-m pip` (a word there is a word of this process's command line); then the next
+# step's words, and the variables it runs with, arrive as one JSON line on the control
+# descriptor, or an empty line: stop, with the dry run's exit code.
+_PIP_STEPS = (
+    "import json, os, sys\n"
+    # As pip's own __main__ does: the current folder is not where pip looks for what
+    # is installed.
+    "if sys.path[0] in ('', os.getcwd()): sys.path.pop(0)\n"
+    # pip's console entry point: `cli` from pip 26.3 on (`python -m pip` runs it: an
+    # install then blocks later imports until the process exits), `main` before.
+    "try:\n"
+    "    from pip._internal.cli.main import cli as main\n"
+    "except ImportError:\n"
+    "    from pip._internal.cli.main import main\n"
+    "control = os.fdopen(int(sys.argv[1]), encoding='utf-8')\n"
+    "code = main(sys.argv[2:])\n"
+    "sys.stdout.flush(); sys.stderr.flush()\n"
+    f"sys.stdout.write({_STEP_DONE!r} + str(code) + '\\n'); sys.stdout.flush()\n"
+    # A Ctrl-C while the hook judges is the hook's to say: none of pip's tracebacks.
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "line = control.readline()\n"
+    "if not line.strip(): sys.exit(code)\n"
+    "step = json.loads(line)\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "os.environ.clear(); os.environ.update(step['env'])\n"
+    "sys.exit(main(step['args']))\n"
+)
+
+
+class PipSteps:
+    """pip's dry run and then its install, run by one interpreter: the install does not
+    start Python and import pip again (most of a small install's time). Each step runs
+    as :func:`foreground` runs an installer (the terminal's process group, signals
+    forwarded, stdout passed through ``tee`` and its tail kept, a timing record each);
+    between them the process waits for :meth:`install` or :meth:`close`.
+
+    ``command``: the interpreter's ``python -m pip``; ``args``: the dry run's words
+    after it."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        args: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        tee: Callable[[str], None],
+        grace: float = FORWARD_GRACE,
+    ) -> None:
+        self.grace = grace
+        self._tee = tee
+        self._command = list(command)
+        read, self._control = os.pipe()
+        argv = [command[0], "-c", _PIP_STEPS, str(read), *args]
+        self.argv = [*command, *args]  # as the timing record names it
+        try:
+            self._step_began = time.perf_counter()
+            self._forwarder = _Forwarder(grace).__enter__()
+            self.proc: subprocess.Popen[str] | None = subprocess.Popen(
+                argv,
+                env=utf8_env(argv, env),
+                stdout=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                pass_fds=(read,),
+            )
+        except BaseException:
+            self._forwarder.__exit__()
+            os.close(self._control)
+            raise
+        finally:
+            os.close(read)
+        self._forwarder.started(self.proc)
+
+    def dry_run(self, tail_lines: int = 200) -> tuple[int, str]:
+        """The dry run's exit code and its stdout tail (the process ended: 128+N for a
+        signal N, as :func:`foreground` says it)."""
+        return self._step(tail_lines)
+
+    def takes(self, argv: Sequence[str]) -> bool:
+        """Whether ``argv`` is a pip command of this interpreter, still waiting."""
+        n = len(self._command)
+        return self.proc is not None and list(argv[:n]) == self._command
+
+    def install(
+        self, argv: Sequence[str], env: Mapping[str, str], tee: Callable[[str], None]
+    ) -> tuple[int, str]:
+        """Run the install ``argv`` (a command :meth:`takes`) in the process that ran the
+        dry run; its exit code and stdout tail."""
+        import json
+
+        assert self.proc is not None
+        args = list(argv[len(self._command) :])
+        env = utf8_env(argv, env) or {}
+        self._tee = tee
+        self.argv = list(argv)
+        self._step_began = time.perf_counter()
+        self._forwarder = _Forwarder(self.grace).__enter__()
+        self._forwarder.started(self.proc)
+        line = json.dumps({"args": list(args), "env": dict(env)}) + "\n"
+        with contextlib.suppress(OSError):  # it ended already: its exit code says how
+            os.write(self._control, line.encode("utf-8"))
+        self._close_control()
+        return self._step(200)
+
+    def close(self) -> None:
+        """Stop it where it waits (an empty line: no install), and wait for it; nothing
+        when it ended already."""
+        self._close_control()
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.stdout is not None:
+                for _ in proc.stdout:
+                    pass
+                proc.stdout.close()
+            proc.wait()
+
+    def _close_control(self) -> None:
+        if self._control >= 0:
+            os.close(self._control)
+            self._control = -1
+
+    def _step(self, tail_lines: int) -> tuple[int, str]:
+        proc = self.proc
+        assert proc is not None
+        assert proc.stdout is not None
+        tail: list[str] = []
+        code: int | None = None
+        forwarder = self._forwarder
+        try:
+            for line in proc.stdout:
+                mark = line.find(_STEP_DONE)
+                if mark >= 0:  # after the step's last words, were they a line or not
+                    if line[:mark]:
+                        self._tee(line[:mark])
+                        tail.append(line[:mark])
+                    code = int(line[mark + len(_STEP_DONE) :].strip() or "1")
+                    break
+                self._tee(line)
+                tail.append(line)
+                del tail[:-tail_lines]
+            if code is None:  # it ended: pip's own exit, or a signal
+                proc.stdout.close()
+                code = proc.wait()
+                if code < 0:
+                    code = 128 - code
+                self.proc = None
+                self._close_control()
+        except BaseException:
+            _kill(proc)
+            proc.wait()
+            self.proc = None
+            self._close_control()
+            raise
+        finally:
+            forwarder.__exit__()
+            _timings.child(self.argv, time.perf_counter() - self._step_began)
+        if forwarder.received:
+            self.close()
+            raise Interrupted(forwarder.received[0])
+        return code, "".join(tail)

@@ -1,0 +1,91 @@
+"""pip's dry run and its install by one interpreter (resolver_hook.process.foreground.PipSteps),
+with a stand-in for pip's entry point: what each step prints reaches the tee, each step's
+exit code comes back, the install step gets its own words and variables, and a process
+stopped between the steps exits with the dry run's code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from resolver_hook.process.foreground import PipSteps
+
+# pip._internal.cli.main.main as a stand-in: it prints its words (the last line without
+# a newline, as a progress line may end) and what it was given, and returns the exit
+# code its last word names.
+_FAKE_MAIN = """
+import json, os, sys
+def main(args):
+    print("step", json.dumps(args))
+    print("FLAG=" + os.environ.get("FLAG", "-"))
+    sys.stdout.write("no newline")
+    with open(os.environ["STEPS_LOG"], "a") as f:
+        f.write(json.dumps(args) + "\\n")
+    return int(args[-1])
+"""
+
+
+@pytest.fixture
+def fake_pip(tmp_path: Path) -> dict[str, str]:
+    """An environment whose ``pip._internal.cli.main`` is the stand-in."""
+    root = tmp_path / "site"
+    folder = root / "pip" / "_internal" / "cli"
+    folder.mkdir(parents=True)
+    for init in (root / "pip", root / "pip" / "_internal", folder):
+        (init / "__init__.py").write_text("")
+    (folder / "main.py").write_text(_FAKE_MAIN)
+    return {"PYTHONPATH": str(root), "STEPS_LOG": str(tmp_path / "steps.log"), "FLAG": "dry"}
+
+
+def _steps(env: dict[str, str], *args: str) -> tuple[PipSteps, list[str]]:
+    seen: list[str] = []
+    command = [sys.executable, "-m", "pip"]
+    return PipSteps(command, ["install", "--dry-run", *args], env=env, tee=seen.append), seen
+
+
+def test_the_install_runs_in_the_dry_runs_process(fake_pip: dict[str, str]) -> None:
+    steps, seen = _steps(fake_pip, "0")
+    code, _ = steps.dry_run()
+    assert code == 0
+    assert "".join(seen) == 'step ["install", "--dry-run", "0"]\nFLAG=dry\nno newline'
+    assert steps.proc is not None  # waiting for the install
+    argv = [sys.executable, "-m", "pip", "install", "--no-deps", "3"]
+    assert steps.takes(argv)
+    assert not steps.takes(["/other/python", "-m", "pip", "install"])
+    later: list[str] = []
+    code, tail = steps.install(argv, {**fake_pip, "FLAG": "install"}, later.append)
+    assert code == 3
+    assert "".join(later) == 'step ["install", "--no-deps", "3"]\nFLAG=install\nno newline'
+    assert tail == "".join(later)
+    assert steps.proc is None
+    log = Path(fake_pip["STEPS_LOG"]).read_text().splitlines()
+    assert [json.loads(x) for x in log] == [["install", "--dry-run", "0"], argv[3:]]
+
+
+def test_stopped_between_the_steps_it_exits_and_installs_nothing(
+    fake_pip: dict[str, str],
+) -> None:
+    steps, _ = _steps(fake_pip, "1")
+    assert steps.dry_run()[0] == 1
+    proc = steps.proc
+    assert proc is not None
+    steps.close()
+    assert proc.returncode == 1  # the dry run's code
+    assert steps.proc is None
+    assert len(Path(fake_pip["STEPS_LOG"]).read_text().splitlines()) == 1
+    steps.close()  # once more: nothing left to stop
+
+
+def test_a_dry_run_that_ends_the_process_says_its_exit_code(
+    fake_pip: dict[str, str], tmp_path: Path
+) -> None:
+    # The stand-in exits the interpreter itself (pip's own usage errors do).
+    main = tmp_path / "site" / "pip" / "_internal" / "cli" / "main.py"
+    main.write_text("import sys\ndef main(args):\n    print('bye')\n    sys.exit(2)\n")
+    steps, seen = _steps(fake_pip, "0")
+    assert steps.dry_run()[0] == 2
+    assert seen == ["bye\n"]
+    assert steps.proc is None
