@@ -396,6 +396,40 @@ def test_kernels_until_is_validated(extra: str, message: str) -> None:
         _torch_manifest("https://download.example", extra)
 
 
+UNREAD = 'unjudged = "its kernel list (no source read gives it)"'
+
+
+def test_an_entry_that_names_a_fact_no_source_gave_plans_its_files_unjudged(
+    replica: PageServer,
+) -> None:
+    """Builds a source shows exist, whose kernel list none gives: the file is planned
+    (its CUDA floor and tags hold) and said UNJUDGED, neither judged to run nor refused."""
+    both = '["3.12", "3.13"]'
+    text = TORCH_HEAD + _torch_index(replica.url, "2.13.0+cu130", "[]", both, UNREAD)
+    manifests = {"torch": loads_manifest(text, source="test", allow_insecure=True)}
+    torch = _plan(manifests, ["torch==2.13.0"], _client()).package("torch")
+    assert torch is not None
+    assert (torch.action, torch.cause) == ("rewrite", "unjudged")
+    assert torch.version == "2.13.0+cu130"
+    assert torch.unjudged == "its kernel list (no source read gives it)"
+    assert "UNJUDGED: whether torch 2.13.0+cu130 runs on this machine's GPU" in torch.reason
+    # The same entry without the key is judged: no kernel list means any GPU.
+    plain = loads_manifest(text.replace(UNREAD, ""), source="test", allow_insecure=True)
+    judged = _plan({"torch": plain}, ["torch==2.13.0"], _client()).package("torch")
+    assert judged is not None
+    assert (judged.action, judged.cause) == ("rewrite", "fit")
+
+
+@pytest.mark.parametrize(
+    ("gpu", "extra"),
+    [(ALL_GPUS, UNREAD), ("[]", 'unjudged = " "'), ("[]", "unjudged = 3")],
+)
+def test_unjudged_is_a_text_on_an_entry_without_a_kernel_list(gpu: str, extra: str) -> None:
+    text = TORCH_HEAD + _torch_index("https://download.example", "2.13.0", gpu, "[]", extra)
+    with pytest.raises(ManifestError, match="unjudged"):
+        loads_manifest(text, source="test")
+
+
 # --- the CLI ----------------------------------------------------------------------
 
 

@@ -489,7 +489,7 @@ class _Context:
                 )
                 entry = dataclasses.replace(entry, needs=needs)
                 assumed = None
-            out.append(_wheel(entry, c, requires, assumed))
+            out.append(_wheel(entry, c, requires, assumed, unjudged=entry.unjudged))
         return out
 
     def _unbound(
@@ -537,7 +537,18 @@ class _Context:
                     )
                 if hit:
                     continue  # a rule covers the release (and says where it runs)
-                out.append(_wheel(f, c, (), None, unjudged=f"its manifest's rules cover {ranges}"))
+                out.append(
+                    _wheel(
+                        f,
+                        c,
+                        (),
+                        None,
+                        unjudged=(
+                            "it is planned from its tags and Requires-Python only; its "
+                            f"manifest's rules cover {ranges}: pin a release they cover"
+                        ),
+                    )
+                )
         return out
 
     def kernels(self) -> KernelRecords:
@@ -912,8 +923,9 @@ def _wheel(
     *,
     unjudged: str | None = None,
 ) -> WheelFlavour:
-    # An unjudged file takes none of the entry's rules (its CUDA floor, kernels).
-    needs = Needs() if unjudged is not None else f.needs
+    # A file no rule covers takes none of the entry's rules (its CUDA floor, kernels); a
+    # file of an entry that is itself unjudged keeps them.
+    needs = Needs() if unjudged is not None and unjudged != f.unjudged else f.needs
     # Each requirement once (a requirement hashes by its text: only where two may repeat).
     once = tuple(requires) if len(requires) < 2 else tuple(dict.fromkeys(requires))
     return WheelFlavour(

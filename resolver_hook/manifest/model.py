@@ -264,6 +264,10 @@ class IndexFlavour:
     # distributions, a distribution's best entry; within one version, the entry's own).
     # None: 0 for the package's own distribution, 1 for another (a community build).
     preference: int | None = None
+    # ``unjudged = "..."``: builds a source shows exist, with a fact of them no source
+    # gave (their kernel list): a build the entry matches is planned UNJUDGED, never
+    # judged to run nor refused. None: the entry's rules are the builds' facts.
+    unjudged: str | None = None
 
     kind = "index"
 

@@ -45,6 +45,7 @@ _FLAVOUR_FORM_KEYS = (
     "local_labels",
     "kernels_until",
     "preference",
+    "unjudged",
 )
 _INDEX_KEYS = (
     "url",
@@ -196,6 +197,12 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
             c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
     kernels_until = _read_kernels_until(c, t, path, version, versions)
     preference = _read_preference(c, t, path)
+    unjudged = c.string(t, "unjudged", path)
+    if unjudged is not None and (not unjudged.strip() or needs.gpu):
+        c.bad(
+            _join(path, "unjudged"),
+            "names the fact no source gave (a non-empty text), on an entry without 'gpu'",
+        )
     if version is None or not url_ok:
         return None
     return IndexFlavour(
@@ -214,6 +221,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         local_labels=tuple(labels),
         kernels_until=kernels_until,
         preference=preference,
+        unjudged=unjudged or None,
     )
 
 

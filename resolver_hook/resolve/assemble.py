@@ -343,6 +343,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         why = f"{why}; {newer}"
     extras = e.requirement.extras if e and e.requirement else set()
     marker = e.marker if e else None
+    why, unjudged_fields = _said_unjudged(slot, chosen, m, why)
     if isinstance(chosen, IndexFlavour) and chosen.passthrough:
         # Not pinned, so no version is reported: the installer picks the release.
         return PackagePlan(
@@ -351,6 +352,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             reason=passthrough_reason(why),
             line=e.as_line() if e else None,
             more_lines=more,
+            **unjudged_fields,
             **base,
         )
     if isinstance(chosen, WheelFlavour):
@@ -369,19 +371,15 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             marker=marker,
         )
         constraint = format_requirement(slot.name, url=chosen.url, sha256=chosen.sha256)
-        # A release no rule covers, on a machine with an accelerator: planned from its
-        # tags alone, so unjudged (one warning; --strict refuses it), never a silent fit.
-        gpu = m.profile.nvidia is not None or m.profile.rocm is not None
-        said = chosen.unjudged is not None and gpu
         return PackagePlan(
             action="rewrite",
-            cause="unjudged" if said else "fit",
-            unjudged=chosen.unjudged if said else None,
+            cause=unjudged_fields.get("cause", "fit"),
+            unjudged=unjudged_fields.get("unjudged"),
             version=str(chosen.version),
             url=chosen.url,
             sha256=chosen.sha256,
             flavour=chosen,
-            reason=f"{why}; {unjudged_note(slot.name, chosen, m.profile)}" if said else why,
+            reason=why,
             line=line if e else None,
             # Another distribution cannot travel in a constraints file (see below).
             constraint=None if other else constraint,
@@ -431,8 +429,25 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         installs=chosen.install,
         computed=chosen.template is not None,
         versions=str(chosen.versions) if chosen.versions is not None and not pinned else None,
+        **unjudged_fields,
         **base,
     )
+
+
+def _said_unjudged(slot: Slot, chosen: Flavour, m: Machine, why: str) -> tuple[str, dict[str, Any]]:
+    """A release no rule covers, or a build of an entry that names a fact no source
+    gave, on a machine with an accelerator: unjudged (one warning; --strict refuses it),
+    never a silent fit. The reason with that said, and the plan's cause and fact."""
+    profile = m.profile
+    if chosen.unjudged is None or (profile.nvidia is None and profile.rocm is None):
+        return why, {}
+    shown = str(chosen.version)
+    if isinstance(chosen, IndexFlavour) and chosen.versions is not None:
+        pin = _labelled_pin(slot.spec, chosen)
+        label = f" +{chosen.version.local}" if chosen.version.local else ""
+        shown = str(pin) if pin is not None else f"{chosen.versions}{label}"
+    note = unjudged_note(slot.name, chosen, shown, profile)
+    return f"{why}; {note}", {"cause": "unjudged", "unjudged": chosen.unjudged}
 
 
 def _unjudged_fact(slot: Slot, m: Machine, asked: str) -> str | None:

@@ -527,8 +527,9 @@ def has_accelerator(f: Flavour) -> bool:
 
 def unjudged(f: Flavour) -> bool:
     """A release the page lists that no entry's rule covers (its tags and requires-python
-    judge it; it is no CPU build the accelerator rule could refuse)."""
-    return isinstance(f, WheelFlavour) and f.unjudged is not None
+    judge it; it is no CPU build the accelerator rule could refuse), or a build of an
+    entry that says which of its facts no source gave."""
+    return f.unjudged is not None
 
 
 def runtime_of(f: Flavour) -> Version | None:

@@ -425,13 +425,13 @@ def as_written_refusal(filename: str, manifest: Manifest, nearest: str | None) -
     return f"{filename} cannot run on this machine ({manifest.display_name}'s rules below){then}"
 
 
-def unjudged_note(name: str, f: WheelFlavour, profile: HostProfile) -> str:
-    """A release no entry's rule covers, chosen on a machine with an accelerator."""
+def unjudged_note(name: str, f: Flavour, version: str, profile: HostProfile) -> str:
+    """A release no entry's rule covers, or a build of an entry that names a fact no
+    source gave, chosen on a machine with an accelerator (``f.unjudged`` says which)."""
     what = "GPU" if profile.nvidia is not None else "ROCm GPU"
     return (
-        f"UNJUDGED: {name} {f.version} is planned from its tags and Requires-Python only; "
-        f"whether it runs on this machine's {what} is not judged: {f.unjudged} (pin a "
-        "release they cover, or give --strict to refuse)"
+        f"UNJUDGED: whether {name} {version} runs on this machine's {what} is not judged: "
+        f"{f.unjudged} (give --strict to refuse)"
     )
 
 
