@@ -106,8 +106,8 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
     assert torch.action == "error"
     cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
     # 2.15.0 cu130, cu132; 2.14.1, 2.14.0 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130;
-    # the 2.11 cu128 range; the 2.7 cu128 range
-    assert len(cuda) == 14
+    # the 2.11 cu128 range; the 2.7 cu128 and 2.9 cu126, cu128, cu130 ranges
+    assert len(cuda) == 17
     # (2.7's aarch64 12.8 list starts at sm_90)
     assert all(r.reason.startswith(("kernels sm_80", "kernels sm_90")) for r in cuda)
     assert all("do not run on T4" in r.reason for r in cuda)
@@ -115,17 +115,41 @@ def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
 
 @pytest.mark.parametrize(
     ("pin", "build"),
-    [("==2.7.1", "2.7.1+cu128"), ("==2.7.0", "2.7.0+cu128")],
+    [
+        ("==2.7.1", "2.7.1+cu128"),
+        ("==2.7.0", "2.7.0+cu128"),
+        ("==2.9.0", "2.9.0+cu130"),
+        ("==2.9.1", "2.9.1+cu130"),
+    ],
 )
-def test_dgx_spark_gets_the_aarch64_cuda_12_8_build_of_torch_2_7(pin: str, build: str) -> None:
-    # PyTorch's aarch64 CUDA 12.8 build of 2.7 carries sm_90, sm_100, sm_120 (docs/facts.md
-    # section 1.5): a GB10 (sm_121) runs the sm_120 code, so the pin is planned from the
-    # cu128 page, not refused as built for x86_64 only.
+def test_dgx_spark_gets_the_aarch64_builds_of_torch_2_7_and_2_9(pin: str, build: str) -> None:
+    # PyTorch's aarch64 CUDA 12.8 build of 2.7 carries sm_90, sm_100, sm_120; 2.9's CUDA
+    # 13.0 build sm_80 to sm_120 (docs/facts.md section 1.5): a GB10 (sm_121) runs the
+    # sm_120 code, so the pin is planned from its label's page, not refused as x86_64.
     p = plan("linux-aarch64-py312-cuda13.0-sm121", f"torch{pin}")
     torch = p.package("torch")
     assert torch.action == "rewrite"
     assert torch.version == build
     assert torch.flavour.platforms == ("manylinux_2_28_aarch64",)
+
+
+@pytest.mark.parametrize("release", ["2.9.0", "2.9.1"])
+def test_dgx_spark_leaves_torchaudio_2_9_beside_torch_2_9_unjudged(release: str) -> None:
+    # torch 2.9's aarch64 CUDA 13.0 build runs on a GB10; no source read names a CUDA
+    # build of torchaudio 2.9 for aarch64 (PyPI's is a CPU build): said, not refused.
+    p = plan(
+        "linux-aarch64-py312-cuda13.0-sm121",
+        f"torch=={release}",
+        f"torchaudio=={release}",
+        f"torchvision==0.24.{release[-1]}",
+    )
+    assert p.package("torch").version == f"{release}+cu130"
+    vision = p.package("torchvision")
+    assert (vision.action, vision.version) == ("rewrite", f"0.24.{release[-1]}")
+    assert vision.url == "https://download.pytorch.org/whl/cu130/torchvision/"
+    audio = p.package("torchaudio")
+    assert audio.cause == "unjudged"
+    assert audio.action != "error"
 
 
 def test_x86_64_with_the_same_gpu_gets_cu130() -> None:

@@ -119,7 +119,9 @@ def test_xformers_counts_the_ptx_its_build_script_embeds() -> None:
         ("==2.8.0", None, "unknown"),
         ("==2.7.1", ("2.7.1", "cu128"), "right"),  # 2.7's aarch64 12.8 list has 12.0
         ("==2.7.1", None, "wrong"),  # so refusing torch==2.7.1 on a GB10 is wrong
-        ("==2.9.0", ("2.9.0", "cu130"), "unknown"),  # 2.9's aarch64 lists: not tied
+        ("==2.9.0", ("2.9.0", "cu130"), "right"),  # as has 2.9's aarch64 13.0 list
+        ("==2.9.0", ("2.9.0", "cu126"), "wrong"),
+        ("==2.9.0", None, "wrong"),  # so refusing torch==2.9.0 on a GB10 is wrong
     ],
 )
 def test_torch_built_before_cuda_12_8_runs_on_no_gb10(
