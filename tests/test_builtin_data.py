@@ -99,12 +99,19 @@ def test_no_builtin_torch_entry_claims_ptx() -> None:
 
 
 def test_aarch64_with_an_older_gpu_refuses_torch_for_its_kernels() -> None:
-    # PyTorch's aarch64 CUDA builds start at sm_80 (docs/facts.md section 1.5): AWS
-    # g5g's T4G (sm_75) is not covered by any of them.
+    # PyTorch's aarch64 CUDA builds whose lists were read start at sm_80 (docs/facts.md
+    # section 1.5): AWS g5g's T4G (sm_75) is not covered by any of them. Those of 2.8
+    # and 2.10 were not read: the plan says so (UNJUDGED), it does not judge them to run.
     p = plan("linux-aarch64-py312-cuda13.0-sm75", "torch")
     torch = p.package("torch")
-    assert torch.action == "error"
-    cuda = [r for r in torch.rejected if "aarch64" in r.candidate and "+cu" in r.candidate]
+    assert (torch.action, torch.cause) == ("rewrite", "unjudged")
+    assert str(torch.version).startswith("2.10")
+    assert "2.10" in str(torch.unjudged)
+    cuda = [
+        r
+        for r in torch.rejected
+        if "aarch64" in r.candidate and "+cu" in r.candidate and "ranked below" not in r.reason
+    ]
     # 2.15.0 cu130, cu132; 2.14.1, 2.14.0 and 2.13.0 cu126, cu130, cu132; 2.12.1 cu130;
     # the 2.11 cu128 range; the 2.7 cu128 and 2.9 cu126, cu128, cu130 ranges
     assert len(cuda) == 17
@@ -131,6 +138,19 @@ def test_dgx_spark_gets_the_aarch64_builds_of_torch_2_7_and_2_9(pin: str, build:
     assert torch.action == "rewrite"
     assert torch.version == build
     assert torch.flavour.platforms == ("manylinux_2_28_aarch64",)
+
+
+@pytest.mark.parametrize(
+    ("pin", "build"), [("==2.8.0", "2.8.0+cu128"), ("==2.10.0", "2.10.0+cu130")]
+)
+def test_dgx_spark_plans_torch_2_8_and_2_10_unjudged_not_x86_64_only(pin: str, build: str) -> None:
+    # PyTorch published Linux aarch64 CUDA builds of 2.8 (cu128) and 2.10 (cu126, cu128,
+    # cu130), but no source read gives their kernel lists (docs/facts.md section 1.5):
+    # the pin is planned from its label's page and said UNJUDGED, not refused as built
+    # for x86_64 only.
+    torch = plan("linux-aarch64-py312-cuda13.0-sm121", f"torch{pin}").package("torch")
+    assert (torch.action, torch.cause, torch.version) == ("rewrite", "unjudged", build)
+    assert "aarch64" in str(torch.unjudged)
 
 
 @pytest.mark.parametrize("release", ["2.9.0", "2.9.1"])
