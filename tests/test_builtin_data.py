@@ -890,3 +890,17 @@ def test_old_triton_is_judged_by_the_newest_gpu_its_compiler_knows(
     if action == "error":
         reasons = [f.reason for r in got.rejected for f in r.failures]
         assert any("its compiler knows GPUs up to compute capability" in r for r in reasons)
+
+
+def test_a_coupling_whose_marker_is_false_here_is_not_named_as_a_reason(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """torch 2.10.0+cu130's triton pin holds on Linux x86_64 only: the reason names it
+    there, without its marker, and not on an aarch64 machine, where it binds nothing."""
+    x86 = _offline(capsys, "linux-x86_64-py312-cuda13.0-sm100", "torch==2.10.0")["torch"]
+    assert x86["version"] == "2.10.0+cu130", x86["reason"]
+    assert "couples with triton==3.6.0;" in x86["reason"], x86["reason"]
+    assert "platform_machine" not in x86["reason"], x86["reason"]
+    arm = _offline(capsys, "linux-aarch64-py312-cuda13.0-sm121", "torch==2.10.0")["torch"]
+    assert arm["version"] == "2.10.0+cu130", arm["reason"]
+    assert "triton" not in arm["reason"], arm["reason"]

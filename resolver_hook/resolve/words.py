@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Mapping, Sequence
 
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -32,6 +33,8 @@ from resolver_hook.resolve.model import (
     PackagePlan,
     Rejection,
     has_accelerator,
+    marker_environment,
+    marker_true,
 )
 from resolver_hook.resolve.reasons import gfx_fit_words, gpu_words, python_labels
 
@@ -118,6 +121,12 @@ def _bounded(parts: list[str], limit: int = 600) -> list[str]:
     return [p if len(p) <= limit else p[: limit - 5].rsplit(", ", 1)[0] + ", ..." for p in parts]
 
 
+def _unmarked(r: Requirement) -> str:
+    """``r`` as written, less its marker (which holds where it is printed)."""
+    extras = f"[{','.join(sorted(r.extras))}]" if r.extras else ""
+    return f"{r.name}{extras} @ {r.url}" if r.url else f"{r.name}{extras}{r.specifier}"
+
+
 def chosen_words(
     f: Flavour, p: HostProfile, *, tag: str | None, rocm: Version | None, fitting: int
 ) -> str:
@@ -141,8 +150,12 @@ def chosen_words(
         parts.append(f"kernels cover {', '.join(gpu_words(cc) for cc in p.gpu_ccs)}")
     if not has_accelerator(f) and p.nvidia is None and p.rocm is None:
         parts.append("no GPU needed")
-    if f.needs.requires:
-        parts.append("couples with " + ", ".join(str(r) for r in f.needs.requires))
+    # A coupling whose marker is false here (triton for x86_64 beside an aarch64 torch)
+    # binds nothing on this machine: not named; one that holds is named without it.
+    env = marker_environment(p) if f.needs.requires else {}
+    held = [r for r in f.needs.requires if marker_true(r.marker, env)]
+    if held:
+        parts.append("couples with " + ", ".join(_unmarked(r) for r in held))
     if isinstance(f, WheelFlavour) and f.assumed:
         parts.append(f.assumed)
     others = fitting - 1
