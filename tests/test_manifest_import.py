@@ -248,9 +248,10 @@ def test_wheel_hashing_refuses_a_redirect_the_url_policy_refuses(server: str) ->
     with its own message prefix ("page:", as before the handlers were one)."""
     from resolver_hook.errors import UsageError
     from resolver_hook.lock.wheels import NetFetcher
+    from resolver_hook.settings import Settings
 
     with pytest.raises(UsageError) as caught:
-        NetFetcher(allow_insecure=True).sha256(f"{server}/redirect-to-http")
+        NetFetcher(Settings(allow_insecure=True)).sha256(f"{server}/redirect-to-http")
     assert str(caught.value).startswith(
         "page: 'http://example.org/simple/tilert/' is plain http: only https"
     )

@@ -15,13 +15,7 @@ from resolver_hook.errors import UsageError
 from resolver_hook.manifest import ENV_INSECURE, collect_manifests
 from resolver_hook.planner import Planner
 from resolver_hook.reqfile import read_requirements
-from resolver_hook.settings import (
-    ENV_OFFLINE,
-    InstallerSettings,
-    combine,
-    env_flag,
-    seconds_problem,
-)
+from resolver_hook.settings import InstallerSettings, combine, env_flag, seconds_problem
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -39,7 +33,6 @@ __all__ = [
     "add_requirement_options",
     "allow_insecure",
     "manifests_from_args",
-    "offline",
     "planner_from_args",
     "refuse_writing_inputs",
     "requirements_from_args",
@@ -251,15 +244,8 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def offline(args: argparse.Namespace) -> bool:
-    """``--offline``, or RESOLVER_HOOK_OFFLINE on (:func:`~resolver_hook.settings.env_flag`; what
-    :func:`settings_from_args` says, for code not yet handed the settings value)."""
-
-    return bool(getattr(args, "offline", False)) or env_flag(os.environ, ENV_OFFLINE)
-
-
 def allow_insecure(args: argparse.Namespace) -> bool:
     """``--allow-insecure-urls``, or RESOLVER_HOOK_ALLOW_INSECURE_URLS on
-    (:func:`~resolver_hook.settings.env_flag`)."""
+    (:func:`~resolver_hook.settings.env_flag`), for a command that reads no other setting."""
 
     return bool(getattr(args, "allow_insecure_urls", False)) or env_flag(os.environ, ENV_INSECURE)

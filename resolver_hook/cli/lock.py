@@ -16,9 +16,7 @@ from resolver_hook.cli._inputs import (
     add_inventory_options,
     add_manifest_options,
     add_requirement_options,
-    allow_insecure,
     manifests_from_args,
-    offline,
     planner_from_args,
     refuse_writing_inputs,
     requirements_from_args,
@@ -194,7 +192,6 @@ def run(args: argparse.Namespace) -> int:
     reqs = requirements_from_args(args)
     manifests = manifests_from_args(args)
     planner = planner_from_args(args)
-    args.timeout = planner.settings.timeout  # --timeout, else the variable, else 10 s
     specs = list(dict.fromkeys(args.target or [])) or [None]  # a target given twice is one target
     plans: list[tuple[str, HostProfile, Plan]] = []
     for spec in specs:
@@ -305,18 +302,14 @@ def _hashed_lines(
     cannot be had (refused here unless --allow-unhashed); what the rest was resolved
     against, in words."""
     whole = not args.flavoured_only
-    if whole and find_uv(os.environ) is None:
+    if whole and find_uv(settings.env) is None:
         raise OperationalError(
             "uv not found on PATH: a lock of the whole environment is resolved by uv for "
             "each target (pip's --platform evaluates markers for this machine only)",
             hint="install it: python3 -m pip install uv; or --flavoured-only to pin the "
             "flavoured packages alone",
         )
-    fetcher: Fetcher = (
-        OfflineFetcher()
-        if offline(args)
-        else NetFetcher(allow_insecure=allow_insecure(args), timeout=args.timeout)
-    )
+    fetcher: Fetcher = OfflineFetcher() if settings.offline else NetFetcher(settings)
     # The partial form reads an index only for a flavour that is the index's plain build.
     passes = any(
         is_flavoured_line(p) and p.action == "pass" for _, _, plan in plans for p in plan.packages
@@ -327,8 +320,8 @@ def _hashed_lines(
     used: list[str] = []
     for s, profile, plan in plans:
         path = args.output if "{target}" not in args.output else args.output.replace("{target}", s)
-        got = target_lines(s, profile, plan, fetcher, indexes=indexes, env=os.environ,
-                           whole=whole, offline=offline(args),
+        got = target_lines(s, profile, plan, fetcher, indexes=indexes, env=settings.env,
+                           whole=whole, offline=settings.offline,
                            keep=existing_pins(path, "requirements", profile),
                            upgrade=upgrade_of(args))  # fmt: skip
         missing += got.unhashed

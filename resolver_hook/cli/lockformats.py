@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from packaging.pylock import is_valid_pylock_path
 
-from resolver_hook.cli._inputs import allow_insecure, refuse_writing_inputs
+from resolver_hook.cli._inputs import refuse_writing_inputs
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground import credentials as _credentials
 from resolver_hook.lock.files import lock_diffs, write_locks
@@ -206,13 +206,12 @@ def _pylock_text(
                 "--offline: these entries need the network to be locked: " + "; ".join(needs),
                 hint="add sha256 to the manifest entries, or lock without --offline",
             )
-    insecure = allow_insecure(args)
-    fetcher = NetFetcher(allow_insecure=insecure, timeout=args.timeout)
+    fetcher = NetFetcher(settings)
     targets = []
     for spec, profile, plan in plans:
         wheels = lock_wheels(plan, fetcher, index_url=index_url)
         if rest:
-            others = resolve_rest(plan, wheels, profile, indexes=indexes, env=os.environ,
+            others = resolve_rest(plan, wheels, profile, indexes=indexes, env=settings.env,
                                   keep=existing_pins(out, "pylock", profile),
                                   upgrade=upgrade_of(args), offline=args.offline)  # fmt: skip
             wheels = (*wheels, *others)

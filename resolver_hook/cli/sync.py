@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from resolver_hook.cli._inputs import add_insecure_option, allow_insecure, settings_from_args
+from resolver_hook.cli._inputs import add_insecure_option, settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.install.args import parse_install_args
@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     folder = Path(args.lockdir)
     locks = read_index(folder)
-    env = dict(settings_from_args(args, reads_pages=False).env)
+    settings = settings_from_args(args, reads_pages=False)
+    env = dict(settings.env)
     tool = args.installer or ("uv" if find_uv(env) else "pip")
     python = ["--python", args.python] if args.python else []
     if tool == "pip" and args.python:
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     # The one URL policy on what the installer is handed, as on every link the tool
     # reads: a lock that pins plain http is refused however its hash was recorded.
     refused = url_problems(path.read_text(encoding="utf-8", errors="replace"),
-                           allow_insecure=allow_insecure(args))  # fmt: skip
+                           allow_insecure=settings.allow_insecure)  # fmt: skip
     if refused:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         raise UsageError(

@@ -42,6 +42,7 @@ from resolver_hook.limits import parse_wheel_name
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.resolve import PackagePlan, Plan
+    from resolver_hook.settings import Settings
 
 __all__ = [
     "DEFAULT_INDEX",
@@ -261,17 +262,20 @@ def lock_wheels(
 
 @dataclass(slots=True)
 class NetFetcher:
-    """Reads pages and hashes files with the one index client (:mod:`resolver_hook.index`)."""
+    """Reads pages and hashes files with the one index client (:mod:`resolver_hook.index`),
+    under the command's settings (URL policy, timeout, the environment's proxies, certs
+    and netrc, pip's ``--cert``/``--proxy``)."""
 
-    allow_insecure: bool = False
-    timeout: float = 30.0
+    settings: Settings
     max_bytes: int = MAX_WHEEL_BYTES
     client: IndexClient | None = None
     _read: dict[str, PageResult] = field(default_factory=dict)
 
     def _client(self) -> IndexClient:
         if self.client is None:
-            self.client = IndexClient(allow_insecure=self.allow_insecure, timeout=self.timeout)
+            s = self.settings
+            self.client = IndexClient(allow_insecure=s.allow_insecure, timeout=s.timeout,
+                                      env=s.env, given=s.indexes.given)  # fmt: skip
         return self.client
 
     def notes(self) -> list[str]:
@@ -283,7 +287,7 @@ class NetFetcher:
         self._read.update(self._client().pages(wanted))
 
     def links(self, page_url: str) -> tuple[Link, ...]:
-        if _is_file(page_url) and not self.allow_insecure:
+        if _is_file(page_url) and not self.settings.allow_insecure:
             raise UsageError(
                 f"{page_url}: a file: page", hint="file: URLs need --allow-insecure-urls"
             )
@@ -302,12 +306,12 @@ class NetFetcher:
 
     def check(self, url: str) -> None:
         if urlsplit(url).scheme == "file":
-            if not self.allow_insecure:
+            if not self.settings.allow_insecure:
                 raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
             return
-        check_url(url, allow_insecure=self.allow_insecure)
+        check_url(url, allow_insecure=self.settings.allow_insecure)
 
     def sha256(self, url: str) -> str:
-        if urlsplit(url).scheme == "file" and not self.allow_insecure:
+        if urlsplit(url).scheme == "file" and not self.settings.allow_insecure:
             raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
         return self._client().sha256(url, max_bytes=self.max_bytes)
