@@ -590,7 +590,7 @@ def test_the_planners_page_source_gives_pages_and_metadata_text(
 
 def test_pips_cert_setting_is_read_from_its_configuration_files(tmp_path: Path) -> None:
     from resolver_hook.index.fetch import Settings
-    from resolver_hook.index.pipconfig import config_files, pip_setting
+    from resolver_hook.index.pipconfig import config_files, pip_settings
 
     home = tmp_path / "home"
     (home / ".config" / "pip").mkdir(parents=True)
@@ -598,14 +598,17 @@ def test_pips_cert_setting_is_read_from_its_configuration_files(tmp_path: Path) 
     venv = tmp_path / "venv"
     venv.mkdir()
     env = {"HOME": str(home), "XDG_CONFIG_DIRS": str(tmp_path / "none")}
-    assert pip_setting(env, "cert") == ("/etc/ssl/corp.pem", f"cert in {home}/.config/pip/pip.conf")
+    assert pip_settings(env, "cert").get("cert") == (
+        "/etc/ssl/corp.pem",
+        f"cert in {home}/.config/pip/pip.conf",
+    )
     # The site file comes later and wins; [install] beats [global] within a file.
     (venv / "pip.conf").write_text("[install]\ncert = /v/a.pem\n[global]\ncert = /v/b.pem\n")
-    assert pip_setting({**env, "VIRTUAL_ENV": str(venv)}, "cert") == (
+    assert pip_settings({**env, "VIRTUAL_ENV": str(venv)}, "cert").get("cert") == (
         "/v/a.pem",
         f"cert in {venv}/pip.conf",
     )
-    assert pip_setting({**env, "PIP_CERT": "/x.pem"}, "cert") == ("/x.pem", "PIP_CERT")
+    assert pip_settings({**env, "PIP_CERT": "/x.pem"}, "cert").get("cert") == ("/x.pem", "PIP_CERT")
     assert config_files({**env, "PIP_CONFIG_FILE": os.devnull}) == []
     # pip's setting comes before OpenSSL's variable.
     both = {**env, "SSL_CERT_FILE": "/o.pem"}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.index.pipconfig import config_files, pip_setting
+from resolver_hook.index.pipconfig import config_files, pip_settings
 from resolver_hook.install.pipconfig import implied_constraints
 from tests.installenv import GpuIndex, clean_env, make_venv
 from tests.test_install import B200, hook, versions
@@ -87,7 +87,7 @@ def test_pip_config_file_comes_last_and_hides_the_user_files(
     assert config_files(env) == _pip_files(env)
     assert layout["user"] not in config_files(env)
     assert _pip_value(env, "cert") == "/env.pem"
-    assert pip_setting(env, "cert") == ("/env.pem", f"cert in {layout['env']}")
+    assert pip_settings(env, "cert").get("cert") == ("/env.pem", f"cert in {layout['env']}")
     assert _pip_value(env, "constraint") == "/env.txt"
     got = implied_constraints("pip", env, None)
     assert (got.files, got.source) == (("/env.txt",), f"constraint in {layout['env']}")
@@ -99,7 +99,7 @@ def test_a_pip_config_file_that_does_not_exist_keeps_the_user_files(
     env = _env(tmp_path, PIP_CONFIG_FILE=str(tmp_path / "missing.conf"))
     assert config_files(env) == _pip_files(env)
     assert _pip_value(env, "cert") == "/user.pem"
-    assert pip_setting(env, "cert") == ("/user.pem", f"cert in {layout['user']}")
+    assert pip_settings(env, "cert").get("cert") == ("/user.pem", f"cert in {layout['user']}")
 
 
 def test_install_section_of_an_earlier_file_beats_global_of_a_later_one(
@@ -108,7 +108,7 @@ def test_install_section_of_an_earlier_file_beats_global_of_a_later_one(
     _write(layout["global"], "[install]\ncert = /gi.pem\n")
     env = _env(tmp_path, PIP_CONFIG_FILE=str(layout["env"]))
     assert _pip_value(env, "cert") == "/gi.pem"
-    assert pip_setting(env, "cert") == ("/gi.pem", f"cert in {layout['global']}")
+    assert pip_settings(env, "cert").get("cert") == ("/gi.pem", f"cert in {layout['global']}")
 
 
 def test_an_empty_value_in_a_later_file_unsets_the_setting(
@@ -119,13 +119,16 @@ def test_an_empty_value_in_a_later_file_unsets_the_setting(
     assert config_files(env) == _pip_files(env)
     # The machine's own /etc/pip.conf may set a cert too: the empty user value hides it.
     assert _pip_value(env, "cert") is None
-    assert pip_setting(env, "cert") is None
+    assert pip_settings(env, "cert").get("cert") is None
 
 
 def test_a_variable_beats_every_file(tmp_path: Path, layout: dict[str, Path]) -> None:
     env = _env(tmp_path, PIP_CONFIG_FILE=str(layout["env"]), PIP_CERT="/var.pem")
-    assert pip_setting(env, "cert") == ("/var.pem", "PIP_CERT")
-    assert pip_setting(env, "constraint") == ("/env.txt", f"constraint in {layout['env']}")
+    assert pip_settings(env, "cert").get("cert") == ("/var.pem", "PIP_CERT")
+    assert pip_settings(env, "constraint").get("constraint") == (
+        "/env.txt",
+        f"constraint in {layout['env']}",
+    )
 
 
 def test_a_constraint_in_a_user_file_pip_skips_is_not_planned(

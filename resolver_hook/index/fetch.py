@@ -177,9 +177,13 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], given: Given | None = None) -> Settings:
-        from resolver_hook.index.pipconfig import pip_setting  # configparser: when needed
+        from resolver_hook.index.pipconfig import pip_settings  # configparser: when needed
 
         given = given or Given()
+        # pip's files read once for both, and not for what pip's own arguments gave.
+        pip = pip_settings(
+            env, *(n for n, g in (("proxy", given.proxy), ("cert", given.cert)) if not g)
+        )
         variables = _proxy_variables(env)
         # all_proxy serves a scheme that has none of its own (requests' select_proxy).
         proxies: dict[str, tuple[str, str]] = {
@@ -188,7 +192,7 @@ class Settings:
             if (found := variables.get(scheme, variables.get("all"))) is not None
         }
         no = _env_value(env, "no_proxy")
-        pip_proxy = given.proxy or pip_setting(env, "proxy")
+        pip_proxy = given.proxy or pip.get("proxy")
         if pip_proxy is not None:  # for every scheme and host, no_proxy unread, as pip does
             value, where = pip_proxy
             value = value if "://" in value else f"http://{value}"
@@ -196,7 +200,7 @@ class Settings:
         # What pip trusts first (the hook's pages are read for pip), then OpenSSL's own.
         cafile = (
             given.cert
-            or pip_setting(env, "cert")
+            or pip.get("cert")
             or ((env["SSL_CERT_FILE"], "SSL_CERT_FILE") if env.get("SSL_CERT_FILE") else None)
         )
         if env.get("NETRC"):

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind
 
-__all__ = ["config_files", "pip_setting"]
+__all__ = ["config_files", "pip_settings"]
 
 _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
 
@@ -68,20 +68,25 @@ def _normalized(name: str) -> str:
     return name.lower().replace("_", "-").removeprefix("--")
 
 
-def pip_setting(
+def pip_settings(
     env: Mapping[str, str],
-    name: str,
-    *,
+    *names: str,
     command: str = "install",
     site: Path | None = None,
     record: Recorder = NOWHERE,
-) -> tuple[str, str] | None:
-    """``(value, where it was set)`` of pip's setting ``name`` for pip's ``command``, or
-    None: ``PIP_<NAME>`` (``where`` is the variable), else the files (``NAME in PATH``),
-    each read declared to ``record``."""
-    variable = "PIP_" + name.upper().replace("-", "_")
-    if env.get(variable):
-        return env[variable], variable
+) -> dict[str, tuple[str, str]]:
+    """``{name: (value, where it was set)}`` of those of pip's settings ``names`` that are
+    set for pip's ``command``: ``PIP_<NAME>`` (``where`` is the variable), else the files
+    (``NAME in PATH``), read once for all the names (none when every name has its
+    variable), each read declared to ``record``."""
+    found: dict[str, tuple[str, str]] = {}
+    for name in names:
+        variable = "PIP_" + name.upper().replace("-", "_")
+        if env.get(variable):
+            found[name] = (env[variable], variable)
+    rest = [name for name in names if name not in found]
+    if not rest:
+        return found
     texts = []
     for path in config_files(env, site, record):
         try:
@@ -91,7 +96,7 @@ def pip_setting(
         except (OSError, UnicodeDecodeError):
             continue
     if not texts:
-        return None
+        return found
     # Here, not at the top: for files that exist only (most machines have none).
     import configparser
 
@@ -105,9 +110,10 @@ def pip_setting(
         for section in parser.sections():
             for key, value in parser.items(section):
                 merged[section, _normalized(key)] = (value, path)
-    wanted = _normalized(name)
-    for section in (command, "global"):
-        value, path = merged.get((section, wanted), ("", Path()))
-        if value.strip():
-            return value.strip(), f"{name} in {path}"
-    return None
+    for name in rest:
+        for section in (command, "global"):
+            value, path = merged.get((section, _normalized(name)), ("", Path()))
+            if value.strip():
+                found[name] = (value.strip(), f"{name} in {path}")
+                break
+    return found

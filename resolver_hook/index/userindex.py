@@ -6,7 +6,7 @@ is the user's, found in the order of the installer that runs (docs/facts.md sect
 "The user's index"):
 
 - ``pip``: ``--index-url``/``-i`` in its arguments, then ``PIP_INDEX_URL``, then pip's
-  configuration files (:func:`resolver_hook.index.pipconfig.pip_setting`);
+  configuration files (:func:`resolver_hook.index.pipconfig.pip_settings`);
 - ``uv``: ``--default-index``, then ``--index-url``/``-i``, then ``UV_DEFAULT_INDEX``,
   then ``UV_INDEX_URL``, then uv's configuration files (:func:`uv_config_index`);
 - a command that runs no one installer (``plan``, ``lock``, ``env``, ``sync``): our
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
 from resolver_hook.ground.toml import TomlError, loads
-from resolver_hook.index.pipconfig import pip_setting
+from resolver_hook.index.pipconfig import pip_settings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -199,7 +199,7 @@ def user_index(
     if tool == "pip":
         if given:
             return UserIndex(given, "pip's --index-url")
-        found = pip_setting(env, "index-url", record=record)
+        found = pip_settings(env, "index-url", record=record).get("index-url")
         return None if found is None else UserIndex(found[0].strip(), found[1])
     if tool == "uv" and given:
         return UserIndex(given, "uv's --default-index")
@@ -207,7 +207,7 @@ def user_index(
         if env.get(name, "").strip():
             return UserIndex(env[name].strip(), name)
     if tool is None:
-        found = pip_setting(env, "index-url", record=record)
+        found = pip_settings(env, "index-url", record=record).get("index-url")
         if found is not None:
             return UserIndex(found[0].strip(), found[1])
     return uv_config_index(env, record=record)
@@ -249,7 +249,7 @@ def no_index(
     if in_file is not None:
         return in_file
     if tool in ("pip", None):
-        found = pip_setting(env, "no-index", record=record)
+        found = pip_settings(env, "no-index", record=record).get("no-index")
         if found is not None and found[0].strip().lower() in _YES:
             return found[1]
     if tool in ("uv", None):

@@ -5,7 +5,7 @@ files) with the command line's ``-c`` (docs/facts.md section 3); uv reads
 ``UV_CONSTRAINT``. A plan made without them announces a flavour the installer then
 cannot pick (ResolutionImpossible); with them it refuses with the reason, as for ``-c``.
 
-pip's setting is read by :func:`resolver_hook.index.pipconfig.pip_setting`, pip's own
+pip's setting is read by :func:`resolver_hook.index.pipconfig.pip_settings`, pip's own
 order (the environment installed into gives the site file). Windows' and macOS's own
 folders are not read (the README says so).
 """
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolver_hook.ground.record import NOWHERE, Recorder
-from resolver_hook.index.pipconfig import pip_setting
+from resolver_hook.index.pipconfig import pip_settings
 
 __all__ = ["ImpliedConstraints", "implied_constraints"]
 
@@ -40,7 +40,7 @@ def implied_constraints(
     if tool == "uv":
         files = tuple(env.get("UV_CONSTRAINT", "").split())
         return ImpliedConstraints(files=files, source="UV_CONSTRAINT" if files else "")
-    found = pip_setting(env, "constraint", site=prefix, record=record)
+    found = pip_settings(env, "constraint", site=prefix, record=record).get("constraint")
     # pip splits a list option's value on whitespace.
     if found is None or not found[0].split():
         return ImpliedConstraints()
