@@ -239,7 +239,7 @@ def test_the_rest_is_resolved_from_the_users_own_index(
     text = out.read_text()
     assert f"kplain==1.0 --hash=sha256:{_sha(company, 'kplain-1.0-py3-none-any.whl')}" in text
     assert f"kdep==1.5 --hash=sha256:{_sha(company, 'kdep-1.5-py3-none-any.whl')}" in text
-    where = "PIP_INDEX_URL" if how == "PIP_INDEX_URL" else "index-url in pip's configuration"
+    where = "PIP_INDEX_URL" if how == "PIP_INDEX_URL" else f"index-url in {tmp_path / 'pip.conf'}"
     assert f"against index {company.simple_url} (from {where}" in text
     found = _pip_install(tmp_path / "venv", out, **env)
     assert (found["demo-gpu"], found["kplain"], found["kdep"]) == ("1.0+cu130", "1.0", "1.5")
@@ -290,7 +290,7 @@ def test_without_uv_a_whole_lock_is_one_error(
 def test_index_settings_first_found_first() -> None:
     from resolver_hook.lock.indexes import lock_indexes
 
-    files = {"index-url": ("https://conf.example/simple/", "pip's configuration [global]")}
+    files = {"index-url": ("https://conf.example/simple/", "index-url in /etc/pip.conf")}
     env = {
         "PIP_INDEX_URL": "https://pip.example/simple/",
         "UV_INDEX_URL": "https://uv-old.example/simple/",
@@ -314,7 +314,7 @@ def test_index_settings_first_found_first() -> None:
     assert main(None, pip_only) == ("https://pip.example/simple/", "PIP_INDEX_URL")
     assert main(None, {}) == (
         "https://conf.example/simple/",
-        "index-url in pip's configuration [global]",
+        "index-url in /etc/pip.conf",
     )
     got = lock_indexes(index_url=None, extra_index_urls=[], find_links=[], env=env, pip_files={})
     assert got.extra_index_urls == ("https://corp.example/simple/", "https://two.example/simple/")

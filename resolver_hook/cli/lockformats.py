@@ -14,8 +14,9 @@ from packaging.pylock import is_valid_pylock_path
 from resolver_hook.cli._inputs import refuse_writing_inputs
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground import credentials as _credentials
+from resolver_hook.index.pipconfig import pip_settings
 from resolver_hook.lock.files import lock_diffs, write_locks
-from resolver_hook.lock.indexes import LockIndexes, lock_indexes, pip_file_settings
+from resolver_hook.lock.indexes import LockIndexes, lock_indexes
 from resolver_hook.lock.pylock import TargetWheels, check, pylock_document, render
 from resolver_hook.lock.resolved import resolve_rest
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
@@ -108,16 +109,12 @@ def finish(
 
 def index_settings(settings: Settings) -> LockIndexes:
     """The index settings of this lock: the command line and the environment of the
-    settings value, then pip's configuration files (read by the pip of the active venv,
-    else of this Python)."""
-    flags, env = settings.indexes, dict(settings.env)
-    if flags.index_url:
-        pip_files = {}
-    else:
-        venv = env.get("VIRTUAL_ENV")
-        python = os.path.join(venv, "bin", "python") if venv else sys.executable
-        pip_files = pip_file_settings(python if os.path.exists(python) else sys.executable,
-                                      env)  # fmt: skip
+    settings value, then pip's configuration files (the site file: the active venv's,
+    else this Python's)."""
+    flags, env = settings.indexes, settings.env
+    site = None if env.get("VIRTUAL_ENV") else Path(sys.prefix)
+    keys = () if flags.index_url else ("index-url", "extra-index-url", "find-links")
+    pip_files = pip_settings(env, *keys, site=site)
     return lock_indexes(
         index_url=flags.index_url,
         extra_index_urls=flags.extra_index_urls,

@@ -10,20 +10,20 @@ user's installer reads, not from PyPI. The settings come, first found first (iss
    ``UV_FIND_LINKS`` (comma-separated) then ``PIP_FIND_LINKS`` (docs/facts.md
    section 3);
 3. pip's configuration files, as pip itself reads and orders them (``[install]`` over
-   ``[global]``, later files over earlier): the caller hands them in, already read.
+   ``[global]``, later files over earlier): the caller hands them in, already read
+   (:func:`resolver_hook.index.pipconfig.pip_settings`).
 
 Nothing found: uv runs with no index option, so its own ``uv.toml`` (or PyPI) decides, and
 the lock's header names the indexes uv's answer says it used.
 
-:func:`lock_indexes` is pure and takes every setting as an argument. It is the adapter
-for the settings value of the structure issue: once that value exists, its index fields
-(command line, environment, pip.conf and uv.toml already merged) go in here and
-:func:`pip_file_settings` goes away.
+:func:`lock_indexes` is pure and takes every setting as an argument. The settings value
+(:class:`resolver_hook.settings.IndexSettings`) holds the flags, and the default index in
+the plan's order only (uv.toml last, read here by uv itself), so the extra indexes and
+find-links of the environment and pip's files are read here.
 """
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,11 +31,9 @@ from dataclasses import dataclass
 from resolver_hook.errors import UsageError
 from resolver_hook.index.fetch import redact
 from resolver_hook.manifest.urls import url_problem
-from resolver_hook.process.proc import capture
 
-__all__ = ["LockIndexes", "lock_indexes", "pip_file_settings"]
+__all__ = ["LockIndexes", "lock_indexes"]
 
-_PIP_CONFIG_TIMEOUT = 60.0  # `pip config list` reads a few small files; a bound, not a guess
 _UV_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]+=")
 
 
@@ -46,7 +44,7 @@ class LockIndexes:
     index_url: str | None = None  # None: the installer's own default (uv.toml, PyPI)
     extra_index_urls: tuple[str, ...] = ()
     find_links: tuple[str, ...] = ()
-    # Where each was set: "--index-url", "PIP_INDEX_URL", "index-url in pip's configuration"
+    # Where each was set: "--index-url", "PIP_INDEX_URL", "index-url in /etc/pip.conf"
     index_from: str = ""
     extras_from: str = ""
     links_from: str = ""
@@ -100,7 +98,8 @@ def lock_indexes(
     allow_insecure: bool = False,
 ) -> LockIndexes:
     """The settings, first found first: the command line, ``env``, then ``pip_files``
-    (``{"index-url": (value, where)}`` as :func:`pip_file_settings` gives them).
+    (``{"index-url": (value, where)}`` as :func:`~resolver_hook.index.pipconfig.pip_settings`
+    gives them).
     ``allow_insecure``: whether our own options may name loopback http or ``file:``."""
 
     def first(
@@ -115,7 +114,7 @@ def lock_indexes(
                 return _split(raw.replace(",", " ") if name == "UV_FIND_LINKS" else raw), name
         if key in pip_files:
             value, where = pip_files[key]
-            return _split(value), f"{key} in {where}"
+            return _split(value), where
         return (), ""
 
     main, index_from = first(
@@ -150,31 +149,3 @@ def lock_indexes(
         extras_from=extras_from,
         links_from=links_from,
     )
-
-
-def pip_file_settings(python: str, env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
-    """``index-url``, ``extra-index-url`` and ``find-links`` from pip's configuration
-    files, read by pip itself (``python -m pip config list``: its own files, order and
-    ``[install]`` over ``[global]``); ``{}`` when that pip cannot say. The environment's
-    own ``PIP_*`` values are left to :func:`lock_indexes`."""
-    done = capture([python, "-m", "pip", "config", "list"], timeout=_PIP_CONFIG_TIMEOUT, env=env)
-    if not done.ok:
-        return {}
-    found: dict[str, dict[str, str]] = {}
-    for line in done.stdout.splitlines():
-        key, sep, raw = line.partition("=")
-        section, dot, name = key.partition(".")
-        if not sep or not dot or section not in ("global", "install"):
-            continue
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            continue
-        if name in ("index-url", "extra-index-url", "find-links") and isinstance(value, str):
-            found.setdefault(name, {})[section] = value
-    return {
-        name: (by["install"], "pip's configuration [install]")
-        if "install" in by
-        else (by["global"], "pip's configuration [global]")
-        for name, by in found.items()
-    }
