@@ -167,17 +167,22 @@ def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     )
     seen = []
     for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", child],
-            capture_output=True,
-            text=True,
-            env=child_env({"PYTHONPATH": str(REPO)}),
-            cwd=tmp_path,
-            timeout=120,
-            check=False,
-        )
+        done = _child(child, tmp_path)
         seen.append(done.stdout.split())
     assert seen == [["0", "True"], ["0", "False"]], done.stderr
+
+
+def _child(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Python running ``code`` in ``folder`` with this checkout's resolver_hook."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO)}),
+        cwd=folder,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_a_plan_runs_without_the_cyclic_garbage_collector(tmp_path: Path) -> None:
@@ -191,15 +196,7 @@ def test_a_plan_runs_without_the_cyclic_garbage_collector(tmp_path: Path) -> Non
         "    code = main()\n"
         "print(code, gc.isenabled())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        cwd=tmp_path,
-        timeout=120,
-        check=False,
-    )
+    done = _child(child, tmp_path)
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
