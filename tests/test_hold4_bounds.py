@@ -59,7 +59,8 @@ def test_hashing_a_trickled_wheel_ends_at_the_deadline(
         [sys.executable, "-m", "resolver_hook", "lock", "pkg", "--manifest", str(manifest),
          "--allow-insecure-urls", "--target", "linux-x86_64-py312", "--timeout", "2",
          "-o", str(out)],
-        capture_output=True, text=True, env=clean_env(), timeout=40, check=False,
+        capture_output=True, text=True, env=clean_env(RESOLVER_HOOK_OFFLINE="0"), timeout=40,
+        check=False,
     )  # fmt: skip
     took = time.monotonic() - began
     assert proc.returncode == 1, proc.stderr

@@ -212,6 +212,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _write(args, fmt, reqs, plans, planner.settings)
     except UvResolutionFailed as exc:
+        # What the plans noted (a page whose links were left out, a page not read) may be
+        # why uv found nothing: said before uv's own words.
+        for note in dict.fromkeys(n for _, _, plan in plans for n in plan.notes):
+            sys.stderr.write(f"note: {note}\n")
         # uv names the application; the dependency with a manifest that failed it is
         # judged alone for that target, with the same pages and rules.
         profile = exc.plan.profile

@@ -194,7 +194,7 @@ def _pylock_text(
         )
     # Packages without a manifest: uv resolves them for each target (lockfmt/resolved.py).
     rest = any(p.action != "build" for _, _, plan in plans for p in unlockable(plan))
-    if args.offline:
+    if settings.offline:
         needs = list(
             dict.fromkeys(n for _, _, plan in plans for n in network_needs(plan, index_url))
         )
@@ -210,7 +210,7 @@ def _pylock_text(
         if rest:
             others = resolve_rest(plan, wheels, profile, indexes=indexes, env=settings.env,
                                   keep=existing_pins(out, "pylock", profile),
-                                  upgrade=upgrade_of(args), offline=args.offline)  # fmt: skip
+                                  upgrade=upgrade_of(args), offline=settings.offline)  # fmt: skip
             wheels = (*wheels, *others)
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
