@@ -9,8 +9,8 @@ A stored plan depends on:
   whether each stream is a terminal (its size, its encoding), the interpreter, the
   tool's version and its own files (their count, total size and newest time: code,
   built-in manifests and data, so a checkout edited in place is planned again), the
-  folders of ``sys.path`` and their times (an installed plugin), and this boot's cached
-  host profile;
+  folders of ``sys.path`` and what they hold (an installed plugin:
+  :func:`resolver_hook.ground.cache.sys_path_state`), and this boot's cached host profile;
 - the inputs its readers declared to the run's :class:`~resolver_hook.ground.record.Recorder`,
   each a path and the digest of what was read there, taken again on a replay;
 - the earliest time until which a page the page cache served stays fresh.
@@ -105,7 +105,7 @@ def _key(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         "date": time.strftime("%Y-%m-%d"),
         "streams": [_stream_state(sys.stdout), _stream_state(sys.stderr)],
         "python": python,
-        "sys.path": [[p, _mtime(p or ".")] for p in sys.path],
+        "sys.path": _cache.sys_path_state(),
         "host": _host_state(env),
     }
     text = json.dumps(key, sort_keys=True, ensure_ascii=True)
@@ -163,13 +163,6 @@ def _tool_files() -> list[int]:
             size += st.st_size
             newest = max(newest, st.st_mtime_ns)
     return [count, size, newest]
-
-
-def _mtime(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
 
 
 def _host_state(env: Mapping[str, str]) -> str | None:

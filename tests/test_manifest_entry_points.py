@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-import importlib_metadata  # noqa: F401 - imported before the tests replace sys.path
+import importlib_metadata  # imported before the tests replace sys.path
 import pytest
 
 from resolver_hook.manifest import load
@@ -65,3 +65,31 @@ def test_a_tampered_cache_entry_is_not_used(
     text = cache.read_text().replace('[["a", "plug_a:manifest"]]', '[["a", 5]]')
     cache.write_text(text)
     assert found(site) == [("a", "plug_a:manifest")]  # rescanned, not trusted
+
+
+def test_a_file_saved_in_the_first_folder_keeps_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first folder of ``sys.path`` (the current one under ``python -m``) changes
+    as its user works; the list stays cached until a distribution lands there."""
+    work, site = tmp_path / "work", tmp_path / "site"
+    work.mkdir()
+    add_plugin(site, "plug_a", "a", "plug_a:manifest")
+    monkeypatch.setattr(sys, "path", [str(work), str(site)])
+    assert found(site) == [("a", "plug_a:manifest")]
+    scans: list[str] = []
+    real = importlib_metadata.entry_points
+
+    def counted(**kw: str) -> importlib_metadata.EntryPoints:
+        scans.append(kw["group"])
+        return real(**kw)
+
+    monkeypatch.setattr(importlib_metadata, "entry_points", counted)
+    before = work.stat().st_mtime_ns
+    (work / "notes.txt").write_text("saved\n")
+    os.utime(work, ns=(before + 10**9, before + 10**9))  # coarse file-system clocks
+    assert found(site) == [("a", "plug_a:manifest")]
+    assert scans == []  # read back from the cache
+    add_plugin(work, "plug_b", "b", "plug_b:manifest")
+    assert found(site) == [("a", "plug_a:manifest"), ("b", "plug_b:manifest")]
+    assert scans == ["resolver_hook.manifests"]

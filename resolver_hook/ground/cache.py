@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Mapping
 
 # typing is not imported at run time: this module is on the start-up path of the warm
@@ -25,7 +26,15 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CACHE_ENV", "cache_dir", "read", "read_private", "write", "write_private"]
+__all__ = [
+    "CACHE_ENV",
+    "cache_dir",
+    "read",
+    "read_private",
+    "sys_path_state",
+    "write",
+    "write_private",
+]
 
 CACHE_ENV = "RESOLVER_HOOK_CACHE_DIR"
 MAX_BYTES = 1 << 20  # our entries are a few kB; anything larger is not ours
@@ -45,6 +54,35 @@ def cache_dir(env: Mapping[str, str]) -> str | None:
     if env.get("HOME"):
         return os.path.join(env["HOME"], ".cache", "resolver-hook")
     return None
+
+
+def sys_path_state() -> list[list[Any]]:
+    """What a key needs of ``sys.path`` to see a distribution installed or removed: each
+    folder with its modification time (an install adds or removes an entry of it).
+
+    The first entry is the folder of the script run, or the current folder under
+    ``python -m`` and ``-c``, whose time changes with every file its user saves there:
+    it stands by its distributions instead, the names and times of its ``.dist-info``
+    and ``.egg-info`` entries (none, as a rule), so that a key holds from one command to
+    the next while its user works there.
+    """
+    state: list[list[Any]] = []
+    for i, entry in enumerate(sys.path):
+        folder = entry or "."
+        try:
+            if i == 0 and os.path.isdir(folder):
+                with os.scandir(folder) as found:
+                    dists = sorted(
+                        [item.name, item.stat(follow_symlinks=False).st_mtime_ns]
+                        for item in found
+                        if item.name.lower().endswith((".dist-info", ".egg-info"))
+                    )
+                state.append([entry, dists])
+            else:
+                state.append([entry, os.stat(folder).st_mtime_ns])
+        except OSError:
+            state.append([entry, None])
+    return state
 
 
 def read_private(path: str | os.PathLike[str], limit: int) -> tuple[bytes | None, str | None]:

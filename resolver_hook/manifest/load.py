@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -177,12 +176,12 @@ def _entry_points() -> Iterable[Any]:
     """The plugins of the ``resolver_hook.manifests`` entry-point group.
 
     Finding them reads the metadata of every installed distribution, on every command.
-    The list found is kept in the user cache, keyed by ``sys.path`` and the
-    modification time of each of its folders: installing or removing a distribution
-    changes its folder's time, and a new path is a new key.
+    The list found is kept in the user cache, keyed by ``sys.path`` and what each of its
+    folders holds (:func:`resolver_hook.ground.cache.sys_path_state`): installing or
+    removing a distribution changes it, and a new path is a new key.
     """
     folder = _cache.cache_dir(os.environ)
-    key = {"format": 1, "group": ENTRY_POINT_GROUP, "path": _sys_path_state()}
+    key = {"format": 1, "group": ENTRY_POINT_GROUP, "path": _cache.sys_path_state()}
     path = os.path.join(folder, "entry-points.json") if folder else None
     if path is not None:
         found, _ = _cache.read(path, key)
@@ -201,16 +200,6 @@ def _entry_points() -> Iterable[Any]:
     if path is not None:
         _cache.write(path, key, [[e.name, e.value] for e in eps])
     return eps
-
-
-def _sys_path_state() -> list[list[Any]]:
-    state: list[list[Any]] = []
-    for entry in sys.path:
-        try:
-            state.append([entry, os.stat(entry or ".").st_mtime_ns])
-        except OSError:
-            state.append([entry, None])
-    return state
 
 
 def _from_pyproject(cwd: Path, allow_insecure: bool, record: Recorder) -> list[Manifest]:
