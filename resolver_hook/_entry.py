@@ -64,12 +64,12 @@ def _command_line(argv: list[str]) -> int:
 
         return cli_main(record=record)
 
-    if argv[:1] == ["plan"]:
-        # A plan makes some 100,000 small objects and next to no cyclic garbage (about a
-        # thousand objects), and the process ends when it is printed: the collector's
-        # hundred passes over the young objects cost 5% of it and free nothing of note.
-        gc.disable()
     if argv[:1] in (["plan"], ["pip"], ["uv"]):
+        # A plan makes some 100,000 small objects and next to no cyclic garbage (about a
+        # thousand objects), and the process ends when it is printed, or when the
+        # installer it starts ends: the collector's hundred passes over the young objects
+        # (the modules imported first, the plan then) cost 5% of it and free nothing of note.
+        gc.disable()
         from resolver_hook._plancache import run_stored
         from resolver_hook.errors import ResolverHookError
 
