@@ -3,8 +3,8 @@
 Pure Python over a :class:`ByteSource`, so the same code reads a file in memory and a
 member streamed out of a wheel. Only what :mod:`resolver_hook.binaries.scan` needs is read: the
 header (class, byte order, ``e_machine``), the section headers with their names, the
-``DT_NEEDED``/``DT_SONAME`` entries of ``.dynamic`` (strings from the section its
-``sh_link`` names, normally ``.dynstr``), and caller-chosen sections such as ``.nv_fatbin``
+``DT_NEEDED`` entries of ``.dynamic`` (strings from the section its ``sh_link`` names,
+normally ``.dynstr``), and caller-chosen sections such as ``.nv_fatbin``
 handed to a visitor.
 
 Every offset and size read from the file is checked against the object's size and
@@ -38,10 +38,6 @@ from resolver_hook.limits import (
 )
 
 __all__ = [
-    "ELF_MAGIC",
-    "SHF_ALLOC",
-    "SHF_EXECINSTR",
-    "SHT_PROGBITS",
     "ByteSource",
     "BytesSource",
     "ElfError",
@@ -54,21 +50,20 @@ __all__ = [
     "section_reader",
 ]
 
-ELF_MAGIC = b"\x7fELF"
+_ELF_MAGIC = b"\x7fELF"
 
 _T = TypeVar("_T")
 
 # Caps on what one object may ask us to read (resolver_hook/limits.py). Real objects are
 # far below them: libtorch_cuda.so has ~40 sections and a ~4 MB .dynstr.
 
-SHT_PROGBITS = 1
+_SHT_PROGBITS = 1
 _SHT_NOBITS = 8
-SHF_ALLOC = 0x2  # gABI "Sections", sh_flags: occupies memory at run time
-SHF_EXECINSTR = 0x4  # holds machine instructions
+_SHF_ALLOC = 0x2  # gABI "Sections", sh_flags: occupies memory at run time
+_SHF_EXECINSTR = 0x4  # holds machine instructions
 _SHT_DYNAMIC = 6
 _DT_NULL = 0
 _DT_NEEDED = 1
-_DT_SONAME = 14
 _SHN_XINDEX = 0xFFFF
 
 # e_machine -> the CPU name used in wheel platform tags (PEP 600 / PEP 656).
@@ -135,16 +130,16 @@ class Section:
     size: int
     link: int
     flags: int = 0
-    """``sh_flags`` (:data:`SHF_ALLOC`, :data:`SHF_EXECINSTR`, ...)."""
+    """``sh_flags`` (``SHF_ALLOC``, ``SHF_EXECINSTR``, ...)."""
 
     @property
     def loaded_data(self) -> bool:
         """Bytes the program sees at run time that are not code: an allocated,
         non-executable ``PROGBITS`` section (``.rodata``, ``.data``, ``.nv_fatbin``)."""
         return (
-            self.type == SHT_PROGBITS
-            and bool(self.flags & SHF_ALLOC)
-            and not self.flags & SHF_EXECINSTR
+            self.type == _SHT_PROGBITS
+            and bool(self.flags & _SHF_ALLOC)
+            and not self.flags & _SHF_EXECINSTR
         )
 
 
@@ -156,10 +151,8 @@ class ElfObject:
     little_endian: bool
     e_machine: int
     machine: str
-    e_type: int
     sections: tuple[Section, ...]
     needed: tuple[str, ...]
-    soname: str | None
     flags: int = 0
     """``e_flags``: for a cubin (``EM_CUDA``) it holds the SM number."""
     abi_version: int = 0
@@ -175,7 +168,7 @@ class ElfObject:
 
 def is_elf(head: bytes) -> bool:
     """Whether ``head`` (the first bytes of a file) starts like an ELF object."""
-    return head[:4] == ELF_MAGIC
+    return head[:4] == _ELF_MAGIC
 
 
 def machine_name(e_machine: int, *, bits: int, little_endian: bool) -> str:
@@ -358,11 +351,8 @@ def _read_sections(
     return tuple(sections)
 
 
-def _dynamic_entries(
-    layout: _Layout, dyn: bytes, dynstr: bytes
-) -> tuple[tuple[str, ...], str | None]:
+def _dynamic_entries(layout: _Layout, dyn: bytes, dynstr: bytes) -> tuple[str, ...]:
     needed: list[str] = []
-    soname: str | None = None
     strings = _Strings(dynstr, MAX_ELF_LIBRARY_NAME)
     step = struct.calcsize(layout.dyn_fmt)
     for pos in range(0, len(dyn) - step + 1, step):
@@ -371,9 +361,7 @@ def _dynamic_entries(
             break
         if tag == _DT_NEEDED:
             needed.append(strings.at(val, "DT_NEEDED"))
-        elif tag == _DT_SONAME:
-            soname = strings.at(val, "DT_SONAME")
-    return tuple(needed), soname
+    return tuple(needed)
 
 
 def read_elf(
@@ -390,7 +378,7 @@ def read_elf(
     the end, once more for the sections).
     """
     layout, header = _read_header(src)
-    (e_type, e_machine, _ver, _entry, _phoff, e_shoff, e_flags, _ehsize, _phentsize, _phnum,
+    (_type, e_machine, _ver, _entry, _phoff, e_shoff, e_flags, _ehsize, _phentsize, _phnum,
      e_shentsize, e_shnum, e_shstrndx) = header  # fmt: skip
     sections = _read_sections(
         src,
@@ -422,20 +410,16 @@ def read_elf(
         else:
             results[key] = visit(src, sec)
 
-    needed, soname = (
-        _dynamic_entries(layout, blobs["dynamic"], blobs["dynstr"])
-        if dynamic is not None
-        else ((), None)
+    needed = (
+        _dynamic_entries(layout, blobs["dynamic"], blobs["dynstr"]) if dynamic is not None else ()
     )
     obj = ElfObject(
         bits=layout.bits,
         little_endian=layout.little,
         e_machine=e_machine,
         machine=machine_name(e_machine, bits=layout.bits, little_endian=layout.little),
-        e_type=e_type,
         sections=sections,
         needed=needed,
-        soname=soname,
         flags=e_flags,
         abi_version=layout.abi_version,
     )
