@@ -64,22 +64,16 @@ _SCHEMA_VERSION = re.compile(r"/v(\d+)\.(\d+)\.(\d+)\.json$")
 Properties = dict[str, dict[str, tuple[str, ...]]]  # namespace -> feature -> values
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VariantsJson:
-    """A parsed ``variant.json`` or ``{name}-{version}-variants.json``."""
-
-    namespaces: tuple[str, ...]
-    variants: dict[str, Properties]
-
-
 def variants_json_filename(name: str, version: str | Version) -> str:
     """``{name}-{version}-variants.json``, both normalized as in wheel filenames."""
     dist = re.sub(r"[-_.]+", "_", str(canonicalize_name(str(name))))
     return f"{dist}-{Version(str(version))}-variants.json"
 
 
-def parse_variants_json(data: Any, source: str) -> VariantsJson:
-    """Validate the structure (format 0.1.1); every problem in one :class:`UsageError`."""
+def parse_variants_json(data: Any, source: str) -> dict[str, Properties]:
+    """The variants (label -> properties) of a ``variant.json`` or
+    ``{name}-{version}-variants.json``, its structure validated (format 0.1.1); every
+    problem in one :class:`UsageError`."""
     problems: list[str] = []
     if not isinstance(data, Mapping):
         raise UsageError(f"{source}: expected a JSON object at the top")
@@ -135,7 +129,7 @@ def parse_variants_json(data: Any, source: str) -> VariantsJson:
         variants[label] = props
     if problems:
         raise UsageError(f"{source}: " + "; ".join(problems))
-    return VariantsJson(namespaces=namespaces, variants=variants)
+    return variants
 
 
 def nvidia_needs(props: Properties) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
@@ -228,9 +222,9 @@ def import_variant_links(
         except ValueError as exc:  # too large: the server's fault; not JSON: the page's
             kind = OperationalError if len(raw) > MAX_JSON_BYTES else UsageError
             raise kind(f"{jl.url}: {exc}") from None
-        meta = parse_variants_json(data, jl.url)
+        variants = parse_variants_json(data, jl.url)
         for link, label in items:
-            props = meta.variants.get(label)
+            props = variants.get(label)
             if props is None:
                 notes.append(f"skipped {link.filename}: label {label!r} is not in {filename}")
                 continue
@@ -301,8 +295,7 @@ def _derived_label(w: WheelFlavour, props: Properties) -> str:
     for ns, fs in props.items():
         if ns != "nvidia":
             parts += [f"{ns}_{v}" for vs in fs.values() for v in vs]
-    label = re.sub(r"[^0-9a-z_.]+", "_", "_".join(parts).lower()) or (w.version.local or "v")
-    return label
+    return re.sub(r"[^0-9a-z_.]+", "_", "_".join(parts).lower()) or (w.version.local or "v")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -349,10 +342,8 @@ def export_variants(manifest: Manifest) -> VariantExport:
                 f"for {manifest.name} {w.version} (PEP 825: one label, one property set)"
             )
         labels[label] = props
-        if w.variant:
-            filenames[w.filename] = w.filename
-        else:
-            filenames[w.filename] = w.filename[: -len(".whl")] + f"-{label}.whl"
+        renamed = w.filename[: -len(".whl")] + f"-{label}.whl"
+        filenames[w.filename] = w.filename if w.variant else renamed
     if not manifest.wheels:
         raise UsageError(f"{manifest.source}: no [[wheel]] entries to describe as variants")
     index_files: dict[str, dict[str, Any]] = {}
