@@ -90,6 +90,7 @@ __all__ = [
     "ScanError",
     "WheelReport",
     "cuda_runtime_major",
+    "metadata_headers",
     "scan_wheel",
     "sort_targets",
 ]
@@ -470,6 +471,12 @@ def _spec_text(req: Requirement) -> str:
     return ",".join(str(spec) for spec in sorted(req.specifier, key=key))
 
 
+def metadata_headers(raw: bytes) -> email.message.Message:
+    """The header fields of a core metadata file (``METADATA``, ``PKG-INFO``), read with
+    the compat32 policy the format is written for."""
+    return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(raw, headersonly=True)
+
+
 def _torch_from_metadata(zf: zipfile.ZipFile, names: list[str]) -> str | None:
     """``torch`` with the wheel's own ``Requires-Dist`` range on it (``torch==2.13.*``,
     ``torch>=2.11,<2.13``), if the wheel states one."""
@@ -481,10 +488,7 @@ def _torch_from_metadata(zf: zipfile.ZipFile, names: list[str]) -> str | None:
             raise ScanError(f"{member}: {info.file_size} bytes is too large for METADATA")
         with zf.open(info) as handle:
             raw = handle.read(_MAX_METADATA + 1)
-        headers = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
-            raw, headersonly=True
-        )
-        for value in headers.get_all("Requires-Dist") or ():
+        for value in metadata_headers(raw).get_all("Requires-Dist") or ():
             try:
                 req = Requirement(str(value))
             except InvalidRequirement:

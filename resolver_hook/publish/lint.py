@@ -49,8 +49,6 @@ decide: a real project whose description mentions placeholders has real code.
 from __future__ import annotations
 
 import ast
-import email.parser
-import email.policy
 import re
 import tarfile
 import zipfile
@@ -64,7 +62,13 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.binaries.scan import ZIP_ERRORS, ScanError, cuda_runtime_major, scan_wheel
+from resolver_hook.binaries.scan import (
+    ZIP_ERRORS,
+    ScanError,
+    cuda_runtime_major,
+    metadata_headers,
+    scan_wheel,
+)
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.input import InputError
 from resolver_hook.ground.input import read_input as read_bytes
@@ -189,10 +193,6 @@ class LintInput:
 # --- reading inputs ---------------------------------------------------------------------
 
 
-def _headers(raw: bytes) -> email.message.Message:
-    return email.parser.BytesParser(policy=email.policy.compat32).parsebytes(raw)
-
-
 def _wheel_facts(filename: str, tags: Collection[Tag], **more: Any) -> WheelFacts:
     return WheelFacts(
         filename=filename,
@@ -235,7 +235,7 @@ def _read_wheel(path: Path) -> LintInput:
             headers = None
             if meta is not None:
                 with zf.open(meta) as handle:  # bounded: never more than _MAX_TEXT
-                    headers = _headers(handle.read(_MAX_TEXT))
+                    headers = metadata_headers(handle.read(_MAX_TEXT))
             package = _package_of(
                 (i.filename, i.file_size, lambda i=i: zf.read(i))
                 for i in infos
@@ -366,7 +366,7 @@ def _read_sdist(path: Path) -> LintInput:
             pkg_info = f"{root}/PKG-INFO"
             if pkg_info not in files:
                 raise LintError(f"{path.name}: not an sdist: no {root}/PKG-INFO")
-            headers = _headers(read(pkg_info))
+            headers = metadata_headers(read(pkg_info))
             where = f"{path.name}: pyproject.toml"
             pyproject: dict[str, Any] = {}
             if f"{root}/pyproject.toml" in files:

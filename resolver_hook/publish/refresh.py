@@ -39,8 +39,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import email.parser
-import email.policy
 import hashlib
 import json
 import re
@@ -54,6 +52,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook.binaries.scan import ZIP_ERRORS, ScanError, metadata_headers, scan_wheel
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.index.client import IndexClient
 from resolver_hook.index.errors import PageError, TooLarge
@@ -494,9 +493,7 @@ def core_text(data: bytes) -> str:
     core metadata text; :class:`~resolver_hook.index.errors.PageError` when it has no
     Name or Version."""
     parse_metadata(data, "metadata")  # Name and Version, or PageError
-    message = email.parser.BytesParser(policy=email.policy.compat32).parsebytes(
-        data, headersonly=True
-    )
+    message = metadata_headers(data)
     lines = []
     for key in _KEPT_FIELDS:
         value = message.get(key)
@@ -515,8 +512,6 @@ def core_text(data: bytes) -> str:
 
 def _wheel_metadata(path: Path) -> bytes:
     """The ``*.dist-info/METADATA`` member of the wheel at ``path`` (bounded)."""
-    from resolver_hook.binaries.scan import ZIP_ERRORS
-
     try:
         with zipfile.ZipFile(path) as zf:
             found = [i for i in zf.infolist() if _METADATA_MEMBER.match(i.filename)]
@@ -653,8 +648,6 @@ def scan_carried(
     """Download, check, scan and record every carried-forward file without a record;
     ``client=None`` (a check) reports them and reads nothing. ``save`` is called after
     each record (a run cut short keeps what it recorded; a rerun goes on)."""
-    from resolver_hook.binaries.scan import ScanError, scan_wheel
-
     carried = carried_files(manifests, pages)
     # A flavour without ``gpu`` claims no kernels (it runs without a GPU): nothing to
     # verify, so its files are not downloaded.
