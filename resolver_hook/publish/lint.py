@@ -53,7 +53,7 @@ import re
 import tarfile
 import zipfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -313,7 +313,7 @@ def _build_system(
     if backend is not None and not isinstance(backend, str):
         raise LintError(f"{where}: build-system.build-backend: expected a string")
     paths = _string_list(build.get("backend-path", []), f"{where}: build-system.backend-path")
-    return requires if build else None, paths
+    return requires, paths
 
 
 def _project_name(project: Mapping[str, Any], where: str, default: str) -> str:
@@ -937,38 +937,33 @@ def _check_python(label: str, release: Sequence[WheelFacts], single: bool) -> li
     ]
 
 
-@dataclass(slots=True)
-class _Group:
-    items: list[LintInput] = field(default_factory=list)
-
-    def label(self, name: str) -> str:
-        wheels = [
-            i
-            for i in self.items
-            if i.kind in ("wheel", "manifest", "page") and not _placeholder_signals(i)
-        ]
-        if len(wheels) == 1:
-            return wheels[0].path
-        return f"{name} ({len(wheels)} inputs)"
+def _group_label(name: str, items: Sequence[LintInput]) -> str:
+    """What the project-wide findings are on: the one input of builds, else the project."""
+    wheels = [
+        i for i in items if i.kind in ("wheel", "manifest", "page") and not _placeholder_signals(i)
+    ]
+    if len(wheels) == 1:
+        return wheels[0].path
+    return f"{name} ({len(wheels)} inputs)"
 
 
 def lint(inputs: Sequence[LintInput]) -> list[Finding]:
     """Every finding for ``inputs``; inputs of one project are judged together."""
-    groups: dict[str, _Group] = {}
+    groups: dict[str, list[LintInput]] = {}
     for item in inputs:
-        groups.setdefault(item.name, _Group()).items.append(item)
+        groups.setdefault(item.name, []).append(item)
     findings: list[Finding] = []
-    for name, group in groups.items():
+    for name, items in groups.items():
         # A placeholder is not a build: it neither adds platforms nor needs classifiers.
-        builds = [i for i in group.items if not _placeholder_signals(i)]
+        builds = [i for i in items if not _placeholder_signals(i)]
         release = [w for i in builds for w in i.wheels]
-        for item in group.items:
+        for item in items:
             if item in builds:
                 findings += _check_os_independent(item, release)
             findings += _check_placeholder(item)
-        label = group.label(name)
+        label = _group_label(name, items)
         # One wheel file speaks of itself; the project's wheels or manifest of the project.
-        kinds = [i.kind for i in group.items]
+        kinds = [i.kind for i in items]
         single = len(release) == 1 and kinds.count("wheel") == 1
         single = single and not {"manifest", "page"} & set(kinds)
         scoped = (_check_one_wheel,) if single else (_check_platforms, _check_python)
