@@ -337,7 +337,7 @@ def passing(dist, *, find_links=(), progress=None, **kw):
     # The real check's signal handling around a check that passed; SIGTERM comes once
     # its handlers are restored, as in the final cleanup.
     with check._interruptible():
-        report = check.CheckReport(artifact=str(dist))
+        report = check.CheckReport()
         for installer in ("pip", "uv"):
             report.verdicts.append(check.Verdict(installer=installer, verdict=check.FAILS_LOUDLY))
     os.kill(os.getpid(), signal.SIGTERM)

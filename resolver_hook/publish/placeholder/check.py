@@ -88,7 +88,6 @@ __all__ = [
     "Verdict",
     "check_placeholder",
     "extract_sdist",
-    "find_uv",
     "run_subprocess",
     "shows_message",
 ]
@@ -153,7 +152,6 @@ class CheckReport:
     SKIP step says how to add it) and is neither a pass nor a failure.
     """
 
-    artifact: str
     results: list[CheckResult] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -491,7 +489,7 @@ def check_placeholder(
     for folder in links_extra:
         if not folder.is_dir():
             raise UsageError(f"--find-links {folder}: not a folder")
-    report = CheckReport(artifact=str(dist))
+    report = CheckReport()
 
     def record(name: str, status: str, detail: str = "") -> bool:
         result = CheckResult(name=name, status=status, detail=detail)
