@@ -179,12 +179,6 @@ def _publish(artifact: Path, out: Path) -> Path:
     return target
 
 
-def _inside(path: Path, folder: Path) -> Path:
-    if not path.resolve().is_relative_to(folder.resolve()):
-        raise OperationalError(f"build produced {path}, outside {folder}")
-    return path
-
-
 def _hatchling_sdist(tree: Path, out: Path) -> Path:
 
     # hatchling writes its tarball to a temporary file first (tempfile.mkstemp) and leaves
@@ -196,4 +190,7 @@ def _hatchling_sdist(tree: Path, out: Path) -> Path:
         raise OperationalError(f"hatchling could not build the sdist: {exc}") from exc
     finally:
         tempfile.tempdir = previous
-    return _inside(Path(artifacts[0]), out)
+    built = Path(artifacts[0])
+    if not built.resolve().is_relative_to(out.resolve()):
+        raise OperationalError(f"build produced {built}, outside {out}")
+    return built

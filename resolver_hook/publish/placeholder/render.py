@@ -280,7 +280,7 @@ def render_files(data: dict[str, Any]) -> dict[str, bytes]:
     template = template_dir()
     package = f"src/{data.get('import_name') or import_name(data['name'])}"
     portable = importlib.resources.files("resolver_hook.portable")
-    files = {
+    return {
         "pyproject.toml": pyproject(data).encode("utf-8"),
         "README.md": readme(data).encode("utf-8"),
         "_placeholder_backend/placeholder_backend.py": (
@@ -296,7 +296,6 @@ def render_files(data: dict[str, Any]) -> dict[str, bytes]:
             json.dumps(data, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
         ).encode(),
     }
-    return files
 
 
 def render_project(data: dict[str, Any], dest: Path) -> Path:
