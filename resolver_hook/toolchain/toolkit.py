@@ -81,11 +81,15 @@ def _looks_like_toolkit(root: str) -> bool:
     )
 
 
+def _in_toolkit(root: str, *parts: str) -> list[str]:
+    """``root/parts``, then the same path under each ``root/targets/*`` (a toolkit's
+    per-platform folders)."""
+    found = sorted(glob.glob(os.path.join(root, "targets", "*", *parts)))
+    return [os.path.join(root, *parts), *found]
+
+
 def _host_config_path(root: str) -> str | None:
-    candidates = [os.path.join(root, "include", "crt", "host_config.h")]
-    candidates += sorted(
-        glob.glob(os.path.join(root, "targets", "*", "include", "crt", "host_config.h"))
-    )
+    candidates = _in_toolkit(root, "include", "crt", "host_config.h")
     return next((c for c in candidates if os.path.isfile(c)), None)
 
 
@@ -201,11 +205,7 @@ def _version_from_files(root: str) -> tuple[str | None, str | None]:
             return version, "version.json"
     except (OSError, ValueError, KeyError, TypeError):
         pass
-    includes = [
-        os.path.join(root, "include"),
-        *sorted(glob.glob(os.path.join(root, "targets", "*", "include"))),
-    ]
-    for include in includes:
+    for include in _in_toolkit(root, "include"):
         try:
             with open(
                 os.path.join(include, "cuda_runtime_api.h"), encoding="utf-8", errors="replace"
@@ -237,11 +237,8 @@ def find_driver_stub(root: str) -> str | None:
     """The driver stub (``stubs/libcuda.so``) builds link ``-lcuda`` against, else None."""
     candidates = [
         os.path.join(root, "lib64", "stubs", "libcuda.so"),
-        os.path.join(root, "lib", "stubs", "libcuda.so"),
+        *_in_toolkit(root, "lib", "stubs", "libcuda.so"),
     ]
-    candidates += sorted(
-        glob.glob(os.path.join(root, "targets", "*", "lib", "stubs", "libcuda.so"))
-    )
     if IS_WINDOWS:
         candidates += [os.path.join(root, "lib", "x64", "cuda.lib")]
     return next((c for c in candidates if os.path.isfile(c)), None)
