@@ -137,7 +137,7 @@ def placeholder_data(
     """
     name = _check_name(manifest.name)
     package = check_import_name(name, import_as)
-    flavours: list[tuple[Version, int, dict[str, Any]]] = []
+    flavours: list[tuple[Version, dict[str, Any]]] = []
     for i, w in enumerate(manifest.wheels):
         sha = w.sha256
         if sha is not None and (not SHA256.fullmatch(sha) or sha != sha.lower()):
@@ -149,7 +149,6 @@ def placeholder_data(
         flavours.append(
             (
                 w.version,
-                len(flavours),
                 {
                     "kind": "wheel",
                     "url": check_url(w.url, f"wheel[{i}].url"),
@@ -165,7 +164,6 @@ def placeholder_data(
         flavours.append(
             (
                 x.version,
-                len(flavours),
                 {
                     "kind": "index",
                     # No URL: the plain build on the user's own index (PyPI itself).
@@ -204,7 +202,7 @@ def placeholder_data(
         "version": _check_version(version),
         "homepage": check_url(homepage, "package.homepage") if homepage else None,
         "downloads": check_url(downloads, "package.downloads") if downloads else None,
-        "flavours": [f for _, _, f in flavours],
+        "flavours": [f for _, f in flavours],
     }
 
 
