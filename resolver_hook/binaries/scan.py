@@ -750,10 +750,6 @@ def _wheel_runtime(objects: Sequence[ObjectReport], notes: list[str]) -> int | N
     return majors[0]
 
 
-def _floor_words(floor: tuple[int, int]) -> str:
-    return ">={}.{}".format(*floor)
-
-
 def _target_floors(
     objects: Sequence[ObjectReport],
     gpu: Sequence[str],
@@ -777,7 +773,7 @@ def _target_floors(
                 floor = max(floor, isa_floor) if floor is not None else isa_floor
             if floor is not None and (target not in best or floor < best[target]):
                 best[target] = floor
-    return tuple((t, _floor_words(best[t])) for t in gpu if t in best)
+    return tuple((t, ">={}.{}".format(*best[t])) for t in gpu if t in best)
 
 
 def _jetson_notes(tags: Iterable[str], gpu: Sequence[str]) -> list[str]:

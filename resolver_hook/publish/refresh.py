@@ -420,7 +420,8 @@ def render_snapshot(
                 )
         if extra:
             tables[url].sort(key=lambda t: str(t["filename"]))
-    return dump_snapshot(date, tables, {u: sorted(v, key=_by_version) for u, v in compact.items()})
+    by_version = {u: sorted(v, key=lambda r: Version(r["version"])) for u, v in compact.items()}
+    return dump_snapshot(date, tables, by_version)
 
 
 def _exact_pins(requires: Iterable[str]) -> set[tuple[str, Version]]:
@@ -440,10 +441,6 @@ def _release_of(filename: str) -> tuple[str, Version] | None:
         return canonicalize_name(name), Version(Version(version).public)
     except InvalidVersion:
         return None
-
-
-def _by_version(row: Mapping[str, str]) -> Version:
-    return Version(row["version"])
 
 
 def _with_metadata(table: dict[str, Any], meta: MetaRow | None) -> dict[str, Any]:
