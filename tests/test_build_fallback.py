@@ -18,7 +18,9 @@ from resolver_hook.cli import main
 from resolver_hook.host import parse_target
 from resolver_hook.manifest import ManifestError, parse_manifest
 from resolver_hook.resolve import resolve
-from resolver_hook.toolchain.preflight import preflight, preflight_checks
+from resolver_hook.toolchain.needs import check_build_needs
+from resolver_hook.toolchain.preflight import preflight
+from resolver_hook.toolchain.report import toolchain_report
 from tests.test_toolchain import env_of, gnu, report_for, script, toolkit
 
 WHEEL = "https://example.org/flash_attn-2.8.3+cu130torch2.13-cp312-cp312-manylinux_2_28_x86_64.whl"
@@ -271,8 +273,9 @@ def test_preflight_toolchain_failures_only_for_cuda_builds(
 def test_preflight_warnings_do_not_stop_a_build(tmp_path: Path, fake: dict[str, Path]) -> None:
     env = env_of(fake, **z3_and_cmake(tmp_path, fake["bin"], "3.31.6"))
     plan = build_plan(["z3>=4.12"])  # found by its files: the version cannot be read
-    assert [(n, c.status) for n, c in preflight_checks(plan, env=env, prefixes=())] == [
-        ("flash-attn", "warn")
+    report = toolchain_report(env=env)
+    assert [c.status for c in check_build_needs(["z3>=4.12"], report, env=env, prefixes=())] == [
+        "warn"
     ]
     assert preflight(plan, env=env, prefixes=()) == []
 

@@ -25,28 +25,15 @@ from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from resolver_hook.toolchain._base import DEFAULT_TIMEOUT, Check, Runner, run_subprocess
+from resolver_hook.toolchain._base import DEFAULT_TIMEOUT, Runner, run_subprocess
 from resolver_hook.toolchain.needs import check_build_needs
 from resolver_hook.toolchain.report import ToolchainReport, toolchain_report
 
 if TYPE_CHECKING:
-    from typing import TypedDict
-
-    from typing_extensions import Unpack
-
     from resolver_hook.resolve import Plan
 
-    class _Options(TypedDict, total=False):
-        """The keyword arguments of :func:`preflight_checks`, for :func:`preflight`."""
 
-        report: ToolchainReport | None
-        env: Mapping[str, str] | None
-        run: Runner
-        timeout: float
-        prefixes: Sequence[str] | None
-
-
-__all__ = ["preflight", "preflight_checks"]
+__all__ = ["preflight"]
 
 
 def _needs_nvcc(needs: Sequence[str]) -> bool:
@@ -59,7 +46,7 @@ def _needs_nvcc(needs: Sequence[str]) -> bool:
     return False
 
 
-def preflight_checks(
+def preflight(
     plan: Plan,
     *,
     report: ToolchainReport | None = None,
@@ -67,9 +54,13 @@ def preflight_checks(
     run: Runner = run_subprocess,
     timeout: float = DEFAULT_TIMEOUT,
     prefixes: Sequence[str] | None = None,
-) -> list[tuple[str, Check]]:
-    """``(package, check)`` for every build need of the plan's ``build`` packages that
-    is not met (``fail``) or cannot be verified (``warn``).
+) -> list[str]:
+    """Failure lines for the plan's source builds; ``[]`` when every build can start.
+
+    One line per build need of the plan's ``build`` packages that is not met, ready to
+    print: ``flash-attn: cannot build from source: nvcc>=12.8: nvcc 12.6 at ... does not
+    satisfy >=12.8`` and, where the check has one, ``; fix: ...``. Warnings (a version
+    that cannot be read) do not stop a build.
 
     ``report`` is a :func:`~resolver_hook.toolchain.report.toolchain_report` made earlier
     (probed here when needed and not given, with the driver CUDA version from the
@@ -86,38 +77,21 @@ def preflight_checks(
         report = toolchain_report(
             env=env, run=run, timeout=timeout, driver_cuda=driver, driver_cuda_reason=reason
         )
-    out: list[tuple[str, Check]] = []
+    lines: list[str] = []
     for p in builds:
         needs = check_build_needs(
             p.build_needs, report, env=env, run=run, timeout=timeout, prefixes=prefixes
         )
-        out += [(p.name, c) for c in needs]
+        failed = [c for c in needs if c.status == "fail"]
         if _needs_nvcc(p.build_needs):
-            nvcc_failed = any(
-                c.status == "fail" and c.name.lower().startswith("nvcc") for c in needs
-            )
-            for c in report.checks:
-                if c.status != "fail":
-                    continue
-                if c.name == "cuda toolkit" and nvcc_failed:
-                    continue  # the nvcc need already says there is no usable toolkit
-                out.append((p.name, c))
-    return out
-
-
-def preflight(plan: Plan, **options: Unpack[_Options]) -> list[str]:
-    """Failure lines for the plan's source builds; ``[]`` when every build can start.
-
-    One line per failed check, ready to print:
-    ``flash-attn: cannot build from source: nvcc>=12.8: nvcc 12.6 at ... does not
-    satisfy >=12.8`` and, where the check has one, ``; fix: ...``. Warnings (a version
-    that cannot be read) do not stop a build; :func:`preflight_checks` returns them.
-    Keyword arguments as for :func:`preflight_checks`.
-    """
-    lines = []
-    for name, c in preflight_checks(plan, **options):
-        if c.status != "fail":
-            continue
-        fix = f"; fix: {' / '.join(c.fix)}" if c.fix else ""
-        lines.append(f"{name}: cannot build from source: {c.name}: {c.summary}{fix}")
+            # A failed nvcc need already says there is no usable toolkit.
+            nvcc_failed = any(c.name.lower().startswith("nvcc") for c in failed)
+            failed += [
+                c
+                for c in report.checks
+                if c.status == "fail" and not (c.name == "cuda toolkit" and nvcc_failed)
+            ]
+        for c in failed:
+            fix = f"; fix: {' / '.join(c.fix)}" if c.fix else ""
+            lines.append(f"{p.name}: cannot build from source: {c.name}: {c.summary}{fix}")
     return lines
