@@ -234,14 +234,6 @@ _CCBIN = ("-ccbin", "--compiler-bindir")
 ALLOW_UNSUPPORTED = ("-allow-unsupported-compiler", "--allow-unsupported-compiler")
 
 
-def _default_host_compiler() -> str:
-    # nvcc runs `gcc` from PATH on Linux (`nvcc -dryrun` shows `gcc -E -x c++ ...`), cl.exe
-    # on Windows, clang on macOS.
-    if IS_WINDOWS:
-        return "cl.exe"
-    return "clang" if sys.platform == "darwin" else "gcc"
-
-
 def find_host_compiler(
     *,
     env: Mapping[str, str] | None = None,
@@ -264,7 +256,9 @@ def find_host_compiler(
             choice = (value, f"-ccbin in {var}")
     if choice is None and env.get("NVCC_CCBIN"):
         choice = (env["NVCC_CCBIN"], "NVCC_CCBIN")
-    default = _default_host_compiler()
+    # nvcc runs `gcc` from PATH on Linux (`nvcc -dryrun` shows `gcc -E -x c++ ...`), cl.exe
+    # on Windows, clang on macOS.
+    default = "cl.exe" if IS_WINDOWS else ("clang" if sys.platform == "darwin" else "gcc")
     if choice is None:
         choice = (default, f"nvcc's default: {default} on PATH")
     command, source = choice
