@@ -323,18 +323,9 @@ def _read_sections(
     # 65,535 headers may all name one long string: names are cut to MAX_ELF_SECTION_NAME
     # bytes and decoded once per distinct index, so memory stays bounded.
     strings = _Strings(names, MAX_ELF_SECTION_NAME)
-    for i, (
-        name_idx,
-        sh_type,
-        sh_flags,
-        _a,
-        sh_offset,
-        sh_size,
-        sh_link,
-        _i,
-        _al,
-        _es,
-    ) in enumerate(rows):
+    for i, row in enumerate(rows):
+        # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size, sh_link (gABI order)
+        name_idx, sh_type, sh_flags, _addr, sh_offset, sh_size, sh_link = row[:7]
         name = strings.at(name_idx, f"section {i} name") if names else ""
         if sh_type != _SHT_NOBITS:
             _check_range(f"section {name or i}", sh_offset, sh_size, src.size)
