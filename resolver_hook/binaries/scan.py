@@ -514,22 +514,17 @@ def _check_platform(tags: Iterable[str], objects: Iterable[ObjectReport]) -> lis
     platforms = {tag.rsplit("-", 1)[-1] for tag in tags}
     objects = list(objects)
     if platforms & {"any"}:
-        notes = []
-        device = [o.path for o in objects if o.device_code]
-        if device:
-            n = len(device)
-            notes.append(
-                f"{n} CUDA binar{'y' if n == 1 else 'ies'} (cubin/fatbin: GPU code, no host "
-                f"CPU) in a wheel tagged 'any': {_some(device)}"
-            )
+        # The GPU code first, then the binaries of each CPU.
+        kinds = {"CUDA": [o.path for o in objects if o.device_code]}
         for machine in sorted({o.machine for o in objects if not o.device_code}):
-            host = [o.path for o in objects if not o.device_code and o.machine == machine]
-            n = len(host)
-            notes.append(
-                f"{n} {machine} binar{'y' if n == 1 else 'ies'} in a wheel tagged 'any': "
-                f"{_some(host)}"
-            )
-        return notes
+            kinds[machine] = [o.path for o in objects if not o.device_code and o.machine == machine]
+        return [
+            f"{len(paths)} {kind} binar{'y' if len(paths) == 1 else 'ies'}"
+            + (" (cubin/fatbin: GPU code, no host CPU)" if kind == "CUDA" else "")
+            + f" in a wheel tagged 'any': {_some(paths)}"
+            for kind, paths in kinds.items()
+            if paths
+        ]
     notes = []
     for obj in objects:
         if obj.machine == "cuda" or obj.device_code:
