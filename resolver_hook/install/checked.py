@@ -58,6 +58,8 @@ from resolver_hook.process.installers import QUERY_TIMEOUT, venv_pip_version
 from resolver_hook.process.proc import capture
 
 if TYPE_CHECKING:
+    from contextlib import ExitStack
+
     from resolver_hook.host import HostProfile
     from resolver_hook.install.args import InstallArgs
     from resolver_hook.install.kernels import KernelReader, Verified
@@ -84,8 +86,8 @@ class Checked:
     ``code`` set: stop with it (refused, the dry run failed). ``argv``: the install
     command for the resolved set; empty when nothing is left to run (the user's own
     ``--dry-run`` was answered, or everything is installed already).
-    ``steps``: the process that ran pip's dry run, waiting to run the install (close it
-    where the install does not run).
+    ``steps``: the process that ran pip's dry run, waiting to run the install (the
+    check's ``stack`` closes it).
     ``unplanned``: packages with a manifest that arrive only as a dependency, with the
     requirements on them: plan them and check again.
     """
@@ -166,8 +168,15 @@ def without_overrides(argv: Sequence[str], folder: Path) -> list[str]:
 
 
 def _dry_run(
-    installer: Installer, argv: Sequence[str], env: Mapping[str, str], report: Reporter
-) -> tuple[int, str]:
+    installer: Installer,
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    report: Reporter,
+    stack: ExitStack,
+) -> tuple[int, str, PipSteps | None]:
+    """One dry run: its exit code, its output, and pip's process while it waits to run
+    the install itself (:class:`~resolver_hook.process.foreground.PipSteps`, closed by
+    ``stack``; None: it ended, or uv's, which runs in a process of its own)."""
     uv = installer.tool == "uv"
     kept: list[str] = []
 
@@ -175,45 +184,17 @@ def _dry_run(
         kept.append(line)
         (report.installer_stderr if uv else report.output)(line)
 
-    code = _quiet_run(argv, env, tee=tee, merge_stderr=uv)
-    return code, "".join(kept)
-
-
-def _pip_steps(
-    installer: Installer, argv: Sequence[str], env: Mapping[str, str], report: Reporter
-) -> tuple[int, str, PipSteps | None]:
-    """pip's dry run by a process that then waits to run the install itself
-    (:class:`~resolver_hook.process.foreground.PipSteps`): exit code, output, and that
-    process while it waits (None: it ended)."""
-    kept: list[str] = []
-
-    def tee(line: str) -> None:
-        kept.append(line)
-        report.output(line)
-
+    if uv:
+        code = _quiet_run(argv, env, tee=tee, merge_stderr=True)
+        return code, "".join(kept), None
     n = len(installer.command) - 1  # python -m pip
     try:
         steps = PipSteps(argv[:n], argv[n:], env=_unwrapped(env), tee=tee)
     except OSError as exc:
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+    stack.callback(steps.close)
     code, _ = steps.dry_run()
     return code, "".join(kept), steps if steps.proc is not None else None
-
-
-def _first_dry_run(
-    installer: Installer,
-    argv: Sequence[str],
-    env: Mapping[str, str],
-    report: Reporter,
-    held: list[PipSteps],
-) -> tuple[int, str]:
-    """The check's dry run: pip's by a process that then waits (put in ``held``) to run
-    the install itself; uv's by a process of its own."""
-    if installer.tool != "pip":
-        return _dry_run(installer, argv, env, report)
-    code, output, steps = _pip_steps(installer, argv, env, report)
-    held += [steps] if steps is not None else []
-    return code, output
 
 
 def _unwrapped(env: Mapping[str, str]) -> dict[str, str]:
@@ -288,6 +269,7 @@ def check_resolution(
     extra: Sequence[str],
     replan: bool,
     kernels: KernelReader | None = None,
+    stack: ExitStack,
 ) -> Checked:
     """Run the dry run for ``argv`` (the unchecked install command), judge, and return
     the command that installs exactly the resolved set (or the exit code to stop with).
@@ -296,54 +278,9 @@ def check_resolution(
     ``replan``: whether dependencies with manifests may still be handed back to plan.
     ``kernels``: the session's reader of the flavoured wheels' kernels (``--verify-kernels``,
     or by default for kernel lists the plan assumes), or None.
+    ``stack``: closes pip's dry run's process, waiting to run the install itself
+    (:attr:`Checked.steps`).
     """
-    held: list[PipSteps] = []
-    try:
-        checked = _check_resolution(
-            installer,
-            parsed,
-            plan,
-            reqs,
-            argv=argv,
-            folder=folder,
-            env=env,
-            manifests=manifests,
-            report=report,
-            extra=extra,
-            replan=replan,
-            kernels=kernels,
-            held=held,
-        )
-    except BaseException:
-        for waiting in held:
-            waiting.close()
-        raise
-    steps = held[0] if held else None
-    if steps is not None and checked.argv and steps.takes(checked.argv):
-        return dataclasses.replace(checked, steps=steps)  # it runs the install itself
-    if steps is not None:
-        steps.close()
-    return checked
-
-
-def _check_resolution(
-    installer: Installer,
-    parsed: InstallArgs,
-    plan: Plan,
-    reqs: ReqFile,
-    *,
-    argv: Sequence[str],
-    folder: Path,
-    env: Mapping[str, str],
-    manifests: Mapping[str, Manifest],
-    report: Reporter,
-    extra: Sequence[str],
-    replan: bool,
-    kernels: KernelReader | None = None,
-    held: list[PipSteps],
-) -> Checked:
-    """:func:`check_resolution`; pip's dry run's process, while it waits, is put in
-    ``held`` (the caller closes it or hands it on)."""
     path = folder / "report.json"
     flags = _dry_run_flags(installer, parsed, path)
     base = list(argv)
@@ -352,7 +289,7 @@ def _check_resolution(
         extra = without_overrides(extra, folder)
     how = "uv pip install --dry-run" if installer.tool == "uv" else "pip install --dry-run --report"
     report.say(f"checking what {installer.tool} would install first ({how})")
-    code, output = _first_dry_run(installer, _with(installer, base, flags), env, report, held)
+    code, output, steps = _dry_run(installer, _with(installer, base, flags), env, report, stack)
     if code != 0 and installer.tool == "uv":
         same, other = same_build_pins(conflicts(output), plan.pins)
         if same and not other:
@@ -370,7 +307,7 @@ def _check_resolution(
             more = ["--overrides", str(folder / "overrides.txt")]
             base = _with(installer, base, more)
             extra = [*more, *extra]
-            code, output = _dry_run(installer, _with(installer, base, flags), env, report)
+            code, output, _ = _dry_run(installer, _with(installer, base, flags), env, report, stack)
     if code != 0:
         for text, hint in explain_failure(output, plan.pins, installer.tool):
             report.error(text, hint=hint)
@@ -434,7 +371,7 @@ def _check_resolution(
     install = installer.argv(
         [*options, "--no-deps", "-r", str(folder / "resolved.txt")], _pages_only(extra)
     )
-    return Checked(argv=tuple(install))
+    return Checked(argv=tuple(install), steps=steps)
 
 
 def _twins_refused(  # noqa: PLR0917 - the dry run's state, passed down

@@ -323,11 +323,9 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
         if why_not is None:
             with _timings.phase("proof"):
                 checked = _checked(
-                    installer, parsed, plan, reqs, inv, folder, env, session, report, reader
+                    installer, parsed, plan, reqs, inv, folder, env, session, report, reader, stack
                 )
-            if checked.steps is not None:
-                steps = checked.steps
-                stack.callback(steps.close)
+            steps = checked.steps
             if checked.code is not None:
                 return checked.code
             argv = checked.argv
@@ -478,28 +476,36 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
     env: dict[str, str],
     session: _Session,
     report: Reporter,
-    reader: KernelReader | None = None,
+    reader: KernelReader | None,
+    stack: contextlib.ExitStack,
 ) -> _Proven:
     """The installer's resolution checked against the plan; dependencies with a manifest
-    that the plan never saw are planned like requested ones and checked once more."""
+    that the plan never saw are planned like requested ones and checked once more.
+    ``stack`` closes pip's dry run's process that waits to run the install."""
     from resolver_hook.install.checked import check_resolution, read_planned_kernels
 
     exclude = frozenset(requirement_name(o) or o for o in session.optional)
     for again in (True, False):
-        checked = check_resolution(
-            installer,
-            parsed,
-            plan,
-            reqs,
-            argv=inv.argv,
-            folder=folder,
-            env=env,
-            manifests=session.manifests,
-            report=report,
-            extra=installer.plan_options(plan, folder, env),
-            replan=again,
-            kernels=reader,
-        )
+        # pip's dry run's process is closed as this check ends, unless it waits to run
+        # the install: then as the session's folder goes.
+        with contextlib.ExitStack() as attempt:
+            checked = check_resolution(
+                installer,
+                parsed,
+                plan,
+                reqs,
+                argv=inv.argv,
+                folder=folder,
+                env=env,
+                manifests=session.manifests,
+                report=report,
+                extra=installer.plan_options(plan, folder, env),
+                replan=again,
+                kernels=reader,
+                stack=attempt,
+            )
+            if checked.steps is not None:
+                stack.enter_context(attempt.pop_all())
         if not checked.unplanned:
             return _Proven(code=checked.code, argv=checked.argv, plan=plan, steps=checked.steps)
         planned = _plan_dependencies(reqs, checked.unplanned, checked.pulled_by, session, report)
