@@ -122,8 +122,8 @@ class _Wanted:
 
     name: str
     label: str  # "kgood 1.0+cu130"
-    url: str | None  # without a fragment
-    sha256: str | None
+    url: str | None = None  # without a fragment
+    sha256: str | None = None
     version: str | None = None
     page: str | None = None
 
@@ -335,14 +335,7 @@ class KernelReader:
                 wanted.append(_Wanted(name=p.name, label=label, url=url, sha256=p.sha256))
             elif _version_pinned(p):
                 wanted.append(
-                    _Wanted(
-                        name=p.name,
-                        label=label,
-                        url=None,
-                        sha256=None,
-                        version=p.version,
-                        page=p.find_links,
-                    )
+                    _Wanted(name=p.name, label=label, version=p.version, page=p.find_links)
                 )
         return self._read(wanted)
 
@@ -406,16 +399,7 @@ class KernelReader:
                         "of the plan serves it)"
                     )
                     continue
-                wanted.append(
-                    _Wanted(
-                        name=r.name,
-                        label=r.label(),
-                        url=None,
-                        sha256=None,
-                        version=r.version,
-                        page=p,
-                    )
-                )
+                wanted.append(_Wanted(name=r.name, label=r.label(), version=r.version, page=p))
                 continue
             url = urldefrag(r.url)[0]
             if not url.endswith(".whl"):
