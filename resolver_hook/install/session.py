@@ -289,7 +289,16 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
         report.say(line)
     if rewriting:
         report.say("--require-hashes: requirement lines rewritten (URL lines first)")
-    why_not = _proof_unavailable(installer, parsed, said) if session.proof else "--no-proof"
+    why_not: str | None = "--no-proof"
+    if session.proof:
+        # The check's modules are imported only for a run that checks.
+        from resolver_hook.install.checked import (
+            kernel_reader,
+            proof_unavailable,
+            read_planned_kernels,
+        )
+
+        why_not = proof_unavailable(installer, parsed, said=said)
     if session.verify_kernels and why_not is not None:
         raise UsageError(
             "--verify-kernels reads the wheels of the installer's checked resolution, "
@@ -304,10 +313,20 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
         steps: PipSteps | None = None
         reader = None
         if why_not is None:
+            # The wheels the plan pins by URL read first, from one download, and named by
+            # their local files from here on (None: refused, said already).
             with _timings.phase("proof"):
-                reader, localized = _kernels_first(
-                    installer, parsed, plan, folder, env, session, report
+                reader = kernel_reader(
+                    installer,
+                    parsed,
+                    plan,
+                    session.profile,
+                    asked=session.verify_kernels,
+                    folder=folder,
+                    env=env,
+                    report=report,
                 )
+                localized = read_planned_kernels(reader, plan, report) if reader else plan
             if localized is None:
                 return 1
             plan = localized
@@ -420,42 +439,6 @@ def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Re
         )
     for note in plan.notes:
         report.say(f"note: {note}")
-
-
-def _kernels_first(  # noqa: PLR0917 - the session's state, passed down
-    installer: Installer,
-    parsed: InstallArgs,
-    plan: Plan,
-    folder: Path,
-    env: dict[str, str],
-    session: _Session,
-    report: Reporter,
-) -> tuple[KernelReader | None, Plan | None]:
-    """The kernel reader of a checked run, and the plan with the wheels pinned by URL
-    read first, from one download, and named by their local files from here on (None:
-    refused, said already)."""
-    from resolver_hook.install.checked import kernel_reader, read_planned_kernels
-
-    reader = kernel_reader(
-        installer,
-        parsed,
-        plan,
-        session.profile,
-        asked=session.verify_kernels,
-        folder=folder,
-        env=env,
-        report=report,
-    )
-    return reader, (read_planned_kernels(reader, plan, report) if reader else plan)
-
-
-def _proof_unavailable(
-    installer: Installer, parsed: InstallArgs, said: str | None = None
-) -> str | None:
-    # The check's modules are imported only for a run that checks (not under --no-proof).
-    from resolver_hook.install.checked import proof_unavailable
-
-    return proof_unavailable(installer, parsed, said=said)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
