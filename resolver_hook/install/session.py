@@ -334,8 +334,6 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
             installer, parsed, plan, reqs, folder=folder, env=env,
             exclude=frozenset(requirement_name(o) or o for o in optional),
         )  # fmt: skip
-        for name, text in inv.files.items():
-            write_atomic(folder / name, text, sync=False)
         if stdin is not None:  # what uv reads for '-r -': the bytes we read, again
             write_atomic(folder / "stdin.txt", stdin, sync=False)
         argv = inv.argv
@@ -504,8 +502,6 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
         inv = build_invocation(
             installer, parsed, plan, reqs, folder=folder, env=env, exclude=exclude
         )
-        for name, text in inv.files.items():
-            write_atomic(folder / name, text, sync=False)
     raise AssertionError("unreachable: the second check never hands packages back")
 
 
@@ -662,7 +658,8 @@ def build_invocation(
     env: dict[str, str],
     exclude: frozenset[str] = frozenset(),
 ) -> Invocation:
-    """Arguments and generated files for one run. Never adds ``--extra-index-url``.
+    """Arguments and generated files for one run, the files written to ``folder``.
+    Never adds ``--extra-index-url``.
 
     ``exclude`` names packages installed later, one by one (``--optional``): their
     pins stay in the constraints, their requirement lines are left out here.
@@ -688,6 +685,8 @@ def build_invocation(
             for i, a in enumerate(args)
             if i not in parsed.positions or requirement_name(a) not in exclude
         ]
+    for name, text in files.items():
+        write_atomic(folder / name, text, sync=False)
     return Invocation(argv=tuple(installer.argv(args, extra)), files=files)
 
 
