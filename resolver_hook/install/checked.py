@@ -25,7 +25,7 @@ import dataclasses
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -151,20 +151,24 @@ def _with(installer: Installer, argv: Sequence[str], flags: Sequence[str]) -> li
     return [*argv[:n], *flags, *argv[n:]]
 
 
-def without_overrides(argv: Sequence[str], folder: Path) -> list[str]:
-    """``argv`` without the ``--overrides`` of the plan's own file (the user's stay)."""
-    ours = str(folder / "overrides.txt")
+def _without(args: Sequence[str], options: Collection[str], value: str | None = None) -> list[str]:
+    """``args`` less each of ``options`` with the word after it (where ``value`` is
+    given, only an option followed by that word)."""
     out: list[str] = []
     skip = False
-    for i, a in enumerate(argv):
+    for i, a in enumerate(args):
         if skip:
             skip = False
-            continue
-        if a == "--overrides" and i + 1 < len(argv) and argv[i + 1] == ours:
+        elif a in options and (value is None or (i + 1 < len(args) and args[i + 1] == value)):
             skip = True
-            continue
-        out.append(a)
+        else:
+            out.append(a)
     return out
+
+
+def without_overrides(argv: Sequence[str], folder: Path) -> list[str]:
+    """``argv`` without the ``--overrides`` of the plan's own file (the user's stay)."""
+    return _without(argv, ("--overrides",), str(folder / "overrides.txt"))
 
 
 def _dry_run(
@@ -240,19 +244,7 @@ _EDITABLE = re.compile(r"^(?:-e|--editable)(?:=|$)|^-e.")
 
 def _drop_editables(options: Sequence[str]) -> list[str]:
     """``options`` without ``-e X`` (the resolved set names every editable itself)."""
-    out: list[str] = []
-    skip = False
-    for a in options:
-        if skip:
-            skip = False
-            continue
-        if a in ("-e", "--editable"):
-            skip = True
-            continue
-        if _EDITABLE.match(a):
-            continue
-        out.append(a)
-    return out
+    return [a for a in _without(options, ("-e", "--editable")) if not _EDITABLE.match(a)]
 
 
 def check_resolution(
@@ -587,16 +579,7 @@ def _pages_only(extra: Sequence[str]) -> list[str]:
     and installed without dependencies, so only the pages that serve it are needed (a
     URL constraint would even differ from the resolved line by its ``#sha256``; the
     user's ``UV_CONSTRAINT``/``UV_OVERRIDE``, no longer replaced, apply by themselves)."""
-    out: list[str] = []
-    skip = False
-    for a in extra:
-        if skip:
-            skip = False
-        elif a in ("-c", "--overrides"):
-            skip = True
-        else:
-            out.append(a)
-    return out
+    return _without(extra, ("-c", "--overrides"))
 
 
 def _why_not(  # noqa: PLR0917 - the dry run's state, passed down
