@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from packaging.utils import NormalizedName
 
     from resolver_hook.host import HostProfile
+    from resolver_hook.install.checked import Checked
     from resolver_hook.install.kernels import KernelReader
     from resolver_hook.manifest import Manifest
     from resolver_hook.planner import Planner
@@ -339,14 +340,13 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
         argv = inv.argv
         if why_not is None:
             with _timings.phase("proof"):
-                checked = _checked(
+                checked, plan = _checked(
                     installer, parsed, plan, reqs, inv, folder, env, session, report, reader, stack
                 )
             steps = checked.steps
             if checked.code is not None:
                 return checked.code
             argv = checked.argv
-            plan = checked.plan
             stdin = None  # the resolved set is a file of its own: '-r -' was read already
         twins = _twin_families(plan, session) if why_not is not None else ()
         if (
@@ -439,14 +439,6 @@ def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Re
         report.say(f"note: {note}")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Proven:
-    code: int | None  # stop with it
-    argv: tuple[str, ...]  # else: install with this
-    plan: Plan
-    steps: PipSteps | None = None  # pip's dry run's process, waiting to run ``argv``
-
-
 def _checked(  # noqa: PLR0917 - the session's state, passed down
     installer: Installer,
     parsed: InstallArgs,
@@ -459,11 +451,12 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
     report: Reporter,
     reader: KernelReader | None,
     stack: contextlib.ExitStack,
-) -> _Proven:
-    """The installer's resolution checked against the plan; dependencies with a manifest
-    that the plan never saw are planned like requested ones and checked once more.
-    ``stack`` closes pip's dry run's process that waits to run the install."""
-    from resolver_hook.install.checked import check_resolution, read_planned_kernels
+) -> tuple[Checked, Plan]:
+    """The installer's resolution checked against the plan, and the plan it was checked
+    against: dependencies with a manifest that the plan never saw are planned like
+    requested ones and checked once more. ``stack`` closes pip's dry run's process that
+    waits to run the install."""
+    from resolver_hook.install.checked import Checked, check_resolution, read_planned_kernels
 
     exclude = frozenset(requirement_name(o) or o for o in session.optional)
     for again in (True, False):
@@ -488,16 +481,16 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
             if checked.steps is not None:
                 stack.enter_context(attempt.pop_all())
         if not checked.unplanned:
-            return _Proven(code=checked.code, argv=checked.argv, plan=plan, steps=checked.steps)
+            return checked, plan
         planned = _plan_dependencies(reqs, checked.unplanned, checked.pulled_by, session, report)
         if isinstance(planned, int):
-            return _Proven(code=planned, argv=(), plan=plan)
+            return Checked(code=planned), plan
         plan, reqs, manifests = planned
         session = dataclasses.replace(session, manifests=manifests)
         if reader is not None:
             localized = read_planned_kernels(reader, plan, report)
             if localized is None:
-                return _Proven(code=1, argv=(), plan=plan)
+                return Checked(code=1), plan
             plan = localized
         inv = build_invocation(
             installer, parsed, plan, reqs, folder=folder, env=env, exclude=exclude
