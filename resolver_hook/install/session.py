@@ -365,7 +365,10 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
             )
         if code != 0:
             return code
-        _say_installed_twins(installer, twins, report)
+        if twins:  # unchecked: the twin distributions the install left side by side
+            # (a replay says the same: resolver_hook.install.launch)
+            for text in said_twins(installer.python, twins):
+                report.warning(text)
         for requirement in optional:
             with _timings.phase("optional"):
                 outcome = optional_install(
@@ -414,15 +417,6 @@ def _twin_families(plan: Plan, session: _Session) -> tuple[Family, ...]:
     names += [p.distribution for p in plan.packages if p.installs]
     known = families(session.manifests, names)
     return known if may_have_twins(names, known) else ()
-
-
-def _say_installed_twins(installer: Installer, known: Sequence[Family], report: Reporter) -> None:
-    """Unchecked (nothing was asked first): the twin distributions the install left side
-    by side, as warnings (a replay says the same: resolver_hook.install.launch)."""
-    if not known:
-        return
-    for text in said_twins(installer.python, known):
-        report.warning(text)
 
 
 def _say_notes(installer: Installer, plan: Plan, why_not: str | None, report: Reporter) -> None:
