@@ -234,12 +234,15 @@ def check_installed(
     tags are used: :func:`profile_for_environment`). ``scans``: the kernel scan of a
     file by its sha256 ((library, targets) pairs), None where it was never read.
     """
-    items = installed if isinstance(installed, Environment) else tuple(installed)
+    if isinstance(installed, Environment):
+        profile = profile_for_environment(profile, installed.python)
+        items = installed.distributions
+    else:
+        items = tuple(installed)
     checks = _check_installed(items, manifests, profile, installer, uninstaller)
     if scans is None:
         return checks
-    dists = items.distributions if isinstance(items, Environment) else items
-    by_name = {i.name: i for i in dists}
+    by_name = {i.name: i for i in items}
     return tuple(_with_scan(c, by_name[c.name], scans, profile) for c in checks)
 
 
@@ -290,17 +293,12 @@ def _with_scan(
 
 
 def _check_installed(
-    installed: Environment | Iterable[Installed],
+    items: Sequence[Installed],
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
     installer: str,
     uninstaller: str,
 ) -> tuple[PackageCheck, ...]:
-    if isinstance(installed, Environment):
-        profile = profile_for_environment(profile, installed.python)
-        items = installed.distributions
-    else:
-        items = tuple(installed)
     by_name: dict[str, Manifest] = {canonicalize_name(k): v for k, v in manifests.items()}
     present = {i.name: i for i in items}
     checked = [i for i in sorted(present.values(), key=lambda i: i.name) if i.name in by_name]
