@@ -50,7 +50,7 @@ from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index.fetch import Given
 from resolver_hook.index.mirrors import Mirror, mirrors_from
-from resolver_hook.index.userindex import UserIndex, no_index, user_index
+from resolver_hook.index.userindex import UserIndex, UvConfig, no_index, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
 from resolver_hook.manifest import ENV_INSECURE
 
@@ -191,6 +191,7 @@ def combine(
     tool = installer.tool if installer else None
     own = installer or InstallerSettings(tool="")
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
+    uv = UvConfig(env, record=record)  # read once, when no_index or user_index needs it
     if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
         problem = seconds_problem(env[ENV_TIMEOUT])
         if problem is not None:
@@ -213,10 +214,12 @@ def combine(
             installer=tool,
             no_index=None
             if mirror is None
-            else no_index(env, tool=tool, flag=own.no_index, record=record),
+            else no_index(env, tool=tool, flag=own.no_index, record=record, uv=uv),
             default=None
             if mirror is None
-            else user_index(env, tool=tool, given=own.index_url, flag=index_url, record=record),
+            else user_index(
+                env, tool=tool, given=own.index_url, flag=index_url, record=record, uv=uv
+            ),
             given=Given(
                 cert=(own.cert, "pip's --cert") if own.cert else None,
                 proxy=(own.proxy, "pip's --proxy") if own.proxy else None,

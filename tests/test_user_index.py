@@ -184,7 +184,7 @@ def test_each_installer_reads_its_own_settings_in_its_own_order(tmp_path: Path) 
 def test_uv_toml_is_found_as_uv_finds_it(tmp_path: Path) -> None:
     """The project's file (the nearest uv.toml, or pyproject.toml with [tool.uv]) beats
     the user's, which beats the system's; [[index]] default = true names the index."""
-    from resolver_hook.index.userindex import uv_config_index
+    from resolver_hook.index.userindex import UvConfig
 
     project = tmp_path / "project" / "sub"
     project.mkdir(parents=True)
@@ -195,7 +195,7 @@ def test_uv_toml_is_found_as_uv_finds_it(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_CONFIG_DIRS": str(tmp_path / "xdg")}
 
     def got(env: dict[str, str]) -> tuple[str, str] | None:
-        found = uv_config_index(env, project)
+        found = UvConfig(env, project).index()
         return None if found is None else (found.url, found.where)
 
     assert got(env) == ("https://user.example/", f"index in {user}")
@@ -249,6 +249,34 @@ def test_uv_toml_no_index_is_read_as_uv_merges_it(
     assert said(UV_NO_INDEX="1") == "UV_NO_INDEX"
     assert said(UV_CONFIG_FILE=here) is None
     assert said(UV_CONFIG_FILE=user, UV_NO_CONFIG="1") == f"no-index in {user}"
+
+
+def test_a_command_reads_uv_toml_once_for_both_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default index and no-index come from one read of uv's files, and that read is
+    declared to the recorder: a stored plan is planned again when the file changes."""
+    from resolver_hook.ground import record
+    from resolver_hook.index import userindex
+    from resolver_hook.settings import InstallerSettings, combine
+
+    uv_toml = _conf(tmp_path, "uv.toml", 'index-url = "https://toml.example/"\nno-index = true\n')
+    reads: list[str] = []
+
+    def counted(path: str, limit: int, recorder: record.Recorder) -> bytes | None:
+        reads.append(path)
+        return record.file_bytes(path, limit, recorder)
+
+    monkeypatch.setattr(userindex, "file_bytes", counted)
+    recorder = record.Recorder()
+    env = {"UV_CONFIG_FILE": uv_toml}
+    indexes = combine(
+        env, mirror=(), installer=InstallerSettings(tool="uv"), record=recorder
+    ).indexes
+    assert indexes.default == userindex.UserIndex("https://toml.example/", f"index in {uv_toml}")
+    assert indexes.no_index == f"no-index in {uv_toml}"
+    assert reads == [uv_toml]
+    assert uv_toml in [path for path, _how, _digest in recorder.inputs.values()]
 
 
 def _dead_index() -> str:

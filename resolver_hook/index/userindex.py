@@ -8,7 +8,7 @@ is the user's, found in the order of the installer that runs (docs/facts.md sect
 - ``pip``: ``--index-url``/``-i`` in its arguments, then ``PIP_INDEX_URL``, then pip's
   configuration files (:func:`resolver_hook.index.pipconfig.pip_settings`);
 - ``uv``: ``--default-index``, then ``--index-url``/``-i``, then ``UV_DEFAULT_INDEX``,
-  then ``UV_INDEX_URL``, then uv's configuration files (:func:`uv_config_index`);
+  then ``UV_INDEX_URL``, then uv's configuration files (:class:`UvConfig`);
 - a command that runs no one installer (``plan``, ``lock``, ``env``, ``sync``): our
   ``--index-url``, then ``UV_DEFAULT_INDEX``, ``UV_INDEX_URL``, ``PIP_INDEX_URL``, then
   pip's configuration files, then uv's (the lock's order, :mod:`resolver_hook.lock.indexes`).
@@ -25,10 +25,10 @@ section 3); a command that runs no one installer takes pip's weight below our ow
 
 An installer told to read no index (:func:`no_index`: pip's ``--no-index``,
 ``PIP_NO_INDEX`` or pip.conf's ``no-index``; uv's ``--no-index``, ``UV_NO_INDEX`` or
-``no-index`` in its configuration files; a ``--no-index`` line of a requirements file
-for either) reads the ``--find-links`` pages only: the plan then reads no page of the
-default index, pins no file from it, and leaves those builds to the installer
-(:meth:`resolver_hook.planner.Planner.pages`).
+``no-index`` in its configuration files; :func:`no_index_line`: a ``--no-index`` line of
+a requirements file for either) reads the ``--find-links`` pages only: the plan then
+reads no page of the default index, pins no file from it, and leaves those builds to the
+installer (:meth:`resolver_hook.planner.Planner.pages`).
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +52,11 @@ if TYPE_CHECKING:
 __all__ = [
     "PYPI",
     "UserIndex",
+    "UvConfig",
     "file_index",
     "no_index",
     "no_index_line",
     "user_index",
-    "uv_config_index",
-    "uv_config_no_index",
 ]
 
 PYPI = "https://pypi.org/simple"
@@ -149,37 +149,45 @@ def _uv_files(
     return files
 
 
-def uv_config_index(
-    env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
-) -> UserIndex | None:
-    """The default index of uv's configuration files (:func:`_uv_files`), or None."""
-    files = _uv_files(env, cwd, record)
-    # uv merges the files key by key, the project's first; of the merged keys the
-    # [[index]] marked default wins, then [pip] index-url, then the top-level index-url
-    # (seen with uv 0.13.9, docs/facts.md section 3).
-    for key in (_default_entry, _pip_section, _top_level):
-        for path, table in files:
-            url = key(table)
-            if url and url.strip():
-                return UserIndex(url.strip(), f"index in {path}")
-    return None
+class UvConfig:
+    """uv's configuration files for ``env`` (:func:`_uv_files`), read when first asked
+    and then not again, each read declared to ``record``: what they say of the default
+    index and of ``no-index``. One value serves a command's :func:`user_index` and
+    :func:`no_index`, so the files are read once for both."""
 
+    def __init__(
+        self, env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
+    ) -> None:
+        self._env, self._cwd, self._record = env, cwd, record
 
-def uv_config_no_index(
-    env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
-) -> str | None:
-    """Where uv's configuration files say ``no-index = true``, or None. Merged as the
-    index is: ``[pip] no-index`` of every file first, then the top-level key, the
-    project's file first; the first file that sets the key decides (a project's
-    ``false`` beats a user's ``true``; seen with uv 0.13.9, docs/facts.md section 3)."""
-    files = _uv_files(env, cwd, record)
-    for section in ("pip", None):
-        for path, table in files:
-            found = table.get(section) if section else table
-            value = found.get("no-index") if isinstance(found, dict) else None
-            if isinstance(value, bool):
-                return f"no-index in {path}" if value else None
-    return None
+    @cached_property
+    def _files(self) -> list[tuple[Path, dict[str, Any]]]:
+        return _uv_files(self._env, self._cwd, self._record)
+
+    def index(self) -> UserIndex | None:
+        """The default index the files name, or None."""
+        # uv merges the files key by key, the project's first; of the merged keys the
+        # [[index]] marked default wins, then [pip] index-url, then the top-level index-url
+        # (seen with uv 0.13.9, docs/facts.md section 3).
+        for key in (_default_entry, _pip_section, _top_level):
+            for path, table in self._files:
+                url = key(table)
+                if url and url.strip():
+                    return UserIndex(url.strip(), f"index in {path}")
+        return None
+
+    def no_index(self) -> str | None:
+        """Where the files say ``no-index = true``, or None. Merged as the index is:
+        ``[pip] no-index`` of every file first, then the top-level key, the project's
+        file first; the first file that sets the key decides (a project's ``false``
+        beats a user's ``true``; seen with uv 0.13.9, docs/facts.md section 3)."""
+        for section in ("pip", None):
+            for path, table in self._files:
+                found = table.get(section) if section else table
+                value = found.get("no-index") if isinstance(found, dict) else None
+                if isinstance(value, bool):
+                    return f"no-index in {path}" if value else None
+        return None
 
 
 def user_index(
@@ -189,11 +197,12 @@ def user_index(
     given: str | None = None,
     flag: str | None = None,
     record: Recorder = NOWHERE,
+    uv: UvConfig | None = None,
 ) -> UserIndex | None:
     """The index ``tool`` reads by default in ``env`` (see the module's docstring);
     ``given``: the one its arguments name (:attr:`InstallArgs.index_url
     <resolver_hook.install.args.InstallArgs.index_url>`); ``flag``: our own
-    ``--index-url``. None: PyPI."""
+    ``--index-url``; ``uv``: uv's files (default: read here). None: PyPI."""
     if flag:
         return UserIndex(flag, "--index-url")
     if tool == "pip":
@@ -210,7 +219,7 @@ def user_index(
         found = pip_settings(env, "index-url", record=record).get("index-url")
         if found is not None:
             return UserIndex(found[0].strip(), found[1])
-    return uv_config_index(env, record=record)
+    return (uv or UvConfig(env, record=record)).index()
 
 
 def file_index(
@@ -235,19 +244,15 @@ def no_index(
     *,
     tool: str | None = None,
     flag: bool = False,
-    lines: Iterable[ReqEntry] = (),
     record: Recorder = NOWHERE,
+    uv: UvConfig | None = None,
 ) -> str | None:
     """Where ``tool`` was told to read no index, or None: ``flag`` (its own
-    ``--no-index``), a ``--no-index`` line among ``lines``, then pip's ``PIP_NO_INDEX``
-    and pip.conf (pip, or no one installer), then ``UV_NO_INDEX`` and uv's
-    configuration files (uv, or no one installer). A value pip or uv would read as no
-    is off."""
+    ``--no-index``), then pip's ``PIP_NO_INDEX`` and pip.conf (pip, or no one
+    installer), then ``UV_NO_INDEX`` and uv's configuration files (``uv``, default: read
+    here; uv, or no one installer). A value pip or uv would read as no is off."""
     if flag:
         return f"{tool or 'the installer'}'s --no-index"
-    in_file = no_index_line(lines)
-    if in_file is not None:
-        return in_file
     if tool in ("pip", None):
         found = pip_settings(env, "no-index", record=record).get("no-index")
         if found is not None and found[0].strip().lower() in _YES:
@@ -255,7 +260,7 @@ def no_index(
     if tool in ("uv", None):
         if env.get("UV_NO_INDEX", "").strip().lower() in _YES:
             return "UV_NO_INDEX"
-        return uv_config_no_index(env, record=record)
+        return (uv or UvConfig(env, record=record)).no_index()
     return None
 
 
