@@ -567,27 +567,6 @@ def test_manifest_import_revalidates_its_page_and_says_when_a_cache_entry_is_cor
     assert server.log[-1].headers.get("If-None-Match") is None
 
 
-def test_the_planners_page_source_gives_pages_and_metadata_text(
-    server: Server, client: Callable[..., IndexClient]
-) -> None:
-    from resolver_hook.index import ClientSource
-
-    source = ClientSource(client())
-    url = server.url + "/whl/cu130/torch/"
-    got = source.pages([url, server.url + "/missing/"])
-    page = got[url]
-    assert not isinstance(page, Exception)
-    assert isinstance(got[server.url + "/missing/"], PageError)
-    new, old = page.links
-    assert source.metadata(new).encode() == METADATA
-    with pytest.raises(LookupError, match="offers no metadata file"):
-        source.metadata(old)
-    # A file not matching its page's hash comes back as served: the caller refuses it.
-    served = METADATA + b"Requires-Dist: evil\n"
-    server.routes[f"/whl/cu130/{WHEEL}.metadata"] = Route(body=served)
-    assert ClientSource(client(cache=False)).metadata(new).encode() == served
-
-
 def test_pips_cert_setting_is_read_from_its_configuration_files(tmp_path: Path) -> None:
     from resolver_hook.index.fetch import Settings
     from resolver_hook.index.pipconfig import config_files, pip_settings

@@ -23,7 +23,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from resolver_hook.index.client import ClientSource, IndexClient, parse_page
+    from resolver_hook.index.client import IndexClient, parse_page
     from resolver_hook.index.errors import PageError
     from resolver_hook.index.fetch import redact
     from resolver_hook.index.mirrors import apply_mirrors, mirrors_from
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 # Public name -> the module of this package that defines it.
 _HOMES = {
-    "ClientSource": "client",
     "IndexClient": "client",
     "parse_page": "client",
     "PageError": "errors",
@@ -42,7 +41,6 @@ _HOMES = {
 }
 
 __all__ = [
-    "ClientSource",
     "IndexClient",
     "Link",
     "PageError",

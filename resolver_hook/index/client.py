@@ -17,9 +17,6 @@ The API the planner, the lock writer and ``manifest import`` use::
     client.download(url, path, max_bytes=...)  # -> the file written, its sha256
     client.notes              # what a person should hear (cache entries ignored, ...)
 
-:func:`page_source` wraps a client for the planner (:class:`ClientSource`: ``pages``
-and ``metadata`` as text, the planner's own page-source protocol).
-
 Caching: a page read within ``PAGE_FRESH_SECONDS`` is used as is; an older one is
 revalidated (``If-None-Match`` / ``If-Modified-Since``; a 304 keeps it); ``refresh``
 revalidates every page now; ``offline`` never opens a connection and serves what the
@@ -65,11 +62,9 @@ from resolver_hook.manifest.urls import url_problem
 STALLED = "no answer in time"
 __all__ = [
     "ACCEPT",
-    "ClientSource",
     "IndexClient",
     "PageResult",
     "is_local",
-    "page_source",
     "parse_page",
 ]
 
@@ -466,54 +461,8 @@ class IndexClient:
         return raw, uri
 
 
-class ClientSource:
-    """The client as the planner's page source: ``pages`` concurrently, each page or its
-    error; ``metadata`` as text, ``LookupError`` when the file cannot be had. A file
-    whose hash differs from its page's comes back as served, for the caller's own
-    hash check to refuse in its words."""
-
-    def __init__(self, client: IndexClient) -> None:
-        self.client = client
-
-    @property
-    def notes(self) -> list[str]:
-        return self.client.notes
-
-    def pages(self, urls: Iterable[str]) -> dict[str, PageResult]:
-        return self.client.pages(urls)
-
-    def metadata(self, link: Link) -> str:
-        try:
-            data = self.client.metadata_file(link)
-        except HashMismatch as exc:
-            data = exc.data
-        except ResolverHookError as exc:
-            raise LookupError(exc.message) from None
-        return data.decode("utf-8", "surrogateescape")
-
-
 def _host_of(url: str) -> str:
     """``host[:port]`` of ``url``, without credentials."""
     parts = urlsplit(url)
     host = parts.hostname or ""
     return f"{host}:{parts.port}" if parts.port else host
-
-
-def page_source(
-    *,
-    refresh: bool = False,
-    offline: bool = False,
-    allow_insecure: bool = False,
-    mirrors: Iterable[Mirror] = (),
-    timeout: float = NETWORK_DEADLINE,
-) -> ClientSource:
-    """A :class:`ClientSource` over a client with the user's settings and cache."""
-    return ClientSource(
-        IndexClient(
-            refresh=refresh,
-            offline=offline,
-            allow_insecure=allow_insecure,
-            mirrors=mirrors,
-            timeout=timeout,
-        )
-    )

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from resolver_hook.reqfile import ReqEntry
 
 __all__ = [
-    "PYPI",
     "UserIndex",
     "UvConfig",
     "file_index",
@@ -59,7 +58,6 @@ __all__ = [
     "user_index",
 ]
 
-PYPI = "https://pypi.org/simple"
 _MAX_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
 # uv's yes spellings for UV_NO_CONFIG (resolver_hook.settings.yes_no reads the same).
 _YES = frozenset(("1", "true", "yes", "on", "y", "t"))

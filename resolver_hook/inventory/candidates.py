@@ -253,17 +253,6 @@ def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]
     return out
 
 
-def _may_fit(
-    filename: str,
-    places: Set[tuple[str, str]],
-    allowed: frozenset[tuple[str, str]] | None,
-) -> bool:
-    """:func:`_fields_fit` of a name (True for a name :func:`_tag_fields` cannot read:
-    the parser says so)."""
-    fields = _tag_fields(filename)
-    return fields is None or _fields_fit(fields, places, allowed)
-
-
 def _fields_fit(
     fields: _Fields,
     places: Set[tuple[str, str]],

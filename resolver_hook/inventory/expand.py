@@ -93,7 +93,6 @@ __all__ = [
     "covered_releases",
     "expand_manifests",
     "page_of",
-    "pages_needed",
     "pins_exactly",
     "with_notes",
 ]
@@ -133,14 +132,6 @@ def page_of(f: IndexFlavour, default_index: str = DEFAULT_INDEX) -> str | None:
     if f.url is not None:
         return f.url
     return f"{default_index.rstrip('/')}/{distribution_of(f)}/"
-
-
-def pages_needed(
-    manifests: Mapping[str, Manifest], names: Iterable[str], default_index: str = DEFAULT_INDEX
-) -> list[str]:
-    """The pages of the named packages and of every package their manifests couple
-    with, in a stable order (what one plan reads, all at once)."""
-    return _closure(manifests, names, default_index)[0]
 
 
 def _closure(
