@@ -33,16 +33,6 @@ class Mirror:
     upstream: str  # without a trailing slash
     mirror: str
 
-    def apply(self, url: str) -> str | None:
-        if url == self.upstream or url.startswith(self.upstream + "/"):
-            return self.mirror + url[len(self.upstream) :]
-        return None
-
-    def unapply(self, url: str) -> str | None:
-        if url == self.mirror or url.startswith(self.mirror + "/"):
-            return self.upstream + url[len(self.mirror) :]
-        return None
-
 
 def _pair(text: str, where: str, allow_insecure: bool) -> Mirror:
     upstream, sep, mirror = text.partition("=")
@@ -79,20 +69,20 @@ def mirrors_from(
 
 def apply_mirrors(url: str, mirrors: Iterable[Mirror]) -> str:
     """``url`` read through the mirror of its longest matching upstream prefix."""
-    best: tuple[int, str] | None = None
-    for m in mirrors:
-        mapped = m.apply(url)
-        if mapped is not None and (best is None or len(m.upstream) > best[0]):
-            best = (len(m.upstream), mapped)
-    return best[1] if best else url
+    return _moved(url, ((m.upstream, m.mirror) for m in mirrors))
 
 
 def upstream_of(url: str, mirrors: Iterable[Mirror]) -> str:
     """The upstream URL a mirrored ``url`` stands for (the longest matching mirror
     prefix); ``url`` itself when no mirror covers it."""
+    return _moved(url, ((m.mirror, m.upstream) for m in mirrors))
+
+
+def _moved(url: str, prefixes: Iterable[tuple[str, str]]) -> str:
+    """``url`` with the longest of the ``(old, new)`` prefixes it starts with (a whole
+    path segment) replaced by its new one; the first of equal length wins."""
     best: tuple[int, str] | None = None
-    for m in mirrors:
-        mapped = m.unapply(url)
-        if mapped is not None and (best is None or len(m.mirror) > best[0]):
-            best = (len(m.mirror), mapped)
+    for old, new in prefixes:
+        if (url == old or url.startswith(old + "/")) and (best is None or len(old) > best[0]):
+            best = (len(old), new + url[len(old) :])
     return best[1] if best else url
