@@ -42,7 +42,9 @@ __all__ = [
     "candidates",
     "distribution_of",
     "fits_python",
+    "flavour_places",
     "narrow",
+    "place_of",
     "python_of",
     "requires_dist",
 ]
@@ -152,7 +154,7 @@ def candidates(
     :mod:`resolver_hook.inventory.expand` to say."""
     name = distribution_of(flavour)
     label = flavour.version.local
-    places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
+    places = flavour_places(flavour)
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
     # Only the wheels of tag sets that may fit are looked at (most of a page's older
@@ -240,7 +242,7 @@ def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]
     as the checks on the parsed tags are the checks :func:`candidates` ends with."""
     if not flavour.platforms and not flavour.python:
         return list(every)
-    places = {_place(x) for pl in flavour.platforms for x in pl.split(".")}
+    places = flavour_places(flavour)
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
     out = []
     for c in every:
@@ -288,7 +290,7 @@ def _tag_set(
 ) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
     """:func:`_tag_fields` of one tag set (a page's names share a few dozen)."""
     return (
-        frozenset(_place(p) for p in plats.split(".")),
+        frozenset(place_of(p) for p in plats.split(".")),
         frozenset((i, a) for i in interps.split(".") for a in abis.split(".")),
     )
 
@@ -300,7 +302,7 @@ def _read_tags(
     """The places (OS, arch) and (interpreter, ABI) pairs of a tag set; cached, as the
     names of a page share a few dozen tag sets (the same objects: see :func:`_wheel_name`)."""
     return (
-        frozenset(_place(t.platform) for t in tags),
+        frozenset(place_of(t.platform) for t in tags),
         frozenset((t.interpreter, t.abi) for t in tags),
     )
 
@@ -343,9 +345,15 @@ def _field(
 
 
 @functools.lru_cache(maxsize=1024)
-def _place(platform: str) -> tuple[str, str]:
+def place_of(platform: str) -> tuple[str, str]:
+    """The (OS, arch) of a platform (``manylinux_2_28_x86_64`` -> linux, x86_64)."""
     p = parse_platform(platform)
     return p["os"], p["arch"]
+
+
+def flavour_places(flavour: IndexFlavour) -> frozenset[tuple[str, str]]:
+    """The places (OS, arch) of a flavour's platforms; empty: it names none (any)."""
+    return frozenset(place_of(x) for pl in flavour.platforms for x in pl.split("."))
 
 
 @functools.lru_cache(maxsize=1024)

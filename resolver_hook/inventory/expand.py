@@ -76,12 +76,13 @@ from resolver_hook.inventory.candidates import (
     candidates,
     distribution_of,
     fits_python,
+    flavour_places,
     narrow,
+    place_of,
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
 from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
-from resolver_hook.portable.platforms import parse_platform
 
 if TYPE_CHECKING:
     from resolver_hook.inventory.kernels import KernelRecords
@@ -639,7 +640,7 @@ class _Context:
         if hit is None or hit[0] is not f or hit[1] is not man:
             url = page_of(f, self.default_index)
             found = [
-                (g, _places(g))
+                (g, flavour_places(g) or None)
                 for g in man.indexes
                 if g.versions is None
                 and page_of(g, self.default_index) == url
@@ -871,9 +872,7 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
         return f
     if not f.python:
         return None  # every Python: the files found stand for the release
-    places = {_place(x) for pl in f.platforms for x in pl.split(".")} or {
-        _place(t.platform) for w in mine for t in w.tags
-    }
+    places = flavour_places(f) or {place_of(t.platform) for w in mine for t in w.tags}
     rest = tuple(
         p
         for p in f.python
@@ -881,7 +880,7 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
             any(
                 fits_python({(t.interpreter, t.abi) for t in w.tags}, frozenset((p,)))
                 for w in mine
-                if any(_place(t.platform) == place for t in w.tags)
+                if any(place_of(t.platform) == place for t in w.tags)
             )
             for place in places
         )
@@ -889,21 +888,8 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
     return dataclasses.replace(f, python=rest) if rest else None
 
 
-def _places(g: IndexFlavour) -> frozenset[tuple[str, str]] | None:
-    """The places (OS, arch) of an entry's platforms; None: it names none (any)."""
-    if not g.platforms:
-        return None
-    return frozenset(_place(x) for pl in g.platforms for x in pl.split("."))
-
-
 def _covers(places: frozenset[tuple[str, str]] | None, c: Candidate) -> bool:
     return places is None or not places.isdisjoint(c.places)
-
-
-@functools.lru_cache(maxsize=1024)
-def _place(platform: str) -> tuple[str, str]:
-    p = parse_platform(platform)
-    return p["os"], p["arch"]
 
 
 def _wheel(
