@@ -338,6 +338,11 @@ class _Context:
     def failed(self) -> list[str]:
         return list(dict.fromkeys(self._failed))
 
+    def page(self, f: IndexFlavour, pages: Mapping[str, Page]) -> Page | None:
+        """``f``'s page among ``pages``; None for a computed page or one not read."""
+        url = page_of(f, self.default_index)
+        return pages.get(url) if url is not None else None
+
     def candidates(self, f: IndexFlavour, page: Page) -> list[Candidate]:
         """:func:`candidates`, once per page and what it reads of a flavour (entries that
         differ only in their release or rules share one list; callers only read it)."""
@@ -368,8 +373,7 @@ class _Context:
         wanted: dict[str, Candidate] = {}
         for man in manifests.values():
             for f in man.indexes:
-                url = page_of(f, self.default_index)
-                page = pages.get(url) if url is not None else None
+                page = self.page(f, pages)
                 for c in self.candidates(f, page) if page is not None else ():
                     if c.link.core_metadata is not None and (
                         self.wanted is None or self.wanted(c.tags)
@@ -400,8 +404,7 @@ class _Context:
         if spec is not None and not self._listed(man, pages, spec):
             self._yanked_ok[man.name] = spec  # only yanked files satisfy the pin
         for f in man.indexes:
-            url = page_of(f, self.default_index)
-            page = pages.get(url) if url is not None else None
+            page = self.page(f, pages)
             if page is None:
                 kept.append(f)
                 continue
@@ -425,7 +428,7 @@ class _Context:
                 if rest is not None:
                     kept.append(rest)
         wheels.extend(self._unbound(man, pages, wheels))
-        read = [pages.get(page_of(f, self.default_index) or "") for f in man.indexes]
+        read = [self.page(f, pages) for f in man.indexes]
         gone = [redact(p.url) for p in read if p is not None and p.absent]
         return dataclasses.replace(
             man,
@@ -439,8 +442,7 @@ class _Context:
         """Whether a page of ``man`` lists a file that is not yanked of a version
         ``spec`` contains (pip takes a yanked file only when none does)."""
         for f in man.indexes:
-            url = page_of(f, self.default_index)
-            page = pages.get(url) if url is not None else None
+            page = self.page(f, pages)
             if page is not None and any(
                 spec.contains(c.version, prereleases=True) for c in candidates(f, page)
             ):
@@ -725,8 +727,7 @@ def carried_files(
     notes: list[str] = []
     for man in manifests.values():
         for f in man.indexes:
-            url = page_of(f, default_index)
-            page = pages.get(url) if url is not None else None
+            page = ctx.page(f, pages)
             if page is None:
                 continue
             for c in ctx.candidates(f, page):
