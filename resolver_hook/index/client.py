@@ -172,7 +172,7 @@ class IndexClient:
 
     def url_of(self, url: str) -> str:
         """The URL the client reads for ``url``: credentials kept aside, mirrors applied."""
-        target = apply_mirrors(self.transport.remember(url), self.mirrors)
+        target = apply_mirrors(keep(url), self.mirrors)
         self.transport.say_given(target)
         return target
 

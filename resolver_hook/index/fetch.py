@@ -261,10 +261,6 @@ class Transport:
 
         return opener.ssl_context(self.settings.cafile)
 
-    def _auth_for(self, url: str) -> tuple[str, str] | None:
-        given = kept(url)  # in a URL the user gave (resolver_hook.ground.credentials)
-        return given if given is not None else self.netrc_auth(url)
-
     def say_given(self, url: str) -> None:
         """Note it when credentials for ``url``'s host came only in a URL (a manifest's
         page, a mirror): what is pinned or locked there carries none, and the installer
@@ -304,10 +300,6 @@ class Transport:
             login, _account, password = entry
             return login, password or ""
 
-    def remember(self, url: str) -> str:
-        """``url`` without its credentials, which are kept (in memory) for its host."""
-        return keep(url)
-
     # --- requests --------------------------------------------------------------------
 
     def authorize(self, request: urllib.request.Request) -> None:
@@ -316,7 +308,8 @@ class Transport:
         which urllib does not copy onto the next request)."""
         if request.has_header("Authorization"):
             return
-        auth = self._auth_for(request.full_url)
+        # Those of a URL the user gave first (resolver_hook.ground.credentials).
+        auth = kept(request.full_url) or self.netrc_auth(request.full_url)
         if auth is not None:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode("ascii")
             request.add_unredirected_header("Authorization", f"Basic {token}")
@@ -374,7 +367,7 @@ class Transport:
         a :class:`Response` with status 304 and no body. The URL passes the URL policy
         first (UsageError); every other failure is a PageError.
         """
-        url = self.remember(url)
+        url = keep(url)  # its credentials kept (in memory) for its host
         check_url(url, allow_insecure=self.allow_insecure)
         all_headers = {"Accept": accept, **(headers or {})}
         deadline = time.monotonic() + self.timeout
@@ -452,7 +445,7 @@ class Transport:
         :data:`~resolver_hook.limits.MIN_DOWNLOAD_RATE` bytes (``self.timeout`` per read
         too). Refused redirects read ``page: ...``; a body declared or found larger than
         ``max_bytes`` is :class:`TooLarge` (a declared one before any of it is read)."""
-        url = self.remember(url)
+        url = keep(url)  # its credentials kept (in memory) for its host
         check_url(url, allow_insecure=self.allow_insecure)
         got = [0]
         abandoned = threading.Event()
