@@ -111,7 +111,6 @@ class Expansion:
 
     manifests: Mapping[str, Manifest]
     notes: tuple[str, ...] = ()
-    pages: Mapping[str, Page] = dataclasses.field(default_factory=dict)
     touched: frozenset[str] = frozenset()  # the packages whose pages were asked for
 
 
@@ -285,7 +284,6 @@ def expand_manifests(
     return Expansion(
         manifests=_Overlay(by_name, replaced, mirrors),
         notes=tuple(notes),
-        pages=pages,
         touched=frozenset(touched),
     )
 
