@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from resolver_hook.ground.plain import plain
 from resolver_hook.host.detect import parse_target
 from resolver_hook.manifest import load_manifest
 from resolver_hook.manifest.variantname import split_variant_label
@@ -134,8 +135,10 @@ def import_page(
 
 
 def _flavours(path: Path) -> list[dict[str, Any]]:
+    """Each wheel entry as JSON data, less its place in the file."""
     m = load_manifest(path, allow_insecure=True)
-    return sorted((w.to_dict() for w in m.wheels), key=lambda d: d["url"])
+    wheels = ({k: v for k, v in plain(w).items() if k != "where"} for w in m.wheels)
+    return sorted(wheels, key=lambda d: d["url"])
 
 
 # --- pure parts ------------------------------------------------------------------------

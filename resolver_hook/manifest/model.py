@@ -100,33 +100,6 @@ class Needs:
     evidence: str | None = None  # https URL of the page that shows its facts
     checked: datetime.date | None = None  # when the entry was last compared with it
 
-    @property
-    def properties(self) -> tuple[str, ...]:
-        """The PEP 817 spelling of the NVIDIA needs (docs/facts.md section 2)."""
-        props = []
-        for spec in self.cuda or ():
-            if spec.operator in (">=", "~=", "=="):
-                props.append(f"nvidia :: cuda_version_lower_bound :: {spec.version}")
-            elif spec.operator == "<":
-                props.append(f"nvidia :: cuda_version_upper_bound :: {spec.version}")
-        props += [f"nvidia :: sm_arch :: {t.pep817}" for t in self.gpu]
-        return tuple(props)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "cuda": str(self.cuda) if self.cuda is not None else None,
-            "rocm": str(self.rocm) if self.rocm is not None else None,
-            "gfx": list(self.gfx),
-            "l4t": str(self.l4t) if self.l4t is not None else None,
-            "gpu": [str(t) for t in self.gpu],
-            "cpu": self.cpu,
-            "arch_max": "{}.{}".format(*self.arch_max) if self.arch_max is not None else None,
-            "requires": [str(r) for r in self.requires],
-            "cuda_runtime": str(self.cuda_runtime) if self.cuda_runtime is not None else None,
-            "evidence": self.evidence,
-            "checked": self.checked.isoformat() if self.checked is not None else None,
-        }
-
 
 # The flavours' ``needs`` are written as their own keys, not as a "needs" object
 # (resolver_hook.ground.plain).
@@ -194,28 +167,6 @@ class WheelFlavour:
         label = f" variant {self.variant}" if self.variant else ""
         name = f"{self.name} as {self.install}" if self.install else self.name
         return f"{name} {self.version} {interp} {'.'.join(self.platforms)}{label}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": "wheel",
-            "url": self.url,
-            "filename": self.filename,
-            "version": str(self.version),
-            "tags": sorted(str(t) for t in self.tags),
-            "sha256": self.sha256,
-            **self.needs.to_dict(),
-            "cuda_floors": {str(t): str(spec) for t, spec in self.cuda_floors},
-            "variant": self.variant,
-            "other_properties": list(self.other_properties),
-            "cxx11abi": self.cxx11abi,
-            "requires_python": str(self.requires_python) if self.requires_python else None,
-            "assumed_from": str(self.assumed_from) if self.assumed_from else None,
-            "inventory": self.inventory,
-            "inventory_date": self.inventory_date,
-            "install": self.install,
-            "unjudged": self.unjudged,
-            "preference": self.preference,
-        }
 
     @property
     def assumed(self) -> str | None:
