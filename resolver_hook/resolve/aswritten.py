@@ -20,7 +20,6 @@ from resolver_hook.resolve.model import (
     flavour_platforms,
     os_arch_of,
     pinned_release,
-    unjudged,
 )
 from resolver_hook.resolve.rules import Machine, flavour_failures, version_ok
 from resolver_hook.resolve.words import (
@@ -126,7 +125,7 @@ def nearest_that_runs(manifest: Manifest, m: Machine, version: Version | None) -
     for f in manifest.flavours:
         if isinstance(f, IndexFlavour) and f.versions is not None:
             continue  # a range names no release
-        if unjudged(f):
+        if f.unjudged is not None:
             continue  # planned by its tags alone: whether it runs here is not known
         if not flavour_failures(f, m, SpecifierSet(), manifest)[0]:
             runs.append(f.version)

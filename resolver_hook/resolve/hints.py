@@ -46,7 +46,6 @@ from resolver_hook.resolve.model import (
     glibc_of,
     os_arch_of,
     spec_floor,
-    unjudged,
 )
 from resolver_hook.resolve.reasons import gpu_words
 from resolver_hook.resolve.rules import Machine, flavour_failures
@@ -347,7 +346,7 @@ class _HintSearch:
         slots = solve(self.parts[hopeful], self.by_name, changed, m).slots
         for name in hopeful:
             q = slots[name].chosen if name in slots else None
-            if q is not None and not unjudged(q):  # a fix gives a build known to run
+            if q is not None and q.unjudged is None:  # a fix gives a build known to run
                 also = _moved(name, slots, self.edges, self.kept)
                 fitting.setdefault(name, []).append((change, q, also))
 

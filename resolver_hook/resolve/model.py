@@ -71,7 +71,6 @@ __all__ = [
     "plan_target",
     "runtime_of",
     "spec_floor",
-    "unjudged",
 ]
 
 STALE_DAYS = 180  # a chosen entry checked longer ago than this gets a note
@@ -523,13 +522,6 @@ def flavour_platforms(f: Flavour) -> list[str]:
 
 def has_accelerator(f: Flavour) -> bool:
     return f.needs.cuda is not None or f.needs.rocm is not None or bool(f.needs.gpu)
-
-
-def unjudged(f: Flavour) -> bool:
-    """A release the page lists that no entry's rule covers (its tags and requires-python
-    judge it; it is no CPU build the accelerator rule could refuse), or a build of an
-    entry that says which of its facts no source gave."""
-    return f.unjudged is not None
 
 
 def runtime_of(f: Flavour) -> Version | None:

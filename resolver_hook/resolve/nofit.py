@@ -16,7 +16,6 @@ from resolver_hook.resolve.model import (
     flavour_platforms,
     os_arch_of,
     pinned_release,
-    unjudged,
 )
 from resolver_hook.resolve.rules import Machine
 from resolver_hook.resolve.solve import Slot
@@ -70,7 +69,7 @@ def alternatives_for(slot: Slot) -> list[Alternative]:
             continue  # a pattern: no pin tells it apart
         if rules == {"accelerator"}:
             out.append(Alternative(pin=f"{name}=={f.version}", why=WITHOUT_THE_GPU))
-        elif rules == {"specifier"} and not unjudged(f):
+        elif rules == {"specifier"} and f.unjudged is None:
             outside.append(f)  # (an unjudged build is not known to run here)
     asked = pinned_release(slot.spec)
     if asked is not None:  # newer releases first, the nearest first; then the newest older

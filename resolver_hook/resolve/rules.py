@@ -42,7 +42,6 @@ from resolver_hook.resolve.model import (
     os_arch_of,
     runtime_of,
     spec_floor,
-    unjudged,
 )
 from resolver_hook.resolve.reasons import (
     NO_TAG_MATCHES,
@@ -292,7 +291,7 @@ def flavour_failures(
         beyond = [cc for cc in m.gpu_ccs if cc > n.arch_max]
         if beyond:
             out.append(Failure(rule="gpu", reason=arch_max_reason(n.arch_max, beyond)))
-    if not has_accelerator(f) and not unjudged(f) and not _exact_pin(spec, f.version):
+    if not has_accelerator(f) and f.unjudged is None and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
             reason = accelerator_reason("CUDA", f, manifest)
@@ -439,7 +438,7 @@ def _applies(rule: Rule, f: Flavour, p: HostProfile, spec: SpecifierSet) -> bool
     if rule == "accelerator":
         return (
             not has_accelerator(f)
-            and not unjudged(f)
+            and f.unjudged is None
             and (p.nvidia is not None or p.rocm is not None)
         )
     if rule == "specifier":
@@ -515,7 +514,7 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
         variant_rank = 2 if label is None else 1 if label == "null" else 0
         own = preference_of(f)
         return (
-            unjudged(f),
+            f.unjudged is not None,
             best.get(distribution_of(f), own),
             _Desc(Version(f.version.public)),
             cuda_key,
