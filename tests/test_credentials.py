@@ -40,7 +40,6 @@ def test_keep_splits_them_off_and_keeps_them_for_the_host_only() -> None:
     )
     assert creds.kept("https://host.example:8443/other/") == ("us@er", "p:w")
     assert creds.kept("https://host.example/simple/") is None  # another port
-    assert creds.kept_hosts() == ("host.example:8443",)
     creds.forget()
     assert creds.kept("https://host.example:8443/") is None
 

@@ -38,7 +38,6 @@ __all__ = [
     "installer_netrc",
     "keep",
     "kept",
-    "kept_hosts",
     "redact",
     "redact_text",
     "split_credentials",
@@ -110,12 +109,6 @@ def kept(url: str) -> tuple[str, str] | None:
     host = _host(url)
     with _LOCK:
         return _KEPT.get(host)
-
-
-def kept_hosts() -> tuple[str, ...]:
-    """The hosts (``host[:port]``) that credentials were kept for, sorted."""
-    with _LOCK:
-        return tuple(sorted(_KEPT))
 
 
 def forget() -> None:

@@ -82,14 +82,13 @@ def cache_key(
     env: Mapping[str, str],
     *,
     root: str | os.PathLike[str] = "/",
-    executable: str = sys.executable,
 ) -> dict[str, Any] | None:
     """What the cached profile depends on, or None where caching is not safe."""
     boot_id = _read_small(os.path.join(root, "proc/sys/kernel/random/boot_id"))
     if not boot_id:
         return None  # no boot id to tie the cache to: detect every time
     try:
-        interpreter_mtime = os.stat(executable).st_mtime_ns
+        interpreter_mtime = os.stat(sys.executable).st_mtime_ns
     except OSError:
         return None
     return {
@@ -98,7 +97,7 @@ def cache_key(
         "boot_id": boot_id,
         "driver": _read_small(os.path.join(root, "sys/module/nvidia/version")),
         "env": {k: env.get(k) for k in _ENV_KEYS},
-        "interpreter": [executable, interpreter_mtime],
+        "interpreter": [sys.executable, interpreter_mtime],
     }
 
 

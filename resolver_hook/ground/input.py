@@ -156,12 +156,11 @@ def read_text_input(
     path: str | os.PathLike[str],
     *,
     limit: int | None = None,
-    deadline: float | None = None,
     what: str = "",
     record: Recorder = NOWHERE,
 ) -> str:
     """:func:`read_input` decoded as UTF-8 (a leading BOM dropped, as pip does)."""
-    data = read_input(path, limit=limit, deadline=deadline, what=what, record=record)
+    data = read_input(path, limit=limit, what=what, record=record)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
@@ -85,10 +85,8 @@ def _split_hash_fragment(c: TableReader, url: str, path: str) -> tuple[str, str 
     return bare, found
 
 
-def _read_wheel(
-    c: TableReader, t: Mapping[str, Any], path: str, name: str, allowed: Sequence[str] = _WHEEL_KEYS
-) -> WheelFlavour | None:
-    c.keys(t, allowed, path)
+def _read_wheel(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> WheelFlavour | None:
+    c.keys(t, _WHEEL_KEYS, path)
     url = c.url_string(t, path, required=True)
     sha = c.string(t, "sha256", path)
     if sha is not None and not is_sha256(sha):
