@@ -14,15 +14,13 @@ used. The rule:
   into a shell. Percent-encoding covers every legitimate use of them. A query string
   (``?a=1&b=2``) stays legitimate.
 
-Printing: :func:`shell_url` for a URL inside a suggested command (shell-quoted), and
-:func:`markdown_url` for a link destination in Markdown.
+Printing: :func:`markdown_url` for a link destination in Markdown.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-import shlex
 import urllib.parse
 
 from resolver_hook.errors import UsageError
@@ -35,7 +33,6 @@ __all__ = [
     "check_url",
     "is_loopback_host",
     "markdown_url",
-    "shell_url",
     "url_filename",
     "url_problem",
     "url_problems",
@@ -154,11 +151,6 @@ def url_filename(url: str) -> str:
     """The last path segment of a URL, percent-decoded (``%2B`` -> ``+``)."""
     path = urllib.parse.urlsplit(url).path
     return urllib.parse.unquote(path.rsplit("/", 1)[-1])
-
-
-def shell_url(url: str) -> str:
-    """``url`` as one shell word, for a command people paste (``&`` of a query string)."""
-    return shlex.quote(url)
 
 
 def markdown_url(url: str) -> str:
