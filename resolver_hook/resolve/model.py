@@ -450,13 +450,12 @@ class Plan:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+        return {
             "profile": self.profile.to_dict(),
             "machine": self.profile.describe(),
             **plain(self),
             "ok": self.ok,
         }
-        return data
 
 
 def plan_target(p: PackagePlan) -> str:

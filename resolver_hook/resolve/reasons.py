@@ -185,13 +185,6 @@ def gfx_fit_words(gfx: Sequence[str], have: Sequence[str]) -> str:
     return f"{', '.join(have)} are among its GPUs"
 
 
-def _no_cc_reason(p: HostProfile) -> str:
-    reason = p.nvidia_reason
-    if reason == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
-        return "no GPU is listed"
-    return reason
-
-
 def gpu_reason(
     gpu: Sequence[KernelTarget], missing: Sequence[tuple[int, int]], p: HostProfile
 ) -> str:
@@ -201,9 +194,12 @@ def gpu_reason(
     if p.nvidia is None:
         return f"needs an NVIDIA GPU that runs {kernels}; this machine has none"
     if not p.gpus:
+        why = p.nvidia_reason
+        if why == "no NVIDIA GPU":  # no probe said why: a target or profile without smXY
+            why = "no GPU is listed"
         return (
             f"needs a GPU for kernels {kernels}; this machine's GPU compute "
-            f"capability is unknown ({_no_cc_reason(p)}); set {OVERRIDE_SM}=X.Y "
+            f"capability is unknown ({why}); set {OVERRIDE_SM}=X.Y "
             "(or --sm X.Y) to name it"
         )
     verb = "does" if len(gpu) == 1 else "do"
