@@ -114,8 +114,6 @@ def _read_wheel(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> W
         if "sha256" in t and sha is None:
             return None  # the sha256 key itself is wrong (already said)
         sha = fragment_sha
-    filename = url_filename(url)
-    plain, label = split_variant_label(filename)
     too_big = check_version_text(filename)
     if too_big is not None:
         c.bad(_join(path, "url"), f"{filename[:80]!r} is not a wheel filename ({too_big})")
