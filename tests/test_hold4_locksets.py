@@ -1,5 +1,6 @@
 """Issue 42, lock sets: index.toml is validated (no traceback, nothing loose accepted),
-and a lock set is written all or nothing (resolver_hook/lock/sets.py ``write_lock_set``)."""
+and a lock set is written all or nothing (resolver_hook/lock/sets.py ``lock_set_files``,
+resolver_hook/lock/files.py ``write_locks``)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from resolver_hook.errors import OperationalError
 from resolver_hook.ground.fs import write_all, write_atomic
 from resolver_hook.ground.input import InputError, read_text_input
 
-__all__ = ["DIFF_LINES", "lock_diff", "lock_diffs", "write_lock", "write_locks"]
+__all__ = ["DIFF_LINES", "lock_diff", "lock_diffs", "write_locks"]
 
 DIFF_LINES = 20  # of a --check diff: enough to see what moved, short enough for a CI log
 _MAX_LOCK_BYTES = 64 << 20  # the largest lock files are a few MB; a bound, not a guess
@@ -35,21 +35,15 @@ def _make_folder(path: str | Path) -> None:
             ) from None
 
 
-def write_lock(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically, making its missing parent folders."""
-    _make_folder(path)
-    write_atomic(path, text)  # an unwritable path is one error line (exit 1)
-
-
 def write_locks(files: Sequence[tuple[str | Path, str]]) -> None:
-    """Write several lock files all or nothing (:func:`resolver_hook.ground.fs.write_all`),
-    their missing parent folders made first; one file is :func:`write_lock`."""
-    if len(files) == 1:
-        write_lock(str(files[0][0]), files[0][1])
-        return
+    """Write lock files, their missing parent folders made first: one file atomically,
+    several all or nothing (:func:`resolver_hook.ground.fs.write_all`)."""
     for path, _ in files:
         _make_folder(path)
-    write_all(list(files))
+    if len(files) == 1:
+        write_atomic(str(files[0][0]), files[0][1])  # an unwritable path is one error line (exit 1)
+    else:
+        write_all(list(files))
 
 
 def lock_diffs(files: Sequence[tuple[str | Path, str]], *, index: bool = False) -> list[str | None]:

@@ -43,7 +43,6 @@ from resolver_hook.ground.patterns import GFX_NAME, is_sha256
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import HostProfile, parse_target
-from resolver_hook.lock.files import write_locks
 from resolver_hook.manifest import Manifest, ManifestError, parse_manifest
 from resolver_hook.manifest.model import Flavour, IndexFlavour
 from resolver_hook.manifest.tables import TableReader
@@ -61,7 +60,6 @@ __all__ = [
     "nearest",
     "read_index",
     "verified_file",
-    "write_lock_set",
 ]
 
 INDEX_NAME = "index.toml"
@@ -260,7 +258,7 @@ def read_index(folder: Path) -> tuple[LockClass, ...]:
 
 
 def _platform(r: TableReader, lock: Mapping[str, Any], where: str) -> LockPlatform | None:
-    """``os``, ``arch`` and ``python`` of a ``[[lock]]`` table, as :func:`write_lock_set`
+    """``os``, ``arch`` and ``python`` of a ``[[lock]]`` table, as :func:`lock_set_files`
     writes them; from its target where none is given (an index of an earlier version)."""
     if not any(k in lock for k in ("os", "arch", "python")):
         return LockPlatform.from_target(lock["target"])
@@ -286,7 +284,7 @@ def _text(
 
 
 def _gpus(r: TableReader, value: object, where: str) -> tuple[str, ...]:
-    """``gpus``: a list of compute capabilities (``"9.0"``), as :func:`write_lock_set` writes."""
+    """``gpus``: a list of compute capabilities (``"9.0"``), as :func:`lock_set_files` writes."""
     if not isinstance(value, list):
         r.bad(where, f'needs a list of compute capabilities such as ["9.0"], not {value!r}')
         return ()
@@ -302,7 +300,7 @@ def _gpus(r: TableReader, value: object, where: str) -> tuple[str, ...]:
 
 
 def _gfx(r: TableReader, value: object, where: str) -> tuple[str, ...]:
-    """``gfx``: a list of AMD GPU names (``"gfx942"``), as :func:`write_lock_set` writes."""
+    """``gfx``: a list of AMD GPU names (``"gfx942"``), as :func:`lock_set_files` writes."""
     if not isinstance(value, list):
         r.bad(where, f'needs a list of AMD GPU names such as ["gfx942"], not {value!r}')
         return ()
@@ -409,12 +407,3 @@ def lock_set_files(
         for path, text, t, p, plan in locks
     ]
     return [*((path, text) for path, text, *_ in locks), (folder / INDEX_NAME, _index_text(rows))]
-
-
-def write_lock_set(folder: Path, locks: Sequence[tuple[Path, str, str, HostProfile, Plan]]) -> Path:
-    """Write a lock set all or nothing (:func:`lock_set_files`): every file is staged
-    first and swapped in together (:func:`resolver_hook.ground.fs.write_all`): a set that fails
-    on any file leaves the set before it whole, index included, so ``sync`` keeps serving
-    it. The index's path."""
-    write_locks(lock_set_files(folder, locks))
-    return folder / INDEX_NAME

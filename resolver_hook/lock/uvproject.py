@@ -74,14 +74,12 @@ def uv_project_text(targets: Sequence[UvTarget], header: Sequence[str] = ()) -> 
     )
     # package -> source (as text) -> targets using it
     sources: dict[str, dict[tuple[str, str], list[str]]] = {}
-    display: dict[str, str] = {}
     indexes: dict[str, str] = {}  # page URL -> index name
     taken: set[str] = set()
     for t in targets:
         for p in t.plan.packages:
             if p.action != "rewrite" or p.url is None:
                 continue
-            display.setdefault(p.name, p.name)
             if p.find_links:
                 if p.find_links not in indexes:
                     indexes[p.find_links] = _index_name(p.name, p.version, p.find_links, taken)
@@ -106,7 +104,7 @@ def uv_project_text(targets: Sequence[UvTarget], header: Sequence[str] = ()) -> 
     lines += [
         "# Paste into pyproject.toml (merge with tables you already have).",
         "# Each package also needs to be in [project] dependencies: "
-        + (", ".join(sorted(display)) or "(none: nothing is flavoured)"),
+        + (", ".join(sorted(sources)) or "(none: nothing is flavoured)"),
         "",
         "[tool.uv]",
         "environments = [",
