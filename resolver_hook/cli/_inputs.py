@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from resolver_hook.manifest import Manifest
-    from resolver_hook.planner import Planner
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.settings import Settings
 

@@ -233,11 +233,7 @@ def _host_part(
     env_error = None
     environment = None
     try:
-        environment = (
-            environment_of(args.python)
-            if args.python is not None
-            else _pip_environment(this_environment, environment_of)
-        )
+        environment = environment_of(args.python) if args.python is not None else _pip_environment()
     except OperationalError as exc:  # a reason in the report, not a crash
         env_error = exc.message
     # The fix installs where the check looked: --python X's environment through uv
@@ -352,7 +348,7 @@ def _fixers(python: str | None) -> tuple[str, str]:
     return f"resolver-hook uv pip install --python {quoted}", f"uv pip uninstall --python {quoted}"
 
 
-def _pip_environment(this: Any, other: Any) -> Environment:
+def _pip_environment() -> Environment:
     """The environment that ``resolver-hook pip install`` (the fix) installs into: the
     active virtual environment, else the one of ``pip`` on PATH, else this Python."""
 
@@ -362,10 +358,8 @@ def _pip_environment(this: Any, other: Any) -> Environment:
     except OSError:
         same = False
     if same:
-        env: Environment = this()
-        return env
-    env = other(python, where=f"pip's environment ({python})")
-    return env
+        return this_environment()
+    return environment_of(python, where=f"pip's environment ({python})")
 
 
 def _environment_data(env: Mapping[str, str]) -> dict[str, Any]:

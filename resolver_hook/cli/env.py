@@ -25,7 +25,6 @@ from resolver_hook.cli._inputs import add_manifest_options, manifests_from_args,
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, paint_lines, verbosity
 from resolver_hook.cli.install import _Printer
-from resolver_hook.cli.plan import render_errors
 
 if TYPE_CHECKING:
     from resolver_hook.appenv.plan import EnvPlan
@@ -89,12 +88,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_env_plan(eplan))
     if not eplan.ok:
         if eplan.failed is not None:
-            sys.stderr.write(
-                paint_lines(
-                    render_errors(eplan.failed, verbose=verbosity() > 0, width=columns(sys.stderr)),
-                    sys.stderr,
-                )
-            )
+            _Printer().no_fit(eplan.failed)
         hint = f"hint: {eplan.hint}\n" if eplan.hint else ""
         refusal = fit(f"error: {eplan.refused}\n{hint}", columns(sys.stderr), cut=False)
         sys.stderr.write(paint_lines(refusal, sys.stderr))

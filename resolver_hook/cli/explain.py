@@ -25,8 +25,6 @@ from resolver_hook.resolve import evaluate_flavour, marker_environment
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from packaging.requirements import Requirement
-
     from resolver_hook.manifest import Flavour, Manifest
     from resolver_hook.resolve import Plan
 

@@ -60,20 +60,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     ):
         p = sub.add_parser(name, help=helptext, description=description)
-        _venv_option(p)
+        p.add_argument(
+            "--venv",
+            metavar="PATH",
+            help="the virtual environment (default: the active one, $VIRTUAL_ENV)",
+        )
         if name == "enable":
             add_manifest_options(p)
             add_inventory_options(p)
             add_machine_options(p)
         p.set_defaults(func=func)
-
-
-def _venv_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--venv",
-        metavar="PATH",
-        help="the virtual environment (default: the active one, $VIRTUAL_ENV)",
-    )
 
 
 def _venv(args: argparse.Namespace) -> Path:

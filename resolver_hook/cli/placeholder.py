@@ -24,7 +24,7 @@ from resolver_hook.publish.placeholder.versions import PYPI_SIMPLE, choose_from_
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from resolver_hook.publish.placeholder.check import CheckResult, Verdict
+    from resolver_hook.publish.placeholder.check import CheckResult
 
 __all__ = ["register"]
 

@@ -102,18 +102,13 @@ def _short(p: PackagePlan) -> str:
 _ACTION_STYLE = {"rewrite": "ok", "error": "error", "build": "warning", "pass": "dim"}
 
 
-def render_plan(
-    plan: Plan, *, verbose: bool = False, colour: TextIO | None = None, width: int | None = None
-) -> str:
+def render_plan(plan: Plan, *, verbose: bool, colour: TextIO, width: int) -> str:
     """The plan in text; ``colour``: the stream whose terminal decides colour; ``width``:
-    the columns to fit each line to (None: as long as they come). The requirement,
-    constraint and find-links lines are never wrapped or cut (they are for copying)."""
+    the columns to fit each line to. The requirement, constraint and find-links lines are
+    never wrapped or cut (they are for copying)."""
 
-    def style(text: str, name: str) -> str:
-        return paint(text, name, colour) if colour is not None else text
-
-    def fitted(text: str, *, cut: bool = not verbose) -> str:
-        return fit(text, width, cut=cut) if width is not None else text
+    def fitted(text: str) -> str:
+        return fit(text, width, cut=not verbose)
 
     lines = [fitted(f"machine: {plan.profile.describe()}")]
     if verbose:
@@ -125,7 +120,7 @@ def render_plan(
         name = f"  {p.name:<{name_width}}  "
         row = fitted(f"{name}{p.action:<7}  {_short(p)}{implied}")
         # Colour after fitting: the escapes take no column.
-        action = style(f"{p.action:<7}", _ACTION_STYLE[p.action])
+        action = paint(f"{p.action:<7}", _ACTION_STYLE[p.action], colour)
         lines.append(name + action + row[len(name) + 7 :])
         more: list[str] = []
         if p.action != "error":
@@ -184,12 +179,12 @@ def probe_lines(profile: HostProfile) -> list[str]:
     ]
 
 
-def render_errors(plan: Plan, *, verbose: bool = False, width: int | None = None) -> str:
+def render_errors(plan: Plan, *, verbose: bool, width: int) -> str:
     """Per package with no fit: ``error:``, every flavour's failed rules, the hint
     (the first single change of the machine that gives a fit, or that none does) and
-    the builds the user may pin instead; each line fitted to ``width`` when given. A
-    pinned release another release of which runs here is said in short unless
-    ``verbose``: its refusal (the rule that failed, the nearest pin that runs) and one hint."""
+    the builds the user may pin instead; each line fitted to ``width``. A pinned release
+    another release of which runs here is said in short unless ``verbose``: its refusal
+    (the rule that failed, the nearest pin that runs) and one hint."""
 
     out = []
     for p in plan.errors:
@@ -204,8 +199,7 @@ def render_errors(plan: Plan, *, verbose: bool = False, width: int | None = None
         if p.hint:
             out.append(f"hint: {p.hint}")
         out.extend(f"hint: {alternative_words(alt, p.requested)}" for alt in p.alternatives)
-    if width is not None:
-        out = [fit(x, width, cut=not verbose) for x in out]
+    out = [fit(x, width, cut=not verbose) for x in out]
     return "\n".join(out) + ("\n" if out else "")
 
 
@@ -222,9 +216,7 @@ def render_unjudged(plan: Plan, *, strict: bool) -> str:
 _ELSEWHERE = frozenset({"tags", "python"})
 
 
-def rejection_lines(
-    p: PackagePlan, indent: str, *, verbose: bool = False, width: int | None = None
-) -> list[str]:
+def rejection_lines(p: PackagePlan, indent: str, *, verbose: bool, width: int) -> list[str]:
     """Each rejected flavour and every rule it failed; with ``verbose`` every one, else
     the builds for other platforms or Pythons summed up. A line longer than ``width``
     gives each failed rule a line of its own under its flavour."""
@@ -247,7 +239,7 @@ def rejection_lines(
     out = []
     for r in detail:
         line = f"{indent}{r.candidate}: {r.reason}"
-        if width is None or len(line) <= width:
+        if len(line) <= width:
             out.append(line)
             continue
         under = " " * len(indent) + "    "

@@ -88,12 +88,6 @@ def _check_prefix(prefix: str, insecure: bool) -> str:
     return prefix if prefix.endswith("/") else prefix + "/"
 
 
-def _check_url_flag(flag: str, value: str, insecure: bool) -> None:
-    problem = url_problem(value, allow_insecure=insecure)
-    if problem is not None:
-        raise UsageError(f"{flag}: {problem}")
-
-
 def _describe(report: WheelReport) -> str:
     lines = [report.filename]
     lines.append(f"  {report.name} {report.version}, {report.size} bytes, sha256 {report.sha256}")
@@ -151,19 +145,16 @@ def _describe(report: WheelReport) -> str:
 
 def run(args: argparse.Namespace) -> int:
     insecure = allow_insecure(args)
-    prefix = None
-    if args.output is not None:
-        if not args.url_prefix:
-            raise UsageError(
-                "-o needs --url-prefix: the manifest must say where each wheel is downloaded",
-                hint="e.g. --url-prefix https://github.com/OWNER/REPO/releases/download/v1.0/",
-            )
-        prefix = _check_prefix(args.url_prefix, insecure)
-    elif args.url_prefix:
-        prefix = _check_prefix(args.url_prefix, insecure)
+    if args.output is not None and not args.url_prefix:
+        raise UsageError(
+            "-o needs --url-prefix: the manifest must say where each wheel is downloaded",
+            hint="e.g. --url-prefix https://github.com/OWNER/REPO/releases/download/v1.0/",
+        )
+    prefix = _check_prefix(args.url_prefix, insecure) if args.url_prefix else None
     for flag, value in (("--homepage", args.homepage), ("--downloads", args.downloads)):
-        if value:
-            _check_url_flag(flag, value, insecure)
+        problem = url_problem(value, allow_insecure=insecure) if value else None
+        if problem is not None:
+            raise UsageError(f"{flag}: {problem}")
 
     reports: list[WheelReport] = []
     # (path, message, whether the path is no file to read: a usage error, exit 2)

@@ -22,7 +22,6 @@ from resolver_hook.publish.variants import MAX_JSON_BYTES, export_variants, impo
 if TYPE_CHECKING:
     from resolver_hook.index.client import IndexClient
     from resolver_hook.index.model import Link
-    from resolver_hook.publish.indexpage import ImportResult
 
 __all__ = ["import_with_variants", "register_export", "run_export"]
 
