@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 __all__ = ["add_machine_options", "machine_from_args", "recorder"]
 
 
-def add_machine_options(parser: argparse.ArgumentParser) -> None:
+def add_machine_options(parser: argparse.ArgumentParser, *, targets: bool = False) -> None:
+    """``--profile``, ``--target`` and the flags that describe the machine; ``targets``:
+    ``--target`` may be given several times (lock), read as a list."""
     group = parser.add_argument_group(
         "machine",
         "describe another machine instead of detecting this one; flags override "
@@ -24,6 +26,7 @@ def add_machine_options(parser: argparse.ArgumentParser) -> None:
     which.add_argument("--profile", metavar="FILE", help="a profile saved by 'detect --json'")
     which.add_argument(
         "--target",
+        action="append" if targets else "store",
         metavar="SPEC",
         help="e.g. linux-aarch64-py312-glibc2.39-cuda13.0-sm121 or "
         "linux-x86_64-py312-rocm7.2-gfx942 (fields: docs/commands.md, Targets)",

@@ -6,7 +6,6 @@ import argparse
 import os
 import re
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -39,7 +38,6 @@ from resolver_hook.lock.lines import (
     unmarkable_difference,
 )
 from resolver_hook.lock.resolved import UvResolutionFailed, named_dependency
-from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
 from resolver_hook.process.installers import find_uv
@@ -142,13 +140,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="requirements: write a line whose sha256 cannot be had (its page unreadable) "
         "without a hash, named in the header; without it such a lock is refused (exit 1)",
     )
-    add_machine_options(p)
-    # add_machine_options made --target single; lock takes it repeatedly.
-    for action in p._actions:
-        if action.dest == "target":
-            action.default = None
-            action.__class__ = argparse._AppendAction
-            action.nargs = None
+    add_machine_options(p, targets=True)
     p.set_defaults(func=run)
 
 
@@ -287,16 +279,14 @@ def _write(
         return 0
     # Several files (one per target) are written all or nothing; with one folder, the
     # index that tells a machine which is its own is swapped in with them.
-    files: list[tuple[str | Path, str]] = [(path, text) for path, text, _ in texts]
-    index = None
-    if "{target}" in args.output and len({os.path.dirname(p) for p, *_ in outputs}) == 1:
-        index = Path(texts[0][0]).parent / INDEX_NAME
-        files = list(lock_set_files(Path(texts[0][0]).parent, [
-            (Path(path), text, s, prof, plan)
-            for (path, text, _), (s, prof, plan) in zip(texts, plans, strict=True)
-        ]))  # fmt: skip
-    wrote = [f"{path} ({count} lines)" for path, _, count in texts]
-    return finish(files, wrote, index=index, check=args.check, stream=sys.stdout)
+    one_folder = len({os.path.dirname(p) for p, *_ in outputs}) == 1
+    return finish(
+        [(path, text) for path, text, _ in texts],
+        [f"{path} ({count} lines)" for path, _, count in texts],
+        lock_set=plans if "{target}" in args.output and one_folder else None,
+        check=args.check,
+        stream=sys.stdout,
+    )
 
 
 def _hashed_lines(

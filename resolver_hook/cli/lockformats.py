@@ -69,34 +69,40 @@ def write_format(  # noqa: PLR0917 - the command's state, passed down
             texts.append((path, *_uv_text(path, group, header)))
         else:
             texts.append((path, *_pylock_text(path, args, settings, group, header)))
-    files: list[tuple[str | Path, str]] = [(path, text) for path, text, _ in texts]
-    index = None
-    if "{target}" in out:
-        # One file per target and the index, all or nothing: a run that fails on its
-        # second file (a page down, a wheel that cannot be hashed) leaves the set whole.
-        index = Path(groups[0][0]).parent / INDEX_NAME
-        files = list(lock_set_files(Path(groups[0][0]).parent, [
-            (Path(path), text, s, p, plan)
-            for (path, text, _), (_, [(s, p, plan)]) in zip(texts, groups, strict=True)
-        ]))  # fmt: skip
-    if files[0][0] == "-":
-        sys.stdout.write(files[0][1])
+    if texts[0][0] == "-":
+        sys.stdout.write(texts[0][1])
         return 0
-    wrote = [f"{path} ({what})" for path, _, what in texts]
-    return finish(files, wrote, index=index, check=args.check, stream=sys.stderr)
+    # One file per target and the index, all or nothing: a run that fails on its second
+    # file (a page down, a wheel that cannot be hashed) leaves the set whole.
+    return finish(
+        [(path, text) for path, text, _ in texts],
+        [f"{path} ({what})" for path, _, what in texts],
+        lock_set=plans if "{target}" in out else None,
+        check=args.check,
+        stream=sys.stderr,
+    )
 
 
 def finish(
-    files: Sequence[tuple[str | Path, str]],
+    texts: Sequence[tuple[str, str]],
     wrote: Sequence[str],
     *,
-    index: Path | None,
+    lock_set: Sequence[tuple[str, HostProfile, Plan]] | None,
     check: bool,
     stream: TextIO,
 ) -> int:
-    """Check or write one run's lock files: ``--check`` diffs them with the files on disk
-    (exit 0 or 1, nothing written); else they are written all or nothing, their folders
-    made first, and each of ``wrote`` (and the lock set's ``index``) is said on ``stream``."""
+    """Check or write one run's lock files, ``texts`` (path and text each); with
+    ``lock_set``, each file's target, they are a lock set: its index is made beside them
+    (:func:`~resolver_hook.lock.sets.lock_set_files`). ``--check`` diffs them with the
+    files on disk (exit 0 or 1, nothing written); else they are written all or nothing,
+    their folders made first, and each of ``wrote`` (and the index) is said on ``stream``."""
+    files: list[tuple[str | Path, str]] = list(texts)
+    index = None
+    if lock_set is not None:
+        index = Path(texts[0][0]).parent / INDEX_NAME
+        pairs = zip(texts, lock_set, strict=True)
+        rows = [(Path(path), text, *target) for (path, text), target in pairs]
+        files = list(lock_set_files(index.parent, rows))
     if check:
         return check_result([str(p) for p, _ in files], lock_diffs(files, index=index is not None))
     write_locks(files)

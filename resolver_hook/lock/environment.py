@@ -23,7 +23,7 @@ from packaging.utils import NormalizedName
 from resolver_hook.host import HostProfile
 from resolver_hook.lock.hashes import Unhashed, flavoured_hashes, is_flavoured_line
 from resolver_hook.lock.indexes import LockIndexes
-from resolver_hook.lock.lines import lock_lines, pinned_lines
+from resolver_hook.lock.lines import lock_lines, with_hash
 from resolver_hook.lock.resolved import resolve_environment
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher
 from resolver_hook.resolve import Plan
@@ -90,9 +90,9 @@ def target_lines(
                 )
             )
     own = lock_lines(dataclasses.replace(plan, packages=tuple(flavoured)), hashes)
-    pinned = pinned_lines(
-        (str(r.name), r.version, [f.sha256 for f in r.files if f.sha256]) for r in rest
-    )
+    pinned = [
+        with_hash(f"{r.name}=={r.version}", [f.sha256 for f in r.files if f.sha256]) for r in rest
+    ]
     return TargetLines(
         lines=(*own, *pinned),
         unhashed=tuple(unhashed),

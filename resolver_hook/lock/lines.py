@@ -25,7 +25,6 @@ __all__ = [
     "header_notes",
     "lock_lines",
     "merge_targets",
-    "pinned_lines",
     "split_marker",
     "target_marker",
     "target_markers",
@@ -122,13 +121,6 @@ def header_notes(notes: Iterable[str], width: int = HEADER_COLUMNS) -> list[str]
 def with_hash(line: str, sha256s: Sequence[str]) -> str:
     """A requirements line with pip's ``--hash`` options (after any marker)."""
     return " ".join([line, *(f"--hash=sha256:{h}" for h in dict.fromkeys(sha256s))])
-
-
-def pinned_lines(
-    packages: Iterable[tuple[str, str, Sequence[str]]],
-) -> list[str]:
-    """``name==version --hash=sha256:...`` for each ``(name, version, sha256s)``."""
-    return [with_hash(f"{name}=={version}", sha256s) for name, version, sha256s in packages]
 
 
 def dropped_notes(plan: Plan, target: str) -> list[str]:
