@@ -325,12 +325,10 @@ def parse_declaration(table: object, *, source: str, root: Path) -> Declaration:
         interpreters.append(Interpreter(when=when, request=request, arch=arch, note=note))
     groups: dict[str, tuple[Group, ...]] = {}
     for key in ("extras", "optional", "no-deps"):
-        found = []
-        for where, when, t in _entries(p, table.get(key, []), key, ["packages"], "packages"):
-            found.append(
-                Group(when=when, packages=_requirements(p, t["packages"], f"{where}.packages"))
-            )
-        groups[key] = tuple(found)
+        groups[key] = tuple(
+            Group(when=when, packages=_requirements(p, t["packages"], f"{where}.packages"))
+            for where, when, t in _entries(p, table.get(key, []), key, ["packages"], "packages")
+        )
     notes = [
         Note(when=when, text=_text(p, t["text"], f"{where}.text"))
         for where, when, t in _entries(p, table.get("notes", []), "notes", ["text"], "text")

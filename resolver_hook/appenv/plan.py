@@ -53,17 +53,13 @@ class EnvPass:
         (planned by the first pass, pinned on every one) are left out."""
         if self.plan is None:
             return []
-        rewritten = dict(
-            zip(
-                [
-                    p.name
-                    for p in self.plan.packages
-                    if p.action in ("rewrite", "build") or p.cause == "unjudged"
-                ],
-                self.plan.explain_lines(),
-                strict=True,
-            )
-        )
+        # explain_lines() has one line per package rewritten, built or unjudged, in order.
+        names = [
+            p.name
+            for p in self.plan.packages
+            if p.action in ("rewrite", "build") or p.cause == "unjudged"
+        ]
+        rewritten = dict(zip(names, self.plan.explain_lines(), strict=True))
         out = []
         for p in self.plan.packages:
             if p.name in stack or p.action == "error":

@@ -172,12 +172,7 @@ def explain_rows(plan: Plan, manifest: Manifest, req: Requirement) -> list[tuple
         if coupled:
             couplings = "no" if r is not None and "coupling" in r.rules else "yes"
         cuda = rules["rocm"] if f.needs.rocm is not None and f.needs.cuda is None else rules["cuda"]
-        if f is chosen:
-            why = "chosen"
-        elif r is not None:
-            why = r.reason
-        else:
-            why = ""
+        why = "chosen" if f is chosen else (r.reason if r is not None else "")
         assumed = getattr(f, "assumed", None)  # a release newer than the verified one
         if assumed:
             why = f"{why}; {assumed}" if why else assumed

@@ -198,11 +198,8 @@ def merge_targets(per_target: list[tuple[str, HostProfile, list[str]]]) -> list[
             where[line].append(target_marker(profile))
     out = []
     for line in order:
-        if line.startswith("-"):
-            out.append(line)  # options hold for the whole file
-            continue
-        if len(where[line]) == len(per_target):
-            out.append(line)
+        if line.startswith("-") or len(where[line]) == len(per_target):
+            out.append(line)  # options hold for the whole file, and so does a common line
             continue
         out.append(with_marker(line, " or ".join(f"({m})" for m in where[line])))
     options = [x for x in out if x.startswith("-")]

@@ -43,17 +43,13 @@ class TargetWheels:
     wheels: tuple[LockedWheel, ...]
 
 
-def _markers(targets: Sequence[TargetWheels]) -> dict[str, str]:
-    return target_markers(
+def pylock_document(targets: Sequence[TargetWheels]) -> dict[str, Any]:
+    """The PEP 751 document (a mapping ready for a TOML writer)."""
+    markers = target_markers(
         ((t.spec, t.profile) for t in targets),
         clash="a pylock.toml holds one of them",
         hint="run lock once per target, each with its own -o pylock.NAME.toml",
     )
-
-
-def pylock_document(targets: Sequence[TargetWheels]) -> dict[str, Any]:
-    """The PEP 751 document (a mapping ready for a TOML writer)."""
-    markers = _markers(targets)
     order: list[tuple[str, str]] = []
     info: dict[tuple[str, str], tuple[LockedWheel, list[str]]] = {}
     for t in targets:
@@ -73,13 +69,12 @@ def pylock_document(targets: Sequence[TargetWheels]) -> dict[str, Any]:
             entry["index"] = w.index
         entry["wheels"] = [{"name": w.filename, "url": w.url, "hashes": {"sha256": w.sha256}}]
         packages.append(entry)
-    doc: dict[str, Any] = {
+    return {
         "lock-version": LOCK_VERSION,
         "environments": [markers[t.spec] for t in targets],
         "created-by": "resolver-hook",
         "packages": packages,
     }
-    return doc
 
 
 def render(doc: dict[str, Any], header: Sequence[str] = ()) -> str:

@@ -337,9 +337,7 @@ def failures(lock: LockClass, profile: HostProfile) -> list[str]:
     then the AMD GPUs it was planned for (:func:`_gfx_miss`), then one line per build and
     failed rule."""
     miss = lock.platform.miss(profile) if lock.platform is not None else None
-    out = [] if miss is None else [miss]
-    gfx = _gfx_miss(lock, profile)
-    out += [] if gfx is None else [gfx]
+    out = [x for x in (miss, _gfx_miss(lock, profile)) if x is not None]
     for manifest in lock.builds:
         flavour = manifest.flavours[0]
         for rule, outcome in evaluate_flavour(flavour, manifest, profile).items():

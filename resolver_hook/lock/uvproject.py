@@ -48,7 +48,6 @@ def _q(text: str) -> str:
 
 
 def _index_name(package: str, version: str | None, url: str, taken: set[str]) -> str:
-    label = ""
     try:
         label = (Version(version).local or "") if version else ""
     except InvalidVersion:
