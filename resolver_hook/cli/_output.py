@@ -280,7 +280,3 @@ class Progress:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def megabytes(n: int) -> str:
-    return f"{n / 1e6:.1f} MB"

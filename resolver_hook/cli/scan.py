@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from resolver_hook.binaries.scan import ScanError, cuda_runtime_major, scan_wheel
 from resolver_hook.cli._inputs import add_insecure_option, allow_insecure
-from resolver_hook.cli._output import Progress, megabytes
+from resolver_hook.cli._output import Progress
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.fs import write_atomic
 from resolver_hook.ground.input import InputError, check_archive_input
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             name = os.path.basename(path)
 
             def step(done: int, members: int, size: int, n: int = n, name: str = name) -> None:
-                bar.update(n, f"{name}: {done}/{members} members, {megabytes(size)}")
+                bar.update(n, f"{name}: {done}/{members} members, {size / 1e6:.1f} MB")
 
             try:
                 check_archive_input(path)
