@@ -4,14 +4,14 @@ A hand-written ``to_dict`` forgets the field added last; this walks
 :func:`dataclasses.fields` instead. A field whose metadata says ``{"json": False}``
 is left out (a back-reference, say); ``{"json": "inline"}`` writes a dataclass field's
 own fields in its place (what a flavour needs). A class attribute ``kind`` (the flavour kinds)
-is written too. Values: tuples and lists as lists, sets sorted, mappings with
+is written too. Values: sequences (tuples, lists) as lists, sets sorted, mappings with
 string keys, ``packaging`` objects and kernel targets as their text.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["plain"]
@@ -34,7 +34,7 @@ def plain(value: Any) -> Any:
         return out
     if isinstance(value, Mapping):
         return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
+    if isinstance(value, Sequence):
         return [plain(v) for v in value]
     if isinstance(value, set | frozenset):
         return sorted((plain(v) for v in value), key=str)

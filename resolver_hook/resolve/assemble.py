@@ -36,6 +36,7 @@ from resolver_hook.resolve.model import (
     PackagePlan,
     Plan,
     Rejection,
+    Rejections,
     exact_pins,
     marker_true,
 )
@@ -272,12 +273,12 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
     e = slot.entry
     more = tuple(o.as_line() for o in slot.others)
     asked = " and ".join(x.text for x in (e, *slot.others)) if e else ""
-    rejected = _rejections(slot, slots, m)
+    rejected = Rejections(lambda: _rejections(slot, slots, m))
     chosen = slot.chosen
     base: dict[str, Any] = {
         "name": slot.name,
         "source": slot.manifest.source,
-        "rejected": tuple(rejected),
+        "rejected": rejected,
         "requested": e.text if e else "",
         "where": e.where if e else "",
         "implied_by": tuple(slot.implied_by),

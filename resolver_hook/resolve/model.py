@@ -16,7 +16,7 @@ else of ``resolve/``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -54,6 +54,7 @@ __all__ = [
     "Plan",
     "RankCriterion",
     "Rejection",
+    "Rejections",
     "Rule",
     "RuleOutcome",
     "Status",
@@ -250,6 +251,34 @@ class Rejection:
         return " | ".join(f.reason for f in self.failures)
 
 
+class Rejections(Sequence[Rejection]):
+    """A plan's rejected builds, made when first read: only ``-v``, ``--json``,
+    ``explain`` and an error show them, and a plain run never pays for them."""
+
+    __slots__ = ("_made", "_make")
+
+    def __init__(self, make: Callable[[], Iterable[Rejection]]) -> None:
+        self._make = make
+        self._made: tuple[Rejection, ...] | None = None
+
+    def _all(self) -> tuple[Rejection, ...]:
+        if self._made is None:
+            self._made = tuple(self._make())
+        return self._made
+
+    def __getitem__(self, i: Any) -> Any:  # callers read the field's Sequence[Rejection]
+        return self._all()[i]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and self._all() == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Alternative:
     """A build the user may pin on purpose: ``torch==2.13.0+cpu`` (runs without the GPU)."""
@@ -309,7 +338,7 @@ class PackagePlan:
     url: str | None = None  # the wheel URL or find-links page
     sha256: str | None = None
     source: str | None = None  # where the manifest came from
-    rejected: tuple[Rejection, ...] = ()
+    rejected: Sequence[Rejection] = ()
     requested: str = ""  # the requirement as the user wrote it ("" when implied)
     where: str = ""  # file:line of the requirement
     line: str | None = None  # the rewritten requirement line (None: constraint only)
