@@ -125,3 +125,29 @@ def test_a_pages_link_with_credentials_is_pinned_without_them_and_never_cached(
         assert "s3cr3t-link" not in out + err
     assert "not cached: its links carry credentials" in out
     assert not any(b"s3cr3t-link" in p.read_bytes() for p in cache.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "https://files.example.org/b/demo 2.0-py3-none-any.whl",  # a space after the host
+        "https://files.example.org/b/demo-2.0-py3-none-any.whl?x=`id`",
+        "https://files.example.org/" + "b" * 9000,  # too long
+        "http://files.example.org/b/demo-2.0-py3-none-any.whl",
+        "http://127.0.0.1/b/demo-2.0-py3-none-any.whl",  # allowed with the flag alone
+        "file:/b/demo-2.0-py3-none-any.whl",
+        "https://files.example.org:x/b/demo-2.0-py3-none-any.whl",  # a port not a number
+        "https://files.example.org",  # no path: nothing after the host is shared
+        "https://fïles.example.org/b/demo-2.0-py3-none-any.whl",  # not ASCII, yet allowed
+    ],
+)
+def test_a_pages_links_are_each_judged_as_alone(odd: str) -> None:
+    # A page's links are checked a host at a time (each_url_problem): what each one is
+    # told is what url_problem tells it alone, among links that pass.
+    from resolver_hook.manifest.urls import each_url_problem, url_problem
+
+    urls = ["https://files.example.org/a/demo-1.0-py3-none-any.whl", odd, f"https://x.org/c/{GOOD}"]
+    for insecure in (False, True):
+        alone = [url_problem(url, allow_insecure=insecure) for url in urls]
+        assert each_url_problem(urls, allow_insecure=insecure) == alone
+        assert each_url_problem(urls[:1], allow_insecure=insecure) == [None]

@@ -55,7 +55,7 @@ from resolver_hook.limits import (
     NETWORK_DEADLINE,
     PAGE_FRESH_SECONDS,
 )
-from resolver_hook.manifest.urls import url_problem
+from resolver_hook.manifest.urls import each_url_problem
 
 # The cause of a page whose server gave no complete answer within the deadline
 # (resolver_hook.index.fetch says it so).
@@ -270,9 +270,9 @@ class IndexClient:
         insecure = self.allow_insecure if allow_insecure is None else allow_insecure
         out: list[Link] = []
         refused: list[str] = []
-        for link in links:
-            url = apply_mirrors(keep(link.url), self.mirrors)
-            problem = url_problem(url, allow_insecure=insecure)
+        urls = [apply_mirrors(keep(link.url), self.mirrors) for link in links]
+        problems = each_url_problem(urls, allow_insecure=insecure)
+        for link, url, problem in zip(links, urls, problems, strict=True):
             if problem is not None:
                 refused.append(problem)
                 continue
