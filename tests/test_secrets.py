@@ -71,8 +71,8 @@ class Home:
             XDG_CACHE_HOME=str(self.cache),
             RESOLVER_HOOK_MANIFESTS=str(self.manifests),
             RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
-            COLUMNS="1000",  # whole lines to compare: output fits the width, 80 in a pipe
-            **extra,
+            # Whole lines to compare: output fits the width, 80 in a pipe.
+            **{"COLUMNS": "1000", **extra},
         )
         for name in ("RESOLVER_HOOK_CACHE_DIR", "RESOLVER_HOOK_OFFLINE"):
             env.pop(name, None)  # the XDG folder above, and the loopback index is read
@@ -269,6 +269,40 @@ def test_a_requirement_files_own_index_url_is_shown_without_its_credentials(home
             proc = home.run("plan", "-r", str(reqs), "--target", X86_B200, *extra)
             assert proc.returncode == 0, proc.stderr
             assert f"--index-url {home.gi.simple.replace('http://', 'http://****@')}" in proc.stdout
+    assert home.leaks() == []
+
+
+def test_a_requirement_files_urls_with_credentials_are_printed_and_locked_without_them(
+    home: Home,
+) -> None:
+    """A requirement pinned by a URL that holds the password, one left out by its
+    marker and an extra index holding it: the plan's rows (cut to a narrow width too,
+    and under -v), its notes and a lock's header notes show none of them; the lock
+    that copies a line as written copies it without the credentials and says so."""
+    gi = home.gi
+    plain = _with_password(gi.index.wheel_url(gi.wheels["plain"]))
+    helper = _with_password(gi.index.wheel_url(gi.wheels["helper1"]))
+    reqs = home.plant(home.work / "requirements.in")
+    reqs.write_text(
+        f"--extra-index-url {_with_password(gi.simple)}\n"
+        f"plainpkg @ {plain}\n"
+        f"helperlib @ {helper} ; sys_platform == 'win32'\n"
+    )
+    shown = gi.index.wheel_url(gi.wheels["plain"]).replace("http://", "http://****@")
+    for extra in ((), ("-v",)):
+        for columns in ("1000", "80"):
+            proc = home.run("plan", "-r", str(reqs), "--target", X86_B200, *extra,
+                            COLUMNS=columns)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            assert f"plainpkg @ {shown}" in proc.stdout  # the requirement line, to copy
+    lock = home.work / "requirements.txt"
+    proc = home.run("lock", "-r", str(reqs), "--flavoured-only", "--target", X86_B200,
+                    "-o", str(lock))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    text = lock.read_text()
+    assert f"plainpkg @ {gi.index.wheel_url(gi.wheels['plain'])}" in text.splitlines()
+    host = gi.index.url.removeprefix("http://")
+    assert f"# note: {host}: the credentials in a URL of your requirements" in text  # said
     assert home.leaks() == []
 
 
