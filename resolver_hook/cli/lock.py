@@ -25,6 +25,7 @@ from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of, write_format
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.credentials import redact_text, without_credentials
 from resolver_hook.ground.fs import shown_path
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
@@ -207,7 +208,7 @@ def run(args: argparse.Namespace) -> int:
         # What the plans noted (a page whose links were left out, a page not read) may be
         # why uv found nothing: said before uv's own words.
         for note in dict.fromkeys(n for _, _, plan in plans for n in plan.notes):
-            sys.stderr.write(f"note: {note}\n")
+            sys.stderr.write(f"note: {redact_text(note)}\n")
         # uv names the application; the dependency with a manifest that failed it is
         # judged alone for that target, with the same pages and rules.
         profile = exc.plan.profile
@@ -236,6 +237,7 @@ def _write(
     for path in paths:  # before reading or writing anything: inputs are never modified
         refuse_writing_inputs(path, reqs.files)
     hashed, missing, against = _hashed_lines(args, settings, plans)
+    hashed, kept_out = _without_credentials(hashed)
     if multi:
         all_notes = tuple(
             dict.fromkeys(n for s, _, plan in plans for n in (*plan.notes, *dropped_notes(plan, s)))
@@ -245,7 +247,7 @@ def _write(
                 args.output,
                 ", ".join(s for s, _, _ in plans),
                 merge_targets([(s, p, hashed[s]) for s, p, _ in plans]),
-                (*_unhashed_note(missing), *all_notes),
+                (*kept_out, *_unhashed_note(missing), *all_notes),
             )
         ]
     else:
@@ -255,6 +257,7 @@ def _write(
                 s,
                 hashed[s],
                 (
+                    *kept_out,
                     *_unhashed_note([u for u in missing if u.target == s]),
                     *plan.notes,
                     *dropped_notes(plan, s),
@@ -325,6 +328,30 @@ def _hashed_lines(
         raise refusal(missing)
     against = indexes.described() or ", ".join(redact(u) for u in dict.fromkeys(used))
     return hashed, missing, against if whole else ""
+
+
+def _without_credentials(
+    hashed: dict[str, list[str]],
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Each target's lines with no URL's credentials (a requirement copied as written:
+    ``name @ https://user:token@host/...``), and a note for each host they were left
+    out for: a lock is a file to share, and the installer takes them from its own
+    netrc or keyring as it does for every other URL of the host."""
+    out: dict[str, list[str]] = {}
+    hosts: dict[str, None] = {}
+    for target, lines in hashed.items():
+        out[target] = []
+        for line in lines:
+            clean, where = without_credentials(line)
+            out[target].append(clean)
+            hosts.update(dict.fromkeys(where))
+    notes = [
+        f"{host}: the credentials in a URL of your requirements are not written into the "
+        f"lock: the installer needs its own (a netrc entry for {host.rsplit(':', 1)[0]}, "
+        "or a keyring)"
+        for host in hosts
+    ]
+    return out, notes
 
 
 def _unhashed_note(missing: list[Unhashed]) -> list[str]:

@@ -108,7 +108,9 @@ def render_plan(plan: Plan, *, verbose: bool, colour: TextIO, width: int) -> str
     never wrapped or cut (they are for copying)."""
 
     def fitted(text: str) -> str:
-        return fit(text, width, cut=not verbose)
+        # A requirement as written (``name @ https://user:token@...``) shows no
+        # credentials: hidden before the line is cut, so no part of them is left.
+        return fit(redact_text(text), width, cut=not verbose)
 
     lines = [fitted(f"machine: {plan.profile.describe()}")]
     if verbose:
@@ -151,7 +153,7 @@ def render_plan(plan: Plan, *, verbose: bool, colour: TextIO, width: int) -> str
     if plan.notes:
         lines.append("notes:")
         notes = note_lines(plan.notes, verbose=verbose)
-        lines.extend(fitted(f"  {redact_text(x)}") for x in notes)
+        lines.extend(fitted(f"  {x}") for x in notes)
     return "\n".join(lines) + "\n"
 
 
@@ -199,7 +201,7 @@ def render_errors(plan: Plan, *, verbose: bool, width: int) -> str:
         if p.hint:
             out.append(f"hint: {p.hint}")
         out.extend(f"hint: {alternative_words(alt, p.requested)}" for alt in p.alternatives)
-    out = [fit(x, width, cut=not verbose) for x in out]
+    out = [fit(redact_text(x), width, cut=not verbose) for x in out]
     return "\n".join(out) + ("\n" if out else "")
 
 

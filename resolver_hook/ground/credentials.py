@@ -41,6 +41,7 @@ __all__ = [
     "redact",
     "redact_text",
     "split_credentials",
+    "without_credentials",
 ]
 
 # scheme "://" userinfo "@": the userinfo ends at the last "@" before the path (a
@@ -60,6 +61,19 @@ def redact(url: str) -> str:
 def redact_text(text: str) -> str:
     """``text`` with the userinfo of every URL in it shown as ``****@``."""
     return _USERINFO.sub(_SHOWN, text)
+
+
+def without_credentials(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with the userinfo of every URL in it left out (not shown as ``****``: a
+    line that is still a working URL for whoever has their own credentials), and the
+    hosts it was left out for."""
+    hosts: dict[str, None] = {}
+
+    def drop(m: re.Match[str]) -> str:
+        hosts.setdefault(re.split(r"[/?#\s]", text[m.end() :], maxsplit=1)[0])
+        return m.group(1)
+
+    return _USERINFO.sub(drop, text), tuple(hosts)
 
 
 def has_credentials(text: str) -> bool:

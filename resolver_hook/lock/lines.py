@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.credentials import redact_text
 from resolver_hook.reqfile import format_requirement, url_lines_first, with_marker
 from resolver_hook.resolve import marker_environment
 
@@ -102,9 +103,10 @@ def lock_lines(plan: Plan, hashes: Mapping[str, Sequence[str]] | None = None) ->
 def header_notes(notes: Iterable[str], width: int = HEADER_COLUMNS) -> list[str]:
     """``# note: ...`` header lines, one short note per cause: each note's first line
     (its summary; the detail is the plan's, under ``-v`` and ``--json``), wrapped at
-    spaces within ``width``, a word never cut (a URL stays whole)."""
+    spaces within ``width``, a word never cut (a URL stays whole), a URL's credentials
+    shown as ``****``."""
     out = []
-    for note in dict.fromkeys(n.split("\n", 1)[0] for n in notes):
+    for note in dict.fromkeys(redact_text(n.split("\n", 1)[0]) for n in notes):
         out.extend(
             textwrap.wrap(
                 note,
