@@ -67,12 +67,13 @@ def test_a_pages_plain_http_link_to_another_host_is_never_pinned_or_locked(
 # --- sync ----------------------------------------------------------------------------
 
 
-def _hook(gi: GpuIndex, *args: str, venv: Path) -> subprocess.CompletedProcess[str]:
+def _hook(gi: GpuIndex, *args: str, venv: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = clean_env(
         RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
         RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
         PIP_INDEX_URL=gi.simple,
         VIRTUAL_ENV=str(venv),
+        **extra,
     )
     return subprocess.run(
         [sys.executable, "-m", "resolver_hook", *args],
@@ -102,6 +103,49 @@ def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"error: {lock}: 'http://files.example.org/" in proc.stderr
     assert "is plain http: only https URLs are allowed: nothing installed" in proc.stderr
+    assert "demo-gpu" not in installed(venv / "bin" / "python")
+
+
+@pytest.mark.parametrize(
+    ("added", "more", "said"),
+    [
+        # pip joins a line ending in a backslash with the next one
+        ("plainpkg @ http\\\n://files.example.org/plainpkg-1.0-py3-none-any.whl\n", None,
+         "'http://files.example.org/plainpkg-1.0-py3-none-any.whl' is plain http"),
+        # pip and uv expand ${NAME} from their environment
+        ("plainpkg @ ${LOCK_SCHEME}://files.example.org/plainpkg-1.0-py3-none-any.whl\n", None,
+         "'http://files.example.org/plainpkg-1.0-py3-none-any.whl' is plain http"),
+        # a file the lock names is read by the installer, and no sha256 vouches for it
+        ("-r more.txt\n", "plainpkg @ https://files.example.org/plainpkg-1.0-py3-none-any.whl\n",
+         "-r more.txt: the installer would read another file, which index.toml's sha256 "
+         "does not cover"),
+    ],
+    ids=["continued-line", "env-variable", "included-file"],
+)  # fmt: skip
+def test_sync_reads_the_lock_as_the_installer_does_before_the_url_policy(
+    gpu_index: GpuIndex, tmp_path: Path, added: str, more: str | None, said: str
+) -> None:
+    """A lock whose sha256 matches index.toml but that reaches a plain http URL, or
+    another file, only the way pip reads it: refused before the installer runs."""
+    venv = tmp_path / "venv"
+    make_venv(venv)
+    locks = tmp_path / "locks"
+    locks.mkdir()
+    proc = _hook(gpu_index, "lock", "demo-gpu", "--flavoured-only", "-o", f"{locks}/{{target}}.txt",
+                 "--target", X86_B200, venv=venv)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lock = locks / f"{X86_B200}.txt"
+    lock.write_text(lock.read_text() + added)
+    if more is not None:
+        (locks / "more.txt").write_text(more)
+    index = locks / "index.toml"
+    old = toml_loads(index.read_text())["lock"][0]["sha256"]
+    index.write_text(index.read_text().replace(old, hashlib.sha256(lock.read_bytes()).hexdigest()))
+    proc = _hook(gpu_index, "sync", str(locks), "--installer", "pip", "--target", X86_B200,
+                 venv=venv, LOCK_SCHEME="http", PIP_RETRIES="0")  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"error: {lock}: {said}" in proc.stderr
+    assert "nothing installed" in proc.stderr
     assert "demo-gpu" not in installed(venv / "bin" / "python")
 
 
