@@ -54,6 +54,8 @@ __all__ = [
     "ReqFile",
     "decode_requirements",
     "format_requirement",
+    "includes_a_file",
+    "installer_lines",
     "is_url_line",
     "parse_requirement_line",
     "parse_requirements",
@@ -246,6 +248,22 @@ def _expand(line: str, env: Mapping[str, str]) -> str:
         if value:
             line = line.replace(m.group(0), value)
     return line
+
+
+def installer_lines(text: str, env: Mapping[str, str]) -> list[str]:
+    """The lines pip reads in ``text`` (steps 1 to 3 above: continuations joined,
+    comments dropped, ``${NAME}`` expanded from ``env``), each as the installer sees it."""
+    return [_expand(line, env) for _, line in _logical_lines(text.removeprefix("\ufeff"))]
+
+
+def includes_a_file(line: str) -> bool:
+    """Whether ``line`` (one of :func:`installer_lines`) has the installer read another
+    requirements file (``-r``/``-c`` in any spelling)."""
+    _, options = _split_args(line)
+    try:
+        return any(k in ("-r", "-c") for k, _ in _parse_options(options, "", []))
+    except UsageError:
+        return False  # not an option line pip reads either
 
 
 def _split_args(line: str) -> tuple[str, str]:

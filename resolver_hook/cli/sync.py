@@ -20,12 +20,14 @@ from pathlib import Path
 from resolver_hook.cli._inputs import add_insecure_option, settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.credentials import redact_text
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import find_installer, python_version_of
 from resolver_hook.lock.sets import choose, nearest, read_index, verified_file
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
 from resolver_hook.process.foreground import foreground
 from resolver_hook.process.installers import find_uv
+from resolver_hook.reqfile import includes_a_file, installer_lines
 
 __all__ = ["register"]
 
@@ -92,9 +94,19 @@ def run(args: argparse.Namespace) -> int:
     )
     path = verified_file(folder, chosen)
     # The one URL policy on what the installer is handed, as on every link the tool
-    # reads: a lock that pins plain http is refused however its hash was recorded.
-    refused = url_problems(path.read_text(encoding="utf-8", errors="replace"),
-                           allow_insecure=settings.allow_insecure)  # fmt: skip
+    # reads: a lock that pins plain http is refused however its hash was recorded. The
+    # lock is read as the installer reads it (a line continued with a backslash, a
+    # ${NAME} from the environment), and may name no other file: the index's sha256
+    # vouches for this one alone.
+    lines = installer_lines(path.read_text(encoding="utf-8", errors="replace"), env)
+    included = next((line for line in lines if includes_a_file(line)), None)
+    if included is not None:
+        raise UsageError(
+            f"{path}: {redact_text(included)}: the installer would read another file, which "
+            "index.toml's sha256 does not cover: nothing installed",
+            hint="write the lock again with resolver-hook lock (its locks name no other file)",
+        )
+    refused = url_problems("\n".join(lines), allow_insecure=settings.allow_insecure)
     if refused:
         more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
         raise UsageError(
