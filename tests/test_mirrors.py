@@ -243,3 +243,38 @@ def test_trust_mirror_hashes_pins_the_mirrors_file_and_says_so(
         f"2026-11-02 records {'11' * 32} for that file on {UPSTREAM}/cu130/torch/: "
         "pinned with the mirror's sha256 (--trust-mirror-hashes)\n"
     ) in out
+
+
+def test_a_mirror_file_listed_without_a_sha256_is_pinned_with_the_snapshots(
+    replica: PageServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A mirror (a proxy that drops the fragment) lists the snapshot's file with no
+    sha256: the pin carries the sha256 the snapshot records for the upstream's file,
+    so the installer checks that the mirror serves those bytes, and a note says so;
+    never a pin with no hash at all."""
+    page = f"{UPSTREAM}/cu130/torch/"
+    on_host = f"https://files.example/whl/cu130/{quote(TORCH)}"
+    link = Link(url=on_host, filename=TORCH, hashes={"sha256": "11" * 32})
+    snapshot = load_snapshot(
+        dump_snapshot(datetime.date(2026, 11, 2), {page: [link_table(link, page)]})
+    )
+    monkeypatch.setattr("resolver_hook.planner.builtin_snapshot", lambda: snapshot)
+    wheel = f"{replica.url}/mirror/cu130/{quote(TORCH)}"
+    body = f'<html><body><a href="{wheel}">{TORCH}</a><br/></body></html>\n'
+    replica.responses["/mirror/cu130/torch/"] = Response(body.encode())
+    flags = _flags(tmp_path, replica, MANIFEST)
+    code, out, err = cli(capsys, "plan", "torch", *flags)
+    assert code == 0, err
+    assert f"requirements:\n  torch @ {wheel}#sha256={'11' * 32}\n" in out
+    mirrored = f"{replica.url}/mirror/cu130/torch/"
+    assert (
+        f"  {mirrored} lists 1 file with no sha256 that the shipped snapshot of 2026-11-02 "
+        f"records on {page}: pinned with the snapshot's sha256, which the installer checks\n"
+    ) in out
+    lock = tmp_path / "requirements.txt"
+    code, _, err = cli(capsys, "lock", "torch", "--flavoured-only", *flags, "-o", str(lock))
+    assert code == 0, err
+    assert f"torch @ {wheel}#sha256={'11' * 32}" in lock.read_text().splitlines()
