@@ -252,7 +252,8 @@ class FallbackSource(SnapshotOnly):
         against the snapshot: a file it lists with another sha256 than the snapshot
         records for that file (the same name on the same upstream page, or the same
         upstream URL) is refused (the mirror does not serve the upstream's bytes), or
-        with ``trust_mirror_hashes`` kept, with a note."""
+        with ``trust_mirror_hashes`` kept, with a note; a file it lists with no sha256
+        gets the snapshot's, with a note."""
         if not self._mirrors or apply_mirrors(asked, self._mirrors) == asked:
             return page
         if self._hashes is None:
@@ -262,6 +263,7 @@ class FallbackSource(SnapshotOnly):
         recorded = self.snapshot.pages.get(asked)
         by_name = {x.filename: x for x in recorded.links if x.sha256} if recorded else {}
         date = self.snapshot.date.isoformat()
+        links, unhashed = [], 0
         for x in page.links:
             same = by_name.get(x.filename)
             if same is not None:
@@ -270,6 +272,13 @@ class FallbackSource(SnapshotOnly):
                 upstream = upstream_of(x.url, self._mirrors)
                 known = self._hashes.get(upstream) if upstream != x.url else None
                 where = upstream
+            if known is not None and not x.sha256:
+                # A mirror that lists no hash (a proxy that drops the fragment): the
+                # upstream's, so the installer checks the mirror serves those bytes.
+                links.append(dataclasses.replace(x, hashes={**x.hashes, "sha256": known}))
+                unhashed += 1
+                continue
+            links.append(x)
             if known is None or not x.sha256 or x.sha256 == known:
                 continue
             said = (
@@ -283,7 +292,15 @@ class FallbackSource(SnapshotOnly):
                     "with the mirror's sha256",
                 )
             self._note(f"{said}: pinned with the mirror's sha256 ({TRUST_FLAG})")
-        return page
+        if not unhashed:
+            return page
+        files = "1 file" if unhashed == 1 else f"{unhashed} files"
+        self._note(
+            f"{redact(page.url)} lists {files} with no sha256 that the shipped snapshot of "
+            f"{date} records on {asked}: pinned with the snapshot's sha256, which the "
+            "installer checks"
+        )
+        return dataclasses.replace(page, links=tuple(links))
 
     def _borrow(self, page: Page) -> Page:
         """``page`` with the snapshot's core metadata on each link that has none and
