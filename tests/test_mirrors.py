@@ -278,3 +278,30 @@ def test_a_mirror_file_listed_without_a_sha256_is_pinned_with_the_snapshots(
     code, _, err = cli(capsys, "lock", "torch", "--flavoured-only", *flags, "-o", str(lock))
     assert code == 0, err
     assert f"torch @ {wheel}#sha256={'11' * 32}" in lock.read_text().splitlines()
+
+
+@pytest.mark.parametrize("offline", [True, False], ids=["offline", "mirror-down"])
+def test_a_snapshot_file_on_a_host_no_mirror_covers_is_not_pinned_past_the_mirror(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, offline: bool
+) -> None:
+    """The built-in torch page read through a mirror, which cannot be read (offline, or
+    the mirror is down): the shipped snapshot lists that page's files on PyTorch's file
+    host (download-r2.pytorch.org), which the mirror of download.pytorch.org/whl does
+    not cover. The plan points at the mirror's page, never at the file host it bypasses
+    (an air-gapped machine reaches only the mirror)."""
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)
+    mirror = "http://127.0.0.1:9/pytorch"  # nothing listens on port 9
+    code, out, _ = cli(
+        capsys, "plan", "torch==2.13.0", "--target", "linux-x86_64-py313-cuda13.0-sm100",
+        "--mirror", f"https://download.pytorch.org/whl={mirror}", "--allow-insecure-urls",
+        *(["--offline"] if offline else ["--timeout", "2"]),
+    )  # fmt: skip
+    assert code == 0, out
+    (line,) = [x for x in out.splitlines() if x.startswith("  torch  rewrite ")]
+    assert line.endswith(f"torch==2.13.0+cu130 from {mirror}/cu130/torch/")
+    plan, notes = out.split("\nnotes:\n")
+    assert "pytorch.org" not in plan  # no row, requirement, constraint or page past it
+    assert (
+        f"  the shipped snapshot's files of {mirror}/cu130/torch/ are on "
+        "download-r2.pytorch.org, which no mirror covers: not pinned there"
+    ) in notes
