@@ -30,6 +30,8 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
 from resolver_hook.errors import OperationalError
 from resolver_hook.index.errors import UNREACHABLE
 from resolver_hook.index.fetch import redact
@@ -83,16 +85,31 @@ class SnapshotOnly:
         return out
 
     def _keep(self, page: Page) -> Page:
+        """The snapshot's ``page`` as read through the mirrors. A file of a mirrored page
+        on a host no mirror covers (PyTorch's pages list files on download-r2) is not
+        pinned: that URL goes past the mirror, where an air-gapped machine cannot
+        follow. Its release stays known, planned in page form on the mirror's page."""
         if not self._mirrors:
             return page
-        links = []
+        url = apply_mirrors(page.url, self._mirrors)
+        links, past = [], []
         for x in page.links:
             shown = apply_mirrors(x.url, self._mirrors)
+            if shown == x.url and url != page.url:
+                past.append(x)
+                continue
             self._upstream[shown] = x.url
             links.append(dataclasses.replace(x, url=shown))
-        return dataclasses.replace(
-            page, url=apply_mirrors(page.url, self._mirrors), links=tuple(links)
-        )
+        releases = page.releases
+        if past:
+            hosts = sorted({urlsplit(x.url).hostname or x.url for x in past})
+            self._note(
+                f"the shipped snapshot's files of {redact(url)} are on {', '.join(hosts)}, "
+                "which no mirror covers: not pinned there; the releases they show are "
+                "planned in page form on the mirror"
+            )
+            releases = tuple(dict.fromkeys([*releases, *filter(None, map(_version, past))]))
+        return dataclasses.replace(page, url=url, links=tuple(links), releases=releases)
 
     def metadata(self, link: Link) -> Metadata:
         upstream = dataclasses.replace(link, url=self._upstream.get(link.url, link.url))
@@ -337,3 +354,11 @@ def _reason(exc: Exception) -> str:
     message = getattr(exc, "message", None)
     text = str(message or exc) or type(exc).__name__
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _version(link: Link) -> str | None:
+    """The version in a wheel's file name (``2.13.0+cu130``), or None."""
+    try:
+        return str(parse_wheel_filename(link.filename)[1])
+    except InvalidWheelFilename:
+        return None
