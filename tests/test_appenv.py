@@ -324,3 +324,48 @@ def test_a_pass_with_an_unjudged_package_lists_it_among_its_choices() -> None:
     got = EnvPass(kind="requirements", packages=tuple(reqs), plan=plan).choices()
     assert [c.split(":", 1)[0] for c in got] == ["torch", "nvidia-cublas-cu12"]
     assert "UNJUDGED: no manifest describes its CUDA builds" in got[1]
+
+
+def test_env_plan_and_create_point_at_the_mirror_of_a_manifests_page(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """A manifest names its page on an upstream that only a mirror serves here
+    (RESOLVER_HOOK_MIRRORS): env plan shows the mirror's page, and env create's passes
+    hand uv the mirror's page, as plan and install do (env reads no page, but where a
+    URL points is the mirror's business, not the reading's)."""
+    upstream = "https://gpu.example.org"  # never reached: no such host here
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    (manifests / "demo-idx.toml").write_text(
+        'schema = 1\n[package]\nname = "demo-idx"\n[[index]]\n'
+        f'url = "{upstream}/links/cu130/demo-idx/"\nversion = "2.0+cu130"\n'
+        'cuda = ">=13.0"\ngpu = ["sm_100"]\n'
+    )
+    project = _declaration(
+        tmp_path, f'stack = ["demo-idx"]\n[[interpreter]]\nrequest = "{sys.executable}"\n'
+    )
+    env = clean_env(
+        RESOLVER_HOOK_MANIFESTS=str(manifests),
+        RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
+        RESOLVER_HOOK_MIRRORS=f"{upstream}={gpu_index.index.url}",
+        UV_DEFAULT_INDEX=gpu_index.simple,
+        UV_INSECURE_HOST="127.0.0.1",
+    )
+    mirrored = gpu_index.index.links_url("cu130", "demo-idx")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "resolver_hook", "env", *args, "--project", str(project),
+             "--target", B200],
+            capture_output=True, text=True, env=env, timeout=600, check=False,
+        )  # fmt: skip
+
+    proc = run("plan")
+    assert proc.returncode == 0, proc.stderr
+    assert f"demo-idx: demo-idx==2.0+cu130 from {mirrored}:" in proc.stdout
+    assert upstream not in proc.stdout
+    venv = tmp_path / "env"
+    proc = run("create", str(venv))
+    assert proc.returncode == 0, proc.stderr
+    assert upstream not in proc.stderr
+    assert installed(venv / "bin" / "python")["demo-idx"] == "2.0+cu130"
