@@ -23,7 +23,7 @@ from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
 from resolver_hook.index.userindex import file_index, no_index_line
 from resolver_hook.inventory import expand_manifests
-from resolver_hook.inventory.expand import DEFAULT_INDEX, with_notes
+from resolver_hook.inventory.expand import DEFAULT_INDEX, mirrored, with_notes
 from resolver_hook.inventory.snapshot import builtin_snapshot
 from resolver_hook.inventory.sources import FallbackSource
 from resolver_hook.resolve import resolve
@@ -128,9 +128,10 @@ class Planner:
         showed is in the manifests' ``notes``; ``unread``, when given, gets each page that
         could not be read (its URL, and why in a few words). ``pinned``: the
         requirements' specifiers by name (a yanked file is planned for an exact pin
-        only, as pip does). ``read_pages=False``: ``manifests``."""
+        only, as pip does). ``read_pages=False``: ``manifests``, their own URLs through
+        the mirrors."""
         if not self.read_pages:
-            return manifests
+            return mirrored(manifests, self.settings.mirrors)
         s = self.settings
         client = IndexClient(
             allow_insecure=s.allow_insecure,

@@ -153,18 +153,21 @@ def settings_from_args(
     *,
     reads_pages: bool = True,
     installer: InstallerSettings | None = None,
+    points_at_pages: bool = False,
 ) -> Settings:
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
-    mirrors and the user's index are read too). ``installer``: the installer the command
-    runs and what its arguments say of the pages (its default index is the user's)."""
+    mirrors and the user's index are read too); ``points_at_pages``: it reads none but
+    its plans name them, so its mirrors are read. ``installer``: the installer the
+    command runs and what its arguments say of the pages (its default index is the
+    user's)."""
 
     return combine(
         os.environ,
         allow_insecure_urls=bool(getattr(args, "allow_insecure_urls", False)),
         offline=bool(getattr(args, "offline", False)),
         refresh=bool(getattr(args, "refresh", False)),
-        mirror=getattr(args, "mirror", []) if reads_pages else None,
+        mirror=getattr(args, "mirror", []) if reads_pages or points_at_pages else None,
         timeout=getattr(args, "timeout", None),
         index_url=getattr(args, "index_url", None),
         trust_mirror_hashes=bool(getattr(args, "trust_mirror_hashes", False)),
@@ -182,10 +185,13 @@ def planner_from_args(
     installer: InstallerSettings | None = None,
 ) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
-    ``read_pages=False``: one that plans the manifests as given. A wait for its pages
-    over a second shows (stderr, a terminal only, never with --json or -q)."""
+    ``read_pages=False``: one that plans the manifests as given, their own URLs through
+    the mirrors. A wait for its pages over a second shows (stderr, a terminal only,
+    never with --json or -q)."""
 
-    settings = settings_from_args(args, reads_pages=read_pages, installer=installer)
+    settings = settings_from_args(
+        args, reads_pages=read_pages, installer=installer, points_at_pages=True
+    )
 
     def watch() -> Progress:
         return Progress(

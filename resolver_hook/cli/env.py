@@ -78,8 +78,11 @@ def run(args: argparse.Namespace) -> int:
     decl = load_declaration(_project(args))
     today = datetime.date.today()
     manifests = manifests_from_args(args)
+    # The passes plan the manifests as given: env reads no index page (their URLs
+    # through the mirrors).
+    planner = planner_from_args(args, read_pages=False)
     eplan = plan_environment(
-        decl, machine_from_args(args), manifests, allow_cpu=args.cpu, today=today
+        decl, machine_from_args(args), planner.pages(manifests), allow_cpu=args.cpu, today=today
     )
     if args.verb == "plan" and args.json:
         json.dump(eplan.to_dict(), sys.stdout, indent=2)
@@ -101,8 +104,7 @@ def run(args: argparse.Namespace) -> int:
         Path(args.dir),
         create=args.verb == "create",
         manifests=manifests,
-        # The passes plan the manifests as given: env reads no index page.
-        planner=planner_from_args(args, read_pages=False),
+        planner=planner,
         report=_Printer(),
     )
     sys.stderr.write(f"resolver-hook: environment ready in {args.dir}\n")

@@ -158,6 +158,8 @@ class InstallSession:
         if planner.read_pages:
             with _timings.phase("pages"):
                 manifests = planner.pages_for(manifests, reqs)
+        else:
+            manifests = planner.pages(manifests)  # env's passes: as given, through the mirrors
         with _timings.phase("plan"):
             plan = planner.plan(reqs, manifests, profile)
         optional_names = frozenset(requirement_name(o) or o for o in optional)
@@ -520,11 +522,12 @@ def _plan_dependencies(
             )
         )
     more = ReqFile(entries=(*reqs.entries, *entries), files=reqs.files, warnings=reqs.warnings)
-    manifests = session.manifests
     if session.planner.read_pages:
         # With the requirements' option lines: an -i line names the index they are read on.
         arriving = ReqFile(entries=(*reqs.options, *entries), files=(), warnings=())
-        manifests = session.planner.pages_for(manifests, arriving)
+        manifests = session.planner.pages_for(session.manifests, arriving)
+    else:
+        manifests = session.planner.pages(session.manifests)  # as given, through the mirrors
     plan = session.planner.plan(more, manifests, session.profile)
     blocking = [p for p in plan.errors if p.name in found]
     if blocking:

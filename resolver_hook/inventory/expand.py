@@ -93,6 +93,7 @@ __all__ = [
     "carried_files",
     "covered_releases",
     "expand_manifests",
+    "mirrored",
     "page_of",
     "pins_exactly",
     "with_notes",
@@ -193,6 +194,14 @@ class _Overlay(Mapping[str, Manifest]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._base
+
+
+def mirrored(
+    manifests: Mapping[str, Manifest], mirrors: Sequence[Mirror]
+) -> Mapping[str, Manifest]:
+    """``manifests`` as given, their own URLs read through ``mirrors`` (no page is
+    read: ``env``'s plans point at the mirror as every other plan does)."""
+    return _Overlay(manifests, {}, mirrors) if mirrors else manifests
 
 
 def _mirror(man: Manifest, written: Manifest, mirrors: Sequence[Mirror]) -> Manifest:
