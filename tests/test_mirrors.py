@@ -305,3 +305,28 @@ def test_a_snapshot_file_on_a_host_no_mirror_covers_is_not_pinned_past_the_mirro
         f"  the shipped snapshot's files of {mirror}/cu130/torch/ are on "
         "download-r2.pytorch.org, which no mirror covers: not pinned there"
     ) in notes
+
+
+@pytest.mark.parametrize(
+    "upstream",
+    [
+        "https://Download.PyTorch.org/whl",
+        "HTTPS://download.pytorch.org/whl",
+        "https://download.pytorch.org:443/whl/",
+    ],
+)
+def test_an_upstream_spelled_another_way_is_the_same_upstream(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, upstream: str
+) -> None:
+    """A URL's scheme and host are case-insensitive and https's port is 443 (RFC 3986,
+    6.2.2.1 and 6.2.3): RESOLVER_HOOK_MIRRORS written so still names PyTorch's index, and
+    the plan points at the mirror, never silently at the upstream."""
+    mirror = "https://mirror.example/pytorch"
+    monkeypatch.setenv("RESOLVER_HOOK_MIRRORS", f"{upstream}={mirror}")
+    code, out, _ = cli(
+        capsys, "plan", "torch", "--offline", "--target", "linux-x86_64-py313-cuda12.6-sm90"
+    )
+    assert code == 0
+    (line,) = [x for x in out.splitlines() if x.startswith("  torch  ")]
+    assert line.endswith(f"from {mirror}/cu126/torch/")
+    assert "download.pytorch.org" not in out.lower()
