@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep, redact
@@ -52,8 +52,29 @@ def _pair(text: str, where: str, allow_insecure: bool) -> Mirror:
         hint = f"add {INSECURE_FLAG} for a local mirror" if INSECURE_FLAG in problem else None
         raise UsageError(f"{where}: mirror {problem}", hint=hint)
     # The mirror's credentials are kept for its host (resolver_hook.ground.credentials): the
-    # URLs read from it, and pinned, never hold them.
-    return Mirror(keep(upstream).rstrip("/"), keep(mirror).rstrip("/"))
+    # URLs read from it, and pinned, never hold them. The upstream is matched as a prefix
+    # of URLs written the usual way: its scheme and host in lower case, no default port.
+    return Mirror(_usual(keep(upstream)).rstrip("/"), keep(mirror).rstrip("/"))
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _usual(url: str) -> str:
+    """``url`` with its scheme and host in lower case and without the scheme's default
+    port (RFC 3986, 6.2.2.1 and 6.2.3: the same URL); as given when it has no host."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return url
+    if not host:
+        return url
+    scheme = parts.scheme.lower()
+    shown = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        shown += f":{port}"
+    return urlunsplit(parts._replace(scheme=scheme, netloc=shown))
 
 
 def mirrors_from(
