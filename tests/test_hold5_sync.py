@@ -6,7 +6,9 @@ rule it fails."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +108,33 @@ def test_sync_of_other_platforms_locks_installs_nothing_and_names_the_nearest(
         "aarch64; this machine is Linux x86_64"
     )
     assert hint.startswith("hint: add a lock for this machine class: ")
+
+
+def test_sync_with_uv_and_no_active_environment_installs_nowhere_uv_would_not(
+    tmp_path: Path,
+) -> None:
+    """No virtual environment active, none in the folder, no --python: ``uv pip install
+    -r`` refuses ("No virtual environment found"), and so must sync with uv. It handed uv
+    the interpreter ``uv python find`` names (a system Python) as ``--python``, which
+    makes uv install into it. The lock cannot resolve (--no-index, a name nothing
+    serves), so nothing can be installed before the fix either."""
+    folder = tmp_path / "locks"
+    folder.mkdir()
+    lock = folder / "cpu.txt"
+    lock.write_text("--no-index\nrh-absent-package-r4b==1.0\n")
+    sha = hashlib.sha256(lock.read_bytes()).hexdigest()
+    (folder / "index.toml").write_text(
+        f'schema = 1\n[[lock]]\nfile = "cpu.txt"\nsha256 = "{sha}"\n'
+        f'target = "linux-x86_64-py{PY}"\nmachine = "cpu"\n'
+    )
+    work = tmp_path / "work"  # no .venv here or above it under tmp_path
+    work.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "resolver_hook", "sync", str(folder), "--installer", "uv",
+         "--target", f"linux-x86_64-py{PY}"],
+        capture_output=True, text=True, env=clean_env(tmp_path, UV_OFFLINE="1"), cwd=work,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode != 0, proc.stderr
+    assert "environment at:" not in proc.stderr, proc.stderr  # uv was pointed at one
+    assert "No virtual environment found" in proc.stderr, proc.stderr
