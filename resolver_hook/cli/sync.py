@@ -113,6 +113,10 @@ def run(args: argparse.Namespace) -> int:
             f"{path}: {refused[0]}{more}: nothing installed",
             hint=f"write the lock again from https pages ({INSECURE_FLAG} for a local test index)",
         )
-    extra = ["--python", installer.python] if tool == "uv" else []
+    # uv is pointed at an interpreter only when the user named one: with none, uv picks
+    # the environment as `uv pip install -r` does (active, then .venv) and refuses where
+    # there is none, as it does typed. The interpreter `uv python find` names may be a
+    # system Python, which uv would install into when handed it as --python.
+    extra = ["--python", installer.python] if tool == "uv" and args.python else []
     code, _ = foreground(installer.argv(["-r", str(path)], extra), env=env)
     return code
