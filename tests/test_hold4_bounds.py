@@ -70,3 +70,47 @@ def test_hashing_a_trickled_wheel_ends_at_the_deadline(
     assert "slower than 128 KiB/s after the first 2 s" in line
     assert hint == "hint: the server is slow or stalled; try again or raise --timeout"
     assert not out.exists()
+
+
+@pytest.mark.parametrize("form", ["requirements", "pylock"])
+def test_uv_reading_a_stalled_wheel_host_is_held_to_the_timeout(
+    serve: Callable[[Behaviour], str], tmp_path: Path, form: str
+) -> None:
+    """The manifest gives the wheel's sha256, so the hook downloads nothing; uv, which
+    resolves the whole environment, reads the wheel's metadata from a host that accepts
+    and never answers. uv waited its own 30 s per read, with retries (about 130 s under
+    ``--timeout 2``), and the hint said to loosen a requirement. uv now waits --timeout
+    per read (``UV_HTTP_TIMEOUT``) and the hint names the timeout. The pylock form asks
+    uv only when an unflavoured package is in the lock: plainpkg, from an empty page."""
+
+    def stall(sock: socket.socket, stop: threading.Event) -> None:
+        stop.wait(120)
+
+    url = serve(stall)
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(
+        f'schema = 1\n[package]\nname = "pkg"\n[[wheel]]\nurl = "{url}/pkg-1.0-py3-none-any.whl"\n'
+        f'sha256 = "{"ab" * 32}"\n'
+    )
+    out = tmp_path / ("pylock.toml" if form == "pylock" else "req.txt")
+    extra = ["plainpkg", "--index-url", f"{url}/simple/"] if form == "pylock" else []
+    began = time.monotonic()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "resolver_hook", "lock", "pkg", *extra, "--manifest",
+             str(manifest), "--allow-insecure-urls", "--target", "linux-x86_64-py312",
+             "--timeout", "2", "-o", str(out)],
+            capture_output=True, text=True, env=clean_env(RESOLVER_HOOK_OFFLINE="0"),
+            timeout=75, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("lock --timeout 2 still running after 75 s")
+    took = time.monotonic() - began
+    assert proc.returncode == 1, proc.stderr
+    assert took < 60, (took, proc.stderr)
+    assert "uv could not resolve the environment" in proc.stderr
+    assert proc.stderr.splitlines()[-1] == (
+        "hint: a server uv read did not answer within --timeout (2 s per read); "
+        "try again or raise it"
+    ), proc.stderr
+    assert not out.exists()
