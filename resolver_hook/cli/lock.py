@@ -320,7 +320,7 @@ def _hashed_lines(
         got = target_lines(s, profile, plan, fetcher, indexes=indexes, env=settings.env,
                            whole=whole, offline=settings.offline,
                            keep=existing_pins(path, "requirements", profile),
-                           upgrade=upgrade_of(args))  # fmt: skip
+                           upgrade=upgrade_of(args), timeout=settings.timeout)  # fmt: skip
         missing += got.unhashed
         used += got.indexes
         hashed[s] = list(got.lines)

@@ -216,7 +216,8 @@ def _pylock_text(
         if rest:
             others = resolve_rest(plan, wheels, profile, indexes=indexes, env=settings.env,
                                   keep=existing_pins(out, "pylock", profile),
-                                  upgrade=upgrade_of(args), offline=settings.offline)  # fmt: skip
+                                  upgrade=upgrade_of(args), offline=settings.offline,
+                                  timeout=settings.timeout)  # fmt: skip
             wheels = (*wheels, *others)
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():

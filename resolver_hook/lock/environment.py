@@ -53,9 +53,11 @@ def target_lines(
     offline: bool = False,
     keep: Mapping[NormalizedName, str] | None = None,
     upgrade: Sequence[str] | bool = False,
+    timeout: float | None = None,
 ) -> TargetLines:
     """The lock lines of ``plan`` for its target (``spec`` names it in messages);
-    ``keep`` and ``upgrade``: the pins of the lock already written, and which to move
+    ``keep`` and ``upgrade``: the pins of the lock already written, and which to move;
+    ``timeout``: uv's wait for each read
     (:func:`~resolver_hook.lock.resolved.resolve_environment`)."""
     found, lost = flavoured_hashes(
         plan, spec, fetcher, index_url=indexes.index_url or DEFAULT_INDEX
@@ -76,6 +78,7 @@ def target_lines(
         offline=offline,
         keep=keep,
         upgrade=upgrade,
+        timeout=timeout,
     )
     rest = [r for r in resolved if r.name not in ours]
     unhashed = list(lost)

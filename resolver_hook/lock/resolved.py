@@ -12,7 +12,10 @@ flavoured packages keep exactly the plan's files (uv must agree with their versi
 package of uv's answer with the sha256 of each of its files. uv is handed the user's
 index settings (:mod:`resolver_hook.lock.indexes`); none set, it runs with its own
 (``uv.toml``, else PyPI), so a company index keeps working. Its failure is one error
-naming uv's own last line.
+naming uv's own last line. uv waits ``--timeout`` for each read of a server
+(``UV_HTTP_TIMEOUT``, its read timeout, unless the user set one of uv's own timeout
+variables), as the hook's own reads do; the whole resolution is bounded by
+:data:`COMPILE_TIMEOUT`.
 
 pip is not the fallback: ``pip install --dry-run --report --platform`` evaluates the
 requirements' markers for the running machine, not the target, so it cannot lock
@@ -29,6 +32,7 @@ files).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +65,21 @@ __all__ = [
 ]
 
 COMPILE_TIMEOUT = 600.0  # a resolution against a large index; a bound, not a guess
+# uv's read timeout and the two names it also takes for it (uv's crates/uv-static
+# env_vars.rs): one the user set is theirs, not replaced by --timeout.
+_UV_TIMEOUTS = ("UV_HTTP_TIMEOUT", "UV_REQUEST_TIMEOUT", "HTTP_TIMEOUT")
+
+
+def _uv_waits(env: dict[str, str], timeout: float | None) -> tuple[dict[str, str], str]:
+    """``env`` with uv's read timeout set to ``timeout`` (whole seconds, at least 1: uv
+    takes an integer) where the user set none of uv's own; and that wait in words."""
+    for name in _UV_TIMEOUTS:
+        if env.get(name, "").strip():
+            return env, f"{name} ({env[name].strip()} s per read)"
+    if timeout is None:
+        return env, "uv's own timeout"
+    env["UV_HTTP_TIMEOUT"] = str(max(1, math.ceil(timeout)))
+    return env, f"--timeout ({env['UV_HTTP_TIMEOUT']} s per read)"
 
 
 def python_platform(profile: HostProfile) -> str:
@@ -119,13 +138,15 @@ def resolve_environment(
     offline: bool = False,
     keep: Mapping[NormalizedName, str] | None = None,
     upgrade: Sequence[str] | bool = False,
+    timeout: float | None = None,
 ) -> list[ResolvedPackage]:
     """Every package of the target's environment as uv resolves it (``uv pip compile
     --python-platform --python-version``), the plan's lines as requirements and its pins
     as constraints. ``leave_out``: packages whose lines uv is not handed (a flavour whose
     page cannot be read: uv could not read it either). ``keep``: the pins of the lock
     already written (:mod:`resolver_hook.lock.stable`), kept where they still fit unless
-    ``upgrade`` (True: every package; names: those)."""
+    ``upgrade`` (True: every package; names: those). ``timeout``: the most uv waits for
+    each read of a server (``--timeout``)."""
     uv = find_uv(env)
     if uv is None:
         raise missing_uv()
@@ -156,14 +177,20 @@ def resolve_environment(
             *ups,
             *[a for page in plan.find_links if page not in pages for a in ("--find-links", page)],
         ]
-        done = capture(argv, timeout=COMPILE_TIMEOUT, env=indexes.uv_env(env))
+        uv_env, wait = _uv_waits(indexes.uv_env(env), timeout)
+        done = capture(argv, timeout=COMPILE_TIMEOUT, env=uv_env)
         if not done.ok:
             last = (done.stderr.strip().splitlines() or [done.reason() or "failed"])[-1]
+            if offline:
+                hint = "--offline: uv resolved from its cache alone; lock once without --offline"
+            elif last.strip().endswith("operation timed out"):
+                # A stalled server, not an unsatisfiable requirement.
+                hint = f"a server uv read did not answer within {wait}; try again or raise it"
+            else:
+                hint = "the line above is uv's own; loosen the requirement it names"
             raise UvResolutionFailed(
                 f"uv could not resolve the environment for {profile.describe()}: {last}",
-                hint="--offline: uv resolved from its cache alone; lock once without --offline"
-                if offline
-                else "the line above is uv's own; loosen the requirement it names",
+                hint=hint,
                 plan=plan,
                 dependencies=uv_dependencies(done.stderr),
             )
@@ -295,13 +322,21 @@ def resolve_rest(
     keep: Mapping[NormalizedName, str] | None = None,
     upgrade: Sequence[str] | bool = False,
     offline: bool = False,
+    timeout: float | None = None,
 ) -> list[LockedWheel]:
     """The wheels of every package of the target's environment that ``flavoured`` lacks
-    (``keep``, ``upgrade``, ``offline``: as for :func:`resolve_environment`)."""
+    (``keep``, ``upgrade``, ``offline``, ``timeout``: as for :func:`resolve_environment`)."""
     ours = {str(w.name): w for w in flavoured}
     out = []
     resolved = resolve_environment(
-        plan, profile, indexes=indexes, env=env, keep=keep, upgrade=upgrade, offline=offline
+        plan,
+        profile,
+        indexes=indexes,
+        env=env,
+        keep=keep,
+        upgrade=upgrade,
+        offline=offline,
+        timeout=timeout,
     )
     for package in resolved:
         name, version = str(package.name), package.version
