@@ -147,3 +147,61 @@ def test_a_constraint_in_a_user_file_pip_skips_is_not_planned(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "planned with the constraints" not in proc.stderr
     assert versions(venv)["demo-gpu"] == "1.0+cu130"
+
+
+def test_isolated_pip_reads_no_user_file_and_no_variable(
+    tmp_path: Path, layout: dict[str, Path]
+) -> None:
+    """``pip --isolated``: no user file, no ``PIP_*`` variable (pip's cli/main.py
+    ``create_command(..., isolated="--isolated" in cmd_args)``, configuration.py
+    ``load``); the global, site and ``PIP_CONFIG_FILE`` files still apply."""
+    env = _env(tmp_path, PIP_CERT="/var.pem")
+    isolated = [p for kind in ("global", "user", "site", "env") for p in _isolated_files(env, kind)]
+    assert config_files(env, isolated=True) == isolated
+    assert layout["user"] not in config_files(env, isolated=True)
+    listed = dict(re.findall(r"^([\w.:-]+)='(.*)'$", _pip(env, "--isolated", "list"), re.M))
+    assert ":env:.cert" not in listed  # the variable, unread
+    # The user file's [install] value is skipped: the global one applies (this machine's
+    # own /etc/pip.conf may set a cert over the test's global file).
+    want = listed.get("install.cert") or listed.get("global.cert")
+    got = pip_settings(env, "cert", isolated=True).get("cert")
+    assert got is not None
+    assert got[0] == want != "/user.pem"
+    assert implied_constraints("pip", env, None, isolated=True).files == ()
+
+
+def _isolated_files(env: dict[str, str], kind: str) -> list[Path]:
+    variants: dict[str, list[Path]] = {}
+    current = ""
+    for line in _pip(env, "--isolated", "debug").splitlines():
+        if re.fullmatch(r"[a-z_]+:", line):
+            current = line[:-1]
+        elif m := re.fullmatch(r"  (.+), exists: (True|False)", line):
+            variants.setdefault(current, []).append(Path(m.group(1)))
+    return variants.get(kind, [])
+
+
+@pytest.mark.parametrize("where", ["user-file", "variable"])
+def test_pip_install_isolated_is_planned_without_what_pip_skips(
+    gpu_index: GpuIndex, tmp_path: Path, where: str
+) -> None:
+    """A constraint pinning the cu126 build, in the user's pip.conf or PIP_CONSTRAINT:
+    ``pip install --isolated`` reads neither and installs the machine's own build, cu130.
+    The plan read them anyway and refused demo-gpu on a B200 ("no build fits")."""
+    cons = _write(tmp_path / "cons.txt", "demo-gpu==1.0+cu126\n")
+    env = {"HOME": str(tmp_path / "home")}
+    if where == "user-file":
+        _write(
+            tmp_path / "home" / ".config" / "pip" / "pip.conf", f"[install]\nconstraint = {cons}\n"
+        )
+        env["PIP_CONFIG_FILE"] = str(tmp_path / "missing.conf")  # a name, no file: user read
+    else:
+        env["PIP_CONSTRAINT"] = str(cons)
+    venv = tmp_path / "v"
+    make_venv(venv)
+    args = ["pip", "--target", B200, "install", "--isolated", "--index-url", gpu_index.simple,
+            "demo-gpu"]  # fmt: skip
+    proc = hook(*args, venv=venv, env=env, manifests=gpu_index.manifests)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "planned with the constraints" not in proc.stderr
+    assert versions(venv)["demo-gpu"] == "1.0+cu130"
