@@ -134,6 +134,7 @@ class InstallerSettings:
     no_index: bool = False  # --no-index
     cert: str | None = None  # pip's --cert
     proxy: str | None = None  # pip's --proxy
+    isolated: bool = False  # pip's --isolated: no user pip.conf, no PIP_* variable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,15 +215,24 @@ def combine(
             installer=tool,
             no_index=None
             if mirror is None
-            else no_index(env, tool=tool, flag=own.no_index, record=record, uv=uv),
+            else no_index(
+                env, tool=tool, flag=own.no_index, record=record, uv=uv, isolated=own.isolated
+            ),
             default=None
             if mirror is None
             else user_index(
-                env, tool=tool, given=own.index_url, flag=index_url, record=record, uv=uv
+                env,
+                tool=tool,
+                given=own.index_url,
+                flag=index_url,
+                record=record,
+                uv=uv,
+                isolated=own.isolated,
             ),
             given=Given(
                 cert=(own.cert, "pip's --cert") if own.cert else None,
                 proxy=(own.proxy, "pip's --proxy") if own.proxy else None,
+                isolated=own.isolated,
             ),
         ),
     )

@@ -185,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
                     no_index="--no-index" in parsed.options,
                     cert=parsed.cert,
                     proxy=parsed.proxy,
+                    # pip's own test: the argument list holds the word (cli/main.py).
+                    isolated=tool == "pip" and "--isolated" in parsed.options,
                 ),
             ),
             machine=_Machine(args),

@@ -164,6 +164,7 @@ class Given:
 
     cert: tuple[str, str] | None = None
     proxy: tuple[str, str] | None = None
+    isolated: bool = False  # pip's --isolated: its user files and PIP_* variables unread
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,7 +183,9 @@ class Settings:
         given = given or Given()
         # pip's files read once for both, and not for what pip's own arguments gave.
         pip = pip_settings(
-            env, *(n for n, g in (("proxy", given.proxy), ("cert", given.cert)) if not g)
+            env,
+            *(n for n, g in (("proxy", given.proxy), ("cert", given.cert)) if not g),
+            isolated=given.isolated,
         )
         variables = _proxy_variables(env)
         # all_proxy serves a scheme that has none of its own (requests' select_proxy).

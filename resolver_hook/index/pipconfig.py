@@ -12,13 +12,14 @@ rules (docs/facts.md section 3, "pip's configuration files"; pip's
   ``$PIP_CONFIG_FILE`` names a file that exists), the site file (``PREFIX/pip.conf`` of
   the environment pip runs in), then ``$PIP_CONFIG_FILE``; ``os.devnull`` loads none;
 - a ``PIP_<NAME>`` variable beats every file;
+- ``--isolated`` among pip's arguments: no user file and no ``PIP_*`` variable is read
+  (the global, site and ``$PIP_CONFIG_FILE`` files still are);
 - the values are merged per section and key first (a later file's empty value replaces
   an earlier one's), then a command's own section (``[install]``) beats ``[global]``
   wherever each was set, and an empty value counts as not set.
 
 Only the Linux (XDG) locations are read; a file that cannot be read or parsed is
-skipped (pip refuses it itself, in its own words). pip's ``--isolated`` and its
-base-prefix file are not read.
+skipped (pip refuses it itself, in its own words). pip's base-prefix file is not read.
 """
 
 from __future__ import annotations
@@ -35,10 +36,15 @@ _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
 
 
 def config_files(
-    env: Mapping[str, str], site: Path | None = None, record: Recorder = NOWHERE
+    env: Mapping[str, str],
+    site: Path | None = None,
+    record: Recorder = NOWHERE,
+    *,
+    isolated: bool = False,
 ) -> list[Path]:
     """pip's configuration files for ``env``, lowest priority first. ``site``: the
-    environment pip runs in (default ``$VIRTUAL_ENV``); its ``pip.conf`` is the site file."""
+    environment pip runs in (default ``$VIRTUAL_ENV``); its ``pip.conf`` is the site file.
+    ``isolated``: pip runs with ``--isolated`` (no user file)."""
     chosen = env.get("PIP_CONFIG_FILE")
     if chosen == os.devnull:
         return []
@@ -47,7 +53,7 @@ def config_files(
         if folder:
             files.append(Path(folder) / "pip" / "pip.conf")
     files.append(Path("/etc/pip.conf"))
-    if not (chosen and path_kind(chosen, record) is not None):
+    if not isolated and not (chosen and path_kind(chosen, record) is not None):
         home = env.get("HOME")
         if home:
             files.append(Path(home) / ".pip" / "pip.conf")
@@ -74,21 +80,23 @@ def pip_settings(
     command: str = "install",
     site: Path | None = None,
     record: Recorder = NOWHERE,
+    isolated: bool = False,
 ) -> dict[str, tuple[str, str]]:
     """``{name: (value, where it was set)}`` of those of pip's settings ``names`` that are
     set for pip's ``command``: ``PIP_<NAME>`` (``where`` is the variable), else the files
     (``NAME in PATH``), read once for all the names (none when every name has its
-    variable), each read declared to ``record``."""
+    variable), each read declared to ``record``. ``isolated``: as pip ``--isolated``
+    reads them (no variable, no user file)."""
     found: dict[str, tuple[str, str]] = {}
     for name in names:
         variable = "PIP_" + name.upper().replace("-", "_")
-        if env.get(variable):
+        if not isolated and env.get(variable):
             found[name] = (env[variable], variable)
     rest = [name for name in names if name not in found]
     if not rest:
         return found
     texts = []
-    for path in config_files(env, site, record):
+    for path in config_files(env, site, record, isolated=isolated):
         try:
             data = file_bytes(str(path), _MAX_CONFIG_BYTES, record)
             if data is not None:

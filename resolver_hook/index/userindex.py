@@ -196,17 +196,19 @@ def user_index(
     flag: str | None = None,
     record: Recorder = NOWHERE,
     uv: UvConfig | None = None,
+    isolated: bool = False,
 ) -> UserIndex | None:
     """The index ``tool`` reads by default in ``env`` (see the module's docstring);
     ``given``: the one its arguments name (:attr:`InstallArgs.index_url
     <resolver_hook.install.args.InstallArgs.index_url>`); ``flag``: our own
-    ``--index-url``; ``uv``: uv's files (default: read here). None: PyPI."""
+    ``--index-url``; ``uv``: uv's files (default: read here); ``isolated``: pip's
+    ``--isolated`` (its user files and ``PIP_*`` variables unread). None: PyPI."""
     if flag:
         return UserIndex(flag, "--index-url")
     if tool == "pip":
         if given:
             return UserIndex(given, "pip's --index-url")
-        found = pip_settings(env, "index-url", record=record).get("index-url")
+        found = pip_settings(env, "index-url", record=record, isolated=isolated).get("index-url")
         return None if found is None else UserIndex(found[0].strip(), found[1])
     if tool == "uv" and given:
         return UserIndex(given, "uv's --default-index")
@@ -244,15 +246,17 @@ def no_index(
     flag: bool = False,
     record: Recorder = NOWHERE,
     uv: UvConfig | None = None,
+    isolated: bool = False,
 ) -> str | None:
     """Where ``tool`` was told to read no index, or None: ``flag`` (its own
     ``--no-index``), then pip's ``PIP_NO_INDEX`` and pip.conf (pip, or no one
     installer), then ``UV_NO_INDEX`` and uv's configuration files (``uv``, default: read
-    here; uv, or no one installer). A value pip or uv would read as no is off."""
+    here; uv, or no one installer). A value pip or uv would read as no is off.
+    ``isolated``: pip's ``--isolated`` (its user files and ``PIP_*`` variables unread)."""
     if flag:
         return f"{tool or 'the installer'}'s --no-index"
     if tool in ("pip", None):
-        found = pip_settings(env, "no-index", record=record).get("no-index")
+        found = pip_settings(env, "no-index", record=record, isolated=isolated).get("no-index")
         if found is not None and found[0].strip().lower() in _YES:
             return found[1]
     if tool in ("uv", None):

@@ -31,16 +31,24 @@ class ImpliedConstraints:
 
 
 def implied_constraints(
-    tool: str, env: Mapping[str, str], prefix: Path | None, record: Recorder = NOWHERE
+    tool: str,
+    env: Mapping[str, str],
+    prefix: Path | None,
+    record: Recorder = NOWHERE,
+    *,
+    isolated: bool = False,
 ) -> ImpliedConstraints:
     """The constraint files ``tool`` reads from its environment and configuration.
 
-    ``prefix``: the environment installed into (its ``pip.conf`` is pip's site file).
+    ``prefix``: the environment installed into (its ``pip.conf`` is pip's site file);
+    ``isolated``: pip runs with ``--isolated`` (no ``PIP_CONSTRAINT``, no user file).
     """
     if tool == "uv":
         files = tuple(env.get("UV_CONSTRAINT", "").split())
         return ImpliedConstraints(files=files, source="UV_CONSTRAINT" if files else "")
-    found = pip_settings(env, "constraint", site=prefix, record=record).get("constraint")
+    found = pip_settings(env, "constraint", site=prefix, record=record, isolated=isolated).get(
+        "constraint"
+    )
     # pip splits a list option's value on whitespace.
     if found is None or not found[0].split():
         return ImpliedConstraints()

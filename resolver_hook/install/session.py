@@ -139,7 +139,13 @@ class InstallSession:
         installer = find_installer(tool, parsed, env, record=record)
         with _timings.phase("machine"):
             profile = self.machine.profile_for(installer)
-        implied = implied_constraints(tool, env, _prefix(installer.python, record), record)
+        implied = implied_constraints(
+            tool,
+            env,
+            _prefix(installer.python, record),
+            record,
+            isolated=planner.settings.indexes.given.isolated,
+        )
         if implied.files:
             report.say(
                 f"planned with the constraints the installer reads from {implied.source}: "
