@@ -58,13 +58,10 @@ def test_a_dry_run_killed_by_sigkill_exits_137(gpu_index: GpuIndex, tmp_path: Pa
     assert versions(venv) == before
 
 
-@pytest.mark.parametrize("tool", ["pip", "uv"])
-def test_what_a_rolled_back_optional_package_replaced_is_put_back_when_no_index_serves_it(
-    tmp_path: Path, tool: str
-) -> None:
-    """optpkg needs tinyb 2.0 and fails to import; tinyb 1.0, installed from a file the
-    index does not serve, was replaced by 2.0: its own files, kept before the optional
-    install, are put back (issue 49), and the warning says so."""
+def _tinyb_replaced_by_optpkg(tmp_path: Path, tool: str) -> tuple[LoopbackIndex, Path]:
+    """An index of mainpkg 1.0, tinyb 2.0 and optpkg 1.0 (needs tinyb 2.0, fails to
+    import), and a venv for ``tool`` holding tinyb 1.0 from a file the index does not
+    serve."""
     built = tmp_path / "built"
     index = LoopbackIndex(tmp_path / "index")
     index.add(build_wheel(built, "mainpkg", "1.0"))
@@ -81,6 +78,17 @@ def test_what_a_rolled_back_optional_package_replaced_is_put_back_when_no_index_
         [*UV, "pip", "install", "--python", str(venv / "bin/python"), "--no-index", str(old.path)],
         check=True, capture_output=True, env=clean_env(),
     )  # fmt: skip
+    return index, venv
+
+
+@pytest.mark.parametrize("tool", ["pip", "uv"])
+def test_what_a_rolled_back_optional_package_replaced_is_put_back_when_no_index_serves_it(
+    tmp_path: Path, tool: str
+) -> None:
+    """optpkg needs tinyb 2.0 and fails to import; tinyb 1.0, installed from a file the
+    index does not serve, was replaced by 2.0: its own files, kept before the optional
+    install, are put back (issue 49), and the warning says so."""
+    index, venv = _tinyb_replaced_by_optpkg(tmp_path, tool)
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     with index.serving():
@@ -218,3 +226,29 @@ def test_a_replaced_version_that_cannot_be_put_back_is_named_with_why(tmp_path: 
         "not installed; its files were not kept: its dry run failed ('pip' failed: boom); "
         "no index served it either"
     )
+
+
+def test_a_replaced_version_without_record_that_uv_leaves_beside_the_new_one_is_named(
+    tmp_path: Path,
+) -> None:
+    """tinyb 1.0 lists no files (its RECORD is gone: a tool that wrote none). uv replaces it
+    anyway ("Failed to uninstall ... missing RECORD"), so after optpkg's rollback both
+    tinyb-1.0 and tinyb-2.0 metadata sit in the environment and the module is 2.0's.
+    The rollback said only "removed optpkg": what the optional install replaced was
+    neither put back nor named."""
+    index, venv = _tinyb_replaced_by_optpkg(tmp_path, "uv")
+    (record,) = _site(venv).glob("tinyb-1.0.dist-info/RECORD")
+    record.unlink()
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    with index.serving():
+        proc = hook("uv", "--target", B200, "--optional", "optpkg", "pip", "install",
+                    "--index-url", index.simple_url, "mainpkg", venv=venv,
+                    manifests=manifests)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (said,) = [line for line in proc.stderr.splitlines() if "rolled back" in line]
+    assert said.startswith(
+        "warning: rolled back: removed optpkg; could not put back tinyb 1.0 ("
+    ), said
+    assert "1.0 and 2.0 are installed side by side" in said, said
+    assert "it lists no files (no RECORD)" in said, said
