@@ -700,9 +700,13 @@ def missing_hashes(plan: Plan) -> list[str]:
 
 # --- optional packages: install, import-check, roll back ---------------------------
 
+# Each name with every version whose metadata is installed (more than one: a version an
+# installer could not remove, beside the one it installed).
 _LIST_SCRIPT = (
     "import importlib.metadata as m, json\n"
-    "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))\n"
+    "found = {}\n"
+    "for d in m.distributions(): found.setdefault(d.metadata['Name'], []).append(d.version)\n"
+    "print(json.dumps(found))\n"
 )
 # Import every top-level module the distribution installed.
 _IMPORT_SCRIPT = (
@@ -734,7 +738,14 @@ class OptionalOutcome:
 
 
 def installed_versions(python: str, run: Runner = capture) -> dict[str, str]:
-    """Canonical name -> version of every distribution in ``python``'s environment."""
+    """Canonical name -> version of every distribution in ``python``'s environment (of
+    a name installed twice, the version read last, as before)."""
+    return {n: vs[-1] for n, vs in installed_all(python, run).items()}
+
+
+def installed_all(python: str, run: Runner = capture) -> dict[str, list[str]]:
+    """Canonical name -> every version of it whose metadata is in ``python``'s
+    environment."""
     done = run([python, "-c", _LIST_SCRIPT], timeout=LIST_TIMEOUT)
     if not done.ok:
         raise OperationalError(f"cannot list the packages of {python}: {done.reason()}")
@@ -742,7 +753,10 @@ def installed_versions(python: str, run: Runner = capture) -> dict[str, str]:
         found = json.loads(done.stdout)
     except ValueError:
         raise OperationalError(f"cannot list the packages of {python}: not JSON") from None
-    return {canonicalize_name(k): v for k, v in found.items()}
+    out: dict[str, list[str]] = {}
+    for k, vs in found.items():
+        out.setdefault(canonicalize_name(k), []).extend(str(v) for v in vs)
+    return out
 
 
 def optional_install(
@@ -791,9 +805,20 @@ def _roll_back(  # noqa: PLR0917 - what the optional install changed, and how to
     env: dict[str, str],
     out: Callable[[str], None],
 ) -> str:
-    after = installed_versions(installer.python)
+    every = installed_all(installer.python)
+    after = {n: vs[-1] for n, vs in every.items()}
+    # A version the installer could not remove (no RECORD) beside the one it installed:
+    # the files are the new one's. Neither removed (that would take the new files and
+    # leave the old metadata over nothing) nor said to be back.
+    # Only one the dry run said it would replace (or all, when it could not be read).
+    replaced = kept.missing.keys() | kept.files.keys()
+    doubled = {
+        n: vs
+        for n, vs in every.items()
+        if n in before and len(set(vs)) > 1 and (n in replaced or "*" in replaced)
+    }
     added = sorted(n for n in after if n not in before)
-    changed = sorted(n for n in before if after.get(n) != before[n])
+    changed = sorted(n for n in before if after.get(n) != before[n] and n not in doubled)
     removable = sorted(set(added) | {n for n in changed if n in after})
     if removable:
         run_installer(installer.uninstall_argv(removable), env, tee=False, out=out)
@@ -814,6 +839,12 @@ def _roll_back(  # noqa: PLR0917 - what the optional install changed, and how to
     words = [f"removed {', '.join(gone)}"] if gone else []
     words += [f"put back {', '.join(f'{n} {before[n]}' for n in back)}"] if back else []
     words += [f"could not remove {', '.join(stuck)}"] if stuck else []
+    lost += [
+        f"{n} {before[n]} ({' and '.join(sorted(set(vs)))} are installed side by side: the "
+        f"install put its files over {n} {before[n]}, whose files were not kept"
+        f"{': ' + why if (why := kept.missing.get(n) or kept.missing.get('*')) else ''})"
+        for n, vs in sorted(doubled.items())
+    ]
     words += [f"could not put back {', '.join(lost)}"] if lost else []
     return "; ".join(words)
 
