@@ -81,6 +81,7 @@ def test_no_boot_id_means_no_cache(tmp_path: Path) -> None:
         pytest.param(b"{not json", "unreadable", id="corrupt"),
         pytest.param(b"\xff\xfe", "unreadable", id="not-utf8"),
         pytest.param(b"x" * (2 << 20), "unreadable", id="huge"),
+        pytest.param(b"[" * 100_000, "nested too deeply", id="nested"),
     ],
 )
 def test_a_corrupt_cache_is_ignored_with_a_note(tmp_path: Path, content: bytes, why: str) -> None:

@@ -128,6 +128,8 @@ def read(path: str | os.PathLike[str], key: Mapping[str, Any]) -> tuple[Any, str
         data = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return None, f"cache {path} ignored: unreadable ({exc})"
+    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
+        return None, f"cache {path} ignored: unreadable (nested too deeply)"
     if not isinstance(data, dict) or data.get("key") != key:
         return None, None  # written for another boot, driver, interpreter, ...: stale
     return data.get("value"), None
