@@ -549,3 +549,47 @@ def test_arch_max_is_a_compute_capability() -> None:
         parse_manifest(doc, source="test")
     doc["index"][0]["arch_max"] = "9.0"  # type: ignore[index]
     assert parse_manifest(doc, source="test").indexes[0].needs.arch_max == (9, 0)
+
+
+def test_entries_of_one_release_on_one_page_differ_in_platform_or_python() -> None:
+    """Entries with the same page and version are one release whose kernel lists differ
+    per platform: each is told apart by its platforms; two that overlap in platform and
+    Python are ambiguous, each pair said once, in the manifest's order."""
+    page = "https://download.pytorch.org/whl/cu130/torch/"
+
+    def entry(
+        platforms: list[str], python: list[str] | None = None, version: str = "2.13.0+cu130"
+    ) -> dict[str, object]:
+        t: dict[str, object] = {"url": page, "version": version, "platforms": platforms}
+        if python is not None:
+            t["python"] = python
+        return t
+
+    good = {
+        "package": {"name": "torch"},
+        "index": [
+            entry(["manylinux_2_28_x86_64"]),
+            entry(["win_amd64"]),
+            entry(["manylinux_2_28_aarch64"], version="2.12.0+cu130"),
+        ],
+    }
+    m = parse_manifest(good, source="t")
+    assert [f.qualifier for f in m.indexes] == ["manylinux_2_28_x86_64", "win_amd64", ""]
+    assert m.indexes[0].describe().endswith("for manylinux_2_28_x86_64)")
+    bad = {
+        "package": {"name": "torch"},
+        "index": [
+            entry(["manylinux_2_28_x86_64", "win_amd64"], ["3.12"]),
+            entry(["win_amd64"], ["3.13"]),  # another Python: not ambiguous
+            entry(["manylinux_2_28_x86_64"]),  # every Python: overlaps index[0]
+            entry(["win_amd64"], ["3.12", "3.13"]),  # overlaps all three
+        ],
+    }
+    with pytest.raises(ManifestError) as exc:
+        parse_manifest(bad, source="t")
+    same = "the same platform and Python: which one holds is ambiguous"
+    assert exc.value.problems == (
+        f"t: index[2]: the same version 2.13.0+cu130 from the same page as index[0], for {same}",
+        f"t: index[3]: the same version 2.13.0+cu130 from the same page as index[0], for {same}",
+        f"t: index[3]: the same version 2.13.0+cu130 from the same page as index[1], for {same}",
+    )

@@ -53,12 +53,14 @@ def _read_about(
         else:
             cuda_runtime = Version(runtime)
     url = c.string(t, "evidence", path)
-    if url is not None:
+    if url is not None and c.valid.get(("evidence", url)) is not None:
+        evidence = url  # entries of one release share their page
+    elif url is not None:
         problem = url_problem(url)
         if problem:
             c.bad(_join(path, "evidence"), problem)
         else:
-            evidence = url
+            evidence = c.valid["evidence", url] = url
     if "checked" in t:
         value = t["checked"]
         if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):

@@ -173,10 +173,15 @@ class TableReader:
         return None if url is None else keep(url)
 
     def url(self, url: str, path: str) -> bool:
+        """Whether ``url`` passes the URL policy (the problem said at ``path`` when not);
+        a URL the document repeats (an index page, an entry per release) is checked once."""
+        if self.valid.get(("url", url)) is not None:
+            return True
         problem = url_problem(url, allow_insecure=self.allow_insecure)
         if problem:
             self.bad(path, problem)
             return False
+        self.valid["url", url] = url
         return True
 
 

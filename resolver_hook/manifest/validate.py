@@ -58,6 +58,15 @@ _INDEX_KEYS = (
     *_FLAVOUR_FORM_KEYS,
 )
 _BUILD_KEYS = ("needs",)
+_LISTS = {
+    "platforms": (re.compile(r"[a-z0-9_.]+"), "{!r} is not a wheel platform tag"),
+    # "3.13t": free-threaded CPython
+    "python": (
+        re.compile(r"\d+\.\d+t?"),
+        "{!r} is not a Python version like 3.12 (3.13t: free-threaded)",
+    ),
+}
+_LOCAL_LABEL = re.compile(r"[a-z0-9]+(?:[._][a-z0-9]+)*")
 
 
 def _split_hash_fragment(c: TableReader, url: str, path: str) -> tuple[str, str | None] | None:
@@ -158,17 +167,8 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         version = _with_label(c, t, path, version)
     else:
         version = _read_version(c, t, path)
-    platforms = c.strings(t, "platforms", path) or ()
-    for i, p in enumerate(platforms):
-        if not re.fullmatch(r"[a-z0-9_.]+", p):
-            c.bad(f"{_join(path, 'platforms')}[{i}]", f"{p!r} is not a wheel platform tag")
-    python = c.strings(t, "python", path) or ()
-    for i, p in enumerate(python):
-        if not re.fullmatch(r"\d+\.\d+t?", p):  # "3.13t": free-threaded CPython
-            c.bad(
-                f"{_join(path, 'python')}[{i}]",
-                f"{p!r} is not a Python version like 3.12 (3.13t: free-threaded)",
-            )
+    platforms = _read_list(c, t, "platforms", path)
+    python = _read_list(c, t, "python", path)
     needs, _ = _read_needs(c, t, path, name)
     install = _read_install(c, t, path, name)
     cxx11abi = c.boolean(t, "cxx11abi", path)
@@ -189,7 +189,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
             "only for a url template over another package's build ({torch.local})",
         )
     for i, label in enumerate(labels):
-        if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", label):
+        if not _LOCAL_LABEL.fullmatch(label):
             c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
     kernels_until = _read_kernels_until(c, t, path, version, versions)
     preference = _read_preference(c, t, path)
@@ -219,6 +219,21 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         preference=preference,
         unjudged=unjudged or None,
     )
+
+
+def _read_list(c: TableReader, t: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+    """``platforms`` or ``python``: strings that each match the key's pattern; a list
+    the document repeats (an entry per release) is checked once."""
+    pattern, what = _LISTS[key]
+    items = c.strings(t, key, path) or ()
+    joined = "\n".join(items)
+    if c.valid.get((key, joined)) is None:
+        bad = [(i, item) for i, item in enumerate(items) if not pattern.fullmatch(item)]
+        for i, item in bad:
+            c.bad(f"{_join(path, key)}[{i}]", what.format(item))
+        if not bad:
+            c.valid[key, joined] = items
+    return items
 
 
 def _read_version(c: TableReader, t: Mapping[str, Any], path: str) -> Version | None:
@@ -296,10 +311,15 @@ def _with_label(
     text = c.string(t, "label", path)
     if text is None or floor is None:
         return floor
-    if not re.fullmatch(r"[a-z0-9]+(?:[._][a-z0-9]+)*", text):
+    if not _LOCAL_LABEL.fullmatch(text):
         c.bad(_join(path, "label"), f"{text!r} is not a local label such as 'cu128'")
         return floor
-    return Version(f"{floor.public}+{text}")
+    labelled = f"{floor.public}+{text}"
+    known = c.valid.get(("version", labelled))
+    if known is not None:
+        return cast(Version, known)
+    version = c.valid["version", labelled] = Version(labelled)
+    return version
 
 
 def _read_versions(
@@ -310,6 +330,9 @@ def _read_versions(
     text = c.string(t, "versions", path, required=True)
     if text is None:
         return None, None
+    known = c.valid.get(("versions", text))
+    if known is not None:
+        return cast(tuple[SpecifierSet, Version], known)
     try:
         spec = SpecifierSet(text)
     except InvalidSpecifier:
@@ -322,6 +345,7 @@ def _read_versions(
             f"{text!r} has no floor: start from the release the evidence shows ('>=0.3.35')",
         )
         return None, None
+    c.valid["versions", text] = (spec, floor)
     return spec, floor
 
 
@@ -476,16 +500,17 @@ def _qualify_siblings(c: TableReader, indexes: list[IndexFlavour]) -> list[Index
         coupling = tuple(sorted(map(str, f.needs.requires))) if f.template else ()
         return (f.url or f.template, f.install, f.version, coupling)
 
-    for f in indexes:
-        groups.setdefault(key(f), []).append(f)
+    keys = [key(f) for f in indexes]
+    for f, k in zip(indexes, keys, strict=True):
+        groups.setdefault(k, []).append(f)
     out = []
-    for i, f in enumerate(indexes):
-        # By identity: ``in`` would compare every field of two entries (never equal:
-        # each has its own ``where``).
-        siblings = {id(g) for g in groups[key(f)] if g is not f}
-        for g in indexes[i + 1 :]:
-            if id(g) not in siblings:
-                continue
+    for f, k in zip(indexes, keys, strict=True):
+        group = groups[k]
+        # The entries after this one in its group, in the manifest's order. By identity:
+        # ``index`` would compare every field of two entries (never equal: each has its
+        # own ``where``).
+        later = group[next(n for n, g in enumerate(group) if g is f) + 1 :]
+        for g in later:
             same_plat = not f.platforms or not g.platforms or set(f.platforms) & set(g.platforms)
             same_py = not f.python or not g.python or set(f.python) & set(g.python)
             if same_plat and same_py:
@@ -494,7 +519,7 @@ def _qualify_siblings(c: TableReader, indexes: list[IndexFlavour]) -> list[Index
                     f"the same version {f.version} from the same page as {f.where}, for "
                     "the same platform and Python: which one holds is ambiguous",
                 )
-        qualify = bool(siblings and f.platforms)
+        qualify = len(group) > 1 and bool(f.platforms)
         out.append(replace(f, qualifier=", ".join(f.platforms)) if qualify else f)
     return out
 
