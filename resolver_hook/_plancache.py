@@ -189,7 +189,7 @@ def _valid_record(path: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[...]]]]
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return None

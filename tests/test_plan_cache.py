@@ -251,6 +251,23 @@ def test_stdin_and_fifos_are_never_stored(tmp_path: Path) -> None:
     assert not list((tmp_path / "cache" / "plans").glob("*.json"))
 
 
+@pytest.mark.parametrize(
+    "content", [b"[" * 100_000, b"{not json", b"\xff\xfe"], ids=["nested", "not-json", "not-utf8"]
+)
+def test_a_stored_plan_that_cannot_be_read_is_planned_again(tmp_path: Path, content: bytes) -> None:
+    """A stored plan that does not decode (a hostile one nested too deeply for the JSON
+    decoder, a torn one) is a miss: the plan is made again and stored anew."""
+    env, work = _setup(tmp_path)
+    args = ["torch", *TARGET]
+    before = _replaying(args, env, work)
+    (stored,) = (tmp_path / "cache" / "plans").glob("*.json")
+    stored.write_bytes(content)
+    after = _plan(args, env, work)
+    assert not after.replayed
+    assert (after.code, after.stdout, after.stderr) == (before.code, before.stdout, before.stderr)
+    assert _plan(args, env, work).replayed
+
+
 def test_pages_read_from_the_network_are_fresh_for_a_while(
     gpu_index: GpuIndex, tmp_path: Path
 ) -> None:
