@@ -3,6 +3,8 @@ variables are read in any case (and refused when they are not yes/no)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from resolver_hook.errors import UsageError
 from resolver_hook.settings import combine, env_flag
 from tests.clirun import cli
-from tests.installenv import GpuIndex, venv_for, write_manifest
+from tests.installenv import GpuIndex, clean_env, venv_for, write_manifest
 from tests.test_install import install
 from tests.wheelfactory import LoopbackIndex, build_wheel
 
@@ -100,3 +102,48 @@ def test_uv_offline_plans_offline(tmp_path: Path, args: list[str], env: dict[str
     assert offline_asked == [], proc.stderr
     assert "planned offline" in proc.stderr
     assert online_asked  # the page the offline plan did not read
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("where", "env", "offline"),
+    [
+        ("project", {}, True),  # ./uv.toml
+        ("UV_CONFIG_FILE", {}, True),
+        ("project", {"UV_OFFLINE": "0"}, False),  # uv: the variable beats the file
+    ],
+)
+def test_uv_offline_in_its_configuration_file_plans_offline(
+    tmp_path: Path, where: str, env: dict[str, str], offline: bool
+) -> None:
+    """``offline = true`` in uv's own uv.toml makes uv open no connection (seen with uv
+    0.13.9: "Network connectivity is disabled"), as ``--offline`` does: the plan reads
+    no page either."""
+    index = LoopbackIndex(tmp_path / "index")
+    index.add(build_wheel(tmp_path / "built", "kidx", "2.0+cu130"), simple=False, flavour="cu130")
+    project = tmp_path / "project"
+    project.mkdir()
+    config = project / "uv.toml" if where == "project" else tmp_path / "elsewhere.toml"
+    config.write_text("offline = true\n")
+    with index.serving():
+        gi = _manifests(tmp_path, index)
+        venv = venv_for("uv", tmp_path / "venv")
+        run_env = clean_env(RESOLVER_HOOK_OFFLINE="0", RESOLVER_HOOK_MANIFESTS=str(gi.manifests),
+                            RESOLVER_HOOK_ALLOW_INSECURE_URLS="1", VIRTUAL_ENV=str(venv),
+                            **env)  # fmt: skip
+        for name in ("UV_NO_CONFIG", "UV_OFFLINE"):  # uv's files are read as uv reads them
+            if name not in env:
+                run_env.pop(name)
+        if where == "UV_CONFIG_FILE":
+            run_env["UV_CONFIG_FILE"] = str(config)
+        proc = subprocess.run(
+            [sys.executable, "-m", "resolver_hook", "uv", "--target", B200, "--no-proof",
+             "pip", "install", "--index-url", gi.simple, "kidx"],
+            capture_output=True, text=True, env=run_env, cwd=project, timeout=600, check=False,
+        )  # fmt: skip
+        asked = [r for r in index.requests if "/links/" in r]
+    assert bool(asked) is not offline, proc.stderr
+    assert ("planned offline" in proc.stderr) is offline, proc.stderr
+    if offline:
+        assert f"offline in {config}" in proc.stderr
+    assert "Traceback" not in proc.stderr
