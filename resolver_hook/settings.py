@@ -35,7 +35,8 @@ A flag turns a setting on; so does a variable set to ``1``, ``true``, ``yes``, `
 ``0``, ``false``, ``no``, ``off``, ``n``, ``f`` or empty leave it off; any other value is
 a usage error (:func:`env_flag`, the one reader of our yes/no variables).
 
-``resolver-hook uv pip install --offline`` (and ``UV_OFFLINE`` on, as uv reads it) plans
+``resolver-hook uv pip install --offline`` (and ``UV_OFFLINE`` on, or ``offline = true`` in
+uv's uv.toml, as uv reads them) plans
 offline too: the installer is told to open no connection, so the plan opens none
 (:func:`installer_offline`).
 """
@@ -111,10 +112,13 @@ def env_flag(env: Mapping[str, str], name: str) -> bool:
     return found
 
 
-def installer_offline(tool: str, options: Sequence[str], env: Mapping[str, str]) -> str | None:
+def installer_offline(
+    tool: str, options: Sequence[str], env: Mapping[str, str], uv: UvConfig | None = None
+) -> str | None:
     """Why the installer itself is offline, or None: uv's ``--offline`` among the
     ``uv pip install`` options (a later ``--no-offline`` undoes it), else ``UV_OFFLINE``
-    on as uv reads it (a value uv refuses is uv's to refuse). pip has no such option:
+    as uv reads it (a value uv refuses is uv's to refuse), else ``offline`` in uv's
+    configuration files (``uv``: those files; default: read here). pip has no such option:
     its ``--no-index`` still reads ``--find-links`` pages, the plan's flavour pages
     among them, so it does not make the plan offline."""
     if tool != "uv":
@@ -122,7 +126,9 @@ def installer_offline(tool: str, options: Sequence[str], env: Mapping[str, str])
     flags = [o for o in options if o in ("--offline", "--no-offline")]
     if flags:
         return "uv's --offline" if flags[-1] == "--offline" else None
-    return "UV_OFFLINE" if yes_no(env.get("UV_OFFLINE", "")) else None
+    if env.get("UV_OFFLINE", "").strip():
+        return "UV_OFFLINE" if yes_no(env["UV_OFFLINE"]) else None
+    return (uv or UvConfig(env)).offline()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -150,7 +150,7 @@ def _uv_files(
 class UvConfig:
     """uv's configuration files for ``env`` (:func:`_uv_files`), read when first asked
     and then not again, each read declared to ``record``: what they say of the default
-    index and of ``no-index``. One value serves a command's :func:`user_index` and
+    index, of ``no-index`` and of ``offline``. One value serves a command's :func:`user_index` and
     :func:`no_index`, so the files are read once for both."""
 
     def __init__(
@@ -185,6 +185,16 @@ class UvConfig:
                 value = found.get("no-index") if isinstance(found, dict) else None
                 if isinstance(value, bool):
                     return f"no-index in {path}" if value else None
+        return None
+
+    def offline(self) -> str | None:
+        """Where the files say ``offline = true``, or None: a top-level key only (uv
+        refuses it under ``[pip]``); the first file that sets it decides, the project's
+        first (seen with uv 0.13.9, which then opens no connection)."""
+        for path, table in self._files:
+            value = table.get("offline")
+            if isinstance(value, bool):
+                return f"offline in {path}" if value else None
         return None
 
 
