@@ -287,3 +287,27 @@ def test_a_path_in_a_message_is_shown_as_its_bytes_in_the_c_locale(tmp_path: Pat
     assert done.stderr.startswith(
         b"error: could not open requirements file " + os.fsencode(folder / "gone.txt")
     )
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["env", "plan", *TARGET, "{folder}"],  # a folder where --project was meant
+        ["sync", *TARGET, "{folder}", "{folder}/requirements.txt"],  # one lock set only
+    ],
+    ids=["env-plan", "sync"],
+)
+def test_a_usage_error_naming_a_non_ascii_path_shows_its_bytes_in_the_c_locale(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """The command line's own refusals (argparse's) name the path as every other
+    message does: its bytes, not Python's surrogate escapes (``\\udcc3``)."""
+    folder = tmp_path / "prójekt ü"
+    folder.mkdir()
+    (folder / "requirements.txt").write_text("six\n", encoding="utf-8")
+    done = _run_c_locale(tmp_path, *(a.replace("{folder}", str(folder)) for a in argv))
+    assert done.returncode == 2, done.stderr
+    assert b"\\udc" not in done.stderr
+    assert os.fsencode(folder) in done.stderr
+    assert b"Traceback" not in done.stderr
