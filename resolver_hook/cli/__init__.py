@@ -129,13 +129,15 @@ def _leaves(action: argparse._SubParsersAction[Any]) -> list[argparse.ArgumentPa
 def main(argv: Sequence[str] | None = None, *, record: Recorder = NOWHERE) -> int:
     """Run the command line; return the exit code. ``record``: where the readers of a
     plan declare what they read (resolver_hook._plancache stores the plan by it)."""
+    # What the terminal cannot show never raises; set before parsing, so argparse's own
+    # refusals name a path as every other message does.
+    never_unencodable(sys.stdout, sys.stderr)
     quiet, verbose, rest = _output_flags_first(sys.argv[1:] if argv is None else list(argv))
     argv = _command_first(rest)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     args.record = record
     set_verbosity(quiet or getattr(args, "quiet", False), verbose + getattr(args, "verbose", 0))
-    never_unencodable(sys.stdout, sys.stderr)  # what the terminal cannot show never raises
     stdout = sys.stdout
     sys.stdout = DropAfterClose(stdout)
     try:
