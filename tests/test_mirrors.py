@@ -180,6 +180,16 @@ def test_a_page_that_answered_404_is_not_served_from_the_snapshot(
     wheel = f"{replica.url}/mirror/cu130/{urllib.parse.quote(old)}-cp310-cp310-{X86}.whl"
     assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
     assert "2.14.1" not in out
+    # Offline afterwards: the page cache answers as the mirror did, the 404 included;
+    # the snapshot's row for the page that answered 404 is still not used.
+    code, out, _ = cli(capsys, "plan", "torch", *flags, "--offline")
+    assert code == 0, out
+    assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
+    assert "2.14.1" not in out
+    said = "offline: 127.0.0.1 had no such page when last read (HTTP 404): "
+    assert said + f"{replica.url}/mirror/cu132/torch/; no build planned from it" in out
+    code, out, _ = cli(capsys, "plan", "torch", *flags, "--offline", "-v")
+    assert f"{replica.url}/mirror/cu132/torch/: HTTP 404 Not Found when last read (" in out
 
 
 @pytest.fixture
