@@ -10,7 +10,8 @@ regular file of this user not writable by others
 (:func:`resolver_hook.ground.cache.read_private`); a file that is corrupt (bad header, body
 not matching its hash) or foreign (another format or key) is ignored with a note and
 replaced by the next fetch. Beside each page, the links read from it are kept (tied to
-the page body's sha256), so a cached page is not parsed again. The folder is kept
+the page body's sha256), so a cached page is not parsed again. A page the server said
+does not exist (HTTP 404 or 410) is kept as that answer, with no body. The folder is kept
 under ``MAX_PAGE_CACHE_BYTES``: after each
 write the oldest files go first. ``rm -r`` of the folder clears it.
 """
@@ -49,6 +50,7 @@ class CacheEntry:
     etag: str | None = None
     last_modified: str | None = None
     fetched: float = 0.0  # seconds since the epoch, when the server last confirmed it
+    status: int = 200  # 404 or 410: the server said there is no such page (no body)
 
 
 class PageCache:
@@ -101,6 +103,7 @@ class PageCache:
                 etag=_optional(data.get("etag")),
                 last_modified=_optional(data.get("last_modified")),
                 fetched=float(data["fetched"]),
+                status=int(data.get("status", 200)),
             )
         except (KeyError, TypeError, ValueError):
             return None, f"cache {path} ignored: corrupt (header fields)"
@@ -120,6 +123,8 @@ class PageCache:
             "size": len(entry.body),
             "sha256": hashlib.sha256(entry.body).hexdigest(),
         }
+        if entry.status != 200:
+            header["status"] = entry.status
         data = json.dumps(header, sort_keys=True).encode() + b"\n" + entry.body
         if len(data) > self.max_bytes:
             return

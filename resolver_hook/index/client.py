@@ -79,6 +79,10 @@ _PAGE_TYPES = frozenset(
 PageResult = Page | ResolverHookError
 
 
+#: The answers that say a page does not exist, kept in the page cache as such.
+_ABSENT = {404: "Not Found", 410: "Gone"}
+
+
 def is_local(location: str) -> bool:
     """A path or ``file:`` URL (a Windows drive path too), not a network URL."""
     try:
@@ -201,12 +205,9 @@ class IndexClient:
         self._note(note)
         now = time.time()
         if self.offline:
-            if entry is None:
-                raise PageError(
-                    f"{redact(target)}: not in the page cache, and --offline reads no network",
-                    hint="run once without --offline to fill the cache",
-                )
-            return self._from_entry(key, entry, base_url, "cache")
+            return self._offline_page(key, entry, target, base_url)
+        if entry is not None and entry.status in _ABSENT:
+            entry = None  # online, a page once absent is asked for again
         if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
             self.record.fresh_until(entry.fetched + PAGE_FRESH_SECONDS)
             return self._from_entry(key, entry, base_url, "cache")
@@ -230,6 +231,9 @@ class IndexClient:
             if exc.cause == STALLED:
                 with self._lock:
                     self._stalled.add(host)
+            for status in _ABSENT:
+                if exc.cause == f"HTTP {status}":  # kept, so an offline plan answers the same
+                    self._store(key, CacheEntry(url=target, body=b"", fetched=now, status=status))
             raise
         if response.status == 304:
             if entry is None:
@@ -255,6 +259,24 @@ class IndexClient:
         fields = ("url", "body", "content_type", "charset", "etag", "last_modified")
         self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
         return Page(url=response.url, links=links, source="network", fetched=_iso(now))
+
+    def _offline_page(
+        self, key: str, entry: CacheEntry | None, target: str, base_url: str | None
+    ) -> Page:
+        """The page cache's answer for ``target``, the network never asked."""
+        if entry is None:
+            raise PageError(
+                f"{redact(target)}: not in the page cache, and --offline reads no network",
+                hint="run once without --offline to fill the cache",
+            )
+        if entry.status in _ABSENT:
+            # The last answer: no such page. Offline, that answer stands.
+            raise PageError(
+                f"{redact(target)}: HTTP {entry.status} {_ABSENT[entry.status]} when last "
+                f"read ({_iso(entry.fetched)}), and --offline reads no network",
+                cause=f"HTTP {entry.status}",
+            )
+        return self._from_entry(key, entry, base_url, "cache")
 
     def _store(self, key: str, entry: CacheEntry) -> None:
         if self.cache is not None:

@@ -6,7 +6,8 @@ page cache) for every page at once. A page it cannot give is served from the shi
 snapshot; one the snapshot lacks too is left out (its flavours keep their page form).
 A page the server answered is the page: one it says does not exist (HTTP 404 or 410; a
 mirror that serves some of the upstream's pages) lists no file, and the snapshot's rows
-for it are not used, so no pin names a page that does not list it.
+for it are not used, so no pin names a page that does not list it; offline, the page
+cache's record of that answer counts the same.
 The pages that failed make one note per host and cause: a first line that sums them up
 (``download.pytorch.org unreachable (name not resolved): 5 pages; 1 from the snapshot of
 2026-12-02, 4 planned from the rules alone``; one page is named there:
@@ -168,8 +169,9 @@ class FallbackSource(SnapshotOnly):
                 continue
             cause = getattr(page, "cause", "")
             shown = redact(apply_mirrors(url, self._mirrors))
-            if not self._offline and cause in ABSENT:
-                # Answered, and not there: the live answer outranks the snapshot.
+            if cause in ABSENT:
+                # Answered, and not there (now, or offline when last read): that answer
+                # outranks the snapshot.
                 out[url] = Page(url=apply_mirrors(url, self._mirrors), links=(), absent=True)
                 unread = _Unread(
                     asked=url, url=shown, why=_reason(page), cause=cause,
@@ -221,14 +223,17 @@ class FallbackSource(SnapshotOnly):
         groups: dict[tuple[str, str], list[_Unread]] = {}
         for x in self._unread:
             host = urlsplit(x.url).hostname or x.url
-            groups.setdefault((host, "" if self._offline else x.cause), []).append(x)
+            offline = self._offline and not x.absent
+            groups.setdefault((host, "" if offline else x.cause), []).append(x)
         date = self.snapshot.date.isoformat()
         out = []
         for (host, cause), pages in groups.items():
-            if self._offline:
+            if self._offline and cause not in ABSENT:
                 head = f"offline: {host} not in the page cache"
             elif cause in UNREACHABLE:
                 head = f"{host} unreachable ({cause})"
+            elif cause in ABSENT and self._offline:
+                head = f"offline: {host} had no such page when last read ({cause})"
             elif cause in ABSENT:
                 head = f"{host} has no such page ({cause})"
             else:
