@@ -71,6 +71,35 @@ def test_a_pin_outside_the_users_specifier_replaces_it(
     assert f"  {pin}\n" in out
 
 
+def test_a_specifier_no_build_here_meets_is_said_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``demo<2`` (as ``torch<2`` on a B200): the release it allows misses here on two
+    counts (Python and GPU), the one that runs here is outside it. The hint says the
+    requirement rules out what runs, not only that "each build misses on more than one
+    count" (the build listed first misses on the requirement alone)."""
+    manifest = tmp_path / "demo.toml"
+    manifest.write_text(
+        'schema = 1\n[package]\nname = "demo"\n'
+        '[[wheel]]\nurl = "https://example.org/demo-1.0-cp310-cp310-manylinux_2_28_x86_64.whl"\n'
+        'cuda = ">=12.0"\ngpu = ["sm_80"]\n'
+        '[[wheel]]\nurl = "https://example.org/demo-2.0-cp312-cp312-manylinux_2_28_x86_64.whl"\n'
+        'cuda = ">=12.0"\ngpu = ["sm_100"]\n'
+    )
+    argv = ["--target", "linux-x86_64-py312-cuda13.0-sm100", "--manifest", str(manifest)]
+    code, out, err = cli(capsys, "plan", "demo<2", *argv)
+    assert code == 1, out + err
+    flat = " ".join(err.split())
+    assert "each build misses on more than one count" not in flat
+    assert (
+        "hint: no build of demo that your requirement demo<2 allows runs here, and no "
+        "single change to this machine gives one" in flat
+    )
+    (pin,) = re.findall(r"or replace your requirement demo<2 with (\S+), which", flat)
+    code, out, _ = cli(capsys, "plan", pin, *argv)
+    assert code == 0, out
+
+
 def test_example_help_names_what_the_example_holds(capsys: pytest.CaptureFixture[str]) -> None:
     held = [e.name for e in read_requirements([example_path()], []).requirements]
     assert example_names() == held
