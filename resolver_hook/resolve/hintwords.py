@@ -108,6 +108,12 @@ def none_helps(p: PackagePlan, manifest: Manifest, profile: HostProfile) -> str:
         runs = [n for cc, n in sorted(GPU_NAMES.items()) if any(t.runs_on(cc) for t in targets)]
         names = f" ({', '.join(runs)})" if runs else ""
         phrases.append(f"for GPUs outside {', '.join(map(str, targets))}{names}")
+    if not phrases and p.requested and any(set(r.rules) == {"specifier"} for r in p.rejected):
+        # What runs here is outside the requirement (the "or replace" hints name it).
+        return (
+            f"no build of {name} that your requirement {p.requested} allows runs here, and "
+            "no single change to this machine gives one"
+        )
     if not phrases:
         return (
             f"no single change to this machine gives {name} a build: each build misses "
