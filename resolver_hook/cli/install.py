@@ -35,6 +35,7 @@ from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import timings as _timings
 from resolver_hook.host.detect import parse_target
+from resolver_hook.index.userindex import UvConfig
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.session import InstallSession
 from resolver_hook.settings import InstallerSettings, installer_offline
@@ -167,7 +168,9 @@ def run(args: argparse.Namespace) -> int:
     _warn_target_directory(rest[len(expected) :])
     # The installer told to open no connection: the plan opens none either.
     parsed = parse_install_args(tool, rest[len(expected) :])
-    why = installer_offline(tool, parsed.options, os.environ)
+    why = installer_offline(
+        tool, parsed.options, os.environ, UvConfig(os.environ, record=recorder(args))
+    )
     if why is not None and not args.offline:
         args.offline = True
         _Printer().say(f"planned offline (page cache, then the shipped snapshot): {why}")
