@@ -376,7 +376,8 @@ class _Context:
 
     def prefetch(self, manifests: Mapping[str, Manifest], pages: Mapping[str, Page]) -> None:
         """Read the metadata files the expansion will ask for, concurrently (each is one
-        round trip; one after another they would add up on a cold cache)."""
+        round trip; one after another they would add up on a cold cache); one after
+        another from a source whose reads are all local (``local``: offline)."""
         wanted: dict[str, Candidate] = {}
         for man in manifests.values():
             for f in man.indexes:
@@ -391,7 +392,12 @@ class _Context:
         if not todo:
             return
         self.reads += len(todo)
-        got = map_threads(self._read, todo, workers=_METADATA_WORKERS, name="resolver-hook-meta")
+        if getattr(self.source, "local", False):  # each a local file: no thread helps
+            got = [self._read(c) for c in todo]
+        else:
+            got = map_threads(
+                self._read, todo, workers=_METADATA_WORKERS, name="resolver-hook-meta"
+            )
         for c, result in zip(todo, got, strict=True):
             self._requires[c.url] = result
 

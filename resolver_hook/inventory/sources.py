@@ -63,6 +63,9 @@ class SnapshotOnly:
         self.snapshot = snapshot
         self._notes: list[str] = []
         self._upstream: dict[str, str] = {}  # a mirrored link URL -> the snapshot's
+        # Every page and metadata file is a local read (the snapshot; offline, the page
+        # cache too): read one after another, as a thread only slows a local read.
+        self.local = True
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
         out: dict[str, Page | Exception] = {}
@@ -153,6 +156,7 @@ class FallbackSource(SnapshotOnly):
         super().__init__(snapshot, mirrors)
         self._primary = primary
         self._offline = offline
+        self.local = offline
         self._trust = trust_mirror_hashes
         self._from_snapshot: set[str] = set()
         self._known: dict[str, Link] | None = None  # snapshot links with metadata, by URL
