@@ -103,9 +103,9 @@ def test_a_pages_names_are_read_once_per_tag_set(monkeypatch: pytest.MonkeyPatch
     read: list[str] = []
     tag_fields = module._tag_fields
 
-    def counted(filename: str) -> object:
+    def counted(filename: str, **kwargs: object) -> object:
         read.append(filename)
-        return tag_fields(filename)
+        return tag_fields(filename, **kwargs)
 
     monkeypatch.setattr(module, "_tag_fields", counted)
     found = []

@@ -31,7 +31,7 @@ from packaging.version import Version
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import check_version_text, parse_wheel_name
+from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text, parse_wheel_name
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.portable.platforms import parse_platform
 
@@ -115,20 +115,24 @@ def _python_pairs(pythons: frozenset[str]) -> frozenset[tuple[str, str]]:
     """The (interpreter, ABI) pairs of the wheel tags CPython ``pythons`` (``3.12``,
     ``3.13t``) accept, as ``packaging.tags`` lists them for a target (the calls of
     :func:`resolver_hook.host.profile.compute_tags`): ``cp312-cp312``, ``cp38-abi3``
-    ... ``cp32-abi3`` (not on a free-threaded build), ``cp312-none``, ``py3-none``."""
-    out: set[tuple[str, str]] = set()
-    for p in pythons:
-        major, _, minor = p.removesuffix("t").partition(".")
-        if not (major.isdigit() and minor.isdigit()):
-            continue  # not a CPython version: no tag names it
-        version = (int(major), int(minor))
-        abi = f"cp{major}{minor}{'t' if p.endswith('t') else ''}"
-        tags = [
-            *cpython_tags(version, abis=[abi], platforms=["any"]),
-            *compatible_tags(version, interpreter=f"cp{major}{minor}", platforms=["any"]),
-        ]
-        out.update((t.interpreter, t.abi) for t in tags)
-    return frozenset(out)
+    ... ``cp32-abi3`` (not on a free-threaded build), ``cp312-none``, ``py3-none``.
+    Each Python's are listed once (flavours name a few Pythons in many sets)."""
+    return frozenset().union(*map(_pairs_of, pythons))
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs_of(python: str) -> frozenset[tuple[str, str]]:
+    """:func:`_python_pairs` of one Python; empty for what is no CPython version."""
+    major, _, minor = python.removesuffix("t").partition(".")
+    if not (major.isdigit() and minor.isdigit()):
+        return frozenset()  # not a CPython version: no tag names it
+    version = (int(major), int(minor))
+    abi = f"cp{major}{minor}{'t' if python.endswith('t') else ''}"
+    tags = [
+        *cpython_tags(version, abis=[abi], platforms=["any"]),
+        *compatible_tags(version, interpreter=f"cp{major}{minor}", platforms=["any"]),
+    ]
+    return frozenset((t.interpreter, t.abi) for t in tags)
 
 
 def fits_python(pairs: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
@@ -157,50 +161,38 @@ def candidates(
     places = flavour_places(flavour)
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
+    files = _page_files(page)
     # Only the wheels of tag sets that may fit are looked at (most of a page's older
     # releases are not), in page order.
-    links = page.links
     mine = [
         i
-        for fields, members in _tag_groups(links)
+        for fields, members in files.groups
         if fields is None or _fields_fit(fields, places, allowed)
         for i in members
     ]
     mine.sort()
+    links = page.links
     out: list[Candidate] = []
-    for link in map(links.__getitem__, mine):
-        if link.is_yanked and yanked is None:
+    for i in mine:
+        if links[i].is_yanked and yanked is None:
             continue
-        parsed = _wheel_name(link.filename)
+        parsed = files.file(i)
         if parsed is None:
             continue
-        wname, version, tags = parsed
-        if wname != name or version.local != label:
+        c, local, tag_places, pairs = parsed
+        if c.name != name or local != label:
             continue
-        if link.is_yanked and not (yanked is not None and yanked.contains(version, True)):
+        if c.link.is_yanked and not (yanked is not None and yanked.contains(c.version, True)):
             continue
         # The flavour's platforms name an OS and architecture (the planner checks the
         # exact tags, glibc included, against the machine).
-        tag_places, pairs = _read_tags(tags)
         if places and tag_places.isdisjoint(places):
             continue
         # abi3 from cp38 on 3.12, py3-none anywhere: packaging's tags decide (and then
         # requires-python, checked by the planner).
         if allowed is not None and allowed.isdisjoint(pairs):
             continue
-        out.append(
-            Candidate(
-                name=wname,
-                version=version,
-                filename=link.filename,
-                url=link.url,
-                tags=tags,
-                sha256=link.sha256,
-                requires_python=_specifier(link.requires_python),
-                link=link,
-                page=page,
-            )
-        )
+        out.append(c)
     out.sort(key=lambda c: c.filename)
     # Newest first: each release compared once, not each file (a page lists dozens of
     # files per release); the sort is stable, equal releases keep the filename order.
@@ -210,30 +202,95 @@ def candidates(
 
 
 _Fields = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
+# A wheel of a page as :func:`candidates` reads it: the candidate, its local label,
+# and the places and (interpreter, ABI) pairs of its tags.
+_File = tuple[Candidate, str | None, frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
 
-# A page's wheels grouped by what their names' tag fields say, by the
-# identity of the page's links: every flavour of a page asks (see _tag_groups).
-_GROUPS: dict[int, tuple[tuple[Link, ...], list[tuple[_Fields | None, list[int]]]]] = {}
-_GROUPS_KEPT = 64
+
+class _PageFiles:
+    """A page's wheels: grouped by what their names' tag fields say (a page's names
+    share a few dozen tag sets, so a flavour tests each tag set once instead of each
+    name), and each one parsed into its :class:`Candidate` when first asked for (every
+    flavour of the page asks for the same files; a candidate is a value of its link and
+    page alone, so one object serves them all)."""
+
+    __slots__ = ("groups", "page", "parsed")
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.groups = _tag_groups(page.links)
+        self.parsed: dict[int, _File | None] = {}
+
+    def file(self, i: int) -> _File | None:
+        """The ``i``-th link's candidate and what its tags say; None: no wheel's name."""
+        try:
+            return self.parsed[i]
+        except KeyError:
+            pass
+        link = self.page.links[i]
+        found = _wheel_name(link.filename)
+        out: _File | None = None
+        if found is not None:
+            wname, version, tags = found
+            c = Candidate(
+                name=wname,
+                version=version,
+                filename=link.filename,
+                url=link.url,
+                tags=tags,
+                sha256=link.sha256,
+                requires_python=_specifier(link.requires_python),
+                link=link,
+                page=self.page,
+            )
+            out = (c, version.local, *_read_tags(tags))
+        self.parsed[i] = out
+        return out
+
+
+# The files of the pages read, by the identity of the page: every flavour of a page
+# asks (see _PageFiles).
+_PAGES: dict[int, _PageFiles] = {}
+_PAGES_KEPT = 64
+
+
+def _page_files(page: Page) -> _PageFiles:
+    hit = _PAGES.get(id(page))
+    if hit is not None and hit.page is page:
+        return hit
+    if len(_PAGES) >= _PAGES_KEPT:
+        _PAGES.clear()
+    made = _PAGES[id(page)] = _PageFiles(page)
+    return made
 
 
 def _tag_groups(links: tuple[Link, ...]) -> list[tuple[_Fields | None, list[int]]]:
-    """The positions of ``links``' wheels (yanked ones too), grouped by
-    :func:`_tag_fields` of their names (a page's names share a few dozen tag sets), so
-    that a flavour tests each tag set once instead of each name."""
-    hit = _GROUPS.get(id(links))
-    if hit is not None and hit[0] is links:
-        return hit[1]
+    """The positions of ``links``' wheels (yanked ones too), grouped by the places and
+    (interpreter, ABI) pairs their names' tag fields say (:func:`_tag_set`); None for
+    a name that is no wheel's name or past the version bounds."""
+    wheels = [(i, x.filename) for i, x in enumerate(links) if x.filename.endswith(".whl")]
+    # The bounds checked for all the names at once (a newline is no digit: no number
+    # runs from one name into the next); past them, name by name.
+    names = [name for _, name in wheels]
+    bounded = (
+        max(map(len, names), default=0) <= MAX_VERSION_LENGTH
+        and check_version_text("\n".join(names), max_length=None) is None
+    )
     groups: dict[_Fields | None, list[int]] = {}
-    for i, link in enumerate(links):
-        if not link.filename.endswith(".whl"):
-            continue
-        groups.setdefault(_tag_fields(link.filename), []).append(i)
-    found = list(groups.items())
-    if len(_GROUPS) >= _GROUPS_KEPT:
-        _GROUPS.clear()
-    _GROUPS[id(links)] = (links, found)
-    return found
+    for i, name in wheels:
+        groups.setdefault(_tag_fields(name, bounded=bounded), []).append(i)
+    return list(groups.items())
+
+
+def _tag_fields(filename: str, *, bounded: bool = False) -> _Fields | None:
+    """The places (OS, arch) and (interpreter, ABI) pairs a wheel name's tag fields name
+    (:func:`_tag_set`), None when it is no wheel's name or past the version bounds
+    (``bounded``: known to be within them)."""
+    stem = filename[:-4].lower()
+    if stem.count("-") not in (4, 5) or not (bounded or check_version_text(filename) is None):
+        return None
+    _rest, interps, abis, plats = stem.rsplit("-", 3)
+    return _tag_set(interps, abis, plats)
 
 
 def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]:
@@ -270,25 +327,13 @@ def _fields_fit(
     return allowed is None or not allowed.isdisjoint(pairs)
 
 
-@functools.lru_cache(maxsize=16384)
-def _tag_fields(
-    filename: str,
-) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]] | None:
-    """The places (OS, arch) and (interpreter, ABI) pairs a wheel name's tag fields
-    name (a compressed set gives every combination, as ``packaging`` reads it), None when it
-    is no wheel's name or past the bounds; cached, as every flavour of a page asks."""
-    stem = filename[:-4].lower()
-    if stem.count("-") not in (4, 5) or check_version_text(filename) is not None:
-        return None
-    _rest, interps, abis, plats = stem.rsplit("-", 3)
-    return _tag_set(interps, abis, plats)
-
-
 @functools.lru_cache(maxsize=4096)
 def _tag_set(
     interps: str, abis: str, plats: str
 ) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
-    """:func:`_tag_fields` of one tag set (a page's names share a few dozen)."""
+    """The places (OS, arch) and (interpreter, ABI) pairs of a wheel name's tag fields,
+    lower-cased (a compressed set gives every combination, as ``packaging`` reads it);
+    cached, as a page's names share a few dozen tag sets."""
     return (
         frozenset(place_of(p) for p in plats.split(".")),
         frozenset((i, a) for i in interps.split(".") for a in abis.split(".")),
