@@ -168,32 +168,36 @@ def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
         found: Any = json.loads(data)
         if found.get("page_sha256") != page_sha256:
             return None
-        return tuple(
-            Link(
-                url=_text(url),
-                filename=_text(name),
-                hashes=_texts(hashes),
-                requires_python=_optional(rp),
-                yanked=_optional(yanked),
-                core_metadata=None if meta is None else _texts(meta),
-            )
-            for url, name, hashes, rp, yanked, meta in found["links"]
-        )  # fmt: skip
+        out = []
+        for url, name, hashes, rp, yanked, meta in found["links"]:
+            # Each field checked in line (a page has thousands of links); a JSON
+            # object's keys are strings, its values are checked.
+            if (
+                type(url) is not str
+                or type(name) is not str
+                or type(rp) not in _MAYBE_TEXT
+                or type(yanked) not in _MAYBE_TEXT
+                or type(hashes) is not dict
+                or not _TEXT.issuperset(map(type, hashes.values()))
+                or not (
+                    meta is None
+                    or (type(meta) is dict and _TEXT.issuperset(map(type, meta.values())))
+                )
+            ):
+                return None
+            out.append(Link(url=url, filename=name, hashes=hashes, requires_python=rp,
+                            yanked=yanked, core_metadata=meta))  # fmt: skip
+        return tuple(out)
     except (ValueError, TypeError, KeyError, AttributeError):
         return None
 
 
+_TEXT = frozenset({str})
+_MAYBE_TEXT = frozenset({str, type(None)})
+
+
 def _text(value: object) -> str:
     if not isinstance(value, str):
-        raise TypeError(value)
-    return value
-
-
-def _texts(value: object) -> dict[str, str]:
-    """A JSON object of strings (the decoder's own, fresh: kept as it is)."""
-    if not isinstance(value, dict) or not all(
-        type(k) is str and type(v) is str for k, v in value.items()
-    ):
         raise TypeError(value)
     return value
 

@@ -342,8 +342,11 @@ class FallbackSource(SnapshotOnly):
             }
         links = []
         for x in page.links:
+            if x.core_metadata is not None:
+                links.append(x)
+                continue
             upstream = upstream_of(x.url, self._mirrors)
-            known = self._known.get(upstream) if x.core_metadata is None else None
+            known = self._known.get(upstream)
             if known is not None and x.sha256 and known.sha256 == x.sha256:
                 self._upstream[x.url] = upstream
                 self._from_snapshot.add(x.url)
