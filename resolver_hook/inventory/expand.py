@@ -466,17 +466,19 @@ class _Context:
         self, f: IndexFlavour, man: Manifest, page: Page, notes: list[str]
     ) -> list[WheelFlavour]:
         out = []
-        # A range's rule is its releases alone: the files of a release it does not
-        # cover (a page lists dozens, next to each other, sharing the version object)
-        # are passed over after the first.
-        outside = None
+        # A file's rule is its release's (a range's rule is its releases alone; one
+        # release's, also by the places of the file's tags): a page lists dozens of files
+        # of a release, sharing the version object and a few tag sets, so each release
+        # and tag set is judged once (the objects are held by the list: their ids stand).
+        rules: dict[tuple[int, int], tuple[IndexFlavour, Version | None] | None] = {}
+        ranged = f.versions is not None
         for c in self.candidates(f, page):
-            if c.version is outside:
-                continue
-            rule = self._rule_for(f, man, c, page, notes)
+            key = (id(c.version), 0 if ranged else id(c.tags))
+            if key in rules:
+                rule = rules[key]
+            else:
+                rule = rules[key] = self._rule_for(f, man, c, page, notes)
             if rule is None:
-                if f.versions is not None:
-                    outside = c.version
                 continue
             entry, assumed = rule
             requires = self._couplings(entry, c, assumed)
@@ -524,38 +526,38 @@ class _Context:
                 and distribution_of(g) == key[1]
                 and g.version.local == key[2]
             ]
-            ranges = "; ".join(
-                f"{g.versions or g.version} ({man.display_name} {g.where})" for g in rules
-            )
+            why = None
             # A release's files share its verdict (a page lists dozens per release).
-            covered: dict[Version, bool] = {}
+            passed: dict[Version, bool] = {}
             # Every platform and Python: which fit is the planner's tag check.
             for c in self.candidates(_anywhere(f), page):
                 v = c.version
-                if v.is_prerelease or v.is_devrelease or v in made:
-                    continue
-                hit = covered.get(v)
+                hit = passed.get(v)
                 if hit is None:
-                    hit = covered[v] = any(
-                        g.versions.contains(v, prereleases=True)
-                        if g.versions is not None
-                        else g.version == v
-                        for g in rules
+                    # A pre-release, one planned, or one a rule covers (and says where
+                    # it runs): passed over.
+                    hit = passed[v] = (
+                        v.is_prerelease
+                        or v.is_devrelease
+                        or v in made
+                        or any(
+                            g.versions.contains(v, prereleases=True)
+                            if g.versions is not None
+                            else g.version == v
+                            for g in rules
+                        )
                     )
                 if hit:
-                    continue  # a rule covers the release (and says where it runs)
-                out.append(
-                    _wheel(
-                        f,
-                        c,
-                        (),
-                        None,
-                        unjudged=(
-                            "it is planned from its tags and Requires-Python only; its "
-                            f"manifest's rules cover {ranges}: pin a release they cover"
-                        ),
+                    continue
+                if why is None:
+                    ranges = "; ".join(
+                        f"{g.versions or g.version} ({man.display_name} {g.where})" for g in rules
                     )
-                )
+                    why = (
+                        "it is planned from its tags and Requires-Python only; its "
+                        f"manifest's rules cover {ranges}: pin a release they cover"
+                    )
+                out.append(_wheel(f, c, (), None, unjudged=why))
         return out
 
     def kernels(self) -> KernelRecords:
@@ -672,7 +674,7 @@ class _Context:
         texts = dict(page.release_requires).get(str(form.version), ())
         more = tuple(
             r
-            for r in map(Requirement, texts)
+            for r in map(_requirement, texts)
             if canonicalize_name(r.name) in self.manifests
             and canonicalize_name(r.name) != form.name
         )
@@ -775,6 +777,13 @@ def _releases_by_label(texts: tuple[str, ...]) -> Mapping[str | None, tuple[Vers
     for v in map(Version, texts):
         out.setdefault(v.local, []).append(v)
     return {label: tuple(vs) for label, vs in out.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _requirement(text: str) -> Requirement:
+    """A ``Requires-Dist`` line of a page's compact rows, parsed once (its releases
+    share a few; callers only read it)."""
+    return Requirement(text)
 
 
 def covered_releases(
@@ -919,6 +928,9 @@ def _wheel(
     needs = Needs() if unjudged is not None and unjudged != f.unjudged else f.needs
     # Each requirement once (a requirement hashes by its text: only where two may repeat).
     once = tuple(requires) if len(requires) < 2 else tuple(dict.fromkeys(requires))
+    own = needs.requires
+    if len(once) != len(own) or any(a is not b for a, b in zip(once, own, strict=True)):
+        needs = dataclasses.replace(needs, requires=once)  # not the entry's own objects
     return WheelFlavour(
         url=c.url,
         filename=c.filename,
@@ -926,7 +938,7 @@ def _wheel(
         version=c.version,
         tags=c.tags,
         sha256=c.sha256,
-        needs=dataclasses.replace(needs, requires=once),
+        needs=needs,
         unjudged=unjudged,
         preference=f.preference,
         where=f"{f.where} {c.filename}",
