@@ -214,11 +214,11 @@ class _PageFiles:
     flavour of the page asks for the same files; a candidate is a value of its link and
     page alone, so one object serves them all)."""
 
-    __slots__ = ("groups", "page", "parsed")
+    __slots__ = ("bounded", "groups", "page", "parsed")
 
     def __init__(self, page: Page) -> None:
         self.page = page
-        self.groups = _tag_groups(page.links)
+        self.bounded, self.groups = _tag_groups(page.links)
         self.parsed: dict[int, _File | None] = {}
 
     def file(self, i: int) -> _File | None:
@@ -228,7 +228,7 @@ class _PageFiles:
         except KeyError:
             pass
         link = self.page.links[i]
-        found = _wheel_name(link.filename)
+        found = _wheel_fields(link.filename) if self.bounded else _wheel_name(link.filename)
         out: _File | None = None
         if found is not None:
             wname, version, tags = found
@@ -264,10 +264,11 @@ def _page_files(page: Page) -> _PageFiles:
     return made
 
 
-def _tag_groups(links: tuple[Link, ...]) -> list[tuple[_Fields | None, list[int]]]:
-    """The positions of ``links``' wheels (yanked ones too), grouped by the places and
-    (interpreter, ABI) pairs their names' tag fields say (:func:`_tag_set`); None for
-    a name that is no wheel's name or past the version bounds."""
+def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | None, list[int]]]]:
+    """Whether the names of ``links``' wheels are all within the version bounds, and
+    their positions (yanked ones too), grouped by the places and (interpreter, ABI)
+    pairs their tag fields say (:func:`_tag_set`); None for a name that is no wheel's
+    name or past the bounds."""
     wheels = [(i, x.filename) for i, x in enumerate(links) if x.filename.endswith(".whl")]
     # The bounds checked for all the names at once (a newline is no digit: no number
     # runs from one name into the next); past them, name by name.
@@ -279,7 +280,7 @@ def _tag_groups(links: tuple[Link, ...]) -> list[tuple[_Fields | None, list[int]
     groups: dict[_Fields | None, list[int]] = {}
     for i, name in wheels:
         groups.setdefault(_tag_fields(name, bounded=bounded), []).append(i)
-    return list(groups.items())
+    return bounded, list(groups.items())
 
 
 def _tag_fields(filename: str, *, bounded: bool = False) -> _Fields | None:
@@ -301,14 +302,18 @@ def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]
         return list(every)
     places = flavour_places(flavour)
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
+    # One verdict per tag set (the candidates of a page share a few dozen objects).
+    fits: dict[int, bool] = {}
     out = []
     for c in every:
-        tag_places, pairs = _read_tags(c.tags)
-        if places and tag_places.isdisjoint(places):
-            continue
-        if allowed is not None and allowed.isdisjoint(pairs):
-            continue
-        out.append(c)
+        ok = fits.get(id(c.tags))
+        if ok is None:
+            tag_places, pairs = _read_tags(c.tags)
+            ok = fits[id(c.tags)] = not (places and tag_places.isdisjoint(places)) and (
+                allowed is None or not allowed.isdisjoint(pairs)
+            )
+        if ok:
+            out.append(c)
     return out
 
 
@@ -363,6 +368,11 @@ def _wheel_name(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag]]
     valid others: the same values and the same refusals as parsing the whole name."""
     if not filename.endswith(".whl") or check_version_text(filename) is not None:
         return None
+    return _wheel_fields(filename)
+
+
+def _wheel_fields(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag]] | None:
+    """:func:`_wheel_name` of a ``.whl`` name known to be within the version bounds."""
     stem = filename[:-4]
     dashes = stem.count("-")
     if dashes not in (4, 5):

@@ -328,6 +328,7 @@ class _Context:
         self._failed: list[str] = []  # metadata files that could not be used, and why
         self._candidates: dict[tuple[object, ...], tuple[Page, list[Candidate]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
+        self._wanted: dict[int, tuple[frozenset[Tag], bool]] = {}
         self._ranges: dict[tuple[int, Version], tuple[SpecifierSet, bool]] = {}
         self._yanked: dict[tuple[int, int], tuple[IndexFlavour, Page, bool]] = {}
         # Requirements that pin a version exactly, by name; those of them no file
@@ -383,9 +384,7 @@ class _Context:
             for f in man.indexes:
                 page = self.page(f, pages)
                 for c in self.candidates(f, page) if page is not None else ():
-                    if c.link.core_metadata is not None and (
-                        self.wanted is None or self.wanted(c.tags)
-                    ):
+                    if c.link.core_metadata is not None and self._wants(c.tags):
                         wanted.setdefault(c.url, c)
         todo = sorted(wanted.values(), key=lambda c: c.version, reverse=True)
         todo = todo[: MAX_METADATA_READS - self.reads]
@@ -400,6 +399,15 @@ class _Context:
             )
         for c, result in zip(todo, got, strict=True):
             self._requires[c.url] = result
+
+    def _wants(self, tags: frozenset[Tag]) -> bool:
+        """``wanted(tags)``, once per tag set (a page's files share a few dozen)."""
+        if self.wanted is None:
+            return True
+        hit = self._wanted.get(id(tags))
+        if hit is None or hit[0] is not tags:
+            hit = self._wanted[id(tags)] = (tags, self.wanted(tags))
+        return hit[1]
 
     def _read(self, c: Candidate) -> tuple[Requirement, ...] | None:
         try:
@@ -707,7 +715,7 @@ class _Context:
         result: tuple[Requirement, ...] | None = None
         if (
             c.link.core_metadata is not None
-            and (self.wanted is None or self.wanted(c.tags))
+            and self._wants(c.tags)
             and self.reads < MAX_METADATA_READS
         ):
             self.reads += 1
