@@ -46,6 +46,7 @@ __all__ = [
     "narrow",
     "place_of",
     "python_of",
+    "requirement",
     "requires_dist",
 ]
 
@@ -443,7 +444,15 @@ def parse_requires_dist(values: Sequence[str]) -> tuple[Requirement, ...]:
     out = []
     for value in values:
         try:
-            out.append(Requirement(value))
+            out.append(requirement(value))
         except InvalidRequirement:
             continue
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def requirement(text: str) -> Requirement:
+    """``Requirement(text)``, each text parsed once (the metadata files of a package's
+    builds, and the snapshot's release rows, repeat a few dozen lines); callers only
+    read it."""
+    return Requirement(text)

@@ -79,6 +79,7 @@ from resolver_hook.inventory.candidates import (
     flavour_places,
     narrow,
     place_of,
+    requirement,
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
@@ -309,6 +310,11 @@ def with_notes(done: Expansion, notes: Sequence[str]) -> Mapping[str, Manifest]:
     return _Overlay(done.manifests, extra)
 
 
+# The entry whose rules cover a file, and the release its kernels come from when
+# carried forward (None: its own).
+_Rule = tuple[IndexFlavour, Version | None]
+
+
 class _Context:
     def __init__(
         self,
@@ -476,12 +482,13 @@ class _Context:
         out = []
         # A file's rule is its release's (a range's rule is its releases alone; one
         # release's, also by the places of the file's tags): a page lists dozens of files
-        # of a release, sharing the version object and a few tag sets, so each release
-        # and tag set is judged once (the objects are held by the list: their ids stand).
-        rules: dict[tuple[int, int], tuple[IndexFlavour, Version | None] | None] = {}
+        # of a release, sharing the version object, for a few places, so each release
+        # and place is judged once (the versions are held by the list: their ids stand).
+        rules: dict[tuple[int, frozenset[tuple[str, str]]], _Rule | None] = {}
+        anywhere: frozenset[tuple[str, str]] = frozenset()
         ranged = f.versions is not None
         for c in self.candidates(f, page):
-            key = (id(c.version), 0 if ranged else id(c.tags))
+            key = (id(c.version), anywhere if ranged else c.places)
             if key in rules:
                 rule = rules[key]
             else:
@@ -578,9 +585,10 @@ class _Context:
 
     def _rule_for(
         self, f: IndexFlavour, man: Manifest, c: Candidate, page: Page, notes: list[str]
-    ) -> tuple[IndexFlavour, Version | None] | None:
+    ) -> _Rule | None:
         """Which entry's rules cover ``c`` (and the release its kernels come from when
-        carried forward); None when none does."""
+        carried forward); None when none does. Read from ``c``'s version and places
+        alone (see :meth:`_files`)."""
         if f.versions is not None:
             return (f, None) if self._in_range(f.versions, c.version) else None
         if c.version.is_prerelease or c.version.is_devrelease:
@@ -682,7 +690,7 @@ class _Context:
         texts = dict(page.release_requires).get(str(form.version), ())
         more = tuple(
             r
-            for r in map(_requirement, texts)
+            for r in map(requirement, texts)
             if canonicalize_name(r.name) in self.manifests
             and canonicalize_name(r.name) != form.name
         )
@@ -785,13 +793,6 @@ def _releases_by_label(texts: tuple[str, ...]) -> Mapping[str | None, tuple[Vers
     for v in map(Version, texts):
         out.setdefault(v.local, []).append(v)
     return {label: tuple(vs) for label, vs in out.items()}
-
-
-@functools.lru_cache(maxsize=1024)
-def _requirement(text: str) -> Requirement:
-    """A ``Requires-Dist`` line of a page's compact rows, parsed once (its releases
-    share a few; callers only read it)."""
-    return Requirement(text)
 
 
 def covered_releases(
