@@ -292,7 +292,9 @@ class IndexClient:
         insecure = self.allow_insecure if allow_insecure is None else allow_insecure
         out: list[Link] = []
         refused: list[str] = []
-        urls = [apply_mirrors(keep(link.url), self.mirrors) for link in links]
+        urls = [keep(link.url) for link in links]
+        if self.mirrors:
+            urls = [apply_mirrors(url, self.mirrors) for url in urls]
         problems = each_url_problem(urls, allow_insecure=insecure)
         for link, url, problem in zip(links, urls, problems, strict=True):
             if problem is not None:

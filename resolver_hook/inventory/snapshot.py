@@ -15,6 +15,7 @@ where the snapshot lists none of its files.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -172,11 +173,20 @@ def _requires(items: Any, where: str) -> tuple[str, ...]:
     if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
         raise SnapshotError(f"{where}: a release row whose 'requires' is not a list of strings")
     for x in items:
-        try:
-            Requirement(x)
-        except InvalidRequirement:
-            raise SnapshotError(f"{where}: {x[:60]!r} is not a requirement") from None
+        if not _parses(x):
+            raise SnapshotError(f"{where}: {x[:60]!r} is not a requirement")
     return tuple(items)
+
+
+@functools.lru_cache(maxsize=256)
+def _parses(text: str) -> bool:
+    """Whether ``text`` is a requirement; each text read once (the rows of a page's
+    releases repeat a few)."""
+    try:
+        Requirement(text)
+    except InvalidRequirement:
+        return False
+    return True
 
 
 def _list(body: Any, key: str, where: str) -> list[dict[str, Any]]:

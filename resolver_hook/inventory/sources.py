@@ -345,7 +345,7 @@ class FallbackSource(SnapshotOnly):
             if x.core_metadata is not None:
                 links.append(x)
                 continue
-            upstream = upstream_of(x.url, self._mirrors)
+            upstream = upstream_of(x.url, self._mirrors) if self._mirrors else x.url
             known = self._known.get(upstream)
             if known is not None and x.sha256 and known.sha256 == x.sha256:
                 self._upstream[x.url] = upstream
