@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import urllib.parse
@@ -296,3 +297,63 @@ def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyP
     with pytest.raises(ManifestError) as caught:
         parse_manifest({"package": {"name": "pkg"}, "index": bad}, source="pkg.toml")
     assert [p.split(": ")[1] for p in caught.value.problems] == ["index[0].cuda", "index[1].cuda"]
+
+
+def test_a_pages_files_are_parsed_once_for_all_its_flavours(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every flavour of a page reads the same files: each name is parsed once, and the
+    flavours that keep a file share its one candidate."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_x86_64.whl" for i in range(20)]
+    names += [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_aarch64.whl" for i in range(20)]
+    page = Page(
+        url="https://x.org/pkg/",
+        links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
+    )
+    parsed: list[str] = []
+    fields = module._wheel_fields
+
+    def counted(filename: str) -> object:
+        parsed.append(filename)
+        return fields(filename)
+
+    monkeypatch.setattr(module, "_wheel_fields", counted)
+    found = []
+    for platforms in ((), ("manylinux_2_28_x86_64",), ("manylinux_2_28_aarch64",), ()):
+        flavour = IndexFlavour(
+            url=page.url,
+            name="pkg",  # type: ignore[arg-type]
+            version=Version("1.0"),
+            platforms=platforms,
+            python=("3.12",),
+        )
+        found.append(candidates(flavour, page))
+    assert [len(x) for x in found] == [40, 20, 20, 40]
+    assert sorted(parsed) == sorted(names)
+    assert all(a is b for a, b in zip(found[0], found[3], strict=True))
+    assert {id(c) for c in found[1] + found[2]} == {id(c) for c in found[0]}
+
+
+def test_offline_pages_are_read_without_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Offline every page is a local file (the page cache): read one after another, in
+    the order asked, with no thread started; online they are read by the pool."""
+    client_module = importlib.import_module("resolver_hook.index.client")
+    pooled: list[list[str]] = []
+
+    def pool(fn: Any, items: list[str], **kwargs: object) -> list[object]:
+        pooled.append(list(items))
+        return [fn(x) for x in items]
+
+    monkeypatch.setattr(client_module, "map_threads", pool)
+    urls = [f"https://x.org/simple/p{i}/" for i in range(3)]
+    got = client_module.IndexClient(offline=True, cache_dir=tmp_path).pages(urls)
+    assert list(got) == urls
+    assert all("--offline" in str(x) for x in got.values())
+    assert pooled == []
+    # Online (plain http: refused by the URL policy before any connection).
+    plain = [u.replace("https:", "http:") for u in urls]
+    client_module.IndexClient(cache_dir=tmp_path).pages(plain)
+    assert pooled == [plain]
