@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.host import parse_target
-from resolver_hook.install.proof import judge, read_uv_dry_run, twin_problems
+from resolver_hook.install.checked import twin_problems
+from resolver_hook.install.proof import judge, read_uv_dry_run
 from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
 from resolver_hook.manifest.twins import builtin_families, families, twins_among

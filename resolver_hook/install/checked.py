@@ -25,7 +25,7 @@ import dataclasses
 import os
 import re
 import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -49,10 +49,9 @@ from resolver_hook.install.proof import (
     read_uv_dry_run,
     requirers,
     same_build_pins,
-    twin_problems,
     unplanned,
 )
-from resolver_hook.manifest.twins import families
+from resolver_hook.manifest.twins import Family, families, twins_among
 from resolver_hook.process.foreground import PipSteps, foreground
 from resolver_hook.process.installers import QUERY_TIMEOUT, venv_pip_version
 from resolver_hook.process.proc import capture
@@ -75,6 +74,7 @@ __all__ = [
     "kernel_reader",
     "proof_unavailable",
     "read_planned_kernels",
+    "twin_problems",
     "twins_fix",
 ]
 
@@ -395,6 +395,40 @@ def _twins_refused(  # noqa: PLR0917 - the dry run's state, passed down
             "('--no-proof' installs without this check)"
         )
     return bool(twins)
+
+
+def twin_problems(resolution: Resolution, plan: Plan, known: Iterable[Family]) -> list[Twins]:
+    """Each family of which the resolution holds more than one distribution. A plan
+    entry that installs another distribution (onnxruntime as onnxruntime-gpu) makes
+    that pair a family too, declared or not."""
+    fams = list(known)
+    chosen: dict[NormalizedName, NormalizedName] = {}  # distribution -> plan entry
+    for p in plan.packages:
+        dist = p.distribution
+        if p.action == "rewrite" and dist != p.name:
+            chosen[dist] = p.name
+            fams.append(Family(names=(p.name, dist), source="plan"))
+    out: list[Twins] = []
+    seen: set[frozenset[NormalizedName]] = set()
+    for fam, found in twins_among((r.name for r in resolution.items), fams):
+        if frozenset(found) in seen:
+            continue
+        seen.add(frozenset(found))
+        items = [r for n in found if (r := resolution.get(n)) is not None]
+        keep = next(
+            (r for r in items if r.name in chosen),
+            next((r for r in items if r.requested), items[0]),
+        )
+        out.append(
+            Twins(
+                keep=keep,
+                others=tuple(
+                    (r, tuple(requirers(resolution, r.name))) for r in items if r is not keep
+                ),
+                imports=fam.imports,
+            )
+        )
+    return out
 
 
 # uv -v: "DEBUG Adding transitive dependency for kapp==1.0: onnxruntime*" (docs/facts.md

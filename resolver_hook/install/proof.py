@@ -29,7 +29,6 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES, load_json
-from resolver_hook.manifest.twins import Family, twins_among
 
 if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest
@@ -50,7 +49,6 @@ __all__ = [
     "read_pip_report",
     "read_uv_dry_run",
     "requirers",
-    "twin_problems",
     "unplanned",
 ]
 
@@ -156,40 +154,6 @@ class Twins:
             f"{names} would {every} be installed: they install {what} and the one "
             f"unpacked last overwrites the other's files; {pulled}"
         )
-
-
-def twin_problems(resolution: Resolution, plan: Plan, known: Iterable[Family]) -> list[Twins]:
-    """Each family of which the resolution holds more than one distribution. A plan
-    entry that installs another distribution (onnxruntime as onnxruntime-gpu) makes
-    that pair a family too, declared or not."""
-    fams = list(known)
-    chosen: dict[NormalizedName, NormalizedName] = {}  # distribution -> plan entry
-    for p in plan.packages:
-        dist = p.distribution
-        if p.action == "rewrite" and dist != p.name:
-            chosen[dist] = p.name
-            fams.append(Family(names=(p.name, dist), source="plan"))
-    out: list[Twins] = []
-    seen: set[frozenset[NormalizedName]] = set()
-    for fam, found in twins_among((r.name for r in resolution.items), fams):
-        if frozenset(found) in seen:
-            continue
-        seen.add(frozenset(found))
-        items = [r for n in found if (r := resolution.get(n)) is not None]
-        keep = next(
-            (r for r in items if r.name in chosen),
-            next((r for r in items if r.requested), items[0]),
-        )
-        out.append(
-            Twins(
-                keep=keep,
-                others=tuple(
-                    (r, tuple(requirers(resolution, r.name))) for r in items if r is not keep
-                ),
-                imports=fam.imports,
-            )
-        )
-    return out
 
 
 # --- reading what the installer said -------------------------------------------------
@@ -404,7 +368,7 @@ def judge(resolution: Resolution, plan: Plan, manifests: Mapping[str, Manifest])
     (a version its manifest does not describe, a source build), are not judged."""
     names = _manifest_names(manifests)
     # A flavour that is another distribution (onnxruntime as onnxruntime-gpu) is held
-    # to the plan under that name; the plain one beside it is a twin (twin_problems).
+    # to the plan under that name; the plain one beside it is a twin (checked.py).
     other = {p.distribution: p for p in plan.packages if p.distribution != p.name}
     problems = []
     p: PackagePlan | None

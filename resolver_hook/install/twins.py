@@ -1,7 +1,7 @@
 """Twin distributions already installed side by side (doctor, an unchecked install).
 
 The proof refuses a resolution that holds two distributions of one family
-(:func:`resolver_hook.install.proof.twin_problems`) before anything is installed; where
+(:func:`resolver_hook.install.checked.twin_problems`) before anything is installed; where
 nothing was checked first (``--no-proof``, a pip too old for ``--report``) and in an
 environment ``doctor`` looks at, the installed distributions themselves are read and
 each family of which more than one is installed is said, with the fix. A replayed
