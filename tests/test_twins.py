@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -332,3 +334,22 @@ def test_a_replayed_unchecked_install_warns_of_the_twins_as_the_first_run_did(
             runs[-1].replayed,
         )
     assert runs[-1].replayed, sorted(m for m in runs[-1].imported if m.startswith("resolver"))
+
+
+def test_an_install_reads_installed_distributions_only_for_a_family() -> None:
+    """The install session loads the reader of an environment's distributions only when
+    it asks for twins (an unchecked install naming a package of a family): the first
+    run of an install of anything else does without that module."""
+    code = (
+        "import sys\n"
+        "import resolver_hook.install.session\n"
+        "print('resolver_hook.install.installed' in sys.modules)\n"
+        "from resolver_hook.install.twins import said_twins\n"
+        "from resolver_hook.manifest.twins import builtin_families\n"
+        "said_twins(sys.executable, builtin_families())\n"
+        "print('resolver_hook.install.installed' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert proc.stdout.split() == ["False", "True"]

@@ -13,14 +13,16 @@ install (:mod:`resolver_hook._plancache`) reads the families its stored launch k
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import ResolverHookError
-from resolver_hook.install.installed import Installed, environment_of
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.twins import Family, families, twins_among
+
+if TYPE_CHECKING:
+    from resolver_hook.install.installed import Installed
 
 __all__ = ["installed_twins", "launch_twins", "may_have_twins", "replayed_twins", "said_twins"]
 
@@ -60,6 +62,10 @@ def may_have_twins(names: Iterable[str], known: Iterable[Family]) -> bool:
 def said_twins(python: str, known: Iterable[Family]) -> list[str]:
     """The warning for each family of which the environment of ``python`` holds more
     than one distribution (nothing when it cannot be read)."""
+    # Only here: an install that names no package of a family (the usual one) reads no
+    # environment, and its first run does without the module (~3 ms of start-up).
+    from resolver_hook.install.installed import environment_of
+
     try:
         found = environment_of(python).distributions
     except ResolverHookError:
