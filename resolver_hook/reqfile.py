@@ -27,6 +27,7 @@ is pure given a ``read`` callable; :func:`read_requirements` is the file-system 
 from __future__ import annotations
 
 import codecs
+import functools
 import locale
 import os
 import re
@@ -65,11 +66,20 @@ __all__ = [
 ]
 
 # pip: COMMENT_RE and ENV_VAR_RE in pip/_internal/req/req_file.py.
-_COMMENT = re.compile(r"(^|\s+)#.*$")
-_ENV_VAR = re.compile(r"\$\{([A-Z0-9_]+)\}")
+_COMMENT = r"(^|\s+)#.*$"
+_ENV_VAR = r"\$\{([A-Z0-9_]+)\}"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _VCS = re.compile(r"^(git|hg|svn|bzr)\+", re.IGNORECASE)
-_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_EGG = r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)"
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled when first used: the patterns of a file's lines (and of an
+    ``#egg=`` name) are compiled only by a command that reads one; names given on the
+    command line need none of them (~1 ms of start-up, ``_LINE`` most of it)."""
+    return re.compile(pattern)
+
 
 # Options a requirements file may hold (pip 26 SUPPORTED_OPTIONS): name -> takes a value.
 _FILE_OPTIONS: dict[str, bool] = {
@@ -194,7 +204,7 @@ class ReqFile:
 
 # str.splitlines()'s line boundaries (pip splits with splitlines), one line at a time:
 # a list of every line of a 4 MB file of short lines would take ~70 MB.
-_LINE = re.compile(
+_LINE = (
     "([^\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]*)(\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]|\\Z)"
 )
 
@@ -202,8 +212,9 @@ _LINE = re.compile(
 def _physical_lines(text: str) -> Iterator[str]:
     """The lines of ``text`` exactly as ``text.splitlines()`` gives them, lazily."""
     pos = 0
+    lines = _compiled(_LINE)
     while pos < len(text):
-        m = _LINE.match(text, pos)
+        m = lines.match(text, pos)
         assert m is not None  # the pattern matches at every position before the end
         yield m.group(1)
         pos = m.end()
@@ -213,15 +224,16 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """pip's join_lines + ignore_comments: (first line number, line without comment)."""
     primary = 0
     pending: list[str] = []
+    comment = _compiled(_COMMENT)
 
     def clean(n: int, line: str) -> tuple[int, str] | None:
-        line = _COMMENT.sub("", line).strip()
+        line = comment.sub("", line).strip()
         return (n, line) if line else None
 
     for n, physical in enumerate(_physical_lines(text), start=1):
         line = physical
-        if not line.endswith("\\") or _COMMENT.match(line):
-            if _COMMENT.match(line):
+        if not line.endswith("\\") or comment.match(line):
+            if comment.match(line):
                 line = " " + line  # a comment ends a continuation and is dropped
             if pending:
                 pending.append(line)
@@ -243,7 +255,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
 
 def _expand(line: str, env: Mapping[str, str]) -> str:
     # pip: only ${NAME}; a variable that is unset or empty stays as written.
-    for m in _ENV_VAR.finditer(line):
+    for m in _compiled(_ENV_VAR).finditer(line):
         value = env.get(m.group(1))
         if value:
             line = line.replace(m.group(0), value)
@@ -425,7 +437,7 @@ def _marker(text: str, where: str) -> Marker:
 
 
 def _name_from_url(url: str) -> NormalizedName | None:
-    m = _EGG.search(url)
+    m = _compiled(_EGG).search(url)
     if m:
         return canonicalize_name(m.group(1))
     filename = url.split("#", 1)[0].split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -289,3 +291,28 @@ def test_bad_lines(text: str, message: str, tmp_path: Path) -> None:
         parse_requirements(text, source="r.txt", read=read, env={})
     assert message in info.value.message
     assert "\n" not in info.value.message
+
+
+def test_names_given_compile_no_pattern_of_a_files_lines(tmp_path: Path) -> None:
+    """The patterns of a file's lines (and of an ``#egg=`` name) are compiled when a
+    file is read, not when the module is imported: a plan of names given on the command
+    line compiles none of them. A file read compiles them, and reads as before."""
+    code = (
+        "import re, sys\n"
+        "from resolver_hook import reqfile\n"
+        "print(sorted(k for k, v in vars(reqfile).items() if isinstance(v, re.Pattern)))\n"
+        "reqfile.read_requirements(lines=['torch', 'numpy>=2'])\n"
+        "print(reqfile._compiled.cache_info().currsize)\n"
+        "got = reqfile.read_requirements([sys.argv[1]], env={'V': '2'})\n"
+        "print(reqfile._compiled.cache_info().currsize, [e.text for e in got.entries])\n"
+    )
+    req = tmp_path / "r.txt"
+    req.write_text("# a comment\ntorch  # why\nnumpy>=${V} \\\n  ; python_version > '3'\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(req)], capture_output=True, text=True, check=True
+    )
+    assert proc.stdout.splitlines() == [
+        "['_PEP263', '_URL', '_VCS']",
+        "0",
+        "3 ['torch', \"numpy>=2   ; python_version > '3'\"]",
+    ]
