@@ -106,25 +106,34 @@ def test_uv_offline_plans_offline(tmp_path: Path, args: list[str], env: dict[str
 
 @pytest.mark.integration
 @pytest.mark.parametrize(
-    ("where", "env", "offline"),
+    ("where", "given", "env", "offline"),
     [
-        ("project", {}, True),  # ./uv.toml
-        ("UV_CONFIG_FILE", {}, True),
-        ("project", {"UV_OFFLINE": "0"}, False),  # uv: the variable beats the file
+        ("project", [], {}, True),  # ./uv.toml
+        ("UV_CONFIG_FILE", [], {}, True),
+        ("project", [], {"UV_OFFLINE": "0"}, False),  # uv: the variable beats the file
+        # uv's own --config-file and --no-config after `install` (seen with uv 0.13.9):
+        ("elsewhere", ["--config-file", "{config}"], {}, True),
+        ("elsewhere", ["--config-file={config}"], {}, True),
+        ("project", ["--config-file", "{online}"], {}, False),  # replaces ./uv.toml
+        ("project", ["--no-config"], {}, False),  # ./uv.toml unread
+        ("UV_CONFIG_FILE", ["--no-config"], {}, True),  # stops only the search
     ],
 )
 def test_uv_offline_in_its_configuration_file_plans_offline(
-    tmp_path: Path, where: str, env: dict[str, str], offline: bool
+    tmp_path: Path, where: str, given: list[str], env: dict[str, str], offline: bool
 ) -> None:
     """``offline = true`` in uv's own uv.toml makes uv open no connection (seen with uv
     0.13.9: "Network connectivity is disabled"), as ``--offline`` does: the plan reads
-    no page either."""
+    no page either. uv's ``--config-file`` among the install options reads that file
+    instead of any found; its ``--no-config`` reads none found."""
     index = LoopbackIndex(tmp_path / "index")
     index.add(build_wheel(tmp_path / "built", "kidx", "2.0+cu130"), simple=False, flavour="cu130")
     project = tmp_path / "project"
     project.mkdir()
     config = project / "uv.toml" if where == "project" else tmp_path / "elsewhere.toml"
     config.write_text("offline = true\n")
+    (tmp_path / "online.toml").write_text("offline = false\n")
+    named = {"config": str(config), "online": str(tmp_path / "online.toml")}
     with index.serving():
         gi = _manifests(tmp_path, index)
         venv = venv_for("uv", tmp_path / "venv")
@@ -138,7 +147,8 @@ def test_uv_offline_in_its_configuration_file_plans_offline(
             run_env["UV_CONFIG_FILE"] = str(config)
         proc = subprocess.run(
             [sys.executable, "-m", "resolver_hook", "uv", "--target", B200, "--no-proof",
-             "pip", "install", "--index-url", gi.simple, "kidx"],
+             "pip", "install", *(g.format(**named) for g in given),
+             "--index-url", gi.simple, "kidx"],
             capture_output=True, text=True, env=run_env, cwd=project, timeout=600, check=False,
         )  # fmt: skip
         asked = [r for r in index.requests if "/links/" in r]

@@ -399,3 +399,44 @@ def test_pip_no_index_installs_from_the_find_links_folder(
                 "--find-links", str(wheel.path.parent), "onnxruntime")  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert installed(venv / "bin" / "python")["onnxruntime-gpu"] == VERSION
+
+
+def test_uv_config_flags_in_the_install_arguments_pick_the_files_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uv's ``--config-file PATH`` after ``install`` reads that file instead of the project's
+    (even over ``UV_CONFIG_FILE``), ``--no-config`` reads no file found (seen with uv 0.13.9,
+    docs/facts.md section 3): the plan reads the default index uv reads."""
+    from resolver_hook.install.args import parse_install_args
+    from resolver_hook.settings import InstallerSettings, combine
+
+    here = _conf(tmp_path, "project/uv.toml", 'index-url = "https://project.example/"\n')
+    given = _conf(tmp_path, "given.toml", 'index-url = "https://given.example/"\n')
+    env_file = _conf(tmp_path, "env.toml", 'index-url = "https://env.example/"\n')
+    monkeypatch.chdir(tmp_path / "project")
+
+    def got(env: dict[str, str], *options: str) -> tuple[str, str] | None:
+        parsed = parse_install_args("uv", options)
+        installer = InstallerSettings(
+            tool="uv", config_file=parsed.config_file, no_config=parsed.no_config
+        )
+        found = combine({"HOME": str(tmp_path), **env}, mirror=[], installer=installer)
+        default = found.indexes.default
+        return None if default is None else (default.url, default.where)
+
+    assert got({}) == ("https://project.example/", f"index in {here}")
+    assert got({}, "--config-file", given) == ("https://given.example/", f"index in {given}")
+    assert got({}, f"--config-file={given}") == ("https://given.example/", f"index in {given}")
+    assert got({"UV_CONFIG_FILE": env_file}, "--config-file", given) == (
+        "https://given.example/",
+        f"index in {given}",
+    )
+    assert got({}, "--no-config") is None
+    assert got({}, "--no-config", "--config-file", given) == (
+        "https://given.example/",
+        f"index in {given}",
+    )
+    assert got({"UV_CONFIG_FILE": env_file}, "--no-config") == (
+        "https://env.example/",
+        f"index in {env_file}",
+    )
