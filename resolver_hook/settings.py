@@ -141,6 +141,17 @@ class InstallerSettings:
     cert: str | None = None  # pip's --cert
     proxy: str | None = None  # pip's --proxy
     isolated: bool = False  # pip's --isolated: no user pip.conf, no PIP_* variable
+    config_file: str | None = None  # uv's --config-file
+    no_config: bool = False  # uv's --no-config
+
+    def uv_env(self, env: Mapping[str, str]) -> Mapping[str, str]:
+        """``env`` as uv's configuration files are found under it with these arguments:
+        uv's ``--config-file`` takes the place of ``UV_CONFIG_FILE`` (the flag wins),
+        ``--no-config`` that of ``UV_NO_CONFIG`` (seen with uv 0.13.9, docs/facts.md
+        section 3)."""
+        if self.config_file:
+            return {**env, "UV_CONFIG_FILE": self.config_file}
+        return {**env, "UV_NO_CONFIG": "1"} if self.no_config else env
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,7 +209,8 @@ def combine(
     tool = installer.tool if installer else None
     own = installer or InstallerSettings(tool="")
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
-    uv = UvConfig(env, record=record)  # read once, when no_index or user_index needs it
+    # Read once, when no_index or user_index needs it.
+    uv = UvConfig(own.uv_env(env), record=record)
     if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
         problem = seconds_problem(env[ENV_TIMEOUT])
         if problem is not None:

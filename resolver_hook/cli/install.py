@@ -168,9 +168,19 @@ def run(args: argparse.Namespace) -> int:
     _warn_target_directory(rest[len(expected) :])
     # The installer told to open no connection: the plan opens none either.
     parsed = parse_install_args(tool, rest[len(expected) :])
-    why = installer_offline(
-        tool, parsed.options, os.environ, UvConfig(os.environ, record=recorder(args))
+    installer = InstallerSettings(
+        tool=tool,
+        index_url=parsed.index_url,
+        no_index="--no-index" in parsed.options,
+        cert=parsed.cert,
+        proxy=parsed.proxy,
+        # pip's own test: the argument list holds the word (cli/main.py).
+        isolated=tool == "pip" and "--isolated" in parsed.options,
+        config_file=parsed.config_file,
+        no_config=parsed.no_config,
     )
+    uv_files = UvConfig(installer.uv_env(os.environ), record=recorder(args))
+    why = installer_offline(tool, parsed.options, os.environ, uv_files)
     if why is not None and not args.offline:
         args.offline = True
         _Printer().say(f"planned offline (page cache, then the shipped snapshot): {why}")
@@ -180,18 +190,7 @@ def run(args: argparse.Namespace) -> int:
             manifests = manifests_from_args(args)
         session = InstallSession(
             tool=tool,
-            planner=planner_from_args(
-                args,
-                installer=InstallerSettings(
-                    tool=tool,
-                    index_url=parsed.index_url,
-                    no_index="--no-index" in parsed.options,
-                    cert=parsed.cert,
-                    proxy=parsed.proxy,
-                    # pip's own test: the argument list holds the word (cli/main.py).
-                    isolated=tool == "pip" and "--isolated" in parsed.options,
-                ),
-            ),
+            planner=planner_from_args(args, installer=installer),
             machine=_Machine(args),
             report=_Printer(),
             proof=args.proof,

@@ -125,6 +125,10 @@ class InstallArgs:
     # pip's --cert and --proxy (the last of each): the plan's pages are read with them too.
     cert: str | None = None
     proxy: str | None = None
+    # uv's --config-file (read instead of the files uv finds) and --no-config (none found
+    # read): they decide which of uv's files the plan reads too.
+    config_file: str | None = None
+    no_config: bool = False
 
 
 def _option_with_value(arg: str) -> tuple[str, str | None, str] | None:
@@ -202,6 +206,8 @@ def parse_install_args(tool: str, args: Sequence[str]) -> InstallArgs:
         positions=tuple(positions),
         cert=values.get("--cert") if tool == "pip" else None,
         proxy=values.get("--proxy") if tool == "pip" else None,
+        config_file=values.get("--config-file") if tool == "uv" else None,
+        no_config=tool == "uv" and "--no-config" in options,
     )
 
 
