@@ -4,11 +4,14 @@ newest release leaves the older one that fits planned (pip's rule)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from resolver_hook.index.cache import PageCache
 from tests.clirun import cli
 from tests.indexreplica import File, PageServer, pytorch_html
 
@@ -138,3 +141,51 @@ def test_a_manifest_whose_every_page_is_not_found_says_so(
     said = [n for n in plan["notes"] if "no such page (HTTP 404)" in n]
     assert len(said) == 1, plan["notes"]
     assert all(p in said[0] for p in pages)
+
+
+def _plant_nested(cache: PageCache, key: str, *, header: bool) -> Path:
+    """Replace the cache file of ``key`` with ``[`` 100,000 deep: as its header line, or
+    (``header``: a valid header kept) as its body."""
+    path = cache.path(key)
+    deep = b"[" * 100_000
+    if header:
+        head = json.loads(path.read_bytes().partition(b"\n")[0])
+        head.update(size=len(deep), sha256=hashlib.sha256(deep).hexdigest())
+        path.write_bytes(json.dumps(head, sort_keys=True).encode() + b"\n" + deep)
+    else:
+        path.write_bytes(deep + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("part", ["page-header", "links"])
+def test_a_page_cache_file_nested_too_deeply_is_a_miss_not_a_traceback(
+    part: str, online: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A page cache file (the page's header line, or the links kept beside it) holding
+    JSON nested too deeply for the decoder is a cache miss, offline and online, as a
+    host or plan cache file is; it was a RecursionError traceback (issue 49)."""
+    server = PageServer()
+    with server.serving():
+        page = f"{server.url}/whl/cu130/demo/"
+        pytorch_html(server, "/whl/cu130/demo/", f"{server.url}/whl/cu130/", [
+            File(f"demo-1.0+cu130-cp312-cp312-{X86}.whl"),
+        ])  # fmt: skip
+        argv = ["--manifest", _manifest(tmp_path, page, "1.0+cu130"), "--allow-insecure-urls"]
+        argv += ["--target", TARGET]
+        code, warm, err = cli(capsys, "plan", "demo", *argv)
+        assert code == 0, err
+        wanted = warm.split("requirements:\n", 1)[1].split("notes:", 1)[0]
+        assert f"  demo @ {server.url}/whl/cu130/demo-1.0%2Bcu130-" in wanted
+        cache = PageCache(Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "index")
+        key = ("page\n" if part == "page-header" else "links\n") + page
+        path = _plant_nested(cache, key, header=part == "links")
+        for offline in (["--offline"], []):  # online last: it writes the cache again
+            code, out, err = cli(capsys, "plan", "demo", *argv, *offline)
+            assert "Traceback" not in out + err
+            assert code == 0, (offline, err)
+            said = " ".join(out.split())  # the note is wrapped at the output's width
+            if part == "page-header":
+                assert f"cache {path} ignored: unreadable (nested too deeply)" in said
+            if part == "links" or not offline:  # the page parsed again, or read again
+                assert wanted in out, (offline, out)
+    assert server.log.count("/whl/cu130/demo/") == 1 + (part == "page-header")
