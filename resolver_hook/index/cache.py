@@ -88,6 +88,8 @@ class PageCache:
             data = json.loads(head.decode("utf-8")) if sep else None
         except (ValueError, UnicodeDecodeError):
             data = None
+        except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
+            return None, f"cache {path} ignored: unreadable (nested too deeply)"
         if not isinstance(data, dict):
             return None, f"cache {path} ignored: corrupt (no header)"
         if data.get("format") != _FORMAT or data.get("key") != key:
@@ -188,8 +190,8 @@ def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
             out.append(Link(url=url, filename=name, hashes=hashes, requires_python=rp,
                             yanked=yanked, core_metadata=meta))  # fmt: skip
         return tuple(out)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None  # RecursionError: [[[[...]]]], the decoder recurses once per level
 
 
 _TEXT = frozenset({str})
