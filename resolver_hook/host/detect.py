@@ -503,6 +503,8 @@ def load_profile(path: str, record: Recorder = NOWHERE) -> HostProfile:
         raise UsageError(
             f"--profile {path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         ) from None
+    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
+        raise UsageError(f"--profile {path}: not valid JSON: nested too deeply") from None
     if isinstance(data, dict) and isinstance(data.get("profile"), dict):
         data = data["profile"]  # a plan's JSON carries its profile
     return HostProfile.from_dict(data, where=f"--profile {path}").replace(origin=f"profile {path}")

@@ -93,7 +93,7 @@ def archive_sha256(text: str) -> str | None:
     ``#sha256=`` fragment (uv keeps the hash only there); None for anything else."""
     try:
         data = json.loads(text) if text else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: [[[[...]]]]
         return None
     if not isinstance(data, dict):
         return None

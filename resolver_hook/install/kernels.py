@@ -170,7 +170,7 @@ def cached_scan(sha: str, cache: Path | None) -> list[tuple[str, list[str]]] | N
         found = json.loads(data)
         if found.get("sha256") == sha:
             return [(str(p), [str(t) for t in ts]) for p, ts in found["objects"]]
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # [[[[...]]]]
         pass  # not ours: scanned again (and replaced) when the wheel is read
     return None
 

@@ -424,7 +424,7 @@ def _enable_record(folder: Path) -> tuple[str | None, dict[str, Any], list[str]]
         wrote = data.get("pip_conf")
         added = data.get("added") or {}
         inserted = data.get("inserted") or []
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):  # RecursionError: [[[[...
         return None, {}, []
     if not isinstance(wrote, str) or not isinstance(added, dict) or not isinstance(inserted, list):
         return None, {}, []
@@ -500,6 +500,10 @@ def _read_state(venv: Path) -> HookState:
             constraints=tuple(data["constraints"]),
             find_links=tuple(data["find_links"]),
         )
+    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
+        raise OperationalError(
+            f"{state}: unreadable (nested too deeply); run 'resolver-hook enable' again"
+        ) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise OperationalError(
             f"{state}: unreadable ({exc}); run 'resolver-hook enable' again"

@@ -203,7 +203,7 @@ def _version_from_files(root: str) -> tuple[str | None, str | None]:
         version = data["cuda"]["version"]
         if isinstance(version, str) and release(version):
             return version, "version.json"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # RecursionError: [[[[
         pass
     for include in _in_toolkit(root, "include"):
         try:
