@@ -157,3 +157,43 @@ def test_uv_offline_in_its_configuration_file_plans_offline(
     if offline:
         assert f"offline in {config}" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_uv_install_reads_each_of_uvs_files_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """uv's files decide both whether the plan is offline and uv's default index: a
+    ``resolver-hook uv pip install`` reads each of them once for both."""
+    from resolver_hook.index import userindex
+    from resolver_hook.install.session import InstallSession
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "uv.toml").write_text(
+        'offline = false\n[pip]\nindex-url = "http://127.0.0.1:9/simple"\n'
+    )
+    monkeypatch.chdir(project)
+    for name in ("UV_CONFIG_FILE", "UV_NO_CONFIG", "UV_OFFLINE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "system"))
+    read: list[Path] = []
+    toml = userindex._toml
+
+    def counted(path: Path, record: userindex.Recorder) -> object:
+        read.append(path)
+        return toml(path, record)
+
+    planned: list[str | None] = []
+
+    def install(self: InstallSession, *args: object, **kwargs: object) -> int:
+        planned.append(self.planner.settings.indexes.default.url)  # type: ignore[union-attr]
+        return 0  # the plan's inputs are read by now; uv itself is not this test's
+
+    monkeypatch.setattr(userindex, "_toml", counted)
+    monkeypatch.setattr(InstallSession, "install", install)
+    code, out, err = cli(capsys, "uv", "--target", B200, "pip", "install", "kidx")
+    assert code == 0, out + err
+    assert planned == ["http://127.0.0.1:9/simple"]  # the file was read, and used
+    assert project / "uv.toml" in read
+    assert sorted(read) == sorted(set(read)), read
