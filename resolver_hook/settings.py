@@ -197,6 +197,7 @@ def combine(
     find_links: Sequence[str] = (),
     installer: InstallerSettings | None = None,
     record: Recorder = NOWHERE,
+    uv: UvConfig | None = None,
 ) -> Settings:
     """The settings of a command run in ``env`` with these flags. ``mirror``: the
     ``--mirror`` values of a command that reads index pages (None: it reads none, so
@@ -204,13 +205,15 @@ def combine(
     that is not ``UPSTREAM=MIRROR`` under the URL policy, or a timeout variable that is
     no number of seconds, is a UsageError. ``installer``: the installer a command runs,
     whose default index the plan reads (None: the order of a command that runs no one
-    installer). Files read are declared to ``record``."""
+    installer). Files read are declared to ``record``. ``uv``: uv's files as ``installer``
+    finds them in ``env``, where the caller has them already (it asked
+    :func:`installer_offline`); default: read here, when needed."""
     insecure = allow_insecure_urls or env_flag(env, ENV_INSECURE)
     tool = installer.tool if installer else None
     own = installer or InstallerSettings(tool="")
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
     # Read once, when no_index or user_index needs it.
-    uv = UvConfig(own.uv_env(env), record=record)
+    uv = uv or UvConfig(own.uv_env(env), record=record)
     if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
         problem = seconds_problem(env[ENV_TIMEOUT])
         if problem is not None:

@@ -20,6 +20,7 @@ from resolver_hook.settings import InstallerSettings, combine, env_flag, seconds
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from resolver_hook.index.userindex import UvConfig
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.settings import Settings
@@ -154,13 +155,14 @@ def settings_from_args(
     reads_pages: bool = True,
     installer: InstallerSettings | None = None,
     points_at_pages: bool = False,
+    uv: UvConfig | None = None,
 ) -> Settings:
     """The command's :class:`~resolver_hook.settings.Settings`: its flags and the
     environment, combined once. ``reads_pages``: the command reads index pages (its
     mirrors and the user's index are read too); ``points_at_pages``: it reads none but
     its plans name them, so its mirrors are read. ``installer``: the installer the
     command runs and what its arguments say of the pages (its default index is the
-    user's)."""
+    user's); ``uv``: uv's files, where the command has read them already."""
 
     return combine(
         os.environ,
@@ -175,6 +177,7 @@ def settings_from_args(
         find_links=getattr(args, "find_links", None) or (),
         installer=installer,
         record=recorder(args),
+        uv=uv,
     )
 
 
@@ -183,14 +186,15 @@ def planner_from_args(
     *,
     read_pages: bool = True,
     installer: InstallerSettings | None = None,
+    uv: UvConfig | None = None,
 ) -> Planner:
     """The command's planner, from :func:`settings_from_args` and today's date;
     ``read_pages=False``: one that plans the manifests as given, their own URLs through
     the mirrors. A wait for its pages over a second shows (stderr, a terminal only,
-    never with --json or -q)."""
+    never with --json or -q). ``uv``: as :func:`settings_from_args` takes it."""
 
     settings = settings_from_args(
-        args, reads_pages=read_pages, installer=installer, points_at_pages=True
+        args, reads_pages=read_pages, installer=installer, points_at_pages=True, uv=uv
     )
 
     def watch() -> Progress:

@@ -179,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         config_file=parsed.config_file,
         no_config=parsed.no_config,
     )
+    # uv's files, read once: for this decision and for the plan's default index.
     uv_files = UvConfig(installer.uv_env(os.environ), record=recorder(args))
     why = installer_offline(tool, parsed.options, os.environ, uv_files)
     if why is not None and not args.offline:
@@ -190,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
             manifests = manifests_from_args(args)
         session = InstallSession(
             tool=tool,
-            planner=planner_from_args(args, installer=installer),
+            planner=planner_from_args(args, installer=installer, uv=uv_files),
             machine=_Machine(args),
             report=_Printer(),
             proof=args.proof,
