@@ -81,9 +81,9 @@ def _hook(gi: GpuIndex, *args: str, venv: Path, **extra: str) -> subprocess.Comp
     )  # fmt: skip
 
 
-def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
-    gpu_index: GpuIndex, tmp_path: Path
-) -> None:
+def _locked_set(gpu_index: GpuIndex, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A fresh venv, and a lock set of demo-gpu for a B200 made by the hook: (venv, the
+    set's folder, its one lock)."""
     venv = tmp_path / "venv"
     make_venv(venv)
     locks = tmp_path / "locks"
@@ -91,13 +91,25 @@ def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
     proc = _hook(gpu_index, "lock", "demo-gpu", "--flavoured-only", "-o", f"{locks}/{{target}}.txt",
                  "--target", X86_B200, venv=venv)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    lock = locks / f"{X86_B200}.txt"
-    text = lock.read_text()
-    assert f"demo-gpu @ {gpu_index.index.url}/files/" in text
-    lock.write_text(text.replace(gpu_index.index.url, "http://files.example.org"))
+    return venv, locks, locks / f"{X86_B200}.txt"
+
+
+def _vouched(locks: Path, lock: Path, text: str) -> None:
+    """Write ``text`` as the lock and its sha256 into index.toml, as a careless or
+    hostile edit that keeps the set consistent would."""
+    lock.write_text(text)
     index = locks / "index.toml"
     old = toml_loads(index.read_text())["lock"][0]["sha256"]
     index.write_text(index.read_text().replace(old, hashlib.sha256(lock.read_bytes()).hexdigest()))
+
+
+def test_sync_refuses_a_lock_that_pins_plain_http_though_its_hash_matches(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    venv, locks, lock = _locked_set(gpu_index, tmp_path)
+    text = lock.read_text()
+    assert f"demo-gpu @ {gpu_index.index.url}/files/" in text
+    _vouched(locks, lock, text.replace(gpu_index.index.url, "http://files.example.org"))
     proc = _hook(gpu_index, "sync", str(locks), "--installer", "pip", "--target", X86_B200,
                  venv=venv)  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -127,20 +139,10 @@ def test_sync_reads_the_lock_as_the_installer_does_before_the_url_policy(
 ) -> None:
     """A lock whose sha256 matches index.toml but that reaches a plain http URL, or
     another file, only the way pip reads it: refused before the installer runs."""
-    venv = tmp_path / "venv"
-    make_venv(venv)
-    locks = tmp_path / "locks"
-    locks.mkdir()
-    proc = _hook(gpu_index, "lock", "demo-gpu", "--flavoured-only", "-o", f"{locks}/{{target}}.txt",
-                 "--target", X86_B200, venv=venv)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    lock = locks / f"{X86_B200}.txt"
-    lock.write_text(lock.read_text() + added)
+    venv, locks, lock = _locked_set(gpu_index, tmp_path)
     if more is not None:
         (locks / "more.txt").write_text(more)
-    index = locks / "index.toml"
-    old = toml_loads(index.read_text())["lock"][0]["sha256"]
-    index.write_text(index.read_text().replace(old, hashlib.sha256(lock.read_bytes()).hexdigest()))
+    _vouched(locks, lock, lock.read_text() + added)
     proc = _hook(gpu_index, "sync", str(locks), "--installer", "pip", "--target", X86_B200,
                  venv=venv, LOCK_SCHEME="http", PIP_RETRIES="0")  # fmt: skip
     assert proc.returncode == 2, proc.stdout + proc.stderr
