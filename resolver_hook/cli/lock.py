@@ -32,6 +32,7 @@ from resolver_hook.lock.environment import target_lines
 from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal
 from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.lines import (
+    credentials_note,
     dropped_notes,
     header_notes,
     merge_targets,
@@ -345,13 +346,7 @@ def _without_credentials(
             clean, where = without_credentials(line)
             out[target].append(clean)
             hosts.update(dict.fromkeys(where))
-    notes = [
-        f"{host}: the credentials in a URL of your requirements are not written into the "
-        f"lock: the installer needs its own (a netrc entry for {host.rsplit(':', 1)[0]}, "
-        "or a keyring)"
-        for host in hosts
-    ]
-    return out, notes
+    return out, [credentials_note(host) for host in hosts]
 
 
 def _unhashed_note(missing: list[Unhashed]) -> list[str]:

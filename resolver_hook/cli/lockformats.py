@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from resolver_hook.ground import credentials as _credentials
 from resolver_hook.index.pipconfig import pip_settings
 from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.indexes import LockIndexes, lock_indexes
+from resolver_hook.lock.lines import credentials_note
 from resolver_hook.lock.pylock import TargetWheels, check, pylock_document, render
 from resolver_hook.lock.resolved import resolve_rest
 from resolver_hook.lock.sets import INDEX_NAME, lock_set_files
@@ -163,6 +165,23 @@ def _uv_text(
     return text, "uv project sources"
 
 
+def _without_credentials(
+    targets: Sequence[TargetWheels],
+) -> tuple[list[TargetWheels], list[str]]:
+    """``targets`` with no wheel URL holding credentials (a requirement given as
+    ``name @ https://user:token@host/...``), and the hosts they were left out for."""
+    hosts: dict[str, None] = {}
+    out = []
+    for t in targets:
+        wheels = []
+        for w in t.wheels:
+            url, where = _credentials.without_credentials(w.url)
+            hosts.update(dict.fromkeys(where))
+            wheels.append(dataclasses.replace(w, url=url))
+        out.append(dataclasses.replace(t, wheels=tuple(wheels)))
+    return out, list(hosts)
+
+
 def _pylock_text(
     out: str,
     args: argparse.Namespace,
@@ -222,6 +241,8 @@ def _pylock_text(
         targets.append(TargetWheels(spec=spec, profile=profile, wheels=tuple(wheels)))
     for note in fetcher.notes():
         sys.stderr.write(f"note: {note}\n")
+    targets, hosts = _without_credentials(targets)
+    header.extend(f"note: {credentials_note(host)}" for host in hosts)
     if rest and indexes.described():
         header.append(f"the unflavoured packages resolved by uv against {indexes.described()}")
     doc = pylock_document(targets)

@@ -6,7 +6,9 @@ The flavoured packages keep the plan's lines (their exact files: a URL with
 flavoured packages' own dependencies included, is resolved by uv for the target
 (:func:`~resolver_hook.lock.resolved.resolve_environment`) and pinned as
 ``name==version`` with the hash of each file uv lists for that version, as
-``pip-compile --generate-hashes`` and ``uv pip compile --generate-hashes`` write them.
+``pip-compile --generate-hashes`` and ``uv pip compile --generate-hashes`` write them;
+a requirement given as a URL stays that URL (``name @ URL --hash=...``), a VCS one pinned
+to its commit (it cannot be hashed: an :class:`~resolver_hook.lock.hashes.Unhashed` line).
 
 ``whole=False`` (``lock --flavoured-only``) is the partial form: the flavoured lines
 hashed, the others as the user wrote them.
@@ -24,7 +26,7 @@ from resolver_hook.host import HostProfile
 from resolver_hook.lock.hashes import Unhashed, flavoured_hashes, is_flavoured_line
 from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.lines import lock_lines, with_hash
-from resolver_hook.lock.resolved import resolve_environment
+from resolver_hook.lock.resolved import ResolvedPackage, resolve_environment
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher
 from resolver_hook.resolve import Plan
 
@@ -84,20 +86,28 @@ def target_lines(
     unhashed = list(lost)
     for r in rest:
         if not r.files or any(f.sha256 is None for f in r.files):
-            unhashed.append(
-                Unhashed(
-                    name=r.name,
-                    line=f"{r.name}=={r.version}",
-                    target=spec,
-                    why="uv's answer gives a file of it no sha256 (its index lists none)",
-                )
+            why = (
+                "a VCS checkout or a folder has no sha256 (pip --require-hashes refuses it)"
+                if r.source_only
+                else "uv's answer gives a file of it no sha256 (its index lists none)"
             )
+            unhashed.append(Unhashed(name=r.name, line=_pin(r), target=spec, why=why))
     own = lock_lines(dataclasses.replace(plan, packages=tuple(flavoured)), hashes)
-    pinned = [
-        with_hash(f"{r.name}=={r.version}", [f.sha256 for f in r.files if f.sha256]) for r in rest
-    ]
+    pinned = [_hashed(_pin(r), [f.sha256 for f in r.files if f.sha256]) for r in rest]
     return TargetLines(
         lines=(*own, *pinned),
         unhashed=tuple(unhashed),
         indexes=tuple(dict.fromkeys(r.index for r in rest if r.index)),
     )
+
+
+def _pin(r: ResolvedPackage) -> str:
+    """The lock line of a resolved package: ``name==version`` from an index; a URL
+    requirement as its URL (a VCS one pinned to its commit), the file the user asked for."""
+    return f"{r.name} @ {r.direct}" if r.direct else f"{r.name}=={r.version}"
+
+
+def _hashed(line: str, sha256s: Sequence[str]) -> str:
+    """``line`` with pip's ``--hash`` options, but for a hash its URL's own ``#sha256=``
+    already says (pip and uv check that one, --require-hashes too)."""
+    return with_hash(line, [h for h in sha256s if f"#sha256={h}" not in line])

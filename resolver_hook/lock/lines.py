@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from resolver_hook.resolve import Plan
 
 __all__ = [
+    "credentials_note",
     "dropped_notes",
     "header_notes",
     "lock_lines",
@@ -118,6 +119,17 @@ def header_notes(notes: Iterable[str], width: int = HEADER_COLUMNS) -> list[str]
             )
         )
     return out
+
+
+def credentials_note(host: str) -> str:
+    """The note that the credentials of a URL for ``host`` (``host:port``) were left out
+    of a lock: a file to share; the installer takes its own from its netrc or keyring,
+    as it does for every other URL of the host."""
+    return (
+        f"{host}: the credentials in a URL of your requirements are not written into the "
+        f"lock: the installer needs its own (a netrc entry for {host.rsplit(':', 1)[0]}, "
+        "or a keyring)"
+    )
 
 
 def with_hash(line: str, sha256s: Sequence[str]) -> str:

@@ -7,6 +7,8 @@ plan's requirement lines, the plan's flavoured pins as constraints and each flav
 own page as ``--find-links`` (a per-package page: nothing else can come from it), then
 takes from uv's answer the wheel each other package installs on the target. The
 flavoured packages keep exactly the plan's files (uv must agree with their versions).
+A requirement given as a URL (uv's ``archive``) keeps that URL with the sha256 uv read
+of its file; a VCS checkout or a folder cannot be a pylock wheel and is refused.
 
 :func:`resolve_environment` is the same resolution for a requirements lock: every
 package of uv's answer with the sha256 of each of its files. uv is handed the user's
@@ -42,6 +44,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.credentials import redact
 from resolver_hook.ground.fs import private_tempdir, write_atomic
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
@@ -125,6 +128,57 @@ class ResolvedPackage:
     version: str
     files: tuple[Link, ...]  # every wheel uv lists (and the sdist, when not binary only)
     index: str | None = None
+    # A requirement given as a URL: that URL (the user's own where a line names it), or
+    # a VCS checkout pinned to the commit uv resolved (``git+URL@COMMIT``); None for a
+    # package from an index. ``files`` then holds the archive's one file with its sha256
+    # (none for a VCS checkout or a local folder: they cannot be hashed).
+    direct: str | None = None
+    source_only: bool = False  # a VCS checkout or a folder: built, never a listed file
+
+
+def _asked_urls(plan: Plan) -> dict[NormalizedName, str]:
+    """The URL of each requirement line of ``plan`` given as ``name @ URL``, by name."""
+    out: dict[NormalizedName, str] = {}
+    for line in plan.requirements:
+        if line.startswith("-"):
+            continue
+        try:
+            req = Requirement(line.split(" --", 1)[0])
+        except InvalidRequirement:
+            continue
+        if req.url:
+            out.setdefault(canonicalize_name(req.name), req.url)
+    return out
+
+
+def _direct(
+    package: Mapping[str, object], folder: Path, asked: str | None
+) -> tuple[str | None, list[Link], bool]:
+    """A package of uv's pylock.toml that is a URL requirement: the URL to lock it by,
+    its archive's file (with uv's sha256) and whether it is a source only (VCS, folder);
+    ``(None, [], False)`` for a package from an index."""
+    archive, vcs, directory = package.get("archive"), package.get("vcs"), package.get("directory")
+    if isinstance(archive, dict):
+        url, path = archive.get("url"), archive.get("path")
+        if isinstance(path, str) and not isinstance(url, str):
+            url = (folder / path).resolve().as_uri()  # relative to uv's output
+        if not isinstance(url, str):
+            return None, [], False
+        where = asked or url
+        file = where.split("#", 1)[0]
+        return where, _links([{**archive, "url": file}]), False
+    if isinstance(vcs, dict):
+        kind, url, commit = vcs.get("type"), vcs.get("url"), vcs.get("commit-id")
+        if not (isinstance(kind, str) and isinstance(url, str)):
+            return None, [], False
+        pinned = f"{kind}+{url}" + (f"@{commit}" if isinstance(commit, str) else "")
+        sub = vcs.get("subdirectory")
+        return pinned + (f"#subdirectory={sub}" if isinstance(sub, str) else ""), [], True
+    if isinstance(directory, dict):
+        path = directory.get("path")
+        if isinstance(path, str):
+            return asked or (folder / path).resolve().as_uri(), [], True
+    return None, [], False
 
 
 def resolve_environment(
@@ -198,19 +252,26 @@ def resolve_environment(
             doc = toml_loads(Path(folder / "pylock.toml").read_text(encoding="utf-8"))
         except (OSError, TomlError) as exc:
             raise OperationalError(f"uv's pylock.toml could not be read: {exc}") from None
+    asked = _asked_urls(plan)
     out = []
     for package in doc.get("packages", []):
+        name = canonicalize_name(str(package.get("name", "")))
         files = _links(package.get("wheels") or [])
         sdist = package.get("sdist")
         if isinstance(sdist, dict):
             files += _links([sdist])
+        # A requirement given as a URL is locked as that URL, not as name==version
+        # (which an installer would take from the index: another file, or none).
+        direct, archive, source_only = _direct(package, folder, asked.get(name))
         index = package.get("index")
         out.append(
             ResolvedPackage(
-                name=canonicalize_name(str(package.get("name", ""))),
+                name=name,
                 version=str(package.get("version", "")),
-                files=tuple(files),
+                files=tuple(files + archive),
                 index=index if isinstance(index, str) else None,
+                direct=direct,
+                source_only=source_only,
             )
         )
     return out
@@ -347,6 +408,19 @@ def resolve_rest(
                 )
             continue
         wheel = best_link(package.files, name, version, profile)
+        if package.direct is not None and wheel is None:
+            asked = f"{name} {version} is asked for as {redact(package.direct)}"
+            if package.source_only or not package.direct.split("#", 1)[0].endswith(".whl"):
+                raise OperationalError(
+                    f"{asked}, a source to build: a pylock.toml lists wheels to install",
+                    hint="lock --format requirements keeps the URL and leaves the build to "
+                    "the installer",
+                )
+            raise OperationalError(
+                f"{asked}, a wheel that does not install on {profile.describe()}",
+                hint="give the requirement a marker that is false on that target, or lock "
+                "the target apart",
+            )
         if wheel is None:
             raise OperationalError(
                 f"{name} {version} has no wheel for {profile.describe()}: a pylock.toml lists "
@@ -359,7 +433,8 @@ def resolve_rest(
             LockedWheel(
                 name=package.name,
                 version=version,
-                url=wheel.url,
+                # The URL asked for, as asked (its fragment, #sha256=, is the entry's hashes).
+                url=package.direct.split("#", 1)[0] if package.direct else wheel.url,
                 sha256=wheel.sha256,
                 index=package.index,
             )
