@@ -19,6 +19,11 @@ from pathlib import Path
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 from tests.installenv import PY, UV, GpuIndex, clean_env, make_uv_venv, make_venv
 from tests.test_lock_env import lock
 from tests.wheelfactory import BuiltWheel, LoopbackIndex, build_wheel
@@ -192,3 +197,36 @@ def test_a_vcs_requirement_is_pinned_to_its_commit_and_named_as_unhashed(
     assert proc.stderr.startswith(f"error: gitpkg 0.3 is asked for as {url}@{commit}, a source")
     assert "\nhint: lock --format requirements keeps the URL" in proc.stderr
     assert not pylock.exists()
+
+
+def test_a_wheel_url_for_one_platform_is_refused_for_another_unless_its_marker_says(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """uv hands back an x86_64 wheel's URL for an aarch64 target too; the lock names it
+    instead of writing a line that cannot install there, and a marker that is false on
+    aarch64 locks it for x86_64 alone."""
+    wheel = build_wheel(tmp_path / "built", "plainpkg", "1.0", tag="py3-none-manylinux_2_17_x86_64")
+    server = LoopbackIndex(tmp_path / "x86")
+    server.add(wheel, simple=False)
+    with server.serving():
+        url = server.wheel_url(wheel)
+        for name in ("requirements.txt", "pylock.toml"):
+            out = tmp_path / name
+            targets = ("--target", X86_B200, "--target", ARM_L4, "--index-url", gpu_index.simple)
+            proc = lock(gpu_index, f"plainpkg @ {url}", *targets, "-o", str(out))
+            assert proc.returncode == 1, proc.stderr
+            assert proc.stderr.startswith(
+                f"error: plainpkg 1.0 is asked for as {url}, a wheel that does not install "
+                "on Linux aarch64"
+            ), proc.stderr
+            assert "\nhint: give the requirement a marker that is false" in proc.stderr
+            assert not out.exists()
+            marked = f"plainpkg @ {url} ; platform_machine == 'x86_64'"
+            proc = lock(gpu_index, marked, *targets, "-o", str(out))
+            assert proc.returncode == 0, proc.stderr
+            text = out.read_text()
+            assert wheel.sha256 in text, name
+            if name == "pylock.toml":
+                [entry] = [e for e in tomllib.loads(text)["packages"] if e["name"] == "plainpkg"]
+                text = entry["marker"]
+            assert 'platform_machine == "x86_64"' in text, name

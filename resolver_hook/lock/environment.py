@@ -26,7 +26,7 @@ from resolver_hook.host import HostProfile
 from resolver_hook.lock.hashes import Unhashed, flavoured_hashes, is_flavoured_line
 from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.lines import lock_lines, with_hash
-from resolver_hook.lock.resolved import ResolvedPackage, resolve_environment
+from resolver_hook.lock.resolved import ResolvedPackage, resolve_environment, unfit_direct
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher
 from resolver_hook.resolve import Plan
 
@@ -85,6 +85,9 @@ def target_lines(
     rest = [r for r in resolved if r.name not in ours]
     unhashed = list(lost)
     for r in rest:
+        unfit = unfit_direct(r, profile, wheels_only=False)
+        if unfit is not None:
+            raise unfit
         if not r.files or any(f.sha256 is None for f in r.files):
             why = (
                 "a VCS checkout or a folder has no sha256 (pip --require-hashes refuses it)"

@@ -65,6 +65,7 @@ __all__ = [
     "python_platform",
     "resolve_environment",
     "resolve_rest",
+    "unfit_direct",
 ]
 
 COMPILE_TIMEOUT = 600.0  # a resolution against a large index; a bound, not a guess
@@ -373,6 +374,31 @@ def _kept(lines: Sequence[str], gone: Collection[NormalizedName]) -> list[str]:
     return out
 
 
+def unfit_direct(
+    package: ResolvedPackage, profile: HostProfile, *, wheels_only: bool
+) -> OperationalError | None:
+    """Why a package asked for as a URL cannot be locked for ``profile``: a wheel whose
+    tags do not install there, or (``wheels_only``: a pylock.toml) a source to build;
+    None when it can (or is no URL requirement)."""
+    if package.direct is None:
+        return None
+    asked = f"{package.name} {package.version} is asked for as {redact(package.direct)}"
+    wheel = package.direct.split("#", 1)[0].endswith(".whl")
+    if package.source_only or not wheel:
+        if not wheels_only:
+            return None  # the installer builds it
+        return OperationalError(
+            f"{asked}, a source to build: a pylock.toml lists wheels to install",
+            hint="lock --format requirements keeps the URL and leaves the build to the installer",
+        )
+    if best_link(package.files, package.name, package.version, profile) is not None:
+        return None
+    return OperationalError(
+        f"{asked}, a wheel that does not install on {profile.describe()}",
+        hint="give the requirement a marker that is false on that target, or lock the target apart",
+    )
+
+
 def resolve_rest(
     plan: Plan,
     flavoured: Sequence[LockedWheel],
@@ -408,19 +434,9 @@ def resolve_rest(
                 )
             continue
         wheel = best_link(package.files, name, version, profile)
-        if package.direct is not None and wheel is None:
-            asked = f"{name} {version} is asked for as {redact(package.direct)}"
-            if package.source_only or not package.direct.split("#", 1)[0].endswith(".whl"):
-                raise OperationalError(
-                    f"{asked}, a source to build: a pylock.toml lists wheels to install",
-                    hint="lock --format requirements keeps the URL and leaves the build to "
-                    "the installer",
-                )
-            raise OperationalError(
-                f"{asked}, a wheel that does not install on {profile.describe()}",
-                hint="give the requirement a marker that is false on that target, or lock "
-                "the target apart",
-            )
+        unfit = unfit_direct(package, profile, wheels_only=True)
+        if unfit is not None:
+            raise unfit
         if wheel is None:
             raise OperationalError(
                 f"{name} {version} has no wheel for {profile.describe()}: a pylock.toml lists "
