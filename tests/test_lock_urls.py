@@ -187,6 +187,8 @@ def test_a_vcs_requirement_is_pinned_to_its_commit_and_named_as_unhashed(
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.startswith("error: 1 lock line without a sha256")
     assert f"gitpkg @ {url}@{commit} (for {X86_B200}): a VCS checkout" in proc.stderr
+    assert "\nhint: ask for a wheel or sdist URL of it" in proc.stderr
+    assert "--allow-unhashed writes it pinned to its commit" in proc.stderr
     assert not out.exists()
     proc = lock(gpu_index, *args, "-o", str(out), "--allow-unhashed")
     assert proc.returncode == 0, proc.stderr

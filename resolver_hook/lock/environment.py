@@ -94,7 +94,9 @@ def target_lines(
                 if r.source_only
                 else "uv's answer gives a file of it no sha256 (its index lists none)"
             )
-            unhashed.append(Unhashed(name=r.name, line=_pin(r), target=spec, why=why))
+            unhashed.append(
+                Unhashed(name=r.name, line=_pin(r), target=spec, why=why, source=r.source_only)
+            )
     own = lock_lines(dataclasses.replace(plan, packages=tuple(flavoured)), hashes)
     pinned = [_hashed(_pin(r), [f.sha256 for f in r.files if f.sha256]) for r in rest]
     return TargetLines(

@@ -34,6 +34,7 @@ class Unhashed:
     line: str
     target: str
     why: str
+    source: bool = False  # a VCS checkout or a folder: no file, so no sha256 anywhere
 
 
 class OfflineFetcher:
@@ -105,10 +106,16 @@ def _is_file(p: PackagePlan) -> bool:
 def refusal(missing: Sequence[Unhashed]) -> OperationalError:
     """The error for lock lines without a sha256: each line, for which target and why."""
     lines = "".join(f"\n  {u.line} (for {u.target}): {u.why}" for u in missing)
+    hint = (
+        "ask for a wheel or sdist URL of it (a file, hashed), or --allow-unhashed writes "
+        "it pinned to its commit"
+        if all(u.source for u in missing)
+        else "run lock where those pages and files are reachable (not --offline), or read "
+        "them through a mirror (--mirror UPSTREAM=MIRROR); --allow-unhashed writes them "
+        "without a hash"
+    )
     return OperationalError(
         f"{len(missing)} lock line{'s' if len(missing) != 1 else ''} without a sha256 "
         f"(an installer would take whatever file is served):{lines}",
-        hint="run lock where those pages and files are reachable (not --offline), or read "
-        "them through a mirror (--mirror UPSTREAM=MIRROR); --allow-unhashed writes them "
-        "without a hash",
+        hint=hint,
     )
