@@ -232,3 +232,22 @@ def test_a_wheel_url_for_one_platform_is_refused_for_another_unless_its_marker_s
                 [entry] = [e for e in tomllib.loads(text)["packages"] if e["name"] == "plainpkg"]
                 text = entry["marker"]
             assert 'platform_machine == "x86_64"' in text, name
+
+
+def test_a_wheel_url_with_its_local_version_quoted_is_still_that_wheel(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """``+`` in a wheel's filename is often written ``%2B`` in its URL (PyTorch's pages
+    do): the filename the lock reads its tags from is the unquoted one."""
+    wheel = build_wheel(tmp_path / "built", "plainpkg", "1.0+local")
+    server = LoopbackIndex(tmp_path / "quoted")
+    server.add(wheel, simple=False)
+    with server.serving():
+        url = server.wheel_url(wheel).replace("+", "%2B")
+        for name in ("requirements.txt", "pylock.toml"):
+            out = tmp_path / name
+            proc = lock(gpu_index, f"plainpkg @ {url}", "--target", X86_B200,
+                        "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            assert url in out.read_text(), name
+            assert wheel.sha256 in out.read_text(), name

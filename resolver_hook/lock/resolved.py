@@ -39,6 +39,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
@@ -167,7 +168,8 @@ def _direct(
             return None, [], False
         where = asked or url
         file = where.split("#", 1)[0]
-        return where, _links([{**archive, "url": file}]), False
+        name = unquote(urlsplit(file).path.rsplit("/", 1)[-1])  # '+' written as %2B
+        return where, _links([{**archive, "url": file, "name": name}]), False
     if isinstance(vcs, dict):
         kind, url, commit = vcs.get("type"), vcs.get("url"), vcs.get("commit-id")
         if not (isinstance(kind, str) and isinstance(url, str)):
