@@ -11,6 +11,8 @@ import pytest
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.fs import write_all
+from resolver_hook.host import parse_target
+from resolver_hook.lock.sets import choose, read_index
 from tests.clirun import cli
 
 HEX = "ab" * 32
@@ -158,3 +160,19 @@ def test_a_swap_that_fails_midway_puts_back_what_it_swapped(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
     assert old.read_text() == "old a\n"
     assert old.stat().st_mode & 0o777 == 0o640
+
+
+def test_an_empty_gpus_list_is_a_target_with_no_nvidia_gpu(tmp_path: Path) -> None:
+    """``gpus = []`` is what ``lock`` writes for a CPU-only or AMD target (docs/locks.md):
+    read, not refused, and the exact match on a machine with no NVIDIA GPU."""
+    cuda = f'target = "{SM90}"\nmachine = "m"\ngpus = ["9.0"]\n'
+    cpu = f'target = "{X86}"\nmachine = "m"\ngpus = []\n'
+    (tmp_path / "index.toml").write_text(
+        "schema = 1\n"
+        f'[[lock]]\nfile = "sm90.txt"\nsha256 = "{HEX}"\n{cuda}'
+        f'[[lock]]\nfile = "cpu.txt"\nsha256 = "{HEX}"\n{cpu}'
+    )
+    locks = read_index(tmp_path)
+    assert [lock.gpus for lock in locks] == [("9.0",), ()]
+    assert choose(locks, parse_target(X86))[0] == locks[1]
+    assert choose(locks, parse_target(SM90))[0] == locks[0]
