@@ -1,5 +1,6 @@
 """Issue 42, maintainer side: ``placeholder build --index-url`` refuses a 200 answer that
-is no project page, and a version past the bounds is not blamed on ``--version``."""
+is no project page (a sign-in page too), and a version past the bounds is not blamed on
+``--version``."""
 
 from __future__ import annotations
 
@@ -45,6 +46,35 @@ def test_an_answer_that_is_no_project_page_builds_nothing(
         f"error: {server.url}/simple/tilert/: the index answered with no project page ({said}: "
     )
     assert "no version was chosen and nothing was built" in err
+    assert "0.0.0.dev0" not in stdout + err
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_a_sign_in_page_builds_nothing_and_names_the_page_without_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server that wants credentials answers 200 with a form: no empty project."""
+    page = Response(
+        b'<!DOCTYPE html><html><head><title>Sign in</title></head><body><form method="post">'
+        b'<input name="user"><input type="password" name="pw"><button>Sign in</button>'
+        b"</form></body></html>",
+        "text/html; charset=utf-8",
+    )
+    server = PageServer(responses={"/simple/tilert/": page})
+    out = tmp_path / "dist"
+    with server.serving():
+        index = f"{server.url.replace('//', '//maintainer:s3cret@')}/simple/"
+        code, stdout, err = cli(capsys, "placeholder", "build", str(TILERT), "-o", str(out),
+                                "--index-url", index, "--allow-insecure-urls")  # fmt: skip
+    assert code == 1
+    shown = server.url.replace("//", "//****@")
+    error, hint = err.splitlines()
+    assert error == (
+        f"error: {shown}/simple/tilert/: not an index page: an HTML form and no package files "
+        "(a sign-in page?); no version was chosen and nothing was built"
+    )
+    assert hint.startswith("hint: the server may want credentials")
+    assert "s3cret" not in stdout + err
     assert "0.0.0.dev0" not in stdout + err
     assert not out.exists() or list(out.iterdir()) == []
 

@@ -351,6 +351,37 @@ def test_500_and_not_an_index_page(server: Server, client: Callable[..., IndexCl
         client().page(server.url + "/logo/")
 
 
+SIGN_IN = (
+    b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>"
+    b'<form method="post" action="/login"><input name="user"><input type="password" name="pw">'
+    b'<button>Sign in</button></form><a href="/help">Help</a></body></html>'
+)
+
+
+def test_a_sign_in_page_is_not_an_index_page(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    """A server that wants credentials answers 200 with a form: not an empty project;
+    a page with a form beside its package files, and one with no form and no links, are
+    pages. Links an earlier parser kept for the very same body are parsed again."""
+    server.routes["/login/"] = Route(body=SIGN_IN)
+    server.routes["/search/"] = Route(body=HTML.replace("<h1>", "<form></form><h1>").encode())
+    server.routes["/empty/"] = Route(body=b"<!DOCTYPE html><html><body></body></html>")
+    url = server.url + "/login/"
+    cache = PageCache(tmp_path / "cache")
+    old = json.dumps({"page_sha256": hashlib.sha256(SIGN_IN).hexdigest(), "links": []})
+    cache.put(f"links\n{url}", CacheEntry(url=url, body=old.encode(), fetched=0))
+    for asked in (url, url.replace("//", "//user:secret@")):
+        with pytest.raises(PageError) as caught:
+            client().page(asked)
+        assert caught.value.message == (
+            f"{url}: not an index page: an HTML form and no package files (a sign-in page?)"
+        )
+        assert "credentials" in str(caught.value.hint)
+    assert len(client().page(server.url + "/search/").links) == 2
+    assert client().page(server.url + "/empty/").links == ()
+
+
 def test_timeout_is_one_error(server: Server, client: Callable[..., IndexClient]) -> None:
     server.routes["/slow/"] = Route(body=HTML.encode(), delay=3)
     start = time.monotonic()
