@@ -153,6 +153,11 @@ class PageCache:
                 total -= size
 
 
+# The page parser's rules, by number: links kept by an earlier parser are read again
+# (2: a page with a form and no package files is a sign-in page, no empty project).
+_PARSER = 2
+
+
 def links_to_json(links: Sequence[Link], page_sha256: str) -> bytes:
     """A page's parsed links, tied to the page body they were read from (reading them
     back is ~10x quicker than parsing the page again)."""
@@ -161,14 +166,14 @@ def links_to_json(links: Sequence[Link], page_sha256: str) -> bytes:
          None if x.core_metadata is None else dict(x.core_metadata)]
         for x in links
     ]  # fmt: skip
-    return json.dumps({"page_sha256": page_sha256, "links": rows}).encode()
+    return json.dumps({"page_sha256": page_sha256, "parser": _PARSER, "links": rows}).encode()
 
 
 def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
     """The links :func:`links_to_json` wrote for this very page body, else None."""
     try:
         found: Any = json.loads(data)
-        if found.get("page_sha256") != page_sha256:
+        if found.get("page_sha256") != page_sha256 or found.get("parser") != _PARSER:
             return None
         out = []
         for url, name, hashes, rp, yanked, meta in found["links"]:

@@ -16,6 +16,10 @@ is a list of anchors, and a scraping library would add a dependency for nothing.
 parser's own failures (``AssertionError`` on a malformed ``<![...`` section in Python
 3.10-3.12) become :class:`~resolver_hook.index.errors.PageError`; an unknown ``<![``
 section is skipped to its ``>`` as browsers read it, so the links after it still count.
+
+A page with a ``<form>`` and no link to a package file is no index page but a sign-in
+page (a server that wants credentials answers 200 with one): a PageError, never an
+empty project. A page with no form and no links is an empty project page.
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ _DIGEST_HEX = {
 }
 
 Attrs = list[tuple[str, str | None]]
+# What a link to a package file is named (wheels and sdists, old forms too): a page
+# with a <form> and none of these is a sign-in page.
+_FILES = (".whl", ".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar.xz", ".egg")
 
 
 def parse_hash(item: str) -> tuple[str, str] | None:
@@ -72,9 +79,12 @@ class _Anchors(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.base: str | None = None
         self.anchors: list[dict[str, str | None]] = []
+        self.form = False
 
     def handle_starttag(self, tag: str, attrs: Attrs) -> None:
-        if tag == "base" and self.base is None:
+        if tag == "form":
+            self.form = True
+        elif tag == "base" and self.base is None:
             self.base = dict(attrs).get("href")
         elif tag == "a":
             found = dict(attrs)
@@ -142,5 +152,11 @@ def parse_html(html: str, page_url: str) -> tuple[Link, ...]:
                 yanked=(found["data-yanked"] or "") if "data-yanked" in found else None,
                 core_metadata=_metadata_offer(found),
             )
+        )
+    if parser.form and not any(link.filename.lower().endswith(_FILES) for link in links):
+        raise PageError(
+            "not an index page: an HTML form and no package files (a sign-in page?)",
+            hint="the server may want credentials (a netrc entry for its host, or "
+            "user:password@ in the URL), or the URL is not the index's",
         )
     return tuple(links)

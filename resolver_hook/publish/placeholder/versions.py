@@ -44,6 +44,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.credentials import redact
 from resolver_hook.index import IndexClient, PageError, parse_page
 from resolver_hook.index.client import ACCEPT
 from resolver_hook.index.model import JSON_TYPE
@@ -312,6 +313,7 @@ def choose_from_index(
     """
 
     page = project_page_url(index_url, name)
+    shown = redact(page)  # the page in words: without the credentials its URL may carry
     client = IndexClient(allow_insecure=allow_insecure, cache=False, timeout=timeout)
     try:
         response = client.transport.get(client.url_of(page), accept=ACCEPT)
@@ -321,12 +323,11 @@ def choose_from_index(
             # A 200 that is no project page (a rate-limit JSON, a text, an image) says
             # nothing about which versions exist: never "no release yet".
             raise OperationalError(
-                f"{page}: the index answered with no project page ({refused}: "
+                f"{shown}: the index answered with no project page ({refused}: "
                 f"{text.strip()[:60]!r}); no version was chosen and nothing was built",
                 hint="the index may be rate-limiting or failing: try again later, or give "
                 "--version V without --index-url to build without reading it",
             )
-        links = parse_page(text, response.url, response.content_type)
     except PageError as exc:
         # The transport words an HTTP error "URL: HTTP 404 Not Found": a name the index
         # does not know yet has no files.
@@ -334,17 +335,26 @@ def choose_from_index(
             raise PageError(
                 exc.message, hint="give --version V to build without reading the index"
             ) from None
-        return choose_version((), name=name, where=page, requested=requested)
+        return choose_version((), name=name, where=shown, requested=requested)
+    try:
+        links = parse_page(text, response.url, response.content_type)
+    except PageError as exc:
+        # A page the parser refuses (a sign-in page: a form and no package files) is no
+        # project page either: named as the index client names it, with its hint.
+        raise PageError(
+            f"{shown}: {exc.message}; no version was chosen and nothing was built",
+            hint=exc.hint or "give --version V to build without reading the index",
+        ) from None
     status, reason = project_status(text, response.content_type)
     if status in _NO_UPLOADS:
         because = f" ({reason})" if reason else ""
         raise OperationalError(
-            f"{page}: the index marks {name} {status}{because} (PEP 792): it takes no "
+            f"{shown}: the index marks {name} {status}{because} (PEP 792): it takes no "
             "uploads, so a placeholder cannot be published there",
             hint="an archived name already tells installers it is done; unarchive it first "
             "only if a placeholder should speak for it",
         )
-    choice = choose_version(index_files(links, name), name=name, where=page, requested=requested)
+    choice = choose_version(index_files(links, name), name=name, where=shown, requested=requested)
     if status == "deprecated":
         note = f"the index marks {name} deprecated (PEP 792); installers may warn about it"
         choice = VersionChoice(
