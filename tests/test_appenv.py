@@ -7,6 +7,7 @@ runs real uv against the loopback index of tests/installenv.py.
 
 from __future__ import annotations
 
+import datetime
 import json
 import subprocess
 import sys
@@ -17,9 +18,11 @@ from typing import Any
 import pytest
 
 from resolver_hook.appenv.declaration import parse_declaration
+from resolver_hook.inventory.snapshot import dump_snapshot
 from resolver_hook.manifest import ManifestError
 from tests.clirun import cli
 from tests.installenv import PY, GpuIndex, clean_env, installed
+from tests.wheelfactory import LoopbackIndex, build_wheel
 
 RTX4090 = "linux-x86_64-py312-cuda13.0-sm89"
 RTX5090_OLD_DRIVER = "linux-x86_64-py312-cuda12.8-sm120"
@@ -326,19 +329,18 @@ def test_a_pass_with_an_unjudged_package_lists_it_among_its_choices() -> None:
     assert "UNJUDGED: no manifest describes its CUDA builds" in got[1]
 
 
-def test_env_plan_and_create_point_at_the_mirror_of_a_manifests_page(
-    gpu_index: GpuIndex, tmp_path: Path
-) -> None:
-    """A manifest names its page on an upstream that only a mirror serves here
-    (RESOLVER_HOOK_MIRRORS): env plan shows the mirror's page, and env create's passes
-    hand uv the mirror's page, as plan and install do (env reads no page, but where a
-    URL points is the mirror's business, not the reading's)."""
-    upstream = "https://gpu.example.org"  # never reached: no such host here
+UPSTREAM = "https://gpu.example.org"  # never reached: no such host here
+
+
+def _stack_on_a_mirror(tmp_path: Path, mirror: LoopbackIndex) -> tuple[Path, dict[str, str]]:
+    """A declaration whose stack is demo-idx 2.0+cu130, its manifest naming its page on
+    UPSTREAM, which ``mirror`` serves (RESOLVER_HOOK_MIRRORS): the pyproject.toml and
+    the environment to run resolver-hook in."""
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     (manifests / "demo-idx.toml").write_text(
         'schema = 1\n[package]\nname = "demo-idx"\n[[index]]\n'
-        f'url = "{upstream}/links/cu130/demo-idx/"\nversion = "2.0+cu130"\n'
+        f'url = "{UPSTREAM}/links/cu130/demo-idx/"\nversion = "2.0+cu130"\n'
         'cuda = ">=13.0"\ngpu = ["sm_100"]\n'
     )
     project = _declaration(
@@ -347,10 +349,22 @@ def test_env_plan_and_create_point_at_the_mirror_of_a_manifests_page(
     env = clean_env(
         RESOLVER_HOOK_MANIFESTS=str(manifests),
         RESOLVER_HOOK_ALLOW_INSECURE_URLS="1",
-        RESOLVER_HOOK_MIRRORS=f"{upstream}={gpu_index.index.url}",
-        UV_DEFAULT_INDEX=gpu_index.simple,
+        RESOLVER_HOOK_MIRRORS=f"{UPSTREAM}={mirror.url}",
+        UV_DEFAULT_INDEX=mirror.simple_url,
         UV_INSECURE_HOST="127.0.0.1",
     )
+    return project, env
+
+
+def test_env_plan_and_create_point_at_the_mirror_of_a_manifests_page(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """A manifest names its page on an upstream that only a mirror serves here
+    (RESOLVER_HOOK_MIRRORS): env plan shows the mirror's page, and env create's passes
+    hand uv the mirror's page, as plan and install do (env reads no page, but where a
+    URL points is the mirror's business, not the reading's)."""
+    upstream = UPSTREAM
+    project, env = _stack_on_a_mirror(tmp_path, gpu_index.index)
     mirrored = gpu_index.index.links_url("cu130", "demo-idx")
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -369,3 +383,60 @@ def test_env_plan_and_create_point_at_the_mirror_of_a_manifests_page(
     assert proc.returncode == 0, proc.stderr
     assert upstream not in proc.stderr
     assert installed(venv / "bin" / "python")["demo-idx"] == "2.0+cu130"
+
+
+# Runs the CLI with the shipped snapshot replaced by the file named in argv[1].
+_WITH_SNAPSHOT = """
+import sys
+from pathlib import Path
+import resolver_hook.planner
+from resolver_hook.cli import main
+from resolver_hook.inventory.snapshot import load_snapshot
+snapshot = load_snapshot(Path(sys.argv[1]).read_text())
+resolver_hook.planner.builtin_snapshot = lambda: snapshot
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.parametrize("served", ["swapped", "upstream"])
+def test_env_create_checks_a_mirrors_file_against_the_snapshots_sha256(
+    tmp_path: Path, served: str
+) -> None:
+    """The shipped snapshot records the upstream's demo-idx 2.0+cu130 wheel; the mirror
+    (RESOLVER_HOOK_MIRRORS) serves a file of the same name. env reads no page, so the
+    pass pins the release from the mirror's page: with the snapshot's sha256, which uv
+    checks. Another file under that name installs nothing and leaves no venv; the
+    upstream's own installs."""
+    upstream = UPSTREAM
+    page = f"{upstream}/links/cu130/demo-idx/"
+    good = build_wheel(tmp_path / "good", "demo-idx", "2.0+cu130", code="WHO = 'upstream'\n")
+    other = build_wheel(tmp_path / "other", "demo-idx", "2.0+cu130", code="WHO = 'mirror'\n")
+    assert good.filename == other.filename
+    assert good.sha256 != other.sha256
+    snapshot = tmp_path / "snapshot.json"
+    row = {"url": f"{upstream}/files/{good.filename}", "filename": good.filename,
+           "sha256": good.sha256}  # fmt: skip
+    snapshot.write_text(dump_snapshot(datetime.date(2026, 11, 2), {page: [row]}))
+    mirror = LoopbackIndex(tmp_path / "mirror")
+    mirror.add(other if served == "swapped" else good, simple=False, flavour="cu130")
+    venv = tmp_path / "env"
+    with mirror.serving():
+        project, env = _stack_on_a_mirror(tmp_path, mirror)
+        proc = subprocess.run(
+            [sys.executable, "-c", _WITH_SNAPSHOT, str(snapshot), "env", "create", str(venv),
+             "--project", str(project), "--target", B200],
+            capture_output=True, text=True, env=env, timeout=600, check=False,
+        )  # fmt: skip
+    if served == "upstream":
+        assert proc.returncode == 0, proc.stderr
+        assert installed(venv / "bin" / "python")["demo-idx"] == "2.0+cu130"
+    else:
+        assert proc.returncode == 1, proc.stderr
+        assert "Hash mismatch for `demo-idx==2.0+cu130`" in proc.stderr
+        assert f"sha256:{good.sha256}" in proc.stderr
+        assert not venv.exists()
+    assert mirror.gets(good if served == "upstream" else other) >= 1  # the file asked was read
+    assert (
+        "note: demo-idx 2.0+cu130: the shipped snapshot of 2026-11-02 records 1 file(s) of "
+        f"it for this machine on {page}: pinned with their sha256" in proc.stderr
+    )
