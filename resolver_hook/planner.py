@@ -21,11 +21,13 @@ from packaging.specifiers import SpecifierSet
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.index import IndexClient
+from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.userindex import file_index, no_index_line
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, mirrored, with_notes
 from resolver_hook.inventory.snapshot import builtin_snapshot
 from resolver_hook.inventory.sources import FallbackSource
+from resolver_hook.limits import parse_wheel_name
 from resolver_hook.resolve import resolve
 from resolver_hook.settings import Settings
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest
     from resolver_hook.reqfile import ReqFile
     from resolver_hook.resolve import Plan
+    from resolver_hook.resolve.model import PackagePlan
 
 __all__ = ["Planner", "Watch", "no_index_note", "requirement_names"]
 
@@ -94,6 +97,20 @@ def requirement_names(reqs: ReqFile) -> list[str]:
     """The names the requirements ask for (what a plan reads the pages of), a wheel URL's
     too: it is judged against the builds its manifest's pages list."""
     return [e.name for e in reqs.requirements if e.name]
+
+
+def _fits(filename: str, p: PackagePlan, accepted: frozenset[str]) -> bool:
+    """Whether ``filename`` is a wheel of ``p``'s release that a Python with the wheel
+    tags ``accepted`` can take."""
+    try:
+        name, version, _build, tags = parse_wheel_name(filename)
+    except ValueError:
+        return False  # an sdist, or no wheel name: never the file of a wheel pin
+    return (
+        name == p.distribution
+        and str(version) == p.version
+        and any(str(t) in accepted for t in tags)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -215,6 +232,49 @@ class Planner:
             self.settings, indexes=dataclasses.replace(indexes, default=default, no_index=told)
         )
         return dataclasses.replace(self, settings=settings)
+
+    def mirror_hashes(self, plan: Plan, profile: HostProfile) -> tuple[Plan, list[str]]:
+        """``read_pages=False`` (env's passes): ``plan`` with each release it pins from a
+        mirrored page hash-pinned where the shipped snapshot records that release's files
+        on the upstream page: the sha256 of each one this machine's Python can take,
+        as ``--hash`` options on its constraint line, so the installer refuses a file
+        the mirror swapped (the same check ``read_pages`` makes of the mirror's page).
+        What was pinned, in words, beside it."""
+        mirrors = self.settings.mirrors
+        if self.read_pages or not mirrors or not profile.tags:
+            return plan, []
+        snapshot = builtin_snapshot()
+        accepted = frozenset(profile.tags)
+        hashed: dict[str, str] = {}
+        said = []
+        for p in plan.packages:
+            if p.action != "rewrite" or p.wheel or not p.constraint or not p.find_links:
+                continue
+            if p.versions is not None or p.version is None or "==" not in p.constraint:
+                continue
+            upstream = upstream_of(p.find_links, mirrors)
+            page = snapshot.pages.get(upstream) if upstream != p.find_links else None
+            if page is None:
+                continue
+            digests = sorted(
+                {x.sha256 for x in page.links if x.sha256 and _fits(x.filename, p, accepted)}
+            )
+            if not digests:
+                continue
+            hashed[p.constraint] = p.constraint + "".join(f" --hash=sha256:{h}" for h in digests)
+            said.append(
+                f"{p.name} {p.version}: the shipped snapshot of {snapshot.date} records "
+                f"{len(digests)} file(s) of it for this machine on {upstream}: pinned with "
+                "their sha256, which the installer checks against the mirror's file"
+            )
+        if not hashed:
+            return plan, []
+        packages = tuple(
+            dataclasses.replace(p, constraint=hashed[p.constraint]) if p.constraint in hashed else p
+            for p in plan.packages
+        )
+        constraints = tuple(hashed.get(c, c) for c in plan.constraints)
+        return dataclasses.replace(plan, packages=packages, constraints=constraints), said
 
     def plan(
         self,

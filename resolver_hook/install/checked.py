@@ -347,17 +347,13 @@ def check_resolution(
             ),
         )
     options = [o for o in _drop_editables(parsed.options) if o != "--no-deps"]
-    known: dict[str, list[str]] = {}
-    for e in reqs.entries:
-        # The user's hash of a package the plan rewrites names another build's file.
-        p = plan.package(e.name) if e.name is not None else None
-        if e.name is not None and e.hashes and (p is None or p.action != "rewrite"):
-            known.setdefault(e.name, []).extend(e.hashes)
+    known, always = _known_hashes(installer, plan, reqs)
     lines = pinned_lines(
         resolution,
         option_lines=[o.as_line() for o in reqs.options if not o.constraint],
         known=known,
         files=files,
+        always=always,
     )
     write_atomic(folder / "resolved.txt", "".join(f"{line}\n" for line in lines), sync=False)
     install = installer.argv(
@@ -606,6 +602,36 @@ def _read_kernels(
 
 def _judged_name(name: str, plan: Plan, manifests: Mapping[str, Manifest]) -> bool:
     return plan.package(name) is not None and any(canonicalize_name(k) == name for k in manifests)
+
+
+def _known_hashes(
+    installer: Installer, plan: Plan, reqs: ReqFile
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The hashes known by name for the install's lines, and those of them that go on
+    their line whatever the others have (:func:`~resolver_hook.install.proof.pinned_lines`)."""
+    known: dict[str, list[str]] = {}
+    for e in reqs.entries:
+        # The user's hash of a package the plan rewrites names another build's file.
+        p = plan.package(e.name) if e.name is not None else None
+        if e.name is not None and e.hashes and (p is None or p.action != "rewrite"):
+            known.setdefault(e.name, []).extend(e.hashes)
+    # The hashes the plan puts on a constraint line (env's passes on a mirror: the
+    # shipped snapshot's) stay on that package's line whatever the others have: uv checks
+    # every hash it is given and wants none elsewhere (pip would want one on every line).
+    always = _constraint_hashes(plan) if installer.tool == "uv" else {}
+    for name, given in always.items():
+        known.setdefault(name, []).extend(given)
+    return known, always
+
+
+def _constraint_hashes(plan: Plan) -> dict[str, list[str]]:
+    """``sha256:hex`` hashes by name from the plan's constraint lines that carry them."""
+    out: dict[str, list[str]] = {}
+    for p in plan.packages:
+        pin, *hashes = (p.constraint or "").split(" --hash=")
+        if hashes:
+            out[str(canonicalize_name(pin.split("==")[0]))] = hashes
+    return out
 
 
 def _pages_only(extra: Sequence[str]) -> list[str]:

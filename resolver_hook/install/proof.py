@@ -434,6 +434,7 @@ def pinned_lines(
     option_lines: Sequence[str] = (),
     known: Mapping[str, Sequence[str]] | None = None,
     files: Mapping[str, Path] | None = None,
+    always: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """The resolved set as requirement lines: ``name==version``, ``name @ url`` for a
     direct or local file, ``-e URL`` for an editable; each with ``--hash`` when every
@@ -441,8 +442,10 @@ def pinned_lines(
     ``known``: ``sha256:hex`` hashes by name from elsewhere (the user's own ``--hash``
     lines; uv's dry run names no hashes). ``option_lines`` (index options from the user's
     requirement files) come first. ``files``: wheels already downloaded (and read), by
-    name: their line names that very file."""
+    name: their line names that very file. ``always``: hashes by name that go on their
+    line even when others have none (uv checks each hash it is given)."""
     known = known or {}
+    always = always or {}
     files = files or {}
 
     def hashes(r: Resolved) -> list[str]:
@@ -469,6 +472,8 @@ def pinned_lines(
             line = f"{r.name}=={r.version}"
         if hashed:
             line += "".join(f" --hash={h}" for h in hashes(r))
+        elif r.name in always:
+            line += "".join(f" --hash={h}" for h in always[r.name])
         lines.append(line)
     return lines
 

@@ -168,6 +168,9 @@ class InstallSession:
             manifests = planner.pages(manifests)  # env's passes: as given, through the mirrors
         with _timings.phase("plan"):
             plan = planner.plan(reqs, manifests, profile)
+        plan, pinned = planner.mirror_hashes(plan, profile)  # env's passes on a mirror
+        for line in pinned:
+            report.say(f"note: {line}")
         optional_names = frozenset(requirement_name(o) or o for o in optional)
         blocking = [p for p in plan.errors if p.name not in optional_names]
         if blocking:
@@ -535,6 +538,9 @@ def _plan_dependencies(
     else:
         manifests = session.planner.pages(session.manifests)  # as given, through the mirrors
     plan = session.planner.plan(more, manifests, session.profile)
+    plan, pinned = session.planner.mirror_hashes(plan, session.profile)
+    for line in pinned:
+        report.say(f"note: {line}")
     blocking = [p for p in plan.errors if p.name in found]
     if blocking:
         report.no_fit(plan)
