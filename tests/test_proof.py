@@ -104,6 +104,15 @@ def test_hashes_on_every_line_or_on_none() -> None:
     assert pinned_lines(one_folder) == ["a==1.0", "-e file:///src/c"]
 
 
+def test_hashes_given_to_always_stay_on_their_line_alone() -> None:
+    """uv checks each hash it is given and wants none elsewhere: a release pinned with
+    the shipped snapshot's sha256 (env's passes on a mirror) keeps it beside unhashed
+    lines, and the others get none."""
+    text = "Would install 2 packages\n + demo-idx==2.0+cu130\n + plainpkg==1.0\n"
+    lines = pinned_lines(read_uv_dry_run(text), always={"demo-idx": ["sha256:aa"]})
+    assert lines == ["demo-idx==2.0+cu130 --hash=sha256:aa", "plainpkg==1.0"]
+
+
 def test_a_vcs_requirement_is_pinned_to_its_commit() -> None:
     vcs = {"vcs": "git", "commit_id": "abc123", "requested_revision": "main"}
     report = {"version": "1", "install": [_item("a", "1.0", url="https://g/a", vcs_info=vcs)]}
