@@ -152,6 +152,28 @@ def test_a_plan_imports_no_resource_reader() -> None:
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
+def test_the_install_commands_modules_import_no_socket() -> None:
+    """``socket`` (its enums built at import: some 5 ms) is imported with urllib's
+    opener, when a page is fetched; a plan or install whose pages the cache answers
+    loads the index client, the installer check and the command without it."""
+    child = (
+        "import sys\n"
+        "import resolver_hook.cli.install, resolver_hook.index.client\n"
+        "import resolver_hook.install.checked\n"
+        "print('socket' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["False"], done.stderr
+
+
 def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     """The built-in data files a plan reads (the table of NVIDIA's library wheels, the
     twins table, the CUDA distributions without a manifest, the manifests named) are

@@ -9,11 +9,9 @@ the user's input, not the server's fault.
 
 from __future__ import annotations
 
-import socket
-
 from resolver_hook.errors import OperationalError
 
-__all__ = ["PageError", "TooLarge", "cause_of"]
+__all__ = ["PageError", "TooLarge"]
 
 
 class PageError(OperationalError):
@@ -33,21 +31,6 @@ class PageError(OperationalError):
 UNREACHABLE = frozenset(
     {"name not resolved", "connection refused", "connection reset", "no answer in time"}
 )
-
-
-def cause_of(reason: object) -> str:
-    """The few words for a connection that failed (urllib's ``URLError.reason``)."""
-    if isinstance(reason, socket.gaierror):
-        return "name not resolved"
-    if isinstance(reason, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(reason, ConnectionResetError):
-        return "connection reset"
-    if isinstance(reason, TimeoutError):
-        return "no answer in time"
-    if type(reason).__module__ == "ssl":
-        return "TLS failed"
-    return "connection failed" if isinstance(reason, OSError) else ""
 
 
 class TooLarge(PageError):

@@ -56,7 +56,7 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep, kept, redact, split_credentials
-from resolver_hook.index.errors import PageError, TooLarge, cause_of
+from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
@@ -333,6 +333,8 @@ class Transport:
 
     def _unreachable(self, url: str, exc: BaseException, doing: str) -> PageError:
         """Words for a connection that failed: the proxy's fault named as the proxy's."""
+        from resolver_hook.index.opener import cause_of  # loaded by _open already
+
         reason = getattr(exc, "reason", exc)
         cause = cause_of(reason)
         shown = redact(url)

@@ -7,13 +7,15 @@ sixth of the start-up of a plan that a warm page cache answers without a socket.
 
 Owns: :class:`PolicyRedirects` (the URL policy on every redirect), the handler that adds
 credentials to every request, :func:`build` (the opener for one URL: its proxy, those
-two handlers and, for https, the trusted certificates) and :func:`ssl_context` (made
-once per process per CA file).
+two handlers and, for https, the trusted certificates), :func:`ssl_context` (made
+once per process per CA file) and :func:`cause_of` (a failed connection's few words:
+it reads ``socket``'s errors, which a warm page cache never imports).
 """
 
 from __future__ import annotations
 
 import importlib
+import socket
 import ssl
 import threading
 import urllib.request
@@ -22,7 +24,7 @@ from typing import Any
 
 from resolver_hook.errors import UsageError
 
-__all__ = ["PolicyRedirects", "build", "ssl_context"]
+__all__ = ["PolicyRedirects", "build", "cause_of", "ssl_context"]
 
 _USER_AGENT = "resolver-hook"
 
@@ -118,3 +120,18 @@ def _make_context(cafile: tuple[str, str] | None) -> ssl.SSLContext:
         return ssl.create_default_context()
     context: ssl.SSLContext = truststore.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     return context
+
+
+def cause_of(reason: object) -> str:
+    """The few words for a connection that failed (urllib's ``URLError.reason``)."""
+    if isinstance(reason, socket.gaierror):
+        return "name not resolved"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, ConnectionResetError):
+        return "connection reset"
+    if isinstance(reason, TimeoutError):
+        return "no answer in time"
+    if type(reason).__module__ == "ssl":
+        return "TLS failed"
+    return "connection failed" if isinstance(reason, OSError) else ""
