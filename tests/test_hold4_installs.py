@@ -211,8 +211,8 @@ def test_a_replaced_version_that_cannot_be_put_back_is_named_with_why(tmp_path: 
     """Where the dry run that names what would be replaced fails, nothing is kept: a
     version the index does not bring back either is said exactly so."""
     from resolver_hook.install.backends import Installer
+    from resolver_hook.install.optional import _not_back
     from resolver_hook.install.replaced import keep_replaced
-    from resolver_hook.install.session import _not_back
     from resolver_hook.process.proc import Result
 
     def failing(argv: object, **_: object) -> Result:

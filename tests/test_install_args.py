@@ -16,6 +16,7 @@ from resolver_hook.host import HostProfile
 from resolver_hook.install import (
     Installer,
     find_installer,
+    optional,
     parse_install_args,
     run_installer,
     session,
@@ -109,10 +110,10 @@ def test_optional_package_whose_import_hangs_fails_its_check(
         "#!/bin/sh\ncase \"$2\" in *distributions*) echo '{}' ;; *) exec sleep 30 ;; esac\n"
     )
     python.chmod(0o755)
-    monkeypatch.setattr(session, "IMPORT_TIMEOUT", 0.5)
+    monkeypatch.setattr(optional, "IMPORT_TIMEOUT", 0.5)
     installer = Installer(tool="pip", command=("true",), python=str(python))
     plan = resolve(["demo"], {}, HostProfile(os="linux", arch="x86_64", python="3.12"))
-    outcome = session.optional_install(
+    outcome = optional.optional_install(
         installer, parse_install_args("pip", []), plan, "demo", folder=tmp_path, env={}, out=print
     )
     assert (outcome.ok, outcome.reason) == (False, "the import did not finish in 0.5 s")

@@ -353,3 +353,20 @@ def test_an_install_reads_installed_distributions_only_for_a_family() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert proc.stdout.split() == ["False", "True"]
+
+
+def test_an_install_loads_the_optional_install_only_for_optional_packages() -> None:
+    """``--optional``'s install, import check and rollback (with the files it keeps of
+    what it replaces) are imported when it is given, not by every install session."""
+    code = (
+        "import sys\n"
+        "import resolver_hook.install.session\n"
+        "print([m in sys.modules for m in "
+        "('resolver_hook.install.optional', 'resolver_hook.install.replaced')])\n"
+        "import resolver_hook.install.optional\n"
+        "print('resolver_hook.install.replaced' in sys.modules)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert proc.stdout.split() == ["[False,", "False]", "True"]

@@ -6,6 +6,8 @@
 - :mod:`~resolver_hook.install.session`: the use-case (plan, preflight, run, clean up,
   optional installs); :mod:`~resolver_hook.install.launch`: its last step, the
   installer's run, shared with the replay of a stored plan;
+  :mod:`~resolver_hook.install.optional`: ``--optional``, one package installed,
+  import-checked and rolled back (imported only when it is given);
 - :mod:`~resolver_hook.install.proof`: the installer's resolution read (pip's report,
   uv's dry run) and judged against the plan; :mod:`~resolver_hook.install.checked`:
   running that dry run and installing exactly what it resolved;

@@ -2,7 +2,7 @@
 
 An ``--optional`` package that fails to install or import is rolled back: what it added
 is removed and what it replaced is put back
-(:func:`resolver_hook.install.session.optional_install`).
+(:func:`resolver_hook.install.optional.optional_install`).
 Putting back by installing ``name==version`` again needs an index that still serves that
 version: a build installed from a file, from an index no longer configured, or yanked
 and deleted since, is then lost. So before the optional package is installed, the
