@@ -145,8 +145,15 @@ def fits_python(pairs: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
 def distribution_of(flavour: IndexFlavour) -> NormalizedName:
     """The distribution a flavour's files are named by (``cupy-cuda12x`` for cupy)."""
     if flavour.install is not None:
-        return canonicalize_name(Requirement(flavour.install).name)
+        return _installed(flavour.install)
     return flavour.name
+
+
+@functools.lru_cache(maxsize=256)
+def _installed(install: str) -> NormalizedName:
+    """The distribution an ``install`` text names, parsed once per text (a plan asks it
+    of the same few entries for every page lookup)."""
+    return canonicalize_name(Requirement(install).name)
 
 
 def candidates(

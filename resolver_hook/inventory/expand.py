@@ -357,24 +357,28 @@ class _Context:
         url = page_of(f, self.default_index)
         return pages.get(url) if url is not None else None
 
-    def candidates(self, f: IndexFlavour, page: Page) -> list[Candidate]:
+    def candidates(self, f: IndexFlavour, page: Page, *, anywhere: bool = False) -> list[Candidate]:
         """:func:`candidates`, once per page and what it reads of a flavour (entries that
-        differ only in their release or rules share one list; callers only read it)."""
+        differ only in their release or rules share one list; callers only read it).
+        ``anywhere``: those of ``f`` on every platform and Python (:func:`_anywhere`),
+        that flavour made only when its list is."""
         yanked = self._yanked_ok.get(f.name)
         key = (
             id(page),
             distribution_of(f),
             f.version.local,
-            frozenset(f.platforms),
-            frozenset(f.python),
+            frozenset() if anywhere else frozenset(f.platforms),
+            frozenset() if anywhere else frozenset(f.python),
             str(yanked),
         )
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
+            if anywhere and (f.platforms or f.python):
+                f = _anywhere(f)
             if f.versions is not None and (f.platforms or f.python):
                 # A range's files for every platform and Python are read anyway (the
                 # releases no rule covers: _unbound); its platforms' are among them.
-                found = narrow(f, self.candidates(_anywhere(f), page))
+                found = narrow(f, self.candidates(f, page, anywhere=True))
             else:
                 found = candidates(f, page, yanked=yanked)
             hit = (page, _with_any_platform(f, page, found))
@@ -545,7 +549,7 @@ class _Context:
             # A release's files share its verdict (a page lists dozens per release).
             passed: dict[Version, bool] = {}
             # Every platform and Python: which fit is the planner's tag check.
-            for c in self.candidates(_anywhere(f), page):
+            for c in self.candidates(f, page, anywhere=True):
                 v = c.version
                 hit = passed.get(v)
                 if hit is None:
