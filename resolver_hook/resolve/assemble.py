@@ -246,7 +246,8 @@ def _newer_for_another_python(slot: Slot, chosen: Flavour, p: HostProfile) -> st
     def public(v: Version) -> Version:
         hit = publics.get(id(v))
         if hit is None or hit[0] is not v:
-            hit = publics[id(v)] = (v, Version(v.public))
+            # Without a local label a version is its own public release.
+            hit = publics[id(v)] = (v, v if v.local is None else Version(v.public))
         return hit[1]
 
     mine = public(chosen.version)

@@ -96,6 +96,8 @@ class Machine:
         self.env = marker_environment(profile)
         # Asked of every build with kernels (a property of the profile, made each time).
         self.gpu_ccs = profile.gpu_ccs
+        # Asked of every build (_jetson_miss; properties of the profile, read each time).
+        self.jetson_builds = profile.needs_jetson_builds
         # Per manifest, computed once: (any flavour needs NVIDIA, any needs ROCm). Asking
         # it per flavour made resolution quadratic in the number of flavours.
         self._accelerated: dict[int, tuple[Manifest, bool, bool]] = {}
@@ -192,8 +194,9 @@ def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...
     return tuple(out), 0
 
 
-def _jetson_miss(f: Flavour, p: HostProfile) -> JetsonMiss | None:
+def _jetson_miss(f: Flavour, m: Machine) -> JetsonMiss | None:
     """Jetson builds fit Jetsons only; SBSA builds never fit JetPack 6 and older."""
+    p = m.profile
     if f.needs.l4t is not None:
         if not p.jetson:
             return "not-a-jetson"
@@ -202,7 +205,7 @@ def _jetson_miss(f: Flavour, p: HostProfile) -> JetsonMiss | None:
         if not f.needs.l4t.contains(Version(p.l4t), prereleases=True):
             return "other-l4t"
         return None
-    if not (p.needs_jetson_builds and (f.needs.cuda is not None or f.needs.gpu)):
+    if not (m.jetson_builds and (f.needs.cuda is not None or f.needs.gpu)):
         return None
     plats = flavour_platforms(f)  # none, or "any": a build for every platform
     if not plats or any(x == "any" or os_arch_of(x) == ("linux", "aarch64") for x in plats):
@@ -261,7 +264,7 @@ def flavour_failures(
     out, rank = _tag_failures(f, m)
     p = m.profile
     n = f.needs
-    jetson = _jetson_miss(f, p)
+    jetson = _jetson_miss(f, m)
     if jetson is not None:
         tegra = _tegra_sass(f, p) if jetson == "tegra-no-l4t" else ()
         out.append(Failure(rule="jetson", reason=jetson_reason(jetson, f, p, tegra=tegra)))
