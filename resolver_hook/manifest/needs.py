@@ -50,8 +50,11 @@ def _read_about(
                 _join(path, "cuda_runtime"),
                 "needs 'cuda' too (the driver's CUDA version the build runs on)",
             )
-        else:
-            cuda_runtime = Version(runtime)
+        else:  # one object per text: a release has an entry per platform or Python
+            known = c.valid.get(("cuda_runtime", runtime))
+            if known is None:
+                known = c.valid["cuda_runtime", runtime] = Version(runtime)
+            cuda_runtime = cast(Version, known)
     url = c.string(t, "evidence", path)
     if url is not None and c.valid.get(("evidence", url)) is not None:
         evidence = url  # entries of one release share their page
