@@ -51,6 +51,9 @@ class CacheEntry:
     last_modified: str | None = None
     fetched: float = 0.0  # seconds since the epoch, when the server last confirmed it
     status: int = 200  # 404 or 410: the server said there is no such page (no body)
+    # The body's sha256 (hex) as read back and checked by PageCache.get; None for an
+    # entry about to be stored (put hashes the body itself).
+    sha256: str | None = None
 
 
 class PageCache:
@@ -94,7 +97,8 @@ class PageCache:
             return None, f"cache {path} ignored: corrupt (no header)"
         if data.get("format") != _FORMAT or data.get("key") != key:
             return None, f"cache {path} ignored: not a page cache entry of this version"
-        if data.get("size") != len(body) or data.get("sha256") != hashlib.sha256(body).hexdigest():
+        digest = hashlib.sha256(body).hexdigest()
+        if data.get("size") != len(body) or data.get("sha256") != digest:
             return None, f"cache {path} ignored: corrupt (the page does not match its hash)"
         try:
             entry = CacheEntry(
@@ -106,6 +110,7 @@ class PageCache:
                 last_modified=_optional(data.get("last_modified")),
                 fetched=float(data["fetched"]),
                 status=int(data.get("status", 200)),
+                sha256=digest,
             )
         except (KeyError, TypeError, ValueError):
             return None, f"cache {path} ignored: corrupt (header fields)"

@@ -320,13 +320,17 @@ class IndexClient:
         except PageError as exc:
             raise PageError(f"{redact(response.url)}: {exc.message}", hint=exc.hint) from None
 
-    def _links(self, key: str, response: Response, base_url: str | None) -> tuple[Link, ...]:
+    def _links(
+        self, key: str, response: Response, base_url: str | None, body_sha: str | None = None
+    ) -> tuple[Link, ...]:
         """The page's links (mirrors applied), from the links kept beside a cached page
-        when they were read from this very body, else parsed (and kept)."""
+        when they were read from this very body, else parsed (and kept). ``body_sha``:
+        the body's sha256 where the page cache has checked it already."""
         if base_url is not None or self.cache is None:
             return self._checked(self._parse(response, base_url), response.url)
         links_key = "links" + key.removeprefix("page")
-        body_sha = hashlib.sha256(response.body).hexdigest()
+        if body_sha is None:
+            body_sha = hashlib.sha256(response.body).hexdigest()
         kept, note = self.cache.get(links_key)
         self._note(note)
         links = links_from_json(kept.body, body_sha) if kept is not None else None
@@ -348,7 +352,7 @@ class IndexClient:
         )
         return Page(
             url=entry.url,
-            links=self._links(key, response, base_url),
+            links=self._links(key, response, base_url, entry.sha256),
             source=source,
             fetched=_iso(entry.fetched),
         )
