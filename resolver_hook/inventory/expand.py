@@ -529,8 +529,9 @@ class _Context:
         out: list[WheelFlavour] = []
         done: set[tuple[str, NormalizedName, str | None]] = set()
         made = {w.version for w in files}
-        for f in man.indexes:
-            url = page_of(f, self.default_index)
+        # Each entry's page, found once (every range below looks through them all).
+        urls = [page_of(g, self.default_index) for g in man.indexes]
+        for f, url in zip(man.indexes, urls, strict=True):
             page = pages.get(url) if url is not None else None
             if f.versions is None or page is None:
                 continue
@@ -540,10 +541,8 @@ class _Context:
             done.add(key)
             rules = [
                 g
-                for g in man.indexes
-                if page_of(g, self.default_index) == url
-                and distribution_of(g) == key[1]
-                and g.version.local == key[2]
+                for g, g_url in zip(man.indexes, urls, strict=True)
+                if g_url == url and distribution_of(g) == key[1] and g.version.local == key[2]
             ]
             why = None
             # A release's files share its verdict (a page lists dozens per release).
