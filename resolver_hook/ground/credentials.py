@@ -55,6 +55,8 @@ _KEPT: dict[str, tuple[str, str]] = {}  # host[:port], lower case -> (user, pass
 
 def redact(url: str) -> str:
     """``url`` with any ``user:password@`` shown as ``****@`` (safe to print)."""
+    if "@" not in url:
+        return url  # no userinfo (most URLs a plan names), no search
     return _USERINFO.sub(_SHOWN, url, count=1)
 
 
