@@ -492,6 +492,9 @@ def preference_of(f: Flavour) -> int:
 
 RankKey = Callable[[tuple[Flavour, int]], tuple[Any, ...]]
 
+# The CUDA or ROCm release of a build that names none (one object: only compared).
+_ZERO = Version("0")
+
 
 def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -> RankKey:
     """The one ranking of ``candidates`` (builds that fit, each with its tag rank), as a
@@ -510,7 +513,7 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
             # Newer than the driver: only after every older one, the nearest first.
             cuda_key: tuple[int, Any] = (1, runtime)
         else:
-            cuda_key = (0, _Desc(runtime or spec_floor(f.needs.rocm) or Version("0")))
+            cuda_key = (0, _Desc(runtime or spec_floor(f.needs.rocm) or _ZERO))
         # PEP 825: variants before the null variant, before non-variant wheels
         # (docs/facts.md section 2), among builds that are otherwise equal.
         label = f.variant if isinstance(f, WheelFlavour) else None
@@ -519,7 +522,8 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
         return (
             f.unjudged is not None,
             best.get(distribution_of(f), own),
-            _Desc(Version(f.version.public)),
+            # Without a local label a version is its own public release.
+            _Desc(f.version if f.version.local is None else Version(f.version.public)),
             cuda_key,
             own,
             rank,
