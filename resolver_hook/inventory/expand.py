@@ -390,10 +390,19 @@ class _Context:
         round trip; one after another they would add up on a cold cache); one after
         another from a source whose reads are all local (``local``: offline)."""
         wanted: dict[str, Candidate] = {}
+        # A list of files is looked at once: the flavours of a page that differ only in
+        # their release or rules share one (each held here, so its id stands for it).
+        walked: dict[int, list[Candidate]] = {}
         for man in manifests.values():
             for f in man.indexes:
                 page = self.page(f, pages)
-                for c in self.candidates(f, page) if page is not None else ():
+                if page is None:
+                    continue
+                found = self.candidates(f, page)
+                if id(found) in walked:
+                    continue
+                walked[id(found)] = found
+                for c in found:
                     if c.link.core_metadata is not None and self._wants(c.tags):
                         wanted.setdefault(c.url, c)
         todo = sorted(wanted.values(), key=lambda c: c.version, reverse=True)
