@@ -37,6 +37,11 @@ def _main() -> int:
         use_cache = plain_detect(argv, os.environ)
         if use_cache is None:
             return _command_line(argv)
+        # Detection imports the profile model, packaging's tags and the probes, and the
+        # process ends once it prints: the collector's passes over those modules' young
+        # objects (some twenty of them) free a few hundred objects and cost more than
+        # the probes themselves. Off, as for a plan.
+        gc.disable()
         try:
             text = _detect_json(use_cache=use_cache)
         except KeyboardInterrupt:  # as the command line says it

@@ -255,3 +255,29 @@ def test_programs_not_on_path_are_not_started(tmp_path: Path) -> None:
     found = _run([sys.executable, "-m", "resolver_hook", "detect", "--json", "--no-cache"], env)
     probes = {p["name"]: p["detail"] for p in json.loads(found.stdout)["probes"]}
     assert probes["nvidia-smi"] == "nvidia-smi: driver 580.95.05, 1 GPU(s)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "collector"),
+    [
+        (["detect", "--json", "--no-cache"], False),
+        (["detect", "--json"], False),  # a miss here: the cache folder is new
+        (["detect"], True),  # the command line, which leaves the collector on
+    ],
+)
+def test_detection_runs_without_the_cyclic_garbage_collector(
+    tmp_path: Path, argv: list[str], collector: bool
+) -> None:
+    """The cold path ends when it prints; the collector's passes over the modules it
+    imports free next to nothing, so it is off there (as for a plan), and only there."""
+    child = (
+        "import contextlib, gc, io, sys\n"
+        f"sys.argv = ['resolver-hook', *{argv!r}]\n"
+        "from resolver_hook._entry import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main()\n"
+        "print(code, gc.isenabled())\n"
+    )
+    env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    done = _run([sys.executable, "-c", child], env)
+    assert done.stdout.split() == ["0", str(collector)], done.stderr
