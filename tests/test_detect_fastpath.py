@@ -213,8 +213,9 @@ def test_cold_path_prints_what_the_full_path_prints(
 
 
 def test_no_nvml_library_spares_the_binding(tmp_path: Path) -> None:
-    """Without libnvidia-ml.so.1 nvidia-ml-py is not imported; the probe says what its
-    own nvmlInit says."""
+    """Without libnvidia-ml.so.1 nvidia-ml-py is not imported, nor ctypes (the library
+    is looked for by ctypes' own dlopen call, without its types); the probe says what
+    nvidia-ml-py's own nvmlInit says."""
     env = child_env({"RESOLVER_HOOK_CACHE_DIR": str(tmp_path)})
     env.pop("LD_LIBRARY_PATH", None)
     probe = subprocess.run(
@@ -229,6 +230,7 @@ def test_no_nvml_library_spares_the_binding(tmp_path: Path) -> None:
     assert cold.returncode == 0, cold.stderr
     imported = {line.rsplit("|", 1)[-1].strip() for line in cold.stderr.splitlines()}
     assert "pynvml" not in imported
+    assert "ctypes" not in imported
     nvml = next(p for p in json.loads(cold.stdout)["probes"] if p["name"] == "nvidia-nvml")
     assert nvml["detail"] == "NVML init failed: NVML Shared Library Not Found"
 

@@ -15,7 +15,6 @@ Sources, best first (docs/facts.md section 1): NVML through ``nvidia-ml-py``; th
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
 import sys
@@ -97,11 +96,18 @@ def _import_pynvml() -> Any:
 
     Importing nvidia-ml-py costs more than the rest of detection, and on a machine
     without the NVIDIA driver (most of them) it only fails in ``nvmlInit``: so on Linux
-    the library is loaded first, by the same name and the same ``ctypes.CDLL`` call.
+    the library is loaded first, by the same name and the same call ``ctypes.CDLL``
+    makes there (``_ctypes.dlopen(name, RTLD_LOCAL)``, its ``DEFAULT_MODE``). Not
+    through ``ctypes`` itself: importing it builds its C types, 2.5 ms of a cold
+    ``detect --json``, which a machine without the library never uses (nvidia-ml-py
+    imports it where the library is there). ``_ctypes`` has ``dlopen`` on POSIX only,
+    hence imported here, on Linux.
     """
     if sys.platform.startswith("linux"):
+        from _ctypes import RTLD_LOCAL, dlopen
+
         try:
-            ctypes.CDLL(NVML_LIBRARY)
+            dlopen(NVML_LIBRARY, RTLD_LOCAL)
         except OSError:
             return _NoNvmlLibrary()
     import pynvml  # type: ignore[import-untyped]  # nvidia-ml-py ships no type information
