@@ -225,14 +225,17 @@ def probe_nvml(
 
 # --- /proc and /sys ---------------------------------------------------------------
 
-_NVRM = re.compile(r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
+# The probes' patterns are strings, compiled where first used (re's own cache): each
+# searches a file or a program's output that a machine without the driver, a GPU or a
+# Jetson does not have, and compiling the three costs 0.5 ms of a cold detect --json.
+_NVRM = r"Kernel Module(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)"
 
 
 def probe_procfs(root: str | os.PathLike[str]) -> tuple[str | None, Probe]:
     """The driver version from ``/sys/module/nvidia/version`` or ``/proc/driver/nvidia/version``."""
     text = (_read(os.path.join(root, "sys/module/nvidia/version")) or "").strip()
     proc_text = None if text else _read(os.path.join(root, "proc/driver/nvidia/version"))
-    m = _NVRM.search(proc_text or "")
+    m = re.search(_NVRM, proc_text) if proc_text else None
     driver = text or (m.group(1) if m else None)
     if driver is not None:
         detail = f"kernel module nvidia {driver} loaded"
@@ -245,7 +248,7 @@ def probe_procfs(root: str | os.PathLike[str]) -> tuple[str | None, Probe]:
 
 # --- nvidia-smi -------------------------------------------------------------------
 
-_SMI_CUDA = re.compile(r"CUDA Version:\s*(\d+\.\d+)")
+_SMI_CUDA = r"CUDA Version:\s*(\d+\.\d+)"
 
 
 def probe_nvidia_smi(
@@ -296,7 +299,7 @@ def probe_nvidia_smi(
                 uuid=uuid,
             )
         )
-    m = _SMI_CUDA.search(run(["nvidia-smi"], timeout=timeout).stdout)
+    m = re.search(_SMI_CUDA, run(["nvidia-smi"], timeout=timeout).stdout)
     cuda_version = m.group(1) if m else None
     if cuda_version is None:
         notes.append("nvidia-smi did not report the driver CUDA version")
@@ -381,9 +384,7 @@ def _infer_cuda(info: NvidiaInfo) -> tuple[NvidiaInfo, str]:
 
 # --- Jetson (Tegra) ---------------------------------------------------------------
 
-_TEGRA_RELEASE = re.compile(
-    r"^#\s*R(\d{1,3})\s*\(release\),\s*REVISION:\s*(\d{1,3})(?:\.(\d{1,3}))?"
-)
+_TEGRA_RELEASE = r"^#\s*R(\d{1,3})\s*\(release\),\s*REVISION:\s*(\d{1,3})(?:\.(\d{1,3}))?"
 # /proc/device-tree/compatible SoC entries (docs/facts.md section 1.2).
 _TEGRA_SOCS = {"nvidia,tegra234": "Jetson Orin", "nvidia,tegra194": "Jetson Xavier"}
 
@@ -395,7 +396,7 @@ def probe_jetson(root: str | os.PathLike[str]) -> tuple[str | None, Probe]:
     it is reported in the probe, and alone (no release file) gives no L4T release.
     """
     release = _read(os.path.join(root, "etc/nv_tegra_release")) or ""
-    m = _TEGRA_RELEASE.match(release.strip())
+    m = re.match(_TEGRA_RELEASE, release.strip()) if release else None
     compatible = _read(os.path.join(root, "proc/device-tree/compatible")) or ""
     entries = [e.strip() for e in compatible.split("\0") if e.strip()]
     module = next((_TEGRA_SOCS[e] for e in entries if e in _TEGRA_SOCS), None)
