@@ -251,3 +251,30 @@ def test_a_wheel_url_with_its_local_version_quoted_is_still_that_wheel(
             assert proc.returncode == 0, proc.stderr
             assert url in out.read_text(), name
             assert wheel.sha256 in out.read_text(), name
+
+
+def test_a_wheel_url_with_a_query_string_is_still_a_wheel(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """A signed download URL (``...whl?X-Amz-Signature=...``) names a wheel by its path:
+    its tags are still checked for each target (an x86_64 wheel is refused for aarch64
+    in both formats), and a pylock.toml lists it as the wheel it is, installed by uv."""
+    wheel = build_wheel(tmp_path / "built", "plainpkg", "1.0", code="WHICH = 'url'\n",
+                        tag="py3-none-manylinux_2_17_x86_64")  # fmt: skip
+    server = LoopbackIndex(tmp_path / "signed")
+    server.add(wheel, simple=False)
+    with server.serving():
+        url = server.wheel_url(wheel) + "?X-Amz-Signature=abc123"
+        for name in ("requirements.txt", "pylock.toml"):
+            out = tmp_path / name
+            targets = ("--target", X86_B200, "--target", ARM_L4, "--index-url", gpu_index.simple)
+            proc = lock(gpu_index, f"plainpkg @ {url}", *targets, "-o", str(out))
+            assert proc.returncode == 1, name + proc.stderr
+            assert "a wheel that does not install on Linux aarch64" in proc.stderr, proc.stderr
+            assert not out.exists()
+        pylock = tmp_path / "pylock.toml"
+        proc = lock(gpu_index, f"plainpkg @ {url}", "--target", X86_B200,
+                    "--index-url", gpu_index.simple, "-o", str(pylock))  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert f'url = "{url}"' in pylock.read_text()
+        assert _install("uv", pylock, gpu_index, tmp_path) == "url"
