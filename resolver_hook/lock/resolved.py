@@ -385,7 +385,8 @@ def unfit_direct(
     if package.direct is None:
         return None
     asked = f"{package.name} {package.version} is asked for as {redact(package.direct)}"
-    wheel = package.direct.split("#", 1)[0].endswith(".whl")
+    # A wheel by its path: a signed download URL has a query after the filename.
+    wheel = urlsplit(package.direct).path.endswith(".whl")
     if package.source_only or not wheel:
         if not wheels_only:
             return None  # the installer builds it
