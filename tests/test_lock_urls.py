@@ -278,3 +278,26 @@ def test_a_wheel_url_with_a_query_string_is_still_a_wheel(
         assert proc.returncode == 0, proc.stderr
         assert f'url = "{url}"' in pylock.read_text()
         assert _install("uv", pylock, gpu_index, tmp_path) == "url"
+
+
+def test_a_url_whose_sha256_is_not_its_files_is_refused(
+    gpu_index: GpuIndex, side: Side, tmp_path: Path
+) -> None:
+    """uv takes a URL's ``#sha256=`` on trust when it resolves: the lock reads the file's
+    own and refuses a URL that names another, in both formats, instead of writing a line
+    that no installer can install (requirements) or one that drops the URL's word
+    (pylock)."""
+    wrong = "0" * 64
+    url = f"{side.url}#sha256={wrong}"
+    for name in ("requirements.txt", "pylock.toml"):
+        out = tmp_path / name
+        proc = lock(gpu_index, f"plainpkg @ {url}", "--target", X86_B200,
+                    "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+        assert proc.returncode == 1, name + proc.stderr
+        first, hint = proc.stderr.splitlines()
+        assert first == (
+            f"error: plainpkg 1.0 is asked for as {url}, whose sha256 is not its file's: "
+            f"the file is sha256:{side.wheel.sha256}"
+        ), name
+        assert hint.startswith("hint: "), name
+        assert not out.exists(), name
