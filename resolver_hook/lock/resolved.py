@@ -211,7 +211,8 @@ def resolve_environment(
     pages = {p.find_links for p in plan.packages if p.name in gone and p.find_links}
     with private_tempdir() as folder:
         write_atomic(
-            folder / "requirements.in", "".join(f"{r}\n" for r in _kept(plan.requirements, gone))
+            folder / "requirements.in",
+            "".join(f"{r}\n" for r in _unclaimed(_kept(plan.requirements, gone))),
         )
         write_atomic(
             folder / "constraints.txt", "".join(f"{c}\n" for c in _kept(plan.constraints, gone))
@@ -266,11 +267,21 @@ def resolve_environment(
         # A requirement given as a URL is locked as that URL, not as name==version
         # (which an installer would take from the index: another file, or none).
         direct, archive, source_only = _direct(package, folder, asked.get(name))
+        version = str(package.get("version", ""))
+        claimed = _url_sha256(direct) if direct else None
+        read = archive[0].sha256 if archive else None
+        if claimed is not None and read is not None and claimed.lower() != read:
+            raise OperationalError(
+                f"{name} {version} is asked for as {redact(str(direct))}, whose sha256 is "
+                f"not its file's: the file is sha256:{read}",
+                hint="correct the URL's #sha256= to the file's, or leave it out (the lock "
+                "writes the sha256 of the file it reads)",
+            )
         index = package.get("index")
         out.append(
             ResolvedPackage(
                 name=name,
-                version=str(package.get("version", "")),
+                version=version,
                 files=tuple(files + archive),
                 index=index if isinstance(index, str) else None,
                 direct=direct,
@@ -358,6 +369,31 @@ def named_dependency(
                 "lock holds it",
             )
     return exc
+
+
+def _url_sha256(url: str) -> str | None:
+    """The sha256 a URL's fragment names (``#sha256=hex``, among ``&``-joined items)."""
+    items = (item.split("=", 1) for item in url.partition("#")[2].split("&") if "=" in item)
+    return dict(items).get("sha256")
+
+
+def _unclaimed(lines: Sequence[str]) -> list[str]:
+    """``lines`` with the ``sha256=`` of each URL's fragment left out: uv resolving takes
+    it on trust as the file's (it names it without hashing what it reads), so uv is
+    handed the bare URL and hashes the file, which is then checked against the URL."""
+    out = []
+    for line in lines:
+        try:
+            url = Requirement(line.split(" --", 1)[0]).url
+        except InvalidRequirement:
+            url = None
+        if url is None or _url_sha256(url) is None:
+            out.append(line)
+            continue
+        base, _, fragment = url.partition("#")
+        rest = "&".join(x for x in fragment.split("&") if not x.startswith("sha256="))
+        out.append(line.replace(url, base + (f"#{rest}" if rest else ""), 1))
+    return out
 
 
 def _kept(lines: Sequence[str], gone: Collection[NormalizedName]) -> list[str]:
