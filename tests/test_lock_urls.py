@@ -301,3 +301,30 @@ def test_a_url_whose_sha256_is_not_its_files_is_refused(
         ), name
         assert hint.startswith("hint: "), name
         assert not out.exists(), name
+
+
+def test_a_vcs_url_with_credentials_is_refused_without_them(
+    gpu_index: GpuIndex, tmp_path: Path
+) -> None:
+    """A git repository behind a password (served over git's plain HTTP protocol): the
+    refusal of its unhashed line names it without the password, as the lock written
+    with --allow-unhashed does."""
+    _git_package(tmp_path / "repo")
+    root = tmp_path / "srv"
+    root.mkdir()
+    bare = root / "repo.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(tmp_path / "repo"), str(bare)],
+                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(["git", "-C", str(bare), "update-server-info"], check=True)
+    server = LoopbackIndex(root)
+    server.credentials = ("user", "s3cret-pw")
+    with server.serving():
+        url = server.url.replace("http://", "git+http://user:s3cret-pw@") + "/repo.git"
+        out = tmp_path / "requirements.txt"
+        proc = lock(gpu_index, f"gitpkg @ {url}", "--target", X86_B200,
+                    "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.startswith("error: 1 lock line without a sha256"), proc.stderr
+        assert f"gitpkg @ git+http://****@127.0.0.1:{server.url.rsplit(':', 1)[1]}" in proc.stderr
+        assert "s3cret-pw" not in proc.stdout + proc.stderr
+        assert not out.exists()
