@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from packaging.utils import NormalizedName
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.credentials import redact_text
 from resolver_hook.index.model import Link
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher, LockedWheel, lock_wheels
 from resolver_hook.resolve import PackagePlan, Plan
@@ -105,7 +106,8 @@ def _is_file(p: PackagePlan) -> bool:
 
 def refusal(missing: Sequence[Unhashed]) -> OperationalError:
     """The error for lock lines without a sha256: each line, for which target and why."""
-    lines = "".join(f"\n  {u.line} (for {u.target}): {u.why}" for u in missing)
+    # A URL requirement's line is the user's URL: shown without its credentials.
+    lines = "".join(f"\n  {redact_text(u.line)} (for {u.target}): {u.why}" for u in missing)
     hint = (
         "ask for a wheel or sdist URL of it (a file, hashed), or --allow-unhashed writes "
         "it pinned to its commit"
