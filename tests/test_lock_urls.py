@@ -328,3 +328,29 @@ def test_a_vcs_url_with_credentials_is_refused_without_them(
         assert f"gitpkg @ git+http://****@127.0.0.1:{server.url.rsplit(':', 1)[1]}" in proc.stderr
         assert "s3cret-pw" not in proc.stdout + proc.stderr
         assert not out.exists()
+
+
+def test_a_url_line_whose_hash_option_is_not_its_files_is_refused(
+    gpu_index: GpuIndex, side: Side, tmp_path: Path
+) -> None:
+    """``name @ URL --hash=sha256:...`` says which file the URL must serve (pip's
+    meaning): a lock of another file is refused in both formats, not written with the
+    sha256 of whatever the server gave; the line's own sha256 locks as before."""
+    for sha, ok in (("0" * 64, False), (side.wheel.sha256, True)):
+        req = tmp_path / "requirements.in"
+        req.write_text(f"plainpkg @ {side.url} --hash=sha256:{sha}\n")
+        for name in ("requirements.txt", "pylock.toml"):
+            out = tmp_path / name
+            proc = lock(gpu_index, "-r", str(req), "--target", X86_B200,
+                        "--index-url", gpu_index.simple, "-o", str(out))  # fmt: skip
+            if ok:
+                assert proc.returncode == 0, name + proc.stderr
+                assert side.wheel.sha256 in out.read_text(), name
+                out.unlink()
+                continue
+            assert proc.returncode == 1, name + proc.stderr
+            assert proc.stderr.startswith(
+                f"error: plainpkg 1.0 is asked for as {side.url}, whose sha256 is not its "
+                f"file's: the file is sha256:{side.wheel.sha256}"
+            ), name + proc.stderr
+            assert not out.exists(), name
