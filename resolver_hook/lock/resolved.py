@@ -138,18 +138,23 @@ class ResolvedPackage:
     source_only: bool = False  # a VCS checkout or a folder: built, never a listed file
 
 
-def _asked_urls(plan: Plan) -> dict[NormalizedName, str]:
-    """The URL of each requirement line of ``plan`` given as ``name @ URL``, by name."""
-    out: dict[NormalizedName, str] = {}
+def _asked_urls(plan: Plan) -> dict[NormalizedName, tuple[str, frozenset[str]]]:
+    """The URL of each requirement line of ``plan`` given as ``name @ URL``, by name,
+    with the sha256s the line says its file has (its ``#sha256=`` and ``--hash``)."""
+    out: dict[NormalizedName, tuple[str, frozenset[str]]] = {}
     for line in plan.requirements:
         if line.startswith("-"):
             continue
+        text, *options = line.split(" --")
         try:
-            req = Requirement(line.split(" --", 1)[0])
+            req = Requirement(text)
         except InvalidRequirement:
             continue
         if req.url:
-            out.setdefault(canonicalize_name(req.name), req.url)
+            said = [o.removeprefix("hash=sha256:") for o in options if o.startswith("hash=sha256:")]
+            fragment = _url_sha256(req.url)
+            claimed = frozenset(h.strip().lower() for h in [*said, *filter(None, [fragment])])
+            out.setdefault(canonicalize_name(req.name), (req.url, claimed))
     return out
 
 
@@ -266,16 +271,17 @@ def resolve_environment(
             files += _links([sdist])
         # A requirement given as a URL is locked as that URL, not as name==version
         # (which an installer would take from the index: another file, or none).
-        direct, archive, source_only = _direct(package, folder, asked.get(name))
+        url, claimed = asked.get(name, (None, frozenset()))
+        direct, archive, source_only = _direct(package, folder, url)
         version = str(package.get("version", ""))
-        claimed = _url_sha256(direct) if direct else None
         read = archive[0].sha256 if archive else None
-        if claimed is not None and read is not None and claimed.lower() != read:
+        if claimed and read is not None and read not in claimed:
+            # The line names its file by sha256 (pip's meaning); uv took that on trust.
             raise OperationalError(
                 f"{name} {version} is asked for as {redact(str(direct))}, whose sha256 is "
                 f"not its file's: the file is sha256:{read}",
-                hint="correct the URL's #sha256= to the file's, or leave it out (the lock "
-                "writes the sha256 of the file it reads)",
+                hint="correct the line's sha256 (its #sha256= or --hash) to the file's, or "
+                "leave it out (the lock writes the sha256 of the file it reads)",
             )
         index = package.get("index")
         out.append(
