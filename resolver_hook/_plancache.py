@@ -188,8 +188,8 @@ def _valid_record(path: str) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: [[[[...]]]]
+        data = _cache.json_loads(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError too
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return None

@@ -9,14 +9,11 @@ says what real inputs look like); the README's "Limits" table lists them for use
 
 from __future__ import annotations
 
-import json
 import re
 
 # typing is not imported at run time: a replayed install reads its bounds here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from packaging.tags import Tag
     from packaging.utils import BuildTag, NormalizedName
     from packaging.version import Version
@@ -81,7 +78,6 @@ __all__ = [
     "SHOWN_VERSIONS",
     "SNAPSHOT_RELEASES",
     "check_version_text",
-    "load_json",
     "parse_wheel_name",
 ]
 
@@ -280,16 +276,3 @@ def parse_wheel_name(
     if too_big is not None:
         raise InvalidWheelFilename(too_big)
     return parse_wheel_filename(filename)
-
-
-def load_json(text: str | bytes, *, limit: int) -> Any:
-    """``json.loads`` of at most ``limit`` bytes (characters for text); a ValueError
-    saying which bound or what parse error otherwise, for the caller's own error."""
-    if len(text) > limit:
-        raise ValueError(f"larger than {limit} bytes")
-    try:
-        return json.loads(text)
-    except ValueError as exc:  # JSONDecodeError, and UnicodeDecodeError for bytes
-        raise ValueError(f"not JSON ({exc})") from None
-    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
-        raise ValueError("not JSON (nested too deeply)") from None

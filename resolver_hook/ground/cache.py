@@ -4,7 +4,8 @@ A cached value is returned only when the file is a regular file (not followed th
 a symlink) owned by this user, not writable by others, small, valid JSON, and was
 written for exactly the key the caller computes now. Anything else is a miss; a file
 that exists but cannot be used also yields a note saying why. Writes are atomic and
-leave mode 0600; a write that fails costs only the next run's time.
+leave mode 0600; a write that fails costs only the next run's time. Its JSON reader is
+every module's: a document nested too deeply is a ValueError, as any broken one is.
 
 Paths are strings (``os.path``), and any ``os.PathLike`` is taken: reading is on the
 start-up path of ``detect --json`` (:mod:`resolver_hook.ground.hostkey`), which runs without
@@ -28,7 +29,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_ENV",
+    "JsonTooDeep",
     "cache_dir",
+    "json_loads",
+    "load_json",
     "read",
     "read_private",
     "sys_path_state",
@@ -118,6 +122,29 @@ def read_private(path: str | os.PathLike[str], limit: int) -> tuple[bytes | None
     return b"".join(chunks), None
 
 
+class JsonTooDeep(ValueError):
+    """A JSON document nested deeper than the decoder recurses (``[[[[...]]]]``)."""
+
+
+def json_loads(text: str | bytes) -> Any:
+    """``json.loads``; a document nested too deeply is a :class:`JsonTooDeep` (a ValueError)."""
+    try:
+        return json.loads(text)
+    except RecursionError:  # the decoder recurses once per level
+        raise JsonTooDeep("nested too deeply") from None
+
+
+def load_json(text: str | bytes, *, limit: int) -> Any:
+    """``json.loads`` of at most ``limit`` bytes (characters for text); a ValueError
+    saying which bound or what parse error otherwise, for the caller's own error."""
+    if len(text) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    try:
+        return json_loads(text)
+    except ValueError as exc:
+        raise ValueError(f"not JSON ({exc})") from None
+
+
 def read(path: str | os.PathLike[str], key: Mapping[str, Any]) -> tuple[Any, str | None]:
     """``(value, None)`` on a hit; ``(None, why)`` for a file we could not use;
     ``(None, None)`` for no file or one written for another key."""
@@ -125,11 +152,9 @@ def read(path: str | os.PathLike[str], key: Mapping[str, Any]) -> tuple[Any, str
     if raw is None:
         return None, note
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = json_loads(raw.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError too
         return None, f"cache {path} ignored: unreadable ({exc})"
-    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
-        return None, f"cache {path} ignored: unreadable (nested too deeply)"
     if not isinstance(data, dict) or data.get("key") != key:
         return None, None  # written for another boot, driver, interpreter, ...: stale
     return data.get("value"), None

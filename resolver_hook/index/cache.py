@@ -88,11 +88,11 @@ class PageCache:
         else:
             self.record.file(path, raw)
         try:
-            data = json.loads(head.decode("utf-8")) if sep else None
-        except (ValueError, UnicodeDecodeError):
+            data = _cache.json_loads(head.decode("utf-8")) if sep else None
+        except _cache.JsonTooDeep as exc:
+            return None, f"cache {path} ignored: unreadable ({exc})"
+        except ValueError:  # UnicodeDecodeError too
             data = None
-        except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
-            return None, f"cache {path} ignored: unreadable (nested too deeply)"
         if not isinstance(data, dict):
             return None, f"cache {path} ignored: corrupt (no header)"
         if data.get("format") != _FORMAT or data.get("key") != key:
@@ -177,7 +177,7 @@ def links_to_json(links: Sequence[Link], page_sha256: str) -> bytes:
 def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
     """The links :func:`links_to_json` wrote for this very page body, else None."""
     try:
-        found: Any = json.loads(data)
+        found: Any = _cache.json_loads(data)
         if found.get("page_sha256") != page_sha256 or found.get("parser") != _PARSER:
             return None
         out = []
@@ -200,8 +200,8 @@ def links_from_json(data: bytes, page_sha256: str) -> tuple[Link, ...] | None:
             out.append(Link(url=url, filename=name, hashes=hashes, requires_python=rp,
                             yanked=yanked, core_metadata=meta))  # fmt: skip
         return tuple(out)
-    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return None  # RecursionError: [[[[...]]]], the decoder recurses once per level
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
 
 
 _TEXT = frozenset({str})

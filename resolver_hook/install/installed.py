@@ -20,6 +20,7 @@ from typing import Any
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.cache import json_loads
 from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
@@ -92,8 +93,8 @@ def archive_sha256(text: str) -> str | None:
     ``archive_info.hashes`` (pip), the older ``archive_info.hash``, or the URL's
     ``#sha256=`` fragment (uv keeps the hash only there); None for anything else."""
     try:
-        data = json.loads(text) if text else None
-    except (ValueError, RecursionError):  # RecursionError: [[[[...]]]]
+        data = json_loads(text) if text else None
+    except ValueError:
         return None
     if not isinstance(data, dict):
         return None

@@ -167,10 +167,10 @@ def cached_scan(sha: str, cache: Path | None) -> list[tuple[str, list[str]]] | N
     if data is None:
         return None
     try:
-        found = json.loads(data)
+        found = _cache.json_loads(data)
         if found.get("sha256") == sha:
             return [(str(p), [str(t) for t in ts]) for p, ts in found["objects"]]
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # [[[[...]]]]
+    except (ValueError, KeyError, TypeError, AttributeError):
         pass  # not ours: scanned again (and replaced) when the wheel is read
     return None
 

@@ -28,7 +28,8 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError
-from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES, load_json
+from resolver_hook.ground.cache import load_json
+from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES
 
 if TYPE_CHECKING:
     from resolver_hook.manifest import Manifest

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from resolver_hook import limits
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.cache import json_loads
 from resolver_hook.ground.fs import _through_links, locked, write_all, write_atomic
 from resolver_hook.host import HostProfile
 from resolver_hook.resolve import resolve
@@ -420,11 +421,11 @@ def _enable_record(folder: Path) -> tuple[str | None, dict[str, Any], list[str]]
     """What enable wrote to pip.conf, what it added and the lines it inserted (None, {},
     [] for an older state)."""
     try:
-        data = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+        data = json_loads((folder / "state.json").read_text(encoding="utf-8"))
         wrote = data.get("pip_conf")
         added = data.get("added") or {}
         inserted = data.get("inserted") or []
-    except (OSError, ValueError, AttributeError, RecursionError):  # RecursionError: [[[[...
+    except (OSError, ValueError, AttributeError):
         return None, {}, []
     if not isinstance(wrote, str) or not isinstance(added, dict) or not isinstance(inserted, list):
         return None, {}, []
@@ -493,17 +494,13 @@ def _read_state(venv: Path) -> HookState:
     if not on or not state.exists():
         return HookState(enabled=False)
     try:
-        data = json.loads(state.read_text(encoding="utf-8"))
+        data = json_loads(state.read_text(encoding="utf-8"))
         return HookState(
             enabled=True,
             profile=HostProfile.from_dict(data["profile"], where=str(state)),
             constraints=tuple(data["constraints"]),
             find_links=tuple(data["find_links"]),
         )
-    except RecursionError:  # [[[[...]]]]: the decoder recurses once per level
-        raise OperationalError(
-            f"{state}: unreadable (nested too deeply); run 'resolver-hook enable' again"
-        ) from None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise OperationalError(
             f"{state}: unreadable ({exc}); run 'resolver-hook enable' again"

@@ -26,9 +26,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook._data import data_path
+from resolver_hook.ground.cache import load_json
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES, load_json
+from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
 
 __all__ = [
     "FORMAT",

@@ -31,7 +31,8 @@ from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_n
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.limits import load_json, parse_wheel_name
+from resolver_hook.ground.cache import load_json
+from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest.variantname import NULL_LABEL, VARIANT_LABEL, split_variant_label
 from resolver_hook.manifest.write import WheelEntry
 from resolver_hook.portable.cuda import parse_target

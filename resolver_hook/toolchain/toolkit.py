@@ -11,12 +11,12 @@ environment and the runner, and turn every failure into a note, never an excepti
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from resolver_hook.ground.cache import json_loads
 from resolver_hook.portable.cuda import decode_cuda_version
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
@@ -199,11 +199,11 @@ def _version_from_files(root: str) -> tuple[str | None, str | None]:
     """``version.json`` (``{"cuda": {"version": "13.0.1"}}``), else ``CUDART_VERSION``."""
     try:
         with open(os.path.join(root, "version.json"), encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = json_loads(fh.read())
         version = data["cuda"]["version"]
         if isinstance(version, str) and release(version):
             return version, "version.json"
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):  # RecursionError: [[[[
+    except (OSError, ValueError, KeyError, TypeError):
         pass
     for include in _in_toolkit(root, "include"):
         try:

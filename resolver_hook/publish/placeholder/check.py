@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import email.parser
 import importlib.util
-import json
 import os
 import re
 import shutil
@@ -60,6 +59,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.cache import json_loads
 from resolver_hook.ground.patterns import is_project_name
 from resolver_hook.limits import (
     MAX_PLACEHOLDER_DATA_BYTES,
@@ -367,8 +367,8 @@ def _placeholder_data(root: Path, name: str) -> tuple[dict[str, Any] | None, Pat
         if candidate.stat().st_size > MAX_PLACEHOLDER_DATA_BYTES:
             continue
         try:
-            data = json.loads(candidate.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):  # hostile JSON: not ours, then
+            data = json_loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # hostile JSON: not ours, then
             continue
         if isinstance(data, dict) and data.get("name") == str(canonicalize_name(name)):
             return data, candidate.parent

@@ -28,7 +28,6 @@ quarantined project takes no uploads.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.cache import json_loads
 from resolver_hook.ground.credentials import redact
 from resolver_hook.index import IndexClient, PageError, parse_page
 from resolver_hook.index.client import ACCEPT
@@ -270,8 +270,8 @@ def project_status(text: str, content_type: str = "") -> tuple[str, str | None]:
     reason: object = None
     if content_type.endswith("+json") or (not content_type and text.lstrip()[:1] == "{"):
         try:
-            doc = json.loads(text)
-        except (ValueError, RecursionError):
+            doc = json_loads(text)
+        except ValueError:
             doc = None  # the page parser words what is wrong with it
         marker = doc.get("project-status") if isinstance(doc, dict) else None
         if isinstance(marker, dict):
