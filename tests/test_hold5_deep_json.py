@@ -6,6 +6,7 @@ runs the CLI as a user would, and compares the deep file with a plainly broken o
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,10 @@ from tests.test_venvhook import LINKS, PIN, PROFILE
 TARGET = "linux-x86_64-py312-cuda13.0-sm100"
 DEEP = b"[" * 100_000
 BROKEN = b"{not json"
+# A number past the interpreter's bound on the digits of an int it reads (4,300 by
+# default): json.loads raises a plain ValueError, neither a JSONDecodeError nor a
+# RecursionError.
+HUGE = b'{"profile": ' + b"9" * 5_000 + b"}"
 
 
 def _without_parse_error(text: str) -> list[str]:
@@ -27,12 +32,13 @@ def _without_parse_error(text: str) -> list[str]:
 
 
 def _same_as_broken(
-    run: Callable[[Path, bytes], tuple[int, str, str]], tmp_path: Path
+    run: Callable[[Path, bytes], tuple[int, str, str]], tmp_path: Path, bad: bytes = DEEP
 ) -> tuple[int, str, str]:
-    """``run(folder, content)`` for the deep file and for a broken one, each in a folder
-    of the same name: the deep one answers as the broken one does, with no traceback."""
+    """``run(folder, content)`` for the ``bad`` file (by default the deep one) and for a
+    broken one, each in a folder of the same name: the bad one answers as the broken one
+    does, with no traceback."""
     answers = []
-    for i, content in enumerate((BROKEN, DEEP)):
+    for i, content in enumerate((BROKEN, bad)):
         folder = tmp_path / str(i) / "case"
         folder.mkdir(parents=True)
         code, out, err = run(folder, content)
@@ -45,17 +51,25 @@ def _same_as_broken(
     return deep
 
 
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        (DEEP, "nested too deeply"),
+        (HUGE, f"a number of more than {sys.get_int_max_str_digits()} digits"),
+    ],
+    ids=["nested", "huge-number"],
+)
 def test_a_profile_file_nested_too_deeply_is_one_error_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], bad: bytes, said: str
 ) -> None:
     def run(folder: Path, content: bytes) -> tuple[int, str, str]:
         (folder / "profile.json").write_bytes(content)
         return cli(capsys, "plan", "torch", "--profile", str(folder / "profile.json"), "--offline")
 
-    code, _, err = _same_as_broken(run, tmp_path)
+    code, _, err = _same_as_broken(run, tmp_path, bad)
     assert code == 2
     assert err.startswith("error: --profile CASE/profile.json: not valid JSON")
-    assert "nested too deeply" in err.splitlines()[0]
+    assert said in err.splitlines()[0]
 
 
 @pytest.mark.parametrize("command", ["status", "disable"])
