@@ -5,7 +5,8 @@ a symlink) owned by this user, not writable by others, small, valid JSON, and wa
 written for exactly the key the caller computes now. Anything else is a miss; a file
 that exists but cannot be used also yields a note saying why. Writes are atomic and
 leave mode 0600; a write that fails costs only the next run's time. Its JSON reader is
-every module's: a document nested too deeply is a ValueError, as any broken one is.
+every module's: a document nested too deeply, or holding a number too long to read, is
+a ValueError, as any broken one is.
 
 Paths are strings (``os.path``), and any ``os.PathLike`` is taken: reading is on the
 start-up path of ``detect --json`` (:mod:`resolver_hook.ground.hostkey`), which runs without
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_ENV",
-    "JsonTooDeep",
+    "JsonBeyondBounds",
     "cache_dir",
     "json_loads",
     "load_json",
@@ -122,16 +123,24 @@ def read_private(path: str | os.PathLike[str], limit: int) -> tuple[bytes | None
     return b"".join(chunks), None
 
 
-class JsonTooDeep(ValueError):
-    """A JSON document nested deeper than the decoder recurses (``[[[[...]]]]``)."""
+class JsonBeyondBounds(ValueError):
+    """A JSON document past the decoder's own bounds: nested deeper than it recurses
+    (``[[[[...]]]]``), or a number longer than the interpreter reads into an int."""
 
 
 def json_loads(text: str | bytes) -> Any:
-    """``json.loads``; a document nested too deeply is a :class:`JsonTooDeep` (a ValueError)."""
+    """``json.loads``; a document past the decoder's bounds is a :class:`JsonBeyondBounds`
+    (a ValueError) saying which, never a RecursionError or Python's own advice."""
     try:
         return json.loads(text)
     except RecursionError:  # the decoder recurses once per level
-        raise JsonTooDeep("nested too deeply") from None
+        raise JsonBeyondBounds("nested too deeply") from None
+    except ValueError as exc:
+        if type(exc) is not ValueError:  # JSONDecodeError, UnicodeDecodeError: the caller's
+            raise
+        # The one plain ValueError the decoder raises: int()'s bound on digits.
+        limit = sys.get_int_max_str_digits()
+        raise JsonBeyondBounds(f"a number of more than {limit} digits") from None
 
 
 def load_json(text: str | bytes, *, limit: int) -> Any:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from packaging.tags import sys_tags
 
 from resolver_hook.errors import UsageError
-from resolver_hook.ground.cache import JsonTooDeep, json_loads
+from resolver_hook.ground.cache import JsonBeyondBounds, json_loads
 from resolver_hook.ground.input import read_text_input
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.ground.record import NOWHERE, Recorder
@@ -504,7 +504,7 @@ def load_profile(path: str, record: Recorder = NOWHERE) -> HostProfile:
         raise UsageError(
             f"--profile {path}: not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
         ) from None
-    except JsonTooDeep as exc:
+    except JsonBeyondBounds as exc:
         raise UsageError(f"--profile {path}: not valid JSON: {exc}") from None
     if isinstance(data, dict) and isinstance(data.get("profile"), dict):
         data = data["profile"]  # a plan's JSON carries its profile

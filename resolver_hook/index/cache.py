@@ -89,7 +89,7 @@ class PageCache:
             self.record.file(path, raw)
         try:
             data = _cache.json_loads(head.decode("utf-8")) if sep else None
-        except _cache.JsonTooDeep as exc:
+        except _cache.JsonBeyondBounds as exc:
             return None, f"cache {path} ignored: unreadable ({exc})"
         except ValueError:  # UnicodeDecodeError too
             data = None
