@@ -9,6 +9,7 @@ end in one ``error:`` line naming the key (exit 2), quickly, never a traceback.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import textwrap
 from pathlib import Path
 
@@ -336,3 +337,20 @@ def test_none_fits_among_thousands_is_a_short_error(
     )
     assert main(["-v", *argv]) == 1
     assert len(capsys.readouterr().err.splitlines()) > n  # -v: every one
+
+
+@pytest.mark.parametrize("value", ["9" * 5_000, "-" + "9" * 5_000], ids=["long", "negative"])
+def test_a_number_longer_than_python_reads_is_one_error_line(
+    value: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Python refuses to read an int of more digits than sys.get_int_max_str_digits()
+    # (4,300 by default) with a plain ValueError, which tomllib lets through.
+    path = tmp_path / "m.toml"
+    path.write_text(f'schema = {value}\n[package]\nname = "pkg"\n')
+    code = main(["plan", "pkg", "--manifest", str(path), "--target", "linux-x86_64-py312"])
+    err = capsys.readouterr().err
+    assert code == 2
+    limit = sys.get_int_max_str_digits()
+    assert err.splitlines()[0] == (
+        f"error: {path}: not valid TOML: a number of more than {limit} digits"
+    )
