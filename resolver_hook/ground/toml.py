@@ -26,4 +26,8 @@ def loads(text: str) -> dict[str, Any]:
         raise TomlError(str(exc)) from None
     except RecursionError:  # ``x = [[[[...]]]]``: the parser recurses once per level
         raise TomlError("nested too deeply") from None
+    except ValueError as exc:  # the one other the parser lets through: int()'s bound on digits
+        if type(exc) is not ValueError:
+            raise
+        raise TomlError(f"a number of more than {sys.get_int_max_str_digits()} digits") from None
     return data
