@@ -123,6 +123,19 @@ def test_a_pages_names_are_read_once_per_tag_set(monkeypatch: pytest.MonkeyPatch
     assert len(read) <= len(names)
 
 
+def _child(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """Python running ``code`` in ``folder`` with this checkout's resolver_hook."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO)}),
+        cwd=folder,
+        timeout=120,
+        check=False,
+    )
+
+
 def test_a_plan_imports_no_resource_reader() -> None:
     """The package's data is read from its folder: importlib.resources (tempfile,
     zipfile, its readers: ~10 ms of a plan) is not imported to find it. (The second run:
@@ -140,15 +153,7 @@ def test_a_plan_imports_no_resource_reader() -> None:
         "print(code, 'importlib.resources' in sys.modules)\n"
     )
     for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-c", child],
-            capture_output=True,
-            text=True,
-            env=child_env(),
-            cwd=REPO,
-            timeout=120,
-            check=False,
-        )
+        done = _child(child, REPO)
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
@@ -162,15 +167,7 @@ def test_the_install_commands_modules_import_no_socket() -> None:
         "import resolver_hook.install.checked\n"
         "print('socket' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env(),
-        cwd=REPO,
-        timeout=120,
-        check=False,
-    )
+    done = _child(child, REPO)
     assert done.stdout.split() == ["False"], done.stderr
 
 
@@ -193,19 +190,6 @@ def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
         done = _child(child, tmp_path)
         seen.append(done.stdout.split())
     assert seen == [["0", "True"], ["0", "False"]], done.stderr
-
-
-def _child(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    """Python running ``code`` in ``folder`` with this checkout's resolver_hook."""
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        cwd=folder,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
