@@ -148,7 +148,7 @@ def test_ctrl_c_during_sync_reaches_the_installer_and_leaves_nothing(
     python = tmp_path / "venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(
-        f'#!/bin/sh\necho $$ > "{pidfile}"\ntrap \'echo INT > "{got}"; exit 7\' INT\n'
+        f'#!/bin/sh\ntrap \'echo INT > "{got}"; exit 7\' INT\necho $$ > "{pidfile}"\n'
         "while :; do sleep 0.1; done\n"
     )
     python.chmod(0o755)

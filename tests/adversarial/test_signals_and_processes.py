@@ -127,9 +127,9 @@ def test_a_program_that_cannot_start_is_a_result_not_an_exception(tmp_path: Path
 # --- installers: signals forwarded, then 128+N --------------------------------------
 
 INSTALLER = """#!/bin/sh
-echo $$ > "{pidfile}"
 trap 'echo TERM > "{got}"; exit 7' TERM
 trap 'echo INT > "{got}"; exit 7' INT
+echo $$ > "{pidfile}"
 while :; do sleep 0.1; done
 """
 
@@ -184,8 +184,8 @@ def test_signal_reaches_the_installer_and_exits_128_plus_n(
 # An installer that needs a moment to clean up after Ctrl-C, as pip does: a second
 # SIGINT during that moment would interrupt the cleanup (docs/facts.md section 3).
 SLOW_CLEANUP = """#!/bin/sh
-echo $$ > "{pidfile}"
 trap 'echo INT >> "{got}"; sleep 0.5; exit 7' INT
+echo $$ > "{pidfile}"
 while :; do sleep 0.1; done
 """
 
