@@ -98,7 +98,7 @@ def target_lines(
                 Unhashed(name=r.name, line=_pin(r), target=spec, why=why, source=r.source_only)
             )
     own = lock_lines(dataclasses.replace(plan, packages=tuple(flavoured)), hashes)
-    pinned = [_hashed(_pin(r), [f.sha256 for f in r.files if f.sha256]) for r in rest]
+    pinned = [with_hash(_pin(r), [f.sha256 for f in r.files if f.sha256]) for r in rest]
     return TargetLines(
         lines=(*own, *pinned),
         unhashed=tuple(unhashed),
@@ -110,9 +110,3 @@ def _pin(r: ResolvedPackage) -> str:
     """The lock line of a resolved package: ``name==version`` from an index; a URL
     requirement as its URL (a VCS one pinned to its commit), the file the user asked for."""
     return f"{r.name} @ {r.direct}" if r.direct else f"{r.name}=={r.version}"
-
-
-def _hashed(line: str, sha256s: Sequence[str]) -> str:
-    """``line`` with pip's ``--hash`` options, but for a hash its URL's own ``#sha256=``
-    already says (pip and uv check that one, --require-hashes too)."""
-    return with_hash(line, [h for h in sha256s if f"#sha256={h}" not in line])

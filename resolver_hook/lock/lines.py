@@ -94,8 +94,7 @@ def lock_lines(plan: Plan, hashes: Mapping[str, Sequence[str]] | None = None) ->
         else:
             line = p.line or p.constraint  # constraint only: a coupled package, pin it too
         if line and hashes and p.name in hashes:
-            # A URL's own #sha256= is a hash pip and uv check (--require-hashes too).
-            line = with_hash(line, [h for h in hashes[p.name] if f"#sha256={h}" not in line])
+            line = with_hash(line, hashes[p.name])
         if line:
             lines.append(line)
     return links + url_lines_first(lines)
@@ -133,8 +132,11 @@ def credentials_note(host: str) -> str:
 
 
 def with_hash(line: str, sha256s: Sequence[str]) -> str:
-    """A requirements line with pip's ``--hash`` options (after any marker)."""
-    return " ".join([line, *(f"--hash=sha256:{h}" for h in dict.fromkeys(sha256s))])
+    """A requirements line with pip's ``--hash`` options (after any marker), but for a
+    hash its URL's own ``#sha256=`` already says (pip and uv check that one,
+    ``--require-hashes`` too)."""
+    said = [h for h in dict.fromkeys(sha256s) if f"#sha256={h}" not in line]
+    return " ".join([line, *(f"--hash=sha256:{h}" for h in said)])
 
 
 def dropped_notes(plan: Plan, target: str) -> list[str]:
