@@ -8,11 +8,9 @@ at the point of use.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -20,6 +18,7 @@ from packaging.specifiers import SpecifierSet
 
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.index import IndexClient
 from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.userindex import file_index, no_index_line
@@ -113,7 +112,7 @@ def _fits(filename: str, p: PackagePlan, accepted: frozenset[str]) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Planner:
     """Reads pages and makes plans with ``settings``. ``today`` (the caller's clock) lets
     a plan note built-in data checked long ago. ``read_pages=False``: manifests are
@@ -228,10 +227,8 @@ class Planner:
         told = indexes.no_index or no_index_line(reqs.options)
         if (default, told) == (indexes.default, indexes.no_index):
             return self
-        settings = dataclasses.replace(
-            self.settings, indexes=dataclasses.replace(indexes, default=default, no_index=told)
-        )
-        return dataclasses.replace(self, settings=settings)
+        settings = replace(self.settings, indexes=replace(indexes, default=default, no_index=told))
+        return replace(self, settings=settings)
 
     def mirror_hashes(self, plan: Plan, profile: HostProfile) -> tuple[Plan, list[str]]:
         """``read_pages=False`` (env's passes): ``plan`` with each release it pins from a
@@ -270,11 +267,11 @@ class Planner:
         if not hashed:
             return plan, []
         packages = tuple(
-            dataclasses.replace(p, constraint=hashed[p.constraint]) if p.constraint in hashed else p
+            replace(p, constraint=hashed[p.constraint]) if p.constraint in hashed else p
             for p in plan.packages
         )
         constraints = tuple(hashed.get(c, c) for c in plan.constraints)
-        return dataclasses.replace(plan, packages=packages, constraints=constraints), said
+        return replace(plan, packages=packages, constraints=constraints), said
 
     def plan(
         self,

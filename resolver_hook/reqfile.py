@@ -34,7 +34,6 @@ import re
 import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
@@ -43,6 +42,7 @@ from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filen
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.limits import (
     MAX_INCLUDE_DEPTH,
     MAX_REQUIREMENT_LINES,
@@ -122,7 +122,7 @@ _CANONICAL = {
 Reader = Callable[[str], str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ReqEntry:
     """One logical line of a requirements file that pip would act on.
 
@@ -178,7 +178,7 @@ class ReqEntry:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ReqFile:
     """Everything read from requirement files and command-line requirements, in order."""
 

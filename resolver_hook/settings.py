@@ -44,11 +44,11 @@ offline too: the installer is told to open no connection, so the plan opens none
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.fetch import Given
 from resolver_hook.index.mirrors import Mirror, mirrors_from
 from resolver_hook.index.userindex import UserIndex, UvConfig, no_index, user_index
@@ -131,7 +131,7 @@ def installer_offline(
     return (uv or UvConfig(env)).offline()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class InstallerSettings:
     """The installer a command runs, and what its own arguments say of the pages."""
 
@@ -154,7 +154,7 @@ class InstallerSettings:
         return {**env, "UV_NO_CONFIG": "1"} if self.no_config else env
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class IndexSettings:
     """The indexes a command was given (its flags) and the user's default index."""
 
@@ -169,7 +169,7 @@ class IndexSettings:
     )  # pip's --cert and --proxy in the installer's arguments
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Settings:
     """What a command was asked to do it with (see the module's docstring)."""
 

@@ -12,7 +12,6 @@ the same bytes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.ground import hostkey as _hostkey
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import HostProfile, cache, parse_target
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
 from tests.fake_nvml import fake_nvidia_smi
@@ -48,13 +48,11 @@ DETECTED = HostProfile(
 
 PROFILES = {
     "gpus": DETECTED,
-    "no-gpu": dataclasses.replace(DETECTED, nvidia=None),
+    "no-gpu": replace(DETECTED, nvidia=None),
     "jetson": parse_target("linux-aarch64-py310-cuda12.6-sm87-l4t36.4"),
-    "rocm": dataclasses.replace(
-        DETECTED, nvidia=None, rocm=RocmInfo(version="6.4", gfx=("gfx942",))
-    ),
+    "rocm": replace(DETECTED, nvidia=None, rocm=RocmInfo(version="6.4", gfx=("gfx942",))),
     "target": parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm100"),
-    "overridden": dataclasses.replace(DETECTED, overridden=("sm",), origin="detected"),
+    "overridden": replace(DETECTED, overridden=("sm",), origin="detected"),
 }
 
 FULL_PATH = "from resolver_hook.cli import main; raise SystemExit(main())"

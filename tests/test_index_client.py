@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.valueclass import fields
 from resolver_hook.index import IndexClient, Link, PageError, apply_mirrors, mirrors_from
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 
@@ -286,7 +287,7 @@ def test_a_stale_page_is_revalidated_and_a_new_one_replaces_it(
 
 
 def _fields(entry: CacheEntry) -> dict[str, object]:
-    return {k: getattr(entry, k) for k in CacheEntry.__dataclass_fields__}
+    return {f.name: getattr(entry, f.name) for f in fields(CacheEntry)}
 
 
 def test_offline_reads_nothing(server: Server, client: Callable[..., IndexClient]) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import email.parser
 import gzip
 import hashlib
@@ -23,6 +22,7 @@ from hypothesis import strategies as st
 
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.manifest import Manifest, load_manifest
 from resolver_hook.publish.placeholder import build_from_data, build_placeholder, placeholder_data
 from resolver_hook.publish.placeholder.render import (
@@ -46,7 +46,7 @@ def tilert(**changes: Any) -> dict[str, Any]:
 def manifest(**changes: Any) -> Manifest:
     """The tilert manifest with fields replaced unchecked, for names and URLs that the
     manifest loader itself would refuse: the generator must refuse them too."""
-    return dataclasses.replace(load_manifest(TILERT), **changes)
+    return replace(load_manifest(TILERT), **changes)
 
 
 # --- validation ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.ground import hostkey as _hostkey
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import HostProfile, cache, parse_target
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo
 from tests.installenv import GpuIndex
@@ -36,7 +37,7 @@ from tests.paths import DATA, REPO, child_env
 PLANNER = "resolver_hook.resolve"
 
 # The detected machine: a target's tags, with an H100 as NVML would name it.
-HOST = dataclasses.replace(
+HOST = replace(
     parse_target("linux-x86_64-py312-glibc2.39-cuda13.0-sm90"),
     nvidia=NvidiaInfo(
         driver_version="580.65.06",

@@ -9,7 +9,6 @@ section 3) and pip refuses it. ``manifest export --variants`` and import round-t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 
 from resolver_hook.ground.plain import plain
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host.detect import parse_target
 from resolver_hook.manifest import load_manifest
 from resolver_hook.manifest.variantname import split_variant_label
@@ -390,5 +390,5 @@ def test_variants_rank_before_null_before_plain_wheels(tmp_path: Path) -> None:
     assert chosen(m) == "cu13"  # same needs: the variant first (PEP 825 ordering)
     full = m["demo-var"]
     without = tuple(w for w in full.wheels if w.variant != "cu13")
-    m2 = {"demo-var": dataclasses.replace(full, wheels=without)}
+    m2 = {"demo-var": replace(full, wheels=without)}
     assert chosen(m2) == "null"

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,7 @@ from resolver_hook.errors import UsageError
 from resolver_hook.ground.input import read_text_input
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.host import HostProfile
 from resolver_hook.manifest.tables import ManifestError, TableReader, kind_of
 
@@ -114,7 +114,7 @@ def accelerator_of(profile: HostProfile) -> str:
     return "cpu"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Selector:
     """A ``when`` table: every given key must match the machine (a tuple: any of)."""
 
@@ -148,38 +148,38 @@ class Selector:
 ANY = Selector()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Selected:
     """An entry of the declaration for the machines ``when`` selects (every one: ANY)."""
 
     when: Selector = ANY
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Group(Selected):
     """Packages of one pass (extras, optional, no-deps)."""
 
     packages: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class RequirementsChoice(Selected):
     file: Path
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Interpreter(Selected):
     request: str  # uv's interpreter request; "{python}" is the declared version
     arch: str | None = None  # the interpreter's architecture, when not the machine's
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Note(Selected):
     text: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Declaration:
     """An application's environment, as declared. ``source`` names the file and table."""
 

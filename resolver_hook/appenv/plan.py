@@ -14,14 +14,13 @@ failure); ``no-deps`` (``--no-deps``).
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from resolver_hook.appenv.declaration import Declaration, Group, RequirementsChoice, accelerator_of
+from resolver_hook.ground.valueclass import field, replace, valueclass
 from resolver_hook.host import HostProfile, apply_overrides
 from resolver_hook.manifest import Manifest
 from resolver_hook.reqfile import read_requirements
@@ -32,7 +31,7 @@ __all__ = ["EnvPass", "EnvPlan", "PassKind", "plan_environment"]
 PassKind = Literal["stack", "requirements", "extras", "optional", "no-deps"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class EnvPass:
     """One installer run: what it installs, with which options, and the plan behind it."""
 
@@ -82,7 +81,7 @@ class EnvPass:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class EnvPlan:
     """The environment for ``profile`` (the machine as the environment's interpreter
     sees it), or the refusal: ``refused`` says why, ``failed`` holds the plan whose
@@ -203,7 +202,7 @@ def plan_environment(
                 kind=kind, packages=packages, file=file.file if file else None, why=why, plan=plan
             )
         )
-    return dataclasses.replace(base, passes=tuple(passes))
+    return replace(base, passes=tuple(passes))
 
 
 def _stack_gap(
@@ -239,4 +238,4 @@ def _stack_gap(
 
 
 def _refuse(base: EnvPlan, why: str, hint: str, plan: Plan | None = None) -> EnvPlan:
-    return dataclasses.replace(base, refused=why, hint=hint, failed=plan)
+    return replace(base, refused=why, hint=hint, failed=plan)

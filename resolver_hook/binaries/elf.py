@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import (
     MAX_ELF_DYNAMIC_BYTES,
     MAX_ELF_DYNSTR_BYTES,
@@ -106,7 +106,7 @@ class ByteSource(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class BytesSource:
     """A :class:`ByteSource` over bytes already in memory."""
 
@@ -120,7 +120,7 @@ class BytesSource:
         return self.data[offset : offset + length]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Section:
     """One section header: where its bytes are in the file."""
 
@@ -143,7 +143,7 @@ class Section:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ElfObject:
     """What an ELF object says about itself."""
 
@@ -255,7 +255,7 @@ class _Strings:
         return text
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class _Layout:
     bits: int
     little: bool

@@ -59,10 +59,10 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from resolver_hook.binaries.elf import ByteSource, BytesSource, section_reader
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_FATBIN_ENTRIES, MAX_FATBIN_FALSE_STARTS
 
 __all__ = [
@@ -137,7 +137,7 @@ class EntryBudget:
             raise FatbinLimitError(f"more than {self.limit} fatbin entries")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class FatbinEntry:
     """One piece of device code in a fat binary."""
 
@@ -297,7 +297,7 @@ def read_fatbin(
     return tuple(entries)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Container:
     """One fatbin container found by searching: where it lies and what it holds."""
 
@@ -306,7 +306,7 @@ class Container:
     entries: tuple[FatbinEntry, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class FoundFatbins:
     """What a search of one region found."""
 

@@ -28,7 +28,8 @@ Anything else is reported as not understood rather than guessed.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from resolver_hook.ground.valueclass import valueclass
 
 __all__ = ["LabelFacts", "parse_local_label"]
 
@@ -36,7 +37,7 @@ _CUDA = re.compile(r"cu(\d+)")
 _TORCH = re.compile(r"torch(\d+(?:\.\d+)*)")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class LabelFacts:
     """Facts read from one local version label."""
 

@@ -17,10 +17,10 @@ length are checked before anything is read.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 
 from resolver_hook.binaries.elf import ByteSource, section_reader
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_OFFLOAD_BUNDLE_ENTRIES, MAX_OFFLOAD_BUNDLE_ID
 
 __all__ = ["HIP_FATBIN", "BundleError", "RocmCode", "is_rocm_library", "read_offload_bundles"]
@@ -35,7 +35,7 @@ class BundleError(OperationalError):
     """A ``.hip_fatbin`` section is malformed."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class RocmCode:
     """What one ``.hip_fatbin`` section holds."""
 

@@ -46,7 +46,6 @@ import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -75,6 +74,7 @@ from resolver_hook.binaries.rocm import (
 )
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.fs import sha256_file
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.limits import (
     MAX_ARCHIVE_MEMBERS,
     MAX_COMPRESSION_RATIO,
@@ -135,7 +135,7 @@ class ScanError(OperationalError):
     """A wheel could not be scanned (not a zip, corrupt member, refused as a bomb)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ObjectReport:
     """One ELF object inside a wheel."""
 
@@ -174,7 +174,7 @@ class ObjectReport:
         }
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class WheelReport:
     """What a wheel needs, read from its name, metadata and binaries."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from packaging.pylock import is_valid_pylock_path
 from resolver_hook.cli._inputs import refuse_writing_inputs
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground import credentials as _credentials
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.pipconfig import pip_settings
 from resolver_hook.lock.files import lock_diffs, write_locks
 from resolver_hook.lock.indexes import LockIndexes, lock_indexes
@@ -177,8 +177,8 @@ def _without_credentials(
         for w in t.wheels:
             url, where = _credentials.without_credentials(w.url)
             hosts.update(dict.fromkeys(where))
-            wheels.append(dataclasses.replace(w, url=url))
-        out.append(dataclasses.replace(t, wheels=tuple(wheels)))
+            wheels.append(replace(w, url=url))
+        out.append(replace(t, wheels=tuple(wheels)))
     return out, list(hosts)
 
 

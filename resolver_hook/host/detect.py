@@ -15,7 +15,6 @@ import re
 import sys
 import sysconfig
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from packaging.tags import sys_tags
@@ -25,6 +24,7 @@ from resolver_hook.ground.cache import JsonBeyondBounds, json_loads
 from resolver_hook.ground.input import read_text_input
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import cache
 from resolver_hook.host.profile import (
     HostProfile,

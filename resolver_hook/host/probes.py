@@ -20,9 +20,9 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host.profile import NvidiaGpu, NvidiaInfo, Probe, RocmInfo
 from resolver_hook.portable import visible
 from resolver_hook.portable.cuda import cuda_for_driver, decode_cuda_version, format_cc

@@ -7,15 +7,14 @@ resolver, placeholders, doctor) reads profiles and never the host itself.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.tags import compatible_tags, cpython_tags, mac_platforms
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.valueclass import fields, is_value, replace, valueclass
 from resolver_hook.portable.cuda import (
     GPU_NAMES,
     JETSON_ONLY_CCS,
@@ -46,7 +45,7 @@ __all__ = [
 SCHEMA = 1
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class NvidiaGpu:
     """One visible NVIDIA GPU."""
 
@@ -64,7 +63,7 @@ class NvidiaGpu:
         return cls(index=index, name=name, cc=cc)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class NvidiaInfo:
     """The NVIDIA driver and the GPUs it shows this process."""
 
@@ -83,7 +82,7 @@ class NvidiaInfo:
         return int(major), int(minor or 0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class RocmInfo:
     """AMD ROCm: the runtime version (when known) and the gfx names of the GPUs."""
 
@@ -91,7 +90,7 @@ class RocmInfo:
     gfx: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Probe:
     """The outcome of one detection probe: what it found, or why it found nothing."""
 
@@ -100,7 +99,7 @@ class Probe:
     detail: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class HostProfile:
     """A machine as resolver-hook sees it.
 
@@ -261,7 +260,7 @@ class HostProfile:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"schema": SCHEMA}
-        for f in dataclasses.fields(self):
+        for f in fields(self):
             data[f.name] = _plain(getattr(self, f.name))
         return data
 
@@ -271,14 +270,14 @@ class HostProfile:
         return _ProfileReader(where).read(data)
 
     def replace(self, **changes: Any) -> HostProfile:
-        return dataclasses.replace(self, **changes)
+        return replace(self, **changes)
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, str):  # most values: a detected profile holds ~900 wheel tags
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if is_value(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, tuple):
         if len(value) == 2 and all(isinstance(v, int) for v in value):
             return format_cc(value)  # compute capabilities are written "12.1"

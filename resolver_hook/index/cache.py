@@ -23,12 +23,12 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.model import Link
 from resolver_hook.limits import MAX_PAGE_BYTES, MAX_PAGE_CACHE_BYTES
 
@@ -39,7 +39,7 @@ _SUFFIX = ".page"
 _MAX_HEADER = 64 << 10
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class CacheEntry:
     """A cached answer: what :class:`~resolver_hook.index.fetch.Response` carried."""
 

@@ -27,7 +27,6 @@ again when the page gave their hash (the hash is checked on every read).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import threading
@@ -42,6 +41,7 @@ from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.credentials import has_credentials, keep
 from resolver_hook.ground.pool import map_threads
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.fetch import Given, Response, Transport, check_url, read_local, redact
@@ -242,7 +242,7 @@ class IndexClient:
                     f"{redact(target)}: answered 304 Not Modified to a plain request",
                     cause="304 Not Modified to a plain request",
                 )
-            entry = dataclasses.replace(
+            entry = replace(
                 entry,
                 etag=response.etag or entry.etag,
                 last_modified=response.last_modified or entry.last_modified,
@@ -300,7 +300,7 @@ class IndexClient:
             if problem is not None:
                 refused.append(problem)
                 continue
-            out.append(link if url == link.url else dataclasses.replace(link, url=url))
+            out.append(link if url == link.url else replace(link, url=url))
         if refused:
             with self._lock:
                 self.left_out.extend((redact(page), p) for p in refused)

@@ -49,13 +49,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep, kept, redact, split_credentials
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
@@ -104,7 +104,7 @@ def read_local(location: str) -> tuple[bytes, str]:
     return raw, path.resolve().as_uri()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class Response:
     """One answer: the final URL (credentials removed), status 200 or 304, the body."""
 
@@ -157,7 +157,7 @@ def _proxy_variables(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")  # NO_PROXY holds for these
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Given:
     """pip's ``cert`` and ``proxy`` as the installer's own arguments give them
     (``--cert``, ``--proxy``), each ``(value, where)``: they beat the variables and files."""
@@ -167,7 +167,7 @@ class Given:
     isolated: bool = False  # pip's --isolated: its user files and PIP_* variables unread
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Settings:
     """The user's network settings, read once from an environment."""
 

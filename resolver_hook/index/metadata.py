@@ -14,8 +14,8 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.errors import PageError
 
 __all__ = ["HashMismatch", "Metadata", "check_hashes", "parse_metadata"]
@@ -29,7 +29,7 @@ class HashMismatch(PageError):
         self.data = data
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Metadata:
     """What a planner needs of one wheel's core metadata."""
 

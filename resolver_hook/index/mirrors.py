@@ -15,11 +15,11 @@ only be a URL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep, redact
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_MIRRORS
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
@@ -28,7 +28,7 @@ __all__ = ["MIRRORS_ENV", "Mirror", "apply_mirrors", "mirrors_from", "upstream_o
 MIRRORS_ENV = "RESOLVER_HOOK_MIRRORS"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class Mirror:
     upstream: str  # without a trailing slash
     mirror: str

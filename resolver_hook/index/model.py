@@ -10,8 +10,9 @@ the planner, the lock writer and ``manifest import`` read them. No I/O here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Literal
+
+from resolver_hook.ground.valueclass import field, valueclass
 
 __all__ = ["JSON_TYPE", "Link", "Page", "Source"]
 
@@ -23,7 +24,7 @@ JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 Source = Literal["network", "cache", "snapshot"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Link:
     """One file of an index page, its URL resolved against the page and without fragment."""
 
@@ -48,7 +49,7 @@ class Link:
         return self.yanked is not None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Page:
     """An index page as read: its final URL (after redirects), its links, and their source."""
 

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
 from resolver_hook.ground.toml import TomlError, loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.pipconfig import pip_settings
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ _MAX_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
 _YES = frozenset(("1", "true", "yes", "on", "y", "t"))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class UserIndex:
     """The default index and where it was set (``PIP_INDEX_URL``, ``index-url in PATH``)."""
 

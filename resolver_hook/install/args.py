@@ -8,12 +8,12 @@ options as pip's optparse and uv's clap read them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.valueclass import valueclass
 
 __all__ = ["InstallArgs", "parse_install_args", "requirement_name"]
 
@@ -103,7 +103,7 @@ _EDITABLE = frozenset({"-e", "--editable"})
 _WITH_VALUE = _REQ_FILE | _CONSTRAINT_FILE | _EDITABLE | _VALUE_OPTIONS
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class InstallArgs:
     """What the user's installer arguments ask for (the arguments themselves stay as given)."""
 

@@ -13,12 +13,12 @@ import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.process.installers import (
     QUERY_TIMEOUT,
     find_uv,
@@ -45,7 +45,7 @@ __all__ = [
 UV_PREVIEW = ("--preview-features", "wheel-variants")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Installer:
     """How to run one installer (``tool``: "pip" or "uv") for one environment."""
 

@@ -21,12 +21,10 @@ A pip too old for ``--report`` gets a note and the unchecked path.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +32,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.fs import write_atomic
+from resolver_hook.ground.valueclass import field, replace, valueclass
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.proof import (
     Pin,
@@ -79,7 +78,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Checked:
     """What the check decided.
 
@@ -339,11 +338,10 @@ def check_resolution(
         if read is None:
             return Checked(code=1)
         files = read.files
-        resolution = dataclasses.replace(
+        resolution = replace(
             resolution,
             items=tuple(
-                dataclasses.replace(r, sha256=read.sha256.get(r.name, r.sha256))
-                for r in resolution.items
+                replace(r, sha256=read.sha256.get(r.name, r.sha256)) for r in resolution.items
             ),
         )
     options = [o for o in _drop_editables(parsed.options) if o != "--no-deps"]
@@ -378,7 +376,7 @@ def _twins_refused(  # noqa: PLR0917 - the dry run's state, passed down
     if twins and installer.tool == "uv":
         found = _uv_requirers(installer, argv, env)
         twins = [
-            dataclasses.replace(
+            replace(
                 t, others=tuple((r, who or tuple(found.get(r.name, ()))) for r, who in t.others)
             )
             for t in twins

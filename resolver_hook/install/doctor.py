@@ -22,14 +22,13 @@ For each installed distribution that has a manifest:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.install.installed import Environment, Installed
 from resolver_hook.install.kernels import library_problems
@@ -49,7 +48,7 @@ STATUSES = ("ok", "warn", "fail", "unknown")
 _HARD_RULES = ("cuda", "rocm", "gpu")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class PackageCheck:
     """The verdict on one installed package: ``ok``, ``warn``, ``fail`` or ``unknown``.
 
@@ -259,18 +258,18 @@ def _with_scan(
         return c
     short = f"sha256 {inst.sha256[:12]}" if inst.sha256 else ""
     if not profile.gpu_ccs:
-        return dataclasses.replace(
+        return replace(
             c,
             kernels=f"the installed wheel ({short}) was read; no NVIDIA GPU visible to hold it to",
         )
     problems = library_problems(f"the installed wheel ({short})", found, profile.gpu_ccs)
     libraries = sum(1 for _, targets in found if targets)
     if not libraries:
-        return dataclasses.replace(
+        return replace(
             c, kernels=f"read from the installed wheel ({short}): it holds no GPU kernels"
         )
     if not problems:
-        return dataclasses.replace(
+        return replace(
             c,
             kernels=f"read from the installed wheel ({short}): {libraries} "
             f"librar{'y' if libraries == 1 else 'ies'} with kernels, each runs on every "
@@ -283,7 +282,7 @@ def _with_scan(
     else:
         reasons = (*problems, *c.reasons)
         summary = f"{head}: {problems[0]}"
-    return dataclasses.replace(
+    return replace(
         c,
         status="fail",
         summary=summary,

@@ -14,13 +14,13 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.cache import json_loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
@@ -66,7 +66,7 @@ print(json.dumps({
 """
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Installed:
     """One installed distribution. ``tags`` come from its ``WHEEL`` file (empty when
     it was not installed from a wheel, or the file is missing)."""
@@ -115,7 +115,7 @@ def archive_sha256(text: str) -> str | None:
     return found if len(found) == 64 and all(c in "0123456789abcdef" for c in found) else None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Environment:
     """A Python environment: its interpreter and what is installed in it."""
 

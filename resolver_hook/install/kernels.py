@@ -39,11 +39,9 @@ Scans are cached by sha256 (a private JSON file each, 0600, at most
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 from urllib.parse import unquote, urldefrag, urlsplit
@@ -56,6 +54,7 @@ from resolver_hook.binaries.scan import ScanError, scan_wheel
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.fs import sha256_file
+from resolver_hook.ground.valueclass import field, replace, valueclass
 from resolver_hook.install.proof import Resolution
 from resolver_hook.limits import MAX_KERNEL_SCANS
 from resolver_hook.portable.cuda import describe_cc, parse_target, uncovered
@@ -104,7 +103,7 @@ _CHOICE_OPTIONS = frozenset(("-f", "--find-links", "--only-binary", "--no-binary
 _CHOICE_FLAGS = frozenset(("--no-index", "--prefer-binary"))
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Verified:
     """What reading the wheels found: ``problems`` (refuse), else ``files`` to install
     (name -> the downloaded wheel), and ``notes``."""
@@ -115,7 +114,7 @@ class Verified:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Wanted:
     """A wheel to fetch and read: the file at ``url``, else ``name==version`` from
     ``page`` (None: from the user's index options alone)."""
@@ -354,7 +353,7 @@ class KernelReader:
                 uri = path.resolve().as_uri()
                 if not p.sha256:  # the installed direct_url.json then names the file's hash
                     uri += f"#sha256={self.sha256[p.name]}"
-                new = dataclasses.replace(
+                new = replace(
                     p,
                     url=p.url.replace(old, uri, 1),
                     line=p.line.replace(old, uri, 1) if p.line else None,
@@ -365,7 +364,7 @@ class KernelReader:
                     if before and after:
                         swap[before] = after
             packages.append(new)
-        return dataclasses.replace(
+        return replace(
             plan,
             packages=tuple(packages),
             requirements=tuple(swap.get(x, x) for x in plan.requirements),
@@ -528,7 +527,7 @@ def _as_file(p: PackagePlan, uri: str) -> PackagePlan:
         except InvalidRequirement:
             pass  # not a line this module wrote: left as it is (the constraint names the file)
     constraint = format_requirement(p.name, url=uri) if p.constraint else None
-    return dataclasses.replace(p, line=line, constraint=constraint)
+    return replace(p, line=line, constraint=constraint)
 
 
 def _same_file(url: str, path: Path) -> bool:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.install.args import InstallArgs, requirement_name
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.launch import run_installer
@@ -58,7 +58,7 @@ IMPORT_TIMEOUT = 300.0
 LIST_TIMEOUT = 120.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class OptionalOutcome:
     ok: bool
     reason: str = ""

@@ -13,16 +13,16 @@ folders are not read (the README says so).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.pipconfig import pip_settings
 
 __all__ = ["ImpliedConstraints", "implied_constraints"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ImpliedConstraints:
     """Constraint files the installer reads without a ``-c``, and where they come from."""
 

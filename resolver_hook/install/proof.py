@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urldefrag
@@ -29,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.cache import load_json
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_INSTALL_REPORT_BYTES
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ YOUR_REQUIREMENT = "your requirement"  # who pulls a package the user asked for
 _SPEC = r"(?:[<>=!~]=?=?|===)[^\s,;]+(?:,\s*(?:[<>=!~]=?=?)[^\s,;]+)*"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Resolved:
     """One package the installer would install."""
 
@@ -79,7 +79,7 @@ class Resolved:
         return f"{self.name} {self.version}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Resolution:
     """What the installer would install, as it said so."""
 
@@ -92,7 +92,7 @@ class Resolution:
         return next((r for r in self.items if r.name == key), None)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Problem:
     """A package with a manifest that would not resolve to what the plan approved."""
 
@@ -106,7 +106,7 @@ class Problem:
         return f"{self.got} would be installed{who}, but the plan approved {self.approved}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Conflict:
     """``who`` requires ``name`` ``spec`` (from an installer's conflict explanation)."""
 
@@ -124,7 +124,7 @@ class Conflict:
         return f"{self.who} requires {self.name}{self.spec}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Twins:
     """Distributions of one family (they install the same import package) that would
     be installed together: ``keep`` is the one the plan chose (or the user asked for),

@@ -22,10 +22,10 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.install.backends import Installer
 from resolver_hook.process.proc import Runner, capture
 
@@ -50,7 +50,7 @@ _FILES_SCRIPT = (
 )
 
 
-@dataclass(slots=True)
+@valueclass(kw_only=False, frozen=False)
 class Kept:
     """What was kept: per distribution its version and (original path, kept path)
     pairs; per distribution that could not be kept, why."""

@@ -30,10 +30,8 @@ line prints it.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
@@ -46,6 +44,7 @@ from resolver_hook.ground import timings as _timings
 from resolver_hook.ground.credentials import has_credentials, installer_netrc
 from resolver_hook.ground.fs import private_tempdir, write_atomic
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
+from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.launch import PIN_FIELDS, install_main, run_installer
@@ -88,7 +87,7 @@ class Machine(Protocol):
         """The profile to plan for when installing with ``installer``."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class InstallSession:
     """One install with ``tool``: the planner (the settings, the pages, the plans: its
     ``read_pages=False`` plans the manifests as given), the machine, where words go.
@@ -217,7 +216,7 @@ class InstallSession:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Session:
     """What a session needs beyond the plan: to plan dependencies and to check."""
 
@@ -490,7 +489,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
         if isinstance(planned, int):
             return Checked(code=planned), plan
         plan, reqs, manifests = planned
-        session = dataclasses.replace(session, manifests=manifests)
+        session = replace(session, manifests=manifests)
         if reader is not None:
             localized = read_planned_kernels(reader, plan, report)
             if localized is None:
@@ -641,7 +640,7 @@ def needs_rewrite(parsed: InstallArgs, reqs: ReqFile, env: Mapping[str, str] | N
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Invocation:
     """The installer command and the files written for it."""
 

@@ -13,11 +13,11 @@ that chose one is refused under pip, naming a non-variant build that fits, if an
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.manifest.model import WheelFlavour
 from resolver_hook.manifest.variantname import NULL_LABEL
 from resolver_hook.resolve import resolve
@@ -53,7 +53,7 @@ def pip_refusal(
 
     chosen = plan.variants
     plain = {
-        k: dataclasses.replace(m, wheels=tuple(w for w in m.wheels if w.variant is None))
+        k: replace(m, wheels=tuple(w for w in m.wheels if w.variant is None))
         for k, m in manifests.items()
     }
     plain = {k: m for k, m in plain.items() if m.flavours}

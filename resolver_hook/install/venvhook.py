@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import configparser
 import contextlib
-import dataclasses
 import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +30,7 @@ from resolver_hook import limits
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.cache import json_loads
 from resolver_hook.ground.fs import _through_links, locked, write_all, write_atomic
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.host import HostProfile
 from resolver_hook.resolve import resolve
 
@@ -75,7 +74,7 @@ def _pip_conf(venv: Path) -> Path:
     return venv / ("pip.ini" if os.name == "nt" else "pip.conf")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class HookState:
     enabled: bool
     profile: HostProfile | None = None
@@ -83,7 +82,7 @@ class HookState:
     find_links: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Enabled:
     """What :func:`enable_plan` did: the plan it made, the constraints file pip reads, and
     the packages left out because their page could not be read (name -> why)."""
@@ -91,7 +90,7 @@ class Enabled:
     plan: Plan
     constraints: Path
     pages: tuple[str, ...] = ()  # the find-links pages written
-    left_out: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
 
 def enable_plan(
@@ -359,7 +358,7 @@ def _pip_key(name: str) -> str:
     return name[2:] if name.startswith("--") else name
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Disabled:
     """What :func:`disable` did: ``restored`` byte for byte, or only ``removed_ours``."""
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
 from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -29,6 +28,7 @@ from packaging.utils import BuildTag, InvalidWheelFilename, NormalizedName, cano
 from packaging.version import Version
 
 from resolver_hook.errors import ResolverHookError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text, parse_wheel_name
@@ -69,7 +69,7 @@ class MetadataError(ValueError):
     """A metadata file that could not be read or used (its message says why)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Candidate:
     """One wheel file of a page that a flavour may install."""
 

@@ -46,7 +46,6 @@ are not planned (no pin names a page that does not list it).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
@@ -64,6 +63,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from resolver_hook.ground.pool import map_threads
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
@@ -110,7 +110,7 @@ class Expansion:
     """The manifests with files in place of pages, and what the planner should say.
 
     A plain class: made once per plan and read by the planner, never compared, copied or
-    replaced, and a frozen dataclass costs 1 ms to create at import.
+    replaced: no generated method is needed.
     """
 
     __slots__ = ("manifests", "notes", "touched")
@@ -224,13 +224,10 @@ def _mirror(man: Manifest, written: Manifest, mirrors: Sequence[Mirror]) -> Mani
         return None if u is None else apply_mirrors(u, mirrors)
 
     wheels = tuple(
-        dataclasses.replace(w, url=apply_mirrors(w.url, mirrors)) if id(w) in own else w
-        for w in man.wheels
+        replace(w, url=apply_mirrors(w.url, mirrors)) if id(w) in own else w for w in man.wheels
     )
-    indexes = tuple(
-        dataclasses.replace(f, url=url(f.url), template=url(f.template)) for f in man.indexes
-    )
-    return dataclasses.replace(man, wheels=wheels, indexes=indexes)
+    indexes = tuple(replace(f, url=url(f.url), template=url(f.template)) for f in man.indexes)
+    return replace(man, wheels=wheels, indexes=indexes)
 
 
 def expand_manifests(
@@ -315,7 +312,7 @@ def with_notes(done: Expansion, notes: Sequence[str]) -> Mapping[str, Manifest]:
     if not notes:
         return done.manifests
     extra = {
-        n: dataclasses.replace(done.manifests[n], notes=(*done.manifests[n].notes, *notes))
+        n: replace(done.manifests[n], notes=(*done.manifests[n].notes, *notes))
         for n in done.touched
     }
     return _Overlay(done.manifests, extra)
@@ -481,7 +478,7 @@ class _Context:
         wheels.extend(self._unbound(man, pages, wheels))
         read = [self.page(f, pages) for f in man.indexes]
         gone = [redact(p.url) for p in read if p is not None and p.absent]
-        return dataclasses.replace(
+        return replace(
             man,
             wheels=(*man.wheels, *wheels),
             indexes=tuple(kept),
@@ -532,10 +529,10 @@ class _Context:
                 )
             record = self.kernels().get(c.sha256, c.filename) if assumed is not None else None
             if record is not None:  # read from the file itself: verified
-                needs = dataclasses.replace(
+                needs = replace(
                     entry.needs, gpu=record.targets, evidence=record.url, checked=record.read
                 )
-                entry = dataclasses.replace(entry, needs=needs)
+                entry = replace(entry, needs=needs)
                 assumed = None
             out.append(_wheel(entry, c, requires, assumed, unjudged=entry.unjudged))
         return out
@@ -719,8 +716,8 @@ class _Context:
         )
         if not more:
             return form
-        needs = dataclasses.replace(form.needs, requires=(*form.needs.requires, *more))
-        return dataclasses.replace(form, needs=needs)
+        needs = replace(form.needs, requires=(*form.needs.requires, *more))
+        return replace(form, needs=needs)
 
     def _couplings(
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None
@@ -802,8 +799,7 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
     # One filter of the label's releases: packaging parses each bound once for the
     # lot, where contains() would parse them again for every release.
     return [
-        dataclasses.replace(f, version=v, versions=None)
-        for v in f.versions.filter(mine, prereleases=False)
+        replace(f, version=v, versions=None) for v in f.versions.filter(mine, prereleases=False)
     ]
 
 
@@ -868,9 +864,7 @@ def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
     gone = [x for x in page.links if x.is_yanked]
     if not gone:
         return []
-    listed = dataclasses.replace(
-        page, links=tuple(dataclasses.replace(x, yanked=None) for x in gone)
-    )
+    listed = replace(page, links=tuple(replace(x, yanked=None) for x in gone))
     mine = [c for c in candidates(f, listed) if _of_release(f, c.version)]
     if not mine:
         return []
@@ -886,7 +880,7 @@ def _yanked_note(f: IndexFlavour, page: Page) -> list[str]:
 
 def _anywhere(f: IndexFlavour) -> IndexFlavour:
     """``f`` on every platform and Python (the files of its page it may be about)."""
-    return dataclasses.replace(f, platforms=(), python=())
+    return replace(f, platforms=(), python=())
 
 
 def _with_any_platform(f: IndexFlavour, page: Page, found: list[Candidate]) -> list[Candidate]:
@@ -899,10 +893,8 @@ def _with_any_platform(f: IndexFlavour, page: Page, found: list[Candidate]) -> l
         return found
     plats = [x for pl in f.platforms for x in pl.split(".")]
     extra = [
-        dataclasses.replace(
-            c, tags=frozenset(Tag(t.interpreter, t.abi, p) for t in c.tags for p in plats)
-        )
-        for c in candidates(dataclasses.replace(f, platforms=()), page)
+        replace(c, tags=frozenset(Tag(t.interpreter, t.abi, p) for t in c.tags for p in plats))
+        for c in candidates(replace(f, platforms=()), page)
         if all(t.platform == "any" for t in c.tags)
     ]
     if not extra:
@@ -940,7 +932,7 @@ def _uncovered(f: IndexFlavour, files: Sequence[WheelFlavour]) -> IndexFlavour |
             for place in places
         )
     )
-    return dataclasses.replace(f, python=rest) if rest else None
+    return replace(f, python=rest) if rest else None
 
 
 def _covers(places: frozenset[tuple[str, str]] | None, c: Candidate) -> bool:
@@ -962,7 +954,7 @@ def _wheel(
     once = tuple(requires) if len(requires) < 2 else tuple(dict.fromkeys(requires))
     own = needs.requires
     if len(once) != len(own) or any(a is not b for a, b in zip(once, own, strict=True)):
-        needs = dataclasses.replace(needs, requires=once)  # not the entry's own objects
+        needs = replace(needs, requires=once)  # not the entry's own objects
     return WheelFlavour(
         url=c.url,
         filename=c.filename,

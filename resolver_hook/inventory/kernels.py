@@ -21,13 +21,13 @@ import datetime
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.utils import parse_wheel_filename
 
 from resolver_hook._data import data_path
 from resolver_hook.ground.patterns import is_sha256
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.inventory.snapshot import canonical_hash, read_hashed
 from resolver_hook.limits import MAX_KERNEL_RECORDS_BYTES
 from resolver_hook.portable.cuda import KernelTarget, parse_target
@@ -50,7 +50,7 @@ class KernelRecordsError(ValueError):
     """A kernel-record file that is not one: bad JSON, wrong format, hash mismatch."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class KernelRecord:
     """The kernel targets one wheel file was found to carry, and where it was read."""
 
@@ -79,7 +79,7 @@ class KernelRecord:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class KernelRecords:
     """Records by file sha256."""
 

@@ -19,7 +19,6 @@ import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -27,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook._data import data_path
 from resolver_hook.ground.cache import load_json
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
@@ -50,7 +50,7 @@ class SnapshotError(ValueError):
     """A snapshot file that is not one: bad JSON, wrong format, hash mismatch."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Snapshot:
     """Pages as read on ``date``; ``metadata`` maps a file URL to its metadata text."""
 

@@ -27,13 +27,13 @@ mirror's file is kept, and a note says so. Nothing here opens a URL.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from urllib.parse import urlsplit
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.index.errors import UNREACHABLE
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
@@ -103,7 +103,7 @@ class SnapshotOnly:
                 past.append(x)
                 continue
             self._upstream[shown] = x.url
-            links.append(dataclasses.replace(x, url=shown))
+            links.append(replace(x, url=shown))
         releases = page.releases
         if past:
             hosts = sorted({urlsplit(x.url).hostname or x.url for x in past})
@@ -113,10 +113,10 @@ class SnapshotOnly:
                 "planned in page form on the mirror"
             )
             releases = tuple(dict.fromkeys([*releases, *filter(None, map(_version, past))]))
-        return dataclasses.replace(page, url=url, links=tuple(links), releases=releases)
+        return replace(page, url=url, links=tuple(links), releases=releases)
 
     def metadata(self, link: Link) -> Metadata:
-        upstream = dataclasses.replace(link, url=self._upstream.get(link.url, link.url))
+        upstream = replace(link, url=self._upstream.get(link.url, link.url))
         return self._snap.metadata(upstream)
 
     @property
@@ -129,7 +129,7 @@ class SnapshotOnly:
             self._notes.append(text)
 
 
-@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Unread:
     """A page the primary source could not give: as shown, why, and what served it."""
 
@@ -301,7 +301,7 @@ class FallbackSource(SnapshotOnly):
             if known is not None and not x.sha256:
                 # A mirror that lists no hash (a proxy that drops the fragment): the
                 # upstream's, so the installer checks the mirror serves those bytes.
-                links.append(dataclasses.replace(x, hashes={**x.hashes, "sha256": known}))
+                links.append(replace(x, hashes={**x.hashes, "sha256": known}))
                 unhashed += 1
                 continue
             links.append(x)
@@ -326,7 +326,7 @@ class FallbackSource(SnapshotOnly):
             f"{date} records on {asked}: pinned with the snapshot's sha256, which the "
             "installer checks"
         )
-        return dataclasses.replace(page, links=tuple(links))
+        return replace(page, links=tuple(links))
 
     def _borrow(self, page: Page) -> Page:
         """``page`` with the snapshot's core metadata on each link that has none and
@@ -350,10 +350,10 @@ class FallbackSource(SnapshotOnly):
             if known is not None and x.sha256 and known.sha256 == x.sha256:
                 self._upstream[x.url] = upstream
                 self._from_snapshot.add(x.url)
-                links.append(dataclasses.replace(x, core_metadata=known.core_metadata))
+                links.append(replace(x, core_metadata=known.core_metadata))
             else:
                 links.append(x)
-        return dataclasses.replace(page, links=tuple(links))
+        return replace(page, links=tuple(links))
 
     def metadata(self, link: Link) -> Metadata:
         if link.url in self._from_snapshot:

@@ -16,12 +16,11 @@ hashed, the others as the user wrote them.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from packaging.utils import NormalizedName
 
+from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.host import HostProfile
 from resolver_hook.lock.hashes import Unhashed, flavoured_hashes, is_flavoured_line
 from resolver_hook.lock.indexes import LockIndexes
@@ -33,7 +32,7 @@ from resolver_hook.resolve import Plan
 __all__ = ["TargetLines", "target_lines"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class TargetLines:
     """One target's lock lines, the lines without a sha256, and the indexes uv's
     answer says the rest came from."""
@@ -97,7 +96,7 @@ def target_lines(
             unhashed.append(
                 Unhashed(name=r.name, line=_pin(r), target=spec, why=why, source=r.source_only)
             )
-    own = lock_lines(dataclasses.replace(plan, packages=tuple(flavoured)), hashes)
+    own = lock_lines(replace(plan, packages=tuple(flavoured)), hashes)
     pinned = [with_hash(_pin(r), [f.sha256 for f in r.files if f.sha256]) for r in rest]
     return TargetLines(
         lines=(*own, *pinned),

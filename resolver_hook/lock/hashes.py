@@ -12,14 +12,13 @@ cannot be read (the page unreachable, ``--offline`` with a snapshot that lacks i
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from packaging.utils import NormalizedName
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.credentials import redact_text
+from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.index.model import Link
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher, LockedWheel, lock_wheels
 from resolver_hook.resolve import PackagePlan, Plan
@@ -27,7 +26,7 @@ from resolver_hook.resolve import PackagePlan, Plan
 __all__ = ["OfflineFetcher", "Unhashed", "flavoured_hashes", "is_flavoured_line", "refusal"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Unhashed:
     """A lock line whose file has no known sha256, and why."""
 
@@ -84,7 +83,7 @@ def flavoured_hashes(
         line = p.line or p.constraint
         assert line is not None
         try:
-            one = lock_wheels(dataclasses.replace(plan, packages=(p,)), fetcher,
+            one = lock_wheels(replace(plan, packages=(p,)), fetcher,
                               index_url=index_url)  # fmt: skip
         except UsageError:
             raise  # a page pointing the lock at another scheme: not a missing hash

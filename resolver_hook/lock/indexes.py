@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.fetch import redact
 from resolver_hook.manifest.urls import url_problem
 
@@ -37,7 +37,7 @@ __all__ = ["LockIndexes", "lock_indexes"]
 _UV_INDEX_NAME = re.compile(r"[A-Za-z0-9_.-]+=")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class LockIndexes:
     """Where the rest of the environment is read from, and where each setting was found."""
 

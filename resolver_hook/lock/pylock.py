@@ -14,7 +14,6 @@ the planned wheels (docs/facts.md section 3: ``select`` exists from packaging 26
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import tomli_w
@@ -22,6 +21,7 @@ from packaging.pylock import Pylock, PylockValidationError
 from packaging.tags import parse_tag
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.lock.lines import target_markers
 from resolver_hook.resolve import marker_environment
 
@@ -34,7 +34,7 @@ __all__ = ["LOCK_VERSION", "TargetWheels", "check", "pylock_document", "render"]
 LOCK_VERSION = "1.0"  # PEP 751
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class TargetWheels:
     """The wheels one target installs."""
 

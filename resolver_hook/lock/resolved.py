@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -49,6 +48,7 @@ from resolver_hook.ground.credentials import redact
 from resolver_hook.ground.fs import private_tempdir, write_atomic
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.host import HostProfile
 from resolver_hook.index import Link
 from resolver_hook.lock.indexes import LockIndexes
@@ -122,7 +122,7 @@ def _links(files: Sequence[Mapping[str, object]]) -> list[Link]:
     return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ResolvedPackage:
     """One package of uv's answer: its version, its files with sha256, its index."""
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,7 @@ from resolver_hook.ground.input import read_input, read_text_input
 from resolver_hook.ground.patterns import GFX_NAME, is_sha256
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.host import HostProfile, parse_target
 from resolver_hook.manifest import Manifest, ManifestError, parse_manifest
 from resolver_hook.manifest.model import Flavour, IndexFlavour
@@ -69,7 +69,7 @@ _CHOOSING = frozenset({"accelerator", "specifier"})
 _PYTHON = re.compile(r"\d+\.\d+t?")  # a Python as index flavours spell it: 3.12, 3.13t
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class LockPlatform:
     """The platform uv resolved a lock for: OS, CPU arch and Python (None: not known)."""
 
@@ -117,7 +117,7 @@ def _python_words(label: str) -> str:
     return f"Python {label[:-1]} (free-threaded)" if label.endswith("t") else f"Python {label}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class LockClass:
     """One lock file of a set and the machines it serves."""
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.lock.lines import target_markers
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["UvTarget", "uv_project_text"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class UvTarget:
     spec: str
     profile: HostProfile

@@ -24,7 +24,6 @@ needs are read at once (concurrently) before they are used in plan order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -34,6 +33,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.ground.credentials import redact
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.client import IndexClient, PageResult
 from resolver_hook.index.fetch import check_url
 from resolver_hook.index.model import Link
@@ -60,7 +60,7 @@ DEFAULT_INDEX = "https://pypi.org/simple/"
 MAX_WHEEL_BYTES = 16 << 30  # the largest CUDA wheels are a few GB; a bound, not a guess
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class LockedWheel:
     """One wheel to install: the file, its hash, and the page it was found on (if any)."""
 
@@ -260,7 +260,7 @@ def lock_wheels(
     return tuple(out)
 
 
-@dataclass(slots=True)
+@valueclass(kw_only=False, frozen=False)
 class NetFetcher:
     """Reads pages and hashes files with the one index client (:mod:`resolver_hook.index`),
     under the command's settings (URL policy, timeout, the environment's proxies, certs

@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import NOWHERE, Recorder, folder_names, path_kind
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.manifest.document import builtin_document, document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources

@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import datetime
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -58,6 +57,7 @@ from packaging.tags import Tag
 from packaging.utils import NormalizedName
 from packaging.version import Version
 
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.portable.cuda import KernelTarget
 
 __all__ = [
@@ -76,7 +76,7 @@ SCHEMA = 1
 # --- the value objects ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Needs:
     """What a flavour needs (see the module docstring) and where that fact comes from:
     one value, composed into both flavour kinds and written as their own keys."""
@@ -106,7 +106,7 @@ class Needs:
 _INLINE = {"json": "inline"}
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class WheelFlavour:
     """One built wheel of a package, at a URL."""
 
@@ -179,7 +179,7 @@ class WheelFlavour:
         return f"kernels assumed from {self.assumed_from}{checked}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class IndexFlavour:
     """A version served from a per-package find-links page, or (no url) the plain index."""
 
@@ -252,7 +252,7 @@ class IndexFlavour:
 Flavour = WheelFlavour | IndexFlavour
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Manifest:
     """Every known flavour of one package, and where people get the real downloads."""
 
@@ -287,7 +287,7 @@ class Manifest:
         return (*self.wheels, *self.indexes)
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field, from the dataclass fields (no hand-written list to drift)."""
+        """Every field, from the class's fields (no hand-written list to drift)."""
         from resolver_hook.ground.plain import plain
 
         data: dict[str, Any] = plain(self)

@@ -10,11 +10,11 @@ gathered into one ``ExceptionGroup``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.manifest.urls import url_problem
 
 __all__ = ["ManifestError", "Problem", "TableReader", "kind_of"]
@@ -39,7 +39,7 @@ class ManifestError(UsageError):
         super().__init__(message, hint=hint)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Problem:
     """One thing wrong in a document: its key path (``""``: the document) and what."""
 

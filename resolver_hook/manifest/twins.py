@@ -16,13 +16,13 @@ from __future__ import annotations
 import datetime
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook._data import data_path
 from resolver_hook.ground.patterns import is_project_name
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.manifest.document import builtin_document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.tables import ManifestError
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Family:
     """Distributions that install the same import package (``imports``)."""
 

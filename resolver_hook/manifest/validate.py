@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, cast
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -18,6 +17,7 @@ from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filen
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.patterns import is_project_name, is_sha256
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.limits import check_version_text
 from resolver_hook.manifest.matrix import _expand_matrix
 from resolver_hook.manifest.model import SCHEMA, IndexFlavour, Manifest, WheelFlavour

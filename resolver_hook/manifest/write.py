@@ -21,16 +21,17 @@ The form written is the flat one the resolver accepts::
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import tomli_w
+
+from resolver_hook.ground.valueclass import valueclass
 
 __all__ = ["SCHEMA", "WheelEntry", "manifest_document", "render_manifest"]
 
 SCHEMA = 1
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class WheelEntry:
     """One ``[[wheel]]`` of a manifest."""
 

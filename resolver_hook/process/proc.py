@@ -27,10 +27,10 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from resolver_hook.ground import timings as _timings
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_SUBPROCESS_OUTPUT
 
 __all__ = ["Result", "Runner", "capture"]
@@ -41,7 +41,7 @@ _EXIT_DRAIN = 1.0  # seconds to read what is left in the pipes once the command 
 _POSIX = os.name == "posix"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Result:
     """What a captured command did.
 

@@ -19,12 +19,12 @@ Label rules (documented for users in ``resolver-hook manifest import --help``):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.binaries.locallabel import parse_local_label
 from resolver_hook.errors import OperationalError, UsageError
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.model import Link
 from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest.urls import url_problem
@@ -38,7 +38,7 @@ def _shown(text: str) -> str:
     return text if text.isprintable() and len(text) <= 200 else repr(text[:200])
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ImportResult:
     """The manifest entries found on a page, and what was skipped and why."""
 

@@ -53,7 +53,6 @@ import re
 import tarfile
 import zipfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -74,6 +73,7 @@ from resolver_hook.ground.input import InputError
 from resolver_hook.ground.input import read_input as read_bytes
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index import parse_page
 from resolver_hook.limits import MAX_ARCHIVE_MEMBERS, MAX_PAGE_BYTES, parse_wheel_name
 from resolver_hook.manifest import ManifestError, loads_manifest
@@ -108,7 +108,7 @@ class LintError(UsageError):
     """An input that cannot be read as a wheel, sdist, pyproject.toml or manifest."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Finding:
     """One warning: on which input, what, the evidence, and what to do. A ``caveat``
     (what the input cannot tell, such as one wheel of a release) is printed as a note
@@ -136,7 +136,7 @@ class Finding:
         return f"{'note' if self.caveat else 'warning'}: {self.file}: {self.message}{why}"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class WheelFacts:
     """One built (or listed) wheel: what it is for, read from its name and binaries."""
 
@@ -149,7 +149,7 @@ class WheelFacts:
     cuda_evidence: str = ""  # "tilert/libk.so links libcudart.so.13"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Package:
     """What a placeholder check needs of a wheel's or sdist's package files."""
 
@@ -171,7 +171,7 @@ class _Package:
         return sum(c for c in counts if c is not None) <= _SMALL_INIT_STATEMENTS
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class LintInput:
     """The facts of one input file."""
 

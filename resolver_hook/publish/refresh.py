@@ -37,14 +37,12 @@ forward, the record is the file's fact and the report says the entry may want a
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import hashlib
 import json
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +52,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.binaries.scan import ZIP_ERRORS, ScanError, metadata_headers, scan_wheel
 from resolver_hook.errors import ResolverHookError
+from resolver_hook.ground.valueclass import field, replace, valueclass
 from resolver_hook.index.client import IndexClient
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.fetch import redact
@@ -86,7 +85,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Row:
     """One row of the cited link table: a file as a public source lists it."""
 
@@ -120,7 +119,7 @@ class Row:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class MetaRow:
     """One ``[[metadata]]`` row of the table: what the planner uses of a file's core
     metadata (``text``), the file it was read from (``source``: the ``.metadata`` file,
@@ -139,7 +138,7 @@ class MetaRow:
         )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ReleaseRow:
     """One ``[[release]]`` row of the table: a release a public source says a page
     lists (``2.7.1+cu128`` on the cu128 page), its files not known: planned offline in
@@ -166,7 +165,7 @@ class ReleaseRow:
         )
 
 
-@dataclass(slots=True)
+@valueclass(kw_only=False, frozen=False)
 class Report:
     """What a refresh found, line by line, by kind (``new``, ``unread``, ``unlisted``,
     ``review``, ``recorded``, ``metadata``, ``differs``, ``refused``, ``skipped``,
@@ -240,8 +239,8 @@ def read_pages(client: IndexClient, urls: Sequence[str], report: Report) -> dict
                 if problem is not None:
                     report.add("review", f"{x.filename}: {url}: {problem}: not added")
                     continue
-                links.append(dataclasses.replace(x, url=upstream))
-            out[url] = dataclasses.replace(got, url=url, links=tuple(links))
+                links.append(replace(x, url=upstream))
+            out[url] = replace(got, url=url, links=tuple(links))
         else:
             read = redact(client.url_of(url))
             why = got.message.removeprefix(f"{read}: ")
@@ -382,7 +381,7 @@ def render_snapshot(
         link = row.link()
         meta = metas.get(row.url)
         if meta is not None:  # the planner reads metadata only where a page offers it
-            link = dataclasses.replace(link, core_metadata={"sha256": meta.sha256})
+            link = replace(link, core_metadata={"sha256": meta.sha256})
         by_page.setdefault(row.page, []).append(link)
         cited[row.url] = row
     pages = {url: Page(url=url, links=tuple(links)) for url, links in by_page.items()}

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from packaging.specifiers import SpecifierSet
@@ -32,6 +31,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.cache import load_json
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest.variantname import NULL_LABEL, VARIANT_LABEL, split_variant_label
 from resolver_hook.manifest.write import WheelEntry
@@ -171,7 +171,7 @@ def _is_version(text: str) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class VariantImport:
     name: NormalizedName | None
     wheels: tuple[WheelEntry, ...]
@@ -299,7 +299,7 @@ def _derived_label(w: WheelFlavour, props: Properties) -> str:
     return re.sub(r"[^0-9a-z_.]+", "_", "_".join(parts).lower()) or (w.version.local or "v")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class VariantExport:
     """What ``manifest export --variants`` writes: files by name, and the labels used."""
 

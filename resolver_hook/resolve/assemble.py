@@ -12,7 +12,6 @@ and the manifest schema.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 from collections.abc import Mapping
 from typing import Any
@@ -22,6 +21,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import Version
 
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.gpunames import cuda_distribution
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
@@ -116,7 +116,7 @@ def _cuda_without_manifest(p: PackagePlan) -> PackagePlan:
     known = cuda_distribution(p.name) if p.cause == "no-manifest" else None
     if p.action != "pass" or known is None:
         return p
-    return dataclasses.replace(
+    return replace(
         p,
         cause="unjudged",
         reason=no_manifest_unjudged_reason(*known),
@@ -154,7 +154,7 @@ def _refuse_twins(
             p = installs[d]
             if d == keep or p.name in refused:
                 continue
-            refused[p.name] = dataclasses.replace(
+            refused[p.name] = replace(
                 p,
                 action="error",
                 cause="twins",

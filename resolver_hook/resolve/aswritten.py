@@ -3,7 +3,6 @@ by URL or path, and an index line that names a flavour page."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from urllib.parse import unquote
 
@@ -12,6 +11,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest
 from resolver_hook.reqfile import ReqEntry, ReqFile
 from resolver_hook.resolve.model import (
@@ -179,7 +179,7 @@ def judge_index_lines(
             out.append(p)
             continue
         out.append(
-            dataclasses.replace(
+            replace(
                 p,
                 action="error",
                 cause="as-written",  # the user's own line: no change of machine is hinted

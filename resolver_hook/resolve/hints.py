@@ -12,7 +12,6 @@ the host profile and detection defaults; never the plan's assembly.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -21,6 +20,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from resolver_hook.ground.patterns import version_numbers
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host.detect import DEFAULT_GLIBC
 from resolver_hook.host.profile import HostProfile, NvidiaGpu, NvidiaInfo, RocmInfo, compute_tags
 from resolver_hook.limits import MAX_HINT_CHANGES, MAX_HINTED_PACKAGES, MAX_MACHINE_VERSION_DIGITS
@@ -280,16 +280,16 @@ def with_hints(plan: Plan, reqs: ReqFile, manifests: Mapping[str, Manifest]) -> 
     for p in plan.packages:
         if p.name in hints.found:
             fix = hints.found[p.name]
-            packages.append(dataclasses.replace(p, fix=fix, hint=fix_words(fix)))
+            packages.append(replace(p, fix=fix, hint=fix_words(fix)))
         elif p.name in todo:
             hint = none_helps(p, by_name[p.name], plan.profile)
-            packages.append(dataclasses.replace(p, hint=hint))
+            packages.append(replace(p, hint=hint))
         elif p.name in skipped:
             hint = skipped_hint_words(len(refused), MAX_HINTED_PACKAGES)
-            packages.append(dataclasses.replace(p, hint=hint))
+            packages.append(replace(p, hint=hint))
         else:
             packages.append(p)
-    return dataclasses.replace(plan, packages=tuple(packages))
+    return replace(plan, packages=tuple(packages))
 
 
 class _HintSearch:
@@ -373,8 +373,8 @@ class _HintSearch:
                 )
                 for (g, a), more in list(by_build.items())[1:]
             )
-            return dataclasses.replace(change, text=text, gets=gets, also=also, how=how)
-        return dataclasses.replace(change, text=text, gets=gets_words(q), also=also, how=how)
+            return replace(change, text=text, gets=gets, also=also, how=how)
+        return replace(change, text=text, gets=gets_words(q), also=also, how=how)
 
 
 def _moved(

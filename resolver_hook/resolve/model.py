@@ -17,7 +17,6 @@ else of ``resolve/``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from packaging.markers import Marker, UndefinedEnvironmentName
@@ -27,6 +26,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.plain import plain
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Flavour, WheelFlavour
 from resolver_hook.portable.platforms import (
@@ -149,7 +149,7 @@ JetsonMiss = Literal["not-a-jetson", "l4t-unknown", "other-l4t", "tegra-no-l4t",
 UnmetKind = Literal["version", "local-label", "cxx11abi", "cuda", "release"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Unmet:
     """Why one build of a coupled package does not meet a flavour's coupling, as data."""
 
@@ -188,7 +188,7 @@ CouplingCause = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Coupling:
     """What a coupling failure is about, as data (its words: :mod:`.words`)."""
 
@@ -202,7 +202,7 @@ class Coupling:
     # ``held``: your requirement on a package with no fit whose builds need another build
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Failure:
     """One rule a flavour failed: its id and the reason in words. A coupling failure
     also carries what caused it (``coupling``), which is what anything that decides on
@@ -224,7 +224,7 @@ def coupling_by(failures: Iterable[Failure], *causes: CouplingCause) -> Coupling
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class RuleOutcome:
     """One rule for one flavour: ``pass``, ``fail`` or ``n/a`` (it does not apply)."""
 
@@ -233,7 +233,7 @@ class RuleOutcome:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Rejection:
     """A flavour that was not chosen and every rule it failed."""
 
@@ -279,7 +279,7 @@ class Rejections(Sequence[Rejection]):
         return hash(self._all())
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Alternative:
     """A build the user may pin on purpose: ``torch==2.13.0+cpu`` (runs without the GPU)."""
 
@@ -293,7 +293,7 @@ class Alternative:
 ChangeKind = Literal["driver", "python", "platform", "glibc", "gpu", "rocm"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Change:
     """One fact about the machine changed, that gives a package a fit (a hint).
 
@@ -320,7 +320,7 @@ class Change:
     rocm: str | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class PackagePlan:
     """What the plan does with one package: ``pass``, ``rewrite``, ``build`` or ``error``.
 
@@ -399,7 +399,7 @@ class PackagePlan:
         return data
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Plan:
     """The result of resolving: per package what and why, and what to hand pip or uv.
 

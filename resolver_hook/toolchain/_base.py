@@ -16,10 +16,10 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from resolver_hook.ground.patterns import version_numbers
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.process.proc import Runner, capture
 
 __all__ = [
@@ -51,7 +51,7 @@ IS_WINDOWS = os.name == "nt"
 run_subprocess: Runner = capture
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(kw_only=False)
 class Output:
     """What a command said: ``text`` is stdout + stderr; ``reason`` is set when it failed."""
 
@@ -102,7 +102,7 @@ def release(version: str | None) -> str | None:
     return f"{parts[0]}.{parts[1]}" if len(parts) >= 2 else None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Check:
     """One line of the report: ``name``, ``status``, what was found and why, and the fix."""
 
@@ -113,7 +113,7 @@ class Check:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Tool:
     """A build tool (cmake, ninja, pkg-config): where it is and its version, or why not."""
 

@@ -9,17 +9,16 @@ C++ compilers on PATH; :func:`nvcc_macros` the macros ``crt/host_config.h`` sees
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import platform
 import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
 
 from resolver_hook.ground.patterns import version_numbers
+from resolver_hook.ground.valueclass import field, replace, valueclass
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     IS_WINDOWS,
@@ -44,7 +43,7 @@ __all__ = [
 Family = Literal["gnu", "clang", "msvc", "unknown"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Compiler:
     """A C++ compiler: as named (``command``), the file it resolves to, what it is.
 
@@ -158,9 +157,9 @@ def identify_compiler(
         match = _MSVC_RE.search(out.text)
         if not match:
             why = out.reason or "cl printed no 'Compiler Version'"
-            return dataclasses.replace(base, reason=why)
+            return replace(base, reason=why)
         version = ".".join(match.groups())
-        return dataclasses.replace(
+        return replace(
             base,
             family="msvc",
             version=version,
@@ -170,7 +169,7 @@ def identify_compiler(
 
     out = tool_output([found, "--version"], env=env, run=run, timeout=timeout)
     if out.reason:
-        return dataclasses.replace(base, reason=out.reason)
+        return replace(base, reason=out.reason)
     family: Family
     clang = _CLANG_RE.search(out.text)
     if clang:
@@ -185,7 +184,7 @@ def identify_compiler(
                 break
         if not version:
             first = " ".join(out.text.split())[:80] or "nothing"
-            return dataclasses.replace(
+            return replace(
                 base,
                 family="unknown",
                 reason=(f"cannot tell which compiler {found} is: '--version' printed {first!r}"),
@@ -205,7 +204,7 @@ def identify_compiler(
         macro_source = "-dM -E"
     else:
         macros, macro_source = _synthesised_macros(family, version), "synthesised"
-    return dataclasses.replace(
+    return replace(
         base,
         family=family,
         version=version,

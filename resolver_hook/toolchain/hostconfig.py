@@ -21,9 +21,9 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_HOSTCONFIG_NESTING, MAX_HOSTCONFIG_TOKENS
 
 __all__ = [
@@ -41,7 +41,7 @@ class HostConfigError(ValueError):
     """The header's conditional structure could not be parsed (unbalanced #if...)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Rejection:
     """An ``#error`` the host compiler would reach: ``line`` in the header, its text."""
 
@@ -56,7 +56,7 @@ class Rejection:
         return text[:cut].strip() if cut > 0 else text
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Verdict:
     """Result of evaluating the header for one set of predefined macros.
 
@@ -79,7 +79,7 @@ class Verdict:
 _Node = tuple[Any, ...]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Directive:
     line: int
     name: str  # if, ifdef, ifndef, elif, elifdef, elifndef, else, endif, define, undef, error
@@ -88,7 +88,7 @@ class _Directive:
     expr_error: str | None = None  # why the condition could not be parsed
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class HostConfig:
     """A parsed ``crt/host_config.h``: its directives in order, conditions pre-parsed."""
 

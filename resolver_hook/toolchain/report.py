@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from resolver_hook.ground.patterns import version_numbers
 from resolver_hook.ground.plain import plain
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
     Check,
@@ -55,7 +55,7 @@ from resolver_hook.toolchain.toolkit import (
 __all__ = ["Check", "Status", "ToolchainReport", "toolchain_report"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class ToolchainReport:
     """Everything ``doctor --build`` found, and the checks derived from it. As JSON:
     ``ok``, then every field in this order (:func:`resolver_hook.ground.plain.plain`)."""

@@ -14,9 +14,9 @@ import glob
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from resolver_hook.ground.cache import json_loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.portable.cuda import decode_cuda_version
 from resolver_hook.toolchain._base import (
     DEFAULT_TIMEOUT,
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Toolkit:
     """The CUDA toolkit a build would use.
 

@@ -8,7 +8,6 @@ end in one ``error:`` line naming the key (exit 2), quickly, never a traceback.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import textwrap
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.cli import main
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.limits import MAX_MATRIX_WHEELS, MAX_VERSION_DIGITS
 from resolver_hook.manifest import ManifestError, loads_manifest, parse_manifest
 
@@ -86,12 +86,12 @@ def test_placeholder_data_applies_the_policy_to_urls_it_is_given() -> None:
     from resolver_hook.publish.placeholder.data import placeholder_data
 
     good = parse_manifest(manifest(), source="m.toml")
-    bad = dataclasses.replace(good, downloads=INJECTION)
+    bad = replace(good, downloads=INJECTION)
     with pytest.raises(UsageError, match=r"^package\.downloads: .* contains ';'"):
         placeholder_data(bad)
-    wheel = dataclasses.replace(good.wheels[0], url=INJECTION)
+    wheel = replace(good.wheels[0], url=INJECTION)
     with pytest.raises(UsageError, match=r"^wheel\[0\]\.url: .* contains ';'"):
-        placeholder_data(dataclasses.replace(good, wheels=(wheel,), downloads=WHEEL))
+        placeholder_data(replace(good, wheels=(wheel,), downloads=WHEEL))
 
 
 def test_query_string_is_kept() -> None:

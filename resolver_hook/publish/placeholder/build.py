@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from packaging.utils import canonicalize_name
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.manifest import load_manifest
 from resolver_hook.publish.placeholder.data import DEFAULT_VERSION, placeholder_data, retired_data
 from resolver_hook.publish.placeholder.render import render_project
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class BuiltPlaceholder:
     """What ``placeholder build`` made."""
 

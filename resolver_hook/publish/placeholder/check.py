@@ -44,7 +44,6 @@ import tempfile
 import threading
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from types import FrameType
@@ -61,6 +60,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.cache import json_loads
 from resolver_hook.ground.patterns import is_project_name
+from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.limits import (
     MAX_PLACEHOLDER_DATA_BYTES,
     MAX_SDIST_BYTES,
@@ -119,7 +119,7 @@ class CheckInterrupted(Exception):
         self.signum = signum
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class CheckResult:
     """One step: its name, PASS / FAIL / SKIP, and what was seen."""
 
@@ -132,7 +132,7 @@ class CheckResult:
         return self.status == "PASS"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class Verdict:
     """What one installer did with the artifact."""
 
@@ -143,7 +143,7 @@ class Verdict:
     output: str = ""
 
 
-@dataclass(slots=True)
+@valueclass(kw_only=False, frozen=False)
 class CheckReport:
     """Every step and one verdict per installer that could run.
 
@@ -283,7 +283,7 @@ def extract_sdist(dist: Path, dest: Path) -> Path:
     return roots[0]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Artifact:
     path: Path
     kind: str  # sdist, wheel
@@ -444,7 +444,7 @@ print("\n".join(sorted(names)))
 """
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Ctx:
     """What every step of one check shares."""
 
@@ -457,7 +457,7 @@ class _Ctx:
     missing: list[str]  # installers that are not there (the report's ``missing``)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class _Installer:
     tool: str
     python: str  # the venv's interpreter

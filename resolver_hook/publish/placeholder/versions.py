@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
 
@@ -45,6 +44,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.cache import json_loads
 from resolver_hook.ground.credentials import redact
+from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index import IndexClient, PageError, parse_page
 from resolver_hook.index.client import ACCEPT
 from resolver_hook.index.model import JSON_TYPE
@@ -81,7 +81,7 @@ _PAGE_TYPES = ("text/html", "application/vnd.pypi.simple.v1+html", JSON_TYPE)
 _HTML_MARKUP = re.compile(r"<\s*(?:!doctype\s+html|html|head|body|a|meta)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class IndexFile:
     """One file of the project on the index."""
 
@@ -91,7 +91,7 @@ class IndexFile:
     yanked: bool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@valueclass
 class VersionChoice:
     """The version to build, why, and what on the index needs the maintainer's attention."""
 

@@ -1,0 +1,202 @@
+"""resolver_hook.ground.valueclass: value classes behave as the dataclasses they replaced.
+
+Each check puts a value class beside the standard-library dataclass of the same fields
+(``frozen=True, slots=True``) and compares what users of the class see: construction,
+equality, hashes (the same numbers: a set's order must not move), repr, frozenness,
+slots, copies, and the stand-ins for ``dataclasses.replace`` and ``fields``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import inspect
+import pickle
+
+import pytest
+
+from resolver_hook.ground.valueclass import (
+    FrozenInstanceError,
+    field,
+    fields,
+    is_value,
+    replace,
+    valueclass,
+)
+
+
+@valueclass
+class Item:
+    """A value with every kind of field the package uses."""
+
+    name: str
+    size: int = 0
+    tags: tuple[str, ...] = ()
+    extra: list[str] = field(default_factory=list, compare=False)
+    note: str | None = field(default=None, compare=False, repr=False)
+    hidden: str = field(default="", metadata={"json": False})
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class Twin:
+    """Item's fields, made by the standard library."""
+
+    name: str
+    size: int = 0
+    tags: tuple[str, ...] = ()
+    extra: list[str] = dataclasses.field(default_factory=list, compare=False)
+    note: str | None = dataclasses.field(default=None, compare=False, repr=False)
+    hidden: str = dataclasses.field(default="", metadata={"json": False})
+
+
+@valueclass(kw_only=False)
+class Pair:
+    left: str
+    right: int = 1
+
+
+@valueclass(kw_only=False, frozen=False)
+class Counter:
+    name: str
+    count: int = 0
+
+
+@valueclass
+class Base:
+    when: str = "any"
+
+
+@valueclass
+class Child(Base):
+    """A value class made on another: the base's fields first."""
+
+    what: str
+
+
+CASES = [
+    {"name": "a"},
+    {"name": "a", "size": 3, "tags": ("x", "y")},
+    {"name": "b", "extra": ["v"], "note": "n", "hidden": "h"},
+    {"name": "", "size": -1, "tags": (), "note": None},
+]
+
+
+@pytest.mark.parametrize("kwargs", CASES)
+def test_a_value_equals_hashes_and_shows_as_its_dataclass_twin(kwargs: dict[str, object]) -> None:
+    ours, theirs = Item(**kwargs), Twin(**kwargs)  # type: ignore[arg-type]
+    assert repr(ours) == repr(theirs).replace("Twin(", "Item(", 1)
+    # The same tuple hashed, so the same number (sets and dicts of values keep their order).
+    assert hash(ours) == hash(theirs)
+    assert ours == Item(**kwargs)  # type: ignore[arg-type]
+    assert ours != theirs  # another class is never equal
+    assert [getattr(ours, f.name) for f in fields(ours)] == [
+        getattr(theirs, f.name) for f in dataclasses.fields(theirs)
+    ]
+
+
+def test_a_field_left_out_of_comparison_changes_neither_equality_nor_hash() -> None:
+    a, b = Item(name="a", note="one"), Item(name="a", note="two")
+    assert a == b
+    assert hash(a) == hash(b)
+    assert Item(name="a") != Item(name="a", size=1)
+    assert Item(name="a").__eq__(object()) is NotImplemented
+
+
+def test_a_frozen_value_refuses_assignment_and_deletion() -> None:
+    item = Item(name="a")
+    with pytest.raises(FrozenInstanceError, match="'name'"):
+        item.name = "b"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del item.size  # type: ignore[misc]
+    assert not hasattr(item, "__dict__")  # slots, as slots=True makes
+    assert Item.__slots__ == tuple(f.name for f in fields(Item))
+
+
+def test_factories_make_a_fresh_default_each_time_and_defaults_are_shared() -> None:
+    a, b = Item(name="a"), Item(name="b")
+    assert a.extra == []
+    assert a.extra is not b.extra
+    assert a.tags is b.tags
+
+
+def test_the_constructor_is_keyword_only_with_the_dataclass_signature() -> None:
+    with pytest.raises(TypeError):
+        Item("a")  # type: ignore[misc]
+    with pytest.raises(TypeError, match="name"):
+        Item()  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="bogus"):
+        Item(name="a", bogus=1)  # type: ignore[call-arg]
+    assert str(inspect.signature(Item)) == str(inspect.signature(Twin))
+
+
+def test_positional_values_and_their_order_rule() -> None:
+    assert Pair("a") == Pair(left="a", right=1)
+    assert Pair.__match_args__ == ("left", "right")
+    assert Item.__match_args__ == ()
+    with pytest.raises(TypeError, match="follows"):
+
+        @valueclass(kw_only=False)
+        class Bad:
+            first: int = 0
+            second: int
+
+
+def test_a_mutable_value_class_assigns_and_does_not_hash() -> None:
+    c = Counter("n")
+    c.count += 1
+    assert c == Counter("n", 1)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(c)
+
+
+def test_a_value_class_on_another_takes_its_fields_first() -> None:
+    child = Child(what="w")
+    assert [f.name for f in fields(child)] == ["when", "what"]
+    assert child == Child(when="any", what="w")
+    assert repr(child) == "Child(when='any', what='w')"
+    assert Child.__slots__ == ("what",)
+
+
+def test_replace_keeps_the_other_fields_and_checks_the_names() -> None:
+    item = Item(name="a", size=2, note="kept")
+    changed = replace(item, size=5)
+    assert (changed.name, changed.size, changed.note) == ("a", 5, "kept")
+    assert item.size == 2
+    with pytest.raises(TypeError, match="bogus"):
+        replace(item, bogus=1)
+
+
+def test_fields_carry_their_metadata_and_is_value_tells_instances() -> None:
+    meta = {f.name: dict(f.metadata) for f in fields(Item)}
+    assert meta["hidden"] == {"json": False}
+    assert meta["name"] == {}
+    assert is_value(Item(name="a"))
+    assert not is_value(Item)
+    assert not is_value(Twin(name="a"))
+    with pytest.raises(TypeError):
+        fields(Twin)
+
+
+def test_copies_and_pickles_are_equal_values() -> None:
+    item = Item(name="a", tags=("t",), note="n")
+    for again in (copy.copy(item), copy.deepcopy(item), pickle.loads(pickle.dumps(item))):
+        assert again == item
+        assert again.note == "n"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ("items: list[int] = []", ValueError),
+        ("total: ClassVar[int] = 0", TypeError),
+        ("def __eq__(self, other): return True", TypeError),
+    ],
+)
+def test_what_is_not_supported_is_refused_when_the_class_is_made(
+    body: str, error: type[Exception]
+) -> None:
+    space: dict[str, object] = {"valueclass": valueclass}
+    head = "from __future__ import annotations\n@valueclass\nclass C:\n"
+    text = f"{head}    x: int = 0\n    {body}\n"
+    with pytest.raises(error):
+        exec(text, space)
