@@ -244,6 +244,57 @@ def test_a_builtin_manifests_toml_is_parsed_once_per_text(
     load._parse_builtin.cache_clear()
 
 
+def test_a_users_manifest_and_pyproject_are_parsed_once_per_text(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A manifest file the user names and the folder's ``pyproject.toml`` are read every
+    time, their TOML parsed once per text (kept by their path and their text's sha256): a
+    later process with the same texts parses neither; an edit is parsed again, and the
+    edited content is what the plan gets."""
+    parsed: list[str] = []
+    loads = load.toml_loads
+
+    def counted(text: str) -> dict[str, Any]:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(document, "toml_loads", counted)
+    monkeypatch.setattr(load, "toml_loads", counted)
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path / "cache"))
+    with open(data_path("manifests", "triton.toml"), encoding="utf-8") as f:
+        text = f.read()
+    manifest = tmp_path / "my manifests" / "triton.toml"
+    manifest.parent.mkdir()
+    manifest.write_text(text, encoding="utf-8")
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[tool.resolver-hook]\nmanifests = ["my manifests"]\n', encoding="utf-8")
+    first = collect(tmp_path)
+    assert len(parsed) == 2  # the pyproject, the manifest
+    again = collect(tmp_path)
+    assert again["triton"] == first["triton"]
+    assert len(parsed) == 2
+    manifest.write_text(text.replace('name = "triton"', 'name = "triton-edited"', 1))
+    edited = collect(tmp_path)
+    assert list(edited) == ["triton-edited"]
+    assert len(parsed) == 3
+    pyproject.write_text("[tool.resolver-hook]\nmanifests = []\n", encoding="utf-8")
+    assert list(collect(tmp_path)) == []
+    assert len(parsed) == 4
+    # A text with credentials in a URL is not kept (nothing cached holds them).
+    secret = "manifests = []\n# https://user:s3cret@example.org/simple/\n"
+    pyproject.write_text(f"[tool.resolver-hook]\n{secret}", encoding="utf-8")
+    collect(tmp_path)
+    collect(tmp_path)
+    assert len(parsed) == 6
+    kept = b"".join(p.read_bytes() for p in (tmp_path / "cache").rglob("*.json"))
+    assert b"s3cret" not in kept
+
+
+def collect(cwd: Path) -> load.ManifestSet:
+    """The manifests a plan in ``cwd`` would read, but for the built-in ones."""
+    return load.collect_manifests(cwd=cwd, env={}, entry_points=list, builtin=False)
+
+
 def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule 1 of a wheel depends on its tags and requires-python only: a page's files
     share a few dozen tag sets, and each is judged (and said in words) once a plan."""

@@ -33,7 +33,7 @@ from resolver_hook.ground.record import NOWHERE, Recorder, folder_names, path_ki
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.ground.valueclass import replace
-from resolver_hook.manifest.document import builtin_document, document
+from resolver_hook.manifest.document import builtin_document, document, file_document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.tables import ManifestError, TableReader
@@ -76,7 +76,9 @@ def load_manifest(
         text = read_text_input(p, record=record)
     except InputError as exc:
         raise ManifestError([exc.message]) from None
-    return loads_manifest(text, source=source or str(p), allow_insecure=allow_insecure)
+    shown = source or str(p)
+    data = file_document(p, text, lambda: document(text, shown))
+    return parse_manifest(data, source=shown, allow_insecure=allow_insecure)
 
 
 class ManifestSet(Mapping[str, Manifest]):
@@ -211,7 +213,7 @@ def _from_pyproject(cwd: Path, allow_insecure: bool, record: Recorder) -> list[M
         record.file(pyproject, raw)
         # As read_text reads it: universal newlines.
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        data = toml_loads(text)
+        data = file_document(pyproject, text, lambda: toml_loads(text))
     except (OSError, UnicodeDecodeError, TomlError) as exc:
         raise ManifestError([f"{pyproject}: cannot read: {exc}"]) from None
     tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) else None
