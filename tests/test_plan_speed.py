@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import shutil
 import subprocess
 import sys
 import urllib.parse
@@ -123,13 +124,15 @@ def test_a_pages_names_are_read_once_per_tag_set(monkeypatch: pytest.MonkeyPatch
     assert len(read) <= len(names)
 
 
-def _child(code: str, folder: Path) -> subprocess.CompletedProcess[str]:
+def _child(
+    code: str, folder: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Python running ``code`` in ``folder`` with this checkout's resolver_hook."""
     return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
+        env=child_env({"PYTHONPATH": str(REPO), **(env or {})}),
         cwd=folder,
         timeout=120,
         check=False,
@@ -414,3 +417,27 @@ def test_offline_pages_are_read_without_threads(
     plain = [u.replace("https:", "http:") for u in urls]
     client_module.IndexClient(cache_dir=tmp_path).pages(plain)
     assert pooled == [plain]
+
+
+def test_a_plan_of_the_snapshots_packages_imports_no_email_parser(tmp_path: Path) -> None:
+    """The shipped snapshot's METADATA files are read without email.parser (~12 ms of
+    imports: resolver_hook/index/metadata.py), and the plan does read some."""
+    names = ["torch", "torchvision", "torchaudio", "xformers", "triton"]
+    child = (
+        "import contextlib, io, sys\n"
+        "from resolver_hook.cli import main\n"
+        "from resolver_hook.index import metadata\n"
+        "read = []\n"
+        "made = metadata.Metadata\n"
+        "metadata.Metadata = lambda **fields: read.append(fields) or made(**fields)\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['plan', '--offline', *{names!r}, '--target', '{TARGET}'])\n"
+        "print(code, len(read) > 0, 'email.parser' in sys.modules)\n"
+    )
+    cache = tmp_path / "cache"
+    seen = []
+    for _ in range(2):  # the first run lists the installed plugins (importlib.metadata)
+        shutil.rmtree(cache / "plans", ignore_errors=True)
+        done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(cache)})
+        seen.append(done.stdout.split())
+    assert seen[-1] == ["0", "True", "False"], done.stderr
