@@ -137,7 +137,7 @@ def undeclared(out: Path, cache: Path) -> list[str]:
         full = os.path.normpath(os.path.join(seen["cwd"], path))
         if full in exact or full in declared or _theirs(full, roots):
             continue
-        if _theirs(full, [str(cache / "plans"), str(cache / "manifests")]) or (
+        if _theirs(full, [str(cache / "plans"), str(cache / "toml")]) or (
             _theirs(full, [str(cache)]) and os.path.basename(full).startswith(".")
         ):
             # The store's own files; the built-in manifests' documents (the tool's own

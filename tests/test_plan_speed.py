@@ -176,10 +176,10 @@ def test_the_install_commands_modules_import_no_socket() -> None:
 
 def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     """The built-in data files a plan reads (the table of NVIDIA's library wheels, the
-    twins table, the CUDA distributions without a manifest, the manifests named) are
-    read back from the cache after the first run: the TOML parser is not even
-    imported (a folder without a pyproject.toml: that one is the user's, read as
-    written)."""
+    twins table, the CUDA distributions without a manifest, the manifests named) and the
+    folder's pyproject.toml are read back from the cache after the first run: the TOML
+    parser is not even imported."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\n', encoding="utf-8")
     names = ["torch", "nvidia-cublas-cu12", "nvidia-nccl-cu13"]
     child = (
         "import contextlib, io, sys\n"

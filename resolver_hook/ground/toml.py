@@ -1,11 +1,27 @@
-"""The one TOML reader: ``tomllib`` (``tomli`` on Python 3.10), failures as one error type."""
+"""The one TOML reader: ``tomllib`` (``tomli`` on Python 3.10), failures as one error type.
+
+The parser, pure Python, takes ~6 ms per 10 kB and ~4 ms to import, and a plan reads
+TOML files on every run: the built-in data files it needs, the manifest files it is
+given, ``uv.toml`` and ``pyproject.toml`` files from its folder up. :func:`kept` and
+:func:`kept_file` keep a parsed document as JSON in the user cache (``toml/``), by the
+sha256 of its text, one entry per file (reading the JSON back takes well under a
+millisecond); the file itself is read every time, a new text is parsed again and
+replaces the entry, and a text holding a URL with credentials is never kept.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["TomlError", "loads"]
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.credentials import has_credentials
+
+__all__ = ["TomlError", "kept", "kept_file", "loads"]
 
 
 class TomlError(ValueError):
@@ -30,4 +46,36 @@ def loads(text: str) -> dict[str, Any]:
         if type(exc) is not ValueError:
             raise
         raise TomlError(f"a number of more than {sys.get_int_max_str_digits()} digits") from None
+    return data
+
+
+def kept_file(
+    path: str | os.PathLike[str], text: str, parse: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """:func:`kept` for the text of a file the user has (a manifest, a ``uv.toml``, a
+    ``pyproject.toml``): one entry per file, named by the sha256 of its absolute path. A
+    text holding a URL with credentials is parsed every time: nothing cached holds them
+    (:mod:`resolver_hook.ground.credentials`)."""
+    if has_credentials(text):
+        return parse()
+    where = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
+    return kept(f"file-{where}", text, parse)
+
+
+def kept(name: str, text: str, parse: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """``parse()``, the TOML document of ``text``, or the copy kept as JSON in the user
+    cache (``toml/<name>.json``) when that copy was made from the same text; ``parse``
+    raises what it raises (a caller's own error for a bad file)."""
+    folder = _cache.cache_dir(os.environ)
+    if folder is None:
+        return parse()
+    path = os.path.join(folder, "toml", f"{name}.json")
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    key = {"format": 1, "sha256": digest}
+    found, _ = _cache.read(path, key)
+    if isinstance(found, dict):
+        return found
+    data = parse()
+    with contextlib.suppress(TypeError, ValueError):  # a TOML date has no JSON form
+        _cache.write(path, key, data)
     return data

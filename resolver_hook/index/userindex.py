@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
-from resolver_hook.ground.toml import TomlError, loads
+from resolver_hook.ground.toml import TomlError, kept_file, loads
 from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index.pipconfig import pip_settings
 
@@ -74,7 +74,10 @@ class UserIndex:
 def _toml(path: Path, record: Recorder) -> dict[str, Any] | None:
     try:
         data = file_bytes(str(path), _MAX_CONFIG_BYTES, record)
-        return None if data is None else loads(data.decode("utf-8"))
+        if data is None:
+            return None
+        text = data.decode("utf-8")
+        return kept_file(path, text, lambda: loads(text))
     except (OSError, UnicodeDecodeError, TomlError):
         return None  # uv refuses it itself, in its own words
 

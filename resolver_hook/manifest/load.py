@@ -30,10 +30,10 @@ from typing import Any
 from resolver_hook._data import data_path
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import NOWHERE, Recorder, folder_names, path_kind
-from resolver_hook.ground.toml import TomlError
+from resolver_hook.ground.toml import TomlError, kept_file
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.ground.valueclass import replace
-from resolver_hook.manifest.document import builtin_document, document, file_document
+from resolver_hook.manifest.document import builtin_document, document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.tables import ManifestError, TableReader
@@ -77,7 +77,7 @@ def load_manifest(
     except InputError as exc:
         raise ManifestError([exc.message]) from None
     shown = source or str(p)
-    data = file_document(p, text, lambda: document(text, shown))
+    data = kept_file(p, text, lambda: document(text, shown))
     return parse_manifest(data, source=shown, allow_insecure=allow_insecure)
 
 
@@ -213,7 +213,7 @@ def _from_pyproject(cwd: Path, allow_insecure: bool, record: Recorder) -> list[M
         record.file(pyproject, raw)
         # As read_text reads it: universal newlines.
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        data = file_document(pyproject, text, lambda: toml_loads(text))
+        data = kept_file(pyproject, text, lambda: toml_loads(text))
     except (OSError, UnicodeDecodeError, TomlError) as exc:
         raise ManifestError([f"{pyproject}: cannot read: {exc}"]) from None
     tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) else None
