@@ -195,6 +195,34 @@ def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     assert seen == [["0", "True"], ["0", "False"]], done.stderr
 
 
+def test_a_plan_imports_no_shutil_and_help_is_as_wide_as_argparse_makes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """argparse would import shutil (bz2, lzma: ~3 ms) for each formatter's width; the
+    command line reads that width itself, as shutil.get_terminal_size does."""
+    import shutil
+
+    from resolver_hook import cli
+
+    for columns in (None, "", "0", "-5", "abc", "50", "200"):
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", columns)
+        assert cli._help_width() == shutil.get_terminal_size().columns - 2, columns
+    child = (
+        "import contextlib, io, sys\n"
+        "sys.modules.pop('shutil', None)  # a site hook's import: see the test above\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['plan', '--offline', '--example', '--target', '{TARGET}'])\n"
+        "print(code, 'shutil' in sys.modules)\n"
+    )
+    for _ in range(2):  # the first finds the plugins with importlib.metadata: see above
+        done = _child(child, REPO)
+    assert done.stdout.split() == ["0", "False"], done.stderr
+
+
 @pytest.mark.parametrize(
     "argv",
     [["plan", "--offline", "torch", "--target", TARGET], ["pip", "--help"], ["uv", "--help"]],

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import importlib
 import io
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -80,11 +81,36 @@ _SUMMARIES = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors follow the project's one-line format."""
+    """An argument parser whose errors follow the project's one-line format.
+
+    argparse asks :func:`shutil.get_terminal_size` for each help formatter's width, and
+    importing :mod:`shutil` imports bz2 and lzma (~3 ms of every command that parses its
+    arguments, most of which never print help): the width is read here as shutil reads it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        formatter = kwargs.pop("formatter_class", argparse.HelpFormatter)
+        kwargs["formatter_class"] = lambda prog: formatter(prog, width=_help_width())
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"error: {message}\nhint: see '{self.prog} --help'\n")
         raise SystemExit(2)
+
+
+def _help_width() -> int:
+    """``shutil.get_terminal_size().columns - 2``, argparse's width: ``COLUMNS`` when a
+    positive number, else the width of the terminal stdout started on, else 80."""
+    try:
+        width = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        width = 0
+    if width <= 0:
+        try:
+            width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            width = 0
+    return (width or 80) - 2
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
