@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from resolver_hook._data import data_path
 from resolver_hook.ground.credentials import keep
+from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import parse_target
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import candidates
@@ -246,20 +247,27 @@ def test_a_plan_runs_without_the_cyclic_garbage_collector(tmp_path: Path, argv: 
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the manifest readers parse as TOML from now on, in order."""
+    parsed: list[str] = []
+    loads = document.toml_loads
+
+    def counted(text: str) -> dict[str, Any]:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(document, "toml_loads", counted)
+    monkeypatch.setattr(load, "toml_loads", counted)
+    return parsed
+
+
 def test_a_builtin_manifests_toml_is_parsed_once_per_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The TOML of a built-in manifest is kept in the user cache by its text's sha256:
     a later process reads the document back instead of parsing it; a new text (an
     upgrade, an edit) is parsed again and replaces it."""
-    parsed: list[str] = []
-    toml_loads = document.toml_loads
-
-    def counted(text: str) -> dict[str, Any]:
-        parsed.append(text)
-        return toml_loads(text)
-
-    monkeypatch.setattr(document, "toml_loads", counted)
+    parsed = _count_parses(monkeypatch)
     with open(data_path("manifests", "torch.toml"), encoding="utf-8") as f:
         text = f.read()
     load._parse_builtin.cache_clear()
@@ -282,15 +290,7 @@ def test_a_users_manifest_and_pyproject_are_parsed_once_per_text(
     time, their TOML parsed once per text (kept by their path and their text's sha256): a
     later process with the same texts parses neither; an edit is parsed again, and the
     edited content is what the plan gets."""
-    parsed: list[str] = []
-    loads = load.toml_loads
-
-    def counted(text: str) -> dict[str, Any]:
-        parsed.append(text)
-        return loads(text)
-
-    monkeypatch.setattr(document, "toml_loads", counted)
-    monkeypatch.setattr(load, "toml_loads", counted)
+    parsed = _count_parses(monkeypatch)
     monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path / "cache"))
     with open(data_path("manifests", "triton.toml"), encoding="utf-8") as f:
         text = f.read()
