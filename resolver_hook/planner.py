@@ -161,7 +161,7 @@ class Planner:
         )
         source = FallbackSource(
             client,
-            builtin_snapshot(),
+            builtin_snapshot,
             s.mirrors,
             offline=s.offline,
             trust_mirror_hashes=s.trust_mirror_hashes,

@@ -320,6 +320,32 @@ def test_a_failed_page_is_one_note_and_the_snapshot_serves(
     assert words in source.notes[0]
 
 
+def test_the_shipped_snapshot_is_read_only_when_a_page_needs_it() -> None:
+    """Given as a function, the snapshot is read the first time a page fails or lacks
+    the core metadata the snapshot could lend, once: pages that all answer with their
+    metadata read none of it (~8 ms of a hook's run)."""
+    page_url = "https://pypi.org/simple/tilert/"
+    url = "https://files.example/tilert-0.1.6-cp312-cp312-manylinux_2_28_x86_64.whl"
+    link = Link(
+        url=url, filename=url.rsplit("/", 1)[1], hashes={"sha256": "a" * 64},
+        core_metadata={"sha256": "b" * 64},
+    )  # fmt: skip
+    read: list[int] = []
+
+    def snapshot() -> Snapshot:
+        read.append(1)
+        return load_snapshot(dump_snapshot(TODAY, {}))
+
+    source = FallbackSource(_Served(Page(url=page_url, links=(link,))), snapshot)
+    assert source.pages([page_url])[page_url] == Page(url=page_url, links=(link,))
+    assert (source.notes, read) == ([], [])
+    gone = "https://pypi.org/simple/gone/"
+    assert isinstance(source.pages([gone])[gone], LookupError)
+    source.pages([gone, page_url])
+    assert len(source.notes) == 1
+    assert read == [1]
+
+
 def test_credentials_in_a_failed_url_are_never_shown(replica: PageServer) -> None:
     host = replica.url.split("://", 1)[1]
     pair = f"{replica.url}/whl=http://user:s3cret@{host}/gone"

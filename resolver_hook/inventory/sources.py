@@ -27,7 +27,8 @@ mirror's file is kept, and a note says so. Nothing here opens a URL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -55,17 +56,31 @@ class SnapshotOnly:
     """The shipped snapshot alone; ``why`` starts its notes (``offline``)."""
 
     def __init__(
-        self, snapshot: Snapshot, mirrors: Sequence[Mirror] = (), *, why: str = "offline"
+        self,
+        snapshot: Snapshot | Callable[[], Snapshot],
+        mirrors: Sequence[Mirror] = (),
+        *,
+        why: str = "offline",
     ) -> None:
-        self._snap = SnapshotSource(snapshot)
+        self._snapshot = snapshot
         self._mirrors = tuple(mirrors)
         self._why = why
-        self.snapshot = snapshot
         self._notes: list[str] = []
         self._upstream: dict[str, str] = {}  # a mirrored link URL -> the snapshot's
         # Every page and metadata file is a local read (the snapshot; offline, the page
         # cache too): read one after another, as a thread only slows a local read.
         self.local = True
+
+    @functools.cached_property
+    def snapshot(self) -> Snapshot:
+        """The snapshot, read when first needed (given as a function): a plan whose
+        pages are all read, with their metadata, needs none (~8 ms to read and check)."""
+        given = self._snapshot
+        return given() if callable(given) else given
+
+    @functools.cached_property
+    def _snap(self) -> SnapshotSource:
+        return SnapshotSource(self.snapshot)
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
         out: dict[str, Page | Exception] = {}
@@ -147,7 +162,7 @@ class FallbackSource(SnapshotOnly):
     def __init__(
         self,
         primary: PageSource,
-        snapshot: Snapshot,
+        snapshot: Snapshot | Callable[[], Snapshot],
         mirrors: Sequence[Mirror] = (),
         *,
         offline: bool = False,
@@ -229,6 +244,8 @@ class FallbackSource(SnapshotOnly):
             host = urlsplit(x.url).hostname or x.url
             offline = self._offline and not x.absent
             groups.setdefault((host, "" if offline else x.cause), []).append(x)
+        if not groups:
+            return []
         date = self.snapshot.date.isoformat()
         out = []
         for (host, cause), pages in groups.items():
@@ -331,7 +348,7 @@ class FallbackSource(SnapshotOnly):
     def _borrow(self, page: Page) -> Page:
         """``page`` with the snapshot's core metadata on each link that has none and
         whose file (upstream URL and sha256) the snapshot has metadata for."""
-        if not self.snapshot.metadata or all(x.core_metadata is not None for x in page.links):
+        if all(x.core_metadata is not None for x in page.links) or not self.snapshot.metadata:
             return page
         if self._known is None:
             self._known = {
