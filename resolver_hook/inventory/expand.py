@@ -342,6 +342,7 @@ class _Context:
         self._failed: list[str] = []  # metadata files that could not be used, and why
         self._candidates: dict[tuple[object, ...], tuple[Page, list[Candidate]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
+        self._runs: dict[int, tuple[list[Candidate], list[Sequence[Candidate]]]] = {}
         self._wanted: dict[int, tuple[frozenset[Tag], bool]] = {}
         self._ranges: dict[tuple[int, Version], tuple[SpecifierSet, bool]] = {}
         self._yanked: dict[tuple[int, int], tuple[IndexFlavour, Page, bool]] = {}
@@ -508,33 +509,43 @@ class _Context:
         rules: dict[tuple[int, frozenset[tuple[str, str]]], _Rule | None] = {}
         anywhere: frozenset[tuple[str, str]] = frozenset()
         ranged = f.versions is not None
-        for c in self.candidates(f, page):
-            key = (id(c.version), anywhere if ranged else c.places)
-            if key in rules:
-                rule = rules[key]
-            else:
-                rule = rules[key] = self._rule_for(f, man, c, page, notes)
-            if rule is None:
+        # A page's files come release by release (newest first): a release that no rule
+        # can cover, whatever its files' places (most of a page's history for an entry
+        # of one release), is passed over at once, not file by file.
+        for run in self._releases(self.candidates(f, page)):
+            v = run[0].version
+            if ranged:
+                if f.versions is not None and not self._in_range(f.versions, v):
+                    continue
+            elif self._passed_over(f, v, page):
                 continue
-            entry, assumed = rule
-            requires = self._couplings(entry, c, assumed)
-            if requires is None:
-                continue
-            if c.link.is_yanked:
-                why = f": {c.link.yanked}" if c.link.yanked else ""
-                notes.append(
-                    f"{man.display_name} {c.version} on {page.url} is yanked (PEP 592{why}): "
-                    f"planned only because the requirement pins it exactly "
-                    f"({man.display_name}{self.pinned[man.name]}), as pip does"
-                )
-            record = self.kernels().get(c.sha256, c.filename) if assumed is not None else None
-            if record is not None:  # read from the file itself: verified
-                needs = replace(
-                    entry.needs, gpu=record.targets, evidence=record.url, checked=record.read
-                )
-                entry = replace(entry, needs=needs)
-                assumed = None
-            out.append(_wheel(entry, c, requires, assumed, unjudged=entry.unjudged))
+            for c in run:
+                key = (id(c.version), anywhere if ranged else c.places)
+                if key in rules:
+                    rule = rules[key]
+                else:
+                    rule = rules[key] = self._rule_for(f, man, c, page, notes)
+                if rule is None:
+                    continue
+                entry, assumed = rule
+                requires = self._couplings(entry, c, assumed)
+                if requires is None:
+                    continue
+                if c.link.is_yanked:
+                    why = f": {c.link.yanked}" if c.link.yanked else ""
+                    notes.append(
+                        f"{man.display_name} {c.version} on {page.url} is yanked (PEP 592{why}): "
+                        f"planned only because the requirement pins it exactly "
+                        f"({man.display_name}{self.pinned[man.name]}), as pip does"
+                    )
+                record = self.kernels().get(c.sha256, c.filename) if assumed is not None else None
+                if record is not None:  # read from the file itself: verified
+                    needs = replace(
+                        entry.needs, gpu=record.targets, evidence=record.url, checked=record.read
+                    )
+                    entry = replace(entry, needs=needs)
+                    assumed = None
+                out.append(_wheel(entry, c, requires, assumed, unjudged=entry.unjudged))
         return out
 
     def _unbound(
@@ -611,10 +622,8 @@ class _Context:
         alone (see :meth:`_files`)."""
         if f.versions is not None:
             return (f, None) if self._in_range(f.versions, c.version) else None
-        if c.version.is_prerelease or c.version.is_devrelease:
+        if self._passed_over(f, c.version, page):
             return None
-        if c.version < f.version and not self._yanked_only(f, page):
-            return None  # older than its entry: covered by an entry of its own, or by none
         siblings = [g for g, places in self._siblings(f, man) if _covers(places, c)]
         if any(g.version == c.version for g in siblings):
             return (f, None) if f.version == c.version else None
@@ -646,6 +655,30 @@ class _Context:
                 )
             return None
         return f, f.version
+
+    def _releases(self, found: list[Candidate]) -> list[Sequence[Candidate]]:
+        """``found`` cut into its runs of files of one release (one version object: the
+        files of a release share it), in order; once per list (the flavours of a page
+        share a few lists, each held here, so its id stands for it)."""
+        hit = self._runs.get(id(found))
+        if hit is None or hit[0] is not found:
+            runs: list[Sequence[Candidate]] = []
+            start = 0
+            for i in range(1, len(found) + 1):
+                if i == len(found) or found[i].version is not found[start].version:
+                    runs.append(found[start:i])
+                    start = i
+            hit = self._runs[id(found)] = (found, runs)
+        return hit[1]
+
+    def _passed_over(self, f: IndexFlavour, v: Version, page: Page) -> bool:
+        """Whether no file of release ``v`` is covered by the rules of ``f``, an entry of
+        one release, whatever the file's places: a pre-release, or one older than its
+        entry (covered by an entry of its own, or by none) unless the entry's own
+        release has only yanked files on ``page``."""
+        if v.is_prerelease or v.is_devrelease:
+            return True
+        return v < f.version and not self._yanked_only(f, page)
 
     @staticmethod
     def _pattern_covers(f: IndexFlavour, man: Manifest, v: Version) -> bool:
