@@ -163,3 +163,24 @@ def test_version_bound_counts_digits_as_str_isdigit(text: str) -> None:
         run = run + 1 if ch.isdigit() else 0
         longest = max(longest, run)
     assert (check_version_text(text, max_length=None) is None) == (longest <= MAX_VERSION_DIGITS)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="0123456789", min_size=30, max_size=36),
+            st.text(alphabet="0123456789.-+\n", max_size=8),
+            st.just("torch-2.13.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl\n"),
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_version_bound_in_a_long_text(text: str) -> None:
+    """The same bound on a long text (a page's wheel names checked at once), which is
+    searched another way than a short one."""
+    text = "a.whl\n" * 100 + text
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch.isdigit() else 0
+        longest = max(longest, run)
+    assert (check_version_text(text, max_length=None) is None) == (longest <= MAX_VERSION_DIGITS)
