@@ -386,17 +386,44 @@ def _wheel_fields(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag
     if dashes not in (4, 5):
         return None
     parts = stem.split("-", dashes - 2)
-    if dashes == 5 and _field(f"x-0-{parts[2]}-py3-none-any.whl") is None:
+    if dashes == 5 and not _build_field(parts[2]):
         return None  # a bad build tag (its value is not used)
-    name = _field(f"{parts[0]}-0-py3-none-any.whl")
-    version = _field(f"x-{parts[1]}-py3-none-any.whl")
-    tags = _field(f"x-0-{parts[-1]}.whl")
+    name = _name_field(parts[0])
+    version = _version_field(parts[1])
+    tags = _tags_field(parts[-1])
     if name is None or version is None or tags is None:
         return None
-    return name[0], version[1], tags[3]
+    return name, version, tags
+
+
+# Each field of a wheel name read once per text, cached by the field's own text (a
+# page's names share a few names, versions and tag sets: a hit is one lookup of that
+# text, no name is made to look it up).
 
 
 @functools.lru_cache(maxsize=4096)
+def _name_field(text: str) -> NormalizedName | None:
+    found = _field(f"{text}-0-py3-none-any.whl")
+    return None if found is None else found[0]
+
+
+@functools.lru_cache(maxsize=4096)
+def _version_field(text: str) -> Version | None:
+    found = _field(f"x-{text}-py3-none-any.whl")
+    return None if found is None else found[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _build_field(text: str) -> bool:
+    return _field(f"x-0-{text}-py3-none-any.whl") is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _tags_field(text: str) -> frozenset[Tag] | None:
+    found = _field(f"x-0-{text}.whl")
+    return None if found is None else found[3]
+
+
 def _field(
     filename: str,
 ) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]] | None:
