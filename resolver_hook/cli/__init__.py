@@ -189,7 +189,7 @@ def exit_for(exc: ResolverHookError | KeyboardInterrupt | BrokenPipeError) -> in
         report_error(exc)
         return exc.exit_code
     if isinstance(exc, KeyboardInterrupt):
-        # Ctrl-C (130), or a signal that reached a child first (_tempdir.Interrupted: 128+N).
+        # Ctrl-C (130), or a signal that reached a child first (ground.signals.Interrupted: 128+N).
         code = getattr(exc, "exit_code", 130)
         sys.stderr.write(f"error: {str(exc) or 'interrupted'}\n")
         return code if isinstance(code, int) else 130

@@ -6,7 +6,7 @@ new one, never half of either:
 
 - the temporary file is made in the target's folder (``os.replace`` is then a rename
   on one file system) and removed on any exit: an error, Ctrl-C, and SIGTERM (turned
-  into :class:`resolver_hook.ground.tempdir.Interrupted` for the duration of the write);
+  into :class:`resolver_hook.ground.signals.Interrupted` for the duration of the write);
 - a symlink is written through: its final target is replaced, the link stays a link
   (a dangling link gets its target created, never deleted);
 - an existing file keeps its permission bits, read-only ones included: a 0444 file the
@@ -32,7 +32,8 @@ import time
 from collections.abc import Iterator, Sequence
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.ground.tempdir import private_folder, sigterm_raises
+from resolver_hook.ground.signals import sigterm_raises
+from resolver_hook.ground.tempdir import private_folder
 
 # pathlib and hashlib are imported where used: a command that only writes a record (the
 # timings of a replayed install) should not pay for them.

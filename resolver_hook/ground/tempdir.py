@@ -10,54 +10,24 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import tempfile
-import threading
+
+from resolver_hook.ground.signals import sigterm_raises
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from types import FrameType
-    from typing import Any
 
-__all__ = ["Interrupted", "private_folder", "sigterm_raises", "write_new"]
-
-
-class Interrupted(KeyboardInterrupt):
-    """resolver-hook received ``signum`` while a child ran; the child has exited since."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-        self.signum = signum
-
-    @property
-    def exit_code(self) -> int:
-        return 128 + self.signum
-
-
-@contextlib.contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """SIGTERM raises :class:`Interrupted` (as Ctrl-C raises KeyboardInterrupt) meanwhile."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        raise Interrupted(signum)
-
-    previous: Any = signal.signal(signal.SIGTERM, on_term) or signal.SIG_DFL
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+__all__ = ["private_folder", "write_new"]
 
 
 @contextlib.contextmanager
 def private_folder() -> Iterator[str]:
     """A private (0700) folder removed on exit, on error, on Ctrl-C and on SIGTERM.
 
-    SIGTERM outside an installer run raises :class:`Interrupted` (exit 143); during one,
-    :func:`resolver_hook.process.foreground.foreground` forwards it first.
+    SIGTERM outside an installer run raises :class:`~resolver_hook.ground.signals.Interrupted`
+    (exit 143); during one, :func:`resolver_hook.process.foreground.foreground` forwards it
+    first.
     """
     path = tempfile.mkdtemp(prefix="resolver-hook-")
     with sigterm_raises():

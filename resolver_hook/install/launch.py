@@ -48,7 +48,7 @@ def run_installer(
 
     pip prints the lines that explain a resolution conflict on stdout; keeping
     them lets us name a dependency's exact pin on another flavour. Raises
-    :class:`~resolver_hook.ground.tempdir.Interrupted` after forwarding SIGINT/SIGTERM and seeing
+    :class:`~resolver_hook.ground.signals.Interrupted` after forwarding SIGINT/SIGTERM and seeing
     the installer exit.
     """
     from resolver_hook.errors import OperationalError

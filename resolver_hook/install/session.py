@@ -21,7 +21,7 @@ Generated files live in a private temporary folder, removed afterwards, also on
 Ctrl-C, on SIGTERM and when the installer fails. User files are only read. The
 installer runs in the terminal's process group with SIGINT/SIGTERM forwarded
 (:func:`resolver_hook.process.foreground.foreground`); an interrupted session raises
-:class:`resolver_hook.ground.tempdir.Interrupted` after cleaning up (exit 128+N).
+:class:`resolver_hook.ground.signals.Interrupted` after cleaning up (exit 128+N).
 
 Everything said goes through a :class:`~resolver_hook.install.report.Reporter`; the command
 line prints it.

@@ -35,7 +35,7 @@ import threading
 import time
 
 from resolver_hook.ground import timings as _timings
-from resolver_hook.ground.tempdir import Interrupted
+from resolver_hook.ground.signals import Interrupted
 from resolver_hook.limits import FORWARD_GRACE, FORWARD_SIGINT_AFTER
 
 TYPE_CHECKING = False

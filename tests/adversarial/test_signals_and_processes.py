@@ -17,7 +17,7 @@ import pytest
 
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground import fs as _fs
-from resolver_hook.ground.tempdir import Interrupted
+from resolver_hook.ground.signals import Interrupted
 from resolver_hook.host.probes import probe_nvidia_smi, run_subprocess
 from resolver_hook.install.installed import environment_of
 from resolver_hook.limits import MAX_SUBPROCESS_OUTPUT
