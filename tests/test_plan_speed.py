@@ -196,6 +196,32 @@ def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     assert seen == [["0", "True"], ["0", "False"]], done.stderr
 
 
+def test_a_cache_file_is_written_privately_without_tempfile(tmp_path: Path) -> None:
+    """A cache file (a stored plan, a page, a kept document) is written as
+    tempfile.mkstemp would make its temporary file (0600, created or failing, never
+    through a link), then renamed over the old one, without importing tempfile (its
+    shutil and random: ~3 ms of every run that stores what it read)."""
+    victim = tmp_path / "victim"
+    victim.write_text("kept", encoding="utf-8")
+    target = tmp_path / "cache" / "plans" / "key.json"
+    target.parent.mkdir(parents=True)
+    target.symlink_to(victim)
+    child = (
+        "import os, sys\n"
+        "sys.modules.pop('tempfile', None)\n"
+        "from resolver_hook.ground.cache import write_private\n"
+        f"ok = write_private({str(target)!r}, b'{{}}')\n"
+        "print(ok, 'tempfile' in sys.modules)\n"
+    )
+    done = _child(child, tmp_path)
+    assert done.stdout.split() == ["True", "False"], done.stderr
+    assert not target.is_symlink()
+    assert target.read_bytes() == b"{}"
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert victim.read_text(encoding="utf-8") == "kept"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["key.json"]
+
+
 def test_a_plan_imports_no_shutil_and_help_is_as_wide_as_argparse_makes_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
