@@ -43,8 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from resolver_hook import __version__
 from resolver_hook.ground import cache as _cache
-from resolver_hook.ground.credentials import has_credentials
 from resolver_hook.ground.record import NOWHERE, UNREADABLE, Recorder, current, sha256
+from resolver_hook.ground.userinfo import has_credentials
 
 # typing is not imported at run time: this module is on the start-up path of the warm
 # commands, and the names below are only annotations.

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.ground import credentials as creds
+from resolver_hook.ground import userinfo
 from resolver_hook.manifest.urls import url_problem
 
 
@@ -25,13 +26,13 @@ from resolver_hook.manifest.urls import url_problem
     ],
 )
 def test_redact_text_shows_every_userinfo_as_stars(text: str, shown: str) -> None:
-    assert creds.redact_text(text) == shown
-    assert creds.has_credentials(text) == (shown != text)
-    assert not creds.has_credentials(shown)
+    assert userinfo.redact_text(text) == shown
+    assert userinfo.has_credentials(text) == (shown != text)
+    assert not userinfo.has_credentials(shown)
 
 
 def test_pips_own_redaction_is_not_a_credential() -> None:
-    assert not creds.has_credentials("Looking in indexes: https://user:****@host/simple/")
+    assert not userinfo.has_credentials("Looking in indexes: https://user:****@host/simple/")
 
 
 def test_keep_splits_them_off_and_keeps_them_for_the_host_only() -> None:

@@ -25,8 +25,8 @@ from resolver_hook.cli._output import columns, fit, verbosity
 from resolver_hook.cli.lockformats import finish, index_settings, upgrade_of, write_format
 from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.ground.credentials import redact_text, without_credentials
 from resolver_hook.ground.fs import shown_path
+from resolver_hook.ground.userinfo import redact_text, without_credentials
 from resolver_hook.index.fetch import redact
 from resolver_hook.lock.environment import target_lines
 from resolver_hook.lock.hashes import OfflineFetcher, Unhashed, is_flavoured_line, refusal

@@ -14,6 +14,7 @@ from packaging.pylock import is_valid_pylock_path
 from resolver_hook.cli._inputs import refuse_writing_inputs
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground import credentials as _credentials
+from resolver_hook.ground.userinfo import without_credentials
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.pipconfig import pip_settings
 from resolver_hook.lock.files import lock_diffs, write_locks
@@ -175,7 +176,7 @@ def _without_credentials(
     for t in targets:
         wheels = []
         for w in t.wheels:
-            url, where = _credentials.without_credentials(w.url)
+            url, where = without_credentials(w.url)
             hosts.update(dict.fromkeys(where))
             wheels.append(replace(w, url=url))
         out.append(replace(t, wheels=tuple(wheels)))

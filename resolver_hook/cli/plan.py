@@ -17,7 +17,7 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.cli._output import columns, fit, paint, paint_lines, verbosity
-from resolver_hook.ground.credentials import redact_text
+from resolver_hook.ground.userinfo import redact_text
 from resolver_hook.limits import SHOWN_REJECTED_BUILDS
 from resolver_hook.resolve import plan_target
 from resolver_hook.resolve.words import alternative_words

@@ -20,7 +20,7 @@ from pathlib import Path
 from resolver_hook.cli._inputs import add_insecure_option, settings_from_args
 from resolver_hook.cli._machine import add_machine_options, machine_from_args
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.ground.credentials import redact_text
+from resolver_hook.ground.userinfo import redact_text
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import find_installer, python_version_of
 from resolver_hook.lock.sets import choose, nearest, read_index, verified_file

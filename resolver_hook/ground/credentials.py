@@ -21,7 +21,7 @@ netrc cannot hold (whitespace, a quote, ``#``, a backslash, an empty login) is r
 before the installer starts.
 
 Text that may quote a URL someone else wrote (an installer's argument, an error) goes
-through :func:`redact_text` before it is printed or stored.
+through :func:`resolver_hook.ground.userinfo.redact_text` before it is printed or stored.
 """
 
 from __future__ import annotations
@@ -32,58 +32,13 @@ import threading
 import urllib.parse
 from collections.abc import Collection, Mapping
 
-__all__ = [
-    "forget",
-    "has_credentials",
-    "installer_netrc",
-    "keep",
-    "kept",
-    "redact",
-    "redact_text",
-    "split_credentials",
-    "without_credentials",
-]
+from resolver_hook.ground.userinfo import redact
 
-# scheme "://" userinfo "@": the userinfo ends at the last "@" before the path (a
-# password may hold an unencoded "@", as urllib.parse reads it).
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#\s]*)@")
-_SHOWN = r"\1****@"
+__all__ = ["forget", "installer_netrc", "keep", "kept", "split_credentials"]
+
 
 _LOCK = threading.Lock()
 _KEPT: dict[str, tuple[str, str]] = {}  # host[:port], lower case -> (user, password)
-
-
-def redact(url: str) -> str:
-    """``url`` with any ``user:password@`` shown as ``****@`` (safe to print)."""
-    if "@" not in url:
-        return url  # no userinfo (most URLs a plan names), no search
-    return _USERINFO.sub(_SHOWN, url, count=1)
-
-
-def redact_text(text: str) -> str:
-    """``text`` with the userinfo of every URL in it shown as ``****@``."""
-    return _USERINFO.sub(_SHOWN, text)
-
-
-def without_credentials(text: str) -> tuple[str, tuple[str, ...]]:
-    """``text`` with the userinfo of every URL in it left out (not shown as ``****``: a
-    line that is still a working URL for whoever has their own credentials), and the
-    hosts it was left out for."""
-    hosts: dict[str, None] = {}
-
-    def drop(m: re.Match[str]) -> str:
-        hosts.setdefault(re.split(r"[/?#\s]", text[m.end() :], maxsplit=1)[0])
-        return m.group(1)
-
-    return _USERINFO.sub(drop, text), tuple(hosts)
-
-
-def has_credentials(text: str) -> bool:
-    """Whether any URL in ``text`` carries a userinfo (``user:password@``) not shown as
-    ``****`` already (ours, or pip's ``user:****``)."""
-    return any(
-        m.group(2) != "****" and not m.group(2).endswith(":****") for m in _USERINFO.finditer(text)
-    )
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from resolver_hook.ground import cache as _cache
-from resolver_hook.ground.credentials import has_credentials
+from resolver_hook.ground.userinfo import has_credentials
 
 __all__ = ["TomlError", "kept", "kept_file", "loads"]
 

@@ -38,9 +38,10 @@ from urllib.parse import unquote, urlsplit
 
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import cache as _cache
-from resolver_hook.ground.credentials import has_credentials, keep
+from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.pool import map_threads
 from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.userinfo import has_credentials
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge

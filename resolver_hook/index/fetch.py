@@ -54,7 +54,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from resolver_hook.errors import UsageError
-from resolver_hook.ground.credentials import keep, kept, redact, split_credentials
+from resolver_hook.ground.credentials import keep, kept, split_credentials
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE

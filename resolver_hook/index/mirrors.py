@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
-from resolver_hook.ground.credentials import keep, redact
+from resolver_hook.ground.credentials import keep
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.limits import MAX_MIRRORS
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem

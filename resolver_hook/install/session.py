@@ -41,9 +41,10 @@ from packaging.utils import canonicalize_name
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground import timings as _timings
-from resolver_hook.ground.credentials import has_credentials, installer_netrc
+from resolver_hook.ground.credentials import installer_netrc
 from resolver_hook.ground.fs import private_tempdir, write_atomic
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
+from resolver_hook.ground.userinfo import has_credentials
 from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.install.args import InstallArgs, parse_install_args, requirement_name
 from resolver_hook.install.backends import Installer, find_installer

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from packaging.utils import NormalizedName
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.ground.credentials import redact_text
+from resolver_hook.ground.userinfo import redact_text
 from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.index.model import Link
 from resolver_hook.lock.wheels import DEFAULT_INDEX, Fetcher, LockedWheel, lock_wheels

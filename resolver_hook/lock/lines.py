@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from packaging.requirements import Requirement
 
 from resolver_hook.errors import UsageError
-from resolver_hook.ground.credentials import redact_text
+from resolver_hook.ground.userinfo import redact_text
 from resolver_hook.reqfile import format_requirement, url_lines_first, with_marker
 from resolver_hook.resolve import marker_environment
 

@@ -44,10 +44,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook.errors import OperationalError
-from resolver_hook.ground.credentials import redact
 from resolver_hook.ground.fs import private_tempdir, write_atomic
 from resolver_hook.ground.toml import TomlError
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.host import HostProfile
 from resolver_hook.index import Link

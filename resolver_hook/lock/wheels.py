@@ -32,7 +32,7 @@ from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_n
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
-from resolver_hook.ground.credentials import redact
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.client import IndexClient, PageResult
 from resolver_hook.index.fetch import check_url

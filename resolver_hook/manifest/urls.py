@@ -25,7 +25,7 @@ import re
 import urllib.parse
 
 from resolver_hook.errors import UsageError
-from resolver_hook.ground.credentials import redact_text
+from resolver_hook.ground.userinfo import redact_text
 from resolver_hook.limits import MAX_URL_LENGTH
 
 __all__ = [

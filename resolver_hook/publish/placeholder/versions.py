@@ -43,7 +43,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import OperationalError, UsageError
 from resolver_hook.ground.cache import json_loads
-from resolver_hook.ground.credentials import redact
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.index import IndexClient, PageError, parse_page
 from resolver_hook.index.client import ACCEPT
