@@ -190,6 +190,7 @@ def test_copies_and_pickles_are_equal_values() -> None:
         ("items: list[int] = []", ValueError),
         ("total: ClassVar[int] = 0", TypeError),
         ("def __eq__(self, other): return True", TypeError),
+        ("self: int = 0", TypeError),
     ],
 )
 def test_what_is_not_supported_is_refused_when_the_class_is_made(
@@ -200,3 +201,18 @@ def test_what_is_not_supported_is_refused_when_the_class_is_made(
     text = f"{head}    x: int = 0\n    {body}\n"
     with pytest.raises(error):
         exec(text, space)
+
+
+def test_a_field_may_be_named_as_any_other_name_of_its_module() -> None:
+    """The generated ``__init__`` reads only its own ``__value_`` names (a class statement
+    mangles such a name): fields named like helpers (``_set``, ``object``, ``_read``) are
+    set, not confused with them."""
+
+    @valueclass
+    class Odd:
+        _set: int = 1
+        object: str = "o"
+        _read: list[int] = field(default_factory=list)
+
+    odd = Odd(_set=2)
+    assert (odd._set, odd.object, odd._read) == (2, "o", [])

@@ -20,6 +20,7 @@ stand in for their :mod:`dataclasses` namesakes; :func:`field` takes ``default``
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Mapping
 from operator import attrgetter
 from types import MappingProxyType
@@ -255,22 +256,29 @@ def _init_of(
     cls: type, every: tuple[Field, ...], *, kw_only: bool, frozen: bool
 ) -> Callable[..., None]:
     """``__init__``, compiled from text made of the fields' names only (identifiers, as
-    the class statement wrote them); defaults and factories are passed in, not written."""
-    given: dict[str, Any] = {"__name__": cls.__module__, "_set": object.__setattr__}
+    the class statement wrote them); defaults and factories are passed in, not written.
+    The text's own names start with ``__value_``: in a class statement such a name is
+    mangled (``_Class__value_...``), so no field can be one of them."""
+    given: dict[str, Any] = {
+        "__name__": cls.__module__,
+        "__value_set": object.__setattr__,
+        "__value_factory": _FACTORY,
+    }
     params, lines = [], []
     required_after_default = False
     for f in every:
         name = f.name
-        if not name.isidentifier():
+        if not name.isidentifier() or keyword.iskeyword(name):
             raise TypeError(f"{cls.__qualname__}: field {name!r} is not an identifier")
+        if name == "self":
+            raise TypeError(f"{cls.__qualname__}: a field named 'self'")
         if f.default_factory is not MISSING:
-            given[f"_factory_{name}"] = f.default_factory
-            params.append(f"{name}=_FACTORY")
-            got = f"_factory_{name}() if {name} is _FACTORY else {name}"
-            given["_FACTORY"] = _FACTORY
+            given[f"__value_make_{name}"] = f.default_factory
+            params.append(f"{name}=__value_factory")
+            got = f"__value_make_{name}() if {name} is __value_factory else {name}"
         elif f.default is not MISSING:
-            given[f"_default_{name}"] = f.default
-            params.append(f"{name}=_default_{name}")
+            given[f"__value_default_{name}"] = f.default
+            params.append(f"{name}=__value_default_{name}")
             got = name
         else:
             if not kw_only and required_after_default:
@@ -278,7 +286,7 @@ def _init_of(
             params.append(name)
             got = name
         required_after_default |= f.default is not MISSING or f.default_factory is not MISSING
-        lines.append(f"_set(self, {name!r}, {got})" if frozen else f"self.{name} = {got}")
+        lines.append(f"__value_set(self, {name!r}, {got})" if frozen else f"self.{name} = {got}")
     star = "*, " if kw_only and params else ""
     text = f"def __init__(self, {star}{', '.join(params)}):\n"
     text += "".join(f"    {line}\n" for line in lines) if lines else "    pass\n"
