@@ -514,8 +514,8 @@ class _Context:
         # of one release), is passed over at once, not file by file.
         for run in self._releases(self.candidates(f, page)):
             v = run[0].version
-            if ranged:
-                if f.versions is not None and not self._in_range(f.versions, v):
+            if f.versions is not None:
+                if not self._in_range(f.versions, v):
                     continue
             elif self._passed_over(f, v, page):
                 continue
