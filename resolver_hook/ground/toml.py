@@ -55,7 +55,7 @@ def kept_file(
     """:func:`kept` for the text of a file the user has (a manifest, a ``uv.toml``, a
     ``pyproject.toml``): one entry per file, named by the sha256 of its absolute path. A
     text holding a URL with credentials is parsed every time: nothing cached holds them
-    (:mod:`resolver_hook.ground.credentials`)."""
+    (:func:`resolver_hook.ground.userinfo.has_credentials`)."""
     if has_credentials(text):
         return parse()
     where = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
