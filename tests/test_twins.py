@@ -349,10 +349,7 @@ def test_an_install_reads_installed_distributions_only_for_a_family() -> None:
         "said_twins(sys.executable, builtin_families())\n"
         "print('resolver_hook.install.installed' in sys.modules)\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
-    )
-    assert proc.stdout.split() == ["False", "True"]
+    assert _printed(code) == ["False", "True"]
 
 
 def test_an_install_loads_the_optional_install_only_for_optional_packages() -> None:
@@ -366,7 +363,12 @@ def test_an_install_loads_the_optional_install_only_for_optional_packages() -> N
         "import resolver_hook.install.optional\n"
         "print('resolver_hook.install.replaced' in sys.modules)\n"
     )
+    assert _printed(code) == ["[False,", "False]", "True"]
+
+
+def _printed(code: str) -> list[str]:
+    """The words a fresh interpreter running ``code`` prints (what it imported, as seen)."""
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
-    assert proc.stdout.split() == ["[False,", "False]", "True"]
+    return proc.stdout.split()
