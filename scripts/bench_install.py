@@ -22,7 +22,9 @@ apart:
 
 The hook runs with the python of a clean venv holding only a wheel of the checkout
 (scripts/_benchutil.py); the target venvs are made from the same interpreter, and both
-interpreters' own start-up (`python -c pass`) is printed, so a slow baseline shows.
+interpreters' own start-up (`python -c pass`) is printed, so a slow baseline shows, and
+the hook's interpreter importing packaging.requirements: the least any plan made anew
+costs, the floor under the hook's own work on a first run.
 
 Each hook run writes its timing record (``RESOLVER_HOOK_TIMINGS``:
 resolver_hook/ground/timings.py), which splits the run's wall time into the installer's dry run
@@ -30,8 +32,9 @@ that proves the plan (its child processes), the install itself (its child proces
 under pip the dry run's process runs the install too, timed as a step of its own),
 and the hook's own work: everything else, interpreter start-up and any probe the hook
 runs included. Printed: medians, and the ratios with the proof and without it
-(``--no-proof``), for pip and for uv. The commands run in turn, run after run, so a
-drifting machine hits every side alike. Not a test: figures go in notes.
+(``--no-proof``), for pip and for uv, and what the two children alone take against a
+bare install: the floor under the ratio with the proof. The commands run in turn, run
+after run, so a drifting machine hits every side alike. Not a test: figures go in notes.
 
 Usage: python3 scripts/bench_install.py [--runs N] [--source DIR ...]
   --source: a tree to build the hook's wheel from (default: this checkout); give it more
@@ -63,6 +66,10 @@ from tests.installenv import PY, GpuIndex, build_gpu_index, clean_env, make_venv
 TARGET = f"linux-x86_64-py{PY}-cuda13.0-sm100"
 NAMES = ["demo-gpu", "demo-idx", "plainpkg"]
 GOAL_OWN_MS = 60.0
+# The hook's interpreter importing the parser of requirement lines (with packaging.tags,
+# specifiers and markers): the least a run that plans pays, so the floor of the hook's
+# own work on a first run.
+FLOOR = "python + packaging.requirements"
 GOALS = {"pip": 1.10, "uv": 1.5}  # without the proof
 
 
@@ -242,6 +249,7 @@ def main() -> None:
         start_up = {
             "python -c pass (hook's venv)": median_ms([hooks[tags[0]], "-c", "pass"], 11),
             "python -c pass (target venv)": median_ms([str(probe), "-c", "pass"], 11),
+            FLOOR: median_ms([hooks[tags[0]], "-c", "import packaging.requirements"], 11),
         }
         shutil.rmtree(root / "probe")
         from uv import find_uv_bin
@@ -318,6 +326,14 @@ def report(
                 f"the dry run adds {hooked - med[f'{tag}hook {tool} --no-proof first']:.1f} ms"
                 f"{own_text}"
             )
+            children = [p["proof"] + p["install"] for p in parts[f"{tag}hook {tool}"]]
+            if children:
+                # The checked ratio cannot go below what its two children take alone.
+                print(
+                    f"{tag}{tool}: its dry run and install alone (no hook work) "
+                    f"{statistics.median(children) / med[tool]:.2f} x {tool}, "
+                    "the floor of the ratio with the proof"
+                )
             for row, words, baseline in (
                 ("first", "a fresh venv, no stored plan", tool),
                 ("again", "the same venv, the plan stored", f"{tool} again"),
@@ -328,6 +344,7 @@ def report(
                     f"{tag}{tool} {row} ({words}): hook + {tool} / {tool} "
                     f"{med[label] / med[baseline]:.2f} without the proof"
                     + (f"; hook's own work {statistics.median(own):.1f} ms" if own else "")
+                    + (f" (floor: {FLOOR} {start_up[FLOOR]:.1f} ms)" if row == "first" else "")
                 )
 
 
