@@ -24,7 +24,7 @@ from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.userindex import file_index, no_index_line
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, mirrored, with_notes
-from resolver_hook.inventory.snapshot import builtin_snapshot
+from resolver_hook.inventory.snapshot import builtin_names, builtin_snapshot
 from resolver_hook.inventory.sources import FallbackSource
 from resolver_hook.limits import parse_wheel_name
 from resolver_hook.resolve import resolve
@@ -165,6 +165,7 @@ class Planner:
             s.mirrors,
             offline=s.offline,
             trust_mirror_hashes=s.trust_mirror_hashes,
+            names=builtin_names,
         )
         wanted = None
         if profile is not None and profile.tags:

@@ -32,6 +32,7 @@ from resolver_hook.inventory.expand import with_notes
 from resolver_hook.inventory.snapshot import (
     Snapshot,
     SnapshotError,
+    builtin_names,
     builtin_snapshot,
     dump_snapshot,
     link_table,
@@ -676,3 +677,55 @@ def test_a_page_without_core_metadata_borrows_the_snapshots_for_the_same_file(
         return
     assert link.core_metadata == {"sha256": "b" * 64}
     assert [str(r) for r in source.metadata(link).requires_dist] == ["torch<2.13"]
+
+
+def test_a_page_on_a_host_the_snapshot_never_read_does_not_read_it() -> None:
+    """A page whose files lack core metadata borrows from the snapshot: it is read for
+    that only when its text holds the start (scheme and host) of one of those files'
+    URLs; an index it never read (a local or private one) costs no read (~8 ms of a
+    hook's first run). The answer is the same either way."""
+    page_url = "https://pypi.org/simple/tilert/"
+    name = "tilert-0.1.6-cp312-cp312-manylinux_2_28_x86_64.whl"
+    url = f"https://files.example/{name}"
+    text = "Metadata-Version: 2.1\nName: tilert\nVersion: 0.1.6\nRequires-Dist: torch<2.13\n"
+    row = {"url": url, "filename": name, "sha256": "a" * 64,
+           "core_metadata": {"sha256": "b" * 64}, "metadata": text}  # fmt: skip
+    document = dump_snapshot(TODAY, {page_url: [row]})
+    read: list[int] = []
+
+    def snapshot() -> Snapshot:
+        read.append(1)
+        return load_snapshot(document)
+
+    def names(start: str) -> bool:
+        return start in document
+
+    def served(*hosts: str) -> list[Link]:
+        links = [Link(url=f"https://{h}/{name}", filename=name, hashes={"sha256": "a" * 64})
+                 for h in hosts]  # fmt: skip
+        page = Page(url=page_url, links=tuple(links))
+        source = FallbackSource(_Served(page), snapshot, offline=True, names=names)
+        return list(source.pages([page_url])[page_url].links)  # type: ignore[union-attr]
+
+    elsewhere = served("127.0.0.1:8080", "files.example.org")
+    assert read == []
+    assert all(x.core_metadata is None for x in elsewhere)
+    assert [x.core_metadata for x in served("127.0.0.1:8080", "files.example")] == [
+        None,
+        {"sha256": "b" * 64},
+    ]
+    assert read == [1]
+    # Past eight hosts, the snapshot is read rather than its text searched host by host.
+    served(*(f"h{i}.example" for i in range(9)))
+    assert read == [1, 1]
+
+
+def test_the_shipped_snapshot_text_holds_each_of_its_urls() -> None:
+    """builtin_names answers from the document's text: every link and page URL of the
+    shipped snapshot is there as its JSON writes it (a snapshot written with other
+    escapes would make pages borrow nothing: this test fails first)."""
+    snap = builtin_snapshot()
+    urls = [u for page in snap.pages.values() for u in (page.url, *(x.url for x in page.links))]
+    assert urls
+    assert all(builtin_names(u) for u in urls)
+    assert not builtin_names("http://127.0.0.1:8080/")

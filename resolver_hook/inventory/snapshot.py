@@ -36,6 +36,7 @@ __all__ = [
     "Snapshot",
     "SnapshotError",
     "SnapshotSource",
+    "builtin_names",
     "builtin_snapshot",
     "canonical_hash",
     "dump_snapshot",
@@ -240,9 +241,20 @@ def dump_snapshot(
 
 def builtin_snapshot() -> Snapshot:
     """The snapshot shipped with the package."""
+    return load_snapshot(_builtin_text(), where="shipped snapshot")
+
+
+def builtin_names(text: str) -> bool:
+    """Whether the shipped snapshot's document holds ``text`` as its JSON writes it (a
+    URL it lists, or that URL's start): a URL whose start it does not hold is none of
+    its links, answered without parsing or checking the document (~8 ms)."""
+    return json.dumps(text)[1:-1] in _builtin_text()
+
+
+@functools.cache
+def _builtin_text() -> str:
     with open(data_path("inventory", "data", "snapshot.json"), encoding="utf-8") as f:
-        text = f.read()
-    return load_snapshot(text, where="shipped snapshot")
+        return f.read()
 
 
 class SnapshotSource:

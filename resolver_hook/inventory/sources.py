@@ -167,9 +167,13 @@ class FallbackSource(SnapshotOnly):
         *,
         offline: bool = False,
         trust_mirror_hashes: bool = False,
+        names: Callable[[str], bool] | None = None,
     ) -> None:
         super().__init__(snapshot, mirrors)
         self._primary = primary
+        # Whether the snapshot's text holds a URL's start (builtin_names), asked before
+        # the snapshot is read for a page's files without core metadata; None: read it.
+        self._names = names
         self._offline = offline
         self.local = offline
         self._trust = trust_mirror_hashes
@@ -348,7 +352,8 @@ class FallbackSource(SnapshotOnly):
     def _borrow(self, page: Page) -> Page:
         """``page`` with the snapshot's core metadata on each link that has none and
         whose file (upstream URL and sha256) the snapshot has metadata for."""
-        if all(x.core_metadata is not None for x in page.links) or not self.snapshot.metadata:
+        lacking = [x for x in page.links if x.core_metadata is None]
+        if not lacking or not self._may_know(lacking) or not self.snapshot.metadata:
             return page
         if self._known is None:
             self._known = {
@@ -372,11 +377,36 @@ class FallbackSource(SnapshotOnly):
                 links.append(x)
         return replace(page, links=tuple(links))
 
+    def _may_know(self, links: Sequence[Link]) -> bool:
+        """False when the snapshot lists none of ``links`` (upstream): its text holds
+        none of their starts (scheme and host: an index the snapshot never read, a
+        local one), so it is not read for them. Asked for a few hosts at most (each
+        question reads its whole text)."""
+        if self._names is None or "snapshot" in self.__dict__:  # read already
+            return True
+        starts = {
+            _start(upstream_of(x.url, self._mirrors) if self._mirrors else x.url) for x in links
+        }
+        return len(starts) > _STARTS_ASKED or any(map(self._names, starts))
+
     def metadata(self, link: Link) -> Metadata:
         if link.url in self._from_snapshot:
             return super().metadata(link)
         found: Metadata = self._primary.metadata(link)
         return found
+
+
+# How many hosts of a page's files are looked for in the snapshot's text before it is
+# read: past that, reading it once is quicker than looking (a hostile page may list
+# files on thousands of hosts).
+_STARTS_ASKED = 8
+
+
+def _start(url: str) -> str:
+    """``scheme://host/`` as ``url`` writes it; the whole of a URL with no path."""
+    at = url.find("://")
+    end = url.find("/", at + 3) if at >= 0 else -1
+    return url if end < 0 else url[: end + 1]
 
 
 def _reason(exc: Exception) -> str:
