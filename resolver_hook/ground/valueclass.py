@@ -3,14 +3,15 @@
 A standard-library dataclass compiles five or six generated methods with ``exec`` when
 its class statement runs: 1.2-1.5 ms per class on Python 3.10 to 3.13, measured, and a
 plan or a first hook run imports some forty of them before any work starts (about a
-quarter of a first hook run's own time). :func:`valueclass` makes the same class with one
-compile, its ``__init__`` (keyword-only by default, the defaults and factories as
-dataclasses give them, ``object.__setattr__`` per field as a frozen dataclass does, so an
-instance costs what it did); ``__eq__``, ``__hash__`` and ``__repr__`` compare, hash and
-show the fields' tuple through one shared :func:`operator.attrgetter`, with the results
-a dataclass gives (the same tuples, so the same hashes); assigning to a frozen instance
-raises :class:`FrozenInstanceError`. The class is made again with ``__slots__``, as
-``slots=True`` does.
+quarter of a first hook run's own time). :func:`valueclass` makes the same class with at
+most one compile, its ``__init__``'s (keyword-only by default, the defaults and factories
+as dataclasses give them, ``object.__setattr__`` per field as a frozen dataclass does, so
+an instance costs what it did), and none for a class of a shape compiled before (the
+same body with its own names put in); ``__eq__``, ``__hash__`` and ``__repr__`` compare,
+hash and show the fields' tuple through one shared :func:`operator.attrgetter`, with the
+results a dataclass gives (the same tuples, so the same hashes); assigning to a frozen
+instance raises :class:`FrozenInstanceError`. The class is made again with
+``__slots__``, as ``slots=True`` does.
 
 What is not here is not used in this package: ``ClassVar`` and ``InitVar`` fields,
 ``__post_init__``, ordering, ``init=False`` fields. :func:`fields` and :func:`replace`
@@ -23,7 +24,7 @@ from __future__ import annotations
 import keyword
 from collections.abc import Callable, Mapping
 from operator import attrgetter
-from types import MappingProxyType
+from types import CodeType, FunctionType, MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 if TYPE_CHECKING:
@@ -255,43 +256,73 @@ def _repr_of(names: tuple[str, ...]) -> Callable[[object], str]:
 def _init_of(
     cls: type, every: tuple[Field, ...], *, kw_only: bool, frozen: bool
 ) -> Callable[..., None]:
-    """``__init__``, compiled from text made of the fields' names only (identifiers, as
-    the class statement wrote them); defaults and factories are passed in, not written.
-    The text's own names start with ``__value_``: in a class statement such a name is
-    mangled (``_Class__value_...``), so no field can be one of them."""
+    """``__init__``: the compiled body of its shape (:func:`_template`) with the fields'
+    names put in for the template's (the names of its parameters and the texts it sets
+    them by), the defaults and factories passed in, never written into code."""
     given: dict[str, Any] = {
         "__name__": cls.__module__,
         "__value_set": object.__setattr__,
         "__value_factory": _FACTORY,
     }
-    params, lines = [], []
+    names, defaults = [], []
     required_after_default = False
-    for f in every:
+    for i, f in enumerate(every):
         name = f.name
         if not name.isidentifier() or keyword.iskeyword(name):
             raise TypeError(f"{cls.__qualname__}: field {name!r} is not an identifier")
         if name == "self":
             raise TypeError(f"{cls.__qualname__}: a field named 'self'")
         if f.default_factory is not MISSING:
-            given[f"__value_make_{name}"] = f.default_factory
-            params.append(f"{name}=__value_factory")
-            got = f"__value_make_{name}() if {name} is __value_factory else {name}"
+            given[f"__value_make_{i}"] = f.default_factory
+            defaults.append((name, _FACTORY))
         elif f.default is not MISSING:
-            given[f"__value_default_{name}"] = f.default
-            params.append(f"{name}=__value_default_{name}")
-            got = name
-        else:
-            if not kw_only and required_after_default:
-                raise TypeError(f"{cls.__qualname__}: field {name!r} without a default follows one")
-            params.append(name)
-            got = name
+            defaults.append((name, f.default))
+        elif not kw_only and required_after_default:
+            raise TypeError(f"{cls.__qualname__}: field {name!r} without a default follows one")
         required_after_default |= f.default is not MISSING or f.default_factory is not MISSING
-        lines.append(f"__value_set(self, {name!r}, {got})" if frozen else f"self.{name} = {got}")
-    star = "*, " if kw_only and params else ""
-    text = f"def __init__(self, {star}{', '.join(params)}):\n"
-    text += "".join(f"    {line}\n" for line in lines) if lines else "    pass\n"
-    exec(compile(text, f"<value {cls.__module__}.{cls.__qualname__}>", "exec"), given)
-    init: Callable[..., None] = given["__init__"]
+        names.append(name)
+    template = _template(frozen, kw_only, tuple(f.default_factory is not MISSING for f in every))
+    # The template's own names are its fields' (_0, _1, ...) and the __value_ ones: only
+    # the former are put in for (no field can be named __value_...: see _template).
+    real = {f"_{i}": name for i, name in enumerate(names)}
+    code = template.replace(
+        co_varnames=("self", *names),
+        co_consts=tuple(real.get(c, c) if type(c) is str else c for c in template.co_consts),
+        co_names=tuple(real.get(n, n) for n in template.co_names),
+        co_filename=f"<value {cls.__module__}.{cls.__qualname__}>",
+    )
+    init: Any = FunctionType(code, given, "__init__")
+    if kw_only:
+        init.__kwdefaults__ = dict(defaults) or None
+    else:
+        init.__defaults__ = tuple(d for _, d in defaults) or None
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__annotations__ = {f.name: f.type for f in every} | {"return": None}
-    return init
+    return init  # type: ignore[no-any-return]
+
+
+# The compiled ``__init__`` of each shape met: frozen or not, keyword-only or not, and
+# which of its fields have a factory. A process makes some forty value classes of a
+# few dozen shapes; compiling costs ~70 us plus ~30 us per field, putting the names in
+# ~10 us.
+_TEMPLATES: dict[tuple[bool, bool, tuple[bool, ...]], CodeType] = {}
+
+
+def _template(frozen: bool, kw_only: bool, factories: tuple[bool, ...]) -> CodeType:
+    """The code of ``__init__`` for fields named ``_0``, ``_1``, ... (``factories``: which
+    have one). Its other names start with ``__value_``: in a class statement such a name
+    is mangled (``_Class__value_...``), so no field can be one of them."""
+    key = (frozen, kw_only, factories)
+    code = _TEMPLATES.get(key)
+    if code is None:
+        lines = []
+        for i, made in enumerate(factories):
+            got = f"__value_make_{i}() if _{i} is __value_factory else _{i}" if made else f"_{i}"
+            lines.append(f"__value_set(self, '_{i}', {got})" if frozen else f"self._{i} = {got}")
+        params = ", ".join(f"_{i}" for i in range(len(factories)))
+        star = "*, " if kw_only and factories else ""
+        text = f"def __init__(self, {star}{params}):\n"
+        text += "".join(f"    {line}\n" for line in lines) if lines else "    pass\n"
+        module = compile(text, "<value>", "exec")
+        code = _TEMPLATES[key] = next(c for c in module.co_consts if isinstance(c, CodeType))
+    return code
