@@ -5,6 +5,7 @@ Runs the real command in a subprocess, its output a pipe or a pseudo-terminal (p
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.cli import build_parser, main
+from resolver_hook.ground.stdout import DropAfterClose
 
 from .paths import REPO
 from .test_scan import make_wheel
@@ -213,3 +215,17 @@ def test_quiet_drops_reports_but_not_asked_for_output(capsys: pytest.CaptureFixt
     partial = ["--flavoured-only", "--allow-unhashed"]  # frozen manifests, no page read
     assert main(["-q", "lock", *partial, "torch", "-o", "-", "--target", GB10]) == 0
     assert "torch==2.13.0+cu130" in capsys.readouterr().out
+
+
+def test_stdout_wrapper_outliving_its_stream_is_silent() -> None:
+    """The command line's stdout wrapper (``| head -1`` drops the rest) may be collected
+    after the stream it wraps was closed (a test's captured output, the interpreter's
+    exit): flushing or closing it then does nothing, rather than an ``Exception
+    ignored`` traceback on stderr."""
+    inner = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    wrapper = DropAfterClose(inner)
+    wrapper.write("kept")
+    inner.close()
+    wrapper.flush()
+    wrapper.close()
+    assert wrapper.closed

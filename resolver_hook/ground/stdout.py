@@ -75,7 +75,8 @@ class DropAfterClose(io.TextIOBase):
         return len(text)
 
     def flush(self) -> None:
-        if not self.gone:
+        # Closed under it (a test's captured output, the interpreter's exit): nothing to do.
+        if not self.gone and not self._inner.closed:
             try:
                 self._inner.flush()
             except BrokenPipeError:
