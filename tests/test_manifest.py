@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import textwrap
 from pathlib import Path
 
@@ -592,4 +593,88 @@ def test_entries_of_one_release_on_one_page_differ_in_platform_or_python() -> No
         f"t: index[2]: the same version 2.13.0+cu130 from the same page as index[0], for {same}",
         f"t: index[3]: the same version 2.13.0+cu130 from the same page as index[0], for {same}",
         f"t: index[3]: the same version 2.13.0+cu130 from the same page as index[1], for {same}",
+    )
+
+
+def test_a_value_entries_share_is_read_once_and_its_problems_said_at_each() -> None:
+    """Entries repeat their kernel lists, Python lists and dates: a good one is one value
+    for all; a bad one is said at every entry that holds it, in the manifest's order."""
+    page = "https://x.org/t/"
+    gpu = ["sm_80", "sm_90"]
+
+    def entry(version: str, **more: object) -> dict[str, object]:
+        return {"url": page, "version": version, "cuda": ">=12.0", "gpu": gpu, **more}
+
+    good = {
+        "package": {"name": "torch"},
+        "index": [
+            entry("1.0", python=["3.12"], checked="2026-12-01"),
+            entry("1.1", python=["3.12"], checked="2026-12-01"),
+            entry("1.2", gpu=["sm_80", "sm_90", "sm_80"]),
+        ],
+    }
+    m = parse_manifest(good, source="t")
+    first, second, third = (f.needs for f in m.indexes)
+    assert first.gpu == (parse_target("sm_80"), parse_target("sm_90"))
+    assert first.gpu is second.gpu  # one kernel list for both
+    assert third.gpu == first.gpu  # written twice, held once
+    assert first.checked == second.checked == datetime.date(2026, 12, 1)
+    assert m.indexes[0].python == m.indexes[1].python == ("3.12",)
+    bad = {
+        "package": {"name": "torch"},
+        "index": [
+            entry("1.0", gpu=["sm_80", "bogus"], python=["3.x"], checked="2026-02-30"),
+            entry("1.1"),
+            entry("1.2", gpu=["sm_80", "bogus"], python=["3.x"], checked="2026-02-30"),
+        ],
+    }
+    with pytest.raises(ManifestError) as info:
+        parse_manifest(bad, source="t")
+    target = (
+        "'bogus' is not a kernel target (expected sm_XY, sm_XYa, sm_XYf, compute_XY, "
+        "XY_real or XY_virtual)"
+    )
+    python = "'3.x' is not a Python version like 3.12 (3.13t: free-threaded)"
+    assert info.value.problems == tuple(
+        f"t: index[{i}].{what}"
+        for i in (0, 2)
+        for what in (
+            f"python[0]: {python}",
+            f"gpu[1]: {target}",
+            "checked: '2026-02-30' is not a real date",
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("versions", "label", "version"),
+    [
+        (">=2.7,<2.9", "cu128", "2.7+cu128"),
+        (">=2.7.0", "cu12_8", "2.7.0+cu12.8"),
+        ("==2.8+cpu", "cu118", "2.8+cu118"),
+        ("==2.8+cu118", "cu118", "2.8+cu118"),
+        (">=1!2.0rc1.post2.dev3", "rocm7.2", "1!2.0rc1.post2.dev3+rocm7.2"),
+        (">=2.6,>=2.7.1", "cpu", "2.7.1+cpu"),
+    ],
+)
+def test_a_labelled_range_starts_at_its_floor_with_the_label(
+    versions: str, label: str, version: str
+) -> None:
+    """The release of a labelled range is its floor with that local label: the version
+    parsed from the floor's public part and the label."""
+    data = {
+        "package": {"name": "torch"},
+        "index": [{"url": "https://x.org/t/", "versions": versions, "label": label}],
+    }
+    got = parse_manifest(data, source="t").indexes[0].version
+    assert str(got) == version
+    assert got == Version(version)
+    assert hash(got) == hash(Version(version))
+    assert (got.epoch, got.release, got.pre, got.post, got.dev, got.local) == (
+        (v := Version(version)).epoch,
+        v.release,
+        v.pre,
+        v.post,
+        v.dev,
+        v.local,
     )

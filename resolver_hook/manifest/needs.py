@@ -68,9 +68,11 @@ def _read_about(
         value = t["checked"]
         if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
             checked = value
+        elif isinstance(value, str) and (known := c.valid.get(("checked", value))) is not None:
+            checked = cast(datetime.date, known)  # one object per date: entries share few
         elif isinstance(value, str) and _DATE.match(value):
             try:
-                checked = datetime.date.fromisoformat(value)
+                checked = c.valid["checked", value] = datetime.date.fromisoformat(value)
             except ValueError:
                 c.bad(_join(path, "checked"), f"{value!r} is not a real date")
         else:
@@ -115,19 +117,7 @@ def _read_needs(
             specs[key] = _specifier(
                 c, text, _join(path, key), "leave the key out when no driver is needed"
             )
-    gpu: list[KernelTarget] = []
-    for i, text in enumerate(c.strings(t, "gpu", path) or ()):
-        known = c.valid.get(("gpu", text))
-        if known is not None:
-            gpu.append(cast(KernelTarget, known))
-            continue
-        try:
-            target = parse_target(text)
-        except ValueError as exc:
-            c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
-            continue
-        c.valid["gpu", text] = target
-        gpu.append(target)
+    kernels = _read_gpu(c, c.strings(t, "gpu", path) or (), path)
     gfx_names = c.strings(t, "gfx", path)
     gfx = (
         ()
@@ -137,12 +127,13 @@ def _read_needs(
     props = c.strings(t, "properties", path)
     others: tuple[str, ...] = ()
     if props is not None:
+        gpu = list(kernels)
         cuda, others = _read_properties(
             c, props, path, gpu, has_cuda="cuda" in t, has_gpu="gpu" in t, variant=variant
         )
         if cuda is not None:
             specs["cuda"] = cuda
-    kernels = c.shared(tuple(dict.fromkeys(gpu)))
+        kernels = c.shared(tuple(dict.fromkeys(gpu)))
     cpu = c.boolean(t, "cpu", path)
     if cpu is not None and not kernels:
         c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
@@ -164,6 +155,30 @@ def _read_needs(
         checked=checked,
     )
     return needs, others
+
+
+def _read_gpu(c: TableReader, names: tuple[str, ...], path: str) -> tuple[KernelTarget, ...]:
+    """``gpu``: the kernel targets, each once, in the order written; one tuple per list
+    (a manifest repeats its kernel lists on an entry per release, Python and page)."""
+    known = c.valid.get(("gpu", names))
+    if known is not None:
+        return cast(tuple[KernelTarget, ...], known)
+    gpu: list[KernelTarget] = []
+    ok = True
+    for i, text in enumerate(names):
+        target = c.valid.get(("gpu", text))
+        if target is None:
+            try:
+                target = c.valid["gpu", text] = parse_target(text)
+            except ValueError as exc:
+                c.bad(f"{_join(path, 'gpu')}[{i}]", str(exc))
+                ok = False
+                continue
+        gpu.append(cast(KernelTarget, target))
+    kernels = c.shared(tuple(dict.fromkeys(gpu)))
+    if ok:
+        c.valid["gpu", names] = kernels
+    return kernels
 
 
 def _read_requires(

@@ -63,9 +63,10 @@ class TableReader:
         self.allow_insecure = allow_insecure
         self.found: list[Problem] = []
         self._shared: dict[object, object] = {}
-        # Values read and found valid, by kind and text: a manifest repeats a few
-        # (``cuda = ">=13.0"`` on most of its entries), each parsed and checked once.
-        self.valid: dict[tuple[str, str], object] = {}
+        # Values read and found valid, by kind and text (or a list's texts): a manifest
+        # repeats a few (``cuda = ">=13.0"`` on most of its entries, a kernel list on an
+        # entry per page), each parsed and checked once.
+        self.valid: dict[tuple[str, str | tuple[str, ...]], object] = {}
 
     @property
     def problems(self) -> list[str]:
