@@ -57,6 +57,9 @@ _INDEX_KEYS = (
     *_FACT_KEYS,
     *_FLAVOUR_FORM_KEYS,
 )
+# The keys of an entry, to see in one step that it has no unknown one (most have none).
+_WHEEL_KEY_SET = frozenset(_WHEEL_KEYS)
+_INDEX_KEY_SET = frozenset(_INDEX_KEYS)
 _BUILD_KEYS = ("needs",)
 _LISTS = {
     "platforms": (re.compile(r"[a-z0-9_.]+"), "{!r} is not a wheel platform tag"),
@@ -95,7 +98,8 @@ def _split_hash_fragment(c: TableReader, url: str, path: str) -> tuple[str, str 
 
 
 def _read_wheel(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> WheelFlavour | None:
-    c.keys(t, _WHEEL_KEYS, path)
+    if not _WHEEL_KEY_SET.issuperset(t):
+        c.keys(t, _WHEEL_KEYS, path)
     url = c.url_string(t, path, required=True)
     sha = c.string(t, "sha256", path)
     if sha is not None and not is_sha256(sha):
@@ -153,7 +157,8 @@ def _read_wheel(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> W
 
 
 def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> IndexFlavour | None:
-    c.keys(t, _INDEX_KEYS, path)
+    if not _INDEX_KEY_SET.issuperset(t):
+        c.keys(t, _INDEX_KEYS, path)
     url = c.url_string(t, path)
     template = url if url is not None and _TEMPLATE_PART.search(url) else None
     version = None
@@ -224,15 +229,14 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
 def _read_list(c: TableReader, t: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
     """``platforms`` or ``python``: strings that each match the key's pattern; a list
     the document repeats (an entry per release) is checked once."""
-    pattern, what = _LISTS[key]
     items = c.strings(t, key, path) or ()
-    joined = "\n".join(items)
-    if c.valid.get((key, joined)) is None:
+    if c.valid.get((key, items)) is None:
+        pattern, what = _LISTS[key]
         bad = [(i, item) for i, item in enumerate(items) if not pattern.fullmatch(item)]
         for i, item in bad:
             c.bad(f"{_join(path, key)}[{i}]", what.format(item))
         if not bad:
-            c.valid[key, joined] = items
+            c.valid[key, items] = items
     return items
 
 
@@ -314,11 +318,13 @@ def _with_label(
     if not _LOCAL_LABEL.fullmatch(text):
         c.bad(_join(path, "label"), f"{text!r} is not a local label such as 'cu128'")
         return floor
-    labelled = f"{floor.public}+{text}"
-    known = c.valid.get(("version", labelled))
+    # One object per range and label; the floor with that local label, which
+    # ``Version(f"{floor.public}+{text}")`` would parse again (the label is valid).
+    key = (t["versions"], text)
+    known = c.valid.get(("labelled", key))
     if known is not None:
         return cast(Version, known)
-    version = c.valid["version", labelled] = Version(labelled)
+    version = c.valid["labelled", key] = floor.__replace__(local=text)
     return version
 
 
@@ -500,17 +506,19 @@ def _qualify_siblings(c: TableReader, indexes: list[IndexFlavour]) -> list[Index
         coupling = tuple(sorted(map(str, f.needs.requires))) if f.template else ()
         return (f.url or f.template, f.install, f.version, coupling)
 
-    keys = [key(f) for f in indexes]
-    for f, k in zip(indexes, keys, strict=True):
-        groups.setdefault(k, []).append(f)
+    # Each entry's group and its place there: the entries after it in its group are
+    # those after that place, in the manifest's order.
+    places = []
+    for f in indexes:
+        group = groups.setdefault(key(f), [])
+        places.append((group, len(group)))
+        group.append(f)
     out = []
-    for f, k in zip(indexes, keys, strict=True):
-        group = groups[k]
-        # The entries after this one in its group, in the manifest's order. By identity:
-        # ``index`` would compare every field of two entries (never equal: each has its
-        # own ``where``).
-        later = group[next(n for n, g in enumerate(group) if g is f) + 1 :]
-        for g in later:
+    for f, (group, n) in zip(indexes, places, strict=True):
+        if len(group) == 1:
+            out.append(f)
+            continue
+        for g in group[n + 1 :]:
             same_plat = not f.platforms or not g.platforms or set(f.platforms) & set(g.platforms)
             same_py = not f.python or not g.python or set(f.python) & set(g.python)
             if same_plat and same_py:
@@ -519,8 +527,7 @@ def _qualify_siblings(c: TableReader, indexes: list[IndexFlavour]) -> list[Index
                     f"the same version {f.version} from the same page as {f.where}, for "
                     "the same platform and Python: which one holds is ambiguous",
                 )
-        qualify = len(group) > 1 and bool(f.platforms)
-        out.append(replace(f, qualifier=", ".join(f.platforms)) if qualify else f)
+        out.append(replace(f, qualifier=", ".join(f.platforms)) if f.platforms else f)
     return out
 
 
