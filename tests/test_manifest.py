@@ -678,3 +678,31 @@ def test_a_labelled_range_starts_at_its_floor_with_the_label(
         v.dev,
         v.local,
     )
+
+
+def test_a_bad_coupling_is_said_at_every_entry_and_in_every_manifest() -> None:
+    page = "https://x.org/t/"
+    data = {
+        "package": {"name": "torchvision"},
+        "index": [
+            {"url": page, "version": "1.0", "requires": ["torch==2.14.0", "torch=2.14"]},
+            {"url": page, "version": "1.1", "requires": ["torch==2.14.0", "torch=2.14"]},
+            {"url": page, "version": "1.2", "requires": ["torch==2.14.0", "torchvision"]},
+        ],
+    }
+    for _ in range(2):  # a second manifest with the same texts says them again
+        with pytest.raises(ManifestError) as info:
+            parse_manifest(data, source="t")
+        problems = info.value.problems
+        assert [p.split(": ")[1] for p in problems] == [
+            "index[0].requires[1]",
+            "index[1].requires[1]",
+            "index[2].requires[1]",
+        ]
+        assert problems[0].startswith("t: index[0].requires[1]: 'torch=2.14' is not a requirement")
+        assert problems[0].removeprefix("t: index[0]") == problems[1].removeprefix("t: index[1]")
+        assert problems[2].endswith("'torchvision': a package cannot be coupled with itself")
+    entry = {"url": page, "version": "1.0", "requires": ["torch==2.14.0"]}
+    good = {"package": {"name": "torchaudio"}, "index": [entry]}
+    (req,) = parse_manifest(good, source="u").indexes[0].needs.requires
+    assert str(req) == "torch==2.14.0"

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -185,10 +186,19 @@ def _read_requires(
     c: TableReader, t: Mapping[str, Any], path: str, name: str
 ) -> tuple[Requirement, ...]:
     """``requires``: couplings with other packages of the plan, version specifiers (one
-    object per text: a manifest repeats its couplings on many entries)."""
+    object per text, one tuple per list: a manifest repeats its couplings on many
+    entries)."""
+    texts = c.strings(t, "requires", path)
+    if not texts:
+        return ()
+    kind = f"requirement of {name}"
+    known = c.valid.get((kind, texts))
+    if known is not None:
+        return cast(tuple[Requirement, ...], known)
+    before = len(c.found)
     reqs = []
-    for i, text in enumerate(c.strings(t, "requires", path) or ()):
-        known = c.valid.get((f"requirement of {name}", text))
+    for i, text in enumerate(texts):
+        known = c.valid.get((kind, text))
         if known is not None:
             reqs.append(cast(Requirement, known))
             continue
@@ -198,7 +208,7 @@ def _read_requires(
             c.bad(rpath, f"{text[:40]!r}... is not a requirement ({too_big})")
             continue
         try:
-            req = Requirement(text)
+            req = _requirement(text)
         except InvalidRequirement as exc:
             c.bad(rpath, f"{text!r} is not a requirement: {exc}")
             continue
@@ -208,9 +218,20 @@ def _read_requires(
         if canonicalize_name(req.name) == name:
             c.bad(rpath, f"{text!r}: a package cannot be coupled with itself")
             continue
-        c.valid[f"requirement of {name}", text] = req
+        c.valid[kind, text] = req
         reqs.append(req)
-    return tuple(reqs)
+    out = tuple(reqs)
+    if len(c.found) == before:
+        c.valid[kind, texts] = out
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _requirement(text: str) -> Requirement:
+    """``Requirement(text)``, parsed once in a process (a bad text raises each time):
+    the manifests of torchvision, torchaudio and xformers couple with the same torch
+    releases (``torch==2.14.0``), and packaging's parser takes ~25 us a line."""
+    return Requirement(text)
 
 
 _ARCH = re.compile(r"^(\d{1,3})\.(\d)$")
