@@ -113,19 +113,20 @@ def _read_needs(
     """The table's needs, and (``variant``) its properties of other namespaces."""
     specs: dict[str, SpecifierSet | None] = {}
     for key in ("cuda", "rocm", "l4t"):
-        text = c.string(t, key, path)
+        text = c.string(t, key, path) if key in t else None
         if text is not None:
             specs[key] = _specifier(
                 c, text, _join(path, key), "leave the key out when no driver is needed"
             )
     kernels = _read_gpu(c, c.strings(t, "gpu", path) or (), path)
-    gfx_names = c.strings(t, "gfx", path)
+    # Keys most entries leave out are looked for here, not in a reader each.
+    gfx_names = c.strings(t, "gfx", path) if "gfx" in t else None
     gfx = (
         ()
         if gfx_names is None
         else _read_gfx(c, gfx_names, _join(path, "gfx"), has_rocm="rocm" in t)
     )
-    props = c.strings(t, "properties", path)
+    props = c.strings(t, "properties", path) if "properties" in t else None
     others: tuple[str, ...] = ()
     if props is not None:
         gpu = list(kernels)
@@ -135,10 +136,10 @@ def _read_needs(
         if cuda is not None:
             specs["cuda"] = cuda
         kernels = c.shared(tuple(dict.fromkeys(gpu)))
-    cpu = c.boolean(t, "cpu", path)
+    cpu = c.boolean(t, "cpu", path) if "cpu" in t else None
     if cpu is not None and not kernels:
         c.bad(_join(path, "cpu"), "needs 'gpu' too (a build without kernels runs anywhere)")
-    arch_max = _read_arch_max(c, t, path)
+    arch_max = _read_arch_max(c, t, path) if "arch_max" in t else None
     requires = _read_requires(c, t, path, name)
     cuda = specs.get("cuda")
     runtime, evidence, checked = _read_about(c, t, path, has_cuda=cuda is not None)

@@ -175,8 +175,9 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
     platforms = _read_list(c, t, "platforms", path)
     python = _read_list(c, t, "python", path)
     needs, _ = _read_needs(c, t, path, name)
-    install = _read_install(c, t, path, name)
-    cxx11abi = c.boolean(t, "cxx11abi", path)
+    # Keys most entries leave out are looked for here, not in a reader each.
+    install = _read_install(c, t, path, name) if "install" in t else None
+    cxx11abi = c.boolean(t, "cxx11abi", path) if "cxx11abi" in t else None
     coupled: NormalizedName | None = None
     if template is not None:
         problems, coupled = check_template(
@@ -187,7 +188,7 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
         url_ok = not problems
     else:
         url_ok = url is None or c.url(url, _join(path, "url"))
-    labels = c.strings(t, "local_labels", path) or ()
+    labels = (c.strings(t, "local_labels", path) or ()) if "local_labels" in t else ()
     if labels and coupled is None:
         c.bad(
             _join(path, "local_labels"),
@@ -196,9 +197,11 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
     for i, label in enumerate(labels):
         if not _LOCAL_LABEL.fullmatch(label):
             c.bad(f"{_join(path, 'local_labels')}[{i}]", f"{label!r} is not a local label")
-    kernels_until = _read_kernels_until(c, t, path, version, versions)
-    preference = _read_preference(c, t, path)
-    unjudged = c.string(t, "unjudged", path)
+    kernels_until = (
+        _read_kernels_until(c, t, path, version, versions) if "kernels_until" in t else None
+    )
+    preference = _read_preference(c, t, path) if "preference" in t else None
+    unjudged = c.string(t, "unjudged", path) if "unjudged" in t else None
     if unjudged is not None and (not unjudged.strip() or needs.gpu):
         c.bad(
             _join(path, "unjudged"),
