@@ -359,6 +359,79 @@ SIGN_IN = (
 )
 
 
+# Links of every shape the stored form holds: several hashes, none; requires-python,
+# yanked with and without a reason, metadata offered with and without a hash, or not.
+KEPT_LINKS = (
+    Link(url=f"https://h/{WHEEL}", filename=WHEEL, hashes={"sha256": HA, "md5": "c" * 32},
+         requires_python=">=3.10", core_metadata={"sha256": META_SHA}),
+    Link(url=f"https://h/{OLD}", filename=OLD, yanked="broken CUDA build", core_metadata={}),
+    Link(url="https://h/demo-1.0.tar.gz", filename="demo-1.0.tar.gz", yanked=""),
+)  # fmt: skip
+
+
+def test_kept_links_read_back_as_they_were() -> None:
+    data = links_to_json(KEPT_LINKS, "0" * 64)
+    assert links_from_json(data, "0" * 64) == KEPT_LINKS
+    assert links_from_json(links_to_json((), "0" * 64), "0" * 64) == ()
+    assert links_from_json(data, "1" * 64) is None  # kept for another body of the page
+
+
+# Values of a wrong type for each stored field (a JSON object's keys are strings).
+WRONG = {
+    "url": [None, 1, ["u"], {"u": "v"}],
+    "filename": [None, 1.5, ["f"], {}],
+    "hashes": [None, "x", [], {"sha256": 1}, {"sha256": None}, {"sha256": ["a"]}],
+    "requires_python": [1, True, [">=3"], {}],
+    "yanked": [False, True, 0, ["r"], {}],
+    "core_metadata": ["sha256=x", [], True, {"sha256": 1}, {"sha256": None}],
+}
+
+
+@pytest.mark.parametrize("row", [0, 1, 2], ids=["first", "middle", "last"])
+@pytest.mark.parametrize(
+    ("name", "bad"), [(name, bad) for name, bads in WRONG.items() for bad in bads]
+)
+def test_kept_links_with_a_value_of_a_wrong_type_in_any_row_are_not_used(
+    row: int, name: str, bad: object
+) -> None:
+    """Another process can write the cache folder: a wrong type anywhere (any field of
+    any link) makes the kept links unusable, and the page is parsed again."""
+    stored = json.loads(links_to_json(KEPT_LINKS, "0" * 64))
+    stored["links"][name][row] = bad
+    assert links_from_json(json.dumps(stored).encode(), "0" * 64) is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "not an object", "no links", "links a list", "a column missing", "a column more",
+        "a column not a list", "a column shorter", "an old parser", "rows of an old parser",
+    ],
+)  # fmt: skip
+def test_kept_links_of_another_shape_are_not_used(change: str) -> None:
+    stored = json.loads(links_to_json(KEPT_LINKS, "0" * 64))
+    columns = stored["links"]
+    if change == "not an object":
+        stored = [stored]
+    elif change == "no links":
+        del stored["links"]
+    elif change == "links a list":
+        stored["links"] = list(columns.values())
+    elif change == "a column missing":
+        del columns["yanked"]
+    elif change == "a column more":
+        columns["size"] = [1, 2, 3]
+    elif change == "a column not a list":
+        columns["url"] = dict.fromkeys(columns["url"], "x")
+    elif change == "a column shorter":
+        columns["requires_python"].pop()
+    elif change == "an old parser":
+        stored["parser"] -= 1
+    else:  # the layout of parser 2 (a row per link), numbered as today
+        stored["links"] = [[columns[k][i] for k in columns] for i in range(len(KEPT_LINKS))]
+    assert links_from_json(json.dumps(stored).encode(), "0" * 64) is None
+
+
 def test_a_sign_in_page_is_not_an_index_page(
     server: Server, client: Callable[..., IndexClient], tmp_path: Path
 ) -> None:

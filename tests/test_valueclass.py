@@ -19,6 +19,7 @@ from resolver_hook.ground.valueclass import (
     FrozenInstanceError,
     field,
     fields,
+    from_columns,
     is_value,
     replace,
     valueclass,
@@ -265,3 +266,44 @@ def test_classes_of_one_shape_share_one_compiled_body_each_with_its_own_names(
         A()
     with pytest.raises(TypeError, match=r"B\.__init__\(\) got an unexpected keyword argument '_0'"):
         B(left=1, _0="x")
+
+
+ROWS = [
+    {"name": "a", "size": 1, "tags": (), "extra": [], "note": None, "hidden": ""},
+    {"name": "b", "size": 2, "tags": ("x",), "extra": ["e"], "note": "n", "hidden": "h"},
+    {"name": "c", "size": 3, "tags": ("y", "z"), "extra": [], "note": None, "hidden": "i"},
+]
+
+
+@pytest.mark.parametrize("rows", [ROWS, ROWS[:1], []], ids=["three", "one", "none"])
+def test_from_columns_makes_what_the_constructor_makes(rows: list[dict[str, object]]) -> None:
+    columns = {name: [row[name] for row in rows] for name in ROWS[0]}
+    made = from_columns(Item, columns)
+    assert made == [Item(**row) for row in rows]  # type: ignore[arg-type]
+    for value, row in zip(made, rows, strict=True):
+        assert type(value) is Item
+        assert {f.name: getattr(value, f.name) for f in fields(value)} == row
+        assert repr(value) == repr(Item(**row))  # type: ignore[arg-type]
+        assert hash(value) == hash(Item(**row))  # type: ignore[arg-type]
+        with pytest.raises(FrozenInstanceError):
+            value.name = "x"  # type: ignore[misc]
+    # A base's fields, and a mutable value class, alike.
+    assert from_columns(Child, {"when": ["w"], "what": ["t"]}) == [Child(when="w", what="t")]
+    (counter,) = from_columns(Counter, {"name": ["n"], "count": [4]})
+    counter.count += 1
+    assert counter == Counter("n", 5)
+
+
+@pytest.mark.parametrize(
+    ("columns", "error"),
+    [
+        ({"when": ["w"]}, TypeError),  # a field without its column
+        ({"when": ["w"], "what": ["t"], "other": ["o"]}, TypeError),  # a column of no field
+        ({"when": ["w", "v"], "what": ["t"]}, ValueError),  # not one length
+    ],
+)
+def test_from_columns_refuses_columns_that_are_not_the_fields(
+    columns: dict[str, list[str]], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        from_columns(Child, columns)
