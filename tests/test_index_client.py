@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from resolver_hook.errors import UsageError
+from resolver_hook.ground import credentials
 from resolver_hook.ground.valueclass import fields
 from resolver_hook.index import IndexClient, Link, PageError, apply_mirrors, mirrors_from
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
@@ -563,6 +564,25 @@ def test_credentials_in_the_url_are_sent_never_shown_never_cached(
         assert b"user" not in path.read_bytes().partition(b"\n")[0]
 
 
+def test_credentials_a_page_wrote_into_a_link_are_split_off_and_kept(
+    server: Server, client: Callable[..., IndexClient]
+) -> None:
+    """A link holding ``user:password@`` is kept without them, its host's credentials
+    kept; the other links of the page are as they were (an "@" in a path too)."""
+    at = f'<a href="https://files.example/a@b/{OLD}">{OLD}</a>'
+    body = HTML.replace(
+        "</body>", f'<a href="https://tok:pw@files.example/{OLD}#sha256={HB}">{OLD}</a>{at}</body>'
+    )
+    server.routes["/creds/"] = Route(body=body.encode())
+    plain = client().page(server.url + "/whl/cu130/torch/").links
+    assert credentials.kept("https://files.example/other") is None
+    page = client().page(server.url + "/creds/")
+    assert page.links[:2] == plain
+    assert page.links[2].url == f"https://files.example/{OLD}"
+    assert page.links[3].url == f"https://files.example/a@b/{OLD}"
+    assert credentials.kept("https://files.example/other") == ("tok", "pw")
+
+
 def test_netrc_credentials_go_to_their_host_only(
     server: Server, client: Callable[..., IndexClient], tmp_path: Path
 ) -> None:
@@ -609,6 +629,14 @@ def test_mirrors_map_pages_and_links_and_obey_the_url_policy(
     page = client(mirrors=mirrors).page("https://download.pytorch.org/whl/cu130/torch/")
     assert server.log[-1].path == "/whl/cu130/torch/"
     assert page.links[0].url == f"{server.url}/whl/cu130/{WHEEL}"
+    # A page's links to the upstream itself are mirrored too.
+    upstream = HTML.replace('href="/whl/', 'href="https://download.pytorch.org/whl/')
+    server.routes["/whl/cu130/whole/"] = Route(body=upstream.encode())
+    page = client(mirrors=mirrors).page("https://download.pytorch.org/whl/cu130/whole/")
+    assert [x.url for x in page.links] == [
+        f"{server.url}/whl/cu130/{WHEEL}",
+        f"{server.url}/whl/cu130/{OLD}",
+    ]
     assert apply_mirrors("https://download.pytorch.org/whlx/", mirrors) == (
         "https://download.pytorch.org/whlx/"
     )

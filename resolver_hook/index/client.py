@@ -293,10 +293,18 @@ class IndexClient:
         insecure = self.allow_insecure if allow_insecure is None else allow_insecure
         out: list[Link] = []
         refused: list[str] = []
-        urls = [keep(link.url) for link in links]
+        urls = [link.url for link in links]
+        # Only a URL with an "@" can carry credentials (keep() gives any other back as
+        # it is): the page's thousands of URLs are searched for one in one go.
+        same = "@" not in "".join(urls)
+        if not same:
+            urls = [keep(url) for url in urls]
         if self.mirrors:
             urls = [apply_mirrors(url, self.mirrors) for url in urls]
+            same = False
         problems = each_url_problem(urls, allow_insecure=insecure)
+        if same and problems.count(None) == len(problems):
+            return links  # every link as it came (a page's links, as a rule)
         for link, url, problem in zip(links, urls, problems, strict=True):
             if problem is not None:
                 refused.append(problem)
