@@ -9,6 +9,7 @@ verified 2.13.0 kernel list), the files come from the pages.
 from __future__ import annotations
 
 import datetime
+import json
 import re
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from resolver_hook.index import IndexClient, mirrors_from
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
+from resolver_hook.inventory import snapshot as snapshot_module
 from resolver_hook.inventory.candidates import candidates
 from resolver_hook.inventory.expand import with_notes
 from resolver_hook.inventory.snapshot import (
@@ -34,6 +36,7 @@ from resolver_hook.inventory.snapshot import (
     SnapshotError,
     builtin_names,
     builtin_snapshot,
+    canonical_hash,
     dump_snapshot,
     link_table,
     load_snapshot,
@@ -408,6 +411,85 @@ def test_a_snapshot_edited_by_hand_is_refused() -> None:
     assert edited != text
     with pytest.raises(SnapshotError, match="does not match"):
         load_snapshot(edited)
+
+
+SNAP_PAGE = "https://download.example.org/whl/cu130/demo/"
+SNAP_WHEEL = "https://download.example.org/whl/cu130/demo-1.0-py3-none-any.whl"
+
+
+def _snap_row(i: int, **more: object) -> dict[str, object]:
+    return {"url": f"{SNAP_WHEEL}?{i}", "filename": f"demo-1.{i}-py3-none-any.whl", **more}
+
+
+def test_a_snapshots_link_rows_are_read_field_by_field() -> None:
+    """What a link row gives its link: a sha256, ``requires_python`` and ``yanked`` only
+    where they are text (an empty ``requires_python`` is none), ``core_metadata`` where
+    it is a table; its ``evidence`` and ``metadata`` where they are text."""
+    rows = [
+        _snap_row(0, sha256="a" * 64, requires_python=">=3.10", yanked="broken",
+                  core_metadata={"sha256": "b" * 64}, evidence="https://example.org/e",
+                  metadata="Name: demo\n"),
+        _snap_row(1, sha256=5, requires_python="", yanked=True, core_metadata="x",
+                  evidence=["https://example.org/e"], metadata=None),
+        _snap_row(2, yanked="", core_metadata={}),
+    ]  # fmt: skip
+    snap = load_snapshot(dump_snapshot(TODAY, {SNAP_PAGE: rows}))
+    urls = [f"{SNAP_WHEEL}?{i}" for i in range(3)]
+    names = [f"demo-1.{i}-py3-none-any.whl" for i in range(3)]
+    assert snap.pages[SNAP_PAGE].links == (
+        Link(url=urls[0], filename=names[0], hashes={"sha256": "a" * 64},
+             requires_python=">=3.10", yanked="broken", core_metadata={"sha256": "b" * 64}),
+        Link(url=urls[1], filename=names[1]),
+        Link(url=urls[2], filename=names[2], yanked="", core_metadata={}),
+    )  # fmt: skip
+    assert snap.evidence == {urls[0]: "https://example.org/e"}
+    assert snap.metadata == {urls[0]: "Name: demo\n"}
+
+
+@pytest.mark.parametrize("row", [0, 1, 2], ids=["first", "middle", "last"])
+@pytest.mark.parametrize(
+    ("key", "bad"), [("url", None), ("url", 1), ("filename", ["f"]), ("filename", None)]
+)
+def test_a_snapshot_link_row_without_url_and_filename_is_refused(
+    row: int, key: str, bad: object
+) -> None:
+    rows = [_snap_row(i) for i in range(3)]
+    rows[row][key] = bad
+    if bad is None:
+        del rows[row][key]
+    with pytest.raises(SnapshotError, match="a link without 'url' and 'filename'"):
+        load_snapshot(dump_snapshot(TODAY, {SNAP_PAGE: rows}))
+
+
+@pytest.mark.parametrize("links", ["a row", ["a row"], [{}, 1], None])
+def test_a_snapshot_page_whose_links_are_not_a_list_of_tables_is_refused(links: object) -> None:
+    doc = json.loads(dump_snapshot(TODAY, {SNAP_PAGE: [_snap_row(0)]}))
+    doc["pages"][SNAP_PAGE]["links"] = links
+    doc["sha256"] = canonical_hash(doc["pages"])
+    with pytest.raises(SnapshotError, match="a page without a 'links' list"):
+        load_snapshot(json.dumps(doc))
+
+
+@pytest.mark.parametrize(
+    ("bad", "error"),
+    [
+        (None, "more than 4 links"),  # 2 releases, then the third link is past the bound
+        (1, "a link without"),  # a bad link before the bound: that error first
+        (2, "more than 4 links"),  # the bound is reached before the bad link is read
+    ],
+)
+def test_a_snapshot_past_its_bound_of_links_is_refused(
+    monkeypatch: pytest.MonkeyPatch, bad: int | None, error: str
+) -> None:
+    monkeypatch.setattr(snapshot_module, "MAX_PAGE_LINKS", 4)
+    rows = [_snap_row(i) for i in range(3)]
+    releases = [{"version": f"1.{i}", "evidence": "https://example.org/r"} for i in range(2)]
+    at_bound = load_snapshot(dump_snapshot(TODAY, {SNAP_PAGE: rows[:2]}, {SNAP_PAGE: releases}))
+    assert len(at_bound.pages[SNAP_PAGE].links) == 2
+    if bad is not None:
+        del rows[bad]["url"]
+    with pytest.raises(SnapshotError, match=error):
+        load_snapshot(dump_snapshot(TODAY, {SNAP_PAGE: rows}, {SNAP_PAGE: releases}))
 
 
 @pytest.mark.parametrize(

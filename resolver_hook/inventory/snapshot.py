@@ -19,16 +19,18 @@ import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
+from packaging.requirements import InvalidRequirement
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook._data import data_path
 from resolver_hook.ground.cache import load_json
-from resolver_hook.ground.valueclass import field, valueclass
+from resolver_hook.ground.valueclass import field, from_columns, valueclass
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
+from resolver_hook.inventory.candidates import requirement
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
 
 __all__ = [
@@ -110,11 +112,10 @@ def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
         date = datetime.date.fromisoformat(str(doc.get("date")))
     except ValueError:
         raise SnapshotError(f"{where}: 'date' is not YYYY-MM-DD") from None
-    pages: dict[str, Page] = {}
-    metadata: dict[str, str] = {}
-    evidence: dict[str, str] = {}
     release_evidence: dict[tuple[str, str], str] = {}
     count = 0
+    rows: list[dict[str, Any]] = []  # every page's link rows, page after page
+    spans = []  # a page's url, releases, and where its rows are in ``rows``
     for url, body in pages_doc.items():
         releases = _releases(body, where)
         for version, source, _ in releases:
@@ -122,25 +123,33 @@ def load_snapshot(text: str, *, where: str = "snapshot") -> Snapshot:
             if count > MAX_PAGE_LINKS:
                 raise SnapshotError(f"{where}: more than {MAX_PAGE_LINKS} links")
             release_evidence[(str(url), version)] = source
-        links = []
-        for item in _list(body, "links", where):
-            count += 1
-            if count > MAX_PAGE_LINKS:
-                raise SnapshotError(f"{where}: more than {MAX_PAGE_LINKS} links")
-            link = _link(item, where)
-            links.append(link)
-            if isinstance(item.get("evidence"), str):
-                evidence[link.url] = item["evidence"]
-            if isinstance(item.get("metadata"), str):
-                metadata[link.url] = item["metadata"]
-        pages[str(url)] = Page(
-            url=str(url),
-            links=tuple(links),
+        items = _list(body, "links", where)
+        room = MAX_PAGE_LINKS - count
+        _check_links(items if len(items) <= room else items[:room], where)
+        if len(items) > room:  # after a bad link before the bound: that error first
+            raise SnapshotError(f"{where}: more than {MAX_PAGE_LINKS} links")
+        count += len(items)
+        spans.append((str(url), releases, len(rows), len(rows) + len(items)))
+        rows += items
+    # The links of every page made at once, a column at a time (a page has a few).
+    links = _links(rows)
+    urls = _column(rows, "url")
+    evidence, metadata = (
+        {u: x for u, x in zip(urls, _column(rows, key), strict=True) if type(x) is str}
+        for key in ("evidence", "metadata")
+    )
+    fetched = date.isoformat()
+    pages = {
+        url: Page(
+            url=url,
+            links=links[start:end],
             source="snapshot",
-            fetched=date.isoformat(),
+            fetched=fetched,
             releases=tuple(v for v, _, _ in releases),
             release_requires=tuple((v, req) for v, _, req in releases if req),
         )
+        for url, releases, start, end in spans
+    }
     return Snapshot(
         date=date,
         pages=pages,
@@ -180,12 +189,12 @@ def _requires(items: Any, where: str) -> tuple[str, ...]:
     return tuple(items)
 
 
-@functools.lru_cache(maxsize=256)
 def _parses(text: str) -> bool:
-    """Whether ``text`` is a requirement; each text read once (the rows of a page's
-    releases repeat a few)."""
+    """Whether ``text`` is a requirement; each text parsed once, by the planner's own
+    cached :func:`~resolver_hook.inventory.candidates.requirement` (the rows of a page's
+    releases repeat a few, and the planner reads them again)."""
     try:
-        Requirement(text)
+        requirement(text)
     except InvalidRequirement:
         return False
     return True
@@ -193,25 +202,41 @@ def _parses(text: str) -> bool:
 
 def _list(body: Any, key: str, where: str) -> list[dict[str, Any]]:
     items = body.get(key) if isinstance(body, dict) else None
-    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+    if type(items) is not list or not _DICT.issuperset(map(type, items)):
         raise SnapshotError(f"{where}: a page without a '{key}' list")
     return items
 
 
-def _link(item: Mapping[str, Any], where: str) -> Link:
-    url, filename = item.get("url"), item.get("filename")
-    if not isinstance(url, str) or not isinstance(filename, str):
+def _column(items: list[dict[str, Any]], key: str) -> list[Any]:
+    """Each item's ``key`` (None where it has none), at C speed."""
+    return list(map(dict.get, items, repeat(key)))
+
+
+def _check_links(items: list[dict[str, Any]], where: str) -> None:
+    """Each link row has a ``url`` and a ``filename`` (a JSON document's values are of
+    its own types exactly, so ``type(x) is str`` is ``isinstance``)."""
+    urls, filenames = _column(items, "url"), _column(items, "filename")
+    if not (_TEXT.issuperset(map(type, urls)) and _TEXT.issuperset(map(type, filenames))):
         raise SnapshotError(f"{where}: a link without 'url' and 'filename'")
-    sha = item.get("sha256")
-    meta = item.get("core_metadata")
-    return Link(
-        url=url,
-        filename=filename,
-        hashes={"sha256": sha} if isinstance(sha, str) else {},
-        requires_python=item.get("requires_python") if item.get("requires_python") else None,
-        yanked=item.get("yanked") if isinstance(item.get("yanked"), str) else None,
-        core_metadata=dict(meta) if isinstance(meta, dict) else None,
-    )
+
+
+def _links(items: list[dict[str, Any]]) -> tuple[Link, ...]:
+    """Link rows (checked by :func:`_check_links`) as links, made a column at a time."""
+    columns = {
+        "url": _column(items, "url"),
+        "filename": _column(items, "filename"),
+        "hashes": [{"sha256": x} if type(x) is str else {} for x in _column(items, "sha256")],
+        "requires_python": [x or None for x in _column(items, "requires_python")],
+        "yanked": [x if type(x) is str else None for x in _column(items, "yanked")],
+        "core_metadata": [
+            dict(x) if type(x) is dict else None for x in _column(items, "core_metadata")
+        ],
+    }
+    return tuple(from_columns(Link, columns))
+
+
+_TEXT = frozenset({str})
+_DICT = frozenset({dict})
 
 
 def dump_snapshot(
