@@ -5,6 +5,7 @@ with the range's rules (issue 40, items 1 and 2)."""
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -171,6 +172,29 @@ def test_a_compact_rows_requires_is_a_list_of_requirements(requires: object, err
     row = {"version": "2.7.1+cu128", "evidence": "https://example.org/l", "requires": requires}
     with pytest.raises(SnapshotError, match=error):
         load_snapshot(dump_snapshot(TODAY, {page: []}, {page: [row]}))
+
+
+@pytest.mark.parametrize(
+    ("rows", "error"),
+    [
+        # The first row that is not one gives the error, whatever a later row lacks.
+        ([{"requires": ["triton=="]}, {"version": "2.x"}], "'triton==' is not a requirement"),
+        ([{"version": "2.x"}, {"requires": ["triton=="]}], "'2.x' is not a version"),
+        ([{"version": "2.x"}, {"evidence": None}], "'2.x' is not a version"),
+        ([{"evidence": None}, {"version": "2.x"}], "without 'version' and 'evidence'"),
+        ([{"requires": "x"}, {"version": "2.x"}], "'requires' is not a list of strings"),
+        # A release number past int()'s digits is no InvalidVersion; the row before first.
+        ([{"requires": ["triton=="]}, {"version": "1." + "0" * 5000}], "'triton=='"),
+    ],
+)
+def test_a_snapshots_release_rows_are_refused_at_the_first_that_is_not_one(
+    rows: list[dict[str, object]], error: str
+) -> None:
+    page = "https://download.example.org/whl/cu128/torch/"
+    base = {"version": "2.7.1+cu128", "evidence": "https://example.org/l", "requires": []}
+    doc = dump_snapshot(TODAY, {page: []}, {page: [{**base, **row} for row in rows]})
+    with pytest.raises(SnapshotError, match=re.escape(error)):
+        load_snapshot(doc)
 
 
 def test_the_snapshot_keeps_every_covered_release_and_no_other() -> None:

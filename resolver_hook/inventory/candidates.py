@@ -46,6 +46,7 @@ __all__ = [
     "narrow",
     "place_of",
     "python_of",
+    "releases_by_label",
     "requirement",
     "requires_dist",
 ]
@@ -490,3 +491,16 @@ def requirement(text: str) -> Requirement:
     builds, and the snapshot's release rows, repeat a few dozen lines); callers only
     read it."""
     return Requirement(text)
+
+
+@functools.lru_cache(maxsize=256)
+def releases_by_label(texts: tuple[str, ...]) -> Mapping[str | None, tuple[Version, ...]]:
+    """A page's compact rows (:attr:`~resolver_hook.index.model.Page.releases`) parsed
+    once, by local label (page order kept within each): a range looks only at its own
+    label's releases, not at the whole history of the page for every range; the
+    snapshot's loader checks its rows with it, so the planner finds them parsed
+    (callers only read it)."""
+    out: dict[str | None, list[Version]] = {}
+    for v in map(Version, texts):
+        out.setdefault(v.local, []).append(v)
+    return {label: tuple(vs) for label, vs in out.items()}

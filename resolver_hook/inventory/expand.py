@@ -46,7 +46,6 @@ are not planned (no pin names a page that does not list it).
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from typing import TYPE_CHECKING
@@ -78,6 +77,7 @@ from resolver_hook.inventory.candidates import (
     flavour_places,
     narrow,
     place_of,
+    releases_by_label,
     requirement,
     requires_dist,
 )
@@ -828,23 +828,12 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
     from the page, never with a file name."""
     if f.versions is None or not page.releases:
         return []
-    mine = [v for v in _releases_by_label(page.releases).get(f.version.local, ()) if v not in have]
+    mine = [v for v in releases_by_label(page.releases).get(f.version.local, ()) if v not in have]
     # One filter of the label's releases: packaging parses each bound once for the
     # lot, where contains() would parse them again for every release.
     return [
         replace(f, version=v, versions=None) for v in f.versions.filter(mine, prereleases=False)
     ]
-
-
-@functools.lru_cache(maxsize=256)
-def _releases_by_label(texts: tuple[str, ...]) -> Mapping[str | None, tuple[Version, ...]]:
-    """A page's compact rows parsed once, by local label (page order kept within each):
-    a range looks only at its own label's releases, not at the whole history of the
-    page for every range (callers only read it)."""
-    out: dict[str | None, list[Version]] = {}
-    for v in map(Version, texts):
-        out.setdefault(v.local, []).append(v)
-    return {label: tuple(vs) for label, vs in out.items()}
 
 
 def covered_releases(

@@ -30,7 +30,7 @@ from resolver_hook.ground.cache import load_json
 from resolver_hook.ground.valueclass import field, from_columns, valueclass
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.inventory.candidates import requirement
+from resolver_hook.inventory.candidates import releases_by_label, requirement
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
 
 __all__ = [
@@ -164,6 +164,20 @@ def _releases(body: Any, where: str) -> list[tuple[str, str, tuple[str, ...]]]:
     releases a cited source says it lists, without files, each with the
     ``Requires-Dist`` lines a source gives for it (``requires``); none when absent."""
     items = body.get("releases", []) if isinstance(body, dict) else []
+    if type(items) is list and _DICT.issuperset(map(type, items)):
+        versions = tuple(_column(items, "version"))
+        sources = _column(items, "evidence")
+        if _TEXT.issuperset(map(type, versions)) and _TEXT.issuperset(map(type, sources)):
+            try:  # each version parsed once, here and for the planner (cached)
+                releases_by_label(versions)
+            except ValueError:  # InvalidVersion: the rows are read one by one below
+                pass
+            else:
+                return [
+                    (v, source, _requires(item.get("requires", []), where))
+                    for v, source, item in zip(versions, sources, items, strict=True)
+                ]
+    # One row at a time, to the first that is not one (the error a row by row read gives).
     out = []
     for item in items if isinstance(items, list) else [None]:
         version = item.get("version") if isinstance(item, dict) else None
