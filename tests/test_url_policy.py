@@ -197,3 +197,34 @@ def test_a_pages_links_are_each_judged_as_alone(odd: str) -> None:
         alone = [url_problem(url, allow_insecure=insecure) for url in urls]
         assert each_url_problem(urls, allow_insecure=insecure) == alone
         assert each_url_problem(urls[:1], allow_insecure=insecure) == [None]
+
+
+CHARACTERS = [*map(chr, range(256)), "\u2028", "\u00e9", "\U0001f600", "\ufeff"]
+
+
+@pytest.mark.parametrize("where", [0, 1, 2], ids=["first", "middle", "last"])
+def test_every_character_is_judged_among_a_pages_links_as_alone(where: int) -> None:
+    """Each character of the first 256 and a few beyond, in any link of a page: what
+    the link is told among links that pass is what url_problem tells it alone, and a
+    URL is clean (checked whole) exactly when it is printable ASCII without a space or
+    a forbidden character."""
+    from resolver_hook.manifest.urls import (
+        FORBIDDEN_URL_CHARACTERS,
+        _clean,
+        each_url_problem,
+        url_problem,
+    )
+
+    base = ["https://files.example.org/a/demo-1.0-py3-none-any.whl"] * 3
+    for ch in CHARACTERS:
+        urls = list(base)
+        urls[where] = f"https://files.example.org/a/{ch}/demo-1.0-py3-none-any.whl"
+        alone = [url_problem(url) for url in urls]
+        assert each_url_problem(urls, allow_insecure=False) == alone, repr(ch)
+        text = "".join(urls)
+        assert _clean(text) == (
+            text.isascii()
+            and text.isprintable()
+            and " " not in text
+            and not any(c in text for c in FORBIDDEN_URL_CHARACTERS)
+        ), repr(ch)

@@ -85,13 +85,15 @@ def each_url_problem(urls: list[str], *, allow_insecure: bool) -> list[str | Non
 def _clean(text: str) -> bool:
     """Printable ASCII (which holds one space, " ") without a space or a forbidden
     character, checked whole: a plan checks thousands of URLs, and one character at a
-    time costs more than the rest of reading them."""
-    return (
-        text.isascii()
-        and text.isprintable()
-        and " " not in text
-        and not any(ch in text for ch in FORBIDDEN_URL_CHARACTERS)
-    )
+    time costs more than the rest of reading them. ASCII's printable characters but the
+    space are ``!`` to ``~``: the bytes left when those allowed are deleted are the
+    others (one pass in C; ``str.isprintable`` looks up each character's Unicode
+    category, ~5x slower on a page's URLs)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _ALLOWED)
+
+
+# The bytes a clean URL is made of: printable ASCII, less the space and the forbidden.
+_ALLOWED = bytes(c for c in range(0x21, 0x7F) if chr(c) not in FORBIDDEN_URL_CHARACTERS)
 
 
 def _problem(url: str, *, allow_insecure: bool) -> str | None:
