@@ -101,6 +101,9 @@ class Machine:
         # Per manifest, computed once: (any flavour needs NVIDIA, any needs ROCm). Asking
         # it per flavour made resolution quadratic in the number of flavours.
         self._accelerated: dict[int, tuple[Manifest, bool, bool]] = {}
+        # Rule 1's platform failure by the platforms a build is for (a page's tag sets
+        # name a few lists of platforms).
+        self._platform_failures: dict[tuple[str, ...], Failure] = {}
         # A wheel's rule-1 outcome by its tags and requires-python (_tag_failures).
         self.wheel_tags: dict[
             tuple[frozenset[Tag], int],
@@ -118,6 +121,15 @@ class Machine:
             hit = (manifest, nvidia, rocm)
             self._accelerated[id(manifest)] = hit
         return hit[1], hit[2]
+
+    def platform_failure(self, plats: Sequence[str]) -> Failure:
+        """Rule 1's failure of a build for ``plats`` on this machine, made once per list."""
+        key = tuple(plats)
+        hit = self._platform_failures.get(key)
+        if hit is None:
+            reason = platform_reason(key, self.profile)
+            hit = self._platform_failures[key] = Failure(rule="tags", reason=reason)
+        return hit
 
     def runs_accelerated(self, manifest: Manifest) -> bool:
         """Whether this machine has an accelerator some build of ``manifest`` is for
@@ -157,7 +169,7 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     out: list[Failure] = []
     # Index flavour: platforms and Pythons as listed.
     if f.platforms and not any(pl in m.platforms for pl in f.platforms):
-        out.append(Failure(rule="tags", reason=platform_reason(sorted(f.platforms), p)))
+        out.append(m.platform_failure(sorted(f.platforms)))
     if f.python and p.python_label not in f.python:
         out.append(Failure(rule="python", reason=python_reason(f.python, p)))
     if out or not f.platforms:
@@ -185,7 +197,7 @@ def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...
     py_ok = any((t.interpreter, t.abi) in m.interp_abi for t in f.tags)
     plat_ok = any(pl in m.platforms for pl in plats)
     if not plat_ok:
-        out.append(Failure(rule="tags", reason=platform_reason(plats, p)))
+        out.append(m.platform_failure(plats))
     if not py_ok:
         pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
         out.append(Failure(rule="python", reason=python_reason(pys, p)))
