@@ -354,7 +354,9 @@ def collect(cwd: Path) -> load.ManifestSet:
 
 def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule 1 of a wheel depends on its tags and requires-python only: a page's files
-    share a few dozen tag sets, and each is judged (and said in words) once a plan."""
+    share a few dozen tag sets, and each is judged once a plan; the words for the
+    platforms it is built for are made once per list of them (tag sets of two Pythons
+    for one platform share them)."""
     said: list[object] = []
     platform_reason = rules.platform_reason
 
@@ -363,10 +365,11 @@ def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.Monkey
         return platform_reason(plats, p)  # type: ignore[arg-type]
 
     monkeypatch.setattr(rules, "platform_reason", counted)
-    base = "https://x.org/pkg-1.{0}-cp312-cp312-{1}.whl"
+    base = "https://x.org/pkg-1.{0}-{1}-{1}-{2}.whl"
     wheels = [
-        {"url": base.format(i, plat), "cuda": ">=12.0", "gpu": ["sm_100"]}
+        {"url": base.format(i, py, plat), "cuda": ">=12.0", "gpu": ["sm_100"]}
         for i in range(20)
+        for py in ("cp312", "cp311")
         for plat in ("win_amd64", "manylinux_2_28_x86_64")
     ]
     pkg = parse_manifest({"package": {"name": "pkg"}, "wheel": wheels}, source="pkg.toml")
@@ -374,7 +377,7 @@ def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.Monkey
     chosen = plan.package("pkg")
     assert chosen is not None
     assert chosen.version == "1.19"
-    assert said == [["win_amd64"]]
+    assert said == [("win_amd64",)]
 
 
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from resolver_hook.manifest import (
     parse_manifest,
 )
 from resolver_hook.portable.cuda import uncovered
-from resolver_hook.resolve import Plan, marker_environment, resolve, rules
+from resolver_hook.resolve import Plan, marker_environment, resolve
 from tests.frozen import frozen_manifests
 from tests.paths import DATA
 
@@ -811,27 +811,3 @@ def test_unjudged_packages_with_the_same_reason_are_warned_once() -> None:
     lines = render_unjudged(p, strict=False).splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("warning: nvidia-cublas-cu12, nvidia-cudnn-cu12: UNJUDGED: ")
-
-
-def test_a_platform_failure_is_worded_once_per_list_of_platforms(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every flavour built for other platforms fails rule 1 with the same words for the
-    same platforms: they are made once per list (a plan judges hundreds of files of a
-    few dozen tag sets), and the plan says what it said."""
-    worded: list[tuple[str, ...]] = []
-    real = rules.platform_reason
-
-    def counting(plats: tuple[str, ...], p: object) -> str:
-        worded.append(tuple(plats))
-        return real(plats, p)  # type: ignore[arg-type]
-
-    before = plan("linux-x86_64-py312-cuda13.0-sm100", "torch", "flash-attn", "natten").to_dict()
-    monkeypatch.setattr(rules, "platform_reason", counting)
-    after = plan("linux-x86_64-py312-cuda13.0-sm100", "torch", "flash-attn", "natten")
-    assert after.to_dict() == before
-    assert worded
-    assert len(worded) == len(set(worded))
-    assert any(
-        "built for" in f.reason for p in after.packages for r in p.rejected for f in r.failures
-    )
