@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence, Set
+from operator import attrgetter
 from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -28,7 +29,7 @@ from packaging.utils import BuildTag, InvalidWheelFilename, NormalizedName, cano
 from packaging.version import Version
 
 from resolver_hook.errors import ResolverHookError
-from resolver_hook.ground.valueclass import valueclass
+from resolver_hook.ground.valueclass import from_columns, valueclass
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text, parse_wheel_name
@@ -181,17 +182,18 @@ def candidates(
     ]
     mine.sort()
     links = page.links
+    if yanked is None:  # a yanked file is planned only for an exact pin: not parsed
+        mine = [i for i in mine if links[i].yanked is None]
     out: list[Candidate] = []
-    for i in mine:
-        if links[i].is_yanked and yanked is None:
-            continue
-        parsed = files.file(i)
+    for parsed in files.files(mine):
         if parsed is None:
             continue
         c, local, tag_places, pairs = parsed
         if c.name != name or local != label:
             continue
-        if c.link.is_yanked and not (yanked is not None and yanked.contains(c.version, True)):
+        if c.link.yanked is not None and not (
+            yanked is not None and yanked.contains(c.version, True)
+        ):
             continue
         # The flavour's platforms name an OS and architecture (the planner checks the
         # exact tags, glibc included, against the machine).
@@ -202,12 +204,13 @@ def candidates(
         if allowed is not None and allowed.isdisjoint(pairs):
             continue
         out.append(c)
-    out.sort(key=lambda c: c.filename)
+    out.sort(key=_FILENAME)
     # Newest first: each release compared once, not each file (a page lists dozens of
     # files per release); the sort is stable, equal releases keep the filename order.
-    rank = {v: i for i, v in enumerate(sorted({c.version for c in out}))}
-    out.sort(key=lambda c: rank[c.version], reverse=True)
-    return out
+    versions = list(map(_VERSION, out))
+    rank = {v: i for i, v in enumerate(sorted(set(versions)))}
+    keys = list(map(rank.__getitem__, versions))
+    return [out[i] for i in sorted(range(len(out)), key=keys.__getitem__, reverse=True)]
 
 
 _Fields = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
@@ -230,31 +233,69 @@ class _PageFiles:
         self.bounded, self.groups = _tag_groups(page.links)
         self.parsed: dict[int, _File | None] = {}
 
-    def file(self, i: int) -> _File | None:
-        """The ``i``-th link's candidate and what its tags say; None: no wheel's name."""
-        try:
-            return self.parsed[i]
-        except KeyError:
-            pass
-        link = self.page.links[i]
-        found = _wheel_fields(link.filename) if self.bounded else _wheel_name(link.filename)
-        out: _File | None = None
-        if found is not None:
-            wname, version, tags = found
-            c = Candidate(
-                name=wname,
-                version=version,
-                filename=link.filename,
-                url=link.url,
-                tags=tags,
-                sha256=link.sha256,
-                requires_python=_specifier(link.requires_python),
-                link=link,
-                page=self.page,
+    def files(self, indices: Sequence[int]) -> list[_File | None]:
+        """The candidates of the links at ``indices`` and what their tags say (None: no
+        wheel's name), in that order. Those not asked for before are made at once, a
+        column per field (:func:`from_columns`): a flavour asks for dozens."""
+        parsed = self.parsed
+        todo = [i for i in indices if i not in parsed]
+        if todo:
+            self._parse(todo)
+        return list(map(parsed.__getitem__, indices))
+
+    def _parse(self, todo: list[int]) -> None:
+        page = self.page
+        links = list(map(page.links.__getitem__, todo))
+        filenames = list(map(_FILENAME, links))
+        read = _wheel_fields if self.bounded else _wheel_name
+        found = list(map(read, filenames))
+        rows = [k for k, x in enumerate(found) if x is not None]
+        if len(rows) < len(todo):
+            for k, x in enumerate(found):
+                if x is None:
+                    self.parsed[todo[k]] = None
+            links = [links[k] for k in rows]
+            filenames = [filenames[k] for k in rows]
+            todo = [todo[k] for k in rows]
+            found = [found[k] for k in rows]
+        fields = [x for x in found if x is not None]
+        versions = [x[1] for x in fields]
+        tags = [x[2] for x in fields]
+        made = from_columns(
+            Candidate,
+            {
+                "name": [x[0] for x in fields],
+                "version": versions,
+                "filename": filenames,
+                "url": list(map(_URL, links)),
+                "tags": tags,
+                "sha256": [x.hashes.get("sha256") for x in links],
+                "requires_python": list(map(_specifier, map(_REQUIRES_PYTHON, links))),
+                "link": links,
+                "page": [page] * len(links),
+            },
+        )
+        # A page's files share a few dozen versions and tag sets: each read once.
+        labels: dict[int, str | None] = {}
+        for v in versions:
+            if id(v) not in labels:
+                labels[id(v)] = v.local
+        self.parsed.update(
+            zip(
+                todo,
+                [
+                    (c, labels[id(v)], *_read_tags(t))
+                    for c, v, t in zip(made, versions, tags, strict=True)
+                ],
+                strict=True,
             )
-            out = (c, version.local, *_read_tags(tags))
-        self.parsed[i] = out
-        return out
+        )
+
+
+_FILENAME = attrgetter("filename")
+_URL = attrgetter("url")
+_VERSION = attrgetter("version")
+_REQUIRES_PYTHON = attrgetter("requires_python")
 
 
 # The files of the pages read, by the identity of the page: every flavour of a page
@@ -287,8 +328,20 @@ def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | Non
         and check_version_text("\n".join(names), max_length=None) is None
     )
     groups: dict[_Fields | None, list[int]] = {}
+    # What :func:`_tag_fields` says, read once per text of the three tag fields (a
+    # page's names share a few dozen): each name is cut, not parsed.
+    by_tail: dict[str, _Fields] = {}
     for i, name in wheels:
-        groups.setdefault(_tag_fields(name, bounded=bounded), []).append(i)
+        stem = name[:-4]
+        dashes = stem.count("-")
+        if dashes not in (4, 5) or not (bounded or check_version_text(name) is None):
+            fields = None
+        else:
+            tail = stem.split("-", dashes - 2)[-1]
+            fields = by_tail.get(tail)
+            if fields is None:
+                fields = by_tail[tail] = _tag_set(*tail.lower().split("-"))
+        groups.setdefault(fields, []).append(i)
     return bounded, list(groups.items())
 
 
