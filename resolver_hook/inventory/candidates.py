@@ -25,14 +25,20 @@ from typing import Protocol
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag, compatible_tags, cpython_tags
-from packaging.utils import BuildTag, InvalidWheelFilename, NormalizedName, canonicalize_name
+from packaging.utils import (
+    BuildTag,
+    InvalidWheelFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_wheel_filename,
+)
 from packaging.version import Version
 
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.ground.valueclass import from_columns, valueclass
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text, parse_wheel_name
+from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.portable.platforms import parse_platform
 
@@ -207,9 +213,13 @@ def candidates(
     out.sort(key=_FILENAME)
     # Newest first: each release compared once, not each file (a page lists dozens of
     # files per release); the sort is stable, equal releases keep the filename order.
-    versions = list(map(_VERSION, out))
-    rank = {v: i for i, v in enumerate(sorted(set(versions)))}
-    keys = list(map(rank.__getitem__, versions))
+    # The files of a release share its version object: each object is ranked once, by
+    # its identity (two objects of equal versions get one rank).
+    versions = list(map(id, map(_VERSION, out)))
+    one = dict(zip(versions, map(_VERSION, out), strict=True))
+    rank = {v: i for i, v in enumerate(sorted(one.values()))}
+    by_id = {k: rank[v] for k, v in one.items()}
+    keys = list(map(by_id.__getitem__, versions))
     return [out[i] for i in sorted(range(len(out)), key=keys.__getitem__, reverse=True)]
 
 
@@ -481,9 +491,13 @@ def _tags_field(text: str) -> frozenset[Tag] | None:
 def _field(
     filename: str,
 ) -> tuple[NormalizedName, Version, BuildTag, frozenset[Tag]] | None:
-    """:func:`parse_wheel_name` of a name made to read one field; None when refused."""
+    """:func:`~resolver_hook.limits.parse_wheel_name` of a name made to read one field;
+    None when refused. Its two steps called here, as that function calls them, without
+    its in-function import (a few microseconds each of some 350 fields a plan reads)."""
+    if check_version_text(filename) is not None:
+        return None
     try:
-        return parse_wheel_name(filename)
+        return parse_wheel_filename(filename)
     except InvalidWheelFilename:
         return None
 

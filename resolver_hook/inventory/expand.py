@@ -341,10 +341,12 @@ class _Context:
         self._lock = threading.Lock()
         self._failed: list[str] = []  # metadata files that could not be used, and why
         self._candidates: dict[tuple[object, ...], tuple[Page, list[Candidate]]] = {}
+        # What a flavour's files are read by (see candidates), by its identity.
+        self._reads: dict[tuple[int, bool], tuple[IndexFlavour, tuple[object, ...]]] = {}
         self._requires: dict[str, tuple[Requirement, ...] | None] = {}
         self._runs: dict[int, tuple[list[Candidate], list[Sequence[Candidate]]]] = {}
         self._wanted: dict[int, tuple[frozenset[Tag], bool]] = {}
-        self._ranges: dict[tuple[int, Version], tuple[SpecifierSet, bool]] = {}
+        self._ranges: dict[tuple[int, int], tuple[SpecifierSet, Version, bool]] = {}
         self._yanked: dict[tuple[int, int], tuple[IndexFlavour, Page, bool]] = {}
         # Requirements that pin a version exactly, by name; those of them no file
         # that is not yanked satisfies (their yanked files are planned: PEP 592).
@@ -372,14 +374,18 @@ class _Context:
         ``anywhere``: those of ``f`` on every platform and Python (:func:`_anywhere`),
         that flavour made only when its list is."""
         yanked = self._yanked_ok.get(f.name)
-        key = (
-            id(page),
-            distribution_of(f),
-            f.version.local,
-            frozenset() if anywhere else frozenset(f.platforms),
-            frozenset() if anywhere else frozenset(f.python),
-            str(yanked),
-        )
+        reads = self._reads.get((id(f), anywhere))
+        if reads is None or reads[0] is not f:
+            reads = self._reads[id(f), anywhere] = (
+                f,
+                (
+                    distribution_of(f),
+                    f.version.local,
+                    frozenset() if anywhere else frozenset(f.platforms),
+                    frozenset() if anywhere else frozenset(f.python),
+                ),
+            )
+        key = (id(page), *reads[1], str(yanked))
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
             if anywhere and (f.platforms or f.python):
@@ -696,13 +702,14 @@ class _Context:
 
     def _in_range(self, versions: SpecifierSet, v: Version) -> bool:
         """``versions.contains(v)`` (no pre-releases), once per range and release: a
-        page lists dozens of files of one release."""
-        key = (id(versions), v)
+        page lists dozens of files of one release, sharing its version object (looked
+        up by its identity, with no hash of the version computed)."""
+        key = (id(versions), id(v))
         hit = self._ranges.get(key)
-        if hit is None or hit[0] is not versions:
-            hit = (versions, versions.contains(v, prereleases=False))
+        if hit is None or hit[0] is not versions or hit[1] is not v:
+            hit = (versions, v, versions.contains(v, prereleases=False))
             self._ranges[key] = hit
-        return hit[1]
+        return hit[2]
 
     def _yanked_only(self, g: IndexFlavour, page: Page) -> bool:
         """Whether ``page`` lists files of ``g``'s release for its platforms and
