@@ -339,20 +339,31 @@ def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | Non
     )
     groups: dict[_Fields | None, list[int]] = {}
     # What :func:`_tag_fields` says, read once per text of the three tag fields (a
-    # page's names share a few dozen): each name is cut, not parsed.
-    by_tail: dict[str, _Fields] = {}
-    for i, name in wheels:
-        stem = name[:-4]
-        dashes = stem.count("-")
-        if dashes not in (4, 5) or not (bounded or check_version_text(name) is None):
-            fields = None
-        else:
-            tail = stem.split("-", dashes - 2)[-1]
-            fields = by_tail.get(tail)
-            if fields is None:
-                fields = by_tail[tail] = _tag_set(*tail.lower().split("-"))
-        groups.setdefault(fields, []).append(i)
+    # page's names share a few dozen): each name is cut, not parsed, in one pass.
+    if bounded:
+        tails = [
+            name[:-4].split("-", dashes - 2)[-1] if (dashes := name.count("-")) in (4, 5) else ""
+            for name in names
+        ]
+    else:
+        tails = list(map(_tail, names))
+    by_tail: dict[str, list[int]] = {}
+    for (i, _), tail in zip(wheels, tails, strict=True):
+        by_tail.setdefault(tail, []).append(i)
+    for tail, members in by_tail.items():
+        fields = _tag_set(*tail.lower().split("-")) if tail else None
+        groups.setdefault(fields, []).extend(members)
     return bounded, list(groups.items())
+
+
+def _tail(filename: str) -> str:
+    """A ``.whl`` name's last three fields (its tags' text); "" when it is no wheel's
+    name or past the version bounds."""
+    stem = filename[:-4]
+    dashes = stem.count("-")
+    if dashes not in (4, 5) or check_version_text(filename) is not None:
+        return ""
+    return stem.split("-", dashes - 2)[-1]
 
 
 def _tag_fields(filename: str, *, bounded: bool = False) -> _Fields | None:
