@@ -72,7 +72,8 @@ def test_the_python_check_is_packagings_verdict(interp: str, abi: str, pythons: 
     # left out, never one it would refuse let through).
     module = sys.modules["resolver_hook.inventory.candidates"]
     allowed = module._python_pairs(frozenset(pythons))
-    fields = module._tag_fields(filename)  # None: a name the parser must read
+    # The page's names grouped by their tag fields (None: a name the parser must read).
+    _bounded, ((fields, _members),) = module._tag_groups(page.links)
     fits = fields is None or module._fields_fit(fields, {("linux", "x86_64")}, allowed)
     assert fits == want
 

@@ -338,7 +338,7 @@ def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | Non
         and check_version_text("\n".join(names), max_length=None) is None
     )
     groups: dict[_Fields | None, list[int]] = {}
-    # What :func:`_tag_fields` says, read once per text of the three tag fields (a
+    # What the three tag fields say (:func:`_tag_set`), read once per text of them (a
     # page's names share a few dozen): each name is cut, not parsed, in one pass.
     if bounded:
         tails = [
@@ -364,17 +364,6 @@ def _tail(filename: str) -> str:
     if dashes not in (4, 5) or check_version_text(filename) is not None:
         return ""
     return stem.split("-", dashes - 2)[-1]
-
-
-def _tag_fields(filename: str, *, bounded: bool = False) -> _Fields | None:
-    """The places (OS, arch) and (interpreter, ABI) pairs a wheel name's tag fields name
-    (:func:`_tag_set`), None when it is no wheel's name or past the version bounds
-    (``bounded``: known to be within them)."""
-    stem = filename[:-4].lower()
-    if stem.count("-") not in (4, 5) or not (bounded or check_version_text(filename) is None):
-        return None
-    _rest, interps, abis, plats = stem.rsplit("-", 3)
-    return _tag_set(interps, abis, plats)
 
 
 def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]:
