@@ -178,8 +178,9 @@ def from_columns(cls: type[T], columns: Mapping[str, Sequence[Any]]) -> list[T]:
     """Instances of the value class ``cls``, one per row of ``columns`` (a sequence of
     values for each of its fields, every field named, all of one length): what
     ``cls(**row)`` makes for each row, no defaults or factories involved. Each field is
-    set column by column through its slot (at C speed, no ``__init__`` call per
-    instance): under half the time for the thousands of links of an index page."""
+    set column by column as ``__init__`` sets it (:func:`_setter`: at C speed through
+    its slot), no ``__init__`` call per instance: under half the time for the thousands
+    of links of an index page."""
     names = cls.__value_names__  # type: ignore[attr-defined]
     if set(columns) != set(names):
         raise TypeError(f"{cls.__qualname__}: columns {sorted(columns)}, fields {sorted(names)}")
@@ -190,9 +191,7 @@ def from_columns(cls: type[T], columns: Mapping[str, Sequence[Any]]) -> list[T]:
         raise TypeError(f"{cls.__qualname__}: its own __new__ is not supported")
     made: list[T] = list(map(object.__new__, repeat(cls, sizes.pop() if sizes else 0)))
     for name in names:
-        slot = getattr(cls, name)
-        assert isinstance(slot, MemberDescriptorType), name  # every field is a slot
-        deque(map(slot.__set__, made, columns[name]), 0)
+        deque(map(_setter(cls, name), made, columns[name]), 0)
     return made
 
 
@@ -316,12 +315,12 @@ def _init_of(
         if frozen:
             given[f"__value_set_{i}"] = _setter(cls, name)
     template = _template(frozen, kw_only, tuple(f.default_factory is not MISSING for f in every))
-    # The template's own names are its fields' (_0, _1, ...) and the __value_ ones: only
-    # the former are put in for (no field can be named __value_...: see _template).
+    # The template's own names are its fields' (_0, _1, ...: its parameters, and a
+    # mutable class's attributes) and the __value_ ones: only the former are put in for
+    # (no field can be named __value_...: see _template).
     real = {f"_{i}": name for i, name in enumerate(names)}
     code = template.replace(
         co_varnames=("self", *names),
-        co_consts=tuple(real.get(c, c) if type(c) is str else c for c in template.co_consts),
         co_names=tuple(real.get(n, n) for n in template.co_names),
         co_filename=f"<value {cls.__module__}.{cls.__qualname__}>",
     )
