@@ -340,13 +340,7 @@ def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | Non
     groups: dict[_Fields | None, list[int]] = {}
     # What the three tag fields say (:func:`_tag_set`), read once per text of them (a
     # page's names share a few dozen): each name is cut, not parsed, in one pass.
-    if bounded:
-        tails = [
-            name[:-4].split("-", dashes - 2)[-1] if (dashes := name.count("-")) in (4, 5) else ""
-            for name in names
-        ]
-    else:
-        tails = list(map(_tail, names))
+    tails = [_tail(name, bounded=bounded) for name in names]
     by_tail: dict[str, list[int]] = {}
     for (i, _), tail in zip(wheels, tails, strict=True):
         by_tail.setdefault(tail, []).append(i)
@@ -356,12 +350,12 @@ def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | Non
     return bounded, list(groups.items())
 
 
-def _tail(filename: str) -> str:
+def _tail(filename: str, *, bounded: bool) -> str:
     """A ``.whl`` name's last three fields (its tags' text); "" when it is no wheel's
-    name or past the version bounds."""
+    name or past the version bounds (``bounded``: known to be within them)."""
     stem = filename[:-4]
     dashes = stem.count("-")
-    if dashes not in (4, 5) or check_version_text(filename) is not None:
+    if dashes not in (4, 5) or not (bounded or check_version_text(filename) is None):
         return ""
     return stem.split("-", dashes - 2)[-1]
 
