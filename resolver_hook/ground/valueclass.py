@@ -31,6 +31,8 @@ from operator import attrgetter
 from types import CodeType, FunctionType, MappingProxyType, MemberDescriptorType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from resolver_hook.ground._valueinits import SHAPES as _SHIPPED
+
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
 else:  # typing has it from Python 3.11; only the type checker reads it
@@ -47,6 +49,7 @@ __all__ = [
     "from_columns",
     "is_value",
     "replace",
+    "template_text",
     "valueclass",
 ]
 
@@ -317,12 +320,13 @@ def _init_of(
     template = _template(frozen, kw_only, tuple(f.default_factory is not MISSING for f in every))
     # The template's own names are its fields' (_0, _1, ...: its parameters, and a
     # mutable class's attributes) and the __value_ ones: only the former are put in for
-    # (no field can be named __value_...: see _template).
+    # (no field can be named __value_...: see template_text).
     real = {f"_{i}": name for i, name in enumerate(names)}
     code = template.replace(
         co_varnames=("self", *names),
         co_names=tuple(real.get(n, n) for n in template.co_names),
         co_filename=f"<value {cls.__module__}.{cls.__qualname__}>",
+        co_firstlineno=1,  # as compiled on its own, where a shipped one starts further down
     )
     init: Any = FunctionType(code, given, "__init__")
     if kw_only:
@@ -346,26 +350,33 @@ def _setter(cls: type, name: str) -> Callable[[object, object], None]:
 
 # The compiled ``__init__`` of each shape met: frozen or not, keyword-only or not, and
 # which of its fields have a factory. A process makes some forty value classes of a
-# few dozen shapes; compiling costs ~70 us plus ~30 us per field, putting the names in
-# ~10 us.
-_TEMPLATES: dict[tuple[bool, bool, tuple[bool, ...]], CodeType] = {}
+# few dozen shapes; compiling costs ~70 us plus ~30 us per field (2.3 ms for the
+# classes a plan imports), putting the names in ~10 us. The shapes this package's own
+# classes have are written out in _valueinits.py, whose bytecode is compiled when the
+# package is installed: only a shape not there is compiled here.
+_TEMPLATES: dict[tuple[bool, bool, tuple[bool, ...]], CodeType] = dict(_SHIPPED)
 
 
 def _template(frozen: bool, kw_only: bool, factories: tuple[bool, ...]) -> CodeType:
     """The code of ``__init__`` for fields named ``_0``, ``_1``, ... (``factories``: which
-    have one). Its other names start with ``__value_``: in a class statement such a name
-    is mangled (``_Class__value_...``), so no field can be one of them."""
+    have one): :func:`template_text` compiled, or the same text shipped compiled."""
     key = (frozen, kw_only, factories)
     code = _TEMPLATES.get(key)
     if code is None:
-        lines = []
-        for i, made in enumerate(factories):
-            got = f"__value_make_{i}() if _{i} is __value_factory else _{i}" if made else f"_{i}"
-            lines.append(f"__value_set_{i}(self, {got})" if frozen else f"self._{i} = {got}")
-        params = ", ".join(f"_{i}" for i in range(len(factories)))
-        star = "*, " if kw_only and factories else ""
-        text = f"def __init__(self, {star}{params}):\n"
-        text += "".join(f"    {line}\n" for line in lines) if lines else "    pass\n"
-        module = compile(text, "<value>", "exec")
+        module = compile(template_text(frozen, kw_only, factories), "<value>", "exec")
         code = _TEMPLATES[key] = next(c for c in module.co_consts if isinstance(c, CodeType))
     return code
+
+
+def template_text(frozen: bool, kw_only: bool, factories: tuple[bool, ...]) -> str:
+    """The source of ``__init__`` for a shape. Its names other than the fields' start
+    with ``__value_``: in a class statement such a name is mangled
+    (``_Class__value_...``), so no field can be one of them."""
+    lines = []
+    for i, made in enumerate(factories):
+        got = f"__value_make_{i}() if _{i} is __value_factory else _{i}" if made else f"_{i}"
+        lines.append(f"__value_set_{i}(self, {got})" if frozen else f"self._{i} = {got}")
+    params = ", ".join(f"_{i}" for i in range(len(factories)))
+    star = "*, " if kw_only and factories else ""
+    text = f"def __init__(self, {star}{params}):\n"
+    return text + ("".join(f"    {line}\n" for line in lines) if lines else "    pass\n")
