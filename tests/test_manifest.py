@@ -646,6 +646,40 @@ def test_a_value_entries_share_is_read_once_and_its_problems_said_at_each() -> N
     )
 
 
+def test_a_value_manifests_share_is_read_once_in_a_process() -> None:
+    """The manifests of one plan repeat each other's values (torch's kernel lists, CUDA
+    ranges and dates in torchvision's): a good one is one value for all of them."""
+
+    def manifest(name: str) -> dict[str, object]:
+        entry = {
+            "url": f"https://x.org/{name}/",
+            "versions": ">=0.5.1,<0.6",
+            "label": "cu129",
+            "cuda": ">=12.8.1",
+            "cuda_runtime": "12.9",
+            "gpu": ["sm_80", "sm_89", "sm_121a"],
+            "python": ["3.12", "3.13t"],
+            "evidence": "https://x.org/notes/0.5.1",
+            "checked": "2026-11-29",
+        }
+        return {"package": {"name": name}, "index": [entry]}
+
+    (a,) = parse_manifest(manifest("alpha"), source="a").indexes
+    (b,) = parse_manifest(manifest("beta"), source="b").indexes
+    assert (a.version, a.versions, a.python) == (b.version, b.versions, b.python)
+    for field in ("version", "versions", "python"):
+        assert getattr(a, field) is getattr(b, field), field
+    for field in ("cuda", "cuda_runtime", "gpu", "checked"):
+        assert getattr(a.needs, field) is getattr(b.needs, field), field
+
+
+def test_a_url_read_under_one_url_policy_is_judged_again_under_the_other() -> None:
+    url = "http://127.0.0.1:8123/tilert-1.0-py3-none-any.whl"
+    assert parse_manifest(tilert(url=url), allow_insecure=True).wheels[0].url == url
+    with pytest.raises(ManifestError, match="is plain http, not https"):
+        parse_manifest(tilert(url=url))
+
+
 @pytest.mark.parametrize(
     ("versions", "label", "version"),
     [

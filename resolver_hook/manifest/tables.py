@@ -65,8 +65,11 @@ class TableReader:
         self._shared: dict[object, object] = {}
         # Values read and found valid, by kind and text (or a list's texts): a manifest
         # repeats a few (``cuda = ">=13.0"`` on most of its entries, a kernel list on an
-        # entry per page), each parsed and checked once.
-        self.valid: dict[tuple[str, str | tuple[str, ...]], object] = {}
+        # entry per page), and the manifests of one plan repeat each other's (torch's
+        # kernel lists, CUDA ranges and dates in torchvision's): each parsed and checked
+        # once in a process. What is kept depends on the text alone (a coupling's kind
+        # names its package), or on the URL policy too: one table per policy.
+        self.valid = _VALID[bool(allow_insecure)]
 
     @property
     def problems(self) -> list[str]:
@@ -184,6 +187,9 @@ class TableReader:
             return False
         self.valid["url", url] = url
         return True
+
+
+_VALID: dict[bool, dict[tuple[str, str | tuple[str, ...]], object]] = {False: {}, True: {}}
 
 
 def _join(path: str, key: str) -> str:

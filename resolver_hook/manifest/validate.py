@@ -231,15 +231,17 @@ def _read_index(c: TableReader, t: Mapping[str, Any], path: str, name: str) -> I
 
 def _read_list(c: TableReader, t: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
     """``platforms`` or ``python``: strings that each match the key's pattern; a list
-    the document repeats (an entry per release) is checked once."""
+    the document repeats (an entry per release) is checked once, and is one tuple."""
     items = c.strings(t, key, path) or ()
-    if c.valid.get((key, items)) is None:
-        pattern, what = _LISTS[key]
-        bad = [(i, item) for i, item in enumerate(items) if not pattern.fullmatch(item)]
-        for i, item in bad:
-            c.bad(f"{_join(path, key)}[{i}]", what.format(item))
-        if not bad:
-            c.valid[key, items] = items
+    known = c.valid.get((key, items))
+    if known is not None:
+        return cast(tuple[str, ...], known)
+    pattern, what = _LISTS[key]
+    bad = [(i, item) for i, item in enumerate(items) if not pattern.fullmatch(item)]
+    for i, item in bad:
+        c.bad(f"{_join(path, key)}[{i}]", what.format(item))
+    if not bad:
+        c.valid[key, items] = items
     return items
 
 
