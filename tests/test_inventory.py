@@ -717,6 +717,17 @@ def test_a_name_read_field_by_field_is_the_name_read_whole(filename: str) -> Non
     assert module._wheel_name(filename) == whole
 
 
+def test_a_long_version_field_is_read_as_the_whole_name_reads_it() -> None:
+    """The version field is read by ``Version`` alone, as ``packaging`` reads it in the
+    whole name: a name within the length bound is not refused because its version field
+    is long (a name made to read the field alone was past the bound)."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    version = "1" + ".0" * 119
+    filename = f"x-{version}-a-b-c.whl"
+    name, parsed, _build, tags = parse_wheel_name(filename)
+    assert module._wheel_name(filename) == (name, parsed, tags)
+
+
 class _Served:
     """A primary source that gives one page as read (no core metadata on its links)."""
 

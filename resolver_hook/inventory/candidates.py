@@ -32,7 +32,7 @@ from packaging.utils import (
     canonicalize_name,
     parse_wheel_filename,
 )
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.errors import ResolverHookError
 from resolver_hook.ground.valueclass import from_columns, valueclass
@@ -467,8 +467,13 @@ def _name_field(text: str) -> NormalizedName | None:
 
 @functools.lru_cache(maxsize=4096)
 def _version_field(text: str) -> Version | None:
-    found = _field(f"x-{text}-py3-none-any.whl")
-    return None if found is None else found[1]
+    # ``packaging``'s parser reads the version field with ``Version`` alone (and the
+    # whole name is within the version bounds): called here directly, not through a
+    # made name whose other fields it would parse too.
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
 
 
 @functools.lru_cache(maxsize=4096)
