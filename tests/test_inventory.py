@@ -728,6 +728,45 @@ def test_a_long_version_field_is_read_as_the_whole_name_reads_it() -> None:
     assert module._wheel_name(filename) == (name, parsed, tags)
 
 
+def _history(versions: Sequence[str]) -> Page:
+    """A page of ``pkg`` listing one file of each release, as PyPI lists them."""
+    names = [f"pkg-{v}-cp312-cp312-{X86}.whl" for v in versions]
+    return Page(
+        url="https://x.org/simple/pkg/",
+        links=tuple(Link(url=f"https://files.x.org/{n}", filename=n) for n in names),
+    )
+
+
+def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An entry of one release covers it and the newer ones: the page's releases older
+    than it (most of a page's history) are passed over at the first of them, newest
+    first, not judged one by one; the files planned are the same."""
+    page = _history([f"1.{i}" for i in range(10)] + ["2.0", "2.1"])
+    man = loads_manifest(
+        '\nschema = 1\n[package]\nname = "pkg"\n[[index]]\nurl = "https://x.org/simple/pkg/"'
+        f'\nversion = "2.0"\ncuda = ">=13.0"\ngpu = ["sm_100"]\nplatforms = ["{X86}"]\n',
+        source="test",
+    )
+    module = sys.modules["resolver_hook.inventory.expand"]
+    judged: list[str] = []
+    passed_over = module._Context._passed_over
+
+    def spy(self: object, f: object, v: Version, page: Page) -> bool:
+        judged.append(str(v))
+        return passed_over(self, f, v, page)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(module._Context, "_passed_over", spy)
+    done = expand_manifests({"pkg": man}, ["pkg"], _Served(page))
+    wheels = done.manifests["pkg"].wheels
+    assert [(str(w.version), str(w.assumed_from)) for w in wheels] == [
+        ("2.1", "2.0"),
+        ("2.0", "None"),
+    ]
+    assert set(judged) == {"2.1", "2.0", "1.9"}
+
+
 class _Served:
     """A primary source that gives one page as read (no core metadata on its links)."""
 

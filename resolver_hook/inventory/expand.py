@@ -524,6 +524,8 @@ class _Context:
                 if not self._in_range(f.versions, v):
                     continue
             elif self._passed_over(f, v, page):
+                if v < f.version and not self._yanked_only(f, page):
+                    break  # so is every older release: all those that follow
                 continue
             for c in run:
                 key = (id(c.version), anywhere if ranged else c.places)
