@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from packaging.specifiers import SpecifierSet
 from packaging.utils import InvalidWheelFilename
 from packaging.version import Version
 
@@ -765,6 +766,33 @@ def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
         ("2.0", "None"),
     ]
     assert set(judged) == {"2.1", "2.0", "1.9"}
+
+
+def test_a_range_finds_its_releases_on_a_page_in_one_filter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An entry of a release range (``versions``) plans every file of the page's releases
+    in it: they are found in one filter of the page's releases (``packaging`` reads the
+    range's bounds once), not by asking the range about each release."""
+    page = _history([f"1.{i}" for i in range(10)] + ["2.0rc1", "2.0"])
+    man = loads_manifest(
+        '\nschema = 1\n[package]\nname = "pkg"\n[[index]]\nurl = "https://x.org/simple/pkg/"'
+        f'\nversions = ">=1.5,!=1.7"\ncuda = ">=13.0"\ngpu = ["sm_100"]\nplatforms = ["{X86}"]\n',
+        source="test",
+    )
+    asked: list[str] = []
+    contains = SpecifierSet.contains
+
+    def spy(self: SpecifierSet, item: Version, prereleases: bool | None = None) -> bool:
+        if prereleases is False:
+            asked.append(str(item))
+        return contains(self, item, prereleases=prereleases)
+
+    monkeypatch.setattr(SpecifierSet, "contains", spy)
+    done = expand_manifests({"pkg": man}, ["pkg"], _Served(page))
+    judged = [str(w.version) for w in done.manifests["pkg"].wheels if w.unjudged is None]
+    assert judged == ["2.0", "1.9", "1.8", "1.6", "1.5"]
+    assert asked == []
 
 
 class _Served:

@@ -508,31 +508,38 @@ class _Context:
         self, f: IndexFlavour, man: Manifest, page: Page, notes: list[str]
     ) -> list[WheelFlavour]:
         out = []
-        # A file's rule is its release's (a range's rule is its releases alone; one
-        # release's, also by the places of the file's tags): a page lists dozens of files
-        # of a release, sharing the version object, for a few places, so each release
-        # and place is judged once (the versions are held by the list: their ids stand).
+        # A file's rule is its release's (one release's, also by the places of the file's
+        # tags): a page lists dozens of files of a release, sharing the version object,
+        # for a few places, so each release and place is judged once (the versions are
+        # held by the list: their ids stand).
         rules: dict[tuple[int, frozenset[tuple[str, str]]], _Rule | None] = {}
-        anywhere: frozenset[tuple[str, str]] = frozenset()
-        ranged = f.versions is not None
         # A page's files come release by release (newest first): a release that no rule
         # can cover, whatever its files' places (most of a page's history for an entry
         # of one release), is passed over at once, not file by file.
-        for run in self._releases(self.candidates(f, page)):
+        runs = self._releases(self.candidates(f, page))
+        if f.versions is not None:
+            # A range's rule is its releases alone (see _rule_for): those of the page in
+            # it found in one filter, as packaging reads the range's bounds once for the
+            # lot (contains() would for each release), and each of their files is its.
+            inside = {
+                id(v) for v in f.versions.filter([r[0].version for r in runs], prereleases=False)
+            }
+            runs = [r for r in runs if id(r[0].version) in inside]
+        for run in runs:
             v = run[0].version
-            if f.versions is not None:
-                if not self._in_range(f.versions, v):
-                    continue
-            elif self._passed_over(f, v, page):
+            if f.versions is None and self._passed_over(f, v, page):
                 if v < f.version and not self._yanked_only(f, page):
-                    break  # so is every older release: all those that follow
+                    break  # so is every older release, all of those that follow
                 continue
             for c in run:
-                key = (id(c.version), anywhere if ranged else c.places)
-                if key in rules:
-                    rule = rules[key]
+                if f.versions is not None:
+                    rule: _Rule | None = (f, None)
                 else:
-                    rule = rules[key] = self._rule_for(f, man, c, page, notes)
+                    key = (id(c.version), c.places)
+                    if key in rules:
+                        rule = rules[key]
+                    else:
+                        rule = rules[key] = self._rule_for(f, man, c, page, notes)
                 if rule is None:
                     continue
                 entry, assumed = rule
