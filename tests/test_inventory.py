@@ -718,6 +718,35 @@ def test_a_name_read_field_by_field_is_the_name_read_whole(filename: str) -> Non
     assert module._wheel_name(filename) == whole
 
 
+def test_a_names_version_and_tags_are_read_by_their_own_parsers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wheel name's version and tag fields are read by ``Version`` and ``parse_tag``
+    alone (each once per text): ``packaging``'s whole-name parser reads only the made
+    names of the fields it alone checks (the project name, a build tag)."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    for read in (
+        module._name_field,
+        module._version_field,
+        module._build_field,
+        module._tags_field,
+    ):
+        read.cache_clear()
+    whole: list[str] = []
+    parse = module.parse_wheel_filename
+
+    def spy(filename: str) -> object:
+        whole.append(filename)
+        return parse(filename)
+
+    monkeypatch.setattr(module, "parse_wheel_filename", spy)
+    names = [f"fieldpkg-7.{i}-cp31{i}-cp31{i}-{X86}.whl" for i in range(3)]
+    names.append(f"fieldpkg-7.0-1b-cp38-abi3-{X86}.whl")
+    found = [module._wheel_fields(n) for n in names]
+    assert [str(x[1]) for x in found] == ["7.0", "7.1", "7.2", "7.0"]
+    assert whole == ["fieldpkg-0-py3-none-any.whl", "x-0-1b-py3-none-any.whl"]
+
+
 def test_a_long_version_field_is_read_as_the_whole_name_reads_it() -> None:
     """The version field is read by ``Version`` alone, as ``packaging`` reads it in the
     whole name: a name within the length bound is not refused because its version field

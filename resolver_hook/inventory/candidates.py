@@ -24,7 +24,7 @@ from typing import Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.tags import Tag, compatible_tags, cpython_tags, parse_tag
 from packaging.utils import (
     BuildTag,
     InvalidWheelFilename,
@@ -483,8 +483,13 @@ def _build_field(text: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)
 def _tags_field(text: str) -> frozenset[Tag] | None:
-    found = _field(f"x-0-{text}.whl")
-    return None if found is None else found[3]
+    # Read by ``parse_tag`` alone, as the parser reads it (the text is the name's last
+    # three fields), not through a made name. A bad field is an ``InvalidTag`` (a
+    # ValueError: packaging 26.3 on; earlier ones read any three fields).
+    try:
+        return parse_tag(text)
+    except ValueError:
+        return None
 
 
 def _field(
