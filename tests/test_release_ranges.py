@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import pytest
+from packaging.version import Version
 
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
-from resolver_hook.inventory.expand import with_notes
+from resolver_hook.inventory.expand import release_forms, with_notes
 from resolver_hook.inventory.snapshot import (
     SnapshotError,
     dump_snapshot,
@@ -239,6 +240,37 @@ def test_with_compact_rows_an_unlisted_release_is_not_planned_from_the_range() -
     torch = _plan(_manifest(base), ["torch==2.8.1"], SnapshotOnly(snap), B200).package("torch")
     assert torch is not None
     assert torch.action != "rewrite"  # the rows name 2.7.1 only: 2.8.1 is not made up
+
+
+class _Asked(set[Version]):
+    """A set of versions that records what it is asked for."""
+
+    def __init__(self, *args: Iterable[Version]) -> None:
+        super().__init__(*args)
+        self.asked: list[str] = []
+
+    def __contains__(self, v: object) -> bool:
+        self.asked.append(str(v))
+        return super().__contains__(v)
+
+
+@pytest.mark.parametrize("planned", [(), ("2.7.1+cu128",)], ids=["no-file", "a-file"])
+def test_a_range_plans_its_rows_not_planned_as_files_each_looked_up_only_then(
+    planned: tuple[str, ...],
+) -> None:
+    """A range's page-form releases are the rows in its range with its label, those
+    planned from files left out: with no file planned, no row is looked up (the page
+    forms of a snapshot page that lists no file are most of them)."""
+    url = "https://download.example.org/whl/cu128/torch/"
+    rows = ("2.6.0+cu128", "2.7.1+cu128", "2.8.0+cu128", "2.7.0+cu126")
+    page = Page(url=url, links=(), source="snapshot", releases=rows)
+    (f,) = _manifest("https://download.example.org")["torch"].indexes[:1]
+    have = _Asked(map(Version, planned))
+    forms = release_forms(f, page, have)
+    left = [] if planned else ["2.7.1+cu128"]
+    assert [str(x.version) for x in forms] == [*left, "2.8.0+cu128"]
+    assert all(x.versions is None and x.url == url for x in forms)
+    assert have.asked == ([r for r in rows if r.endswith("cu128")] if planned else [])
 
 
 def test_a_page_computed_from_a_range_is_not_guessed() -> None:

@@ -844,7 +844,9 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
     from the page, never with a file name."""
     if f.versions is None or not page.releases:
         return []
-    mine = [v for v in releases_by_label(page.releases).get(f.version.local, ()) if v not in have]
+    mine = releases_by_label(page.releases).get(f.version.local, ())
+    if have:  # (each release hashed only where some may be left out)
+        mine = tuple(v for v in mine if v not in have)
     # One filter of the label's releases: packaging parses each bound once for the
     # lot, where contains() would parse them again for every release.
     return [
