@@ -15,7 +15,7 @@ from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory import expand_manifests
-from resolver_hook.inventory.expand import release_forms, with_notes
+from resolver_hook.inventory.expand import release_versions, with_notes
 from resolver_hook.inventory.snapshot import (
     SnapshotError,
     dump_snapshot,
@@ -266,11 +266,34 @@ def test_a_range_plans_its_rows_not_planned_as_files_each_looked_up_only_then(
     page = Page(url=url, links=(), source="snapshot", releases=rows)
     (f,) = _manifest("https://download.example.org")["torch"].indexes[:1]
     have = _Asked(map(Version, planned))
-    forms = release_forms(f, page, have)
     left = [] if planned else ["2.7.1+cu128"]
-    assert [str(x.version) for x in forms] == [*left, "2.8.0+cu128"]
-    assert all(x.versions is None and x.url == url for x in forms)
+    assert [str(v) for v in release_versions(f, page, have)] == [*left, "2.8.0+cu128"]
     assert have.asked == ([r for r in rows if r.endswith("cu128")] if planned else [])
+
+
+def test_a_page_form_release_couples_as_its_row_says() -> None:
+    """A release the snapshot lists without files is planned in page form with the
+    range's rules and its row's ``Requires-Dist`` couplings on packages with a manifest
+    (not its own, not others); a release without such a row keeps the range's own."""
+    base = "https://download.example.org"
+    url = f"{base}/whl/cu128/torch/"
+    lines = ['triton==3.3.1; platform_system == "Linux"', "filelock", "torch>=2"]
+    rows = [{"version": "2.7.1+cu128", "evidence": "https://example.org/l", "requires": lines},
+            {"version": "2.8.0+cu128", "evidence": "https://example.org/l"}]  # fmt: skip
+    snap = load_snapshot(dump_snapshot(TODAY, {url: []}, {url: rows}))
+    triton = loads_manifest(
+        f'\nschema = 1\n[package]\nname = "triton"\n[[index]]\nurl = "{base}/simple/triton/"'
+        '\nversion = "3.3.1"\n',
+        source="test",
+    )
+    done = expand_manifests({**_manifest(base), "triton": triton}, ["torch"], SnapshotOnly(snap))
+    forms = [f for f in done.manifests["torch"].indexes if f.url == url]
+    assert [(str(f.version), f.versions) for f in forms] == [
+        ("2.7.1+cu128", None),
+        ("2.8.0+cu128", None),
+    ]
+    assert [str(r) for r in forms[0].needs.requires] == [lines[0]]
+    assert forms[1].needs == _manifest(base)["torch"].indexes[0].needs
 
 
 def test_a_page_computed_from_a_range_is_not_guessed() -> None:

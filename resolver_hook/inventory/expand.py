@@ -467,8 +467,8 @@ class _Context:
             if not files or (f.versions is None and all(w.version != f.version for w in files)):
                 notes.extend(_yanked_note(f, page))
             wheels.extend(files)
-            forms = release_forms(f, page, {w.version for w in files})
-            kept.extend(self._with_release_requires(x, page) for x in forms)
+            forms = release_versions(f, page, {w.version for w in files})
+            kept.extend(self._release_form(f, v, page) for v in forms)
             if forms:
                 continue  # the compact rows stand for the range's releases: no pattern
             if not files and f.passthrough and (page.absent or _has_sdist(f, page)):
@@ -752,21 +752,22 @@ class _Context:
             self._sibling_cache[key] = hit
         return hit[2]
 
-    def _with_release_requires(self, form: IndexFlavour, page: Page) -> IndexFlavour:
-        """A page-form release with the ``Requires-Dist`` couplings the snapshot's row
+    def _release_form(self, f: IndexFlavour, v: Version, page: Page) -> IndexFlavour:
+        """Release ``v`` of range entry ``f`` in page form (:func:`release_versions`): one
+        release, the range's rules, and the ``Requires-Dist`` couplings the snapshot's row
         gives for it (torch 2.5.1+cu124: ``triton==3.1.0; ...``), as a file's metadata
-        gives them online: on packages with a manifest, other than its own."""
-        texts = dict(page.release_requires).get(str(form.version), ())
+        gives them online: on packages with a manifest, other than its own. Made in one
+        copy of the entry, its rules with the couplings added where there are any."""
+        texts = dict(page.release_requires).get(str(v), ()) if page.release_requires else ()
         more = tuple(
             r
             for r in map(requirement, texts)
-            if canonicalize_name(r.name) in self.manifests
-            and canonicalize_name(r.name) != form.name
+            if canonicalize_name(r.name) in self.manifests and canonicalize_name(r.name) != f.name
         )
         if not more:
-            return form
-        needs = replace(form.needs, requires=(*form.needs.requires, *more))
-        return replace(form, needs=needs)
+            return replace(f, version=v, versions=None)
+        needs = replace(f.needs, requires=(*f.needs.requires, *more))
+        return replace(f, version=v, versions=None, needs=needs)
 
     def _couplings(
         self, entry: IndexFlavour, c: Candidate, assumed: Version | None
@@ -837,11 +838,11 @@ def carried_files(
     return list(out.values())
 
 
-def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[IndexFlavour]:
-    """A range entry's page-form builds of the releases ``page`` is known to list
-    without their files (the snapshot's compact rows: ``2.7.1+cu128``) and that are not
-    in ``have``: each one release, the range's rules, planned as ``torch==2.7.1+cu128``
-    from the page, never with a file name."""
+def release_versions(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Version]:
+    """A range entry's releases that ``page`` is known to list without their files (the
+    snapshot's compact rows: ``2.7.1+cu128``) and that are not in ``have``: each is
+    planned in page form, one release with the range's rules, as ``torch==2.7.1+cu128``
+    from the page, never with a file name (:meth:`_Context._release_form`)."""
     if f.versions is None or not page.releases:
         return []
     mine = releases_by_label(page.releases).get(f.version.local, ())
@@ -849,9 +850,7 @@ def release_forms(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Index
         mine = tuple(v for v in mine if v not in have)
     # One filter of the label's releases: packaging parses each bound once for the
     # lot, where contains() would parse them again for every release.
-    return [
-        replace(f, version=v, versions=None) for v in f.versions.filter(mine, prereleases=False)
-    ]
+    return list(f.versions.filter(mine, prereleases=False))
 
 
 def covered_releases(
