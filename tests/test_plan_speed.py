@@ -424,8 +424,9 @@ def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyP
 def test_a_pages_files_are_parsed_once_for_all_its_flavours(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every flavour of a page reads the same files: each name is parsed once, and the
-    flavours that keep a file share its one candidate."""
+    """Every flavour of a page reads the same files: each name is cut into its fields
+    once (for its tag set and its parse), parsed once, and the flavours that keep a file
+    share its one candidate."""
     module = sys.modules["resolver_hook.inventory.candidates"]
     names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_x86_64.whl" for i in range(20)]
     names += [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_aarch64.whl" for i in range(20)]
@@ -433,14 +434,20 @@ def test_a_pages_files_are_parsed_once_for_all_its_flavours(
         url="https://x.org/pkg/",
         links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
     )
+    cut: list[str] = []
     parsed: list[str] = []
-    fields = module._wheel_fields
+    cut_name, fields = module._cut, module._cut_fields
 
-    def counted(filename: str) -> object:
-        parsed.append(filename)
-        return fields(filename)
+    def cutting(filename: str, *, bounded: bool) -> object:
+        cut.append(filename)
+        return cut_name(filename, bounded=bounded)
 
-    monkeypatch.setattr(module, "_wheel_fields", counted)
+    def counted(fields_of: list[str]) -> object:
+        parsed.append("-".join(fields_of) + ".whl")
+        return fields(fields_of)
+
+    monkeypatch.setattr(module, "_cut", cutting)
+    monkeypatch.setattr(module, "_cut_fields", counted)
     found = []
     for platforms in ((), ("manylinux_2_28_x86_64",), ("manylinux_2_28_aarch64",), ()):
         flavour = IndexFlavour(
@@ -452,7 +459,7 @@ def test_a_pages_files_are_parsed_once_for_all_its_flavours(
         )
         found.append(candidates(flavour, page))
     assert [len(x) for x in found] == [40, 20, 20, 40]
-    assert sorted(parsed) == sorted(names)
+    assert sorted(cut) == sorted(parsed) == sorted(names)
     assert all(a is b for a, b in zip(found[0], found[3], strict=True))
     assert {id(c) for c in found[1] + found[2]} == {id(c) for c in found[0]}
 

@@ -236,11 +236,12 @@ class _PageFiles:
     flavour of the page asks for the same files; a candidate is a value of its link and
     page alone, so one object serves them all)."""
 
-    __slots__ = ("bounded", "groups", "page", "parsed")
+    __slots__ = ("cuts", "groups", "page", "parsed")
 
     def __init__(self, page: Page) -> None:
         self.page = page
-        self.bounded, self.groups = _tag_groups(page.links)
+        # Each wheel's name cut into its fields once, for the grouping and the parse.
+        self.cuts, self.groups = _tag_groups(page.links)
         self.parsed: dict[int, _File | None] = {}
 
     def files(self, indices: Sequence[int]) -> list[_File | None]:
@@ -257,8 +258,7 @@ class _PageFiles:
         page = self.page
         links = list(map(page.links.__getitem__, todo))
         filenames = list(map(_FILENAME, links))
-        read = _wheel_fields if self.bounded else _wheel_name
-        found = list(map(read, filenames))
+        found = [None if cut is None else _cut_fields(cut) for cut in map(self.cuts.get, todo)]
         rows = [k for k, x in enumerate(found) if x is not None]
         if len(rows) < len(todo):
             for k, x in enumerate(found):
@@ -324,9 +324,11 @@ def _page_files(page: Page) -> _PageFiles:
     return made
 
 
-def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | None, list[int]]]]:
-    """Whether the names of ``links``' wheels are all within the version bounds, and
-    their positions (yanked ones too), grouped by the places and (interpreter, ABI)
+def _tag_groups(
+    links: tuple[Link, ...],
+) -> tuple[dict[int, list[str] | None], list[tuple[_Fields | None, list[int]]]]:
+    """The names of ``links``' wheels cut into their fields (:func:`_cut`), by position,
+    and their positions (yanked ones too) grouped by the places and (interpreter, ABI)
     pairs their tag fields say (:func:`_tag_set`); None for a name that is no wheel's
     name or past the bounds."""
     wheels = [(i, x.filename) for i, x in enumerate(links) if x.filename.endswith(".whl")]
@@ -339,25 +341,27 @@ def _tag_groups(links: tuple[Link, ...]) -> tuple[bool, list[tuple[_Fields | Non
     )
     groups: dict[_Fields | None, list[int]] = {}
     # What the three tag fields say (:func:`_tag_set`), read once per text of them (a
-    # page's names share a few dozen): each name is cut, not parsed, in one pass.
-    tails = [_tail(name, bounded=bounded) for name in names]
+    # page's names share a few dozen): each name is cut, not parsed, in one pass; its
+    # cut is kept for the parse (a flavour's files are read from their fields' texts).
+    cuts = [_cut(name, bounded=bounded) for name in names]
     by_tail: dict[str, list[int]] = {}
-    for (i, _), tail in zip(wheels, tails, strict=True):
-        by_tail.setdefault(tail, []).append(i)
+    for (i, _), cut in zip(wheels, cuts, strict=True):
+        by_tail.setdefault("" if cut is None else cut[-1], []).append(i)
     for tail, members in by_tail.items():
         fields = _tag_set(*tail.lower().split("-")) if tail else None
         groups.setdefault(fields, []).extend(members)
-    return bounded, list(groups.items())
+    return dict(zip([i for i, _ in wheels], cuts, strict=True)), list(groups.items())
 
 
-def _tail(filename: str, *, bounded: bool) -> str:
-    """A ``.whl`` name's last three fields (its tags' text); "" when it is no wheel's
-    name or past the version bounds (``bounded``: known to be within them)."""
+def _cut(filename: str, *, bounded: bool) -> list[str] | None:
+    """A ``.whl`` name cut as ``packaging``'s parser cuts it: its name, version, build
+    tag (if any) and the text of its three tag fields; None when it is no wheel's name
+    or past the version bounds (``bounded``: known to be within them)."""
     stem = filename[:-4]
     dashes = stem.count("-")
     if dashes not in (4, 5) or not (bounded or check_version_text(filename) is None):
-        return ""
-    return stem.split("-", dashes - 2)[-1]
+        return None
+    return stem.split("-", dashes - 2)
 
 
 def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]:
@@ -416,39 +420,26 @@ def _read_tags(
     tags: frozenset[Tag],
 ) -> tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]:
     """The places (OS, arch) and (interpreter, ABI) pairs of a tag set; cached, as the
-    names of a page share a few dozen tag sets (the same objects: see :func:`_wheel_name`)."""
+    names of a page share a few dozen tag sets (the same objects: see :func:`_cut_fields`)."""
     return (
         frozenset(place_of(t.platform) for t in tags),
         frozenset((t.interpreter, t.abi) for t in tags),
     )
 
 
-@functools.lru_cache(maxsize=16384)
-def _wheel_name(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag]] | None:
-    """A wheel filename's name, version and tags (None: not a wheel's name); cached, as
-    every flavour of a page reads the same links.
+def _cut_fields(cut: list[str]) -> tuple[NormalizedName, Version, frozenset[Tag]] | None:
+    """The name, version and tags of a wheel name cut into its fields (:func:`_cut`).
 
     ``packaging`` reads each field of a wheel name on its own (name, version, build
     tag, tag set); the names of a page share a few versions and tag sets, so each field
-    is parsed once, by ``packaging``'s own parser, in a name of that field and fixed
-    valid others: the same values and the same refusals as parsing the whole name."""
-    if not filename.endswith(".whl") or check_version_text(filename) is not None:
-        return None
-    return _wheel_fields(filename)
-
-
-def _wheel_fields(filename: str) -> tuple[NormalizedName, Version, frozenset[Tag]] | None:
-    """:func:`_wheel_name` of a ``.whl`` name known to be within the version bounds."""
-    stem = filename[:-4]
-    dashes = stem.count("-")
-    if dashes not in (4, 5):
-        return None
-    parts = stem.split("-", dashes - 2)
-    if dashes == 5 and not _build_field(parts[2]):
+    is parsed once, by ``packaging``'s own parser of it (or in a name of that field and
+    fixed valid others): the same values and the same refusals as parsing the whole
+    name."""
+    if len(cut) == 4 and not _build_field(cut[2]):
         return None  # a bad build tag (its value is not used)
-    name = _name_field(parts[0])
-    version = _version_field(parts[1])
-    tags = _tags_field(parts[-1])
+    name = _name_field(cut[0])
+    version = _version_field(cut[1])
+    tags = _tags_field(cut[-1])
     if name is None or version is None or tags is None:
         return None
     return name, version, tags
