@@ -46,6 +46,7 @@ from resolver_hook.inventory.sources import FallbackSource, SnapshotOnly
 from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.manifest.model import Needs
 from resolver_hook.resolve import Plan, resolve
 from tests.clirun import cli
 from tests.indexreplica import (
@@ -828,6 +829,22 @@ def test_a_range_finds_its_releases_on_a_page_in_one_filter(
     judged = [str(w.version) for w in done.manifests["pkg"].wheels if w.unjudged is None]
     assert judged == ["2.0", "1.9", "1.8", "1.6", "1.5"]
     assert asked == []
+
+
+def test_the_releases_below_every_range_share_their_empty_rules() -> None:
+    """A page's releases that no entry's rule covers are planned unjudged, with none of
+    the entry's rules: one value (one object) serves them all."""
+    page = _history([f"1.{i}" for i in range(8)])
+    man = loads_manifest(
+        '\nschema = 1\n[package]\nname = "pkg"\n[[index]]\nurl = "https://x.org/simple/pkg/"'
+        f'\nversions = ">=1.5"\ncuda = ">=13.0"\ngpu = ["sm_100"]\nplatforms = ["{X86}"]\n',
+        source="test",
+    )
+    wheels = expand_manifests({"pkg": man}, ["pkg"], _Served(page)).manifests["pkg"].wheels
+    below = [w for w in wheels if w.unjudged is not None]
+    assert [str(w.version) for w in below] == ["1.4", "1.3", "1.2", "1.1", "1.0"]
+    assert all(w.needs == Needs() for w in below)
+    assert len({id(w.needs) for w in below}) == 1
 
 
 class _Served:

@@ -978,6 +978,10 @@ def _covers(places: frozenset[tuple[str, str]] | None, c: Candidate) -> bool:
     return places is None or not places.isdisjoint(c.places)
 
 
+# The rules of a file no rule covers: none (a value: one object serves every such file).
+_NO_RULES = Needs()
+
+
 def _wheel(
     f: IndexFlavour,
     c: Candidate,
@@ -988,7 +992,7 @@ def _wheel(
 ) -> WheelFlavour:
     # A file no rule covers takes none of the entry's rules (its CUDA floor, kernels); a
     # file of an entry that is itself unjudged keeps them.
-    needs = Needs() if unjudged is not None and unjudged != f.unjudged else f.needs
+    needs = _NO_RULES if unjudged is not None and unjudged != f.unjudged else f.needs
     # Each requirement once (a requirement hashes by its text: only where two may repeat).
     once = tuple(requires) if len(requires) < 2 else tuple(dict.fromkeys(requires))
     own = needs.requires
