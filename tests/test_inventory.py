@@ -659,9 +659,9 @@ _ODD_NAMES = [
 def test_names_left_unparsed_are_names_the_checks_refuse(
     platforms: str, python: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A page's wheel names are first read from their tag fields, and a name whose
-    platforms or Pythons are not the flavour's is never parsed: the candidates are the
-    ones every name parsed and checked gives."""
+    """A page's wheel names are judged by their tag fields, and a name whose platforms
+    or Pythons are not the flavour's is never parsed: the candidates are the ones every
+    name parsed and checked on its tags gives, and no parsed tag set is read again."""
     text = (
         f'{TORCH_HEAD}\n[[index]]\nurl = "https://download.pytorch.org/whl/cu130/torch/"\n'
         f'version = "2.13.0+cu130"\ncuda = ">=13.0"\ngpu = {ALL_GPUS}\n'
@@ -672,11 +672,27 @@ def test_names_left_unparsed_are_names_the_checks_refuse(
         url="https://download.pytorch.org/whl/cu130/torch/",
         links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in _ODD_NAMES),
     )
-    quick = candidates(flavour, page)
     module = sys.modules["resolver_hook.inventory.candidates"]
-    monkeypatch.setattr(module, "_fields_fit", lambda *_: True)
-    assert candidates(flavour, page) == quick
+    places = module.flavour_places(flavour)
+    pairs = module._python_pairs(frozenset(flavour.python)) if flavour.python else None
+    want = []
+    for filename in _ODD_NAMES:
+        try:
+            name, version, _build, tags = parse_wheel_name(filename)
+        except InvalidWheelFilename:
+            continue
+        if name != "torch" or version.local != "cu130":
+            continue
+        if places and places.isdisjoint(module.place_of(t.platform) for t in tags):
+            continue
+        if pairs is None or not pairs.isdisjoint((t.interpreter, t.abi) for t in tags):
+            want.append(filename)
+    read: list[object] = []
+    monkeypatch.setattr(module, "_read_tags", read.append)
+    quick = candidates(flavour, page)
+    assert sorted(c.filename for c in quick) == sorted(want)
     assert quick  # the table has names the flavour takes
+    assert read == []
 
 
 # Fields a wheel name is made of, good and bad as ``packaging`` reads them: names with

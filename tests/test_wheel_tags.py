@@ -1,10 +1,10 @@
 """The inventory's Python check on wheel tags is ``packaging``'s verdict.
 
-The candidates of a page are filtered by the flavour's Pythons twice: a fast check on
-the name's tag fields (most of a page is never parsed) and one on the parsed tags.
-Both must say what the target's ``packaging.tags`` list says: abi3 from that CPython
-down (``cp38-abi3`` installs on 3.14), none on a free-threaded build, ``py3`` and
-``py2.py3`` anywhere, compressed tag sets as every combination.
+The candidates of a page are filtered by the flavour's Pythons on the name's tag fields
+(a name that does not fit is never parsed): the check must say what the target's
+``packaging.tags`` list says: abi3 from that CPython down (``cp38-abi3`` installs on
+3.14), none on a free-threaded build, ``py3`` and ``py2.py3`` anywhere, compressed tag
+sets as every combination.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def test_the_python_check_is_packagings_verdict(interp: str, abi: str, pythons: 
     )
     want = any(_accepted(filename, p) for p in pythons)
     assert bool(candidates(flavour, page)) == want
-    # The fast check on the name alone says the same (never a wheel the parse would keep
+    # The check on the name's fields is what decides (never a wheel the parse would keep
     # left out, never one it would refuse let through).
     module = sys.modules["resolver_hook.inventory.candidates"]
     allowed = module._python_pairs(frozenset(pythons))

@@ -178,12 +178,14 @@ def candidates(
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
     files = _page_files(page)
-    # Only the wheels of tag sets that may fit are looked at (most of a page's older
-    # releases are not), in page order.
+    # Only the wheels of tag sets that fit the flavour's platforms and Pythons are looked
+    # at (most of a page's older releases do not), in page order: a tag set is judged
+    # once, by what its name's fields say (as the parser reads them; a name that is no
+    # wheel's name, or past the bounds, is never one of the candidates).
     mine = [
         i
         for fields, members in files.groups
-        if fields is None or _fields_fit(fields, places, allowed)
+        if fields is not None and _fields_fit(fields, places, allowed)
         for i in members
     ]
     mine.sort()
@@ -194,20 +196,12 @@ def candidates(
     for parsed in files.files(mine):
         if parsed is None:
             continue
-        c, local, tag_places, pairs = parsed
+        c, local = parsed
         if c.name != name or local != label:
             continue
         if c.link.yanked is not None and not (
             yanked is not None and yanked.contains(c.version, True)
         ):
-            continue
-        # The flavour's platforms name an OS and architecture (the planner checks the
-        # exact tags, glibc included, against the machine).
-        if places and tag_places.isdisjoint(places):
-            continue
-        # abi3 from cp38 on 3.12, py3-none anywhere: packaging's tags decide (and then
-        # requires-python, checked by the planner).
-        if allowed is not None and allowed.isdisjoint(pairs):
             continue
         out.append(c)
     out.sort(key=_FILENAME)
@@ -224,9 +218,8 @@ def candidates(
 
 
 _Fields = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
-# A wheel of a page as :func:`candidates` reads it: the candidate, its local label,
-# and the places and (interpreter, ABI) pairs of its tags.
-_File = tuple[Candidate, str | None, frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
+# A wheel of a page as :func:`candidates` reads it: the candidate and its local label.
+_File = tuple[Candidate, str | None]
 
 
 class _PageFiles:
@@ -245,7 +238,7 @@ class _PageFiles:
         self.parsed: dict[int, _File | None] = {}
 
     def files(self, indices: Sequence[int]) -> list[_File | None]:
-        """The candidates of the links at ``indices`` and what their tags say (None: no
+        """The candidates of the links at ``indices`` and their local labels (None: no
         wheel's name), in that order. Those not asked for before are made at once, a
         column per field (:func:`from_columns`): a flavour asks for dozens."""
         parsed = self.parsed
@@ -285,7 +278,7 @@ class _PageFiles:
                 "page": [page] * len(links),
             },
         )
-        # A page's files share a few dozen versions and tag sets: each read once.
+        # A page's files share a few dozen versions: each one's label read once.
         labels: dict[int, str | None] = {}
         for v in versions:
             if id(v) not in labels:
@@ -293,10 +286,7 @@ class _PageFiles:
         self.parsed.update(
             zip(
                 todo,
-                [
-                    (c, labels[id(v)], *_read_tags(t))
-                    for c, v, t in zip(made, versions, tags, strict=True)
-                ],
+                [(c, labels[id(v)]) for c, v in zip(made, versions, strict=True)],
                 strict=True,
             )
         )
@@ -367,7 +357,8 @@ def _cut(filename: str, *, bounded: bool) -> list[str] | None:
 def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]:
     """:func:`candidates` of ``flavour`` taken from ``every``, its page's candidates for
     every platform and Python (the same distribution and local label): the same list,
-    as the checks on the parsed tags are the checks :func:`candidates` ends with."""
+    as these checks on the parsed tags are what :func:`candidates` checks on the names'
+    tag fields (:func:`_fields_fit`)."""
     if not flavour.platforms and not flavour.python:
         return list(every)
     places = flavour_places(flavour)
@@ -392,13 +383,17 @@ def _fields_fit(
     places: Set[tuple[str, str]],
     allowed: frozenset[tuple[str, str]] | None,
 ) -> bool:
-    """False for a wheel name whose tags cannot pass the platform and Python checks of
-    :func:`candidates` (most of a page's older releases), read from the name's last three
-    fields as ``packaging``'s parser reads them (lower-cased, dotted sets), so such a
-    name is never parsed; True for anything else, the parser and the checks decide."""
+    """Whether the tags of a wheel name fit the places (OS, arch) and the (interpreter,
+    ABI) pairs a flavour accepts, read from the name's last three fields as
+    ``packaging``'s parser reads them (lower-cased, dotted sets: its tags are these
+    fields' every combination), so a name that does not fit is never parsed."""
     plats, pairs = fields
+    # The flavour's platforms name an OS and architecture (the planner checks the exact
+    # tags, glibc included, against the machine).
     if places and plats.isdisjoint(places):
         return False
+    # abi3 from cp38 on 3.12, py3-none anywhere: packaging's tags decide (and then
+    # requires-python, checked by the planner).
     return allowed is None or not allowed.isdisjoint(pairs)
 
 
