@@ -46,7 +46,7 @@ from resolver_hook.inventory.sources import FallbackSource, SnapshotOnly
 from resolver_hook.limits import parse_wheel_name
 from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
-from resolver_hook.manifest.model import Needs
+from resolver_hook.manifest.model import IndexFlavour, Needs
 from resolver_hook.resolve import Plan, resolve
 from tests.clirun import cli
 from tests.indexreplica import (
@@ -818,6 +818,38 @@ def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
         ("2.0", "None"),
     ]
     assert set(judged) == {"2.1", "2.0", "1.9"}
+
+
+def test_the_entries_of_a_page_and_label_are_found_once_for_all_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Which entries' rules may cover a page's files (those of its page and label) is the
+    same for every entry there: found once, each entry's places read once, whichever
+    entry's files ask; the files planned are each entry's own."""
+    page = _history(["1.0", "1.1", "1.2"])
+    entries = "".join(
+        f'[[index]]\nurl = "https://x.org/simple/pkg/"\nversion = "1.{i}"\ncuda = ">=13.0"'
+        f'\ngpu = ["sm_100"]\nplatforms = ["{X86}"]\n'
+        for i in range(3)
+    )
+    man = loads_manifest(f'\nschema = 1\n[package]\nname = "pkg"\n{entries}', source="test")
+    module = sys.modules["resolver_hook.inventory.expand"]
+    read: list[str] = []
+    places = module.flavour_places
+
+    def spy(f: IndexFlavour) -> object:
+        read.append(str(f.version))
+        return places(f)
+
+    monkeypatch.setattr(module, "flavour_places", spy)
+    done = expand_manifests({"pkg": man}, ["pkg"], _Served(page))
+    wheels = done.manifests["pkg"].wheels
+    assert [(str(w.version), w.assumed_from) for w in wheels] == [
+        ("1.0", None),
+        ("1.1", None),
+        ("1.2", None),
+    ]
+    assert sorted(read) == ["1.0", "1.1", "1.2"]
 
 
 def test_a_range_finds_its_releases_on_a_page_in_one_filter(

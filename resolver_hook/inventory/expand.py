@@ -353,10 +353,8 @@ class _Context:
         self.pinned: Mapping[str, SpecifierSet] = {}
         self._yanked_ok: dict[str, SpecifierSet] = {}
         self._sibling_cache: dict[
-            tuple[int, int],
-            tuple[
-                IndexFlavour, Manifest, list[tuple[IndexFlavour, frozenset[tuple[str, str]] | None]]
-            ],
+            tuple[int, str | None, str | None],
+            tuple[Manifest, list[tuple[IndexFlavour, frozenset[tuple[str, str]] | None]]],
         ] = {}
 
     @property
@@ -736,21 +734,22 @@ class _Context:
     ) -> list[tuple[IndexFlavour, frozenset[tuple[str, str]] | None]]:
         """The entries of ``man`` without a version range on ``f``'s page with its local
         label, each with the places (OS, arch) of its platforms: the entries whose rules
-        may cover a file of that page. The same for every file, so found once."""
-        key = (id(f), id(man))
+        may cover a file of that page. The same for every file and for every entry of
+        that page and label, so found once for them."""
+        url, label = page_of(f, self.default_index), f.version.local
+        key = (id(man), url, label)
         hit = self._sibling_cache.get(key)
-        if hit is None or hit[0] is not f or hit[1] is not man:
-            url = page_of(f, self.default_index)
+        if hit is None or hit[0] is not man:
             found = [
                 (g, flavour_places(g) or None)
                 for g in man.indexes
                 if g.versions is None
                 and page_of(g, self.default_index) == url
-                and g.version.local == f.version.local
+                and g.version.local == label
             ]
-            hit = (f, man, found)
+            hit = (man, found)
             self._sibling_cache[key] = hit
-        return hit[2]
+        return hit[1]
 
     def _release_form(self, f: IndexFlavour, v: Version, page: Page) -> IndexFlavour:
         """Release ``v`` of range entry ``f`` in page form (:func:`release_versions`): one
