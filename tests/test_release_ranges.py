@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 import pytest
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from resolver_hook.host import resolve_machine
@@ -269,6 +270,29 @@ def test_a_range_plans_its_rows_not_planned_as_files_each_looked_up_only_then(
     left = [] if planned else ["2.7.1+cu128"]
     assert [str(v) for v in release_versions(f, page, have)] == [*left, "2.8.0+cu128"]
     assert have.asked == ([r for r in rows if r.endswith("cu128")] if planned else [])
+
+
+def test_a_range_on_a_page_of_rows_only_filters_the_rows_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A range entry whose page lists no file (the snapshot's compact rows only) filters
+    the rows for its page forms, and no list of files: there is none."""
+    base = "https://download.example.org"
+    url = f"{base}/whl/cu128/torch/"
+    snap = load_snapshot(_compact(url, [(url, "2.7.1+cu128")]))
+    filtered: list[list[str]] = []
+    keep = SpecifierSet.filter
+
+    def spy(self: SpecifierSet, iterable: Iterable[Version], **kw: object) -> object:
+        items = list(iterable)
+        filtered.append([str(v) for v in items])
+        return keep(self, items, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SpecifierSet, "filter", spy)
+    done = expand_manifests(_manifest(base), ["torch"], SnapshotOnly(snap))
+    forms = [f for f in done.manifests["torch"].indexes if f.url == url]
+    assert [str(f.version) for f in forms] == ["2.7.1+cu128"]
+    assert filtered == [["2.7.1+cu128"]]
 
 
 def test_a_page_form_release_couples_as_its_row_says() -> None:

@@ -515,7 +515,7 @@ class _Context:
         # can cover, whatever its files' places (most of a page's history for an entry
         # of one release), is passed over at once, not file by file.
         runs = self._releases(self.candidates(f, page))
-        if f.versions is not None:
+        if f.versions is not None and runs:
             # A range's rule is its releases alone (see _rule_for): those of the page in
             # it found in one filter, as packaging reads the range's bounds once for the
             # lot (contains() would for each release), and each of their files is its.
