@@ -464,6 +464,42 @@ def test_a_pages_files_are_parsed_once_for_all_its_flavours(
     assert {id(c) for c in found[1] + found[2]} == {id(c) for c in found[0]}
 
 
+def test_a_page_read_for_every_platform_and_python_judges_no_tag_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flavour of every platform and Python takes every wheel of its page: the page's
+    tag sets are not read (the names are cut, for the parse, and no more); a flavour of
+    some platforms reads them then."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_{arch}.whl" for i in range(5)
+             for arch in ("x86_64", "aarch64")]  # fmt: skip
+    page = Page(
+        url="https://x.org/pkg/",
+        links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
+    )
+    read: list[str] = []
+    tag_set = module._tag_set
+
+    def spy(*fields: str) -> object:
+        read.append("-".join(fields))
+        return tag_set(*fields)
+
+    monkeypatch.setattr(module, "_tag_set", spy)
+
+    def flavour(*platforms: str) -> IndexFlavour:
+        return IndexFlavour(
+            url=page.url,
+            name="pkg",  # type: ignore[arg-type]
+            version=Version("1.0"),
+            platforms=platforms,
+        )
+
+    assert len(candidates(flavour(), page)) == 10
+    assert read == []
+    assert len(candidates(flavour("manylinux_2_28_x86_64"), page)) == 5
+    assert sorted(read) == [f"cp312-cp312-manylinux_2_28_{a}" for a in ("aarch64", "x86_64")]
+
+
 def test_offline_pages_are_read_without_threads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -73,7 +73,7 @@ def test_the_python_check_is_packagings_verdict(interp: str, abi: str, pythons: 
     module = sys.modules["resolver_hook.inventory.candidates"]
     allowed = module._python_pairs(frozenset(pythons))
     # The page's names grouped by their tag fields (None: a name the parser must read).
-    _cuts, ((fields, _members),) = module._tag_groups(page.links)
+    ((fields, _members),) = module._tag_groups(module._cut_names(page.links))
     fits = fields is None or module._fields_fit(fields, {("linux", "x86_64")}, allowed)
     assert fits == want
 

@@ -178,17 +178,20 @@ def candidates(
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
     files = _page_files(page)
-    # Only the wheels of tag sets that fit the flavour's platforms and Pythons are looked
-    # at (most of a page's older releases do not), in page order: a tag set is judged
-    # once, by what its name's fields say (as the parser reads them; a name that is no
-    # wheel's name, or past the bounds, is never one of the candidates).
-    mine = [
-        i
-        for fields, members in files.groups
-        if fields is not None and _fields_fit(fields, places, allowed)
-        for i in members
-    ]
-    mine.sort()
+    if places or allowed is not None:
+        # Only the wheels of tag sets that fit the flavour's platforms and Pythons are
+        # looked at (most of a page's older releases do not), in page order: a tag set
+        # is judged once, by what its name's fields say (as the parser reads them; a
+        # name that is no wheel's name, or past the bounds, is never a candidate).
+        mine = [
+            i
+            for fields, members in files.groups
+            if fields is not None and _fields_fit(fields, places, allowed)
+            for i in members
+        ]
+        mine.sort()
+    else:  # every platform and Python: every wheel, no tag set judged
+        mine = files.wheels()
     links = page.links
     if yanked is None:  # a yanked file is planned only for an exact pin: not parsed
         mine = [i for i in mine if links[i].yanked is None]
@@ -229,13 +232,27 @@ class _PageFiles:
     flavour of the page asks for the same files; a candidate is a value of its link and
     page alone, so one object serves them all)."""
 
-    __slots__ = ("cuts", "groups", "page", "parsed")
+    __slots__ = ("_groups", "cuts", "page", "parsed")
 
     def __init__(self, page: Page) -> None:
         self.page = page
         # Each wheel's name cut into its fields once, for the grouping and the parse.
-        self.cuts, self.groups = _tag_groups(page.links)
+        self.cuts = _cut_names(page.links)
+        self._groups: list[tuple[_Fields | None, list[int]]] | None = None
         self.parsed: dict[int, _File | None] = {}
+
+    @property
+    def groups(self) -> list[tuple[_Fields | None, list[int]]]:
+        """The wheels grouped by their tag fields (:func:`_tag_groups`), made when a
+        flavour of some platforms or Pythons first asks (one of any takes every wheel)."""
+        if self._groups is None:
+            self._groups = _tag_groups(self.cuts)
+        return self._groups
+
+    def wheels(self) -> list[int]:
+        """The positions of the page's wheels whose names are cut (wheel names within
+        the bounds), in page order."""
+        return [i for i, cut in self.cuts.items() if cut is not None]
 
     def files(self, indices: Sequence[int]) -> list[_File | None]:
         """The candidates of the links at ``indices`` and their local labels (None: no
@@ -314,13 +331,9 @@ def _page_files(page: Page) -> _PageFiles:
     return made
 
 
-def _tag_groups(
-    links: tuple[Link, ...],
-) -> tuple[dict[int, list[str] | None], list[tuple[_Fields | None, list[int]]]]:
-    """The names of ``links``' wheels cut into their fields (:func:`_cut`), by position,
-    and their positions (yanked ones too) grouped by the places and (interpreter, ABI)
-    pairs their tag fields say (:func:`_tag_set`); None for a name that is no wheel's
-    name or past the bounds."""
+def _cut_names(links: tuple[Link, ...]) -> dict[int, list[str] | None]:
+    """The names of ``links``' wheels cut into their fields (:func:`_cut`), by position
+    (yanked ones too), in page order."""
     wheels = [(i, x.filename) for i, x in enumerate(links) if x.filename.endswith(".whl")]
     # The bounds checked for all the names at once (a newline is no digit: no number
     # runs from one name into the next); past them, name by name.
@@ -329,18 +342,28 @@ def _tag_groups(
         max(map(len, names), default=0) <= MAX_VERSION_LENGTH
         and check_version_text("\n".join(names), max_length=None) is None
     )
-    groups: dict[_Fields | None, list[int]] = {}
-    # What the three tag fields say (:func:`_tag_set`), read once per text of them (a
-    # page's names share a few dozen): each name is cut, not parsed, in one pass; its
-    # cut is kept for the parse (a flavour's files are read from their fields' texts).
+    # Each name is cut, not parsed, in one pass: for its tag fields' group and for the
+    # parse (a flavour's files are read from their fields' texts).
     cuts = [_cut(name, bounded=bounded) for name in names]
+    return dict(zip([i for i, _ in wheels], cuts, strict=True))
+
+
+def _tag_groups(
+    cuts: Mapping[int, list[str] | None],
+) -> list[tuple[_Fields | None, list[int]]]:
+    """The positions of a page's wheels (:func:`_cut_names`) grouped by the places and
+    (interpreter, ABI) pairs their tag fields say (:func:`_tag_set`); None for a name
+    that is no wheel's name or past the bounds."""
+    # What the three tag fields say, read once per text of them (a page's names share a
+    # few dozen).
     by_tail: dict[str, list[int]] = {}
-    for (i, _), cut in zip(wheels, cuts, strict=True):
+    for i, cut in cuts.items():
         by_tail.setdefault("" if cut is None else cut[-1], []).append(i)
+    groups: dict[_Fields | None, list[int]] = {}
     for tail, members in by_tail.items():
         fields = _tag_set(*tail.lower().split("-")) if tail else None
         groups.setdefault(fields, []).extend(members)
-    return dict(zip([i for i, _ in wheels], cuts, strict=True)), list(groups.items())
+    return list(groups.items())
 
 
 def _cut(filename: str, *, bounded: bool) -> list[str] | None:
