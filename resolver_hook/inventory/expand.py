@@ -784,7 +784,8 @@ class _Context:
             if own is None:
                 return None  # the entry's pins were for another release: no guess
             return from_meta
-        return (*entry.needs.requires, *from_meta)
+        # The entry's own when the file adds none (its rules then stand as they are).
+        return (*entry.needs.requires, *from_meta) if from_meta else entry.needs.requires
 
     def _requires_dist(self, c: Candidate) -> tuple[Requirement, ...] | None:
         if c.url in self._requires:
@@ -995,7 +996,9 @@ def _wheel(
     # Each requirement once (a requirement hashes by its text: only where two may repeat).
     once = tuple(requires) if len(requires) < 2 else tuple(dict.fromkeys(requires))
     own = needs.requires
-    if len(once) != len(own) or any(a is not b for a, b in zip(once, own, strict=True)):
+    if once is not own and (
+        len(once) != len(own) or any(a is not b for a, b in zip(once, own, strict=True))
+    ):
         needs = replace(needs, requires=once)  # not the entry's own objects
     return WheelFlavour(
         url=c.url,
