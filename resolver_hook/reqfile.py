@@ -658,12 +658,13 @@ def _text_reader(
     """The file-system reader of requirement files: the one input opener (folders and
     devices refused, pipes read with a cap and a deadline), pip's decoding; ``-`` is
     ``stdin`` when given. Each file read (an include too) is declared to ``record``."""
-    from resolver_hook.ground.input import read_input
 
     def read(path: str) -> str:
         if path == "-" and stdin is not None:
             record.refuse("standard input")
             return decode_requirements(stdin, "-", warnings)
+        from resolver_hook.ground.input import read_input  # a plan of names reads no file
+
         return decode_requirements(read_input(path, record=record), path, warnings)
 
     return read

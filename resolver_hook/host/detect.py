@@ -21,7 +21,6 @@ from packaging.tags import sys_tags
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.cache import JsonBeyondBounds, json_loads
-from resolver_hook.ground.input import read_text_input
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.ground.valueclass import replace
@@ -496,6 +495,7 @@ def _gfx_list(text: str, where: str) -> tuple[str, ...]:
 
 def load_profile(path: str, record: Recorder = NOWHERE) -> HostProfile:
     """Read a profile saved by ``detect --json``; UsageError naming the file and key."""
+    from resolver_hook.ground.input import read_text_input  # only a --profile reads a file
 
     text = read_text_input(path, what="--profile ", record=record)
     try:

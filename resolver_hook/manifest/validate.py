@@ -19,7 +19,6 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook.ground.patterns import is_project_name, is_sha256
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.limits import check_version_text
-from resolver_hook.manifest.matrix import _expand_matrix
 from resolver_hook.manifest.model import SCHEMA, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.needs import (
     _ABOUT_KEYS,
@@ -442,6 +441,9 @@ def parse_manifest(  # noqa: PLR0915 - every section checked in one place
             if w is not None:
                 wheels.append(w)
         for i, t in enumerate(c.tables(data, "matrix")):
+            # Imported where a manifest has a matrix (none of the built-in ones does).
+            from resolver_hook.manifest.matrix import _expand_matrix
+
             for where, entry in _expand_matrix(c, t, f"matrix[{i}]"):
                 w = _read_wheel(c, entry, where, name)
                 if w is not None:
