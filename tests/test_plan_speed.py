@@ -570,3 +570,37 @@ def test_a_plan_of_the_built_in_manifests_imports_no_matrix_or_input_reader(
     )
     done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
     assert done.stdout.split() == ["0", "False", "False", "2", "True"], done.stderr
+
+
+def test_rules_2_and_3_are_worded_once_per_need(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manifest's entries share one parsed ``cuda`` and one kernel list per text: the
+    driver and GPU rules judge each once a plan, and every build still says both."""
+    said: list[str] = []
+    cuda_reason, gpu_reason = rules.cuda_reason, rules.gpu_reason
+
+    def cuda(*args: Any) -> str:
+        said.append("cuda")
+        return cuda_reason(*args)
+
+    def gpu(*args: Any) -> str:
+        said.append("gpu")
+        return gpu_reason(*args)
+
+    monkeypatch.setattr(rules, "cuda_reason", cuda)
+    monkeypatch.setattr(rules, "gpu_reason", gpu)
+    entries = [
+        {"url": "https://x.org/whl/", "version": f"1.{i}+cu130", "cuda": ">=13.0", "gpu": ["sm_80"]}
+        for i in range(10)
+    ]
+    fits = {"url": "https://x.org/whl/", "version": "1.0+cu128", "cuda": ">=12.8"}
+    entries.append({**fits, "gpu": ["sm_100"]})
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
+    plan = resolve(["pkg"], {"pkg": pkg}, parse_target("linux-x86_64-py312-cuda12.8-sm100"))
+    chosen = plan.package("pkg")
+    assert chosen is not None
+    assert chosen.version == "1.0+cu128"
+    assert sorted(said) == ["cuda", "gpu"]
+    rejected = list(chosen.rejected)
+    assert len(rejected) == 10
+    assert all([x.rule for x in r.failures] == ["cuda", "gpu"] for r in rejected)
+    assert len({x.reason for r in rejected for x in r.failures}) == 2

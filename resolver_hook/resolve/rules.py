@@ -109,6 +109,12 @@ class Machine:
             tuple[frozenset[Tag], int],
             tuple[SpecifierSet | None, tuple[Failure, ...], int],
         ] = {}
+        # Rules 2 and 3 by the object a flavour's need is: the entries of a manifest
+        # share one parsed ``cuda`` and one kernel list (manifest.needs), so a plan of
+        # hundreds of flavours asks a few dozen of each. The entry holds the object, so
+        # no id is reused while it is kept.
+        self._cuda_failures: dict[int, tuple[SpecifierSet, Failure | None]] = {}
+        self._gpu_failures: dict[int, tuple[tuple[KernelTarget, ...], Failure | None]] = {}
 
     def accelerated(self, manifest: Manifest) -> tuple[bool, bool]:
         """Whether some flavour of ``manifest`` needs NVIDIA (CUDA or kernels) / ROCm."""
@@ -130,6 +136,31 @@ class Machine:
             reason = platform_reason(key, self.profile)
             hit = self._platform_failures[key] = Failure(rule="tags", reason=reason)
         return hit
+
+    def cuda_failure(self, cuda: SpecifierSet) -> Failure | None:
+        """Rule 2's failure of a build whose driver floor is ``cuda``, or None."""
+        hit = self._cuda_failures.get(id(cuda))
+        if hit is None or hit[0] is not cuda:
+            fails = self.cuda is None or not cuda.contains(self.cuda, prereleases=True)
+            reason = cuda_reason(cuda, self.cuda, self.profile) if fails else None
+            failure = None if reason is None else Failure(rule="cuda", reason=reason)
+            hit = self._cuda_failures[id(cuda)] = (cuda, failure)
+        return hit[1]
+
+    def gpu_failure(self, gpu: tuple[KernelTarget, ...]) -> Failure | None:
+        """Rule 3's failure of a build with the kernels ``gpu`` (no CPU fallback here),
+        or None: no NVIDIA GPU, none of known compute capability, or one they miss."""
+        hit = self._gpu_failures.get(id(gpu))
+        if hit is None or hit[0] is not gpu:
+            p = self.profile
+            # No compute capability known (a driver without NVML, a target without
+            # smXY): the reason says so rather than guess (docs/facts.md section 1.3).
+            missing = uncovered(gpu, self.gpu_ccs) if p.nvidia is not None and p.gpus else ()
+            failure = None
+            if p.nvidia is None or not p.gpus or missing:
+                failure = Failure(rule="gpu", reason=gpu_reason(gpu, missing, p))
+            hit = self._gpu_failures[id(gpu)] = (gpu, failure)
+        return hit[1]
 
     def runs_accelerated(self, manifest: Manifest) -> bool:
         """Whether this machine has an accelerator some build of ``manifest`` is for
@@ -286,8 +317,8 @@ def flavour_failures(
     per_gpu = _per_gpu_cuda(f, m)
     if per_gpu is not None:
         out.extend(per_gpu)
-    elif n.cuda is not None and (m.cuda is None or not n.cuda.contains(m.cuda, prereleases=True)):
-        out.append(Failure(rule="cuda", reason=cuda_reason(n.cuda, m.cuda, p)))
+    elif n.cuda is not None and (cuda := m.cuda_failure(n.cuda)) is not None:
+        out.append(cuda)
     if n.rocm is not None and (m.rocm is None or not n.rocm.contains(m.rocm, prereleases=True)):
         out.append(Failure(rule="rocm", reason=rocm_reason(n.rocm, m.rocm)))
     if n.gfx and p.rocm is not None and p.rocm.gfx:
@@ -296,12 +327,8 @@ def flavour_failures(
         dropped = [g for g in p.rocm.gfx if g.partition(":")[0] not in n.gfx]
         if dropped:
             out.append(Failure(rule="gpu", reason=gfx_reason(n.gfx, dropped)))
-    if n.gpu and not (n.cpu and p.nvidia is None):
-        # No compute capability known (a driver without NVML, a target without smXY):
-        # the reason says so rather than guess (docs/facts.md section 1.3).
-        missing = uncovered(n.gpu, m.gpu_ccs) if p.nvidia is not None and p.gpus else ()
-        if p.nvidia is None or not p.gpus or missing:
-            out.append(Failure(rule="gpu", reason=gpu_reason(n.gpu, missing, p)))
+    if n.gpu and not (n.cpu and p.nvidia is None) and (gpu := m.gpu_failure(n.gpu)) is not None:
+        out.append(gpu)
     if n.arch_max is not None and p.nvidia is not None:
         beyond = [cc for cc in m.gpu_ccs if cc > n.arch_max]
         if beyond:
@@ -314,7 +341,7 @@ def flavour_failures(
         elif p.rocm is not None and any_rocm:
             reason = accelerator_reason("ROCm", f, manifest)
             out.append(Failure(rule="accelerator", reason=reason))
-    if str(spec) and not version_ok(spec, f):
+    if spec and not version_ok(spec, f):  # a specifier set is false when it holds none
         out.append(Failure(rule="specifier", reason=specifier_reason(f, spec)))
     return out, rank
 
