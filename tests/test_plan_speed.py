@@ -384,6 +384,37 @@ def test_a_wheels_platform_is_judged_once_per_tag_set(monkeypatch: pytest.Monkey
     assert said == [("win_amd64",)]
 
 
+def test_a_wheels_python_is_worded_once_per_interpreter_and_abi(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rule 1's Python words read a wheel's interpreter and ABI tags alone: the tag sets
+    of one Python for several platforms share them, and every such file says them."""
+    said: list[object] = []
+    python_reason = rules.python_reason
+
+    def counted(pythons: object, p: object) -> str:
+        said.append(tuple(pythons))  # type: ignore[call-overload]
+        return python_reason(pythons, p)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rules, "python_reason", counted)
+    base = "https://x.org/pkg-1.{0}-{1}-{1}-{2}.whl"
+    wheels = [
+        {"url": base.format(i, py, plat), "cuda": ">=12.0", "gpu": ["sm_100"]}
+        for i in range(5)
+        for py in ("cp312", "cp311")
+        for plat in ("win_amd64", "manylinux_2_28_x86_64", "manylinux_2_28_aarch64")
+    ]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "wheel": wheels}, source="pkg.toml")
+    plan = resolve(["pkg"], {"pkg": pkg}, parse_target(TARGET))
+    chosen = plan.package("pkg")
+    assert chosen is not None
+    assert chosen.version == "1.4"
+    assert said == [("3.11",)]
+    words = [x.reason for r in chosen.rejected if " cp311 " in r.candidate for x in r.failures]
+    assert len(words) == 15 + 10  # every cp311 file; those for another platform say both
+    assert len([w for w in words if w.startswith("built for Python 3.11;")]) == 15
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

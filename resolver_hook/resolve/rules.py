@@ -104,11 +104,11 @@ class Machine:
         # Rule 1's platform failure by the platforms a build is for (a page's tag sets
         # name a few lists of platforms).
         self._platform_failures: dict[tuple[str, ...], Failure] = {}
-        # A wheel's rule-1 outcome by its tags and requires-python (_tag_failures).
-        self.wheel_tags: dict[
-            tuple[frozenset[Tag], int],
-            tuple[SpecifierSet | None, tuple[Failure, ...], int],
-        ] = {}
+        # A wheel's rule-1 outcome by its tags, then by its page's requires-python, and
+        # the Python failure by the interpreter/ABI pairs of its tags (_tag_failures).
+        self.wheel_tags: dict[frozenset[Tag], tuple[tuple[Failure, ...], int]] = {}
+        self._requires_python: dict[int, tuple[SpecifierSet, Failure | None]] = {}
+        self._python_failures: dict[frozenset[tuple[str, str]], Failure] = {}
         # Rules 2 and 3 by the object a flavour's need is: the entries of a manifest
         # share one parsed ``cuda`` and one kernel list (manifest.needs), so a plan of
         # hundreds of flavours asks a few dozen of each. The entry holds the object, so
@@ -135,6 +135,32 @@ class Machine:
         if hit is None:
             reason = platform_reason(key, self.profile)
             hit = self._platform_failures[key] = Failure(rule="tags", reason=reason)
+        return hit
+
+    def requires_python_failure(self, spec: SpecifierSet) -> Failure | None:
+        """Rule 1's failure of a wheel whose tags match, by its page's requires-python
+        (PEP 503 data-requires-python: a py3 wheel's tags do not say which Pythons it
+        runs on), or None."""
+        hit = self._requires_python.get(id(spec))
+        if hit is None or hit[0] is not spec:
+            p = self.profile
+            failure = None
+            if not spec.contains(Version(p.python), prereleases=True):
+                reason = f"its page says Requires-Python {spec}; this machine has "
+                failure = Failure(rule="python", reason=reason + p.python_words)
+            hit = self._requires_python[id(spec)] = (spec, failure)
+        return hit[1]
+
+    def python_failure(self, f: WheelFlavour) -> Failure:
+        """Rule 1's failure of a wheel whose tags name no interpreter and ABI of this
+        Python: the words read the pairs alone, and a page's tag sets share a few."""
+        key = frozenset((t.interpreter, t.abi) for t in f.tags)
+        hit = self._python_failures.get(key)
+        if hit is None:
+            pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
+            hit = self._python_failures[key] = Failure(
+                rule="python", reason=python_reason(pys, self.profile)
+            )
         return hit
 
     def cuda_failure(self, cuda: SpecifierSet) -> Failure | None:
@@ -189,13 +215,17 @@ def _tag_facts(
 def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     """Rule 1: platform and Python failures, and the tag rank (lower is better)."""
     if isinstance(f, WheelFlavour):
-        # Its tags and requires-python decide: a page's files share a few dozen tag sets
-        # and requires-python values (the same objects: candidates._specifier).
-        key = (f.tags, id(f.requires_python))
-        hit = m.wheel_tags.get(key)
-        if hit is None or hit[0] is not f.requires_python:
-            hit = m.wheel_tags[key] = (f.requires_python, *_wheel_tag_failures(f, m))
-        return list(hit[1]), hit[2]
+        # Its tags decide, then its page's requires-python: a page's files share a few
+        # dozen tag sets and a few requires-python values (the same objects:
+        # candidates._specifier), each judged once.
+        hit = m.wheel_tags.get(f.tags)
+        if hit is None:
+            hit = m.wheel_tags[f.tags] = _wheel_tag_failures(f, m)
+        fails, rank = hit
+        if fails or f.requires_python is None:
+            return list(fails), rank
+        py = m.requires_python_failure(f.requires_python)
+        return ([], rank) if py is None else ([py], 0)
     p = m.profile
     out: list[Failure] = []
     # Index flavour: platforms and Pythons as listed.
@@ -209,19 +239,9 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
 
 
 def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...], int]:
-    """:func:`_tag_failures` of a wheel."""
-    p = m.profile
+    """:func:`_tag_failures` of a wheel by its tags alone."""
     out: list[Failure] = []
     ranks = [m.tag_rank[str(t)] for t in f.tags if str(t) in m.tag_rank]
-    if (
-        ranks
-        and f.requires_python is not None
-        and not f.requires_python.contains(Version(p.python), prereleases=True)
-    ):
-        # The page's requires-python (PEP 503 data-requires-python): a py3 wheel's
-        # tags do not say which Pythons it runs on.
-        reason = f"its page says Requires-Python {f.requires_python}; this machine has "
-        return (Failure(rule="python", reason=reason + p.python_words),), 0
     if ranks:
         return (), min(ranks)
     plats = sorted({t.platform for t in f.tags})
@@ -230,8 +250,7 @@ def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...
     if not plat_ok:
         out.append(m.platform_failure(plats))
     if not py_ok:
-        pys = python_labels(f) or sorted({t.interpreter for t in f.tags})
-        out.append(Failure(rule="python", reason=python_reason(pys, p)))
+        out.append(m.python_failure(f))
     if not out:
         out.append(Failure(rule="tags", reason=NO_TAG_MATCHES))
     return tuple(out), 0
