@@ -415,6 +415,33 @@ def test_a_wheels_python_is_worded_once_per_interpreter_and_abi(
     assert len([w for w in words if w.startswith("built for Python 3.11;")]) == 15
 
 
+def test_a_couplings_pin_is_read_from_its_parsed_specifier(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The solver asks which release a coupling pins of every pair of coupled builds:
+    it reads the requirement's own specifier, never a rendered and reparsed copy, and
+    still pairs each build with the release it pins."""
+    module = sys.modules["resolver_hook.resolve.solve"]
+    parsed: list[str] = []
+    specifier_set = module.SpecifierSet
+
+    def counted(text: str = "", *args: Any) -> object:
+        parsed.append(text)
+        return specifier_set(text, *args)
+
+    monkeypatch.setattr(module, "SpecifierSet", counted)
+    page = "https://x.org/whl/"
+    top = [{"url": page, "version": f"7.{i}", "requires": [f"base==9.7.{i}"]} for i in range(6)]
+    base = [{"url": page, "version": f"9.7.{i}"} for i in range(5)]
+    manifests = {
+        "top": parse_manifest({"package": {"name": "top"}, "index": top}, source="top.toml"),
+        "base": parse_manifest({"package": {"name": "base"}, "index": base}, source="b.toml"),
+    }
+    plan = resolve(["top"], manifests, parse_target(TARGET))
+    assert [(p.name, p.version) for p in plan.packages] == [("top", "7.4"), ("base", "9.7.4")]
+    assert [t for t in parsed if t] == []
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

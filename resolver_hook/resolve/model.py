@@ -60,6 +60,7 @@ __all__ = [
     "Status",
     "Unmet",
     "UnmetKind",
+    "coupled_to",
     "coupling_by",
     "exact_pins",
     "flavour_platforms",
@@ -586,3 +587,19 @@ def pinned_release(spec: SpecifierSet) -> Version | None:
     the specifier pins none."""
     pinned = next(exact_pins(spec), None)
     return None if pinned is None else Version(pinned.public)
+
+
+def coupled_to(r: Requirement) -> NormalizedName:
+    """The package a coupling names, canonical. Kept by the requirement's identity: a
+    release's builds share their requirement objects, and a plan asks it of each in
+    every pass of its solver. The entry holds the requirement, so no id is reused
+    while it is kept."""
+    hit = _COUPLED_TO.get(id(r))
+    if hit is None or hit[0] is not r:
+        if len(_COUPLED_TO) > 65536:
+            _COUPLED_TO.clear()
+        hit = _COUPLED_TO[id(r)] = (r, canonicalize_name(r.name))
+    return hit[1]
+
+
+_COUPLED_TO: dict[int, tuple[Requirement, NormalizedName]] = {}

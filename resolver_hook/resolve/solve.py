@@ -13,7 +13,6 @@ May import: :mod:`.model`, :mod:`.rules`, :mod:`.aswritten`, :mod:`.reasons`,
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from resolver_hook.resolve.model import (
     Coupling,
     Failure,
     PackagePlan,
+    coupled_to,
     marker_true,
     pinned_release,
 )
@@ -225,7 +225,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         slot.candidates.sort(key=ranking(slot.candidates, m.cuda))
         for f, _ in slot.candidates:
             for r in f.needs.requires:
-                target = canonicalize_name(r.name)
+                target = coupled_to(r)
                 if not marker_true(r.marker, m.env) or target not in by_name:
                     continue
                 if target not in slots:
@@ -281,7 +281,7 @@ def _couplings_hold(
 ) -> Coupling | None:
     """The first coupling of ``f`` that the build ``assigned`` to its package does not meet."""
     for r in f.needs.requires:
-        target = canonicalize_name(r.name)
+        target = coupled_to(r)
         other = assigned.get(target)
         if other is None or not marker_true(r.marker, env):
             continue
@@ -320,7 +320,7 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
     for n, s in slots.items():
         for f, _ in s.candidates:
             for r in f.needs.requires:
-                t = canonicalize_name(r.name)
+                t = coupled_to(r)
                 if t in slots and t != n:
                     edges[n].add(t)
                     edges[t].add(n)
@@ -365,7 +365,7 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
             for f, rank in slot.candidates:
                 dead = _dead_coupling(f, slots, m)
                 if dead is not None:
-                    why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
+                    why = why_dead(f, dead, slots[coupled_to(dead)])
                     slot.rejected.append((f, [coupling_failure(why)]))
                 elif (held := _held(f, slot, slots, m)) is not None:
                     # The reason nothing fits: said before the builds that do not run.
@@ -391,7 +391,7 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                 continue
             dead = _dead_coupling(f, live, m)
             if dead is not None:
-                why = why_dead(f, dead, slots[canonicalize_name(dead.name)])
+                why = why_dead(f, dead, slots[coupled_to(dead)])
                 slot.rejected[i] = (f, [*fails, coupling_failure(why)])
 
 
@@ -417,7 +417,7 @@ def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coup
                 (
                     (r, u)
                     for r in g.needs.requires
-                    if canonicalize_name(r.name) == slot.name
+                    if coupled_to(r) == slot.name
                     and marker_true(r.marker, m.env)
                     and (u := meets(g, r, f)) is not None
                 ),
@@ -444,19 +444,13 @@ def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coup
 def _dead_coupling(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> Requirement | None:
     """The first coupling of ``f`` (its marker true here) that no candidate of the
     coupled package meets, or None."""
-    return next(
-        (
-            r
-            for r in f.needs.requires
-            if canonicalize_name(r.name) in slots
-            and marker_true(r.marker, m.env)
-            and not any(
-                meets(f, r, g) is None
-                for g in may_meet(r, slots[canonicalize_name(r.name)].candidates)
-            )
-        ),
-        None,
-    )
+    for r in f.needs.requires:
+        other = slots.get(coupled_to(r))
+        if other is None or not marker_true(r.marker, m.env):
+            continue
+        if not any(meets(f, r, g) is None for g in may_meet(r, other.candidates)):
+            return r
+    return None
 
 
 def _public(v: Version) -> tuple[Any, ...]:
@@ -477,15 +471,25 @@ def _public(v: Version) -> tuple[Any, ...]:
 _PUBLIC: dict[int, tuple[Version, tuple[Any, ...]]] = {}
 
 
-@functools.lru_cache(maxsize=1024)
-def _exact_release(spec: str) -> Version | None:
+def _exact_release(r: Requirement) -> Version | None:
     """The public release a coupling pins exactly (``torch==2.7.1``; ``2.13.0`` of
     ``torch==2.13.0+cu126``: a build of another release cannot meet a labelled pin
-    either, and a prebuilt wheel's coupling is labelled), or None."""
-    parsed = SpecifierSet(spec)
-    if len(parsed) != 1 or next(iter(parsed)).operator != "==":
-        return None
-    return pinned_release(parsed)
+    either, and a prebuilt wheel's coupling is labelled), or None. Kept by the
+    requirement's identity (the entry holds it, so no id is reused meanwhile): a
+    release's builds share their requirement objects."""
+    hit = _EXACT.get(id(r))
+    if hit is None or hit[0] is not r:
+        if len(_EXACT) > 65536:
+            _EXACT.clear()
+        spec = r.specifier
+        pinned = None
+        if len(spec) == 1 and next(iter(spec)).operator == "==":
+            pinned = pinned_release(spec)
+        hit = _EXACT[id(r)] = (r, pinned)
+    return hit[1]
+
+
+_EXACT: dict[int, tuple[Requirement, Version | None]] = {}
 
 
 def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
@@ -494,7 +498,7 @@ def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
     those of that release and the ranges; else all. A cheap filter before
     :func:`meets`, from an index of ``builds`` by release kept while the sequence is
     unchanged (a plan asks it of every pair of coupled builds)."""
-    pinned = _exact_release(str(r.specifier))
+    pinned = _exact_release(r)
     index = _index(builds)
     if pinned is None:
         return index[None]
@@ -530,18 +534,21 @@ def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
     template's fact the builds lack (``page``: their local label, C++ ABI), else none
     fits this machine (``unfit``) or none exists (``missing``)."""
     requirement = str(r)
-    near = {id(g) for g in may_meet(r, other.rejected)}
-    for g, fails in other.rejected:
-        if id(g) not in near:
-            continue
-        if fails and all(x.rule == "specifier" for x in fails) and meets(f, r, g) is None:
-            return Coupling(
-                cause="pinned",
-                requirement=requirement,
-                package=other.name,
-                version=str(g.version),
-                pinned_by=f"{other.name}{other.spec}",
-            )
+    # A build fails rule 5 only against the user's own specifier: without one, none is
+    # ruled out by it alone, and the rejected builds (hundreds) need no look.
+    if other.spec:
+        near = {id(g) for g in may_meet(r, other.rejected)}
+        for g, fails in other.rejected:
+            if id(g) not in near or not fails or any(x.rule != "specifier" for x in fails):
+                continue
+            if meets(f, r, g) is None:
+                return Coupling(
+                    cause="pinned",
+                    requirement=requirement,
+                    package=other.name,
+                    version=str(g.version),
+                    pinned_by=f"{other.name}{other.spec}",
+                )
     for g in may_meet(r, other.candidates):
         if version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
             unmet = meets(f, r, g)
