@@ -442,6 +442,32 @@ def test_a_couplings_pin_is_read_from_its_parsed_specifier(
     assert [t for t in parsed if t] == []
 
 
+def test_a_builds_public_release_is_parsed_once_a_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ranking and the plan's words both read a labelled build's public release
+    (``1.3`` of ``1.3+cu130``): each version's is parsed once, and both still say it."""
+    parsed: list[str] = []
+
+    class Counted(Version):
+        def __init__(self, text: str) -> None:
+            parsed.append(text)
+            super().__init__(text)
+
+    for name in ("model", "rules", "assemble"):
+        monkeypatch.setattr(sys.modules[f"resolver_hook.resolve.{name}"], "Version", Counted)
+    page = "https://x.org/whl/"
+    entries = [{"url": page, "version": f"1.{i}+cu130", "cuda": ">=13.0"} for i in range(4)]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
+    plan = resolve(["pkg"], {"pkg": pkg}, parse_target(TARGET))
+    chosen = plan.package("pkg")
+    assert chosen is not None
+    assert chosen.version == "1.3+cu130"
+    ranked = [r.failures[0].reason for r in chosen.rejected]
+    assert (
+        ranked == ["fits, ranked below the chosen build: the chosen build is a newer version"] * 3
+    )
+    assert sorted(t for t in parsed if t.startswith("1.")) == ["1.0", "1.1", "1.2", "1.3"]
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

@@ -39,6 +39,7 @@ from resolver_hook.resolve.model import (
     Rejections,
     exact_pins,
     marker_true,
+    public_release,
 )
 from resolver_hook.resolve.nofit import alternatives_for, nearest_pin, no_fit_reason, short_refusal
 from resolver_hook.resolve.reasons import coupling_failure, ranked_reason
@@ -240,29 +241,22 @@ def _newer_for_another_python(slot: Slot, chosen: Flavour, p: HostProfile) -> st
     otherwise look stale. None when the newest release fails for other reasons too."""
     if isinstance(chosen, IndexFlavour) and chosen.versions is not None:
         return None
-    # Each release once: a page's files share their version objects.
-    publics: dict[int, tuple[Version, Version]] = {}
-
-    def public(v: Version) -> Version:
-        hit = publics.get(id(v))
-        if hit is None or hit[0] is not v:
-            # Without a local label a version is its own public release.
-            hit = publics[id(v)] = (v, v if v.local is None else Version(v.public))
-        return hit[1]
-
-    mine = public(chosen.version)
+    mine = public_release(chosen.version)
     newer = [
-        (public(f.version), f, fails)
+        (public_release(f.version), f, fails)
         for f, fails in slot.rejected
         if not (isinstance(f, IndexFlavour) and f.versions is not None)
-        and public(f.version) > mine
+        # A version sorts at or after its public release: one not after ``mine``
+        # has no newer public release either (most rejected builds are older).
+        and f.version > mine
+        and public_release(f.version) > mine
         and version_ok(slot.spec, f)
         and not f.version.is_prerelease
     ]
     if not newer:
         return None
     newest = max(v for v, _, _ in newer)
-    if any(public(f.version) == newest for f, _ in slot.candidates):
+    if any(public_release(f.version) == newest for f, _ in slot.candidates):
         return None
     for v, f, fails in newer:
         if v == newest and [x.rule for x in fails] == ["python"]:

@@ -71,6 +71,7 @@ __all__ = [
     "os_arch_of",
     "pinned_release",
     "plan_target",
+    "public_release",
     "runtime_of",
     "spec_floor",
 ]
@@ -603,3 +604,21 @@ def coupled_to(r: Requirement) -> NormalizedName:
 
 
 _COUPLED_TO: dict[int, tuple[Requirement, NormalizedName]] = {}
+
+
+def public_release(v: Version) -> Version:
+    """``v`` without its local label (``2.13.0`` of ``2.13.0+cu130``; without a label a
+    version is its own public release). Kept by identity: the ranking and the plan's
+    words ask it of the same builds' versions (a page's files share theirs). The entry
+    holds the version, so no id is reused while it is kept."""
+    if v.local is None:
+        return v
+    hit = _PUBLIC_RELEASE.get(id(v))
+    if hit is None or hit[0] is not v:
+        if len(_PUBLIC_RELEASE) > 65536:
+            _PUBLIC_RELEASE.clear()
+        hit = _PUBLIC_RELEASE[id(v)] = (v, Version(v.public))
+    return hit[1]
+
+
+_PUBLIC_RELEASE: dict[int, tuple[Version, Version]] = {}

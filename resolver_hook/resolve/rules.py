@@ -40,6 +40,7 @@ from resolver_hook.resolve.model import (
     has_accelerator,
     marker_environment,
     os_arch_of,
+    public_release,
     runtime_of,
     spec_floor,
 )
@@ -580,8 +581,7 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
         return (
             f.unjudged is not None,
             best.get(distribution_of(f), own),
-            # Without a local label a version is its own public release.
-            _Desc(f.version if f.version.local is None else Version(f.version.public)),
+            _Desc(public_release(f.version)),
             cuda_key,
             own,
             rank,
