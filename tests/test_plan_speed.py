@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.markers import Marker
 from packaging.version import Version
 
 from resolver_hook._data import data_path
@@ -466,6 +467,31 @@ def test_a_builds_public_release_is_parsed_once_a_plan(monkeypatch: pytest.Monke
         ranked == ["fits, ranked below the chosen build: the chosen build is a newer version"] * 3
     )
     assert sorted(t for t in parsed if t.startswith("1.")) == ["1.0", "1.1", "1.2", "1.3"]
+
+
+def test_a_couplings_marker_is_evaluated_once_a_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The builds of a manifest share a coupling written once (one marker object): the
+    solver asks whether it holds in every pass and for every pair, and evaluates it
+    once per machine."""
+    evaluated: list[str] = []
+    evaluate = Marker.evaluate
+
+    def counted(self: Marker, *args: Any, **kwargs: Any) -> bool:
+        evaluated.append(str(self))
+        return evaluate(self, *args, **kwargs)
+
+    monkeypatch.setattr(Marker, "evaluate", counted)
+    page = "https://x.org/whl/"
+    coupling = 'base>=9.7.2; python_version >= "3"'
+    top = [{"url": page, "version": f"7.{i}", "requires": [coupling]} for i in range(6)]
+    base = [{"url": page, "version": f"9.7.{i}"} for i in range(5)]
+    manifests = {
+        "top": parse_manifest({"package": {"name": "top"}, "index": top}, source="top.toml"),
+        "base": parse_manifest({"package": {"name": "base"}, "index": base}, source="b.toml"),
+    }
+    plan = resolve(["top", "base<9.7.4"], manifests, parse_target(TARGET))
+    assert [(p.name, p.version) for p in plan.packages] == [("top", "7.5"), ("base", "9.7.3")]
+    assert evaluated == ['python_version >= "3"']
 
 
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:

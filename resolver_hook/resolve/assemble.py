@@ -38,7 +38,6 @@ from resolver_hook.resolve.model import (
     Rejection,
     Rejections,
     exact_pins,
-    marker_true,
     public_release,
 )
 from resolver_hook.resolve.nofit import alternatives_for, nearest_pin, no_fit_reason, short_refusal
@@ -175,7 +174,7 @@ def _coupling_failures(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> lis
     out = []
     for r in f.needs.requires:
         other = slots.get(canonicalize_name(r.name))
-        if other is None or not marker_true(r.marker, m.env):
+        if other is None or not m.holds(r.marker):
             continue
         if other.chosen is not None and meets(f, r, other.chosen) is None:
             continue
@@ -332,7 +331,12 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             **base,
         )
     why = chosen_words(
-        chosen, m.profile, tag=_best_tag(chosen, m), rocm=m.rocm, fitting=len(slot.candidates)
+        chosen,
+        m.profile,
+        tag=_best_tag(chosen, m),
+        rocm=m.rocm,
+        held=[r for r in chosen.needs.requires if m.holds(r.marker)],
+        fitting=len(slot.candidates),
     )
     newer = _newer_for_another_python(slot, chosen, m.profile)
     if newer is not None:

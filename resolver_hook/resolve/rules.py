@@ -16,6 +16,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
@@ -39,6 +40,7 @@ from resolver_hook.resolve.model import (
     flavour_platforms,
     has_accelerator,
     marker_environment,
+    marker_true,
     os_arch_of,
     public_release,
     runtime_of,
@@ -116,6 +118,9 @@ class Machine:
         # no id is reused while it is kept.
         self._cuda_failures: dict[int, tuple[SpecifierSet, Failure | None]] = {}
         self._gpu_failures: dict[int, tuple[tuple[KernelTarget, ...], Failure | None]] = {}
+        # Whether a coupling's marker holds here, by the marker: the builds of a release
+        # share their requirement objects, and the solver asks in every pass.
+        self._markers: dict[int, tuple[Marker, bool]] = {}
 
     def accelerated(self, manifest: Manifest) -> tuple[bool, bool]:
         """Whether some flavour of ``manifest`` needs NVIDIA (CUDA or kernels) / ROCm."""
@@ -137,6 +142,15 @@ class Machine:
             reason = platform_reason(key, self.profile)
             hit = self._platform_failures[key] = Failure(rule="tags", reason=reason)
         return hit
+
+    def holds(self, marker: Marker | None) -> bool:
+        """Whether ``marker`` is true on this machine (no marker: true)."""
+        if marker is None:
+            return True
+        hit = self._markers.get(id(marker))
+        if hit is None or hit[0] is not marker:
+            hit = self._markers[id(marker)] = (marker, marker_true(marker, self.env))
+        return hit[1]
 
     def requires_python_failure(self, spec: SpecifierSet) -> Failure | None:
         """Rule 1's failure of a wheel whose tags match, by its page's requires-python

@@ -226,7 +226,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         for f, _ in slot.candidates:
             for r in f.needs.requires:
                 target = coupled_to(r)
-                if not marker_true(r.marker, m.env) or target not in by_name:
+                if not m.holds(r.marker) or target not in by_name:
                     continue
                 if target not in slots:
                     if target in packages:  # asked for by URL or marker-skipped: leave it
@@ -277,13 +277,13 @@ def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) 
 def _couplings_hold(
     f: Flavour,
     assigned: Mapping[NormalizedName, Flavour],
-    env: Mapping[str, str],
+    m: Machine,
 ) -> Coupling | None:
     """The first coupling of ``f`` that the build ``assigned`` to its package does not meet."""
     for r in f.needs.requires:
         target = coupled_to(r)
         other = assigned.get(target)
-        if other is None or not marker_true(r.marker, env):
+        if other is None or not m.holds(r.marker):
             continue
         unmet = meets(f, r, other)
         if unmet is not None:
@@ -298,16 +298,16 @@ def _couplings_hold(
 
 
 def _consistent(
-    slot: Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour], env: Mapping[str, str]
+    slot: Slot, f: Flavour, assigned: Mapping[NormalizedName, Flavour], m: Machine
 ) -> Coupling | None:
     """Whether ``f`` for ``slot`` goes with the builds ``assigned`` so far, both ways:
     None, or the first coupling that fails (``f``'s own, or one of theirs on ``f``)."""
-    why = _couplings_hold(f, assigned, env)
+    why = _couplings_hold(f, assigned, m)
     if why is not None:
         return why
     probe = {slot.name: f}
     for other in assigned.values():
-        why = _couplings_hold(other, probe, env)
+        why = _couplings_hold(other, probe, m)
         if why is not None:
             return replace(why, cause="reverse", holder=f"{other.name} {other.version}")
     return None
@@ -375,8 +375,9 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                     )
                 else:
                     keep.append((f, rank))
-            changed = changed or len(keep) < len(slot.candidates)
-            slot.candidates = keep
+            if len(keep) < len(slot.candidates):
+                changed = True
+                slot.candidates = keep  # else the same list: its index (may_meet) holds
     # A build held out only by another line's pin still runs here: the builds of that
     # other line outside its specifier that go with it are offered as the nearest.
     live = {
@@ -418,7 +419,7 @@ def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coup
                     (r, u)
                     for r in g.needs.requires
                     if coupled_to(r) == slot.name
-                    and marker_true(r.marker, m.env)
+                    and m.holds(r.marker)
                     and (u := meets(g, r, f)) is not None
                 ),
                 None,
@@ -446,7 +447,7 @@ def _dead_coupling(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> Require
     coupled package meets, or None."""
     for r in f.needs.requires:
         other = slots.get(coupled_to(r))
-        if other is None or not marker_true(r.marker, m.env):
+        if other is None or not m.holds(r.marker):
             continue
         if not any(meets(f, r, g) is None for g in may_meet(r, other.candidates)):
             return r
@@ -471,12 +472,12 @@ def _public(v: Version) -> tuple[Any, ...]:
 _PUBLIC: dict[int, tuple[Version, tuple[Any, ...]]] = {}
 
 
-def _exact_release(r: Requirement) -> Version | None:
+def _exact_release(r: Requirement) -> tuple[Any, ...] | None:
     """The public release a coupling pins exactly (``torch==2.7.1``; ``2.13.0`` of
     ``torch==2.13.0+cu126``: a build of another release cannot meet a labelled pin
-    either, and a prebuilt wheel's coupling is labelled), or None. Kept by the
-    requirement's identity (the entry holds it, so no id is reused meanwhile): a
-    release's builds share their requirement objects."""
+    either, and a prebuilt wheel's coupling is labelled) as its :func:`_public` key,
+    or None. Kept by the requirement's identity (the entry holds it, so no id is
+    reused meanwhile): a release's builds share their requirement objects."""
     hit = _EXACT.get(id(r))
     if hit is None or hit[0] is not r:
         if len(_EXACT) > 65536:
@@ -485,11 +486,11 @@ def _exact_release(r: Requirement) -> Version | None:
         pinned = None
         if len(spec) == 1 and next(iter(spec)).operator == "==":
             pinned = pinned_release(spec)
-        hit = _EXACT[id(r)] = (r, pinned)
+        hit = _EXACT[id(r)] = (r, None if pinned is None else _public(pinned))
     return hit[1]
 
 
-_EXACT: dict[int, tuple[Requirement, Version | None]] = {}
+_EXACT: dict[int, tuple[Requirement, tuple[Any, ...] | None]] = {}
 
 
 def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
@@ -502,7 +503,7 @@ def may_meet(r: Requirement, builds: Sequence[Any]) -> Sequence[Flavour]:
     index = _index(builds)
     if pinned is None:
         return index[None]
-    return [*index.get(_public(pinned), ()), *index[()]]
+    return [*index.get(pinned, ()), *index[()]]
 
 
 def _index(builds: Sequence[Any]) -> dict[Any, list[Flavour]]:
@@ -573,7 +574,7 @@ def _search(slots: Mapping[str, Slot], m: Machine) -> None:
     for group in _groups(slots):
         live = [n for n in group if slots[n].candidates]
         budget = [_SEARCH_BUDGET]
-        solution = _dfs(live, 0, {}, slots, m.env, budget)
+        solution = _dfs(live, 0, {}, slots, m, budget)
         if solution is not None:
             for key, f in solution.items():
                 slots[key].chosen = f
@@ -583,7 +584,7 @@ def _search(slots: Mapping[str, Slot], m: Machine) -> None:
         for n in live:
             slot = slots[n]
             for i, (f, _) in enumerate(slot.candidates):
-                why = _consistent(slot, f, assigned, m.env)
+                why = _consistent(slot, f, assigned, m)
                 if why is None:
                     slot.chosen = f
                     assigned[slot.name] = f
@@ -596,7 +597,7 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
     i: int,
     assigned: dict[NormalizedName, Flavour],
     slots: Mapping[str, Slot],
-    env: Mapping[str, str],
+    m: Machine,
     budget: list[int],
 ) -> dict[NormalizedName, Flavour] | None:
     if i == len(names):
@@ -606,9 +607,9 @@ def _dfs(  # noqa: PLR0917 - a recursive helper
         budget[0] -= 1
         if budget[0] < 0:
             return None
-        if _consistent(slot, f, assigned, env) is None:
+        if _consistent(slot, f, assigned, m) is None:
             assigned[slot.name] = f
-            found = _dfs(names, i + 1, assigned, slots, env, budget)
+            found = _dfs(names, i + 1, assigned, slots, m, budget)
             del assigned[slot.name]
             if found is not None:
                 return found

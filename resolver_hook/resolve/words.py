@@ -33,8 +33,6 @@ from resolver_hook.resolve.model import (
     PackagePlan,
     Rejection,
     has_accelerator,
-    marker_environment,
-    marker_true,
 )
 from resolver_hook.resolve.reasons import gfx_fit_words, gpu_words, python_labels
 
@@ -128,11 +126,18 @@ def _unmarked(r: Requirement) -> str:
 
 
 def chosen_words(
-    f: Flavour, p: HostProfile, *, tag: str | None, rocm: Version | None, fitting: int
+    f: Flavour,
+    p: HostProfile,
+    *,
+    tag: str | None,
+    rocm: Version | None,
+    held: Sequence[Requirement],
+    fitting: int,
 ) -> str:
     """Why the chosen build fits: its best ``tag`` here (a wheel), the driver, ROCm
-    (``rocm``: the machine's, as the rules read it) and kernels it meets, its couplings,
-    and of how many ``fitting`` builds it is the best."""
+    (``rocm``: the machine's, as the rules read it) and kernels it meets, its couplings
+    (``held``: those whose marker is true here), and of how many ``fitting`` builds it
+    is the best."""
     parts = []
     if isinstance(f, WheelFlavour):
         parts.append(f"tag {tag}")
@@ -152,8 +157,6 @@ def chosen_words(
         parts.append("no GPU needed")
     # A coupling whose marker is false here (triton for x86_64 beside an aarch64 torch)
     # binds nothing on this machine: not named; one that holds is named without it.
-    env = marker_environment(p) if f.needs.requires else {}
-    held = [r for r in f.needs.requires if marker_true(r.marker, env)]
     if held:
         parts.append("couples with " + ", ".join(_unmarked(r) for r in held))
     if isinstance(f, WheelFlavour) and f.assumed:
