@@ -494,6 +494,40 @@ def test_a_couplings_marker_is_evaluated_once_a_plan(monkeypatch: pytest.MonkeyP
     assert evaluated == ['python_version >= "3"']
 
 
+def test_an_index_entrys_python_and_compiler_are_worded_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The entries of a manifest name a few lists of Pythons and a few newest GPUs
+    their compilers know: rule 1 and the compiler's rule 3 are judged and worded once
+    for each, and every entry still says them."""
+    said: list[str] = []
+    python_reason, arch_max_reason = rules.python_reason, rules.arch_max_reason
+
+    def python(*args: Any) -> str:
+        said.append("python")
+        return python_reason(*args)
+
+    def arch_max(*args: Any) -> str:
+        said.append("arch_max")
+        return arch_max_reason(*args)
+
+    monkeypatch.setattr(rules, "python_reason", python)
+    monkeypatch.setattr(rules, "arch_max_reason", arch_max)
+    page = "https://x.org/whl/"
+    old = [{"url": page, "version": f"1.{i}", "python": ["3.11"]} for i in range(5)]
+    old += [{"url": page, "version": f"2.{i}", "arch_max": "9.0"} for i in range(5)]
+    entries = [*old, {"url": page, "version": "0.1"}]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
+    plan = resolve(["pkg"], {"pkg": pkg}, parse_target(TARGET))
+    chosen = plan.package("pkg")
+    assert chosen is not None
+    assert chosen.version == "0.1"
+    assert sorted(said) == ["arch_max", "python"]
+    reasons = [x.reason for r in chosen.rejected for x in r.failures]
+    assert len([r for r in reasons if r.startswith("built for Python 3.11;")]) == 5
+    assert len([r for r in reasons if r.startswith("its compiler knows GPUs up to")]) == 5
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

@@ -110,6 +110,7 @@ class Machine:
         # A wheel's rule-1 outcome by its tags, then by its page's requires-python, and
         # the Python failure by the interpreter/ABI pairs of its tags (_tag_failures).
         self.wheel_tags: dict[frozenset[Tag], tuple[tuple[Failure, ...], int]] = {}
+        self.index_tags: dict[tuple[tuple[str, ...], ...], tuple[tuple[Failure, ...], int]] = {}
         self._requires_python: dict[int, tuple[SpecifierSet, Failure | None]] = {}
         self._python_failures: dict[frozenset[tuple[str, str]], Failure] = {}
         # Rules 2 and 3 by the object a flavour's need is: the entries of a manifest
@@ -118,6 +119,8 @@ class Machine:
         # no id is reused while it is kept.
         self._cuda_failures: dict[int, tuple[SpecifierSet, Failure | None]] = {}
         self._gpu_failures: dict[int, tuple[tuple[KernelTarget, ...], Failure | None]] = {}
+        # Rule 3 of a build that compiles its kernels here, by the newest GPU it knows.
+        self._arch_max_failures: dict[tuple[int, int], Failure | None] = {}
         # Whether a coupling's marker holds here, by the marker: the builds of a release
         # share their requirement objects, and the solver asks in every pass.
         self._markers: dict[int, tuple[Marker, bool]] = {}
@@ -203,6 +206,17 @@ class Machine:
             hit = self._gpu_failures[id(gpu)] = (gpu, failure)
         return hit[1]
 
+    def arch_max_failure(self, arch_max: tuple[int, int]) -> Failure | None:
+        """Rule 3's failure of a build whose compiler knows GPUs up to ``arch_max``:
+        the GPUs here newer than that, or None."""
+        if arch_max not in self._arch_max_failures:
+            beyond = [cc for cc in self.gpu_ccs if cc > arch_max]
+            failure = None
+            if beyond:
+                failure = Failure(rule="gpu", reason=arch_max_reason(arch_max, beyond))
+            self._arch_max_failures[arch_max] = failure
+        return self._arch_max_failures[arch_max]
+
     def runs_accelerated(self, manifest: Manifest) -> bool:
         """Whether this machine has an accelerator some build of ``manifest`` is for
         (an NVIDIA driver for a CUDA or kernel build, ROCm for a ROCm build)."""
@@ -241,16 +255,28 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
             return list(fails), rank
         py = m.requires_python_failure(f.requires_python)
         return ([], rank) if py is None else ([py], 0)
+    # Index flavour: platforms and Pythons as listed (a manifest's entries name a few
+    # lists of each), judged once per pair of lists.
+    key = (f.platforms, f.python)
+    hit = m.index_tags.get(key)
+    if hit is None:
+        hit = m.index_tags[key] = _index_tag_failures(f.platforms, f.python, m)
+    return list(hit[0]), hit[1]
+
+
+def _index_tag_failures(
+    platforms: tuple[str, ...], python: tuple[str, ...], m: Machine
+) -> tuple[tuple[Failure, ...], int]:
+    """:func:`_tag_failures` of an index flavour by the platforms and Pythons it lists."""
     p = m.profile
     out: list[Failure] = []
-    # Index flavour: platforms and Pythons as listed.
-    if f.platforms and not any(pl in m.platforms for pl in f.platforms):
-        out.append(m.platform_failure(sorted(f.platforms)))
-    if f.python and p.python_label not in f.python:
-        out.append(Failure(rule="python", reason=python_reason(f.python, p)))
-    if out or not f.platforms:
-        return out, 0
-    return [], min(m.first_platform_rank[pl] for pl in f.platforms if pl in m.platforms)
+    if platforms and not any(pl in m.platforms for pl in platforms):
+        out.append(m.platform_failure(sorted(platforms)))
+    if python and p.python_label not in python:
+        out.append(Failure(rule="python", reason=python_reason(python, p)))
+    if out or not platforms:
+        return tuple(out), 0
+    return (), min(m.first_platform_rank[pl] for pl in platforms if pl in m.platforms)
 
 
 def _wheel_tag_failures(f: WheelFlavour, m: Machine) -> tuple[tuple[Failure, ...], int]:
@@ -304,10 +330,12 @@ def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
     lowest floor among the targets that run on it (SASS: its runtime's; PTX: its ISA's).
     None when it does not apply (no floors, driver CUDA or GPUs unknown, or no target
     runs on any GPU: the flat ``cuda`` then decides, the gpu rule says the rest)."""
-    floors = dict(f.cuda_floors) if isinstance(f, WheelFlavour) else {}
+    if not isinstance(f, WheelFlavour) or not f.cuda_floors:
+        return None  # most builds: asked of every one
+    floors = dict(f.cuda_floors)
     ccs = m.gpu_ccs
     n = f.needs
-    if not floors or m.cuda is None or not ccs or n.cuda is None:
+    if m.cuda is None or not ccs or n.cuda is None:
         return None
     ceiling = SpecifierSet(",".join(str(s) for s in n.cuda if s.operator in ("<", "<=", "!=")))
     failures = []
@@ -363,10 +391,12 @@ def flavour_failures(
             out.append(Failure(rule="gpu", reason=gfx_reason(n.gfx, dropped)))
     if n.gpu and not (n.cpu and p.nvidia is None) and (gpu := m.gpu_failure(n.gpu)) is not None:
         out.append(gpu)
-    if n.arch_max is not None and p.nvidia is not None:
-        beyond = [cc for cc in m.gpu_ccs if cc > n.arch_max]
-        if beyond:
-            out.append(Failure(rule="gpu", reason=arch_max_reason(n.arch_max, beyond)))
+    if (
+        n.arch_max is not None
+        and p.nvidia is not None
+        and (beyond := m.arch_max_failure(n.arch_max)) is not None
+    ):
+        out.append(beyond)
     if not has_accelerator(f) and f.unjudged is None and not _exact_pin(spec, f.version):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
