@@ -528,6 +528,36 @@ def test_an_index_entrys_python_and_compiler_are_worded_once(
     assert len([r for r in reasons if r.startswith("its compiler knows GPUs up to")]) == 5
 
 
+def test_a_builds_description_ranks_only_builds_equal_up_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ranking's last word is the build's description, read only where two builds
+    are equal up to it: a plan whose builds differ in version describes none before
+    its rejections are read, and the same build is chosen from either order."""
+    described: list[str] = []
+    describe = IndexFlavour.describe
+
+    def counted(self: IndexFlavour) -> str:
+        described.append(str(self.version))
+        return describe(self)
+
+    monkeypatch.setattr(IndexFlavour, "describe", counted)
+    page = "https://x.org/whl/"
+    entries = [{"url": page, "version": f"1.{i}", "cuda": ">=13.0"} for i in range(5)]
+    for order in (entries, entries[::-1]):
+        pkg = parse_manifest({"package": {"name": "pkg"}, "index": order}, source="pkg.toml")
+        chosen = resolve(["pkg"], {"pkg": pkg}, parse_target(TARGET)).package("pkg")
+        assert chosen is not None
+        assert chosen.version == "1.4"
+    assert described == []
+    tie = [{"url": f"https://x.org/{x}/", "version": "1.0", "cuda": ">=13.0"} for x in "ba"]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": tie}, source="pkg.toml")
+    chosen = resolve(["pkg"], {"pkg": pkg}, parse_target(TARGET)).package("pkg")
+    assert chosen is not None
+    assert chosen.find_links == "https://x.org/a/"
+    assert described
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

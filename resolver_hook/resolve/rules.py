@@ -588,9 +588,14 @@ def preference_of(f: Flavour) -> int:
     """The manifest's preference for a build (lower first): its entry's ``preference``,
     else the publisher's build (the package's own distribution) before another
     distribution's (a community one)."""
+    return _preference(f, distribution_of(f))
+
+
+def _preference(f: Flavour, distribution: NormalizedName) -> int:
+    """:func:`preference_of`, the build's ``distribution`` known."""
     if f.preference is not None:
         return f.preference
-    return 0 if distribution_of(f) == f.name else 1
+    return 0 if distribution == f.name else 1
 
 
 RankKey = Callable[[tuple[Flavour, int]], tuple[Any, ...]]
@@ -607,10 +612,13 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
     best: dict[NormalizedName, int] = {}
     for f, _ in candidates:
         d = distribution_of(f)
-        best[d] = min(best.get(d, preference_of(f)), preference_of(f))
+        own = _preference(f, d)
+        best[d] = min(best.get(d, own), own)
 
     def key(item: tuple[Flavour, int]) -> tuple[Any, ...]:
         f, rank = item
+        d = distribution_of(f)
+        own = _preference(f, d)
         runtime = runtime_of(f)
         if runtime is not None and driver is not None and runtime > driver:
             # Newer than the driver: only after every older one, the nearest first.
@@ -621,16 +629,15 @@ def ranking(candidates: Sequence[tuple[Flavour, int]], driver: Version | None) -
         # (docs/facts.md section 2), among builds that are otherwise equal.
         label = f.variant if isinstance(f, WheelFlavour) else None
         variant_rank = 2 if label is None else 1 if label == "null" else 0
-        own = preference_of(f)
         return (
             f.unjudged is not None,
-            best.get(distribution_of(f), own),
+            best.get(d, own),
             _Desc(public_release(f.version)),
             cuda_key,
             own,
             rank,
             variant_rank,
-            (_Desc(f.version), f.describe()),
+            (_Desc(f.version), _Described(f)),
         )
 
     return key
@@ -661,3 +668,28 @@ class _Desc:
 
     def __hash__(self) -> int:
         return hash(self.v)
+
+
+class _Described:
+    """A build's :meth:`describe` as the last word of a ranking: made only when two
+    keys are equal up to it (a sort compares most pairs on their version)."""
+
+    __slots__ = ("f", "text")
+
+    def __init__(self, f: Flavour) -> None:
+        self.f = f
+        self.text: str | None = None
+
+    def said(self) -> str:
+        if self.text is None:
+            self.text = self.f.describe()
+        return self.text
+
+    def __lt__(self, other: _Described) -> bool:
+        return self.said() < other.said()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Described) and self.said() == other.said()
+
+    def __hash__(self) -> int:
+        return hash(self.said())
