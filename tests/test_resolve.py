@@ -811,3 +811,61 @@ def test_unjudged_packages_with_the_same_reason_are_warned_once() -> None:
     lines = render_unjudged(p, strict=False).splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("warning: nvidia-cublas-cu12, nvidia-cudnn-cu12: UNJUDGED: ")
+
+
+@pytest.mark.parametrize("order", [("a", "b", "c"), ("c", "b", "a"), ("b", "a", "c")])
+def test_a_builds_lost_partner_is_found_in_any_later_pass(order: tuple[str, ...]) -> None:
+    """Pruning reaches a fixed point along a chain: c 2.0 does not run here, so b 2.0
+    (which needs it) goes, and then a 2.0 (which needs b 2.0), whichever package the
+    plan judges first; each says the coupling it lost."""
+    page = "https://x.org/whl/"
+
+    def manifest(name: str, needs: str | None, *, runs2: bool = True) -> object:
+        entries = [
+            {
+                "url": page,
+                "version": v,
+                **({"requires": [f"{needs}=={v}"]} if needs else {}),
+                **({} if runs2 or v == "1.0" else {"python": ["3.11"]}),
+            }
+            for v in ("1.0", "2.0")
+        ]
+        return parse_manifest({"package": {"name": name}, "index": entries}, source=name)
+
+    manifests = {
+        "a": manifest("a", "b"),
+        "b": manifest("b", "c"),
+        "c": manifest("c", None, runs2=False),
+    }
+    p = resolve(list(order), manifests, parse_target("linux-x86_64-py312"))  # type: ignore[arg-type]
+    assert p.ok
+    assert {x.name: x.version for x in p.packages} == {"a": "1.0", "b": "1.0", "c": "1.0"}
+    assert not any("that fit" in x.reason for x in p.packages)  # one build left of each
+    for name, lost in (("a", "b==2.0"), ("b", "c==2.0")):
+        rejected = p.package(name).rejected
+        assert [(r.candidate.split(" (")[0], r.rules) for r in rejected] == [
+            (f"{name} 2.0", ("coupling",))
+        ]
+        assert lost in rejected[0].failures[0].reason
+
+
+def test_a_build_is_held_by_a_pinned_line_left_with_none_in_a_later_pass() -> None:
+    """x is judged before o is left with no build (o 1.0 needs c 2.0, which does not
+    run here); o's line still holds x to the build o 1.0 needs, so x 1.0 is chosen,
+    not the newer x 2.0."""
+    page = "https://x.org/whl/"
+
+    def manifest(name: str, entries: list[dict[str, object]]) -> object:
+        return parse_manifest({"package": {"name": name}, "index": entries}, source=name)
+
+    manifests = {
+        "x": manifest("x", [{"url": page, "version": v} for v in ("1.0", "2.0")]),
+        "o": manifest("o", [{"url": page, "version": "1.0", "requires": ["x==1.0", "c==2.0"]}]),
+        "c": manifest(
+            "c",
+            [{"url": page, "version": "1.0"}, {"url": page, "version": "2.0", "python": ["3.11"]}],
+        ),
+    }
+    p = resolve(["x", "o>=1"], manifests, parse_target("linux-x86_64-py312"))  # type: ignore[arg-type]
+    assert p.package("x").version == "1.0"
+    assert p.package("o").action == "error"

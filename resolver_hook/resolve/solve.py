@@ -358,11 +358,25 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
     the nearest that runs."""
     changed = True
     held_out: dict[str, list[tuple[Flavour, int]]] = {}
+    # A kept build is judged again only when what its judgement read has changed: the
+    # candidates of a package it couples with (_dead_coupling), or a package left with
+    # none (_held reads only those). Each loss is counted; a slot remembers the count
+    # when its builds were last judged, so the pass that finds the fixed point judges
+    # almost none again.
+    losses = 0
+    lost_at: dict[str, int] = {}  # the count at a slot's last loss
+    emptied_at = 0  # the count when a slot was last left with none
+    judged_at: dict[str, int] = {}
     while changed:
         changed = False
         for slot in slots.values():
+            since = judged_at.get(slot.name)
+            judged_at[slot.name] = losses
             keep = []
             for f, rank in slot.candidates:
+                if since is not None and emptied_at <= since and _unchanged(f, lost_at, since):
+                    keep.append((f, rank))
+                    continue
                 dead = _dead_coupling(f, slots, m)
                 if dead is not None:
                     why = why_dead(f, dead, slots[coupled_to(dead)])
@@ -378,6 +392,10 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
             if len(keep) < len(slot.candidates):
                 changed = True
                 slot.candidates = keep  # else the same list: its index (may_meet) holds
+                losses += 1
+                lost_at[slot.name] = losses
+                if not keep:
+                    emptied_at = losses
     # A build held out only by another line's pin still runs here: the builds of that
     # other line outside its specifier that go with it are offered as the nearest.
     live = {
@@ -394,6 +412,12 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
             if dead is not None:
                 why = why_dead(f, dead, slots[coupled_to(dead)])
                 slot.rejected[i] = (f, [*fails, coupling_failure(why)])
+
+
+def _unchanged(f: Flavour, lost_at: Mapping[str, int], since: int) -> bool:
+    """Whether no package ``f`` couples with (its marker true here or not) has lost a
+    candidate since the count ``since``."""
+    return all(lost_at.get(coupled_to(r), 0) <= since for r in f.needs.requires)
 
 
 def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coupling | None:
