@@ -325,17 +325,15 @@ def _tegra_sass(f: Flavour, p: HostProfile) -> tuple[KernelTarget, ...]:
     )
 
 
-def _per_gpu_cuda(f: Flavour, m: Machine) -> list[Failure] | None:
+def _per_gpu_cuda(f: WheelFlavour, m: Machine) -> list[Failure] | None:
     """The driver rule from a wheel's ``cuda_floors``: each GPU of the machine needs the
     lowest floor among the targets that run on it (SASS: its runtime's; PTX: its ISA's).
     None when it does not apply (no floors, driver CUDA or GPUs unknown, or no target
     runs on any GPU: the flat ``cuda`` then decides, the gpu rule says the rest)."""
-    if not isinstance(f, WheelFlavour) or not f.cuda_floors:
-        return None  # most builds: asked of every one
     floors = dict(f.cuda_floors)
     ccs = m.gpu_ccs
     n = f.needs
-    if m.cuda is None or not ccs or n.cuda is None:
+    if not floors or m.cuda is None or not ccs or n.cuda is None:
         return None
     ceiling = SpecifierSet(",".join(str(s) for s in n.cuda if s.operator in ("<", "<=", "!=")))
     failures = []
@@ -369,14 +367,18 @@ def flavour_failures(
     out, rank = _tag_failures(f, m)
     p = m.profile
     n = f.needs
-    jetson = _jetson_miss(f, m)
+    # Only a Jetson build, or a machine that needs Jetson builds, can miss (most ask).
+    jetson = _jetson_miss(f, m) if n.l4t is not None or m.jetson_builds else None
     if jetson is not None:
         tegra = _tegra_sass(f, p) if jetson == "tegra-no-l4t" else ()
         out.append(Failure(rule="jetson", reason=jetson_reason(jetson, f, p, tegra=tegra)))
-    if isinstance(f, WheelFlavour) and f.other_properties:
-        # A PEP 825 variant of another namespace (docs/facts.md section 2).
-        out.append(Failure(rule="properties", reason=properties_reason(f)))
-    per_gpu = _per_gpu_cuda(f, m)
+    per_gpu = None
+    if isinstance(f, WheelFlavour):
+        if f.other_properties:
+            # A PEP 825 variant of another namespace (docs/facts.md section 2).
+            out.append(Failure(rule="properties", reason=properties_reason(f)))
+        if f.cuda_floors:
+            per_gpu = _per_gpu_cuda(f, m)
     if per_gpu is not None:
         out.extend(per_gpu)
     elif n.cuda is not None and (cuda := m.cuda_failure(n.cuda)) is not None:
@@ -397,7 +399,7 @@ def flavour_failures(
         and (beyond := m.arch_max_failure(n.arch_max)) is not None
     ):
         out.append(beyond)
-    if not has_accelerator(f) and f.unjudged is None and not _exact_pin(spec, f.version):
+    if not has_accelerator(f) and f.unjudged is None and not (spec and _exact_pin(spec, f.version)):
         any_nvidia, any_rocm = m.accelerated(manifest)
         if p.nvidia is not None and any_nvidia:
             reason = accelerator_reason("CUDA", f, manifest)
