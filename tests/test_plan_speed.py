@@ -558,6 +558,31 @@ def test_a_builds_description_ranks_only_builds_equal_up_to_it(
     assert described
 
 
+def test_a_couplings_exact_pin_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A coupling pinned to a release without a label (``base==31.4.3``) names its own
+    public release: the pin's version is parsed once, not again for that (releases no
+    other test pins: a coupling's text is parsed once per process, and its pin kept)."""
+    parsed: list[str] = []
+
+    class Counted(Version):
+        def __init__(self, text: str) -> None:
+            parsed.append(text)
+            super().__init__(text)
+
+    monkeypatch.setattr(sys.modules["resolver_hook.resolve.model"], "Version", Counted)
+    page = "https://x.org/whl/"
+    top = [{"url": page, "version": f"7.{i}", "requires": [f"base==31.4.{i}"]} for i in range(6)]
+    base = [{"url": page, "version": f"31.4.{i}"} for i in range(5)]
+    manifests = {
+        "top": parse_manifest({"package": {"name": "top"}, "index": top}, source="top.toml"),
+        "base": parse_manifest({"package": {"name": "base"}, "index": base}, source="b.toml"),
+    }
+    plan = resolve(["top"], manifests, parse_target(TARGET))
+    assert [(p.name, p.version) for p in plan.packages] == [("top", "7.4"), ("base", "31.4.4")]
+    pins = sorted(t for t in parsed if t.startswith("31.4."))
+    assert pins == [f"31.4.{i}" for i in range(6)]
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

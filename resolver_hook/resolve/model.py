@@ -587,7 +587,7 @@ def pinned_release(spec: SpecifierSet) -> Version | None:
     """The public release an exact pin names (``==2.2.2+cu121`` -> 2.2.2); None when
     the specifier pins none."""
     pinned = next(exact_pins(spec), None)
-    return None if pinned is None else Version(pinned.public)
+    return None if pinned is None else public_release(pinned)
 
 
 def coupled_to(r: Requirement) -> NormalizedName:
