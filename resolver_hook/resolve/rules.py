@@ -230,15 +230,18 @@ def _tag_facts(
     tags: tuple[str, ...],
 ) -> tuple[dict[str, int], set[str], set[tuple[str, str]], dict[str, int]]:
     """Rank of each tag, the platforms, the interpreter/ABI pairs, each platform's best rank."""
-    tag_rank = {t: i for i, t in enumerate(tags)}
-    parsed = [t.split("-") for t in tags]
-    platforms = {p[2] for p in parsed if len(p) == 3}
-    interp_abi = {(p[0], p[1]) for p in parsed if len(p) == 3}
+    tag_rank = dict(zip(tags, range(len(tags)), strict=True))
+    # One pass over the ~1,000 tags, from the last: the rank kept is each platform's
+    # first; the interpreter/ABI heads are cut into pairs once each.
     first_platform_rank: dict[str, int] = {}
-    for i, p in enumerate(parsed):
-        if len(p) == 3:
-            first_platform_rank.setdefault(p[2], i)
-    return tag_rank, platforms, interp_abi, first_platform_rank
+    heads: set[str] = set()
+    for i in range(len(tags) - 1, -1, -1):
+        head, _, platform = tags[i].rpartition("-")
+        if head.count("-") == 1:  # interpreter-abi-platform
+            first_platform_rank[platform] = i
+            heads.add(head)
+    interp_abi = {(a, b) for a, _, b in (h.partition("-") for h in heads)}
+    return tag_rank, set(first_platform_rank), interp_abi, first_platform_rank
 
 
 def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
