@@ -24,6 +24,7 @@ from resolver_hook.manifest import ManifestError, document, load, needs, parse_m
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
 from resolver_hook.resolve import resolve, rules
+from resolver_hook.resolve.model import public_release
 from tests.paths import REPO, child_env
 
 TARGET = "linux-x86_64-py312-cuda13.0-sm100"
@@ -443,9 +444,10 @@ def test_a_couplings_pin_is_read_from_its_parsed_specifier(
     assert [t for t in parsed if t] == []
 
 
-def test_a_builds_public_release_is_parsed_once_a_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_builds_public_release_is_never_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The ranking and the plan's words both read a labelled build's public release
-    (``1.3`` of ``1.3+cu130``): each version's is parsed once, and both still say it."""
+    (``1.3`` of ``1.3+cu130``): it is made from the parsed version, never parsed from
+    text, and both still say it."""
     parsed: list[str] = []
 
     class Counted(Version):
@@ -466,7 +468,17 @@ def test_a_builds_public_release_is_parsed_once_a_plan(monkeypatch: pytest.Monke
     assert (
         ranked == ["fits, ranked below the chosen build: the chosen build is a newer version"] * 3
     )
-    assert sorted(t for t in parsed if t.startswith("1.")) == ["1.0", "1.1", "1.2", "1.3"]
+    assert [t for t in parsed if t.startswith("1.")] == []
+
+
+@pytest.mark.parametrize(
+    "text", ["2.13.0+cu130", "1!2.0rc1.post2.dev3+abc.5", "2.7+cpu", "0.0.33.post2+cu128", "3.9"]
+)
+def test_a_public_release_is_the_version_of_its_public_text(text: str) -> None:
+    public = public_release(Version(text))
+    assert public == Version(Version(text).public)
+    assert str(public) == Version(text).public
+    assert public.local is None
 
 
 def test_a_couplings_marker_is_evaluated_once_a_plan(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -608,16 +608,17 @@ _COUPLED_TO: dict[int, tuple[Requirement, NormalizedName]] = {}
 
 def public_release(v: Version) -> Version:
     """``v`` without its local label (``2.13.0`` of ``2.13.0+cu130``; without a label a
-    version is its own public release). Kept by identity: the ranking and the plan's
-    words ask it of the same builds' versions (a page's files share theirs). The entry
-    holds the version, so no id is reused while it is kept."""
+    version is its own public release), made from its parts, not by parsing its text
+    again (packaging's advice for ``Version.public``). Kept by identity: the ranking
+    and the plan's words ask it of the same builds' versions (a page's files share
+    theirs). The entry holds the version, so no id is reused while it is kept."""
     if v.local is None:
         return v
     hit = _PUBLIC_RELEASE.get(id(v))
     if hit is None or hit[0] is not v:
         if len(_PUBLIC_RELEASE) > 65536:
             _PUBLIC_RELEASE.clear()
-        hit = _PUBLIC_RELEASE[id(v)] = (v, Version(v.public))
+        hit = _PUBLIC_RELEASE[id(v)] = (v, v.__replace__(local=None))
     return hit[1]
 
 
