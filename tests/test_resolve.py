@@ -869,3 +869,31 @@ def test_a_build_is_held_by_a_pinned_line_left_with_none_in_a_later_pass() -> No
     p = resolve(["x", "o>=1"], manifests, parse_target("linux-x86_64-py312"))  # type: ignore[arg-type]
     assert p.package("x").version == "1.0"
     assert p.package("o").action == "error"
+
+
+@pytest.mark.parametrize("coupling", ["base>=2", "base==1.5"])
+def test_a_partner_ruled_out_by_your_pin_is_named_for_a_range_and_an_exact_pin(
+    coupling: str,
+) -> None:
+    """top needs a base your line ``base==1.0`` rules out: the build of base that would
+    go with it (the first rejected, among hundreds that do not run here) is named."""
+    page = "https://x.org/whl/"
+    elsewhere = [{"url": page, "version": f"0.{i}", "python": ["3.11"]} for i in range(2, 9)]
+    base = [*elsewhere, {"url": page, "version": "1.5"}, {"url": page, "version": "2.0"}]
+    manifests = {
+        "top": parse_manifest(
+            {
+                "package": {"name": "top"},
+                "index": [{"url": page, "version": "3.0", "requires": [coupling]}],
+            },
+            source="top",
+        ),
+        "base": parse_manifest({"package": {"name": "base"}, "index": base}, source="base"),
+    }
+    p = resolve(["top", "base==1.0"], manifests, parse_target("linux-x86_64-py312"))  # type: ignore[arg-type]
+    top = p.package("top")
+    assert top.action == "error"
+    named = "2.0" if coupling == "base>=2" else "1.5"
+    words = [x.reason for r in top.rejected for x in r.failures]
+    said = f"your requirement base==1.0 rules out base {named}, which fits this machine"
+    assert words == [f"needs {coupling}; {said}"]

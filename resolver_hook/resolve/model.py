@@ -62,6 +62,7 @@ __all__ = [
     "UnmetKind",
     "coupled_to",
     "coupling_by",
+    "coupling_text",
     "exact_pins",
     "flavour_platforms",
     "glibc_of",
@@ -595,15 +596,25 @@ def coupled_to(r: Requirement) -> NormalizedName:
     release's builds share their requirement objects, and a plan asks it of each in
     every pass of its solver. The entry holds the requirement, so no id is reused
     while it is kept."""
-    hit = _COUPLED_TO.get(id(r))
+    return _coupling(r)[1]
+
+
+def coupling_text(r: Requirement) -> str:
+    """``str(r)``, kept as :func:`coupled_to` is: each build whose coupling fails says
+    it, in every plan the hints make again."""
+    return _coupling(r)[2]
+
+
+def _coupling(r: Requirement) -> tuple[Requirement, NormalizedName, str]:
+    hit = _COUPLINGS.get(id(r))
     if hit is None or hit[0] is not r:
-        if len(_COUPLED_TO) > 65536:
-            _COUPLED_TO.clear()
-        hit = _COUPLED_TO[id(r)] = (r, canonicalize_name(r.name))
-    return hit[1]
+        if len(_COUPLINGS) > 65536:
+            _COUPLINGS.clear()
+        hit = _COUPLINGS[id(r)] = (r, canonicalize_name(r.name), str(r))
+    return hit
 
 
-_COUPLED_TO: dict[int, tuple[Requirement, NormalizedName]] = {}
+_COUPLINGS: dict[int, tuple[Requirement, NormalizedName, str]] = {}
 
 
 def public_release(v: Version) -> Version:

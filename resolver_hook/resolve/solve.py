@@ -32,6 +32,7 @@ from resolver_hook.resolve.model import (
     Failure,
     PackagePlan,
     coupled_to,
+    coupling_text,
     marker_true,
     pinned_release,
 )
@@ -550,6 +551,35 @@ def _index(builds: Sequence[Any]) -> dict[Any, list[Flavour]]:
 
 
 _INDEX: dict[int, tuple[Sequence[Any], int, dict[Any, list[Flavour]]]] = {}
+
+
+def _pinned_out(r: Requirement, rejected: Sequence[tuple[Flavour, Sequence[Failure]]]) -> list[int]:
+    """The places in ``rejected``, in order, of the builds that may be ruled out by
+    the user's specifier (rule 5) alone and meet ``r``: for an exact pin the builds
+    :func:`may_meet` keeps (its release's few, and the ranges); for a range those that
+    failed rule 5 alone when the list was last looked at (a pinned line's package
+    rejects hundreds of builds, most for other reasons). The caller checks each
+    place's failures: an entry is replaced only by the same build with a failure
+    more, so a place may no longer qualify, but none is missed. Kept while the list
+    keeps its length, as :func:`_index` is."""
+    found = _PLACES.get(id(rejected))
+    if found is None or found[0] is not rejected or found[1] != len(rejected):
+        places: dict[int, list[int]] = {}
+        ruled_out = []
+        for i, (g, fails) in enumerate(rejected):
+            places.setdefault(id(g), []).append(i)
+            if fails and all(x.rule == "specifier" for x in fails):
+                ruled_out.append(i)
+        if len(_PLACES) > 4096:
+            _PLACES.clear()
+        found = _PLACES[id(rejected)] = (rejected, len(rejected), places, ruled_out)
+    if _exact_release(r) is None:
+        return found[3]  # a range: every build may meet it
+    # An exact pin: the few builds of its release (and the ranges), wherever they are.
+    return sorted({i for g in may_meet(r, rejected) for i in found[2][id(g)]})
+
+
+_PLACES: dict[int, tuple[Sequence[Any], int, dict[int, list[int]], list[int]]] = {}
 _FLAVOURS: dict[int, tuple[Manifest, tuple[Flavour, ...]]] = {}
 
 
@@ -558,13 +588,13 @@ def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
     requirement on ``other`` rules out a build that would (``pinned``), a page
     template's fact the builds lack (``page``: their local label, C++ ABI), else none
     fits this machine (``unfit``) or none exists (``missing``)."""
-    requirement = str(r)
+    requirement = coupling_text(r)
     # A build fails rule 5 only against the user's own specifier: without one, none is
     # ruled out by it alone, and the rejected builds (hundreds) need no look.
     if other.spec:
-        near = {id(g) for g in may_meet(r, other.rejected)}
-        for g, fails in other.rejected:
-            if id(g) not in near or not fails or any(x.rule != "specifier" for x in fails):
+        for i in _pinned_out(r, other.rejected):
+            g, fails = other.rejected[i]
+            if not fails or any(x.rule != "specifier" for x in fails):
                 continue
             if meets(f, r, g) is None:
                 return Coupling(
