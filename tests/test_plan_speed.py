@@ -626,6 +626,36 @@ def test_a_machines_tag_facts_are_those_of_splitting_every_tag(tags: tuple[str, 
     assert rules._tag_facts.__wrapped__(tags) == _tag_facts_by_splitting(tags)
 
 
+def test_rule_5_is_worded_once_per_version_across_the_hints_plans(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A refused line is planned again by the hints with one fact of the machine
+    changed at a time: the user's specifier is the same object in each, so each
+    build's rule 5 is worded once, and every plan still says it."""
+    said: list[str] = []
+    specifier_reason = rules.specifier_reason
+
+    def counted(f: Any, spec: Any) -> str:
+        said.append(str(f.version))
+        return specifier_reason(f, spec)
+
+    monkeypatch.setattr(rules, "specifier_reason", counted)
+    page = "https://x.org/whl/"
+    entries = [
+        {"url": page, "version": f"5.{i}", "cuda": ">=12.0", "gpu": ["sm_90"]} for i in range(3)
+    ]
+    entries.append({"url": page, "version": "5.3", "cuda": ">=12.0", "gpu": ["sm_120"]})
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
+    plan = resolve(["pkg==5.3"], {"pkg": pkg}, parse_target("linux-x86_64-py312-cuda12.8-sm90"))
+    refused = plan.package("pkg")
+    assert refused is not None
+    assert refused.action == "error"
+    assert sorted(said) == ["5.0", "5.1", "5.2"]
+    words = [x.reason for r in refused.rejected for x in r.failures if x.rule == "specifier"]
+    assert words == [f"5.{i} does not match your requirement ==5.3" for i in range(3)]
+    assert refused.fix is not None  # found by planning again on another GPU
+
+
 def test_a_manifests_repeated_rule_text_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """``cuda = ">=13.0"`` and ``gpu = ["sm_100"]`` on most entries of a manifest: each
     text is parsed and checked once (in a process: here one whose readers have read

@@ -411,8 +411,27 @@ def flavour_failures(
             reason = accelerator_reason("ROCm", f, manifest)
             out.append(Failure(rule="accelerator", reason=reason))
     if spec and not version_ok(spec, f):  # a specifier set is false when it holds none
-        out.append(Failure(rule="specifier", reason=specifier_reason(f, spec)))
+        out.append(_specifier_failure(f, spec))
     return out, rank
+
+
+def _specifier_failure(f: Flavour, spec: SpecifierSet) -> Failure:
+    """Rule 5's failure, kept by the identity of the specifier and of what it is held
+    against (the build's version or version pattern): a release's files share their
+    version, and the plans the hints make again share the user's specifier. The entry
+    holds both, so no id is reused while it is kept."""
+    shown: object = f.versions if isinstance(f, IndexFlavour) and f.versions else f.version
+    key = (id(spec), id(shown))
+    hit = _SPECIFIER_FAILURES.get(key)
+    if hit is None or hit[0] is not spec or hit[1] is not shown:
+        if len(_SPECIFIER_FAILURES) > 65536:
+            _SPECIFIER_FAILURES.clear()
+        failure = Failure(rule="specifier", reason=specifier_reason(f, spec))
+        hit = _SPECIFIER_FAILURES[key] = (spec, shown, failure)
+    return hit[2]
+
+
+_SPECIFIER_FAILURES: dict[tuple[int, int], tuple[SpecifierSet, object, Failure]] = {}
 
 
 def version_ok(spec: SpecifierSet, f: Flavour) -> bool:

@@ -208,7 +208,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
             slots[e.name].spec &= e.requirement.specifier
             slots[e.name].others.append(e)
             continue
-        spec = e.requirement.specifier & _constraint_spec(user_constraints, e.name)
+        spec = _constraint_spec(user_constraints, e.name, e.requirement.specifier)
         slots[e.name] = Slot(name=e.name, manifest=manifest, spec=spec, entry=e, implied_by=[])
         order.append(e.name)
 
@@ -267,12 +267,22 @@ def coupled_names(edges: Mapping[str, set[str]], names: Iterable[str]) -> set[st
     return seen
 
 
-def _constraint_spec(user_constraints: Mapping[str, list[ReqEntry]], name: str) -> SpecifierSet:
-    spec = SpecifierSet()
+def _constraint_spec(
+    user_constraints: Mapping[str, list[ReqEntry]],
+    name: str,
+    spec: SpecifierSet | None = None,
+) -> SpecifierSet:
+    """``spec`` (none: any version) and the user's constraints on ``name``. Without
+    constraints, ``spec`` itself: the same object in every plan the hints make again,
+    so what is kept by its identity (rule 5's check and words) is reused."""
+    spec = _ANY_VERSION if spec is None else spec
     for c in user_constraints.get(name, []):
         if c.requirement is not None:
             spec &= c.requirement.specifier
     return spec
+
+
+_ANY_VERSION = SpecifierSet()  # never changed: ``&=`` makes a new set
 
 
 def _couplings_hold(
