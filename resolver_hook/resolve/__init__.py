@@ -104,7 +104,6 @@ from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.reqfile import ReqEntry, ReqFile
 from resolver_hook.resolve.assemble import build_plan
-from resolver_hook.resolve.hints import with_hints
 from resolver_hook.resolve.model import (
     RULES,
     Change,
@@ -148,7 +147,11 @@ def resolve(
     :func:`resolver_hook.reqfile.read_requirements` first)."""
     reqs = as_reqfile(requirements)
     plan = build_plan(reqs, manifests, profile, today=today)
-    return with_hints(plan, reqs, manifests) if plan.errors else plan
+    if not plan.errors:
+        return plan
+    from resolver_hook.resolve.hints import with_hints  # a plan with no error makes none
+
+    return with_hints(plan, reqs, manifests)
 
 
 #: The package's public name for :func:`resolve` (``resolver_hook.make_plan``: the

@@ -23,12 +23,10 @@ from packaging.version import Version
 
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.gpunames import cuda_distribution
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
 from resolver_hook.manifest.twins import Family, families, twins_among
 from resolver_hook.reqfile import ReqEntry, ReqFile, format_requirement, url_lines_first
 from resolver_hook.resolve.aswritten import judge_index_lines
-from resolver_hook.resolve.computedpage import coupled_build, fill_page
 from resolver_hook.resolve.model import (
     Cause,
     Coupling,
@@ -40,7 +38,6 @@ from resolver_hook.resolve.model import (
     exact_pins,
     public_release,
 )
-from resolver_hook.resolve.nofit import alternatives_for, nearest_pin, no_fit_reason, short_refusal
 from resolver_hook.resolve.reasons import coupling_failure, ranked_reason
 from resolver_hook.resolve.rules import (
     Machine,
@@ -94,11 +91,11 @@ def build_plan(
     ordered = [s.packages[k] for k in s.order if k in s.packages]
     notes = list(s.notes)
     notes.extend(other_name_notes(ordered, {n: x.chosen for n, x in s.slots.items()}))
-    notes.extend(
-        computed_page_note(p, *coupled_build(p, s.slots))
-        for p in ordered
-        if p.computed and p.action == "rewrite"
-    )
+    computed = [p for p in ordered if p.computed and p.action == "rewrite"]
+    if computed:
+        from resolver_hook.resolve.computedpage import coupled_build
+
+        notes.extend(computed_page_note(p, *coupled_build(p, s.slots)) for p in computed)
     if today is not None:
         notes.extend(stale_note(ordered, today))
     # What reading the packages' pages showed (resolver_hook.inventory).
@@ -113,8 +110,12 @@ def build_plan(
 def _cuda_without_manifest(p: PackagePlan) -> PackagePlan:
     """A CUDA distribution no manifest describes (gpu_names.toml), on an NVIDIA
     machine: unjudged, said with what to do, never passed in silence (issue 50)."""
-    known = cuda_distribution(p.name) if p.cause == "no-manifest" else None
-    if p.action != "pass" or known is None:
+    if p.cause != "no-manifest" or p.action != "pass":
+        return p
+    from resolver_hook.manifest.gpunames import cuda_distribution  # no manifest: rare
+
+    known = cuda_distribution(p.name)
+    if known is None:
         return p
     return replace(
         p,
@@ -263,6 +264,43 @@ def _newer_for_another_python(slot: Slot, chosen: Flavour, p: HostProfile) -> st
     return None
 
 
+def _no_fit_plan(
+    slot: Slot, m: Machine, more: tuple[str, ...], base: dict[str, Any]
+) -> PackagePlan:
+    """A package the manifest describes with no build that fits (:mod:`.nofit` says
+    why, imported only then): built from source where the manifest allows it, else an
+    error naming the nearest pin that would fit."""
+    from resolver_hook.resolve.nofit import (
+        alternatives_for,
+        nearest_pin,
+        no_fit_reason,
+        short_refusal,
+    )
+
+    e = slot.entry
+    cause: Cause = "conflict" if slot.candidates else "no-fit"
+    alternatives = tuple(alternatives_for(slot))
+    if slot.manifest.buildable:  # no nearest pin is named: the installer builds it
+        return PackagePlan(
+            action="build",
+            cause=cause,
+            reason=build_reason(no_fit_reason(slot, m, ())),
+            build_needs=slot.manifest.build_needs,
+            line=e.as_line() if e else None,
+            more_lines=more,
+            alternatives=alternatives,
+            **base,
+        )
+    return PackagePlan(
+        action="error",
+        cause=cause,
+        reason=no_fit_reason(slot, m, alternatives),
+        alternatives=alternatives,
+        refusal=short_refusal(slot, base["rejected"], nearest_pin(slot, alternatives)),
+        **base,
+    )
+
+
 def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan:
     e = slot.entry
     more = tuple(o.as_line() for o in slot.others)
@@ -309,27 +347,7 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
             **base,
         )
     if chosen is None:
-        cause: Cause = "conflict" if slot.candidates else "no-fit"
-        alternatives = tuple(alternatives_for(slot))
-        if slot.manifest.buildable:  # no nearest pin is named: the installer builds it
-            return PackagePlan(
-                action="build",
-                cause=cause,
-                reason=build_reason(no_fit_reason(slot, m, ())),
-                build_needs=slot.manifest.build_needs,
-                line=e.as_line() if e else None,
-                more_lines=more,
-                alternatives=alternatives,
-                **base,
-            )
-        return PackagePlan(
-            action="error",
-            cause=cause,
-            reason=no_fit_reason(slot, m, alternatives),
-            alternatives=alternatives,
-            refusal=short_refusal(slot, rejected, nearest_pin(slot, alternatives)),
-            **base,
-        )
+        return _no_fit_plan(slot, m, more, base)
     why = chosen_words(
         chosen,
         m.profile,
@@ -389,6 +407,8 @@ def _slot_plan(slot: Slot, slots: Mapping[str, Slot], m: Machine) -> PackagePlan
         )
     page = chosen.url
     if chosen.template is not None:
+        from resolver_hook.resolve.computedpage import fill_page
+
         page = fill_page(chosen, slots, m)
         why = template_reason(why, chosen.template)
     name = slot.manifest.display_name
@@ -454,6 +474,8 @@ def _unjudged_fact(slot: Slot, m: Machine, asked: str) -> str | None:
     """The fact no source gave for a release the manifest does not describe, when the
     machine has the accelerator the manifest's builds are for (None: no accelerator
     such builds need, so the installer's plain choice is the one that runs)."""
+    from resolver_hook.manifest.gpunames import cuda_distribution
+
     profile = m.profile
     cuda_named = cuda_distribution(slot.name) is not None  # triton: no CUDA field
     if not (m.runs_accelerated(slot.manifest) or (cuda_named and profile.nvidia is not None)):
