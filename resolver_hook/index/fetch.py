@@ -42,7 +42,6 @@ answers never loads them, nor reads pip's configuration.
 
 from __future__ import annotations
 
-import base64
 import functools
 import os
 import threading
@@ -315,6 +314,8 @@ class Transport:
         # Those of a URL the user gave first (resolver_hook.ground.credentials).
         auth = kept(request.full_url) or self.netrc_auth(request.full_url)
         if auth is not None:
+            import base64  # a request with credentials (a plan from the cache sends none)
+
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode("ascii")
             request.add_unredirected_header("Authorization", f"Basic {token}")
 
