@@ -179,7 +179,9 @@ class FallbackSource(SnapshotOnly):
         self._trust = trust_mirror_hashes
         self._from_snapshot: set[str] = set()
         self._known: dict[str, Link] | None = None  # snapshot links with metadata, by URL
-        self._unread: list[_Unread] = []
+        # Each failed page once, in the order met (a dict: a plan asks for dozens of
+        # pages, each a lookup here, not a scan of those before it).
+        self._unread: dict[_Unread, None] = {}
         self._hashes: dict[str, str] | None = None  # the snapshot's sha256 of each file URL
 
     def pages(self, urls: Sequence[str]) -> Mapping[str, Page | Exception]:
@@ -200,8 +202,7 @@ class FallbackSource(SnapshotOnly):
                     asked=url, url=shown, why=_reason(page), cause=cause,
                     from_snapshot=False, absent=True,
                 )  # fmt: skip
-                if unread not in self._unread:
-                    self._unread.append(unread)
+                self._unread[unread] = None
                 continue
             snap = self._snap.pages([url])[url]
             if isinstance(snap, Page):
@@ -216,8 +217,7 @@ class FallbackSource(SnapshotOnly):
                 cause=cause,
                 from_snapshot=isinstance(snap, Page),
             )
-            if unread not in self._unread:
-                self._unread.append(unread)
+            self._unread[unread] = None
         return out
 
     @property
