@@ -68,14 +68,22 @@ class PageCache:
         self.folder = folder
         self.max_bytes = max_bytes
         self.record = record
+        # The folder as text, a file's path joined to it as text: what ``folder / name``
+        # writes, without a Path made for each of the dozens of pages a plan asks for.
+        self._folder = os.fspath(folder)
 
     def path(self, key: str) -> Path:
-        return self.folder / (hashlib.sha256(key.encode()).hexdigest()[:40] + _SUFFIX)
+        return Path(self._file(key))
+
+    def _file(self, key: str) -> str:
+        """The path of ``key``'s file, as text."""
+        name = hashlib.sha256(key.encode()).hexdigest()[:40] + _SUFFIX
+        return os.path.join(self._folder, name)
 
     def get(self, key: str) -> tuple[CacheEntry | None, str | None]:
         """``(entry, None)``; ``(None, why)`` for a file that could not be used;
         ``(None, None)`` when nothing is cached for ``key``."""
-        path = self.path(key)
+        path = self._file(key)
         raw, note = _cache.read_private(path, MAX_PAGE_BYTES + _MAX_HEADER)
         if raw is None:
             if note is None:
@@ -136,7 +144,7 @@ class PageCache:
         data = json.dumps(header, sort_keys=True).encode() + b"\n" + entry.body
         if len(data) > self.max_bytes:
             return
-        if _cache.write_private(self.path(key), data):
+        if _cache.write_private(self._file(key), data):
             self._evict()
 
     def _evict(self) -> None:
