@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from packaging.markers import Marker
 from packaging.version import Version
 
 from resolver_hook._data import data_path
+from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.host import parse_target
@@ -226,6 +228,49 @@ def test_a_cache_file_is_written_privately_without_tempfile(tmp_path: Path) -> N
     assert target.stat().st_mode & 0o777 == 0o600
     assert victim.read_text(encoding="utf-8") == "kept"
     assert sorted(p.name for p in target.parent.iterdir()) == ["key.json"]
+
+
+@pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 65_537, 400_000])
+def test_a_private_file_is_read_whole_in_a_buffer_of_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A cache file is read in one buffer of its own size (and a small one that meets
+    its end), not a 1 MiB buffer for each read: a page file of ~400 kB read into one
+    costs ~0.05 ms more, cold (69 reads a plan of five: 1.7 -> 1.0 ms). The same
+    bytes, and past ``limit`` the same refusal."""
+    path = tmp_path / "entry.page"
+    data = os.urandom(size)
+    assert _cache.write_private(path, data)
+    asked: list[int] = []
+    read = os.read
+
+    def reading(fd: int, n: int) -> bytes:
+        asked.append(n)
+        return read(fd, n)
+
+    monkeypatch.setattr(os, "read", reading)
+    assert _cache.read_private(path, 16 << 20) == (data, None)
+    assert max(asked) <= max(size + 1, 1 << 16)
+    if size:
+        why = f"cache {path} ignored: unreadable (too large)"
+        assert _cache.read_private(path, size - 1) == (None, why)
+
+
+def test_a_private_file_that_grew_since_its_size_was_read_is_read_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "entry.page"
+    data = os.urandom(200_000)
+    assert _cache.write_private(path, data)
+    fstat = os.fstat
+
+    def stale(fd: int) -> os.stat_result:  # the size it had before 150,000 bytes more
+        st = fstat(fd)
+        return os.stat_result((*st[:6], 50_000, *st[7:10]))
+
+    monkeypatch.setattr(os, "fstat", stale)
+    assert _cache.read_private(path, 16 << 20) == (data, None)
+    assert _cache.read_private(path, 100_000)[1] == f"cache {path} ignored: unreadable (too large)"
 
 
 def test_a_plan_imports_no_shutil_and_help_is_as_wide_as_argparse_makes_it(
