@@ -43,6 +43,7 @@ answers never loads them, nor reads pip's configuration.
 from __future__ import annotations
 
 import functools
+import ipaddress
 import os
 import threading
 import time
@@ -60,7 +61,6 @@ from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEAD
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
 
 if TYPE_CHECKING:
-    import ipaddress
     import netrc
     import ssl
     import urllib.request
@@ -534,8 +534,6 @@ def _bypass(host: str, port: int | None, no_proxy: str) -> bool:
     (``should_bypass_proxies``): for an IPv4 address, an entry that is a network holding
     it (``10.0.0.0/8``) or the address itself; for a name, an entry it (or ``host:port``)
     ends with; then urllib's own matcher (``*``, domains)."""
-    import ipaddress  # NO_PROXY is set: a connection is on its way
-
     entries = [e for e in no_proxy.replace(" ", "").split(",") if e]
     try:
         address: ipaddress.IPv4Address | None = ipaddress.IPv4Address(host)
@@ -559,8 +557,6 @@ def _bypass(host: str, port: int | None, no_proxy: str) -> bool:
 
 def _network(entry: str) -> ipaddress.IPv4Network | None:
     """``entry`` as requests reads a network in ``NO_PROXY`` (``a.b.c.d/n``, n 1..32)."""
-    import ipaddress
-
     address, slash, bits = entry.partition("/")
     if not slash or not bits.isdigit() or not 1 <= int(bits) <= 32:
         return None

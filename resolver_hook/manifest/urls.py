@@ -19,6 +19,7 @@ Printing: :func:`markdown_url` for a link destination in Markdown.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import urllib.parse
@@ -52,8 +53,6 @@ def is_loopback_host(host: str | None) -> bool:
         return False
     if host == "localhost":
         return True
-    import ipaddress  # a plain-http URL (an https one, as a rule, is never asked this)
-
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
