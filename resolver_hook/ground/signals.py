@@ -1,7 +1,7 @@
 """SIGTERM as an exception: :class:`Interrupted`, raised while :func:`sigterm_raises` holds.
 
-Kept apart from :mod:`resolver_hook.ground.tempdir` (and its ``tempfile`` and ``shutil``,
-~3 ms to import): the cache's writer (:mod:`resolver_hook.ground.cache`) guards its
+Kept apart from :mod:`resolver_hook.ground.tempdir` (and the ``tempfile`` and ``shutil`` it
+may import, ~3 ms): the cache's writer (:mod:`resolver_hook.ground.cache`) guards its
 temporary file with it on every run that stores what it read.
 """
 

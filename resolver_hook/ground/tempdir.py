@@ -3,14 +3,19 @@ SIGTERM, and the files written into it.
 
 Kept apart from :mod:`resolver_hook.ground.fs` (and its ``pathlib``): a replayed install
 (:mod:`resolver_hook.install.launch`) makes its folder here.
+
+The folder is made as :func:`tempfile.mkdtemp` makes it (:func:`_make`), and removed as
+``shutil.rmtree`` removes it (:func:`_remove`), without importing either module where
+the folder holds no other: tempfile imports shutil and random, shutil the compression
+modules (zlib, bz2, lzma, two of them shared libraries), some 3 ms of every install.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import shutil
-import tempfile
+import sys
 
 from resolver_hook.ground.signals import sigterm_raises
 
@@ -29,12 +34,64 @@ def private_folder() -> Iterator[str]:
     (exit 143); during one, :func:`resolver_hook.process.foreground.foreground` forwards it
     first.
     """
-    path = tempfile.mkdtemp(prefix="resolver-hook-")
+    path = _make("resolver-hook-")
     with sigterm_raises():
         try:
             yield path
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            _remove(path)
+
+
+# The characters of tempfile's random names.
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+
+def _make(prefix: str) -> str:
+    """``tempfile.mkdtemp(prefix=prefix)``: a new 0700 folder ``PREFIX`` + 8 random
+    characters in the first of tempfile's candidates where one can be made (``TMPDIR``,
+    ``TEMP``, ``TMP``, /tmp, /var/tmp, /usr/tmp, the current folder), its absolute path.
+    Where tempfile is imported already (its ``tempfile.tempdir`` may be set), tempfile
+    itself."""
+    if "tempfile" in sys.modules or os.name == "nt":
+        import tempfile
+
+        return tempfile.mkdtemp(prefix=prefix)
+    candidates = [d for d in (os.getenv(n) for n in ("TMPDIR", "TEMP", "TMP")) if d]
+    candidates += ["/tmp", "/var/tmp", "/usr/tmp"]
+    try:
+        candidates.append(os.getcwd())
+    except OSError:
+        candidates.append(os.curdir)
+    for folder in candidates:
+        for _ in range(100):
+            name = "".join(_NAME_CHARS[b % len(_NAME_CHARS)] for b in os.urandom(8))
+            path = os.path.abspath(os.path.join(folder, prefix + name))
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:
+                continue
+            except OSError:
+                break  # not writable (or gone): the next candidate, as tempfile goes on
+            return path
+    raise FileNotFoundError(errno.ENOENT, f"No usable temporary directory found in {candidates}")
+
+
+def _remove(path: str) -> None:
+    """Remove the folder ``path``, ignoring errors, as ``shutil.rmtree(path,
+    ignore_errors=True)`` does: its files one by one (a link is removed, never followed),
+    then the folder; one holding a folder, or any failure, goes to ``shutil.rmtree``."""
+    try:
+        with os.scandir(path) as found:
+            entries = list(found)
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                raise IsADirectoryError(entry.path)
+            os.unlink(entry.path)
+        os.rmdir(path)
+    except OSError:
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def write_new(folder: str, name: str, text: str) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -69,6 +68,10 @@ def which(name: str, path: str | None, record: Recorder = NOWHERE) -> str | None
     if not record.active or sys.platform == "win32":
         if record.active:
             record.refuse(f"{name} looked for on PATH")
+        # Imported here: shutil imports the compression modules (~1.5 ms), and a pip
+        # install into the active virtual environment looks for no program.
+        import shutil
+
         return shutil.which(name, path=path)
     for folder in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
         candidate = os.path.join(folder or ".", name)
