@@ -260,3 +260,57 @@ def test_a_private_folder_holding_a_folder_is_removed() -> None:
         (folder / "wheels" / "deep" / "a.whl").write_bytes(b"x")
         (folder / "report.json").write_text("{}")
     assert not folder.exists()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [None, "", ":", "bin", "bin:bin", "empty:bin", ":bin", "dir:bin", "plain:bin", "bin:/x"],
+)
+@pytest.mark.parametrize(
+    "name", ["prog", "here", "dir", "plain", "bin/prog", "./bin/prog", "./here", "missing"]
+)
+def test_a_program_is_found_as_shutil_which_finds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path: str | None, name: str
+) -> None:
+    """PATH's folders in order, empty ones the current folder (relative, as given), a
+    folder or a file that cannot run skipped, a name with a folder in it taken as is."""
+    import shutil
+
+    from resolver_hook.process.installers import which
+
+    for folder in ("bin", "empty", "dir", "plain"):
+        (tmp_path / folder).mkdir()
+    for folder in ("bin", "plain"):
+        for prog in ("prog", "plain"):
+            (tmp_path / folder / prog).write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "prog").chmod(0o755)
+    (tmp_path / "prog").write_text("#!/bin/sh\n")  # the current folder's, not runnable
+    (tmp_path / "here").write_text("#!/bin/sh\n")
+    (tmp_path / "here").chmod(0o755)
+    (tmp_path / "dir" / "dir").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", "bin")
+    assert which(name, path) == shutil.which(name, path=path)
+
+
+def test_uv_is_found_without_shutil(tmp_path: Path) -> None:
+    """shutil imports the compression modules (zlib, bz2, lzma: ~1.7 ms): every uv
+    install looks for uv, as shutil.which would, without it."""
+    uv = tmp_path / "uv"
+    uv.write_text("#!/bin/sh\n")
+    uv.chmod(0o755)
+    child = (
+        "import sys\n"
+        "sys.modules.pop('shutil', None)\n"
+        "from resolver_hook.process.installers import find_uv\n"
+        f"print(find_uv({{'PATH': {str(tmp_path)!r}}}), 'shutil' in sys.modules)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO)}),
+        timeout=120,
+        check=False,
+    )
+    assert ran.stdout.split() == [str(uv), "False"], ran.stderr
