@@ -31,7 +31,6 @@ from resolver_hook.cli._inputs import (
 )
 from resolver_hook.cli._machine import add_machine_options, recorder
 from resolver_hook.cli._output import columns, paint_lines, verbosity
-from resolver_hook.cli.plan import render_errors
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import timings as _timings
 from resolver_hook.host.detect import parse_target
@@ -139,6 +138,10 @@ class _Printer:
         sys.stderr.flush()
 
     def no_fit(self, plan: Plan) -> None:
+        # The plan command's module (its printer and its options) only for a plan that
+        # has no fit: an install that goes on never loads it.
+        from resolver_hook.cli.plan import render_errors
+
         errors = render_errors(plan, verbose=verbosity() > 0, width=columns(sys.stderr))
         sys.stderr.write(paint_lines(errors, sys.stderr))
 
