@@ -360,3 +360,25 @@ def test_the_patterns_of_a_pip_on_path_are_compiled_only_for_one(tmp_path: Path)
         check=False,
     )
     assert ran.stdout.split() == ["[]"], ran.stderr
+
+
+def test_a_checked_install_loads_neither_the_twins_said_unchecked_nor_the_reporter_type() -> None:
+    """The twins an unchecked install reads after installing (install.twins) and the
+    Reporter protocol, a type the session only names in annotations: a checked install
+    loads neither (~0.2 ms of imports)."""
+    child = (
+        "import sys\n"
+        "import resolver_hook.cli.install, resolver_hook.install.session\n"
+        "import resolver_hook.install.checked\n"
+        "print([m for m in ('resolver_hook.install.twins', 'resolver_hook.install.report')\n"
+        "       if m in sys.modules])\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", child],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO)}),
+        timeout=120,
+        check=False,
+    )
+    assert ran.stdout.split() == ["[]"], ran.stderr

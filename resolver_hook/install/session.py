@@ -50,8 +50,6 @@ from resolver_hook.install.args import InstallArgs, parse_install_args, requirem
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.launch import PIN_FIELDS, install_main, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
-from resolver_hook.install.report import Reporter
-from resolver_hook.install.twins import launch_twins, may_have_twins, said_twins
 from resolver_hook.manifest.twins import Family, families
 from resolver_hook.process.installers import parse_pip_version, pip_said
 from resolver_hook.reqfile import ReqEntry, ReqFile, is_url_line, read_requirements
@@ -62,6 +60,7 @@ if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
     from resolver_hook.install.checked import Checked
     from resolver_hook.install.kernels import KernelReader
+    from resolver_hook.install.report import Reporter
     from resolver_hook.manifest import Manifest
     from resolver_hook.planner import Planner
     from resolver_hook.process.foreground import PipSteps
@@ -373,6 +372,8 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
             return code
         if twins:  # unchecked: the twin distributions the install left side by side
             # (a replay says the same: resolver_hook.install.launch)
+            from resolver_hook.install.twins import said_twins
+
             for text in said_twins(installer.python, twins):
                 report.warning(text)
         if optional:
@@ -422,7 +423,10 @@ def _hand_credentials(
 
 def _twin_families(plan: Plan, session: _Session) -> tuple[Family, ...]:
     """The families an unchecked install's environment is read for after installing:
-    every one, when the plan names a member of one; else none (nothing is read)."""
+    every one, when the plan names a member of one; else none (nothing is read).
+    install.twins is imported only here and after: a checked install never loads it."""
+    from resolver_hook.install.twins import may_have_twins
+
     names = [p.name for p in plan.packages]
     names += [p.distribution for p in plan.packages if p.installs]
     known = families(session.manifests, names)
@@ -599,6 +603,8 @@ def _announce_launch(  # noqa: PLR0917 - what the installer is started with
     the private folder by their names in it), the generated files, the variables
     changed from the process's own (never the others: they may hold credentials), the
     pins a failure is explained with, and the twin families said after installing."""
+    from resolver_hook.install.twins import launch_twins
+
     inside = f"{folder}{os.sep}"
     shown: list[tuple[int, str]] = [
         (1, a[len(inside) :]) if a.startswith(inside) else (0, a) for a in argv
