@@ -293,6 +293,19 @@ def test_a_program_is_found_as_shutil_which_finds_it(
     assert which(name, path) == shutil.which(name, path=path)
 
 
+def _run_child(code: str) -> subprocess.CompletedProcess[str]:
+    """Python running ``code`` with this checkout's resolver_hook (what it imports is
+    what is seen: the tests of imports not made)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO)}),
+        timeout=120,
+        check=False,
+    )
+
+
 def test_uv_is_found_without_shutil(tmp_path: Path) -> None:
     """shutil imports the compression modules (zlib, bz2, lzma: ~1.7 ms): every uv
     install looks for uv, as shutil.which would, without it."""
@@ -305,14 +318,7 @@ def test_uv_is_found_without_shutil(tmp_path: Path) -> None:
         "from resolver_hook.process.installers import find_uv\n"
         f"print(find_uv({{'PATH': {str(tmp_path)!r}}}), 'shutil' in sys.modules)\n"
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        timeout=120,
-        check=False,
-    )
+    ran = _run_child(child)
     assert ran.stdout.split() == [str(uv), "False"], ran.stderr
 
 
@@ -324,14 +330,7 @@ def test_the_install_command_loads_the_plan_commands_printer_only_for_a_plan_wit
         "import resolver_hook.cli.install, resolver_hook.install.checked\n"
         "print('resolver_hook.cli.plan' in sys.modules)\n"
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        timeout=120,
-        check=False,
-    )
+    ran = _run_child(child)
     assert ran.stdout.split() == ["False"], ran.stderr
 
 
@@ -351,14 +350,7 @@ def test_the_patterns_of_a_pip_on_path_are_compiled_only_for_one(tmp_path: Path)
         "marks = ('pypy', b'exec', 'pip \\\\S+ from')\n"
         "print([p for p in seen if any(type(m) is type(p) and m in p for m in marks)])\n"
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        timeout=120,
-        check=False,
-    )
+    ran = _run_child(child)
     assert ran.stdout.split() == ["[]"], ran.stderr
 
 
@@ -373,12 +365,5 @@ def test_a_checked_install_loads_neither_the_twins_said_unchecked_nor_the_report
         "print([m for m in ('resolver_hook.install.twins', 'resolver_hook.install.report')\n"
         "       if m in sys.modules])\n"
     )
-    ran = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        timeout=120,
-        check=False,
-    )
+    ran = _run_child(child)
     assert ran.stdout.split() == ["[]"], ran.stderr

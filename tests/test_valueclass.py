@@ -227,23 +227,28 @@ def test_a_field_may_be_named_as_any_other_name_of_its_module() -> None:
     assert (odd._set, odd.object, odd._read) == (2, "o", [])
 
 
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the value-class module compiles from now on, in order."""
+    texts: list[str] = []
+    real = compile
+
+    def counting(text: str, *args: object) -> object:
+        texts.append(text)
+        return real(text, *args)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(inspect.getmodule(valueclass), "compile", counting, raising=False)
+    return texts
+
+
 def test_classes_of_one_shape_share_one_compiled_body_each_with_its_own_names(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, compiled: list[str]
 ) -> None:
     """Value classes of one shape (frozen or not, keyword-only or not, which fields have a
     factory) compile their ``__init__`` once (~0.3 ms each) and put their own names in:
     fields named as the template's own (``_0``, ``_1``), in another order, land where
     they are named, as do positional arguments and a mutable class's assignments."""
-    module = inspect.getmodule(valueclass)
-    compiled: list[str] = []
-    real = compile
-
-    def counting(text: str, *args: object) -> object:
-        compiled.append(text)
-        return real(text, *args)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(module, "compile", counting, raising=False)
-    monkeypatch.setattr(module, "_TEMPLATES", {})
+    monkeypatch.setattr(inspect.getmodule(valueclass), "_TEMPLATES", {})
 
     @valueclass
     class A:
@@ -301,19 +306,10 @@ def test_a_shipped_body_is_the_code_its_text_compiles_to() -> None:
         assert shipped.replace(co_firstlineno=1) == compiled, shape
 
 
-def test_a_class_of_a_shipped_shape_compiles_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_class_of_a_shipped_shape_compiles_nothing(compiled: list[str]) -> None:
     """A class whose shape is shipped is made without compiling (the 2.3 ms a plan's
     imports spent compiling their classes' bodies); one of a new shape still compiles,
     and works the same."""
-    module = inspect.getmodule(valueclass)
-    compiled: list[str] = []
-    real = compile
-
-    def counting(text: str, *args: object) -> object:
-        compiled.append(text)
-        return real(text, *args)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(module, "compile", counting, raising=False)
     assert (True, True, (False, False)) in SHAPES
 
     @valueclass
