@@ -9,6 +9,7 @@ verified 2.13.0 kernel list), the files come from the pages.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import re
 import subprocess
@@ -413,6 +414,56 @@ def test_a_snapshot_edited_by_hand_is_refused() -> None:
     assert edited != text
     with pytest.raises(SnapshotError, match="does not match"):
         load_snapshot(edited)
+
+
+def test_the_shipped_snapshots_hash_is_checked_in_full_once_per_text(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The user cache keeps the sha256 of each text whose hash matched: a text it keeps
+    is not hashed again (shown by one it was made to keep that does not match), an
+    edited one is checked in full, with the same error, and is not kept."""
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path))
+    checked = tmp_path / "snapshot-checked.json"
+    assert builtin_snapshot() == load_snapshot(
+        snapshot_module._builtin_text(), where="shipped snapshot"
+    )
+    assert checked.stat().st_mode & 0o777 == 0o600
+    text = snapshot_module._builtin_text()
+    edited = text.replace("95bdbad2", "95bdbad3", 1)
+    kept = checked.read_text()
+    with pytest.raises(SnapshotError, match=r"^snapshot: its sha256 does not match its pages"):
+        load_snapshot(edited, checked=str(checked))
+    assert checked.read_text() == kept
+    assert builtin_snapshot().date == load_snapshot(text).date  # read from the cache
+    digest = hashlib.sha256(edited.encode()).hexdigest()
+    checked.write_text(kept.replace(hashlib.sha256(text.encode()).hexdigest(), digest))
+    assert load_snapshot(edited, checked=str(checked)).pages  # believed: not hashed again
+    with pytest.raises(SnapshotError, match="does not match"):
+        load_snapshot(edited)  # without the cache file: hashed
+
+
+@pytest.mark.parametrize("cache", ["a-file", "no-folder/below-a-file"], ids=["file", "below"])
+def test_the_shipped_snapshot_without_a_usable_cache_is_hashed_every_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cache: str
+) -> None:
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "no-folder").write_text("")
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path / cache))
+    assert builtin_snapshot() == load_snapshot(
+        snapshot_module._builtin_text(), where="shipped snapshot"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "no-folder"]
+
+
+def test_the_texts_whose_hash_matched_are_kept_to_a_bound(tmp_path: Path) -> None:
+    """The newest first, to eight (one per snapshot shipped, and room)."""
+    checked = tmp_path / "checked.json"
+    texts = [dump_snapshot(datetime.date(2026, 1, day), {}) for day in range(1, 11)]
+    for text in texts:
+        load_snapshot(text, checked=str(checked))
+    kept = json.loads(checked.read_text())["value"]
+    assert kept == [hashlib.sha256(t.encode()).hexdigest() for t in reversed(texts)][:8]
+    assert load_snapshot(texts[-1], checked=str(checked)).date == datetime.date(2026, 1, 10)
 
 
 SNAP_PAGE = "https://download.example.org/whl/cu130/demo/"
