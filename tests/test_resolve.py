@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from packaging.specifiers import SpecifierSet
 
 from resolver_hook.host import parse_target
 from resolver_hook.manifest import (
@@ -16,6 +17,7 @@ from resolver_hook.manifest import (
 )
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
+from resolver_hook.resolve.rules import Machine, flavour_failures, machine_failures
 from tests.frozen import frozen_manifests
 from tests.paths import DATA
 
@@ -897,3 +899,16 @@ def test_a_partner_ruled_out_by_your_pin_is_named_for_a_range_and_an_exact_pin(
     words = [x.reason for r in top.rejected for x in r.failures]
     said = f"your requirement base==1.0 rules out base {named}, which fits this machine"
     assert words == [f"needs {coupling}; {said}"]
+
+
+def test_the_machine_rules_of_a_cpu_build_leave_the_accelerator_rule_to_the_plan() -> None:
+    """A CPU build on an NVIDIA machine runs there (rules 1-3, what a hint asks of a
+    changed machine); rule 4 still refuses it for a plan that does not pin it."""
+    m = Machine(parse_target("linux-x86_64-py312-cuda13.0-sm100"))
+    torch = BUILTIN["torch"]
+    cpu = next(f for f in torch.flavours if str(f.version) == "2.13.0+cpu")
+    assert machine_failures(cpu, m)[0] == []
+    fails, _ = flavour_failures(cpu, m, SpecifierSet(), torch)
+    assert [x.rule for x in fails] == ["accelerator"]
+    pinned, _ = flavour_failures(cpu, m, SpecifierSet("==2.13.0+cpu"), torch)
+    assert pinned == []

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
@@ -48,7 +47,7 @@ from resolver_hook.resolve.model import (
     spec_floor,
 )
 from resolver_hook.resolve.reasons import gpu_words
-from resolver_hook.resolve.rules import Machine, flavour_failures
+from resolver_hook.resolve.rules import Machine, machine_failures
 from resolver_hook.resolve.solve import Slot, by_canonical_name, coupled_names, solve
 
 __all__ = [
@@ -393,17 +392,10 @@ def _moved(
 
 
 def _could_fit(manifest: Manifest, m: Machine) -> bool:
-    """Whether a build of the package passes the machine's rules (1-4) on ``m``."""
-    return any(
-        all(
-            x.rule in ("specifier", "accelerator")
-            for x in flavour_failures(f, m, _ANY, manifest)[0]
-        )
-        for f in manifest.flavours
-    )
-
-
-_ANY = SpecifierSet()
+    """Whether a build of the package passes the machine's rules (1-3) on ``m``. Rules
+    4 and 5 are the solve's: asked of every build here, their words were made for
+    nothing (a CPU build's on an NVIDIA machine names the pin that would choose it)."""
+    return any(not machine_failures(f, m)[0] for f in manifest.flavours)
 
 
 def _coupling_edges(by_name: Mapping[str, Manifest], roots: Iterable[str]) -> dict[str, set[str]]:

@@ -69,6 +69,7 @@ __all__ = [
     "distribution_of",
     "evaluate_flavour",
     "flavour_failures",
+    "machine_failures",
     "meets",
     "preference_of",
     "ranking",
@@ -367,6 +368,25 @@ def flavour_failures(
     manifest: Manifest,
 ) -> tuple[list[Failure], int]:
     """Every rule (1-5) the flavour fails, and its tag rank."""
+    out, rank = machine_failures(f, m)
+    p = m.profile
+    if not has_accelerator(f) and f.unjudged is None and not (spec and _exact_pin(spec, f.version)):
+        any_nvidia, any_rocm = m.accelerated(manifest)
+        if p.nvidia is not None and any_nvidia:
+            reason = accelerator_reason("CUDA", f, manifest)
+            out.append(Failure(rule="accelerator", reason=reason))
+        elif p.rocm is not None and any_rocm:
+            reason = accelerator_reason("ROCm", f, manifest)
+            out.append(Failure(rule="accelerator", reason=reason))
+    if spec and not version_ok(spec, f):  # a specifier set is false when it holds none
+        out.append(_specifier_failure(f, spec))
+    return out, rank
+
+
+def machine_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
+    """The rules (1-3) the flavour fails on ``m`` whatever is asked for and whichever
+    package's builds are beside it, and its tag rank: what the hints ask of a changed
+    machine (rules 4 and 5 read the user's specifier and the whole manifest)."""
     out, rank = _tag_failures(f, m)
     p = m.profile
     n = f.needs
@@ -402,16 +422,6 @@ def flavour_failures(
         and (beyond := m.arch_max_failure(n.arch_max)) is not None
     ):
         out.append(beyond)
-    if not has_accelerator(f) and f.unjudged is None and not (spec and _exact_pin(spec, f.version)):
-        any_nvidia, any_rocm = m.accelerated(manifest)
-        if p.nvidia is not None and any_nvidia:
-            reason = accelerator_reason("CUDA", f, manifest)
-            out.append(Failure(rule="accelerator", reason=reason))
-        elif p.rocm is not None and any_rocm:
-            reason = accelerator_reason("ROCm", f, manifest)
-            out.append(Failure(rule="accelerator", reason=reason))
-    if spec and not version_ok(spec, f):  # a specifier set is false when it holds none
-        out.append(_specifier_failure(f, spec))
     return out, rank
 
 
