@@ -18,6 +18,7 @@ from resolver_hook.manifest import (
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
 from resolver_hook.resolve.rules import Machine, flavour_failures, machine_failures
+from resolver_hook.resolve.solve import UNSAID, as_reqfile, solve
 from tests.frozen import frozen_manifests
 from tests.paths import DATA
 
@@ -912,3 +913,22 @@ def test_the_machine_rules_of_a_cpu_build_leave_the_accelerator_rule_to_the_plan
     assert [x.rule for x in fails] == ["accelerator"]
     pinned, _ = flavour_failures(cpu, m, SpecifierSet("==2.13.0+cpu"), torch)
     assert pinned == []
+
+
+def test_a_solve_without_reasons_chooses_the_same_and_says_no_coupling_why() -> None:
+    """The hints read only the choices: the builds dropped for a coupling no partner
+    meets are rejected as before, without the search for why (UNSAID)."""
+    reqs = as_reqfile(["torchvision", "torch==2.13.0+cu126"])
+    profile = parse_target("linux-x86_64-py312-cuda13.0-sm90")
+    said = solve(reqs, BUILTIN, profile).slots
+    quiet = solve(reqs, BUILTIN, profile, reasons=False).slots
+    chosen = {n: s.chosen for n, s in quiet.items()}
+    assert chosen == {n: s.chosen for n, s in said.items()}
+    assert str(chosen["torchvision"].version) == "0.28.0+cu126"  # type: ignore[union-attr]
+    dropped = [f for f, fails in quiet["torchvision"].rejected if fails == [UNSAID]]
+    assert dropped
+    assert all(
+        fails[0].rule == "coupling" and fails[0].reason
+        for f, fails in said["torchvision"].rejected
+        if f in dropped
+    )

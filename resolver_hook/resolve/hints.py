@@ -342,7 +342,7 @@ class _HintSearch:
             return
         if hopeful not in self.parts:
             self.parts[hopeful] = _coupled_part(self.reqs, self.edges, hopeful)
-        slots = solve(self.parts[hopeful], self.by_name, changed, m).slots
+        slots = solve(self.parts[hopeful], self.by_name, changed, m, reasons=False).slots
         for name in hopeful:
             q = slots[name].chosen if name in slots else None
             if q is not None and q.unjudged is None:  # a fix gives a build known to run

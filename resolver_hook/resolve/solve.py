@@ -41,6 +41,7 @@ from resolver_hook.resolve.rules import Machine, flavour_failures, meets, rankin
 from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, marker_reason
 
 __all__ = [
+    "UNSAID",
     "Slot",
     "Solved",
     "as_reqfile",
@@ -52,6 +53,11 @@ __all__ = [
 ]
 
 _SEARCH_BUDGET = 20_000  # DFS nodes per group of coupled packages
+
+#: The failure of a build dropped for a coupling no build of its partner meets, in a
+#: solve without reasons: saying why (:func:`why_dead`) looks through the partner's
+#: rejected builds, the largest part of a hint's plan.
+UNSAID = Failure(rule="coupling", reason="")
 
 
 @valueclass(kw_only=False, frozen=False)
@@ -130,7 +136,12 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
     manifests: Mapping[str, Manifest],
     profile: HostProfile,
     m: Machine | None = None,  # the profile's, when the caller has it already
+    *,
+    reasons: bool = True,
 ) -> Solved:
+    """The choices for ``reqs`` on ``profile``; without ``reasons`` (the hints, which
+    read only the choices) a build dropped for a coupling with no partner is not said
+    why: :data:`UNSAID`."""
     m = Machine(profile) if m is None else m
     by_name = by_canonical_name(manifests)
     notes: list[str] = list(reqs.warnings)
@@ -244,7 +255,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
                 if slots[target].entry is None and slot.name not in slots[target].implied_by:
                     slots[target].implied_by.append(slot.name)
 
-    _search(slots, m)
+    _search(slots, m, reasons=reasons)
     return Solved(
         m=m,
         slots=slots,
@@ -362,11 +373,12 @@ def _groups(slots: Mapping[str, Slot]) -> list[list[str]]:
     return groups
 
 
-def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
+def _prune(slots: Mapping[str, Slot], m: Machine, *, reasons: bool = True) -> None:
     """Drop candidates coupled with a package that has no fitting build (to a fixed
     point); then, in a slot left with none, mark the builds ruled out by the user's
     specifier alone whose couplings cannot hold either, so that none is offered as
-    the nearest that runs."""
+    the nearest that runs. Without ``reasons``, the dropped builds are not said why
+    and nothing is marked (neither changes a choice)."""
     changed = True
     held_out: dict[str, list[tuple[Flavour, int]]] = {}
     # A kept build is judged again only when what its judgement read has changed: the
@@ -389,7 +401,10 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                     keep.append((f, rank))
                     continue
                 dead = _dead_coupling(f, slots, m)
-                if dead is not None:
+                if dead is not None and not reasons:
+                    # Still rejected: _held reads which builds were, not why.
+                    slot.rejected.append((f, [UNSAID]))
+                elif dead is not None:
                     why = why_dead(f, dead, slots[coupled_to(dead)])
                     slot.rejected.append((f, [coupling_failure(why)]))
                 elif (held := _held(f, slot, slots, m)) is not None:
@@ -407,6 +422,8 @@ def _prune(slots: Mapping[str, Slot], m: Machine) -> None:
                 lost_at[slot.name] = losses
                 if not keep:
                     emptied_at = losses
+    if not reasons:
+        return
     # A build held out only by another line's pin still runs here: the builds of that
     # other line outside its specifier that go with it are offered as the nearest.
     live = {
@@ -632,9 +649,9 @@ def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
     )
 
 
-def _search(slots: Mapping[str, Slot], m: Machine) -> None:
+def _search(slots: Mapping[str, Slot], m: Machine, *, reasons: bool = True) -> None:
     """Rule 6: choose one candidate per slot so that every coupling holds."""
-    _prune(slots, m)
+    _prune(slots, m, reasons=reasons)
     for group in _groups(slots):
         live = [n for n in group if slots[n].candidates]
         budget = [_SEARCH_BUDGET]
