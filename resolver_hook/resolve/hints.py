@@ -158,7 +158,8 @@ def _python_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]
         near = abs(minor - here[1]) if major == here[0] else 99
         return (near, -major, -minor, v.endswith("t") != threaded, v)
 
-    pys = {v for f in flavours for v in f.python_versions if _machine_sized(v)} - {p.python}
+    named = {v for f in flavours for v in f.python_versions}  # a few among hundreds
+    pys = {v for v in named if _machine_sized(v)} - {p.python}
     return [
         Change(kind="python", text=change_words("python", v), python=v)
         for v in sorted(pys, key=key)
@@ -175,23 +176,23 @@ def _machine_sized(version: str) -> bool:
 def _place_changes(p: HostProfile, flavours: Sequence[Flavour]) -> list[Change]:
     """Another OS or CPU arch (the same OS first, then the same CPU: a Windows x86_64
     machine is pointed at Linux x86_64, not Linux aarch64), then a newer glibc."""
-    places: dict[tuple[str, str], None] = {}
+    places: set[tuple[str, str]] = set()
     glibcs: set[tuple[int, int]] = set()
-    for f in flavours:
-        for tag in flavour_platforms(f):
-            os_name, arch = os_arch_of(tag)
-            if os_name == "any":
-                continue  # a wheel for every platform: no other machine helps
-            if not arch or (os_name, arch) == (p.os, p.arch):
-                floor = glibc_of(tag)
-                sized = floor is not None and _machine_sized(f"{floor[0]}.{floor[1]}")
-                if floor and sized and p.libc == "glibc" and p.libc_version:
-                    glibcs.add(floor)
-            elif not (os_name == "macos" and p.nvidia is not None):  # no CUDA on macOS
-                places[(os_name, arch)] = None
+    # Each platform once: the builds of a package name a few dozen among them.
+    for tag in {tag for f in flavours for tag in flavour_platforms(f)}:
+        os_name, arch = os_arch_of(tag)
+        if os_name == "any":
+            continue  # a wheel for every platform: no other machine helps
+        if not arch or (os_name, arch) == (p.os, p.arch):
+            floor = glibc_of(tag)
+            sized = floor is not None and _machine_sized(f"{floor[0]}.{floor[1]}")
+            if floor and sized and p.libc == "glibc" and p.libc_version:
+                glibcs.add(floor)
+        elif not (os_name == "macos" and p.nvidia is not None):  # no CUDA on macOS
+            places.add((os_name, arch))
     out = []
     if p.jetson:
-        places = {}  # a Jetson is its own machine: no other OS or CPU for it
+        places = set()  # a Jetson is its own machine: no other OS or CPU for it
     for os_name, arch in sorted(places, key=lambda oa: (oa[0] != p.os, oa[1] != p.arch, oa)):
         if (p.os, p.arch, os_name, arch) == ("windows", "aarch64", "windows", "x86_64"):
             out.append(
