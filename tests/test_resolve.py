@@ -17,7 +17,7 @@ from resolver_hook.manifest import (
 )
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
-from resolver_hook.resolve.rules import Machine, flavour_failures, machine_failures
+from resolver_hook.resolve.rules import Machine, flavour_failures, machine_failures, runs_on
 from resolver_hook.resolve.solve import UNSAID, as_reqfile, solve
 from tests.frozen import frozen_manifests
 from tests.paths import DATA
@@ -932,3 +932,23 @@ def test_a_solve_without_reasons_chooses_the_same_and_says_no_coupling_why() -> 
         for f, fails in said["torchvision"].rejected
         if f in dropped
     )
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "linux-x86_64-py312-cuda13.0-sm100",
+        "linux-aarch64-py312-cuda13.0-sm121",
+        "windows-x86_64-py311-cuda12.6-sm75",
+        "macos-aarch64-py313",
+    ],
+)
+def test_a_build_runs_on_a_machine_where_it_fails_none_of_rules_1_to_3(target: str) -> None:
+    """What a hint asks of each build on a changed machine, stopped at the tags for a
+    build of another platform or Python: the same answer as every rule judged."""
+    m = Machine(parse_target(target))
+    builds = [f for name in ("torch", "flash-attn", "natten") for f in BUILTIN[name].flavours]
+    said = [runs_on(f, m) for f in builds]
+    assert said == [not machine_failures(f, m)[0] for f in builds]
+    assert True in said
+    assert False in said

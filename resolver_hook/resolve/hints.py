@@ -47,7 +47,7 @@ from resolver_hook.resolve.model import (
     spec_floor,
 )
 from resolver_hook.resolve.reasons import gpu_words
-from resolver_hook.resolve.rules import Machine, machine_failures
+from resolver_hook.resolve.rules import Machine, runs_on
 from resolver_hook.resolve.solve import Slot, by_canonical_name, coupled_names, solve
 
 __all__ = [
@@ -396,7 +396,7 @@ def _could_fit(manifest: Manifest, m: Machine) -> bool:
     """Whether a build of the package passes the machine's rules (1-3) on ``m``. Rules
     4 and 5 are the solve's: asked of every build here, their words were made for
     nothing (a CPU build's on an NVIDIA machine names the pin that would choose it)."""
-    return any(not machine_failures(f, m)[0] for f in manifest.flavours)
+    return any(runs_on(f, m) for f in manifest.flavours)
 
 
 def _coupling_edges(by_name: Mapping[str, Manifest], roots: Iterable[str]) -> dict[str, set[str]]:

@@ -73,6 +73,7 @@ __all__ = [
     "meets",
     "preference_of",
     "ranking",
+    "runs_on",
     "version_ok",
 ]
 
@@ -381,6 +382,13 @@ def flavour_failures(
     if spec and not version_ok(spec, f):  # a specifier set is false when it holds none
         out.append(_specifier_failure(f, spec))
     return out, rank
+
+
+def runs_on(f: Flavour, m: Machine) -> bool:
+    """Whether the flavour passes rules 1-3 on ``m`` (no :func:`machine_failures`),
+    asked of its tags first: the check most builds for another machine fail, so that
+    the other rules are judged only for the builds that pass it."""
+    return not _tag_failures(f, m)[0] and not machine_failures(f, m)[0]
 
 
 def machine_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
