@@ -18,7 +18,7 @@ from resolver_hook.manifest import (
 from resolver_hook.portable.cuda import uncovered
 from resolver_hook.resolve import Plan, marker_environment, resolve
 from resolver_hook.resolve.rules import Machine, flavour_failures, machine_failures, runs_on
-from resolver_hook.resolve.solve import UNSAID, as_reqfile, solve
+from resolver_hook.resolve.solve import RULED_OUT, UNSAID, as_reqfile, solve
 from tests.frozen import frozen_manifests
 from tests.paths import DATA
 
@@ -952,3 +952,19 @@ def test_a_build_runs_on_a_machine_where_it_fails_none_of_rules_1_to_3(target: s
     assert said == [not machine_failures(f, m)[0] for f in builds]
     assert True in said
     assert False in said
+
+
+def test_a_solve_without_reasons_judges_no_other_rule_of_a_build_the_user_rules_out() -> None:
+    """Rule 5 holds on every machine: a build outside the user's specifier is rejected
+    by it alone (RULED_OUT), the machine's rules left unjudged; the choices stay."""
+    reqs = as_reqfile(["torch==2.13.0+cu126"])
+    profile = parse_target("linux-aarch64-py311-cuda12.4-sm90")
+    said = solve(reqs, BUILTIN, profile).slots["torch"]
+    quiet = solve(reqs, BUILTIN, profile, reasons=False).slots["torch"]
+    assert quiet.chosen == said.chosen
+    assert [f for f, _ in quiet.rejected] == [f for f, _ in said.rejected]
+    out = [f for f, fails in quiet.rejected if fails == [RULED_OUT]]
+    assert out
+    both = [fails for f, fails in said.rejected if f in out]
+    assert all(fails[-1].rule == "specifier" for fails in both)
+    assert any(len(fails) > 1 for fails in both)  # the machine's rules, judged when said

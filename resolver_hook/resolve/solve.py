@@ -41,6 +41,7 @@ from resolver_hook.resolve.rules import Machine, flavour_failures, meets, rankin
 from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, marker_reason
 
 __all__ = [
+    "RULED_OUT",
     "UNSAID",
     "Slot",
     "Solved",
@@ -58,6 +59,10 @@ _SEARCH_BUDGET = 20_000  # DFS nodes per group of coupled packages
 #: solve without reasons: saying why (:func:`why_dead`) looks through the partner's
 #: rejected builds, the largest part of a hint's plan.
 UNSAID = Failure(rule="coupling", reason="")
+#: The one failure of a build the user's specifier rules out, in a solve without
+#: reasons: its other rules are not judged (rule 5 holds on every machine, and what
+#: the solve decides reads only that it failed).
+RULED_OUT = Failure(rule="specifier", reason="")
 
 
 @valueclass(kw_only=False, frozen=False)
@@ -141,7 +146,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
 ) -> Solved:
     """The choices for ``reqs`` on ``profile``; without ``reasons`` (the hints, which
     read only the choices) a build dropped for a coupling with no partner is not said
-    why: :data:`UNSAID`."""
+    why (:data:`UNSAID`), nor one the user's specifier rules out (:data:`RULED_OUT`)."""
     m = Machine(profile) if m is None else m
     by_name = by_canonical_name(manifests)
     notes: list[str] = list(reqs.warnings)
@@ -229,6 +234,9 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
         name = pending.pop(0)
         slot = slots[name]
         for f in slot.manifest.flavours:
+            if not reasons and slot.spec and not version_ok(slot.spec, f):
+                slot.rejected.append((f, [RULED_OUT]))
+                continue
             fails, rank = flavour_failures(f, m, slot.spec, slot.manifest)
             if fails:
                 slot.rejected.append((f, fails))
