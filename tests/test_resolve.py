@@ -968,3 +968,18 @@ def test_a_solve_without_reasons_judges_no_other_rule_of_a_build_the_user_rules_
     both = [fails for f, fails in said.rejected if f in out]
     assert all(fails[-1].rule == "specifier" for fails in both)
     assert any(len(fails) > 1 for fails in both)  # the machine's rules, judged when said
+
+
+def test_a_machine_of_another_gpu_on_the_same_host_shares_the_judgements_of_its_tags() -> None:
+    """The hints' machines of another GPU, driver or ROCm keep the host's tags: a
+    wheel's rule 1 is judged once for all of them; another Python judges it anew."""
+    here = Machine(parse_target("linux-x86_64-py312-cuda13.0-sm120"))
+    other_gpu = Machine(parse_target("linux-x86_64-py312-cuda13.0-sm90"), like=here)
+    other_python = Machine(parse_target("linux-x86_64-py311-cuda13.0-sm120"), like=here)
+    wheel = next(f for f in BUILTIN["flash-attn"].flavours if isinstance(f, WheelFlavour))
+    judged = flavour_failures(wheel, other_gpu, SpecifierSet(), BUILTIN["flash-attn"])
+    assert wheel.tags in here.wheel_tags
+    assert wheel.tags not in other_python.wheel_tags
+    assert judged == flavour_failures(
+        wheel, Machine(other_gpu.profile), SpecifierSet(), BUILTIN["flash-attn"]
+    )

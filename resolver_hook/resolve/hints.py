@@ -307,6 +307,9 @@ class _HintSearch:
         self.plan, self.reqs, self.by_name = plan, reqs, by_name
         self.todo, self.edges = todo, edges
         self.found: dict[str, Change] = {}
+        # This machine's judgements of rule 1, shared by the changed machines that keep
+        # its tags (another GPU, driver or ROCm: most of the changes tried).
+        self.here = Machine(plan.profile)
         self.parts: dict[frozenset[str], ReqFile] = {}
         # What the plan gets now, to name what a change would move.
         self.kept: dict[str, str] = {
@@ -334,7 +337,7 @@ class _HintSearch:
         fitting: dict[str, list[tuple[Change, Flavour, tuple[str, ...]]]],
     ) -> None:
         changed = apply_change(self.plan.profile, change)
-        m = Machine(changed)
+        m = Machine(changed, like=self.here)
         # Re-plan only for packages one of whose builds then passes rules 1-5, and only
         # the part of the plan coupled with them: the search solves each group of
         # coupled packages apart, so that part answers as the whole plan would.

@@ -79,9 +79,11 @@ __all__ = [
 
 
 class Machine:
-    """What the rules need from a profile, computed once per plan."""
+    """What the rules need from a profile, computed once per plan; ``like``: a machine
+    whose judgements of rule 1 this one shares where both are the same host (the
+    hints' machines of another GPU, driver or ROCm)."""
 
-    def __init__(self, profile: HostProfile) -> None:
+    def __init__(self, profile: HostProfile, *, like: Machine | None = None) -> None:
         self.profile = profile
         # The hints re-plan with one fact changed; a driver or GPU change keeps the tags.
         self.tag_rank, self.platforms, self.interp_abi, self.first_platform_rank = _tag_facts(
@@ -126,6 +128,13 @@ class Machine:
         # Whether a coupling's marker holds here, by the marker: the builds of a release
         # share their requirement objects, and the solver asks in every pass.
         self._markers: dict[int, tuple[Marker, bool]] = {}
+        if like is not None and _same_host(like.profile, profile):
+            # Rule 1 reads the tags, the OS, CPU and libc, and the Python alone: a
+            # GPU, driver or ROCm changed leaves its every judgement as it was.
+            self.wheel_tags, self.index_tags = like.wheel_tags, like.index_tags
+            self._platform_failures = like._platform_failures
+            self._requires_python = like._requires_python
+            self._python_failures = like._python_failures
 
     def accelerated(self, manifest: Manifest) -> tuple[bool, bool]:
         """Whether some flavour of ``manifest`` needs NVIDIA (CUDA or kernels) / ROCm."""
@@ -225,6 +234,16 @@ class Machine:
         nvidia, rocm = self.accelerated(manifest)
         p = self.profile
         return (nvidia and p.nvidia is not None) or (rocm and p.rocm is not None)
+
+
+def _same_host(a: HostProfile, b: HostProfile) -> bool:
+    """Whether two profiles agree on every fact rule 1 reads (the tags, and what its
+    words name: the OS, CPU, libc and Python)."""
+    return _host_facts(a) == _host_facts(b) and (a.tags is b.tags or a.tags == b.tags)
+
+
+def _host_facts(p: HostProfile) -> tuple[object, ...]:
+    return (p.os, p.arch, p.libc, p.libc_version, p.python, p.free_threaded)
 
 
 @functools.lru_cache(maxsize=8)
