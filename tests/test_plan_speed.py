@@ -551,25 +551,28 @@ def test_a_couplings_marker_is_evaluated_once_a_plan(monkeypatch: pytest.MonkeyP
     assert evaluated == ['python_version >= "3"']
 
 
+def _worded(monkeypatch: pytest.MonkeyPatch, *names: str) -> list[str]:
+    """Each call of the rules' word makers ``names`` from now on, in order, by the
+    rule's word (``python`` for ``python_reason``)."""
+    said: list[str] = []
+    for name in names:
+        real = getattr(rules, name)
+
+        def counted(*args: Any, _real: Any = real, _word: str = name) -> str:
+            said.append(_word.removesuffix("_reason"))
+            return _real(*args)  # type: ignore[no-any-return]
+
+        monkeypatch.setattr(rules, name, counted)
+    return said
+
+
 def test_an_index_entrys_python_and_compiler_are_worded_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The entries of a manifest name a few lists of Pythons and a few newest GPUs
     their compilers know: rule 1 and the compiler's rule 3 are judged and worded once
     for each, and every entry still says them."""
-    said: list[str] = []
-    python_reason, arch_max_reason = rules.python_reason, rules.arch_max_reason
-
-    def python(*args: Any) -> str:
-        said.append("python")
-        return python_reason(*args)
-
-    def arch_max(*args: Any) -> str:
-        said.append("arch_max")
-        return arch_max_reason(*args)
-
-    monkeypatch.setattr(rules, "python_reason", python)
-    monkeypatch.setattr(rules, "arch_max_reason", arch_max)
+    said = _worded(monkeypatch, "python_reason", "arch_max_reason")
     page = "https://x.org/whl/"
     old = [{"url": page, "version": f"1.{i}", "python": ["3.11"]} for i in range(5)]
     old += [{"url": page, "version": f"2.{i}", "arch_max": "9.0"} for i in range(5)]
@@ -902,19 +905,7 @@ def test_a_plan_that_fits_imports_no_reader_it_does_not_use(
 def test_rules_2_and_3_are_worded_once_per_need(monkeypatch: pytest.MonkeyPatch) -> None:
     """A manifest's entries share one parsed ``cuda`` and one kernel list per text: the
     driver and GPU rules judge each once a plan, and every build still says both."""
-    said: list[str] = []
-    cuda_reason, gpu_reason = rules.cuda_reason, rules.gpu_reason
-
-    def cuda(*args: Any) -> str:
-        said.append("cuda")
-        return cuda_reason(*args)
-
-    def gpu(*args: Any) -> str:
-        said.append("gpu")
-        return gpu_reason(*args)
-
-    monkeypatch.setattr(rules, "cuda_reason", cuda)
-    monkeypatch.setattr(rules, "gpu_reason", gpu)
+    said = _worded(monkeypatch, "cuda_reason", "gpu_reason")
     entries = [
         {"url": "https://x.org/whl/", "version": f"1.{i}+cu130", "cuda": ">=13.0", "gpu": ["sm_80"]}
         for i in range(10)
