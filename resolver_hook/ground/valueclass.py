@@ -7,8 +7,9 @@ quarter of a first hook run's own time). :func:`valueclass` makes the same class
 most one compile, its ``__init__``'s (keyword-only by default, the defaults and factories
 as dataclasses give them, each field set past a frozen class's ``__setattr__`` as a frozen
 dataclass's ``object.__setattr__`` does, but through the field's slot directly: a third
-quicker an instance), and none for a class of a shape compiled before (the same body
-with its own names put in); ``__eq__``, ``__hash__`` and ``__repr__`` compare,
+quicker an instance), and none for a class of a shape compiled before or shipped
+compiled (the package's own shapes: ``_valueinits.py``; the same body with its own names
+put in); ``__eq__``, ``__hash__`` and ``__repr__`` compare,
 hash and show the fields' tuple through one shared :func:`operator.attrgetter`, with the
 results a dataclass gives (the same tuples, so the same hashes); assigning to a frozen
 instance raises :class:`FrozenInstanceError`. The class is made again with

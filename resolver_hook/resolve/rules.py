@@ -404,9 +404,9 @@ def flavour_failures(
 
 
 def runs_on(f: Flavour, m: Machine) -> bool:
-    """Whether the flavour passes rules 1-3 on ``m`` (no :func:`machine_failures`),
-    asked of its tags first: the check most builds for another machine fail, so that
-    the other rules are judged only for the builds that pass it."""
+    """Whether the flavour passes rules 1-3 on ``m`` (:func:`machine_failures` finds
+    none), asked of its tags first: the check most builds for another machine fail, so
+    that the other rules are judged only for the builds that pass it."""
     return not _tag_failures(f, m)[0] and not machine_failures(f, m)[0]
 
 
