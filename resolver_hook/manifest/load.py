@@ -36,6 +36,7 @@ from resolver_hook.ground.valueclass import replace
 from resolver_hook.manifest.document import builtin_document, document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources
+from resolver_hook.manifest.stored import kept_builtin
 from resolver_hook.manifest.tables import ManifestError, TableReader
 from resolver_hook.manifest.validate import parse_manifest
 
@@ -116,7 +117,12 @@ def _parse_builtin(file_name: str) -> Manifest:
     with open(data_path("manifests", file_name), encoding="utf-8") as f:
         text = f.read()
     source = f"built-in ({file_name})"
-    return parse_manifest(builtin_document(file_name, text, source), source=source)
+    # Validated once per text and tool (resolver_hook.manifest.stored).
+    return kept_builtin(
+        file_name,
+        text,
+        lambda: parse_manifest(builtin_document(file_name, text, source), source=source),
+    )
 
 
 def _builtin_sources() -> dict[str, tuple[str, Callable[[], Manifest]]]:
