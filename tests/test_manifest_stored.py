@@ -119,7 +119,7 @@ def test_every_field_of_a_manifest_has_a_text_form() -> None:
     plan: the kept result must hold every field."""
     for cls in (Manifest, WheelFlavour, IndexFlavour, Needs):
         for f in fields(cls):
-            assert f.type in stored._CODECS or f.type in stored._CLASSES or f.type == "Needs", (
+            assert f.type in stored._FIELDS or f.type in stored._CLASSES or f.type == "Needs", (
                 f"{cls.__name__}.{f.name}: {f.type}"
             )
 
@@ -205,7 +205,7 @@ def test_a_kept_entry_that_is_not_a_manifest_is_validated_again() -> None:
     assert stored.kept_builtin("odd.toml", text, lambda: m) == m
     path = Path(os.environ["RESOLVER_HOOK_CACHE_DIR"]) / "manifests" / "odd.toml.json"
     entry = json.loads(path.read_text())
-    entry["value"]["indexes"] = [{"url": [None]}]
+    entry["value"]["columns"]["indexes"] = [{"url": [None]}]
     path.write_text(json.dumps(entry))
     seen: list[str] = []
 
@@ -216,3 +216,19 @@ def test_a_kept_entry_that_is_not_a_manifest_is_validated_again() -> None:
     assert stored.kept_builtin("odd.toml", text, validate) == m
     assert seen == ["validated"]
     assert json.loads(path.read_text())["value"] == stored.dump(m)
+
+
+def test_a_text_the_entries_repeat_is_kept_once() -> None:
+    """Entries of one manifest repeat their ranges, kernel lists and dates: each text is
+    written once, and made into a value once."""
+    entry = 'version = "{}"\ncuda = ">=13.0"\ngpu = ["sm_90", "sm_100"]\nchecked = "2026-11-30"\n'
+    text = '[package]\nname = "x"\n' + "".join(
+        f"[[index]]\n{entry.format(v)}" for v in ("1.0", "1.1", "1.2")
+    )
+    m = loads_manifest(text, source="e")
+    written = json.dumps(stored.dump(m))
+    for repeated in ('">=13.0"', '"sm_100"', '"2026-11-30"'):
+        assert written.count(repeated) == 1, repeated
+    made = _made_again(m)
+    _same(made, m)
+    assert made.indexes[0].needs.cuda is made.indexes[2].needs.cuda

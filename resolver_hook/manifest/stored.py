@@ -12,11 +12,12 @@ count, size and newest time, as the plan store keys them: a checkout edited in p
 is validated again), packaging's version and Python's. A text holding a URL with
 credentials is never kept: reading it hands them to the index client.
 
-The result is stored field by field, each value as the text it is made again from by
-the constructor validation used (``Version``, ``SpecifierSet`` with its specifiers in
-their order, ``Requirement``, the kernel targets, the dates, the tags), values of equal
-text made once in a process (validation shares them too). A field of a type with no
-text form here fails the round trip of every built-in manifest in the tests.
+The result is stored as one column per field, each value as the text it is made again
+from by the constructor validation used (``Version``, ``SpecifierSet`` with its
+specifiers in their order, ``Requirement``, the kernel targets, the dates, the tags),
+each distinct text once in a table of its kind and the columns places in it; values of
+equal text are made once in a process (validation shares them too). A field of a type
+with no text form here fails the tests, and so does a value not made again equal.
 """
 
 from __future__ import annotations
@@ -82,69 +83,95 @@ def _code() -> list[Any]:
 
 def dump(manifest: Manifest) -> dict[str, Any]:
     """``manifest`` as plain data (:func:`rebuild` makes it again)."""
-    return _dump_columns(Manifest, [manifest])
+    texts = _Texts()
+    columns = _dump_columns(Manifest, [manifest], texts)
+    return {"texts": texts.texts, "columns": columns}
 
 
 def rebuild(data: dict[str, Any]) -> Manifest:
     """The manifest :func:`dump` wrote, made again without validation."""
+    made = {
+        kind: [None, *(_made(kind, text) for text in texts)]
+        for kind, texts in data["texts"].items()
+    }
     manifest: Manifest
-    (manifest,) = _load_columns(Manifest, data)
+    (manifest,) = _load_columns(Manifest, data["columns"], made)
     return manifest
 
 
-# --- one column of values per field -------------------------------------------------
+# --- one column per field, each value a place in a table of texts -------------------
 
 
-def _dump_columns(cls: type, values: Sequence[Any]) -> dict[str, Any]:
+class _Texts:
+    """The distinct texts of each kind that a manifest's values are made from (its
+    entries repeat their versions, ranges and kernel lists); a column holds places in
+    them, from 1 (0: None)."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, list[Any]] = {}
+        self._places: dict[tuple[str, Any], int] = {}
+
+    def place(self, kind: str, text: Any) -> int:
+        key = (kind, _hashable(text))
+        found = self._places.get(key)
+        if found is None:
+            table = self.texts.setdefault(kind, [])
+            table.append(text)
+            found = self._places[key] = len(table)
+        return found
+
+
+def _dump_columns(cls: type, values: Sequence[Any], texts: _Texts) -> dict[str, Any]:
     columns: dict[str, Any] = {}
     for f in fields(cls):
         column = [getattr(v, f.name) for v in values]
-        inner = _CLASSES.get(f.type)
         if f.type == "Needs":
-            columns[f.name] = _dump_columns(Needs, column)
-        elif inner is not None:
-            columns[f.name] = [_dump_columns(inner, list(v)) for v in column]
+            columns[f.name] = _dump_columns(Needs, column, texts)
+        elif (inner := _CLASSES.get(f.type)) is not None:
+            columns[f.name] = [_dump_columns(inner, list(v), texts) for v in column]
+        elif (kind := _FIELDS[f.type]) is None:
+            columns[f.name] = column
         else:
-            put = _CODECS[f.type][0]
-            columns[f.name] = (
-                column if put is None else [None if v is None else put(v) for v in column]
-            )
+            text = _KINDS[kind][0]
+            columns[f.name] = [0 if v is None else texts.place(kind, text(v)) for v in column]
     return columns
 
 
-def _load_columns(cls: type[Any], columns: dict[str, Any]) -> list[Any]:
-    made: dict[str, Sequence[Any]] = {}
+def _load_columns(cls: type[Any], columns: dict[str, Any], made: dict[str, list[Any]]) -> list[Any]:
+    values: dict[str, Sequence[Any]] = {}
     for f in fields(cls):
         column = columns[f.name]
-        inner = _CLASSES.get(f.type)
         if f.type == "Needs":
-            made[f.name] = _load_columns(Needs, column)
-        elif inner is not None:
-            made[f.name] = [tuple(_load_columns(inner, c)) for c in column]
+            values[f.name] = _load_columns(Needs, column, made)
+        elif (inner := _CLASSES.get(f.type)) is not None:
+            values[f.name] = [tuple(_load_columns(inner, c, made)) for c in column]
+        elif (kind := _FIELDS[f.type]) is None:
+            values[f.name] = column
         else:
-            get = _CODECS[f.type][1]
-            made[f.name] = (
-                column if get is None else [None if v is None else get(v) for v in column]
-            )
-    return from_columns(cls, made)
+            values[f.name] = list(map(made.get(kind, _NONE_ONLY).__getitem__, column))
+    return from_columns(cls, values)
+
+
+_NONE_ONLY = [None]  # the table of a kind no value of the manifest has
 
 
 # --- the text of each kind of value --------------------------------------------------
 
-_MADE: dict[tuple[str, object], Any] = {}  # values made again in this process, by text
+_MADE: dict[tuple[str, Any], Any] = {}  # values made again in this process, by text
 
 
-def _once(kind: str, make: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``make`` of a text (a list of texts: its tuple), once per text in a process."""
+def _hashable(text: Any) -> Any:
+    return tuple(text) if isinstance(text, list) else text
 
-    def load(text: Any) -> Any:
-        key = (kind, tuple(text) if isinstance(text, list) else text)
-        value = _MADE.get(key)
-        if value is None:
-            value = _MADE[key] = make(key[1])
-        return value
 
-    return load
+def _made(kind: str, text: Any) -> Any:
+    """The value of ``kind`` made from ``text``, once per text in a process (validation
+    shares equal values too)."""
+    key = (kind, _hashable(text))
+    value = _MADE.get(key)
+    if value is None:
+        value = _MADE[key] = _KINDS[kind][1](key[1])
+    return value
 
 
 def _specifier_text(spec: SpecifierSet) -> str:
@@ -161,45 +188,54 @@ def _requirement_text(req: Requirement) -> str:
     return f"{req.name}{extras}{what}{marker}"
 
 
-def _targets(texts: tuple[str, ...]) -> tuple[KernelTarget, ...]:
-    return tuple(map(parse_target, texts))
+def _floors(texts: tuple[str, ...]) -> tuple[tuple[KernelTarget, SpecifierSet], ...]:
+    """``cuda_floors`` from its texts, target and range after each other."""
+    pairs = zip(texts[::2], texts[1::2], strict=True)
+    return tuple((parse_target(k), _made("specifier", s)) for k, s in pairs)
 
 
-def _tags(texts: tuple[str, ...]) -> frozenset[Tag]:
-    return frozenset(Tag(*text.split("-")) for text in texts)
-
-
-_version = _once("version", Version)
-_specifier = _once("specifier", SpecifierSet)
-_strings = _once("strings", tuple)
-
-# Annotation text -> (value to plain data, plain data to value); None: as it is. A
-# value of None is None both ways.
-_CODECS: dict[str, tuple[Callable[[Any], Any] | None, Callable[[Any], Any] | None]] = {
-    "str": (None, None),
-    "str | None": (None, None),
-    "bool": (None, None),
-    "bool | None": (None, None),
-    "int | None": (None, None),
-    "NormalizedName": (None, None),
-    "NormalizedName | None": (None, None),
-    "tuple[str, ...]": (list, _strings),
-    "tuple[NormalizedName, ...]": (list, _strings),
-    "tuple[int, int] | None": (list, tuple),
-    "Version": (str, _version),
-    "Version | None": (str, _version),
-    "SpecifierSet | None": (_specifier_text, _specifier),
-    "tuple[KernelTarget, ...]": (lambda v: list(map(str, v)), _once("targets", _targets)),
-    "tuple[Requirement, ...]": (
+# Each kind of value: (value -> its text, text -> the value); a list's text is a list,
+# read back as a tuple.
+_KINDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "strings": (list, tuple),
+    "pair": (list, tuple),
+    "version": (str, Version),
+    "specifier": (_specifier_text, SpecifierSet),
+    "targets": (lambda v: list(map(str, v)), lambda t: tuple(map(parse_target, t))),
+    "requirements": (
         lambda v: list(map(_requirement_text, v)),
-        _once("requirements", lambda texts: tuple(map(_requirement, texts))),
+        lambda t: tuple(map(_requirement, t)),
     ),
-    "datetime.date | None": (datetime.date.isoformat, _once("date", datetime.date.fromisoformat)),
-    "frozenset[Tag]": (lambda v: sorted(map(str, v)), _once("tags", _tags)),
-    "tuple[tuple[KernelTarget, SpecifierSet], ...]": (
-        lambda v: [[str(k), _specifier_text(s)] for k, s in v],
-        lambda v: tuple((parse_target(k), _specifier(s)) for k, s in v),
+    "date": (datetime.date.isoformat, datetime.date.fromisoformat),
+    "tags": (
+        lambda v: sorted(map(str, v)),
+        lambda t: frozenset(Tag(*text.split("-")) for text in t),
     ),
+    "floors": (
+        lambda v: [text for k, s in v for text in (str(k), _specifier_text(s))],
+        _floors,
+    ),
+}
+# Each field's annotation -> the kind of its values; None: plain data as it is.
+_FIELDS: dict[str, str | None] = {
+    "str": None,
+    "str | None": None,
+    "bool": None,
+    "bool | None": None,
+    "int | None": None,
+    "NormalizedName": None,
+    "NormalizedName | None": None,
+    "tuple[str, ...]": "strings",
+    "tuple[NormalizedName, ...]": "strings",
+    "tuple[int, int] | None": "pair",
+    "Version": "version",
+    "Version | None": "version",
+    "SpecifierSet | None": "specifier",
+    "tuple[KernelTarget, ...]": "targets",
+    "tuple[Requirement, ...]": "requirements",
+    "datetime.date | None": "date",
+    "frozenset[Tag]": "tags",
+    "tuple[tuple[KernelTarget, SpecifierSet], ...]": "floors",
 }
 # Fields holding value classes: a column of them per field, ``Needs`` one each.
 _CLASSES: dict[str, type] = {
