@@ -318,3 +318,17 @@ def test_a_built_in_manifest_edited_in_place_is_planned_again(tmp_path: Path) ->
     after = plan(args)
     assert not after.replayed
     assert "2.12.1+cu131" in after.stdout
+
+
+def test_the_tools_files_are_walked_once_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan store's key and the built-in manifests' kept results both hold the
+    tool's files: a process walks them once."""
+    from resolver_hook import _plancache
+
+    first = _plancache._tool_files()
+
+    def no_walk(path: str) -> None:
+        raise AssertionError(f"walked {path} again")
+
+    monkeypatch.setattr(os, "scandir", no_walk)
+    assert _plancache._tool_files() == first
