@@ -45,6 +45,18 @@ def test_keep_splits_them_off_and_keeps_them_for_the_host_only() -> None:
     assert creds.kept("https://host.example:8443/") is None
 
 
+def test_with_nothing_kept_no_url_has_credentials_not_even_one_that_does_not_parse() -> None:
+    """Each page read asks for its host's credentials: with none kept (the rule), the
+    answer is None without the URL parsed, for any URL; once kept, its host's."""
+    creds.forget()
+    assert creds.kept("https://host.example/simple/") is None
+    assert creds.kept("https://[::1/simple/") is None  # urlsplit: ValueError
+    creds.keep("https://u:p@host.example/simple/")
+    assert creds.kept("https://host.example/other/") == ("u", "p")
+    assert creds.kept("https://[::1/simple/") is None
+    creds.forget()
+
+
 def test_a_refused_url_is_named_without_its_password() -> None:
     problem = url_problem("http://user:hunter2@files.example.org/x.whl")
     assert (

@@ -77,6 +77,8 @@ def keep(url: str) -> str:
 
 def kept(url: str) -> tuple[str, str] | None:
     """The credentials kept for the host of ``url``, if any."""
+    if not _KEPT:  # none at all, as a rule: ``url`` is not parsed (each page read asks)
+        return None
     host = _host(url)
     with _LOCK:
         return _KEPT.get(host)
