@@ -841,6 +841,42 @@ def _history(versions: Sequence[str]) -> Page:
     )
 
 
+def test_a_pages_releases_are_ordered_once_for_all_its_flavours(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every flavour of a page lists its files newest first: the page's releases are
+    put in order once, when their files are first read, not again for each flavour
+    (a flavour ordering its own 30 releases compares at least 29 pairs)."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    compared: list[str] = []
+
+    class Counted(Version):
+        def __lt__(self, other: object) -> bool:
+            compared.append(str(self))
+            return super().__lt__(other)  # type: ignore[operator]
+
+    module._version_field.cache_clear()
+    monkeypatch.setattr(module, "Version", Counted)
+    releases = [f"3.{i}" for i in range(30)]
+    page = _history(releases)
+    found = [
+        candidates(
+            IndexFlavour(
+                url=page.url,
+                name="pkg",  # type: ignore[arg-type]
+                version=Version("3.0"),
+                platforms=platforms,
+                python=python,
+            ),
+            page,
+        )
+        for platforms, python in (((), ()), ((X86,), ()), ((X86,), ("3.12",)), ((), ("3.12",)))
+    ]
+    module._version_field.cache_clear()
+    assert all([str(c.version) for c in x] == releases[::-1] for x in found)
+    assert 0 < len(compared) < 2 * (len(releases) - 1)
+
+
 def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -195,28 +195,15 @@ def candidates(
     links = page.links
     if yanked is None:  # a yanked file is planned only for an exact pin: not parsed
         mine = [i for i in mine if links[i].yanked is None]
-    out: list[Candidate] = []
-    for parsed in files.files(mine):
-        if parsed is None:
-            continue
-        c, local = parsed
-        if c.name != name or local != label:
-            continue
-        if c.link.yanked is not None and not (
-            yanked is not None and yanked.contains(c.version, True)
-        ):
-            continue
-        out.append(c)
+    # (None: no wheel's name.)
+    out = [c for c, local in filter(None, files.files(mine)) if c.name == name and local == label]
+    if yanked is not None:  # of the yanked files, those of a version the pin contains
+        out = [c for c in out if c.link.yanked is None or yanked.contains(c.version, True)]
     out.sort(key=_FILENAME)
-    # Newest first: each release compared once, not each file (a page lists dozens of
-    # files per release); the sort is stable, equal releases keep the filename order.
-    # The files of a release share its version object: each object is ranked once, by
-    # its identity (two objects of equal versions get one rank).
-    versions = list(map(id, map(_VERSION, out)))
-    one = dict(zip(versions, map(_VERSION, out), strict=True))
-    rank = {v: i for i, v in enumerate(sorted(one.values()))}
-    by_id = {k: rank[v] for k, v in one.items()}
-    keys = list(map(by_id.__getitem__, versions))
+    # Newest first, by the ranks of the page's versions (:meth:`_PageFiles._rank`: each
+    # release compared once for all the page's flavours, not each file for each); the
+    # sort is stable, equal releases keep the filename order.
+    keys = list(map(files.ranks.__getitem__, map(id, map(_VERSION, out))))
     return [out[i] for i in sorted(range(len(out)), key=keys.__getitem__, reverse=True)]
 
 
@@ -232,7 +219,7 @@ class _PageFiles:
     flavour of the page asks for the same files; a candidate is a value of its link and
     page alone, so one object serves them all)."""
 
-    __slots__ = ("_groups", "cuts", "page", "parsed")
+    __slots__ = ("_groups", "_ranked", "cuts", "page", "parsed", "ranks")
 
     def __init__(self, page: Page) -> None:
         self.page = page
@@ -240,6 +227,10 @@ class _PageFiles:
         self.cuts = _cut_names(page.links)
         self._groups: list[tuple[_Fields | None, list[int]]] | None = None
         self.parsed: dict[int, _File | None] = {}
+        # The rank of each version object of the files parsed (by its identity; the
+        # objects are held, so their ids stand), oldest lowest (see _rank).
+        self.ranks: dict[int, int] = {}
+        self._ranked: list[Version] = []
 
     @property
     def groups(self) -> list[tuple[_Fields | None, list[int]]]:
@@ -300,6 +291,7 @@ class _PageFiles:
         for v in versions:
             if id(v) not in labels:
                 labels[id(v)] = v.local
+        self._rank([v for v in versions if id(v) not in self.ranks])
         self.parsed.update(
             zip(
                 todo,
@@ -307,6 +299,18 @@ class _PageFiles:
                 strict=True,
             )
         )
+
+    def _rank(self, fresh: list[Version]) -> None:
+        """Rank the versions parsed so far with ``fresh`` ones (objects not ranked
+        yet) among them: their order, equal versions ranked alike (one rank for two
+        objects of one version). Once per parse that brings new versions, not once per
+        flavour: a flavour orders its files by these ranks (only their order within a
+        list is read, which new versions do not change)."""
+        if not fresh:
+            return
+        self._ranked.extend({id(v): v for v in fresh}.values())
+        rank = {v: i for i, v in enumerate(sorted(self._ranked))}
+        self.ranks = {id(v): rank[v] for v in self._ranked}
 
 
 _FILENAME = attrgetter("filename")
