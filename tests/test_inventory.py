@@ -25,6 +25,7 @@ from packaging.utils import InvalidWheelFilename
 from packaging.version import Version
 
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient, mirrors_from
 from resolver_hook.index.metadata import Metadata
@@ -881,8 +882,9 @@ def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An entry of one release covers it and the newer ones: the page's releases older
-    than it (most of a page's history) are passed over at the first of them, newest
-    first, not judged one by one; the files planned are the same."""
+    than it (most of a page's history) are passed over at once, not judged one by one
+    (not even the first of them: the entry reads the head of its list); the files
+    planned are the same."""
     page = _history([f"1.{i}" for i in range(10)] + ["2.0", "2.1"])
     man = loads_manifest(
         '\nschema = 1\n[package]\nname = "pkg"\n[[index]]\nurl = "https://x.org/simple/pkg/"'
@@ -904,7 +906,42 @@ def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
         ("2.1", "2.0"),
         ("2.0", "None"),
     ]
-    assert set(judged) == {"2.1", "2.0", "1.9"}
+    assert set(judged) == {"2.1", "2.0"}
+
+
+def test_an_entry_of_one_release_parses_only_the_head_of_its_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The files of the releases older than an entry of one release (most of a page's
+    history) are never parsed when its release has a file that is not yanked; where
+    it has only yanked ones, the older releases are planned with its rules, as before
+    (pip installs one of them in its place)."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    parsed: list[str] = []
+    fields = module._cut_fields
+
+    def spy(cut: list[str]) -> object:
+        parsed.append(cut[1])
+        return fields(cut)
+
+    monkeypatch.setattr(module, "_cut_fields", spy)
+    entry = (
+        '\nschema = 1\n[package]\nname = "pkg"\n[[index]]\nurl = "https://x.org/simple/pkg/"'
+        f'\nversion = "2.0"\ncuda = ">=13.0"\ngpu = ["sm_100"]\nplatforms = ["{X86}"]\n'
+    )
+    man = loads_manifest(entry, source="test")
+    page = _history([f"1.{i}" for i in range(10)] + ["2.0", "2.1"])
+    done = expand_manifests({"pkg": man}, ["pkg"], _Served(page))
+    assert [str(w.version) for w in done.manifests["pkg"].wheels] == ["2.1", "2.0"]
+    assert sorted(parsed) == ["2.0", "2.1"]
+    yanked = replace(
+        page, links=tuple(replace(x, yanked="") if "-2.0-" in x.filename else x for x in page.links)
+    )
+    parsed.clear()
+    done = expand_manifests({"pkg": man}, ["pkg"], _Served(yanked))
+    older = [f"1.{i}" for i in range(9, -1, -1)]
+    assert [str(w.version) for w in done.manifests["pkg"].wheels] == ["2.1", *older]
+    assert set(older) <= set(parsed)
 
 
 def test_the_entries_of_a_page_and_label_are_found_once_for_all_of_them(

@@ -165,19 +165,31 @@ def _installed(install: str) -> NormalizedName:
 
 
 def candidates(
-    flavour: IndexFlavour, page: Page, *, yanked: SpecifierSet | None = None
+    flavour: IndexFlavour,
+    page: Page,
+    *,
+    yanked: SpecifierSet | None = None,
+    since: Version | None = None,
+    offered: bool = False,
 ) -> list[Candidate]:
     """The page's wheels of ``flavour``'s distribution with its local label, platforms
     and Pythons, yanked ones left out (but those of a version ``yanked`` contains: an
     exact pin, PEP 592), newest first (then by filename, for a stable order). Every
     version is kept: which of them a flavour's rules cover is for
-    :mod:`resolver_hook.inventory.expand` to say."""
+    :mod:`resolver_hook.inventory.expand` to say.
+
+    ``since``: only the files of that release and newer ones (the head of the list);
+    ``offered``: only those whose link offers a metadata file (PEP 658). Either is the
+    list with the other files left out, in its order, those files never parsed (a
+    page's history is most of its files: an entry of one release reads its head)."""
+    files = _page_files(page)
+    if offered and not files.offers_metadata:
+        return []
     name = distribution_of(flavour)
     label = flavour.version.local
     places = flavour_places(flavour)
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
-    files = _page_files(page)
     if places or allowed is not None:
         # Only the wheels of tag sets that fit the flavour's platforms and Pythons are
         # looked at (most of a page's older releases do not), in page order: a tag set
@@ -189,12 +201,18 @@ def candidates(
             if fields is not None and _fields_fit(fields, places, allowed)
             for i in members
         ]
+        if since is not None:
+            mine = files.since(since, mine)
         mine.sort()
     else:  # every platform and Python: every wheel, no tag set judged
         mine = files.wheels()
+        if since is not None:
+            mine = files.since(since, mine)
     links = page.links
     if yanked is None:  # a yanked file is planned only for an exact pin: not parsed
         mine = [i for i in mine if links[i].yanked is None]
+    if offered:
+        mine = [i for i in mine if links[i].core_metadata is not None]
     # (None: no wheel's name.)
     out = [c for c, local in filter(None, files.files(mine)) if c.name == name and local == label]
     if yanked is not None:  # of the yanked files, those of a version the pin contains
@@ -219,7 +237,7 @@ class _PageFiles:
     flavour of the page asks for the same files; a candidate is a value of its link and
     page alone, so one object serves them all)."""
 
-    __slots__ = ("_groups", "_ranked", "cuts", "page", "parsed", "ranks")
+    __slots__ = ("_groups", "_newer", "_offers", "_ranked", "cuts", "page", "parsed", "ranks")
 
     def __init__(self, page: Page) -> None:
         self.page = page
@@ -231,6 +249,30 @@ class _PageFiles:
         # objects are held, so their ids stand), oldest lowest (see _rank).
         self.ranks: dict[int, int] = {}
         self._ranked: list[Version] = []
+        self._offers: bool | None = None
+        # Whether each version text is of a release or newer, by the release (see since).
+        self._newer: dict[str, dict[str, bool]] = {}
+
+    def since(self, release: Version, indices: list[int]) -> list[int]:
+        """Those of the wheels at ``indices`` of ``release`` or a newer one, in their
+        order, by their version fields as the parse reads them (a name whose version
+        does not parse is no candidate either way); each version text judged once per
+        release asked for (the entries of one release on a page share it)."""
+        newer = self._newer.setdefault(str(release), {})
+        cuts = self.cuts
+        texts = [cuts[i][1] for i in indices]  # type: ignore[index]
+        for t in set(texts).difference(newer):
+            newer[t] = (v := _version_field(t)) is not None and v >= release
+        return [i for i, t in zip(indices, texts, strict=True) if newer[t]]
+
+    @property
+    def offers_metadata(self) -> bool:
+        """Whether a link of the page offers a metadata file (PEP 658): most pages read
+        from a cache offer none, and then no file of theirs has one to read."""
+        if self._offers is None:
+            links = self.page.links
+            self._offers = list(map(_CORE_METADATA, links)).count(None) < len(links)
+        return self._offers
 
     @property
     def groups(self) -> list[tuple[_Fields | None, list[int]]]:
@@ -317,6 +359,7 @@ _FILENAME = attrgetter("filename")
 _URL = attrgetter("url")
 _VERSION = attrgetter("version")
 _REQUIRES_PYTHON = attrgetter("requires_python")
+_CORE_METADATA = attrgetter("core_metadata")
 
 
 # The files of the pages read, by the identity of the page: every flavour of a page

@@ -366,11 +366,27 @@ class _Context:
         url = page_of(f, self.default_index)
         return pages.get(url) if url is not None else None
 
-    def candidates(self, f: IndexFlavour, page: Page, *, anywhere: bool = False) -> list[Candidate]:
+    def candidates(
+        self,
+        f: IndexFlavour,
+        page: Page,
+        *,
+        anywhere: bool = False,
+        head: bool = False,
+        offered: bool = False,
+    ) -> list[Candidate]:
         """:func:`candidates`, once per page and what it reads of a flavour (entries that
         differ only in their release or rules share one list; callers only read it).
         ``anywhere``: those of ``f`` on every platform and Python (:func:`_anywhere`),
-        that flavour made only when its list is."""
+        that flavour made only when its list is.
+
+        An entry of one release (its own distribution) may ask for part of its list,
+        each part the list with the other files left out, in its order: ``head``, its
+        release and the newer ones (all that its rules cover, unless the release has
+        only yanked files: see :meth:`_files`); ``offered``, the files that offer a
+        metadata file (what :meth:`prefetch` reads). Its older files, most of a page,
+        are then never parsed. Any other flavour gets its whole list (which holds the
+        part)."""
         yanked = self._yanked_ok.get(f.name)
         reads = self._reads.get((id(f), anywhere))
         if reads is None or reads[0] is not f:
@@ -383,7 +399,10 @@ class _Context:
                     frozenset() if anywhere else frozenset(f.python),
                 ),
             )
-        key = (id(page), *reads[1], str(yanked))
+        part = not anywhere and f.versions is None and f.install is None
+        since = f.version if part and head else None
+        offered = part and offered
+        key = (id(page), *reads[1], str(yanked), None if since is None else str(since), offered)
         hit = self._candidates.get(key)
         if hit is None or hit[0] is not page:
             if anywhere and (f.platforms or f.python):
@@ -393,7 +412,7 @@ class _Context:
                 # releases no rule covers: _unbound); its platforms' are among them.
                 found = narrow(f, self.candidates(f, page, anywhere=True))
             else:
-                found = candidates(f, page, yanked=yanked)
+                found = candidates(f, page, yanked=yanked, since=since, offered=offered)
             hit = (page, _with_any_platform(f, page, found))
             self._candidates[key] = hit
         return hit[1]
@@ -411,7 +430,7 @@ class _Context:
                 page = self.page(f, pages)
                 if page is None:
                     continue
-                found = self.candidates(f, page)
+                found = self.candidates(f, page, offered=True)
                 if id(found) in walked:
                     continue
                 walked[id(found)] = found
@@ -514,7 +533,10 @@ class _Context:
         # A page's files come release by release (newest first): a release that no rule
         # can cover, whatever its files' places (most of a page's history for an entry
         # of one release), is passed over at once, not file by file.
-        runs = self._releases(self.candidates(f, page))
+        # An entry of one release plans its release and the newer ones (the head of its
+        # list), and older ones only where its release has only yanked files.
+        head = f.versions is None and not self._yanked_only(f, page)
+        runs = self._releases(self.candidates(f, page, head=head))
         if f.versions is not None and runs:
             # A range's rule is its releases alone (see _rule_for): those of the page in
             # it found in one filter, as packaging reads the range's bounds once for the
@@ -724,7 +746,7 @@ class _Context:
         key = (id(g), id(page))
         hit = self._yanked.get(key)
         if hit is None or hit[0] is not g or hit[1] is not page:
-            listed = any(c.version == g.version for c in self.candidates(g, page))
+            listed = any(c.version == g.version for c in self.candidates(g, page, head=True))
             hit = (g, page, not listed and bool(_yanked_note(g, page)))
             self._yanked[key] = hit
         return hit[2]
