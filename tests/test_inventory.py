@@ -878,6 +878,26 @@ def test_a_pages_releases_are_ordered_once_for_all_its_flavours(
     assert 0 < len(compared) < 2 * (len(releases) - 1)
 
 
+def test_a_page_without_wheels_reads_nothing_of_a_flavour() -> None:
+    """A page of the snapshot's compact rows lists no wheel: a flavour's candidates there
+    are none, found without listing the tags of its Pythons or reading its platforms
+    (entries of old releases name Pythons and platforms no other entry does)."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    flavour = IndexFlavour(
+        url="https://x.org/whl/cu118/pkg/",
+        name="pkg",  # type: ignore[arg-type]
+        version=Version("2.0+cu118"),
+        platforms=("linux_x86_64",),
+        python=("3.8", "3.9"),
+    )
+    rows = Page(url=flavour.url or "", links=(), source="snapshot", releases=("2.0.1+cu118",))
+    module._pairs_of.cache_clear()
+    module.place_of.cache_clear()
+    assert candidates(flavour, rows) == []
+    assert module.narrow(flavour, []) == []
+    assert module._pairs_of.cache_info().currsize == module.place_of.cache_info().currsize == 0
+
+
 def test_an_entry_of_one_release_passes_over_the_history_below_it_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

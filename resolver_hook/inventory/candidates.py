@@ -183,8 +183,8 @@ def candidates(
     list with the other files left out, in its order, those files never parsed (a
     page's history is most of its files: an entry of one release reads its head)."""
     files = _page_files(page)
-    if offered and not files.offers_metadata:
-        return []
+    if not files.cuts or (offered and not files.offers_metadata):
+        return []  # no wheel (a page of the snapshot's compact rows), or none to read
     name = distribution_of(flavour)
     label = flavour.version.local
     places = flavour_places(flavour)
@@ -429,7 +429,7 @@ def narrow(flavour: IndexFlavour, every: Sequence[Candidate]) -> list[Candidate]
     every platform and Python (the same distribution and local label): the same list,
     as these checks on the parsed tags are what :func:`candidates` checks on the names'
     tag fields (:func:`_fields_fit`)."""
-    if not flavour.platforms and not flavour.python:
+    if not every or (not flavour.platforms and not flavour.python):
         return list(every)
     places = flavour_places(flavour)
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
@@ -571,7 +571,14 @@ def place_of(platform: str) -> tuple[str, str]:
 
 def flavour_places(flavour: IndexFlavour) -> frozenset[tuple[str, str]]:
     """The places (OS, arch) of a flavour's platforms; empty: it names none (any)."""
-    return frozenset(place_of(x) for pl in flavour.platforms for x in pl.split("."))
+    return _places(flavour.platforms)
+
+
+@functools.lru_cache(maxsize=256)
+def _places(platforms: tuple[str, ...]) -> frozenset[tuple[str, str]]:
+    """:func:`flavour_places` of a platform list, read once per list (a manifest's
+    entries name a few lists, each asked for by every lookup of their files)."""
+    return frozenset(place_of(x) for pl in platforms for x in pl.split("."))
 
 
 @functools.lru_cache(maxsize=1024)
