@@ -1,5 +1,5 @@
 """``python -m resolver_hook``: the same as the ``resolver-hook`` command."""
 
-from resolver_hook._entry import main
+from resolver_hook._entry import program
 
-raise SystemExit(main())
+raise SystemExit(program())
