@@ -5,13 +5,17 @@ made again with the same names is not."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from resolver_hook.ground import record as _record
 from resolver_hook.ground.record import NOWHERE, Recorder, current, file_bytes, path_kind
+from tests.paths import REPO, child_env
 
 
 def _seen(how: list[object], path: Path) -> object:
@@ -175,3 +179,49 @@ def test_the_no_op_recorder_keeps_nothing(tmp_path: Path) -> None:
     NOWHERE.refuse("nothing")
     NOWHERE.fresh_until(1.0)
     assert (NOWHERE.inputs, NOWHERE.refused, NOWHERE.until) == ({}, None, None)
+
+
+@pytest.mark.parametrize("size", [0, 1, 32 << 10, (32 << 10) + 1, 1 << 20])
+@pytest.mark.parametrize("loaded", [True, False])
+def test_sha256_hex_is_the_sha256_of_any_input(
+    monkeypatch: pytest.MonkeyPatch, size: int, loaded: bool
+) -> None:
+    """The interpreter's own sha256 or OpenSSL's: the same digest, hashlib loaded or not."""
+    data = os.urandom(size)
+    want = hashlib.sha256(data).hexdigest()
+    if not loaded:
+        monkeypatch.delitem(sys.modules, "hashlib")
+    assert _record.sha256_hex(data) == want
+
+
+def test_the_small_texts_of_an_installs_plan_are_hashed_without_openssl(tmp_path: Path) -> None:
+    """A kept TOML document's text, a built-in manifest's and a page cache entry of a few
+    kilobytes (what an install's plan hashes) are hashed without importing hashlib:
+    loading OpenSSL takes ~2 ms, more than the interpreter's own sha256 spends on them. A
+    large input loads it."""
+    code = (
+        "import sys\n"
+        "sys.modules.pop('hashlib', None)  # a site hook's import: what is seen is ours\n"
+        "from pathlib import Path\n"
+        "from resolver_hook.ground.record import sha256_hex\n"
+        "from resolver_hook.ground.toml import kept, loads\n"
+        "from resolver_hook.index.cache import CacheEntry, PageCache\n"
+        "import resolver_hook.index.client, resolver_hook.inventory.snapshot\n"
+        "import resolver_hook.manifest.stored\n"
+        "text = ''.join(f'k{i} = {i}\\n' for i in range(2000))  # 17 kB\n"
+        "print(kept('doc', text, lambda: loads(text)) == kept('doc', text, lambda: {}))\n"
+        f"pages = PageCache(Path({str(tmp_path / 'index')!r}))\n"
+        "pages.put('k', CacheEntry(url='https://x/', body=b'<a>x</a>' * 1000, fetched=0.0))\n"
+        "print(pages.get('k')[0] is not None, 'hashlib' in sys.modules)\n"
+        "sha256_hex(bytes(40 << 10))\n"
+        "print('hashlib' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO), "RESOLVER_HOOK_CACHE_DIR": str(tmp_path)}),
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["True", "True", "False", "True"], done.stderr

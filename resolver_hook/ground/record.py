@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 # The interpreter's own sha256, where it has one: hashlib loads OpenSSL first, a few
 # milliseconds of a replay's start for a hash of a few kilobytes.
@@ -33,6 +34,13 @@ except ImportError:
         from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
     except ImportError:
         from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+
+# Up to this size, while hashlib is not loaded, :func:`sha256_hex` hashes with the
+# interpreter's own sha256: OpenSSL's is some five times faster, but loading it takes
+# ~2 ms, more than the interpreter's loses on the small texts of an install's plan (its
+# TOML files, page cache keys, a few pages of tens of kilobytes). A larger input (the
+# page of a project of many releases) loads it, and from then on every input uses it.
+_OWN_SHA256_MAX = 32 << 10
 
 # typing is not imported at run time: this module is on the start-up path of a replay.
 TYPE_CHECKING = False
@@ -50,6 +58,7 @@ __all__ = [
     "folder_names",
     "path_kind",
     "sha256",
+    "sha256_hex",
 ]
 
 # The most bytes one declaration covers: a reader of a larger file makes its run
@@ -179,6 +188,16 @@ def path_kind(path: str, record: Recorder = NOWHERE) -> int | None:
 
 
 # --- digests -------------------------------------------------------------------------
+
+
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of ``data``, in hex: by the interpreter's own sha256 for a small input
+    while OpenSSL's is not loaded, else by OpenSSL's (:data:`_OWN_SHA256_MAX`)."""
+    if len(data) <= _OWN_SHA256_MAX and "hashlib" not in sys.modules:
+        return str(sha256(data).hexdigest())
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def digest(how: Any, seen: Any) -> str | int | None:

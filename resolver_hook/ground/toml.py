@@ -12,13 +12,13 @@ replaces the entry, and a text holding a URL with credentials is never kept.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.userinfo import has_credentials
 
 __all__ = ["TomlError", "kept", "kept_file", "loads"]
@@ -58,7 +58,7 @@ def kept_file(
     (:func:`resolver_hook.ground.userinfo.has_credentials`)."""
     if has_credentials(text):
         return parse()
-    where = hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:32]
+    where = sha256_hex(os.fsencode(os.path.abspath(path)))[:32]
     return kept(f"file-{where}", text, parse)
 
 
@@ -70,7 +70,7 @@ def kept(name: str, text: str, parse: Callable[[], dict[str, Any]]) -> dict[str,
     if folder is None:
         return parse()
     path = os.path.join(folder, "toml", f"{name}.json")
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256_hex(text.encode("utf-8", "surrogatepass"))
     key = {"format": 1, "sha256": digest}
     found, _ = _cache.read(path, key)
     if isinstance(found, dict):

@@ -19,7 +19,6 @@ write the oldest files go first. ``rm -r`` of the folder clears it.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from resolver_hook.ground import cache as _cache
-from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.record import NOWHERE, Recorder, sha256_hex
 from resolver_hook.ground.valueclass import from_columns, valueclass
 from resolver_hook.index.model import Link
 from resolver_hook.limits import MAX_PAGE_BYTES, MAX_PAGE_CACHE_BYTES
@@ -77,7 +76,7 @@ class PageCache:
 
     def _file(self, key: str) -> str:
         """The path of ``key``'s file, as text."""
-        name = hashlib.sha256(key.encode()).hexdigest()[:40] + _SUFFIX
+        name = sha256_hex(key.encode())[:40] + _SUFFIX
         return os.path.join(self._folder, name)
 
     def get(self, key: str) -> tuple[CacheEntry | None, str | None]:
@@ -106,7 +105,7 @@ class PageCache:
             return None, f"cache {path} ignored: corrupt (no header)"
         if data.get("format") != _FORMAT or data.get("key") != key:
             return None, f"cache {path} ignored: not a page cache entry of this version"
-        digest = hashlib.sha256(body).hexdigest()
+        digest = sha256_hex(body)
         if data.get("size") != len(body) or data.get("sha256") != digest:
             return None, f"cache {path} ignored: corrupt (the page does not match its hash)"
         try:
@@ -137,7 +136,7 @@ class PageCache:
             "last_modified": entry.last_modified,
             "fetched": entry.fetched,
             "size": len(entry.body),
-            "sha256": hashlib.sha256(entry.body).hexdigest(),
+            "sha256": sha256_hex(entry.body),
         }
         if entry.status != 200:
             header["status"] = entry.status

@@ -27,7 +27,6 @@ again when the page gave their hash (the hash is checked on every read).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -40,7 +39,7 @@ from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.pool import map_threads
-from resolver_hook.ground.record import NOWHERE, Recorder
+from resolver_hook.ground.record import NOWHERE, Recorder, sha256_hex
 from resolver_hook.ground.userinfo import has_credentials
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
@@ -339,7 +338,7 @@ class IndexClient:
             return self._checked(self._parse(response, base_url), response.url)
         links_key = "links" + key.removeprefix("page")
         if body_sha is None:
-            body_sha = hashlib.sha256(response.body).hexdigest()
+            body_sha = sha256_hex(response.body)
         kept, note = self.cache.get(links_key)
         self._note(note)
         links = links_from_json(kept.body, body_sha) if kept is not None else None
@@ -452,6 +451,8 @@ class IndexClient:
 
     def sha256(self, url: str, *, max_bytes: int) -> str:
         """The sha256 of the file at ``url``, streamed (nothing of it kept)."""
+        import hashlib  # OpenSSL's, for a whole file: not loaded by a plan that reads pages
+
         digest = hashlib.sha256()
         self._stream(url, digest.update, max_bytes=max_bytes, doing="cannot download to hash it")
         return digest.hexdigest()
@@ -460,6 +461,8 @@ class IndexClient:
         """Write the file at ``url`` to ``dest`` (a path in the caller's private folder)
         and return its sha256; :class:`~resolver_hook.index.errors.TooLarge` past
         ``max_bytes``. The caller compares the digest with its page's before using it."""
+        import hashlib  # as in sha256()
+
         digest = hashlib.sha256()
         with dest.open("wb") as out:
 

@@ -18,7 +18,6 @@ together); any other file, or a field read here that holds non-ASCII bytes, goes
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections.abc import Mapping, Sequence
 
@@ -49,6 +48,8 @@ class Metadata:
 
 def check_hashes(data: bytes, hashes: Mapping[str, str], shown: str) -> None:
     """PageError unless ``data`` matches every hash given (names hashlib knows)."""
+    import hashlib  # any name a page gives, so OpenSSL's: loaded when a file is checked
+
     for name, want in sorted(hashes.items()):
         got = hashlib.new(name, data).hexdigest()
         if got != want:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._data import data_path
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.cache import load_json
+from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.valueclass import field, from_columns, valueclass
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
@@ -74,7 +74,7 @@ class Snapshot:
 
 def canonical_hash(pages: Any) -> str:
     text = json.dumps(pages, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return sha256_hex(text.encode("ascii"))
 
 
 def read_hashed(
@@ -121,7 +121,7 @@ def _hash_matches(
     if checked is None:
         return doc.get("sha256") == canonical_hash(body)
     key = {"format": 1, "table": table}
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256_hex(text.encode("utf-8", "surrogatepass"))
     found, _ = _cache.read(checked, key)
     seen = [d for d in found if isinstance(d, str)] if isinstance(found, list) else []
     if digest in seen:

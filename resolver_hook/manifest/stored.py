@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
-import hashlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ from packaging.version import Version
 
 from resolver_hook import __version__
 from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.userinfo import has_credentials
 from resolver_hook.ground.valueclass import fields, from_columns
 from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
@@ -57,7 +57,7 @@ def kept_builtin(file_name: str, text: str, validate: Callable[[], Manifest]) ->
     if folder is None:
         return validate()
     path = os.path.join(folder, "manifests", f"{file_name}.json")
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256_hex(text.encode("utf-8", "surrogatepass"))
     key = {"format": _FORMAT, "sha256": digest, "code": _code()}
     found, _ = _cache.read(path, key)
     if isinstance(found, dict):
