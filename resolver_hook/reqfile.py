@@ -608,7 +608,7 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
     (codecs.BOM_UTF16_LE, "utf-16-le"),
 )
-_PEP263 = re.compile(rb"coding[:=]\s*([-\w.]+)")
+_PEP263 = rb"coding[:=]\s*([-\w.]+)"  # compiled when a file has a comment first
 
 
 def decode_requirements(data: bytes, shown: str, warnings: list[str]) -> str:
@@ -621,7 +621,7 @@ def decode_requirements(data: bytes, shown: str, warnings: list[str]) -> str:
             break
     else:
         for line in data.split(b"\n")[:2]:
-            m = _PEP263.search(line) if line[:1] == b"#" else None
+            m = re.search(_PEP263, line) if line[:1] == b"#" else None
             if m is not None:
                 encoding = m.group(1).decode("ascii")
                 break

@@ -312,7 +312,7 @@ def test_names_given_compile_no_pattern_of_a_files_lines(tmp_path: Path) -> None
         [sys.executable, "-c", code, str(req)], capture_output=True, text=True, check=True
     )
     assert proc.stdout.splitlines() == [
-        "['_PEP263', '_URL', '_VCS']",
+        "['_URL', '_VCS']",
         "0",
         "3 ['torch', \"numpy>=2   ; python_version > '3'\"]",
     ]

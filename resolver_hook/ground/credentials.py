@@ -93,7 +93,7 @@ def forget() -> None:
 # What a netrc token may hold here: printable ASCII without whitespace, quotes, "#" or
 # "\\" (Python's netrc, which pip reads through requests, splits on whitespace and reads
 # quotes, comments and escapes; uv's netrc reader is not held to more).
-_NETRC_TOKEN = re.compile(r"[!$-&(-\[\]-~]+")
+_NETRC_TOKEN = r"[!$-&(-\[\]-~]+"  # compiled when first used: a netrc is rarely written
 
 
 def _hostname(host: str) -> str:
@@ -140,8 +140,8 @@ def installer_netrc(
                 f"the one way to hand them to {tool}, holds one per host name",
                 hint=hint,
             )
-        if not _NETRC_TOKEN.fullmatch(user) or not (
-            password == "" or _NETRC_TOKEN.fullmatch(password)
+        if not re.fullmatch(_NETRC_TOKEN, user) or not (
+            password == "" or re.fullmatch(_NETRC_TOKEN, password)
         ):
             raise UsageError(
                 f"the credentials given in a URL for {name} cannot be handed to {tool}: a "

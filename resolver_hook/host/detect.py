@@ -288,13 +288,13 @@ def apply_overrides(profile: HostProfile, overrides: Mapping[str, tuple[str, str
 
 
 # glibc 2.X: each minor adds a manylinux tag, so the minor is bounded (2.999999 would
-# mean a million tags per Python tag).
-_GLIBC = re.compile(rf"2\.\d{{1,{MAX_MACHINE_VERSION_DIGITS}}}")
+# mean a million tags per Python tag). Compiled when first used: an override only.
+_GLIBC = rf"2\.\d{{1,{MAX_MACHINE_VERSION_DIGITS}}}"
 _GLIBC_WORDS = "a glibc version such as 2.39"
 
 
 def _glibc(value: str, where: str) -> str:
-    if not _GLIBC.fullmatch(value):
+    if not re.fullmatch(_GLIBC, value):
         _bad(where, value, _GLIBC_WORDS)
     return value
 

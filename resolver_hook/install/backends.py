@@ -150,7 +150,7 @@ def find_installer(
     return Installer(tool="uv", command=(uv, "pip", "install"), python=python)
 
 
-_VERSION = re.compile(r"(\d+)\.(\d+)\s*")
+_VERSION = r"(\d+)\.(\d+)\s*"  # compiled when an installer is asked its Python
 
 
 def python_version_of(
@@ -176,7 +176,7 @@ def python_version_of(
     )
     if done.error is not None or done.timed_out:
         raise OperationalError(f"cannot run the target interpreter {python}: {done.reason()}")
-    m = _VERSION.fullmatch(done.stdout)
+    m = re.fullmatch(_VERSION, done.stdout)
     if done.returncode != 0 or not m:
         raise OperationalError(f"cannot ask {python} for its version")
     return int(m.group(1)), int(m.group(2))

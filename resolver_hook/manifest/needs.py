@@ -29,10 +29,12 @@ _NEEDS_KEYS = ("cuda", "gpu", "cpu", "arch_max", "rocm", "gfx", "l4t", "properti
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
 _FACT_KEYS = ("cxx11abi",)  # facts of a build other flavours' templates may use
 
-_PROPERTY = re.compile(r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$")
+# Patterns kept as text, compiled when first used (re's cache), as _DATE and _ARCH: a
+# plan's manifests use them little or not at all.
+_PROPERTY = r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$"
 
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = r"^\d{4}-\d{2}-\d{2}$"  # as _PROPERTY
 _RUNTIME = re.compile(r"^\d+\.\d+$")
 
 
@@ -71,7 +73,7 @@ def _read_about(
             checked = value
         elif isinstance(value, str) and (known := c.valid.get(("checked", value))) is not None:
             checked = cast(datetime.date, known)  # one object per date: entries share few
-        elif isinstance(value, str) and _DATE.match(value):
+        elif isinstance(value, str) and re.match(_DATE, value):
             try:
                 checked = c.valid["checked", value] = datetime.date.fromisoformat(value)
             except ValueError:
@@ -235,7 +237,7 @@ def _requirement(text: str) -> Requirement:
     return Requirement(text)
 
 
-_ARCH = re.compile(r"^(\d{1,3})\.(\d)$")
+_ARCH = r"^(\d{1,3})\.(\d)$"  # as _PROPERTY
 
 
 def _read_arch_max(c: TableReader, t: Mapping[str, Any], path: str) -> tuple[int, int] | None:
@@ -244,7 +246,7 @@ def _read_arch_max(c: TableReader, t: Mapping[str, Any], path: str) -> tuple[int
     text = c.string(t, "arch_max", path)
     if text is None:
         return None
-    m = _ARCH.match(text)
+    m = re.match(_ARCH, text)
     if m is None:
         c.bad(_join(path, "arch_max"), f"{text!r} is not a compute capability like '9.0'")
         return None
@@ -291,7 +293,7 @@ def _read_properties(
     others: list[str] = []
     for i, text in enumerate(props):
         ppath = f"{_join(path, 'properties')}[{i}]"
-        m = _PROPERTY.match(text)
+        m = re.match(_PROPERTY, text)
         if not m:
             c.bad(ppath, f"{text!r} is not 'namespace :: feature :: value'")
             continue

@@ -22,7 +22,7 @@ from resolver_hook.manifest.validate import parse_manifest
 __all__ = ["nvidia_sources"]
 
 _FILE = "nvidia_wheels.toml"
-_MAJOR = re.compile(r"nvidia-[a-z0-9-]+-cu(\d+)")
+_MAJOR = r"nvidia-[a-z0-9-]+-cu(\d+)"  # compiled when a manifest is made of a row
 
 
 @functools.cache
@@ -37,7 +37,7 @@ def _rows() -> dict[str, list[dict[str, Any]]]:
 
 @functools.cache
 def _manifest(name: str) -> Manifest:
-    major = _MAJOR.fullmatch(name)
+    major = re.fullmatch(_MAJOR, name)
     assert major is not None, name  # a test holds every name of the table to it
     entries = [
         {k: v for k, v in row.items() if k != "name"} | {"cuda": f">={major.group(1)}.0"}

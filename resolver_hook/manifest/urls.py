@@ -144,9 +144,10 @@ def _problem(url: str, *, allow_insecure: bool) -> str | None:
     return f"{url!r} uses {scheme}:, not https"
 
 
-# A URL written in a lock file (a requirement line, a TOML string), up to a space or quote.
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
-_COMMENT = re.compile(r"(?:^|\s)#.*")
+# A URL written in a lock file (a requirement line, a TOML string), up to a space or quote;
+# both compiled when a lock file is checked.
+_URL_IN_TEXT = r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+"
+_COMMENT = r"(?:^|\s)#.*"
 
 
 def url_problems(text: str, *, allow_insecure: bool = False) -> list[str]:
@@ -154,7 +155,7 @@ def url_problems(text: str, *, allow_insecure: bool = False) -> list[str]:
     TOML) that the policy refuses, comments aside, in order and each once."""
     found: dict[str, None] = {}
     for line in text.splitlines():
-        for url in _URL_IN_TEXT.findall(_COMMENT.sub("", line)):
+        for url in re.findall(_URL_IN_TEXT, re.sub(_COMMENT, "", line)):
             problem = url_problem(url, allow_insecure=allow_insecure)
             if problem is not None:
                 found.setdefault(problem)

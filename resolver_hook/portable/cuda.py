@@ -156,9 +156,10 @@ _PTX_ISA_CUDA = {
 }
 
 _SM = re.compile(r"^sm_(\d+)([af]?)$")
-_COMPUTE = re.compile(r"^compute_(\d+)([af]?)$")
+# These two compiled when first used (re's cache): most targets are sm_XY.
+_COMPUTE = r"^compute_(\d+)([af]?)$"
 # PEP 817 / NVIDIA variant provider spelling: "100_real" (SASS), "120_virtual" (PTX).
-_PEP817 = re.compile(r"^(\d+)([af]?)_(real|virtual)$")
+_PEP817 = r"^(\d+)([af]?)_(real|virtual)$"
 # A compute capability: major 1-99, minor one digit (sm_XY / sm_XYZ: the last digit is
 # the minor). "0.0" or a 20-digit major is no GPU.
 _CC = re.compile(r"^([1-9]\d?)\.(\d)$")
@@ -238,11 +239,11 @@ def parse_target(text: str) -> KernelTarget:
     if m:
         kind, number, suffix = "sass", m.group(1), m.group(2)
     else:
-        m = _COMPUTE.match(s)
+        m = re.match(_COMPUTE, s)
         if m:
             kind, number, suffix = "ptx", m.group(1), m.group(2)
         else:
-            m = _PEP817.match(s)
+            m = re.match(_PEP817, s)
             if not m:
                 raise ValueError(
                     "%r is not a kernel target (expected sm_XY, sm_XYa, sm_XYf, "

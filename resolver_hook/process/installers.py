@@ -255,7 +255,7 @@ def venv_pip_version(python: str, record: Recorder = NOWHERE) -> str | None:
         return None
     if len(found) != 1:
         return None
-    m = _PIP_VERSION_LINE.search(found[0].decode("utf-8", "replace"))
+    m = re.search(_PIP_VERSION_LINE, found[0].decode("utf-8", "replace"))
     return m.group(1) if m else None
 
 
@@ -304,6 +304,7 @@ def _lib_pythons(prefix: str, record: Recorder = NOWHERE) -> list[str]:
 _PYVENV_LIMIT = 1 << 16
 _MAJOR_MINOR = re.compile(r"\s*(\d+)\.(\d+)")
 
-# pip's __init__.py is a few hundred bytes; its version line reads `__version__ = "24.0"`.
+# pip's __init__.py is a few hundred bytes; its version line reads `__version__ = "24.0"`
+# (compiled when first used: a uv install reads none).
 _PIP_INIT_LIMIT = 1 << 16
-_PIP_VERSION_LINE = re.compile(r"""^__version__\s*=\s*["']([0-9][0-9A-Za-z.+!-]*)["']""", re.M)
+_PIP_VERSION_LINE = r"""(?m)^__version__\s*=\s*["']([0-9][0-9A-Za-z.+!-]*)["']"""
