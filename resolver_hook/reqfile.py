@@ -31,7 +31,6 @@ import functools
 import locale
 import os
 import re
-import shlex
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -159,7 +158,7 @@ class ReqEntry:
         the folder pip found (see :func:`parse_requirements`)."""
         if self.kind == "option":
             if self.option == "-f" and self.value is not None:
-                return f"-f {shlex.quote(self.value)}"
+                return f"-f {_quoted(self.value)}"
             return self.text
         head = self.text
         local = (
@@ -173,7 +172,7 @@ class ReqEntry:
             [
                 head,
                 *(f"--hash={h}" for h in self.hashes),
-                *(f"{k} {shlex.quote(v)}" for k, v in self.build_options),
+                *(f"{k} {_quoted(v)}" for k, v in self.build_options),
             ]
         )
 
@@ -289,7 +288,17 @@ def _split_args(line: str) -> tuple[str, str]:
     return " ".join(args), ""
 
 
+def _quoted(text: str) -> str:
+    """``text`` quoted for a shell's line; shlex is imported here, as the options of a
+    file's lines are split: most lines written out have no option to quote."""
+    import shlex
+
+    return shlex.quote(text)
+
+
 def _parse_options(text: str, where: str, warnings: list[str]) -> list[tuple[str, str | None]]:
+    import shlex  # here: the option lines of a file only (see _quoted)
+
     try:
         tokens = shlex.split(text)
     except ValueError as exc:

@@ -233,6 +233,26 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
     assert re.search(reqfile._PEP263, b"# -*- coding: latin-1 -*-")
 
 
+def test_a_plan_for_a_target_loads_no_module_only_another_path_uses(tmp_path: Path) -> None:
+    """A plan for a ``--target`` reads no host cache (its module), writes no JSON of its
+    values (ground.plain, for ``--json``) and quotes no shell word (shlex: a file's option
+    lines, a command shown): none of them is imported (~0.3 ms of start-up)."""
+    unused = ("shlex", "resolver_hook.host.cache", "resolver_hook.ground.plain")
+    argv = ["plan", "--offline", "torch", "-r", "reqs.txt", "--target", TARGET]
+    child = (
+        "import contextlib, io, sys\n"
+        f"for m in {unused!r}:\n"
+        "    sys.modules.pop(m, None)  # a site hook's import: see the tests above\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        f"print(code, [m for m in {unused!r} if m in sys.modules])\n"
+    )
+    (tmp_path / "reqs.txt").write_text("# a comment\nnumpy\n", encoding="utf-8")
+    done = _child(child, tmp_path)
+    assert done.stdout.split() == ["0", "[]"], done.stderr
+
+
 def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     """The built-in data files a plan reads (the table of NVIDIA's library wheels, the
     twins table, the CUDA distributions without a manifest, the manifests named) and the

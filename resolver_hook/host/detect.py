@@ -24,7 +24,6 @@ from resolver_hook.ground.cache import JsonBeyondBounds, json_loads
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.ground.valueclass import replace
-from resolver_hook.host import cache
 from resolver_hook.host.profile import (
     HostProfile,
     NvidiaGpu,
@@ -175,6 +174,8 @@ def _detect(env: Mapping[str, str], use_cache: bool) -> tuple[HostProfile, bool]
     """The profile, and whether the probes ran for it (else: this boot's cache)."""
     if not use_cache:
         return detect_host(env=env), True
+    # Here: a plan for a --target (or --profile) detects nothing and reads no cache.
+    from resolver_hook.host import cache
 
     path = cache.cache_file(env)
     key = cache.cache_key(env) if path else None

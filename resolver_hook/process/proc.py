@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import shlex
 import signal
 import subprocess
 import time
@@ -67,6 +66,8 @@ class Result:
     @property
     def shown(self) -> str:
         """The command as a shell would show it."""
+        import shlex  # here: shown only when a command is reported
+
         return " ".join(shlex.quote(a) for a in self.argv)
 
     def reason(self) -> str | None:

@@ -25,7 +25,6 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from resolver_hook.ground.plain import plain
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.host.profile import HostProfile
 from resolver_hook.manifest.model import Flavour, WheelFlavour
@@ -398,6 +397,8 @@ class PackagePlan:
         return str(self.flavour.version) if self.flavour is not None else None
 
     def to_dict(self) -> dict[str, Any]:
+        from resolver_hook.ground.plain import plain  # here: --json only
+
         data: dict[str, Any] = plain(self)
         return data
 
@@ -482,6 +483,8 @@ class Plan:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        from resolver_hook.ground.plain import plain  # here: --json only
+
         return {
             "profile": self.profile.to_dict(),
             "machine": self.profile.describe(),
