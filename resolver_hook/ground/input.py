@@ -10,6 +10,7 @@ FIFO nobody writes to is an error after a few seconds, never a hang.
 
 from __future__ import annotations
 
+import codecs
 import os
 import select
 import stat
@@ -161,7 +162,7 @@ def read_text_input(
 ) -> str:
     """:func:`read_input` decoded as UTF-8 (a leading BOM dropped, as pip does)."""
     data = read_input(path, limit=limit, what=what, record=record)
-    try:
-        return data.decode("utf-8-sig")
+    try:  # as the utf-8-sig codec decodes, without importing it (encodings.utf_8_sig)
+        return data.removeprefix(codecs.BOM_UTF8).decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{what}{os.fspath(path)}", "not UTF-8 text") from None
