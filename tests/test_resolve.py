@@ -983,3 +983,26 @@ def test_a_machine_of_another_gpu_on_the_same_host_shares_the_judgements_of_its_
     assert judged == flavour_failures(
         wheel, Machine(other_gpu.profile), SpecifierSet(), BUILTIN["flash-attn"]
     )
+
+
+def test_builds_sharing_a_dead_coupling_share_its_failure() -> None:
+    """The builds of a release share their coupling: when no candidate of the partner
+    meets it, it is said why once, and each such build carries that one failure."""
+    page = "https://x.org/whl/"
+    tops = [
+        {"url": f"{page}{plat}/", "version": "2.0", "platforms": [plat], "requires": ["base==2.0"]}
+        for plat in ("manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "linux_x86_64")
+    ]
+    tops.append({"url": page, "version": "1.0", "requires": ["base==1.0"]})
+    base = [{"url": page, "version": "1.0"}, {"url": page, "version": "2.0", "python": ["3.11"]}]
+    manifests = {
+        "top": parse_manifest({"package": {"name": "top"}, "index": tops}, source="top"),
+        "base": parse_manifest({"package": {"name": "base"}, "index": base}, source="base"),
+    }
+    p = resolve(["top"], manifests, parse_target("linux-x86_64-py312"))  # type: ignore[arg-type]
+    top = p.package("top")
+    assert top.version == "1.0"
+    dead = [r.failures for r in top.rejected if r.rules == ("coupling",)]
+    assert len(dead) == 3
+    assert "base==2.0" in dead[0][0].reason
+    assert all(x[0] is dead[0][0] for x in dead)

@@ -398,6 +398,9 @@ def _prune(slots: Mapping[str, Slot], m: Machine, *, reasons: bool = True) -> No
     lost_at: dict[str, int] = {}  # the count at a slot's last loss
     emptied_at = 0  # the count when a slot was last left with none
     judged_at: dict[str, int] = {}
+    # A coupling of a build whose meeting reads only the partner's version is dead, and
+    # said why, once per requirement and list of the partner's candidates (_Couplings).
+    judged = _Couplings()
     while changed:
         changed = False
         for slot in slots.values():
@@ -408,13 +411,12 @@ def _prune(slots: Mapping[str, Slot], m: Machine, *, reasons: bool = True) -> No
                 if since is not None and emptied_at <= since and _unchanged(f, lost_at, since):
                     keep.append((f, rank))
                     continue
-                dead = _dead_coupling(f, slots, m)
+                dead = _dead_coupling(f, slots, m, judged)
                 if dead is not None and not reasons:
                     # Still rejected: _held reads which builds were, not why.
                     slot.rejected.append((f, [UNSAID]))
                 elif dead is not None:
-                    why = why_dead(f, dead, slots[coupled_to(dead)])
-                    slot.rejected.append((f, [coupling_failure(why)]))
+                    slot.rejected.append((f, [judged.failure(f, dead, slots[coupled_to(dead)])]))
                 elif (held := _held(f, slot, slots, m)) is not None:
                     # The reason nothing fits: said before the builds that do not run.
                     held_out.setdefault(slot.name, []).append((f, rank))
@@ -502,16 +504,70 @@ def _held(f: Flavour, slot: Slot, slots: Mapping[str, Slot], m: Machine) -> Coup
     return None
 
 
-def _dead_coupling(f: Flavour, slots: Mapping[str, Slot], m: Machine) -> Requirement | None:
+def _dead_coupling(
+    f: Flavour, slots: Mapping[str, Slot], m: Machine, judged: _Couplings | None = None
+) -> Requirement | None:
     """The first coupling of ``f`` (its marker true here) that no candidate of the
-    coupled package meets, or None."""
+    coupled package meets, or None; ``judged``: what is known of couplings already."""
+    kept = judged if judged is not None and _by_version(f) else None
     for r in f.needs.requires:
         other = slots.get(coupled_to(r))
         if other is None or not m.holds(r.marker):
             continue
-        if not any(meets(f, r, g) is None for g in may_meet(r, other.candidates)):
+        if kept is not None:
+            if kept.dead(f, r, other.candidates):
+                return r
+        elif not any(meets(f, r, g) is None for g in may_meet(r, other.candidates)):
             return r
     return None
+
+
+def _by_version(f: Flavour) -> bool:
+    """Whether :func:`meets` reads only the version of the build a coupling of ``f``
+    names: not for a labelled range (the partner's label too) nor for a page computed
+    from the partner's build (the facts its template reads)."""
+    if not isinstance(f, IndexFlavour):
+        return True
+    return f.coupled is None and (f.versions is None or not f.version.local)
+
+
+class _Couplings:
+    """Whether a coupling is dead, and why, for the builds whose meeting reads only
+    the partner's version (:func:`_by_version`): the builds of a release share their
+    requirement objects, so a pruning asks the same few of each list of a partner's
+    candidates many times. Kept by the identity of the requirement and of the list (a
+    pruning replaces a slot's list rather than change it); each entry holds both, so
+    no id is reused while it is kept."""
+
+    __slots__ = ("_dead", "_why")
+
+    def __init__(self) -> None:
+        self._dead: dict[tuple[int, int], tuple[Requirement, Sequence[Any], int, bool]] = {}
+        self._why: dict[tuple[int, int], tuple[Requirement, Sequence[Any], int, Failure]] = {}
+
+    def dead(self, f: Flavour, r: Requirement, builds: Sequence[Any]) -> bool:
+        """Whether no build of ``builds`` meets ``f``'s coupling ``r``."""
+        key = (id(r), id(builds))
+        hit = self._dead.get(key)
+        if hit is None or hit[0] is not r or hit[1] is not builds or hit[2] != len(builds):
+            dead = not any(meets(f, r, g) is None for g in may_meet(r, builds))
+            hit = self._dead[key] = (r, builds, len(builds), dead)
+        return hit[3]
+
+    def failure(self, f: Flavour, r: Requirement, other: Slot) -> Failure:
+        """Rule 6's failure of ``f``, whose coupling ``r`` no candidate of ``other``
+        meets (:func:`why_dead`). Without the user's specifier on ``other`` (whose
+        rejected builds, changed as the pruning goes on, why_dead reads then), kept
+        as :meth:`dead` is."""
+        if other.spec or not _by_version(f):
+            return coupling_failure(why_dead(f, r, other))
+        builds = other.candidates
+        key = (id(r), id(builds))
+        hit = self._why.get(key)
+        if hit is None or hit[0] is not r or hit[1] is not builds or hit[2] != len(builds):
+            failure = coupling_failure(why_dead(f, r, other))
+            hit = self._why[key] = (r, builds, len(builds), failure)
+        return hit[3]
 
 
 def _public(v: Version) -> tuple[Any, ...]:
