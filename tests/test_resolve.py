@@ -1006,3 +1006,37 @@ def test_builds_sharing_a_dead_coupling_share_its_failure() -> None:
     assert len(dead) == 3
     assert "base==2.0" in dead[0][0].reason
     assert all(x[0] is dead[0][0] for x in dead)
+
+
+def test_a_build_refused_on_rule_1_is_judged_on_the_others_when_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A build for another platform is refused whatever rules 2-5 say: a plan that
+    reads only its choices words none of them for it; its rejection, once read, says
+    every rule it fails, as the rules say them alone."""
+    from resolver_hook.resolve import rules
+
+    worded: list[object] = []
+    gpu_reason = rules.gpu_reason
+
+    def counted(*args: object) -> str:
+        worded.append(args[0])
+        return gpu_reason(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rules, "gpu_reason", counted)
+    page = "https://x.org/whl/"
+    entries = [
+        {"url": page, "version": "1.0", "cuda": ">=13.0", "gpu": ["sm_100"]},
+        {"url": page, "version": "0.9", "platforms": ["win_amd64"], "gpu": ["sm_80"]},
+    ]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "index": entries}, source="pkg.toml")
+    target = parse_target("linux-x86_64-py312-cuda13.0-sm100")
+    chosen = resolve(["pkg"], {"pkg": pkg}, target).package("pkg")
+    assert chosen is not None
+    assert chosen.version == "1.0"
+    assert worded == []
+    (refused,) = chosen.rejected
+    assert refused.rules == ("tags", "gpu")
+    alone, _ = flavour_failures(pkg.indexes[1], Machine(target), SpecifierSet(), pkg)
+    assert list(refused.failures) == alone
+    assert len(worded) == 2

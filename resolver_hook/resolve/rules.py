@@ -13,8 +13,8 @@ May import: :mod:`.model`, :mod:`.reasons`, the host profile, the manifest schem
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from packaging.markers import Marker
 from packaging.requirements import Requirement
@@ -64,6 +64,7 @@ from resolver_hook.resolve.reasons import (
 )
 
 __all__ = [
+    "LaterFailures",
     "Machine",
     "decided_by",
     "distribution_of",
@@ -74,6 +75,7 @@ __all__ = [
     "preference_of",
     "ranking",
     "runs_on",
+    "solver_failures",
     "version_ok",
 ]
 
@@ -389,6 +391,82 @@ def flavour_failures(
 ) -> tuple[list[Failure], int]:
     """Every rule (1-5) the flavour fails, and its tag rank."""
     out, rank = machine_failures(f, m)
+    return _user_failures(f, m, spec, manifest, out), rank
+
+
+def solver_failures(
+    f: Flavour,
+    m: Machine,
+    spec: SpecifierSet,
+    manifest: Manifest,
+) -> tuple[Sequence[Failure], int]:
+    """:func:`flavour_failures` as the solver asks: a build that fails rule 1 (most
+    of a manifest's builds are for other machines) is refused whatever the others
+    say, so they are judged when its failures are first read (:class:`LaterFailures`:
+    ``-v``, ``--json``, a package with no fit), never in a plan that reads only its
+    choices."""
+    out, rank = _tag_failures(f, m)
+    if out:
+        return LaterFailures(f, m, spec, manifest), rank
+    return _user_failures(f, m, spec, manifest, _machine_failures(f, m, out)), rank
+
+
+class LaterFailures(Sequence[Failure]):
+    """The failures of a build that fails rule 1, every rule (1-5) judged when they
+    are first read: :func:`flavour_failures`, the same list. Never empty."""
+
+    __slots__ = ("_asked", "_failures")
+
+    def __init__(self, f: Flavour, m: Machine, spec: SpecifierSet, manifest: Manifest) -> None:
+        self._asked: tuple[Flavour, Machine, SpecifierSet, Manifest] | None = (
+            f,
+            m,
+            spec,
+            manifest,
+        )
+        self._failures: list[Failure] = []
+
+    def _judged(self) -> list[Failure]:
+        if self._asked is not None:
+            self._failures = flavour_failures(*self._asked)[0]
+            self._asked = None
+        return self._failures
+
+    def __bool__(self) -> bool:
+        return True  # rule 1 fails: known without judging the others
+
+    def __len__(self) -> int:
+        return len(self._judged())
+
+    @overload
+    def __getitem__(self, i: int) -> Failure: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Failure]: ...
+
+    def __getitem__(self, i: int | slice) -> Failure | Sequence[Failure]:
+        return self._judged()[i]
+
+    def __iter__(self) -> Iterator[Failure]:
+        return iter(self._judged())
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to the list :func:`flavour_failures` gives, as that list is."""
+        if isinstance(other, LaterFailures):
+            other = other._judged()
+        return isinstance(other, list) and self._judged() == other
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's
+
+    def __repr__(self) -> str:
+        return repr(self._judged())
+
+
+def _user_failures(
+    f: Flavour, m: Machine, spec: SpecifierSet, manifest: Manifest, out: list[Failure]
+) -> list[Failure]:
+    """``out`` (rules 1-3) with rules 4 and 5: what reads the user's specifier and the
+    whole manifest."""
     p = m.profile
     if not has_accelerator(f) and f.unjudged is None and not (spec and _exact_pin(spec, f.version)):
         any_nvidia, any_rocm = m.accelerated(manifest)
@@ -400,7 +478,7 @@ def flavour_failures(
             out.append(Failure(rule="accelerator", reason=reason))
     if spec and not version_ok(spec, f):  # a specifier set is false when it holds none
         out.append(_specifier_failure(f, spec))
-    return out, rank
+    return out
 
 
 def runs_on(f: Flavour, m: Machine) -> bool:
@@ -415,6 +493,11 @@ def machine_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     package's builds are beside it, and its tag rank: what the hints ask of a changed
     machine (rules 4 and 5 read the user's specifier and the whole manifest)."""
     out, rank = _tag_failures(f, m)
+    return _machine_failures(f, m, out), rank
+
+
+def _machine_failures(f: Flavour, m: Machine, out: list[Failure]) -> list[Failure]:
+    """``out`` (rule 1's tags and Python) with the rest of rules 1-3."""
     p = m.profile
     n = f.needs
     # Only a Jetson build, or a machine that needs Jetson builds, can miss (most ask).
@@ -449,7 +532,7 @@ def machine_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
         and (beyond := m.arch_max_failure(n.arch_max)) is not None
     ):
         out.append(beyond)
-    return out, rank
+    return out
 
 
 def _specifier_failure(f: Flavour, spec: SpecifierSet) -> Failure:

@@ -37,7 +37,7 @@ from resolver_hook.resolve.model import (
     pinned_release,
 )
 from resolver_hook.resolve.reasons import coupling_failure
-from resolver_hook.resolve.rules import Machine, flavour_failures, meets, ranking, version_ok
+from resolver_hook.resolve.rules import Machine, meets, ranking, solver_failures, version_ok
 from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, marker_reason
 
 __all__ = [
@@ -73,7 +73,7 @@ class Slot:
     entry: ReqEntry | None  # None when implied by a coupling
     implied_by: list[str]
     candidates: list[tuple[Flavour, int]] = field(default_factory=list)  # pass 1-5, ranked
-    rejected: list[tuple[Flavour, list[Failure]]] = field(default_factory=list)
+    rejected: list[tuple[Flavour, Sequence[Failure]]] = field(default_factory=list)
     chosen: Flavour | None = None
     coupling_rejects: dict[int, Coupling] = field(default_factory=dict)  # by candidate
     others: list[ReqEntry] = field(default_factory=list)  # the same name asked again
@@ -237,7 +237,7 @@ def solve(  # noqa: PLR0915 - the numbered steps read best in one place
             if not reasons and slot.spec and not version_ok(slot.spec, f):
                 slot.rejected.append((f, [RULED_OUT]))
                 continue
-            fails, rank = flavour_failures(f, m, slot.spec, slot.manifest)
+            fails, rank = solver_failures(f, m, slot.spec, slot.manifest)
             if fails:
                 slot.rejected.append((f, fails))
             else:
