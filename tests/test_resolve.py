@@ -1040,3 +1040,41 @@ def test_a_build_refused_on_rule_1_is_judged_on_the_others_when_read(
     alone, _ = flavour_failures(pkg.indexes[1], Machine(target), SpecifierSet(), pkg)
     assert list(refused.failures) == alone
     assert len(worded) == 2
+
+
+def test_a_build_dropped_for_its_coupling_is_said_why_when_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An older release of top needs a base no build of which runs here: the plan
+    chooses the newer top without saying why the older one was dropped, and says it,
+    naming the coupling, once its rejections are read."""
+    from resolver_hook.resolve import reasons
+    from resolver_hook.resolve.model import Coupling
+
+    said: list[object] = []
+    coupling_words = reasons.coupling_words
+
+    def counted(c: Coupling) -> str:
+        said.append(c.cause)
+        return coupling_words(c)
+
+    monkeypatch.setattr(reasons, "coupling_words", counted)
+    page = "https://x.org/whl/"
+    tops = [
+        {"url": page, "version": "2.0", "requires": ["base==2.0"]},
+        {"url": page, "version": "1.0", "requires": ["base==1.0"]},
+    ]
+    base = [{"url": page, "version": "1.0", "python": ["3.11"]}, {"url": page, "version": "2.0"}]
+    manifests = {
+        "top": parse_manifest({"package": {"name": "top"}, "index": tops}, source="top"),
+        "base": parse_manifest({"package": {"name": "base"}, "index": base}, source="base"),
+    }
+    p = resolve(["top"], manifests, parse_target("linux-x86_64-py312"))  # type: ignore[arg-type]
+    top = p.package("top")
+    assert top is not None
+    assert top.version == "2.0"
+    assert said == []
+    (dropped,) = top.rejected
+    assert dropped.rules == ("coupling",)
+    assert "base==1.0" in dropped.reason
+    assert said == ["unfit"]

@@ -407,33 +407,29 @@ def solver_failures(
     choices."""
     out, rank = _tag_failures(f, m)
     if out:
-        return LaterFailures(f, m, spec, manifest), rank
+        return LaterFailures(lambda: flavour_failures(f, m, spec, manifest)[0]), rank
     return _user_failures(f, m, spec, manifest, _machine_failures(f, m, out)), rank
 
 
 class LaterFailures(Sequence[Failure]):
-    """The failures of a build that fails rule 1, every rule (1-5) judged when they
-    are first read: :func:`flavour_failures`, the same list. Never empty."""
+    """The failures of a refused build, judged by ``judge`` when they are first read
+    (the same list, kept). A plan that reads only its choices never reads why a build
+    was refused: only that it was. Never empty."""
 
-    __slots__ = ("_asked", "_failures")
+    __slots__ = ("_failures", "_judge")
 
-    def __init__(self, f: Flavour, m: Machine, spec: SpecifierSet, manifest: Manifest) -> None:
-        self._asked: tuple[Flavour, Machine, SpecifierSet, Manifest] | None = (
-            f,
-            m,
-            spec,
-            manifest,
-        )
+    def __init__(self, judge: Callable[[], list[Failure]]) -> None:
+        self._judge: Callable[[], list[Failure]] | None = judge
         self._failures: list[Failure] = []
 
     def _judged(self) -> list[Failure]:
-        if self._asked is not None:
-            self._failures = flavour_failures(*self._asked)[0]
-            self._asked = None
+        if self._judge is not None:
+            self._failures = self._judge()
+            self._judge = None
         return self._failures
 
     def __bool__(self) -> bool:
-        return True  # rule 1 fails: known without judging the others
+        return True  # refused: some rule fails, known before it is said which
 
     def __len__(self) -> int:
         return len(self._judged())
@@ -451,7 +447,7 @@ class LaterFailures(Sequence[Failure]):
         return iter(self._judged())
 
     def __eq__(self, other: object) -> bool:
-        """Equal to the list :func:`flavour_failures` gives, as that list is."""
+        """Equal to a list of the same failures, as that list is."""
         if isinstance(other, LaterFailures):
             other = other._judged()
         return isinstance(other, list) and self._judged() == other

@@ -37,7 +37,14 @@ from resolver_hook.resolve.model import (
     pinned_release,
 )
 from resolver_hook.resolve.reasons import coupling_failure
-from resolver_hook.resolve.rules import Machine, meets, ranking, solver_failures, version_ok
+from resolver_hook.resolve.rules import (
+    LaterFailures,
+    Machine,
+    meets,
+    ranking,
+    solver_failures,
+    version_ok,
+)
 from resolver_hook.resolve.words import AS_WRITTEN, NO_MANIFEST, marker_reason
 
 __all__ = [
@@ -416,7 +423,7 @@ def _prune(slots: Mapping[str, Slot], m: Machine, *, reasons: bool = True) -> No
                     # Still rejected: _held reads which builds were, not why.
                     slot.rejected.append((f, [UNSAID]))
                 elif dead is not None:
-                    slot.rejected.append((f, [judged.failure(f, dead, slots[coupled_to(dead)])]))
+                    slot.rejected.append((f, judged.failures(f, dead, slots[coupled_to(dead)])))
                 elif (held := _held(f, slot, slots, m)) is not None:
                     # The reason nothing fits: said before the builds that do not run.
                     held_out.setdefault(slot.name, []).append((f, rank))
@@ -543,7 +550,7 @@ class _Couplings:
 
     def __init__(self) -> None:
         self._dead: dict[tuple[int, int], tuple[Requirement, Sequence[Any], int, bool]] = {}
-        self._why: dict[tuple[int, int], tuple[Requirement, Sequence[Any], int, Failure]] = {}
+        self._why: dict[tuple[int, int], tuple[Requirement, Sequence[Any], int, LaterFailures]] = {}
 
     def dead(self, f: Flavour, r: Requirement, builds: Sequence[Any]) -> bool:
         """Whether no build of ``builds`` meets ``f``'s coupling ``r``."""
@@ -554,19 +561,23 @@ class _Couplings:
             hit = self._dead[key] = (r, builds, len(builds), dead)
         return hit[3]
 
-    def failure(self, f: Flavour, r: Requirement, other: Slot) -> Failure:
+    def failures(self, f: Flavour, r: Requirement, other: Slot) -> Sequence[Failure]:
         """Rule 6's failure of ``f``, whose coupling ``r`` no candidate of ``other``
-        meets (:func:`why_dead`). Without the user's specifier on ``other`` (whose
-        rejected builds, changed as the pruning goes on, why_dead reads then), kept
-        as :meth:`dead` is."""
-        if other.spec or not _by_version(f):
-            return coupling_failure(why_dead(f, r, other))
+        meets (:func:`why_dead`), said when first read (:class:`LaterFailures`: a
+        plan that fits never reads it) of the candidates ``other`` has now. Said now
+        where the user's specifier on ``other`` makes why_dead read ``other``'s
+        rejected builds, which change as the pruning goes on; kept as :meth:`dead` is
+        where it reads the version alone."""
+        if other.spec:
+            return [coupling_failure(why_dead(f, r, other))]
         builds = other.candidates
+        if not _by_version(f):
+            return LaterFailures(lambda: [coupling_failure(why_dead(f, r, other, builds))])
         key = (id(r), id(builds))
         hit = self._why.get(key)
         if hit is None or hit[0] is not r or hit[1] is not builds or hit[2] != len(builds):
-            failure = coupling_failure(why_dead(f, r, other))
-            hit = self._why[key] = (r, builds, len(builds), failure)
+            said = LaterFailures(lambda: [coupling_failure(why_dead(f, r, other, builds))])
+            hit = self._why[key] = (r, builds, len(builds), said)
         return hit[3]
 
 
@@ -674,12 +685,16 @@ _PLACES: dict[int, tuple[Sequence[Any], int, dict[int, list[int]], list[int]]] =
 _FLAVOURS: dict[int, tuple[Manifest, tuple[Flavour, ...]]] = {}
 
 
-def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
+def why_dead(
+    f: Flavour, r: Requirement, other: Slot, candidates: Sequence[Any] | None = None
+) -> Coupling:
     """Why no candidate of ``other`` meets ``f``'s coupling ``r``: the user's own
     requirement on ``other`` rules out a build that would (``pinned``), a page
     template's fact the builds lack (``page``: their local label, C++ ABI), else none
-    fits this machine (``unfit``) or none exists (``missing``)."""
+    fits this machine (``unfit``) or none exists (``missing``). ``candidates``:
+    ``other``'s when the coupling was found dead (None: those it has now)."""
     requirement = coupling_text(r)
+    candidates = other.candidates if candidates is None else candidates
     # A build fails rule 5 only against the user's own specifier: without one, none is
     # ruled out by it alone, and the rejected builds (hundreds) need no look.
     if other.spec:
@@ -695,7 +710,7 @@ def why_dead(f: Flavour, r: Requirement, other: Slot) -> Coupling:
                     version=str(g.version),
                     pinned_by=f"{other.name}{other.spec}",
                 )
-    for g in may_meet(r, other.candidates):
+    for g in may_meet(r, candidates):
         if version_ok(r.specifier, g):  # the version holds: a fact the page needs is missing
             unmet = meets(f, r, g)
             if unmet is not None:
