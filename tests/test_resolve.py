@@ -1078,3 +1078,60 @@ def test_a_build_dropped_for_its_coupling_is_said_why_when_read(
     assert dropped.rules == ("coupling",)
     assert "base==1.0" in dropped.reason
     assert said == ["unfit"]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "linux-x86_64-py312-cuda13.0-sm100",
+        "linux-aarch64-py313t-cuda12.8-sm90",
+        "linux-x86_64-py39-glibc2.17",
+        "windows-x86_64-py310",
+        "macos-arm64-py312",
+        "linux-aarch64-py310-l4t36.4-sm87",
+    ],
+)
+def test_rule_1_is_decided_without_its_words_as_with_them(target: str) -> None:
+    """The solver asks whether a build passes rule 1, and its rank, without the words
+    of a failure: the same answer as the rule with its words, for every build."""
+    from resolver_hook.resolve import rules
+
+    m = Machine(parse_target(target))
+    seen = 0
+    for name in sorted(BUILTIN):
+        for f in BUILTIN[name].flavours:
+            fails, rank = rules._tag_failures(f, m)
+            assert rules._rule_1_rank(f, m) == (None if fails else rank), f.describe()
+            seen += 1
+    assert seen > 40
+
+
+def test_a_plan_that_fits_words_no_rule_1_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build for another platform or Python is refused without the words of rule 1,
+    made once its rejections are read, as the rule says them."""
+    from resolver_hook.resolve import rules
+
+    said: list[object] = []
+    platform_reason, python_reason = rules.platform_reason, rules.python_reason
+    monkeypatch.setattr(rules, "platform_reason", lambda *a: said.append(a) or platform_reason(*a))
+    monkeypatch.setattr(rules, "python_reason", lambda *a: said.append(a) or python_reason(*a))
+    base = "https://x.org/pkg-{0}-{1}-{1}-{2}.whl"
+    wheels = [
+        {"url": base.format(v, py, plat), "cuda": ">=12.0", "gpu": ["sm_100"]}
+        for v, py, plat in [
+            ("1.0", "cp312", "manylinux_2_28_x86_64"),
+            ("0.9", "cp311", "manylinux_2_28_x86_64"),
+            ("0.9", "cp312", "win_amd64"),
+        ]
+    ]
+    pkg = parse_manifest({"package": {"name": "pkg"}, "wheel": wheels}, source="pkg.toml")
+    target = parse_target("linux-x86_64-py312-cuda13.0-sm100")
+    chosen = resolve(["pkg"], {"pkg": pkg}, target).package("pkg")
+    assert chosen is not None
+    assert chosen.version == "1.0"
+    assert said == []
+    m = Machine(target)
+    assert [r.failures for r in chosen.rejected] == [
+        tuple(flavour_failures(f, m, SpecifierSet(), pkg)[0]) for f in pkg.wheels[1:]
+    ]
+    assert [r.rules for r in chosen.rejected] == [("python",), ("tags",)]

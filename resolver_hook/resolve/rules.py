@@ -118,6 +118,10 @@ class Machine:
         self.wheel_tags: dict[frozenset[Tag], tuple[tuple[Failure, ...], int]] = {}
         self.index_tags: dict[tuple[tuple[str, ...], ...], tuple[tuple[Failure, ...], int]] = {}
         self._requires_python: dict[int, tuple[SpecifierSet, Failure | None]] = {}
+        # Whether rule 1 holds, as the tag rank (None: it fails), without the words of
+        # a failure: by a wheel's tags, by an index entry's platforms and Pythons.
+        self.wheel_ranks: dict[frozenset[Tag], int | None] = {}
+        self.index_ranks: dict[tuple[tuple[str, ...], tuple[str, ...]], int | None] = {}
         self._python_failures: dict[frozenset[tuple[str, str]], Failure] = {}
         # Rules 2 and 3 by the object a flavour's need is: the entries of a manifest
         # share one parsed ``cuda`` and one kernel list (manifest.needs), so a plan of
@@ -134,6 +138,7 @@ class Machine:
             # Rule 1 reads the tags, the OS, CPU and libc, and the Python alone: a
             # GPU, driver or ROCm changed leaves its every judgement as it was.
             self.wheel_tags, self.index_tags = like.wheel_tags, like.index_tags
+            self.wheel_ranks, self.index_ranks = like.wheel_ranks, like.index_ranks
             self._platform_failures = like._platform_failures
             self._requires_python = like._requires_python
             self._python_failures = like._python_failures
@@ -290,6 +295,37 @@ def _tag_failures(f: Flavour, m: Machine) -> tuple[list[Failure], int]:
     return list(hit[0]), hit[1]
 
 
+def _rule_1_rank(f: Flavour, m: Machine) -> int | None:
+    """The tag rank of a build that passes rule 1, or None where :func:`_tag_failures`
+    finds a failure: the same decision, without the failure's words (a plan that fits
+    reads no word of the builds it refused)."""
+    if isinstance(f, WheelFlavour):
+        rank = m.wheel_ranks.get(f.tags, -1)
+        if rank == -1:
+            # As _wheel_tag_failures decides: some tag of the wheel is one of this Python's.
+            ranks = [m.tag_rank[t] for t in map(str, f.tags) if t in m.tag_rank]
+            rank = m.wheel_ranks[f.tags] = min(ranks) if ranks else None
+        if rank is None or f.requires_python is None:
+            return rank
+        return rank if m.requires_python_failure(f.requires_python) is None else None
+    key = (f.platforms, f.python)
+    rank = m.index_ranks.get(key, -1)
+    if rank == -1:
+        rank = m.index_ranks[key] = _index_rank(f.platforms, f.python, m)
+    return rank
+
+
+def _index_rank(platforms: tuple[str, ...], python: tuple[str, ...], m: Machine) -> int | None:
+    """:func:`_rule_1_rank` of an index flavour: as :func:`_index_tag_failures` decides."""
+    if platforms and not any(pl in m.platforms for pl in platforms):
+        return None
+    if python and m.profile.python_label not in python:
+        return None
+    if not platforms:
+        return 0
+    return min(m.first_platform_rank[pl] for pl in platforms if pl in m.platforms)
+
+
 def _index_tag_failures(
     platforms: tuple[str, ...], python: tuple[str, ...], m: Machine
 ) -> tuple[tuple[Failure, ...], int]:
@@ -402,13 +438,14 @@ def solver_failures(
 ) -> tuple[Sequence[Failure], int]:
     """:func:`flavour_failures` as the solver asks: a build that fails rule 1 (most
     of a manifest's builds are for other machines) is refused whatever the others
-    say, so they are judged when its failures are first read (:class:`LaterFailures`:
-    ``-v``, ``--json``, a package with no fit), never in a plan that reads only its
-    choices."""
-    out, rank = _tag_failures(f, m)
-    if out:
-        return LaterFailures(lambda: flavour_failures(f, m, spec, manifest)[0]), rank
-    return _user_failures(f, m, spec, manifest, _machine_failures(f, m, out)), rank
+    say, so its failures, rule 1's words too, are judged when first read
+    (:class:`LaterFailures`: ``-v``, ``--json``, a package with no fit), never in a
+    plan that reads only its choices. Its rank, as :func:`flavour_failures` gives a
+    refused build's: 0."""
+    rank = _rule_1_rank(f, m)
+    if rank is None:
+        return LaterFailures(lambda: flavour_failures(f, m, spec, manifest)[0]), 0
+    return _user_failures(f, m, spec, manifest, _machine_failures(f, m, [])), rank
 
 
 class LaterFailures(Sequence[Failure]):
