@@ -495,3 +495,28 @@ def test_the_plan_parser_reads_the_example_only_for_its_help(
         cli.main(["plan", "--help"])
     shown = capsys.readouterr().out
     assert f"plan the bundled example ({', '.join(_inputs.example_names())})" in shown
+
+
+def test_a_plans_lines_are_searched_for_credentials_only_where_one_may_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A userinfo ends at an ``@``: the printed plan looks for one (and shows it as
+    ``****``) only in the lines that hold one, most of a plan's holding none."""
+    from resolver_hook.cli import plan as plan_cli
+
+    searched: list[str] = []
+    redact_text = plan_cli.redact_text
+
+    def counted(text: str) -> str:
+        searched.append(text)
+        return redact_text(text)
+
+    monkeypatch.setattr(plan_cli, "redact_text", counted)
+    reqs = tmp_path / "reqs.txt"
+    reqs.write_text("--extra-index-url https://user:secret@x.org/simple/\ntorch\n")
+    code, out, _ = run(capsys, "plan", "-r", str(reqs), "--target", SM100, "--offline")
+    assert code == 0
+    assert "https://****@x.org/simple/" in out
+    assert "secret" not in out
+    assert searched
+    assert all("@" in x for x in searched)
