@@ -140,13 +140,13 @@ def undeclared(out: Path, cache: Path) -> list[str]:
         full = os.path.normpath(os.path.join(seen["cwd"], path))
         if full in exact or full in declared or _theirs(full, roots):
             continue
-        own = [str(cache / "plans"), str(cache / "toml"), str(cache / "manifests")]
+        own = [str(cache / p) for p in ("plans", "toml", "manifests", "snapshots")]
         if _theirs(full, own) or (
             _theirs(full, [str(cache)]) and os.path.basename(full).startswith(".")
         ):
             # The store's own files; the built-in manifests' documents and validated
-            # results (the tool's own files, by digest); a temporary file of the cache,
-            # being written.
+            # results, and the shipped snapshot's as read (the tool's own files, by
+            # digest); a temporary file of the cache, being written.
             continue
         above = [*declared, *roots, *exact]
         if kind == "stat" and any(d.startswith(full + os.sep) for d in above):

@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -46,7 +47,7 @@ from resolver_hook.inventory.snapshot import (
 )
 from resolver_hook.inventory.sources import FallbackSource, SnapshotOnly
 from resolver_hook.limits import parse_wheel_name
-from resolver_hook.manifest import Manifest, ManifestError
+from resolver_hook.manifest import Manifest, ManifestError, stored
 from resolver_hook.manifest.load import loads_manifest
 from resolver_hook.manifest.model import IndexFlavour, Needs
 from resolver_hook.resolve import Plan, resolve
@@ -441,6 +442,57 @@ def test_the_shipped_snapshots_hash_is_checked_in_full_once_per_text(
     assert load_snapshot(edited, checked=str(checked)).pages  # believed: not hashed again
     with pytest.raises(SnapshotError, match="does not match"):
         load_snapshot(edited)  # without the cache file: hashed
+
+
+def test_the_shipped_snapshot_is_read_once_per_text_and_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A later process with the same text and tool makes the snapshot again from the
+    user cache, as read (pages, links, metadata, evidence, in their order), without
+    reading the text (shown by a kept value made to differ); other code reads it."""
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path))
+    read = load_snapshot(snapshot_module._builtin_text(), where="shipped snapshot")
+    first = builtin_snapshot()
+    again = builtin_snapshot()
+    assert first == again == read
+    for field in ("pages", "metadata", "evidence", "release_evidence"):
+        assert list(getattr(again, field)) == list(getattr(read, field))
+    path = tmp_path / "snapshots" / "snapshot.json"
+    assert path.stat().st_mode & 0o777 == 0o600
+    entry = json.loads(path.read_text())
+    entry["value"]["links"]["filename"][0] = "kept.whl"
+    path.write_text(json.dumps(entry))
+    names = {x.filename for p in builtin_snapshot().pages.values() for x in p.links}
+    assert "kept.whl" in names
+    monkeypatch.setattr(stored, "_code", lambda: ["another tool"])
+    assert builtin_snapshot() == read
+
+
+def test_a_snapshot_kept_as_data_is_made_again_as_read() -> None:
+    """Its tables in their order, a file two pages list (its evidence and metadata
+    given by a later one, and then the order of the tables) included."""
+    row = {"url": "https://h.org/f/x-1-py3-none-any.whl", "filename": "x-1-py3-none-any.whl"}
+    first = {**row, "sha256": "a" * 64, "evidence": "https://h.org/a"}
+    later = {**row, "evidence": "https://h.org/b", "metadata": "Name: x"}
+    tables: dict[str, list[dict[str, Any]]] = {
+        "https://h.org/a/": [{"url": "https://h.org/f/y.whl", "filename": "y.whl"}, row],
+        "https://h.org/b/": [first, {**row, "yanked": "bad", "requires_python": ">=3"}],
+        "https://h.org/c/": [
+            later,
+            {**row, "core_metadata": {"sha256": "b" * 64}},
+            {"url": "https://h.org/f/y.whl", "filename": "y.whl", "evidence": "https://h.org/y"},
+        ],
+    }
+    releases: Any = {"https://h.org/c/": [
+        {"version": "2", "evidence": "https://h.org/r", "requires": ["y>=1"]},
+        {"version": "1", "evidence": "https://h.org/s"},
+        {"version": "2", "evidence": "https://h.org/t"},
+    ]}  # fmt: skip
+    read = load_snapshot(dump_snapshot(TODAY, tables, releases))
+    made = snapshot_module._rebuild_read(json.loads(json.dumps(snapshot_module._dump_read(read))))
+    assert made == read
+    for field in ("pages", "metadata", "evidence", "release_evidence"):
+        assert list(getattr(made, field).items()) == list(getattr(read, field).items())
 
 
 @pytest.mark.parametrize("cache", ["a-file", "no-folder/below-a-file"], ids=["file", "below"])

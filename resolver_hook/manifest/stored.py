@@ -10,7 +10,8 @@ parsers; Python's). :func:`kept_builtin` keeps that result in the user cache
 all of these: the sha256 of the text, the tool's version and its own files (their
 count, size and newest time, as the plan store keys them: a checkout edited in place
 is validated again), packaging's version and Python's. A text holding a URL with
-credentials is never kept: reading it hands them to the index client.
+credentials is never kept: reading it hands them to the index client. :func:`kept` is
+that keeping for any text read so (the shipped snapshot's is too), with its own plain form.
 
 The result is stored as one column per field, each value as the text it is made again
 from by the constructor validation used (``Version``, ``SpecifierSet`` with its
@@ -28,7 +29,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from packaging import __version__ as _packaging_version
 from packaging.requirements import Requirement
@@ -45,18 +46,36 @@ from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFla
 from resolver_hook.manifest.needs import _requirement
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
-__all__ = ["dump", "kept_builtin", "rebuild"]
+__all__ = ["dump", "kept", "kept_builtin", "rebuild"]
 
 _FORMAT = 1
+_T = TypeVar("_T")
 
 
 def kept_builtin(file_name: str, text: str, validate: Callable[[], Manifest]) -> Manifest:
     """``validate()``, the manifest of the built-in file ``file_name`` holding ``text``,
     or the result kept from a validation of the same text by the same code."""
+    return kept("manifests", file_name, text, make=validate, dump=dump, rebuild=rebuild)
+
+
+def kept(
+    folder_name: str,
+    file_name: str,
+    text: str,
+    *,
+    make: Callable[[], _T],
+    dump: Callable[[_T], dict[str, Any]],
+    rebuild: Callable[[dict[str, Any]], _T],
+) -> _T:
+    """``make()``, what the code reads from ``text``, or ``rebuild`` of the plain data
+    (a table) ``dump`` wrote of it for the same text and code (``<folder_name>/<file_name>.json``
+    in the user cache): the manifests here, and the shipped snapshot of
+    :mod:`resolver_hook.inventory.snapshot`. ``make`` may raise (a text that is not
+    one): nothing is kept then, and it raises again for that text the next time."""
     folder = _cache.cache_dir(os.environ)
     if folder is None:
-        return validate()
-    path = os.path.join(folder, "manifests", f"{file_name}.json")
+        return make()
+    path = os.path.join(folder, folder_name, f"{file_name}.json")
     digest = sha256_hex(text.encode("utf-8", "surrogatepass"))
     key = {"format": _FORMAT, "sha256": digest, "code": _code()}
     found, _ = _cache.read(path, key)
@@ -64,12 +83,12 @@ def kept_builtin(file_name: str, text: str, validate: Callable[[], Manifest]) ->
         try:
             return rebuild(found)
         except (LookupError, TypeError, ValueError, AttributeError):
-            pass  # not ours after all: validated again, and written anew
-    manifest = validate()
+            pass  # not ours after all: made again, and written anew
+    made = make()
     if not has_credentials(text):  # so a text kept never held any
         with contextlib.suppress(TypeError, ValueError):  # a value JSON cannot hold
-            _cache.write(path, key, dump(manifest))
-    return manifest
+            _cache.write(path, key, dump(made))
+    return made
 
 
 @functools.cache
