@@ -468,6 +468,25 @@ def test_the_shipped_snapshot_is_read_once_per_text_and_code(
     assert builtin_snapshot() == read
 
 
+def test_a_kept_snapshot_is_found_without_decoding_its_text(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Kept by the sha256 of the file's bytes: a later process that finds it kept reads
+    them and does not decode them (a third of a read's time); a new file is read."""
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path))
+    first = builtin_snapshot()
+
+    def not_decoded() -> str:
+        raise AssertionError("decoded")
+
+    monkeypatch.setattr(snapshot_module, "_builtin_text", not_decoded)
+    assert builtin_snapshot() == first
+    edited = snapshot_module._builtin_bytes().replace(b'"about"', b' "about"', 1)
+    monkeypatch.setattr(snapshot_module, "_builtin_bytes", lambda: edited)
+    with pytest.raises(AssertionError, match="decoded"):
+        builtin_snapshot()
+
+
 def test_a_snapshot_kept_as_data_is_made_again_as_read() -> None:
     """Its tables in their order, a file two pages list (its evidence and metadata
     given by a later one, and then the order of the tables) included."""

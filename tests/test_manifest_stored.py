@@ -197,6 +197,16 @@ def test_a_text_with_credentials_is_never_kept() -> None:
     stored.kept_builtin("creds.toml", text, validate)
     stored.kept_builtin("creds.toml", text, validate)
     assert seen == ["validated", "validated"]
+    for _ in range(2):  # given as the bytes read
+        stored.kept(
+            "manifests",
+            "creds.toml",
+            text.encode(),
+            make=validate,
+            dump=stored.dump,
+            rebuild=stored.rebuild,
+        )
+    assert seen == ["validated"] * 4
 
 
 def test_a_kept_entry_that_is_not_a_manifest_is_validated_again() -> None:

@@ -323,12 +323,13 @@ def builtin_snapshot() -> Snapshot:
     built-in manifests; its hash checked in full once per text besides."""
     folder = _cache.cache_dir(os.environ)
     checked = os.path.join(folder, "snapshot-checked.json") if folder else None
-    text = _builtin_text()
 
     def read() -> Snapshot:
-        return load_snapshot(text, where="shipped snapshot", checked=checked)
+        return load_snapshot(_builtin_text(), where="shipped snapshot", checked=checked)
 
-    return kept("snapshots", "snapshot", text, make=read, dump=_dump_read, rebuild=_rebuild_read)
+    # Kept by its bytes: a plan that finds it kept does not decode the text (~0.25 ms).
+    data = _builtin_bytes()
+    return kept("snapshots", "snapshot", data, make=read, dump=_dump_read, rebuild=_rebuild_read)
 
 
 def _dump_read(snap: Snapshot) -> dict[str, Any]:
@@ -405,6 +406,12 @@ def builtin_names(text: str) -> bool:
 @functools.cache
 def _builtin_text() -> str:
     with open(data_path("inventory", "data", "snapshot.json"), encoding="utf-8") as f:
+        return f.read()
+
+
+@functools.cache
+def _builtin_bytes() -> bytes:
+    with open(data_path("inventory", "data", "snapshot.json"), "rb") as f:
         return f.read()
 
 

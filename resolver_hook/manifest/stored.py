@@ -61,23 +61,25 @@ def kept_builtin(file_name: str, text: str, validate: Callable[[], Manifest]) ->
 def kept(
     folder_name: str,
     file_name: str,
-    text: str,
+    text: str | bytes,
     *,
     make: Callable[[], _T],
     dump: Callable[[_T], dict[str, Any]],
     rebuild: Callable[[dict[str, Any]], _T],
 ) -> _T:
     """``make()``, what the code reads from ``text``, or ``rebuild`` of the plain data
-    (a table) ``dump`` wrote of it for the same text and code (``<folder_name>/<file_name>.json``
-    in the user cache): the manifests here, and the shipped snapshot of
-    :mod:`resolver_hook.inventory.snapshot`. ``make`` may raise (a text that is not
-    one): nothing is kept then, and it raises again for that text the next time."""
+    (a table) ``dump`` wrote of it for the same text and code, kept in the user cache
+    as ``<folder_name>/<file_name>.json``: the manifests here, and the shipped snapshot
+    of :mod:`resolver_hook.inventory.snapshot`. ``make`` may raise (a text that is not
+    one): nothing is kept then, and it raises again for that text the next time.
+    ``text`` may be the bytes read (UTF-8), so a result kept is found without
+    decoding them."""
     folder = _cache.cache_dir(os.environ)
     if folder is None:
         return make()
     path = os.path.join(folder, folder_name, f"{file_name}.json")
-    digest = sha256_hex(text.encode("utf-8", "surrogatepass"))
-    key = {"format": _FORMAT, "sha256": digest, "code": _code()}
+    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    key = {"format": _FORMAT, "sha256": sha256_hex(data), "code": _code()}
     found, _ = _cache.read(path, key)
     if isinstance(found, dict):
         try:
@@ -85,7 +87,8 @@ def kept(
         except (LookupError, TypeError, ValueError, AttributeError):
             pass  # not ours after all: made again, and written anew
     made = make()
-    if not has_credentials(text):  # so a text kept never held any
+    shown = text if isinstance(text, str) else text.decode("utf-8", "surrogateescape")
+    if not has_credentials(shown):  # so a text kept never held any
         with contextlib.suppress(TypeError, ValueError):  # a value JSON cannot hold
             _cache.write(path, key, dump(made))
     return made
