@@ -184,6 +184,36 @@ def client(tmp_path: Path) -> Callable[..., IndexClient]:
 # --- the two page forms ------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://download.pytorch.org/whl/cu130/torch/",
+        "http://127.0.0.1:8080/simple/x/",
+        "https://[::1",  # not a URL: the policy says why; not a file either
+        "HTTPS://x.org/",
+        "file:///srv/simple/x/",
+        "FILE:///srv/simple/x/",
+        " file:///srv/x/",
+        "\tfile:///srv/x/",
+        "fi\tle:///srv/x/",
+        "file:x",
+        "/srv/simple/x/",
+        "C:/srv/x/",
+    ],
+)
+def test_a_file_url_is_told_as_urlsplit_tells_it(url: str) -> None:
+    """An index's URL is told from its start; any other as ``urlsplit`` reads it."""
+    from urllib.parse import urlsplit
+
+    from resolver_hook.index.client import _is_file_url
+
+    try:
+        expected = urlsplit(url).scheme.lower() == "file"
+    except ValueError:
+        expected = False
+    assert _is_file_url(url) is expected
+
+
 def test_html_page_links_hashes_requires_python_yanked_and_metadata(
     server: Server, client: Callable[..., IndexClient]
 ) -> None:
