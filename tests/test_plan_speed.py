@@ -973,6 +973,26 @@ def test_a_plan_that_fits_imports_no_reader_it_does_not_use(
     assert done.stdout.split() == ["0", "False", "False", "[]", "False", "2", "True"], done.stderr
 
 
+def test_a_plan_over_kept_builtin_manifests_imports_no_validator(tmp_path: Path) -> None:
+    """A plan whose built-in manifests are made again from the user cache validates
+    none: the validator's modules (validate, templates, variantname) are not imported,
+    and ``parse_manifest`` is still there to import from the package when asked."""
+    validator = [f"resolver_hook.manifest.{m}" for m in ("validate", "templates", "variantname")]
+    child = (
+        "import contextlib, io, sys\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['plan', '--offline', 'torch', 'triton', '--target', '{TARGET}'])\n"
+        f"print(code, [m for m in {validator!r} if m in sys.modules])\n"
+        "from resolver_hook.manifest import parse_manifest\n"
+        "print(parse_manifest.__module__)\n"
+    )
+    # The first run validates the manifests and keeps them in the cache.
+    for _ in range(2):
+        done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.stdout.split() == ["0", "[]", "resolver_hook.manifest.validate"], done.stderr
+
+
 def test_rules_2_and_3_are_worded_once_per_need(monkeypatch: pytest.MonkeyPatch) -> None:
     """A manifest's entries share one parsed ``cuda`` and one kernel list per text: the
     driver and GPU rules judge each once a plan, and every build still says both."""

@@ -25,7 +25,7 @@ import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolver_hook._data import data_path
 from resolver_hook.ground import cache as _cache
@@ -38,7 +38,19 @@ from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.stored import kept_builtin
 from resolver_hook.manifest.tables import ManifestError, TableReader
-from resolver_hook.manifest.validate import parse_manifest
+
+if TYPE_CHECKING:
+    from resolver_hook.manifest.validate import parse_manifest
+else:
+
+    def parse_manifest(*args: Any, **kwargs: Any) -> Manifest:
+        # The validator imported when a manifest is first validated: a plan over the
+        # built-in manifests makes them again from the user cache (stored.kept_builtin)
+        # and imports none of validate, templates, variantname.
+        from resolver_hook.manifest.validate import parse_manifest as parse
+
+        return parse(*args, **kwargs)
+
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -17,7 +17,6 @@ from typing import Any
 from resolver_hook._data import data_path
 from resolver_hook.manifest.document import builtin_document
 from resolver_hook.manifest.model import Manifest
-from resolver_hook.manifest.validate import parse_manifest
 
 __all__ = ["nvidia_sources"]
 
@@ -54,6 +53,9 @@ def _manifest(name: str) -> Manifest:
         },
         "index": entries,
     }
+    # Imported here: a plan over kept manifests validates none (see load.parse_manifest).
+    from resolver_hook.manifest.validate import parse_manifest
+
     return parse_manifest(doc, source=f"built-in ({_FILE})")
 
 
