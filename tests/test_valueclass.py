@@ -281,6 +281,37 @@ def test_classes_of_one_shape_share_one_compiled_body_each_with_its_own_names(
         B(left=1, _0="x")
 
 
+def test_classes_share_the_names_their_init_is_given() -> None:
+    """The names each field's factory and setter are given to a class's ``__init__`` by
+    (``__value_make_0``, ``__value_set_1``, ...) are written once a process, not again
+    for each class: two classes' ``__init__`` globals hold the same strings."""
+
+    @valueclass
+    class A:
+        one: int
+        two: list[int] = field(default_factory=list)
+
+    @valueclass
+    class B:
+        first: str
+        second: list[str] = field(default_factory=list)
+
+    def names(cls: type) -> list[str]:
+        return [k for k in cls.__init__.__globals__ if k.startswith("__value_")]
+
+    assert (
+        names(A)
+        == names(B)
+        == [
+            "__value_factory",
+            "__value_set_0",
+            "__value_make_1",
+            "__value_set_1",
+        ]
+    )
+    assert all(a is b for a, b in zip(names(A), names(B), strict=True))
+
+
 def test_the_shipped_init_bodies_are_those_of_the_packages_shapes() -> None:
     """_valueinits.py holds the shape of every value class the package's modules make
     (scripts/value_shapes.py writes it): a class added in a shape of its own, with the

@@ -78,6 +78,7 @@ class _Factory:
 MISSING: Any = _Missing()
 _FACTORY: Any = _Factory()
 _NO_METADATA: Mapping[str, Any] = MappingProxyType({})
+_MUTABLE = (list, dict, set)  # the defaults a field may not share between instances
 
 
 class Field:
@@ -227,42 +228,53 @@ def _tuple_of(names: tuple[str, ...]) -> Callable[[object], tuple[Any, ...]]:
 
 
 def _make(cls: type[T], *, kw_only: bool, frozen: bool) -> type[T]:
+    bases = cls.__mro__[1:]
+    # A class of no base but object (most) inherits no fields and no slots: its bases
+    # are not asked (a missing attribute of a class costs an AttributeError made and
+    # dropped).
+    plain = bases == (object,)
     found: dict[str, Field] = {}
-    for base in reversed(cls.__mro__[1:]):
-        for f in getattr(base, "__value_fields__", ()):
-            found[f.name] = f
+    if not plain:
+        for base in reversed(bases):
+            for f in getattr(base, "__value_fields__", ()):
+                found[f.name] = f
     # The class's own annotations (strings: every module here imports annotations from
     # __future__), read without inspect (~10 ms to import); 3.14 makes them on request.
-    own = cls.__dict__.get("__annotations__")  # noqa: RUF063
+    space = cls.__dict__
+    own = space.get("__annotations__")
     if own is None:
-        own = cls.__annotations__ if "__annotate__" in cls.__dict__ else {}
+        own = cls.__annotations__ if "__annotate__" in space else {}
     for name, annotation in own.items():
-        if "ClassVar" in str(annotation) or "InitVar" in str(annotation):
+        text = str(annotation)
+        if "ClassVar" in text or "InitVar" in text:
             raise TypeError(f"{cls.__qualname__}.{name}: ClassVar and InitVar are not supported")
-        default = cls.__dict__.get(name, MISSING)
+        default = space.get(name, MISSING)
         f = default if isinstance(default, Field) else Field(default=default)
-        if isinstance(f.default, list | dict | set):
+        if isinstance(f.default, _MUTABLE):
             raise ValueError(f"{cls.__qualname__}.{name}: a mutable default; use default_factory")
         f.name, f.type = name, annotation
         found[name] = f
     every = tuple(found.values())
     names = tuple(found)
 
-    namespace = dict(cls.__dict__)
+    namespace = dict(space)
     for name in own:
         namespace.pop(name, None)
     namespace.pop("__dict__", None)
     namespace.pop("__weakref__", None)
-    inherited = {s for base in cls.__mro__[1:] for s in getattr(base, "__slots__", ())}
-    namespace["__slots__"] = tuple(n for n in names if n not in inherited)
+    if plain:
+        namespace["__slots__"] = names
+    else:
+        inherited = {s for base in bases for s in getattr(base, "__slots__", ())}
+        namespace["__slots__"] = tuple(n for n in names if n not in inherited)
     namespace["__value_fields__"] = every
     namespace["__value_names__"] = names
     namespace["__match_args__"] = () if kw_only else names
     if "__repr__" not in namespace:
-        namespace["__repr__"] = _repr_of(tuple(f.name for f in every if f.repr))
+        namespace["__repr__"] = _repr_of(tuple([f.name for f in every if f.repr]))
     if "__eq__" in namespace or "__hash__" in namespace:
         raise TypeError(f"{cls.__qualname__}: its own __eq__ or __hash__ is not supported")
-    key = _tuple_of(tuple(f.name for f in every if f.compare))
+    key = _tuple_of(tuple([f.name for f in every if f.compare]))
 
     def __eq__(self: object, other: object) -> bool:
         if other.__class__ is self.__class__:
@@ -299,33 +311,38 @@ def _init_of(
     names, a frozen one's slot setters by place), the defaults and factories passed in,
     never written into code."""
     given: dict[str, Any] = {"__name__": cls.__module__, "__value_factory": _FACTORY}
-    names, defaults = [], []
+    names, defaults, factories = [], [], []
+    real: dict[str, str] = {}  # the template's names of the fields (_0, _1, ...): theirs
+    annotations: dict[str, Any] = {}
     required_after_default = False
-    for i, f in enumerate(every):
+    for f, (placeholder, make, set_) in zip(every, _names_in_template(len(every)), strict=True):
         name = f.name
         if not name.isidentifier() or keyword.iskeyword(name):
             raise TypeError(f"{cls.__qualname__}: field {name!r} is not an identifier")
         if name == "self":
             raise TypeError(f"{cls.__qualname__}: a field named 'self'")
-        if f.default_factory is not MISSING:
-            given[f"__value_make_{i}"] = f.default_factory
+        factory = f.default_factory is not MISSING
+        if factory:
+            given[make] = f.default_factory
             defaults.append((name, _FACTORY))
         elif f.default is not MISSING:
             defaults.append((name, f.default))
         elif not kw_only and required_after_default:
             raise TypeError(f"{cls.__qualname__}: field {name!r} without a default follows one")
-        required_after_default |= f.default is not MISSING or f.default_factory is not MISSING
+        required_after_default |= factory or f.default is not MISSING
         names.append(name)
+        factories.append(factory)
+        real[placeholder] = name
+        annotations[name] = f.type
         if frozen:
-            given[f"__value_set_{i}"] = _setter(cls, name)
-    template = _template(frozen, kw_only, tuple(f.default_factory is not MISSING for f in every))
+            given[set_] = _setter(cls, name)
+    template = _template(frozen, kw_only, tuple(factories))
     # The template's own names are its fields' (_0, _1, ...: its parameters, and a
     # mutable class's attributes) and the __value_ ones: only the former are put in for
     # (no field can be named __value_...: see template_text).
-    real = {f"_{i}": name for i, name in enumerate(names)}
     code = template.replace(
         co_varnames=("self", *names),
-        co_names=tuple(real.get(n, n) for n in template.co_names),
+        co_names=tuple(map(real.get, template.co_names, template.co_names)),
         co_filename=f"<value {cls.__module__}.{cls.__qualname__}>",
         co_firstlineno=1,  # as compiled on its own, where a shipped one starts further down
     )
@@ -335,8 +352,22 @@ def _init_of(
     else:
         init.__defaults__ = tuple(d for _, d in defaults) or None
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {f.name: f.type for f in every} | {"return": None}
+    annotations["return"] = None
+    init.__annotations__ = annotations
     return init  # type: ignore[no-any-return]
+
+
+# The template's names of each field by place (its parameter ``_i``, the factory
+# ``__value_make_i`` and the setter ``__value_set_i`` it calls): written once a process
+# per place, not three times per field of each class.
+_NAMES: list[tuple[str, str, str]] = []
+
+
+def _names_in_template(count: int) -> list[tuple[str, str, str]]:
+    """The template's names of the first ``count`` fields."""
+    for i in range(len(_NAMES), count):
+        _NAMES.append((f"_{i}", f"__value_make_{i}", f"__value_set_{i}"))
+    return _NAMES[:count]
 
 
 def _setter(cls: type, name: str) -> Callable[[object, object], None]:
