@@ -225,3 +225,30 @@ def test_the_small_texts_of_an_installs_plan_are_hashed_without_openssl(tmp_path
         check=False,
     )
     assert done.stdout.split() == ["True", "True", "False", "True"], done.stderr
+
+
+def test_the_interpreters_sha256_is_imported_by_its_name_alone(tmp_path: Path) -> None:
+    """The interpreter's own sha256 is imported by the name of its version's module
+    (_sha2 from 3.12, _sha256 before): the other name, which it lacks, is not looked
+    for (a search of every folder of sys.path)."""
+    other = "_sha256" if sys.version_info >= (3, 12) else "_sha2"
+    code = (
+        "import sys\n"
+        "asked = []\n"
+        "class Asked:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        asked.append(name)\n"
+        "sys.meta_path.insert(0, Asked())\n"
+        "from resolver_hook.ground.record import sha256_hex\n"
+        "print(sha256_hex(b'x') == __import__('hashlib').sha256(b'x').hexdigest())\n"
+        f"print({other!r} in asked)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO), "RESOLVER_HOOK_CACHE_DIR": str(tmp_path)}),
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.split() == ["True", "False"], done.stderr

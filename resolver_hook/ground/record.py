@@ -26,14 +26,16 @@ import stat
 import sys
 
 # The interpreter's own sha256, where it has one: hashlib loads OpenSSL first, a few
-# milliseconds of a replay's start for a hash of a few kilobytes.
+# milliseconds of a replay's start for a hash of a few kilobytes. Its module is named
+# by the version (_sha2 from 3.12, _sha256 before): a name the interpreter lacks costs
+# a search of every folder of sys.path before its ImportError.
 try:
-    from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]  # >= 3.12
-except ImportError:
-    try:
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256  # type: ignore[import-not-found,unused-ignore]
+    else:
         from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
-    except ImportError:
-        from hashlib import sha256  # type: ignore[assignment,unused-ignore]
+except ImportError:
+    from hashlib import sha256  # type: ignore[assignment,unused-ignore]
 
 # Up to this size, while hashlib is not loaded, :func:`sha256_hex` hashes with the
 # interpreter's own sha256: OpenSSL's is some five times faster, but loading it takes
