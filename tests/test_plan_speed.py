@@ -903,7 +903,7 @@ def test_offline_pages_are_read_without_threads(
         pooled.append(list(items))
         return [fn(x) for x in items]
 
-    monkeypatch.setattr(client_module, "map_threads", pool)
+    monkeypatch.setattr(importlib.import_module("resolver_hook.ground.pool"), "map_threads", pool)
     urls = [f"https://x.org/simple/p{i}/" for i in range(3)]
     got = client_module.IndexClient(offline=True, cache_dir=tmp_path).pages(urls)
     assert list(got) == urls
@@ -971,6 +971,20 @@ def test_a_plan_that_fits_imports_no_reader_it_does_not_use(
     for _ in range(2):
         done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
     assert done.stdout.split() == ["0", "False", "False", "[]", "False", "2", "True"], done.stderr
+
+
+def test_an_offline_plan_imports_no_thread_pool(tmp_path: Path) -> None:
+    """Offline, every page and metadata file is a local file (the page cache), read one
+    after another: the plan does not import the thread pool (ground.pool)."""
+    child = (
+        "import contextlib, io, sys\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main(['plan', '--offline', 'torch', 'triton', '--target', '{TARGET}'])\n"
+        "print(code, 'resolver_hook.ground.pool' in sys.modules)\n"
+    )
+    done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    assert done.stdout.split() == ["0", "False"], done.stderr
 
 
 def test_a_plan_over_kept_builtin_manifests_imports_no_validator(tmp_path: Path) -> None:

@@ -38,7 +38,6 @@ from urllib.parse import unquote, urlsplit
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.credentials import keep
-from resolver_hook.ground.pool import map_threads
 from resolver_hook.ground.record import NOWHERE, Recorder, sha256_hex
 from resolver_hook.ground.userinfo import has_credentials
 from resolver_hook.ground.valueclass import replace
@@ -389,6 +388,9 @@ class IndexClient:
 
         if len(wanted) <= 1 or self.offline:
             return {url: one(url) for url in wanted}
+        # Imported here: an offline plan reads its pages one after another, no thread.
+        from resolver_hook.ground.pool import map_threads
+
         got = map_threads(one, wanted, workers=self.max_workers, name="resolver-hook-page")
         return dict(zip(wanted, got, strict=True))
 

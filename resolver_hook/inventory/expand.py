@@ -61,7 +61,6 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from resolver_hook.ground.pool import map_threads
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
@@ -445,6 +444,9 @@ class _Context:
         if getattr(self.source, "local", False):  # each a local file: no thread helps
             got = [self._read(c) for c in todo]
         else:
+            # Imported here: a plan over local files (the page cache) starts no thread.
+            from resolver_hook.ground.pool import map_threads
+
             got = map_threads(
                 self._read, todo, workers=_METADATA_WORKERS, name="resolver-hook-meta"
             )
