@@ -9,6 +9,7 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -58,6 +59,23 @@ def child_env(
     if fake_nvml is not None:
         full.update(fake_nvml_env(fake_nvml, pythonpath, full))
     return full
+
+
+def python_child(
+    code: str, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Python running ``code`` (with ``args`` after it) with this checkout's
+    resolver_hook first on its path, in :func:`child_env` plus ``env``: what the child
+    imports is what is seen (the tests of imports not made)."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        env=child_env({"PYTHONPATH": str(REPO), **(env or {})}),
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
 
 
 def fake_nvml_env(

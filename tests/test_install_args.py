@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from resolver_hook.install import (
 from resolver_hook.process.proc import Result
 from resolver_hook.resolve import resolve
 from tests.fakeproc import done, timed_out
-from tests.paths import REPO, child_env
+from tests.paths import python_child
 
 
 def test_options_of_ours_go_before_a_double_dash() -> None:
@@ -236,14 +234,7 @@ def test_the_private_folder_is_made_and_removed_as_tempfile_and_shutil_would(
     (tmp_path / "scratch").mkdir()
     victim = tmp_path / "victim"
     victim.write_text("kept", encoding="utf-8")
-    ran = subprocess.run(
-        [sys.executable, "-c", _MAKE_PRIVATE_FOLDER, str(victim)],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO), "TMPDIR": str(tmp_path / tmpdir)}),
-        timeout=120,
-        check=False,
-    )
+    ran = python_child(_MAKE_PRIVATE_FOLDER, str(victim), env={"TMPDIR": str(tmp_path / tmpdir)})
     folder, mode, exists, loaded, tempdir = ran.stdout.split()
     assert [mode, exists, loaded] == ["0o700", "False", "False"], ran.stderr
     assert os.path.dirname(folder) == tempdir
@@ -293,19 +284,6 @@ def test_a_program_is_found_as_shutil_which_finds_it(
     assert which(name, path) == shutil.which(name, path=path)
 
 
-def _run_child(code: str) -> subprocess.CompletedProcess[str]:
-    """Python running ``code`` with this checkout's resolver_hook (what it imports is
-    what is seen: the tests of imports not made)."""
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        timeout=120,
-        check=False,
-    )
-
-
 def test_uv_is_found_without_shutil(tmp_path: Path) -> None:
     """shutil imports the compression modules (zlib, bz2, lzma: ~1.7 ms): every uv
     install looks for uv, as shutil.which would, without it."""
@@ -318,7 +296,7 @@ def test_uv_is_found_without_shutil(tmp_path: Path) -> None:
         "from resolver_hook.process.installers import find_uv\n"
         f"print(find_uv({{'PATH': {str(tmp_path)!r}}}), 'shutil' in sys.modules)\n"
     )
-    ran = _run_child(child)
+    ran = python_child(child)
     assert ran.stdout.split() == [str(uv), "False"], ran.stderr
 
 
@@ -330,7 +308,7 @@ def test_the_install_command_loads_the_plan_commands_printer_only_for_a_plan_wit
         "import resolver_hook.cli.install, resolver_hook.install.checked\n"
         "print('resolver_hook.cli.plan' in sys.modules)\n"
     )
-    ran = _run_child(child)
+    ran = python_child(child)
     assert ran.stdout.split() == ["False"], ran.stderr
 
 
@@ -350,7 +328,7 @@ def test_the_patterns_of_a_pip_on_path_are_compiled_only_for_one(tmp_path: Path)
         "marks = ('pypy', b'exec', 'pip \\\\S+ from')\n"
         "print([p for p in seen if any(type(m) is type(p) and m in p for m in marks)])\n"
     )
-    ran = _run_child(child)
+    ran = python_child(child)
     assert ran.stdout.split() == ["[]"], ran.stderr
 
 
@@ -365,5 +343,5 @@ def test_a_checked_install_loads_neither_the_twins_said_unchecked_nor_the_report
         "print([m for m in ('resolver_hook.install.twins', 'resolver_hook.install.report')\n"
         "       if m in sys.modules])\n"
     )
-    ran = _run_child(child)
+    ran = python_child(child)
     assert ran.stdout.split() == ["[]"], ran.stderr

@@ -6,7 +6,6 @@ import importlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import urllib.parse
 from pathlib import Path
@@ -28,7 +27,7 @@ from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.manifest.urls import FORBIDDEN_URL_CHARACTERS, url_problem
 from resolver_hook.resolve import resolve, rules
 from resolver_hook.resolve.model import public_release
-from tests.paths import REPO, child_env
+from tests.paths import REPO, python_child
 
 TARGET = "linux-x86_64-py312-cuda13.0-sm100"
 
@@ -134,21 +133,6 @@ def test_a_pages_names_are_read_once_per_tag_set(monkeypatch: pytest.MonkeyPatch
     ]
 
 
-def _child(
-    code: str, folder: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Python running ``code`` in ``folder`` with this checkout's resolver_hook."""
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO), **(env or {})}),
-        cwd=folder,
-        timeout=120,
-        check=False,
-    )
-
-
 def test_a_plan_imports_no_resource_reader() -> None:
     """The package's data is read from its folder: importlib.resources (tempfile,
     zipfile, its readers: ~10 ms of a plan) is not imported to find it. (The second run:
@@ -166,7 +150,7 @@ def test_a_plan_imports_no_resource_reader() -> None:
         "print(code, 'importlib.resources' in sys.modules)\n"
     )
     for _ in range(2):
-        done = _child(child, REPO)
+        done = python_child(child, cwd=REPO)
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
@@ -180,7 +164,7 @@ def test_the_install_commands_modules_import_no_socket() -> None:
         "import resolver_hook.install.checked\n"
         "print('socket' in sys.modules)\n"
     )
-    done = _child(child, REPO)
+    done = python_child(child, cwd=REPO)
     assert done.stdout.split() == ["False"], done.stderr
 
 
@@ -205,7 +189,7 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
         "         'compute_', '_(real', b'coding', '__version__', '(\\\\d+)\\\\.(\\\\d+)\\\\s*')\n"
         "print([p for p in seen if any(type(m) is type(p) and m in p for m in marks)])\n"
     )
-    done = _child(child, REPO)
+    done = python_child(child, cwd=REPO)
     assert done.stdout.split() == ["[]"], done.stdout + done.stderr
     from resolver_hook import reqfile
     from resolver_hook.ground import credentials
@@ -249,7 +233,7 @@ def test_a_plan_for_a_target_loads_no_module_only_another_path_uses(tmp_path: Pa
         f"print(code, [m for m in {unused!r} if m in sys.modules])\n"
     )
     (tmp_path / "reqs.txt").write_text("# a comment\nnumpy\n", encoding="utf-8")
-    done = _child(child, tmp_path)
+    done = python_child(child, cwd=tmp_path)
     assert done.stdout.split() == ["0", "[]"], done.stderr
 
 
@@ -269,7 +253,7 @@ def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     )
     seen = []
     for _ in range(2):
-        done = _child(child, tmp_path)
+        done = python_child(child, cwd=tmp_path)
         seen.append(done.stdout.split())
     assert seen == [["0", "True"], ["0", "False"]], done.stderr
 
@@ -291,7 +275,7 @@ def test_a_cache_file_is_written_privately_without_tempfile(tmp_path: Path) -> N
         f"ok = write_private({str(target)!r}, b'{{}}')\n"
         "print(ok, 'tempfile' in sys.modules)\n"
     )
-    done = _child(child, tmp_path)
+    done = python_child(child, cwd=tmp_path)
     assert done.stdout.split() == ["True", "False"], done.stderr
     assert not target.is_symlink()
     assert target.read_bytes() == b"{}"
@@ -367,7 +351,7 @@ def test_a_plan_imports_no_shutil_and_help_is_as_wide_as_argparse_makes_it(
         "print(code, 'shutil' in sys.modules)\n"
     )
     for _ in range(2):  # the first finds the plugins with importlib.metadata: see above
-        done = _child(child, REPO)
+        done = python_child(child, cwd=REPO)
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
@@ -390,7 +374,7 @@ def test_a_plan_runs_without_the_cyclic_garbage_collector(tmp_path: Path, argv: 
         "    code = exc.code\n"
         "print(code, gc.isenabled())\n"
     )
-    done = _child(child, tmp_path)
+    done = python_child(child, cwd=tmp_path)
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
@@ -934,7 +918,7 @@ def test_a_plan_of_the_snapshots_packages_imports_no_email_parser(tmp_path: Path
     seen = []
     for _ in range(2):  # the first run lists the installed plugins (importlib.metadata)
         shutil.rmtree(cache / "plans", ignore_errors=True)
-        done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(cache)})
+        done = python_child(child, cwd=tmp_path, env={"RESOLVER_HOOK_CACHE_DIR": str(cache)})
         seen.append(done.stdout.split())
     assert seen[-1] == ["0", "True", "False"], done.stderr
 
@@ -969,7 +953,9 @@ def test_a_plan_that_fits_imports_no_reader_it_does_not_use(
     # The second run: the first lists the installed plugins with importlib.metadata
     # (whose metadata reader may import base64) and keeps the list in the cache.
     for _ in range(2):
-        done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+        done = python_child(
+            child, cwd=tmp_path, env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")}
+        )
     assert done.stdout.split() == ["0", "False", "False", "[]", "False", "2", "True"], done.stderr
 
 
@@ -983,7 +969,9 @@ def test_an_offline_plan_imports_no_thread_pool(tmp_path: Path) -> None:
         f"    code = main(['plan', '--offline', 'torch', 'triton', '--target', '{TARGET}'])\n"
         "print(code, 'resolver_hook.ground.pool' in sys.modules)\n"
     )
-    done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+    done = python_child(
+        child, cwd=tmp_path, env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")}
+    )
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
@@ -1003,7 +991,9 @@ def test_a_plan_over_kept_builtin_manifests_imports_no_validator(tmp_path: Path)
     )
     # The first run validates the manifests and keeps them in the cache.
     for _ in range(2):
-        done = _child(child, tmp_path, {"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")})
+        done = python_child(
+            child, cwd=tmp_path, env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path / "cache")}
+        )
     assert done.stdout.split() == ["0", "[]", "resolver_hook.manifest.validate"], done.stderr
 
 
@@ -1053,13 +1043,15 @@ def test_the_program_ends_without_the_interpreters_teardown(tmp_path: Path) -> N
     (some 4 ms of a plan made anew); its atexit handlers run first, its output is
     whole, its exit code is the plan's."""
     argv = ["plan", "--offline", "torch", "--target", TARGET]
-    done = _child(_PROGRAM.format(thread=False, argv=argv), tmp_path)
+    done = python_child(_PROGRAM.format(thread=False, argv=argv), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "torch" in done.stdout
     assert done.stdout.endswith("atexit\n")
     assert done.stderr.endswith("ended by os._exit 0\n")
     # A usage error leaves argparse as SystemExit: the interpreter's exit, as before.
-    refused = _child(_PROGRAM.format(thread=False, argv=["plan", "--bad-option"]), tmp_path)
+    refused = python_child(
+        _PROGRAM.format(thread=False, argv=["plan", "--bad-option"]), cwd=tmp_path
+    )
     assert refused.returncode == 2
     assert refused.stdout == "atexit\n"
     assert "os._exit" not in refused.stderr
@@ -1069,7 +1061,7 @@ def test_a_thread_still_running_gets_the_interpreters_exit(tmp_path: Path) -> No
     """Where a thread other than the main one is alive, the interpreter's own exit
     waits for it, as it always did: the process is not ended under it."""
     argv = ["plan", "--offline", "torch", "--target", TARGET]
-    done = _child(_PROGRAM.format(thread=True, argv=argv), tmp_path)
+    done = python_child(_PROGRAM.format(thread=True, argv=argv), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.endswith("atexit\n")
     assert "os._exit" not in done.stderr

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 
 from resolver_hook.ground import record as _record
 from resolver_hook.ground.record import NOWHERE, Recorder, current, file_bytes, path_kind
-from tests.paths import REPO, child_env
+from tests.paths import python_child
 
 
 def _seen(how: list[object], path: Path) -> object:
@@ -216,14 +215,7 @@ def test_the_small_texts_of_an_installs_plan_are_hashed_without_openssl(tmp_path
         "sha256_hex(bytes(40 << 10))\n"
         "print('hashlib' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO), "RESOLVER_HOOK_CACHE_DIR": str(tmp_path)}),
-        timeout=120,
-        check=False,
-    )
+    done = python_child(code, env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path)})
     assert done.stdout.split() == ["True", "True", "False", "True"], done.stderr
 
 
@@ -243,12 +235,5 @@ def test_the_interpreters_sha256_is_imported_by_its_name_alone(tmp_path: Path) -
         "print(sha256_hex(b'x') == __import__('hashlib').sha256(b'x').hexdigest())\n"
         f"print({other!r} in asked)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO), "RESOLVER_HOOK_CACHE_DIR": str(tmp_path)}),
-        timeout=120,
-        check=False,
-    )
+    done = python_child(code, env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path)})
     assert done.stdout.split() == ["True", "False"], done.stderr

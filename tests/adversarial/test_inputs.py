@@ -11,8 +11,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 
 from resolver_hook.ground import input as _input
 from tests.clirun import cli
-from tests.paths import REPO, child_env
+from tests.paths import python_child
 from tests.wheelfactory import build_wheel
 
 TARGET = "linux-x86_64-py312"
@@ -202,12 +200,5 @@ def test_a_text_input_is_decoded_without_the_utf_8_sig_codec(tmp_path: Path) -> 
         "from resolver_hook.ground.input import read_text_input\n"
         f"print(repr(read_text_input({str(path)!r})), 'encodings.utf_8_sig' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", child],
-        capture_output=True,
-        text=True,
-        env=child_env({"PYTHONPATH": str(REPO)}),
-        timeout=120,
-        check=False,
-    )
+    done = python_child(child)
     assert done.stdout.split() == ["'x", "=", "1\\n'", "False"], done.stderr
