@@ -205,3 +205,31 @@ def test_pip_install_isolated_is_planned_without_what_pip_skips(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "planned with the constraints" not in proc.stderr
     assert versions(venv)["demo-gpu"] == "1.0+cu130"
+
+
+def test_files_read_again_are_parsed_once_while_their_text_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command asks for the index, then for no-index: the files are read (and declared)
+    each time, and parsed again only where a text changed."""
+    import configparser
+
+    from resolver_hook.ground.record import Recorder
+
+    conf = _write(tmp_path / "pip.conf", "[global]\nindex-url = https://a.example/simple\n")
+    env = {"HOME": str(tmp_path / "home"), "PIP_CONFIG_FILE": str(conf)}
+    first = Recorder(cwd=str(tmp_path))
+    assert pip_settings(env, "index-url", record=first) == {
+        "index-url": ("https://a.example/simple", f"index-url in {conf}")
+    }
+    monkeypatch.setitem(sys.modules, "configparser", None)  # no parser to be had
+    again = Recorder(cwd=str(tmp_path))
+    assert pip_settings(env, "no-index", "index-url", record=again) == {
+        "index-url": ("https://a.example/simple", f"index-url in {conf}")
+    }
+    assert again.inputs == first.inputs  # every read declared again
+    monkeypatch.setitem(sys.modules, "configparser", configparser)
+    _write(conf, "[global]\nno-index = yes\n")
+    assert pip_settings(env, "no-index", "index-url") == {
+        "no-index": ("yes", f"no-index in {conf}")
+    }

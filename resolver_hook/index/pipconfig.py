@@ -24,9 +24,11 @@ skipped (pip refuses it itself, in its own words). pip's base-prefix file is not
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind
 
@@ -85,7 +87,8 @@ def pip_settings(
     """``{name: (value, where it was set)}`` of those of pip's settings ``names`` that are
     set for pip's ``command``: ``PIP_<NAME>`` (``where`` is the variable), else the files
     (``NAME in PATH``), read once for all the names (none when every name has its
-    variable), each read declared to ``record``. ``isolated``: as pip ``--isolated``
+    variable), each read declared to ``record``, and parsed once for as long as they
+    hold the same text (:func:`_merged`). ``isolated``: as pip ``--isolated``
     reads them (no variable, no user file)."""
     found: dict[str, tuple[str, str]] = {}
     for name in names:
@@ -100,28 +103,38 @@ def pip_settings(
         try:
             data = file_bytes(str(path), _MAX_CONFIG_BYTES, record)
             if data is not None:
-                texts.append((path, data.decode("utf-8")))
+                texts.append((str(path), data.decode("utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
     if not texts:
         return found
+    merged = _merged(tuple(texts))
+    for name in rest:
+        for section in (command, "global"):
+            value, where = merged.get((section, _normalized(name)), ("", ""))
+            if value.strip():
+                found[name] = (value.strip(), f"{name} in {where}")
+                break
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _merged(texts: tuple[tuple[str, str], ...]) -> Mapping[tuple[str, str], tuple[str, str]]:
+    """``{(section, key): (value, path)}`` of the files ``texts`` (``(path, text)``,
+    lowest priority first), merged. Kept by the files' paths and texts, which every
+    :func:`pip_settings` call still reads (and declares): a command that asks for the
+    index and then for ``no-index`` (or a page client for ``cert``) parses them once."""
     # Here, not at the top: for files that exist only (most machines have none).
     import configparser
 
-    merged: dict[tuple[str, str], tuple[str, Path]] = {}
+    merged: dict[tuple[str, str], tuple[str, str]] = {}
     for path, text in texts:
         parser = configparser.RawConfigParser()
         try:
-            parser.read_string(text, source=str(path))
+            parser.read_string(text, source=path)
         except configparser.Error:
             continue
         for section in parser.sections():
             for key, value in parser.items(section):
                 merged[section, _normalized(key)] = (value, path)
-    for name in rest:
-        for section in (command, "global"):
-            value, path = merged.get((section, _normalized(name)), ("", Path()))
-            if value.strip():
-                found[name] = (value.strip(), f"{name} in {path}")
-                break
-    return found
+    return MappingProxyType(merged)
