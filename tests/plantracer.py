@@ -140,13 +140,15 @@ def undeclared(out: Path, cache: Path) -> list[str]:
         full = os.path.normpath(os.path.join(seen["cwd"], path))
         if full in exact or full in declared or _theirs(full, roots):
             continue
-        own = [str(cache / p) for p in ("plans", "toml", "manifests", "snapshots")]
+        kept = ("plans", "toml", "manifests", "snapshots", "pip-config")
+        own = [str(cache / p) for p in kept]
         if _theirs(full, own) or (
             _theirs(full, [str(cache)]) and os.path.basename(full).startswith(".")
         ):
             # The store's own files; the built-in manifests' documents and validated
             # results, and the shipped snapshot's as read (the tool's own files, by
-            # digest); a temporary file of the cache, being written.
+            # digest); what a declared TOML or pip configuration file says, kept by the
+            # sha256 of its text; a temporary file of the cache, being written.
             continue
         above = [*declared, *roots, *exact]
         if kind == "stat" and any(d.startswith(full + os.sep) for d in above):

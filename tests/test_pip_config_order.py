@@ -233,3 +233,29 @@ def test_files_read_again_are_parsed_once_while_their_text_holds(
     assert pip_settings(env, "no-index", "index-url") == {
         "no-index": ("yes", f"no-index in {conf}")
     }
+
+
+def test_a_files_values_are_kept_by_its_text_across_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later command whose pip.conf holds the same text takes what it says from the
+    user cache, without configparser; a changed text is parsed again; a text with an
+    ``@`` (credentials) is never kept."""
+    import configparser
+
+    from resolver_hook.index import pipconfig
+
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path / "cache"))
+    conf = _write(tmp_path / "pip.conf", "[install]\nIndex_URL = https://a.example/simple\n")
+    env = {"HOME": str(tmp_path / "home"), "PIP_CONFIG_FILE": str(conf)}
+    expected = {"index-url": ("https://a.example/simple", f"index-url in {conf}")}
+    assert pip_settings(env, "index-url") == expected
+    pipconfig._merged.cache_clear()  # as a new process finds it
+    monkeypatch.setitem(sys.modules, "configparser", None)  # no parser to be had
+    assert pip_settings(env, "index-url") == expected
+    monkeypatch.setitem(sys.modules, "configparser", configparser)
+    _write(conf, "[global]\nindex-url = https://u:p@b.example/simple\n")
+    assert pip_settings(env, "index-url")["index-url"][0] == "https://u:p@b.example/simple"
+    kept = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
+    assert "a.example" in kept
+    assert "b.example" not in kept

@@ -20,17 +20,24 @@ rules (docs/facts.md section 3, "pip's configuration files"; pip's
 
 Only the Linux (XDG) locations are read; a file that cannot be read or parsed is
 skipped (pip refuses it itself, in its own words). pip's base-prefix file is not read.
+
+The files are read, and each read declared to the recorder, on every call; what a
+file's text says is kept, in the process and in the user cache, by that text
+(:func:`_file_values`).
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind
+from resolver_hook import __version__
+from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind, sha256_hex
 
 __all__ = ["config_files", "pip_settings"]
 
@@ -124,17 +131,67 @@ def _merged(texts: tuple[tuple[str, str], ...]) -> Mapping[tuple[str, str], tupl
     lowest priority first), merged. Kept by the files' paths and texts, which every
     :func:`pip_settings` call still reads (and declares): a command that asks for the
     index and then for ``no-index`` (or a page client for ``cert``) parses them once."""
-    # Here, not at the top: for files that exist only (most machines have none).
-    import configparser
-
     merged: dict[tuple[str, str], tuple[str, str]] = {}
     for path, text in texts:
-        parser = configparser.RawConfigParser()
-        try:
-            parser.read_string(text, source=path)
-        except configparser.Error:
-            continue
-        for section in parser.sections():
-            for key, value in parser.items(section):
-                merged[section, _normalized(key)] = (value, path)
+        for section, key, value in _file_values(path, text) or ():
+            merged[section, key] = (value, path)
     return MappingProxyType(merged)
+
+
+_FORMAT = 1  # of the values kept for a file (made anew when what is kept changes)
+
+
+def _file_values(path: str, text: str) -> list[list[str]] | None:
+    """``[section, key, value]`` of one file as pip's parser reads it, in its order,
+    each key :func:`_normalized`; None for a file the parser refuses. Kept in the user
+    cache (``pip-config/``) by the sha256 of the text, Python's version (its parser's
+    rules) and ours, one entry per file: a command whose pip.conf files have not changed
+    neither imports configparser (~1 ms) nor parses them. A text with an ``@`` in it
+    (a user name or password in an index URL, or in a proxy given without its scheme)
+    is parsed every time: nothing cached holds them."""
+    folder = _cache.cache_dir(os.environ)
+    if folder is None or "@" in text:
+        return _parsed(path, text)
+    name = sha256_hex(os.fsencode(os.path.abspath(path)))[:32]
+    where = os.path.join(folder, "pip-config", f"{name}.json")
+    key = {
+        "format": _FORMAT,
+        "sha256": sha256_hex(text.encode("utf-8")),
+        "python": list(sys.version_info[:2]),
+        "tool": __version__,
+    }
+    found, _ = _cache.read(where, key)
+    if isinstance(found, dict) and _well_formed(found.get("values")):
+        values: list[list[str]] | None = found["values"]
+        return values
+    values = _parsed(path, text)
+    _cache.write(where, key, {"values": values})
+    return values
+
+
+def _well_formed(values: object) -> bool:
+    """Whether a kept entry's ``values`` are what :func:`_parsed` gives."""
+    return values is None or (
+        isinstance(values, list)
+        and all(
+            isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) for x in v)
+            for v in values
+        )
+    )
+
+
+def _parsed(path: str, text: str) -> list[list[str]] | None:
+    """:func:`_file_values`, read by configparser (as pip reads its files)."""
+    # Here, not at the top: for files that exist and are not kept only.
+    import configparser
+
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read_string(text, source=path)
+    except configparser.Error:
+        return None
+    return [
+        [section, _normalized(key), value]
+        for section in parser.sections()
+        for key, value in parser.items(section)
+    ]
