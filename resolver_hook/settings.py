@@ -51,6 +51,7 @@ from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.fetch import Given
 from resolver_hook.index.mirrors import Mirror, mirrors_from
+from resolver_hook.index.pipconfig import PipFiles
 from resolver_hook.index.userindex import UserIndex, UvConfig, no_index, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
 from resolver_hook.manifest import ENV_INSECURE
@@ -212,8 +213,9 @@ def combine(
     tool = installer.tool if installer else None
     own = installer or InstallerSettings(tool="")
     mirrors = () if mirror is None else mirrors_from(env, mirror, allow_insecure=insecure)
-    # Read once, when no_index or user_index needs it.
+    # Read once, when no_index or user_index needs them.
     uv = uv or UvConfig(own.uv_env(env), record=record)
+    pip = PipFiles(env, record=record, isolated=own.isolated)
     if timeout is None and mirror is not None and env.get(ENV_TIMEOUT):
         problem = seconds_problem(env[ENV_TIMEOUT])
         if problem is not None:
@@ -237,7 +239,13 @@ def combine(
             no_index=None
             if mirror is None
             else no_index(
-                env, tool=tool, flag=own.no_index, record=record, uv=uv, isolated=own.isolated
+                env,
+                tool=tool,
+                flag=own.no_index,
+                record=record,
+                uv=uv,
+                isolated=own.isolated,
+                pip=pip,
             ),
             default=None
             if mirror is None
@@ -249,6 +257,7 @@ def combine(
                 record=record,
                 uv=uv,
                 isolated=own.isolated,
+                pip=pip,
             ),
             given=Given(
                 cert=(own.cert, "pip's --cert") if own.cert else None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from resolver_hook.errors import UsageError
@@ -62,3 +64,27 @@ def test_pips_cert_and_proxy_in_the_installers_arguments_reach_the_page_client()
     # uv has neither option: a value after the name is uv's to refuse.
     assert parse_install_args("uv", ["--proxy", "p:1", "torch"]).proxy is None
     assert combine({}).indexes.given == Given()
+
+
+def test_pips_files_are_read_once_for_the_index_and_no_index(tmp_path: Path) -> None:
+    """A command's default index and its no-index come from one reading of pip's files:
+    a pip.conf that changes between the two answers (here, while uv's files are asked
+    for no-index) neither gives the index of another text than the one declared nor
+    makes the run refuse to be stored."""
+    from resolver_hook.ground.record import Recorder
+    from resolver_hook.index.userindex import UvConfig
+
+    conf = tmp_path / "pip.conf"
+    conf.write_text("[global]\nindex-url = https://first.example/simple\n")
+    env = {"HOME": str(tmp_path), "PIP_CONFIG_FILE": str(conf), "UV_NO_CONFIG": "1"}
+
+    class Rewriting(UvConfig):
+        def no_index(self) -> str | None:
+            conf.write_text("[global]\nindex-url = https://second.example/simple\n")
+            return None
+
+    record = Recorder(cwd=str(tmp_path))
+    got = combine(env, mirror=[], record=record, uv=Rewriting(env))
+    assert got.indexes.default is not None
+    assert got.indexes.default.url == "https://first.example/simple"
+    assert record.refused is None

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 
@@ -39,7 +39,7 @@ from resolver_hook import __version__
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind, sha256_hex
 
-__all__ = ["config_files", "pip_settings"]
+__all__ = ["PipFiles", "config_files", "pip_settings"]
 
 _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
 
@@ -96,15 +96,37 @@ def pip_settings(
     (``NAME in PATH``), read once for all the names (none when every name has its
     variable), each read declared to ``record``, and parsed once for as long as they
     hold the same text (:func:`_merged`). ``isolated``: as pip ``--isolated``
-    reads them (no variable, no user file)."""
-    found: dict[str, tuple[str, str]] = {}
-    for name in names:
-        variable = "PIP_" + name.upper().replace("-", "_")
-        if not isolated and env.get(variable):
-            found[name] = (env[variable], variable)
-    rest = [name for name in names if name not in found]
-    if not rest:
-        return found
+    reads them (no variable, no user file). :class:`PipFiles` answers several calls
+    from one reading."""
+    return _answer(env, names, command, isolated, lambda: _texts(env, site, record, isolated))
+
+
+class PipFiles:
+    """pip's files for ``env`` (``isolated``: as pip ``--isolated`` finds them), read
+    when a setting first needs them and then not again, each read declared to
+    ``record``: one value serves a command's :func:`~resolver_hook.index.userindex.no_index`
+    and :func:`~resolver_hook.index.userindex.user_index`, so the files are read once
+    for both."""
+
+    def __init__(
+        self, env: Mapping[str, str], *, record: Recorder = NOWHERE, isolated: bool = False
+    ) -> None:
+        self.env, self.isolated, self._record = env, isolated, record
+
+    @functools.cached_property
+    def _texts(self) -> tuple[tuple[str, str], ...]:
+        return _texts(self.env, None, self._record, self.isolated)
+
+    def settings(self, *names: str, command: str = "install") -> dict[str, tuple[str, str]]:
+        """:func:`pip_settings` of ``names``, the files read at most once."""
+        return _answer(self.env, names, command, self.isolated, lambda: self._texts)
+
+
+def _texts(
+    env: Mapping[str, str], site: Path | None, record: Recorder, isolated: bool
+) -> tuple[tuple[str, str], ...]:
+    """``(path, text)`` of each of pip's files there is, lowest priority first, each read
+    declared to ``record``."""
     texts = []
     for path in config_files(env, site, record, isolated=isolated):
         try:
@@ -113,9 +135,30 @@ def pip_settings(
                 texts.append((str(path), data.decode("utf-8")))
         except (OSError, UnicodeDecodeError):
             continue
-    if not texts:
+    return tuple(texts)
+
+
+def _answer(
+    env: Mapping[str, str],
+    names: tuple[str, ...],
+    command: str,
+    isolated: bool,
+    texts: Callable[[], tuple[tuple[str, str], ...]],
+) -> dict[str, tuple[str, str]]:
+    """:func:`pip_settings` of ``names``, the files' ``texts`` asked for only when a
+    name has no variable."""
+    found: dict[str, tuple[str, str]] = {}
+    for name in names:
+        variable = "PIP_" + name.upper().replace("-", "_")
+        if not isolated and env.get(variable):
+            found[name] = (env[variable], variable)
+    rest = [name for name in names if name not in found]
+    if not rest:
         return found
-    merged = _merged(tuple(texts))
+    read = texts()
+    if not read:
+        return found
+    merged = _merged(read)
     for name in rest:
         for section in (command, "global"):
             value, where = merged.get((section, _normalized(name)), ("", ""))

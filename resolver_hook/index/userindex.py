@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
 from resolver_hook.ground.toml import TomlError, kept_file, loads
 from resolver_hook.ground.valueclass import valueclass
-from resolver_hook.index.pipconfig import pip_settings
+from resolver_hook.index.pipconfig import PipFiles
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -210,26 +210,31 @@ def user_index(
     record: Recorder = NOWHERE,
     uv: UvConfig | None = None,
     isolated: bool = False,
+    pip: PipFiles | None = None,
 ) -> UserIndex | None:
     """The index ``tool`` reads by default in ``env`` (see the module's docstring);
     ``given``: the one its arguments name (:attr:`InstallArgs.index_url
     <resolver_hook.install.args.InstallArgs.index_url>`); ``flag``: our own
     ``--index-url``; ``uv``: uv's files (default: read here); ``isolated``: pip's
-    ``--isolated`` (its user files and ``PIP_*`` variables unread). None: PyPI."""
+    ``--isolated`` (its user files and ``PIP_*`` variables unread); ``pip``: pip's files
+    as ``isolated`` finds them in ``env``, where the caller has them (default: read
+    here). None: PyPI."""
     if flag:
         return UserIndex(flag, "--index-url")
     if tool == "pip":
         if given:
             return UserIndex(given, "pip's --index-url")
-        found = pip_settings(env, "index-url", record=record, isolated=isolated).get("index-url")
+        pip = pip or PipFiles(env, record=record, isolated=isolated)
+        found = pip.settings("index-url").get("index-url")
         return None if found is None else UserIndex(found[0].strip(), found[1])
     if tool == "uv" and given:
         return UserIndex(given, "uv's --default-index")
     for name in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", *(() if tool else ("PIP_INDEX_URL",))):
         if env.get(name, "").strip():
             return UserIndex(env[name].strip(), name)
-    if tool is None:
-        found = pip_settings(env, "index-url", record=record).get("index-url")
+    if tool is None:  # no pip runs: no --isolated
+        pip = pip or PipFiles(env, record=record)
+        found = pip.settings("index-url").get("index-url")
         if found is not None:
             return UserIndex(found[0].strip(), found[1])
     return (uv or UvConfig(env, record=record)).index()
@@ -260,16 +265,19 @@ def no_index(
     record: Recorder = NOWHERE,
     uv: UvConfig | None = None,
     isolated: bool = False,
+    pip: PipFiles | None = None,
 ) -> str | None:
     """Where ``tool`` was told to read no index, or None: ``flag`` (its own
     ``--no-index``), then pip's ``PIP_NO_INDEX`` and pip.conf (pip, or no one
     installer), then ``UV_NO_INDEX`` and uv's configuration files (``uv``, default: read
     here; uv, or no one installer). A value pip or uv would read as no is off.
-    ``isolated``: pip's ``--isolated`` (its user files and ``PIP_*`` variables unread)."""
+    ``isolated``: pip's ``--isolated`` (its user files and ``PIP_*`` variables unread);
+    ``pip``: pip's files, as :func:`user_index` takes them."""
     if flag:
         return f"{tool or 'the installer'}'s --no-index"
     if tool in ("pip", None):
-        found = pip_settings(env, "no-index", record=record, isolated=isolated).get("no-index")
+        pip = pip or PipFiles(env, record=record, isolated=isolated)
+        found = pip.settings("no-index").get("no-index")
         if found is not None and found[0].strip().lower() in _YES:
             return found[1]
     if tool in ("uv", None):
