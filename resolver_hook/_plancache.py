@@ -35,7 +35,6 @@ newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import sys
@@ -99,7 +98,7 @@ def _key(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
     environ = sorted((k, v) for k, v in env.items() if k not in _VOLATILE_ENV)
     key = {
         "format": _FORMAT,
-        "tool": [__version__, _tool_files()],
+        "tool": [__version__, _cache.tool_files()],
         "argv": args,
         "cwd": cwd,
         "env": environ,
@@ -139,34 +138,6 @@ def _stream_state(stream: TextIO | None) -> list[Any]:
         except (AttributeError, OSError, ValueError):
             size = None
     return [tty, size, getattr(stream, "encoding", None), getattr(stream, "errors", None)]
-
-
-@functools.cache
-def _tool_files() -> list[int]:
-    """The tool's own files, in three numbers (count, bytes, newest time): an edit, an
-    added file or a reinstall moves one. A walk of some 180 entries (~0.3 ms), taken once
-    a process (the code it runs is the code it loaded): the key of the built-in
-    manifests' validated results holds it too (resolver_hook.manifest.stored)."""
-    count = size = newest = 0
-    folders = [os.path.dirname(os.path.abspath(__file__))]
-    while folders:
-        try:
-            entries = list(os.scandir(folders.pop()))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        folders.append(entry.path)
-                    continue
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            count += 1
-            size += st.st_size
-            newest = max(newest, st.st_mtime_ns)
-    return [count, size, newest]
 
 
 def _host_state(env: Mapping[str, str]) -> str | None:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+from resolver_hook.ground import cache as _cache
 from resolver_hook.ground import hostkey as _hostkey
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import HostProfile, cache, parse_target
@@ -323,12 +324,10 @@ def test_a_built_in_manifest_edited_in_place_is_planned_again(tmp_path: Path) ->
 def test_the_tools_files_are_walked_once_a_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """The plan store's key and the built-in manifests' kept results both hold the
     tool's files: a process walks them once."""
-    from resolver_hook import _plancache
-
-    first = _plancache._tool_files()
+    first = _cache.tool_files()
 
     def no_walk(path: str) -> None:
         raise AssertionError(f"walked {path} again")
 
     monkeypatch.setattr(os, "scandir", no_walk)
-    assert _plancache._tool_files() == first
+    assert _cache.tool_files() == first

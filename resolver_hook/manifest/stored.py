@@ -98,9 +98,7 @@ def kept(
 def _code() -> list[Any]:
     """What decides a result besides the text: the tool (its version and files, taken
     once: the code of a process is the code it loaded), packaging, Python."""
-    from resolver_hook._plancache import _tool_files
-
-    return [__version__, _tool_files(), _packaging_version, list(sys.version_info[:2])]
+    return [__version__, _cache.tool_files(), _packaging_version, list(sys.version_info[:2])]
 
 
 def dump(manifest: Manifest) -> dict[str, Any]:
