@@ -476,20 +476,13 @@ def test_lock_targets_no_marker_tells_apart_name_the_difference(
     assert "differ only in what markers cannot tell apart: glibc (2.35 vs 2.28)" in err
 
 
-def test_the_plan_parser_reads_the_example_only_for_its_help(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_the_plan_help_names_what_the_bundled_example_asks_for(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--example``'s help names what the bundled example asks for, read from the file
-    when the help is shown: building the parser and parsing a plan's arguments read it
-    not (here it is missing), and the help still names each."""
+    """``--example``'s help names what the bundled example asks for."""
     from resolver_hook import cli
     from resolver_hook.cli import _inputs
 
-    path = _inputs.example_path()
-    monkeypatch.setattr(_inputs, "example_path", lambda: str(tmp_path / "missing.txt"))
-    args = cli.build_parser("plan").parse_args(["plan", "torch", "--target", SM100])
-    assert (args.reqs, args.example) == (["torch"], False)
-    monkeypatch.setattr(_inputs, "example_path", lambda: path)
     monkeypatch.setenv("COLUMNS", "1000")  # one line per option
     with pytest.raises(SystemExit):
         cli.main(["plan", "--help"])

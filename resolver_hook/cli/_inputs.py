@@ -65,21 +65,11 @@ def add_requirement_options(parser: argparse.ArgumentParser) -> None:
         dest="constraint_files",
         help="a pip constraints file (repeatable)",
     )
-    parser.add_argument("--example", action=_ExampleFlag)
-
-
-class _ExampleFlag(argparse._StoreTrueAction):
-    """``--example``, whose help names what the bundled example asks for, read from
-    the file when the help is shown: a command that only parses its arguments (every
-    plan) reads no example file for it."""
-
-    @property
-    def help(self) -> str:
-        return f"plan the bundled example ({', '.join(example_names())})"
-
-    @help.setter
-    def help(self, value: object) -> None:
-        """argparse sets the help given to ``add_argument`` (none): the property says it."""
+    parser.add_argument(
+        "--example",
+        action="store_true",
+        help=f"plan the bundled example ({', '.join(example_names())})",
+    )
 
 
 def add_manifest_options(parser: argparse.ArgumentParser) -> None:
