@@ -25,6 +25,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import InvalidWheelFilename
 from packaging.version import Version
 
+from resolver_hook._data import data_path
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import resolve_machine
@@ -485,6 +486,28 @@ def test_a_kept_snapshot_is_found_without_decoding_its_text(
     monkeypatch.setattr(snapshot_module, "_builtin_bytes", lambda: edited)
     with pytest.raises(AssertionError, match="decoded"):
         builtin_snapshot()
+
+
+def test_the_shipped_snapshot_is_opened_once_when_it_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A process that finds nothing kept reads the file once: its bytes key what is
+    kept, and the text parsed is those bytes decoded, not a second read."""
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path))
+    snapshot_module._builtin_text.cache_clear()
+    snapshot_module._builtin_bytes.cache_clear()
+    opened: list[str] = []
+
+    def counted(path: str, *args: Any, **kwargs: Any) -> Any:
+        opened.append(Path(path).name)
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(snapshot_module, "open", counted, raising=False)
+    read = builtin_snapshot()
+    assert opened.count("snapshot.json") == 1
+    monkeypatch.undo()
+    shipped = Path(data_path("inventory", "data", "snapshot.json"))
+    assert read == load_snapshot(shipped.read_text(encoding="utf-8"), where="shipped snapshot")
 
 
 def test_a_snapshot_kept_as_data_is_made_again_as_read() -> None:

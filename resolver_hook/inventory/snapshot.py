@@ -405,8 +405,10 @@ def builtin_names(text: str) -> bool:
 
 @functools.cache
 def _builtin_text() -> str:
-    with open(data_path("inventory", "data", "snapshot.json"), encoding="utf-8") as f:
-        return f.read()
+    """The shipped document's bytes (:func:`_builtin_bytes`, read once) decoded as a
+    text-mode read decodes them (UTF-8, universal newlines): the text parsed is the one
+    whose bytes key what is kept of it, and the file is opened once."""
+    return _builtin_bytes().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 @functools.cache
