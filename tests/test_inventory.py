@@ -26,6 +26,7 @@ from packaging.utils import InvalidWheelFilename
 from packaging.version import Version
 
 from resolver_hook._data import data_path
+from resolver_hook.ground import contentcache
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import resolve_machine
@@ -48,7 +49,7 @@ from resolver_hook.inventory.snapshot import (
 )
 from resolver_hook.inventory.sources import FallbackSource, SnapshotOnly
 from resolver_hook.limits import parse_wheel_name
-from resolver_hook.manifest import Manifest, ManifestError, stored
+from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
 from resolver_hook.manifest.model import IndexFlavour, Needs
 from resolver_hook.resolve import Plan, resolve
@@ -465,7 +466,7 @@ def test_the_shipped_snapshot_is_read_once_per_text_and_code(
     path.write_text(json.dumps(entry))
     names = {x.filename for p in builtin_snapshot().pages.values() for x in p.links}
     assert "kept.whl" in names
-    monkeypatch.setattr(stored, "_code", lambda: ["another tool"])
+    monkeypatch.setattr(contentcache, "_code", lambda: ["another tool"])
     assert builtin_snapshot() == read
 
 

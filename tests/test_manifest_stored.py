@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from resolver_hook._data import data_path
+from resolver_hook.ground import contentcache
 from resolver_hook.ground.plain import plain
 from resolver_hook.ground.valueclass import fields
 from resolver_hook.manifest import ManifestError, load, loads_manifest, stored
@@ -165,7 +166,7 @@ def test_a_text_kept_by_other_code_is_validated_again(monkeypatch: pytest.Monkey
     stored.kept_builtin("code.toml", "text", validate)
     stored.kept_builtin("code.toml", "text", validate)
     assert seen == ["validated"]
-    monkeypatch.setattr(stored, "_code", lambda: ["another tool"])
+    monkeypatch.setattr(contentcache, "_code", lambda: ["another tool"])
     stored.kept_builtin("code.toml", "text", validate)
     assert seen == ["validated", "validated"]
 
@@ -198,13 +199,14 @@ def test_a_text_with_credentials_is_never_kept() -> None:
     stored.kept_builtin("creds.toml", text, validate)
     assert seen == ["validated", "validated"]
     for _ in range(2):  # given as the bytes read
-        stored.kept(
+        contentcache.kept(
             "manifests",
             "creds.toml",
             text.encode(),
             make=validate,
             dump=stored.dump,
             rebuild=stored.rebuild,
+            code=stored.CODE,
         )
     assert seen == ["validated"] * 4
 

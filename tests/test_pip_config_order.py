@@ -259,3 +259,30 @@ def test_a_files_values_are_kept_by_its_text_across_processes(
     kept = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
     assert "a.example" in kept
     assert "b.example" not in kept
+
+
+def test_a_pip_conf_kept_by_other_code_is_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pip.conf says is kept by the code that read it too (the tool's version and
+    files, Python's): another tool, or a checkout edited in place, parses it again."""
+    from resolver_hook.ground import contentcache
+    from resolver_hook.index import pipconfig
+
+    monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(tmp_path / "cache"))
+    conf = _write(tmp_path / "pip.conf", "[global]\nindex-url = https://a.example/simple\n")
+    env = {"HOME": str(tmp_path / "home"), "PIP_CONFIG_FILE": str(conf)}
+    parsed: list[str] = []
+    parse = pipconfig._parsed
+
+    def counted(path: str, text: str) -> list[list[str]] | None:
+        parsed.append(path)
+        return parse(path, text)
+
+    monkeypatch.setattr(pipconfig, "_parsed", counted)
+    for other_code in (False, False, True):
+        if other_code:
+            monkeypatch.setattr(contentcache, "_code", lambda: ["another tool"])
+        pipconfig._merged.cache_clear()  # as a new process finds it
+        assert pip_settings(env, "index-url")["index-url"][0] == "https://a.example/simple"
+    assert [p for p in parsed if p == str(conf)] == [str(conf), str(conf)]  # (and /etc/pip.conf)

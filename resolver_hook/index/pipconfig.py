@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
-from resolver_hook import __version__
-from resolver_hook.ground import cache as _cache
+from resolver_hook.ground.contentcache import kept
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind, sha256_hex
 
 __all__ = ["PipFiles", "config_files", "pip_settings"]
@@ -181,46 +180,40 @@ def _merged(texts: tuple[tuple[str, str], ...]) -> Mapping[tuple[str, str], tupl
     return MappingProxyType(merged)
 
 
-_FORMAT = 1  # of the values kept for a file (made anew when what is kept changes)
-
-
 def _file_values(path: str, text: str) -> list[list[str]] | None:
     """``[section, key, value]`` of one file as pip's parser reads it, in its order,
     each key :func:`_normalized`; None for a file the parser refuses. Kept in the user
-    cache (``pip-config/``) by the sha256 of the text, Python's version (its parser's
-    rules) and ours, one entry per file: a command whose pip.conf files have not changed
-    neither imports configparser (~1 ms) nor parses them. A text with an ``@`` in it
-    (a user name or password in an index URL, or in a proxy given without its scheme)
-    is parsed every time: nothing cached holds them."""
-    folder = _cache.cache_dir(os.environ)
-    if folder is None or "@" in text:
+    cache (``pip-config/``, one entry per file) by the text and the code that reads it
+    (:func:`~resolver_hook.ground.contentcache.kept`: the tool and Python, whose
+    configparser it is): a command whose pip.conf files have not changed neither
+    imports configparser (~1 ms) nor parses them. A text with an ``@`` in it (a user
+    name or password in an index URL, or in a proxy given without its scheme) is parsed
+    every time: nothing cached holds them."""
+    if "@" in text:
         return _parsed(path, text)
-    name = sha256_hex(os.fsencode(os.path.abspath(path)))[:32]
-    where = os.path.join(folder, "pip-config", f"{name}.json")
-    key = {
-        "format": _FORMAT,
-        "sha256": sha256_hex(text.encode("utf-8")),
-        "python": list(sys.version_info[:2]),
-        "tool": __version__,
-    }
-    found, _ = _cache.read(where, key)
-    if isinstance(found, dict) and _well_formed(found.get("values")):
-        values: list[list[str]] | None = found["values"]
-        return values
-    values = _parsed(path, text)
-    _cache.write(where, key, {"values": values})
-    return values
+    return kept(
+        "pip-config",
+        sha256_hex(os.fsencode(os.path.abspath(path)))[:32],
+        text,
+        make=lambda: _parsed(path, text),
+        dump=lambda values: {"values": values},
+        rebuild=_kept_values,
+    )
 
 
-def _well_formed(values: object) -> bool:
-    """Whether a kept entry's ``values`` are what :func:`_parsed` gives."""
-    return values is None or (
+def _kept_values(data: dict[str, Any]) -> list[list[str]] | None:
+    """The ``values`` of a kept entry, as :func:`_parsed` gives them; a ValueError for
+    anything else (the entry is then parsed again)."""
+    values = data["values"]
+    if values is None or (
         isinstance(values, list)
         and all(
             isinstance(v, list) and len(v) == 3 and all(isinstance(x, str) for x in v)
             for v in values
         )
-    )
+    ):
+        return values
+    raise ValueError("not the values of a pip configuration file")
 
 
 def _parsed(path: str, text: str) -> list[list[str]] | None:

@@ -30,13 +30,14 @@ from packaging.version import InvalidVersion, Version
 from resolver_hook._data import data_path
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.cache import load_json
+from resolver_hook.ground.contentcache import kept
 from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.valueclass import field, from_columns, valueclass
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import releases_by_label, requirement
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
-from resolver_hook.manifest.stored import kept
+from resolver_hook.manifest.stored import CODE
 
 __all__ = [
     "FORMAT",
@@ -329,7 +330,9 @@ def builtin_snapshot() -> Snapshot:
 
     # Kept by its bytes: a plan that finds it kept does not decode the text (~0.25 ms).
     data = _builtin_bytes()
-    return kept("snapshots", "snapshot", data, make=read, dump=_dump_read, rebuild=_rebuild_read)
+    return kept(
+        "snapshots", "snapshot", data, make=read, dump=_dump_read, rebuild=_rebuild_read, code=CODE
+    )
 
 
 def _dump_read(snap: Snapshot) -> dict[str, Any]:

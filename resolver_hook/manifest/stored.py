@@ -6,12 +6,11 @@ they passed before. Validation is pure: its result depends on the manifest's tex
 source it is named by (the file's name), the URL policy (the built-in ones are read
 under the strict one) and the code that reads it (the tool's rules; packaging's
 parsers; Python's). :func:`kept_builtin` keeps that result in the user cache
-(``manifests/<name>.json``, written atomically as the other entries are) under a key of
-all of these: the sha256 of the text, the tool's version and its own files (their
-count, size and newest time, as the plan store keys them: a checkout edited in place
-is validated again), packaging's version and Python's. A text holding a URL with
-credentials is never kept: reading it hands them to the index client. :func:`kept` is
-that keeping for any text read so (the shipped snapshot's is too), with its own plain form.
+(``manifests/<name>.json``) by :func:`resolver_hook.ground.contentcache.kept`, under a
+key of all of these: the sha256 of the text, the tool's version and its own files (a
+checkout edited in place is validated again), Python's version and packaging's
+(:data:`CODE`). A text holding a URL with credentials is never kept: reading it hands
+them to the index client.
 
 The result is stored as one column per field, each value as the text it is made again
 from by the constructor validation used (``Version``, ``SpecifierSet`` with its
@@ -23,13 +22,9 @@ with no text form here fails the tests, and so does a value not made again equal
 
 from __future__ import annotations
 
-import contextlib
 import datetime
-import functools
-import os
-import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from packaging import __version__ as _packaging_version
 from packaging.requirements import Requirement
@@ -37,68 +32,23 @@ from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.version import Version
 
-from resolver_hook import __version__
-from resolver_hook.ground import cache as _cache
-from resolver_hook.ground.record import sha256_hex
-from resolver_hook.ground.userinfo import has_credentials
+from resolver_hook.ground.contentcache import kept
 from resolver_hook.ground.valueclass import fields, from_columns
 from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
 from resolver_hook.manifest.needs import _requirement
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
-__all__ = ["dump", "kept", "kept_builtin", "rebuild"]
+__all__ = ["CODE", "dump", "kept_builtin", "rebuild"]
 
-_FORMAT = 1
-_T = TypeVar("_T")
+#: What a reading by packaging's parsers depends on besides the tool and Python (the
+#: built-in manifests' here, the shipped snapshot's): the ``code`` of what is kept.
+CODE = (_packaging_version,)
 
 
 def kept_builtin(file_name: str, text: str, validate: Callable[[], Manifest]) -> Manifest:
     """``validate()``, the manifest of the built-in file ``file_name`` holding ``text``,
     or the result kept from a validation of the same text by the same code."""
-    return kept("manifests", file_name, text, make=validate, dump=dump, rebuild=rebuild)
-
-
-def kept(
-    folder_name: str,
-    file_name: str,
-    text: str | bytes,
-    *,
-    make: Callable[[], _T],
-    dump: Callable[[_T], dict[str, Any]],
-    rebuild: Callable[[dict[str, Any]], _T],
-) -> _T:
-    """``make()``, what the code reads from ``text``, or ``rebuild`` of the plain data
-    (a table) ``dump`` wrote of it for the same text and code, kept in the user cache
-    as ``<folder_name>/<file_name>.json``: the manifests here, and the shipped snapshot
-    of :mod:`resolver_hook.inventory.snapshot`. ``make`` may raise (a text that is not
-    one): nothing is kept then, and it raises again for that text the next time.
-    ``text`` may be the bytes read (UTF-8), so a result kept is found without
-    decoding them."""
-    folder = _cache.cache_dir(os.environ)
-    if folder is None:
-        return make()
-    path = os.path.join(folder, folder_name, f"{file_name}.json")
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    key = {"format": _FORMAT, "sha256": sha256_hex(data), "code": _code()}
-    found, _ = _cache.read(path, key)
-    if isinstance(found, dict):
-        try:
-            return rebuild(found)
-        except (LookupError, TypeError, ValueError, AttributeError):
-            pass  # not ours after all: made again, and written anew
-    made = make()
-    shown = text if isinstance(text, str) else text.decode("utf-8", "surrogateescape")
-    if not has_credentials(shown):  # so a text kept never held any
-        with contextlib.suppress(TypeError, ValueError):  # a value JSON cannot hold
-            _cache.write(path, key, dump(made))
-    return made
-
-
-@functools.cache
-def _code() -> list[Any]:
-    """What decides a result besides the text: the tool (its version and files, taken
-    once: the code of a process is the code it loaded), packaging, Python."""
-    return [__version__, _cache.tool_files(), _packaging_version, list(sys.version_info[:2])]
+    return kept("manifests", file_name, text, make=validate, dump=dump, rebuild=rebuild, code=CODE)
 
 
 def dump(manifest: Manifest) -> dict[str, Any]:
