@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import sys
 from collections.abc import Iterable, Iterator
 
 import pytest
@@ -293,6 +294,23 @@ def test_a_range_on_a_page_of_rows_only_filters_the_rows_alone(
     forms = [f for f in done.manifests["torch"].indexes if f.url == url]
     assert [str(f.version) for f in forms] == ["2.7.1+cu128"]
     assert filtered == [["2.7.1+cu128"]]
+
+
+def test_a_page_of_rows_only_is_never_read_for_files() -> None:
+    """A page that lists no file (the snapshot's compact rows, most pages of a plan)
+    has none for any flavour: its files are never looked for, for the range's own
+    platforms or for every platform (the releases no rule covers), and the range is
+    planned from its rows alone."""
+    base = "https://download.example.org"
+    url = f"{base}/whl/cu128/torch/"
+    snap = load_snapshot(_compact(url, [(url, "2.7.1+cu128")]))
+    read = sys.modules["resolver_hook.inventory.candidates"]._PAGES
+    read.clear()
+    done = expand_manifests(_manifest(base), ["torch"], SnapshotOnly(snap))
+    forms = [f for f in done.manifests["torch"].indexes if f.url == url]
+    assert [str(f.version) for f in forms] == ["2.7.1+cu128"]
+    assert not done.manifests["torch"].wheels
+    assert not read  # no page's files were made
 
 
 def test_a_page_form_release_couples_as_its_row_says() -> None:

@@ -385,7 +385,12 @@ class _Context:
         only yanked files: see :meth:`_files`); ``offered``, the files that offer a
         metadata file (what :meth:`prefetch` reads). Its older files, most of a page,
         are then never parsed. Any other flavour gets its whole list (which holds the
-        part)."""
+        part).
+
+        A page that lists no file (the snapshot's compact rows: most pages of a plan)
+        has none for any flavour: nothing is looked up or made for it."""
+        if not page.links:
+            return []
         yanked = self._yanked_ok.get(f.name)
         reads = self._reads.get((id(f), anywhere))
         if reads is None or reads[0] is not f:
@@ -598,8 +603,8 @@ class _Context:
         urls = [page_of(g, self.default_index) for g in man.indexes]
         for f, url in zip(man.indexes, urls, strict=True):
             page = pages.get(url) if url is not None else None
-            if f.versions is None or page is None:
-                continue
+            if f.versions is None or page is None or not page.links:
+                continue  # (a page of compact rows lists no file: none is left unbound)
             key = (page.url, distribution_of(f), f.version.local)
             if key in done:
                 continue
