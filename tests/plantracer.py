@@ -140,7 +140,7 @@ def undeclared(out: Path, cache: Path) -> list[str]:
         full = os.path.normpath(os.path.join(seen["cwd"], path))
         if full in exact or full in declared or _theirs(full, roots):
             continue
-        kept = ("plans", "toml", "manifests", "snapshots", "pip-config")
+        kept = ("plans", "toml", "manifests", "snapshots", "pip-config", "tags")
         own = [str(cache / p) for p in kept]
         if _theirs(full, own) or (
             _theirs(full, [str(cache)]) and os.path.basename(full).startswith(".")
@@ -148,7 +148,8 @@ def undeclared(out: Path, cache: Path) -> list[str]:
             # The store's own files; the built-in manifests' documents and validated
             # results, and the shipped snapshot's as read (the tool's own files, by
             # digest); what a declared TOML or pip configuration file says, kept by the
-            # sha256 of its text; a temporary file of the cache, being written.
+            # sha256 of its text; a described machine's wheel tags, kept by the
+            # arguments (the key's); a temporary file of the cache, being written.
             continue
         above = [*declared, *roots, *exact]
         if kind == "stat" and any(d.startswith(full + os.sep) for d in above):

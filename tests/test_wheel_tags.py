@@ -9,8 +9,11 @@ sets as every combination.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.utils import parse_wheel_filename
@@ -90,3 +93,33 @@ def test_abi3_from_cp38_is_every_newer_cpython_and_no_free_threaded_one() -> Non
     )
     page = Page(url=flavour.url or "", links=(Link(url=f"https://x.org/{name}", filename=name),))
     assert [c.filename for c in candidates(flavour, page)] == [name]
+
+
+def test_a_machines_tags_are_listed_once_then_read_from_the_user_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """packaging lists the tags of a described machine once; a later process reads
+    them from the user cache, the same list, for the same arguments only."""
+    first = compute_tags("linux", "x86_64", (3, 12), libc_version="2.35")
+    assert first[0] == "cp312-cp312-manylinux_2_35_x86_64"
+    profile = sys.modules["resolver_hook.host.profile"]
+
+    def unasked(*_: object, **__: object) -> list[object]:
+        raise AssertionError("the tags were listed again")
+
+    monkeypatch.setattr(profile, "cpython_tags", unasked)
+    assert compute_tags("linux", "x86_64", (3, 12), libc_version="2.35") == first
+    with pytest.raises(AssertionError, match="listed again"):  # other arguments: listed
+        compute_tags("linux", "x86_64", (3, 12), libc_version="2.39")
+    monkeypatch.undo()
+    # Another glibc for the same Python replaced the kept list: listed again, the same.
+    assert compute_tags("linux", "x86_64", (3, 12), libc_version="2.35") == first
+
+
+def test_the_kept_tags_of_any_cpu_a_profile_names_stay_in_their_folder() -> None:
+    """A profile's CPU is any text: the file of its tags is named within ``tags/``."""
+    cache = Path(os.environ["RESOLVER_HOOK_CACHE_DIR"])
+    compute_tags("linux", "../x86_64", (3, 12))
+    compute_tags("linux", "x86_64", (3, 12))
+    kept = sorted(p.relative_to(cache).as_posix() for p in cache.rglob("*") if p.is_file())
+    assert kept == ["tags/linux-.._x86_64-cp312.json", "tags/linux-x86_64-cp312.json"]

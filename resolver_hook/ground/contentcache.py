@@ -1,7 +1,8 @@
 """What the tool's code reads from a text, kept in the user cache by that text.
 
 A result that depends only on a text and on the code that reads it (a validated
-built-in manifest, the shipped snapshot, what a pip configuration file says) is kept
+built-in manifest, the shipped snapshot, what a pip configuration file says, the wheel
+tags of a described machine: its text the arguments they are listed from) is kept
 as plain data, ``<folder>/<name>.json``, under a key of the text's sha256 and of that
 code: the tool's version and its own files (their count, size and newest time, as the
 plan store keys them: a checkout edited in place reads its texts again), Python's

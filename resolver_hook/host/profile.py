@@ -7,6 +7,7 @@ resolver, placeholders, doctor) reads profiles and never the host itself.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -467,8 +468,52 @@ def compute_tags(
     Used for targets and overrides, where the running interpreter cannot be asked
     (``packaging.tags.sys_tags`` answers for this machine only). A free-threaded
     build has its own ABI (``cp313t``) and no ``abi3`` (docs/facts.md section 3).
-    """
 
+    A Linux machine accepts some 1,000 tags (a manylinux tag per glibc release), which
+    packaging's generators take ~1 ms to list, in every plan for a ``--target``. The
+    list depends only on the arguments and the code (the tool's and packaging's): it
+    is kept in the user cache by them (:func:`resolver_hook.ground.contentcache.kept`).
+    """
+    # Imported when tags are asked: detection imports this module, and asks for none
+    # unless an override changes the machine.
+    from packaging import __version__ as packaging_version
+
+    from resolver_hook.ground.contentcache import kept
+
+    abi = f"cp{python[0]}{python[1]}{'t' if free_threaded else ''}"
+    asked = json.dumps([os_name, arch, list(python), libc, libc_version, free_threaded])
+    # A file per OS, CPU and ABI (a lock for several targets finds each one's), named in
+    # the characters any file name may hold (a profile's CPU is any text).
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{os_name}-{arch}-{abi}")
+    return kept(
+        "tags",
+        name,
+        asked,
+        make=lambda: _compute_tags(
+            os_name, arch, python, libc=libc, libc_version=libc_version, free_threaded=free_threaded
+        ),
+        dump=lambda tags: {"tags": list(tags)},
+        rebuild=_kept_tags,
+        code=(packaging_version,),
+    )
+
+
+def _kept_tags(data: dict[str, Any]) -> tuple[str, ...]:
+    tags = tuple(data["tags"])
+    if not all(isinstance(t, str) for t in tags):
+        raise TypeError("a tag that is not a string")
+    return tags
+
+
+def _compute_tags(
+    os_name: str,
+    arch: str,
+    python: tuple[int, int],
+    *,
+    libc: str | None,
+    libc_version: str | None,
+    free_threaded: bool,
+) -> tuple[str, ...]:
     platforms = list(_platforms(os_name, arch, libc, libc_version))
     abi = f"cp{python[0]}{python[1]}{'t' if free_threaded else ''}"
     tags = list(cpython_tags(python, abis=[abi], platforms=platforms))
