@@ -341,9 +341,35 @@ def test_cache_files_are_private_and_a_corrupt_one_is_a_note(
     assert sorted((tmp_path / "cache").iterdir()) == sorted([path, kept])
     assert {p.stat().st_mode & 0o777 for p in (path, kept)} == {0o600}
     path.write_bytes(path.read_bytes().replace(b"Links for", b"Links f0r"))
+    kept.unlink()  # the page is parsed again: its body is read, and checked
     c = client()
     assert c.page(url).source == "network"
     assert any("ignored: corrupt (the page does not match its hash)" in n for n in c.notes)
+
+
+@pytest.mark.parametrize("offline", [True, False])
+def test_a_page_whose_links_are_kept_is_served_from_its_header_its_body_not_read(
+    offline: bool, server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    """A cached page served as it is (offline, or fresh) whose links are kept beside it
+    is not read past its header, which names its body's sha256 (and the file's size):
+    a ~400 kB page is not read and hashed only to match the links, which are checked
+    against their own hash. A file of another size than its header says is read whole
+    and checked as before (as is a page whose links were kept for another body)."""
+    url = server.url + "/whl/cu130/torch/"
+    first = client().page(url)
+    path = PageCache(tmp_path / "cache").path(f"page\n{url}")
+    whole = path.read_bytes()
+    path.write_bytes(whole.replace(b"Links for", b"Links f0r"))  # the same size
+    c = client(offline=offline)
+    page = c.page(url)
+    assert (page.source, page.links, c.notes) == ("cache", first.links, [])
+    assert len(server.log) == 1
+    path.write_bytes(whole + b" ")  # a body that is not the size its header says
+    c = client(offline=True)
+    with pytest.raises(PageError, match="not in the page cache"):
+        c.page(url)
+    assert c.notes == [f"cache {path} ignored: corrupt (the page does not match its hash)"]
 
 
 def test_links_kept_beside_a_page_are_used_only_for_that_very_page(
@@ -359,6 +385,30 @@ def test_links_kept_beside_a_page_are_used_only_for_that_very_page(
     assert client().page(url).links == first.links
     assert links_from_json(cache.get(f"links\n{url}")[0].body, "0" * 64) is None  # type: ignore[union-attr]
     assert kept.exists()
+
+
+@pytest.mark.parametrize("url", ["https://x.org/simple/a/", "https://x.org/" + "a" * 5000])
+def test_a_cache_entry_read_to_its_header_is_the_header_the_whole_read_checks(
+    url: str, tmp_path: Path
+) -> None:
+    """``get(key, whole=False)``: the entry of the header alone (its body not read, the
+    header's sha256); a header longer than the first read is read with its body, as
+    is any file whose header does not vouch for it (of another size)."""
+    cache = PageCache(tmp_path)
+    body = b"<a>x</a>" * 1000
+    cache.put(f"page\n{url}", CacheEntry(url=url, body=body, fetched=1.0))
+    whole, note = cache.get(f"page\n{url}")
+    head, _ = cache.get(f"page\n{url}", whole=False)
+    assert note is None
+    assert whole is not None
+    assert head is not None
+    assert head.sha256 == whole.sha256 == hashlib.sha256(body).hexdigest()
+    assert head.body == (body if len(url) > 4000 else b"")
+    assert _fields(head) == {**_fields(whole), "body": head.body}
+    path = cache.path(f"page\n{url}")
+    path.write_bytes(path.read_bytes()[:-1])
+    said = f"cache {path} ignored: corrupt (the page does not match its hash)"
+    assert cache.get(f"page\n{url}", whole=False) == (None, said)
 
 
 def test_the_cache_keeps_its_bound_oldest_first(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ __all__ = [
     "load_json",
     "read",
     "read_private",
+    "read_private_start",
     "sys_path_state",
     "tool_files",
     "write",
@@ -125,21 +126,11 @@ def read_private(path: str | os.PathLike[str], limit: int) -> tuple[bytes | None
     """The bytes of a private cache file: ``(data, None)``; ``(None, why)`` for a file
     we could not use (a link, another user's, writable by others, larger than
     ``limit``); ``(None, None)`` for no file."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    found = _open_private(path)
+    if not isinstance(found, tuple):
+        return None, found
+    fd, st = found
     try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, f"cache {path} not read ({exc.strerror or exc})"
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None, f"cache {path} ignored: not a regular file"
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            return None, f"cache {path} ignored: owned by another user"
-        if st.st_mode & 0o022:
-            return None, f"cache {path} ignored: writable by others"
         chunks = []
         got = 0
         # The file in one read as a rule (its size, and one byte more to meet its end),
@@ -155,6 +146,53 @@ def read_private(path: str | os.PathLike[str], limit: int) -> tuple[bytes | None
     finally:
         os.close(fd)
     return b"".join(chunks), None
+
+
+def read_private_start(
+    path: str | os.PathLike[str], first: int
+) -> tuple[bytes | None, int, str | None]:
+    """:func:`read_private` for a reader that may need only the start of a file (a page
+    cache entry's header, which holds its body's size and sha256): ``(data, size,
+    None)``, its first ``first`` bytes and the file's size; ``(None, 0, why)`` and
+    ``(None, 0, None)`` as :func:`read_private` says them."""
+    found = _open_private(path)
+    if not isinstance(found, tuple):
+        return None, 0, found
+    fd, st = found
+    try:
+        return os.read(fd, first), st.st_size, None
+    except OSError as exc:
+        return None, 0, f"cache {path} not read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+
+
+_OPEN_PRIVATE = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _open_private(path: str | os.PathLike[str]) -> tuple[int, os.stat_result] | str | None:
+    """``(fd, its stat)`` of a private cache file, open for reading (the caller closes
+    it); why, for a file we could not use; None for no file."""
+    try:
+        fd = os.open(path, _OPEN_PRIVATE)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cache {path} not read ({exc.strerror or exc})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            why = f"cache {path} ignored: not a regular file"
+        elif hasattr(os, "getuid") and st.st_uid != os.getuid():
+            why = f"cache {path} ignored: owned by another user"
+        elif st.st_mode & 0o022:
+            why = f"cache {path} ignored: writable by others"
+        else:
+            return fd, st
+    except OSError as exc:
+        why = f"cache {path} not read ({exc.strerror or exc})"
+    os.close(fd)
+    return why
 
 
 class JsonBeyondBounds(ValueError):

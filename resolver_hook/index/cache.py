@@ -10,7 +10,9 @@ regular file of this user not writable by others
 (:func:`resolver_hook.ground.cache.read_private`); a file that is corrupt (bad header, body
 not matching its hash) or foreign (another format or key) is ignored with a note and
 replaced by the next fetch. Beside each page, the links read from it are kept (tied to
-the page body's sha256), so a cached page is not parsed again. A page the server said
+the page body's sha256), so a cached page is not parsed again, nor read past its header
+where it is served as it is (the header names its body's sha256, the links file is
+checked against its own; a body is checked whenever it is read). A page the server said
 does not exist (HTTP 404 or 410) is kept as that answer, with no body. The folder is kept
 under ``MAX_PAGE_CACHE_BYTES``: after each
 write the oldest files go first. ``rm -r`` of the folder clears it.
@@ -37,6 +39,8 @@ __all__ = ["CacheEntry", "PageCache", "links_from_json", "links_to_json"]
 _FORMAT = 1
 _SUFFIX = ".page"
 _MAX_HEADER = 64 << 10
+# A header is a few hundred bytes: one longer (a URL of kilobytes) is read with its body.
+_FIRST_READ = 4 << 10
 
 
 @valueclass
@@ -79,17 +83,26 @@ class PageCache:
         name = sha256_hex(key.encode())[:40] + _SUFFIX
         return os.path.join(self._folder, name)
 
-    def get(self, key: str) -> tuple[CacheEntry | None, str | None]:
+    def get(self, key: str, *, whole: bool = True) -> tuple[CacheEntry | None, str | None]:
         """``(entry, None)``; ``(None, why)`` for a file that could not be used;
-        ``(None, None)`` when nothing is cached for ``key``."""
+        ``(None, None)`` when nothing is cached for ``key``.
+
+        ``whole=False``: the entry from its file's header alone where the header is
+        this key's and names the file's very size; its body is then not read (empty
+        here) nor checked, and its ``sha256`` is the one the header gives: for a reader
+        that needs only what that hash names (the links kept for that body). Any other
+        file is read whole, as by default (a header longer than a first read too)."""
         path = self._file(key)
+        if not whole:
+            start, size, note = _cache.read_private_start(path, _FIRST_READ)
+            if start is None:
+                return self._none(path, note)
+            entry = self._header(key, path, start, size)
+            if entry is not None:
+                return entry, None
         raw, note = _cache.read_private(path, MAX_PAGE_BYTES + _MAX_HEADER)
         if raw is None:
-            if note is None:
-                self.record.file(path, None)
-            else:
-                self.record.refuse(note)
-            return None, note
+            return self._none(path, note)
         head, sep, body = raw.partition(b"\n")
         if sep:  # the header holds the body's size and sha256: it says all
             self.record.declare(path, ["read", len(head) + 1], raw[: len(head) + 1])
@@ -109,20 +122,39 @@ class PageCache:
         if data.get("size") != len(body) or data.get("sha256") != digest:
             return None, f"cache {path} ignored: corrupt (the page does not match its hash)"
         try:
-            entry = CacheEntry(
-                url=_text(data["url"]),
-                body=body,
-                content_type=_text(data.get("content_type") or ""),
-                charset=_optional(data.get("charset")),
-                etag=_optional(data.get("etag")),
-                last_modified=_optional(data.get("last_modified")),
-                fetched=float(data["fetched"]),
-                status=int(data.get("status", 200)),
-                sha256=digest,
-            )
+            return _entry(data, body, digest), None
         except (KeyError, TypeError, ValueError):
             return None, f"cache {path} ignored: corrupt (header fields)"
-        return entry, None
+
+    def _none(self, path: str, note: str | None) -> tuple[None, str | None]:
+        """No entry: ``note`` says why (a file that could not be used), or there is none."""
+        if note is None:
+            self.record.file(path, None)
+        else:
+            self.record.refuse(note)
+        return None, note
+
+    def _header(self, key: str, path: str, start: bytes, size: int) -> CacheEntry | None:
+        """The entry of ``start``'s header line (the body not read) where it is whole in
+        ``start``, this key's, of the file's very ``size`` and fields that read; else
+        None, for the whole file to be read (and what is wrong with it said)."""
+        head, sep, _ = start.partition(b"\n")
+        if not sep or size > MAX_PAGE_BYTES + _MAX_HEADER:
+            return None
+        try:
+            data = _cache.json_loads(head.decode("utf-8"))
+            if (
+                not isinstance(data, dict)
+                or data.get("format") != _FORMAT
+                or data.get("key") != key
+                or data.get("size") != size - len(head) - 1
+            ):
+                return None
+            entry = _entry(data, b"", _text(data["sha256"]))
+        except (KeyError, TypeError, ValueError):  # JsonBeyondBounds, UnicodeDecodeError
+            return None
+        self.record.declare(path, ["read", len(head) + 1], start[: len(head) + 1])
+        return entry
 
     def put(self, key: str, entry: CacheEntry) -> None:
         """Store ``entry`` for ``key`` (atomic, 0600), then keep the folder bounded."""
@@ -225,6 +257,22 @@ _LIST = frozenset({list})
 _TEXT = frozenset({str})
 _MAYBE_TEXT = frozenset({str, type(None)})
 _MAYBE_DICT = frozenset({dict, type(None)})
+
+
+def _entry(data: dict[str, Any], body: bytes, digest: str) -> CacheEntry:
+    """The entry a file's header ``data`` describes (KeyError, TypeError, ValueError
+    for fields that do not read)."""
+    return CacheEntry(
+        url=_text(data["url"]),
+        body=body,
+        content_type=_text(data.get("content_type") or ""),
+        charset=_optional(data.get("charset")),
+        etag=_optional(data.get("etag")),
+        last_modified=_optional(data.get("last_modified")),
+        fetched=float(data["fetched"]),
+        status=int(data.get("status", 200)),
+        sha256=digest,
+    )
 
 
 def _text(value: object) -> str:

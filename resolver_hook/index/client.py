@@ -204,16 +204,16 @@ class IndexClient:
             return Page(url=uri, links=self._checked(parse_page(text, base_url or uri), uri))
         check_url(target, allow_insecure=self.allow_insecure)
         key = f"page\n{target}"
-        entry, note = self.cache.get(key) if self.cache else (None, None)
-        self._note(note)
         now = time.time()
+        entry, note, kept = self._cached(key, base_url, now)
+        self._note(note)
         if self.offline:
-            return self._offline_page(key, entry, target, base_url)
+            return self._offline_page(key, entry, target, base_url, kept)
         if entry is not None and entry.status in _ABSENT:
             entry = None  # online, a page once absent is asked for again
-        if entry is not None and not self.refresh and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS:
+        if entry is not None and self._as_is(entry, now):
             self.record.fresh_until(entry.fetched + PAGE_FRESH_SECONDS)
-            return self._from_entry(key, entry, base_url, "cache")
+            return self._from_entry(key, entry, base_url, "cache", kept)
         self.record.refuse(f"{redact(target)}: read from the network")
         conditional = {}
         if entry is not None and entry.etag:
@@ -263,8 +263,45 @@ class IndexClient:
         self._store(key, CacheEntry(**{f: getattr(response, f) for f in fields}, fetched=now))
         return Page(url=response.url, links=links, source="network", fetched=_iso(now))
 
+    def _cached(
+        self, key: str, base_url: str | None, now: float
+    ) -> tuple[CacheEntry | None, str | None, tuple[Link, ...] | None]:
+        """The page cache's entry for ``key`` and its note; where the entry is served as
+        it is (:meth:`_as_is`) and links read from its body are kept beside it, those
+        links too, and the entry is then its header alone: the body (a PyPI page is
+        ~400 kB) is not read or hashed just to be told it is the one they were read
+        from, when its header names its sha256 (and the links file is checked against
+        its own). Else the entry whole, its body checked against its hash."""
+        if self.cache is None:
+            return None, None, None
+        if base_url is None:  # links are kept for a page read against its own URL
+            head, note = self.cache.get(key, whole=False)
+            if head is None:
+                return None, note, None
+            if self._as_is(head, now):
+                # The links file's note, if any, is said when the page is parsed again.
+                kept, _ = self._kept(self.cache, key, head.sha256 or "")
+                if kept is not None:
+                    return head, None, kept
+        entry, note = self.cache.get(key)
+        return entry, note, None
+
+    def _as_is(self, entry: CacheEntry, now: float) -> bool:
+        """Whether a cached page is served without asking its server: offline, any; else
+        a page fresh enough (not a record of one that was absent), unless refreshing."""
+        return self.offline or (
+            entry.status not in _ABSENT
+            and not self.refresh
+            and 0 <= now - entry.fetched < PAGE_FRESH_SECONDS
+        )
+
     def _offline_page(
-        self, key: str, entry: CacheEntry | None, target: str, base_url: str | None
+        self,
+        key: str,
+        entry: CacheEntry | None,
+        target: str,
+        base_url: str | None,
+        kept: tuple[Link, ...] | None = None,
     ) -> Page:
         """The page cache's answer for ``target``, the network never asked."""
         if entry is None:
@@ -279,7 +316,7 @@ class IndexClient:
                 f"read ({_iso(entry.fetched)}), and --offline reads no network",
                 cause=f"HTTP {entry.status}",
             )
-        return self._from_entry(key, entry, base_url, "cache")
+        return self._from_entry(key, entry, base_url, "cache", kept)
 
     def _store(self, key: str, entry: CacheEntry) -> None:
         if self.cache is not None:
@@ -339,34 +376,48 @@ class IndexClient:
         the body's sha256 where the page cache has checked it already."""
         if base_url is not None or self.cache is None:
             return self._checked(self._parse(response, base_url), response.url)
-        links_key = "links" + key.removeprefix("page")
         if body_sha is None:
             body_sha = sha256_hex(response.body)
-        kept, note = self.cache.get(links_key)
+        links, note = self._kept(self.cache, key, body_sha)
         self._note(note)
-        links = links_from_json(kept.body, body_sha) if kept is not None else None
         if links is None:
             links = self._parse(response, None)
             data = links_to_json(links, body_sha)
+            links_key = "links" + key.removeprefix("page")
             self.cache.put(links_key, CacheEntry(url=response.url, body=data, fetched=time.time()))
         return self._checked(links, response.url)
 
+    @staticmethod
+    def _kept(
+        cache: PageCache, key: str, body_sha: str
+    ) -> tuple[tuple[Link, ...] | None, str | None]:
+        """The links kept beside the page of ``key`` when they were read from the body
+        of sha256 ``body_sha`` (else None), and the page cache's note on their file."""
+        kept, note = cache.get("links" + key.removeprefix("page"))
+        return (links_from_json(kept.body, body_sha) if kept is not None else None), note
+
     def _from_entry(
-        self, key: str, entry: CacheEntry, base_url: str | None, source: Source
+        self,
+        key: str,
+        entry: CacheEntry,
+        base_url: str | None,
+        source: Source,
+        kept: tuple[Link, ...] | None = None,
     ) -> Page:
-        response = Response(
-            url=entry.url,
-            status=200,
-            body=entry.body,
-            content_type=entry.content_type,
-            charset=entry.charset,
-        )
-        return Page(
-            url=entry.url,
-            links=self._links(key, response, base_url, entry.sha256),
-            source=source,
-            fetched=_iso(entry.fetched),
-        )
+        """The page of a cached ``entry``; ``kept``: its links, kept beside it (the
+        entry may then be its header alone)."""
+        if kept is not None:
+            links = self._checked(kept, entry.url)
+        else:
+            response = Response(
+                url=entry.url,
+                status=200,
+                body=entry.body,
+                content_type=entry.content_type,
+                charset=entry.charset,
+            )
+            links = self._links(key, response, base_url, entry.sha256)
+        return Page(url=entry.url, links=links, source=source, fetched=_iso(entry.fetched))
 
     def pages(self, urls: Iterable[str]) -> dict[str, PageResult]:
         """Each page of ``urls`` (in their order), read concurrently by a bounded pool of
