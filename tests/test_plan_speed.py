@@ -170,10 +170,10 @@ def test_the_install_commands_modules_import_no_socket() -> None:
 
 def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path() -> None:
     """Patterns a plan or an install seldom uses (a netrc's token, a glibc override, PEP
-    817 properties and targets, a manifest's dates and arch_max, a row of NVIDIA's
-    libraries, a lock file's URLs, a requirements file's coding line, pip's version
-    line, an installer's Python) are compiled when first used, not as their modules load
-    (~1.5 ms of start-up in all); each still matches as before."""
+    817 properties and targets, a manifest's dates, CUDA runtimes and arch_max, an AMD GPU
+    name, a row of NVIDIA's libraries, a lock file's URLs, a requirements file's coding
+    line, pip's version line, an installer's Python) are compiled when first used, not as
+    their modules load (~1.6 ms of start-up in all); each still matches as before."""
     child = (
         "import re, sys\n"
         "seen = []\n"
@@ -186,13 +186,14 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
         "import resolver_hook.cli.plan, resolver_hook.cli.install, resolver_hook.install.checked\n"
         "import resolver_hook.manifest.nvidialibs, resolver_hook.manifest.urls\n"
         "marks = ('[!$-&', '2\\\\.', '::', '{4}-', '(\\\\d{1,3})', 'nvidia-[', '://[^', '#.*',\n"
-        "         'compute_', '_(real', b'coding', '__version__', '(\\\\d+)\\\\.(\\\\d+)\\\\s*')\n"
+        "         'compute_', '_(real', b'coding', '__version__', '(\\\\d+)\\\\.(\\\\d+)\\\\s*',\n"
+        "         'gfx', '^\\\\d+\\\\.\\\\d+$')\n"
         "print([p for p in seen if any(type(m) is type(p) and m in p for m in marks)])\n"
     )
     done = python_child(child, cwd=REPO)
     assert done.stdout.split() == ["[]"], done.stdout + done.stderr
     from resolver_hook import reqfile
-    from resolver_hook.ground import credentials
+    from resolver_hook.ground import credentials, patterns
     from resolver_hook.install import backends
     from resolver_hook.manifest import nvidialibs, urls
     from resolver_hook.portable import cuda
@@ -206,6 +207,10 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
     assert re.match(needs._PROPERTY, "nvidia :: sm :: 90")
     assert re.match(needs._DATE, "2025-01-31")
     assert re.match(needs._ARCH, "9.0")
+    assert re.match(needs._RUNTIME, "13.2")
+    assert not re.match(needs._RUNTIME, "13")
+    assert re.fullmatch(patterns.GFX_NAME, "gfx90a")
+    assert not re.fullmatch(patterns.GFX_NAME, "gfx9")
     assert re.fullmatch(nvidialibs._MAJOR, "nvidia-cublas-cu12")
     assert re.findall(urls._URL_IN_TEXT, re.sub(urls._COMMENT, "", "x @ https://h/x.whl # y"))
     assert [str(cuda.parse_target(t)) for t in ("compute_90", "100_real")] == [

@@ -25,8 +25,10 @@ SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 PROJECT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 # An AMD GPU as ``detect`` names it (KFD's gfx_target_version, or rocm_agent_enumerator)
 # and as a ROCm build's arch list does (PYTORCH_ROCM_ARCH): ``gfx`` + major + minor and
-# stepping in hex: gfx90a, gfx942, gfx1100, gfx1151.
-GFX_NAME = re.compile(r"gfx\d{1,2}[0-9a-f]{2}")
+# stepping in hex: gfx90a, gfx942, gfx1100, gfx1151. Kept as text, compiled when first
+# used (``re.fullmatch(GFX_NAME, name)``, re's cache): a plan reads no AMD GPU name
+# unless its target or a ROCm manifest being parsed has one.
+GFX_NAME = r"gfx\d{1,2}[0-9a-f]{2}"
 
 
 def is_sha256(text: object) -> bool:

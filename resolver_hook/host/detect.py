@@ -484,7 +484,7 @@ def parse_target(spec: str) -> HostProfile:  # noqa: PLR0915 - one branch per fi
 def _gfx_list(text: str, where: str) -> tuple[str, ...]:
     """``gfx942`` or ``gfx90a,gfx942``: the AMD GPUs, in order, without repeats."""
     names = text.split(",")
-    bad = next((n for n in names if not GFX_NAME.fullmatch(n)), None)
+    bad = next((n for n in names if not re.fullmatch(GFX_NAME, n)), None)
     if bad is not None:
         raise UsageError(
             f"{where}: {bad!r} is not an AMD GPU name (gfxNNN[,gfxNNN], such as gfx942 or "

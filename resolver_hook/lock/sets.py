@@ -306,7 +306,7 @@ def _gfx(r: TableReader, value: object, where: str) -> tuple[str, ...]:
         return ()
     out = []
     for k, item in enumerate(value):
-        if isinstance(item, str) and GFX_NAME.fullmatch(item):
+        if isinstance(item, str) and re.fullmatch(GFX_NAME, item):
             out.append(item)
         else:
             r.bad(f"{where}[{k}]", f'{str(item)[:80]!r} is not an AMD GPU name such as "gfx942"')

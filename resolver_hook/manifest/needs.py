@@ -35,7 +35,7 @@ _PROPERTY = r"^\s*([a-z0-9_]+)\s*::\s*([a-z0-9_]+)\s*::\s*([a-z0-9_.]+)\s*$"
 
 
 _DATE = r"^\d{4}-\d{2}-\d{2}$"  # as _PROPERTY
-_RUNTIME = re.compile(r"^\d+\.\d+$")
+_RUNTIME = r"^\d+\.\d+$"  # as _PROPERTY
 
 
 def _read_about(
@@ -46,7 +46,7 @@ def _read_about(
     cuda_runtime = evidence = checked = None
     runtime = c.string(t, "cuda_runtime", path)
     if runtime is not None:
-        if not _RUNTIME.match(runtime):
+        if not re.match(_RUNTIME, runtime):
             c.bad(_join(path, "cuda_runtime"), f"{runtime!r} is not a CUDA version like '13.2'")
         elif not has_cuda:
             c.bad(
@@ -264,7 +264,7 @@ def _read_gfx(
         c.bad(path, "empty list (leave the key out when the build runs on every AMD GPU)")
     out = []
     for i, name in enumerate(names):
-        if GFX_NAME.fullmatch(name) is None:
+        if re.fullmatch(GFX_NAME, name) is None:
             c.bad(f"{path}[{i}]", f"{name!r} is not an AMD GPU name like 'gfx942'")
         else:
             out.append(name)
