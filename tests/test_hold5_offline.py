@@ -177,10 +177,10 @@ def test_a_uv_install_reads_each_of_uvs_files_once(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("XDG_CONFIG_DIRS", str(tmp_path / "system"))
-    read: list[Path] = []
+    read: list[str] = []
     toml = userindex._toml
 
-    def counted(path: Path, record: userindex.Recorder) -> object:
+    def counted(path: str, record: userindex.Recorder) -> object:
         read.append(path)
         return toml(path, record)
 
@@ -195,5 +195,5 @@ def test_a_uv_install_reads_each_of_uvs_files_once(
     code, out, err = cli(capsys, "uv", "--target", B200, "pip", "install", "kidx")
     assert code == 0, out + err
     assert planned == ["http://127.0.0.1:9/simple"]  # the file was read, and used
-    assert project / "uv.toml" in read
+    assert str(project / "uv.toml") in read
     assert sorted(read) == sorted(set(read)), read

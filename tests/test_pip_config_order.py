@@ -49,15 +49,15 @@ def _pip(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def _pip_files(env: dict[str, str]) -> list[Path]:
+def _pip_files(env: dict[str, str]) -> list[str]:
     """The files ``pip config debug`` says it reads, lowest priority first."""
-    variants: dict[str, list[Path]] = {}
+    variants: dict[str, list[str]] = {}
     current = ""
     for line in _pip(env, "debug").splitlines():
         if re.fullmatch(r"[a-z_]+:", line):
             current = line[:-1]
         elif m := re.fullmatch(r"  (.+), exists: (True|False)", line):
-            variants.setdefault(current, []).append(Path(m.group(1)))
+            variants.setdefault(current, []).append(m.group(1))
     return [p for kind in ("global", "user", "site", "env") for p in variants.get(kind, [])]
 
 
@@ -85,7 +85,7 @@ def test_pip_config_file_comes_last_and_hides_the_user_files(
 ) -> None:
     env = _env(tmp_path, PIP_CONFIG_FILE=str(layout["env"]))
     assert config_files(env) == _pip_files(env)
-    assert layout["user"] not in config_files(env)
+    assert str(layout["user"]) not in config_files(env)
     assert _pip_value(env, "cert") == "/env.pem"
     assert pip_settings(env, "cert").get("cert") == ("/env.pem", f"cert in {layout['env']}")
     assert _pip_value(env, "constraint") == "/env.txt"
@@ -158,7 +158,7 @@ def test_isolated_pip_reads_no_user_file_and_no_variable(
     env = _env(tmp_path, PIP_CERT="/var.pem")
     isolated = [p for kind in ("global", "user", "site", "env") for p in _isolated_files(env, kind)]
     assert config_files(env, isolated=True) == isolated
-    assert layout["user"] not in config_files(env, isolated=True)
+    assert str(layout["user"]) not in config_files(env, isolated=True)
     listed = dict(re.findall(r"^([\w.:-]+)='(.*)'$", _pip(env, "--isolated", "list"), re.M))
     assert ":env:.cert" not in listed  # the variable, unread
     # The user file's [install] value is skipped: the global one applies (this machine's
@@ -170,14 +170,14 @@ def test_isolated_pip_reads_no_user_file_and_no_variable(
     assert implied_constraints("pip", env, None, isolated=True).files == ()
 
 
-def _isolated_files(env: dict[str, str], kind: str) -> list[Path]:
-    variants: dict[str, list[Path]] = {}
+def _isolated_files(env: dict[str, str], kind: str) -> list[str]:
+    variants: dict[str, list[str]] = {}
     current = ""
     for line in _pip(env, "--isolated", "debug").splitlines():
         if re.fullmatch(r"[a-z_]+:", line):
             current = line[:-1]
         elif m := re.fullmatch(r"  (.+), exists: (True|False)", line):
-            variants.setdefault(current, []).append(Path(m.group(1)))
+            variants.setdefault(current, []).append(m.group(1))
     return variants.get(kind, [])
 
 

@@ -242,6 +242,26 @@ def test_a_plan_for_a_target_loads_no_module_only_another_path_uses(tmp_path: Pa
     assert done.stdout.split() == ["0", "[]"], done.stderr
 
 
+def test_a_plan_imports_no_pathlib(tmp_path: Path) -> None:
+    """A plan joins the paths it reads as text (the page cache's, pip's and uv's
+    configuration files, ./pyproject.toml): pathlib (with fnmatch and ntpath, ~1 ms to
+    import) is not loaded. (The second run: the first finds the installed plugins with
+    importlib.metadata, which imports it, and keeps the list in the cache.)"""
+    argv = ["plan", "--offline", "torch", "numpy", "--target", TARGET]
+    child = (
+        "import contextlib, io, sys\n"
+        "sys.modules.pop('pathlib', None)  # a site hook's import: see the tests above\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        "print(code, 'pathlib' in sys.modules)\n"
+    )
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "app"\n', encoding="utf-8")
+    for _ in range(2):
+        done = python_child(child, cwd=tmp_path)
+    assert done.stdout.split() == ["0", "False"], done.stderr
+
+
 def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     """The built-in data files a plan reads (the table of NVIDIA's library wheels, the
     twins table, the CUDA distributions without a manifest, the manifests named) and the

@@ -48,7 +48,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import SplitResult, unquote, urlsplit
 
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
     import netrc
     import ssl
     import urllib.request
+    from pathlib import Path  # imported where a path is made: a local page, the netrc
 
 __all__ = [
     "Given",
@@ -92,6 +92,8 @@ def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
 
 def read_local(location: str) -> tuple[bytes, str]:
     """``(bytes, file: URL)`` of a local page given as a path or ``file:`` URL, bounded."""
+    from pathlib import Path
+
     is_file_url = urlsplit(location).scheme == "file"
     path = Path(unquote(urlsplit(location).path) if is_file_url else location)
     try:
@@ -178,6 +180,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], given: Given | None = None) -> Settings:
+        from pathlib import Path
+
         from resolver_hook.index.pipconfig import pip_settings  # configparser: when needed
 
         given = given or Given()

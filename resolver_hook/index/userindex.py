@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes
@@ -71,9 +70,9 @@ class UserIndex:
     where: str
 
 
-def _toml(path: Path, record: Recorder) -> dict[str, Any] | None:
+def _toml(path: str, record: Recorder) -> dict[str, Any] | None:
     try:
-        data = file_bytes(str(path), _MAX_CONFIG_BYTES, record)
+        data = file_bytes(path, _MAX_CONFIG_BYTES, record)
         if data is None:
             return None
         text = data.decode("utf-8")
@@ -103,23 +102,29 @@ def _top_level(table: Mapping[str, Any]) -> str | None:
     return url if isinstance(url, str) else None
 
 
-def _project_file(cwd: Path, record: Recorder) -> tuple[Path, dict[str, Any]] | None:
+def _project_file(cwd: str, record: Recorder) -> tuple[str, dict[str, Any]] | None:
     """The project's settings: the nearest folder with a ``uv.toml``, or a
-    ``pyproject.toml`` with a ``[tool.uv]`` table (``uv.toml`` first in one folder)."""
-    for folder in (cwd, *cwd.parents):
-        data = _toml(folder / "uv.toml", record)
+    ``pyproject.toml`` with a ``[tool.uv]`` table (``uv.toml`` first in one folder), in
+    ``cwd`` or a folder above it."""
+    folder = cwd
+    while True:
+        path = os.path.join(folder, "uv.toml")
+        data = _toml(path, record)
         if data is not None:
-            return folder / "uv.toml", data
-        data = _toml(folder / "pyproject.toml", record)
+            return path, data
+        path = os.path.join(folder, "pyproject.toml")
+        data = _toml(path, record)
         tool = data.get("tool") if data is not None else None
         if isinstance(tool, dict) and isinstance(tool.get("uv"), dict):
-            return folder / "pyproject.toml", tool["uv"]
-    return None
+            return path, tool["uv"]
+        folder, below = os.path.dirname(folder), folder
+        if folder == below:
+            return None
 
 
 def _uv_files(
-    env: Mapping[str, str], cwd: Path | None, record: Recorder
-) -> list[tuple[Path, dict[str, Any]]]:
+    env: Mapping[str, str], cwd: str | os.PathLike[str] | None, record: Recorder
+) -> list[tuple[str, dict[str, Any]]]:
     """uv's configuration files, in the order it merges them: ``UV_CONFIG_FILE`` alone
     when set (even beside ``UV_NO_CONFIG``, which stops only the search); none with
     ``UV_NO_CONFIG``; else the project's file (``cwd`` and its
@@ -127,22 +132,22 @@ def _uv_files(
     the system's (the first ``uv/uv.toml`` of ``$XDG_CONFIG_DIRS``, else
     ``/etc/uv/uv.toml``)."""
     if env.get("UV_CONFIG_FILE"):
-        path = Path(env["UV_CONFIG_FILE"])
+        path = env["UV_CONFIG_FILE"]
         data = _toml(path, record)
         return [(path, data)] if data is not None else []
     if env.get("UV_NO_CONFIG", "").strip().lower() in _YES:
         return []
-    files: list[tuple[Path, dict[str, Any]]] = []
-    project = _project_file(cwd or Path(os.getcwd()), record)
+    files: list[tuple[str, dict[str, Any]]] = []
+    project = _project_file(os.fspath(cwd) if cwd else os.getcwd(), record)
     files += [project] if project is not None else []
     home = env.get("HOME")
     config_home = env.get("XDG_CONFIG_HOME") or (f"{home}/.config" if home else None)
     if config_home:
-        path = Path(config_home) / "uv" / "uv.toml"
+        path = os.path.join(config_home, "uv", "uv.toml")
         data = _toml(path, record)
         files += [(path, data)] if data is not None else []
     dirs = [d for d in env.get("XDG_CONFIG_DIRS", "").split(":") if d]
-    for path in [Path(d) / "uv" / "uv.toml" for d in dirs] + [Path("/etc/uv/uv.toml")]:
+    for path in [os.path.join(d, "uv", "uv.toml") for d in dirs] + ["/etc/uv/uv.toml"]:
         data = _toml(path, record)
         if data is not None:
             files.append((path, data))
@@ -157,12 +162,15 @@ class UvConfig:
     :func:`no_index`, so the files are read once for both."""
 
     def __init__(
-        self, env: Mapping[str, str], cwd: Path | None = None, record: Recorder = NOWHERE
+        self,
+        env: Mapping[str, str],
+        cwd: str | os.PathLike[str] | None = None,
+        record: Recorder = NOWHERE,
     ) -> None:
         self._env, self._cwd, self._record = env, cwd, record
 
     @cached_property
-    def _files(self) -> list[tuple[Path, dict[str, Any]]]:
+    def _files(self) -> list[tuple[str, dict[str, Any]]]:
         return _uv_files(self._env, self._cwd, self._record)
 
     def index(self) -> UserIndex | None:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook._data import data_path
@@ -39,7 +38,11 @@ from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.stored import kept_builtin
 from resolver_hook.manifest.tables import ManifestError, TableReader
 
+# pathlib (~1 ms to import) only where the user names a manifest file or folder: a plan
+# over the built-in manifests looks for ./pyproject.toml by its path as text.
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from resolver_hook.manifest.validate import parse_manifest
 else:
 
@@ -81,6 +84,8 @@ def load_manifest(
     record: Recorder = NOWHERE,
 ) -> Manifest:
     """Read and validate one manifest file (declared to ``record``)."""
+    from pathlib import Path
+
     from resolver_hook.ground.input import InputError, read_text_input
 
     p = Path(path)
@@ -158,11 +163,17 @@ def builtin_manifests() -> dict[str, Manifest]:
     return {m.name: m for m in _builtin()}
 
 
-def _folder_files(path: Path, where: str, record: Recorder = NOWHERE) -> list[Path]:
+def _folder_files(
+    named: str | os.PathLike[str], where: str, record: Recorder = NOWHERE
+) -> list[Path]:
+    """The manifest file ``named``, or the ``*.toml`` files of the folder ``named``."""
+    from pathlib import Path
+
+    path = Path(named)
     kind = path_kind(str(path), record)
     if kind == 2:
         names = folder_names(str(path), record) or []
-        files = [path / n for n in names if Path(n).suffix == ".toml"]
+        files = [path / n for n in names if os.path.splitext(n)[1] == ".toml"]
         return sorted(f for f in files if path_kind(str(f), record) == 1)
     if kind == 1:
         return [path]
@@ -182,7 +193,7 @@ def _from_entry_point(ep: Any, allow_insecure: bool, record: Recorder) -> list[M
     if isinstance(obj, str) and "\n" in obj:
         return [loads_manifest(obj, source=where, allow_insecure=allow_insecure)]
     if isinstance(obj, (str, os.PathLike)):
-        files = _folder_files(Path(obj), where, record)
+        files = _folder_files(obj, where, record)
         return [
             load_manifest(f, allow_insecure=allow_insecure, source=f"{where}: {f}", record=record)
             for f in files
@@ -222,12 +233,13 @@ def _entry_points() -> Iterable[Any]:
     return eps
 
 
-def _from_pyproject(cwd: Path, allow_insecure: bool, record: Recorder) -> list[Manifest]:
-    pyproject = cwd / "pyproject.toml"
-    if path_kind(str(pyproject), record) != 1:
+def _from_pyproject(cwd: str, allow_insecure: bool, record: Recorder) -> list[Manifest]:
+    pyproject = os.path.join(cwd, "pyproject.toml")
+    if path_kind(pyproject, record) != 1:
         return []  # none there: that absence is an input too
     try:
-        raw = pyproject.read_bytes()
+        with open(pyproject, "rb") as handle:
+            raw = handle.read()
         record.file(pyproject, raw)
         # As read_text reads it: universal newlines.
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
@@ -258,7 +270,7 @@ def _from_pyproject(cwd: Path, allow_insecure: bool, record: Recorder) -> list[M
     if r.found:
         raise ManifestError(r.problems)
     for p in paths:
-        for f in _folder_files(cwd / p, f"{where}: manifests", record):
+        for f in _folder_files(os.path.join(cwd, p), f"{where}: manifests", record):
             out.append(load_manifest(f, allow_insecure=allow_insecure, record=record))
     for i, t in enumerate(tables):
         out.append(
@@ -290,7 +302,7 @@ def collect_manifests(
     together in one ManifestError.
     """
     env = os.environ if env is None else env
-    here = Path.cwd() if cwd is None else Path(cwd)
+    here = os.getcwd() if cwd is None else os.fspath(cwd)
     problems: list[str] = []
     levels: list[list[Manifest]] = []
 
@@ -317,7 +329,7 @@ def collect_manifests(
         lambda: [
             load_manifest(f, allow_insecure=allow_insecure, record=record)
             for folder in folders
-            for f in _folder_files(Path(folder), ENV_MANIFESTS, record)
+            for f in _folder_files(folder, ENV_MANIFESTS, record)
         ]
     )
     gather(lambda: _from_pyproject(here, allow_insecure, record))
