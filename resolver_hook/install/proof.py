@@ -234,26 +234,28 @@ def _pip_item(i: int, item: Any) -> Resolved:
     )
 
 
-# uv: " + name==1.0", " + name @ https://...", " + name==0.1 (from file:///...)"
-_UV_LINE = re.compile(
+# uv: " + name==1.0", " + name @ https://...", " + name==0.1 (from file:///...)". Both
+# patterns are kept as text, compiled when first used (re's cache): a pip install never
+# reads uv's lines.
+_UV_LINE = (
     r"^\s*\+\s+(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)"
     r"(?:==(?P<version>\S+?)(?:\s+\(from\s+(?P<source>\S+)\))?|\s+@\s+(?P<url>\S+))\s*$"
 )
-_WHEEL_VERSION = re.compile(r"^[^-/]+-(?P<version>[^-/]+)-[^/]*\.whl$")
+_WHEEL_VERSION = r"^[^-/]+-(?P<version>[^-/]+)-[^/]*\.whl$"
 
 
 def read_uv_dry_run(text: str) -> Resolution:
     """Read the ``+`` lines of ``uv pip install --dry-run`` (what it would install)."""
     items = []
     for line in text.splitlines():
-        m = _UV_LINE.match(line)
+        m = re.match(_UV_LINE, line)
         if m is None:
             continue
         name = canonicalize_name(m.group("name"))
         if m.group("url"):
             url, fragment = urldefrag(m.group("url"))
             sha = fragment[len("sha256=") :].lower() if fragment.startswith("sha256=") else None
-            w = _WHEEL_VERSION.match(unquote(url.rsplit("/", 1)[-1]))
+            w = re.match(_WHEEL_VERSION, unquote(url.rsplit("/", 1)[-1]))
             items.append(
                 Resolved(
                     name=name,
