@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from resolver_hook.errors import ManifestError
 from resolver_hook.manifest.load import (
     ENV_INSECURE,
     builtin_manifests,
@@ -17,7 +18,6 @@ from resolver_hook.manifest.load import (
     loads_manifest,
 )
 from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
-from resolver_hook.manifest.tables import ManifestError
 
 if TYPE_CHECKING:
     from resolver_hook.manifest.validate import parse_manifest

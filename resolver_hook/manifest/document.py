@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from resolver_hook.errors import ManifestError
 from resolver_hook.ground.toml import TomlError, kept
 from resolver_hook.ground.toml import loads as toml_loads
 from resolver_hook.limits import MAX_MANIFEST_BYTES
-from resolver_hook.manifest.tables import ManifestError
 
 __all__ = ["builtin_document", "document"]
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from resolver_hook._data import data_path
+from resolver_hook.errors import ManifestError
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import NOWHERE, Recorder, folder_names, path_kind
 from resolver_hook.ground.toml import TomlError, kept_file
@@ -36,7 +37,6 @@ from resolver_hook.manifest.document import builtin_document, document
 from resolver_hook.manifest.model import Manifest
 from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.manifest.stored import kept_builtin
-from resolver_hook.manifest.tables import ManifestError, TableReader
 
 # pathlib (~1 ms to import) only where the user names a manifest file or folder: a plan
 # over the built-in manifests looks for ./pyproject.toml by its path as text.
@@ -249,6 +249,8 @@ def _from_pyproject(cwd: str, allow_insecure: bool, record: Recorder) -> list[Ma
     tool = data.get("tool", {}).get("resolver-hook") if isinstance(data.get("tool"), dict) else None
     if tool is None:
         return []
+    from resolver_hook.manifest.tables import TableReader  # a table of ours to read: rare
+
     where = f"{pyproject} [tool.resolver-hook]"
     if not isinstance(tool, dict):
         raise ManifestError([f"{where}: expected a table"])

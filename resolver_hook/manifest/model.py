@@ -48,6 +48,7 @@ parsed mapping into these types.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from typing import Any
 
@@ -55,7 +56,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import NormalizedName
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.portable.cuda import KernelTarget
@@ -67,6 +68,7 @@ __all__ = [
     "Manifest",
     "Needs",
     "WheelFlavour",
+    "no_version_between",
     "python_sort_key",
 ]
 
@@ -292,6 +294,54 @@ class Manifest:
 
         data: dict[str, Any] = plain(self)
         return data
+
+
+@functools.lru_cache(maxsize=1024)
+def _requirement(text: str) -> Requirement:
+    """``Requirement(text)``, parsed once in a process (a bad text raises each time):
+    the manifests of torchvision, torchaudio and xformers couple with the same torch
+    releases (``torch==2.14.0``), and packaging's parser takes ~25 us a line."""
+    return Requirement(text)
+
+
+def no_version_between(spec: SpecifierSet) -> str | None:
+    """Why no version can meet ``spec`` (``>=13.0,<12.0``), in words; None when one can.
+
+    Bounds from ``>``, ``>=``, ``<``, ``<=``, ``==`` and ``~=`` without wildcards; ``!=``
+    and wildcards are left out, so an answer of None may still be an empty range.
+    """
+    low: tuple[Version, bool, str] | None = None  # (version, inclusive, as written)
+    high: tuple[Version, bool, str] | None = None
+    for s in spec:
+        if "*" in s.version or s.operator in ("!=", "==="):
+            continue
+        try:
+            v = Version(s.version)
+        except InvalidVersion:
+            continue
+        lows: list[tuple[Version, bool]] = []
+        highs: list[tuple[Version, bool]] = []
+        if s.operator in (">=", "==", "~="):
+            lows.append((v, True))
+        if s.operator == ">":
+            lows.append((v, False))
+        if s.operator in ("<=", "=="):
+            highs.append((v, True))
+        if s.operator == "<":
+            highs.append((v, False))
+        if s.operator == "~=" and len(v.release) > 1:
+            highs.append((Version(".".join(map(str, [*v.release[:-2], v.release[-2] + 1]))), False))
+        for bound, inclusive in lows:
+            if low is None or bound > low[0] or (bound == low[0] and not inclusive):
+                low = (bound, inclusive, str(s))
+        for bound, inclusive in highs:
+            if high is None or bound < high[0] or (bound == high[0] and not inclusive):
+                high = (bound, inclusive, str(s))
+    if low is None or high is None:
+        return None
+    if low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1])):
+        return f"{low[2]} and {high[2]} leave nothing between them"
+    return None
 
 
 def _python_versions(interpreters: Any) -> tuple[str, ...]:

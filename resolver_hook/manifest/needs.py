@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import datetime
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -18,12 +17,12 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.limits import check_version_text
-from resolver_hook.manifest.model import Needs
+from resolver_hook.manifest.model import Needs, _requirement, no_version_between
 from resolver_hook.manifest.tables import TableReader, _join, kind_of
 from resolver_hook.manifest.urls import url_problem
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
-__all__ = ["no_version_between"]
+__all__: list[str] = []
 
 _NEEDS_KEYS = ("cuda", "gpu", "cpu", "arch_max", "rocm", "gfx", "l4t", "properties", "requires")
 _ABOUT_KEYS = ("cuda_runtime", "evidence", "checked")
@@ -229,14 +228,6 @@ def _read_requires(
     return out
 
 
-@functools.lru_cache(maxsize=1024)
-def _requirement(text: str) -> Requirement:
-    """``Requirement(text)``, parsed once in a process (a bad text raises each time):
-    the manifests of torchvision, torchaudio and xformers couple with the same torch
-    releases (``torch==2.14.0``), and packaging's parser takes ~25 us a line."""
-    return Requirement(text)
-
-
 _ARCH = r"^(\d{1,3})\.(\d)$"  # as _PROPERTY
 
 
@@ -365,43 +356,3 @@ def _read_cuda_floors(
         if spec is not None:
             floors.append((target, spec))
     return tuple(floors)
-
-
-def no_version_between(spec: SpecifierSet) -> str | None:
-    """Why no version can meet ``spec`` (``>=13.0,<12.0``), in words; None when one can.
-
-    Bounds from ``>``, ``>=``, ``<``, ``<=``, ``==`` and ``~=`` without wildcards; ``!=``
-    and wildcards are left out, so an answer of None may still be an empty range.
-    """
-    low: tuple[Version, bool, str] | None = None  # (version, inclusive, as written)
-    high: tuple[Version, bool, str] | None = None
-    for s in spec:
-        if "*" in s.version or s.operator in ("!=", "==="):
-            continue
-        try:
-            v = Version(s.version)
-        except InvalidVersion:
-            continue
-        lows: list[tuple[Version, bool]] = []
-        highs: list[tuple[Version, bool]] = []
-        if s.operator in (">=", "==", "~="):
-            lows.append((v, True))
-        if s.operator == ">":
-            lows.append((v, False))
-        if s.operator in ("<=", "=="):
-            highs.append((v, True))
-        if s.operator == "<":
-            highs.append((v, False))
-        if s.operator == "~=" and len(v.release) > 1:
-            highs.append((Version(".".join(map(str, [*v.release[:-2], v.release[-2] + 1]))), False))
-        for bound, inclusive in lows:
-            if low is None or bound > low[0] or (bound == low[0] and not inclusive):
-                low = (bound, inclusive, str(s))
-        for bound, inclusive in highs:
-            if high is None or bound < high[0] or (bound == high[0] and not inclusive):
-                high = (bound, inclusive, str(s))
-    if low is None or high is None:
-        return None
-    if low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1])):
-        return f"{low[2]} and {high[2]} leave nothing between them"
-    return None

@@ -34,8 +34,7 @@ from packaging.version import Version
 
 from resolver_hook.ground.contentcache import kept
 from resolver_hook.ground.valueclass import fields, from_columns
-from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
-from resolver_hook.manifest.needs import _requirement
+from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour, _requirement
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = ["CODE", "dump", "kept_builtin", "rebuild"]

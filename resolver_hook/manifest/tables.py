@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
-from resolver_hook.errors import UsageError
+from resolver_hook.errors import ManifestError
 from resolver_hook.ground.credentials import keep
 from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.manifest.urls import url_problem
@@ -20,23 +20,6 @@ from resolver_hook.manifest.urls import url_problem
 __all__ = ["ManifestError", "Problem", "TableReader", "kind_of"]
 
 _V = TypeVar("_V")
-
-
-class ManifestError(UsageError):
-    """A manifest is malformed. ``problems`` lists each one as ``source: key.path: what``;
-    ``where`` names what holds them all (an app-env declaration's table, say)."""
-
-    def __init__(
-        self, problems: Sequence[str], *, hint: str | None = None, where: str = "manifests"
-    ) -> None:
-        self.problems = tuple(problems)
-        if len(self.problems) == 1:
-            message = self.problems[0]
-        else:
-            message = f"{len(self.problems)} problems in {where}:\n" + "\n".join(
-                f"  {p}" for p in self.problems
-            )
-        super().__init__(message, hint=hint)
 
 
 @valueclass

@@ -21,11 +21,11 @@ from typing import Any
 from packaging.utils import NormalizedName, canonicalize_name
 
 from resolver_hook._data import data_path
+from resolver_hook.errors import ManifestError
 from resolver_hook.ground.patterns import is_project_name
 from resolver_hook.ground.valueclass import valueclass
 from resolver_hook.manifest.document import builtin_document
 from resolver_hook.manifest.model import Manifest
-from resolver_hook.manifest.tables import ManifestError
 from resolver_hook.manifest.urls import url_problem
 
 __all__ = [

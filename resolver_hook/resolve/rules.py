@@ -24,8 +24,13 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from resolver_hook.host.profile import HostProfile
-from resolver_hook.manifest.model import Flavour, IndexFlavour, Manifest, WheelFlavour
-from resolver_hook.manifest.needs import no_version_between
+from resolver_hook.manifest.model import (
+    Flavour,
+    IndexFlavour,
+    Manifest,
+    WheelFlavour,
+    no_version_between,
+)
 from resolver_hook.portable.cuda import KernelTarget, uncovered
 from resolver_hook.resolve.model import (
     RANK_CRITERIA,
