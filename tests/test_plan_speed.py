@@ -826,8 +826,8 @@ def test_a_pages_files_are_parsed_once_for_all_its_flavours(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Every flavour of a page reads the same files: each name is cut into its fields
-    once (for its tag set and its parse), parsed once, and the flavours that keep a file
-    share its one candidate."""
+    once (for its parse), parsed once, and the flavours that keep a file share its one
+    candidate."""
     module = sys.modules["resolver_hook.inventory.candidates"]
     names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_x86_64.whl" for i in range(20)]
     names += [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_aarch64.whl" for i in range(20)]
@@ -863,6 +863,36 @@ def test_a_pages_files_are_parsed_once_for_all_its_flavours(
     assert sorted(cut) == sorted(parsed) == sorted(names)
     assert all(a is b for a, b in zip(found[0], found[3], strict=True))
     assert {id(c) for c in found[1] + found[2]} == {id(c) for c in found[0]}
+
+
+def test_a_pages_names_of_other_platforms_and_releases_are_never_cut() -> None:
+    """A flavour of some platforms finds its files by the text after their names'
+    versions (a page's names share a few dozen) and by their version fields: the names
+    of its page's other platforms and older releases (most of a PyPI page's thousands)
+    are never cut into their fields, only those of the files it reads."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_{arch}.whl" for i in range(5)
+             for arch in ("x86_64", "aarch64")]  # fmt: skip
+    page = Page(
+        url="https://x.org/pkg/",
+        links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
+    )
+    flavour = IndexFlavour(
+        url=page.url,
+        name="pkg",  # type: ignore[arg-type]
+        version=Version("1.0"),
+        platforms=("manylinux_2_28_x86_64",),
+    )
+    found = candidates(flavour, page, since=Version("1.3"))
+    assert [c.filename for c in found] == [
+        "pkg-1.4-cp312-cp312-manylinux_2_28_x86_64.whl",
+        "pkg-1.3-cp312-cp312-manylinux_2_28_x86_64.whl",
+    ]
+    cut = module._page_files(page).cuts
+    assert sorted(names[i] for i in cut) == sorted(c.filename for c in found)
+    # All of its releases: the names of its platform, and no more.
+    assert len(candidates(flavour, page)) == 5
+    assert sorted(names[i] for i in cut) == [n for n in sorted(names) if "x86_64" in n]
 
 
 def test_a_page_read_for_every_platform_and_python_judges_no_tag_set(

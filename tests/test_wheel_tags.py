@@ -75,9 +75,10 @@ def test_the_python_check_is_packagings_verdict(interp: str, abi: str, pythons: 
     # left out, never one it would refuse let through).
     module = sys.modules["resolver_hook.inventory.candidates"]
     allowed = module._python_pairs(frozenset(pythons))
-    # The page's names grouped by their tag fields (None: a name the parser must read).
-    ((fields, _members),) = module._tag_groups(module._cut_names(page.links))
-    fits = fields is None or module._fields_fit(fields, {("linux", "x86_64")}, allowed)
+    # The page's name grouped by what its tag fields say (a wheel's name: one group).
+    _rests, groups = module._PageFiles(page).groups()
+    (fields,) = groups
+    fits = module._fields_fit(fields, {("linux", "x86_64")}, allowed)
     assert fits == want
 
 

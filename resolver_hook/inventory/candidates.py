@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence, Set
+from itertools import compress, count
 from operator import attrgetter
 from typing import Protocol
 
@@ -182,28 +183,23 @@ def candidates(
     ``offered``: only those whose link offers a metadata file (PEP 658). Either is the
     list with the other files left out, in its order, those files never parsed (a
     page's history is most of its files: an entry of one release reads its head)."""
+    if not page.links:
+        return []  # no file (a page of the snapshot's compact rows)
     files = _page_files(page)
-    if not files.cuts or (offered and not files.offers_metadata):
-        return []  # no wheel (a page of the snapshot's compact rows), or none to read
+    if offered and not files.offers_metadata:
+        return []  # no file has a metadata file to read
     name = distribution_of(flavour)
     label = flavour.version.local
     places = flavour_places(flavour)
     # The (interpreter, ABI) pairs the flavour's Pythons accept; None: every Python.
     allowed = _python_pairs(frozenset(flavour.python)) if flavour.python else None
+    mine: Sequence[int]
     if places or allowed is not None:
         # Only the wheels of tag sets that fit the flavour's platforms and Pythons are
-        # looked at (most of a page's older releases do not), in page order: a tag set
-        # is judged once, by what its name's fields say (as the parser reads them; a
-        # name that is no wheel's name, or past the bounds, is never a candidate).
-        mine = [
-            i
-            for fields, members in files.groups
-            if fields is not None and _fields_fit(fields, places, allowed)
-            for i in members
-        ]
+        # looked at (most of a page's older releases do not), in page order.
+        mine = files.fitting(places, allowed)
         if since is not None:
             mine = files.since(since, mine)
-        mine.sort()
     else:  # every platform and Python: every wheel, no tag set judged
         mine = files.wheels()
         if since is not None:
@@ -226,6 +222,7 @@ def candidates(
 
 
 _Fields = tuple[frozenset[tuple[str, str]], frozenset[tuple[str, str]]]
+_Pairs = frozenset[tuple[str, str]]
 # A wheel of a page as :func:`candidates` reads it: the candidate and its local label.
 _File = tuple[Candidate, str | None]
 
@@ -235,15 +232,47 @@ class _PageFiles:
     share a few dozen tag sets, so a flavour tests each tag set once instead of each
     name), and each one parsed into its :class:`Candidate` when first asked for (every
     flavour of the page asks for the same files; a candidate is a value of its link and
-    page alone, so one object serves them all)."""
+    page alone, so one object serves them all).
 
-    __slots__ = ("_groups", "_newer", "_offers", "_ranked", "cuts", "page", "parsed", "ranks")
+    A name is cut into its fields (:func:`_cut`) only when its file is asked for: a
+    flavour of some platforms and Pythons finds the names of the tag sets that fit it
+    by the text after their versions (:meth:`groups`), and of these reads the versions
+    it takes (:meth:`since`); the names of a PyPI page's other platforms, Pythons and
+    releases (most of its thousands) are never cut. One of every platform and Python
+    asks for every name."""
+
+    __slots__ = (
+        "_fits",
+        "_groups",
+        "_newer",
+        "_offers",
+        "_ranked",
+        "_versions",
+        "bounded",
+        "cuts",
+        "names",
+        "page",
+        "parsed",
+        "ranks",
+    )
 
     def __init__(self, page: Page) -> None:
         self.page = page
-        # Each wheel's name cut into its fields once, for the grouping and the parse.
-        self.cuts = _cut_names(page.links)
-        self._groups: list[tuple[_Fields | None, list[int]]] | None = None
+        # The names of the page's links, by position.
+        self.names = list(map(_FILENAME, page.links))
+        # Whether every name of the page is within the version bounds, checked for all
+        # the names at once (else name by name, when each is read).
+        self.bounded = _bounded(self.names)
+        # The names cut into their fields so far, by position (None: no wheel's name,
+        # or past the bounds).
+        self.cuts: dict[int, list[str] | None] = {}
+        # The version fields of the names read so far, by position (see since).
+        self._versions: dict[int, str] = {}
+        # The names grouped by what their tag fields say (see groups); then, by the
+        # places and (interpreter, ABI) pairs a flavour accepts, the positions of the
+        # wheels that fit (a page's flavours accept a few).
+        self._groups: tuple[list[str | None], dict[_Fields, list[str]]] | None = None
+        self._fits: dict[tuple[_Pairs, _Pairs | None], tuple[int, ...]] = {}
         self.parsed: dict[int, _File | None] = {}
         # The rank of each version object of the files parsed (by its identity; the
         # objects are held, so their ids stand), oldest lowest (see _rank).
@@ -253,17 +282,78 @@ class _PageFiles:
         # Whether each version text is of a release or newer, by the release (see since).
         self._newer: dict[str, dict[str, bool]] = {}
 
-    def since(self, release: Version, indices: list[int]) -> list[int]:
+    def cut(self, indices: Sequence[int]) -> list[list[str] | None]:
+        """The names of the wheels at ``indices`` cut into their fields (:func:`_cut`),
+        each cut once."""
+        cuts = self.cuts
+        names = self.names
+        for i in indices:
+            if i not in cuts:
+                cuts[i] = _cut(names[i], bounded=self.bounded)
+        return list(map(cuts.__getitem__, indices))
+
+    def fitting(self, places: _Pairs, allowed: _Pairs | None) -> tuple[int, ...]:
+        """The positions of the wheels whose tag fields fit the places (OS, arch) and
+        the (interpreter, ABI) pairs a flavour accepts (:func:`_fields_fit`; None: every
+        Python), in page order; found once per places and pairs. A name that is no
+        wheel's name, or past the bounds, is never one."""
+        found = self._fits.get((places, allowed))
+        if found is None:
+            rests, groups = self.groups()
+            fit = {
+                rest
+                for tags, members in groups.items()
+                if _fields_fit(tags, places, allowed)
+                for rest in members
+            }
+            found = self._fits[places, allowed] = tuple(
+                compress(count(), map(fit.__contains__, rests))
+            )
+        return found
+
+    def groups(self) -> tuple[list[str | None], dict[_Fields, list[str]]]:
+        """Each name's text after its name and version fields (None: past the bounds),
+        and these texts grouped by what their tag fields say (:func:`_tail`,
+        :func:`_tag_set`; those of no wheel's name in none), each text read once: made
+        when a flavour of some platforms or Pythons first asks (one of any takes every
+        wheel).
+
+        Of a wheel's name, that text is its build tag (if any), its three tag fields and
+        ``.whl`` (``packaging``'s parser reads no dash in the name or the version
+        field): a page's names share a few dozen, and only these are read further."""
+        if self._groups is None:
+            names = self.names
+            rests: list[str | None] = [name.split("-", 2)[-1] for name in names]
+            if not self.bounded:  # a name past the bounds has no tag set to read
+                rests = [
+                    None if check_version_text(name) is not None else rest
+                    for name, rest in zip(names, rests, strict=True)
+                ]
+            by_tail: dict[str, list[str]] = {}
+            for rest in dict.fromkeys(rests):
+                if rest is not None and (tail := _tail(rest)) is not None:
+                    by_tail.setdefault(tail, []).append(rest)
+            groups: dict[_Fields, list[str]] = {}
+            for tail, members in by_tail.items():
+                groups.setdefault(_tag_set(*tail.lower().split("-")), []).extend(members)
+            self._groups = rests, groups
+        return self._groups
+
+    def since(self, release: Version, indices: Sequence[int]) -> list[int]:
         """Those of the wheels at ``indices`` of ``release`` or a newer one, in their
         order, by their version fields as the parse reads them (a name whose version
         does not parse is no candidate either way); each version text judged once per
         release asked for (the entries of one release on a page share it)."""
         newer = self._newer.setdefault(str(release), {})
-        cuts = self.cuts
-        texts = [cuts[i][1] for i in indices]  # type: ignore[index]
+        versions = self._versions
+        names = self.names
+        for i in indices:  # a wheel's name: its version is its second field
+            if i not in versions:
+                versions[i] = names[i].split("-", 2)[1]
+        texts = list(map(versions.__getitem__, indices))
         for t in set(texts).difference(newer):
             newer[t] = (v := _version_field(t)) is not None and v >= release
-        return [i for i, t in zip(indices, texts, strict=True) if newer[t]]
+        return list(compress(indices, map(newer.__getitem__, texts)))
 
     @property
     def offers_metadata(self) -> bool:
@@ -274,18 +364,11 @@ class _PageFiles:
             self._offers = list(map(_CORE_METADATA, links)).count(None) < len(links)
         return self._offers
 
-    @property
-    def groups(self) -> list[tuple[_Fields | None, list[int]]]:
-        """The wheels grouped by their tag fields (:func:`_tag_groups`), made when a
-        flavour of some platforms or Pythons first asks (one of any takes every wheel)."""
-        if self._groups is None:
-            self._groups = _tag_groups(self.cuts)
-        return self._groups
-
     def wheels(self) -> list[int]:
-        """The positions of the page's wheels whose names are cut (wheel names within
-        the bounds), in page order."""
-        return [i for i, cut in self.cuts.items() if cut is not None]
+        """The positions of the page's wheels (wheel names within the bounds), in page
+        order: every name ending ``.whl`` cut."""
+        named = [i for i, name in enumerate(self.names) if name.endswith(".whl")]
+        return [i for i, cut in zip(named, self.cut(named), strict=True) if cut is not None]
 
     def files(self, indices: Sequence[int]) -> list[_File | None]:
         """The candidates of the links at ``indices`` and their local labels (None: no
@@ -301,7 +384,7 @@ class _PageFiles:
         page = self.page
         links = list(map(page.links.__getitem__, todo))
         filenames = list(map(_FILENAME, links))
-        found = [None if cut is None else _cut_fields(cut) for cut in map(self.cuts.get, todo)]
+        found = [None if cut is None else _cut_fields(cut) for cut in self.cut(todo)]
         rows = [k for k, x in enumerate(found) if x is not None]
         if len(rows) < len(todo):
             for k, x in enumerate(found):
@@ -378,39 +461,23 @@ def _page_files(page: Page) -> _PageFiles:
     return made
 
 
-def _cut_names(links: tuple[Link, ...]) -> dict[int, list[str] | None]:
-    """The names of ``links``' wheels cut into their fields (:func:`_cut`), by position
-    (yanked ones too), in page order."""
-    wheels = [(i, x.filename) for i, x in enumerate(links) if x.filename.endswith(".whl")]
-    # The bounds checked for all the names at once (a newline is no digit: no number
-    # runs from one name into the next); past them, name by name.
-    names = [name for _, name in wheels]
-    bounded = (
+def _bounded(names: list[str]) -> bool:
+    """Whether all ``names`` are within the version bounds, checked at once (a newline
+    is no digit: no number runs from one name into the next)."""
+    return (
         max(map(len, names), default=0) <= MAX_VERSION_LENGTH
         and check_version_text("\n".join(names), max_length=None) is None
     )
-    # Each name is cut, not parsed, in one pass: for its tag fields' group and for the
-    # parse (a flavour's files are read from their fields' texts).
-    cuts = [_cut(name, bounded=bounded) for name in names]
-    return dict(zip([i for i, _ in wheels], cuts, strict=True))
 
 
-def _tag_groups(
-    cuts: Mapping[int, list[str] | None],
-) -> list[tuple[_Fields | None, list[int]]]:
-    """The positions of a page's wheels (:func:`_cut_names`) grouped by the places and
-    (interpreter, ABI) pairs their tag fields say (:func:`_tag_set`); None for a name
-    that is no wheel's name or past the bounds."""
-    # What the three tag fields say, read once per text of them (a page's names share a
-    # few dozen).
-    by_tail: dict[str, list[int]] = {}
-    for i, cut in cuts.items():
-        by_tail.setdefault("" if cut is None else cut[-1], []).append(i)
-    groups: dict[_Fields | None, list[int]] = {}
-    for tail, members in by_tail.items():
-        fields = _tag_set(*tail.lower().split("-")) if tail else None
-        groups.setdefault(fields, []).extend(members)
-    return list(groups.items())
+def _tail(rest: str) -> str | None:
+    """The text of the three tag fields of a name whose text after its version field
+    is ``rest`` (:meth:`_PageFiles.groups`), as :func:`_cut` cuts it; None when it is no
+    wheel's name (not ``.whl``, or not 4 or 5 dashes in all: 2 or 3 in ``rest``)."""
+    dashes = rest.count("-")
+    if dashes not in (2, 3) or not rest.endswith(".whl"):
+        return None
+    return rest[:-4].split("-", dashes - 2)[-1]
 
 
 def _cut(filename: str, *, bounded: bool) -> list[str] | None:
