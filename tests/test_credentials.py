@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,38 @@ def test_redact_text_shows_every_userinfo_as_stars(text: str, shown: str) -> Non
     assert userinfo.redact_text(text) == shown
     assert userinfo.has_credentials(text) == (shown != text)
     assert not userinfo.has_credentials(shown)
+
+
+def test_a_text_is_searched_for_userinfo_as_the_whole_pattern_finds_it() -> None:
+    # The quick look for "://...@" first never changes an answer: texts made of the
+    # pieces a URL's userinfo is found by (and missed by) agree with the pattern alone.
+    import random
+
+    pieces = [
+        "https",
+        "://",
+        "u",
+        ":",
+        "pw",
+        "@",
+        "****",
+        "/",
+        "?",
+        "#",
+        " ",
+        "\n",
+        "9",
+        "h.x",
+        "-",
+    ]
+    rng = random.Random(51)
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12)))
+        found = [m.group(2) for m in re.finditer(userinfo._USERINFO, text)]
+        assert userinfo.redact_text(text) == re.sub(userinfo._USERINFO, userinfo._SHOWN, text)
+        assert userinfo.has_credentials(text) == any(
+            g != "****" and not g.endswith(":****") for g in found
+        )
 
 
 def test_pips_own_redaction_is_not_a_credential() -> None:

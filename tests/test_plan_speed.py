@@ -172,9 +172,9 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
     """Patterns a plan or an install seldom uses (a netrc's token, a glibc override, PEP
     817 properties and targets, a manifest's dates, CUDA runtimes and arch_max, an AMD GPU
     name, a row of NVIDIA's libraries, a lock file's URLs, a requirements file's coding
-    line, pip's version line, an installer's Python, uv's dry-run lines) are compiled when
-    first used, not as their modules load (~1.9 ms of start-up in all); each still matches
-    as before."""
+    line, pip's version line, an installer's Python, uv's dry-run lines, a URL's userinfo
+    in a text that may hold one) are compiled when first used, not as their modules load
+    (~2 ms of start-up in all); each still matches as before."""
     child = (
         "import re, sys\n"
         "seen = []\n"
@@ -186,15 +186,16 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
         "re.compile = ours\n"
         "import resolver_hook.cli.plan, resolver_hook.cli.install, resolver_hook.install.checked\n"
         "import resolver_hook.manifest.nvidialibs, resolver_hook.manifest.urls\n"
-        "marks = ('[!$-&', '2\\\\.', '::', '{4}-', '(\\\\d{1,3})', 'nvidia-[', '://[^', '#.*',\n"
-        "         'compute_', '_(real', b'coding', '__version__', '(\\\\d+)\\\\.(\\\\d+)\\\\s*',\n"
-        "         'gfx', '^\\\\d+\\\\.\\\\d+$', '(?P<source>', '(?P<version>[^-/]+)')\n"
+        "marks = ('[!$-&', '2\\\\.', '::', '{4}-', '(\\\\d{1,3})', 'nvidia-[', '://[^\\\\s',\n"
+        "         '#.*', 'compute_', '_(real', b'coding', '__version__',\n"
+        "         '(\\\\d+)\\\\.(\\\\d+)\\\\s*', 'gfx', '^\\\\d+\\\\.\\\\d+$',\n"
+        "         '(?P<source>', '(?P<version>[^-/]+)', '([^/?#\\\\s]*)@')\n"
         "print([p for p in seen if any(type(m) is type(p) and m in p for m in marks)])\n"
     )
     done = python_child(child, cwd=REPO)
     assert done.stdout.split() == ["[]"], done.stdout + done.stderr
     from resolver_hook import reqfile
-    from resolver_hook.ground import credentials, patterns
+    from resolver_hook.ground import credentials, patterns, userinfo
     from resolver_hook.install import backends
     from resolver_hook.manifest import nvidialibs, urls
     from resolver_hook.portable import cuda
@@ -202,6 +203,7 @@ def test_the_modules_of_a_plan_and_an_install_compile_no_pattern_of_a_rarer_path
 
     detect = importlib.import_module("resolver_hook.host.detect")  # not host.detect()
     assert re.fullmatch(credentials._NETRC_TOKEN, "user")
+    assert re.findall(userinfo._USERINFO, "see https://u:p@h/x") == [("https://", "u:p")]
     assert not re.fullmatch(credentials._NETRC_TOKEN, "a b")
     assert re.fullmatch(detect._GLIBC, "2.39")
     assert not re.fullmatch(detect._GLIBC, "3.1")
