@@ -49,9 +49,8 @@ from types import MappingProxyType
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.record import NOWHERE, Recorder
 from resolver_hook.ground.valueclass import field, valueclass
-from resolver_hook.index.fetch import Given
 from resolver_hook.index.mirrors import Mirror, mirrors_from
-from resolver_hook.index.pipconfig import PipFiles
+from resolver_hook.index.pipconfig import Given, PipFiles
 from resolver_hook.index.userindex import UserIndex, UvConfig, no_index, user_index
 from resolver_hook.limits import MAX_NETWORK_SECONDS, NETWORK_DEADLINE
 from resolver_hook.manifest import ENV_INSECURE

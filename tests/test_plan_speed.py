@@ -245,6 +245,23 @@ def test_a_plan_for_a_target_loads_no_module_only_another_path_uses(tmp_path: Pa
     assert done.stdout.split() == ["0", "[]"], done.stderr
 
 
+def test_an_offline_plan_imports_no_network_module(tmp_path: Path) -> None:
+    """An offline plan checks its pages' URLs against the policy and serves them from the
+    page cache and the shipped snapshot: the module that reads the network (~0.4 ms to
+    import, with the user's network settings) is not loaded."""
+    argv = ["plan", "--offline", "torch", "numpy", "--target", TARGET]
+    child = (
+        "import contextlib, io, sys\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        "print(code, 'resolver_hook.index.client' in sys.modules,"
+        " 'resolver_hook.index.fetch' in sys.modules)\n"
+    )
+    done = python_child(child, cwd=tmp_path)
+    assert done.stdout.split() == ["0", "True", "False"], done.stderr
+
+
 def test_a_plan_imports_no_pathlib(tmp_path: Path) -> None:
     """A plan joins the paths it reads as text (the page cache's, pip's and uv's
     configuration files, ./pyproject.toml): pathlib (with fnmatch and ntpath, ~1 ms to

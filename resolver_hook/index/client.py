@@ -38,12 +38,12 @@ from urllib.parse import unquote, urlsplit
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.credentials import keep
+from resolver_hook.ground.credentials import kept as kept_credentials
 from resolver_hook.ground.record import NOWHERE, Recorder, sha256_hex
-from resolver_hook.ground.userinfo import has_credentials
+from resolver_hook.ground.userinfo import has_credentials, redact
 from resolver_hook.ground.valueclass import replace
 from resolver_hook.index.cache import CacheEntry, PageCache, links_from_json, links_to_json
 from resolver_hook.index.errors import PageError, TooLarge
-from resolver_hook.index.fetch import Given, Response, Transport, check_url, read_local, redact
 from resolver_hook.index.metadata import HashMismatch, Metadata, check_hashes, parse_metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import JSON_TYPE, Link, Page, Source
@@ -54,10 +54,15 @@ from resolver_hook.limits import (
     NETWORK_DEADLINE,
     PAGE_FRESH_SECONDS,
 )
-from resolver_hook.manifest.urls import each_url_problem
+from resolver_hook.manifest.urls import check_read_url, each_url_problem
 
 if TYPE_CHECKING:
     from pathlib import Path  # ~1 ms to import: the page cache's folder is joined as text
+
+    # The network's module is imported when the network (or a local file) is read: a
+    # plan the page cache answers never loads it.
+    from resolver_hook.index.fetch import Response, Transport
+    from resolver_hook.index.pipconfig import Given
 
 # The cause of a page whose server gave no complete answer within the deadline
 # (resolver_hook.index.fetch says it so).
@@ -147,9 +152,8 @@ class IndexClient:
         self.refresh = refresh
         self.mirrors = tuple(mirrors)
         self.max_workers = max(1, min(max_workers, MAX_CONCURRENT_PAGES))
-        self.transport = Transport(
-            allow_insecure=allow_insecure, timeout=timeout, env=environ, given=given
-        )
+        self._network = (timeout, environ, given)  # the transport's, when one is made
+        self._transport: Transport | None = None
         folder = cache_dir
         if folder is None and cache:
             base = _cache.cache_dir(environ)
@@ -169,10 +173,27 @@ class IndexClient:
         self._stalled: set[str] = set()
 
     @property
+    def transport(self) -> Transport:
+        """What reads the network, with the user's settings: made when first used (a
+        network read, or credentials given in a URL to say a word about), once for
+        every reading thread."""
+        with self._lock:
+            if self._transport is None:
+                from resolver_hook.index.fetch import Transport
+
+                timeout, env, given = self._network
+                self._transport = Transport(
+                    allow_insecure=self.allow_insecure, timeout=timeout, env=env, given=given
+                )
+            return self._transport
+
+    @property
     def notes(self) -> list[str]:
         """Notes of this client so far (cache entries ignored, a netrc not read, ...)."""
         with self._lock:
-            return [*self._notes, *(n for n in self.transport.notes if n not in self._notes)]
+            # The transport's too, where one was made (it has none before it is used).
+            theirs = self._transport.notes if self._transport is not None else []
+            return [*self._notes, *(n for n in theirs if n not in self._notes)]
 
     def _note(self, text: str | None) -> None:
         if text:
@@ -183,7 +204,8 @@ class IndexClient:
     def url_of(self, url: str) -> str:
         """The URL the client reads for ``url``: credentials kept aside, mirrors applied."""
         target = apply_mirrors(keep(url), self.mirrors)
-        self.transport.say_given(target)
+        if kept_credentials(target) is not None:  # the transport has a word to say on them
+            self.transport.say_given(target)
         return target
 
     # --- pages -----------------------------------------------------------------------
@@ -201,11 +223,11 @@ class IndexClient:
             return Page(url=uri, links=links)
         target = self.url_of(url)
         if _is_file_url(target):
-            check_url(target, allow_insecure=self.allow_insecure)
+            check_read_url(target, allow_insecure=self.allow_insecure)
             raw, uri = self._read_local(target)
             text = raw.decode("utf-8", "replace")
             return Page(url=uri, links=self._checked(parse_page(text, base_url or uri), uri))
-        check_url(target, allow_insecure=self.allow_insecure)
+        check_read_url(target, allow_insecure=self.allow_insecure)
         key = f"page\n{target}"
         now = time.time()
         entry, note, kept = self._cached(key, base_url, now)
@@ -412,6 +434,8 @@ class IndexClient:
         if kept is not None:
             links = self._checked(kept, entry.url)
         else:
+            from resolver_hook.index.fetch import Response  # a page without its links kept
+
             response = Response(
                 url=entry.url,
                 status=200,
@@ -456,7 +480,7 @@ class IndexClient:
         target = url if local and is_local(url) else self.url_of(url)
         if is_local(target):
             if not local:
-                check_url(target, allow_insecure=self.allow_insecure)
+                check_read_url(target, allow_insecure=self.allow_insecure)
             return self._read_local(target)[0]
         if self.offline:
             raise PageError(f"{redact(target)}: --offline reads no network")
@@ -475,7 +499,7 @@ class IndexClient:
             raise PageError(f"{redact(link.url)}: the page offers no metadata file for it")
         target = self.url_of(link.url + ".metadata")
         shown = redact(target)
-        check_url(target, allow_insecure=self.allow_insecure)
+        check_read_url(target, allow_insecure=self.allow_insecure)
         if is_local(target):
             data = self._read_local(target)[0]
             check_hashes(data, link.core_metadata, shown)
@@ -541,7 +565,7 @@ class IndexClient:
         if _is_file_url(target):
             from pathlib import Path  # a file: URL (a local test index): rare
 
-            check_url(target, allow_insecure=self.allow_insecure)
+            check_read_url(target, allow_insecure=self.allow_insecure)
             size = 0
             try:
                 with Path(unquote(urlsplit(target).path)).open("rb") as handle:
@@ -559,6 +583,8 @@ class IndexClient:
 
     def _read_local(self, location: str) -> tuple[bytes, str]:
         """:func:`~resolver_hook.index.fetch.read_local`, the file declared."""
+        from resolver_hook.index.fetch import read_local
+
         raw, uri = read_local(location)
         is_url = _is_file_url(location)
         self.record.file(unquote(urlsplit(location).path) if is_url else location, raw)

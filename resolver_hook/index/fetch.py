@@ -51,13 +51,13 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep, kept, split_credentials
 from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.errors import PageError, TooLarge
+from resolver_hook.index.pipconfig import Given
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
-from resolver_hook.manifest.urls import INSECURE_FLAG, url_problem
+from resolver_hook.manifest.urls import check_read_url as check_url  # the check before every read
 
 if TYPE_CHECKING:
     import netrc
@@ -78,16 +78,6 @@ __all__ = [
 
 _READ_CHUNK = 64 << 10
 T = TypeVar("T")
-
-
-def check_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
-    """The one URL policy (:mod:`resolver_hook.manifest.urls`); UsageError when refused."""
-    problem = url_problem(redact(url), allow_insecure=allow_insecure)
-    if problem is not None:
-        hint = None
-        if INSECURE_FLAG in problem:
-            hint = f"add {INSECURE_FLAG} for a local test index"
-        raise UsageError(f"{what}: {problem}", hint=hint)
 
 
 def read_local(location: str) -> tuple[bytes, str]:
@@ -157,16 +147,6 @@ def _proxy_variables(env: Mapping[str, str]) -> dict[str, tuple[str, str]]:
 
 
 _PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")  # NO_PROXY holds for these
-
-
-@valueclass
-class Given:
-    """pip's ``cert`` and ``proxy`` as the installer's own arguments give them
-    (``--cert``, ``--proxy``), each ``(value, where)``: they beat the variables and files."""
-
-    cert: tuple[str, str] | None = None
-    proxy: tuple[str, str] | None = None
-    isolated: bool = False  # pip's --isolated: its user files and PIP_* variables unread
 
 
 @valueclass

@@ -36,10 +36,21 @@ from typing import Any
 
 from resolver_hook.ground.contentcache import kept
 from resolver_hook.ground.record import NOWHERE, Recorder, file_bytes, path_kind, sha256_hex
+from resolver_hook.ground.valueclass import valueclass
 
-__all__ = ["PipFiles", "config_files", "pip_settings"]
+__all__ = ["Given", "PipFiles", "config_files", "pip_settings"]
 
 _MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
+
+
+@valueclass
+class Given:
+    """pip's ``cert`` and ``proxy`` as the installer's own arguments give them
+    (``--cert``, ``--proxy``), each ``(value, where)``: they beat the variables and files."""
+
+    cert: tuple[str, str] | None = None
+    proxy: tuple[str, str] | None = None
+    isolated: bool = False  # pip's --isolated: its user files and PIP_* variables unread
 
 
 def config_files(

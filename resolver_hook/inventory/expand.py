@@ -61,8 +61,8 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import replace
-from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors
 from resolver_hook.index.model import Link, Page

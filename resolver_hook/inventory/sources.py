@@ -34,9 +34,9 @@ from urllib.parse import urlsplit
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from resolver_hook.errors import OperationalError
+from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import replace, valueclass
 from resolver_hook.index.errors import UNREACHABLE
-from resolver_hook.index.fetch import redact
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.mirrors import Mirror, apply_mirrors, upstream_of
 from resolver_hook.index.model import Link, Page

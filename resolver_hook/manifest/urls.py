@@ -25,12 +25,13 @@ import re
 import urllib.parse
 
 from resolver_hook.errors import UsageError
-from resolver_hook.ground.userinfo import redact_text
+from resolver_hook.ground.userinfo import redact, redact_text
 from resolver_hook.limits import MAX_URL_LENGTH
 
 __all__ = [
     "FORBIDDEN_URL_CHARACTERS",
     "INSECURE_FLAG",
+    "check_read_url",
     "check_url",
     "each_url_problem",
     "is_loopback_host",
@@ -160,6 +161,17 @@ def url_problems(text: str, *, allow_insecure: bool = False) -> list[str]:
             if problem is not None:
                 found.setdefault(problem)
     return list(found)
+
+
+def check_read_url(url: str, *, allow_insecure: bool, what: str = "page") -> None:
+    """The policy before ``url`` is read (a page, a file); UsageError ``what: problem``
+    when refused, with the hint to :data:`INSECURE_FLAG` where it would allow it."""
+    problem = url_problem(redact(url), allow_insecure=allow_insecure)
+    if problem is not None:
+        hint = None
+        if INSECURE_FLAG in problem:
+            hint = f"add {INSECURE_FLAG} for a local test index"
+        raise UsageError(f"{what}: {problem}", hint=hint)
 
 
 def check_url(url: object, *, key: str, allow_insecure: bool = False) -> str:
