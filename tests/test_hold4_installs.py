@@ -31,13 +31,15 @@ from tests.wheelfactory import LoopbackIndex, build_wheel
 
 pytestmark = pytest.mark.integration
 
-LINUX = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self/cmdline")
+LINUX = pytest.mark.skipif(sys.platform != "linux", reason="a process killing itself")
 
-# A .pth line: the interpreter kills itself (SIGKILL) when its command line holds the
-# given word, so the real pip dies at the very start of the run that has it.
+# A .pth line: the interpreter kills itself (SIGKILL) as it first connects to the
+# index while its command line (sys.argv, as pip reads it: an interpreter started ahead
+# of its dry run is given the dry run's words after it started) holds the given word,
+# so the real pip dies at the start of the run that has it.
 _KILL_WHEN = (
-    "import os; b'{word}' in open('/proc/self/cmdline', 'rb').read().split(b'\\0') "
-    "and os.kill(os.getpid(), 9)\n"
+    "import os, sys; sys.addaudithook(lambda e, a: e == 'socket.connect' "
+    "and '{word}' in sys.argv and os.kill(os.getpid(), 9))\n"
 )
 
 

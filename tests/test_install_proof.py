@@ -215,16 +215,17 @@ def test_an_unreadable_page_is_named(tmp_path: Path, tool: str) -> None:
     assert f"hint: check that {page} can be read from here" in proc.stderr
 
 
-# A .pth line: an interpreter of the venv whose command line holds the word "install"
-# (pip's runs; the hook's reads of the environment hold no such word) appends its
-# process id to a file (a process may read the .pth files more than once).
+# A .pth line: an interpreter of the venv that imports pip's command line (pip's runs,
+# an interpreter started ahead of its dry run among them; the hook's reads of the
+# environment import no pip) appends its process id to a file (a process may read the
+# .pth files more than once).
 _COUNT_STARTS = (
-    "import os; b'install' in open('/proc/self/cmdline', 'rb').read().split(b'\\0') "
-    "and open({path!r}, 'a').write('%d\\n' % os.getpid())\n"
+    "import os, sys; sys.addaudithook(lambda e, a: e == 'import' "
+    "and a[0] == 'pip._internal.cli.main' "
+    "and open({path!r}, 'a').write('%d\\n' % os.getpid()))\n"
 )
 
 
-@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="needs /proc")
 @pytest.mark.parametrize("pip", PIPS, ids=IDS[:2])
 @pytest.mark.parametrize(
     ("asked", "starts"), [(["ktorch"], 1), (["kmodel"], 2)], ids=["plain", "replan"]

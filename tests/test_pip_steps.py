@@ -89,3 +89,37 @@ def test_a_dry_run_that_ends_the_process_says_its_exit_code(
     assert steps.dry_run()[0] == 2
     assert seen == ["bye\n"]
     assert steps.proc is None
+
+
+def test_started_ahead_it_waits_for_its_dry_runs_words(fake_pip: dict[str, str]) -> None:
+    # Started before the plan (its start-up overlaps the planning): it runs nothing
+    # until the dry run's words come, then runs them as a process started for them.
+    command = [sys.executable, "-m", "pip"]
+    steps = PipSteps.ahead(command, env=fake_pip)
+    log = Path(fake_pip["STEPS_LOG"])
+    args = ["install", "--dry-run", "0"]
+    assert steps.fits(command, args, fake_pip)
+    assert not steps.fits(command, args, {**fake_pip, "FLAG": "other"})
+    assert not steps.fits(["/other/python", "-m", "pip"], args, fake_pip)
+    assert not log.exists()
+    seen: list[str] = []
+    code, _ = steps.dry_run(args, seen.append)
+    assert code == 0
+    assert "".join(seen) == 'step ["install", "--dry-run", "0"]\nFLAG=dry\nno newline'
+    assert not steps.fits(command, args, fake_pip)  # asked once
+    code, _ = steps.install([*command, "install", "--no-deps", "4"], fake_pip, seen.append)
+    assert code == 4
+    assert [json.loads(x) for x in log.read_text().splitlines()] == [
+        args,
+        ["install", "--no-deps", "4"],
+    ]
+
+
+def test_started_ahead_and_never_asked_it_runs_nothing(fake_pip: dict[str, str]) -> None:
+    steps = PipSteps.ahead([sys.executable, "-m", "pip"], env=fake_pip)
+    proc = steps.proc
+    assert proc is not None
+    steps.close()
+    assert proc.returncode == 0
+    assert steps.proc is None
+    assert not Path(fake_pip["STEPS_LOG"]).exists()

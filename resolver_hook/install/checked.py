@@ -71,6 +71,7 @@ __all__ = [
     "check_resolution",
     "explain_failure",
     "kernel_reader",
+    "pip_ahead",
     "proof_unavailable",
     "read_planned_kernels",
     "twin_problems",
@@ -176,10 +177,14 @@ def _dry_run(
     env: Mapping[str, str],
     report: Reporter,
     stack: ExitStack,
+    *,
+    ahead: PipSteps | None = None,
 ) -> tuple[int, str, PipSteps | None]:
     """One dry run: its exit code, its output, and pip's process while it waits to run
     the install itself (:class:`~resolver_hook.process.foreground.PipSteps`, closed by
-    ``stack``; None: it ended, or uv's, which runs in a process of its own)."""
+    ``stack``; None: it ended, or uv's, which runs in a process of its own). ``ahead``:
+    pip's interpreter started before the plan was made (:func:`pip_ahead`), which runs
+    the dry run where it was started as this one would be; else it is stopped."""
     uv = installer.tool == "uv"
     kept: list[str] = []
 
@@ -191,13 +196,41 @@ def _dry_run(
         code = _quiet_run(argv, env, tee=tee, merge_stderr=True)
         return code, "".join(kept), None
     n = len(installer.command) - 1  # python -m pip
-    try:
-        steps = PipSteps(argv[:n], argv[n:], env=_unwrapped(env), tee=tee)
-    except OSError as exc:
-        raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-    stack.callback(steps.close)
-    code, _ = steps.dry_run()
+    command, args, env = argv[:n], argv[n:], _unwrapped(env)
+    if ahead is not None and ahead.fits(command, args, env):
+        steps = ahead
+        stack.callback(steps.close)
+        code, _ = steps.dry_run(args, tee)
+    else:
+        if ahead is not None:
+            ahead.close()
+        try:
+            steps = PipSteps(command, args, env=env, tee=tee)
+        except OSError as exc:
+            raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        stack.callback(steps.close)
+        code, _ = steps.dry_run()
     return code, "".join(kept), steps if steps.proc is not None else None
+
+
+def pip_ahead(installer: Installer, parsed: InstallArgs, env: Mapping[str, str]) -> PipSteps | None:
+    """pip's interpreter for the dry run, started before the plan is made: it starts
+    Python and imports pip (some 30 ms) while the plan is made, not after it. Only
+    where the dry run is sure to be pip's, by what is known before the plan: a virtual
+    environment's pip that reports (its version read from its files, nothing run);
+    None otherwise, and where it cannot be started (the dry run then says why). The
+    caller stops it (:meth:`~resolver_hook.process.foreground.PipSteps.close`) where no
+    dry run takes it."""
+    if installer.tool != "pip":
+        return None
+    found = venv_pip_version(installer.python)
+    if found is None or proof_unavailable(installer, parsed, said=f"pip {found}") is not None:
+        return None
+    command = installer.command[: len(installer.command) - 1]  # python -m pip
+    try:
+        return PipSteps.ahead(command, env=_unwrapped(env))
+    except OSError:
+        return None
 
 
 def _unwrapped(env: Mapping[str, str]) -> dict[str, str]:
@@ -261,6 +294,7 @@ def check_resolution(
     replan: bool,
     kernels: KernelReader | None = None,
     stack: ExitStack,
+    ahead: PipSteps | None = None,
 ) -> Checked:
     """Run the dry run for ``argv`` (the unchecked install command), judge, and return
     the command that installs exactly the resolved set (or the exit code to stop with).
@@ -270,7 +304,8 @@ def check_resolution(
     ``kernels``: the session's reader of the flavoured wheels' kernels (``--verify-kernels``,
     or by default for kernel lists the plan assumes), or None.
     ``stack``: closes pip's dry run's process, waiting to run the install itself
-    (:attr:`Checked.steps`).
+    (:attr:`Checked.steps`). ``ahead``: pip's interpreter started before the plan
+    (:func:`pip_ahead`), for the dry run to run in.
     """
     path = folder / "report.json"
     flags = _dry_run_flags(installer, parsed, path)
@@ -280,7 +315,9 @@ def check_resolution(
         extra = without_overrides(extra, folder)
     how = "uv pip install --dry-run" if installer.tool == "uv" else "pip install --dry-run --report"
     report.say(f"checking what {installer.tool} would install first ({how})")
-    code, output, steps = _dry_run(installer, _with(installer, base, flags), env, report, stack)
+    code, output, steps = _dry_run(
+        installer, _with(installer, base, flags), env, report, stack, ahead=ahead
+    )
     if code != 0 and installer.tool == "uv":
         same, other = same_build_pins(conflicts(output), plan.pins)
         if same and not other:

@@ -126,11 +126,32 @@ class InstallSession:
         1 when a package has no fit or a source build's needs are not met (the installer
         never runs); the installer's own code otherwise.
         """
-        tool, report, planner = self.tool, self.report, self.planner
-        env = dict(planner.settings.env)
-        parsed = parse_install_args(tool, installer_args)
-        record = self.record
-        installer = find_installer(tool, parsed, env, record=record)
+        env = dict(self.planner.settings.env)
+        parsed = parse_install_args(self.tool, installer_args)
+        installer = find_installer(self.tool, parsed, env, record=self.record)
+        ahead = None
+        if self.proof:
+            # The check's modules are imported only for a run that checks.
+            from resolver_hook.install.checked import pip_ahead
+
+            # pip's interpreter starts while the plan is made (its dry run's process).
+            ahead = pip_ahead(installer, parsed, env)
+        try:
+            return self._install(installer, parsed, env, manifests, optional, ahead)
+        finally:
+            if ahead is not None:  # stopped where no dry run took it
+                ahead.close()
+
+    def _install(  # noqa: PLR0917 - the session's state, passed down
+        self,
+        installer: Installer,
+        parsed: InstallArgs,
+        env: dict[str, str],
+        manifests: Mapping[str, Manifest],
+        optional: Sequence[str],
+        ahead: PipSteps | None,
+    ) -> int:
+        tool, report, planner, record = self.tool, self.report, self.planner, self.record
         with _timings.phase("machine"):
             profile = self.machine.profile_for(installer)
         implied = implied_constraints(
@@ -212,7 +233,15 @@ class InstallSession:
             record=record,
         )
         return _run(
-            installer, parsed, plan, reqs, env=env, session=session, report=report, stdin=stdin
+            installer,
+            parsed,
+            plan,
+            reqs,
+            env=env,
+            session=session,
+            report=report,
+            stdin=stdin,
+            ahead=ahead,
         )
 
 
@@ -278,6 +307,7 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
     session: _Session,
     report: Reporter,
     stdin: bytes | None = None,
+    ahead: PipSteps | None = None,
 ) -> int:
     optional = session.optional
     said = None  # pip's words for its version, once asked
@@ -346,8 +376,9 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
         if why_not is None:
             with _timings.phase("proof"):
                 checked, plan = _checked(
-                    installer, parsed, plan, reqs, inv, folder, env, session, report, reader, stack
-                )
+                    installer, parsed, plan, reqs, inv, folder, env, session, report, reader, stack,
+                    ahead=ahead,
+                )  # fmt: skip
             steps = checked.steps
             if checked.code is not None:
                 return checked.code
@@ -459,11 +490,14 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
     report: Reporter,
     reader: KernelReader | None,
     stack: contextlib.ExitStack,
+    *,
+    ahead: PipSteps | None = None,
 ) -> tuple[Checked, Plan]:
     """The installer's resolution checked against the plan, and the plan it was checked
     against: dependencies with a manifest that the plan never saw are planned like
     requested ones and checked once more. ``stack`` closes pip's dry run's process that
-    waits to run the install."""
+    waits to run the install; ``ahead``: pip's interpreter started before the plan, for
+    the first dry run."""
     from resolver_hook.install.checked import Checked, check_resolution, read_planned_kernels
 
     exclude = frozenset(requirement_name(o) or o for o in session.optional)
@@ -485,6 +519,7 @@ def _checked(  # noqa: PLR0917 - the session's state, passed down
                 replan=again,
                 kernels=reader,
                 stack=attempt,
+                ahead=ahead if again else None,
             )
             if checked.steps is not None:
                 stack.enter_context(attempt.pop_all())

@@ -212,14 +212,20 @@ _STEP_DONE = "\x00resolver-hook: step done "
 
 # Run by the environment's own interpreter: pip's own entry point (what its `pip`
 # script calls) runs the dry run, whose words follow on the command line as they would
-# after `-m pip` (a word there is a word of this process's command line); then the next
-# step's words, and the variables it runs with, arrive as one JSON line on the control
-# descriptor, or an empty line: stop, with the dry run's exit code.
+# after `-m pip` (a word there is a word of this process's command line); an
+# interpreter started ahead of its dry run (no words after the control descriptor)
+# imports pip and waits for them on the control descriptor, as one JSON line (an empty
+# line: stop, nothing run). Then the next step's words, and the variables it runs with,
+# arrive as one JSON line on the control descriptor, or an empty line: stop, with the
+# dry run's exit code.
 _PIP_STEPS = (
-    "import json, os, sys\n"
+    "import json, os, signal, sys\n"
     # As pip's own __main__ does: the current folder is not where pip looks for what
     # is installed.
     "if sys.path[0] in ('', os.getcwd()): sys.path.pop(0)\n"
+    # Started ahead: a Ctrl-C before its dry run is asked for is the hook's to say.
+    "ahead = len(sys.argv) == 2\n"
+    "if ahead: signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     # pip's console entry point: `cli` from pip 26.3 on (`python -m pip` runs it: an
     # install then blocks later imports until the process exits), `main` before.
     "try:\n"
@@ -227,11 +233,17 @@ _PIP_STEPS = (
     "except ImportError:\n"
     "    from pip._internal.cli.main import main\n"
     "control = os.fdopen(int(sys.argv[1]), encoding='utf-8')\n"
+    "if ahead:\n"
+    "    line = control.readline()\n"
+    "    if not line.strip(): sys.exit(0)\n"
+    # The command line the dry run would have had (pip reads sys.argv for --no-color).
+    "    sys.argv[2:] = json.loads(line)['args']\n"
+    "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
     "code = main(sys.argv[2:])\n"
     "sys.stdout.flush(); sys.stderr.flush()\n"
     f"sys.stdout.write({_STEP_DONE!r} + str(code) + '\\n'); sys.stdout.flush()\n"
     # A Ctrl-C while the hook judges is the hook's to say: none of pip's tracebacks.
-    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
     "line = control.readline()\n"
     "if not line.strip(): sys.exit(code)\n"
     "step = json.loads(line)\n"
@@ -254,7 +266,7 @@ class PipSteps:
     def __init__(
         self,
         command: Sequence[str],
-        args: Sequence[str],
+        args: Sequence[str] | None,
         *,
         env: Mapping[str, str],
         tee: Callable[[str], None],
@@ -264,14 +276,21 @@ class PipSteps:
         self._tee = tee
         self._command = list(command)
         read, self._control = os.pipe()
-        argv = [command[0], "-c", _PIP_STEPS, str(read), *args]
-        self.argv = [*command, *args]  # as the timing record names it
+        argv = [command[0], "-c", _PIP_STEPS, str(read), *(args or ())]
+        self.argv = [*command, *(args or ())]  # as the timing record names it
+        # The variables it starts with, as a dry run of ``args`` would start.
+        self.env = utf8_env(argv, env)
+        # Started ahead (``args`` None): it waits for :meth:`dry_run`'s words, and its
+        # signals are forwarded from then on.
+        self._ahead = args is None
+        self._forwarder: _Forwarder | None = None
         try:
             self._step_began = time.perf_counter()
-            self._forwarder = _Forwarder(grace).__enter__()
+            if not self._ahead:
+                self._forwarder = _Forwarder(grace).__enter__()
             self.proc: subprocess.Popen[str] | None = subprocess.Popen(
                 argv,
-                env=utf8_env(argv, env),
+                env=self.env,
                 stdout=subprocess.PIPE,
                 text=True,
                 errors="replace",
@@ -279,16 +298,61 @@ class PipSteps:
                 pass_fds=(read,),
             )
         except BaseException:
-            self._forwarder.__exit__()
+            if self._forwarder is not None:
+                self._forwarder.__exit__()
             os.close(self._control)
             raise
         finally:
             os.close(read)
-        self._forwarder.started(self.proc)
+        if self._forwarder is not None:
+            self._forwarder.started(self.proc)
 
-    def dry_run(self, tail_lines: int = 200) -> tuple[int, str]:
+    @classmethod
+    def ahead(
+        cls, command: Sequence[str], *, env: Mapping[str, str], grace: float = FORWARD_GRACE
+    ) -> PipSteps:
+        """The interpreter started before its dry run's words are known: it imports pip
+        while the plan is made, then runs the dry run :meth:`fits` and :meth:`dry_run`
+        give it (its start-up no longer waits on the plan); :meth:`close` stops it
+        where none is asked for."""
+        return cls(command, None, env=env, tee=lambda _: None, grace=grace)
+
+    def fits(self, command: Sequence[str], args: Sequence[str], env: Mapping[str, str]) -> bool:
+        """Whether this interpreter, started ahead and waiting, runs the dry run
+        ``command`` ``args`` with ``env`` as one started for it would: the same
+        interpreter, started with the same variables."""
+        argv = [command[0], "-c", _PIP_STEPS, "0", *args]
+        return (
+            self._ahead
+            and self.proc is not None
+            and list(command) == self._command
+            and utf8_env(argv, env) == self.env
+        )
+
+    def dry_run(
+        self,
+        args: Sequence[str] | None = None,
+        tee: Callable[[str], None] | None = None,
+        tail_lines: int = 200,
+    ) -> tuple[int, str]:
         """The dry run's exit code and its stdout tail (the process ended: 128+N for a
-        signal N, as :func:`foreground` says it)."""
+        signal N, as :func:`foreground` says it). ``args`` and ``tee``: the dry run's
+        words and where its output goes, for an interpreter started :meth:`ahead`
+        (one that :meth:`fits` them)."""
+        if self._ahead:
+            import json
+
+            assert self.proc is not None
+            assert args is not None
+            assert tee is not None
+            self._ahead = False
+            self._tee = tee
+            self.argv = [*self._command, *args]
+            self._forwarder = _Forwarder(self.grace).__enter__()
+            self._forwarder.started(self.proc)
+            line = json.dumps({"args": list(args)}) + "\n"
+            with contextlib.suppress(OSError):  # it ended already: its exit code says how
+                os.write(self._control, line.encode("utf-8"))
         return self._step(tail_lines)
 
     def takes(self, argv: Sequence[str]) -> bool:
@@ -341,6 +405,7 @@ class PipSteps:
         tail: list[str] = []
         code: int | None = None
         forwarder = self._forwarder
+        assert forwarder is not None
         try:
             for line in proc.stdout:
                 mark = line.find(_STEP_DONE)
