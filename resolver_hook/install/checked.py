@@ -213,20 +213,31 @@ def _dry_run(
     return code, "".join(kept), steps if steps.proc is not None else None
 
 
-def pip_ahead(installer: Installer, parsed: InstallArgs, env: Mapping[str, str]) -> PipSteps | None:
+def pip_ahead(
+    installer: Installer,
+    parsed: InstallArgs,
+    env: Mapping[str, str],
+    *,
+    started: PipSteps | None = None,
+) -> PipSteps | None:
     """pip's interpreter for the dry run, started before the plan is made: it starts
     Python and imports pip (some 30 ms) while the plan is made, not after it. Only
     where the dry run is sure to be pip's, by what is known before the plan: a virtual
     environment's pip that reports (its version read from its files, nothing run);
-    None otherwise, and where it cannot be started (the dry run then says why). The
-    caller stops it (:meth:`~resolver_hook.process.foreground.PipSteps.close`) where no
-    dry run takes it."""
-    if installer.tool != "pip":
-        return None
-    found = venv_pip_version(installer.python)
-    if found is None or proof_unavailable(installer, parsed, said=f"pip {found}") is not None:
-        return None
+    None otherwise, and where it cannot be started (the dry run then says why).
+    ``started``: the one the command line started already (for this interpreter, else
+    it is stopped and another started). The caller stops what is returned
+    (:meth:`~resolver_hook.process.foreground.PipSteps.close`) where no dry run takes it."""
     command = installer.command[: len(installer.command) - 1]  # python -m pip
+    found = venv_pip_version(installer.python) if installer.tool == "pip" else None
+    if found is None or proof_unavailable(installer, parsed, said=f"pip {found}") is not None:
+        if started is not None:
+            started.close()
+        return None
+    if started is not None:
+        if started.takes(command):
+            return started
+        started.close()
     try:
         return PipSteps.ahead(command, env=_unwrapped(env))
     except OSError:

@@ -51,7 +51,7 @@ from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.launch import PIN_FIELDS, install_main, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.manifest.twins import Family, families
-from resolver_hook.process.installers import parse_pip_version, pip_said
+from resolver_hook.process.installers import parse_pip_version, pip_said, venv_python
 from resolver_hook.reqfile import ReqEntry, ReqFile, is_url_line, read_requirements
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ __all__ = [
     "Machine",
     "build_invocation",
     "needs_rewrite",
+    "pip_started",
     "private_tempdir",
     "run_installer",
 ]
@@ -118,10 +119,12 @@ class InstallSession:
         *,
         manifests: Mapping[str, Manifest],
         optional: Sequence[str] = (),
+        ahead: PipSteps | None = None,
     ) -> int:
         """Plan the requirements in ``installer_args``, check, run the installer; its
         exit code. The pages of the packages a plan needs (those asked for, then those
-        arriving as dependencies) are read into ``manifests``.
+        arriving as dependencies) are read into ``manifests``. ``ahead``: pip's dry-run
+        interpreter, started by the command line already (:func:`pip_started`).
 
         1 when a package has no fit or a source build's needs are not met (the installer
         never runs); the installer's own code otherwise.
@@ -129,14 +132,17 @@ class InstallSession:
         env = dict(self.planner.settings.env)
         parsed = parse_install_args(self.tool, installer_args)
         installer = find_installer(self.tool, parsed, env, record=self.record)
-        ahead = None
-        if self.proof:
-            # The check's modules are imported only for a run that checks.
-            from resolver_hook.install.checked import pip_ahead
-
-            # pip's interpreter starts while the plan is made (its dry run's process).
-            ahead = pip_ahead(installer, parsed, env)
+        started, ahead = ahead, None
         try:
+            if self.proof:
+                # The check's modules are imported only for a run that checks.
+                from resolver_hook.install.checked import pip_ahead
+
+                # pip's interpreter starts while the plan is made (its dry run's process),
+                # where the command line did not start it already.
+                ahead = pip_ahead(installer, parsed, env, started=started)
+            elif started is not None:
+                started.close()
             return self._install(installer, parsed, env, manifests, optional, ahead)
         finally:
             if ahead is not None:  # stopped where no dry run took it
@@ -243,6 +249,22 @@ class InstallSession:
             stdin=stdin,
             ahead=ahead,
         )
+
+
+def pip_started(
+    tool: str, parsed: InstallArgs, env: Mapping[str, str], *, proof: bool
+) -> PipSteps | None:
+    """pip's dry-run interpreter started as soon as the command line is read, before the
+    manifests are, for :meth:`InstallSession.install` (``ahead``), which stops it where
+    no dry run takes it; the caller stops it where that never runs. Only in an active
+    virtual environment, where finding the installer runs nothing (else the session
+    finds it, once)."""
+    venv = env.get("VIRTUAL_ENV")
+    if not proof or tool != "pip" or not venv or path_kind(venv_python(venv)) is None:
+        return None
+    from resolver_hook.install.checked import pip_ahead
+
+    return pip_ahead(find_installer(tool, parsed, env), parsed, env)
 
 
 @valueclass
