@@ -117,6 +117,50 @@ def test_a_machines_tags_are_listed_once_then_read_from_the_user_cache(
     assert compute_tags("linux", "x86_64", (3, 12), libc_version="2.35") == first
 
 
+def test_the_pairs_of_each_python_are_listed_once_then_read_from_the_user_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The (interpreter, ABI) pairs a flavour's Pythons accept are packaging's, listed
+    once and kept in the user cache: a later process reads the same pairs, for every
+    CPython from 3.0 to 3.20, free-threaded or not (and none for what is no CPython),
+    without listing them; a kept file that holds anything else is not used."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    pythons = [f"3.{minor}{free}" for minor in range(21) for free in ("", "t")]
+    pythons += ["2.7", "3", "pypy3.10"]
+    module._python_pairs.cache_clear()
+    module._pairs_of.cache_clear()
+    module._kept_pairs.cache_clear()
+    listed = {p: module._listed_pairs(p) for p in pythons}
+    assert {("cp312", "cp312"), ("cp38", "abi3"), ("py3", "none")} <= listed["3.12"]
+    assert listed["3"] == listed["pypy3.10"] == frozenset()
+    for p in pythons:
+        assert module._python_pairs(frozenset((p,))) == listed[p]
+    every = frozenset().union(*listed.values())
+    assert module._python_pairs(frozenset(pythons)) == every
+
+    def unasked(*_: object, **__: object) -> list[object]:
+        raise AssertionError("the pairs were listed again")
+
+    monkeypatch.setattr(module, "cpython_tags", unasked)
+    monkeypatch.setattr(module, "compatible_tags", unasked)
+    module._python_pairs.cache_clear()
+    module._pairs_of.cache_clear()
+    module._kept_pairs.cache_clear()  # a later process
+    assert module._python_pairs(frozenset(pythons)) == every
+    for p in pythons:
+        assert module._python_pairs(frozenset((p,))) == listed[p]
+    with pytest.raises(AssertionError, match="listed again"):  # one not met: listed
+        module._python_pairs(frozenset(("3.21",)))
+    # A kept file whose rows are not pairs: not used, the pairs listed again.
+    kept = Path(os.environ["RESOLVER_HOOK_CACHE_DIR"], "tags", "pairs.json")
+    kept.write_text(kept.read_text().replace('"cp312-cp312"', '"cp312"'))
+    module._python_pairs.cache_clear()
+    module._pairs_of.cache_clear()
+    module._kept_pairs.cache_clear()
+    with pytest.raises(AssertionError, match="listed again"):
+        module._python_pairs(frozenset(("3.12",)))
+
+
 def test_the_kept_tags_of_any_cpu_a_profile_names_stay_in_their_folder() -> None:
     """A profile's CPU is any text: the file of its tags is named within ``tags/``."""
     cache = Path(os.environ["RESOLVER_HOOK_CACHE_DIR"])

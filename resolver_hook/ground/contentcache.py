@@ -26,7 +26,7 @@ from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.userinfo import has_credentials
 
-__all__ = ["kept"]
+__all__ = ["KeptAnswers", "kept"]
 
 _FORMAT = 1
 _T = TypeVar("_T")
@@ -67,6 +67,65 @@ def kept(
         with contextlib.suppress(TypeError, ValueError):  # a value JSON cannot hold
             _cache.write(path, key, dump(made))
     return made
+
+
+class KeptAnswers:
+    """Short answers of the code to questions asked by their text (the tag pairs a
+    Python accepts, which rows a release range holds), kept in one table in the user
+    cache, ``<folder_name>/<file_name>.json``, keyed by the code (as :func:`kept`'s:
+    the tool, Python, and ``code``): the many small answers of a plan read from one
+    file, where :func:`kept` would read one for each. The table is read once a process
+    (per cache folder); the answers found anew are added (:meth:`add`) and written with
+    it at once (:meth:`keep`). The file is plain data: a caller checks each answer it
+    gets, and finds again (and adds) one it cannot use. A table grown past the bound of
+    a cache file (``MAX_BYTES``) is not read, and starts anew."""
+
+    def __init__(self, folder_name: str, file_name: str, *, code: Sequence[Any] = ()) -> None:
+        self._names = (folder_name, f"{file_name}.json")
+        self._code = list(code)
+        self._tables: dict[str, _Table] = {}  # by cache folder
+
+    def get(self, question: str) -> Any:
+        """The answer kept for ``question``; None when there is none."""
+        table = self._table()
+        return table.answers.get(question) if table is not None else None
+
+    def add(self, question: str, answer: Any) -> None:
+        """Keep ``answer`` (plain data) for ``question``, written by :meth:`keep`."""
+        table = self._table()
+        if table is not None:
+            table.answers[question] = answer
+            table.added = True
+
+    def keep(self) -> None:
+        """Write the table with the answers added since it was read, if any, atomically
+        (a write that fails, or loses to another process's, only finds them again)."""
+        folder = _cache.cache_dir(os.environ)
+        table = self._tables.get(folder) if folder is not None else None
+        if folder is not None and table is not None and table.added:
+            _cache.write(os.path.join(folder, *self._names), self._key(), table.answers)
+            table.added = False
+
+    def _table(self) -> _Table | None:
+        folder = _cache.cache_dir(os.environ)
+        if folder is None:
+            return None
+        table = self._tables.get(folder)
+        if table is None:
+            found, _ = _cache.read(os.path.join(folder, *self._names), self._key())
+            table = self._tables[folder] = _Table(found if isinstance(found, dict) else {})
+        return table
+
+    def _key(self) -> dict[str, Any]:
+        return {"format": _FORMAT, "code": [*_code(), *self._code]}
+
+
+class _Table:
+    __slots__ = ("added", "answers")
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+        self.added = False
 
 
 @functools.cache

@@ -21,7 +21,7 @@ import functools
 from collections.abc import Mapping, Sequence, Set
 from itertools import compress, count
 from operator import attrgetter
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -42,6 +42,9 @@ from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text
 from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.portable.platforms import parse_platform
+
+if TYPE_CHECKING:
+    from resolver_hook.ground.contentcache import KeptAnswers
 
 __all__ = [
     "Candidate",
@@ -126,13 +129,39 @@ def _python_pairs(pythons: frozenset[str]) -> frozenset[tuple[str, str]]:
     ``3.13t``) accept, as ``packaging.tags`` lists them for a target (the calls of
     :func:`resolver_hook.host.profile.compute_tags`): ``cp312-cp312``, ``cp38-abi3``
     ... ``cp32-abi3`` (not on a free-threaded build), ``cp312-none``, ``py3-none``.
-    Each Python's are listed once (flavours name a few Pythons in many sets)."""
-    return frozenset().union(*map(_pairs_of, pythons))
+    Each Python's are listed once (flavours name a few Pythons in many sets), and kept
+    in the user cache (:func:`_pairs_of`): those listed for the first time are written
+    at once, here."""
+    pairs = frozenset().union(*map(_pairs_of, pythons))
+    _kept_pairs().keep()
+    return pairs
 
 
 @functools.lru_cache(maxsize=64)
 def _pairs_of(python: str) -> frozenset[tuple[str, str]]:
-    """:func:`_python_pairs` of one Python; empty for what is no CPython version."""
+    """:func:`_python_pairs` of one Python; empty for what is no CPython version.
+
+    packaging's generators take ~0.07 ms a Python: ~0.8 ms of every plan of torch and
+    its kin, whose flavours name ten. The pairs depend only on the Python's text and
+    the code (the tool's and packaging's), so the user cache keeps them, each written
+    as a tag writes its two fields (``cp312-abi3``), in one table for every Python met
+    (``tags/pairs.json``)."""
+    kept = _kept_pairs()
+    rows = kept.get(python)
+    if type(rows) is list and all(type(row) is str and row.count("-") == 1 for row in rows):
+        return frozenset(map(_pair, rows))
+    pairs = _listed_pairs(python)
+    kept.add(python, sorted(f"{interpreter}-{abi}" for interpreter, abi in pairs))
+    return pairs
+
+
+def _pair(row: str) -> tuple[str, str]:
+    interpreter, _, abi = row.partition("-")
+    return interpreter, abi
+
+
+def _listed_pairs(python: str) -> frozenset[tuple[str, str]]:
+    """:func:`_pairs_of` as packaging's generators list them."""
     major, _, minor = python.removesuffix("t").partition(".")
     if not (major.isdigit() and minor.isdigit()):
         return frozenset()  # not a CPython version: no tag names it
@@ -143,6 +172,16 @@ def _pairs_of(python: str) -> frozenset[tuple[str, str]]:
         *compatible_tags(version, interpreter=f"cp{major}{minor}", platforms=["any"]),
     ]
     return frozenset((t.interpreter, t.abi) for t in tags)
+
+
+@functools.cache
+def _kept_pairs() -> KeptAnswers:
+    # Imported when pairs are asked: a plan that reads no page of files asks for none.
+    from packaging import __version__ as packaging_version
+
+    from resolver_hook.ground.contentcache import KeptAnswers
+
+    return KeptAnswers("tags", "pairs", code=(packaging_version,))
 
 
 def fits_python(pairs: Set[tuple[str, str]], pythons: frozenset[str]) -> bool:
