@@ -5,6 +5,7 @@ with the range's rules (issue 40, items 1 and 2)."""
 from __future__ import annotations
 
 import datetime
+import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
@@ -13,6 +14,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from resolver_hook.ground.valueclass import replace
 from resolver_hook.host import resolve_machine
 from resolver_hook.index import IndexClient
 from resolver_hook.index.model import Link, Page
@@ -26,6 +28,7 @@ from resolver_hook.inventory.snapshot import (
 from resolver_hook.inventory.sources import SnapshotOnly
 from resolver_hook.manifest import Manifest, ManifestError
 from resolver_hook.manifest.load import loads_manifest
+from resolver_hook.manifest.model import IndexFlavour
 from resolver_hook.publish.refresh import (
     ReleaseRow,
     Report,
@@ -262,7 +265,8 @@ def test_a_range_plans_its_rows_not_planned_as_files_each_looked_up_only_then(
 ) -> None:
     """A range's page-form releases are the rows in its range with its label, those
     planned from files left out: with no file planned, no row is looked up (the page
-    forms of a snapshot page that lists no file are most of them)."""
+    forms of a snapshot page that lists no file are most of them); with one, only the
+    rows in the range are."""
     url = "https://download.example.org/whl/cu128/torch/"
     rows = ("2.6.0+cu128", "2.7.1+cu128", "2.8.0+cu128", "2.7.0+cu126")
     page = Page(url=url, links=(), source="snapshot", releases=rows)
@@ -270,7 +274,56 @@ def test_a_range_plans_its_rows_not_planned_as_files_each_looked_up_only_then(
     have = _Asked(map(Version, planned))
     left = [] if planned else ["2.7.1+cu128"]
     assert [str(v) for v in release_versions(f, page, have)] == [*left, "2.8.0+cu128"]
-    assert have.asked == ([r for r in rows if r.endswith("cu128")] if planned else [])
+    assert have.asked == (["2.7.1+cu128", "2.8.0+cu128"] if planned else [])
+
+
+def test_the_rows_in_a_range_are_found_once_then_read_from_the_user_cache(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Which of a page's rows a range holds (its label's, no pre-release) is packaging's
+    answer, found once and kept in the user cache when the expansion is done: a later
+    process reads the same releases, in their order, without asking packaging, for
+    these ranges, labels and rows only."""
+    module = sys.modules["resolver_hook.inventory.expand"]
+    base = "https://download.example.org"
+    url = f"{base}/whl/cu128/torch/"
+    rows = ("2.6.0+cu128", "2.7.1+CU128", "2.8.0rc1+cu128", "2.8.0+cu128", "2.7.0+cu126")
+    said = [{"version": r, "evidence": "https://example.org/list"} for r in rows]
+    snap = load_snapshot(dump_snapshot(TODAY, {url: []}, {url: said}))
+    ranges = [">=2.7,<2.9", "==2.7.1", ">=2.8.0rc1", "<2.7", ">=3", ""]
+    labels = ["cu128", "cu126", None]
+
+    def entry(spec: str, label: str | None) -> IndexFlavour:
+        return IndexFlavour(
+            url=url,
+            name="torch",  # type: ignore[arg-type]
+            version=Version("2.0" if label is None else f"2.0+{label}"),
+            versions=SpecifierSet(spec),
+        )
+
+    entries = {(spec, label): entry(spec, label) for spec in ranges for label in labels}
+    page = snap.pages[url]
+    found = {k: release_versions(f, page, set()) for k, f in entries.items()}
+    assert [str(v) for v in found[">=2.7,<2.9", "cu128"]] == ["2.7.1+cu128", "2.8.0+cu128"]
+    assert found[">=2.8.0rc1", "cu128"] == [Version("2.8.0+cu128")]
+    assert found["", "cu126"] == [Version("2.7.0+cu126")]
+    assert found[">=3", "cu128"] == found["<2.7", None] == []
+    kept = os.path.join(os.environ["RESOLVER_HOOK_CACHE_DIR"], "snapshots", "ranges.json")
+    assert not os.path.exists(kept)
+    expand_manifests(_manifest(base), ["torch"], SnapshotOnly(snap))  # done: kept
+    assert os.path.exists(kept)
+    module._kept_ranges.cache_clear()  # a later process
+
+    def unasked(*_: object, **__: object) -> list[object]:
+        raise AssertionError("the rows were filtered again")
+
+    monkeypatch.setattr(SpecifierSet, "filter", unasked)
+    for k, f in entries.items():
+        assert release_versions(f, page, set()) == found[k]
+    first = entries[">=2.7,<2.9", "cu128"]
+    assert release_versions(first, page, {Version("2.7.1+cu128")}) == [Version("2.8.0+cu128")]
+    with pytest.raises(AssertionError, match="filtered again"):  # other rows: filtered
+        release_versions(first, replace(page, releases=rows[:2]), set())
 
 
 def test_a_range_on_a_page_of_rows_only_filters_the_rows_alone(

@@ -46,6 +46,7 @@ are not planned (no pin names a page that does not list it).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from typing import TYPE_CHECKING
@@ -59,7 +60,7 @@ from packaging.utils import (
     canonicalize_name,
     parse_sdist_filename,
 )
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import replace
@@ -84,6 +85,7 @@ from resolver_hook.limits import MAX_METADATA_READS
 from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
 
 if TYPE_CHECKING:
+    from resolver_hook.ground.contentcache import KeptAnswers
     from resolver_hook.inventory.kernels import KernelRecords
 
 __all__ = [
@@ -298,6 +300,7 @@ def expand_manifests(
             f"({ctx.failed[0]}{'; ...' if n > 1 else ''}): "
             f"{'its' if n == 1 else 'their'} Requires-Dist is not used as couplings"
         )
+    _kept_ranges().keep()  # the answers found anew on pages' rows (_rows_in_range)
     return Expansion(
         manifests=_Overlay(by_name, replaced, mirrors),
         notes=tuple(notes),
@@ -874,12 +877,55 @@ def release_versions(f: IndexFlavour, page: Page, have: Set[Version]) -> list[Ve
     from the page, never with a file name (:meth:`_Context._release_form`)."""
     if f.versions is None or not page.releases:
         return []
-    mine = releases_by_label(page.releases).get(f.version.local, ())
+    found = _rows_in_range(f.versions, f.version.local, page.releases)
     if have:  # (each release hashed only where some may be left out)
-        mine = tuple(v for v in mine if v not in have)
+        found = [v for v in found if v not in have]
+    return found
+
+
+def _rows_in_range(
+    versions: SpecifierSet, label: str | None, rows: tuple[str, ...]
+) -> list[Version]:
+    """The releases of ``rows`` with the local ``label`` that ``versions`` contains (no
+    pre-releases), in their order.
+
+    packaging reads a range's bounds for it, and each release's sort key: ~1 ms of the
+    ~160 ranges a plan of torch and its kin meets on the snapshot's rows, in every
+    plan. The answer depends only on the range's text, the label, the rows and the code
+    (the tool's and packaging's), so the user cache keeps it, the releases' texts, in
+    one table for every range met (``snapshots/ranges.json``), the answers found anew
+    written when the expansion is done (:func:`expand_manifests`)."""
+    kept = _kept_ranges()
+    # (A version's text holds no space: the label, the range and the rows stay apart.)
+    question = f"{label or ''} {versions} {' '.join(rows)}"
+    texts = kept.get(question)
+    if type(texts) is list:
+        try:
+            return [_release(text) for text in texts]
+        except (InvalidVersion, TypeError):  # not an answer of ours: found again
+            pass
+    mine = releases_by_label(rows).get(label, ())
     # One filter of the label's releases: packaging parses each bound once for the
     # lot, where contains() would parse them again for every release.
-    return list(f.versions.filter(mine, prereleases=False))
+    found = list(versions.filter(mine, prereleases=False))
+    kept.add(question, [str(v) for v in found])
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _release(text: str) -> Version:
+    """A kept release's version, parsed once per text (callers only read it)."""
+    return Version(text)
+
+
+@functools.cache
+def _kept_ranges() -> KeptAnswers:
+    # Imported when a range meets rows: a plan of pages with files alone asks none.
+    from packaging import __version__ as packaging_version
+
+    from resolver_hook.ground.contentcache import KeptAnswers
+
+    return KeptAnswers("snapshots", "ranges", code=(packaging_version,))
 
 
 def covered_releases(
