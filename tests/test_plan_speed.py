@@ -884,18 +884,24 @@ def test_a_pages_files_are_parsed_once_for_all_its_flavours(
     assert {id(c) for c in found[1] + found[2]} == {id(c) for c in found[0]}
 
 
-def test_a_pages_names_of_other_platforms_and_releases_are_never_cut() -> None:
-    """A flavour of some platforms finds its files by the text after their names'
-    versions (a page's names share a few dozen) and by their version fields: the names
-    of its page's other platforms and older releases (most of a PyPI page's thousands)
-    are never cut into their fields, only those of the files it reads."""
-    module = sys.modules["resolver_hook.inventory.candidates"]
+def _two_platform_page() -> tuple[list[str], Page]:
+    """A page of five releases' wheels for x86_64 and aarch64: the names and the page."""
     names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_{arch}.whl" for i in range(5)
              for arch in ("x86_64", "aarch64")]  # fmt: skip
     page = Page(
         url="https://x.org/pkg/",
         links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
     )
+    return names, page
+
+
+def test_a_pages_names_of_other_platforms_and_releases_are_never_cut() -> None:
+    """A flavour of some platforms finds its files by the text after their names'
+    versions (a page's names share a few dozen) and by their version fields: the names
+    of its page's other platforms and older releases (most of a PyPI page's thousands)
+    are never cut into their fields, only those of the files it reads."""
+    module = sys.modules["resolver_hook.inventory.candidates"]
+    names, page = _two_platform_page()
     flavour = IndexFlavour(
         url=page.url,
         name="pkg",  # type: ignore[arg-type]
@@ -921,12 +927,7 @@ def test_a_page_read_for_every_platform_and_python_judges_no_tag_set(
     tag sets are not read (the names are cut, for the parse, and no more); a flavour of
     some platforms reads them then."""
     module = sys.modules["resolver_hook.inventory.candidates"]
-    names = [f"pkg-1.{i}-cp312-cp312-manylinux_2_28_{arch}.whl" for i in range(5)
-             for arch in ("x86_64", "aarch64")]  # fmt: skip
-    page = Page(
-        url="https://x.org/pkg/",
-        links=tuple(Link(url=f"https://x.org/{n}", filename=n) for n in names),
-    )
+    _, page = _two_platform_page()
     read: list[str] = []
     tag_set = module._tag_set
 
