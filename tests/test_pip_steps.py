@@ -6,6 +6,7 @@ stopped between the steps exits with the dry run's code."""
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -17,7 +18,9 @@ from resolver_hook.process.foreground import PipSteps
 # a newline, as a progress line may end) and what it was given, and returns the exit
 # code its last word names.
 _FAKE_MAIN = """
-import json, os, sys
+import json, os, sys, time
+if os.environ.get("SLOW_IMPORT"):  # pip's imports, long enough to be seen stopped
+    time.sleep(60)
 def main(args):
     print("step", json.dumps(args))
     print("FLAG=" + os.environ.get("FLAG", "-"))
@@ -116,10 +119,12 @@ def test_started_ahead_it_waits_for_its_dry_runs_words(fake_pip: dict[str, str])
 
 
 def test_started_ahead_and_never_asked_it_runs_nothing(fake_pip: dict[str, str]) -> None:
-    steps = PipSteps.ahead([sys.executable, "-m", "pip"], env=fake_pip)
+    # Stopped at once, even while pip's imports still run (here: for a minute): a hook
+    # that refuses before its dry run does not wait for them.
+    steps = PipSteps.ahead([sys.executable, "-m", "pip"], env={**fake_pip, "SLOW_IMPORT": "1"})
     proc = steps.proc
     assert proc is not None
     steps.close()
-    assert proc.returncode == 0
+    assert proc.returncode == -signal.SIGTERM
     assert steps.proc is None
     assert not Path(fake_pip["STEPS_LOG"]).exists()

@@ -383,10 +383,14 @@ class PipSteps:
 
     def close(self) -> None:
         """Stop it where it waits (an empty line: no install), and wait for it; nothing
-        when it ended already."""
+        when it ended already. One started :meth:`ahead` and never asked for a dry run is
+        stopped at once: it has run nothing of pip's yet, and the hook that refuses or
+        stops before its dry run does not wait for pip's imports to end."""
         self._close_control()
         proc, self.proc = self.proc, None
         if proc is not None:
+            if self._ahead:
+                proc.terminate()
             if proc.stdout is not None:
                 for _ in proc.stdout:
                     pass
