@@ -493,18 +493,21 @@ def test_the_plan_help_names_what_the_bundled_example_asks_for(
 def test_a_plans_lines_are_searched_for_credentials_only_where_one_may_be(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A userinfo ends at an ``@``: the printed plan looks for one (and shows it as
-    ``****``) only in the lines that hold one, most of a plan's holding none."""
-    from resolver_hook.cli import plan as plan_cli
+    """A userinfo ends at an ``@``: the printed plan looks for one with the whole
+    pattern (and shows it as ``****``) only in the lines that may hold one, most of a
+    plan's holding none (redact_text looks for ``://...@`` first)."""
+    import re
+    from types import SimpleNamespace
+
+    from resolver_hook.ground import userinfo
 
     searched: list[str] = []
-    redact_text = plan_cli.redact_text
 
-    def counted(text: str) -> str:
+    def counted(pattern: str, shown: str, text: str, count: int = 0) -> str:
         searched.append(text)
-        return redact_text(text)
+        return re.sub(pattern, shown, text, count=count)
 
-    monkeypatch.setattr(plan_cli, "redact_text", counted)
+    monkeypatch.setattr(userinfo, "re", SimpleNamespace(sub=counted, finditer=re.finditer))
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("--extra-index-url https://user:secret@x.org/simple/\ntorch\n")
     code, out, _ = run(capsys, "plan", "-r", str(reqs), "--target", SM100, "--offline")

@@ -102,14 +102,6 @@ def _short(p: PackagePlan) -> str:
 _ACTION_STYLE = {"rewrite": "ok", "error": "error", "build": "warning", "pass": "dim"}
 
 
-def _shown(text: str) -> str:
-    """``text`` as printed: the userinfo of each URL in it shown as ``****``
-    (:func:`redact_text`), looked for only in a text that may hold one (a userinfo
-    ends at an ``@``): most of a plan's lines hold none, and the search is the
-    largest part of printing them."""
-    return redact_text(text) if "@" in text else text
-
-
 def render_plan(plan: Plan, *, verbose: bool, colour: TextIO, width: int) -> str:
     """The plan in text; ``colour``: the stream whose terminal decides colour; ``width``:
     the columns to fit each line to. The requirement, constraint and find-links lines are
@@ -118,7 +110,7 @@ def render_plan(plan: Plan, *, verbose: bool, colour: TextIO, width: int) -> str
     def fitted(text: str) -> str:
         # A requirement as written (``name @ https://user:token@...``) shows no
         # credentials: hidden before the line is cut, so no part of them is left.
-        return fit(_shown(text), width, cut=not verbose)
+        return fit(redact_text(text), width, cut=not verbose)
 
     lines = [fitted(f"machine: {plan.profile.describe()}")]
     if verbose:
@@ -157,7 +149,7 @@ def render_plan(plan: Plan, *, verbose: bool, colour: TextIO, width: int) -> str
     ):
         if items:
             lines.append(f"{title}:")
-            lines.extend(f"  {_shown(x)}" for x in items)  # to copy: never wrapped or cut
+            lines.extend(f"  {redact_text(x)}" for x in items)  # to copy: never wrapped or cut
     if plan.notes:
         lines.append("notes:")
         notes = note_lines(plan.notes, verbose=verbose)
@@ -209,7 +201,7 @@ def render_errors(plan: Plan, *, verbose: bool, width: int) -> str:
         if p.hint:
             out.append(f"hint: {p.hint}")
         out.extend(f"hint: {alternative_words(alt, p.requested)}" for alt in p.alternatives)
-    out = [fit(_shown(x), width, cut=not verbose) for x in out]
+    out = [fit(redact_text(x), width, cut=not verbose) for x in out]
     return "\n".join(out) + ("\n" if out else "")
 
 
