@@ -40,7 +40,7 @@ from resolver_hook.ground.valueclass import from_columns, valueclass
 from resolver_hook.index.metadata import Metadata
 from resolver_hook.index.model import Link, Page
 from resolver_hook.limits import MAX_VERSION_LENGTH, check_version_text
-from resolver_hook.manifest.model import IndexFlavour
+from resolver_hook.manifest.model import IndexFlavour, requirement
 from resolver_hook.portable.platforms import parse_platform
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ __all__ = [
     "place_of",
     "python_of",
     "releases_by_label",
-    "requirement",
     "requires_dist",
 ]
 
@@ -723,14 +722,6 @@ def parse_requires_dist(values: Sequence[str]) -> tuple[Requirement, ...]:
         except InvalidRequirement:
             continue
     return tuple(out)
-
-
-@functools.lru_cache(maxsize=1024)
-def requirement(text: str) -> Requirement:
-    """``Requirement(text)``, each text parsed once (the metadata files of a package's
-    builds, and the snapshot's release rows, repeat a few dozen lines); callers only
-    read it."""
-    return Requirement(text)
 
 
 @functools.lru_cache(maxsize=256)

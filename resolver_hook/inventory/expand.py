@@ -78,11 +78,10 @@ from resolver_hook.inventory.candidates import (
     narrow,
     place_of,
     releases_by_label,
-    requirement,
     requires_dist,
 )
 from resolver_hook.limits import MAX_METADATA_READS
-from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour
+from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour, requirement
 
 if TYPE_CHECKING:
     from resolver_hook.ground.contentcache import KeptAnswers

@@ -35,8 +35,9 @@ from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.valueclass import field, from_columns, valueclass
 from resolver_hook.index.metadata import Metadata, parse_metadata
 from resolver_hook.index.model import Link, Page
-from resolver_hook.inventory.candidates import releases_by_label, requirement
+from resolver_hook.inventory.candidates import releases_by_label
 from resolver_hook.limits import MAX_PAGE_LINKS, MAX_SNAPSHOT_BYTES
+from resolver_hook.manifest.model import requirement
 from resolver_hook.manifest.stored import CODE
 
 __all__ = [

@@ -70,6 +70,7 @@ __all__ = [
     "WheelFlavour",
     "no_version_between",
     "python_sort_key",
+    "requirement",
 ]
 
 SCHEMA = 1
@@ -297,10 +298,12 @@ class Manifest:
 
 
 @functools.lru_cache(maxsize=1024)
-def _requirement(text: str) -> Requirement:
-    """``Requirement(text)``, parsed once in a process (a bad text raises each time):
-    the manifests of torchvision, torchaudio and xformers couple with the same torch
-    releases (``torch==2.14.0``), and packaging's parser takes ~25 us a line."""
+def requirement(text: str) -> Requirement:
+    """``Requirement(text)``, parsed once in a process (a bad text raises each time;
+    callers only read it): the manifests of torchvision, torchaudio and xformers couple
+    with the same torch releases (``torch==2.14.0``), the metadata files of a package's
+    builds and the snapshot's release rows repeat a few dozen lines, and packaging's
+    parser takes ~25 us a line."""
     return Requirement(text)
 
 

@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from resolver_hook.ground.patterns import GFX_NAME
 from resolver_hook.limits import check_version_text
-from resolver_hook.manifest.model import Needs, _requirement, no_version_between
+from resolver_hook.manifest.model import Needs, no_version_between, requirement
 from resolver_hook.manifest.tables import TableReader, _join, kind_of
 from resolver_hook.manifest.urls import url_problem
 from resolver_hook.portable.cuda import KernelTarget, parse_target
@@ -210,7 +210,7 @@ def _read_requires(
             c.bad(rpath, f"{text[:40]!r}... is not a requirement ({too_big})")
             continue
         try:
-            req = _requirement(text)
+            req = requirement(text)
         except InvalidRequirement as exc:
             c.bad(rpath, f"{text!r} is not a requirement: {exc}")
             continue

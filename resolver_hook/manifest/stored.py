@@ -34,7 +34,7 @@ from packaging.version import Version
 
 from resolver_hook.ground.contentcache import kept
 from resolver_hook.ground.valueclass import fields, from_columns
-from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour, _requirement
+from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour, requirement
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
 __all__ = ["CODE", "dump", "kept_builtin", "rebuild"]
@@ -173,7 +173,7 @@ _KINDS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
     "targets": (lambda v: list(map(str, v)), lambda t: tuple(map(parse_target, t))),
     "requirements": (
         lambda v: list(map(_requirement_text, v)),
-        lambda t: tuple(map(_requirement, t)),
+        lambda t: tuple(map(requirement, t)),
     ),
     "date": (datetime.date.isoformat, datetime.date.fromisoformat),
     "tags": (
