@@ -17,8 +17,8 @@ import pytest
 
 from resolver_hook.cli import main
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.index.fetch import check_url
 from resolver_hook.index.htmlpage import parse_html as parse_links
+from resolver_hook.manifest.urls import check_read_url
 from resolver_hook.publish.indexpage import import_manifest
 
 if sys.version_info >= (3, 11):
@@ -176,12 +176,12 @@ def test_local_file_with_package_filter(capsys: pytest.CaptureFixture[str]) -> N
 )
 def test_check_url_refuses(url: str) -> None:
     with pytest.raises(UsageError):
-        check_url(url, allow_insecure=True)
+        check_read_url(url, allow_insecure=True)
 
 
 @pytest.mark.parametrize("url", ["https://x.org/", "http://127.0.0.1:8/", "http://[::1]/"])
 def test_check_url_allows(url: str) -> None:
-    check_url(url, allow_insecure=True)
+    check_read_url(url, allow_insecure=True)
 
 
 def test_parse_links_base_href_and_fragment() -> None:

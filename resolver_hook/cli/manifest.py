@@ -43,8 +43,8 @@ from resolver_hook.errors import UsageError
 from resolver_hook.ground.fs import write_atomic
 from resolver_hook.ground.input import read_input
 from resolver_hook.index.client import IndexClient, parse_page
-from resolver_hook.index.fetch import check_url
 from resolver_hook.limits import MAX_PAGE_BYTES, NETWORK_DEADLINE
+from resolver_hook.manifest.urls import check_read_url
 from resolver_hook.manifest.write import render_manifest
 from resolver_hook.portable.cuda import parse_target
 
@@ -149,7 +149,7 @@ def run_import(args: argparse.Namespace) -> int:
         ("--downloads", args.downloads),
     ):
         if value:
-            check_url(value, allow_insecure=insecure, what=flag)
+            check_read_url(value, allow_insecure=insecure, what=flag)
     with Progress("manifest import") as bar:
         bar.update(0, f"fetching {args.location}")
         # refresh: a publisher imports the page as it is now (a 304 still saves the body).

@@ -57,7 +57,7 @@ from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.errors import PageError, TooLarge
 from resolver_hook.index.pipconfig import Given
 from resolver_hook.limits import MAX_PAGE_BYTES, MIN_DOWNLOAD_RATE, NETWORK_DEADLINE
-from resolver_hook.manifest.urls import check_read_url as check_url  # the check before every read
+from resolver_hook.manifest.urls import check_read_url
 
 if TYPE_CHECKING:
     import netrc
@@ -70,7 +70,6 @@ __all__ = [
     "Response",
     "Settings",
     "Transport",
-    "check_url",
     "read_local",
     "redact",
     "split_credentials",
@@ -312,7 +311,9 @@ class Transport:
         return opener.build(
             urlsplit(url).scheme.lower(),
             proxy=proxy[0] if proxy else None,
-            check=lambda target: check_url(target, allow_insecure=self.allow_insecure, what=what),
+            check=lambda target: check_read_url(
+                target, allow_insecure=self.allow_insecure, what=what
+            ),
             authorize=self.authorize,
             context=self.ssl_context,
         ).open(opener.request(url, dict(headers)), timeout=self.timeout)
@@ -359,7 +360,7 @@ class Transport:
         first (UsageError); every other failure is a PageError.
         """
         url = keep(url)  # its credentials kept (in memory) for its host
-        check_url(url, allow_insecure=self.allow_insecure)
+        check_read_url(url, allow_insecure=self.allow_insecure)
         all_headers = {"Accept": accept, **(headers or {})}
         deadline = time.monotonic() + self.timeout
         return _within(
@@ -437,7 +438,7 @@ class Transport:
         too). Refused redirects read ``page: ...``; a body declared or found larger than
         ``max_bytes`` is :class:`TooLarge` (a declared one before any of it is read)."""
         url = keep(url)  # its credentials kept (in memory) for its host
-        check_url(url, allow_insecure=self.allow_insecure)
+        check_read_url(url, allow_insecure=self.allow_insecure)
         got = [0]
         abandoned = threading.Event()
 

@@ -35,9 +35,9 @@ from resolver_hook.errors import OperationalError, ResolverHookError, UsageError
 from resolver_hook.ground.userinfo import redact
 from resolver_hook.ground.valueclass import field, valueclass
 from resolver_hook.index.client import IndexClient, PageResult
-from resolver_hook.index.fetch import check_url
 from resolver_hook.index.model import Link
 from resolver_hook.limits import parse_wheel_name
+from resolver_hook.manifest.urls import check_read_url
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile
@@ -309,7 +309,7 @@ class NetFetcher:
             if not self.settings.allow_insecure:
                 raise UsageError(f"{url}: a file: URL", hint="it needs --allow-insecure-urls")
             return
-        check_url(url, allow_insecure=self.settings.allow_insecure)
+        check_read_url(url, allow_insecure=self.settings.allow_insecure)
 
     def sha256(self, url: str) -> str:
         if urlsplit(url).scheme == "file" and not self.settings.allow_insecure:
