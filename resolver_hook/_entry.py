@@ -106,6 +106,13 @@ def _command_line(argv: list[str]) -> int:
         # installer it starts ends: the collector's hundred passes over the young objects
         # (the modules imported first, the plan then) cost 5% of it and free nothing of note.
         gc.disable()
+        early = None
+        if argv[:1] == ["uv"]:
+            # A checked uv install with uv's cache off: uv asks the interpreter for its
+            # facts while the modules below are imported and the plan is made.
+            from resolver_hook.install.uvcache import start_early
+
+            early = start_early(argv, os.environ)
         from resolver_hook._plancache import run_stored
         from resolver_hook.errors import ResolverHookError
 
@@ -116,6 +123,9 @@ def _command_line(argv: list[str]) -> int:
             from resolver_hook.cli import exit_for
 
             return exit_for(exc)
+        finally:
+            if early is not None:  # where the session did not take it
+                early.close()
     return full()
 
 

@@ -50,6 +50,7 @@ from resolver_hook.install.args import InstallArgs, parse_install_args, requirem
 from resolver_hook.install.backends import Installer, find_installer
 from resolver_hook.install.launch import PIN_FIELDS, install_main, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
+from resolver_hook.install.uvcache import SessionCache, take_early
 from resolver_hook.manifest.twins import Family, families
 from resolver_hook.process.installers import parse_pip_version, pip_said, venv_python
 from resolver_hook.reqfile import ReqEntry, ReqFile, is_url_line, read_requirements
@@ -71,8 +72,8 @@ __all__ = [
     "Invocation",
     "Machine",
     "build_invocation",
+    "installer_started",
     "needs_rewrite",
-    "pip_started",
     "private_tempdir",
     "run_installer",
 ]
@@ -119,12 +120,12 @@ class InstallSession:
         *,
         manifests: Mapping[str, Manifest],
         optional: Sequence[str] = (),
-        ahead: PipSteps | None = None,
+        ahead: PipSteps | SessionCache | None = None,
     ) -> int:
         """Plan the requirements in ``installer_args``, check, run the installer; its
         exit code. The pages of the packages a plan needs (those asked for, then those
-        arriving as dependencies) are read into ``manifests``. ``ahead``: pip's dry-run
-        interpreter, started by the command line already (:func:`pip_started`).
+        arriving as dependencies) are read into ``manifests``. ``ahead``: what the
+        command line started already for the check (:func:`installer_started`).
 
         1 when a package has no fit or a source build's needs are not met (the installer
         never runs); the installer's own code otherwise.
@@ -132,21 +133,31 @@ class InstallSession:
         env = dict(self.planner.settings.env)
         parsed = parse_install_args(self.tool, installer_args)
         installer = find_installer(self.tool, parsed, env, record=self.record)
-        started, ahead = ahead, None
+        started = ahead
+        ahead, uv_cache = None, None
         try:
-            if self.proof:
+            if self.proof and installer.tool == "uv":
+                # uv's runs share one cache where the user's is off, the interpreter's
+                # facts asked for while the plan is made.
+                uv_cache = _uv_cache(installer, env, started)
+                if uv_cache is not None:
+                    env = uv_cache.env(env)
+            elif self.proof:
                 # The check's modules are imported only for a run that checks.
                 from resolver_hook.install.checked import pip_ahead
 
                 # pip's interpreter starts while the plan is made (its dry run's process),
                 # where the command line did not start it already.
-                ahead = pip_ahead(installer, parsed, env, started=started)
+                pip = started if not isinstance(started, SessionCache) else None
+                ahead = pip_ahead(installer, parsed, env, started=pip)
             elif started is not None:
                 started.close()
-            return self._install(installer, parsed, env, manifests, optional, ahead)
+            return self._install(installer, parsed, env, manifests, optional, ahead, uv_cache)
         finally:
             if ahead is not None:  # stopped where no dry run took it
                 ahead.close()
+            if uv_cache is not None:
+                uv_cache.close()
 
     def _install(  # noqa: PLR0917 - the session's state, passed down
         self,
@@ -156,6 +167,7 @@ class InstallSession:
         manifests: Mapping[str, Manifest],
         optional: Sequence[str],
         ahead: PipSteps | None,
+        uv_cache: SessionCache | None,
     ) -> int:
         tool, report, planner, record = self.tool, self.report, self.planner, self.record
         with _timings.phase("machine"):
@@ -237,6 +249,7 @@ class InstallSession:
             optional=optional,
             verify_kernels=self.verify_kernels,
             record=record,
+            uv_cache=uv_cache,
         )
         return _run(
             installer,
@@ -251,20 +264,37 @@ class InstallSession:
         )
 
 
-def pip_started(
+def installer_started(
     tool: str, parsed: InstallArgs, env: Mapping[str, str], *, proof: bool
-) -> PipSteps | None:
-    """pip's dry-run interpreter started as soon as the command line is read, before the
+) -> PipSteps | SessionCache | None:
+    """What the check needs started as soon as the command line is read, before the
     manifests are, for :meth:`InstallSession.install` (``ahead``), which stops it where
-    no dry run takes it; the caller stops it where that never runs. Only in an active
-    virtual environment, where finding the installer runs nothing (else the session
-    finds it, once)."""
+    no dry run takes it; the caller stops it where that never runs: pip's dry-run
+    interpreter, or uv's cache of the session (:mod:`resolver_hook.install.uvcache`).
+    Only in an active virtual environment, where finding the installer runs nothing
+    (else the session finds it, once)."""
     venv = env.get("VIRTUAL_ENV")
-    if not proof or tool != "pip" or not venv or path_kind(venv_python(venv)) is None:
+    if not proof or not venv or path_kind(venv_python(venv)) is None:
         return None
+    if tool == "uv":
+        return _uv_cache(find_installer(tool, parsed, env), env, None)
     from resolver_hook.install.checked import pip_ahead
 
     return pip_ahead(find_installer(tool, parsed, env), parsed, env)
+
+
+def _uv_cache(
+    installer: Installer, env: Mapping[str, str], started: PipSteps | SessionCache | None
+) -> SessionCache | None:
+    """``started`` where it was started for this uv and interpreter, else one started
+    here (None where uv's cache is on); what is not taken is stopped."""
+    uv = installer.command[0]
+    if isinstance(started, SessionCache) and started.takes(uv, installer.python):
+        return started
+    if started is not None:
+        started.close()
+    early = take_early(uv, installer.python)  # started as the program started
+    return early if early is not None else SessionCache.start(uv, installer.python, env)
 
 
 @valueclass
@@ -278,6 +308,7 @@ class _Session:
     optional: Sequence[str]
     verify_kernels: bool | None = None
     record: Recorder = NOWHERE
+    uv_cache: SessionCache | None = None  # uv's runs' cache, where the user's is off
 
 
 def _read_stdin() -> bytes:
@@ -396,6 +427,8 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
             write_atomic(folder / "stdin.txt", stdin, sync=False)
         argv = inv.argv
         if why_not is None:
+            if session.uv_cache is not None:
+                session.uv_cache.wait()  # the interpreter's facts, asked while planning
             with _timings.phase("proof"):
                 checked, plan = _checked(
                     installer, parsed, plan, reqs, inv, folder, env, session, report, reader, stack,

@@ -151,7 +151,10 @@ def test_signal_reaches_the_installer_and_exits_128_plus_n(
     _script(venv / "bin/python", body)
     if tool == "uv":
         (venv / "bin/python").write_text("#!/bin/sh\nexit 0\n")
-        _script(bindir / "uv", body)
+        # Its cache off (clean_env), the session first asks uv for the interpreter's
+        # facts (resolver_hook/install/uvcache.py): answered at once, as uv does.
+        answered = '#!/bin/sh\n[ "$1" = python ] && exit 0\n'
+        _script(bindir / "uv", body.replace("#!/bin/sh\n", answered))
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = clean_env(tmp, PYTHONPATH=str(REPO), VIRTUAL_ENV=str(venv))
