@@ -1,21 +1,30 @@
 """The page cache: index pages kept under the user cache folder, revalidated, bounded.
 
 One file per page in ``<cache folder>/index/`` (the folder of
-:func:`resolver_hook.ground.cache.cache_dir`), named by the sha256 of its key (what was asked
-for and the URL, credentials never part of it). A file is one JSON header line (format,
-key, final URL, content type and charset, ``ETag`` / ``Last-Modified``, the time it was
-read, the body's size and sha256) and then the body. Files are written atomically with
-mode 0600 (:func:`resolver_hook.ground.cache.write_private`) and read only when they are a
-regular file of this user not writable by others
-(:func:`resolver_hook.ground.cache.read_private`); a file that is corrupt (bad header, body
-not matching its hash) or foreign (another format or key) is ignored with a note and
-replaced by the next fetch. Beside each page, the links read from it are kept (tied to
-the page body's sha256), so a cached page is not parsed again, nor read past its header
-where it is served as it is (the header names its body's sha256, the links file is
-checked against its own; a body is checked whenever it is read). A page the server said
-does not exist (HTTP 404 or 410) is kept as that answer, with no body. The folder is kept
-under ``MAX_PAGE_CACHE_BYTES``: after each
-write the oldest files go first. ``rm -r`` of the folder clears it.
+:func:`resolver_hook.ground.cache.cache_dir`), named by the sha256 of its key (what was
+asked for and the URL, credentials never part of it). A file is one JSON header line
+(format, key, final URL, content type and charset, ``ETag`` / ``Last-Modified``, the
+time it was read, the body's size, sha256 and CRC-32) and then the body. Files are
+written atomically with mode 0600 (:func:`resolver_hook.ground.cache.write_private`) and
+read only when they are a regular file of this user not writable by others
+(:func:`resolver_hook.ground.cache.read_private`); a file that is corrupt (bad header,
+body not matching its size and CRC-32) or foreign (another format or key) is ignored
+with a note and replaced by the next fetch.
+
+The sha256 names the body (what the links kept beside it are tied to); the CRC-32
+checks it as read back. The files are our own, written atomically into a private
+folder: what the check is for is damage by a disk or an interrupted copy, which zlib's
+CRC-32 detects (every change of a byte) at a fraction of a sha256's cost: a plan reads
+some 1 MB of kept links, on which the interpreter's own sha256 takes 3-4 ms, and
+OpenSSL's takes 2-7 ms to load.
+
+Beside each page, the links read from it are kept (tied to the page body's sha256), so
+a cached page is not parsed again, nor read past its header where it is served as it is
+(the header names its body's sha256, the links file is checked by its own CRC-32; a
+body is checked whenever it is read). A page the server said does not exist (HTTP 404
+or 410) is kept as that answer, with no body. The folder is kept under
+``MAX_PAGE_CACHE_BYTES``: after each write the oldest files go first. ``rm -r`` of the
+folder clears it.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CacheEntry", "PageCache", "links_from_json", "links_to_json"]
 
-_FORMAT = 1
+_FORMAT = 2  # 2: the body checked by its CRC-32 (1: by its sha256)
 _SUFFIX = ".page"
 _MAX_HEADER = 64 << 10
 # A header is a few hundred bytes: one longer (a URL of kilobytes) is read with its body.
@@ -57,8 +66,8 @@ class CacheEntry:
     last_modified: str | None = None
     fetched: float = 0.0  # seconds since the epoch, when the server last confirmed it
     status: int = 200  # 404 or 410: the server said there is no such page (no body)
-    # The body's sha256 (hex) as read back and checked by PageCache.get; None for an
-    # entry about to be stored (put hashes the body itself).
+    # The body's sha256 (hex) as its header names it (checked by its CRC-32 where the
+    # body is read); None for an entry about to be stored (put hashes the body itself).
     sha256: str | None = None
 
 
@@ -126,11 +135,12 @@ class PageCache:
             return None, f"cache {path} ignored: corrupt (no header)"
         if data.get("format") != _FORMAT or data.get("key") != key:
             return None, f"cache {path} ignored: not a page cache entry of this version"
-        digest = sha256_hex(body)
-        if data.get("size") != len(body) or data.get("sha256") != digest:
+        from zlib import crc32
+
+        if data.get("size") != len(body) or data.get("crc32") != crc32(body):
             return None, f"cache {path} ignored: corrupt (the page does not match its hash)"
         try:
-            return _entry(data, body, digest), None
+            return _entry(data, body, _text(data["sha256"])), None
         except (KeyError, TypeError, ValueError):
             return None, f"cache {path} ignored: corrupt (header fields)"
 
@@ -166,6 +176,8 @@ class PageCache:
 
     def put(self, key: str, entry: CacheEntry) -> None:
         """Store ``entry`` for ``key`` (atomic, 0600), then keep the folder bounded."""
+        from zlib import crc32
+
         header = {
             "format": _FORMAT,
             "key": key,
@@ -177,6 +189,7 @@ class PageCache:
             "fetched": entry.fetched,
             "size": len(entry.body),
             "sha256": sha256_hex(entry.body),
+            "crc32": crc32(entry.body),
         }
         if entry.status != 200:
             header["status"] = entry.status
