@@ -180,7 +180,7 @@ def test_the_no_op_recorder_keeps_nothing(tmp_path: Path) -> None:
     assert (NOWHERE.inputs, NOWHERE.refused, NOWHERE.until) == ({}, None, None)
 
 
-@pytest.mark.parametrize("size", [0, 1, 32 << 10, (32 << 10) + 1, 1 << 20])
+@pytest.mark.parametrize("size", [0, 1, 512 << 10, (512 << 10) + 1, 1 << 20])
 @pytest.mark.parametrize("loaded", [True, False])
 def test_sha256_hex_is_the_sha256_of_any_input(
     monkeypatch: pytest.MonkeyPatch, size: int, loaded: bool
@@ -194,10 +194,10 @@ def test_sha256_hex_is_the_sha256_of_any_input(
 
 
 def test_the_small_texts_of_an_installs_plan_are_hashed_without_openssl(tmp_path: Path) -> None:
-    """A kept TOML document's text, a built-in manifest's and a page cache entry of a few
-    kilobytes (what an install's plan hashes) are hashed without importing hashlib:
-    loading OpenSSL takes ~2 ms, more than the interpreter's own sha256 spends on them. A
-    large input loads it."""
+    """A kept TOML document's text, a built-in manifest's (torch's: 45 kB) and a page
+    cache entry of a few kilobytes (what an install's plan hashes) are hashed without
+    importing hashlib: loading OpenSSL takes 2-7 ms, more than the interpreter's own
+    sha256 spends on them. A large input loads it."""
     code = (
         "import sys\n"
         "sys.modules.pop('hashlib', None)  # a site hook's import: what is seen is ours\n"
@@ -211,8 +211,9 @@ def test_the_small_texts_of_an_installs_plan_are_hashed_without_openssl(tmp_path
         "print(kept('doc', text, lambda: loads(text)) == kept('doc', text, lambda: {}))\n"
         f"pages = PageCache(Path({str(tmp_path / 'index')!r}))\n"
         "pages.put('k', CacheEntry(url='https://x/', body=b'<a>x</a>' * 1000, fetched=0.0))\n"
+        "sha256_hex(bytes(46 << 10))  # as large as torch's built-in manifest\n"
         "print(pages.get('k')[0] is not None, 'hashlib' in sys.modules)\n"
-        "sha256_hex(bytes(40 << 10))\n"
+        "sha256_hex(bytes(600 << 10))\n"
         "print('hashlib' in sys.modules)\n"
     )
     done = python_child(code, env={"RESOLVER_HOOK_CACHE_DIR": str(tmp_path)})
