@@ -282,6 +282,26 @@ def test_a_plan_imports_no_pathlib(tmp_path: Path) -> None:
     assert done.stdout.split() == ["0", "False"], done.stderr
 
 
+def test_a_plan_imports_no_url_parser(tmp_path: Path) -> None:
+    """A plan's URLs are the usual ``https://host/path`` (the policy's quick path reads
+    them as text): urllib.parse, with the ipaddress module it imports (~2 ms), is loaded
+    only for another (userinfo, a port, a mirror, a file: URL). (The second run, as
+    above.)"""
+    argv = ["plan", "--offline", "torch", "numpy", "--target", TARGET]
+    child = (
+        "import contextlib, io, sys\n"
+        "for name in ('urllib.parse', 'ipaddress'):  # a site hook's import\n"
+        "    sys.modules.pop(name, None)\n"
+        "from resolver_hook.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = main({argv!r})\n"
+        "print(code, 'urllib.parse' in sys.modules, 'ipaddress' in sys.modules)\n"
+    )
+    for _ in range(2):
+        done = python_child(child, cwd=tmp_path)
+    assert done.stdout.split() == ["0", "False", "False"], done.stderr
+
+
 def test_a_second_plan_parses_no_toml(tmp_path: Path) -> None:
     """The built-in data files a plan reads (the table of NVIDIA's library wheels, the
     twins table, the CUDA distributions without a manifest, the manifests named) and the

@@ -8,12 +8,14 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from resolver_hook.ground.toml import loads as toml_loads
+from resolver_hook.manifest.urls import usual_host
 from tests.clirun import cli
 from tests.indexreplica import PageServer, Response
 from tests.installenv import PY, GpuIndex, clean_env, installed, make_venv
@@ -228,3 +230,27 @@ def test_every_character_is_judged_among_a_pages_links_as_alone(where: int) -> N
             and " " not in text
             and not any(c in text for c in FORBIDDEN_URL_CHARACTERS)
         ), repr(ch)
+
+
+@pytest.mark.parametrize(
+    ("url", "usual"),
+    [
+        ("https://files.pythonhosted.org/packages/ab/cd/t-2.12.0-py3-none-any.whl", True),
+        ("https://Download.PyTorch.org/whl/cu130/torch/", True),
+        ("https://host", True),
+        ("https://host?x=1", True),
+        ("https://host#frag", True),
+        ("https://user@host/x", False),  # userinfo
+        ("https://host:8443/x", False),  # a port
+        ("https://[::1]/x", False),  # IPv6 brackets
+        ("http://host/x", False),
+        ("file:///tmp/x", False),
+    ],
+)
+def test_the_usual_host_read_as_text_is_the_one_urlsplit_finds(url: str, usual: bool) -> None:
+    """The usual https link's host is read as text (no urllib.parse on a plan's path),
+    the host urlsplit finds, but for its case; any other URL is left to urlsplit."""
+    found = usual_host(url)
+    assert (found is not None) is usual
+    if found is not None:
+        assert found.lower() == urllib.parse.urlsplit(url).hostname

@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import urllib.parse
 from collections.abc import Collection, Mapping
 
 from resolver_hook.ground.userinfo import redact
@@ -45,6 +44,8 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     """``(url without userinfo, (user, password) or None)``."""
     if "@" not in url:
         return url, None  # no userinfo (a page's thousands of links, most often)
+    import urllib.parse  # (with ipaddress, ~2 ms): only for a URL that may hold userinfo
+
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:
@@ -58,6 +59,8 @@ def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def _host(url: str) -> str:
+    import urllib.parse
+
     try:
         return urllib.parse.urlsplit(url).netloc.rpartition("@")[2].lower()
     except ValueError:
@@ -98,6 +101,8 @@ _NETRC_TOKEN = r"[!$-&(-\[\]-~]+"  # compiled when first used: a netrc is rarely
 
 def _hostname(host: str) -> str:
     """``host[:port]`` as a netrc names it: the host name alone."""
+    import urllib.parse
+
     return urllib.parse.urlsplit(f"//{host}").hostname or host
 
 

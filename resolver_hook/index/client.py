@@ -33,7 +33,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
-from urllib.parse import unquote, urlsplit
 
 from resolver_hook.errors import ResolverHookError, UsageError
 from resolver_hook.ground import cache as _cache
@@ -92,6 +91,8 @@ _ABSENT = {404: "Not Found", 410: "Gone"}
 
 def is_local(location: str) -> bool:
     """A path or ``file:`` URL (a Windows drive path too), not a network URL."""
+    from urllib.parse import urlsplit  # (with ipaddress, ~2 ms): not on a plan's path
+
     try:
         scheme = urlsplit(location).scheme
     except ValueError:
@@ -104,6 +105,8 @@ def _is_file_url(url: str) -> bool:
     plan asks for dozens of pages, each first parsed here; ~3 us each) has another."""
     if url.startswith(("https://", "http://")):
         return False
+    from urllib.parse import urlsplit
+
     try:
         return urlsplit(url).scheme.lower() == "file"
     except ValueError:  # "https://[::1": the URL policy says what is wrong with it
@@ -564,6 +567,7 @@ class IndexClient:
         self.record.refuse(f"{redact(target)}: streamed")
         if _is_file_url(target):
             from pathlib import Path  # a file: URL (a local test index): rare
+            from urllib.parse import unquote, urlsplit
 
             check_read_url(target, allow_insecure=self.allow_insecure)
             size = 0
@@ -586,13 +590,18 @@ class IndexClient:
         from resolver_hook.index.fetch import read_local
 
         raw, uri = read_local(location)
-        is_url = _is_file_url(location)
-        self.record.file(unquote(urlsplit(location).path) if is_url else location, raw)
+        if _is_file_url(location):
+            from urllib.parse import unquote, urlsplit
+
+            location = unquote(urlsplit(location).path)
+        self.record.file(location, raw)
         return raw, uri
 
 
 def _host_of(url: str) -> str:
     """``host[:port]`` of ``url``, without credentials."""
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     host = parts.hostname or ""
     return f"{host}:{parts.port}" if parts.port else host

@@ -15,7 +15,6 @@ only be a URL.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from urllib.parse import urlsplit, urlunsplit
 
 from resolver_hook.errors import UsageError
 from resolver_hook.ground.credentials import keep
@@ -42,6 +41,8 @@ def _pair(text: str, where: str, allow_insecure: bool) -> Mirror:
             f"{where} {redact(text)!r}: expected UPSTREAM=MIRROR",
             hint="e.g. https://download.pytorch.org/whl=https://mirror.example/pytorch",
         )
+    from urllib.parse import urlsplit  # (with ipaddress, ~2 ms): where mirrors are given
+
     try:
         scheme = urlsplit(upstream).scheme.lower()
     except ValueError:
@@ -64,6 +65,8 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 def _usual(url: str) -> str:
     """``url`` with its scheme and host in lower case and without the scheme's default
     port (RFC 3986, 6.2.2.1 and 6.2.3: the same URL); as given when it has no host."""
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
         host, port = parts.hostname, parts.port

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from urllib.parse import urlsplit
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
@@ -42,6 +41,7 @@ from resolver_hook.index.mirrors import Mirror, apply_mirrors, upstream_of
 from resolver_hook.index.model import Link, Page
 from resolver_hook.inventory.candidates import PageSource
 from resolver_hook.inventory.snapshot import Snapshot, SnapshotSource
+from resolver_hook.manifest.urls import usual_host
 
 __all__ = ["TRUST_FLAG", "FallbackSource", "SnapshotOnly"]
 
@@ -121,7 +121,7 @@ class SnapshotOnly:
             links.append(replace(x, url=shown))
         releases = page.releases
         if past:
-            hosts = sorted({urlsplit(x.url).hostname or x.url for x in past})
+            hosts = sorted({_host(x.url) for x in past})
             self._note(
                 f"the shipped snapshot's files of {redact(url)} are on {', '.join(hosts)}, "
                 "which no mirror covers: not pinned there; the releases they show are "
@@ -232,7 +232,7 @@ class FallbackSource(SnapshotOnly):
         left unread is not one that cannot be read."""
         out: dict[str, str] = {}
         for x in [] if self._offline else self._unread:
-            host = urlsplit(x.url).hostname or x.url
+            host = _host(x.url)
             if x.cause in UNREACHABLE:
                 why = f"{host} unreachable ({x.cause})"
             else:
@@ -245,7 +245,7 @@ class FallbackSource(SnapshotOnly):
         """One note per host and cause (see the module docstring)."""
         groups: dict[tuple[str, str], list[_Unread]] = {}
         for x in self._unread:
-            host = urlsplit(x.url).hostname or x.url
+            host = _host(x.url)
             offline = self._offline and not x.absent
             groups.setdefault((host, "" if offline else x.cause), []).append(x)
         if not groups:
@@ -421,3 +421,14 @@ def _version(link: Link) -> str | None:
         return str(parse_wheel_filename(link.filename)[1])
     except InvalidWheelFilename:
         return None
+
+
+def _host(url: str) -> str:
+    """The host ``url`` names (else ``url``), for a note: the usual https link's read as
+    text (:func:`~resolver_hook.manifest.urls.usual_host`), any other by urlsplit."""
+    found = usual_host(url)
+    if found is not None:
+        return found.lower()
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or url

@@ -4,7 +4,6 @@ by URL or path, and an index line that names a flavour page."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from urllib.parse import unquote
 
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
@@ -46,7 +45,11 @@ def judge_wheel(e: ReqEntry, manifest: Manifest, m: Machine) -> PackagePlan | No
     why, when one does; UNJUDGED on an accelerated machine when the rules do not know
     its label. None: not a wheel, or nothing to say (no accelerator)."""
     where = (e.url or e.text).split("#", 1)[0].split("?", 1)[0]
-    filename = unquote(where.rstrip("/").rsplit("/", 1)[-1])
+    filename = where.rstrip("/").rsplit("/", 1)[-1]
+    if "%" in filename:  # what unquote changes (urllib.parse: ~2 ms to import, with ipaddress)
+        from urllib.parse import unquote
+
+        filename = unquote(filename)
     if not filename.endswith(".whl"):
         return None
     try:
