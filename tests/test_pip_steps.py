@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from resolver_hook.ground import timings as _timings
 from resolver_hook.process.foreground import PipSteps
 
 # pip._internal.cli.main.main as a stand-in: it prints its words (the last line without
@@ -128,3 +130,24 @@ def test_started_ahead_and_never_asked_it_runs_nothing(fake_pip: dict[str, str])
     assert proc.returncode == -signal.SIGTERM
     assert steps.proc is None
     assert not Path(fake_pip["STEPS_LOG"]).exists()
+
+
+def test_started_ahead_its_dry_run_is_timed_from_its_words(
+    fake_pip: dict[str, str], tmp_path: Path
+) -> None:
+    # The timing record (RESOLVER_HOOK_TIMINGS) counts a child's time as the installer's:
+    # the wait for its words ran beside the plan, and is the hook's own time, not pip's.
+    path = tmp_path / "t.json"
+    _timings.start({_timings.ENV: str(path)})
+    try:
+        command = [sys.executable, "-m", "pip"]
+        steps = PipSteps.ahead(command, env=fake_pip)
+        time.sleep(0.5)  # the plan, being made
+        with _timings.phase("proof"):
+            assert steps.dry_run(["install", "--dry-run", "0"], lambda _: None)[0] == 0
+        steps.close()
+    finally:
+        _timings.stop()
+    (child,) = json.loads(path.read_text())["children"]
+    assert child["phase"] == "proof"
+    assert child["ms"] < 400

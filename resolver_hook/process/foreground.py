@@ -348,6 +348,8 @@ class PipSteps:
             self._ahead = False
             self._tee = tee
             self.argv = [*self._command, *args]
+            # Timed from here: its start-up ran beside the plan, not after it.
+            self._step_began = time.perf_counter()
             self._forwarder = _Forwarder(self.grace).__enter__()
             self._forwarder.started(self.proc)
             line = json.dumps({"args": list(args)}) + "\n"
