@@ -79,6 +79,21 @@ def test_uv_lines_for_folders_urls_and_pins() -> None:
     assert (plain.name, plain.version, plain.direct) == ("plainpkg", "1.0", False)
 
 
+def test_a_url_wheel_uv_has_in_its_cache_is_read_as_its_url() -> None:
+    """uv shows a URL's wheel it holds in its cache as ``name==version (from URL)``: it is
+    the URL's file, pinned by that URL (an index has no such name to find)."""
+    text = (
+        "Would download 1 package\nWould install 2 packages\n"
+        " + demo-gpu==1.0+cu130 (from http://127.0.0.1:8000/files/"
+        "demo_gpu-1.0+cu130-py3-none-any.whl#sha256=AB)\n"
+        " + plainpkg==1.0\n"
+    )
+    (gpu, _) = read_uv_dry_run(text).items
+    assert (gpu.version, gpu.direct, gpu.local, gpu.sha256) == ("1.0+cu130", True, False, "ab")
+    assert gpu.url == "http://127.0.0.1:8000/files/demo_gpu-1.0+cu130-py3-none-any.whl"
+    assert pinned_lines(read_uv_dry_run(text))[0] == f"demo-gpu @ {gpu.url}#sha256=ab"
+
+
 def _report(*items: dict[str, object]) -> Resolution:
     """A pip report (version 1) installing ``items``, read."""
     return read_pip_report(json.dumps({"version": "1", "install": list(items)}))

@@ -89,15 +89,19 @@ def test_a_checked_install_with_uvs_cache_off_shares_one_cache_between_its_runs(
 
 
 def test_uvs_own_cache_serves_every_run_where_it_is_on(gpu_index: GpuIndex, tmp_path: Path) -> None:
-    venv = make_uv_venv(tmp_path / "uvenv")
-    log = tmp_path / "uv.log"
-    _logging_uv(venv / "bin", log)
     user = tmp_path / "user-cache"
     env = {"UV_NO_CACHE": "0", "UV_CACHE_DIR": str(user)}
-    install("uv", gpu_index, venv, "demo-gpu", env=env, check=True)
-    runs = _runs(log)
-    assert [r[0][:2] for r in runs] == [["pip", "install"], ["pip", "install"]]
-    assert {(r[1], r[2]) for r in runs} == {(str(user), "0")}
+    # Twice, into two venvs: the second finds the URL's wheel in uv's cache, and its dry
+    # run names it "demo-gpu==1.0+cu130 (from URL)" (the install takes that URL).
+    for name in ("first", "second"):
+        venv = make_uv_venv(tmp_path / name)
+        log = tmp_path / f"{name}.log"
+        _logging_uv(venv / "bin", log)
+        install("uv", gpu_index, venv, "demo-gpu", env=env, check=True)
+        assert versions(venv)["demo-gpu"] == "1.0+cu130"
+        runs = _runs(log)
+        assert [r[0][:2] for r in runs] == [["pip", "install"], ["pip", "install"]]
+        assert {(r[1], r[2]) for r in runs} == {(str(user), "0")}
 
 
 def test_closing_stops_the_query_and_removes_the_folder(tmp_path: Path) -> None:

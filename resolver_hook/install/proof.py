@@ -252,30 +252,23 @@ def read_uv_dry_run(text: str) -> Resolution:
         if m is None:
             continue
         name = canonicalize_name(m.group("name"))
-        if m.group("url"):
-            url, fragment = urldefrag(m.group("url"))
-            sha = fragment[len("sha256=") :].lower() if fragment.startswith("sha256=") else None
+        # ``name @ URL``, or ``name==version (from URL)``: how uv 0.13.9 shows a URL's
+        # distribution it has in its cache (docs/facts.md section 3).
+        where = m.group("url") or m.group("source")
+        if where is None:
+            items.append(Resolved(name=name, version=m.group("version")))
+            continue
+        url, fragment = urldefrag(where)
+        sha = fragment[len("sha256=") :].lower() if fragment.startswith("sha256=") else None
+        version = m.group("version")
+        if version is None:
             w = re.match(_WHEEL_VERSION, unquote(url.rsplit("/", 1)[-1]))
-            items.append(
-                Resolved(
-                    name=name,
-                    version=w.group("version") if w else "",
-                    url=url,
-                    sha256=sha,
-                    direct=True,
-                    local=url.startswith("file:"),
-                )
-            )
-        else:
-            source = m.group("source")
-            items.append(
-                Resolved(
-                    name=name,
-                    version=m.group("version"),
-                    url=source,
-                    local=bool(source and source.startswith("file:")),
-                )
-            )
+            version = w.group("version") if w else ""
+        local = url.startswith("file:")
+        direct = m.group("url") is not None or not local  # a folder "(from file:...)": no
+        items.append(
+            Resolved(name=name, version=version, url=url, sha256=sha, direct=direct, local=local)
+        )
     return Resolution(tool="uv", items=tuple(items))
 
 
