@@ -38,7 +38,12 @@ never stored, so it plans anew each time): the floor under the ratio with the pr
 which no work of the hook's can go below. The commands run in turn, run
 after run, so a drifting machine hits every side alike. Not a test: figures go in notes.
 
-Usage: python3 scripts/bench_install.py [--runs N] [--source DIR ...]
+Every side runs with pip's and uv's caches off (``PIP_NO_CACHE_DIR``, ``UV_NO_CACHE``),
+as the tests run them; ``--caches`` turns both on instead, each in a folder of the run
+(warmed by the rounds before the timed ones), as a user's machine has them: uv's side
+is then some five times quicker, and the hook's own work weighs the more.
+
+Usage: python3 scripts/bench_install.py [--runs N] [--source DIR ...] [--caches]
   --source: a tree to build the hook's wheel from (default: this checkout); give it more
   than once (e.g. a `git worktree` of an older commit, then this checkout) to measure
   before and after in one run, against the same baselines.
@@ -149,6 +154,7 @@ class Bench:
     gi: GpuIndex
     hooks: dict[str, str]  # label prefix -> the python of a clean venv of one source
     uv_bin: str
+    caches: bool = False  # pip's and uv's caches on (in the run's folder), else off
 
     @property
     def timings(self) -> Path:
@@ -206,6 +212,10 @@ class Bench:
             RESOLVER_HOOK_CACHE_DIR=str(cache),
             RESOLVER_HOOK_TIMINGS=str(self.timings),
         )
+        if self.caches:
+            del env["PIP_NO_CACHE_DIR"], env["UV_NO_CACHE"]
+            env["PIP_CACHE_DIR"] = str(self.root / "pip-cache")
+            env["UV_CACHE_DIR"] = str(self.root / "uv-cache")
         env["PATH"] = os.pathsep.join(
             [str(venv / "bin"), os.path.dirname(self.uv_bin), env["PATH"]]
         )
@@ -236,6 +246,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--source", type=Path, action="append")
+    parser.add_argument("--caches", action="store_true", help="pip's and uv's caches on")
     args = parser.parse_args()
     sources: list[Path] = args.source or [REPO]
     root = Path(tempfile.mkdtemp(prefix="bench-install-"))
@@ -247,6 +258,7 @@ def main() -> None:
         }
         for tag, src in zip(tags, sources, strict=True):
             print(f"{tag or 'hook: '}a clean venv of {src}")
+        print(f"pip's and uv's caches {'on' if args.caches else 'off'}")
         probe = make_venv(root / "probe")
         start_up = {
             "python -c pass (hook's venv)": median_ms([hooks[tags[0]], "-c", "pass"], 11),
@@ -258,7 +270,13 @@ def main() -> None:
 
         # The uv binary itself on both sides: `python -m uv` and a shim each add tens of
         # milliseconds of their own before uv starts.
-        bench = Bench(root=root, gi=build_gpu_index(root), hooks=hooks, uv_bin=str(find_uv_bin()))
+        bench = Bench(
+            root=root,
+            gi=build_gpu_index(root),
+            hooks=hooks,
+            uv_bin=str(find_uv_bin()),
+            caches=args.caches,
+        )
         labels = ["pip", "uv", "pip again", "uv again"]
         for tag in tags:
             for tool in ("pip", "uv"):
