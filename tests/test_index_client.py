@@ -347,6 +347,25 @@ def test_cache_files_are_private_and_a_corrupt_one_is_a_note(
     assert any("ignored: corrupt (the page does not match its hash)" in n for n in c.notes)
 
 
+def test_an_entry_of_an_older_release_is_no_entry_and_says_nothing(
+    server: Server, client: Callable[..., IndexClient], tmp_path: Path
+) -> None:
+    """After an upgrade that changes the files' format, each page written by the older
+    release is fetched again, silently (a note for each is noise); another format
+    than ours and theirs is still said."""
+    url = server.url + "/whl/cu130/torch/"
+    client().page(url)
+    path = PageCache(tmp_path / "cache").path(f"page\n{url}")
+    head, _, body = path.read_bytes().partition(b"\n")
+    header = json.loads(head)
+    for older, said in ((1, False), (99, True)):
+        path.write_bytes(json.dumps({**header, "format": older}).encode() + b"\n" + body)
+        c = client(offline=True)
+        with pytest.raises(PageError):  # offline, no entry: the page is not there
+            c.page(url)
+        assert any("not a page cache entry of this version" in n for n in c.notes) is said
+
+
 @pytest.mark.parametrize("offline", [True, False])
 def test_a_page_whose_links_are_kept_is_served_from_its_header_its_body_not_read(
     offline: bool, server: Server, client: Callable[..., IndexClient], tmp_path: Path

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 __all__ = ["CacheEntry", "PageCache", "links_from_json", "links_to_json"]
 
 _FORMAT = 2  # 2: the body checked by its CRC-32 (1: by its sha256)
+# The formats of earlier releases: their files are no entry (the next fetch replaces
+# them), without a note for each after an upgrade.
+_OLDER = (1,)
 _SUFFIX = ".page"
 _MAX_HEADER = 64 << 10
 # A header is a few hundred bytes: one longer (a URL of kilobytes) is read with its body.
@@ -133,6 +136,8 @@ class PageCache:
             data = None
         if not isinstance(data, dict):
             return None, f"cache {path} ignored: corrupt (no header)"
+        if data.get("key") == key and data.get("format") in _OLDER:
+            return None, None  # written by an older release: no entry, and nothing to say
         if data.get("format") != _FORMAT or data.get("key") != key:
             return None, f"cache {path} ignored: not a page cache entry of this version"
         from zlib import crc32
