@@ -107,7 +107,7 @@ def _command_line(argv: list[str]) -> int:
         # (the modules imported first, the plan then) cost 5% of it and free nothing of note.
         gc.disable()
         early = None
-        if argv[:1] == ["uv"]:
+        if argv[:1] == ["uv"] and "--no-proof" not in argv:  # (a replay is unchecked)
             # A checked uv install with uv's cache off: uv asks the interpreter for its
             # facts while the modules below are imported and the plan is made.
             from resolver_hook.install.uvcache import start_early

@@ -134,6 +134,8 @@ def test_an_unchecked_install_replays_its_plan(index: GpuIndex, tmp_path: Path, 
     s = Setting(tmp_path, index, tool, "--no-proof")
     full, replay = s.stored_then_replayed()
     assert _replayed(replay), replay.imported & {PLANNER}
+    # An unchecked install has no dry run to share uv's cache with (install/uvcache.py).
+    assert "resolver_hook.install.uvcache" not in replay.imported
     assert _ours(replay.stderr) == _ours(full.stderr)
     assert any(line.startswith("resolver-hook: demo-gpu: ") for line in _ours(replay.stderr))
     (record,) = s.stored()
