@@ -145,7 +145,7 @@ class PageCache:
         if data.get("size") != len(body) or data.get("crc32") != crc32(body):
             return None, f"cache {path} ignored: corrupt (the page does not match its hash)"
         try:
-            return _entry(data, body, _text(data["sha256"])), None
+            return _entry(data, body), None
         except (KeyError, TypeError, ValueError):
             return None, f"cache {path} ignored: corrupt (header fields)"
 
@@ -173,7 +173,7 @@ class PageCache:
                 or data.get("size") != size - len(head) - 1
             ):
                 return None
-            entry = _entry(data, b"", _text(data["sha256"]))
+            entry = _entry(data, b"")
         except (KeyError, TypeError, ValueError):  # JsonBeyondBounds, UnicodeDecodeError
             return None
         self.record.declare(path, ["read", len(head) + 1], start[: len(head) + 1])
@@ -285,9 +285,9 @@ _MAYBE_TEXT = frozenset({str, type(None)})
 _MAYBE_DICT = frozenset({dict, type(None)})
 
 
-def _entry(data: dict[str, Any], body: bytes, digest: str) -> CacheEntry:
-    """The entry a file's header ``data`` describes (KeyError, TypeError, ValueError
-    for fields that do not read)."""
+def _entry(data: dict[str, Any], body: bytes) -> CacheEntry:
+    """The entry a file's header ``data`` describes, with ``body`` (KeyError, TypeError,
+    ValueError for fields that do not read)."""
     return CacheEntry(
         url=_text(data["url"]),
         body=body,
@@ -297,7 +297,7 @@ def _entry(data: dict[str, Any], body: bytes, digest: str) -> CacheEntry:
         last_modified=_optional(data.get("last_modified")),
         fetched=float(data["fetched"]),
         status=int(data.get("status", 200)),
-        sha256=digest,
+        sha256=_text(data["sha256"]),
     )
 
 
