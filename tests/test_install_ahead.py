@@ -1,8 +1,7 @@
-"""What the check starts before the plan (resolver_hook.install.session installer_started):
-pip's dry-run interpreter (resolver_hook.install.checked pip_ahead), started as soon as
-the command line is read for a checked pip install in an active virtual environment
-whose pip writes reports, taken by the session for that interpreter, stopped unused
-otherwise; for uv with its cache off, the session's cache (resolver_hook.install.uvcache)."""
+"""pip's dry-run interpreter started before the plan (resolver_hook.install.session
+pip_started, resolver_hook.install.checked pip_ahead): started as soon as the command
+line is read for a checked pip install in an active virtual environment whose pip
+writes reports, taken by the session for that interpreter, stopped unused otherwise."""
 
 from __future__ import annotations
 
@@ -15,8 +14,7 @@ import pytest
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.checked import pip_ahead
-from resolver_hook.install.session import installer_started
-from resolver_hook.install.uvcache import SessionCache
+from resolver_hook.install.session import pip_started
 
 
 @pytest.fixture
@@ -50,7 +48,7 @@ def test_a_checked_pip_install_starts_its_dry_runs_interpreter_first(
 ) -> None:
     root, env = venv
     parsed = parse_install_args("pip", ["demo"])
-    started = installer_started("pip", parsed, env, proof=True)
+    started = pip_started("pip", parsed, env, proof=True)
     assert started is not None
     try:
         args = ["install", "--dry-run", "demo"]
@@ -66,7 +64,7 @@ def test_a_checked_pip_install_starts_its_dry_runs_interpreter_first(
     ("tool", "words", "proof", "version"),
     [
         ("pip", ["demo"], False, "26.0"),  # --no-proof: no dry run
-        ("uv", ["demo"], True, "26.0"),  # uv's dry run is a process of its own, its cache on
+        ("uv", ["demo"], True, "26.0"),  # uv's dry run is a process of its own
         ("pip", ["--report", "r.json", "demo"], True, "26.0"),  # the user's report
         ("pip", ["demo"], True, "22.1"),  # --report came in pip 22.2
     ],
@@ -77,28 +75,13 @@ def test_nothing_starts_where_no_dry_run_of_this_pip_comes(
     root, env = venv
     init = next((root / "lib").glob("python*/site-packages/pip/__init__.py"))
     init.write_text(f'__version__ = "{version}"\n')
-    env = {k: v for k, v in env.items() if k != "UV_NO_CACHE"}
-    assert installer_started(tool, parse_install_args(tool, words), env, proof=proof) is None
-
-
-def test_uv_with_its_cache_off_gets_the_sessions_cache_first(
-    venv: tuple[Path, dict[str, str]],
-) -> None:
-    root, env = venv
-    env = {**env, "UV_NO_CACHE": "1"}
-    started = installer_started("uv", parse_install_args("uv", ["demo"]), env, proof=True)
-    assert isinstance(started, SessionCache)
-    try:
-        assert started.takes(started.uv, str(root / "bin" / "python"))
-    finally:
-        started.close()
-    assert installer_started("uv", parse_install_args("uv", ["demo"]), env, proof=False) is None
+    assert pip_started(tool, parse_install_args(tool, words), env, proof=proof) is None
 
 
 def test_nothing_starts_outside_a_virtual_environment(venv: tuple[Path, dict[str, str]]) -> None:
     _, env = venv
     env = {k: v for k, v in env.items() if k != "VIRTUAL_ENV"}
-    assert installer_started("pip", parse_install_args("pip", ["demo"]), env, proof=True) is None
+    assert pip_started("pip", parse_install_args("pip", ["demo"]), env, proof=True) is None
 
 
 def test_the_session_takes_the_one_started_for_its_interpreter(
@@ -108,12 +91,12 @@ def test_the_session_takes_the_one_started_for_its_interpreter(
     parsed = parse_install_args("pip", ["demo"])
     python = str(root / "bin" / "python")
     installer = Installer(tool="pip", command=(python, "-m", "pip", "install"), python=python)
-    started = installer_started("pip", parsed, env, proof=True)
+    started = pip_started("pip", parsed, env, proof=True)
     assert started is not None
     assert pip_ahead(installer, parsed, env, started=started) is started
     started.close()
     # Where the session's own checks disagree (here: the uv of --python), it is stopped.
-    other = installer_started("pip", parsed, env, proof=True)
+    other = pip_started("pip", parsed, env, proof=True)
     assert other is not None
     uv = Installer(tool="uv", command=("uv", "pip", "install"), python=python)
     assert pip_ahead(uv, parse_install_args("uv", ["demo"]), env, started=other) is None

@@ -36,7 +36,7 @@ from resolver_hook.ground import timings as _timings
 from resolver_hook.host.detect import parse_target
 from resolver_hook.index.userindex import UvConfig
 from resolver_hook.install.args import parse_install_args
-from resolver_hook.install.session import InstallSession, installer_started
+from resolver_hook.install.session import InstallSession, pip_started
 from resolver_hook.settings import InstallerSettings, installer_offline
 
 if TYPE_CHECKING:
@@ -191,9 +191,9 @@ def run(args: argparse.Namespace) -> int:
     _timings.start(os.environ)
     ahead = None
     try:
-        # pip's dry-run interpreter starts now (it imports pip while the manifests are
-        # read and the plan is made), or uv's query of the interpreter.
-        ahead = installer_started(tool, parsed, os.environ, proof=args.proof)
+        # pip's dry-run interpreter starts now: it imports pip while the manifests are
+        # read and the plan is made.
+        ahead = pip_started(tool, parsed, os.environ, proof=args.proof)
         with _timings.phase("manifests"):
             manifests = manifests_from_args(args)
         session = InstallSession(

@@ -72,8 +72,8 @@ __all__ = [
     "Invocation",
     "Machine",
     "build_invocation",
-    "installer_started",
     "needs_rewrite",
+    "pip_started",
     "private_tempdir",
     "run_installer",
 ]
@@ -120,12 +120,12 @@ class InstallSession:
         *,
         manifests: Mapping[str, Manifest],
         optional: Sequence[str] = (),
-        ahead: PipSteps | SessionCache | None = None,
+        ahead: PipSteps | None = None,
     ) -> int:
         """Plan the requirements in ``installer_args``, check, run the installer; its
         exit code. The pages of the packages a plan needs (those asked for, then those
-        arriving as dependencies) are read into ``manifests``. ``ahead``: what the
-        command line started already for the check (:func:`installer_started`).
+        arriving as dependencies) are read into ``manifests``. ``ahead``: pip's dry-run
+        interpreter, started by the command line already (:func:`pip_started`).
 
         1 when a package has no fit or a source build's needs are not met (the installer
         never runs); the installer's own code otherwise.
@@ -133,23 +133,21 @@ class InstallSession:
         env = dict(self.planner.settings.env)
         parsed = parse_install_args(self.tool, installer_args)
         installer = find_installer(self.tool, parsed, env, record=self.record)
-        started = ahead
-        ahead, uv_cache = None, None
+        started, ahead, uv_cache = ahead, None, None
         try:
-            if self.proof and installer.tool == "uv":
-                # uv's runs share one cache where the user's is off, the interpreter's
-                # facts asked for while the plan is made.
-                uv_cache = _uv_cache(installer, env, started)
-                if uv_cache is not None:
-                    env = uv_cache.env(env)
-            elif self.proof:
+            if self.proof:
                 # The check's modules are imported only for a run that checks.
                 from resolver_hook.install.checked import pip_ahead
 
                 # pip's interpreter starts while the plan is made (its dry run's process),
                 # where the command line did not start it already.
-                pip = started if not isinstance(started, SessionCache) else None
-                ahead = pip_ahead(installer, parsed, env, started=pip)
+                ahead = pip_ahead(installer, parsed, env, started=started)
+                if installer.tool == "uv":
+                    # uv's runs share one cache where the user's is off, the interpreter's
+                    # facts asked for while the plan is made.
+                    uv_cache = _uv_cache(installer, env)
+                    if uv_cache is not None:
+                        env = uv_cache.env(env)
             elif started is not None:
                 started.close()
             return self._install(installer, parsed, env, manifests, optional, ahead, uv_cache)
@@ -264,36 +262,28 @@ class InstallSession:
         )
 
 
-def installer_started(
+def pip_started(
     tool: str, parsed: InstallArgs, env: Mapping[str, str], *, proof: bool
-) -> PipSteps | SessionCache | None:
-    """What the check needs started as soon as the command line is read, before the
+) -> PipSteps | None:
+    """pip's dry-run interpreter started as soon as the command line is read, before the
     manifests are, for :meth:`InstallSession.install` (``ahead``), which stops it where
-    no dry run takes it; the caller stops it where that never runs: pip's dry-run
-    interpreter, or uv's cache of the session (:mod:`resolver_hook.install.uvcache`).
-    Only in an active virtual environment, where finding the installer runs nothing
-    (else the session finds it, once)."""
+    no dry run takes it; the caller stops it where that never runs. Only in an active
+    virtual environment, where finding the installer runs nothing (else the session
+    finds it, once). (uv's counterpart, the query of the interpreter, starts with the
+    program: :func:`resolver_hook.install.uvcache.start_early`.)"""
     venv = env.get("VIRTUAL_ENV")
-    if not proof or not venv or path_kind(venv_python(venv)) is None:
+    if not proof or tool != "pip" or not venv or path_kind(venv_python(venv)) is None:
         return None
-    if tool == "uv":
-        return _uv_cache(find_installer(tool, parsed, env), env, None)
     from resolver_hook.install.checked import pip_ahead
 
     return pip_ahead(find_installer(tool, parsed, env), parsed, env)
 
 
-def _uv_cache(
-    installer: Installer, env: Mapping[str, str], started: PipSteps | SessionCache | None
-) -> SessionCache | None:
-    """``started`` where it was started for this uv and interpreter, else one started
-    here (None where uv's cache is on); what is not taken is stopped."""
+def _uv_cache(installer: Installer, env: Mapping[str, str]) -> SessionCache | None:
+    """uv's cache of the session: the one started with the program for this uv and
+    interpreter, else one started here (None where uv's cache is on)."""
     uv = installer.command[0]
-    if isinstance(started, SessionCache) and started.takes(uv, installer.python):
-        return started
-    if started is not None:
-        started.close()
-    early = take_early(uv, installer.python)  # started as the program started
+    early = take_early(uv, installer.python)
     return early if early is not None else SessionCache.start(uv, installer.python, env)
 
 
