@@ -340,21 +340,11 @@ class PipSteps:
         words and where its output goes, for an interpreter started :meth:`ahead`
         (one that :meth:`fits` them)."""
         if self._ahead:
-            import json
-
-            assert self.proc is not None
             assert args is not None
             assert tee is not None
             self._ahead = False
-            self._tee = tee
-            self.argv = [*self._command, *args]
             # Timed from here: its start-up ran beside the plan, not after it.
-            self._step_began = time.perf_counter()
-            self._forwarder = _Forwarder(self.grace).__enter__()
-            self._forwarder.started(self.proc)
-            line = json.dumps({"args": list(args)}) + "\n"
-            with contextlib.suppress(OSError):  # it ended already: its exit code says how
-                os.write(self._control, line.encode("utf-8"))
+            self._hand([*self._command, *args], {"args": list(args)}, tee)
         return self._step(tail_lines)
 
     def takes(self, argv: Sequence[str]) -> bool:
@@ -367,21 +357,28 @@ class PipSteps:
     ) -> tuple[int, str]:
         """Run the install ``argv`` (a command :meth:`takes`) in the process that ran the
         dry run; its exit code and stdout tail."""
+        args = list(argv[len(self._command) :])
+        self._hand(argv, {"args": args, "env": dict(utf8_env(argv, env) or {})}, tee)
+        self._close_control()
+        return self._step(200)
+
+    def _hand(
+        self, argv: Sequence[str], step: Mapping[str, object], tee: Callable[[str], None]
+    ) -> None:
+        """Hand the waiting process its next step (``step``: its words, and for the
+        install its variables, as one JSON line), timed and its signals forwarded from
+        now; ``argv``: the command as the timing record names it."""
         import json
 
         assert self.proc is not None
-        args = list(argv[len(self._command) :])
-        env = utf8_env(argv, env) or {}
         self._tee = tee
         self.argv = list(argv)
         self._step_began = time.perf_counter()
         self._forwarder = _Forwarder(self.grace).__enter__()
         self._forwarder.started(self.proc)
-        line = json.dumps({"args": list(args), "env": dict(env)}) + "\n"
+        line = json.dumps(step) + "\n"
         with contextlib.suppress(OSError):  # it ended already: its exit code says how
             os.write(self._control, line.encode("utf-8"))
-        self._close_control()
-        return self._step(200)
 
     def close(self) -> None:
         """Stop it where it waits (an empty line: no install), and wait for it; nothing
