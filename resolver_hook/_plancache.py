@@ -25,8 +25,10 @@ An install (``pip|uv --no-proof ... install``) is recorded up to the moment its 
 starts the installer: what the tool generated for it is kept (the files, the pins), and
 the command as a template whose words from this command's own arguments are kept by
 their place in them (a replay is of the same arguments: the key says so), never as
-text. A replay starts it again (:func:`resolver_hook.install.launch.replay`). A checked
-install (the default) is never stored: its check is the installer's answer.
+text. It is stored as soon as the installer runs, while it works (nothing kept changes
+after the launch), or at the end where the installer never started. A replay starts it
+again (:func:`resolver_hook.install.launch.replay`). A checked install (the default)
+is never stored: its check is the installer's answer.
 
 Files live in ``<cache folder>/plans/``, private (:mod:`resolver_hook.ground.cache`), the
 newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
@@ -274,6 +276,17 @@ def _record(
 ) -> int:
     record = Recorder()
     output: list[list[Any]] = []
+    stored = False
+
+    def store_launch() -> None:
+        # Once the installer runs, what is kept (the launch, the output before it) is
+        # complete: stored while the installer works, not after it.
+        nonlocal stored
+        if record.refused is None and install:
+            _store(path, record, output, None, argv)
+            stored = True
+
+    record.when_running = store_launch
     stdout, stderr = sys.stdout, sys.stderr
     sys.stdout = _Tee(stdout, 1, output, record)
     sys.stderr = _Tee(stderr, 2, output, record)
@@ -281,9 +294,9 @@ def _record(
         code = full(record)
     finally:
         sys.stdout, sys.stderr = stdout, stderr
-    if record.refused is not None:
+    if record.refused is not None or stored:
         return code
-    if record.launch is not None and install:
+    if record.launch is not None and install:  # an installer that never ran, say
         _store(path, record, output, None, argv)
     elif record.launch is None and (code == 1 or (code == 0 and not install)):
         _store(path, record, output, code, argv)

@@ -150,6 +150,20 @@ def test_an_unchecked_install_replays_its_plan(index: GpuIndex, tmp_path: Path, 
     )
 
 
+def test_the_plan_is_stored_while_the_installer_runs(index: GpuIndex, tmp_path: Path) -> None:
+    """What a replay needs is complete once the installer starts: it is kept while the
+    installer works (no time of the run's own after it), so it is older than what
+    pip writes for the packages it installs."""
+    s = Setting(tmp_path, index, "pip", "--no-proof")
+    assert s.run().code == 0  # reads the index: not stored
+    s.remove_installed()
+    run = s.run()
+    assert run.code == 0, run.stderr
+    (record,) = s.stored()
+    (written,) = s.venv.glob("lib/python*/site-packages/plainpkg-*.dist-info/RECORD")
+    assert record.stat().st_mtime_ns < written.stat().st_mtime_ns
+
+
 def test_a_failed_install_is_explained_as_the_full_path_explains_it(
     index: GpuIndex, tmp_path: Path
 ) -> None:

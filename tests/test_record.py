@@ -173,6 +173,19 @@ def test_nothing_is_declared_after_the_launch(tmp_path: Path) -> None:
     assert (record.inputs, record.refused) == ({}, None)
 
 
+def test_what_waits_for_the_installer_runs_once_after_the_launch() -> None:
+    """``running`` calls ``when_running`` once an installer was launched, and once."""
+    record = Recorder()
+    calls: list[int] = []
+    record.when_running = lambda: calls.append(1)
+    record.running()  # nothing launched yet
+    assert calls == []
+    record.launched({"tool": "pip"})
+    record.running()
+    record.running()
+    assert calls == [1]
+
+
 def test_the_no_op_recorder_keeps_nothing(tmp_path: Path) -> None:
     path_kind(str(tmp_path))
     NOWHERE.refuse("nothing")

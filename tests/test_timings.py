@@ -59,3 +59,24 @@ def test_nothing_is_written_without_the_variable(tmp_path: Path) -> None:
         capture([sys.executable, "-c", "pass"], timeout=60)
     _timings.stop()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_started_runs_while_the_child_does(tmp_path: Path) -> None:
+    """``foreground(started=...)``: called once the child runs, before it is waited for
+    (the child here exits 0 only once the call has made its file, 3 after 60 s)."""
+    flag = tmp_path / "called"
+    child = (
+        "import os, sys, time\n"
+        "end = time.monotonic() + 60\n"
+        "while not os.path.exists(sys.argv[1]):\n"
+        "    if time.monotonic() > end: sys.exit(3)\n"
+        "    time.sleep(0.01)\n"
+    )
+    calls: list[int] = []
+
+    def started() -> None:
+        calls.append(1)
+        flag.touch()
+
+    code, _ = foreground([sys.executable, "-c", child, str(flag)], started=started)
+    assert (code, calls) == (0, [1])

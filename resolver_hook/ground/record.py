@@ -47,6 +47,7 @@ _OWN_SHA256_MAX = 512 << 10
 # typing is not imported at run time: this module is on the start-up path of a replay.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 __all__ = [
@@ -86,6 +87,9 @@ class Recorder:
         # What the tool started the installer with (an unchecked install's session);
         # declarations after it are the installer's part: done again on a replay.
         self.launch: dict[str, Any] | None = None
+        # Called once that installer runs (:meth:`running`): what is kept of the run is
+        # complete then, and keeping it costs no time the installer does not take anyway.
+        self.when_running: Callable[[], None] | None = None
 
     def declare(self, path: str | os.PathLike[str], how: list[Any], seen: Any) -> None:
         """``path`` was observed ``how`` and gave ``seen`` (bytes, names, a kind or None):
@@ -125,6 +129,12 @@ class Recorder:
         """The session starts the installer now, with ``launch``; the first one counts."""
         if self.launch is None:
             self.launch = launch
+
+    def running(self) -> None:
+        """The installer of the declared launch runs now: :attr:`when_running`, once."""
+        if self.launch is not None and self.when_running is not None:
+            then, self.when_running = self.when_running, None
+            then()
 
 
 class _Nowhere(Recorder):

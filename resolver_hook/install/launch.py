@@ -43,19 +43,20 @@ def run_installer(
     tee: bool,
     out: Callable[[str], None],
     stdin: int | None = None,
+    started: Callable[[], None] | None = None,
 ) -> tuple[int, str]:
     """Run the installer in the foreground; with ``tee``, pass its stdout through, keep the tail.
 
     pip prints the lines that explain a resolution conflict on stdout; keeping
     them lets us name a dependency's exact pin on another flavour. Raises
     :class:`~resolver_hook.ground.signals.Interrupted` after forwarding SIGINT/SIGTERM and seeing
-    the installer exit.
+    the installer exit. ``started``: called once it runs, before it is waited for.
     """
     from resolver_hook.errors import OperationalError
     from resolver_hook.process.foreground import foreground
 
     try:
-        return foreground(argv, env=env, tee=out if tee else None, stdin=stdin)
+        return foreground(argv, env=env, tee=out if tee else None, stdin=stdin, started=started)
     except OSError as exc:  # the installer is missing or cannot be executed
         raise OperationalError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
 
@@ -70,15 +71,19 @@ def install_main(
     error: Callable[[str, str], None],
     stdin: int | None = None,
     steps: PipSteps | None = None,
+    started: Callable[[], None] | None = None,
 ) -> int:
     """Run the install; when it fails, say which of the plan's pins (``pins()``, asked
     only then) it involved. The installer's exit code. ``steps``: the process of pip's
     dry run, waiting: it runs the install when it :meth:`takes
-    <resolver_hook.process.foreground.PipSteps.takes>` ``argv``."""
+    <resolver_hook.process.foreground.PipSteps.takes>` ``argv``. ``started``: called
+    once a new installer process runs (:func:`run_installer`)."""
     if steps is not None and stdin is None and steps.takes(argv):
         code, output = steps.install(argv, env, out)
     else:
-        code, output = run_installer(argv, env, tee=tool == "pip", out=out, stdin=stdin)
+        code, output = run_installer(
+            argv, env, tee=tool == "pip", out=out, stdin=stdin, started=started
+        )
     if code != 0:
         from resolver_hook.install.checked import explain_failure
 

@@ -442,8 +442,9 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
             _announce_launch(installer, argv, inv.files, folder, env, plan, session.record, twins)
         with _timings.phase("install"):
             code = _install_main(
-                installer, argv, env, plan, report, folder if stdin else None, steps
-            )
+                installer, argv, env, plan, report, folder if stdin else None, steps,
+                session.record,
+            )  # fmt: skip
         if code != 0:
             return code
         if twins:  # unchecked: the twin distributions the install left side by side
@@ -646,10 +647,11 @@ def _install_main(  # noqa: PLR0917 - the session's state, passed down
     report: Reporter,
     stdin_in: Path | None,
     steps: PipSteps | None = None,
+    record: Recorder = NOWHERE,
 ) -> int:
     """Run the main install (nothing to run: success); ``stdin_in``: the folder whose
     ``stdin.txt`` holds what uv reads for ``-r -``; ``steps``: the process of pip's dry
-    run, waiting to run it."""
+    run, waiting to run it; ``record`` is told once the installer runs."""
     if not argv:
         return 0
     given = os.open(stdin_in / "stdin.txt", os.O_RDONLY) if stdin_in is not None else None
@@ -663,6 +665,7 @@ def _install_main(  # noqa: PLR0917 - the session's state, passed down
             error=lambda text, hint: report.error(text, hint=hint),
             stdin=given,
             steps=steps,
+            started=record.running,
         )
     finally:
         if given is not None:

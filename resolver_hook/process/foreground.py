@@ -158,14 +158,17 @@ def foreground(
     tail_lines: int = 200,
     stdin: int | None = None,
     merge_stderr: bool = False,
+    started: Callable[[], None] | None = None,
 ) -> tuple[int, str]:
     """Run an installer in the terminal's process group; (exit code, kept stdout tail).
     An installer killed by signal N exits 128+N (137 for SIGKILL), as a shell says it.
 
     With ``tee``, stdout is read line by line, passed to ``tee`` and its last
     ``tail_lines`` lines kept; ``merge_stderr`` reads stderr in the same stream (uv
-    prints everything there). Raises :class:`Interrupted` after forwarding a signal
-    and seeing the installer exit, and :class:`OSError` when it cannot start.
+    prints everything there). ``started`` is called once the installer runs, before it
+    is waited for: work of the caller's that need not wait for it. Raises
+    :class:`Interrupted` after forwarding a signal and seeing the installer exit, and
+    :class:`OSError` when it cannot start.
     """
     tail: list[str] = []
     began = time.perf_counter()
@@ -182,6 +185,8 @@ def foreground(
         )
         try:
             forwarder.started(proc)
+            if started is not None:
+                started()
             if tee is not None:
                 assert proc.stdout is not None
                 for line in proc.stdout:
