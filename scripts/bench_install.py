@@ -36,7 +36,9 @@ runs included. Printed: medians, and the ratios with the proof and without it
 bare install, with and without the least a plan made anew costs (a checked install is
 never stored, so it plans anew each time): the floor under the ratio with the proof,
 which no work of the hook's can go below. The commands run in turn, run
-after run, so a drifting machine hits every side alike. Not a test: figures go in notes.
+after run, so a drifting machine hits every side alike, and each run's files (the venv
+it installed into, removed) are synced to disk before the next starts. Not a test:
+figures go in notes.
 
 Every side runs with pip's and uv's caches off (``PIP_NO_CACHE_DIR``, ``UV_NO_CACHE``),
 as the tests run them; ``--caches`` turns both on instead, each in a folder of the run
@@ -237,6 +239,9 @@ class Bench:
                 self.remove_installed(venv)
             else:
                 shutil.rmtree(venv)
+            # What the run wrote and what was removed reach the disk now, outside the
+            # timed part: written back later, they land in the next run's time.
+            os.sync()
         if "hook" not in words or not self.timings.exists():
             return run[0], None
         return run[0], split(run, json.loads(self.timings.read_text()))
