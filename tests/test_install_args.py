@@ -217,6 +217,10 @@ _MAKE_PRIVATE_FOLDER = (
     "with private_tempdir() as folder:\n"
     "    (folder / 'constraints.txt').write_text('x')\n"
     "    (folder / 'link').symlink_to(sys.argv[1])\n"
+    # uv's cache of a session: folders in folders, a link to a folder among them.
+    "    (folder / 'wheels' / 'deep').mkdir(parents=True)\n"
+    "    (folder / 'wheels' / 'deep' / 'a.whl').write_bytes(b'x')\n"
+    "    (folder / 'wheels' / 'to-folder').symlink_to(sys.argv[2])\n"
     "    mode = folder.stat().st_mode & 0o777\n"
     "loaded = 'tempfile' in sys.modules or 'shutil' in sys.modules\n"
     "print(folder, oct(mode), folder.exists(), loaded, tempfile.gettempdir())\n"
@@ -229,18 +233,27 @@ def test_the_private_folder_is_made_and_removed_as_tempfile_and_shutil_would(
 ) -> None:
     """The session's folder is made where tempfile.mkdtemp would make it (``TMPDIR``,
     else the next candidate when that one is missing), named as it names one, 0700,
-    and removed with its files (a link removed, its target kept), without importing
-    tempfile or shutil (with random and the compression modules: ~3 ms of an install)."""
+    and removed with its files and folders (a link removed, its target kept, a folder's
+    too), without importing tempfile or shutil (with random and the compression
+    modules: ~3 ms of an install)."""
     (tmp_path / "scratch").mkdir()
     victim = tmp_path / "victim"
     victim.write_text("kept", encoding="utf-8")
-    ran = python_child(_MAKE_PRIVATE_FOLDER, str(victim), env={"TMPDIR": str(tmp_path / tmpdir)})
+    (tmp_path / "victims").mkdir()
+    (tmp_path / "victims" / "file").write_text("kept", encoding="utf-8")
+    ran = python_child(
+        _MAKE_PRIVATE_FOLDER,
+        str(victim),
+        str(tmp_path / "victims"),
+        env={"TMPDIR": str(tmp_path / tmpdir)},
+    )
     folder, mode, exists, loaded, tempdir = ran.stdout.split()
     assert [mode, exists, loaded] == ["0o700", "False", "False"], ran.stderr
     assert os.path.dirname(folder) == tempdir
     assert (tempdir == str(tmp_path / "scratch")) == (tmpdir == "scratch")
     assert re.fullmatch(r"resolver-hook-[a-z0-9_]{8}", os.path.basename(folder))
     assert victim.read_text(encoding="utf-8") == "kept"
+    assert (tmp_path / "victims" / "file").read_text(encoding="utf-8") == "kept"
 
 
 def test_a_private_folder_holding_a_folder_is_removed() -> None:

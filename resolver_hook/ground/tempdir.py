@@ -6,8 +6,9 @@ Kept apart from :mod:`resolver_hook.ground.fs` (and its ``pathlib``): a replayed
 
 The folder is made as :func:`tempfile.mkdtemp` makes it (:func:`_make`), and removed as
 ``shutil.rmtree`` removes it (:func:`_remove`), without importing either module where
-the folder holds no other: tempfile imports shutil and random, shutil the compression
-modules (zlib, bz2, lzma, two of them shared libraries), some 3 ms of every install.
+tempfile is not imported already: tempfile imports shutil and random, shutil the
+compression modules (zlib, bz2, lzma, two of them shared libraries), some 3 ms of every
+install.
 """
 
 from __future__ import annotations
@@ -79,19 +80,28 @@ def _make(prefix: str) -> str:
 def _remove(path: str) -> None:
     """Remove the folder ``path``, ignoring errors, as ``shutil.rmtree(path,
     ignore_errors=True)`` does: its files one by one (a link is removed, never followed),
-    then the folder; one holding a folder, or any failure, goes to ``shutil.rmtree``."""
-    try:
-        with os.scandir(path) as found:
-            entries = list(found)
+    its folders after what they hold, then the folder itself. (uv's cache of a session
+    is a tree of some sixty entries: shutil would be imported for it alone.)"""
+    folders, todo = [], [path]
+    while todo:
+        folder = todo.pop()
+        folders.append(folder)  # after the folder holding it: removed before that one
+        try:
+            with os.scandir(folder) as found:
+                entries = list(found)
+        except OSError:
+            continue
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                raise IsADirectoryError(entry.path)
-            os.unlink(entry.path)
-        os.rmdir(path)
-    except OSError:
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+    for folder in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
 
 
 def write_new(folder: str, name: str, text: str) -> None:
