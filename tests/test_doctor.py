@@ -570,11 +570,11 @@ versions = ">=1.19"
 def test_a_name_flavour_fix_uninstalls_the_other_distribution_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], uv: bool
 ) -> None:
-    from resolver_hook.process import installers
+    from resolver_hook.process import which
 
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_CUDA", "12.8")
     monkeypatch.setenv("RESOLVER_HOOK_OVERRIDE_SM", "9.0")
-    monkeypatch.setattr(installers, "find_uv", lambda env=None: "/usr/bin/uv" if uv else None)
+    monkeypatch.setattr(which, "find_uv", lambda env=None: "/usr/bin/uv" if uv else None)
     python = fake_python(tmp_path, ORT_CPU)
     manifest = tmp_path / "onnxruntime.toml"
     manifest.write_text(ORT_MANIFEST)

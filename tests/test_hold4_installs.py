@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from resolver_hook.process.installers import find_uv
+from resolver_hook.process.which import find_uv
 from tests.installenv import (
     PY,
     UV,

@@ -280,7 +280,7 @@ def test_a_program_is_found_as_shutil_which_finds_it(
     folder or a file that cannot run skipped, a name with a folder in it taken as is."""
     import shutil
 
-    from resolver_hook.process.installers import which
+    from resolver_hook.process.which import which
 
     for folder in ("bin", "empty", "dir", "plain"):
         (tmp_path / folder).mkdir()
@@ -306,7 +306,7 @@ def test_uv_is_found_without_shutil(tmp_path: Path) -> None:
     child = (
         "import sys\n"
         "sys.modules.pop('shutil', None)\n"
-        "from resolver_hook.process.installers import find_uv\n"
+        "from resolver_hook.process.which import find_uv\n"
         f"print(find_uv({{'PATH': {str(tmp_path)!r}}}), 'shutil' in sys.modules)\n"
     )
     ran = python_child(child)

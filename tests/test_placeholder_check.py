@@ -19,7 +19,7 @@ import pytest
 from resolver_hook.cli import main
 from resolver_hook.errors import UsageError
 from resolver_hook.manifest import load_manifest
-from resolver_hook.process.installers import find_uv
+from resolver_hook.process.which import find_uv
 from resolver_hook.publish.placeholder import build_placeholder, check_placeholder, placeholder_data
 from resolver_hook.publish.placeholder.check import (
     FAILS_LOUDLY,

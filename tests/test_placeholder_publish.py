@@ -13,7 +13,7 @@ import pytest
 from packaging.version import Version
 
 from resolver_hook.errors import OperationalError, UsageError
-from resolver_hook.process.installers import find_uv
+from resolver_hook.process.which import find_uv
 from resolver_hook.publish.placeholder import build_placeholder, check_placeholder
 from resolver_hook.publish.placeholder.versions import (
     IndexFile,

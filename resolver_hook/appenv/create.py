@@ -32,7 +32,7 @@ from resolver_hook.install.report import Reporter
 from resolver_hook.install.session import InstallSession
 from resolver_hook.manifest import Manifest
 from resolver_hook.process.foreground import foreground
-from resolver_hook.process.installers import find_uv, missing_uv, venv_python
+from resolver_hook.process.which import find_uv, missing_uv, venv_python
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile

@@ -46,7 +46,7 @@ from resolver_hook.install.doctor import check_installed, installed_twins, profi
 from resolver_hook.install.installed import environment_of, this_environment
 from resolver_hook.install.kernels import cached_scan, scan_cache
 from resolver_hook.limits import check_version_text
-from resolver_hook.process import installers as _installers
+from resolver_hook.process import which as _which
 from resolver_hook.toolchain.needs import check_build_needs
 from resolver_hook.toolchain.report import toolchain_report
 
@@ -335,12 +335,12 @@ def _fixers(python: str | None) -> tuple[str, str]:
         return "resolver-hook pip install", "pip uninstall -y"
     quoted = shlex.quote(python)
     root = os.path.dirname(os.path.dirname(os.path.abspath(python)))
-    if _installers.find_uv() is None and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
+    if _which.find_uv() is None and os.path.isfile(os.path.join(root, "pyvenv.cfg")):
         return (
             f"VIRTUAL_ENV={shlex.quote(root)} resolver-hook pip install",
             f"{quoted} -m pip uninstall -y",
         )
-    if _installers.find_uv() is None:  # not a venv, no uv: uv first
+    if _which.find_uv() is None:  # not a venv, no uv: uv first
         return (
             f"python3 -m pip install uv && resolver-hook uv pip install --python {quoted}",
             f"{quoted} -m pip uninstall -y",

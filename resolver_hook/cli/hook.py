@@ -27,7 +27,7 @@ from resolver_hook.install.venvhook import (
     machine_changes,
     read_state,
 )
-from resolver_hook.process.installers import venv_python
+from resolver_hook.process.which import venv_python
 
 __all__ = ["register"]
 

@@ -42,7 +42,7 @@ from resolver_hook.lock.lines import (
 from resolver_hook.lock.resolved import UvResolutionFailed, named_dependency
 from resolver_hook.lock.stable import existing_pins
 from resolver_hook.lock.wheels import Fetcher, NetFetcher
-from resolver_hook.process.installers import find_uv
+from resolver_hook.process.which import find_uv
 
 if TYPE_CHECKING:
     from resolver_hook.host import HostProfile

@@ -26,7 +26,7 @@ from resolver_hook.install.backends import find_installer, python_version_of
 from resolver_hook.lock.sets import choose, nearest, read_index, verified_file
 from resolver_hook.manifest.urls import INSECURE_FLAG, url_problems
 from resolver_hook.process.foreground import foreground
-from resolver_hook.process.installers import find_uv
+from resolver_hook.process.which import find_uv
 from resolver_hook.reqfile import includes_a_file, installer_lines
 
 __all__ = ["register"]

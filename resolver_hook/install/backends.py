@@ -19,16 +19,9 @@ from typing import TYPE_CHECKING
 from resolver_hook.errors import OperationalError
 from resolver_hook.ground.record import NOWHERE, Recorder, path_kind
 from resolver_hook.ground.valueclass import valueclass
-from resolver_hook.process.installers import (
-    QUERY_TIMEOUT,
-    find_uv,
-    missing_uv,
-    pip_python,
-    venv_python,
-    venv_python_version,
-    which,
-)
+from resolver_hook.process.installers import QUERY_TIMEOUT, pip_python, venv_python_version
 from resolver_hook.process.proc import Runner, capture
+from resolver_hook.process.which import find_uv, missing_uv, venv_python, which
 
 if TYPE_CHECKING:
     from resolver_hook.install.args import InstallArgs

@@ -52,7 +52,8 @@ from resolver_hook.install.launch import PIN_FIELDS, install_main, run_installer
 from resolver_hook.install.pipconfig import implied_constraints
 from resolver_hook.install.uvcache import SessionCache, take_early
 from resolver_hook.manifest.twins import Family, families
-from resolver_hook.process.installers import parse_pip_version, pip_said, venv_python
+from resolver_hook.process.installers import parse_pip_version, pip_said
+from resolver_hook.process.which import venv_python
 from resolver_hook.reqfile import ReqEntry, ReqFile, is_url_line, read_requirements
 
 if TYPE_CHECKING:

@@ -116,7 +116,7 @@ def start_early(argv: Sequence[str], env: Mapping[str, str]) -> SessionCache | N
     venv = env.get("VIRTUAL_ENV")
     if argv[at + 1 : at + 2] != ["install"] or "--no-proof" in argv[:at] or not venv:
         return None
-    from resolver_hook.process.installers import find_uv, venv_python
+    from resolver_hook.process.which import find_uv, venv_python
 
     python, uv = venv_python(venv), find_uv(env)
     if uv is None or not os.path.isfile(python):

@@ -54,8 +54,8 @@ from resolver_hook.index import Link
 from resolver_hook.lock.indexes import LockIndexes
 from resolver_hook.lock.stable import preferences_text
 from resolver_hook.lock.wheels import LockedWheel, best_link
-from resolver_hook.process.installers import find_uv, missing_uv
 from resolver_hook.process.proc import capture
+from resolver_hook.process.which import find_uv, missing_uv
 from resolver_hook.resolve import Plan
 
 __all__ = [

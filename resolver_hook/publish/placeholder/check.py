@@ -69,8 +69,8 @@ from resolver_hook.limits import (
     parse_wheel_name,
 )
 from resolver_hook.manifest.urls import url_problem
-from resolver_hook.process.installers import find_uv, venv_python
 from resolver_hook.process.proc import capture
+from resolver_hook.process.which import find_uv, venv_python
 from resolver_hook.publish.lint import lint_paths
 from resolver_hook.publish.placeholder.data import import_name
 from resolver_hook.publish.placeholder.render import runtime
