@@ -60,9 +60,13 @@ def _end(code: int) -> None:
 
 
 def _main() -> int:
+    argv = sys.argv[1:]
+    if argv[:1] != ["detect"]:
+        # Any other command: nothing below is for it, and the first import there (json,
+        # re) is not needed before a checked uv install starts uv's query.
+        return _command_line(argv)
     from resolver_hook.ground.hostkey import cached_detect_json, plain_detect
 
-    argv = sys.argv[1:]
     text = cached_detect_json(argv, os.environ)
     if text is None:
         use_cache = plain_detect(argv, os.environ)

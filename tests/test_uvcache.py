@@ -18,6 +18,7 @@ import pytest
 
 from resolver_hook.install.uvcache import SessionCache, cache_off, start_early, take_early
 from tests.installenv import GpuIndex, make_uv_venv
+from tests.paths import python_child
 from tests.test_install import install, versions
 
 pytestmark = pytest.mark.integration
@@ -171,3 +172,36 @@ def test_no_query_starts_without_a_venv_or_with_uvs_cache_on(tmp_path: Path) -> 
     assert start_early(argv, {**env, "VIRTUAL_ENV": str(venv)}) is None
     nowhere = {**env, "VIRTUAL_ENV": str(tmp_path / "none"), "UV_NO_CACHE": "1"}
     assert start_early(argv, nowhere) is None
+
+
+# The program as a checked uv install starts it, stopped once uv's query starts: what is
+# imported by then.
+_AT_QUERY = """
+import sys
+from resolver_hook.install import uvcache
+
+class Stop(BaseException):
+    pass
+
+def spy(self, *args, **kwargs):
+    heavy = ("json", "packaging", "resolver_hook.ground.hostkey", "resolver_hook.cli")
+    print(sorted(m for m in heavy if m in sys.modules))
+    raise Stop
+
+uvcache.SessionCache.__init__ = spy
+from resolver_hook import _entry
+sys.argv = ["resolver-hook", "uv", "pip", "install", "demo"]
+try:
+    _entry.main()
+except Stop:
+    pass
+"""
+
+
+def test_the_query_starts_before_the_command_lines_imports(tmp_path: Path) -> None:
+    """uv starts asking the interpreter before the program imports the command line,
+    packaging, or even json: the query runs while they are imported and the plan is
+    made, and the dry run does not wait for it."""
+    venv = make_uv_venv(tmp_path / "uvenv")
+    ran = python_child(_AT_QUERY, env={"UV_NO_CACHE": "1", "VIRTUAL_ENV": str(venv)})
+    assert ran.stdout.strip() == "[]", (ran.stdout, ran.stderr)
