@@ -16,6 +16,17 @@ import sys
 
 __all__ = ["main", "program"]
 
+# typing is not imported at run time: this module starts every command.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class _Early(Protocol):
+        """What a checked install starts as the program starts, stopped where no
+        session took it."""
+
+        def close(self) -> None: ...
+
 
 def program() -> int:
     """The ``resolver-hook`` command: :func:`main`, then the process ends (:func:`_end`);
@@ -110,13 +121,18 @@ def _command_line(argv: list[str]) -> int:
         # installer it starts ends: the collector's hundred passes over the young objects
         # (the modules imported first, the plan then) cost 5% of it and free nothing of note.
         gc.disable()
-        early = None
+        early: _Early | None = None
         if argv[:1] == ["uv"] and "--no-proof" not in argv:  # (a replay is unchecked)
             # A checked uv install with uv's cache off: uv asks the interpreter for its
             # facts while the modules below are imported and the plan is made.
             from resolver_hook.install.uvcache import start_early
 
             early = start_early(argv, os.environ)
+        elif argv[:1] == ["pip"] and "--no-proof" not in argv:
+            # A checked pip install: its dry run's interpreter imports pip meanwhile.
+            from resolver_hook.install.pipearly import start_early as start_pip
+
+            early = start_pip(argv, os.environ)
         from resolver_hook._plancache import run_stored
         from resolver_hook.errors import ResolverHookError
 

@@ -1,20 +1,25 @@
-"""pip's dry-run interpreter started before the plan (resolver_hook.install.session
-pip_started, resolver_hook.install.checked pip_ahead): started as soon as the command
-line is read for a checked pip install in an active virtual environment whose pip
-writes reports, taken by the session for that interpreter, stopped unused otherwise."""
+"""pip's dry-run interpreter started before the plan (resolver_hook.install.pipearly,
+resolver_hook.install.session pip_started, resolver_hook.install.checked pip_ahead):
+started as the program starts for a checked pip install in an active virtual
+environment whose pip writes reports (else as the command line is read), importing
+pip's install command while it waits, taken by the session for that interpreter,
+stopped unused otherwise."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from resolver_hook.install import pipearly
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.checked import pip_ahead
 from resolver_hook.install.session import pip_started
+from tests.paths import python_child
 
 
 @pytest.fixture
@@ -33,6 +38,14 @@ def venv(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     (pip / "_internal" / "cli" / "__init__.py").write_text("")
     (pip / "_internal" / "cli" / "main.py").write_text(
         "def main(args):\n    print('ran', ' '.join(args))\n    return 0\n"
+    )
+    # pip's install command: says when it is imported (in the folder PIP_IMPORTED names).
+    (pip / "_internal" / "commands").mkdir()
+    (pip / "_internal" / "commands" / "__init__.py").write_text("")
+    (pip / "_internal" / "commands" / "install.py").write_text(
+        "import os\n"
+        "if os.environ.get('PIP_IMPORTED'):\n"
+        "    open(os.path.join(os.environ['PIP_IMPORTED'], str(os.getpid())), 'w').close()\n"
     )
     env = {**os.environ, "VIRTUAL_ENV": str(root), "PYTHONPATH": str(pip.parent)}
     env.pop("COLUMNS", None)
@@ -101,3 +114,103 @@ def test_the_session_takes_the_one_started_for_its_interpreter(
     uv = Installer(tool="uv", command=("uv", "pip", "install"), python=python)
     assert pip_ahead(uv, parse_install_args("uv", ["demo"]), env, started=other) is None
     assert other.proc is None  # stopped
+
+
+def test_waiting_for_its_words_it_imports_pips_install_command(
+    venv: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Most of a small dry run's time is pip importing its install command: done while
+    the plan is made, before the dry run's words arrive."""
+    _, env = venv
+    (tmp_path / "imported").mkdir()
+    env = {**env, "PIP_IMPORTED": str(tmp_path / "imported")}
+    started = pip_started("pip", parse_install_args("pip", ["demo"]), env, proof=True)
+    assert started is not None
+    try:
+        deadline = time.monotonic() + 60
+        while not any((tmp_path / "imported").iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert started.proc is not None
+        assert [p.name for p in (tmp_path / "imported").iterdir()] == [str(started.proc.pid)]
+        seen: list[str] = []
+        assert started.dry_run(["install", "--dry-run", "demo"], seen.append)[0] == 0
+        assert "".join(seen) == "ran install --dry-run demo\n"
+    finally:
+        started.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "started"),
+    [
+        (["pip", "install", "demo"], True),
+        (["pip", "--target", "linux-x86_64-py312", "install", "demo"], True),
+        (["pip", "--no-proof", "install", "demo"], False),
+        (["pip", "uninstall", "demo"], False),
+        (["uv", "pip", "install", "demo"], False),
+    ],
+)
+def test_the_program_starts_it_for_a_checked_pip_install(
+    venv: tuple[Path, dict[str, str]], argv: list[str], started: bool
+) -> None:
+    _, env = venv
+    early = pipearly.start_early(argv, env)
+    try:
+        assert (early is not None) is started
+        assert pipearly.take_early() is early
+        assert pipearly.take_early() is None  # taken once
+    finally:
+        if early is not None:
+            early.close()
+
+
+def test_the_program_starts_nothing_without_a_venv_or_its_pip(
+    venv: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = venv
+    argv = ["pip", "install", "demo"]
+    assert pipearly.start_early(argv, {k: v for k, v in env.items() if k != "VIRTUAL_ENV"}) is None
+    next((root / "lib").glob("python*/site-packages/pip/__init__.py")).unlink()
+    assert pipearly.start_early(argv, env) is None  # no pip: nothing to import
+    assert pipearly.take_early() is None
+
+
+def test_the_session_takes_the_one_the_program_started(venv: tuple[Path, dict[str, str]]) -> None:
+    _, env = venv
+    early = pipearly.start_early(["pip", "install", "demo"], env)
+    assert early is not None
+    try:
+        assert pip_started("pip", parse_install_args("pip", ["demo"]), env, proof=True) is early
+    finally:
+        early.close()
+
+
+# The program as a checked pip install starts it, stopped once pip's interpreter is
+# started: what is imported by then.
+_AT_START = """
+import sys
+from resolver_hook.process import foreground
+
+class Stop(BaseException):
+    pass
+
+def spy(*args, **kwargs):
+    heavy = ("packaging", "resolver_hook.ground.hostkey", "resolver_hook.cli")
+    print(sorted(m for m in heavy if m in sys.modules))
+    raise Stop
+
+foreground.PipSteps.ahead = spy
+from resolver_hook import _entry
+sys.argv = ["resolver-hook", "pip", "install", "demo"]
+try:
+    _entry.main()
+except Stop:
+    pass
+"""
+
+
+def test_the_program_starts_it_before_the_command_lines_imports(
+    venv: tuple[Path, dict[str, str]],
+) -> None:
+    root, _ = venv
+    ran = python_child(_AT_START, env={"VIRTUAL_ENV": str(root)})
+    assert ran.stdout.strip() == "[]", (ran.stdout, ran.stderr)

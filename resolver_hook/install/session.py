@@ -266,18 +266,21 @@ class InstallSession:
 def pip_started(
     tool: str, parsed: InstallArgs, env: Mapping[str, str], *, proof: bool
 ) -> PipSteps | None:
-    """pip's dry-run interpreter started as soon as the command line is read, before the
-    manifests are, for :meth:`InstallSession.install` (``ahead``), which stops it where
-    no dry run takes it; the caller stops it where that never runs. Only in an active
-    virtual environment, where finding the installer runs nothing (else the session
-    finds it, once). (uv's counterpart, the query of the interpreter, starts with the
-    program: :func:`resolver_hook.install.uvcache.start_early`.)"""
+    """pip's dry-run interpreter for :meth:`InstallSession.install` (``ahead``), which
+    stops it where no dry run takes it; the caller stops it where that never runs: the
+    one the program started (:mod:`resolver_hook.install.pipearly`) where it is for this
+    pip, else one started now, before the manifests are read. Only in an active virtual
+    environment, where finding the installer runs nothing (else the session finds it,
+    once). (uv's counterpart, the query of the interpreter:
+    :func:`resolver_hook.install.uvcache.start_early`.)"""
     venv = env.get("VIRTUAL_ENV")
     if not proof or tool != "pip" or not venv or path_kind(venv_python(venv)) is None:
         return None
+    from resolver_hook.install import pipearly
     from resolver_hook.install.checked import pip_ahead
 
-    return pip_ahead(find_installer(tool, parsed, env), parsed, env)
+    installer = find_installer(tool, parsed, env)
+    return pip_ahead(installer, parsed, env, started=pipearly.take_early())
 
 
 def _uv_cache(installer: Installer, env: Mapping[str, str]) -> SessionCache | None:

@@ -219,10 +219,10 @@ _STEP_DONE = "\x00resolver-hook: step done "
 # script calls) runs the dry run, whose words follow on the command line as they would
 # after `-m pip` (a word there is a word of this process's command line); an
 # interpreter started ahead of its dry run (no words after the control descriptor)
-# imports pip and waits for them on the control descriptor, as one JSON line (an empty
-# line: stop, nothing run). Then the next step's words, and the variables it runs with,
-# arrive as one JSON line on the control descriptor, or an empty line: stop, with the
-# dry run's exit code.
+# imports pip and its install command and waits for them on the control descriptor, as
+# one JSON line (an empty line: stop, nothing run). Then the next step's words, and the
+# variables it runs with, arrive as one JSON line on the control descriptor, or an empty
+# line: stop, with the dry run's exit code.
 _PIP_STEPS = (
     "import json, os, signal, sys\n"
     # As pip's own __main__ does: the current folder is not where pip looks for what
@@ -239,6 +239,12 @@ _PIP_STEPS = (
     "    from pip._internal.cli.main import main\n"
     "control = os.fdopen(int(sys.argv[1]), encoding='utf-8')\n"
     "if ahead:\n"
+    # pip's install command (most of a small dry run's time is importing it), imported
+    # while the words are not known yet; pip's own import of it says what fails.
+    "    try:\n"
+    "        import pip._internal.commands.install\n"
+    "    except Exception:\n"
+    "        pass\n"
     "    line = control.readline()\n"
     "    if not line.strip(): sys.exit(0)\n"
     # The command line the dry run would have had (pip reads sys.argv for --no-color).
