@@ -133,16 +133,17 @@ def _command_line(argv: list[str]) -> int:
             from resolver_hook.install.pipearly import start_early as start_pip
 
             early = start_pip(argv, os.environ)
-        from resolver_hook._plancache import run_stored
-        from resolver_hook.errors import ResolverHookError
+        try:  # from here on, what was started early is stopped whatever happens
+            from resolver_hook._plancache import run_stored
+            from resolver_hook.errors import ResolverHookError
 
-        try:
-            return run_stored(argv, os.environ, full)
-        except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
-            # A replayed install stopped (the full path says its own).
-            from resolver_hook.cli import exit_for
+            try:
+                return run_stored(argv, os.environ, full)
+            except (ResolverHookError, KeyboardInterrupt, BrokenPipeError) as exc:
+                # A replayed install stopped (the full path says its own).
+                from resolver_hook.cli import exit_for
 
-            return exit_for(exc)
+                return exit_for(exc)
         finally:
             if early is not None:  # where the session did not take it
                 early.close()

@@ -214,3 +214,37 @@ def test_the_program_starts_it_before_the_command_lines_imports(
     root, _ = venv
     ran = python_child(_AT_START, env={"VIRTUAL_ENV": str(root)})
     assert ran.stdout.strip() == "[]", (ran.stdout, ran.stderr)
+
+
+# What the program started early, stopped by a Ctrl-C during the imports that follow it
+# (here raised as the plan store's module is looked for).
+_INTERRUPTED_EARLY = """
+import sys
+from resolver_hook.install import pipearly
+
+stopped = []
+
+class Started:
+    def close(self):
+        stopped.append(True)
+
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "resolver_hook._plancache":
+            raise KeyboardInterrupt
+
+pipearly.start_early = lambda argv, env: Started()
+sys.meta_path.insert(0, CtrlC())
+from resolver_hook import _entry
+sys.argv = ["resolver-hook", "pip", "install", "demo"]
+try:
+    _entry.main()
+except KeyboardInterrupt:
+    pass
+print(stopped)
+"""
+
+
+def test_a_ctrl_c_right_after_the_early_start_stops_what_it_started() -> None:
+    ran = python_child(_INTERRUPTED_EARLY)
+    assert ran.stdout.strip() == "[True]", (ran.stdout, ran.stderr)
