@@ -37,7 +37,7 @@ from resolver_hook.ground.valueclass import fields, from_columns
 from resolver_hook.manifest.model import IndexFlavour, Manifest, Needs, WheelFlavour, requirement
 from resolver_hook.portable.cuda import KernelTarget, parse_target
 
-__all__ = ["CODE", "dump", "kept_builtin", "rebuild"]
+__all__ = ["CODE", "dump", "dump_all", "kept_builtin", "rebuild", "rebuild_all"]
 
 #: What a reading by packaging's parsers depends on besides the tool and Python (the
 #: built-in manifests' here, the shipped snapshot's): the ``code`` of what is kept.
@@ -52,20 +52,31 @@ def kept_builtin(file_name: str, text: str, validate: Callable[[], Manifest]) ->
 
 def dump(manifest: Manifest) -> dict[str, Any]:
     """``manifest`` as plain data (:func:`rebuild` makes it again)."""
-    texts = _Texts()
-    columns = _dump_columns(Manifest, [manifest], texts)
-    return {"texts": texts.texts, "columns": columns}
+    return dump_all([manifest])
 
 
 def rebuild(data: dict[str, Any]) -> Manifest:
     """The manifest :func:`dump` wrote, made again without validation."""
+    (manifest,) = rebuild_all(data)
+    return manifest
+
+
+def dump_all(manifests: Sequence[Manifest]) -> dict[str, Any]:
+    """``manifests`` as plain data, their texts shared (:func:`rebuild_all`). Any
+    manifest: an expanded one's files too (:mod:`resolver_hook.inventory.kept`)."""
+    texts = _Texts()
+    columns = _dump_columns(Manifest, manifests, texts)
+    return {"texts": texts.texts, "columns": columns}
+
+
+def rebuild_all(data: dict[str, Any]) -> list[Manifest]:
+    """The manifests :func:`dump_all` wrote, in their order, made again without
+    validation."""
     made = {
         kind: [None, *(_made(kind, text) for text in texts)]
         for kind, texts in data["texts"].items()
     }
-    manifest: Manifest
-    (manifest,) = _load_columns(Manifest, data["columns"], made)
-    return manifest
+    return _load_columns(Manifest, data["columns"], made)
 
 
 # --- one column per field, each value a place in a table of texts -------------------
@@ -101,9 +112,23 @@ def _dump_columns(cls: type, values: Sequence[Any], texts: _Texts) -> dict[str, 
         elif (kind := _FIELDS[f.type]) is None:
             columns[f.name] = column
         else:
-            text = _KINDS[kind][0]
-            columns[f.name] = [0 if v is None else texts.place(kind, text(v)) for v in column]
+            columns[f.name] = _places(kind, column, texts)
     return columns
+
+
+def _places(kind: str, column: list[Any], texts: _Texts) -> list[int]:
+    """Each value's place in the table of ``kind``; its text made once per object (an
+    expanded manifest's files share their release's version, their entry's rules: the
+    column holds them, so their ids stand)."""
+    text = _KINDS[kind][0]
+    done: dict[int, int] = {id(None): 0}
+    out = []
+    for v in column:
+        found = done.get(id(v))
+        if found is None:
+            found = done[id(v)] = texts.place(kind, text(v))
+        out.append(found)
+    return out
 
 
 def _load_columns(cls: type[Any], columns: dict[str, Any], made: dict[str, list[Any]]) -> list[Any]:
