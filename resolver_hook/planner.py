@@ -23,6 +23,7 @@ from resolver_hook.index.mirrors import upstream_of
 from resolver_hook.index.userindex import file_index, no_index_line
 from resolver_hook.inventory import expand_manifests
 from resolver_hook.inventory.expand import DEFAULT_INDEX, mirrored, with_notes
+from resolver_hook.inventory.kept import Kept, kept_expansion
 from resolver_hook.inventory.snapshot import builtin_names, builtin_snapshot
 from resolver_hook.inventory.sources import FallbackSource
 from resolver_hook.limits import parse_wheel_name
@@ -150,6 +151,49 @@ class Planner:
         if not self.read_pages:
             return mirrored(manifests, self.settings.mirrors)
         s = self.settings
+        tags = list(map(str, profile.tags)) if profile is not None and profile.tags else None
+        chosen = list(manifests) if names is None else list(names)
+        user = s.indexes.default
+        index = keep(user.url) if user is not None else DEFAULT_INDEX
+        read = functools.partial(
+            self._read, manifests=manifests, chosen=chosen, tags=tags, index=index, pinned=pinned
+        )
+        done, notes, missed = kept_expansion(
+            manifests,
+            chosen,
+            pinned=pinned,
+            tags=tags,
+            settings={
+                "index": index,
+                "no_index": s.indexes.no_index,
+                "offline": s.offline,
+                "refresh": s.refresh,
+                "mirrors": [repr(m) for m in s.mirrors],
+                "trust_mirror_hashes": s.trust_mirror_hashes,
+                "allow_insecure": s.allow_insecure,
+            },
+            mirrors=s.mirrors,
+            env=s.env,
+            record=self.record,
+            make=read,
+        )
+        if unread is not None:
+            unread.update(missed)
+        return with_notes(done, [*done.notes, *notes])
+
+    def _read(
+        self,
+        record: Recorder,
+        *,
+        manifests: Mapping[str, Manifest],
+        chosen: list[str],
+        tags: list[str] | None,
+        index: str,
+        pinned: Mapping[str, SpecifierSet] | None,
+    ) -> Kept:
+        """The expansion of ``chosen`` read through the index client (its reads declared
+        to ``record``), the notes the reading added, and the pages it could not read."""
+        s = self.settings
         client = IndexClient(
             allow_insecure=s.allow_insecure,
             offline=s.offline,
@@ -158,7 +202,7 @@ class Planner:
             timeout=s.timeout,
             env=s.env,
             given=s.indexes.given,
-            record=self.record,
+            record=record,
         )
         source = FallbackSource(
             client,
@@ -169,15 +213,12 @@ class Planner:
             names=builtin_names,
         )
         wanted = None
-        if profile is not None and profile.tags:
-            accepted = frozenset(profile.tags)
+        if tags is not None:
+            accepted = frozenset(tags)
 
             def wanted(tags: frozenset[object]) -> bool:
                 return any(str(t) in accepted for t in tags)
 
-        chosen = list(manifests) if names is None else list(names)
-        user = s.indexes.default
-        index = keep(user.url) if user is not None else DEFAULT_INDEX
         skipped = _NoIndex(source, index) if s.indexes.no_index else None
         expand = functools.partial(
             expand_manifests,
@@ -200,12 +241,10 @@ class Planner:
                         f"done (last: {urlsplit(url).hostname})"
                     )
                 done = expand()
-        if unread is not None:
-            unread.update(source.unread)
-        notes = [*done.notes, *source.notes, *client.notes]
+        notes = [*source.notes, *client.notes]
         if skipped is not None and skipped.skipped:
             notes.append(no_index_note(s.indexes.no_index or "", skipped.skipped))
-        return with_notes(done, notes)
+        return done, notes, source.unread
 
     def pages_for(
         self,

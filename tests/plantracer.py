@@ -140,7 +140,7 @@ def undeclared(out: Path, cache: Path) -> list[str]:
         full = os.path.normpath(os.path.join(seen["cwd"], path))
         if full in exact or full in declared or _theirs(full, roots):
             continue
-        kept = ("plans", "toml", "manifests", "snapshots", "pip-config", "tags")
+        kept = ("plans", "toml", "manifests", "snapshots", "pip-config", "tags", "expansions")
         own = [str(cache / p) for p in kept]
         if _theirs(full, own) or (
             _theirs(full, [str(cache)]) and os.path.basename(full).startswith(".")
@@ -149,7 +149,9 @@ def undeclared(out: Path, cache: Path) -> list[str]:
             # results, and the shipped snapshot's as read (the tool's own files, by
             # digest); what a declared TOML or pip configuration file says, kept by the
             # sha256 of its text; a described machine's wheel tags, kept by the
-            # arguments (the key's); a temporary file of the cache, being written.
+            # arguments (the key's); an expansion kept with its own declarations,
+            # which the plan declares as its own; a temporary file of the cache, being
+            # written.
             continue
         above = [*declared, *roots, *exact]
         if kind == "stat" and any(d.startswith(full + os.sep) for d in above):

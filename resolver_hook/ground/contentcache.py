@@ -26,7 +26,7 @@ from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.record import sha256_hex
 from resolver_hook.ground.userinfo import has_credentials
 
-__all__ = ["KeptAnswers", "kept"]
+__all__ = ["KeptAnswers", "code_key", "kept"]
 
 _FORMAT = 1
 _T = TypeVar("_T")
@@ -54,7 +54,7 @@ def kept(
         return make()
     path = os.path.join(folder, folder_name, f"{file_name}.json")
     data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    key = {"format": _FORMAT, "sha256": sha256_hex(data), "code": [*_code(), *code]}
+    key = {"format": _FORMAT, "sha256": sha256_hex(data), "code": code_key(code)}
     found, _ = _cache.read(path, key)
     if isinstance(found, dict):
         try:
@@ -117,7 +117,7 @@ class KeptAnswers:
         return table
 
     def _key(self) -> dict[str, Any]:
-        return {"format": _FORMAT, "code": [*_code(), *self._code]}
+        return {"format": _FORMAT, "code": code_key(self._code)}
 
 
 class _Table:
@@ -126,6 +126,12 @@ class _Table:
     def __init__(self, answers: dict[str, Any]) -> None:
         self.answers = answers
         self.added = False
+
+
+def code_key(code: Sequence[Any] = ()) -> list[Any]:
+    """What a result kept by :func:`kept` is keyed by besides its text: the tool, Python,
+    and ``code`` (for another kind of result kept by the same code)."""
+    return [*_code(), *code]
 
 
 @functools.cache

@@ -47,7 +47,7 @@ _OWN_SHA256_MAX = 512 << 10
 # typing is not imported at run time: this module is on the start-up path of a replay.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 __all__ = [
@@ -120,6 +120,18 @@ class Recorder:
         """A page served from the cache stays fresh until ``seconds`` (since the epoch)."""
         self.until = seconds if self.until is None else min(self.until, seconds)
 
+    def take(self, inputs: Iterable[list[Any]], until: float | None) -> None:
+        """Declarations another recorder kept (``[path, how, digest]`` each, its path
+        full), and the time its pages stay fresh until, as if declared here."""
+        if self.launch is not None:
+            return
+        for full, how, kept in inputs:
+            earlier = self.inputs.setdefault((full, repr(how)), [full, how, kept])
+            if earlier[2] != kept:
+                self.refuse(f"{full} changed during the run")
+        if until is not None:
+            self.fresh_until(until)
+
     def refuse(self, why: str) -> None:
         """The run read what no file holds (``why``): it is not stored."""
         if self.refused is None and self.launch is None:
@@ -152,6 +164,9 @@ class _Nowhere(Recorder):
         return None  # not even the look at what kind of file it is
 
     def fresh_until(self, seconds: float) -> None:
+        return None
+
+    def take(self, inputs: Iterable[list[Any]], until: float | None) -> None:
         return None
 
     def refuse(self, why: str) -> None:

@@ -113,16 +113,20 @@ class Expansion:
     replaced: no generated method is needed.
     """
 
-    __slots__ = ("manifests", "notes", "touched")
+    __slots__ = ("manifests", "notes", "replaced", "touched")
 
     def __init__(
         self,
-        *,
         manifests: Mapping[str, Manifest],
+        replaced: Mapping[str, Manifest],
+        mirrors: Sequence[Mirror] = (),
+        *,
         notes: tuple[str, ...] = (),
         touched: frozenset[str] = frozenset(),  # the packages whose pages were asked for
     ) -> None:
-        self.manifests = manifests
+        """``manifests`` (by canonical name) with those ``replaced`` by their files."""
+        self.manifests: Mapping[str, Manifest] = _Overlay(manifests, replaced, mirrors)
+        self.replaced = replaced
         self.notes = notes
         self.touched = touched
 
@@ -300,11 +304,7 @@ def expand_manifests(
             f"{'its' if n == 1 else 'their'} Requires-Dist is not used as couplings"
         )
     _kept_ranges().keep()  # the answers found anew on pages' rows (_rows_in_range)
-    return Expansion(
-        manifests=_Overlay(by_name, replaced, mirrors),
-        notes=tuple(notes),
-        touched=frozenset(touched),
-    )
+    return Expansion(by_name, replaced, mirrors, notes=tuple(notes), touched=frozenset(touched))
 
 
 def with_notes(done: Expansion, notes: Sequence[str]) -> Mapping[str, Manifest]:

@@ -113,6 +113,9 @@ class ManifestSet(Mapping[str, Manifest]):
     ) -> None:
         self._loaded = dict(loaded)
         self._lazy = {k: v for k, v in lazy.items() if k not in self._loaded}
+        # The built-in manifests alone, none of the user's: what the tool's own files
+        # say (a key of what is read from them needs no more than the tool's).
+        self.builtin_only = not self._loaded and bool(self._lazy)
 
     def __getitem__(self, name: str) -> Manifest:
         if name not in self._loaded:
