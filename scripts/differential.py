@@ -1,17 +1,21 @@
 """Differential check for structural changes: plan, explain and lock over the built-in
 manifests and a table of targets, offline (the shipped snapshot), each in a fresh cache.
 
-    python scripts/differential.py --out DIR [--source TREE]
+    python scripts/differential.py --out DIR [--source TREE] [--again]
 
 writes one file per case (exit code, stdout, stderr) to DIR; ``--source`` runs another
 checkout's code (e.g. ``git archive`` of the commit before a structural move). Compare
 two runs with ``diff -r``. A structural commit leaves every file identical.
+``--again``: each case is run a second time in its cache, the stored plans removed
+first, and that run's output is written: what the cache kept of the first run (the
+expansions, the manifests read) must give the same files as a fresh cache does.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,6 +54,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--source", type=Path, default=ROOT)
+    parser.add_argument("--again", action="store_true")
     args = parser.parse_args()
     source = args.source.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -59,14 +64,16 @@ def main() -> int:
     todo = cases(source)
     for name, argv in todo:
         with tempfile.TemporaryDirectory() as cache:
-            done = subprocess.run(
-                [sys.executable, "-m", "resolver_hook", *argv],
-                env={**env, "RESOLVER_HOOK_CACHE_DIR": cache},
-                capture_output=True,
-                text=True,
-                check=False,
-                cwd=cache,
-            )
+            for _ in range(2 if args.again else 1):
+                shutil.rmtree(os.path.join(cache, "plans"), ignore_errors=True)
+                done = subprocess.run(
+                    [sys.executable, "-m", "resolver_hook", *argv],
+                    env={**env, "RESOLVER_HOOK_CACHE_DIR": cache},
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    cwd=cache,
+                )
         text = f"$ {' '.join(argv)}\nexit {done.returncode}\n--- stdout\n{done.stdout}"
         text += f"--- stderr\n{done.stderr}"
         text = text.replace(cache, "CACHE").replace(str(source), "SOURCE")
