@@ -36,7 +36,6 @@ newest :data:`_KEEP` kept; ``rm -r`` of the folder clears them.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -45,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from resolver_hook import __version__
 from resolver_hook.ground import cache as _cache
-from resolver_hook.ground.record import NOWHERE, UNREADABLE, Recorder, current, sha256
+from resolver_hook.ground.record import NOWHERE, Recorder, sha256, unchanged
 from resolver_hook.ground.userinfo import has_credentials
 
 # typing is not imported at run time: this module is on the start-up path of the warm
@@ -176,13 +175,8 @@ def _valid_record(path: str) -> dict[str, Any] | None:
     launch = data.get("launch")
     if not (code in (0, 1) and launch is None) and not (code is None and _is_launch(launch)):
         return None
-    if not isinstance(output, list) or not isinstance(inputs, list):
+    if not isinstance(output, list) or not unchanged(inputs):
         return None
-    for item in inputs:
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)):
-            return None
-        if item[2] == UNREADABLE or current(item[1], item[0]) != item[2]:
-            return None
     if not all(
         isinstance(x, list) and len(x) == 2 and x[0] in (1, 2) and isinstance(x[1], str)
         for x in output
@@ -323,7 +317,7 @@ def _store(
     }
     raw = json.dumps(data).encode()
     if len(raw) <= _MAX_RECORD and _cache.write_private(path, raw):
-        _evict(os.path.dirname(path))
+        _cache.keep_newest(os.path.dirname(path), _KEEP)
 
 
 def _kept(launch: dict[str, Any] | None, command: Sequence[str]) -> dict[str, Any] | None:
@@ -349,15 +343,3 @@ def _kept(launch: dict[str, Any] | None, command: Sequence[str]) -> dict[str, An
         json.dumps(kept["pins"]),
     ]
     return None if any(has_credentials(t) for t in rest) else kept
-
-
-def _evict(folder: str) -> None:
-    """Keep the newest :data:`_KEEP` plan files."""
-    try:
-        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.is_file()]
-    except OSError:
-        return
-    entries.sort(reverse=True)
-    for _, name in entries[_KEEP:]:
-        with contextlib.suppress(OSError):
-            os.unlink(name)

@@ -34,6 +34,7 @@ __all__ = [
     "JsonBeyondBounds",
     "cache_dir",
     "json_loads",
+    "keep_newest",
     "load_json",
     "read",
     "read_private",
@@ -286,6 +287,19 @@ _NEW = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
+
+
+def keep_newest(folder: str, count: int) -> None:
+    """Remove all but the ``count`` newest files of ``folder`` (a store of kept answers:
+    the stored plans, the kept expansions); failures are ignored."""
+    try:
+        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return
+    entries.sort(reverse=True)
+    for _, name in entries[count:]:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 def _new_private(folder: str, name: str) -> tuple[int, str]:

@@ -62,6 +62,7 @@ __all__ = [
     "path_kind",
     "sha256",
     "sha256_hex",
+    "unchanged",
 ]
 
 # The most bytes one declaration covers: a reader of a larger file makes its run
@@ -259,6 +260,19 @@ def current(how: Any, path: str) -> str | int | None:
     except (OSError, ValueError):
         pass
     return UNREADABLE
+
+
+def unchanged(inputs: Any) -> bool:
+    """Whether ``inputs``, a store's ``[path, how, digest]`` declarations (as read back
+    from its file: any shape is refused), each give the same digest again."""
+    if not isinstance(inputs, list):
+        return False
+    for item in inputs:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)):
+            return False
+        if item[2] == UNREADABLE or current(item[1], item[0]) != item[2]:
+            return False
+    return True
 
 
 def _form(how: Any) -> str | None:

@@ -45,7 +45,7 @@ from packaging.utils import canonicalize_name
 
 from resolver_hook.ground import cache as _cache
 from resolver_hook.ground.contentcache import code_key
-from resolver_hook.ground.record import UNREADABLE, Recorder, current, sha256_hex
+from resolver_hook.ground.record import Recorder, sha256_hex, unchanged
 from resolver_hook.ground.userinfo import has_credentials
 from resolver_hook.index.mirrors import Mirror
 from resolver_hook.inventory.expand import Expansion, pins_exactly
@@ -141,14 +141,7 @@ def _valid(path: str) -> dict[str, Any] | None:
     until, inputs = data.get("until"), data.get("inputs")
     if until is not None and not (isinstance(until, (int, float)) and time.time() < until):
         return None
-    if not isinstance(inputs, list):
-        return None
-    for item in inputs:
-        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)):
-            return None
-        if item[2] == UNREADABLE or current(item[1], item[0]) != item[2]:
-            return None
-    return data
+    return data if unchanged(inputs) else None
 
 
 def _made_again(
@@ -191,16 +184,4 @@ def _store(path: str, kept: Kept, record: Recorder) -> None:
         return
     raw = text.encode()
     if len(raw) <= _MAX_BYTES and not has_credentials(text) and _cache.write_private(path, raw):
-        _evict(os.path.dirname(path))
-
-
-def _evict(folder: str) -> None:
-    """Keep the newest :data:`_KEEP` files."""
-    try:
-        entries = [(e.stat().st_mtime_ns, e.path) for e in os.scandir(folder) if e.is_file()]
-    except OSError:
-        return
-    entries.sort(reverse=True)
-    for _, name in entries[_KEEP:]:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
+        _cache.keep_newest(os.path.dirname(path), _KEEP)
