@@ -190,7 +190,38 @@ def test_the_no_op_recorder_keeps_nothing(tmp_path: Path) -> None:
     path_kind(str(tmp_path))
     NOWHERE.refuse("nothing")
     NOWHERE.fresh_until(1.0)
+    NOWHERE.take([[str(tmp_path), ["kind"], 2]], 1.0)
     assert (NOWHERE.inputs, NOWHERE.refused, NOWHERE.until) == ({}, None, None)
+
+
+def test_declarations_taken_from_another_recorder_are_this_ones(tmp_path: Path) -> None:
+    """What a kept expansion's own recorder declared becomes the plan's: the same
+    entries, the earlier freshness bound, and one path seen two ways is a change."""
+    (tmp_path / "page").write_bytes(b"page")
+    kept = Recorder(cwd=str(tmp_path))
+    file_bytes(str(tmp_path / "page"), 64, kept)
+    path_kind(str(tmp_path / "missing"), kept)
+    kept.fresh_until(20.0)
+    plan = Recorder(cwd=str(tmp_path))
+    plan.fresh_until(30.0)
+    plan.take(kept.inputs.values(), kept.until)
+    assert plan.inputs == kept.inputs
+    assert [x[2] is None for x in sorted(plan.inputs.values())] == [True, False]  # missing; page
+    assert (plan.until, plan.refused) == (20.0, None)
+    assert _record.unchanged(sorted(plan.inputs.values()))
+    plan.take([[str(tmp_path / "page"), ["read", 64], "another digest"]], None)
+    assert plan.refused == f"{tmp_path / 'page'} changed during the run"
+    (tmp_path / "page").write_bytes(b"other")
+    assert not _record.unchanged(sorted(kept.inputs.values()))
+    launched = Recorder(cwd=str(tmp_path))
+    launched.launched({"tool": "pip"})
+    launched.take(kept.inputs.values(), kept.until)  # the installer's part: not the plan's
+    assert (launched.inputs, launched.until) == ({}, None)
+
+
+@pytest.mark.parametrize("shape", [None, {}, [["a", ["kind"]]], [[1, ["kind"], None]]])
+def test_declarations_of_another_shape_are_no_answer(shape: object) -> None:
+    assert not _record.unchanged(shape)
 
 
 @pytest.mark.parametrize("size", [0, 1, 512 << 10, (512 << 10) + 1, 1 << 20])
