@@ -55,7 +55,7 @@ from resolver_hook.manifest.stored import CODE, dump_all, rebuild_all
 __all__ = ["Kept", "kept_expansion"]
 
 _FORMAT = 1
-_KEEP = 16  # expansion files kept; a plan of five is some 300 kB
+_KEEP = 16  # expansion files kept; a plan of torch and four companions is ~0.5 MB
 _MAX_BYTES = 16 << 20
 
 # What a kept expansion gives back: the expansion, the notes the reading added to it
@@ -116,7 +116,7 @@ def _key(
         {
             "format": _FORMAT,
             "code": code_key(CODE),
-            "manifests": len(manifests),
+            "manifests": len(manifests),  # (which ones: the tool's files say)
             "names": list(names),
             "pinned": sorted(exact.items()),
             "tags": None if tags is None else sorted(tags),
