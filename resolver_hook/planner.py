@@ -147,7 +147,8 @@ class Planner:
         could not be read (its URL, and why in a few words). ``pinned``: the
         requirements' specifiers by name (a yanked file is planned for an exact pin
         only, as pip does). ``read_pages=False``: ``manifests``, their own URLs through
-        the mirrors."""
+        the mirrors. An expansion kept in the user cache for the same question is made
+        again from it where no file it read has changed (:mod:`resolver_hook.inventory.kept`)."""
         if not self.read_pages:
             return mirrored(manifests, self.settings.mirrors)
         s = self.settings
