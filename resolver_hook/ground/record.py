@@ -103,9 +103,7 @@ class Recorder:
         if kept == UNREADABLE:
             self.refuse(f"{full}: read in no form a replay takes again")
             return
-        earlier = self.inputs.setdefault((full, repr(how)), [full, how, kept])
-        if earlier[2] != kept:
-            self.refuse(f"{full} changed during the run")
+        self._keep(full, how, kept)
 
     def file(self, path: str | os.PathLike[str], data: bytes | None) -> None:
         """A reader read the whole file ``path`` (``data``; None: there is none). A pipe,
@@ -127,11 +125,16 @@ class Recorder:
         if self.launch is not None:
             return
         for full, how, kept in inputs:
-            earlier = self.inputs.setdefault((full, repr(how)), [full, how, kept])
-            if earlier[2] != kept:
-                self.refuse(f"{full} changed during the run")
+            self._keep(full, how, kept)
         if until is not None:
             self.fresh_until(until)
+
+    def _keep(self, full: str, how: list[Any], kept: str | int | None) -> None:
+        """The observation of ``full`` kept (``kept``: its digest); one seen otherwise
+        before in this run makes it unstorable."""
+        earlier = self.inputs.setdefault((full, repr(how)), [full, how, kept])
+        if earlier[2] != kept:
+            self.refuse(f"{full} changed during the run")
 
     def refuse(self, why: str) -> None:
         """The run read what no file holds (``why``): it is not stored."""
