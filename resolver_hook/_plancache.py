@@ -170,12 +170,10 @@ def _valid_record(path: str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return None
     until, code, output, inputs = (data.get(k) for k in ("until", "code", "output", "inputs"))
-    if until is not None and not (isinstance(until, (int, float)) and time.time() < until):
-        return None
     launch = data.get("launch")
     if not (code in (0, 1) and launch is None) and not (code is None and _is_launch(launch)):
         return None
-    if not isinstance(output, list) or not unchanged(inputs):
+    if not isinstance(output, list) or not unchanged(inputs, until):
         return None
     if not all(
         isinstance(x, list) and len(x) == 2 and x[0] in (1, 2) and isinstance(x[1], str)

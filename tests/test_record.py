@@ -208,11 +208,12 @@ def test_declarations_taken_from_another_recorder_are_this_ones(tmp_path: Path) 
     assert plan.inputs == kept.inputs
     assert [x[2] is None for x in sorted(plan.inputs.values())] == [True, False]  # missing; page
     assert (plan.until, plan.refused) == (20.0, None)
-    assert _record.unchanged(sorted(plan.inputs.values()))
+    assert _record.unchanged(sorted(plan.inputs.values()), None)
+    assert not _record.unchanged(sorted(plan.inputs.values()), plan.until)  # stale since 1970
     plan.take([[str(tmp_path / "page"), ["read", 64], "another digest"]], None)
     assert plan.refused == f"{tmp_path / 'page'} changed during the run"
     (tmp_path / "page").write_bytes(b"other")
-    assert not _record.unchanged(sorted(kept.inputs.values()))
+    assert not _record.unchanged(sorted(kept.inputs.values()), None)
     launched = Recorder(cwd=str(tmp_path))
     launched.launched({"tool": "pip"})
     launched.take(kept.inputs.values(), kept.until)  # the installer's part: not the plan's
@@ -221,7 +222,7 @@ def test_declarations_taken_from_another_recorder_are_this_ones(tmp_path: Path) 
 
 @pytest.mark.parametrize("shape", [None, {}, [["a", ["kind"]]], [[1, ["kind"], None]]])
 def test_declarations_of_another_shape_are_no_answer(shape: object) -> None:
-    assert not _record.unchanged(shape)
+    assert not _record.unchanged(shape, None)
 
 
 @pytest.mark.parametrize("size", [0, 1, 512 << 10, (512 << 10) + 1, 1 << 20])

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import time
 
 # The interpreter's own sha256, where it has one: hashlib loads OpenSSL first, a few
 # milliseconds of a replay's start for a hash of a few kilobytes. Its module is named
@@ -265,9 +266,13 @@ def current(how: Any, path: str) -> str | int | None:
     return UNREADABLE
 
 
-def unchanged(inputs: Any) -> bool:
-    """Whether ``inputs``, a store's ``[path, how, digest]`` declarations (as read back
-    from its file: any shape is refused), each give the same digest again."""
+def unchanged(inputs: Any, until: Any) -> bool:
+    """Whether a store's record still holds: the time its pages stay fresh ``until``
+    (None: no page was served as fresh) has not passed, and its ``inputs``, its ``[path,
+    how, digest]`` declarations, each give the same digest again (both as read back
+    from its file: any other shape is refused)."""
+    if until is not None and not (isinstance(until, (int, float)) and time.time() < until):
+        return False
     if not isinstance(inputs, list):
         return False
     for item in inputs:

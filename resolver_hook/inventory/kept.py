@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -138,10 +137,7 @@ def _valid(path: str) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return None
-    until, inputs = data.get("until"), data.get("inputs")
-    if until is not None and not (isinstance(until, (int, float)) and time.time() < until):
-        return None
-    return data if unchanged(inputs) else None
+    return data if unchanged(data.get("inputs"), data.get("until")) else None
 
 
 def _made_again(
