@@ -152,7 +152,7 @@ class Planner:
         if not self.read_pages:
             return mirrored(manifests, self.settings.mirrors)
         s = self.settings
-        tags = list(map(str, profile.tags)) if profile is not None and profile.tags else None
+        tags = list(profile.tags) if profile is not None and profile.tags else None
         chosen = list(manifests) if names is None else list(names)
         user = s.indexes.default
         index = keep(user.url) if user is not None else DEFAULT_INDEX
@@ -217,8 +217,8 @@ class Planner:
         if tags is not None:
             accepted = frozenset(tags)
 
-            def wanted(tags: frozenset[object]) -> bool:
-                return any(str(t) in accepted for t in tags)
+            def wanted(found: frozenset[object]) -> bool:  # a file's tags
+                return any(str(t) in accepted for t in found)
 
         skipped = _NoIndex(source, index) if s.indexes.no_index else None
         expand = functools.partial(
