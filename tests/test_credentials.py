@@ -121,3 +121,17 @@ def test_the_installer_netrc_holds_what_only_the_hook_was_given(tmp_path: Path) 
         creds.installer_netrc(env, tool="uv")
     assert "spaced.example cannot be handed to uv" in caught.value.message
     assert "two words" not in str(caught.value) + caught.value.message
+
+
+def test_a_word_the_command_line_does_not_take_is_named_without_its_password(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """argparse names what it did not take: a URL there is shown as ``****@``."""
+    from resolver_hook.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["plan", "torch", "--index-url", "https://user:hunter2@index.example/simple"])
+    assert done.value.code == 2
+    err = capsys.readouterr().err
+    assert "hunter2" not in err
+    assert "unrecognized arguments: --index-url https://****@index.example/simple" in err

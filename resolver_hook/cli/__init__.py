@@ -94,7 +94,11 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"error: {message}\nhint: see '{self.prog} --help'\n")
+        # argparse names the words it did not take (`--index-url URL` to a command that
+        # has none): a URL's userinfo is shown as stars, as everywhere else.
+        from resolver_hook.ground.userinfo import redact_text
+
+        sys.stderr.write(f"error: {redact_text(message)}\nhint: see '{self.prog} --help'\n")
         raise SystemExit(2)
 
 
