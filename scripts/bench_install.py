@@ -37,8 +37,8 @@ bare install, with and without the least a plan made anew costs (a checked insta
 never stored, so it plans anew each time): the floor under the ratio with the proof,
 which no work of the hook's can go below. The commands run in turn, run
 after run, so a drifting machine hits every side alike, and each run's files (the venv
-it installed into, removed) are synced to disk before the next starts. Not a test:
-figures go in notes.
+made for it, and then that venv removed) are synced to disk before it starts and
+before the next starts. Not a test: figures go in notes.
 
 Every side runs with pip's and uv's caches off (``PIP_NO_CACHE_DIR``, ``UV_NO_CACHE``),
 as the tests run them; ``--caches`` turns both on instead, each in a folder of the run
@@ -232,6 +232,9 @@ class Bench:
             proof = "--no-proof" not in words
             argv = hook_argv(hook, tool, index, NAMES, proof=proof)
         self.timings.unlink(missing_ok=True)
+        # The venv made for this run (a pip venv: some 1,500 files copied) reaches
+        # the disk before the run starts: written back during it, it lands in its time.
+        os.sync()
         try:
             run = launched(argv, env)
         finally:
