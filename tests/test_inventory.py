@@ -1228,3 +1228,22 @@ def test_the_shipped_snapshot_text_holds_each_of_its_urls() -> None:
     assert urls
     assert all(builtin_names(u) for u in urls)
     assert not builtin_names("http://127.0.0.1:8080/")
+
+
+def test_a_url_is_looked_for_in_the_shipped_snapshot_without_decoding_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A plan over an index the snapshot never read asks whether the snapshot lists its
+    hosts (builtin_names): the file's bytes answer, not its decoded text (a few hundred
+    kB decoded for nothing), and the answers are the text's."""
+    text = snapshot_module._builtin_text()
+    asked = ["http://127.0.0.1:8080/", "https://download.pytorch.org", "https://pypi.org",
+             "https://files.pythonhosted.org", "https://h\u00f6st.example", "\r\n"]  # fmt: skip
+
+    def not_decoded() -> str:
+        raise AssertionError("decoded")
+
+    monkeypatch.setattr(snapshot_module, "_builtin_text", not_decoded)
+    said = [builtin_names(u) for u in asked]
+    assert said == [json.dumps(u)[1:-1] in text for u in asked]
+    assert said[1:4] == [True, True, True]

@@ -403,8 +403,11 @@ def _rebuild_read(data: dict[str, Any]) -> Snapshot:
 def builtin_names(text: str) -> bool:
     """Whether the shipped snapshot's document holds ``text`` as its JSON writes it (a
     URL it lists, or that URL's start): a URL whose start it does not hold is none of
-    its links, answered without parsing or checking the document (~8 ms)."""
-    return json.dumps(text)[1:-1] in _builtin_text()
+    its links, answered without parsing or checking the document (~8 ms). Its bytes are
+    searched, not decoded: the JSON text is ASCII, escapes included, and holds no line
+    end (JSON escapes those), so it is in the decoded text exactly where its bytes are
+    in the file."""
+    return json.dumps(text)[1:-1].encode("ascii") in _builtin_bytes()
 
 
 @functools.cache
