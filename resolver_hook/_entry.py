@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     class _Early(Protocol):
-        """What a checked install starts as the program starts, stopped where no
-        session took it."""
+        """What an install starts early (pip's interpreter, uv's query of the
+        interpreter), stopped where no session took it."""
 
         def close(self) -> None: ...
 
@@ -110,7 +110,16 @@ def _command_line(argv: list[str]) -> int:
 
     from resolver_hook.ground.record import NOWHERE, Recorder
 
+    started: list[_Early] = []  # what was started early: stopped whatever happens
+    unchecked_pip = argv[:1] == ["pip"] and "--no-proof" in argv
+
     def full(record: Recorder = NOWHERE) -> int:
+        if unchecked_pip:
+            # An unchecked pip install the store did not answer: pip's interpreter imports
+            # pip while the plan is made, and runs the install itself. (A replay starts
+            # pip once its few milliseconds are done: an interpreter started beside them
+            # made it slower, measured, not quicker.)
+            _start(started, "pip", argv)
         from resolver_hook.cli import main as cli_main
 
         return cli_main(record=record)
@@ -121,18 +130,13 @@ def _command_line(argv: list[str]) -> int:
         # installer it starts ends: the collector's hundred passes over the young objects
         # (the modules imported first, the plan then) cost 5% of it and free nothing of note.
         gc.disable()
-        early: _Early | None = None
         if argv[:1] == ["uv"] and "--no-proof" not in argv:  # (a replay is unchecked)
             # A checked uv install with uv's cache off: uv asks the interpreter for its
             # facts while the modules below are imported and the plan is made.
-            from resolver_hook.install.uvcache import start_early
-
-            early = start_early(argv, os.environ)
-        elif argv[:1] == ["pip"] and "--no-proof" not in argv:
+            _start(started, "uv", argv)
+        elif argv[:1] == ["pip"] and not unchecked_pip:
             # A checked pip install: its dry run's interpreter imports pip meanwhile.
-            from resolver_hook.install.pipearly import start_early as start_pip
-
-            early = start_pip(argv, os.environ)
+            _start(started, "pip", argv)
         try:  # from here on, what was started early is stopped whatever happens
             from resolver_hook._plancache import run_stored
             from resolver_hook.errors import ResolverHookError
@@ -145,9 +149,25 @@ def _command_line(argv: list[str]) -> int:
 
                 return exit_for(exc)
         finally:
-            if early is not None:  # where the session did not take it
+            for early in started:  # where the session did not take it
                 early.close()
     return full()
+
+
+def _start(started: list[_Early], tool: str, argv: list[str]) -> None:
+    """The installer's work begun early for ``argv`` (pip's interpreter, uv's query of
+    the interpreter), where there is any: kept in ``started``, for the caller to stop."""
+    early: _Early | None
+    if tool == "uv":
+        from resolver_hook.install import uvcache
+
+        early = uvcache.start_early(argv, os.environ)
+    else:
+        from resolver_hook.install import pipearly
+
+        early = pipearly.start_early(argv, os.environ)
+    if early is not None:
+        started.append(early)
 
 
 def _detect_json(*, use_cache: bool) -> str:

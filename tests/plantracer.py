@@ -5,12 +5,14 @@ forgets to declare an input leaves a stored plan that is replayed after that inp
 changed. This oracle watches the run as the store once did: a PEP 578 audit hook sees
 every file opened and every folder listed, a wrapper of ``os.stat``/``os.lstat`` every
 file looked for, and the events whose answer no file holds (a socket, a program
-started, a C library loaded). :func:`traced` runs one command so watched in a child
-(``python -I -B``), up to the moment an install starts its installer (the files it
-wrote for it, in its private folder, are its own); :func:`undeclared`
-gives each read that the stored record does not declare, once the interpreter's, the
-libraries' and the tool's own files are set aside (they are the key's: its version, its
-interpreter, ``sys.path``), and the cache folder's own bookkeeping.
+started, a C library loaded; not pip's interpreter started ahead of an install, which
+is told the words of the launch and answers nothing before it). :func:`traced` runs
+one command so watched in a child (``python -I -B``), up to the moment an install
+starts its installer (the files it wrote for it, in its private folder, are its own);
+:func:`undeclared` gives each read that the stored record does not declare, once the
+interpreter's, the libraries' and the tool's own files are set aside (they are the
+key's: its version, its interpreter, ``sys.path``), and the cache folder's own
+bookkeeping.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def hook(event, args):
         path = args[0] if args and args[0] is not None else "."
         if isinstance(path, (str, bytes, os.PathLike)):
             seen.append(["list", os.fsdecode(path)])
+    elif event == "subprocess.Popen" and list(args[1][1:3]) == ["-c", _PIP_STEPS]:
+        pass  # pip started ahead of its install: told the launch's words, it says nothing before
     elif event in UNSTORED:
         seen.append(["event", event])
 
@@ -60,6 +64,7 @@ def lstat(path, *args, **kwargs):
 
 from resolver_hook import _entry
 from resolver_hook.ground import record as _record
+from resolver_hook.process.foreground import _PIP_STEPS
 
 launched = _record.Recorder.launched
 

@@ -1,13 +1,14 @@
-"""pip's dry-run interpreter started before the plan (resolver_hook.install.pipearly,
+"""pip's interpreter started before the plan (resolver_hook.install.pipearly,
 resolver_hook.install.session pip_started, resolver_hook.install.checked pip_ahead):
-started as the program starts for a checked pip install in an active virtual
-environment whose pip writes reports (else as the command line is read), importing
-pip's install command while it waits, taken by the session for that interpreter,
-stopped unused otherwise."""
+started as the program starts for a pip install in an active virtual environment whose
+pip is there (for a checked one, else as the command line is read where its pip writes
+reports), importing pip's install command while it waits, taken by the session for
+that interpreter (the dry run's, or an unchecked install's), stopped unused otherwise."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,6 +19,7 @@ from resolver_hook.install import pipearly
 from resolver_hook.install.args import parse_install_args
 from resolver_hook.install.backends import Installer
 from resolver_hook.install.checked import pip_ahead
+from resolver_hook.install.launch import install_main
 from resolver_hook.install.session import pip_started
 from tests.paths import python_child
 
@@ -76,7 +78,7 @@ def test_a_checked_pip_install_starts_its_dry_runs_interpreter_first(
 @pytest.mark.parametrize(
     ("tool", "words", "proof", "version"),
     [
-        ("pip", ["demo"], False, "26.0"),  # --no-proof: no dry run
+        ("pip", ["demo"], False, "26.0"),  # --no-proof: only the program's (none here)
         ("uv", ["demo"], True, "26.0"),  # uv's dry run is a process of its own
         ("pip", ["--report", "r.json", "demo"], True, "26.0"),  # the user's report
         ("pip", ["demo"], True, "22.1"),  # --report came in pip 22.2
@@ -144,12 +146,12 @@ def test_waiting_for_its_words_it_imports_pips_install_command(
     [
         (["pip", "install", "demo"], True),
         (["pip", "--target", "linux-x86_64-py312", "install", "demo"], True),
-        (["pip", "--no-proof", "install", "demo"], False),
+        (["pip", "--no-proof", "install", "demo"], True),  # for the install itself
         (["pip", "uninstall", "demo"], False),
         (["uv", "pip", "install", "demo"], False),
     ],
 )
-def test_the_program_starts_it_for_a_checked_pip_install(
+def test_the_program_starts_it_for_a_pip_install(
     venv: tuple[Path, dict[str, str]], argv: list[str], started: bool
 ) -> None:
     _, env = venv
@@ -182,6 +184,68 @@ def test_the_session_takes_the_one_the_program_started(venv: tuple[Path, dict[st
         assert pip_started("pip", parse_install_args("pip", ["demo"]), env, proof=True) is early
     finally:
         early.close()
+
+
+def test_an_unchecked_install_runs_in_the_one_the_program_started(
+    venv: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """--no-proof: no dry run; the session takes the program's interpreter, which has
+    imported pip meanwhile, and the install runs in it: no second interpreter."""
+    root, env = venv
+    (tmp_path / "imported").mkdir()
+    env = {**env, "PIP_IMPORTED": str(tmp_path / "imported")}
+    early = pipearly.start_early(["pip", "--no-proof", "install", "demo"], env)
+    assert early is not None
+    try:
+        taken = pip_started("pip", parse_install_args("pip", ["demo"]), env, proof=False)
+        assert taken is early
+        assert early.proc is not None
+        pid = early.proc.pid
+        seen: list[str] = []
+        started: list[bool] = []
+        argv = [*_command(root), "install", "demo"]
+        code = install_main(
+            "pip", argv, env, list, out=seen.append, error=_no_error, steps=early,
+            started=lambda: started.append(True),
+        )  # fmt: skip
+        assert code == 0
+        assert "".join(seen) == "ran install demo\n"
+        assert started == [True]  # the plan is stored once it runs (_plancache)
+        assert [p.name for p in (tmp_path / "imported").iterdir()] == [str(pid)]
+        assert early.proc is None  # it ended with the install
+    finally:
+        early.close()
+
+
+def test_an_unchecked_install_of_other_variables_runs_in_a_process_of_its_own(
+    venv: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Variables the program's interpreter was not started with (a netrc of the
+    session's, say): the install is a process started for them, the other one stopped."""
+    root, env = venv
+    pip = next((root / "lib").glob("python*/site-packages/pip"))
+    (pip / "__main__.py").write_text(
+        "import sys\nfrom pip._internal.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+    )
+    early = pipearly.start_early(["pip", "--no-proof", "install", "demo"], env)
+    assert early is not None
+    try:
+        proc = early.proc
+        assert proc is not None
+        seen: list[str] = []
+        argv = [*_command(root), "install", "demo"]
+        given = {**env, "NETRC": str(tmp_path / "netrc")}
+        code = install_main("pip", argv, given, list, out=seen.append, error=_no_error, steps=early)
+        assert code == 0
+        assert "".join(seen) == "ran install demo\n"
+        assert early.proc is None
+        assert proc.returncode == -signal.SIGTERM  # stopped before the install started
+    finally:
+        early.close()
+
+
+def _no_error(text: str, hint: str) -> None:
+    raise AssertionError(text)
 
 
 # The program as a checked pip install starts it, stopped once pip's interpreter is
@@ -217,10 +281,13 @@ def test_the_program_starts_it_before_the_command_lines_imports(
 
 
 # What the program started early, stopped by a Ctrl-C during the imports that follow it
-# (here raised as the plan store's module is looked for).
+# (here raised as the module named is looked for: the plan store's, for a checked
+# install; the command line's, for an unchecked one, started once the store missed).
 _INTERRUPTED_EARLY = """
 import sys
 from resolver_hook.install import pipearly
+
+module, flags = sys.argv[1], sys.argv[2:]
 
 stopped = []
 
@@ -230,13 +297,13 @@ class Started:
 
 class CtrlC:
     def find_spec(self, name, path=None, target=None):
-        if name == "resolver_hook._plancache":
+        if name == module:
             raise KeyboardInterrupt
 
 pipearly.start_early = lambda argv, env: Started()
 sys.meta_path.insert(0, CtrlC())
 from resolver_hook import _entry
-sys.argv = ["resolver-hook", "pip", "install", "demo"]
+sys.argv = ["resolver-hook", "pip", *flags, "install", "demo"]
 try:
     _entry.main()
 except KeyboardInterrupt:
@@ -245,6 +312,13 @@ print(stopped)
 """
 
 
-def test_a_ctrl_c_right_after_the_early_start_stops_what_it_started() -> None:
-    ran = python_child(_INTERRUPTED_EARLY)
+@pytest.mark.parametrize(
+    ("flags", "module"),
+    [([], "resolver_hook._plancache"), (["--no-proof"], "resolver_hook.cli")],
+    ids=["checked", "unchecked"],
+)
+def test_a_ctrl_c_right_after_the_early_start_stops_what_it_started(
+    flags: list[str], module: str
+) -> None:
+    ran = python_child(_INTERRUPTED_EARLY, module, *flags)
     assert ran.stdout.strip() == "[True]", (ran.stdout, ran.stderr)

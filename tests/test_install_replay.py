@@ -150,6 +150,37 @@ def test_an_unchecked_install_replays_its_plan(index: GpuIndex, tmp_path: Path, 
     )
 
 
+def test_an_unchecked_pip_install_runs_in_the_interpreter_started_as_it_plans(
+    index: GpuIndex, tmp_path: Path
+) -> None:
+    """pip's interpreter starts once the store of plans has no answer, and imports pip
+    while the hook plans: the install runs in it, and no other interpreter of the venv
+    starts. A replay, done in a few milliseconds, starts pip then (``-m pip``). A .pth
+    file in the venv writes down each one's process and how it was started (a venv's
+    lib64 link runs it twice)."""
+    s = Setting(tmp_path, index, "pip", "--no-proof")
+    starts = tmp_path / "starts.txt"
+    (site,) = s.venv.glob("lib/python*/site-packages")
+    (site / "zz_starts.pth").write_text(
+        "import os, sys; p = os.environ.get('PIP_STARTS'); "
+        "p and open(p, 'a').write(f'{os.getpid()} {sys.orig_argv[1]}\\n')\n"
+    )
+    env = {**s.env, "PIP_STARTS": str(starts)}
+    runs, how = [], []
+    for _ in range(3):  # the index read, the plan stored, the plan replayed
+        runs.append(s.run(env))
+        assert runs[-1].code == 0, runs[-1].stderr
+        assert s.installed() == EXPECTED
+        started = set(starts.read_text().splitlines())
+        starts.unlink()
+        assert len(started) == 1, started  # one interpreter
+        how.append(started.pop().split()[1])
+        s.remove_installed()
+    assert [_replayed(r) for r in runs] == [False, False, True]
+    assert how == ["-c", "-c", "-m"]  # started ahead, ahead, then for the replayed launch
+    assert _ours(runs[2].stderr) == _ours(runs[1].stderr)
+
+
 def test_the_plan_is_stored_while_the_installer_runs(index: GpuIndex, tmp_path: Path) -> None:
     """What a replay needs is complete once the installer starts: it is kept while the
     installer works (no time of the run's own after it), so it is older than what

@@ -26,6 +26,8 @@ if os.environ.get("SLOW_IMPORT"):  # pip's imports, long enough to be seen stopp
 def main(args):
     print("step", json.dumps(args))
     print("FLAG=" + os.environ.get("FLAG", "-"))
+    if "COLUMNS" in os.environ:  # the width, where the step sets one
+        print("COLUMNS=" + os.environ["COLUMNS"])
     sys.stdout.write("no newline")
     with open(os.environ["STEPS_LOG"], "a") as f:
         f.write(json.dumps(args) + "\\n")
@@ -58,8 +60,9 @@ def test_the_install_runs_in_the_dry_runs_process(fake_pip: dict[str, str]) -> N
     assert "".join(seen) == 'step ["install", "--dry-run", "0"]\nFLAG=dry\nno newline'
     assert steps.proc is not None  # waiting for the install
     argv = [sys.executable, "-m", "pip", "install", "--no-deps", "3"]
-    assert steps.takes(argv)
-    assert not steps.takes(["/other/python", "-m", "pip", "install"])
+    assert steps.takes(argv, fake_pip)
+    assert steps.takes(argv, {**fake_pip, "FLAG": "other"})  # the install's own variables
+    assert not steps.takes(["/other/python", "-m", "pip", "install"], fake_pip)
     later: list[str] = []
     code, tail = steps.install(argv, {**fake_pip, "FLAG": "install"}, later.append)
     assert code == 3
@@ -118,6 +121,36 @@ def test_started_ahead_it_waits_for_its_dry_runs_words(fake_pip: dict[str, str])
         args,
         ["install", "--no-deps", "4"],
     ]
+
+
+def test_started_ahead_it_runs_an_unchecked_install_as_its_only_step(
+    fake_pip: dict[str, str],
+) -> None:
+    # --no-proof: no dry run; the interpreter started with the program runs the install
+    # itself, as a process started for it would, and ends with its exit code.
+    command = [sys.executable, "-m", "pip"]
+    steps = PipSteps.ahead(command, env=fake_pip)
+    proc = steps.proc
+    argv = [*command, "install", "--no-deps", "5"]
+    # Started as a process for these words and variables would be; the width aside.
+    assert steps.takes(argv, {**fake_pip, "COLUMNS": "91"})
+    assert not steps.takes(argv, {**fake_pip, "FLAG": "other"})
+    assert not steps.takes(["/other/python", "-m", "pip", "install"], fake_pip)
+    seen: list[str] = []
+    started: list[int] = []
+    code, tail = steps.install(
+        argv, {**fake_pip, "COLUMNS": "91"}, seen.append, lambda: started.append(len(seen))
+    )
+    assert code == 5
+    assert started == [0]  # once it has its words, before its output is read
+    assert "".join(seen) == 'step ["install", "--no-deps", "5"]\nFLAG=dry\nCOLUMNS=91\nno newline'
+    assert tail == "".join(seen)
+    assert steps.proc is None
+    assert proc is not None
+    assert proc.returncode == 5
+    log = Path(fake_pip["STEPS_LOG"]).read_text().splitlines()
+    assert [json.loads(x) for x in log] == [argv[3:]]  # one step: the install
+    steps.close()  # nothing left to stop
 
 
 def test_started_ahead_and_never_asked_it_runs_nothing(fake_pip: dict[str, str]) -> None:

@@ -191,8 +191,8 @@ def run(args: argparse.Namespace) -> int:
     _timings.start(os.environ)
     ahead = None
     try:
-        # pip's dry-run interpreter starts now: it imports pip while the manifests are
-        # read and the plan is made.
+        # pip's interpreter (the program's, or for a dry run one started now) imports
+        # pip while the manifests are read and the plan is made.
         ahead = pip_started(tool, parsed, os.environ, proof=args.proof)
         with _timings.phase("manifests"):
             manifests = manifests_from_args(args)

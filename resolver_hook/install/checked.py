@@ -235,7 +235,7 @@ def pip_ahead(
             started.close()
         return None
     if started is not None:
-        if started.takes(command):
+        if started.takes(command, env):
             return started
         started.close()
     try:

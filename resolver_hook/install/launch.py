@@ -74,13 +74,16 @@ def install_main(
     started: Callable[[], None] | None = None,
 ) -> int:
     """Run the install; when it fails, say which of the plan's pins (``pins()``, asked
-    only then) it involved. The installer's exit code. ``steps``: the process of pip's
-    dry run, waiting: it runs the install when it :meth:`takes
-    <resolver_hook.process.foreground.PipSteps.takes>` ``argv``. ``started``: called
-    once a new installer process runs (:func:`run_installer`)."""
-    if steps is not None and stdin is None and steps.takes(argv):
-        code, output = steps.install(argv, env, out)
+    only then) it involved. The installer's exit code. ``steps``: pip's process, waiting
+    (after its dry run, or started ahead of an unchecked install): it runs the install
+    when it :meth:`takes <resolver_hook.process.foreground.PipSteps.takes>` ``argv``,
+    else it is stopped before another starts. ``started``: called once the installer
+    runs, before it is waited for."""
+    if steps is not None and stdin is None and steps.takes(argv, env):
+        code, output = steps.install(argv, env, out, started)
     else:
+        if steps is not None:
+            steps.close()  # (the caller's close after it is nothing)
         code, output = run_installer(
             argv, env, tee=tool == "pip", out=out, stdin=stdin, started=started
         )

@@ -125,8 +125,9 @@ class InstallSession:
     ) -> int:
         """Plan the requirements in ``installer_args``, check, run the installer; its
         exit code. The pages of the packages a plan needs (those asked for, then those
-        arriving as dependencies) are read into ``manifests``. ``ahead``: pip's dry-run
-        interpreter, started by the command line already (:func:`pip_started`).
+        arriving as dependencies) are read into ``manifests``. ``ahead``: pip's
+        interpreter, started by the command line already (:func:`pip_started`), for the
+        dry run, or for an unchecked install the install itself.
 
         1 when a package has no fit or a source build's needs are not met (the installer
         never runs); the installer's own code otherwise.
@@ -149,11 +150,13 @@ class InstallSession:
                     uv_cache = _uv_cache(installer, env)
                     if uv_cache is not None:
                         env = uv_cache.env(env)
-            elif started is not None:
-                started.close()
+            else:
+                # Unchecked: the interpreter the program started runs the install itself
+                # where it takes the install's words (launch.install_main), else stops.
+                ahead = started
             return self._install(installer, parsed, env, manifests, optional, ahead, uv_cache)
         finally:
-            if ahead is not None:  # stopped where no dry run took it
+            if ahead is not None:  # stopped where no dry run or install took it
                 ahead.close()
             if uv_cache is not None:
                 uv_cache.close()
@@ -266,17 +269,21 @@ class InstallSession:
 def pip_started(
     tool: str, parsed: InstallArgs, env: Mapping[str, str], *, proof: bool
 ) -> PipSteps | None:
-    """pip's dry-run interpreter for :meth:`InstallSession.install` (``ahead``), which
-    stops it where no dry run takes it; the caller stops it where that never runs: the
-    one the program started (:mod:`resolver_hook.install.pipearly`) where it is for this
-    pip, else one started now, before the manifests are read. Only in an active virtual
-    environment, where finding the installer runs nothing (else the session finds it,
-    once). (uv's counterpart, the query of the interpreter:
-    :func:`resolver_hook.install.uvcache.start_early`.)"""
+    """pip's interpreter for :meth:`InstallSession.install` (``ahead``), which stops it
+    where no dry run or install takes it; the caller stops it where that never runs.
+    Checked (``proof``), the dry run's: the one the program started
+    (:mod:`resolver_hook.install.pipearly`) where it is for this pip, else one started
+    now, before the manifests are read. Unchecked, the install's: the one the program
+    started, if any. Only in an active virtual environment, where finding the installer
+    runs nothing (else the session finds it, once). (uv's counterpart, the query of the
+    interpreter: :func:`resolver_hook.install.uvcache.start_early`.)"""
     venv = env.get("VIRTUAL_ENV")
-    if not proof or tool != "pip" or not venv or path_kind(venv_python(venv)) is None:
+    if tool != "pip" or not venv or path_kind(venv_python(venv)) is None:
         return None
     from resolver_hook.install import pipearly
+
+    if not proof:
+        return pipearly.take_early()
     from resolver_hook.install.checked import pip_ahead
 
     installer = find_installer(tool, parsed, env)
@@ -393,7 +400,8 @@ def _run(  # noqa: PLR0915 - one session, in the order it runs
     # closed before the private folder is removed.
     with private_tempdir() as folder, contextlib.ExitStack() as stack:
         env = _hand_credentials(installer.tool, folder, env, session, report)
-        steps: PipSteps | None = None
+        # Unchecked, the interpreter started ahead runs the install (where it takes it).
+        steps: PipSteps | None = ahead if why_not is not None else None
         reader = None
         if why_not is None:
             # The wheels the plan pins by URL read first, from one download, and named by

@@ -218,11 +218,12 @@ _STEP_DONE = "\x00resolver-hook: step done "
 # Run by the environment's own interpreter: pip's own entry point (what its `pip`
 # script calls) runs the dry run, whose words follow on the command line as they would
 # after `-m pip` (a word there is a word of this process's command line); an
-# interpreter started ahead of its dry run (no words after the control descriptor)
-# imports pip and its install command and waits for them on the control descriptor, as
-# one JSON line (an empty line: stop, nothing run). Then the next step's words, and the
-# variables it runs with, arrive as one JSON line on the control descriptor, or an empty
-# line: stop, with the dry run's exit code.
+# interpreter started ahead of its first step (no words after the control descriptor)
+# imports pip and its install command and waits for that step on the control
+# descriptor, as one JSON line: its words, and for an install run as the only step,
+# the variables it runs with (an empty line: stop, nothing run). After a dry run, the
+# install's words and variables arrive as one JSON line on the control descriptor, or
+# an empty line: stop, with the dry run's exit code. The install ends the process.
 _PIP_STEPS = (
     "import json, os, signal, sys\n"
     # As pip's own __main__ does: the current folder is not where pip looks for what
@@ -247,9 +248,14 @@ _PIP_STEPS = (
     "        pass\n"
     "    line = control.readline()\n"
     "    if not line.strip(): sys.exit(0)\n"
-    # The command line the dry run would have had (pip reads sys.argv for --no-color).
-    "    sys.argv[2:] = json.loads(line)['args']\n"
+    "    step = json.loads(line)\n"
+    # The command line the step would have had (pip reads sys.argv for --no-color).
+    "    sys.argv[2:] = step['args']\n"
     "    signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    # An install (its variables given) is the only step: the process ends with it.
+    "    if 'env' in step:\n"
+    "        os.environ.clear(); os.environ.update(step['env'])\n"
+    "        sys.exit(main(step['args']))\n"
     "code = main(sys.argv[2:])\n"
     "sys.stdout.flush(); sys.stderr.flush()\n"
     f"sys.stdout.write({_STEP_DONE!r} + str(code) + '\\n'); sys.stdout.flush()\n"
@@ -266,7 +272,8 @@ _PIP_STEPS = (
 
 class PipSteps:
     """pip's dry run and then its install, run by one interpreter: the install does not
-    start Python and import pip again (most of a small install's time). Each step runs
+    start Python and import pip again (most of a small install's time). Started
+    :meth:`ahead`, it may run an unchecked install as its only step. Each step runs
     as :func:`foreground` runs an installer (the terminal's process group, signals
     forwarded, stdout passed through ``tee`` and its tail kept, a timing record each);
     between them the process waits for :meth:`install` or :meth:`close`.
@@ -322,10 +329,10 @@ class PipSteps:
     def ahead(
         cls, command: Sequence[str], *, env: Mapping[str, str], grace: float = FORWARD_GRACE
     ) -> PipSteps:
-        """The interpreter started before its dry run's words are known: it imports pip
-        while the plan is made, then runs the dry run :meth:`fits` and :meth:`dry_run`
-        give it (its start-up no longer waits on the plan); :meth:`close` stops it
-        where none is asked for."""
+        """The interpreter started before its first step's words are known: it imports
+        pip while the plan is made, then runs the dry run :meth:`fits` and
+        :meth:`dry_run` give it, or the unchecked install it :meth:`takes` (its start-up
+        no longer waits on the plan); :meth:`close` stops it where neither is asked for."""
         return cls(command, None, env=env, tee=lambda _: None, grace=grace)
 
     def fits(self, command: Sequence[str], args: Sequence[str], env: Mapping[str, str]) -> bool:
@@ -358,20 +365,35 @@ class PipSteps:
             self._hand([*self._command, *args], {"args": list(args)}, tee)
         return self._step(tail_lines)
 
-    def takes(self, argv: Sequence[str]) -> bool:
-        """Whether ``argv`` is a pip command of this interpreter, still waiting."""
+    def takes(self, argv: Sequence[str], env: Mapping[str, str]) -> bool:
+        """Whether ``argv`` is a pip command of this interpreter, still waiting, to run
+        with ``env``. One started :meth:`ahead` and still waiting for its first step only
+        where it started as a process started for ``argv`` would: with the same
+        variables, the terminal's width aside (it was started without ``COLUMNS``, which
+        the step sets before pip reads it)."""
         n = len(self._command)
-        return self.proc is not None and list(argv[:n]) == self._command
+        if self.proc is None or list(argv[:n]) != self._command:
+            return False
+        unwrapped = {k: v for k, v in env.items() if k != "COLUMNS"}
+        return not self._ahead or self.fits(self._command, argv[n:], unwrapped)
 
     def install(
-        self, argv: Sequence[str], env: Mapping[str, str], tee: Callable[[str], None]
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        tee: Callable[[str], None],
+        started: Callable[[], None] | None = None,
     ) -> tuple[int, str]:
-        """Run the install ``argv`` (a command :meth:`takes`) in the process that ran the
-        dry run; its exit code and stdout tail."""
+        """Run the install ``argv`` (a command :meth:`takes`) in this process: after its
+        dry run, or as the first step of one started :meth:`ahead` (an unchecked
+        install: pip's start-up ran beside the plan); its exit code and stdout tail.
+        ``started``: called once it has its words, before it is waited for, as
+        :func:`foreground` calls it."""
         args = list(argv[len(self._command) :])
+        self._ahead = False
         self._hand(argv, {"args": args, "env": dict(utf8_env(argv, env) or {})}, tee)
         self._close_control()
-        return self._step(200)
+        return self._step(200, started)
 
     def _hand(
         self, argv: Sequence[str], step: Mapping[str, object], tee: Callable[[str], None]
@@ -393,9 +415,9 @@ class PipSteps:
 
     def close(self) -> None:
         """Stop it where it waits (an empty line: no install), and wait for it; nothing
-        when it ended already. One started :meth:`ahead` and never asked for a dry run is
+        when it ended already. One started :meth:`ahead` and never given a step is
         stopped at once: it has run nothing of pip's yet, and the hook that refuses or
-        stops before its dry run does not wait for pip's imports to end."""
+        stops before its dry run or install does not wait for pip's imports to end."""
         self._close_control()
         proc, self.proc = self.proc, None
         if proc is not None:
@@ -412,7 +434,7 @@ class PipSteps:
             os.close(self._control)
             self._control = -1
 
-    def _step(self, tail_lines: int) -> tuple[int, str]:
+    def _step(self, tail_lines: int, started: Callable[[], None] | None = None) -> tuple[int, str]:
         proc = self.proc
         assert proc is not None
         assert proc.stdout is not None
@@ -421,6 +443,8 @@ class PipSteps:
         forwarder = self._forwarder
         assert forwarder is not None
         try:
+            if started is not None:
+                started()
             for line in proc.stdout:
                 mark = line.find(_STEP_DONE)
                 if mark >= 0:  # after the step's last words, were they a line or not
