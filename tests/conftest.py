@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.indexreplica import PageServer
 from tests.installenv import GpuIndex, build_gpu_index, write_manifests
 
 
@@ -83,6 +84,16 @@ from hypothesis import settings as _settings  # noqa: E402
 
 _settings.register_profile("resolver-hook", deadline=None)
 _settings.load_profile("resolver-hook")
+
+
+@pytest.fixture
+def page_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
+    """A loopback page server for one test, served for it, and plans that read it (the
+    offline default of _clean_env unset)."""
+    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)
+    server = PageServer()
+    with server.serving():
+        yield server
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,12 +35,10 @@ WHEEL = "triton-{}-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"
 
 
 @pytest.fixture
-def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
-    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # the mirror is read
-    server = PageServer()
-    with server.serving():
-        _serve(server, "9.0.0")
-        yield server
+def mirror(page_server: PageServer) -> PageServer:
+    """The loopback mirror, read by the plans, with triton 9.0.0 on it."""
+    _serve(page_server, "9.0.0")
+    return page_server
 
 
 def _serve(server: PageServer, *versions: str) -> None:

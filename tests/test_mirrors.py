@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,16 +49,8 @@ gpu = ["sm_100"]
 """
 
 
-@pytest.fixture
-def replica(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
-    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # the replica is read
-    server = PageServer()
-    with server.serving():
-        yield server
-
-
-def _flags(tmp_path: Path, replica: PageServer, *texts: str) -> list[str]:
-    flags = ["--mirror", f"{UPSTREAM}={replica.url}/mirror", "--allow-insecure-urls"]
+def _flags(tmp_path: Path, page_server: PageServer, *texts: str) -> list[str]:
+    flags = ["--mirror", f"{UPSTREAM}={page_server.url}/mirror", "--allow-insecure-urls"]
     for i, text in enumerate(texts):
         path = tmp_path / f"m{i}.toml"
         path.write_text(text)
@@ -68,13 +59,13 @@ def _flags(tmp_path: Path, replica: PageServer, *texts: str) -> list[str]:
 
 
 def test_a_mirrored_page_that_cannot_be_read_is_pointed_at_on_the_mirror(
-    replica: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    page_server: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # A server error (not a 404: that says the page does not exist, see below).
-    replica.responses["/mirror/cu130/torch/"] = Response(b"busy", "text/plain", 503)
-    code, out, _ = cli(capsys, "plan", "torch", *_flags(tmp_path, replica, MANIFEST))
+    page_server.responses["/mirror/cu130/torch/"] = Response(b"busy", "text/plain", 503)
+    code, out, _ = cli(capsys, "plan", "torch", *_flags(tmp_path, page_server, MANIFEST))
     assert code == 0
-    mirrored = f"{replica.url}/mirror/cu130/torch/"
+    mirrored = f"{page_server.url}/mirror/cu130/torch/"
     assert f"torch==2.13.0+cu130 from {mirrored}\n" in out  # unread there: the page form
     assert f"find-links:\n  {mirrored}\n" in out
     assert UPSTREAM not in out
@@ -94,16 +85,16 @@ def test_offline_built_in_torch_points_at_the_mirror(capsys: pytest.CaptureFixtu
 
 
 def test_a_wheel_url_under_a_mirrored_upstream_is_mirrored(
-    replica: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    page_server: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, _ = cli(capsys, "plan", "demo-gpu", *_flags(tmp_path, replica, WHEEL))
+    code, out, _ = cli(capsys, "plan", "demo-gpu", *_flags(tmp_path, page_server, WHEEL))
     assert code == 0
-    assert f"demo-gpu @ {replica.url}/mirror/files/demo_gpu-1.0+cu130-py3-none-any.whl" in out
+    assert f"demo-gpu @ {page_server.url}/mirror/files/demo_gpu-1.0+cu130-py3-none-any.whl" in out
     assert UPSTREAM not in out
 
 
 def test_a_mirror_listing_another_sha256_than_the_snapshots_refuses_the_plan(
-    replica: PageServer,
+    page_server: PageServer,
 ) -> None:
     page = f"{UPSTREAM}/cu130/torch/"
     upstream_file = f"{UPSTREAM}/cu130/{urllib.parse.quote(TORCH)}"
@@ -112,17 +103,17 @@ def test_a_mirror_listing_another_sha256_than_the_snapshots_refuses_the_plan(
         dump_snapshot(datetime.date(2026, 11, 2), {page: [link_table(link, page)]})
     )
     pytorch_html(
-        replica, "/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/",
+        page_server, "/mirror/cu130/torch/", f"{page_server.url}/mirror/cu130/",
         [File(TORCH, sha256="22" * 32)],
     )  # fmt: skip
-    mirrors = mirrors_from({}, [f"{UPSTREAM}={replica.url}/mirror"], allow_insecure=True)
+    mirrors = mirrors_from({}, [f"{UPSTREAM}={page_server.url}/mirror"], allow_insecure=True)
     client = IndexClient(allow_insecure=True, mirrors=mirrors, cache=False)
     manifest = loads_manifest(MANIFEST, source="test")
     source = FallbackSource(client, snapshot, mirrors)
     with pytest.raises(OperationalError) as caught:
         expand_manifests({"torch": manifest}, ["torch"], source)
     said = (
-        f"{replica.url}/mirror/cu130/torch/ lists {TORCH} with sha256 {'22' * 32}; the "
+        f"{page_server.url}/mirror/cu130/torch/ lists {TORCH} with sha256 {'22' * 32}; the "
         f"shipped snapshot of 2026-11-02 records {'11' * 32} for that file on {page}"
     )
     assert caught.value.message == f"{said}: the mirror does not serve the upstream's file"
@@ -149,7 +140,7 @@ python = ["3.10"]
 
 
 def test_a_page_that_answered_404_is_not_served_from_the_snapshot(
-    replica: PageServer,
+    page_server: PageServer,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -169,15 +160,15 @@ def test_a_page_that_answered_404_is_not_served_from_the_snapshot(
     )
     monkeypatch.setattr("resolver_hook.planner.builtin_snapshot", lambda: snapshot)
     pytorch_html(
-        replica, "/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/",
+        page_server, "/mirror/cu130/torch/", f"{page_server.url}/mirror/cu130/",
         [File(f"{old}-cp310-cp310-{X86}.whl", sha256="22" * 32)],
     )  # fmt: skip
-    flags = _flags(tmp_path, replica, _two_pages("2.14.1+cu132", "2.14.0+cu130"))
+    flags = _flags(tmp_path, page_server, _two_pages("2.14.1+cu132", "2.14.0+cu130"))
     flags[-1] = "linux-x86_64-py310-cuda13.0-sm100"
     code, out, _ = cli(capsys, "plan", "torch", *flags)
     assert code == 0, out
-    assert "/mirror/cu132/torch/" in replica.log  # asked, and answered 404
-    wheel = f"{replica.url}/mirror/cu130/{urllib.parse.quote(old)}-cp310-cp310-{X86}.whl"
+    assert "/mirror/cu132/torch/" in page_server.log  # asked, and answered 404
+    wheel = f"{page_server.url}/mirror/cu130/{urllib.parse.quote(old)}-cp310-cp310-{X86}.whl"
     assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
     assert "2.14.1" not in out
     # Offline afterwards: the page cache answers as the mirror did, the 404 included;
@@ -187,14 +178,14 @@ def test_a_page_that_answered_404_is_not_served_from_the_snapshot(
     assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
     assert "2.14.1" not in out
     said = "offline: 127.0.0.1 had no such page when last read (HTTP 404): "
-    assert said + f"{replica.url}/mirror/cu132/torch/; no build planned from it" in out
+    assert said + f"{page_server.url}/mirror/cu132/torch/; no build planned from it" in out
     code, out, _ = cli(capsys, "plan", "torch", *flags, "--offline", "-v")
-    assert f"{replica.url}/mirror/cu132/torch/: HTTP 404 Not Found when last read (" in out
+    assert f"{page_server.url}/mirror/cu132/torch/: HTTP 404 Not Found when last read (" in out
 
 
 @pytest.fixture
 def other_file_on_the_mirror(
-    replica: PageServer, monkeypatch: pytest.MonkeyPatch
+    page_server: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[str, str]:
     """The snapshot records TORCH on the upstream page with sha256 11..., its file on
     PyTorch's file host (another host than the page's, as download-r2.pytorch.org is);
@@ -208,10 +199,11 @@ def other_file_on_the_mirror(
     )
     monkeypatch.setattr("resolver_hook.planner.builtin_snapshot", lambda: snapshot)
     pytorch_html(
-        replica, "/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/",
+        page_server, "/mirror/cu130/torch/", f"{page_server.url}/mirror/cu130/",
         [File(TORCH, sha256="22" * 32)],
     )  # fmt: skip
-    return f"{replica.url}/mirror/cu130/torch/", f"{replica.url}/mirror/cu130/{quote(TORCH)}"
+    mirror = f"{page_server.url}/mirror/cu130"
+    return f"{mirror}/torch/", f"{mirror}/{quote(TORCH)}"
 
 
 def quote(name: str) -> str:
@@ -219,13 +211,13 @@ def quote(name: str) -> str:
 
 
 def test_a_mirror_file_with_another_sha256_than_the_snapshots_is_refused(
-    replica: PageServer,
+    page_server: PageServer,
     other_file_on_the_mirror: tuple[str, str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     page, _ = other_file_on_the_mirror
-    code, out, err = cli(capsys, "plan", "torch", *_flags(tmp_path, replica, MANIFEST))
+    code, out, err = cli(capsys, "plan", "torch", *_flags(tmp_path, page_server, MANIFEST))
     assert code == 1, out + err
     assert out == ""
     assert err == (
@@ -238,13 +230,13 @@ def test_a_mirror_file_with_another_sha256_than_the_snapshots_is_refused(
 
 
 def test_trust_mirror_hashes_pins_the_mirrors_file_and_says_so(
-    replica: PageServer,
+    page_server: PageServer,
     other_file_on_the_mirror: tuple[str, str],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     page, wheel = other_file_on_the_mirror
-    flags = _flags(tmp_path, replica, MANIFEST)
+    flags = _flags(tmp_path, page_server, MANIFEST)
     code, out, err = cli(capsys, "plan", "torch", "--trust-mirror-hashes", *flags)
     assert code == 0, err
     assert f"requirements:\n  torch @ {wheel}#sha256={'22' * 32}\n" in out
@@ -256,7 +248,7 @@ def test_trust_mirror_hashes_pins_the_mirrors_file_and_says_so(
 
 
 def test_a_mirror_file_listed_without_a_sha256_is_pinned_with_the_snapshots(
-    replica: PageServer,
+    page_server: PageServer,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -272,14 +264,14 @@ def test_a_mirror_file_listed_without_a_sha256_is_pinned_with_the_snapshots(
         dump_snapshot(datetime.date(2026, 11, 2), {page: [link_table(link, page)]})
     )
     monkeypatch.setattr("resolver_hook.planner.builtin_snapshot", lambda: snapshot)
-    wheel = f"{replica.url}/mirror/cu130/{quote(TORCH)}"
+    wheel = f"{page_server.url}/mirror/cu130/{quote(TORCH)}"
     body = f'<html><body><a href="{wheel}">{TORCH}</a><br/></body></html>\n'
-    replica.responses["/mirror/cu130/torch/"] = Response(body.encode())
-    flags = _flags(tmp_path, replica, MANIFEST)
+    page_server.responses["/mirror/cu130/torch/"] = Response(body.encode())
+    flags = _flags(tmp_path, page_server, MANIFEST)
     code, out, err = cli(capsys, "plan", "torch", *flags)
     assert code == 0, err
     assert f"requirements:\n  torch @ {wheel}#sha256={'11' * 32}\n" in out
-    mirrored = f"{replica.url}/mirror/cu130/torch/"
+    mirrored = f"{page_server.url}/mirror/cu130/torch/"
     assert (
         f"  {mirrored} lists 1 file with no sha256 that the shipped snapshot of 2026-11-02 "
         f"records on {page}: pinned with the snapshot's sha256, which the installer checks\n"

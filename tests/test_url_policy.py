@@ -9,7 +9,6 @@ import hashlib
 import subprocess
 import sys
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,14 +24,6 @@ GOOD = "demo_idx-2.0+cu130-py3-none-any.whl"
 PLAIN = "http://files.example.org/demo_idx-2.1+cu130-py3-none-any.whl"
 
 
-@pytest.fixture
-def page(monkeypatch: pytest.MonkeyPatch) -> Iterator[PageServer]:
-    monkeypatch.delenv("RESOLVER_HOOK_OFFLINE", raising=False)  # the replica is read
-    server = PageServer()
-    with server.serving():
-        yield server
-
-
 def _manifest(folder: Path, page: str) -> Path:
     path = folder / "demo-idx.toml"
     path.write_text(
@@ -44,12 +35,12 @@ def _manifest(folder: Path, page: str) -> Path:
 
 @pytest.mark.parametrize("fragment", ["#sha256=" + "ab" * 32, ""], ids=["hashed", "no-hash"])
 def test_a_pages_plain_http_link_to_another_host_is_never_pinned_or_locked(
-    page: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], fragment: str
+    page_server: PageServer, tmp_path: Path, capsys: pytest.CaptureFixture[str], fragment: str
 ) -> None:
-    good = f"{page.url}/files/{GOOD}#sha256={'cd' * 32}"
+    good = f"{page_server.url}/files/{GOOD}#sha256={'cd' * 32}"
     body = f'<a href="{good}">{GOOD}</a>\n<a href="{PLAIN}{fragment}">newer</a>\n'
-    page.responses["/links/"] = Response(body.encode())
-    flags = ["--manifest", str(_manifest(tmp_path, f"{page.url}/links/")),
+    page_server.responses["/links/"] = Response(body.encode())
+    flags = ["--manifest", str(_manifest(tmp_path, f"{page_server.url}/links/")),
              "--allow-insecure-urls", "--target", X86_B200]  # fmt: skip
     code, out, _ = cli(capsys, "plan", "demo-idx", *flags)
     assert code == 0
@@ -154,22 +145,22 @@ def test_sync_reads_the_lock_as_the_installer_does_before_the_url_policy(
 
 
 def test_a_pages_link_with_credentials_is_pinned_without_them_and_never_cached(
-    page: PageServer,
+    page_server: PageServer,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    host = page.url.removeprefix("http://")
+    host = page_server.url.removeprefix("http://")
     link = f"http://user:s3cr3t-link@{host}/files/{GOOD}#sha256={'cd' * 32}"
-    page.responses["/links/"] = Response(f'<a href="{link}">{GOOD}</a>\n'.encode())
+    page_server.responses["/links/"] = Response(f'<a href="{link}">{GOOD}</a>\n'.encode())
     cache = tmp_path / "cache"
     monkeypatch.setenv("RESOLVER_HOOK_CACHE_DIR", str(cache))
-    flags = ["--manifest", str(_manifest(tmp_path, f"{page.url}/links/")),
+    flags = ["--manifest", str(_manifest(tmp_path, f"{page_server.url}/links/")),
              "--allow-insecure-urls", "--target", X86_B200]  # fmt: skip
     for _ in range(2):
         code, out, err = cli(capsys, "plan", "demo-idx", *flags)
         assert code == 0
-        assert f"demo-idx @ {page.url}/files/{GOOD}#sha256=" in out
+        assert f"demo-idx @ {page_server.url}/files/{GOOD}#sha256=" in out
         assert "s3cr3t-link" not in out + err
     assert "not cached: its links carry credentials" in out
     assert not any(b"s3cr3t-link" in p.read_bytes() for p in cache.rglob("*") if p.is_file())
