@@ -101,9 +101,10 @@ def test_a_dry_run_that_ends_the_process_says_its_exit_code(
 
 def test_started_ahead_it_waits_for_its_dry_runs_words(fake_pip: dict[str, str]) -> None:
     # Started before the plan (its start-up overlaps the planning): it runs nothing
-    # until the dry run's words come, then runs them as a process started for them.
+    # until the dry run's words come, then runs them as a process started for them;
+    # without the terminal's width, whose wrapping the dry run's reader would see.
     command = [sys.executable, "-m", "pip"]
-    steps = PipSteps.ahead(command, env=fake_pip)
+    steps = PipSteps.ahead(command, env={**fake_pip, "COLUMNS": "91"})
     log = Path(fake_pip["STEPS_LOG"])
     args = ["install", "--dry-run", "0"]
     assert steps.fits(command, args, fake_pip)

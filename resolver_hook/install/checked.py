@@ -239,7 +239,7 @@ def pip_ahead(
             return started
         started.close()
     try:
-        return PipSteps.ahead(command, env=_unwrapped(env))
+        return PipSteps.ahead(command, env=env)
     except OSError:
         return None
 

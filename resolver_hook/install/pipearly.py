@@ -58,10 +58,8 @@ def start_early(argv: Sequence[str], env: Mapping[str, str]) -> PipSteps | None:
         return None
     from resolver_hook.process.foreground import PipSteps
 
-    # The variables the session starts it with (install.checked: COLUMNS is left out).
-    given = {k: v for k, v in env.items() if k != "COLUMNS"}
     try:
-        _early.append(PipSteps.ahead([python, "-m", "pip"], env=given))
+        _early.append(PipSteps.ahead([python, "-m", "pip"], env=env))
     except OSError:
         return None  # the session starts its own, and says why it cannot
     return _early[-1]

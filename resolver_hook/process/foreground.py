@@ -134,6 +134,11 @@ def utf8_env(argv: Sequence[str], env: Mapping[str, str] | None) -> dict[str, st
     return {**(os.environ if env is None else env), "PYTHONUTF8": "1"}
 
 
+def _without_width(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without ``COLUMNS``: what an interpreter started ahead runs with."""
+    return {k: v for k, v in env.items() if k != "COLUMNS"}
+
+
 def _escaped_utf8(arg: str) -> bool:
     """Whether ``arg`` holds surrogate escapes whose bytes are UTF-8."""
     if arg.isascii():
@@ -332,19 +337,22 @@ class PipSteps:
         """The interpreter started before its first step's words are known: it imports
         pip while the plan is made, then runs the dry run :meth:`fits` and
         :meth:`dry_run` give it, or the unchecked install it :meth:`takes` (its start-up
-        no longer waits on the plan); :meth:`close` stops it where neither is asked for."""
-        return cls(command, None, env=env, tee=lambda _: None, grace=grace)
+        no longer waits on the plan); :meth:`close` stops it where neither is asked for.
+        Started with ``env`` but ``COLUMNS``: a dry run's output is read line by line,
+        unwrapped, and an install's step sets the width again."""
+        return cls(command, None, env=_without_width(env), tee=lambda _: None, grace=grace)
 
     def fits(self, command: Sequence[str], args: Sequence[str], env: Mapping[str, str]) -> bool:
         """Whether this interpreter, started ahead and waiting, runs the dry run
         ``command`` ``args`` with ``env`` as one started for it would: the same
-        interpreter, started with the same variables."""
+        interpreter, started with the same variables (``COLUMNS`` aside, see
+        :meth:`ahead`)."""
         argv = [command[0], "-c", _PIP_STEPS, "0", *args]
         return (
             self._ahead
             and self.proc is not None
             and list(command) == self._command
-            and utf8_env(argv, env) == self.env
+            and utf8_env(argv, _without_width(env)) == self.env
         )
 
     def dry_run(
@@ -368,14 +376,11 @@ class PipSteps:
     def takes(self, argv: Sequence[str], env: Mapping[str, str]) -> bool:
         """Whether ``argv`` is a pip command of this interpreter, still waiting, to run
         with ``env``. One started :meth:`ahead` and still waiting for its first step only
-        where it started as a process started for ``argv`` would: with the same
-        variables, the terminal's width aside (it was started without ``COLUMNS``, which
-        the step sets before pip reads it)."""
+        where it :meth:`fits` them (the step sets ``COLUMNS`` before pip reads it)."""
         n = len(self._command)
         if self.proc is None or list(argv[:n]) != self._command:
             return False
-        unwrapped = {k: v for k, v in env.items() if k != "COLUMNS"}
-        return not self._ahead or self.fits(self._command, argv[n:], unwrapped)
+        return not self._ahead or self.fits(self._command, argv[n:], env)
 
     def install(
         self,
