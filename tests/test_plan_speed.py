@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import sys
+import time
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -971,17 +972,21 @@ def test_a_page_read_for_every_platform_and_python_judges_no_tag_set(
     assert sorted(read) == [f"cp312-cp312-manylinux_2_28_{a}" for a in ("aarch64", "x86_64")]
 
 
-def test_offline_pages_are_read_without_threads(
+def test_pages_at_hand_are_read_without_threads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Offline every page is a local file (the page cache): read one after another, in
-    the order asked, with no thread started; online they are read by the pool."""
+    """Pages at hand (offline, every one: the page cache's; online, the page cache's
+    fresh ones and a URL the policy refuses) are read one after another on the calling
+    thread, no thread started; only the pages a server must be asked for (stale in the
+    cache, or not in it) go to the pool, and every page is told read once, answered in
+    the order asked."""
     client_module = importlib.import_module("resolver_hook.index.client")
+    cache_module = importlib.import_module("resolver_hook.index.cache")
     pooled: list[list[str]] = []
 
     def pool(fn: Any, items: list[str], **kwargs: object) -> list[object]:
         pooled.append(list(items))
-        return [fn(x) for x in items]
+        return [f"asked {x}" for x in items]  # no server: the asks are not made
 
     monkeypatch.setattr(importlib.import_module("resolver_hook.ground.pool"), "map_threads", pool)
     urls = [f"https://x.org/simple/p{i}/" for i in range(3)]
@@ -989,10 +994,35 @@ def test_offline_pages_are_read_without_threads(
     assert list(got) == urls
     assert all("--offline" in str(x) for x in got.values())
     assert pooled == []
-    # Online (plain http: refused by the URL policy before any connection).
-    plain = [u.replace("https:", "http:") for u in urls]
-    client_module.IndexClient(cache_dir=tmp_path).pages(plain)
-    assert pooled == [plain]
+
+    body = b'<a href="https://x.org/p-1.0-py3-none-any.whl">p-1.0-py3-none-any.whl</a>'
+    client = client_module.IndexClient(cache_dir=tmp_path)
+    now = time.time()
+    for url, fetched in ((urls[0], now), (urls[2], now - 3600)):
+        entry = cache_module.CacheEntry(
+            url=url, body=body, content_type="text/html", fetched=fetched
+        )
+        client.cache.put(f"page\n{url}", entry)
+    refused = "http://x.org/simple/plain/"
+    told: list[str] = []
+    client.on_read = told.append
+    asked = [*urls, refused, "https://x.org/simple/p4/"]
+    got = client.pages(asked)
+    assert list(got) == asked
+    assert [link.filename for link in got[urls[0]].links] == ["p-1.0-py3-none-any.whl"]
+    assert "plain http" in str(got[refused])
+    assert pooled == [[urls[1], urls[2], "https://x.org/simple/p4/"]]
+    assert sorted(told) == sorted([urls[0], refused])  # the pool tells of its own
+
+    # One page to ask (a closed port of this machine's): asked on this thread, told once.
+    closed = "http://127.0.0.1:9/simple/p/"
+    client = client_module.IndexClient(cache_dir=tmp_path, allow_insecure=True)
+    client.on_read = told.append
+    got = client.pages([urls[0], closed])
+    assert isinstance(got[urls[0]], Page)
+    assert isinstance(got[closed], client_module.ResolverHookError), got[closed]
+    assert len(pooled) == 1
+    assert told.count(closed) == 1
 
 
 def test_a_plan_of_the_snapshots_packages_imports_no_email_parser(tmp_path: Path) -> None:

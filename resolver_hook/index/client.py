@@ -11,7 +11,7 @@ The API the planner, the lock writer and ``manifest import`` use::
 
     client = IndexClient(allow_insecure=..., offline=..., refresh=..., mirrors=...)
     client.page(url)          # -> Page, or raises PageError / UsageError (URL policy)
-    client.pages(urls)        # -> {url: Page | ResolverHookError}, fetched concurrently
+    client.pages(urls)        # -> {url: Page | ResolverHookError}, the network concurrently
     client.metadata(link)     # -> Metadata of a link whose page offers it (PEP 658)
     client.metadata_file(link)  # -> its bytes, hash-checked
     client.download(url, path, max_bytes=...)  # -> the file written, its sha256
@@ -219,6 +219,13 @@ class IndexClient:
         ``local``: a path or ``file:`` URL the user named themselves is read without
         ``--allow-insecure-urls`` (never cached); otherwise ``file:`` needs it.
         """
+        got = self._at_hand(url, base_url, local)
+        return got if isinstance(got, Page) else got()
+
+    def _at_hand(self, url: str, base_url: str | None, local: bool) -> Page | Callable[[], Page]:
+        """The page at ``url`` where no server need be asked: a local file, or the page
+        cache's copy served as it is (:meth:`_as_is`); else the call that asks the
+        server (:meth:`_asked`), which :meth:`pages` makes on a thread."""
         if local and is_local(url):
             raw, uri = self._read_local(url)
             text = raw.decode("utf-8", "replace")
@@ -242,6 +249,13 @@ class IndexClient:
         if entry is not None and self._as_is(entry, now):
             self.record.fresh_until(entry.fetched + PAGE_FRESH_SECONDS)
             return self._from_entry(key, entry, base_url, "cache", kept)
+        return lambda: self._asked(target, key, entry, base_url, now)
+
+    def _asked(
+        self, target: str, key: str, entry: CacheEntry | None, base_url: str | None, now: float
+    ) -> Page:
+        """The page at ``target`` read from its server; ``entry``: the page cache's copy,
+        revalidated (kept where the server answers 304)."""
         self.record.refuse(f"{redact(target)}: read from the network")
         conditional = {}
         if entry is not None and entry.etag:
@@ -450,30 +464,47 @@ class IndexClient:
         return Page(url=entry.url, links=links, source=source, fetched=_iso(entry.fetched))
 
     def pages(self, urls: Iterable[str]) -> dict[str, PageResult]:
-        """Each page of ``urls`` (in their order), read concurrently by a bounded pool of
-        threads; a page that fails is its error value, never an exception here.
-        Offline, one after another: each is a local file (the page cache), which a
-        thread only slows (its start, and the lock the reads then wait on)."""
+        """Each page of ``urls`` (in their order); a page that fails is its error value,
+        never an exception here. Those at hand (:meth:`_at_hand`: the page cache's, and
+        offline every one) are read one after another on this thread, where a thread
+        only slows them (its start, and the lock the reads then wait on); those a
+        server is asked for, concurrently by a bounded pool of threads."""
         wanted = list(dict.fromkeys(urls))
         if len(wanted) > MAX_PAGES_PER_CALL:
             raise UsageError(f"more than {MAX_PAGES_PER_CALL} pages asked for at once")
-
-        def one(url: str) -> PageResult:
+        got: dict[str, PageResult] = {}
+        asks: dict[str, Callable[[], Page]] = {}
+        for url in wanted:
+            near: PageResult | Callable[[], Page]
             try:
-                return self.page(url)
+                near = self._at_hand(url, None, False)
+            except ResolverHookError as exc:
+                near = exc
+            if isinstance(near, Page | ResolverHookError):
+                got[url] = near
+                if self.on_read is not None:
+                    self.on_read(url)
+            else:
+                asks[url] = near
+
+        def ask(url: str) -> PageResult:
+            try:
+                return asks[url]()
             except ResolverHookError as exc:
                 return exc
             finally:
                 if self.on_read is not None:
                     self.on_read(url)
 
-        if len(wanted) <= 1 or self.offline:
-            return {url: one(url) for url in wanted}
-        # Imported here: an offline plan reads its pages one after another, no thread.
-        from resolver_hook.ground.pool import map_threads
+        if len(asks) <= 1:
+            got.update((url, ask(url)) for url in asks)
+        else:
+            # Imported here: a plan the page cache answers starts no thread.
+            from resolver_hook.ground.pool import map_threads
 
-        got = map_threads(one, wanted, workers=self.max_workers, name="resolver-hook-page")
-        return dict(zip(wanted, got, strict=True))
+            read = map_threads(ask, list(asks), workers=self.max_workers, name="resolver-hook-page")
+            got.update(zip(asks, read, strict=True))
+        return {url: got[url] for url in wanted}
 
     # --- files -----------------------------------------------------------------------
 
