@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from types import SimpleNamespace
 
 import pytest
 
 from resolver_hook.host import parse_target
-from resolver_hook.manifest import collect_manifests
+from resolver_hook.manifest import collect_manifests, gpunames
 from resolver_hook.manifest.gpunames import cuda_distribution
 from resolver_hook.manifest.nvidialibs import nvidia_sources
 from resolver_hook.resolve import Plan, resolve
@@ -152,3 +153,26 @@ def test_a_line_that_pins_no_one_release_is_left_to_the_installer_unjudged(line:
     assert (got.action, got.cause) == ("pass", "unjudged"), got.reason
     assert line in p.requirements
     assert not [c for c in p.constraints if c.startswith("nvidia-cublas-cu12")]
+
+
+def test_a_name_is_matched_only_against_the_patterns_it_starts_as(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """fnmatch compiles each pattern it is given (a regular expression, ~50 us): a name
+    the table does not list is matched against none, a listed one against those it
+    starts as, and ``?``, ``[...]`` and a leading ``*`` still match as fnmatch's do."""
+    matched: list[str] = []
+
+    def fnmatchcase(name: str, pattern: str) -> bool:
+        matched.append(pattern)
+        return fnmatch.fnmatchcase(name, pattern)
+
+    monkeypatch.setattr(gpunames, "fnmatch", SimpleNamespace(fnmatchcase=fnmatchcase))
+    assert cuda_distribution("plainpkg") is None
+    assert matched == []
+    assert cuda_distribution("cupy-cuda12x") is not None
+    assert matched == ["cupy-cuda*"]
+
+    monkeypatch.setattr(gpunames, "_families", lambda: ((("cu?y", "[ab]x*", "*-gpu"), "w", "e"),))
+    for name, fits in [("cupy", True), ("bx1", True), ("tf-gpu", True), ("cuy", False)]:
+        assert (cuda_distribution(name) is not None) == fits, name
