@@ -37,6 +37,7 @@ def cuda_distribution(name: str) -> tuple[str, str] | None:
     return None
 
 
+@functools.cache  # once per pattern, not once per name asked about
 def _literal_start(pattern: str) -> str:
     """What every name ``pattern`` matches starts with: the text before its first
     wildcard (``*``, ``?`` or ``[``)."""
