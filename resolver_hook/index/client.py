@@ -225,7 +225,8 @@ class IndexClient:
     def _at_hand(self, url: str, base_url: str | None, local: bool) -> Page | Callable[[], Page]:
         """The page at ``url`` where no server need be asked: a local file, or the page
         cache's copy served as it is (:meth:`_as_is`); else the call that asks the
-        server (:meth:`_asked`), which :meth:`pages` makes on a thread."""
+        server (:meth:`_asked`), which :meth:`pages` makes on a thread of its pool where
+        there are several."""
         if local and is_local(url):
             raw, uri = self._read_local(url)
             text = raw.decode("utf-8", "replace")
